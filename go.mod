@@ -1,0 +1,3 @@
+module github.com/wirebench/wirebench
+
+go 1.26
