@@ -1,0 +1,112 @@
+package measure
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"os"
+	"os/exec"
+	"runtime"
+	"runtime/debug"
+	"strings"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// Env is the machine a result was measured on (fairness rule 8): two
+// result files are comparable only if these agree, and a report says so.
+type Env struct {
+	Hostname   string `json:"hostname"`
+	CPUModel   string `json:"cpu_model"`
+	NumCPU     int    `json:"num_cpu"`
+	Affinity   []int  `json:"cpu_affinity"` // CPUs this process may run on
+	GOMAXPROCS int    `json:"gomaxprocs"`
+	Kernel     string `json:"kernel"`
+	GoVersion  string `json:"go_version"`
+	GOOS       string `json:"goos"`
+	GOARCH     string `json:"goarch"`
+	GitCommit  string `json:"git_commit,omitempty"`
+	GitDirty   bool   `json:"git_dirty,omitempty"`
+}
+
+// Environment describes the current machine and process. Fields it cannot
+// learn are left empty rather than failing: a result without a git commit
+// is still a result.
+func Environment(ctx context.Context) Env {
+	e := Env{
+		NumCPU:     runtime.NumCPU(),
+		GOMAXPROCS: runtime.GOMAXPROCS(0),
+		GoVersion:  runtime.Version(),
+		GOOS:       runtime.GOOS,
+		GOARCH:     runtime.GOARCH,
+		CPUModel:   cpuModel(),
+		Affinity:   Affinity(),
+	}
+	e.Hostname, _ = os.Hostname()
+	var u unix.Utsname
+	if unix.Uname(&u) == nil {
+		e.Kernel = unix.ByteSliceToString(u.Sysname[:]) + " " + unix.ByteSliceToString(u.Release[:])
+	}
+	e.GitCommit, e.GitDirty = gitCommit(ctx)
+	return e
+}
+
+// Affinity lists the CPUs the calling thread may run on.
+func Affinity() []int {
+	var set unix.CPUSet
+	if unix.SchedGetaffinity(0, &set) != nil {
+		return nil
+	}
+	var cpus []int
+	for i := 0; i < len(set)*64; i++ {
+		if set.IsSet(i) {
+			cpus = append(cpus, i)
+		}
+	}
+	return cpus
+}
+
+func cpuModel() string {
+	f, err := os.Open("/proc/cpuinfo")
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		k, v, ok := strings.Cut(sc.Text(), ":")
+		if ok && strings.TrimSpace(k) == "model name" {
+			return strings.TrimSpace(v)
+		}
+	}
+	return ""
+}
+
+// gitCommit prefers the VCS stamp of the build; with -buildvcs=false (or
+// go run) there is none, so it asks git about the working directory.
+func gitCommit(ctx context.Context) (string, bool) {
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		var rev string
+		var dirty bool
+		for _, s := range bi.Settings {
+			switch s.Key {
+			case "vcs.revision":
+				rev = s.Value
+			case "vcs.modified":
+				dirty = s.Value == "true"
+			}
+		}
+		if rev != "" {
+			return rev, dirty
+		}
+	}
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, "git", "rev-parse", "HEAD").Output()
+	if err != nil {
+		return "", false
+	}
+	st, _ := exec.CommandContext(ctx, "git", "status", "--porcelain", "--untracked-files=no").Output()
+	return string(bytes.TrimSpace(out)), len(bytes.TrimSpace(st)) > 0
+}
