@@ -1,0 +1,52 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/wirebench/wirebench/httpapi"
+	"github.com/wirebench/wirebench/server"
+)
+
+func init() {
+	register("serve", command{
+		summary: "run the reference API (REST over HTTP/1.1 and h2c, gRPC)",
+		run:     runServe,
+	})
+}
+
+func runServe(ctx context.Context, env *cliEnv, args []string) error {
+	fs := newFlagSet(env, "serve", "[flags]")
+	var o server.Options
+	fs.StringVar(&o.HTTPAddr, "http", server.DefaultHTTPAddr, "`address` of the REST API (HTTP/1.1 and h2c); port 0 picks a free one")
+	fs.StringVar(&o.GRPCAddr, "grpc", server.DefaultGRPCAddr, "`address` of the gRPC API; port 0 picks a free one")
+	fs.BoolVar(&o.NoGRPC, "no-grpc", false, "do not serve gRPC")
+	fs.IntVar(&o.SeedUsers, "seed-users", server.DefaultSeedUsers, "`N` deterministic users to start with")
+	fs.IntVar(&o.SeedTodos, "seed-todos", server.DefaultSeedTodos, "`N` deterministic todos to start with")
+	fs.StringVar(&o.HTTP.JSONLib, "json-lib", "std", "library serving application/json: std (encoding/json) or fast (goccy/go-json)")
+	fs.Int64Var(&o.HTTP.MaxBody, "max-body", httpapi.DefaultMaxBody, "request body limit in `bytes`, on the wire and decompressed (413 beyond)")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return usagef("unexpected argument %q", fs.Arg(0))
+	}
+	if o.HTTP.JSONLib != "std" && o.HTTP.JSONLib != "fast" {
+		return usagef("-json-lib: want std or fast, got %q", o.HTTP.JSONLib)
+	}
+	if o.SeedUsers < 0 || o.SeedTodos < 0 || o.HTTP.MaxBody <= 0 {
+		return usagef("-seed-users, -seed-todos must be >= 0 and -max-body > 0")
+	}
+	srv, err := server.Start(context.Background(), o)
+	if err != nil {
+		return err
+	}
+	// One machine-readable line, so that scripts and the study runner can
+	// use port 0 and learn the ports.
+	fmt.Fprintf(env.stdout, "listening http=%s grpc=%s\n", srv.HTTPAddr(), srv.GRPCAddr())
+	<-ctx.Done()
+	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	return srv.Shutdown(sctx)
+}

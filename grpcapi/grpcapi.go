@@ -1,0 +1,151 @@
+// Package grpcapi is the reference API over gRPC: the services of package
+// wirebench.v1 on the shared store, with server reflection and the standard
+// health service so that grpcurl and ghz work unmodified.
+package grpcapi
+
+import (
+	"context"
+	"errors"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/health"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/reflection"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/types/known/emptypb"
+
+	"github.com/wirebench/wirebench/api"
+	"github.com/wirebench/wirebench/pb"
+	"github.com/wirebench/wirebench/store"
+)
+
+// Register adds the wirebench.v1 services, reflection and health (serving)
+// to s.
+func Register(s *grpc.Server, st *store.Memory) {
+	pb.RegisterUserServiceServer(s, users{st: st})
+	pb.RegisterTodoServiceServer(s, todos{st: st})
+	pb.RegisterEchoServiceServer(s, echo{})
+	hs := health.NewServer()
+	for _, name := range []string{"", pb.UserService_ServiceDesc.ServiceName, pb.TodoService_ServiceDesc.ServiceName, pb.EchoService_ServiceDesc.ServiceName} {
+		hs.SetServingStatus(name, healthpb.HealthCheckResponse_SERVING)
+	}
+	healthpb.RegisterHealthServer(s, hs)
+	reflection.Register(s)
+}
+
+// codeOf is the one table from API errors to gRPC status codes.
+func codeOf(err error) codes.Code {
+	switch {
+	case errors.Is(err, api.ErrNotFound):
+		return codes.NotFound
+	case errors.Is(err, api.ErrInvalid), errors.Is(err, api.ErrMalformed):
+		return codes.InvalidArgument
+	case errors.Is(err, api.ErrTooLarge):
+		return codes.ResourceExhausted
+	case errors.Is(err, api.ErrUnsupportedType), errors.Is(err, api.ErrNotAcceptable), errors.Is(err, api.ErrMethod):
+		return codes.Unimplemented
+	default:
+		return codes.Internal
+	}
+}
+
+func statusErr(err error) error { return status.Error(codeOf(err), err.Error()) }
+
+type users struct {
+	pb.UnimplementedUserServiceServer
+	st *store.Memory
+}
+
+func (s users) Create(_ context.Context, m *pb.User) (*pb.User, error) {
+	var u api.User
+	pb.ToUser(m, &u)
+	u, err := s.st.CreateUser(u)
+	if err != nil {
+		return nil, statusErr(err)
+	}
+	return pb.FromUser(&u), nil
+}
+
+func (s users) Get(_ context.Context, m *pb.GetUserRequest) (*pb.User, error) {
+	u, err := s.st.GetUser(m.GetId())
+	if err != nil {
+		return nil, statusErr(err)
+	}
+	return pb.FromUser(&u), nil
+}
+
+func (s users) List(context.Context, *pb.ListUsersRequest) (*pb.UserList, error) {
+	return pb.FromUserList(&api.UserList{Users: s.st.ListUsers()}), nil
+}
+
+func (s users) Update(_ context.Context, m *pb.User) (*pb.User, error) {
+	var u api.User
+	pb.ToUser(m, &u)
+	u, err := s.st.UpdateUser(m.GetId(), u)
+	if err != nil {
+		return nil, statusErr(err)
+	}
+	return pb.FromUser(&u), nil
+}
+
+func (s users) Delete(_ context.Context, m *pb.DeleteUserRequest) (*emptypb.Empty, error) {
+	if err := s.st.DeleteUser(m.GetId()); err != nil {
+		return nil, statusErr(err)
+	}
+	return &emptypb.Empty{}, nil
+}
+
+type todos struct {
+	pb.UnimplementedTodoServiceServer
+	st *store.Memory
+}
+
+func (s todos) Create(_ context.Context, m *pb.Todo) (*pb.Todo, error) {
+	var t api.Todo
+	pb.ToTodo(m, &t)
+	t, err := s.st.CreateTodo(t)
+	if err != nil {
+		return nil, statusErr(err)
+	}
+	return pb.FromTodo(&t), nil
+}
+
+func (s todos) Get(_ context.Context, m *pb.GetTodoRequest) (*pb.Todo, error) {
+	t, err := s.st.GetTodo(m.GetId())
+	if err != nil {
+		return nil, statusErr(err)
+	}
+	return pb.FromTodo(&t), nil
+}
+
+func (s todos) List(context.Context, *pb.ListTodosRequest) (*pb.TodoList, error) {
+	return pb.FromTodoList(&api.TodoList{Todos: s.st.ListTodos()}), nil
+}
+
+func (s todos) Update(_ context.Context, m *pb.Todo) (*pb.Todo, error) {
+	var t api.Todo
+	pb.ToTodo(m, &t)
+	t, err := s.st.UpdateTodo(m.GetId(), t)
+	if err != nil {
+		return nil, statusErr(err)
+	}
+	return pb.FromTodo(&t), nil
+}
+
+func (s todos) Delete(_ context.Context, m *pb.DeleteTodoRequest) (*emptypb.Empty, error) {
+	if err := s.st.DeleteTodo(m.GetId()); err != nil {
+		return nil, statusErr(err)
+	}
+	return &emptypb.Empty{}, nil
+}
+
+type echo struct{ pb.UnimplementedEchoServiceServer }
+
+func (echo) Echo(_ context.Context, m *pb.EchoRequest) (*pb.EchoResponse, error) {
+	req := api.EchoRequest{FirstMessage: m.GetFirstMessage(), SecondMessage: m.GetSecondMessage()}
+	if err := req.Validate(); err != nil {
+		return nil, statusErr(err)
+	}
+	return &pb.EchoResponse{Message: api.Echo(req).Message}, nil
+}

@@ -1,0 +1,136 @@
+package httpapi
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+
+	"github.com/klauspost/compress/gzip"
+	"github.com/klauspost/compress/zstd"
+
+	"github.com/wirebench/wirebench/api"
+)
+
+// Content codings. klauspost/compress is used for both: its gzip is a
+// faster drop-in for compress/gzip, and the standard library has no zstd.
+const (
+	codingIdentity = ""
+	codingGzip     = "gzip"
+	codingZstd     = "zstd"
+)
+
+var (
+	gzipReaders sync.Pool // *gzip.Reader
+	gzipWriters = sync.Pool{New: func() any { w, _ := gzip.NewWriterLevel(nil, gzip.DefaultCompression); return w }}
+	zstdReaders = sync.Pool{New: func() any {
+		d, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecoderLowmem(true))
+		if err != nil {
+			panic(err)
+		}
+		return d
+	}}
+	// zstdEncoder is shared: EncodeAll is safe for concurrent use.
+	zstdEncoder, _ = zstd.NewWriter(nil, zstd.WithEncoderConcurrency(1), zstd.WithEncoderLevel(zstd.SpeedDefault))
+	buffers        = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+)
+
+func getBuffer() *bytes.Buffer { b := buffers.Get().(*bytes.Buffer); b.Reset(); return b }
+
+// putBuffer returns b to the pool unless it grew past 1 MiB, so one huge
+// request does not pin memory forever.
+func putBuffer(b *bytes.Buffer) {
+	if b.Cap() <= 1<<20 {
+		buffers.Put(b)
+	}
+}
+
+// readBody reads the request body into buf, undoing its Content-Encoding,
+// and enforces limit on both the wire size and the decoded size (so a small
+// compressed bomb is a 413, not an out-of-memory).
+func readBody(r *http.Request, buf *bytes.Buffer, limit int64) error {
+	body := io.Reader(http.MaxBytesReader(nil, r.Body, limit))
+	switch coding := strings.ToLower(strings.TrimSpace(r.Header.Get("Content-Encoding"))); coding {
+	case codingIdentity, "identity":
+	case codingGzip, "x-gzip":
+		zr, _ := gzipReaders.Get().(*gzip.Reader)
+		var err error
+		if zr == nil {
+			zr, err = gzip.NewReader(body)
+		} else {
+			err = zr.Reset(body)
+		}
+		if err != nil {
+			return wireError(fmt.Errorf("%w: gzip: %v", api.ErrMalformed, err))
+		}
+		defer gzipReaders.Put(zr)
+		body = zr
+	case codingZstd:
+		zr := zstdReaders.Get().(*zstd.Decoder)
+		if err := zr.Reset(body); err != nil {
+			return fmt.Errorf("%w: zstd: %v", api.ErrMalformed, err)
+		}
+		defer func() { zr.Reset(nil); zstdReaders.Put(zr) }()
+		body = zr
+	default:
+		return fmt.Errorf("%w: Content-Encoding %q (supported: gzip, zstd)", api.ErrUnsupportedType, coding)
+	}
+	n, err := buf.ReadFrom(io.LimitReader(body, limit+1))
+	if err != nil {
+		return wireError(fmt.Errorf("%w: reading body: %v", api.ErrMalformed, err))
+	}
+	if n > limit {
+		return fmt.Errorf("%w: decoded body exceeds %d bytes", api.ErrTooLarge, limit)
+	}
+	return nil
+}
+
+// wireError turns a MaxBytesReader overflow, wherever it surfaced, into
+// ErrTooLarge.
+func wireError(err error) error {
+	var mbe *http.MaxBytesError
+	if errors.As(err, &mbe) {
+		return fmt.Errorf("%w: body exceeds %d bytes", api.ErrTooLarge, mbe.Limit)
+	}
+	return err
+}
+
+// chooseCoding picks a response coding from Accept-Encoding: the highest q
+// among gzip and zstd, zstd on a tie (it is cheaper at the same ratio).
+func chooseCoding(acceptEncoding string) string {
+	if acceptEncoding == "" {
+		return codingIdentity
+	}
+	best, bestQ := codingIdentity, 0.0
+	for part := range strings.SplitSeq(acceptEncoding, ",") {
+		c, q := parseRange(part)
+		if c != codingGzip && c != codingZstd || q <= 0 {
+			continue
+		}
+		if q > bestQ || (q == bestQ && c == codingZstd) {
+			best, bestQ = c, q
+		}
+	}
+	return best
+}
+
+// compress appends src encoded with coding to dst.
+func compress(dst *bytes.Buffer, src []byte, coding string) error {
+	switch coding {
+	case codingGzip:
+		zw := gzipWriters.Get().(*gzip.Writer)
+		defer gzipWriters.Put(zw)
+		zw.Reset(dst)
+		if _, err := zw.Write(src); err != nil {
+			return err
+		}
+		return zw.Close()
+	case codingZstd:
+		dst.Write(zstdEncoder.EncodeAll(src, dst.AvailableBuffer()))
+		return nil
+	}
+	return fmt.Errorf("httpapi: unknown coding %q", coding)
+}

@@ -1,0 +1,139 @@
+package httpapi
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/wirebench/wirebench/api"
+	"github.com/wirebench/wirebench/codec"
+)
+
+// formats maps media types to the codecs this server speaks. It is the
+// registry's table with application/json bound to the chosen JSON library.
+type formats struct {
+	byMedia map[string]codec.Entry
+	json    codec.Entry
+}
+
+func newFormats(jsonLib string) (*formats, error) {
+	f := &formats{byMedia: map[string]codec.Entry{}}
+	for _, name := range codec.Names() {
+		e := codec.MustLookup(name)
+		for _, mt := range e.MediaTypes {
+			if d, ok := codec.ForMediaType(mt); ok && d.Codec.Name() == name {
+				f.byMedia[mt] = e
+			}
+		}
+	}
+	name := map[string]string{"": "json", "std": "json", "fast": "json-fast"}[jsonLib]
+	if name == "" {
+		return nil, fmt.Errorf("httpapi: unknown JSON library %q (want std or fast)", jsonLib)
+	}
+	f.json = codec.MustLookup(name)
+	f.byMedia[codec.MediaJSON] = f.json
+	return f, nil
+}
+
+// request returns the codec for a Content-Type header.
+func (f *formats) request(contentType string) (codec.Entry, error) {
+	if contentType == "" {
+		return codec.Entry{}, fmt.Errorf("%w: Content-Type is required", api.ErrUnsupportedType)
+	}
+	e, ok := f.byMedia[codec.BaseMediaType(contentType)]
+	if !ok {
+		return codec.Entry{}, fmt.Errorf("%w: %q (supported: %s)", api.ErrUnsupportedType, contentType, f.supported())
+	}
+	return e, nil
+}
+
+// response picks the codec for an Accept header: the acceptable media type
+// with the highest q, the request's format breaking ties and answering
+// wildcards and an absent header (DESIGN: response format defaults to the
+// request's), JSON when there was no request body.
+func (f *formats) response(accept string, def codec.Entry) (codec.Entry, error) {
+	if def.Codec == nil {
+		def = f.json
+	}
+	if accept == "" {
+		return def, nil
+	}
+	var best codec.Entry
+	bestQ := 0.0
+	for part := range strings.SplitSeq(accept, ",") {
+		mt, q := parseRange(part)
+		if q <= 0 || q < bestQ {
+			continue
+		}
+		var e codec.Entry
+		switch {
+		case mt == "*/*":
+			e = def
+		case strings.HasSuffix(mt, "/*"):
+			if strings.HasPrefix(def.MediaTypes[0], mt[:len(mt)-1]) {
+				e = def
+			} else {
+				e = f.firstWithPrefix(mt[:len(mt)-1])
+			}
+		default:
+			e = f.byMedia[mt]
+		}
+		if e.Codec == nil {
+			continue
+		}
+		if q > bestQ || (q == bestQ && e.Codec == def.Codec) {
+			best, bestQ = e, q
+		}
+	}
+	if best.Codec == nil {
+		return codec.Entry{}, fmt.Errorf("%w: Accept %q (supported: %s)", api.ErrNotAcceptable, accept, f.supported())
+	}
+	return best, nil
+}
+
+func (f *formats) firstWithPrefix(prefix string) codec.Entry {
+	for _, e := range f.canonical() {
+		if strings.HasPrefix(e.MediaTypes[0], prefix) {
+			return e
+		}
+	}
+	return codec.Entry{}
+}
+
+// canonical lists one entry per format in a fixed order.
+func (f *formats) canonical() []codec.Entry {
+	var out []codec.Entry
+	for _, mt := range []string{codec.MediaJSON, "text/toon", "application/x-protobuf", "application/msgpack", "application/cbor"} {
+		if e, ok := f.byMedia[mt]; ok {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+func (f *formats) supported() string {
+	var names []string
+	for _, e := range f.canonical() {
+		names = append(names, e.MediaTypes...)
+	}
+	return strings.Join(names, ", ")
+}
+
+// parseRange parses one element of an Accept or Accept-Encoding header into
+// its lower-cased value and q (1 when absent, 0 when malformed).
+func parseRange(s string) (string, float64) {
+	value, params, _ := strings.Cut(s, ";")
+	value = strings.ToLower(strings.TrimSpace(value))
+	q := 1.0
+	for p := range strings.SplitSeq(params, ";") {
+		k, v, ok := strings.Cut(strings.TrimSpace(p), "=")
+		if ok && strings.EqualFold(strings.TrimSpace(k), "q") {
+			f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+			if err != nil || f < 0 || f > 1 {
+				return value, 0
+			}
+			q = f
+		}
+	}
+	return value, q
+}

@@ -1,0 +1,182 @@
+// Package httpapi is the reference API over HTTP/1.1 and h2c: REST routes
+// for users, todos and echo in every registered wire format, with content
+// negotiation, gzip and zstd content coding, body limits, health and
+// Prometheus metrics.
+package httpapi
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+
+	"github.com/wirebench/wirebench/api"
+	"github.com/wirebench/wirebench/codec"
+	"github.com/wirebench/wirebench/store"
+)
+
+// DefaultMaxBody is the default request body limit, on the wire and after
+// decompression.
+const DefaultMaxBody = 8 << 20
+
+// Options configures a Server; the zero value is the default.
+type Options struct {
+	// JSONLib selects the library behind application/json: "std"
+	// (encoding/json, the default) or "fast" (goccy/go-json).
+	JSONLib string
+	// MaxBody limits request bodies in bytes, on the wire and decoded
+	// (DefaultMaxBody when 0). A larger body is answered with 413.
+	MaxBody int64
+}
+
+// Server is the REST API; it is an http.Handler.
+type Server struct {
+	store   *store.Memory
+	formats *formats
+	maxBody int64
+	metrics *metrics
+	mux     *http.ServeMux
+}
+
+// New returns the REST API over st.
+func New(st *store.Memory, opts Options) (*Server, error) {
+	f, err := newFormats(opts.JSONLib)
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{store: st, formats: f, maxBody: opts.MaxBody, metrics: newMetrics(), mux: http.NewServeMux()}
+	if s.maxBody <= 0 {
+		s.maxBody = DefaultMaxBody
+	}
+	// Methods are dispatched in the handlers, not in the patterns, so that
+	// a wrong method gets a 405 with an error body in the negotiated format.
+	s.route("/users", map[string]handlerFunc{"GET": s.listUsers, "POST": s.createUser})
+	s.route("/users/{id}", map[string]handlerFunc{"GET": s.getUser, "PUT": s.updateUser, "DELETE": s.deleteUser})
+	s.route("/todos", map[string]handlerFunc{"GET": s.listTodos, "POST": s.createTodo})
+	s.route("/todos/{id}", map[string]handlerFunc{"GET": s.getTodo, "PUT": s.updateTodo, "DELETE": s.deleteTodo})
+	s.route("/echo", map[string]handlerFunc{"POST": s.echo})
+	s.mux.HandleFunc("/healthz", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		_, _ = w.Write([]byte("ok\n"))
+	})
+	s.mux.Handle("/metrics", s.metrics.handler())
+	s.route("/", nil) // everything else: 404 in the negotiated format
+	return s, nil
+}
+
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.ServeHTTP(w, r) }
+
+// handlerFunc serves one route and method. It decodes the body with
+// req.decode when it has one and returns the status and the value to encode
+// (nil for no body), or an error carrying an api sentinel.
+type handlerFunc func(req *request) (int, any, error)
+
+// request is what a handlerFunc sees of the HTTP request.
+type request struct {
+	r       *http.Request
+	s       *Server
+	in      codec.Entry // the request body's format, zero when no body was read
+	scratch *bytes.Buffer
+}
+
+// decode reads the body in its Content-Type's format into v. Failures are
+// 400, 413 or 415; nothing is written to the store before decode succeeds.
+func (q *request) decode(v any) error {
+	in, err := q.s.formats.request(q.r.Header.Get("Content-Type"))
+	if err != nil {
+		return err
+	}
+	q.in = in
+	if err := readBody(q.r, q.scratch, q.s.maxBody); err != nil {
+		return err
+	}
+	if err := in.Codec.Unmarshal(q.scratch.Bytes(), v); err != nil {
+		return fmt.Errorf("%w: %s body: %v", api.ErrMalformed, in.Codec.Name(), err)
+	}
+	return nil
+}
+
+func (s *Server) route(pattern string, methods map[string]handlerFunc) {
+	allow := ""
+	for m := range methods {
+		if allow != "" {
+			allow += ", "
+		}
+		allow += m
+	}
+	s.mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
+		q := request{r: r, s: s, scratch: getBuffer()}
+		defer putBuffer(q.scratch)
+		status, body, err := 0, any(nil), error(nil)
+		if h, ok := methods[r.Method]; ok {
+			status, body, err = h(&q)
+		} else if methods == nil {
+			err = fmt.Errorf("%s: %w", r.URL.Path, api.ErrNotFound)
+		} else {
+			w.Header().Set("Allow", allow)
+			err = fmt.Errorf("%w: %s %s (allowed: %s)", api.ErrMethod, r.Method, pattern, allow)
+		}
+		s.respond(w, &q, pattern, status, body, err)
+	})
+}
+
+// respond negotiates the response format and coding and writes the body,
+// or the error body {error, code} with the status the error maps to.
+func (s *Server) respond(w http.ResponseWriter, q *request, route string, status int, body any, err error) {
+	h := w.Header()
+	h.Add("Vary", "Accept, Accept-Encoding")
+	out, nerr := s.formats.response(q.r.Header.Get("Accept"), q.in)
+	if nerr != nil {
+		out = s.formats.json // DESIGN: JSON when no format can be negotiated
+		if err == nil {
+			err = nerr
+		}
+	}
+	if err != nil {
+		status = statusOf(err)
+		body = &api.Error{Error: err.Error(), Code: api.Code(err)}
+	}
+	defer func() { s.metrics.count(route, out.Codec.Name(), status) }()
+	if body == nil {
+		w.WriteHeader(status)
+		return
+	}
+	data, merr := out.Codec.Marshal(body)
+	if merr != nil {
+		status = http.StatusInternalServerError
+		out = s.formats.json
+		data, _ = out.Codec.Marshal(&api.Error{Error: "encoding response: " + merr.Error(), Code: "internal"})
+	}
+	h.Set("Content-Type", out.MediaTypes[0])
+	if coding := chooseCoding(q.r.Header.Get("Accept-Encoding")); coding != codingIdentity {
+		q.scratch.Reset()
+		if err := compress(q.scratch, data, coding); err == nil {
+			h.Set("Content-Encoding", coding)
+			data = q.scratch.Bytes()
+		}
+	}
+	h.Set("Content-Length", strconv.Itoa(len(data)))
+	w.WriteHeader(status)
+	_, _ = w.Write(data)
+}
+
+// statusOf is the one table from API errors to HTTP status codes.
+func statusOf(err error) int {
+	switch {
+	case errors.Is(err, api.ErrNotFound):
+		return http.StatusNotFound
+	case errors.Is(err, api.ErrInvalid), errors.Is(err, api.ErrMalformed):
+		return http.StatusBadRequest
+	case errors.Is(err, api.ErrTooLarge):
+		return http.StatusRequestEntityTooLarge
+	case errors.Is(err, api.ErrUnsupportedType):
+		return http.StatusUnsupportedMediaType
+	case errors.Is(err, api.ErrNotAcceptable):
+		return http.StatusNotAcceptable
+	case errors.Is(err, api.ErrMethod):
+		return http.StatusMethodNotAllowed
+	default:
+		return http.StatusInternalServerError
+	}
+}

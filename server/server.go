@@ -1,0 +1,149 @@
+// Package server runs the reference service: one store shared by the REST
+// API (HTTP/1.1 and h2c on one port) and the gRPC API.
+package server
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"time"
+
+	"google.golang.org/grpc"
+
+	"github.com/wirebench/wirebench/grpcapi"
+	"github.com/wirebench/wirebench/httpapi"
+	"github.com/wirebench/wirebench/store"
+)
+
+// Defaults for Options.
+const (
+	DefaultHTTPAddr  = "127.0.0.1:8080"
+	DefaultGRPCAddr  = "127.0.0.1:9090"
+	DefaultSeedUsers = 100
+	DefaultSeedTodos = 100
+)
+
+// Options configures the service. The zero value listens on the default
+// addresses with an empty store; NoGRPC or NoHTTP turn a transport off.
+type Options struct {
+	HTTPAddr, GRPCAddr   string
+	NoHTTP, NoGRPC       bool
+	SeedUsers, SeedTodos int
+	HTTP                 httpapi.Options
+	Store                store.Options
+}
+
+// Server is a running service.
+type Server struct {
+	Store    *store.Memory
+	httpSrv  *http.Server
+	grpcSrv  *grpc.Server
+	httpLn   net.Listener
+	grpcLn   net.Listener
+	serveErr chan error
+}
+
+// Start seeds the store, listens on both addresses and serves until Close
+// or ctx is done.
+func Start(ctx context.Context, opts Options) (*Server, error) {
+	st := store.NewMemory(opts.Store)
+	if err := st.Seed(opts.SeedUsers, opts.SeedTodos); err != nil {
+		return nil, err
+	}
+	s := &Server{Store: st, serveErr: make(chan error, 2)}
+	if !opts.NoHTTP {
+		h, err := httpapi.New(st, opts.HTTP)
+		if err != nil {
+			return nil, err
+		}
+		addr := cmp.Or(opts.HTTPAddr, DefaultHTTPAddr)
+		if s.httpLn, err = net.Listen("tcp", addr); err != nil {
+			return nil, fmt.Errorf("server: HTTP listen: %w", err)
+		}
+		var protos http.Protocols
+		protos.SetHTTP1(true)
+		protos.SetUnencryptedHTTP2(true) // h2c with prior knowledge on the same port
+		s.httpSrv = &http.Server{Handler: h, Protocols: &protos, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
+		go func() { s.serveErr <- ignoreClosed(s.httpSrv.Serve(s.httpLn)) }()
+	}
+	if !opts.NoGRPC {
+		addr := cmp.Or(opts.GRPCAddr, DefaultGRPCAddr)
+		ln, err := net.Listen("tcp", addr)
+		if err != nil {
+			s.Close()
+			return nil, fmt.Errorf("server: gRPC listen: %w", err)
+		}
+		s.grpcLn = ln
+		s.grpcSrv = grpc.NewServer(grpc.MaxRecvMsgSize(int(cmp.Or(opts.HTTP.MaxBody, httpapi.DefaultMaxBody))))
+		grpcapi.Register(s.grpcSrv, st)
+		go func() { s.serveErr <- ignoreClosed(s.grpcSrv.Serve(ln)) }()
+	}
+	if ctx.Done() != nil {
+		go func() { <-ctx.Done(); s.Close() }()
+	}
+	return s, nil
+}
+
+// HTTPAddr is the REST listener's address ("" when HTTP is off).
+func (s *Server) HTTPAddr() string { return addrOf(s.httpLn) }
+
+// GRPCAddr is the gRPC listener's address ("" when gRPC is off).
+func (s *Server) GRPCAddr() string { return addrOf(s.grpcLn) }
+
+// Close stops both servers at once, without draining.
+func (s *Server) Close() error {
+	var errs []error
+	if s.httpSrv != nil {
+		errs = append(errs, s.httpSrv.Close())
+	}
+	if s.grpcSrv != nil {
+		s.grpcSrv.Stop()
+	}
+	return errors.Join(errs...)
+}
+
+// Shutdown stops accepting, lets requests in flight finish until ctx ends,
+// then closes.
+func (s *Server) Shutdown(ctx context.Context) error {
+	var errs []error
+	if s.httpSrv != nil {
+		errs = append(errs, s.httpSrv.Shutdown(ctx))
+	}
+	if s.grpcSrv != nil {
+		done := make(chan struct{})
+		go func() { s.grpcSrv.GracefulStop(); close(done) }()
+		select {
+		case <-done:
+		case <-ctx.Done():
+			s.grpcSrv.Stop()
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Err returns the first error a listener failed with, if any so far.
+func (s *Server) Err() error {
+	select {
+	case err := <-s.serveErr:
+		return err
+	default:
+		return nil
+	}
+}
+
+func addrOf(ln net.Listener) string {
+	if ln == nil {
+		return ""
+	}
+	return ln.Addr().String()
+}
+
+func ignoreClosed(err error) error {
+	if errors.Is(err, http.ErrServerClosed) || errors.Is(err, grpc.ErrServerStopped) {
+		return nil
+	}
+	return err
+}
