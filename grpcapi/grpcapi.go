@@ -140,7 +140,9 @@ func (s todos) Delete(_ context.Context, m *pb.DeleteTodoRequest) (*emptypb.Empt
 	return &emptypb.Empty{}, nil
 }
 
-type echo struct{ pb.UnimplementedEchoServiceServer }
+type echo struct {
+	pb.UnimplementedEchoServiceServer
+}
 
 func (echo) Echo(_ context.Context, m *pb.EchoRequest) (*pb.EchoResponse, error) {
 	req := api.EchoRequest{FirstMessage: m.GetFirstMessage(), SecondMessage: m.GetSecondMessage()}
