@@ -1,0 +1,214 @@
+package toon
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"unicode/utf8"
+)
+
+// FromJSON parses JSON text into TOON's generic model: objects become
+// Object with their key order, numbers become exact Numbers. Duplicate keys
+// resolve as JavaScript's JSON.parse does: the last value, in the first
+// key's position. It is how the CLI turns JSON into TOON.
+func FromJSON(data []byte) (any, error) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	v, err := readJSON(dec, 0)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, fmt.Errorf("toon: %w: JSON: unexpected data after the value", ErrSyntax)
+	}
+	return v, nil
+}
+
+func readJSON(dec *json.Decoder, depth int) (any, error) {
+	if depth > DefaultMaxDepth {
+		return nil, fmt.Errorf("toon: %w: JSON nested more than %d levels", ErrDepth, DefaultMaxDepth)
+	}
+	tok, err := dec.Token()
+	if err != nil {
+		if errors.Is(err, io.EOF) {
+			err = io.ErrUnexpectedEOF
+		}
+		return nil, fmt.Errorf("toon: %w: JSON at offset %d: %v", ErrSyntax, dec.InputOffset(), err)
+	}
+	switch t := tok.(type) {
+	case json.Delim:
+		switch t {
+		case '{':
+			var b objBuilder
+			for dec.More() {
+				kt, err := dec.Token()
+				if err != nil {
+					return nil, fmt.Errorf("toon: %w: JSON at offset %d: %v", ErrSyntax, dec.InputOffset(), err)
+				}
+				v, err := readJSON(dec, depth+1)
+				if err != nil {
+					return nil, err
+				}
+				b.set(kt.(string), v)
+			}
+			if _, err := dec.Token(); err != nil {
+				return nil, fmt.Errorf("toon: %w: JSON: %v", ErrSyntax, err)
+			}
+			return b.object(), nil
+		case '[':
+			a := []any{}
+			for dec.More() {
+				v, err := readJSON(dec, depth+1)
+				if err != nil {
+					return nil, err
+				}
+				a = append(a, v)
+			}
+			if _, err := dec.Token(); err != nil {
+				return nil, fmt.Errorf("toon: %w: JSON: %v", ErrSyntax, err)
+			}
+			return a, nil
+		}
+		return nil, fmt.Errorf("toon: %w: JSON: unexpected %v", ErrSyntax, t)
+	case json.Number:
+		return canonicalNumber(string(t)), nil
+	default: // nil, bool, string
+		return t, nil
+	}
+}
+
+// objBuilder collects members with last-write-wins on duplicate keys,
+// switching from a linear scan to a map index for large objects.
+type objBuilder struct {
+	o   Object
+	idx map[string]int
+}
+
+func (b *objBuilder) set(k string, v any) {
+	if b.idx == nil && len(b.o) < 16 {
+		b.o.set(k, v)
+		return
+	}
+	if b.idx == nil {
+		b.idx = make(map[string]int, 2*len(b.o))
+		for i, m := range b.o {
+			b.idx[m.Key] = i
+		}
+	}
+	if i, ok := b.idx[k]; ok {
+		b.o[i].Value = v
+		return
+	}
+	b.idx[k] = len(b.o)
+	b.o = append(b.o, Member{k, v})
+}
+
+// has reports whether k was set.
+func (b *objBuilder) has(k string) bool {
+	if b.idx != nil {
+		_, ok := b.idx[k]
+		return ok
+	}
+	return b.o.index(k) >= 0
+}
+
+func (b *objBuilder) object() Object {
+	if b.o == nil {
+		return Object{}
+	}
+	return b.o
+}
+
+// ToJSON writes a generic value (as produced by decoding into an `any`, or
+// any value Marshal accepts) as compact JSON, keeping Object key order and
+// Number digits.
+func ToJSON(v any) ([]byte, error) {
+	n := normalizer{maxDepth: DefaultMaxDepth}
+	x, err := n.any(v, 0)
+	if err != nil {
+		return nil, err
+	}
+	return appendJSON(nil, x), nil
+}
+
+func appendJSON(dst []byte, v any) []byte {
+	switch v := v.(type) {
+	case nil:
+		return append(dst, "null"...)
+	case bool:
+		if v {
+			return append(dst, "true"...)
+		}
+		return append(dst, "false"...)
+	case Number:
+		return append(dst, v...)
+	case string:
+		return appendJSONString(dst, v)
+	case []any:
+		dst = append(dst, '[')
+		for i, e := range v {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			dst = appendJSON(dst, e)
+		}
+		return append(dst, ']')
+	case Object:
+		dst = append(dst, '{')
+		for i, m := range v {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			dst = appendJSONString(dst, m.Key)
+			dst = append(dst, ':')
+			dst = appendJSON(dst, m.Value)
+		}
+		return append(dst, '}')
+	}
+	panic(fmt.Sprintf("toon: appendJSON on %T", v))
+}
+
+// appendJSONString quotes s for JSON without HTML escaping, replacing
+// ill-formed UTF-8 with U+FFFD.
+func appendJSONString(dst []byte, s string) []byte {
+	dst = append(dst, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c >= utf8.RuneSelf {
+			r, size := utf8.DecodeRuneInString(s[i:])
+			if r == utf8.RuneError && size == 1 {
+				dst = append(dst, s[start:i]...)
+				dst = append(dst, `\ufffd`...)
+				i++
+				start = i
+				continue
+			}
+			i += size
+			continue
+		}
+		if c >= 0x20 && c != '"' && c != '\\' {
+			i++
+			continue
+		}
+		dst = append(dst, s[start:i]...)
+		switch c {
+		case '"', '\\':
+			dst = append(dst, '\\', c)
+		case '\n':
+			dst = append(dst, '\\', 'n')
+		case '\r':
+			dst = append(dst, '\\', 'r')
+		case '\t':
+			dst = append(dst, '\\', 't')
+		default:
+			dst = append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
+		}
+		i++
+		start = i
+	}
+	dst = append(dst, s[start:]...)
+	return append(dst, '"')
+}

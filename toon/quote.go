@@ -1,0 +1,139 @@
+package toon
+
+import (
+	"unicode/utf8"
+)
+
+// safeValueByte[c] is false for bytes that force a string value into
+// quotes wherever they appear (spec §7.2): controls, '"', '\\', ':', and
+// brackets or braces. Delimiters are checked separately because which one
+// matters depends on the position.
+var safeValueByte = func() (t [256]bool) {
+	for c := 0x20; c < 256; c++ {
+		t[c] = true
+	}
+	for _, c := range []byte{'"', '\\', ':', '[', ']', '{', '}'} {
+		t[c] = false
+	}
+	return t
+}()
+
+// needsQuotes reports whether string value s must be quoted when delim is
+// the relevant delimiter (spec §7.2, §11.1).
+func needsQuotes(s string, delim Delimiter) bool {
+	if s == "" {
+		return true
+	}
+	switch s[0] {
+	case ' ', '\t', '-', '#':
+		return true
+	}
+	switch s[len(s)-1] {
+	case ' ', '\t':
+		return true
+	}
+	d := byte(delim)
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !safeValueByte[c] || c == d {
+			return true
+		}
+	}
+	if s == "true" || s == "false" || s == "null" {
+		return true
+	}
+	return (isDigit(s[0]) || s[0] == '+') && isNumericLike(s)
+}
+
+// appendString appends s as a value: bare when safe, quoted otherwise.
+// Ill-formed UTF-8 is replaced by U+FFFD, as encoding/json does, so the
+// output is always valid UTF-8.
+func appendString(dst []byte, s string, delim Delimiter) []byte {
+	if !needsQuotes(s, delim) && validUTF8(s) {
+		return append(dst, s...)
+	}
+	return appendQuoted(dst, s)
+}
+
+// validUTF8 is utf8.ValidString with an ASCII fast path.
+func validUTF8(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return utf8.ValidString(s[i:])
+		}
+	}
+	return true
+}
+
+const hexDigits = "0123456789abcdef"
+
+// appendQuoted appends s in double quotes with the escapes of spec §7.1.
+func appendQuoted(dst []byte, s string) []byte {
+	dst = append(dst, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c >= utf8.RuneSelf {
+			r, size := utf8.DecodeRuneInString(s[i:])
+			if r == utf8.RuneError && size == 1 {
+				dst = append(dst, s[start:i]...)
+				dst = append(dst, "\uFFFD"...)
+				i++
+				start = i
+				continue
+			}
+			i += size
+			continue
+		}
+		if c >= 0x20 && c != '"' && c != '\\' {
+			i++
+			continue
+		}
+		dst = append(dst, s[start:i]...)
+		switch c {
+		case '"':
+			dst = append(dst, '\\', '"')
+		case '\\':
+			dst = append(dst, '\\', '\\')
+		case '\n':
+			dst = append(dst, '\\', 'n')
+		case '\r':
+			dst = append(dst, '\\', 'r')
+		case '\t':
+			dst = append(dst, '\\', 't')
+		default:
+			dst = append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
+		}
+		i++
+		start = i
+	}
+	dst = append(dst, s[start:]...)
+	return append(dst, '"')
+}
+
+// isBareKey reports whether a key may be written without quotes (spec
+// §7.3): ^[A-Za-z_][A-Za-z0-9_.]*$.
+func isBareKey(s string) bool {
+	if s == "" {
+		return false
+	}
+	c := s[0]
+	if !(c == '_' || (c|0x20 >= 'a' && c|0x20 <= 'z')) {
+		return false
+	}
+	for i := 1; i < len(s); i++ {
+		c := s[i]
+		if !(c == '_' || c == '.' || isDigit(c) || (c|0x20 >= 'a' && c|0x20 <= 'z')) {
+			return false
+		}
+	}
+	return true
+}
+
+// appendKey appends an object key, field name or entry key.
+func appendKey(dst []byte, k string) []byte {
+	if isBareKey(k) {
+		return append(dst, k...)
+	}
+	return appendQuoted(dst, k)
+}
