@@ -64,14 +64,14 @@ func readBody(r *http.Request, buf *bytes.Buffer, limit int64) error {
 			err = zr.Reset(body)
 		}
 		if err != nil {
-			return wireError(fmt.Errorf("%w: gzip: %v", api.ErrMalformed, err))
+			return wireError(err)
 		}
 		defer gzipReaders.Put(zr)
 		body = zr
 	case codingZstd:
 		zr := zstdReaders.Get().(*zstd.Decoder)
 		if err := zr.Reset(body); err != nil {
-			return fmt.Errorf("%w: zstd: %v", api.ErrMalformed, err)
+			return wireError(err)
 		}
 		defer func() { zr.Reset(nil); zstdReaders.Put(zr) }()
 		body = zr
@@ -80,7 +80,7 @@ func readBody(r *http.Request, buf *bytes.Buffer, limit int64) error {
 	}
 	n, err := buf.ReadFrom(io.LimitReader(body, limit+1))
 	if err != nil {
-		return wireError(fmt.Errorf("%w: reading body: %v", api.ErrMalformed, err))
+		return wireError(err)
 	}
 	if n > limit {
 		return fmt.Errorf("%w: decoded body exceeds %d bytes", api.ErrTooLarge, limit)
@@ -88,14 +88,15 @@ func readBody(r *http.Request, buf *bytes.Buffer, limit int64) error {
 	return nil
 }
 
-// wireError turns a MaxBytesReader overflow, wherever it surfaced, into
-// ErrTooLarge.
+// wireError classifies a failure to read the body: a MaxBytesReader
+// overflow, wherever it surfaced, is ErrTooLarge; anything else (a broken
+// gzip stream, a client gone) is ErrMalformed.
 func wireError(err error) error {
 	var mbe *http.MaxBytesError
 	if errors.As(err, &mbe) {
 		return fmt.Errorf("%w: body exceeds %d bytes", api.ErrTooLarge, mbe.Limit)
 	}
-	return err
+	return fmt.Errorf("%w: reading body: %v", api.ErrMalformed, err)
 }
 
 // chooseCoding picks a response coding from Accept-Encoding: the highest q

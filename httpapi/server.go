@@ -87,7 +87,6 @@ func (q *request) decode(v any) error {
 	if err != nil {
 		return err
 	}
-	q.in = in
 	if err := readBody(q.r, q.scratch, q.s.maxBody); err != nil {
 		return err
 	}
@@ -108,45 +107,49 @@ func (s *Server) route(pattern string, methods map[string]handlerFunc) {
 	s.mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
 		q := request{r: r, s: s, scratch: getBuffer()}
 		defer putBuffer(q.scratch)
-		status, body, err := 0, any(nil), error(nil)
-		if h, ok := methods[r.Method]; ok {
+		// Negotiate before the handler runs, so that a request whose reply
+		// cannot be encoded (406) changes nothing.
+		if ct := r.Header.Get("Content-Type"); ct != "" {
+			q.in, _ = s.formats.request(ct) // an unknown type is decode's 415
+		}
+		out, err := s.formats.response(r.Header.Get("Accept"), q.in)
+		if err != nil {
+			out = s.formats.json // DESIGN: JSON when no format can be negotiated
+		}
+		status, body := 0, any(nil)
+		switch h, ok := methods[r.Method]; {
+		case err != nil:
+		case ok:
 			status, body, err = h(&q)
-		} else if methods == nil {
+		case methods == nil:
 			err = fmt.Errorf("%s: %w", r.URL.Path, api.ErrNotFound)
-		} else {
+		default:
 			w.Header().Set("Allow", allow)
 			err = fmt.Errorf("%w: %s %s (allowed: %s)", api.ErrMethod, r.Method, pattern, allow)
 		}
-		s.respond(w, &q, pattern, status, body, err)
+		if err != nil {
+			status = statusOf(err)
+			body = &api.Error{Error: err.Error(), Code: api.Code(err)}
+		}
+		s.respond(w, &q, out, status, body)
+		s.metrics.count(pattern, out.Codec.Name(), status)
 	})
 }
 
-// respond negotiates the response format and coding and writes the body,
-// or the error body {error, code} with the status the error maps to.
-func (s *Server) respond(w http.ResponseWriter, q *request, route string, status int, body any, err error) {
+// respond writes body (none when nil) in format out with the content coding
+// the client prefers.
+func (s *Server) respond(w http.ResponseWriter, q *request, out codec.Entry, status int, body any) {
 	h := w.Header()
-	h.Add("Vary", "Accept, Accept-Encoding")
-	out, nerr := s.formats.response(q.r.Header.Get("Accept"), q.in)
-	if nerr != nil {
-		out = s.formats.json // DESIGN: JSON when no format can be negotiated
-		if err == nil {
-			err = nerr
-		}
-	}
-	if err != nil {
-		status = statusOf(err)
-		body = &api.Error{Error: err.Error(), Code: api.Code(err)}
-	}
-	defer func() { s.metrics.count(route, out.Codec.Name(), status) }()
+	h.Set("Vary", "Accept, Accept-Encoding")
 	if body == nil {
 		w.WriteHeader(status)
 		return
 	}
-	data, merr := out.Codec.Marshal(body)
-	if merr != nil {
+	data, err := out.Codec.Marshal(body)
+	if err != nil {
 		status = http.StatusInternalServerError
 		out = s.formats.json
-		data, _ = out.Codec.Marshal(&api.Error{Error: "encoding response: " + merr.Error(), Code: "internal"})
+		data, _ = out.Codec.Marshal(&api.Error{Error: "encoding response: " + err.Error(), Code: "internal"})
 	}
 	h.Set("Content-Type", out.MediaTypes[0])
 	if coding := chooseCoding(q.r.Header.Get("Accept-Encoding")); coding != codingIdentity {
