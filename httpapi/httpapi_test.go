@@ -385,11 +385,11 @@ func TestAcceptWildcardsAndAliases(t *testing.T) {
 	_, c := start(t, server.Options{SeedUsers: 1})
 	msgpack := codec.MustLookup("msgpack")
 	for accept, want := range map[string]string{
-		"*/*":                                     "application/json",
-		"application/*":                           "application/json",
-		"application/x-msgpack":                   "application/msgpack",
-		"application/protobuf":                    "application/x-protobuf",
-		"text/html;q=0.9, application/cbor;q=0.8": "application/cbor",
+		"*/*":                   "application/json",
+		"application/*":         "application/json",
+		"application/x-msgpack": "application/msgpack",
+		"application/protobuf":  "application/x-protobuf",
+		"text/html;q=0.9, application/cbor;q=0.8":     "application/cbor",
 		"application/json;q=0.5, application/msgpack": "application/msgpack",
 	} {
 		r := c.do("GET", "/users/1", nil, nil, nil, "Accept", accept)
