@@ -1,0 +1,29 @@
+// Package load is wirebench's load engine: one scheduler, one timer, one
+// set of histograms and one way of counting bytes for every protocol, so
+// that two protocols differ in a result only by what the server did.
+//
+// A run is Run(ctx, Options, Scenario). The Scenario makes one VU per
+// worker; a VU performs one operation per call (an HTTP request, a gRPC
+// call). Workers run closed loop (a fixed or ramping number of VUs, each
+// sending its next request when the previous one is answered) or open loop
+// (requests due at a constant or ramping arrival rate, latency measured
+// from the time each request was due — wrk2's coordinated-omission
+// correction — with the service time and the client's schedule lag
+// recorded beside it).
+//
+// A failed request is data: it is counted by reason and the run goes on.
+package load
+
+import "errors"
+
+// Sentinel errors; each is wrapped with detail where it is returned.
+var (
+	// ErrOptions reports an invalid Options value.
+	ErrOptions = errors.New("load: invalid options")
+	// ErrMalformed reports a response the HTTP/1.1 parser cannot read.
+	ErrMalformed = errors.New("load: malformed HTTP response")
+	// ErrResult reports a result file that cannot be read or merged.
+	ErrResult = errors.New("load: bad result")
+	// ErrThreshold reports a threshold expression that cannot be parsed.
+	ErrThreshold = errors.New("load: bad threshold")
+)

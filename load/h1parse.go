@@ -1,0 +1,280 @@
+package load
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"io"
+)
+
+// maxBody bounds a response body the parser will buffer.
+const maxBody = 64 << 20
+
+// h1Response is a parsed HTTP/1.1 response. Body and ContentType alias
+// buffers reused by the next parse.
+type h1Response struct {
+	Status      int
+	ContentType []byte
+	Body        []byte
+	Close       bool // the server asked to close, or the body ran to EOF
+	BodyLen     int  // body bytes received, kept or discarded
+	ctBuf       [128]byte
+}
+
+// parseResponse reads one response from br: status line, headers, and a
+// body framed by Content-Length, chunked encoding or the end of the
+// connection. It keeps the body in body (grown as needed) unless discard
+// is set, and returns the body buffer for reuse. noBody is set for a
+// response to HEAD.
+//
+// It is deliberately minimal — what a load client needs to stay in sync
+// with the server and check the response — and fuzzed (FuzzParseResponse).
+func parseResponse(br *bufio.Reader, r *h1Response, body []byte, discard, noBody bool) ([]byte, error) {
+	line, err := br.ReadSlice('\n')
+	if err != nil {
+		return body, readErr(err)
+	}
+	// "HTTP/1.1 200 OK\r\n"
+	if len(line) < 12 || !bytes.HasPrefix(line, []byte("HTTP/1.")) || line[8] != ' ' {
+		return body, fmt.Errorf("%w: status line %q", ErrMalformed, trim(line))
+	}
+	st := 0
+	for _, c := range line[9:12] {
+		if c < '0' || c > '9' {
+			return body, fmt.Errorf("%w: status code %q", ErrMalformed, line[9:12])
+		}
+		st = st*10 + int(c-'0')
+	}
+	if st < 100 {
+		return body, fmt.Errorf("%w: status code %d", ErrMalformed, st)
+	}
+	r.Status = st
+	r.Close = line[7] == '0' // HTTP/1.0 closes unless told otherwise
+	r.ContentType = r.ContentType[:0]
+	length, chunked := int64(-1), false
+	for {
+		line, err = br.ReadSlice('\n')
+		if err != nil {
+			return body, readErr(err)
+		}
+		line = trimCRLF(line)
+		if len(line) == 0 {
+			break
+		}
+		colon := bytes.IndexByte(line, ':')
+		if colon <= 0 {
+			return body, fmt.Errorf("%w: header %q", ErrMalformed, line)
+		}
+		name, val := line[:colon], bytes.TrimSpace(line[colon+1:])
+		switch {
+		case asciiEq(name, "content-length"):
+			n, ok := parseUint(val)
+			if !ok || (length >= 0 && n != length) {
+				return body, fmt.Errorf("%w: Content-Length %q", ErrMalformed, val)
+			}
+			length = n
+		case asciiEq(name, "transfer-encoding"):
+			chunked = asciiHasSuffixFold(val, "chunked")
+		case asciiEq(name, "connection"):
+			if asciiEq(val, "close") {
+				r.Close = true
+			} else if asciiEq(val, "keep-alive") {
+				r.Close = false
+			}
+		case asciiEq(name, "content-type"):
+			r.ContentType = append(r.ctBuf[:0], val...)
+		}
+	}
+	body = body[:0]
+	r.BodyLen = 0
+	if noBody || st == 204 || st == 304 || st/100 == 1 {
+		r.Body = body
+		return body, nil
+	}
+	switch {
+	case chunked:
+		body, err = readChunked(br, body, discard, &r.BodyLen)
+	case length >= 0:
+		if length > maxBody {
+			return body, fmt.Errorf("%w: body of %d bytes", ErrMalformed, length)
+		}
+		body, err = readN(br, body, int(length), discard, &r.BodyLen)
+	default: // until EOF
+		r.Close = true
+		body, err = readToEOF(br, body, discard, &r.BodyLen)
+	}
+	r.Body = body
+	return body, err
+}
+
+func readN(br *bufio.Reader, body []byte, n int, discard bool, cnt *int) ([]byte, error) {
+	if discard {
+		k, err := br.Discard(n)
+		*cnt += k
+		return body, readErr(err)
+	}
+	if cap(body)-len(body) < n {
+		nb := make([]byte, len(body), len(body)+n)
+		copy(nb, body)
+		body = nb
+	}
+	k, err := io.ReadFull(br, body[len(body):len(body)+n])
+	*cnt += k
+	return body[:len(body)+k], readErr(err)
+}
+
+func readChunked(br *bufio.Reader, body []byte, discard bool, cnt *int) ([]byte, error) {
+	total := 0
+	for {
+		line, err := br.ReadSlice('\n')
+		if err != nil {
+			return body, readErr(err)
+		}
+		line = trimCRLF(line)
+		if i := bytes.IndexByte(line, ';'); i >= 0 {
+			line = line[:i] // chunk extensions
+		}
+		size, ok := parseHex(bytes.TrimSpace(line))
+		if !ok {
+			return body, fmt.Errorf("%w: chunk size %q", ErrMalformed, line)
+		}
+		if total += size; total > maxBody {
+			return body, fmt.Errorf("%w: chunked body over %d bytes", ErrMalformed, maxBody)
+		}
+		if size == 0 {
+			for { // trailers up to the empty line
+				line, err = br.ReadSlice('\n')
+				if err != nil {
+					return body, readErr(err)
+				}
+				if len(trimCRLF(line)) == 0 {
+					return body, nil
+				}
+			}
+		}
+		if body, err = readN(br, body, size, discard, cnt); err != nil {
+			return body, err
+		}
+		line, err = br.ReadSlice('\n')
+		if err != nil {
+			return body, readErr(err)
+		}
+		if len(trimCRLF(line)) != 0 {
+			return body, fmt.Errorf("%w: no CRLF after chunk", ErrMalformed)
+		}
+	}
+}
+
+func readToEOF(br *bufio.Reader, body []byte, discard bool, cnt *int) ([]byte, error) {
+	for {
+		if *cnt > maxBody {
+			return body, fmt.Errorf("%w: body over %d bytes", ErrMalformed, maxBody)
+		}
+		if discard {
+			k, err := br.Discard(br.Buffered() + 1)
+			*cnt += k
+			if err == io.EOF {
+				return body, nil
+			}
+			if err != nil {
+				return body, err
+			}
+			continue
+		}
+		if cap(body)-len(body) < 4096 {
+			nb := make([]byte, len(body), 2*cap(body)+4096)
+			copy(nb, body)
+			body = nb
+		}
+		k, err := br.Read(body[len(body):cap(body)])
+		body = body[:len(body)+k]
+		*cnt += k
+		if err == io.EOF {
+			return body, nil
+		}
+		if err != nil {
+			return body, err
+		}
+	}
+}
+
+// readErr turns a short read into io.ErrUnexpectedEOF and a line longer
+// than the read buffer into ErrMalformed.
+func readErr(err error) error {
+	switch err {
+	case nil:
+		return nil
+	case io.EOF:
+		return io.ErrUnexpectedEOF
+	case bufio.ErrBufferFull:
+		return fmt.Errorf("%w: header line too long", ErrMalformed)
+	}
+	return err
+}
+
+func trimCRLF(b []byte) []byte {
+	b = bytes.TrimSuffix(b, []byte("\n"))
+	return bytes.TrimSuffix(b, []byte("\r"))
+}
+
+func trim(b []byte) []byte {
+	if len(b) > 40 {
+		b = b[:40]
+	}
+	return trimCRLF(b)
+}
+
+// asciiEq compares b with the lower-case s, ignoring ASCII case.
+func asciiEq(b []byte, s string) bool {
+	if len(b) != len(s) {
+		return false
+	}
+	for i := range len(b) {
+		c := b[i]
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		if c != s[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func asciiHasSuffixFold(b []byte, s string) bool {
+	return len(b) >= len(s) && asciiEq(b[len(b)-len(s):], s)
+}
+
+func parseUint(b []byte) (int64, bool) {
+	if len(b) == 0 || len(b) > 18 {
+		return 0, false
+	}
+	var n int64
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		n = n*10 + int64(c-'0')
+	}
+	return n, true
+}
+
+func parseHex(b []byte) (int, bool) {
+	if len(b) == 0 || len(b) > 7 { // 7 hex digits > maxBody
+		return 0, false
+	}
+	n := 0
+	for _, c := range b {
+		switch {
+		case '0' <= c && c <= '9':
+			n = n<<4 | int(c-'0')
+		case 'a' <= c && c <= 'f':
+			n = n<<4 | int(c-'a'+10)
+		case 'A' <= c && c <= 'F':
+			n = n<<4 | int(c-'A'+10)
+		default:
+			return 0, false
+		}
+	}
+	return n, true
+}

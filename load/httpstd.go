@@ -1,0 +1,110 @@
+package load
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/wirebench/wirebench/measure"
+)
+
+// newStdClient is one VU's net/http client: its own Transport with one
+// connection, so its bytes count into the VU's worker like h1Conn's do.
+// It exists to measure net/http against h1Conn (bench/), not as the default.
+func newStdClient(wire *measure.Bytes, timeout time.Duration, noKeepAlive bool) *http.Client {
+	d := &net.Dialer{Timeout: timeout}
+	return &http.Client{
+		Timeout: timeout,
+		Transport: &http.Transport{
+			DialContext:         measure.CountingDialer(d.DialContext, wire),
+			MaxIdleConnsPerHost: 1,
+			MaxConnsPerHost:     1,
+			DisableKeepAlives:   noKeepAlive,
+			DisableCompression:  true,
+		},
+	}
+}
+
+// h2Pool is a fixed set of h2c connections (HTTP/2 without TLS) shared
+// by all VUs, VU i using connection i mod n: the connection count is
+// explicit and streams per connection = VUs / connections.
+type h2Pool struct {
+	clients []*http.Client
+	bytes   measure.Bytes
+}
+
+func newH2Pool(conns int, timeout time.Duration) *h2Pool {
+	if conns <= 0 {
+		conns = 1
+	}
+	p := &h2Pool{clients: make([]*http.Client, conns)}
+	for i := range p.clients {
+		var protos http.Protocols
+		protos.SetUnencryptedHTTP2(true)
+		d := &net.Dialer{Timeout: timeout}
+		p.clients[i] = &http.Client{
+			Timeout: timeout,
+			Transport: &http.Transport{
+				Protocols:          &protos,
+				DialContext:        measure.CountingDialer(d.DialContext, &p.bytes),
+				DisableCompression: true,
+				// One connection per transport; HTTP/2 multiplexes the VUs on it.
+				MaxConnsPerHost: 1,
+			},
+		}
+	}
+	return p
+}
+
+func (p *h2Pool) client(vu int) *http.Client { return p.clients[vu%len(p.clients)] }
+
+// rawStdVU sends the raw request through a net/http client (std or h2c).
+type rawStdVU struct {
+	r   *Raw
+	c   *http.Client
+	buf bytes.Buffer
+}
+
+func (v *rawStdVU) Do(ctx context.Context, o *Outcome) {
+	o.BodyOut = len(v.r.o.Body)
+	status, body, err := stdDo(ctx, v.c, v.r.o.Method, v.r.o.URL, v.r.o.Header, v.r.o.Body, &v.buf)
+	if err != nil {
+		o.Fail = failReason(err)
+		return
+	}
+	o.Status, o.BodyIn = status, len(body)
+	o.Fail = v.r.check(status, body)
+}
+
+func (v *rawStdVU) Close() error { v.c.CloseIdleConnections(); return nil }
+
+// stdDo performs one request with a net/http client, reading the body
+// into buf (reused); the body is valid until the next call.
+func stdDo(ctx context.Context, c *http.Client, method, url string, header []string, body []byte, buf *bytes.Buffer) (int, []byte, error) {
+	var rd io.Reader
+	if body != nil {
+		rd = bytes.NewReader(body)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, url, rd)
+	if err != nil {
+		return 0, nil, err
+	}
+	for _, h := range header {
+		k, val, _ := cutHeader(h)
+		req.Header.Add(k, val)
+	}
+	req.Header.Set("User-Agent", "wirebench")
+	resp, err := c.Do(req)
+	if err != nil {
+		return 0, nil, err
+	}
+	defer resp.Body.Close()
+	buf.Reset()
+	if _, err := buf.ReadFrom(resp.Body); err != nil {
+		return resp.StatusCode, nil, err
+	}
+	return resp.StatusCode, buf.Bytes(), nil
+}

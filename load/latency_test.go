@@ -1,0 +1,92 @@
+package load
+
+import (
+	"net/http"
+	"sync"
+	"testing"
+	"time"
+)
+
+// TestFixedDelayP50: against a server that answers in 20 ms, p50 lies in
+// [20 ms, 22 ms]. Not parallel: the timing is the point.
+func TestFixedDelayP50(t *testing.T) {
+	ts := startServer(t, func(w http.ResponseWriter, r *http.Request) {
+		time.Sleep(20 * time.Millisecond)
+		okHandler(w, r)
+	})
+	res := runRaw(t, Options{Concurrency: 4, Requests: 200}, RawOptions{URL: ts.URL})
+	p50 := res.Latency.Quantile(0.5)
+	if p50 < 20*time.Millisecond || p50 > 22*time.Millisecond {
+		t.Errorf("p50 = %v, want [20ms, 22ms]", p50)
+	}
+	if res.Latency.Count() != 200 {
+		t.Errorf("%d latencies recorded, want 200", res.Latency.Count())
+	}
+}
+
+// stallServer answers at once except that, once every period, the whole
+// server stalls for stall: every request arriving in that window waits
+// until it ends (a GC pause, a fsync, a lock).
+func stallServer(t *testing.T, period, stall time.Duration) *testServer {
+	var mu sync.Mutex
+	start := time.Now()
+	return startServer(t, func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		since := time.Since(start)
+		mu.Unlock()
+		// Stalls occupy [k·period + period/2, k·period + period/2 + stall).
+		phase := (since + period/2) % period
+		if phase < stall {
+			time.Sleep(stall - phase)
+		}
+		okHandler(w, r)
+	})
+}
+
+// TestCoordinatedOmission: open loop at a fixed rate against a server
+// stalling 500 ms every 2 s. A quarter of the intended sends fall inside a
+// stall, so the corrected p99 shows it; only the one request in flight per
+// connection sees it in its service time, so the service-time p99 does not.
+func TestCoordinatedOmission(t *testing.T) {
+	ts := stallServer(t, 2*time.Second, 500*time.Millisecond)
+	res := runRaw(t, Options{Concurrency: 2, Rate: 1000, Duration: 4 * time.Second}, RawOptions{URL: ts.URL})
+	if res.Requests < 3500 {
+		t.Fatalf("only %d requests", res.Requests)
+	}
+	lat, svc := res.Latency.Quantile(0.99), res.Service.Quantile(0.99)
+	if lat < 400*time.Millisecond {
+		t.Errorf("corrected p99 = %v, want the 500ms stall to show (>= 400ms)", lat)
+	}
+	if svc > 50*time.Millisecond {
+		t.Errorf("service p99 = %v, want well below the stall (< 50ms)", svc)
+	}
+	if res.Service.Max() < 400*time.Millisecond {
+		t.Errorf("service max = %v: the stalled request itself must be there", res.Service.Max())
+	}
+	if res.Lag.Count() != res.Requests || res.Lag.Quantile(0.99) < 300*time.Millisecond {
+		t.Errorf("lag: %d values, p99 %v; want one per request and the stall's backlog", res.Lag.Count(), res.Lag.Quantile(0.99))
+	}
+	t.Logf("requests %d corrected p99 %v service p99 %v lag p99 %v", res.Requests, lat, svc, res.Lag.Quantile(0.99))
+}
+
+// TestServerKilled: a server that dies mid-run gives failures in the
+// result and a bounded run, never a hang.
+func TestServerKilled(t *testing.T) {
+	ts := startServer(t, okHandler)
+	go func() {
+		time.Sleep(200 * time.Millisecond)
+		ts.srv.Close() // closes the listener and every connection
+	}()
+	start := time.Now()
+	res := runRaw(t, Options{Concurrency: 4, Duration: time.Second, Timeout: time.Second}, RawOptions{URL: ts.URL})
+	if el := time.Since(start); el > 2*time.Second {
+		t.Errorf("run took %v after the server died", el)
+	}
+	if res.Requests == res.Failed || res.Failed == 0 {
+		t.Errorf("%d requests, %d failed: want successes before the kill and failures after", res.Requests, res.Failed)
+	}
+	if len(res.Failures) == 0 {
+		t.Error("no failure reasons recorded")
+	}
+	t.Logf("failures: %v", res.Failures)
+}

@@ -1,0 +1,196 @@
+package load
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/wirebench/wirebench/measure"
+)
+
+// HTTP client implementations for raw mode and the REST scenarios.
+const (
+	ClientLean = "lean" // h1Conn: the default, as cheap per request as wrk
+	ClientStd  = "std"  // net/http's Transport, kept for comparison
+)
+
+// Transports the HTTP scenarios speak.
+const (
+	TransportHTTP1 = "http1"
+	TransportH2C   = "h2c"
+)
+
+// RawOptions configure raw mode: one request, repeated, against any HTTP
+// server (bombardier's model). The zero value (plus URL) is GET expecting
+// a 2xx status over lean HTTP/1.1 keep-alive connections.
+type RawOptions struct {
+	URL    string   `json:"url"`
+	Method string   `json:"method"`
+	Header []string `json:"header,omitempty"` // "Key: Value" lines
+	Body   []byte   `json:"-"`
+	// ExpectStatus lists accepted statuses; empty accepts any 2xx.
+	ExpectStatus []int `json:"expect_status,omitempty"`
+	// ExpectBodyContains, if set, must occur in every response body.
+	ExpectBodyContains string        `json:"expect_body_contains,omitempty"`
+	NoKeepAlive        bool          `json:"no_keepalive,omitempty"`
+	Client             string        `json:"client"`                // ClientLean (default) or ClientStd
+	Transport          string        `json:"transport"`             // TransportHTTP1 (default) or TransportH2C
+	Connections        int           `json:"connections,omitempty"` // h2c: connections shared by the VUs (default 1)
+	Timeout            time.Duration `json:"timeout"`
+}
+
+// Raw is the raw-mode Scenario.
+type Raw struct {
+	o    RawOptions
+	u    *url.URL
+	addr string
+	wire []byte // the whole pre-serialized HTTP/1.1 request
+	want [600]bool
+	h2   *h2Pool
+}
+
+// NewRaw validates o and pre-serializes the request.
+func NewRaw(o RawOptions) (*Raw, error) {
+	if o.Method == "" {
+		o.Method = "GET"
+	}
+	if o.Client == "" {
+		o.Client = ClientLean
+	}
+	if o.Transport == "" {
+		o.Transport = TransportHTTP1
+	}
+	u, err := url.Parse(o.URL)
+	if err != nil || u.Scheme != "http" || u.Host == "" {
+		return nil, fmt.Errorf("%w: URL %q: want http://host[:port]/path", ErrOptions, o.URL)
+	}
+	r := &Raw{o: o, u: u, addr: hostPort(u)}
+	if len(o.ExpectStatus) == 0 {
+		for s := 200; s < 300; s++ {
+			r.want[s] = true
+		}
+	}
+	for _, s := range o.ExpectStatus {
+		if s < 100 || s > 599 {
+			return nil, fmt.Errorf("%w: expected status %d", ErrOptions, s)
+		}
+		r.want[s] = true
+	}
+	for _, h := range o.Header {
+		if k, _, ok := strings.Cut(h, ":"); !ok || strings.TrimSpace(k) == "" {
+			return nil, fmt.Errorf("%w: header %q is not 'Key: Value'", ErrOptions, h)
+		}
+	}
+	switch {
+	case o.Transport == TransportH2C:
+		r.h2 = newH2Pool(o.Connections, o.Timeout)
+	case o.Transport != TransportHTTP1:
+		return nil, fmt.Errorf("%w: transport %q", ErrOptions, o.Transport)
+	case o.Client != ClientLean && o.Client != ClientStd:
+		return nil, fmt.Errorf("%w: client %q", ErrOptions, o.Client)
+	}
+	r.wire = appendRequest(nil, o.Method, u.RequestURI(), u.Host, o.Header, o.Body, !o.NoKeepAlive)
+	return r, nil
+}
+
+// Options returns the options in effect, for the result's configuration.
+func (r *Raw) Options() RawOptions { return r.o }
+
+// Ops implements Scenario: raw mode has one operation.
+func (r *Raw) Ops() []string { return []string{r.o.Method + " " + r.u.Path} }
+
+// NewVU implements Scenario.
+func (r *Raw) NewVU(_ context.Context, id int, wire *measure.Bytes) (VU, error) {
+	switch {
+	case r.h2 != nil:
+		return &rawStdVU{r: r, c: r.h2.client(id)}, nil
+	case r.o.Client == ClientStd:
+		return &rawStdVU{r: r, c: newStdClient(wire, r.o.Timeout, r.o.NoKeepAlive)}, nil
+	}
+	return &rawVU{r: r, c: newH1Conn(r.addr, wire, r.o.Timeout, !r.o.NoKeepAlive)}, nil
+}
+
+// WireBytes implements WireCounter for h2c's shared connections.
+func (r *Raw) WireBytes() (in, out int64) {
+	if r.h2 == nil {
+		return 0, 0
+	}
+	return r.h2.bytes.In.Load(), r.h2.bytes.Out.Load()
+}
+
+// check validates status and body, returning the failure reason or "".
+func (r *Raw) check(status int, body []byte) string {
+	if status < 0 || status >= len(r.want) || !r.want[status] {
+		return "status " + strconv.Itoa(status)
+	}
+	if r.o.ExpectBodyContains != "" && !bytes.Contains(body, []byte(r.o.ExpectBodyContains)) {
+		return "body check: no " + strconv.Quote(r.o.ExpectBodyContains)
+	}
+	return ""
+}
+
+type rawVU struct {
+	r *Raw
+	c *h1Conn
+}
+
+func (v *rawVU) Do(ctx context.Context, o *Outcome) {
+	discard := v.r.o.ExpectBodyContains == ""
+	resp, err := v.c.roundTrip(ctx, v.r.wire, v.r.o.Method == "HEAD", discard)
+	o.BodyOut = len(v.r.o.Body)
+	if err != nil {
+		o.Fail = failReason(err)
+		return
+	}
+	o.Status = resp.Status
+	o.BodyIn = resp.BodyLen
+	o.Fail = v.r.check(resp.Status, resp.Body)
+}
+
+func (v *rawVU) Close() error { v.c.close(); return nil }
+
+// appendRequest serializes an HTTP/1.1 request. Content-Length is sent
+// for any body, and for an empty one on methods that usually carry one.
+func appendRequest(b []byte, method, uri, host string, header []string, body []byte, keepAlive bool) []byte {
+	b = append(b, method...)
+	b = append(b, ' ')
+	b = append(b, uri...)
+	b = append(b, " HTTP/1.1\r\nHost: "...)
+	b = append(b, host...)
+	b = append(b, "\r\nUser-Agent: wirebench\r\n"...)
+	for _, h := range header {
+		k, v, _ := cutHeader(h)
+		b = append(b, k...)
+		b = append(b, ": "...)
+		b = append(b, v...)
+		b = append(b, "\r\n"...)
+	}
+	if len(body) > 0 || method == "POST" || method == "PUT" || method == "PATCH" {
+		b = append(b, "Content-Length: "...)
+		b = strconv.AppendInt(b, int64(len(body)), 10)
+		b = append(b, "\r\n"...)
+	}
+	if !keepAlive {
+		b = append(b, "Connection: close\r\n"...)
+	}
+	b = append(b, "\r\n"...)
+	return append(b, body...)
+}
+
+func hostPort(u *url.URL) string {
+	if u.Port() != "" {
+		return u.Host
+	}
+	return net.JoinHostPort(u.Hostname(), "80")
+}
+
+// cutHeader splits "Key: Value".
+func cutHeader(h string) (k, v string, ok bool) {
+	k, v, ok = strings.Cut(h, ":")
+	return strings.TrimSpace(k), strings.TrimSpace(v), ok
+}

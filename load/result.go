@@ -1,0 +1,145 @@
+package load
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/wirebench/wirebench/measure"
+)
+
+// Schema names the result file format. A reader refuses other schemas;
+// a change that old readers would misread gets a new version.
+const Schema = "wirebench.load/v1"
+
+// Result is one run (or the merge of several segments), written as the
+// JSON result file. Histograms are serialized whole, so results merge
+// exactly and percentiles can be recomputed later.
+type Result struct {
+	Schema   string `json:"schema"`
+	Scenario string `json:"scenario"`
+	// Options are the effective options (defaults filled, segment applied).
+	Options Options `json:"options"`
+	// Config is the scenario's and CLI's configuration (target, method,
+	// headers, format, transport, every flag as given).
+	Config map[string]any `json:"config,omitempty"`
+	Env    measure.Env    `json:"env"`
+
+	Start time.Time `json:"start"`
+	End   time.Time `json:"end"`
+
+	Requests    int64 `json:"requests"`
+	Failed      int64 `json:"failed"`
+	Interrupted int64 `json:"interrupted"` // cut by the end of the run, not counted
+
+	// Latency is measured from the intended send time in open loop
+	// (coordinated omission corrected) and equals Service in closed loop.
+	Latency *measure.Histogram `json:"latency"`
+	// Service is from the actual send to the end of the response.
+	Service *measure.Histogram `json:"service"`
+	// Lag is how late requests were sent against the schedule (open loop).
+	Lag *measure.Histogram `json:"lag"`
+
+	Ops      []OpResult       `json:"ops"`
+	Status   map[string]int64 `json:"status"`
+	Failures map[string]int64 `json:"failures"`
+	Bytes    ByteCounts       `json:"bytes"`
+	CPU      CPUUsage         `json:"client_cpu"`
+
+	// Segments lists the segments merged into this result.
+	Segments []string `json:"segments,omitempty"`
+	Warnings []string `json:"warnings,omitempty"`
+}
+
+// OpResult is the per-operation share of a result.
+type OpResult struct {
+	Name     string             `json:"name"`
+	Requests int64              `json:"requests"`
+	Failed   int64              `json:"failed"`
+	Latency  *measure.Histogram `json:"latency"`
+	Service  *measure.Histogram `json:"service"`
+}
+
+// ByteCounts splits traffic into payload (Body) and everything on the
+// wire (Wire = body + HTTP headers, chunk framing, HTTP/2 and gRPC frames).
+type ByteCounts struct {
+	WireIn  int64 `json:"wire_in"`
+	WireOut int64 `json:"wire_out"`
+	BodyIn  int64 `json:"body_in"`
+	BodyOut int64 `json:"body_out"`
+}
+
+// CPUUsage is the client's own CPU use over the run (fairness rule 4).
+type CPUUsage struct {
+	User   time.Duration `json:"user_ns"`
+	System time.Duration `json:"system_ns"`
+	// CPUs is how many CPUs the client was allowed (its affinity).
+	CPUs int `json:"cpus"`
+}
+
+// Elapsed is the wall-clock length of the run.
+func (r *Result) Elapsed() time.Duration { return r.End.Sub(r.Start) }
+
+// RPS is completed requests per second.
+func (r *Result) RPS() float64 {
+	if s := r.Elapsed().Seconds(); s > 0 {
+		return float64(r.Requests) / s
+	}
+	return 0
+}
+
+// ErrorRate is the failed fraction of requests.
+func (r *Result) ErrorRate() float64 {
+	if r.Requests == 0 {
+		return 0
+	}
+	return float64(r.Failed) / float64(r.Requests)
+}
+
+// CPUPerRequest is client CPU time per completed request.
+func (r *Result) CPUPerRequest() time.Duration {
+	if r.Requests == 0 {
+		return 0
+	}
+	return (r.CPU.User + r.CPU.System) / time.Duration(r.Requests)
+}
+
+// CPUUtil is the client's CPU use as a fraction of the CPUs it had.
+func (r *Result) CPUUtil() float64 {
+	e := r.Elapsed().Seconds()
+	if e <= 0 || r.CPU.CPUs == 0 {
+		return 0
+	}
+	return (r.CPU.User + r.CPU.System).Seconds() / e / float64(r.CPU.CPUs)
+}
+
+// WriteJSON writes r as an indented result file.
+func (r *Result) WriteJSON(w io.Writer) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(r); err != nil {
+		return fmt.Errorf("load: write result: %w", err)
+	}
+	return nil
+}
+
+// ReadResult reads a result file, refusing other schemas.
+func ReadResult(rd io.Reader) (*Result, error) {
+	var r Result
+	if err := json.NewDecoder(rd).Decode(&r); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrResult, err)
+	}
+	if r.Schema != Schema {
+		return nil, fmt.Errorf("%w: schema %q, want %q", ErrResult, r.Schema, Schema)
+	}
+	if r.Latency == nil || r.Service == nil || r.Lag == nil {
+		return nil, fmt.Errorf("%w: missing histograms", ErrResult)
+	}
+	for _, op := range r.Ops {
+		if op.Latency == nil || op.Service == nil {
+			return nil, fmt.Errorf("%w: op %q: missing histograms", ErrResult, op.Name)
+		}
+	}
+	return &r, nil
+}

@@ -1,0 +1,259 @@
+package load
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/wirebench/wirebench/measure"
+)
+
+// Run drives sc with opts until the request count or duration is reached
+// or ctx ends, and returns what it measured. Failed requests are in the
+// result; Run returns an error only when the run could not start.
+func Run(ctx context.Context, opts Options, sc Scenario) (*Result, error) {
+	o, err := opts.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	ops := sc.Ops()
+	r := &runner{o: o, sc: sc, nops: len(ops)}
+	if o.open() {
+		if len(o.Stages) > 0 {
+			r.pacer = RampPacer{Start: o.StartTarget, Stages: o.Stages}
+		} else {
+			r.pacer = ConstantPacer{Rate: o.Rate}
+		}
+	}
+	vus := make([]VU, o.Concurrency)
+	r.wire = make([]measure.Bytes, o.Concurrency)
+	r.stats = make([]*workerStats, o.Concurrency)
+	for i := range vus {
+		if vus[i], err = sc.NewVU(ctx, i, &r.wire[i]); err != nil {
+			closeVUs(vus[:i])
+			return nil, fmt.Errorf("load: VU %d: %w", i, err)
+		}
+		r.stats[i] = newWorkerStats(len(ops), o.Progress != nil)
+	}
+
+	// issue ends when no more requests may start; hard cuts the ones in
+	// flight GracefulStop later.
+	issue, hard := ctx, ctx
+	var cancelIssue, cancelHard context.CancelFunc = func() {}, func() {}
+	if o.Duration > 0 {
+		issue, cancelIssue = context.WithTimeout(ctx, o.Duration)
+		hard, cancelHard = context.WithTimeout(ctx, o.Duration+o.GracefulStop)
+	}
+	defer cancelIssue()
+	defer cancelHard()
+
+	u0, s0 := measure.SelfCPU()
+	r.start = time.Now()
+	var wg sync.WaitGroup
+	for i := range vus {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r.work(issue, hard, i, vus[i], r.stats[i])
+		}()
+	}
+	stopLive := r.startLive()
+	wg.Wait()
+	end := time.Now()
+	u1, s1 := measure.SelfCPU()
+	stopLive()
+	closeVUs(vus)
+
+	res := r.result(ops)
+	res.Start, res.End = r.start, end
+	res.CPU = CPUUsage{User: u1 - u0, System: s1 - s0, CPUs: len(measure.Affinity())}
+	if wc, ok := sc.(WireCounter); ok {
+		in, out := wc.WireBytes()
+		res.Bytes.WireIn += in
+		res.Bytes.WireOut += out
+	}
+	res.Warnings = append(res.Warnings, Diagnose(res)...)
+	return res, nil
+}
+
+func closeVUs(vus []VU) {
+	for _, v := range vus {
+		if v != nil {
+			_ = v.Close() // a failed cleanup is not the run's failure
+		}
+	}
+}
+
+type runner struct {
+	o     Options
+	sc    Scenario
+	nops  int
+	pacer Pacer
+	start time.Time
+	hits  atomic.Uint64 // requests claimed (open loop, or closed loop with -n)
+	wire  []measure.Bytes
+	stats []*workerStats
+}
+
+// claim takes the next request number, or reports that -n is reached.
+func (r *runner) claim() (uint64, bool) {
+	k := r.hits.Add(1) - 1
+	return k, r.o.Requests == 0 || k < uint64(r.o.Requests)
+}
+
+// work is one worker's loop. The clock is read three times per request:
+// at the actual send, at the end, and (open loop) the intended time comes
+// from the pacer, so latency = end − intended, service = end − send,
+// lag = send − intended.
+func (r *runner) work(issue, hard context.Context, id int, vu VU, st *workerStats) {
+	var o Outcome
+	timer := time.NewTimer(time.Hour)
+	timer.Stop()
+	defer timer.Stop()
+	ramp := !r.o.open() && len(r.o.Stages) > 0
+	for issue.Err() == nil {
+		var intended time.Time
+		switch {
+		case r.pacer != nil:
+			k, ok := r.claim()
+			if !ok {
+				return
+			}
+			at, stop := r.pacer.Due(k)
+			if stop || (r.o.Duration > 0 && at >= r.o.Duration) {
+				return
+			}
+			intended = r.start.Add(at)
+			if !sleepUntil(issue, timer, intended) {
+				return
+			}
+		default:
+			if ramp && !r.waitActive(issue, timer, id) {
+				return
+			}
+			if r.o.Requests > 0 {
+				if _, ok := r.claim(); !ok {
+					return
+				}
+			}
+		}
+		o.reset()
+		t0 := time.Now()
+		vu.Do(hard, &o)
+		t1 := time.Now()
+		if o.Fail != "" && hard.Err() != nil {
+			st.interrupted++ // cut by the end of the run: not the server's doing
+			return
+		}
+		if intended.IsZero() {
+			intended = t0
+		}
+		st.record(&o, t1.Sub(intended), t1.Sub(t0), t0.Sub(intended), r.pacer != nil)
+	}
+}
+
+// record adds one outcome to the worker's stats.
+func (st *workerStats) record(o *Outcome, lat, svc, lag time.Duration, open bool) {
+	if st.live {
+		st.mu.Lock()
+		defer st.mu.Unlock()
+	}
+	st.lat.Record(lat)
+	st.svc.Record(svc)
+	if open {
+		st.lag.Record(lag)
+	}
+	if o.Op >= 0 && o.Op < len(st.ops) {
+		op := &st.ops[o.Op]
+		op.count++
+		op.lat.Record(lat)
+		op.svc.Record(svc)
+		if o.Fail != "" {
+			op.failed++
+		}
+	}
+	st.status[o.Status]++
+	if o.Fail != "" {
+		st.fails[o.Fail]++
+		st.failed.Add(1)
+	}
+	st.bodyIn += int64(o.BodyIn)
+	st.bodyOut += int64(o.BodyOut)
+	st.requests.Add(1)
+}
+
+// sleepUntil waits for t; false if ctx ended first.
+func sleepUntil(ctx context.Context, timer *time.Timer, t time.Time) bool {
+	d := time.Until(t)
+	if d <= 0 {
+		return true
+	}
+	timer.Reset(d)
+	select {
+	case <-ctx.Done():
+		timer.Stop()
+		return false
+	case <-timer.C:
+		return true
+	}
+}
+
+// waitActive blocks while VU id is beyond the ramp's current target
+// (k6's ramping-vus: VU i runs while i < target). False if the ramp or
+// ctx ended.
+func (r *runner) waitActive(ctx context.Context, timer *time.Timer, id int) bool {
+	for {
+		v, done := stageValue(r.o.StartTarget, r.o.Stages, time.Since(r.start))
+		if done {
+			return false
+		}
+		if float64(id) < math.Floor(v+1e-9) {
+			return true
+		}
+		if !sleepUntil(ctx, timer, time.Now().Add(5*time.Millisecond)) {
+			return false
+		}
+	}
+}
+
+// result merges the workers' stats.
+func (r *runner) result(names []string) *Result {
+	res := &Result{
+		Schema: Schema, Options: r.o,
+		Latency: measure.NewHistogram(), Service: measure.NewHistogram(), Lag: measure.NewHistogram(),
+		Status: map[string]int64{}, Failures: map[string]int64{},
+	}
+	res.Ops = make([]OpResult, len(names))
+	for i, n := range names {
+		res.Ops[i] = OpResult{Name: n, Latency: measure.NewHistogram(), Service: measure.NewHistogram()}
+	}
+	for i, st := range r.stats {
+		res.Latency.Merge(st.lat)
+		res.Service.Merge(st.svc)
+		res.Lag.Merge(st.lag)
+		for j := range st.ops {
+			res.Ops[j].Requests += st.ops[j].count
+			res.Ops[j].Failed += st.ops[j].failed
+			res.Ops[j].Latency.Merge(st.ops[j].lat)
+			res.Ops[j].Service.Merge(st.ops[j].svc)
+		}
+		for s, n := range st.status {
+			res.Status[strconv.Itoa(s)] += n
+		}
+		for f, n := range st.fails {
+			res.Failures[f] += n
+			res.Failed += n
+		}
+		res.Requests += st.requests.Load()
+		res.Interrupted += st.interrupted
+		res.Bytes.BodyIn += st.bodyIn
+		res.Bytes.BodyOut += st.bodyOut
+		res.Bytes.WireIn += r.wire[i].In.Load()
+		res.Bytes.WireOut += r.wire[i].Out.Load()
+	}
+	return res
+}

@@ -1,0 +1,104 @@
+package load
+
+import (
+	"net/http"
+	"testing"
+	"time"
+)
+
+// TestRequestsExact checks -n: the server sees exactly N requests, for
+// each client and loop kind, and the client counts them all.
+func TestRequestsExact(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		o    Options
+		ro   RawOptions
+	}{
+		{"closed lean", Options{Concurrency: 7, Requests: 1003}, RawOptions{}},
+		{"closed std", Options{Concurrency: 7, Requests: 1003}, RawOptions{Client: ClientStd}},
+		{"closed no keepalive", Options{Concurrency: 3, Requests: 101}, RawOptions{NoKeepAlive: true}},
+		{"open", Options{Concurrency: 4, Requests: 500, Rate: 5000}, RawOptions{}},
+		{"h2c", Options{Concurrency: 8, Requests: 400}, RawOptions{Transport: TransportH2C, Connections: 2}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			ts := startServer(t, okHandler)
+			tc.ro.URL = ts.URL
+			res := runRaw(t, tc.o, tc.ro)
+			if got := ts.requests.Load(); got != tc.o.Requests {
+				t.Errorf("server saw %d requests, want %d", got, tc.o.Requests)
+			}
+			if res.Requests != tc.o.Requests || res.Failed != 0 || res.Status["200"] != tc.o.Requests {
+				t.Errorf("result: %d requests, %d failed, status %v; want %d, 0 failed",
+					res.Requests, res.Failed, res.Status, tc.o.Requests)
+			}
+			if res.Bytes.BodyIn != 16*tc.o.Requests {
+				t.Errorf("body in = %d, want %d", res.Bytes.BodyIn, 16*tc.o.Requests)
+			}
+		})
+	}
+}
+
+// TestBytesMatchServer: the client's wire counts equal what the server's
+// listener saw, exactly.
+func TestBytesMatchServer(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		ro   RawOptions
+		// unread is what the server may write that the client, having
+		// hung up, never reads: h2c's GOAWAY frame (9+8 bytes) at shutdown.
+		unread int64
+	}{
+		{"lean", RawOptions{Method: "POST", Body: []byte(`{"a":1}`)}, 0},
+		{"lean chunked", RawOptions{Method: "GET", Header: []string{"X-Chunked: 1"}}, 0},
+		{"no keepalive", RawOptions{NoKeepAlive: true}, 0},
+		{"std", RawOptions{Client: ClientStd}, 0},
+		{"h2c", RawOptions{Transport: TransportH2C}, 17},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			ts := startServer(t, func(w http.ResponseWriter, r *http.Request) {
+				if r.Header.Get("X-Chunked") != "" {
+					w.Write([]byte("part one,"))
+					w.(http.Flusher).Flush()
+					w.Write([]byte("part two"))
+					return
+				}
+				okHandler(w, r)
+			})
+			tc.ro.URL = ts.URL
+			res := runRaw(t, Options{Concurrency: 3, Requests: 300}, tc.ro)
+			ts.Close()
+			if res.Bytes.WireOut == 0 || res.Bytes.WireIn == 0 {
+				t.Fatalf("no bytes counted: %+v", res.Bytes)
+			}
+			in, out := ts.ln.Bytes.In.Load(), ts.ln.Bytes.Out.Load()
+			if in != res.Bytes.WireOut || (out != res.Bytes.WireIn && out != res.Bytes.WireIn+tc.unread) {
+				t.Errorf("server in/out %d/%d, client out/in %d/%d", in, out, res.Bytes.WireOut, res.Bytes.WireIn)
+			}
+			if res.Bytes.BodyIn >= res.Bytes.WireIn || res.Bytes.BodyOut > res.Bytes.WireOut {
+				t.Errorf("body bytes %+v not below wire bytes", res.Bytes)
+			}
+		})
+	}
+}
+
+// TestDurationBound: -d ends the run within a small bound.
+func TestDurationBound(t *testing.T) {
+	t.Parallel()
+	for _, rate := range []float64{0, 2000} {
+		ts := startServer(t, okHandler)
+		start := time.Now()
+		res := runRaw(t, Options{Concurrency: 4, Duration: 300 * time.Millisecond, Rate: rate}, RawOptions{URL: ts.URL})
+		if el := time.Since(start); el < 300*time.Millisecond || el > 600*time.Millisecond {
+			t.Errorf("rate %v: run took %v, want 300ms..600ms", rate, el)
+		}
+		if res.Requests == 0 {
+			t.Errorf("rate %v: no requests", rate)
+		}
+	}
+}

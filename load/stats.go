@@ -1,0 +1,43 @@
+package load
+
+import (
+	"sync"
+	"sync/atomic"
+
+	"github.com/wirebench/wirebench/measure"
+)
+
+// workerStats is one worker's record of the run. Only its worker writes
+// it; the totals are merged after the run (never one histogram under a
+// global lock). mu is taken only when a live reporter is running, so it
+// is uncontended but for one read a second.
+type workerStats struct {
+	lat, svc, lag *measure.Histogram
+	ops           []opStats
+	status        map[int]int64
+	fails         map[string]int64
+	bodyIn        int64
+	bodyOut       int64
+	interrupted   int64
+
+	live     bool
+	mu       sync.Mutex
+	requests atomic.Int64 // read by the live reporter
+	failed   atomic.Int64
+}
+
+type opStats struct {
+	count, failed int64
+	lat, svc      *measure.Histogram
+}
+
+func newWorkerStats(nops int, live bool) *workerStats {
+	w := &workerStats{
+		lat: measure.NewHistogram(), svc: measure.NewHistogram(), lag: measure.NewHistogram(),
+		ops: make([]opStats, nops), status: map[int]int64{}, fails: map[string]int64{}, live: live,
+	}
+	for i := range w.ops {
+		w.ops[i].lat, w.ops[i].svc = measure.NewHistogram(), measure.NewHistogram()
+	}
+	return w
+}
