@@ -1,0 +1,118 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+)
+
+// needTool returns the path of a peer tool. Outside CI a missing tool skips
+// the test with the install command; in CI (CI=true) it fails, because
+// .ci/run installs every peer.
+func needTool(t *testing.T, name, install string) string {
+	t.Helper()
+	p, err := exec.LookPath(name)
+	if err == nil {
+		return p
+	}
+	if gobin := filepath.Join(os.Getenv("HOME"), "go", "bin", name); fileExists(gobin) {
+		return gobin
+	}
+	if os.Getenv("CI") == "true" {
+		t.Fatalf("%s not installed in CI; .ci/run must run: %s", name, install)
+	}
+	t.Skipf("%s not installed (install with: %s)", name, install)
+	return ""
+}
+
+func fileExists(p string) bool { _, err := os.Stat(p); return err == nil }
+
+// startServe runs the built binary on free ports and returns its addresses.
+func startServe(t *testing.T, bin string, args ...string) (httpAddr, grpcAddr string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	cmd := exec.CommandContext(ctx, bin, append([]string{"serve", "--http", "127.0.0.1:0", "--grpc", "127.0.0.1:0"}, args...)...)
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cancel(); cmd.Wait() })
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`http=(\S+) grpc=(\S+)`).FindStringSubmatch(line)
+	if m == nil {
+		t.Fatalf("listening line %q", line)
+	}
+	return m[1], m[2]
+}
+
+// TestPeerGRPCTools checks the gRPC port with tools nobody here wrote:
+// grpcurl lists the services through reflection and calls them, ghz loads
+// them without errors.
+func TestPeerGRPCTools(t *testing.T) {
+	grpcurl := needTool(t, "grpcurl", "go install github.com/fullstorydev/grpcurl/cmd/grpcurl@latest")
+	ghz := needTool(t, "ghz", "go install github.com/bojand/ghz/cmd/ghz@latest")
+	_, addr := startServe(t, buildBinary(t), "--seed-users", "5")
+
+	out, err := exec.Command(grpcurl, "-plaintext", addr, "list").CombinedOutput()
+	if err != nil {
+		t.Fatalf("grpcurl list: %v\n%s", err, out)
+	}
+	for _, svc := range []string{"wirebench.v1.UserService", "wirebench.v1.TodoService", "wirebench.v1.EchoService", "grpc.health.v1.Health"} {
+		if !strings.Contains(string(out), svc) {
+			t.Errorf("grpcurl list lacks %s:\n%s", svc, out)
+		}
+	}
+	out, err = exec.Command(grpcurl, "-plaintext", "-d", `{"name":"Ada","email":"ada@example.com"}`, addr, "wirebench.v1.UserService/Create").CombinedOutput()
+	if err != nil || !strings.Contains(string(out), `"id": "6"`) || !strings.Contains(string(out), "createdAt") {
+		t.Fatalf("grpcurl Create: %v\n%s", err, out)
+	}
+	out, err = exec.Command(grpcurl, "-plaintext", "-d", `{"id":404}`, addr, "wirebench.v1.UserService/Get").CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "NotFound") {
+		t.Fatalf("grpcurl Get of a missing user: %v\n%s", err, out)
+	}
+
+	out, err = exec.Command(ghz, "--insecure", "--call", "wirebench.v1.UserService.Get", "-d", `{"id":1}`,
+		"-n", "500", "-c", "4", "--format", "json", addr).Output()
+	if err != nil {
+		t.Fatalf("ghz: %v\n%s", err, out)
+	}
+	var rep struct {
+		Count          int            `json:"count"`
+		StatusCodeDist map[string]int `json:"statusCodeDistribution"`
+	}
+	if err := json.Unmarshal(out, &rep); err != nil {
+		t.Fatalf("ghz report: %v\n%s", err, out)
+	}
+	if rep.Count != 500 || rep.StatusCodeDist["OK"] != 500 {
+		t.Fatalf("ghz: count %d, status %v", rep.Count, rep.StatusCodeDist)
+	}
+}
+
+// TestPeerK6CRUD runs the TOON seed's CRUD iteration in k6 against the REST
+// API; the script's threshold fails k6 unless 100% of checks pass.
+func TestPeerK6CRUD(t *testing.T) {
+	k6 := needTool(t, "k6", "go install go.k6.io/k6@latest")
+	httpAddr, _ := startServe(t, buildBinary(t))
+	cmd := exec.Command(k6, "run", "--quiet", "--no-usage-report", "-e", "BASE=http://"+httpAddr,
+		"-e", "VUS=5", "-e", "ITERATIONS=200", "--summary-export", filepath.Join(t.TempDir(), "s.json"), "../../bench/k6/crud.js")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("k6: %v\n%s", err, out)
+	}
+	if !regexp.MustCompile(`checks\S*\s*:?\s*100\.00%`).Match(out) {
+		t.Fatalf("k6 checks not 100%%:\n%s", out)
+	}
+}
