@@ -12,8 +12,8 @@ type objTarget struct {
 	d    *decoder
 	v    reflect.Value
 	mode dKind
-	b    *objBuilder  // generic modes
-	slot *any         // generic modes: the member being decoded
+	b    *objBuilder   // generic modes
+	slot *any          // generic modes: the member being decoded
 	tmp  reflect.Value // dMap: the value being decoded
 }
 

@@ -410,11 +410,15 @@ func (p *parser) keyValueAt(l *line, content string, off, baseDepth int, ot *obj
 			return err
 		}
 	default:
+		voff := off + end
+		for voff < off+len(content) && l.content[voff] == ' ' {
+			voff++
+		}
 		t, err := parsePrimitive(rest)
 		if err != nil {
-			return p.wrap(l, off+end, err)
+			return p.wrap(l, voff, err)
 		}
-		t.col = l.col(off + end + 1)
+		t.col = l.col(voff)
 		if err := p.setScalar(fd, fv, &t); err != nil {
 			return err
 		}
@@ -652,7 +656,10 @@ func (p *parser) rowPlan(h *header, at *arrTarget) []planCell {
 	if at.mode != dSlice && at.mode != dArray {
 		return nil
 	}
-	ed := at.d.elem
+	return rowPlanFor(h, at.d.elem)
+}
+
+func rowPlanFor(h *header, ed *decoder) []planCell {
 	if ed.kind != dStruct {
 		return nil
 	}

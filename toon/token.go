@@ -189,7 +189,7 @@ func unescape(s string) (string, error) {
 				case h >= '0' && h <= '9':
 					v = h - '0'
 				case h|0x20 >= 'a' && h|0x20 <= 'f':
-					v = h|0x20 - 'a' + 10
+					v = h | 0x20 - 'a' + 10
 				default:
 					return "", errors.New(`invalid escape: \u needs 4 hex digits`)
 				}

@@ -1,0 +1,534 @@
+package toon
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"reflect"
+	"strings"
+)
+
+// Encoder writes TOON to a stream. Besides whole documents (Encode) it
+// writes tables row by row, for data too large to hold in memory: TOON
+// declares a table's length in its header, so the row count must be known
+// before the first row.
+//
+//	enc := toon.NewEncoder(w, toon.MarshalOptions{})
+//	enc.BeginTable("airports", len(ids), []string{"name", "city", "country", "iata_code"})
+//	for ... { enc.Row(airport) }
+//	err := enc.End()
+//
+// Several tables may follow one another; each becomes a field of the root
+// object. An empty key makes the table the root array, which must then be
+// the only thing written. An Encoder is not safe for concurrent use.
+type Encoder struct {
+	w    *bufio.Writer
+	opts MarshalOptions
+	err  error
+	buf  []byte
+	// table state
+	inTable  bool
+	rootArr  bool
+	wrote    bool
+	want     int
+	got      int
+	fields   []string
+	rowType  reflect.Type
+	rowCells []streamCell
+}
+
+type streamCell struct {
+	index  []int      // nil: no such struct field, written as null
+	scalar scalarFunc // nil: normalize the value
+}
+
+// NewEncoder returns an Encoder writing to w with opts.
+func NewEncoder(w io.Writer, opts MarshalOptions) *Encoder {
+	e := &Encoder{w: bufio.NewWriterSize(w, 32<<10)}
+	e.opts, e.err = opts.normalized()
+	return e
+}
+
+// Encode writes v as a complete document and flushes. It cannot be
+// combined with tables or other documents: TOON has no document separator.
+func (e *Encoder) Encode(v any) error {
+	if e.err != nil {
+		return e.err
+	}
+	if e.wrote || e.inTable {
+		return e.fail(fmt.Errorf("toon: %w: Encode after other output", ErrStream))
+	}
+	buf, err := e.opts.Append(e.buf[:0], v)
+	if err != nil {
+		return err
+	}
+	e.buf = buf
+	e.wrote = true
+	if _, err := e.w.Write(buf); err != nil {
+		return e.fail(err)
+	}
+	return e.fail(e.w.Flush())
+}
+
+func (e *Encoder) fail(err error) error {
+	if err != nil && e.err == nil {
+		e.err = err
+	}
+	return err
+}
+
+// BeginTable writes the header of a table of n rows with the given
+// columns. key is the table's field name in the root object, or "" for a
+// root array. For n == 0 it writes an empty array and End must follow.
+func (e *Encoder) BeginTable(key string, n int, fields []string) error {
+	if e.err != nil {
+		return e.err
+	}
+	switch {
+	case e.inTable:
+		return e.fail(fmt.Errorf("toon: %w: BeginTable inside a table", ErrStream))
+	case e.rootArr || (key == "" && e.wrote):
+		return e.fail(fmt.Errorf("toon: %w: a root table must be the whole document", ErrStream))
+	case n < 0 || len(fields) == 0:
+		return e.fail(fmt.Errorf("toon: %w: a table needs n >= 0 and at least one field", ErrStream))
+	}
+	b := e.buf[:0]
+	if e.wrote {
+		b = append(b, '\n')
+	}
+	var k *string
+	if key != "" {
+		k = &key
+	}
+	if n == 0 {
+		if k != nil {
+			b = appendKey(b, key)
+			b = append(b, ':', ' ')
+		}
+		b = append(b, '[', ']')
+	} else {
+		fl := make([]field, len(fields))
+		for i, f := range fields {
+			fl[i] = field{name: f}
+		}
+		b = appendHeader(b, k, n, fl, false, e.opts.Delimiter)
+	}
+	e.buf = b
+	e.inTable, e.rootArr, e.wrote = true, key == "", true
+	e.want, e.got = n, 0
+	e.fields = append(e.fields[:0], fields...)
+	e.rowType = nil
+	return e.write()
+}
+
+func (e *Encoder) write() error {
+	_, err := e.w.Write(e.buf)
+	return e.fail(err)
+}
+
+// Row writes one row: a struct (or pointer to one) whose fields are
+// matched to the columns by name, an Object or map[string]any, or a []any
+// of cells in column order. Cells must be primitives.
+func (e *Encoder) Row(v any) error {
+	if e.err != nil {
+		return e.err
+	}
+	if !e.inTable {
+		return e.fail(fmt.Errorf("toon: %w: Row outside a table", ErrStream))
+	}
+	if e.got == e.want {
+		return e.fail(fmt.Errorf("toon: %w: more than the %d rows declared", ErrCount, e.want))
+	}
+	b := append(e.buf[:0], '\n')
+	for i := e.opts.Indent; i > 0; i-- {
+		b = append(b, ' ')
+	}
+	b, err := e.appendRow(b, v)
+	if err != nil {
+		return e.fail(err)
+	}
+	e.buf = b
+	e.got++
+	return e.write()
+}
+
+func (e *Encoder) appendRow(b []byte, v any) ([]byte, error) {
+	d := e.opts.Delimiter
+	switch r := v.(type) {
+	case []any:
+		if len(r) != len(e.fields) {
+			return b, fmt.Errorf("toon: %w: row has %d cells, table has %d fields", ErrCount, len(r), len(e.fields))
+		}
+		for i, c := range r {
+			if i > 0 {
+				b = append(b, byte(d))
+			}
+			var err error
+			if b, err = e.appendCell(b, reflect.ValueOf(c)); err != nil {
+				return b, err
+			}
+		}
+		return b, nil
+	case Object, map[string]any:
+		for i, f := range e.fields {
+			if i > 0 {
+				b = append(b, byte(d))
+			}
+			var c any
+			if o, ok := r.(Object); ok {
+				c, _ = o.Get(f)
+			} else {
+				c = r.(map[string]any)[f]
+			}
+			var err error
+			if b, err = e.appendCell(b, reflect.ValueOf(c)); err != nil {
+				return b, err
+			}
+		}
+		return b, nil
+	}
+	rv := reflect.ValueOf(v)
+	for rv.Kind() == reflect.Pointer && !rv.IsNil() {
+		rv = rv.Elem()
+	}
+	if rv.Kind() != reflect.Struct {
+		return b, fmt.Errorf("toon: %w: Row needs a struct, Object, map[string]any or []any, got %T", ErrType, v)
+	}
+	if rv.Type() != e.rowType {
+		e.planRow(rv.Type())
+	}
+	for i, c := range e.rowCells {
+		if i > 0 {
+			b = append(b, byte(d))
+		}
+		if c.index == nil {
+			b = append(b, "null"...)
+			continue
+		}
+		fv := fieldByIndex(rv, c.index)
+		var err error
+		if c.scalar != nil {
+			b, err = c.scalar(b, fv, d)
+		} else {
+			b, err = e.appendCell(b, fv)
+		}
+		if err != nil {
+			return b, err
+		}
+	}
+	return b, nil
+}
+
+func (e *Encoder) planRow(t reflect.Type) {
+	si := cachedStruct(t)
+	e.rowType = t
+	e.rowCells = e.rowCells[:0]
+	for _, f := range e.fields {
+		c := streamCell{}
+		if i := si.find(f); i >= 0 {
+			c.index = si.fields[i].index
+			c.scalar = scalarFor(si.fields[i].typ)
+		}
+		e.rowCells = append(e.rowCells, c)
+	}
+}
+
+// appendCell writes any value that normalizes to a primitive.
+func (e *Encoder) appendCell(b []byte, v reflect.Value) ([]byte, error) {
+	n := normalizer{maxDepth: e.opts.MaxDepth}
+	x, err := n.value(v, 0)
+	if err != nil {
+		return b, err
+	}
+	if !isPrimitive(x) {
+		return b, fmt.Errorf("toon: %w: table cell of type %s is not a primitive", ErrType, v.Type())
+	}
+	return appendPrimitive(b, x, e.opts.Delimiter), nil
+}
+
+// End finishes the table, failing with ErrCount if fewer rows were
+// written than declared, and flushes.
+func (e *Encoder) End() error {
+	if e.err != nil {
+		return e.err
+	}
+	if !e.inTable {
+		return e.fail(fmt.Errorf("toon: %w: End outside a table", ErrStream))
+	}
+	e.inTable = false
+	if e.got != e.want {
+		return e.fail(fmt.Errorf("toon: %w: table declared %d rows, %d written", ErrCount, e.want, e.got))
+	}
+	return e.fail(e.w.Flush())
+}
+
+// Decoder reads TOON from a stream. Decode reads a whole document; Next
+// reads the elements of the document's first array one at a time, in
+// memory bounded by the longest line rather than the document:
+//
+//	dec := toon.NewDecoder(r, toon.UnmarshalOptions{})
+//	for {
+//		var a Airport
+//		if err := dec.Next(&a); err == io.EOF {
+//			break
+//		} else if err != nil {
+//			return err
+//		}
+//	}
+//
+// The array is the root array or the first top-level field holding an
+// array (top-level fields before it are skipped). It may be tabular, a
+// list or inline. Next checks the declared count as Unmarshal does, and
+// stops reading at the array's end. A Decoder is not safe for concurrent
+// use.
+type Decoder struct {
+	r     io.Reader
+	opts  UnmarshalOptions
+	err   error
+	p     parser
+	state int // 0 before Begin, 1 inside the array, 2 after it
+	h     header
+	hl    line
+	kind  int // 0 tabular, 1 list, 2 inline
+	depth int // content depth of rows or items
+	count int
+	first bool
+	cells []string // inline values, kept
+	plan  []planCell
+	ptype reflect.Type
+}
+
+// NewDecoder returns a Decoder reading from r with opts.
+func NewDecoder(r io.Reader, opts UnmarshalOptions) *Decoder {
+	d := &Decoder{r: r}
+	d.opts, d.err = opts.normalized()
+	if d.err == nil {
+		d.p.reset(newReaderSource(r), d.opts, false)
+	}
+	return d
+}
+
+// Decode reads the whole remaining input as one document into v.
+func (d *Decoder) Decode(v any) error {
+	if d.err != nil {
+		return d.err
+	}
+	if d.state != 0 {
+		return fmt.Errorf("toon: %w: Decode after Next", ErrStream)
+	}
+	d.state = 2
+	rv := reflect.ValueOf(v)
+	if rv.Kind() != reflect.Pointer || rv.IsNil() {
+		return fmt.Errorf("toon: %w: Decode needs a non-nil pointer, got %T", ErrType, v)
+	}
+	return d.p.document(decoderFor(rv.Type().Elem()), rv.Elem())
+}
+
+// ArrayHeader describes the array Next iterates.
+type ArrayHeader struct {
+	Key    string   // "" for a root array
+	Len    int      // the declared length
+	Fields []string // tabular columns (nested groups by their top name), or nil
+}
+
+// Begin reads up to the first array and returns its header. Next calls it
+// implicitly.
+func (d *Decoder) Begin() (ArrayHeader, error) {
+	if d.err != nil {
+		return ArrayHeader{}, d.err
+	}
+	if d.state == 0 {
+		d.err = d.begin()
+		if d.err != nil {
+			return ArrayHeader{}, d.err
+		}
+	}
+	ah := ArrayHeader{Key: d.h.key, Len: d.h.length}
+	for _, f := range d.h.fields {
+		ah.Fields = append(ah.Fields, f.name)
+	}
+	return ah, nil
+}
+
+func (d *Decoder) begin() error {
+	p := &d.p
+	for {
+		l, err := p.peek()
+		if err != nil {
+			return err
+		}
+		if l == nil {
+			return fmt.Errorf("toon: %w: the document holds no array", ErrStream)
+		}
+		if l.depth != 0 {
+			return overIndented(l, 0)
+		}
+		h, ok, err := p.header(l, l.content, 0)
+		if err != nil {
+			return err
+		}
+		if err := p.next(); err != nil {
+			return err
+		}
+		if ok && !h.keyed {
+			h.key = strings.Clone(h.key)
+			d.h, d.hl = h, p.cur
+			break
+		}
+		// Skip a top-level field that is not an array, with its content.
+		for {
+			l, err := p.peek()
+			if err != nil {
+				return err
+			}
+			if l == nil || l.depth == 0 {
+				break
+			}
+			if err := p.next(); err != nil {
+				return err
+			}
+		}
+	}
+	d.state = 1
+	d.first = true
+	switch {
+	case d.h.inline != "":
+		d.kind = 2
+		for _, c := range splitDelimited(nil, d.h.inline, d.h.delim) {
+			d.cells = append(d.cells, strings.Clone(c))
+		}
+		if p.strict && len(d.cells) != d.h.length {
+			return countError(&d.hl, d.h.length, len(d.cells), "values")
+		}
+	case d.h.fields != nil:
+		d.kind = 0
+	default:
+		d.kind = 1
+	}
+	if d.kind != 2 {
+		var err error
+		if d.depth, err = p.contentDepth(0); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Next decodes the next element of the array into v, returning io.EOF
+// after the last one.
+func (d *Decoder) Next(v any) error {
+	if _, err := d.Begin(); err != nil {
+		return err
+	}
+	if d.state == 2 {
+		return io.EOF
+	}
+	rv := reflect.ValueOf(v)
+	if rv.Kind() != reflect.Pointer || rv.IsNil() {
+		return fmt.Errorf("toon: %w: Next needs a non-nil pointer, got %T", ErrType, v)
+	}
+	dec := decoderFor(rv.Type().Elem())
+	ev := rv.Elem()
+	ok, err := d.next(dec, ev)
+	if err != nil {
+		d.err = err
+		return err
+	}
+	if !ok {
+		d.state = 2
+		d.p.endSpan(d.first)
+		if err := d.finish(); err != nil {
+			d.err = err
+			return err
+		}
+		return io.EOF
+	}
+	d.count++
+	return nil
+}
+
+func (d *Decoder) next(dec *decoder, ev reflect.Value) (bool, error) {
+	p := &d.p
+	if d.kind == 2 {
+		if d.count >= len(d.cells) {
+			return false, nil
+		}
+		t, err := parsePrimitive(d.cells[d.count])
+		if err != nil {
+			return false, p.wrap(&d.hl, 0, err)
+		}
+		return true, p.setScalar(dec, ev, &t)
+	}
+	if p.strict && d.count >= d.h.length {
+		return false, nil
+	}
+	l, err := p.peek()
+	if err != nil || l == nil || l.depth <= 0 {
+		return false, err
+	}
+	if l.depth != d.depth {
+		return false, overIndented(l, d.depth)
+	}
+	if d.kind == 1 {
+		if !(strings.HasPrefix(l.content, "- ") || l.content == "-") {
+			return false, nil
+		}
+		if err := p.spanLine(&d.first); err != nil {
+			return false, err
+		}
+		resetValue(ev)
+		return true, p.listItem(d.depth, dec, ev)
+	}
+	if !isDataRow(l.content, d.h.delim) {
+		return false, nil
+	}
+	if err := p.spanLine(&d.first); err != nil {
+		return false, err
+	}
+	p.cells = splitDelimited(p.cells, p.cur.content, d.h.delim)
+	if len(p.cells) != d.h.leaves {
+		return false, errorf(ErrCount, p.cur.num, 0, "row has %d cells, header declares %d fields", len(p.cells), d.h.leaves)
+	}
+	if ev.Type() != d.ptype {
+		d.ptype, d.plan = ev.Type(), rowPlanFor(&d.h, dec)
+	}
+	resetValue(ev)
+	if d.plan != nil {
+		return true, p.planRow(d.plan, ev)
+	}
+	return true, p.row(d.h.fields, dec, ev)
+}
+
+// resetValue zeroes a reused element so that fields absent from this row
+// do not keep the previous row's values.
+func resetValue(v reflect.Value) {
+	if v.CanSet() {
+		v.SetZero()
+	}
+}
+
+// finish checks the declared count after the last element.
+func (d *Decoder) finish() error {
+	p := &d.p
+	if !p.strict {
+		return nil
+	}
+	what := [...]string{"rows", "items", "values"}[d.kind]
+	if d.count != d.h.length {
+		return countError(&d.hl, d.h.length, d.count, what)
+	}
+	if d.kind == 2 {
+		return nil
+	}
+	l, err := p.peek()
+	if err != nil {
+		return err
+	}
+	if l != nil && l.depth == d.depth {
+		if (d.kind == 0 && !strings.HasPrefix(l.content, "- ") && isDataRow(l.content, d.h.delim)) ||
+			(d.kind == 1 && strings.HasPrefix(l.content, "- ")) {
+			return errorf(ErrCount, l.num, 0, "header declares %d %s, found more", d.h.length, what)
+		}
+	}
+	return nil
+}
