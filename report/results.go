@@ -1,0 +1,158 @@
+// Package report reads and writes study result files and renders them for
+// people: Markdown and CSV tables in the seeds' style, a self-contained HTML
+// page with plots, and benchstat-style A/B comparisons.
+package report
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/wirebench/wirebench/load"
+	"github.com/wirebench/wirebench/measure"
+)
+
+// Schema names the study result format. Readers refuse other schemas.
+const Schema = "wirebench.study/v1"
+
+// ErrResults marks a result file that cannot be read.
+var ErrResults = errors.New("report: bad results file")
+
+// Results is one run of a study: every trial's raw load result and server
+// samples, the environment and all options. It is results.json.
+type Results struct {
+	Schema string `json:"schema"`
+	Study  string `json:"study"`
+	Title  string `json:"title"`
+	// Quick marks a shortened run (fewer, shorter trials): reports say so.
+	Quick bool `json:"quick"`
+	// Seed is the seed of the shuffled trial order, so a run can be repeated.
+	Seed    int64          `json:"seed"`
+	Options map[string]any `json:"options"`
+	Env     measure.Env    `json:"env"`
+	Start   time.Time      `json:"start"`
+	End     time.Time      `json:"end"`
+
+	// Cells are what the report compares: within a Group, each Label
+	// against the group's first cell (the baseline). A cell is one server
+	// variant under one client scenario.
+	Cells []Cell `json:"cells"`
+	// Trials are in run order (interleaved across cells).
+	Trials []Trial `json:"trials"`
+	// Payloads are static size measurements (the payload-size study).
+	Payloads []Payload `json:"payloads,omitempty"`
+	Warnings []string  `json:"warnings,omitempty"`
+}
+
+// Cell is one compared configuration.
+type Cell struct {
+	ID    string `json:"id"`    // unique, e.g. "crud/toon"
+	Group string `json:"group"` // e.g. "crud" or "Create c=1"
+	Label string `json:"label"` // e.g. "toon" or "gRPC"
+	// ServeArgs are the flags of the server process (after the common ones).
+	ServeArgs []string `json:"serve_args"`
+	// Load is the client configuration (scenario, format, transport, options).
+	Load map[string]any `json:"load"`
+}
+
+// Trial is one fresh server process under one load run.
+type Trial struct {
+	Cell  string `json:"cell"`  // Cell.ID
+	Index int    `json:"index"` // 0-based trial number within the cell
+	Order int    `json:"order"` // 0-based position in the run
+	// ServerPID is the PID of this trial's server process (a fresh one each time).
+	ServerPID  int   `json:"server_pid"`
+	ServerCPUs []int `json:"server_cpus,omitempty"`
+	ClientCPUs []int `json:"client_cpus,omitempty"`
+	// Dataset sizes before and after the measured run (fairness rule 1).
+	UsersBefore int `json:"users_before"`
+	UsersAfter  int `json:"users_after"`
+	TodosBefore int `json:"todos_before"`
+	TodosAfter  int `json:"todos_after"`
+
+	Load   *load.Result `json:"load"`
+	Server ServerStats  `json:"server"`
+	Error  string       `json:"error,omitempty"`
+}
+
+// ServerStats are sampled from the server's own PID during the measured run.
+type ServerStats struct {
+	// CPU is user+system time the server spent during the measured run.
+	CPU     time.Duration `json:"cpu_ns"`
+	PeakRSS int64         `json:"peak_rss_bytes"`
+	// Samples every ~100 ms: time since the measured run began, RSS, and
+	// cumulative CPU since then.
+	Samples []ProcSample `json:"samples"`
+	// GoMem is read from the server's /metrics at the end of the trial
+	// (e.g. go_memstats_heap_inuse_bytes, go_gc_duration_seconds_count).
+	GoMem map[string]float64 `json:"go_mem,omitempty"`
+}
+
+// ProcSample is one sample of the server process.
+type ProcSample struct {
+	T   time.Duration `json:"t_ns"`
+	RSS int64         `json:"rss_bytes"`
+	CPU time.Duration `json:"cpu_ns"`
+}
+
+// Payload is the size of one response, measured once (it is deterministic).
+type Payload struct {
+	Dataset     string `json:"dataset"` // "users" or "todos"
+	N           int    `json:"n"`       // items in the list
+	Format      string `json:"format"`
+	Transport   string `json:"transport"`   // http1, h2c, grpc
+	Compression string `json:"compression"` // "", gzip, zstd
+	Body        int64  `json:"body_bytes"`
+	Wire        int64  `json:"wire_bytes"` // response bytes on the socket
+}
+
+// CellByID returns the cell with the given id.
+func (r *Results) CellByID(id string) (Cell, bool) {
+	for _, c := range r.Cells {
+		if c.ID == id {
+			return c, true
+		}
+	}
+	return Cell{}, false
+}
+
+// TrialsOf returns the trials of one cell in trial-index order, skipping
+// failed ones.
+func (r *Results) TrialsOf(id string) []Trial {
+	var out []Trial
+	for _, t := range r.Trials {
+		if t.Cell == id && t.Error == "" && t.Load != nil {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// Write writes r as indented JSON.
+func (r *Results) Write(w io.Writer) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(r); err != nil {
+		return fmt.Errorf("report: write results: %w", err)
+	}
+	return nil
+}
+
+// Read reads a results file, refusing other schemas.
+func Read(rd io.Reader) (*Results, error) {
+	var r Results
+	if err := json.NewDecoder(rd).Decode(&r); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrResults, err)
+	}
+	if r.Schema != Schema {
+		return nil, fmt.Errorf("%w: schema %q, want %q", ErrResults, r.Schema, Schema)
+	}
+	for _, t := range r.Trials {
+		if _, ok := r.CellByID(t.Cell); !ok {
+			return nil, fmt.Errorf("%w: trial %d names unknown cell %q", ErrResults, t.Order, t.Cell)
+		}
+	}
+	return &r, nil
+}
