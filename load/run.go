@@ -9,6 +9,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"google.golang.org/grpc/codes"
+
 	"github.com/wirebench/wirebench/measure"
 )
 
@@ -242,7 +244,7 @@ func (r *runner) result(names []string) *Result {
 			res.Ops[j].Service.Merge(st.ops[j].svc)
 		}
 		for s, n := range st.status {
-			res.Status[strconv.Itoa(s)] += n
+			res.Status[statusKey(s)] += n
 		}
 		for f, n := range st.fails {
 			res.Failures[f] += n
@@ -256,4 +258,16 @@ func (r *runner) result(names []string) *Result {
 		res.Bytes.WireOut += r.wire[i].Out.Load()
 	}
 	return res
+}
+
+// statusKey names a status in results: the HTTP code, "grpc <Code>", or
+// "none" when no response arrived.
+func statusKey(s int) string {
+	switch {
+	case s == 0:
+		return "none"
+	case s >= 1000:
+		return "grpc " + codes.Code(s-1000).String()
+	}
+	return strconv.Itoa(s)
 }

@@ -1,0 +1,101 @@
+package load
+
+import (
+	"bytes"
+	"context"
+	"net/http"
+	"strconv"
+
+	"github.com/wirebench/wirebench/api"
+	"github.com/wirebench/wirebench/codec"
+)
+
+// restClient speaks the REST API in one format over lean HTTP/1.1 (h1)
+// or h2c (h2, net/http's HTTP/2 client).
+type restClient struct {
+	base   string // http://host:port, for h2c
+	host   string
+	header []string // Content-Type and Accept, the format's canonical media type
+	codec  codec.Codec
+	h1     *h1Conn
+	h2     *http.Client
+	req    []byte // reused request buffer (h1)
+	path   []byte
+	buf    bytes.Buffer // reused response buffer (h2)
+}
+
+func (c *restClient) close() {
+	if c.h1 != nil {
+		c.h1.close()
+	}
+}
+
+// do performs one exchange and decodes the body into out (if non-nil)
+// when the status is want.
+func (c *restClient) do(ctx context.Context, method string, path []byte, body []byte, want int, out any, o *Outcome) bool {
+	o.BodyOut += len(body)
+	var status int
+	var respBody []byte
+	if c.h1 != nil {
+		c.req = appendRequest(c.req[:0], method, string(path), c.host, c.header, body, c.h1.keepAlive)
+		resp, err := c.h1.roundTrip(ctx, c.req, false, false)
+		if err != nil {
+			o.Fail = failReason(err)
+			return false
+		}
+		status, respBody = resp.Status, resp.Body
+	} else {
+		var err error
+		var rd []byte
+		if body != nil {
+			rd = body
+		}
+		status, respBody, err = stdDo(ctx, c.h2, method, c.base+string(path), c.header, rd, &c.buf)
+		if err != nil {
+			o.Fail = failReason(err)
+			return false
+		}
+	}
+	o.Status = status
+	o.BodyIn += len(respBody)
+	if status != want {
+		o.Fail = "status " + strconv.Itoa(status)
+		return false
+	}
+	if out != nil {
+		if err := c.codec.Unmarshal(respBody, out); err != nil {
+			o.Fail = "decode " + c.codec.Name() + " body"
+			return false
+		}
+	}
+	return true
+}
+
+func (c *restClient) userPath(id int64) []byte {
+	c.path = strconv.AppendInt(append(c.path[:0], "/users/"...), id, 10)
+	return c.path
+}
+
+func (c *restClient) listUsers(ctx context.Context, out *api.UserList, o *Outcome) bool {
+	return c.do(ctx, "GET", []byte("/users"), nil, http.StatusOK, out, o)
+}
+
+func (c *restClient) createUser(ctx context.Context, in *encoded[api.User], out *api.User, o *Outcome) bool {
+	return c.do(ctx, "POST", []byte("/users"), in.body, http.StatusCreated, out, o)
+}
+
+func (c *restClient) getUser(ctx context.Context, id int64, out *api.User, o *Outcome) bool {
+	return c.do(ctx, "GET", c.userPath(id), nil, http.StatusOK, out, o)
+}
+
+func (c *restClient) updateUser(ctx context.Context, id int64, in *encoded[api.User], out *api.User, o *Outcome) bool {
+	return c.do(ctx, "PUT", c.userPath(id), in.body, http.StatusOK, out, o)
+}
+
+func (c *restClient) deleteUser(ctx context.Context, id int64, o *Outcome) bool {
+	return c.do(ctx, "DELETE", c.userPath(id), nil, http.StatusNoContent, nil, o)
+}
+
+func (c *restClient) echo(ctx context.Context, in *encoded[api.EchoRequest], out *api.EchoResponse, o *Outcome) bool {
+	return c.do(ctx, "POST", []byte("/echo"), in.body, http.StatusOK, out, o)
+}

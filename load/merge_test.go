@@ -1,0 +1,110 @@
+package load
+
+import (
+	"bytes"
+	"context"
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/wirebench/wirebench/measure"
+)
+
+func emptyResult(seg Segment) *Result {
+	return &Result{
+		Schema: Schema, Scenario: "raw", Options: Options{Segment: seg, Concurrency: 1},
+		Latency: measure.NewHistogram(), Service: measure.NewHistogram(), Lag: measure.NewHistogram(),
+		Ops:    []OpResult{{Name: "GET /", Latency: measure.NewHistogram(), Service: measure.NewHistogram()}},
+		Status: map[string]int64{}, Failures: map[string]int64{},
+	}
+}
+
+// TestMergeExact: segments written to result files and merged hold the
+// same histogram as one result that recorded every value.
+func TestMergeExact(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(3, 4))
+	whole := emptyResult(Segment{})
+	segs := []*Result{emptyResult(Segment{1, 3}), emptyResult(Segment{2, 3}), emptyResult(Segment{3, 3})}
+	for i := range 20000 {
+		d := time.Duration(rng.ExpFloat64() * float64(2*time.Millisecond))
+		for _, r := range []*Result{whole, segs[i%3]} {
+			r.Latency.Record(d)
+			r.Service.Record(d / 2)
+			r.Ops[0].Latency.Record(d)
+			r.Requests++
+			r.Status["200"]++
+		}
+	}
+	var files []*Result
+	for _, s := range segs {
+		var buf bytes.Buffer
+		if err := s.WriteJSON(&buf); err != nil {
+			t.Fatal(err)
+		}
+		back, err := ReadResult(&buf)
+		if err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, back)
+	}
+	m, err := Merge(files...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !m.Latency.Equal(whole.Latency) || !m.Service.Equal(whole.Service) || !m.Ops[0].Latency.Equal(whole.Ops[0].Latency) {
+		t.Error("merged histograms differ from the single run's")
+	}
+	if m.Requests != 20000 || m.Status["200"] != 20000 || len(m.Segments) != 3 {
+		t.Errorf("merged %d requests, status %v, segments %v", m.Requests, m.Status, m.Segments)
+	}
+	if _, err := Merge(); err == nil {
+		t.Error("Merge() of nothing succeeded")
+	}
+}
+
+// TestSegmentShares: the split rule gives shares that add up exactly.
+func TestSegmentShares(t *testing.T) {
+	t.Parallel()
+	for _, n := range []int{1, 2, 3, 7} {
+		for _, q := range []int64{0, 1, 5, 100, 1001} {
+			var sum int64
+			for i := 1; i <= n; i++ {
+				sum += Segment{i, n}.share(q)
+			}
+			if sum != q {
+				t.Errorf("n=%d q=%d: shares add to %d", n, q, sum)
+			}
+		}
+	}
+	for _, bad := range []string{"0/3", "4/3", "1/0", "x", "1/"} {
+		if _, err := ParseSegment(bad); err == nil {
+			t.Errorf("ParseSegment(%q) succeeded", bad)
+		}
+	}
+}
+
+// TestSegmentedRun: three segments of -n 1000 send 1000 requests in all.
+func TestSegmentedRun(t *testing.T) {
+	t.Parallel()
+	ts := startServer(t, okHandler)
+	sc, err := NewRaw(RawOptions{URL: ts.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rs []*Result
+	for i := 1; i <= 3; i++ {
+		r, err := Run(context.Background(), Options{Concurrency: 5, Requests: 1000, Segment: Segment{i, 3}}, sc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rs = append(rs, r)
+	}
+	m, err := Merge(rs...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ts.requests.Load() != 1000 || m.Requests != 1000 || m.Options.Concurrency != 5 {
+		t.Errorf("server %d, merged %d requests, %d VUs; want 1000, 1000, 5", ts.requests.Load(), m.Requests, m.Options.Concurrency)
+	}
+}

@@ -1,0 +1,242 @@
+package load
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/wirebench/wirebench/api"
+	"github.com/wirebench/wirebench/codec"
+	"github.com/wirebench/wirebench/measure"
+)
+
+// Scenario names against the reference API.
+const (
+	ScenarioCRUD   = "crud"   // the TOON seed's iteration: list, create, get, update, delete
+	ScenarioEcho   = "echo"   // the Fiber seed: POST /echo, message checked
+	ScenarioGet    = "get"    // GET /users/{id} over the seeded users
+	ScenarioList   = "list"   // GET /users, count checked
+	ScenarioCreate = "create" // create then delete, so the dataset stays fixed
+)
+
+// TransportGRPC drives the reference API's gRPC services.
+const TransportGRPC = "grpc"
+
+// ScenarioOptions configure a reference-API scenario. The zero value
+// (plus Name and URL) is JSON over lean HTTP/1.1 keep-alive.
+type ScenarioOptions struct {
+	Name string `json:"name"`
+	// URL is http://host:port of the REST API, or host:port of the gRPC
+	// API with Transport "grpc".
+	URL       string `json:"url"`
+	Format    string `json:"format"`    // codec name; ignored by gRPC (always protobuf)
+	Transport string `json:"transport"` // http1 (default), h2c, grpc
+	// Connections shared by the VUs on h2c and gRPC (default 1); each VU
+	// has its own connection on HTTP/1.1.
+	Connections int           `json:"connections,omitempty"`
+	NoKeepAlive bool          `json:"no_keepalive,omitempty"`
+	Timeout     time.Duration `json:"timeout"`
+}
+
+// apiScenario is the Scenario of every reference-API scenario: it owns the
+// shared connections and the dataset snapshot the checks compare with.
+type apiScenario struct {
+	o     ScenarioOptions
+	ops   []string
+	entry codec.Entry
+	addr  string // host:port
+	h2    *h2Pool
+	grpc  *grpcPool
+	vus   atomic.Int64
+
+	once     sync.Once
+	seed     api.UserList // the dataset at the start, for get and list checks
+	seedErr  error
+	echoReq  encoded[api.EchoRequest]
+	echoWant string
+}
+
+var scenarioOps = map[string][]string{
+	ScenarioCRUD:   {"list users", "create user", "get user", "update user", "delete user"},
+	ScenarioEcho:   {"echo"},
+	ScenarioGet:    {"get user"},
+	ScenarioList:   {"list users"},
+	ScenarioCreate: {"create user", "delete user"},
+}
+
+// NewScenario validates o and prepares the shared state; connections are
+// made lazily by the VUs.
+func NewScenario(o ScenarioOptions) (Scenario, error) {
+	ops, ok := scenarioOps[o.Name]
+	if !ok {
+		return nil, fmt.Errorf("%w: scenario %q (want crud, echo, get, list, create)", ErrOptions, o.Name)
+	}
+	if o.Format == "" {
+		o.Format = "json"
+	}
+	if o.Transport == "" {
+		o.Transport = TransportHTTP1
+	}
+	if o.Timeout == 0 {
+		o.Timeout = 10 * time.Second
+	}
+	s := &apiScenario{o: o, ops: ops}
+	host := o.URL
+	if u, err := url.Parse(o.URL); err == nil && u.Host != "" {
+		host = u.Host
+	}
+	host = strings.TrimSuffix(host, "/")
+	if _, _, err := splitHostPort(host); err != nil {
+		return nil, fmt.Errorf("%w: URL %q: want http://host:port (or host:port for grpc)", ErrOptions, o.URL)
+	}
+	s.addr = host
+	switch o.Transport {
+	case TransportHTTP1, TransportH2C:
+		e, ok := codec.Lookup(o.Format)
+		if !ok {
+			return nil, fmt.Errorf("%w: format %q (have %s)", ErrOptions, o.Format, strings.Join(codec.Formats(), ", "))
+		}
+		s.entry = e
+		if o.Transport == TransportH2C {
+			s.h2 = newH2Pool(o.Connections, o.Timeout)
+		}
+	case TransportGRPC:
+		p, err := newGRPCPool(s.addr, o.Connections, o.Timeout, true)
+		if err != nil {
+			return nil, err
+		}
+		s.grpc = p
+	default:
+		return nil, fmt.Errorf("%w: transport %q (want http1, h2c, grpc)", ErrOptions, o.Transport)
+	}
+	s.echoReq.v = api.EchoRequest{FirstMessage: "Hello, ", SecondMessage: "wirebench!"}
+	s.echoWant = api.Echo(s.echoReq.v).Message
+	var err error
+	if s.echoReq.body, err = s.encode(&s.echoReq.v); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+func (s *apiScenario) Ops() []string { return s.ops }
+
+// WireBytes implements WireCounter for the shared h2c and gRPC connections.
+func (s *apiScenario) WireBytes() (in, out int64) {
+	switch {
+	case s.h2 != nil:
+		return s.h2.bytes.In.Load(), s.h2.bytes.Out.Load()
+	case s.grpc != nil:
+		return s.grpc.bytes.In.Load(), s.grpc.bytes.Out.Load()
+	}
+	return 0, 0
+}
+
+func (s *apiScenario) encode(v any) ([]byte, error) {
+	if s.entry.Codec == nil {
+		return nil, nil // gRPC marshals per call
+	}
+	b, err := s.entry.Codec.Marshal(v)
+	if err != nil {
+		return nil, fmt.Errorf("load: pre-encode %T as %s: %w", v, s.o.Format, err)
+	}
+	return b, nil
+}
+
+// client makes VU id's client; wire counts its bytes on HTTP/1.1.
+func (s *apiScenario) client(id int, wire *measure.Bytes) apiClient {
+	switch {
+	case s.grpc != nil:
+		return s.grpc.client(id, s.o.Timeout)
+	case s.h2 != nil:
+		return s.restClient(nil, s.h2.client(id))
+	}
+	return s.restClient(newH1Conn(s.addr, wire, s.o.Timeout, !s.o.NoKeepAlive), nil)
+}
+
+func (s *apiScenario) restClient(h1 *h1Conn, h2 *http.Client) *restClient {
+	mt := s.entry.MediaTypes[0]
+	c := &restClient{
+		base: "http://" + s.addr, host: s.addr, codec: s.entry.Codec, h1: h1,
+		header: []string{"Content-Type: " + mt, "Accept: " + mt}, h2: h2,
+	}
+	return c
+}
+
+// snapshot reads the dataset once, before the load, over a connection of
+// its own whose bytes are not counted.
+func (s *apiScenario) snapshot(ctx context.Context) error {
+	s.once.Do(func() {
+		var c apiClient
+		if s.grpc != nil {
+			p, err := newGRPCPool(s.addr, 1, s.o.Timeout, false)
+			if err != nil {
+				s.seedErr = err
+				return
+			}
+			defer p.close()
+			c = p.client(0, s.o.Timeout)
+		} else {
+			c = s.restClient(newH1Conn(s.addr, new(measure.Bytes), s.o.Timeout, false), nil)
+		}
+		defer c.close()
+		var o Outcome
+		if !c.listUsers(ctx, &s.seed, &o) {
+			s.seedErr = fmt.Errorf("load: reading the dataset from %s: %s", s.addr, o.Fail)
+		}
+	})
+	return s.seedErr
+}
+
+// NewVU implements Scenario.
+func (s *apiScenario) NewVU(ctx context.Context, id int, wire *measure.Bytes) (VU, error) {
+	if s.o.Name != ScenarioEcho {
+		if err := s.snapshot(ctx); err != nil {
+			return nil, err
+		}
+	}
+	s.vus.Add(1)
+	base := apiVU{s: s, c: s.client(id, wire), id: id}
+	switch s.o.Name {
+	case ScenarioEcho:
+		return &echoVU{apiVU: base}, nil
+	case ScenarioGet:
+		if len(s.seed.Users) == 0 {
+			return nil, fmt.Errorf("%w: scenario get needs seeded users, the server has none", ErrOptions)
+		}
+		return &getVU{apiVU: base, next: id}, nil
+	case ScenarioList:
+		return &listVU{apiVU: base}, nil
+	}
+	v := &crudVU{apiVU: base, create: s.o.Name == ScenarioCreate}
+	v.newUser.v = api.User{Name: fmt.Sprintf("wirebench vu%d", id), Email: fmt.Sprintf("vu%d@wirebench.test", id)}
+	v.changed.v = api.User{Name: v.newUser.v.Name + " (updated)", Email: v.newUser.v.Email}
+	var err error
+	if v.newUser.body, err = s.encode(&v.newUser.v); err != nil {
+		return nil, err
+	}
+	if v.changed.body, err = s.encode(&v.changed.v); err != nil {
+		return nil, err
+	}
+	return v, nil
+}
+
+// Close releases the shared connections.
+func (s *apiScenario) Close() error {
+	if s.grpc != nil {
+		s.grpc.close()
+	}
+	return nil
+}
+
+func splitHostPort(hp string) (string, string, error) {
+	i := strings.LastIndexByte(hp, ':')
+	if i <= 0 || i == len(hp)-1 {
+		return "", "", fmt.Errorf("no port in %q", hp)
+	}
+	return hp[:i], hp[i+1:], nil
+}

@@ -1,0 +1,99 @@
+package load
+
+import (
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Threshold is a pass/fail criterion on a result, k6-style:
+// "p99<50ms", "p99.9<=200ms", "avg<10ms", "max<1s", "errors<1%",
+// "rps>1000". Latency metrics are on the (corrected) latency histogram.
+type Threshold struct {
+	Expr   string
+	metric string
+	q      float64 // for pNN
+	op     string
+	value  float64 // seconds for latency, fraction for errors, req/s for rps
+}
+
+var thresholdRE = regexp.MustCompile(`^\s*(p[0-9.]+|avg|min|max|errors|rps)\s*(<=|>=|<|>)\s*([0-9.]+)\s*([a-zµ%]*)\s*$`)
+
+// ParseThreshold parses one threshold expression.
+func ParseThreshold(s string) (Threshold, error) {
+	m := thresholdRE.FindStringSubmatch(s)
+	if m == nil {
+		return Threshold{}, fmt.Errorf("%w: %q (want e.g. p99<50ms, errors<1%%, rps>1000)", ErrThreshold, s)
+	}
+	t := Threshold{Expr: strings.TrimSpace(s), metric: m[1], op: m[2]}
+	num, err := strconv.ParseFloat(m[3], 64)
+	if err != nil {
+		return t, fmt.Errorf("%w: %q: bad number", ErrThreshold, s)
+	}
+	switch unit := m[4]; {
+	case t.metric == "errors":
+		if unit != "%" && unit != "" {
+			return t, fmt.Errorf("%w: %q: errors take %%", ErrThreshold, s)
+		}
+		t.value = num
+		if unit == "%" {
+			t.value = num / 100
+		}
+	case t.metric == "rps":
+		if unit != "" {
+			return t, fmt.Errorf("%w: %q: rps takes no unit", ErrThreshold, s)
+		}
+		t.value = num
+	default:
+		d, err := time.ParseDuration(m[3] + unit)
+		if err != nil || unit == "" {
+			return t, fmt.Errorf("%w: %q: want a duration such as 50ms", ErrThreshold, s)
+		}
+		t.value = d.Seconds()
+		if strings.HasPrefix(t.metric, "p") {
+			if t.q, err = strconv.ParseFloat(t.metric[1:], 64); err != nil || t.q <= 0 || t.q > 100 {
+				return t, fmt.Errorf("%w: %q: bad percentile", ErrThreshold, s)
+			}
+		}
+	}
+	return t, nil
+}
+
+// Check evaluates t on r, returning the measured value and whether it passed.
+func (t Threshold) Check(r *Result) (got string, ok bool) {
+	var v float64
+	switch t.metric {
+	case "errors":
+		v = r.ErrorRate()
+		got = fmt.Sprintf("%.3f%%", 100*v)
+	case "rps":
+		v = r.RPS()
+		got = fmt.Sprintf("%.1f", v)
+	default:
+		var d time.Duration
+		switch t.metric {
+		case "avg":
+			d = r.Latency.Mean()
+		case "min":
+			d = r.Latency.Min()
+		case "max":
+			d = r.Latency.Max()
+		default:
+			d = r.Latency.Quantile(t.q / 100)
+		}
+		v, got = d.Seconds(), fmtDur(d)
+	}
+	switch t.op {
+	case "<":
+		ok = v < t.value
+	case "<=":
+		ok = v <= t.value
+	case ">":
+		ok = v > t.value
+	case ">=":
+		ok = v >= t.value
+	}
+	return got, ok
+}

@@ -1,0 +1,66 @@
+package load
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestThresholds(t *testing.T) {
+	t.Parallel()
+	r := emptyResult(Segment{})
+	for i := 1; i <= 100; i++ {
+		r.Latency.Record(time.Duration(i) * time.Millisecond)
+	}
+	r.Requests, r.Failed = 1000, 5
+	r.Start, r.End = time.Unix(0, 0), time.Unix(10, 0)
+	tests := []struct {
+		expr string
+		pass bool
+	}{
+		{"p99<100ms", true}, {"p99<50ms", false}, {"p50<=51ms", true}, {"p99.9 < 1s", true},
+		{"avg<60ms", true}, {"max<100ms", false}, {"min>=1ms", true},
+		{"errors<1%", true}, {"errors<0.1%", false}, {"errors<0.01", true},
+		{"rps>99", true}, {"rps>100", false},
+	}
+	for _, tc := range tests {
+		th, err := ParseThreshold(tc.expr)
+		if err != nil {
+			t.Errorf("%s: %v", tc.expr, err)
+			continue
+		}
+		if got, ok := th.Check(r); ok != tc.pass {
+			t.Errorf("%s: measured %s, pass=%v, want %v", tc.expr, got, ok, tc.pass)
+		}
+	}
+	for _, bad := range []string{"", "p99", "p99<50", "errors<1ms", "rps>1k", "p0<1ms", "p101<1ms", "foo<1"} {
+		if _, err := ParseThreshold(bad); err == nil {
+			t.Errorf("ParseThreshold(%q) succeeded", bad)
+		}
+	}
+}
+
+func TestSummary(t *testing.T) {
+	t.Parallel()
+	r := emptyResult(Segment{})
+	r.Options.Rate, r.Options.Concurrency = 100, 4
+	r.Latency.Record(30 * time.Millisecond)
+	r.Lag.Record(10 * time.Millisecond)
+	r.Requests, r.Failed = 10, 1
+	r.Failures["status 500"] = 1
+	r.Status["200"], r.Status["500"] = 9, 1
+	r.Start, r.End = time.Unix(0, 0), time.Unix(1, 0)
+	r.Warnings = Diagnose(r)
+	var buf bytes.Buffer
+	if err := WriteSummary(&buf, r); err != nil {
+		t.Fatal(err)
+	}
+	out := buf.String()
+	for _, want := range []string{"open loop", "10.0/s", "failed 1", "p99.9", "service time", "schedule lag",
+		"200×9", "status 500", "client CPU", "WARNING: schedule lag p99", "achieved 10 req/s"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("summary lacks %q:\n%s", want, out)
+		}
+	}
+}
