@@ -104,8 +104,13 @@ type Payload struct {
 	Format      string `json:"format"`
 	Transport   string `json:"transport"`   // http1, h2c, grpc
 	Compression string `json:"compression"` // "", gzip, zstd
-	Body        int64  `json:"body_bytes"`
-	Wire        int64  `json:"wire_bytes"` // response bytes on the socket
+	// Body is the encoded message before content coding: the format's own
+	// size. Coded is the body after content coding (HTTP only; 0 when
+	// uncompressed or unknown). Wire is every response byte on the socket
+	// per request on a warm connection: body plus headers and framing.
+	Body  int64 `json:"body_bytes"`
+	Coded int64 `json:"coded_bytes,omitempty"`
+	Wire  int64 `json:"wire_bytes"`
 }
 
 // CellByID returns the cell with the given id.
