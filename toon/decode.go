@@ -52,6 +52,7 @@ type parser struct {
 	// input), so keys can be remembered without copying.
 	stable bool
 	cells  []string
+	tok    token
 	seen   []*seenSet // free list
 	strSrc stringSource
 }
@@ -102,6 +103,19 @@ func (p *parser) keepKey(ot *objTarget, key string) string {
 		return p.keep(key)
 	}
 	return key
+}
+
+// prim types the token s found at byte off of l into p.tok. The token
+// lives in the parser, not on the stack, because setters are called
+// through function values and would make a local escape on every cell.
+func (p *parser) prim(s string, l *line, off int) (*token, error) {
+	t := &p.tok
+	var err error
+	if *t, err = parsePrimitive(s); err != nil {
+		return nil, p.wrap(l, off, err)
+	}
+	t.col = l.col(off)
+	return t, nil
 }
 
 func (p *parser) peek() (*line, error) { return p.sc.peek() }
@@ -272,12 +286,11 @@ func (p *parser) document(d *decoder, v reflect.Value) error {
 	}
 	kv := isKeyValue(fl.content)
 	if following == nil && !kv {
-		t, err := parsePrimitive(fl.content)
+		t, err := p.prim(fl.content, &fl, 0)
 		if err != nil {
-			return p.wrap(&fl, 0, err)
+			return err
 		}
-		t.col = fl.col(0)
-		return p.setScalar(d, v, &t)
+		return p.setScalar(d, v, t)
 	}
 	if !kv && following.depth == 0 {
 		return p.syntax(&fl, 0, "a document with several lines must start with a key-value or array-header line")
@@ -414,12 +427,11 @@ func (p *parser) keyValueAt(l *line, content string, off, baseDepth int, ot *obj
 		for voff < off+len(content) && l.content[voff] == ' ' {
 			voff++
 		}
-		t, err := parsePrimitive(rest)
+		t, err := p.prim(rest, l, voff)
 		if err != nil {
-			return p.wrap(l, voff, err)
+			return err
 		}
-		t.col = l.col(voff)
-		if err := p.setScalar(fd, fv, &t); err != nil {
+		if err := p.setScalar(fd, fv, t); err != nil {
 			return err
 		}
 	}
@@ -507,13 +519,12 @@ func (p *parser) inline(h *header, at *arrTarget, hl *line) error {
 	}
 	off := strings.LastIndex(hl.content, h.inline)
 	for _, c := range cells {
-		t, err := parsePrimitive(c)
+		t, err := p.prim(c, hl, off)
 		if err != nil {
-			return p.wrap(hl, off, err)
+			return err
 		}
-		t.col = hl.col(off)
 		ed, ev := at.next()
-		if err := p.setScalar(ed, ev, &t); err != nil {
+		if err := p.setScalar(ed, ev, t); err != nil {
 			return err
 		}
 		at.commit()
@@ -627,12 +638,11 @@ func (p *parser) rowGroup(fields []field, d *decoder, v reflect.Value, i *int) e
 		} else {
 			c := p.cells[*i]
 			*i++
-			t, err := parsePrimitive(c)
+			t, err := p.prim(c, &p.cur, p.cellOffset(c))
 			if err != nil {
-				return p.wrap(&p.cur, p.cellOffset(c), err)
+				return err
 			}
-			t.col = p.cur.col(p.cellOffset(c))
-			if err := p.setScalar(fd, fv, &t); err != nil {
+			if err := p.setScalar(fd, fv, t); err != nil {
 				return err
 			}
 		}
@@ -645,13 +655,13 @@ func (p *parser) rowGroup(fields []field, d *decoder, v reflect.Value, i *int) e
 
 // planCell maps one column straight to a struct field.
 type planCell struct {
-	dec   *decoder // nil: unknown column, skipped
-	index []int
+	set ptrSetter // nil: unknown column, skipped
+	off uintptr
 }
 
 // rowPlan resolves the header's columns to struct fields once per table,
 // when the elements are structs and every field is a leaf, so that rows
-// are decoded without name lookups.
+// are decoded without name lookups or per-cell reflection.
 func (p *parser) rowPlan(h *header, at *arrTarget) []planCell {
 	if at.mode != dSlice && at.mode != dArray {
 		return nil
@@ -669,7 +679,7 @@ func rowPlanFor(h *header, ed *decoder) []planCell {
 			return nil
 		}
 		if j := ed.si.find(f.name); j >= 0 {
-			plan[i] = planCell{ed.fields[j], ed.si.fields[j].index}
+			plan[i] = planCell{ptrSetterFor(ed.fields[j]), fieldOffset(ed.typ, ed.si.fields[j].index)}
 		}
 	}
 	return plan
@@ -679,23 +689,17 @@ func (p *parser) planRow(plan []planCell, ev reflect.Value) error {
 	if !ev.IsValid() { // beyond a Go array's length
 		return nil
 	}
+	base := ev.Addr().UnsafePointer()
 	for i, c := range p.cells {
 		pc := &plan[i]
-		if pc.dec == nil {
+		if pc.set == nil {
 			continue
 		}
-		t, err := parsePrimitive(c)
+		t, err := p.prim(c, &p.cur, p.cellOffset(c))
 		if err != nil {
-			return p.wrap(&p.cur, p.cellOffset(c), err)
+			return err
 		}
-		t.col = p.cur.col(p.cellOffset(c))
-		fv := fieldByIndex(ev, pc.index)
-		if pc.dec.kind == dScalar {
-			err = pc.dec.scalar(p, fv, &t)
-		} else {
-			err = p.setScalar(pc.dec, fv, &t)
-		}
-		if err != nil {
+		if err := pc.set(p, unsafe.Add(base, pc.off), t); err != nil {
 			return err
 		}
 	}
@@ -890,12 +894,11 @@ func (p *parser) listItem(baseDepth int, d *decoder, v reflect.Value) error {
 		}
 		return ot.end(p, l.col(0))
 	}
-	t, err := parsePrimitive(after)
+	t, err := p.prim(after, &l, off)
 	if err != nil {
-		return p.wrap(&l, off, err)
+		return err
 	}
-	t.col = l.col(off)
-	return p.setScalar(d, v, &t)
+	return p.setScalar(d, v, t)
 }
 
 // siblings decodes the fields after the first of a list-item object.

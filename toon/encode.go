@@ -53,6 +53,11 @@ func (o MarshalOptions) Append(dst []byte, v any) ([]byte, error) {
 		return append(dst, "null"...), nil
 	}
 	te := encoderFor(rv.Type())
+	if te.kind == kindObject && !rv.CanAddr() {
+		c := reflect.New(rv.Type()) // the fast path reads fields by address
+		c.Elem().Set(rv)
+		rv = c.Elem()
+	}
 	w := writer{buf: dst, indent: o.Indent, delim: o.Delimiter, start: len(dst)}
 	switch te.kind {
 	case kindObject:
@@ -111,11 +116,14 @@ type typeEncoder struct {
 
 type fastField struct {
 	*structField
-	enc *typeEncoder
+	enc    *typeEncoder
+	off    uintptr
+	append ptrAppender // scalars
 }
 
 // rowEncoder encodes one row struct as table cells.
 type rowEncoder struct {
+	size   uintptr // of the row struct
 	cells  []rowCell
 	fields []field
 	// header caches the {f1,f2} segment for each delimiter.
@@ -123,8 +131,8 @@ type rowEncoder struct {
 }
 
 type rowCell struct {
-	index  []int
-	scalar scalarFunc
+	off    uintptr
+	append ptrAppender
 }
 
 func delimIndex(d Delimiter) int {
@@ -186,7 +194,11 @@ func objectFields(t reflect.Type) ([]fastField, bool) {
 		if te == nil {
 			return nil, false
 		}
-		out = append(out, fastField{f, te})
+		ff := fastField{structField: f, enc: te, off: fieldOffset(t, f.index)}
+		if te.kind == kindScalar {
+			ff.append = ptrAppenderFor(f.typ)
+		}
+		out = append(out, ff)
 	}
 	return out, true
 }
@@ -200,14 +212,14 @@ func rowEncoderFor(t reflect.Type) *rowEncoder {
 	if len(si.fields) == 0 {
 		return nil
 	}
-	r := &rowEncoder{}
+	r := &rowEncoder{size: t.Size()}
 	for i := range si.fields {
 		f := &si.fields[i]
 		s := scalarFor(f.typ)
 		if s == nil || f.omitEmpty {
 			return nil
 		}
-		r.cells = append(r.cells, rowCell{f.index, s})
+		r.cells = append(r.cells, rowCell{fieldOffset(t, f.index), ptrAppenderFor(f.typ)})
 		r.fields = append(r.fields, field{name: f.name})
 	}
 	for i, d := range []Delimiter{Comma, Tab, Pipe} {

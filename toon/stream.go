@@ -453,11 +453,11 @@ func (d *Decoder) next(dec *decoder, ev reflect.Value) (bool, error) {
 		if d.count >= len(d.cells) {
 			return false, nil
 		}
-		t, err := parsePrimitive(d.cells[d.count])
+		t, err := p.prim(d.cells[d.count], &d.hl, 0)
 		if err != nil {
-			return false, p.wrap(&d.hl, 0, err)
+			return false, err
 		}
-		return true, p.setScalar(dec, ev, &t)
+		return true, p.setScalar(dec, ev, t)
 	}
 	if p.strict && d.count >= d.h.length {
 		return false, nil

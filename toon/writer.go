@@ -3,6 +3,7 @@ package toon
 import (
 	"reflect"
 	"strconv"
+	"unsafe"
 )
 
 func appendUint(dst []byte, n uint64) []byte { return strconv.AppendUint(dst, n, 10) }
@@ -28,10 +29,10 @@ func (w *writer) newLine(depth int) {
 // object writes a kindObject struct's fields at depth.
 func (w *writer) object(te *typeEncoder, v reflect.Value, depth int) error {
 	var err error
+	base := v.Addr().UnsafePointer()
 	for i := range te.fields {
 		f := &te.fields[i]
-		fv := fieldByIndex(v, f.index)
-		if f.omitEmpty && isEmptyValue(fv) {
+		if f.omitEmpty && isEmptyValue(fieldByIndex(v, f.index)) {
 			continue
 		}
 		switch f.enc.kind {
@@ -39,9 +40,13 @@ func (w *writer) object(te *typeEncoder, v reflect.Value, depth int) error {
 			w.newLine(depth)
 			w.buf = append(w.buf, f.key...)
 			w.buf = append(w.buf, ':', ' ')
-			if w.buf, err = f.enc.scalar(w.buf, fv, w.delim); err != nil {
+			if w.buf, err = f.append(w.buf, unsafe.Add(base, f.off), w.delim); err != nil {
 				return err
 			}
+			continue
+		}
+		fv := fieldByIndex(v, f.index)
+		switch f.enc.kind {
 		case kindTable:
 			if err = w.table(f.key, f.enc.row, fv, depth); err != nil {
 				return err
@@ -94,9 +99,10 @@ func (w *writer) table(key []byte, r *rowEncoder, v reflect.Value, depth int) er
 	w.buf = append(w.buf, '{')
 	w.buf = append(w.buf, r.header[delimIndex(w.delim)]...)
 	w.buf = append(w.buf, '}', ':')
+	base := v.UnsafePointer()
 	for i := 0; i < n; i++ {
 		w.newLine(depth + 1)
-		if err := w.row(r, v.Index(i)); err != nil {
+		if err := w.row(r, unsafe.Add(base, uintptr(i)*r.size)); err != nil {
 			return err
 		}
 	}
@@ -104,14 +110,14 @@ func (w *writer) table(key []byte, r *rowEncoder, v reflect.Value, depth int) er
 }
 
 // row appends one row's cells.
-func (w *writer) row(r *rowEncoder, ev reflect.Value) error {
+func (w *writer) row(r *rowEncoder, ptr unsafe.Pointer) error {
 	var err error
 	for j := range r.cells {
 		c := &r.cells[j]
 		if j > 0 {
 			w.buf = append(w.buf, byte(w.delim))
 		}
-		if w.buf, err = c.scalar(w.buf, fieldByIndex(ev, c.index), w.delim); err != nil {
+		if w.buf, err = c.append(w.buf, unsafe.Add(ptr, c.off), w.delim); err != nil {
 			return err
 		}
 	}
