@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/wirebench/wirebench/httpapi"
+	"github.com/wirebench/wirebench/measure"
 	"github.com/wirebench/wirebench/server"
 )
 
@@ -26,8 +27,18 @@ func runServe(ctx context.Context, env *cliEnv, args []string) error {
 	fs.IntVar(&o.SeedTodos, "seed-todos", server.DefaultSeedTodos, "`N` deterministic todos to start with")
 	fs.StringVar(&o.HTTP.JSONLib, "json-lib", "std", "library serving application/json: std (encoding/json) or fast (goccy/go-json)")
 	fs.Int64Var(&o.HTTP.MaxBody, "max-body", httpapi.DefaultMaxBody, "request body limit in `bytes`, on the wire and decompressed (413 beyond)")
+	cpus := fs.String("cpus", "", "pin the server to these `CPUs` (e.g. 1 or 2,3), so a load client on other CPUs measures it fairly")
 	if err := parseFlags(fs, args); err != nil {
 		return err
+	}
+	if *cpus != "" {
+		set, err := parseCPUList(*cpus)
+		if err != nil {
+			return usagef("-cpus: %v", err)
+		}
+		if err := measure.Pin(set); err != nil {
+			return err
+		}
 	}
 	if fs.NArg() > 0 {
 		return usagef("unexpected argument %q", fs.Arg(0))

@@ -1,0 +1,129 @@
+package study
+
+import (
+	"context"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/wirebench/wirebench/load"
+)
+
+func buildWirebench(t *testing.T) string {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("builds and runs the binary; skipped with -short")
+	}
+	bin := filepath.Join(t.TempDir(), "wirebench")
+	if out, err := exec.Command("go", "build", "-o", bin, "../cmd/wirebench").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// TestTinyStudyEndToEnd runs a two-cell study with three trials each:
+// every trial gets a fresh server process (distinct PIDs), the dataset has
+// the same size before and after, trials are interleaved, and the server
+// was sampled.
+func TestTinyStudyEndToEnd(t *testing.T) {
+	bin := buildWirebench(t)
+	lo := load.Options{Concurrency: 2}
+	def := Definition{
+		Name: "tiny", Title: "tiny", SeedUsers: 20, SeedTodos: 5,
+		Cells: []Cell{
+			apiCell("crud", "json", nil, lo, load.ScenarioOptions{Name: load.ScenarioCRUD, Format: "json"}),
+			apiCell("crud", "msgpack", []string{"--json-lib", "fast"}, lo, load.ScenarioOptions{Name: load.ScenarioCRUD, Format: "msgpack"}),
+		},
+	}
+	var lines []string
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	res, err := Run(ctx, def, Options{Trials: 3, Warmup: 100 * time.Millisecond, Duration: 300 * time.Millisecond,
+		Seed: 7, Binary: bin, Progress: func(s string) { lines = append(lines, s) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Trials) != 6 || len(lines) != 6 {
+		t.Fatalf("%d trials, %d progress lines; want 6", len(res.Trials), len(lines))
+	}
+	pids := map[int]bool{}
+	for i, tr := range res.Trials {
+		if tr.Error != "" {
+			t.Fatalf("trial %d (%s): %s", i, tr.Cell, tr.Error)
+		}
+		if tr.ServerPID == 0 || pids[tr.ServerPID] {
+			t.Fatalf("trial %d: server PID %d not fresh", i, tr.ServerPID)
+		}
+		pids[tr.ServerPID] = true
+		if tr.UsersBefore != 20 || tr.UsersAfter != 20 || tr.TodosBefore != 5 || tr.TodosAfter != 5 {
+			t.Fatalf("trial %d: dataset %d→%d users, %d→%d todos", i, tr.UsersBefore, tr.UsersAfter, tr.TodosBefore, tr.TodosAfter)
+		}
+		if tr.Load.Requests == 0 || tr.Load.Failed != 0 {
+			t.Fatalf("trial %d: %d requests, %d failed: %v", i, tr.Load.Requests, tr.Load.Failed, tr.Load.Failures)
+		}
+		if len(tr.Server.Samples) < 2 || tr.Server.PeakRSS == 0 || tr.Server.GoMem["go_memstats_heap_inuse_bytes"] == 0 {
+			t.Fatalf("trial %d: server not sampled: %d samples, peak %d, gomem %v", i, len(tr.Server.Samples), tr.Server.PeakRSS, tr.Server.GoMem)
+		}
+		// Interleaving: round r holds every cell's r-th trial.
+		if tr.Index != i/2 || tr.Order != i {
+			t.Fatalf("trial %d has index %d order %d: not interleaved", i, tr.Index, tr.Order)
+		}
+	}
+	if len(res.Cells) != 2 || res.Seed != 7 || res.Env.GoVersion == "" {
+		t.Fatalf("results header incomplete: %+v", res.Cells)
+	}
+}
+
+func TestTrialOrderShuffledPerRoundAndReproducible(t *testing.T) {
+	a, b := trialOrder(4, 5, 42), trialOrder(4, 5, 42)
+	shuffled := false
+	for i := range a {
+		if a[i] != b[i] {
+			t.Fatal("same seed, different order")
+		}
+		if a[i].index != i/4 {
+			t.Fatalf("position %d holds round %d", i, a[i].index)
+		}
+		if a[i].cell != i%4 {
+			shuffled = true
+		}
+	}
+	if !shuffled {
+		t.Error("order never differs from A B C D")
+	}
+	for r := range 5 {
+		seen := map[int]bool{}
+		for _, x := range a[r*4 : r*4+4] {
+			seen[x.cell] = true
+		}
+		if len(seen) != 4 {
+			t.Fatalf("round %d lacks a cell: %v", r, a[r*4:r*4+4])
+		}
+	}
+}
+
+func TestBuiltinStudiesAreWellFormed(t *testing.T) {
+	for _, name := range []string{"formats", "json-libs", "payload-size", "grpc-vs-rest"} {
+		def, err := Lookup(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(def.Cells) == 0 && def.Measure == nil {
+			t.Errorf("%s: nothing to run", name)
+		}
+		ids := map[string]bool{}
+		for _, c := range def.Cells {
+			if ids[c.ID()] {
+				t.Errorf("%s: duplicate cell %s", name, c.ID())
+			}
+			ids[c.ID()] = true
+			if _, err := c.Scenario("127.0.0.1:1", "127.0.0.1:2"); err != nil {
+				t.Errorf("%s/%s: %v", name, c.ID(), err)
+			}
+		}
+	}
+	if _, err := Lookup("nope"); err == nil {
+		t.Error("unknown study found")
+	}
+}
