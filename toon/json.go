@@ -13,29 +13,54 @@ import (
 // Object with their key order, numbers become exact Numbers. Duplicate keys
 // resolve as JavaScript's JSON.parse does: the last value, in the first
 // key's position. It is how the CLI turns JSON into TOON.
+//
+// Errors are *Error values naming the line and column in data.
 func FromJSON(data []byte) (any, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
 	v, err := readJSON(dec, 0)
-	if err != nil {
-		return nil, err
+	if err == nil {
+		if _, err2 := dec.Token(); err2 != io.EOF {
+			err = fmt.Errorf("%w: unexpected data after the value", ErrSyntax)
+		}
 	}
-	if _, err := dec.Token(); err != io.EOF {
-		return nil, fmt.Errorf("toon: %w: JSON: unexpected data after the value", ErrSyntax)
+	if err != nil {
+		off := dec.InputOffset()
+		var se *json.SyntaxError
+		if errors.As(err, &se) {
+			off = se.Offset
+		}
+		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+			err = errors.New("unexpected end of input")
+		}
+		sentinel := ErrSyntax
+		if errors.Is(err, ErrDepth) {
+			sentinel = ErrDepth
+		}
+		line, col := lineCol(data, off)
+		return nil, &Error{Line: line, Column: col, Msg: "JSON: " + err.Error(), Err: sentinel}
 	}
 	return v, nil
 }
 
+// lineCol converts a byte offset into a 1-based line and column.
+func lineCol(data []byte, off int64) (int, int) {
+	off = min(max(off, 0), int64(len(data)))
+	before := data[:off]
+	line := bytes.Count(before, []byte{'\n'}) + 1
+	return line, int(off) - (bytes.LastIndexByte(before, '\n') + 1) + 1
+}
+
 func readJSON(dec *json.Decoder, depth int) (any, error) {
 	if depth > DefaultMaxDepth {
-		return nil, fmt.Errorf("toon: %w: JSON nested more than %d levels", ErrDepth, DefaultMaxDepth)
+		return nil, fmt.Errorf("%w: more than %d levels", ErrDepth, DefaultMaxDepth)
 	}
 	tok, err := dec.Token()
 	if err != nil {
 		if errors.Is(err, io.EOF) {
 			err = io.ErrUnexpectedEOF
 		}
-		return nil, fmt.Errorf("toon: %w: JSON at offset %d: %v", ErrSyntax, dec.InputOffset(), err)
+		return nil, err
 	}
 	switch t := tok.(type) {
 	case json.Delim:
@@ -45,7 +70,7 @@ func readJSON(dec *json.Decoder, depth int) (any, error) {
 			for dec.More() {
 				kt, err := dec.Token()
 				if err != nil {
-					return nil, fmt.Errorf("toon: %w: JSON at offset %d: %v", ErrSyntax, dec.InputOffset(), err)
+					return nil, err
 				}
 				v, err := readJSON(dec, depth+1)
 				if err != nil {
@@ -54,7 +79,7 @@ func readJSON(dec *json.Decoder, depth int) (any, error) {
 				b.set(kt.(string), v)
 			}
 			if _, err := dec.Token(); err != nil {
-				return nil, fmt.Errorf("toon: %w: JSON: %v", ErrSyntax, err)
+				return nil, err
 			}
 			return b.object(), nil
 		case '[':
@@ -67,11 +92,11 @@ func readJSON(dec *json.Decoder, depth int) (any, error) {
 				a = append(a, v)
 			}
 			if _, err := dec.Token(); err != nil {
-				return nil, fmt.Errorf("toon: %w: JSON: %v", ErrSyntax, err)
+				return nil, err
 			}
 			return a, nil
 		}
-		return nil, fmt.Errorf("toon: %w: JSON: unexpected %v", ErrSyntax, t)
+		return nil, fmt.Errorf("%w: unexpected %v", ErrSyntax, t)
 	case json.Number:
 		return canonicalNumber(string(t)), nil
 	default: // nil, bool, string
