@@ -1,0 +1,150 @@
+package report
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// formatValue prints one number of a metric for people, with about four
+// significant digits: enough to compare, few enough to read.
+func formatValue(u Unit, v float64) string {
+	if math.IsNaN(v) {
+		return "—"
+	}
+	switch u {
+	case UnitDuration:
+		return formatDuration(time.Duration(math.Round(v)))
+	case UnitBytes:
+		return formatBytes(v)
+	default:
+		return formatSI(v)
+	}
+}
+
+// formatSummary prints "median ± x%" (benchstat's form: x is the larger
+// distance from the median to an end of its 95% CI), or "± ∞" when there
+// are too few trials for an interval.
+func formatSummary(u Unit, s Summary) string {
+	if s.N == 0 {
+		return "—"
+	}
+	c := formatValue(u, s.Center)
+	if !s.HasCI() {
+		return c + " ± ∞"
+	}
+	return fmt.Sprintf("%s ± %s", c, formatPct(s.HalfWidth()*100))
+}
+
+func formatPct(p float64) string {
+	switch {
+	case math.IsInf(p, 0):
+		return "∞"
+	case p < 10:
+		return strconv.FormatFloat(p, 'f', 1, 64) + "%"
+	}
+	return strconv.FormatFloat(p, 'f', 0, 64) + "%"
+}
+
+// formatSI prints a count or rate: 281.9, 12.35k, 1.235M.
+func formatSI(v float64) string {
+	a := math.Abs(v)
+	switch {
+	case a >= 1e9:
+		return sig4(v/1e9) + "G"
+	case a >= 1e6:
+		return sig4(v/1e6) + "M"
+	case a >= 1e3:
+		return sig4(v/1e3) + "k"
+	}
+	return sig4(v)
+}
+
+// sig4 prints v with four significant digits, without exponent.
+func sig4(v float64) string {
+	a := math.Abs(v)
+	switch {
+	case a == 0:
+		return "0"
+	case a >= 1000:
+		return strconv.FormatFloat(v, 'f', 0, 64)
+	case a >= 100:
+		return strconv.FormatFloat(v, 'f', 1, 64)
+	case a >= 10:
+		return strconv.FormatFloat(v, 'f', 2, 64)
+	}
+	return strconv.FormatFloat(v, 'f', 3, 64)
+}
+
+// formatDuration prints 748.6µs, 27.84ms, 1.235s.
+func formatDuration(d time.Duration) string {
+	a := d
+	if a < 0 {
+		a = -a
+	}
+	switch {
+	case a >= time.Second:
+		return sig4(d.Seconds()) + "s"
+	case a >= time.Millisecond:
+		return sig4(float64(d)/1e6) + "ms"
+	case a >= time.Microsecond:
+		return sig4(float64(d)/1e3) + "µs"
+	}
+	return strconv.FormatInt(int64(d), 10) + "ns"
+}
+
+// formatBytes prints 512 B, 1.205 KiB, 44.1 MiB (binary units, as memory
+// is counted in pages).
+func formatBytes(v float64) string {
+	a := math.Abs(v)
+	switch {
+	case a >= 1<<30:
+		return sig4(v/(1<<30)) + " GiB"
+	case a >= 1<<20:
+		return sig4(v/(1<<20)) + " MiB"
+	case a >= 1<<10:
+		return sig4(v/(1<<10)) + " KiB"
+	}
+	if v == math.Trunc(v) {
+		return strconv.FormatFloat(v, 'f', 0, 64) + " B"
+	}
+	return strconv.FormatFloat(v, 'f', 1, 64) + " B"
+}
+
+// formatInt prints an integer with thousands separators: 59,395.
+func formatInt(n int64) string {
+	s := strconv.FormatInt(n, 10)
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(s, "-")
+	var b strings.Builder
+	for i, r := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(r)
+	}
+	if neg {
+		return "-" + b.String()
+	}
+	return b.String()
+}
+
+// formatChecks prints "59,395 (100% passed)" in k6's manner, with the
+// exact failed count when any failed (a rounded 100.0% would hide them).
+func formatChecks(c CellSummary) string {
+	if c.Requests == 0 {
+		return "—"
+	}
+	if c.Failed == 0 {
+		return formatInt(c.Requests) + " (100% passed)"
+	}
+	return fmt.Sprintf("%s (%s failed)", formatInt(c.Requests), formatInt(c.Failed))
+}
+
+// formatVs prints a comparison for a table cell: "+12.30% (p=0.008)" or
+// "~ (p=0.420)".
+func formatVs(d Delta) string {
+	return fmt.Sprintf("%s (p=%.3f)", d.FormatDelta(), d.P)
+}

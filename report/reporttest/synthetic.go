@@ -1,0 +1,179 @@
+// Package reporttest builds synthetic study results with fixed numbers, so
+// that report renderers and the CLI can be tested against golden files
+// without running a study.
+package reporttest
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/wirebench/wirebench/load"
+	"github.com/wirebench/wirebench/measure"
+	"github.com/wirebench/wirebench/report"
+)
+
+// Options shape the synthetic study. The zero value is a clean 6-trial
+// study.
+type Options struct {
+	// Trials per cell; 0 means 6 (the fewest with a 95% median CI).
+	Trials int
+	// Slowdown multiplies every latency and CPU cost and divides every
+	// throughput; 0 means 1.
+	Slowdown float64
+	// Faults adds one failed trial, a dataset that grew, failed checks,
+	// a client warning and the payload table: everything a report must
+	// flag.
+	Faults bool
+	Quick  bool
+}
+
+// cellSpec is one synthetic cell: its base latency and throughput.
+type cellSpec struct {
+	group, label string
+	lat          time.Duration // median latency
+	rps          float64
+	body         int64 // response body bytes per request
+	rss          int64
+}
+
+var cells = []cellSpec{
+	{"crud c=50", "json", 800 * time.Microsecond, 21000, 1850, 24 << 20},
+	{"crud c=50", "toon", 950 * time.Microsecond, 18500, 1210, 26 << 20},
+	{"crud c=50", "protobuf", 790 * time.Microsecond, 21300, 980, 23 << 20},
+	{"echo c=1", "http1", 60 * time.Microsecond, 15000, 40, 12 << 20},
+	{"echo c=1", "grpc", 95 * time.Microsecond, 9800, 45, 15 << 20},
+}
+
+// Results returns a synthetic study. Every number is a function of the
+// cell, the trial index and the options: the same call gives the same
+// bytes.
+func Results(o Options) *report.Results {
+	if o.Trials == 0 {
+		o.Trials = 6
+	}
+	if o.Slowdown == 0 {
+		o.Slowdown = 1
+	}
+	start := time.Date(2026, 3, 14, 15, 9, 26, 0, time.UTC)
+	r := &report.Results{
+		Schema: report.Schema, Study: "synthetic", Title: "Synthetic study: formats and transports",
+		Quick: o.Quick, Seed: 42,
+		Options: map[string]any{"trials": o.Trials, "duration": "10s"},
+		Env: measure.Env{
+			Hostname: "lab", CPUModel: "AMD EPYC 7B13", NumCPU: 8, Affinity: []int{0, 1, 2, 3, 4, 5, 6, 7},
+			GOMAXPROCS: 8, Kernel: "Linux 6.8.0", GoVersion: "go1.26.0", GOOS: "linux", GOARCH: "amd64",
+			GitCommit: "0123456789abcdef0123456789abcdef01234567",
+		},
+		Start: start,
+	}
+	for _, c := range cells {
+		r.Cells = append(r.Cells, report.Cell{
+			ID: c.group + "/" + c.label, Group: c.group, Label: c.label,
+			ServeArgs: []string{"--format", c.label}, Load: map[string]any{"scenario": c.group},
+		})
+	}
+	order := 0
+	for i := 0; i < o.Trials; i++ {
+		for ci, c := range cells {
+			t := trial(c, ci, i, o)
+			t.Order = order
+			order++
+			r.Trials = append(r.Trials, t)
+		}
+	}
+	if o.Faults {
+		r.Trials[1].Error = "server exited: signal: killed"
+		r.Trials[1].Load = nil
+		r.Trials[2].TodosAfter = r.Trials[2].TodosBefore + 12
+		r.Trials[2].Load.Failed = 3
+		r.Trials[2].Load.Failures = map[string]int64{"status 500, want 200": 3}
+		r.Trials[3].Load.Warnings = []string{"client CPU at 97% of its 2 CPUs: the client may be the bottleneck"}
+		r.Warnings = []string{"CPU frequency scaling is enabled (governor: powersave)"}
+		r.Payloads = payloads()
+	}
+	r.End = start.Add(time.Duration(order) * 11 * time.Second)
+	return r
+}
+
+// jitter is a fixed, trial-dependent factor in [0.97, 1.03].
+func jitter(cell, trial int) float64 {
+	return 1 + 0.015*float64((trial*7+cell*3)%5-2)
+}
+
+func trial(c cellSpec, ci, i int, o Options) report.Trial {
+	j := jitter(ci, i)
+	lat := time.Duration(float64(c.lat) * j * o.Slowdown)
+	h := measure.NewHistogram()
+	// A right-skewed shape: most near the median, a tail up to ×12.
+	for k := 0; k < 1000; k++ {
+		f := 0.6 + 0.8*float64(k)/1000
+		switch {
+		case k%100 == 99:
+			f *= 12
+		case k%10 == 9:
+			f *= 3
+		}
+		h.Record(time.Duration(float64(lat) * f))
+	}
+	elapsed := 10 * time.Second
+	reqs := int64(c.rps * elapsed.Seconds() / j / o.Slowdown)
+	start := time.Date(2026, 3, 14, 15, 10, 0, 0, time.UTC).Add(time.Duration(i) * time.Minute)
+	res := &load.Result{
+		Schema: load.Schema, Scenario: c.group, Start: start, End: start.Add(elapsed),
+		Requests: reqs, Latency: h, Service: h, Lag: measure.NewHistogram(),
+		Status: map[string]int64{"200": reqs}, Failures: map[string]int64{},
+		Bytes: load.ByteCounts{
+			BodyIn: reqs * c.body, WireIn: reqs * (c.body + 120),
+			BodyOut: reqs * c.body / 4, WireOut: reqs * (c.body/4 + 95),
+		},
+		CPU: load.CPUUsage{User: 3 * time.Second, System: time.Second, CPUs: 2},
+	}
+	cpuPerReq := time.Duration(float64(28*time.Microsecond) * j * o.Slowdown * float64(c.lat) / float64(800*time.Microsecond))
+	rss := int64(float64(c.rss) * j)
+	var samples []report.ProcSample
+	for s := 0; s <= 20; s++ {
+		t := time.Duration(s) * 500 * time.Millisecond
+		grow := int64(s) * (rss / 80) // warms up, then levels off
+		if s > 10 {
+			grow = 10 * (rss / 80)
+		}
+		samples = append(samples, report.ProcSample{T: t, RSS: rss*3/4 + grow, CPU: cpuPerReq * time.Duration(reqs*int64(s)/20)})
+	}
+	peak := samples[len(samples)-1].RSS
+	return report.Trial{
+		Cell: c.group + "/" + c.label, Index: i, ServerPID: 1000 + 10*i + ci,
+		ServerCPUs: []int{0, 1}, ClientCPUs: []int{2, 3},
+		UsersBefore: 100, UsersAfter: 100, TodosBefore: 50, TodosAfter: 50,
+		Load:   res,
+		Server: report.ServerStats{CPU: cpuPerReq * time.Duration(reqs), PeakRSS: peak, Samples: samples},
+	}
+}
+
+func payloads() []report.Payload {
+	var ps []report.Payload
+	body := map[string]float64{"json": 1, "toon": 0.62, "protobuf": 0.5, "msgpack": 0.78, "cbor": 0.8}
+	for _, n := range []int{10, 1000} {
+		for _, f := range []string{"json", "toon", "protobuf", "msgpack", "cbor"} {
+			b := int64(float64(n) * 92 * body[f])
+			for _, tr := range []string{"http1", "h2c", "grpc"} {
+				if tr == "grpc" && f != "protobuf" {
+					continue
+				}
+				for _, comp := range []string{"", "gzip"} {
+					wire := b
+					if comp == "gzip" {
+						wire = b / 4
+					}
+					frame := map[string]int64{"http1": 130, "h2c": 40, "grpc": 55}[tr]
+					ps = append(ps, report.Payload{Dataset: "users", N: n, Format: f, Transport: tr, Compression: comp, Body: b, Wire: wire + frame})
+				}
+			}
+		}
+	}
+	return ps
+}
+
+// Label names a synthetic result set in test failure messages.
+func (o Options) String() string {
+	return fmt.Sprintf("trials=%d slowdown=%v faults=%v quick=%v", o.Trials, o.Slowdown, o.Faults, o.Quick)
+}

@@ -1,0 +1,236 @@
+package report
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// table is a rendered-to-text table shared by the Markdown and HTML
+// renderers, so both show exactly the same numbers.
+type table struct {
+	Header []string
+	Rows   [][]string
+	// Sig marks cells holding a significant comparison (HTML colours them).
+	Sig map[[2]int]int // (row, col) → +1 better, -1 worse
+}
+
+// vsMetrics are the metrics that get a "vs baseline" column, after the
+// metric's own column: throughput and the tail.
+var vsMetrics = map[string]bool{"rps": true, "lat_p99": true}
+
+// groupTable is one group's table in the seeds' style: one row per cell,
+// each number a median over trials with its spread.
+func groupTable(g Group) table {
+	t := table{Header: []string{"cell"}, Sig: map[[2]int]int{}}
+	for _, m := range Metrics {
+		t.Header = append(t.Header, m.Name)
+		if vsMetrics[m.Key] {
+			t.Header = append(t.Header, m.Name+" vs base")
+		}
+		if m.Key == "lat_max" {
+			t.Header = append(t.Header, "checks")
+		}
+	}
+	for i, c := range g.Cells {
+		row := []string{c.Cell.Label}
+		for _, m := range Metrics {
+			if s, ok := c.Stat(m.Key); ok {
+				row = append(row, formatSummary(m.Unit, s))
+			} else {
+				row = append(row, "—")
+			}
+			if vsMetrics[m.Key] {
+				switch d, ok := g.VsBaseline(i, m.Key); {
+				case i == 0:
+					row = append(row, "baseline")
+				case !ok:
+					row = append(row, "—")
+				default:
+					if d.Significant() && d.Old.Center != d.New.Center {
+						better := (d.New.Center > d.Old.Center) == m.HigherIsBetter
+						t.Sig[[2]int{i, len(row)}] = map[bool]int{true: 1, false: -1}[better]
+					}
+					row = append(row, formatVs(d))
+				}
+			}
+			if m.Key == "lat_max" {
+				row = append(row, formatChecks(c))
+			}
+		}
+		t.Rows = append(t.Rows, row)
+	}
+	return t
+}
+
+// winnerLine states the req/s winner of a group only when it is
+// significantly ahead of the runner-up, and says so when none is.
+func winnerLine(g Group) string {
+	if len(g.Cells) < 2 {
+		return ""
+	}
+	best, second, d, ok := g.Winner("rps")
+	if !ok {
+		if d.Old.N == 0 {
+			return "No winner: not enough data."
+		}
+		return fmt.Sprintf("No winner on req/s: %s vs %s is within noise (p=%.3f).",
+			g.Cells[best].Cell.Label, g.Cells[second].Cell.Label, d.P)
+	}
+	return fmt.Sprintf("Winner on req/s: %s, %s vs the runner-up %s (p=%.3f, n=%d+%d).",
+		g.Cells[best].Cell.Label, d.FormatDelta(), g.Cells[second].Cell.Label, d.P, d.Old.N, d.New.N)
+}
+
+// payloadKey identifies one payload table: a dataset of a given size.
+type payloadKey struct {
+	Dataset string
+	N       int
+}
+
+// payloadTables turns the payload measurements into one table per dataset
+// size: rows are formats, columns the body (the format's own size) and the
+// bytes on the wire for every transport and compression.
+func payloadTables(ps []Payload) ([]payloadKey, []table) {
+	var keys []payloadKey
+	byKey := map[payloadKey][]Payload{}
+	for _, p := range ps {
+		k := payloadKey{p.Dataset, p.N}
+		if _, ok := byKey[k]; !ok {
+			keys = append(keys, k)
+		}
+		byKey[k] = append(byKey[k], p)
+	}
+	var tables []table
+	for _, k := range keys {
+		var formats, columns []string
+		body := map[string]int64{}
+		wire := map[[2]string]int64{}
+		for _, p := range byKey[k] {
+			if !slices.Contains(formats, p.Format) {
+				formats = append(formats, p.Format)
+			}
+			col := p.Transport
+			if p.Compression != "" {
+				col += "+" + p.Compression
+			}
+			if !slices.Contains(columns, col) {
+				columns = append(columns, col)
+			}
+			if _, ok := body[p.Format]; !ok || p.Compression == "" {
+				body[p.Format] = p.Body
+			}
+			wire[[2]string{p.Format, col}] = p.Wire
+		}
+		t := table{Header: []string{"format", "body"}}
+		for _, c := range columns {
+			t.Header = append(t.Header, c+" wire")
+		}
+		base := body[formats[0]]
+		for _, f := range formats {
+			row := []string{f, formatInt(body[f])}
+			if f != formats[0] && base > 0 {
+				row[1] += fmt.Sprintf(" (%+.0f%%)", (float64(body[f])/float64(base)-1)*100)
+			}
+			for _, c := range columns {
+				if w, ok := wire[[2]string{f, c}]; ok {
+					row = append(row, formatInt(w))
+				} else {
+					row = append(row, "—")
+				}
+			}
+			t.Rows = append(t.Rows, row)
+		}
+		tables = append(tables, t)
+	}
+	return keys, tables
+}
+
+// allWarnings lists every caveat of the report, each prefixed with its
+// cell, in report order.
+func allWarnings(rep *Report) []string {
+	out := slices.Clone(rep.Warnings)
+	for _, g := range rep.Groups {
+		for _, c := range g.Cells {
+			for _, w := range c.Warnings {
+				out = append(out, c.Cell.ID+": "+w)
+			}
+		}
+	}
+	return out
+}
+
+// envRows describes the machine (fairness rule 8) as label/value pairs.
+func envRows(r *Results) [][2]string {
+	e := r.Env
+	rows := [][2]string{
+		{"CPU", fmt.Sprintf("%s × %d", orDash(e.CPUModel), e.NumCPU)},
+		{"pinning", pinning(r)},
+		{"kernel", orDash(e.Kernel)},
+		{"Go", strings.TrimSpace(fmt.Sprintf("%s %s/%s", e.GoVersion, e.GOOS, e.GOARCH))},
+	}
+	commit := orDash(e.GitCommit)
+	if len(commit) > 12 {
+		commit = commit[:12]
+	}
+	if e.GitDirty {
+		commit += " (dirty tree)"
+	}
+	rows = append(rows, [2]string{"commit", commit})
+	return rows
+}
+
+// pinning reports the CPU sets of the first trial, or that nothing was
+// pinned (then client and server competed for CPUs: fairness rule 4).
+func pinning(r *Results) string {
+	for _, t := range r.Trials {
+		if len(t.ServerCPUs) > 0 || len(t.ClientCPUs) > 0 {
+			return fmt.Sprintf("server CPUs %s, client CPUs %s", cpuList(t.ServerCPUs), cpuList(t.ClientCPUs))
+		}
+	}
+	return "none (client and server share CPUs)"
+}
+
+// cpuList prints 0-3,6 for [0 1 2 3 6].
+func cpuList(cpus []int) string {
+	if len(cpus) == 0 {
+		return "any"
+	}
+	var parts []string
+	for i := 0; i < len(cpus); {
+		j := i
+		for j+1 < len(cpus) && cpus[j+1] == cpus[j]+1 {
+			j++
+		}
+		if j > i {
+			parts = append(parts, fmt.Sprintf("%d-%d", cpus[i], cpus[j]))
+		} else {
+			parts = append(parts, fmt.Sprint(cpus[i]))
+		}
+		i = j + 1
+	}
+	return strings.Join(parts, ",")
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "—"
+	}
+	return s
+}
+
+// trialsLine says how many trials each cell had, or the range.
+func trialsLine(rep *Report) string {
+	lo, hi := -1, 0
+	for _, g := range rep.Groups {
+		for _, c := range g.Cells {
+			if lo < 0 || c.Trials < lo {
+				lo = c.Trials
+			}
+			hi = max(hi, c.Trials)
+		}
+	}
+	if lo == hi {
+		return fmt.Sprintf("%d trials per cell", hi)
+	}
+	return fmt.Sprintf("%d–%d trials per cell", max(lo, 0), hi)
+}
