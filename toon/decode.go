@@ -32,6 +32,8 @@ func (o UnmarshalOptions) Unmarshal(data []byte, v any) error {
 	src := &p.strSrc
 	*src = stringSource{s: unsafe.String(unsafe.SliceData(data), len(data))}
 	p.reset(src, o, true)
+	p.in, p.inBase = src.s, uintptr(unsafe.Pointer(unsafe.SliceData(data)))
+	p.block, p.blockOff = "", 0
 	return p.document(decoderFor(rv.Type().Elem()), rv.Elem())
 }
 
@@ -53,6 +55,12 @@ type parser struct {
 	stable bool
 	cells  []string
 	tok    token
+	// in is the in-memory input (stable mode) and block the part of it
+	// copied most recently by keep, starting at byte blockOff.
+	in       string
+	inBase   uintptr
+	block    string
+	blockOff int
 	seen   []*seenSet // free list
 	strSrc stringSource
 }
@@ -72,21 +80,38 @@ func (p *parser) release() {
 	p.sc = scanner{}
 	p.strSrc = stringSource{}
 	p.cur, p.curCopy = line{}, ""
+	p.in, p.inBase, p.block = "", 0, ""
 	clear(p.cells[:cap(p.cells)])
 	parserPool.Put(p)
 }
 
-// keep returns s, which may be a view into the current line, as a string
-// that owns its memory. The line is copied once, on first use, so a row's
-// strings share one allocation and never pin the caller's input.
+// keep returns s, which may be a view into the input, as a string that
+// owns its memory, so decoded values never alias the caller's buffer.
+//
+// In-memory input is copied in blocks of keepBlock bytes on first use, and
+// strings are cut from the copy: a table of short strings costs one
+// allocation per block rather than one per cell, and a kept string pins at
+// most one block. Streamed input has no stable buffer, so each line is
+// copied, once, when its first string is kept.
 func (p *parser) keep(s string) string {
 	if s == "" {
 		return ""
 	}
-	base := uintptr(unsafe.Pointer(unsafe.StringData(p.cur.content)))
 	ptr := uintptr(unsafe.Pointer(unsafe.StringData(s)))
+	if p.stable {
+		off := int(ptr - p.inBase)
+		if ptr < p.inBase || off >= len(p.in) {
+			return s // already owned (unescaped or canonicalized)
+		}
+		if off < p.blockOff || off+len(s) > p.blockOff+len(p.block) {
+			end := min(len(p.in), max(off+len(s), off+keepBlock))
+			p.block, p.blockOff = strings.Clone(p.in[off:end]), off
+		}
+		return p.block[off-p.blockOff : off-p.blockOff+len(s)]
+	}
+	base := uintptr(unsafe.Pointer(unsafe.StringData(p.cur.content)))
 	if ptr < base || ptr >= base+uintptr(len(p.cur.content)) {
-		return s // already owned (unescaped or canonicalized)
+		return s
 	}
 	if p.curCopy == "" {
 		p.curCopy = strings.Clone(p.cur.content)
@@ -94,6 +119,9 @@ func (p *parser) keep(s string) string {
 	off := int(ptr - base)
 	return p.curCopy[off : off+len(s)]
 }
+
+// keepBlock is the unit in which in-memory input is copied by keep.
+const keepBlock = 4096
 
 // keepKey keeps a key that ot will store (maps and generic objects) while
 // its line is still current: the value may span further lines.

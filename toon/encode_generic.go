@@ -246,8 +246,9 @@ func (e *genEncoder) writeRows(rows []any, fields []field, depth int) {
 
 // appendLeaves appends an object's leaf values in header order.
 func (e *genEncoder) appendLeaves(o Object, fields []field, first bool) bool {
+	idx := newMemberIndex(o)
 	for _, f := range fields {
-		v, _ := o.Get(f.name)
+		v, _ := idx.get(f.name)
 		if f.children != nil {
 			first = e.appendLeaves(v.(Object), f.children, first)
 			continue
@@ -368,22 +369,27 @@ func tabularFields(rows []any) []field {
 	if len(first) == 0 {
 		return nil
 	}
-	for _, r := range rows[1:] {
+	// Look keys up through an index, so that wide objects stay linear.
+	idx := make([]memberIndex, len(rows))
+	for i, r := range rows {
 		o := r.(Object)
 		if len(o) != len(first) {
 			return nil
 		}
-		for _, m := range first {
-			if o.index(m.Key) < 0 {
-				return nil
+		idx[i] = newMemberIndex(o)
+		if i > 0 {
+			for _, m := range first {
+				if _, ok := idx[i].get(m.Key); !ok {
+					return nil
+				}
 			}
 		}
 	}
 	fields := make([]field, 0, len(first))
 	col := make([]any, len(rows))
 	for _, m := range first {
-		for i, r := range rows {
-			col[i], _ = r.(Object).Get(m.Key)
+		for i := range rows {
+			col[i], _ = idx[i].get(m.Key)
 		}
 		f, ok := classifyColumn(m.Key, col)
 		if !ok {
@@ -392,6 +398,35 @@ func tabularFields(rows []any) []field {
 		fields = append(fields, f)
 	}
 	return fields
+}
+
+// memberIndex looks up an Object's members by key: a linear scan for the
+// small objects that dominate real data, a map for wide ones.
+type memberIndex struct {
+	o Object
+	m map[string]int
+}
+
+func newMemberIndex(o Object) memberIndex {
+	if len(o) <= 16 {
+		return memberIndex{o: o}
+	}
+	m := make(map[string]int, len(o))
+	for i := len(o) - 1; i >= 0; i-- {
+		m[o[i].Key] = i
+	}
+	return memberIndex{o: o, m: m}
+}
+
+func (x memberIndex) get(k string) (any, bool) {
+	if x.m == nil {
+		return x.o.Get(k)
+	}
+	i, ok := x.m[k]
+	if !ok {
+		return nil, false
+	}
+	return x.o[i].Value, true
 }
 
 func classifyColumn(name string, col []any) (field, bool) {
@@ -419,13 +454,14 @@ func keyedFields(o Object) []field {
 	if len(o) < 2 {
 		return nil
 	}
-	vals := make([]any, len(o))
-	for i, m := range o {
-		v, ok := m.Value.(Object)
-		if !ok || len(v) == 0 {
+	for _, m := range o {
+		if v, ok := m.Value.(Object); !ok || len(v) == 0 {
 			return nil
 		}
-		vals[i] = v
+	}
+	vals := make([]any, len(o))
+	for i, m := range o {
+		vals[i] = m.Value
 	}
 	return tabularFields(vals)
 }

@@ -55,9 +55,18 @@ func appendString(dst []byte, s string, delim Delimiter) []byte {
 	return appendQuoted(dst, s)
 }
 
-// validUTF8 is utf8.ValidString with an ASCII fast path.
+// validUTF8 is utf8.ValidString with an ASCII fast path that tests eight
+// bytes at a time.
 func validUTF8(s string) bool {
-	for i := 0; i < len(s); i++ {
+	i := 0
+	for ; i+8 <= len(s); i += 8 {
+		w := uint64(s[i]) | uint64(s[i+1])<<8 | uint64(s[i+2])<<16 | uint64(s[i+3])<<24 |
+			uint64(s[i+4])<<32 | uint64(s[i+5])<<40 | uint64(s[i+6])<<48 | uint64(s[i+7])<<56
+		if w&0x8080808080808080 != 0 {
+			return utf8.ValidString(s[i:])
+		}
+	}
+	for ; i < len(s); i++ {
 		if s[i] >= utf8.RuneSelf {
 			return utf8.ValidString(s[i:])
 		}

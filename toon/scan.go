@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"errors"
 	"io"
+	"strings"
 	"unsafe"
 )
 
@@ -42,11 +43,9 @@ func (s *stringSource) next() (string, bool, error) {
 		return "", false, nil
 	}
 	rest := s.s[s.pos:]
-	for i := 0; i < len(rest); i++ {
-		if rest[i] == '\n' {
-			s.pos += i + 1
-			return rest[:i], true, nil
-		}
+	if i := strings.IndexByte(rest, '\n'); i >= 0 {
+		s.pos += i + 1
+		return rest[:i], true, nil
 	}
 	s.done = true
 	return rest, true, nil

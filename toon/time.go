@@ -51,24 +51,21 @@ func parseUTC(s string) (time.Time, bool) {
 	if len(s) < 20 || s[len(s)-1] != 'Z' || s[4] != '-' || s[7] != '-' || s[10] != 'T' || s[13] != ':' || s[16] != ':' {
 		return time.Time{}, false
 	}
-	num := func(i, n int) (int, bool) {
-		v := 0
-		for _, c := range []byte(s[i : i+n]) {
-			if c < '0' || c > '9' {
-				return 0, false
-			}
-			v = v*10 + int(c-'0')
+	d2 := func(i int) int { // two digits, or -1
+		a, b := s[i]-'0', s[i+1]-'0'
+		if a > 9 || b > 9 {
+			return -1
 		}
-		return v, true
+		return int(a)*10 + int(b)
 	}
-	year, ok1 := num(0, 4)
-	month, ok2 := num(5, 2)
-	day, ok3 := num(8, 2)
-	hour, ok4 := num(11, 2)
-	min, ok5 := num(14, 2)
-	sec, ok6 := num(17, 2)
-	if !(ok1 && ok2 && ok3 && ok4 && ok5 && ok6) ||
-		month < 1 || month > 12 || day < 1 || day > daysIn(month, year) || hour > 23 || min > 59 || sec > 59 {
+	y1, y2 := d2(0), d2(2)
+	month, day, hour, min, sec := d2(5), d2(8), d2(11), d2(14), d2(17)
+	if y1 < 0 || y2 < 0 || month < 1 || month > 12 || day < 1 || hour < 0 || hour > 23 ||
+		min < 0 || min > 59 || sec < 0 || sec > 59 {
+		return time.Time{}, false
+	}
+	year := y1*100 + y2
+	if day > daysIn(month, year) {
 		return time.Time{}, false
 	}
 	ns := 0
@@ -77,15 +74,15 @@ func parseUTC(s string) (time.Time, bool) {
 		if rest[0] != '.' || len(rest) < 2 || len(rest) > 10 {
 			return time.Time{}, false
 		}
-		digits := len(rest) - 1
-		v, ok := num(20, digits)
-		if !ok {
-			return time.Time{}, false
+		for _, c := range []byte(rest[1:]) {
+			if c < '0' || c > '9' {
+				return time.Time{}, false
+			}
+			ns = ns*10 + int(c-'0')
 		}
-		for ; digits < 9; digits++ {
-			v *= 10
+		for digits := len(rest) - 1; digits < 9; digits++ {
+			ns *= 10
 		}
-		ns = v
 	}
 	return time.Date(year, time.Month(month), day, hour, min, sec, ns, time.UTC), true
 }

@@ -244,12 +244,24 @@ func isArrayHeaderContent(content string) bool {
 	return len(t) > 0 && t[0] == '[' && findUnquoted(content, ':', 0) >= 0
 }
 
-// isDataRow decides between a tabular row and a key-value line (§9.3).
+// isDataRow decides between a tabular row and a key-value line (§9.3):
+// a row unless an unquoted colon comes before the first unquoted
+// delimiter. One pass that stops at the first of the two, which in a row
+// is usually a few bytes in.
 func isDataRow(content string, delim byte) bool {
-	colon := findUnquoted(content, ':', 0)
-	if colon < 0 {
-		return true
+	in := false
+	for i := 0; i < len(content); i++ {
+		switch c := content[i]; {
+		case c == '\\' && in && i+1 < len(content):
+			i++
+		case c == '"':
+			in = !in
+		case in:
+		case c == delim:
+			return true
+		case c == ':':
+			return false
+		}
 	}
-	d := findUnquoted(content, delim, 0)
-	return d >= 0 && d < colon
+	return true
 }
