@@ -1,0 +1,104 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strings"
+
+	"github.com/wirebench/wirebench/report"
+)
+
+func init() {
+	register("report", command{
+		summary: "re-render a study's results.json as Markdown, HTML or CSV",
+		run:     runReport,
+	})
+}
+
+// reportFormats maps --format to a renderer.
+var reportFormats = map[string]func(io.Writer, *report.Report) error{
+	"md":  report.WriteMarkdown,
+	"csv": report.WriteCSV,
+}
+
+func runReport(ctx context.Context, env *cliEnv, args []string) error {
+	fs := newFlagSet(env, "report", "[--format md|html|csv] [-o file] results.json")
+	format := fs.String("format", "md", "output format: "+strings.Join(formatNames(), ", "))
+	out := fs.String("o", "", "write to this file instead of stdout")
+	pos, err := parseInterspersed(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 {
+		return usagef("want one results.json, got %d arguments", len(pos))
+	}
+	render, ok := reportFormats[*format]
+	if !ok {
+		return usagef("unknown format %q (want %s)", *format, strings.Join(formatNames(), ", "))
+	}
+	r, err := readResults(pos[0])
+	if err != nil {
+		return err
+	}
+	var buf bytes.Buffer
+	if err := render(&buf, report.Build(r)); err != nil {
+		return err
+	}
+	if *out == "" {
+		_, err = env.stdout.Write(buf.Bytes())
+		return err
+	}
+	if err := os.WriteFile(*out, buf.Bytes(), 0o644); err != nil {
+		return fmt.Errorf("write report: %w", err)
+	}
+	return nil
+}
+
+func formatNames() []string {
+	var names []string
+	for n := range reportFormats {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// readResults reads a study result file, naming it in errors.
+func readResults(path string) (*report.Results, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	r, err := report.Read(f)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return r, nil
+}
+
+// parseInterspersed parses flags before, between and after positional
+// arguments ("report results.json --format md"), which the flag package
+// alone stops at the first positional one.
+func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := parseFlags(fs, args); err != nil {
+			return nil, err
+		}
+		args = fs.Args()
+		if len(args) == 0 {
+			return pos, nil
+		}
+		if args[0] == "--" {
+			return append(pos, args[1:]...), nil
+		}
+		pos = append(pos, args[0])
+		args = args[1:]
+	}
+}

@@ -1,0 +1,135 @@
+package report
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"slices"
+	"text/tabwriter"
+)
+
+// ABMetrics are the metrics an A/B comparison of two result files shows:
+// throughput, the typical and the tail latency, and the costs.
+var ABMetrics = []string{"rps", "lat_p50", "lat_p99", "server_cpu_per_req", "peak_rss", "recv_body_per_req", "recv_wire_per_req"}
+
+// ABRow compares one cell on one metric across two result files.
+type ABRow struct {
+	Cell  string
+	Delta Delta
+}
+
+// ABTable is every cell present in both files, for one metric.
+type ABTable struct {
+	Metric Metric
+	Rows   []ABRow
+}
+
+// AB compares two studies benchstat-style: for every cell ID present in
+// both, each of ABMetrics. It also returns why the comparison may mislead
+// (different machines, cells in only one file, too few trials).
+func AB(old, new *Results) ([]ABTable, []string) {
+	oldRep, newRep := Build(old), Build(new)
+	oldCells, newCells := cellIndex(oldRep), cellIndex(newRep)
+	var warnings []string
+	warnings = append(warnings, envDiff(old, new)...)
+	var ids []string
+	for _, c := range old.Cells {
+		if _, ok := newCells[c.ID]; ok {
+			ids = append(ids, c.ID)
+		} else {
+			warnings = append(warnings, fmt.Sprintf("cell %q is only in the old file", c.ID))
+		}
+	}
+	for _, c := range new.Cells {
+		if _, ok := oldCells[c.ID]; !ok {
+			warnings = append(warnings, fmt.Sprintf("cell %q is only in the new file", c.ID))
+		}
+	}
+	var tables []ABTable
+	seen := map[string]bool{}
+	for _, key := range ABMetrics {
+		m, _ := MetricByKey(key)
+		t := ABTable{Metric: m}
+		for _, id := range ids {
+			o, n := oldCells[id].Values[key], newCells[id].Values[key]
+			if len(o) == 0 || len(n) == 0 {
+				continue
+			}
+			d := Compare(o, n)
+			for _, w := range append(slices.Clone(d.Warnings), append(d.Old.Warnings, d.New.Warnings...)...) {
+				if !seen[w] {
+					seen[w] = true
+					warnings = append(warnings, w)
+				}
+			}
+			t.Rows = append(t.Rows, ABRow{Cell: id, Delta: d})
+		}
+		if len(t.Rows) > 0 {
+			tables = append(tables, t)
+		}
+	}
+	return tables, warnings
+}
+
+func cellIndex(rep *Report) map[string]CellSummary {
+	m := map[string]CellSummary{}
+	for _, g := range rep.Groups {
+		for _, c := range g.Cells {
+			m[c.Cell.ID] = c
+		}
+	}
+	return m
+}
+
+// envDiff lists the environment fields that differ: numbers from two
+// machines (or two Go versions) compare the machines too.
+func envDiff(old, new *Results) []string {
+	a, b := old.Env, new.Env
+	var out []string
+	diff := func(name, x, y string) {
+		if x != y {
+			out = append(out, fmt.Sprintf("environments differ: %s %q vs %q", name, x, y))
+		}
+	}
+	diff("CPU", a.CPUModel, b.CPUModel)
+	diff("CPU count", fmt.Sprint(a.NumCPU), fmt.Sprint(b.NumCPU))
+	diff("kernel", a.Kernel, b.Kernel)
+	diff("Go", a.GoVersion, b.GoVersion)
+	return out
+}
+
+// WriteAB prints the comparison as aligned text, one table per metric:
+// old and new medians with their spread, and the change with its p-value,
+// or "~" when the difference is not significant.
+func WriteAB(w io.Writer, old, new *Results) error {
+	tables, warnings := AB(old, new)
+	bw := bufio.NewWriter(w)
+	tw := tabwriter.NewWriter(bw, 0, 4, 2, ' ', 0)
+	for i, t := range tables {
+		if i > 0 {
+			fmt.Fprintln(tw)
+		}
+		fmt.Fprintf(tw, "%s\told\tnew\tvs old\n", t.Metric.Name)
+		for _, r := range t.Rows {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", r.Cell,
+				formatSummary(t.Metric.Unit, r.Delta.Old), formatSummary(t.Metric.Unit, r.Delta.New), r.Delta)
+		}
+	}
+	if err := tw.Flush(); err != nil {
+		return fmt.Errorf("report: write comparison: %w", err)
+	}
+	if len(tables) == 0 {
+		fmt.Fprintln(bw, "no cells in common")
+	}
+	if len(warnings) > 0 {
+		fmt.Fprintln(bw, "\nwarnings:")
+		for _, w := range warnings {
+			fmt.Fprintf(bw, "  %s\n", w)
+		}
+	}
+	fmt.Fprintf(bw, "\nmedians ± the larger side of the %v%% CI; vs old: Mann-Whitney U test, ~ = no significant difference at α = %v\n", Confidence*100, Alpha)
+	if err := bw.Flush(); err != nil {
+		return fmt.Errorf("report: write comparison: %w", err)
+	}
+	return nil
+}
