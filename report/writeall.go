@@ -17,6 +17,7 @@ var renderers = []struct {
 	{"results.json", func(w io.Writer, r *Results, _ *Report) error { return r.Write(w) }},
 	{"report.md", func(w io.Writer, _ *Results, rep *Report) error { return WriteMarkdown(w, rep) }},
 	{"report.csv", func(w io.Writer, _ *Results, rep *Report) error { return WriteCSV(w, rep) }},
+	{"report.html", func(w io.Writer, _ *Results, rep *Report) error { return WriteHTML(w, rep) }},
 }
 
 // WriteAll writes results.json, report.md, report.csv and report.html into

@@ -23,7 +23,8 @@ func init() {
 // reportFormats maps --format to a renderer.
 var reportFormats = map[string]func(io.Writer, *report.Report) error{
 	"md":  report.WriteMarkdown,
-	"csv": report.WriteCSV,
+	"csv":  report.WriteCSV,
+	"html": report.WriteHTML,
 }
 
 func runReport(ctx context.Context, env *cliEnv, args []string) error {

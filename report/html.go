@@ -1,0 +1,109 @@
+package report
+
+import (
+	_ "embed"
+	"fmt"
+	"html/template"
+	"io"
+	"strings"
+	"time"
+)
+
+//go:embed html.tmpl
+var htmlSource string
+
+var htmlTmpl = template.Must(template.New("report").Parse(htmlSource))
+
+// WriteHTML renders report.html: one self-contained file (inline CSS and
+// SVG, no script, nothing fetched) with the plots first and the same
+// tables as the Markdown below them, so it can be mailed or archived
+// next to results.json and still open years later.
+func WriteHTML(w io.Writer, rep *Report) error {
+	r := rep.Results
+	d := htmlData{
+		Title: r.Title, Quick: r.Quick, Warnings: allWarnings(rep),
+		Meta: fmt.Sprintf("Study %s · %s · %s · %s, interleaved · seed %d", r.Study,
+			r.Start.UTC().Format("2006-01-02 15:04 MST"), r.End.Sub(r.Start).Round(time.Second), trialsLine(rep), r.Seed),
+		Env: envRows(r),
+		Note: fmt.Sprintf("Numbers are medians over trials ± the larger distance to an end of the %v%% confidence interval (± ∞: too few trials). "+
+			"“vs base” compares with the first row (Mann-Whitney U test); ~ means no significant difference at α = %v. "+
+			"Green: significantly better than the baseline; red: significantly worse.", Confidence*100, Alpha),
+	}
+	if d.Title == "" {
+		d.Title = "wirebench study " + r.Study
+	}
+	for _, g := range rep.Groups {
+		_, _, _, won := g.Winner("rps")
+		d.Groups = append(d.Groups, htmlGroup{
+			Name:       g.Name,
+			Throughput: template.HTML(throughputPlot(g)),
+			Latency:    template.HTML(latencyPlot(g)),
+			Bytes:      template.HTML(bytesPlot(g)),
+			RSS:        template.HTML(rssPlot(g)),
+			Table:      htmlTableOf(groupTable(g)),
+			Winner:     winnerLine(g), Won: won,
+		})
+	}
+	keys, tables := payloadTables(r.Payloads)
+	for i, k := range keys {
+		d.Payloads = append(d.Payloads, htmlPayload{Title: fmt.Sprintf("%s, %d items", k.Dataset, k.N), Table: htmlTableOf(tables[i])})
+	}
+	if err := htmlTmpl.Execute(w, d); err != nil {
+		return fmt.Errorf("report: write html: %w", err)
+	}
+	return nil
+}
+
+type htmlData struct {
+	Title, Meta, Note string
+	Quick             bool
+	Env               [][2]string
+	Groups            []htmlGroup
+	Payloads          []htmlPayload
+	Warnings          []string
+}
+
+type htmlGroup struct {
+	Name                       string
+	Throughput, Latency, Bytes template.HTML
+	RSS                        template.HTML
+	Table                      htmlTable
+	Winner                     string
+	Won                        bool
+}
+
+type htmlPayload struct {
+	Title string
+	Table htmlTable
+}
+
+type htmlTable struct {
+	Header []string
+	Rows   [][]htmlCell
+}
+
+type htmlCell struct {
+	Text, Class string
+}
+
+func htmlTableOf(t table) htmlTable {
+	ht := htmlTable{Header: t.Header}
+	for i, row := range t.Rows {
+		var cells []htmlCell
+		for j, c := range row {
+			var class []string
+			switch t.Sig[[2]int{i, j}] {
+			case 1:
+				class = append(class, "better")
+			case -1:
+				class = append(class, "worse")
+			}
+			if strings.HasPrefix(c, "~") {
+				class = append(class, "same")
+			}
+			cells = append(cells, htmlCell{Text: c, Class: strings.Join(class, " ")})
+		}
+		ht.Rows = append(ht.Rows, cells)
+	}
+	return ht
+}

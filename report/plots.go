@@ -1,0 +1,236 @@
+package report
+
+import (
+	"fmt"
+	"math"
+	"time"
+)
+
+const (
+	plotW     = 640.0
+	plotLeft  = 130.0 // room for cell labels
+	plotRight = 24.0
+)
+
+// throughputPlot is a horizontal bar per cell at its median req/s, with
+// the 95% CI as an error bar; without an interval (too few trials) the
+// bar shows the min–max range dashed instead, and says so.
+func throughputPlot(g Group) string {
+	rowH, top, bottom := 38.0, 12.0, 36.0
+	h := top + bottom + rowH*float64(len(g.Cells))
+	s := newSVG(plotW, h, g.Name+": throughput (req/s), median with 95% CI")
+	hi := 0.0
+	for _, c := range g.Cells {
+		if st, ok := c.Stat("rps"); ok {
+			hi = math.Max(hi, math.Max(st.Max, finiteOr(st.Hi, st.Max)))
+		}
+	}
+	ticks := niceTicks(hi, 5)
+	x := scale{0, ticks[len(ticks)-1], plotLeft, plotW - plotRight}
+	axisY := top + rowH*float64(len(g.Cells))
+	for _, t := range ticks {
+		s.line(x.at(t), top, x.at(t), axisY, "grid")
+		s.text(x.at(t), axisY+16, "middle", "tick", formatSI(t))
+	}
+	s.text((plotLeft+plotW-plotRight)/2, axisY+32, "middle", "axis", "requests per second (higher is better)")
+	for i, c := range g.Cells {
+		y := top + rowH*float64(i)
+		s.text(plotLeft-8, y+rowH/2+4, "end", "label", c.Cell.Label)
+		st, ok := c.Stat("rps")
+		if !ok {
+			continue
+		}
+		s.f(`<rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" rx="3" fill="%s" fill-opacity="0.85"><title>%s: %s req/s</title></rect>`,
+			x.at(0), y+8, x.at(st.Center)-x.at(0), rowH-16, color(i), esc(c.Cell.Label), esc(formatSummary(UnitRate, st)))
+		lo, hi, class := st.Lo, st.Hi, "err"
+		if !st.HasCI() {
+			lo, hi, class = st.Min, st.Max, "err range"
+		}
+		cy := y + rowH/2
+		s.line(x.at(lo), cy, x.at(hi), cy, class)
+		s.line(x.at(lo), cy-6, x.at(lo), cy+6, class)
+		s.line(x.at(hi), cy-6, x.at(hi), cy+6, class)
+		s.text(x.at(hi)+6, cy+4, "start", "value", formatSummary(UnitRate, st))
+	}
+	return s.String()
+}
+
+func finiteOr(v, alt float64) float64 {
+	if math.IsInf(v, 0) || math.IsNaN(v) {
+		return alt
+	}
+	return v
+}
+
+// latencyNines are the x positions of the percentile plot: x = nines, so
+// 1 is p90, 2 is p99, 3 is p99.9, 4 is p99.99 (HdrHistogram's plot).
+var latencyNines = []struct {
+	x     float64
+	label string
+}{{0, "p0"}, {1, "p90"}, {2, "p99"}, {3, "p99.9"}, {4, "p99.99"}}
+
+// latencyPlot draws each cell's latency by percentile from its merged
+// histogram, HDR style: the x axis stretches the tail so that p99 and
+// p99.9 get as much room as the first 90%.
+func latencyPlot(g Group) string {
+	h, top, bottom := 300.0, 16.0, 60.0
+	left := 70.0
+	s := newSVG(plotW, h, g.Name+": latency by percentile, all trials merged")
+	const steps = 160
+	maxNines := 4.0
+	type curve struct {
+		pts [][2]float64
+		i   int
+	}
+	var curves []curve
+	hi := 0.0
+	for i, c := range g.Cells {
+		if c.Latency == nil || c.Latency.Count() == 0 {
+			continue
+		}
+		cv := curve{i: i}
+		for k := 0; k <= steps; k++ {
+			nines := maxNines * float64(k) / steps
+			q := 1 - math.Pow(10, -nines)
+			v := float64(c.Latency.Quantile(q))
+			hi = math.Max(hi, v)
+			cv.pts = append(cv.pts, [2]float64{nines, v})
+		}
+		curves = append(curves, cv)
+	}
+	ticks := niceTicks(hi, 5)
+	x := scale{0, maxNines, left, plotW - plotRight}
+	y := scale{0, ticks[len(ticks)-1], h - bottom, top}
+	for _, t := range ticks {
+		s.line(left, y.at(t), plotW-plotRight, y.at(t), "grid")
+		s.text(left-6, y.at(t)+4, "end", "tick", formatDuration(time.Duration(t)))
+	}
+	for _, n := range latencyNines {
+		s.line(x.at(n.x), top, x.at(n.x), h-bottom, "grid")
+		s.text(x.at(n.x), h-bottom+16, "middle", "tick", n.label)
+	}
+	s.text((left+plotW-plotRight)/2, h-bottom+32, "middle", "axis", "percentile (log scale of 1 − q; lower is better)")
+	var labels, colors []string
+	for _, cv := range curves {
+		s.f(`<polyline fill="none" stroke="%s" stroke-width="2.2" stroke-linejoin="round" points="`, color(cv.i))
+		for _, p := range cv.pts {
+			s.f("%.1f,%.1f ", x.at(p[0]), y.at(p[1]))
+		}
+		s.f(`"><title>%s</title></polyline>`, esc(g.Cells[cv.i].Cell.Label))
+		labels = append(labels, g.Cells[cv.i].Cell.Label)
+		colors = append(colors, color(cv.i))
+	}
+	s.legend(left, h-8, labels, colors)
+	return s.String()
+}
+
+// bytesPlot stacks, per cell, the bytes per request received and sent:
+// the body (payload) and the framing around it (wire − body: headers,
+// HTTP/2 and gRPC frames), because a format that saves body bytes can
+// lose them again in framing.
+func bytesPlot(g Group) string {
+	rowH, top, bottom := 24.0, 12.0, 56.0
+	n := 2 * len(g.Cells)
+	h := top + bottom + rowH*float64(n) + 8*float64(len(g.Cells))
+	s := newSVG(plotW, h, g.Name+": bytes per request, body and framing")
+	type bar struct {
+		label      string
+		body, wire float64
+		i          int
+	}
+	var bars []bar
+	hi := 0.0
+	for i, c := range g.Cells {
+		for _, dir := range []string{"recv", "sent"} {
+			b, okB := c.Stat(dir + "_body_per_req")
+			w, okW := c.Stat(dir + "_wire_per_req")
+			if !okB || !okW {
+				continue
+			}
+			bars = append(bars, bar{c.Cell.Label + " " + dir, b.Center, w.Center, i})
+			hi = math.Max(hi, math.Max(b.Center, w.Center))
+		}
+	}
+	ticks := niceTicks(hi, 5)
+	x := scale{0, ticks[len(ticks)-1], plotLeft, plotW - plotRight}
+	axisY := h - bottom
+	for _, t := range ticks {
+		s.line(x.at(t), top, x.at(t), axisY, "grid")
+		s.text(x.at(t), axisY+16, "middle", "tick", formatBytes(t))
+	}
+	s.text((plotLeft+plotW-plotRight)/2, axisY+32, "middle", "axis", "bytes per request (lower is better)")
+	y := top
+	for k, b := range bars {
+		if k > 0 && b.i != bars[k-1].i {
+			y += 8
+		}
+		framing := math.Max(0, b.wire-b.body)
+		s.text(plotLeft-8, y+rowH/2+4, "end", "label", b.label)
+		s.f(`<rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="%s"><title>body %s</title></rect>`,
+			x.at(0), y+3, x.at(b.body)-x.at(0), rowH-6, color(b.i), esc(formatBytes(b.body)))
+		s.f(`<rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="%s" fill-opacity="0.35" class="framing"><title>framing %s</title></rect>`,
+			x.at(b.body), y+3, x.at(b.body+framing)-x.at(b.body), rowH-6, color(b.i), esc(formatBytes(framing)))
+		s.text(x.at(b.body+framing)+6, y+rowH/2+4, "start", "value",
+			fmt.Sprintf("%s + %s", formatBytes(b.body), formatBytes(framing)))
+		y += rowH
+	}
+	s.f(`<rect x="%.1f" y="%.1f" width="12" height="12" fill="#555"/>`, plotLeft, h-18)
+	s.text(plotLeft+16, h-8, "start", "legend", "body")
+	s.f(`<rect x="%.1f" y="%.1f" width="12" height="12" fill="#555" fill-opacity="0.35"/>`, plotLeft+70, h-18)
+	s.text(plotLeft+86, h-8, "start", "legend", "framing (wire − body)")
+	return s.String()
+}
+
+// rssPlot draws the server's resident memory over each trial, one thin
+// line per trial in the cell's colour, so a leak or a trial unlike the
+// others is visible at a glance.
+func rssPlot(g Group) string {
+	h, top, bottom, left := 280.0, 16.0, 60.0, 76.0
+	s := newSVG(plotW, h, g.Name+": server RSS over time, every trial")
+	var tmax, hi float64
+	for _, c := range g.Cells {
+		for _, tr := range c.RSS {
+			for _, p := range tr {
+				tmax = math.Max(tmax, p.T.Seconds())
+				hi = math.Max(hi, float64(p.RSS))
+			}
+		}
+	}
+	xt := niceTicks(tmax, 6)
+	yt := niceTicks(hi, 4)
+	x := scale{0, xt[len(xt)-1], left, plotW - plotRight}
+	y := scale{0, yt[len(yt)-1], h - bottom, top}
+	for _, t := range yt {
+		s.line(left, y.at(t), plotW-plotRight, y.at(t), "grid")
+		s.text(left-6, y.at(t)+4, "end", "tick", formatBytes(t))
+	}
+	for _, t := range xt {
+		s.line(x.at(t), top, x.at(t), h-bottom, "grid")
+		s.text(x.at(t), h-bottom+16, "middle", "tick", fmt.Sprintf("%gs", t))
+	}
+	s.text((left+plotW-plotRight)/2, h-bottom+32, "middle", "axis", "time since the measured run began")
+	var labels, colors []string
+	for i, c := range g.Cells {
+		drawn := false
+		for k, tr := range c.RSS {
+			if len(tr) == 0 {
+				continue
+			}
+			s.f(`<polyline fill="none" stroke="%s" stroke-width="1.4" stroke-opacity="0.7" points="`, color(i))
+			for _, p := range tr {
+				s.f("%.1f,%.1f ", x.at(p.T.Seconds()), y.at(float64(p.RSS)))
+			}
+			s.f(`"><title>%s trial %d</title></polyline>`, esc(c.Cell.Label), k)
+			drawn = true
+		}
+		if drawn {
+			labels = append(labels, c.Cell.Label)
+			colors = append(colors, color(i))
+		}
+	}
+	if len(labels) == 0 {
+		s.text(plotW/2, h/2, "middle", "axis", "no server samples")
+	}
+	s.legend(left, h-8, labels, colors)
+	return s.String()
+}

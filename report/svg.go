@@ -1,0 +1,86 @@
+package report
+
+import (
+	"fmt"
+	"html"
+	"math"
+	"strings"
+)
+
+// Plots are inline SVG written here rather than by a charting library:
+// the page must work offline and from a file (no CDN, no script), and the
+// four chart types we need fit in a few hundred lines.
+
+// palette is colour-blind safe (Okabe-Ito), in the order cells get them.
+var palette = []string{"#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442", "#000000"}
+
+func color(i int) string { return palette[i%len(palette)] }
+
+// svg accumulates one chart.
+type svg struct {
+	b    strings.Builder
+	w, h float64
+}
+
+func newSVG(w, h float64, title string) *svg {
+	s := &svg{w: w, h: h}
+	s.f(`<svg xmlns="http://www.w3.org/2000/svg" class="plot" viewBox="0 0 %g %g" width="%g" height="%g" role="img" aria-label="%s">`, w, h, w, h, esc(title))
+	s.f(`<title>%s</title>`, esc(title))
+	return s
+}
+
+func (s *svg) f(format string, a ...any) { fmt.Fprintf(&s.b, format, a...) }
+
+func (s *svg) String() string { return s.b.String() + "</svg>" }
+
+func (s *svg) text(x, y float64, anchor, class, t string) {
+	s.f(`<text x="%.1f" y="%.1f" text-anchor="%s" class="%s">%s</text>`, x, y, anchor, class, esc(t))
+}
+
+func (s *svg) line(x1, y1, x2, y2 float64, class string) {
+	s.f(`<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" class="%s"/>`, x1, y1, x2, y2, class)
+}
+
+func esc(s string) string { return html.EscapeString(s) }
+
+// scale maps a data interval onto a pixel interval.
+type scale struct {
+	d0, d1, p0, p1 float64
+}
+
+func (sc scale) at(v float64) float64 {
+	if sc.d1 == sc.d0 {
+		return sc.p0
+	}
+	return sc.p0 + (v-sc.d0)/(sc.d1-sc.d0)*(sc.p1-sc.p0)
+}
+
+// niceTicks returns about n round tick values covering [0, hi].
+func niceTicks(hi float64, n int) []float64 {
+	if hi <= 0 || math.IsNaN(hi) || math.IsInf(hi, 0) {
+		return []float64{0, 1}
+	}
+	raw := hi / float64(n)
+	mag := math.Pow(10, math.Floor(math.Log10(raw)))
+	step := mag
+	for _, m := range []float64{1, 2, 2.5, 5, 10} {
+		if m*mag >= raw {
+			step = m * mag
+			break
+		}
+	}
+	var ts []float64
+	for v := 0.0; v < hi+step*0.999; v += step {
+		ts = append(ts, v)
+	}
+	return ts
+}
+
+// legend draws coloured keys left to right from (x, y).
+func (s *svg) legend(x, y float64, labels []string, colors []string) {
+	for i, l := range labels {
+		s.f(`<rect x="%.1f" y="%.1f" width="12" height="12" rx="2" fill="%s"/>`, x, y-10, colors[i])
+		s.text(x+16, y, "start", "legend", l)
+		x += 28 + 7*float64(len([]rune(l)))
+	}
+}
