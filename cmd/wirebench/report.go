@@ -22,7 +22,7 @@ func init() {
 
 // reportFormats maps --format to a renderer.
 var reportFormats = map[string]func(io.Writer, *report.Report) error{
-	"md":  report.WriteMarkdown,
+	"md":   report.WriteMarkdown,
 	"csv":  report.WriteCSV,
 	"html": report.WriteHTML,
 }
