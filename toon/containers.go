@@ -117,6 +117,7 @@ type arrTarget struct {
 	v     reflect.Value
 	mode  dKind
 	n     int
+	fresh bool  // dSlice: the backing array was allocated here, already zero
 	items []any // generic modes
 	slot  *any
 }
@@ -141,14 +142,15 @@ func (p *parser) beginArray(d *decoder, v reflect.Value, declared, col int) (arr
 		}
 		return p.beginArray(d.elem, v.Elem(), declared, col)
 	case dSlice:
-		if v.IsNil() {
+		fresh := v.IsNil()
+		if fresh {
 			if declared > 0 {
 				v.Set(reflect.MakeSlice(d.typ, 0, preallocLen(declared, d.typ.Elem().Size())))
 			}
 		} else {
 			v.SetLen(0)
 		}
-		return arrTarget{d: d, v: v, mode: dSlice}, nil
+		return arrTarget{d: d, v: v, mode: dSlice, fresh: fresh}, nil
 	case dArray:
 		return arrTarget{d: d, v: v, mode: dArray}, nil
 	case dIface, dJSON:
@@ -168,10 +170,13 @@ func (a *arrTarget) next() (*decoder, reflect.Value) {
 			ns := reflect.MakeSlice(a.d.typ, a.n, max(4, 2*a.n))
 			reflect.Copy(ns, v)
 			v.Set(ns)
+			a.fresh = true
 		}
 		v.SetLen(a.n + 1)
 		ev := v.Index(a.n)
-		ev.SetZero()
+		if !a.fresh {
+			ev.SetZero() // reused backing array: clear the old element
+		}
 		return a.d.elem, ev
 	case dArray:
 		if a.n < a.v.Len() {

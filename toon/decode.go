@@ -61,8 +61,8 @@ type parser struct {
 	inBase   uintptr
 	block    string
 	blockOff int
-	seen   []*seenSet // free list
-	strSrc stringSource
+	seen     []*seenSet // free list
+	strSrc   stringSource
 }
 
 var parserPool = sync.Pool{New: func() any { return new(parser) }}
@@ -606,14 +606,14 @@ func (p *parser) tabular(h *header, baseDepth int, at *arrTarget, hl *line) erro
 			return err
 		}
 		last = p.cur
-		p.cells = splitDelimited(p.cells, p.cur.content, h.delim)
-		if len(p.cells) != h.leaves {
-			return errorf(ErrCount, p.cur.num, 0, "row has %d cells, header declares %d fields", len(p.cells), h.leaves)
-		}
 		ed, ev := at.next()
 		if plan != nil {
-			err = p.planRow(plan, ev)
+			err = p.planRow(plan, ev, h)
 		} else {
+			p.cells = splitDelimited(p.cells, p.cur.content, h.delim)
+			if len(p.cells) != h.leaves {
+				return errorf(ErrCount, p.cur.num, 0, "row has %d cells, header declares %d fields", len(p.cells), h.leaves)
+			}
 			err = p.row(h.fields, ed, ev)
 		}
 		if err != nil {
@@ -713,23 +713,43 @@ func rowPlanFor(h *header, ed *decoder) []planCell {
 	return plan
 }
 
-func (p *parser) planRow(plan []planCell, ev reflect.Value) error {
-	if !ev.IsValid() { // beyond a Go array's length
-		return nil
+// planRow decodes the current line's cells straight into the struct ev,
+// scanning the line once; a row of the wrong width is ErrCount.
+func (p *parser) planRow(plan []planCell, ev reflect.Value, h *header) error {
+	var base unsafe.Pointer
+	if ev.IsValid() { // invalid beyond a Go array's length
+		base = ev.Addr().UnsafePointer()
 	}
-	base := ev.Addr().UnsafePointer()
-	for i, c := range p.cells {
-		pc := &plan[i]
-		if pc.set == nil {
+	s := p.cur.content
+	stop := stopTable(h.delim)
+	n := 0
+	for i := 0; i <= len(s); n++ {
+		cellStart := i
+		tk, next, ok := nextToken(s, i, stop)
+		if !ok {
+			var c string
+			c, next = nextCell(s, i, h.delim, stop)
+			if tk, ok = p.tok, false; n < len(plan) {
+				t, err := p.prim(c, &p.cur, p.cellOffset(c))
+				if err != nil {
+					return err
+				}
+				tk = *t
+			}
+		} else {
+			tk.col = p.cur.col(cellStart)
+		}
+		i = next
+		if n >= len(plan) || base == nil || plan[n].set == nil {
 			continue
 		}
-		t, err := p.prim(c, &p.cur, p.cellOffset(c))
-		if err != nil {
+		p.tok = tk
+		if err := plan[n].set(p, unsafe.Add(base, plan[n].off), &p.tok); err != nil {
 			return err
 		}
-		if err := pc.set(p, unsafe.Add(base, pc.off), t); err != nil {
-			return err
-		}
+	}
+	if n != h.leaves {
+		return errorf(ErrCount, p.cur.num, 0, "row has %d cells, header declares %d fields", n, h.leaves)
 	}
 	return nil
 }

@@ -21,35 +21,49 @@ var safeValueByte = func() (t [256]bool) {
 // needsQuotes reports whether string value s must be quoted when delim is
 // the relevant delimiter (spec §7.2, §11.1).
 func needsQuotes(s string, delim Delimiter) bool {
+	q, _ := scanString(s, delim)
+	return q
+}
+
+// scanString reports in one pass whether s needs quotes and whether it
+// has non-ASCII bytes (which then need a UTF-8 check).
+func scanString(s string, delim Delimiter) (quote, nonASCII bool) {
 	if s == "" {
-		return true
+		return true, false
 	}
 	switch s[0] {
 	case ' ', '\t', '-', '#':
-		return true
+		quote = true
 	}
 	switch s[len(s)-1] {
 	case ' ', '\t':
-		return true
+		quote = true
 	}
 	d := byte(delim)
 	for i := 0; i < len(s); i++ {
 		c := s[i]
 		if !safeValueByte[c] || c == d {
-			return true
+			quote = true
+		}
+		if c >= utf8.RuneSelf {
+			nonASCII = true
 		}
 	}
-	if s == "true" || s == "false" || s == "null" {
-		return true
+	if quote {
+		return true, nonASCII
 	}
-	return (isDigit(s[0]) || s[0] == '+') && isNumericLike(s)
+	if s == "true" || s == "false" || s == "null" {
+		return true, nonASCII
+	}
+	return (isDigit(s[0]) || s[0] == '+') && isNumericLike(s), nonASCII
 }
 
 // appendString appends s as a value: bare when safe, quoted otherwise.
 // Ill-formed UTF-8 is replaced by U+FFFD, as encoding/json does, so the
 // output is always valid UTF-8.
 func appendString(dst []byte, s string, delim Delimiter) []byte {
-	if !needsQuotes(s, delim) && validUTF8(s) {
+	quote, nonASCII := scanString(s, delim)
+	if !quote && (!nonASCII || utf8.ValidString(s)) {
 		return append(dst, s...)
 	}
 	return appendQuoted(dst, s)

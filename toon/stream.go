@@ -485,16 +485,16 @@ func (d *Decoder) next(dec *decoder, ev reflect.Value) (bool, error) {
 	if err := p.spanLine(&d.first); err != nil {
 		return false, err
 	}
-	p.cells = splitDelimited(p.cells, p.cur.content, d.h.delim)
-	if len(p.cells) != d.h.leaves {
-		return false, errorf(ErrCount, p.cur.num, 0, "row has %d cells, header declares %d fields", len(p.cells), d.h.leaves)
-	}
 	if ev.Type() != d.ptype {
 		d.ptype, d.plan = ev.Type(), rowPlanFor(&d.h, dec)
 	}
 	resetValue(ev)
 	if d.plan != nil {
-		return true, p.planRow(d.plan, ev)
+		return true, p.planRow(d.plan, ev, &d.h)
+	}
+	p.cells = splitDelimited(p.cells, p.cur.content, d.h.delim)
+	if len(p.cells) != d.h.leaves {
+		return false, errorf(ErrCount, p.cur.num, 0, "row has %d cells, header declares %d fields", len(p.cells), d.h.leaves)
 	}
 	return true, p.row(d.h.fields, dec, ev)
 }

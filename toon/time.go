@@ -9,18 +9,25 @@ func appendTime(dst []byte, t time.Time) []byte {
 	if t.Location() != time.UTC {
 		return t.AppendFormat(dst, time.RFC3339Nano)
 	}
-	year, month, day := t.Date()
+	sec := t.Unix()
+	days := sec / 86400
+	rem := sec % 86400
+	if rem < 0 {
+		days--
+		rem += 86400
+	}
+	year, month, day := civilFromDays(days)
 	if year < 0 || year > 9999 {
 		return t.AppendFormat(dst, time.RFC3339Nano)
 	}
-	hour, min, sec := t.Clock()
+	hour, min, s := int(rem/3600), int(rem/60%60), int(rem%60)
 	dst = append(dst,
 		byte('0'+year/1000), byte('0'+year/100%10), byte('0'+year/10%10), byte('0'+year%10), '-',
 		byte('0'+month/10), byte('0'+month%10), '-',
 		byte('0'+day/10), byte('0'+day%10), 'T',
 		byte('0'+hour/10), byte('0'+hour%10), ':',
 		byte('0'+min/10), byte('0'+min%10), ':',
-		byte('0'+sec/10), byte('0'+sec%10))
+		byte('0'+s/10), byte('0'+s%10))
 	if ns := t.Nanosecond(); ns != 0 {
 		var frac [10]byte
 		frac[0] = '.'
@@ -35,6 +42,30 @@ func appendTime(dst []byte, t time.Time) []byte {
 		dst = append(dst, frac[:n]...)
 	}
 	return append(dst, 'Z')
+}
+
+// civilFromDays is the inverse of daysFromCivil.
+func civilFromDays(z int64) (year, month, day int) {
+	z += 719468
+	era := z
+	if era < 0 {
+		era -= 146096
+	}
+	era /= 146097
+	doe := z - era*146097
+	yoe := (doe - doe/1460 + doe/36524 - doe/146096) / 365
+	y := yoe + era*400
+	doy := doe - (365*yoe + yoe/4 - yoe/100)
+	mp := (5*doy + 2) / 153
+	d := doy - (153*mp+2)/5 + 1
+	m := mp + 3
+	if m > 12 {
+		m -= 12
+	}
+	if m <= 2 {
+		y++
+	}
+	return int(y), int(m), int(d)
 }
 
 // parseTime parses RFC 3339 with optional fractional seconds. The UTC form
@@ -84,7 +115,27 @@ func parseUTC(s string) (time.Time, bool) {
 			ns *= 10
 		}
 	}
-	return time.Date(year, time.Month(month), day, hour, min, sec, ns, time.UTC), true
+	days := daysFromCivil(year, month, day)
+	return time.Unix(days*86400+int64(hour*3600+min*60+sec), int64(ns)).UTC(), true
+}
+
+// daysFromCivil returns the days since 1970-01-01 of a proleptic
+// Gregorian date (Howard Hinnant's algorithm); cheaper than time.Date's
+// normalization, which a validated date does not need.
+func daysFromCivil(y, m, d int) int64 {
+	if m <= 2 {
+		y--
+	}
+	era := y
+	if era < 0 {
+		era -= 399
+	}
+	era /= 400
+	yoe := y - era*400
+	mp := (m + 9) % 12
+	doy := (153*mp+2)/5 + d - 1
+	doe := yoe*365 + yoe/4 - yoe/100 + doy
+	return int64(era)*146097 + int64(doe) - 719468
 }
 
 func daysIn(month, year int) int {

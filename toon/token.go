@@ -54,25 +54,113 @@ func trimSpaces(s string) string {
 	return s[i:j]
 }
 
+// cellStop[d][c] marks the bytes where scanning a cell for delimiter d
+// must look closer: the delimiter itself, quotes and backslashes.
+var cellStop = func() (t [3][256]bool) {
+	for i, d := range []byte{',', '\t', '|'} {
+		t[i]['"'], t[i]['\\'], t[i][d] = true, true, true
+	}
+	return t
+}()
+
+func stopTable(delim byte) *[256]bool {
+	switch delim {
+	case '\t':
+		return &cellStop[1]
+	case '|':
+		return &cellStop[2]
+	}
+	return &cellStop[0]
+}
+
+// nextCell returns the cell of s starting at byte i, spaces trimmed, and
+// the index after its delimiter (len(s)+1 after the last cell). Quotes
+// toggle a quoted region and backslashes inside one escape the next byte,
+// as in the reference's parseDelimitedValues.
+func nextCell(s string, i int, delim byte, stop *[256]bool) (string, int) {
+	start := i
+	in := false
+	for ; i < len(s); i++ {
+		c := s[i]
+		if !stop[c] {
+			continue
+		}
+		switch {
+		case c == '\\':
+			if in && i+1 < len(s) {
+				i++
+			}
+		case c == '"':
+			in = !in
+		case !in: // the delimiter
+			return trimSpaces(s[start:i]), i + 1
+		}
+	}
+	return trimSpaces(s[start:]), len(s) + 1
+}
+
+// nextToken is nextCell fused with parsePrimitive for the common cells:
+// a bare token without quotes or backslashes, or a quoted string followed
+// only by spaces. It scans the cell once and reports ok=false for anything
+// else, which the caller hands to the general path.
+func nextToken(s string, i int, stop *[256]bool) (t token, next int, ok bool) {
+	for i < len(s) && s[i] == ' ' {
+		i++
+	}
+	start := i
+	if i < len(s) && s[i] == '"' {
+		esc := false
+		j := i + 1
+		for ; j < len(s) && s[j] != '"'; j++ {
+			if s[j] == '\\' {
+				esc = true
+				j++
+			}
+		}
+		if j >= len(s) {
+			return t, 0, false // unterminated: let the general path say so
+		}
+		k := j + 1
+		for k < len(s) && s[k] == ' ' {
+			k++
+		}
+		if k < len(s) && (!stop[s[k]] || s[k] == '"' || s[k] == '\\') {
+			return t, 0, false // content after the closing quote
+		}
+		str := s[i+1 : j]
+		if esc {
+			var err error
+			if str, err = unescape(str); err != nil {
+				return t, 0, false
+			}
+		}
+		return token{kind: tokString, s: str}, k + 1, true
+	}
+	for ; i < len(s); i++ {
+		if stop[s[i]] {
+			if s[i] == '"' || s[i] == '\\' {
+				return t, 0, false
+			}
+			break
+		}
+	}
+	tok := trimSpaces(s[start:i])
+	t, _ = parsePrimitive(tok) // bare tokens cannot fail
+	return t, i + 1, true
+}
+
 // splitDelimited splits s on unquoted delim, trimming spaces around each
 // cell, appending to cells (reused scratch). An empty s has no cells.
 func splitDelimited(cells []string, s string, delim byte) []string {
 	cells = cells[:0]
-	in := false
-	start := 0
-	for i := 0; i < len(s); i++ {
-		switch ch := s[i]; {
-		case ch == '\\' && in && i+1 < len(s):
-			i++
-		case ch == '"':
-			in = !in
-		case ch == delim && !in:
-			cells = append(cells, trimSpaces(s[start:i]))
-			start = i + 1
-		}
+	if s == "" {
+		return cells
 	}
-	if start < len(s) || len(cells) > 0 {
-		cells = append(cells, trimSpaces(s[start:]))
+	stop := stopTable(delim)
+	for i := 0; i <= len(s); {
+		var c string
+		c, i = nextCell(s, i, delim, stop)
+		cells = append(cells, c)
 	}
 	return cells
 }

@@ -99,29 +99,38 @@ func (w *writer) table(key []byte, r *rowEncoder, v reflect.Value, depth int) er
 	w.buf = append(w.buf, '{')
 	w.buf = append(w.buf, r.header[delimIndex(w.delim)]...)
 	w.buf = append(w.buf, '}', ':')
+	// Work on a local slice: storing into w.buf on every append would cost
+	// a GC write barrier each time.
 	base := v.UnsafePointer()
+	buf := w.buf
+	indent := (depth + 1) * w.indent
+	var err error
 	for i := 0; i < n; i++ {
-		w.newLine(depth + 1)
-		if err := w.row(r, unsafe.Add(base, uintptr(i)*r.size)); err != nil {
+		buf = append(buf, '\n')
+		for j := indent; j > 0; j-- {
+			buf = append(buf, ' ')
+		}
+		if buf, err = appendRow(buf, r, unsafe.Add(base, uintptr(i)*r.size), w.delim); err != nil {
 			return err
 		}
 	}
+	w.buf = buf
 	return nil
 }
 
-// row appends one row's cells.
-func (w *writer) row(r *rowEncoder, ptr unsafe.Pointer) error {
+// appendRow appends one row's cells.
+func appendRow(buf []byte, r *rowEncoder, ptr unsafe.Pointer, delim Delimiter) ([]byte, error) {
 	var err error
 	for j := range r.cells {
 		c := &r.cells[j]
 		if j > 0 {
-			w.buf = append(w.buf, byte(w.delim))
+			buf = append(buf, byte(delim))
 		}
-		if w.buf, err = c.append(w.buf, unsafe.Add(ptr, c.off), w.delim); err != nil {
-			return err
+		if buf, err = c.append(buf, unsafe.Add(ptr, c.off), delim); err != nil {
+			return buf, err
 		}
 	}
-	return nil
+	return buf, nil
 }
 
 // inline writes a slice of scalars as key[N]: a,b,c.
