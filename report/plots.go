@@ -10,6 +10,7 @@ const (
 	plotW     = 640.0
 	plotLeft  = 130.0 // room for cell labels
 	plotRight = 24.0
+	barRight  = 130.0 // room for the value printed after a bar
 )
 
 // throughputPlot is a horizontal bar per cell at its median req/s, with
@@ -26,13 +27,13 @@ func throughputPlot(g Group) string {
 		}
 	}
 	ticks := niceTicks(hi, 5)
-	x := scale{0, ticks[len(ticks)-1], plotLeft, plotW - plotRight}
+	x := scale{0, ticks[len(ticks)-1], plotLeft, plotW - barRight}
 	axisY := top + rowH*float64(len(g.Cells))
 	for _, t := range ticks {
 		s.line(x.at(t), top, x.at(t), axisY, "grid")
-		s.text(x.at(t), axisY+16, "middle", "tick", formatSI(t))
+		s.text(x.at(t), axisY+16, "middle", "tick", trimZeros(formatSI(t)))
 	}
-	s.text((plotLeft+plotW-plotRight)/2, axisY+32, "middle", "axis", "requests per second (higher is better)")
+	s.text((plotLeft+plotW-barRight)/2, axisY+32, "middle", "axis", "requests per second (higher is better)")
 	for i, c := range g.Cells {
 		y := top + rowH*float64(i)
 		s.text(plotLeft-8, y+rowH/2+4, "end", "label", c.Cell.Label)
@@ -103,7 +104,7 @@ func latencyPlot(g Group) string {
 	y := scale{0, ticks[len(ticks)-1], h - bottom, top}
 	for _, t := range ticks {
 		s.line(left, y.at(t), plotW-plotRight, y.at(t), "grid")
-		s.text(left-6, y.at(t)+4, "end", "tick", formatDuration(time.Duration(t)))
+		s.text(left-6, y.at(t)+4, "end", "tick", trimZeros(formatDuration(time.Duration(t))))
 	}
 	for _, n := range latencyNines {
 		s.line(x.at(n.x), top, x.at(n.x), h-bottom, "grid")
@@ -151,14 +152,14 @@ func bytesPlot(g Group) string {
 			hi = math.Max(hi, math.Max(b.Center, w.Center))
 		}
 	}
-	ticks := niceTicks(hi, 5)
-	x := scale{0, ticks[len(ticks)-1], plotLeft, plotW - plotRight}
+	ticks := byteTicks(hi, 4)
+	x := scale{0, ticks[len(ticks)-1], plotLeft, plotW - barRight}
 	axisY := h - bottom
 	for _, t := range ticks {
 		s.line(x.at(t), top, x.at(t), axisY, "grid")
-		s.text(x.at(t), axisY+16, "middle", "tick", formatBytes(t))
+		s.text(x.at(t), axisY+16, "middle", "tick", trimZeros(formatBytes(t)))
 	}
-	s.text((plotLeft+plotW-plotRight)/2, axisY+32, "middle", "axis", "bytes per request (lower is better)")
+	s.text((plotLeft+plotW-barRight)/2, axisY+32, "middle", "axis", "bytes per request (lower is better)")
 	y := top
 	for k, b := range bars {
 		if k > 0 && b.i != bars[k-1].i {
@@ -197,12 +198,12 @@ func rssPlot(g Group) string {
 		}
 	}
 	xt := niceTicks(tmax, 6)
-	yt := niceTicks(hi, 4)
+	yt := byteTicks(hi, 4)
 	x := scale{0, xt[len(xt)-1], left, plotW - plotRight}
 	y := scale{0, yt[len(yt)-1], h - bottom, top}
 	for _, t := range yt {
 		s.line(left, y.at(t), plotW-plotRight, y.at(t), "grid")
-		s.text(left-6, y.at(t)+4, "end", "tick", formatBytes(t))
+		s.text(left-6, y.at(t)+4, "end", "tick", trimZeros(formatBytes(t)))
 	}
 	for _, t := range xt {
 		s.line(x.at(t), top, x.at(t), h-bottom, "grid")

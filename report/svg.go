@@ -76,6 +76,33 @@ func niceTicks(hi float64, n int) []float64 {
 	return ts
 }
 
+// byteTicks are niceTicks in the unit the labels will use (B, KiB,
+// MiB, GiB), so the axis reads 0, 512 KiB, 1 MiB rather than 1.465 KiB.
+func byteTicks(hi float64, n int) []float64 {
+	unit := 1.0
+	for unit*1024 <= hi && unit < 1<<30 {
+		unit *= 1024
+	}
+	ts := niceTicks(hi/unit, n)
+	for i := range ts {
+		ts[i] *= unit
+	}
+	return ts
+}
+
+// trimZeros shortens a tick label: "5.000ms" → "5ms", "2.500k" → "2.5k".
+func trimZeros(s string) string {
+	i := strings.IndexFunc(s, func(r rune) bool { return (r < '0' || r > '9') && r != '.' && r != '-' })
+	if i < 0 {
+		i = len(s)
+	}
+	num, unit := s[:i], s[i:]
+	if strings.Contains(num, ".") {
+		num = strings.TrimRight(strings.TrimRight(num, "0"), ".")
+	}
+	return num + unit
+}
+
 // legend draws coloured keys left to right from (x, y).
 func (s *svg) legend(x, y float64, labels []string, colors []string) {
 	for i, l := range labels {
