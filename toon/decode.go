@@ -33,6 +33,9 @@ func (o UnmarshalOptions) Unmarshal(data []byte, v any) error {
 	*src = stringSource{s: unsafe.String(unsafe.SliceData(data), len(data))}
 	p.reset(src, o, true)
 	p.in, p.inBase = src.s, uintptr(unsafe.Pointer(unsafe.SliceData(data)))
+	// One check of the whole input is faster than one per line; only a
+	// failure needs the per-line check, to report where.
+	p.sc.validated = validUTF8(src.s)
 	p.block, p.blockOff = "", 0
 	return p.document(decoderFor(rv.Type().Elem()), rv.Elem())
 }

@@ -94,14 +94,17 @@ func (s *readerSource) next() (string, bool, error) {
 // comment lines (spec §5.1), measures indentation and enforces the strict
 // indentation and UTF-8 rules, and offers one line of look-ahead.
 type scanner struct {
-	src     lineSource
-	indent  int
-	strict  bool
-	num     int
-	blank   int
-	peeked  line
-	hasPeek bool
-	eof     bool
+	src    lineSource
+	indent int
+	strict bool
+	// validated says the whole input is known to be valid UTF-8, so lines
+	// need no check of their own.
+	validated bool
+	num       int
+	blank     int
+	peeked    line
+	hasPeek   bool
+	eof       bool
 }
 
 // peek returns the next line without consuming it, or nil at the end.
@@ -128,7 +131,7 @@ func (s *scanner) peek() (*line, error) {
 		if n := len(raw); n > 0 && raw[n-1] == '\r' {
 			raw = raw[:n-1]
 		}
-		if s.strict && !validUTF8(raw) {
+		if s.strict && !s.validated && !validUTF8(raw) {
 			return nil, errorf(ErrSyntax, s.num, 0, "invalid UTF-8")
 		}
 		// Leading whitespace: spaces, and tabs that strict mode rejects.

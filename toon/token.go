@@ -109,16 +109,21 @@ func nextToken(s string, i int, stop *[256]bool) (t token, next int, ok bool) {
 	}
 	start := i
 	if i < len(s) && s[i] == '"' {
-		esc := false
-		j := i + 1
-		for ; j < len(s) && s[j] != '"'; j++ {
-			if s[j] == '\\' {
-				esc = true
-				j++
-			}
-		}
-		if j >= len(s) {
+		q := strings.IndexByte(s[i+1:], '"')
+		if q < 0 {
 			return t, 0, false // unterminated: let the general path say so
+		}
+		j := i + 1 + q
+		esc := strings.IndexByte(s[i+1:j], '\\') >= 0
+		if esc { // the quote found may be escaped: scan properly
+			for j = i + 1; j < len(s) && s[j] != '"'; j++ {
+				if s[j] == '\\' {
+					j++
+				}
+			}
+			if j >= len(s) {
+				return t, 0, false
+			}
 		}
 		k := j + 1
 		for k < len(s) && s[k] == ' ' {
