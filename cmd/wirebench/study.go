@@ -1,0 +1,117 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/wirebench/wirebench/report"
+	"github.com/wirebench/wirebench/study"
+)
+
+func init() {
+	register("study", command{
+		summary: "run an experiment end to end and write its report (study list: the built-in ones)",
+		run:     runStudy,
+	})
+}
+
+func runStudy(ctx context.Context, env *cliEnv, args []string) error {
+	fs := newFlagSet(env, "study", "<name> [flags]   (names: "+strings.Join(study.Names(), ", ")+"; 'list' describes them)")
+	var o study.Options
+	fs.BoolVar(&o.Quick, "quick", false, "fewer, shorter trials (about a minute); the report says so")
+	fs.IntVar(&o.Trials, "trials", 0, "trials per cell (default 5, 2 with --quick)")
+	fs.DurationVar(&o.Warmup, "warmup", 0, "warm-up before each measured run (default 3s, 500ms with --quick)")
+	fs.DurationVar(&o.Duration, "duration", 0, "measured run per trial (default 10s, 1.5s with --quick)")
+	fs.Int64Var(&o.Seed, "seed", 0, "seed of the shuffled trial order (default: from the clock; recorded)")
+	fs.BoolVar(&o.NoPin, "no-pin", false, "do not pin client and server to separate CPUs")
+	clientCPUs := fs.String("client-cpus", "", "pin the client (this process) to these `CPUs` (default: the first CPU)")
+	serverCPUs := fs.String("server-cpus", "", "pin each server process to these `CPUs` (default: the other CPUs)")
+	out := fs.String("out", "results", "`directory` under which <study>-<timestamp>/ is written")
+	bin := fs.String("bin", "", "wirebench `binary` that serves (default: this executable)")
+	if err := parseFlags(fs, reorder(args)); err != nil {
+		return err
+	}
+	if fs.NArg() != 1 {
+		return usagef("want one study name (%s) or list", strings.Join(study.Names(), ", "))
+	}
+	name := fs.Arg(0)
+	if name == "list" {
+		for _, n := range study.Names() {
+			def, _ := study.Lookup(n)
+			fmt.Fprintf(env.stdout, "%-14s %s\n%14s %s\n", n, def.Title, "", def.Description)
+		}
+		return nil
+	}
+	def, err := study.Lookup(name)
+	if err != nil {
+		return usageError{err}
+	}
+	for flagName, dst := range map[string]*[]int{"client-cpus": &o.ClientCPUs, "server-cpus": &o.ServerCPUs} {
+		v := map[string]string{"client-cpus": *clientCPUs, "server-cpus": *serverCPUs}[flagName]
+		if v == "" {
+			continue
+		}
+		if *dst, err = parseCPUList(v); err != nil {
+			return usagef("-%s: %v", flagName, err)
+		}
+	}
+	if *bin != "" {
+		o.Binary = *bin
+	}
+	o.Progress = func(line string) { fmt.Fprintln(env.stderr, line) }
+
+	dir := filepath.Join(*out, fmt.Sprintf("%s-%s", name, time.Now().UTC().Format("20060102T150405Z")))
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	fmt.Fprintf(env.stderr, "study %s: %d cells -> %s\n", name, len(def.Cells), dir)
+	res, runErr := study.Run(ctx, def, o)
+	if res == nil {
+		return runErr
+	}
+	if err := report.WriteAll(dir, res); err != nil {
+		return err
+	}
+	md, err := os.ReadFile(filepath.Join(dir, "report.md"))
+	if err != nil {
+		return err
+	}
+	_, _ = env.stdout.Write(md)
+	fmt.Fprintf(env.stderr, "\nwrote %s/{results.json,report.md,report.csv,report.html}\n", dir)
+	return runErr
+}
+
+// reorder moves flags before positional arguments, so that both
+// `study formats --quick` and `study --quick formats` work.
+func reorder(args []string) []string {
+	var flags, pos []string
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case a == "--":
+			pos = append(pos, args[i+1:]...)
+			i = len(args)
+		case strings.HasPrefix(a, "-"):
+			flags = append(flags, a)
+			if !strings.Contains(a, "=") && i+1 < len(args) && takesValue(strings.TrimLeft(a, "-")) {
+				flags = append(flags, args[i+1])
+				i++
+			}
+		default:
+			pos = append(pos, a)
+		}
+	}
+	return append(flags, pos...)
+}
+
+func takesValue(name string) bool {
+	switch name {
+	case "quick", "no-pin", "h", "help":
+		return false
+	}
+	return true
+}
