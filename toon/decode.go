@@ -16,7 +16,8 @@ func Unmarshal(data []byte, v any) error { return UnmarshalOptions{}.Unmarshal(d
 // Unmarshal decodes the TOON document data into the value pointed to by v.
 // Struct and slice targets are filled directly from the text; an `any`
 // target receives generic values (Object, []any, Number, string, bool,
-// nil). Decoded strings never alias data.
+// nil). Decoded strings never alias data: they are cut from copies of it
+// made in 4 KiB blocks, so a kept string holds at most one block alive.
 func (o UnmarshalOptions) Unmarshal(data []byte, v any) error {
 	rv := reflect.ValueOf(v)
 	if rv.Kind() != reflect.Pointer || rv.IsNil() {
@@ -729,10 +730,13 @@ func (p *parser) planRow(plan []planCell, ev reflect.Value, h *header) error {
 	for i := 0; i <= len(s); n++ {
 		cellStart := i
 		tk, next, ok := nextToken(s, i, stop)
+		wanted := n < len(plan) && base != nil && plan[n].set != nil
 		if !ok {
+			// Quotes mid-token, escapes after a closing quote and other
+			// rarities: split, then type the cell, the general way.
 			var c string
 			c, next = nextCell(s, i, h.delim, stop)
-			if tk, ok = p.tok, false; n < len(plan) {
+			if n < len(plan) { // an invalid cell is an error even if unused
 				t, err := p.prim(c, &p.cur, p.cellOffset(c))
 				if err != nil {
 					return err
@@ -743,7 +747,7 @@ func (p *parser) planRow(plan []planCell, ev reflect.Value, h *header) error {
 			tk.col = p.cur.col(cellStart)
 		}
 		i = next
-		if n >= len(plan) || base == nil || plan[n].set == nil {
+		if !wanted {
 			continue
 		}
 		p.tok = tk

@@ -89,7 +89,13 @@ func collectFields(si *structInfo, t reflect.Type, index []int, depth int) {
 // find returns the index of a field by exact name, then matched
 // case-insensitively as encoding/json does, or -1.
 func (si *structInfo) find(name string) int {
-	if i, ok := si.byName[name]; ok {
+	if len(si.fields) <= 8 { // comparing a few strings beats hashing
+		for i := range si.fields {
+			if si.fields[i].name == name {
+				return i
+			}
+		}
+	} else if i, ok := si.byName[name]; ok {
 		return i
 	}
 	for i := range si.fields {

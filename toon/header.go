@@ -33,6 +33,9 @@ const (
 // reference does since 4.4). strictErr is a problem only strict mode
 // rejects (duplicate field names).
 func parseHeader(content string) (h header, res headerResult, strictErr, err error) {
+	if strings.IndexByte(content, '[') < 0 {
+		return h, notHeader, nil, nil // fast path: every header has a '['
+	}
 	bracketStart := -1
 	if strings.HasPrefix(content, `"`) {
 		q := findClosingQuote(content, 0)
