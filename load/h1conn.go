@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"syscall"
 	"time"
 
 	"github.com/wirebench/wirebench/measure"
@@ -20,11 +21,14 @@ import (
 // Not safe for concurrent use.
 type h1Conn struct {
 	addr      string
-	dial      measure.DialFunc // counts the connection's bytes
+	dialer    *net.Dialer
+	wire      *measure.Bytes
 	timeout   time.Duration
 	keepAlive bool
 
-	conn     net.Conn
+	conn     net.Conn // counts written bytes
+	deadline time.Time
+	fr       *fdReader
 	br       *bufio.Reader
 	stopWake func() bool
 	resp     h1Response
@@ -32,9 +36,8 @@ type h1Conn struct {
 }
 
 func newH1Conn(addr string, wire *measure.Bytes, timeout time.Duration, keepAlive bool) *h1Conn {
-	d := &net.Dialer{Timeout: timeout}
 	return &h1Conn{
-		addr: addr, dial: measure.CountingDialer(d.DialContext, wire),
+		addr: addr, dialer: &net.Dialer{Timeout: timeout}, wire: wire,
 		timeout: timeout, keepAlive: keepAlive,
 	}
 }
@@ -53,13 +56,21 @@ func (c *h1Conn) roundTrip(ctx context.Context, req []byte, noBody, discard bool
 		}
 	}
 	if c.timeout > 0 {
-		c.conn.SetDeadline(time.Now().Add(c.timeout))
+		// Re-arming the deadline moves two runtime timers; doing it only
+		// when less than 90% of the timeout is left saves that per request
+		// at the price of a timeout anywhere in [0.9·t, t].
+		if now := time.Now(); c.deadline.Sub(now) < c.timeout*9/10 {
+			c.deadline = now.Add(c.timeout)
+			c.conn.SetDeadline(c.deadline)
+		}
 	}
 	if err := ctx.Err(); err != nil { // after SetDeadline: see connect
 		c.close()
 		return nil, err
 	}
-	if _, err := c.conn.Write(req); err != nil {
+	if c.br.Buffered() == 0 {
+		c.fr.sendWithNextRead(req) // written by the parser's first read
+	} else if _, err := c.conn.Write(req); err != nil { // the server sent more than asked: stay correct
 		c.close()
 		return nil, err
 	}
@@ -75,15 +86,27 @@ func (c *h1Conn) roundTrip(ctx context.Context, req []byte, noBody, discard bool
 }
 
 func (c *h1Conn) connect(ctx context.Context) error {
-	conn, err := c.dial(ctx, "tcp", c.addr)
+	conn, err := c.dialer.DialContext(ctx, "tcp", c.addr)
 	if err != nil {
 		return err
 	}
-	c.conn = conn
+	sc, ok := conn.(syscall.Conn)
+	if !ok {
+		conn.Close()
+		return errNoRawConn
+	}
+	rc, err := sc.SyscallConn()
+	if err != nil {
+		conn.Close()
+		return err
+	}
+	c.conn = measure.CountConn(conn, c.wire)
+	c.deadline = time.Time{}
+	c.fr = newFDReader(rc, c.wire)
 	if c.br == nil {
-		c.br = bufio.NewReaderSize(conn, 32<<10)
+		c.br = bufio.NewReaderSize(c.fr, 32<<10)
 	} else {
-		c.br.Reset(conn)
+		c.br.Reset(c.fr)
 	}
 	// When ctx ends, a read blocked on a stalled server returns at once.
 	// roundTrip checks ctx after each SetDeadline, so a deadline set just

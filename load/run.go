@@ -78,6 +78,16 @@ func Run(ctx context.Context, opts Options, sc Scenario) (*Result, error) {
 		res.Bytes.WireIn += in
 		res.Bytes.WireOut += out
 	}
+	if !o.open() {
+		res.Service.Merge(res.Latency)
+		for i := range res.Ops {
+			res.Ops[i].Service.Merge(res.Ops[i].Latency)
+		}
+	}
+	if len(ops) == 1 {
+		res.Ops[0].Latency.Merge(res.Latency)
+		res.Ops[0].Service.Merge(res.Service)
+	}
 	res.Warnings = append(res.Warnings, Diagnose(res)...)
 	return res, nil
 }
@@ -165,20 +175,26 @@ func (st *workerStats) record(o *Outcome, lat, svc, lag time.Duration, open bool
 		defer st.mu.Unlock()
 	}
 	st.lat.Record(lat)
-	st.svc.Record(svc)
-	if open {
+	if open { // in closed loop service time is the latency: Run copies it
+		st.svc.Record(svc)
 		st.lag.Record(lag)
 	}
 	if o.Op >= 0 && o.Op < len(st.ops) {
 		op := &st.ops[o.Op]
 		op.count++
-		op.lat.Record(lat)
-		op.svc.Record(svc)
+		if op.lat != nil {
+			op.lat.Record(lat)
+			if open {
+				op.svc.Record(svc)
+			}
+		}
 		if o.Fail != "" {
 			op.failed++
 		}
 	}
-	st.status[o.Status]++
+	if o.Status >= 0 && o.Status < maxStatus {
+		st.status[o.Status]++
+	}
 	if o.Fail != "" {
 		st.fails[o.Fail]++
 		st.failed.Add(1)
@@ -240,11 +256,15 @@ func (r *runner) result(names []string) *Result {
 		for j := range st.ops {
 			res.Ops[j].Requests += st.ops[j].count
 			res.Ops[j].Failed += st.ops[j].failed
-			res.Ops[j].Latency.Merge(st.ops[j].lat)
-			res.Ops[j].Service.Merge(st.ops[j].svc)
+			if st.ops[j].lat != nil {
+				res.Ops[j].Latency.Merge(st.ops[j].lat)
+				res.Ops[j].Service.Merge(st.ops[j].svc)
+			}
 		}
 		for s, n := range st.status {
-			res.Status[statusKey(s)] += n
+			if n > 0 {
+				res.Status[statusKey(s)] += n
+			}
 		}
 		for f, n := range st.fails {
 			res.Failures[f] += n

@@ -14,7 +14,7 @@ import (
 type workerStats struct {
 	lat, svc, lag *measure.Histogram
 	ops           []opStats
-	status        map[int]int64
+	status        [maxStatus]int64 // HTTP statuses and GRPCStatus codes; an array, not a map, on the hot path
 	fails         map[string]int64
 	bodyIn        int64
 	bodyOut       int64
@@ -26,6 +26,9 @@ type workerStats struct {
 	failed   atomic.Int64
 }
 
+// maxStatus bounds Outcome.Status: HTTP codes < 1000, gRPC codes 1000..1016.
+const maxStatus = 1100
+
 type opStats struct {
 	count, failed int64
 	lat, svc      *measure.Histogram
@@ -34,10 +37,13 @@ type opStats struct {
 func newWorkerStats(nops int, live bool) *workerStats {
 	w := &workerStats{
 		lat: measure.NewHistogram(), svc: measure.NewHistogram(), lag: measure.NewHistogram(),
-		ops: make([]opStats, nops), status: map[int]int64{}, fails: map[string]int64{}, live: live,
+		ops: make([]opStats, nops), fails: map[string]int64{}, live: live,
 	}
-	for i := range w.ops {
-		w.ops[i].lat, w.ops[i].svc = measure.NewHistogram(), measure.NewHistogram()
+	// With one operation its histograms are the totals: record them once.
+	if nops > 1 {
+		for i := range w.ops {
+			w.ops[i].lat, w.ops[i].svc = measure.NewHistogram(), measure.NewHistogram()
+		}
 	}
 	return w
 }

@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# Compares the client CPU per request of wrk and `wirebench load` against
+# the same trivial server (bench/target), in the same run: the server pinned
+# to one CPU, each client in turn pinned to another, equal connection counts
+# and durations, CPU taken by /usr/bin/time (user+sys of the client process).
+# Rounds alternate the clients so background load hits both alike.
+#
+# usage: bench/wrk-vs-wirebench.sh [seconds=10] [connections=50] [rounds=3] [extra wirebench clients...]
+#   e.g. bench/wrk-vs-wirebench.sh 10 50 3 std   also measures --client std (net/http)
+# needs: wrk (apt-get install -y wrk), taskset, /usr/bin/time; 2 CPUs or more.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+secs=${1:-10} conns=${2:-50} rounds=${3:-3}
+shift $(( $# < 3 ? $# : 3 ))
+clients=(lean "$@")
+server_cpu=${SERVER_CPU:-1} client_cpu=${CLIENT_CPU:-0}
+
+for tool in wrk taskset /usr/bin/time; do
+  command -v "$tool" >/dev/null || { echo "missing $tool (apt-get install -y wrk time util-linux)" >&2; exit 1; }
+done
+tmp=$(mktemp -d)
+trap 'kill "$srv" 2>/dev/null || true; rm -rf "$tmp"' EXIT
+go build -o "$tmp/target" ./bench/target
+go build -o "$tmp/wirebench" ./cmd/wirebench
+
+taskset -c "$server_cpu" "$tmp/target" > "$tmp/addr" &
+srv=$!
+for _ in $(seq 50); do grep -q listening "$tmp/addr" && break; sleep 0.1; done
+url="http://$(awk '/listening/{print $2}' "$tmp/addr")/"
+echo "target $url on CPU $server_cpu; clients on CPU $client_cpu; ${secs}s, $conns connections, $rounds rounds"
+
+# cpu_us_per_req TIMEFILE REQUESTS
+per_req() { awk -v n="$2" '{printf "%.2f", ($1+$2)*1e6/n}' "$1"; }
+
+printf '%-6s %-14s %12s %10s %12s\n' round client requests req/s cpu_us/req
+declare -A sum
+for r in $(seq "$rounds"); do
+  /usr/bin/time -f '%U %S' -o "$tmp/t" taskset -c "$client_cpu" \
+    wrk -t1 -c"$conns" -d"${secs}s" "$url" > "$tmp/out"
+  n=$(awk '/requests in/{print $1}' "$tmp/out")
+  us=$(per_req "$tmp/t" "$n")
+  sum[wrk]=$(awk -v a="${sum[wrk]:-0}" -v b="$us" 'BEGIN{print a+b}')
+  printf '%-6s %-14s %12s %10.0f %12s\n' "$r" wrk "$n" "$(echo "$n $secs" | awk '{print $1/$2}')" "$us"
+  for c in "${clients[@]}"; do
+    /usr/bin/time -f '%U %S' -o "$tmp/t" taskset -c "$client_cpu" \
+      "$tmp/wirebench" load -q --client "$c" -c "$conns" -d "${secs}s" --out "$tmp/res.json" "$url" > "$tmp/out"
+    n=$(awk '$1=="requests"{print $2; exit}' "$tmp/out")
+    us=$(per_req "$tmp/t" "$n")
+    sum[$c]=$(awk -v a="${sum[$c]:-0}" -v b="$us" 'BEGIN{print a+b}')
+    printf '%-6s %-14s %12s %10.0f %12s\n' "$r" "wirebench-$c" "$n" "$(echo "$n $secs" | awk '{print $1/$2}')" "$us"
+  done
+done
+echo
+w=$(awk -v s="${sum[wrk]}" -v n="$rounds" 'BEGIN{print s/n}')
+printf 'mean cpu_us/req: wrk %.2f\n' "$w"
+for c in "${clients[@]}"; do
+  m=$(awk -v s="${sum[$c]}" -v n="$rounds" 'BEGIN{print s/n}')
+  printf 'mean cpu_us/req: wirebench-%s %.2f   ratio wirebench/wrk %.2f\n' "$c" "$m" "$(awk -v a="$m" -v b="$w" 'BEGIN{print a/b}')"
+done
