@@ -11,14 +11,16 @@ import (
 // WriteCSV renders report.csv for spreadsheets and scripts: one row per
 // cell (kind "cell") and one per payload measurement (kind "payload"),
 // with raw numbers in base units (req/s, nanoseconds, bytes). A CI bound
-// is empty when there were too few trials for an interval; a comparison is
+// (_lo, _hi) is empty when there were too few trials for an interval; the
+// observed range (_min, _max: the lowest and highest trial) is always
+// there, as the Markdown and HTML show it in that case; a comparison is
 // empty for the baseline. pct is the change of the median whether or not
 // it is significant: scripts decide with p.
 func WriteCSV(w io.Writer, rep *Report) error {
 	cw := csv.NewWriter(w)
 	header := []string{"kind", "group", "cell", "label", "trials", "failed_trials", "requests", "failed_requests"}
 	for _, m := range Metrics {
-		header = append(header, m.Key, m.Key+"_lo", m.Key+"_hi", m.Key+"_n")
+		header = append(header, m.Key, m.Key+"_lo", m.Key+"_hi", m.Key+"_min", m.Key+"_max", m.Key+"_n")
 		if vsMetrics[m.Key] {
 			header = append(header, m.Key+"_vs_base_pct", m.Key+"_vs_base_p")
 		}
@@ -32,9 +34,9 @@ func WriteCSV(w io.Writer, rep *Report) error {
 			for _, m := range Metrics {
 				s, ok := c.Stat(m.Key)
 				if ok {
-					row = append(row, num(s.Center), num(s.Lo), num(s.Hi), itoa(s.N))
+					row = append(row, num(s.Center), num(s.Lo), num(s.Hi), num(s.Min), num(s.Max), itoa(s.N))
 				} else {
-					row = append(row, "", "", "", "0")
+					row = append(row, "", "", "", "", "", "0")
 				}
 				if vsMetrics[m.Key] {
 					if d, ok := g.VsBaseline(i, m.Key); ok {

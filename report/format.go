@@ -24,24 +24,64 @@ func formatValue(u Unit, v float64) string {
 	}
 }
 
-// formatSummary prints "median ± x%" (benchstat's form: x is the larger
-// distance from the median to an end of its 95% CI), or "± ∞" when there
-// are too few trials for an interval.
+// formatSummary prints a median with its spread. With enough trials for a
+// 95% CI that is benchstat's "median ± x%" (x is the larger distance from
+// the median to an end of the interval). With fewer (quick runs, the
+// default 5 trials) no interval exists, and "± ∞" told the reader nothing,
+// so we show what was observed instead: the lowest and highest trial in
+// brackets, "5.501k [3.98–7.03k]". Brackets, never "±", so a range is not
+// mistaken for an interval.
 func formatSummary(u Unit, s Summary) string {
 	if s.N == 0 {
 		return "—"
 	}
 	c := formatValue(u, s.Center)
 	if !s.HasCI() {
-		return c + " ± ∞"
+		return c + " " + formatRange(u, s)
 	}
 	return fmt.Sprintf("%s ± %s", c, formatPct(s.HalfWidth()*100))
 }
 
+// spreadNote explains formatSummary's two notations; the Markdown and
+// HTML legends both use it, so they cannot drift apart.
+func spreadNote() string {
+	return fmt.Sprintf("Each number is the median over trials with its spread: "+
+		"\"± x%%\" is the larger distance to an end of its %v%% confidence interval (%d or more trials); "+
+		"\"[lo–hi]\" is the lowest and highest trial, shown instead when there are too few trials for an interval.",
+		Confidence*100, minCISamples(Confidence))
+}
+
+// formatRange prints the observed range of a summary without an interval:
+// "[3.98–7.03k]" (the unit once when both ends share it), "[n=1]" for a
+// single trial, "[all equal]" when every trial gave the same number.
+func formatRange(u Unit, s Summary) string {
+	if s.N == 1 {
+		return "[n=1]"
+	}
+	lo, loUnit := splitUnit(trimZeros(formatValue(u, s.Min)))
+	hi, hiUnit := splitUnit(trimZeros(formatValue(u, s.Max)))
+	switch {
+	case lo == hi && loUnit == hiUnit: // equal as printed, if not in the last bit
+		return "[all equal]"
+	case loUnit == hiUnit:
+		return "[" + lo + "–" + hi + hiUnit + "]"
+	}
+	return "[" + lo + loUnit + "–" + hi + hiUnit + "]"
+}
+
+// splitUnit splits "1.5 KiB" into "1.5" and " KiB".
+func splitUnit(s string) (num, unit string) {
+	i := strings.IndexFunc(s, func(r rune) bool { return (r < '0' || r > '9') && r != '.' && r != '-' })
+	if i < 0 {
+		return s, ""
+	}
+	return s[:i], s[i:]
+}
+
 func formatPct(p float64) string {
 	switch {
-	case math.IsInf(p, 0):
-		return "∞"
+	case math.IsInf(p, 0) || math.IsNaN(p):
+		return "?" // callers print a range instead; never "∞"
 	case p < 10:
 		return strconv.FormatFloat(p, 'f', 1, 64) + "%"
 	}

@@ -25,9 +25,9 @@ func WriteHTML(w io.Writer, rep *Report) error {
 		Meta: fmt.Sprintf("Study %s · %s · %s · %s, interleaved · seed %d", r.Study,
 			r.Start.UTC().Format("2006-01-02 15:04 MST"), r.End.Sub(r.Start).Round(time.Second), trialsLine(rep), r.Seed),
 		Env: envRows(r),
-		Note: fmt.Sprintf("Numbers are medians over trials ± the larger distance to an end of the %v%% confidence interval (± ∞: too few trials). "+
+		Note: fmt.Sprintf("%s "+
 			"“vs base” compares with the first row (Mann-Whitney U test); ~ means no significant difference at α = %v. "+
-			"Green: significantly better than the baseline; red: significantly worse.", Confidence*100, Alpha),
+			"Green: significantly better than the baseline; red: significantly worse.", spreadNote(), Alpha),
 	}
 	if d.Title == "" {
 		d.Title = "wirebench study " + r.Study

@@ -38,9 +38,9 @@ func WriteMarkdown(w io.Writer, rep *Report) error {
 		}
 		fmt.Fprintln(bw)
 	}
-	fmt.Fprintf(bw, "Each number is the median over trials ± the larger distance to an end of its %v%% confidence interval (± ∞: too few trials for one). "+
+	fmt.Fprintf(bw, "%s "+
 		"Latency percentiles are per trial, then the median across trials. Bytes are per request: body is the payload, wire is everything on the socket. "+
-		"\"vs base\" compares with the first row of the table (Mann-Whitney U test); ~ means no significant difference at α = %v.\n\n", Confidence*100, Alpha)
+		"\"vs base\" compares with the first row of the table (Mann-Whitney U test); ~ means no significant difference at α = %v.\n\n", spreadNote(), Alpha)
 
 	if len(r.Payloads) > 0 {
 		fmt.Fprintf(bw, "## Payload sizes\n\nBytes of one list response, measured once (they are deterministic). Body is the encoded message; wire is every response byte on the socket.\n\n")

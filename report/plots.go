@@ -19,7 +19,7 @@ const (
 func throughputPlot(g Group) string {
 	rowH, top, bottom := 38.0, 12.0, 36.0
 	h := top + bottom + rowH*float64(len(g.Cells))
-	s := newSVG(plotW, h, g.Name+": throughput (req/s), median with 95% CI")
+	s := newSVG(plotW, h, g.Name+": throughput (req/s), median with 95% CI, or the range of the trials when too few for one")
 	hi := 0.0
 	for _, c := range g.Cells {
 		if st, ok := c.Stat("rps"); ok {

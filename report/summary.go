@@ -119,7 +119,7 @@ func summarizeCell(r *Results, c Cell) CellSummary {
 		}
 	}
 	if n := minCISamples(Confidence); cs.Trials < n {
-		cs.Warnings = append(cs.Warnings, fmt.Sprintf("%d trials: no %v%% confidence intervals (need >= %d)", cs.Trials, Confidence*100, n))
+		cs.Warnings = append(cs.Warnings, fmt.Sprintf("%d trials: no %v%% confidence intervals (need >= %d); the tables show the range of the trials instead", cs.Trials, Confidence*100, n))
 	}
 	return cs
 }

@@ -92,11 +92,7 @@ func byteTicks(hi float64, n int) []float64 {
 
 // trimZeros shortens a tick label: "5.000ms" → "5ms", "2.500k" → "2.5k".
 func trimZeros(s string) string {
-	i := strings.IndexFunc(s, func(r rune) bool { return (r < '0' || r > '9') && r != '.' && r != '-' })
-	if i < 0 {
-		i = len(s)
-	}
-	num, unit := s[:i], s[i:]
+	num, unit := splitUnit(s)
 	if strings.Contains(num, ".") {
 		num = strings.TrimRight(strings.TrimRight(num, "0"), ".")
 	}
