@@ -3,15 +3,32 @@ package report
 import (
 	"fmt"
 	"math"
+	"slices"
 	"time"
 )
 
 const (
 	plotW     = 640.0
-	plotLeft  = 130.0 // room for cell labels
 	plotRight = 24.0
-	barRight  = 130.0 // room for the value printed after a bar
+	labelFont = 13.0 // px, as svg .label in html.tmpl
+	valueFont = 12.0 // px, as svg .value
+	minBarW   = 300.0
 )
+
+// barFrame is the horizontal layout of a bar chart: cell labels left of
+// the bars, values right of them. Both margins are sized from the longest
+// text (fixed margins clipped "json (encoding/json)" to "n (encoding/json)"),
+// and the chart widens rather than squeeze the bars below minBarW.
+type barFrame struct {
+	w, left, right float64 // right is the x where the bar area ends
+}
+
+func newBarFrame(labels, values []string) barFrame {
+	left := math.Max(60, maxTextWidth(labels, labelFont)+16)
+	right := math.Max(40, maxTextWidth(values, valueFont)+16)
+	w := math.Max(plotW, left+minBarW+right)
+	return barFrame{w: w, left: left, right: w - right}
+}
 
 // throughputPlot is a horizontal bar per cell at its median req/s, with
 // the 95% CI as an error bar; without an interval (too few trials) the
@@ -19,21 +36,26 @@ const (
 func throughputPlot(g Group) string {
 	rowH, top, bottom := 38.0, 12.0, 36.0
 	h := top + bottom + rowH*float64(len(g.Cells))
-	s := newSVG(plotW, h, g.Name+": throughput (req/s), median with 95% CI, or the range of the trials when too few for one")
 	hi := 0.0
+	var labels, values []string
 	for _, c := range g.Cells {
+		labels = append(labels, c.Cell.Label)
 		if st, ok := c.Stat("rps"); ok {
 			hi = math.Max(hi, math.Max(st.Max, finiteOr(st.Hi, st.Max)))
+			values = append(values, formatSummary(UnitRate, st))
 		}
 	}
+	fr := newBarFrame(labels, values)
+	plotLeft := fr.left
+	s := newSVG(fr.w, h, g.Name+": throughput (req/s), median with 95% CI, or the range of the trials when too few for one")
 	ticks := niceTicks(hi, 5)
-	x := scale{0, ticks[len(ticks)-1], plotLeft, plotW - barRight}
+	x := scale{0, ticks[len(ticks)-1], plotLeft, fr.right}
 	axisY := top + rowH*float64(len(g.Cells))
 	for _, t := range ticks {
 		s.line(x.at(t), top, x.at(t), axisY, "grid")
 		s.text(x.at(t), axisY+16, "middle", "tick", trimZeros(formatSI(t)))
 	}
-	s.text((plotLeft+plotW-barRight)/2, axisY+32, "middle", "axis", "requests per second (higher is better)")
+	s.text((plotLeft+fr.right)/2, axisY+32, "middle", "axis", "requests per second (higher is better)")
 	for i, c := range g.Cells {
 		y := top + rowH*float64(i)
 		s.text(plotLeft-8, y+rowH/2+4, "end", "label", c.Cell.Label)
@@ -76,7 +98,6 @@ var latencyNines = []struct {
 func latencyPlot(g Group) string {
 	h, top, bottom := 300.0, 16.0, 60.0
 	left := 70.0
-	s := newSVG(plotW, h, g.Name+": latency by percentile, all trials merged")
 	const steps = 160
 	maxNines := 4.0
 	type curve struct {
@@ -99,6 +120,15 @@ func latencyPlot(g Group) string {
 		}
 		curves = append(curves, cv)
 	}
+	var labels, colors []string
+	for _, cv := range curves {
+		labels = append(labels, g.Cells[cv.i].Cell.Label)
+		colors = append(colors, color(cv.i))
+	}
+	legendY := h - 8
+	extra := legendLineH * float64(max(0, legendLines(left, plotW-plotRight, labels)-1))
+	h, bottom = h+extra, bottom+extra // the legend grows downwards
+	s := newSVG(plotW, h, g.Name+": latency by percentile, all trials merged")
 	ticks := niceTicks(hi, 5)
 	x := scale{0, maxNines, left, plotW - plotRight}
 	y := scale{0, ticks[len(ticks)-1], h - bottom, top}
@@ -111,17 +141,14 @@ func latencyPlot(g Group) string {
 		s.text(x.at(n.x), h-bottom+16, "middle", "tick", n.label)
 	}
 	s.text((left+plotW-plotRight)/2, h-bottom+32, "middle", "axis", "percentile (log scale of 1 − q; lower is better)")
-	var labels, colors []string
 	for _, cv := range curves {
 		s.f(`<polyline fill="none" stroke="%s" stroke-width="2.2" stroke-linejoin="round" points="`, color(cv.i))
 		for _, p := range cv.pts {
 			s.f("%.1f,%.1f ", x.at(p[0]), y.at(p[1]))
 		}
 		s.f(`"><title>%s</title></polyline>`, esc(g.Cells[cv.i].Cell.Label))
-		labels = append(labels, g.Cells[cv.i].Cell.Label)
-		colors = append(colors, color(cv.i))
 	}
-	s.legend(left, h-8, labels, colors)
+	s.legend(left, legendY, plotW-plotRight, labels, colors)
 	return s.String()
 }
 
@@ -133,7 +160,6 @@ func bytesPlot(g Group) string {
 	rowH, top, bottom := 24.0, 12.0, 56.0
 	n := 2 * len(g.Cells)
 	h := top + bottom + rowH*float64(n) + 8*float64(len(g.Cells))
-	s := newSVG(plotW, h, g.Name+": bytes per request, body and framing")
 	type bar struct {
 		label      string
 		body, wire float64
@@ -152,14 +178,22 @@ func bytesPlot(g Group) string {
 			hi = math.Max(hi, math.Max(b.Center, w.Center))
 		}
 	}
+	var labels, values []string
+	for _, b := range bars {
+		labels = append(labels, b.label)
+		values = append(values, bytesValue(b.body, b.wire))
+	}
+	fr := newBarFrame(labels, values)
+	plotLeft := fr.left
+	s := newSVG(fr.w, h, g.Name+": bytes per request, body and framing")
 	ticks := byteTicks(hi, 4)
-	x := scale{0, ticks[len(ticks)-1], plotLeft, plotW - barRight}
+	x := scale{0, ticks[len(ticks)-1], plotLeft, fr.right}
 	axisY := h - bottom
 	for _, t := range ticks {
 		s.line(x.at(t), top, x.at(t), axisY, "grid")
 		s.text(x.at(t), axisY+16, "middle", "tick", trimZeros(formatBytes(t)))
 	}
-	s.text((plotLeft+plotW-barRight)/2, axisY+32, "middle", "axis", "bytes per request (lower is better)")
+	s.text((plotLeft+fr.right)/2, axisY+32, "middle", "axis", "bytes per request (lower is better)")
 	y := top
 	for k, b := range bars {
 		if k > 0 && b.i != bars[k-1].i {
@@ -171,8 +205,7 @@ func bytesPlot(g Group) string {
 			x.at(0), y+3, x.at(b.body)-x.at(0), rowH-6, color(b.i), esc(formatBytes(b.body)))
 		s.f(`<rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="%s" fill-opacity="0.35" class="framing"><title>framing %s</title></rect>`,
 			x.at(b.body), y+3, x.at(b.body+framing)-x.at(b.body), rowH-6, color(b.i), esc(formatBytes(framing)))
-		s.text(x.at(b.body+framing)+6, y+rowH/2+4, "start", "value",
-			fmt.Sprintf("%s + %s", formatBytes(b.body), formatBytes(framing)))
+		s.text(x.at(b.body+framing)+6, y+rowH/2+4, "start", "value", bytesValue(b.body, b.wire))
 		y += rowH
 	}
 	s.f(`<rect x="%.1f" y="%.1f" width="12" height="12" fill="#555"/>`, plotLeft, h-18)
@@ -182,11 +215,26 @@ func bytesPlot(g Group) string {
 	return s.String()
 }
 
+// bytesValue is the label after a bytes bar: "2.55 KiB + 132.5 B".
+func bytesValue(body, wire float64) string {
+	return fmt.Sprintf("%s + %s", formatBytes(body), formatBytes(math.Max(0, wire-body)))
+}
+
 // rssPlot draws the server's resident memory over each trial, one thin
 // line per trial in the cell's colour, so a leak or a trial unlike the
 // others is visible at a glance.
 func rssPlot(g Group) string {
 	h, top, bottom, left := 280.0, 16.0, 60.0, 76.0
+	var labels, colors []string
+	for i, c := range g.Cells {
+		if slices.ContainsFunc(c.RSS, func(tr []ProcSample) bool { return len(tr) > 0 }) {
+			labels = append(labels, c.Cell.Label)
+			colors = append(colors, color(i))
+		}
+	}
+	legendY := h - 8
+	extra := legendLineH * float64(max(0, legendLines(left, plotW-plotRight, labels)-1))
+	h, bottom = h+extra, bottom+extra // the legend grows downwards
 	s := newSVG(plotW, h, g.Name+": server RSS over time, every trial")
 	var tmax, hi float64
 	for _, c := range g.Cells {
@@ -210,9 +258,7 @@ func rssPlot(g Group) string {
 		s.text(x.at(t), h-bottom+16, "middle", "tick", fmt.Sprintf("%gs", t))
 	}
 	s.text((left+plotW-plotRight)/2, h-bottom+32, "middle", "axis", "time since the measured run began")
-	var labels, colors []string
 	for i, c := range g.Cells {
-		drawn := false
 		for k, tr := range c.RSS {
 			if len(tr) == 0 {
 				continue
@@ -222,16 +268,11 @@ func rssPlot(g Group) string {
 				s.f("%.1f,%.1f ", x.at(p.T.Seconds()), y.at(float64(p.RSS)))
 			}
 			s.f(`"><title>%s trial %d</title></polyline>`, esc(c.Cell.Label), k)
-			drawn = true
-		}
-		if drawn {
-			labels = append(labels, c.Cell.Label)
-			colors = append(colors, color(i))
 		}
 	}
 	if len(labels) == 0 {
 		s.text(plotW/2, h/2, "middle", "axis", "no server samples")
 	}
-	s.legend(left, h-8, labels, colors)
+	s.legend(left, legendY, plotW-plotRight, labels, colors)
 	return s.String()
 }

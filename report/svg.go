@@ -5,6 +5,7 @@ import (
 	"html"
 	"math"
 	"strings"
+	"unicode/utf8"
 )
 
 // Plots are inline SVG written here rather than by a charting library:
@@ -99,11 +100,60 @@ func trimZeros(s string) string {
 	return num + unit
 }
 
-// legend draws coloured keys left to right from (x, y).
-func (s *svg) legend(x, y float64, labels []string, colors []string) {
-	for i, l := range labels {
-		s.f(`<rect x="%.1f" y="%.1f" width="12" height="12" rx="2" fill="%s"/>`, x, y-10, colors[i])
-		s.text(x+16, y, "start", "legend", l)
-		x += 28 + 7*float64(len([]rune(l)))
+// textWidth estimates how wide s renders at a font size in px. SVG text
+// cannot be measured without a browser, so margins are sized from this
+// estimate; 0.6 em per character errs on the wide side for the bold
+// system-ui labels, which is the side that does not clip.
+func textWidth(s string, size float64) float64 {
+	return float64(utf8.RuneCountInString(s)) * size * 0.6
+}
+
+// maxTextWidth is the widest of labels at a font size.
+func maxTextWidth(labels []string, size float64) float64 {
+	w := 0.0
+	for _, l := range labels {
+		w = math.Max(w, textWidth(l, size))
 	}
+	return w
+}
+
+const (
+	legendFont  = 12.0 // px, as svg .legend in html.tmpl
+	legendLineH = 18.0
+)
+
+// legendLayout places coloured keys left to right from x, starting a new
+// line before a key would pass maxX, so six or more cells with long names
+// wrap instead of running off the plot. It returns each key's offset from
+// the first line's start and the number of lines.
+func legendLayout(x, maxX float64, labels []string) (pos [][2]float64, lines int) {
+	cx, cy := x, 0.0
+	lines = min(1, len(labels))
+	for _, l := range labels {
+		w := 16 + textWidth(l, legendFont)
+		if cx > x && cx+w > maxX {
+			cx, cy = x, cy+legendLineH
+			lines++
+		}
+		pos = append(pos, [2]float64{cx, cy})
+		cx += w + 14
+	}
+	return pos, lines
+}
+
+// legend draws coloured keys from (x, y), wrapping before maxX; the plot
+// must have room for legendLines(x, maxX, labels) lines below y.
+func (s *svg) legend(x, y, maxX float64, labels []string, colors []string) {
+	pos, _ := legendLayout(x, maxX, labels)
+	for i, l := range labels {
+		px, py := pos[i][0], y+pos[i][1]
+		s.f(`<rect x="%.1f" y="%.1f" width="12" height="12" rx="2" fill="%s"/>`, px, py-10, colors[i])
+		s.text(px+16, py, "start", "legend", l)
+	}
+}
+
+// legendLines is how many lines legend will take.
+func legendLines(x, maxX float64, labels []string) int {
+	_, n := legendLayout(x, maxX, labels)
+	return n
 }
