@@ -66,7 +66,7 @@ func (r *fdReader) read(fd uintptr) bool {
 		return false // wait for the response
 	}
 	for {
-		r.k, r.err = unix.Read(int(fd), r.p)
+		r.k, r.err = readNB(int(fd), r.p)
 		if r.err != unix.EINTR {
 			break
 		}
@@ -99,7 +99,7 @@ func (r *fdReader) write(fd uintptr) bool {
 
 func writeFD(fd uintptr, b []byte) (int, error) {
 	for {
-		k, err := unix.Write(int(fd), b)
+		k, err := writeNB(int(fd), b)
 		if err != unix.EINTR {
 			return max(k, 0), err
 		}

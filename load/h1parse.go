@@ -18,6 +18,7 @@ type h1Response struct {
 	Body        []byte
 	Close       bool // the server asked to close, or the body ran to EOF
 	BodyLen     int  // body bytes received, kept or discarded
+	ToEOF       bool // the body is delimited by the end of the connection
 	ctBuf       [128]byte
 }
 
@@ -86,7 +87,7 @@ func parseResponse(br *bufio.Reader, r *h1Response, body []byte, discard, noBody
 		}
 	}
 	body = body[:0]
-	r.BodyLen = 0
+	r.BodyLen, r.ToEOF = 0, false
 	if noBody || st == 204 || st == 304 || st/100 == 1 {
 		r.Body = body
 		return body, nil
@@ -100,7 +101,7 @@ func parseResponse(br *bufio.Reader, r *h1Response, body []byte, discard, noBody
 		}
 		body, err = readN(br, body, int(length), discard, &r.BodyLen)
 	default: // until EOF
-		r.Close = true
+		r.Close, r.ToEOF = true, true
 		body, err = readToEOF(br, body, discard, &r.BodyLen)
 	}
 	r.Body = body

@@ -33,6 +33,9 @@ type Options struct {
 	GracefulStop time.Duration `json:"graceful_stop"`
 	// Segment runs a share of the load (see Segment).
 	Segment Segment `json:"segment"`
+	// noLoop keeps raw mode on goroutines (tests compare the engines).
+	noLoop bool
+
 	// Progress, if set, is called about once per second with the run so
 	// far, from a goroutine of its own.
 	Progress func(Progress) `json:"-"`

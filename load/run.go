@@ -55,16 +55,20 @@ func Run(ctx context.Context, opts Options, sc Scenario) (*Result, error) {
 
 	u0, s0 := measure.SelfCPU()
 	r.start = time.Now()
-	var wg sync.WaitGroup
-	for i := range vus {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			r.work(issue, hard, i, vus[i], r.stats[i])
-		}()
-	}
 	stopLive := r.startLive()
-	wg.Wait()
+	if raw, ok := sc.(*Raw); ok && raw.loopable() && !o.open() && len(o.Stages) == 0 && !o.noLoop {
+		r.runLoops(issue, hard, raw)
+	} else {
+		var wg sync.WaitGroup
+		for i := range vus {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				r.work(issue, hard, i, vus[i], r.stats[i])
+			}()
+		}
+		wg.Wait()
+	}
 	end := time.Now()
 	u1, s1 := measure.SelfCPU()
 	stopLive()

@@ -16,6 +16,7 @@ func TestRequestsExact(t *testing.T) {
 		ro   RawOptions
 	}{
 		{"closed lean", Options{Concurrency: 7, Requests: 1003}, RawOptions{}},
+		{"closed lean goroutines", Options{Concurrency: 7, Requests: 1003, noLoop: true}, RawOptions{}},
 		{"closed std", Options{Concurrency: 7, Requests: 1003}, RawOptions{Client: ClientStd}},
 		{"closed no keepalive", Options{Concurrency: 3, Requests: 101}, RawOptions{NoKeepAlive: true}},
 		{"open", Options{Concurrency: 4, Requests: 500, Rate: 5000}, RawOptions{}},
@@ -99,6 +100,38 @@ func TestDurationBound(t *testing.T) {
 		}
 		if res.Requests == 0 {
 			t.Errorf("rate %v: no requests", rate)
+		}
+	}
+}
+
+// TestEnginesAgree: the event loop and the goroutine engine read the same
+// responses the same way, including a body that ends with the connection.
+func TestEnginesAgree(t *testing.T) {
+	t.Parallel()
+	handler := func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/eof" { // HTTP/1.0-style: no length, close to end
+			hj, _, _ := w.(http.Hijacker).Hijack()
+			hj.Write([]byte("HTTP/1.1 200 OK\r\n\r\nuntil the end"))
+			hj.Close()
+			return
+		}
+		okHandler(w, r)
+	}
+	for _, path := range []string{"", "eof"} {
+		var got [2]*Result
+		for i, noLoop := range []bool{false, true} {
+			ts := startServer(t, handler)
+			got[i] = runRaw(t, Options{Concurrency: 3, Requests: 150, noLoop: noLoop},
+				RawOptions{URL: ts.URL + path, ExpectBodyContains: map[string]string{"eof": "the end"}[path]})
+			ts.Close()
+			if in := ts.ln.Bytes.In.Load(); in != got[i].Bytes.WireOut {
+				t.Errorf("/%s noLoop=%v: server read %d, client wrote %d", path, noLoop, in, got[i].Bytes.WireOut)
+			}
+		}
+		for i, r := range got {
+			if r.Requests != 150 || r.Failed != 0 || r.Bytes.BodyIn != got[0].Bytes.BodyIn || r.Bytes.WireIn != got[0].Bytes.WireIn {
+				t.Errorf("/%s engine %d: %d requests, %d failed %v, bytes %+v vs %+v", path, i, r.Requests, r.Failed, r.Failures, r.Bytes, got[0].Bytes)
+			}
 		}
 	}
 }
