@@ -25,7 +25,8 @@ func WriteCSV(w io.Writer, rep *Report) error {
 			header = append(header, m.Key+"_vs_base_pct", m.Key+"_vs_base_p")
 		}
 	}
-	header = append(header, "dataset", "items", "format", "transport", "compression", "body_bytes", "wire_bytes")
+	payloadCols := []string{"dataset", "items", "format", "transport", "compression", "body_bytes", "coded_bytes", "wire_bytes"}
+	header = append(header, payloadCols...)
 	_ = cw.Write(header) // errors surface from Flush/Error below
 	for _, g := range rep.Groups {
 		for i, c := range g.Cells {
@@ -46,16 +47,16 @@ func WriteCSV(w io.Writer, rep *Report) error {
 					}
 				}
 			}
-			row = append(row, make([]string, 7)...)
+			row = append(row, make([]string, len(payloadCols))...)
 			_ = cw.Write(row)
 		}
 	}
-	pad := len(header) - 7
+	pad := len(header) - len(payloadCols)
 	for _, p := range rep.Results.Payloads {
 		row := make([]string, pad, len(header))
 		row[0] = "payload"
 		row = append(row, p.Dataset, itoa(p.N), p.Format, p.Transport, p.Compression,
-			strconv.FormatInt(p.Body, 10), strconv.FormatInt(p.Wire, 10))
+			strconv.FormatInt(p.Body, 10), codedCell(p), strconv.FormatInt(p.Wire, 10))
 		_ = cw.Write(row)
 	}
 	cw.Flush()
@@ -63,6 +64,15 @@ func WriteCSV(w io.Writer, rep *Report) error {
 		return fmt.Errorf("report: write csv: %w", err)
 	}
 	return nil
+}
+
+// codedCell is the body after content coding, empty when uncompressed or
+// not known (gRPC compresses inside its own framing).
+func codedCell(p Payload) string {
+	if p.Coded <= 0 {
+		return ""
+	}
+	return strconv.FormatInt(p.Coded, 10)
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }

@@ -41,6 +41,7 @@ var renderCases = []struct {
 }{
 	{"full", reporttest.Options{Faults: true}},
 	{"quick", reporttest.Options{Trials: 2, Quick: true}},
+	{"sizes", reporttest.Options{SizesOnly: true}},
 }
 
 func TestGoldenMarkdown(t *testing.T) {

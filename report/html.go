@@ -22,7 +22,7 @@ func WriteHTML(w io.Writer, rep *Report) error {
 	r := rep.Results
 	d := htmlData{
 		Title: r.Title, Quick: r.Quick, Warnings: allWarnings(rep),
-		Meta: fmt.Sprintf("Study %s · %s · %s · %s, interleaved · seed %d", r.Study,
+		Meta: fmt.Sprintf("Study %s · %s · %s · %s · seed %d", r.Study,
 			r.Start.UTC().Format("2006-01-02 15:04 MST"), r.End.Sub(r.Start).Round(time.Second), trialsLine(rep), r.Seed),
 		Env: envRows(r),
 		Note: fmt.Sprintf("%s "+
@@ -44,9 +44,15 @@ func WriteHTML(w io.Writer, rep *Report) error {
 			Winner:     winnerLine(g), Won: won,
 		})
 	}
-	keys, tables := payloadTables(r.Payloads)
-	for i, k := range keys {
-		d.Payloads = append(d.Payloads, htmlPayload{Title: fmt.Sprintf("%s, %d items", k.Dataset, k.N), Table: htmlTableOf(tables[i])})
+	sets := payloadSets(r.Payloads)
+	if len(sets) > 0 {
+		d.PayloadNote = payloadNote(sets)
+	}
+	for _, s := range sets {
+		n := payloadBarN(s)
+		d.Payloads = append(d.Payloads, htmlPayload{Title: s.Dataset, Plot: template.HTML(payloadPlot(s)),
+			BarsTitle: fmt.Sprintf("%s: body bytes at %d items", s.Dataset, n), Bars: template.HTML(payloadBars(s, n)),
+			Table: htmlTableOf(payloadTable(s))})
 	}
 	if err := htmlTmpl.Execute(w, d); err != nil {
 		return fmt.Errorf("report: write html: %w", err)
@@ -56,6 +62,7 @@ func WriteHTML(w io.Writer, rep *Report) error {
 
 type htmlData struct {
 	Title, Meta, Note string
+	PayloadNote       string
 	Quick             bool
 	Env               [][2]string
 	Groups            []htmlGroup
@@ -73,13 +80,20 @@ type htmlGroup struct {
 }
 
 type htmlPayload struct {
-	Title string
-	Table htmlTable
+	Title, BarsTitle string
+	Plot, Bars       template.HTML
+	Table            htmlTable
 }
 
 type htmlTable struct {
+	Groups []headerGroup
 	Header []string
-	Rows   [][]htmlCell
+	Rows   []htmlRow
+}
+
+type htmlRow struct {
+	Class string // "first" starts a group of rows
+	Cells []htmlCell
 }
 
 type htmlCell struct {
@@ -87,7 +101,10 @@ type htmlCell struct {
 }
 
 func htmlTableOf(t table) htmlTable {
-	ht := htmlTable{Header: t.Header}
+	ht := htmlTable{Header: t.Header, Groups: t.Groups}
+	if t.Short != nil {
+		ht.Header = t.Short
+	}
 	for i, row := range t.Rows {
 		var cells []htmlCell
 		for j, c := range row {
@@ -98,12 +115,19 @@ func htmlTableOf(t table) htmlTable {
 			case -1:
 				class = append(class, "worse")
 			}
+			if j > 0 && j < t.LabelCols {
+				class = append(class, "name")
+			}
 			if strings.HasPrefix(c, "~") {
 				class = append(class, "same")
 			}
 			cells = append(cells, htmlCell{Text: c, Class: strings.Join(class, " ")})
 		}
-		ht.Rows = append(ht.Rows, cells)
+		hr := htmlRow{Cells: cells}
+		if t.RowGroupStart[i] && i > 0 {
+			hr.Class = "first"
+		}
+		ht.Rows = append(ht.Rows, hr)
 	}
 	return ht
 }

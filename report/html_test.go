@@ -42,10 +42,21 @@ func TestHTMLSelfContained(t *testing.T) {
 					t.Errorf("external reference %q", page[loc[0]:min(loc[1]+40, len(page))])
 				}
 			}
-			if n := bytes.Count(page, []byte("<svg")); n != 4*2 {
-				t.Errorf("%d SVG plots, want 8 (4 per group, 2 groups)", n)
+			want := 4 * 2 // 4 per group, 2 groups
+			if tc.opt.SizesOnly {
+				want = 0
 			}
-			for _, want := range []string{"crud c=50", "echo c=1", "req/s vs base", "baseline"} {
+			if tc.opt.Faults || tc.opt.SizesOnly {
+				want += 2 * 2 // 2 per payload dataset, 2 datasets
+			}
+			if n := bytes.Count(page, []byte("<svg")); n != want {
+				t.Errorf("%d SVG plots, want %d", n, want)
+			}
+			wants := []string{"crud c=50", "echo c=1", "req/s vs base", "baseline"}
+			if tc.opt.SizesOnly {
+				wants = []string{"Payload sizes", "vs json", "grpc wire bytes per response"}
+			}
+			for _, want := range wants {
 				if !bytes.Contains(page, []byte(want)) {
 					t.Errorf("page lacks %q", want)
 				}
@@ -99,8 +110,8 @@ func TestHTMLInChromium(t *testing.T) {
 		}
 	}
 	dom := stdout.String()
-	if n := strings.Count(dom, "<svg"); n != 8 {
-		t.Errorf("rendered DOM has %d SVG plots, want 8", n)
+	if n := strings.Count(dom, "<svg"); n != 12 {
+		t.Errorf("rendered DOM has %d SVG plots, want 12 (4 per group, 2 per payload dataset)", n)
 	}
 	if n := strings.Count(dom, "<polyline"); n < 5 {
 		t.Errorf("rendered DOM has %d polylines (latency curves, RSS lines), want at least 5", n)

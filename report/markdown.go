@@ -21,7 +21,7 @@ func WriteMarkdown(w io.Writer, rep *Report) error {
 	if r.Quick {
 		fmt.Fprintf(bw, "> **Quick run.** Fewer and shorter trials than a full study: read these numbers as a smoke test, not as a result.\n\n")
 	}
-	fmt.Fprintf(bw, "Study `%s`, %s, %s; %s, interleaved, seed %d.\n\n",
+	fmt.Fprintf(bw, "Study `%s`, %s, %s; %s, seed %d.\n\n",
 		r.Study, r.Start.UTC().Format("2006-01-02 15:04 MST"), r.End.Sub(r.Start).Round(time.Second), trialsLine(rep), r.Seed)
 
 	fmt.Fprintf(bw, "## Environment\n\n| | |\n|---|---|\n")
@@ -38,16 +38,18 @@ func WriteMarkdown(w io.Writer, rep *Report) error {
 		}
 		fmt.Fprintln(bw)
 	}
-	fmt.Fprintf(bw, "%s "+
-		"Latency percentiles are per trial, then the median across trials. Bytes are per request: body is the payload, wire is everything on the socket. "+
-		"\"vs base\" compares with the first row of the table (Mann-Whitney U test); ~ means no significant difference at α = %v.\n\n", spreadNote(), Alpha)
+	if len(rep.Groups) > 0 {
+		fmt.Fprintf(bw, "%s "+
+			"Latency percentiles are per trial, then the median across trials. Bytes are per request: body is the payload, wire is everything on the socket. "+
+			"\"vs base\" compares with the first row of the table (Mann-Whitney U test); ~ means no significant difference at α = %v.\n\n", spreadNote(), Alpha)
+	}
 
 	if len(r.Payloads) > 0 {
-		fmt.Fprintf(bw, "## Payload sizes\n\nBytes of one list response, measured once (they are deterministic). Body is the encoded message; wire is every response byte on the socket.\n\n")
-		keys, tables := payloadTables(r.Payloads)
-		for i, k := range keys {
-			fmt.Fprintf(bw, "### %s, %d items\n\n", mdEscape(k.Dataset), k.N)
-			writeMDTable(bw, tables[i])
+		sets := payloadSets(r.Payloads)
+		fmt.Fprintf(bw, "## Payload sizes\n\n%s\n\n", mdEscape(payloadNote(sets)))
+		for _, s := range sets {
+			fmt.Fprintf(bw, "### %s\n\n", mdEscape(s.Dataset))
+			writeMDTable(bw, payloadTable(s))
 			fmt.Fprintln(bw)
 		}
 	}

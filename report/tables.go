@@ -13,6 +13,23 @@ type table struct {
 	Rows   [][]string
 	// Sig marks cells holding a significant comparison (HTML colours them).
 	Sig map[[2]int]int // (row, col) → +1 better, -1 worse
+
+	// Optional, for HTML only (Markdown has one header row, so Header
+	// must make sense alone): Groups spans a row above the header over
+	// runs of columns, Short replaces Header under the groups, and
+	// RowGroupStart marks rows that begin a group of rows.
+	Groups        []headerGroup
+	Short         []string
+	RowGroupStart map[int]bool
+	// LabelCols is how many leading columns hold names, not numbers
+	// (HTML aligns them left); 0 means 1.
+	LabelCols int
+}
+
+// headerGroup is one cell of a column-group header row.
+type headerGroup struct {
+	Name string
+	Span int
 }
 
 // vsMetrics are the metrics that get a "vs baseline" column, after the
@@ -79,70 +96,6 @@ func winnerLine(g Group) string {
 	}
 	return fmt.Sprintf("Winner on req/s: %s, %s vs the runner-up %s (p=%.3f, n=%d+%d).",
 		g.Cells[best].Cell.Label, d.FormatDelta(), g.Cells[second].Cell.Label, d.P, d.Old.N, d.New.N)
-}
-
-// payloadKey identifies one payload table: a dataset of a given size.
-type payloadKey struct {
-	Dataset string
-	N       int
-}
-
-// payloadTables turns the payload measurements into one table per dataset
-// size: rows are formats, columns the body (the format's own size) and the
-// bytes on the wire for every transport and compression.
-func payloadTables(ps []Payload) ([]payloadKey, []table) {
-	var keys []payloadKey
-	byKey := map[payloadKey][]Payload{}
-	for _, p := range ps {
-		k := payloadKey{p.Dataset, p.N}
-		if _, ok := byKey[k]; !ok {
-			keys = append(keys, k)
-		}
-		byKey[k] = append(byKey[k], p)
-	}
-	var tables []table
-	for _, k := range keys {
-		var formats, columns []string
-		body := map[string]int64{}
-		wire := map[[2]string]int64{}
-		for _, p := range byKey[k] {
-			if !slices.Contains(formats, p.Format) {
-				formats = append(formats, p.Format)
-			}
-			col := p.Transport
-			if p.Compression != "" {
-				col += "+" + p.Compression
-			}
-			if !slices.Contains(columns, col) {
-				columns = append(columns, col)
-			}
-			if _, ok := body[p.Format]; !ok || p.Compression == "" {
-				body[p.Format] = p.Body
-			}
-			wire[[2]string{p.Format, col}] = p.Wire
-		}
-		t := table{Header: []string{"format", "body"}}
-		for _, c := range columns {
-			t.Header = append(t.Header, c+" wire")
-		}
-		base := body[formats[0]]
-		for _, f := range formats {
-			row := []string{f, formatInt(body[f])}
-			if f != formats[0] && base > 0 {
-				row[1] += fmt.Sprintf(" (%+.0f%%)", (float64(body[f])/float64(base)-1)*100)
-			}
-			for _, c := range columns {
-				if w, ok := wire[[2]string{f, c}]; ok {
-					row = append(row, formatInt(w))
-				} else {
-					row = append(row, "—")
-				}
-			}
-			t.Rows = append(t.Rows, row)
-		}
-		tables = append(tables, t)
-	}
-	return keys, tables
 }
 
 // allWarnings lists every caveat of the report, each prefixed with its
@@ -218,8 +171,12 @@ func orDash(s string) string {
 	return s
 }
 
-// trialsLine says how many trials each cell had, or the range.
+// trialsLine says how many trials each cell had, or the range, and that
+// they were interleaved; a study of static sizes alone has none.
 func trialsLine(rep *Report) string {
+	if len(rep.Groups) == 0 {
+		return "sizes only, no load trials"
+	}
 	lo, hi := -1, 0
 	for _, g := range rep.Groups {
 		for _, c := range g.Cells {
@@ -230,7 +187,7 @@ func trialsLine(rep *Report) string {
 		}
 	}
 	if lo == hi {
-		return fmt.Sprintf("%d trials per cell", hi)
+		return fmt.Sprintf("%d trials per cell, interleaved", hi)
 	}
-	return fmt.Sprintf("%d–%d trials per cell", max(lo, 0), hi)
+	return fmt.Sprintf("%d–%d trials per cell, interleaved", max(lo, 0), hi)
 }

@@ -25,6 +25,9 @@ type Options struct {
 	// flag.
 	Faults bool
 	Quick  bool
+	// SizesOnly is the payload-size study's shape: payload measurements
+	// and no cells or trials.
+	SizesOnly bool
 }
 
 // cellSpec is one synthetic cell: its base latency and throughput.
@@ -65,6 +68,11 @@ func Results(o Options) *report.Results {
 			GitCommit: "0123456789abcdef0123456789abcdef01234567",
 		},
 		Start: start,
+	}
+	if o.SizesOnly {
+		r.Payloads = payloads()
+		r.End = start.Add(15 * time.Second)
+		return r
 	}
 	for _, c := range cells {
 		r.Cells = append(r.Cells, report.Cell{
@@ -149,23 +157,36 @@ func trial(c cellSpec, ci, i int, o Options) report.Trial {
 	}
 }
 
+// payloads are two datasets at two sizes: every format over HTTP/1.1 and
+// h2c with and without gzip and zstd, and protobuf alone over gRPC (no
+// zstd), as the payload-size study measures them. JSON is not listed
+// first, so reports must find their baseline by name.
 func payloads() []report.Payload {
 	var ps []report.Payload
 	body := map[string]float64{"json": 1, "toon": 0.62, "protobuf": 0.5, "msgpack": 0.78, "cbor": 0.8}
-	for _, n := range []int{10, 1000} {
-		for _, f := range []string{"json", "toon", "protobuf", "msgpack", "cbor"} {
-			b := int64(float64(n) * 92 * body[f])
-			for _, tr := range []string{"http1", "h2c", "grpc"} {
-				if tr == "grpc" && f != "protobuf" {
-					continue
+	for _, ds := range []string{"users", "todos"} {
+		for _, n := range []int{10, 1000} {
+			for _, f := range []string{"cbor", "json", "toon", "protobuf", "msgpack"} {
+				b := int64(float64(n) * 92 * body[f])
+				if ds == "todos" {
+					b = b * 3 / 4
 				}
-				for _, comp := range []string{"", "gzip"} {
-					wire := b
-					if comp == "gzip" {
-						wire = b / 4
+				for _, tr := range []string{"http1", "h2c", "grpc"} {
+					if tr == "grpc" && f != "protobuf" {
+						continue
 					}
-					frame := map[string]int64{"http1": 130, "h2c": 40, "grpc": 55}[tr]
-					ps = append(ps, report.Payload{Dataset: "users", N: n, Format: f, Transport: tr, Compression: comp, Body: b, Wire: wire + frame})
+					for _, comp := range []string{"", "gzip", "zstd"} {
+						if tr == "grpc" && comp == "zstd" {
+							continue
+						}
+						coded := map[string]int64{"": b, "gzip": b / 4, "zstd": b / 5}[comp]
+						frame := map[string]int64{"http1": 130, "h2c": 40, "grpc": 55}[tr]
+						p := report.Payload{Dataset: ds, N: n, Format: f, Transport: tr, Compression: comp, Body: b, Wire: coded + frame}
+						if comp != "" && tr != "grpc" {
+							p.Coded = coded
+						}
+						ps = append(ps, p)
+					}
 				}
 			}
 		}
@@ -175,5 +196,5 @@ func payloads() []report.Payload {
 
 // Label names a synthetic result set in test failure messages.
 func (o Options) String() string {
-	return fmt.Sprintf("trials=%d slowdown=%v faults=%v quick=%v", o.Trials, o.Slowdown, o.Faults, o.Quick)
+	return fmt.Sprintf("trials=%d slowdown=%v faults=%v quick=%v sizes-only=%v", o.Trials, o.Slowdown, o.Faults, o.Quick, o.SizesOnly)
 }
