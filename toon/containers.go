@@ -4,6 +4,7 @@ import (
 	"encoding"
 	"reflect"
 	"strconv"
+	"unsafe"
 )
 
 // objTarget receives the members of one decoded object: struct fields, map
@@ -119,6 +120,11 @@ type arrTarget struct {
 	n     int
 	fresh bool  // dSlice: the backing array was allocated here, already zero
 	items []any // generic modes
+	// lazy is the struct fast path's dSlice mode (see nextPtr): elements
+	// are addressed in data directly and the length is set once, in end.
+	lazy bool
+	data unsafe.Pointer
+	capN int
 	slot  *any
 }
 
@@ -189,6 +195,30 @@ func (a *arrTarget) next() (*decoder, reflect.Value) {
 	return skipDecoder, reflect.Value{}
 }
 
+// nextPtr is next for the table fast path on slices of structs: it
+// returns the next element's address, growing the backing array by hand
+// and leaving the slice length to end, so a row costs no reflect call.
+func (a *arrTarget) nextPtr() unsafe.Pointer {
+	et := a.d.elem.typ
+	if !a.lazy {
+		a.lazy, a.capN = true, a.v.Cap()
+		a.data = a.v.UnsafePointer()
+	}
+	if a.n == a.capN {
+		a.v.SetLen(a.n)
+		ns := reflect.MakeSlice(a.d.typ, a.n, max(4, 2*a.n))
+		reflect.Copy(ns, a.v)
+		a.v.Set(ns)
+		a.fresh = true
+		a.data, a.capN = a.v.UnsafePointer(), a.v.Cap()
+	}
+	ptr := unsafe.Add(a.data, uintptr(a.n)*et.Size())
+	if !a.fresh {
+		reflect.NewAt(et, ptr).Elem().SetZero() // reused backing array
+	}
+	return ptr
+}
+
 func (a *arrTarget) commit() {
 	if a.mode == dIface || a.mode == dJSON {
 		a.items = append(a.items, *a.slot)
@@ -199,6 +229,9 @@ func (a *arrTarget) commit() {
 func (a *arrTarget) end(p *parser, col int) error {
 	switch a.mode {
 	case dSlice:
+		if a.lazy {
+			a.v.SetLen(a.n)
+		}
 		if a.v.IsNil() {
 			a.v.Set(reflect.MakeSlice(a.d.typ, 0, 0))
 		}

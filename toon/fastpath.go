@@ -16,8 +16,10 @@ import (
 // ptrAppender appends the scalar stored at ptr.
 type ptrAppender func(dst []byte, ptr unsafe.Pointer, d Delimiter) ([]byte, error)
 
-// ptrSetter stores a token into the scalar at ptr.
-type ptrSetter func(p *parser, ptr unsafe.Pointer, t *token) error
+// ptrSetter stores a token into the scalar at ptr. The token is passed by
+// value: a pointer would make it escape to the heap (or, kept in the
+// parser, cost a GC write barrier per cell).
+type ptrSetter func(p *parser, ptr unsafe.Pointer, t token) error
 
 // plainKind reports whether t is encoded by its kind alone: no marshaler
 // or unmarshaler of any sort and not one of the package's special types.
@@ -97,9 +99,9 @@ func ptrAppenderFor(t reflect.Type) ptrAppender {
 func ptrSetterFor(d *decoder) ptrSetter {
 	t := d.typ
 	if t == timeType {
-		return func(p *parser, ptr unsafe.Pointer, tk *token) error {
+		return func(p *parser, ptr unsafe.Pointer, tk token) error {
 			if tk.kind != tokString {
-				return setTime(p, reflect.NewAt(t, ptr).Elem(), tk)
+				return setTime(p, reflect.NewAt(t, ptr).Elem(), &tk)
 			}
 			tm, err := parseTime(tk.s)
 			if err != nil {
@@ -112,25 +114,25 @@ func ptrSetterFor(d *decoder) ptrSetter {
 	if d.kind == dScalar && plainKind(t) {
 		switch t.Kind() {
 		case reflect.String:
-			return func(p *parser, ptr unsafe.Pointer, tk *token) error {
+			return func(p *parser, ptr unsafe.Pointer, tk token) error {
 				if tk.kind != tokString {
-					return setString(p, reflect.NewAt(t, ptr).Elem(), tk)
+					return setString(p, reflect.NewAt(t, ptr).Elem(), &tk)
 				}
 				*(*string)(ptr) = p.keep(tk.s)
 				return nil
 			}
 		case reflect.Int64:
-			return func(p *parser, ptr unsafe.Pointer, tk *token) error {
+			return func(p *parser, ptr unsafe.Pointer, tk token) error {
 				if tk.kind == tokNumber {
-					if n, err := strconv.ParseInt(tk.s, 10, 64); err == nil {
+					if n, ok := parseSmallInt(tk.s); ok {
 						*(*int64)(ptr) = n
 						return nil
 					}
 				}
-				return setInt(p, reflect.NewAt(t, ptr).Elem(), tk)
+				return setInt(p, reflect.NewAt(t, ptr).Elem(), &tk)
 			}
 		case reflect.Bool:
-			return func(p *parser, ptr unsafe.Pointer, tk *token) error {
+			return func(p *parser, ptr unsafe.Pointer, tk token) error {
 				switch tk.kind {
 				case tokTrue:
 					*(*bool)(ptr) = true
@@ -139,11 +141,36 @@ func ptrSetterFor(d *decoder) ptrSetter {
 					*(*bool)(ptr) = false
 					return nil
 				}
-				return setBool(p, reflect.NewAt(t, ptr).Elem(), tk)
+				return setBool(p, reflect.NewAt(t, ptr).Elem(), &tk)
 			}
 		}
 	}
-	return func(p *parser, ptr unsafe.Pointer, tk *token) error {
-		return p.setScalar(d, reflect.NewAt(t, ptr).Elem(), tk)
+	return func(p *parser, ptr unsafe.Pointer, tk token) error {
+		return p.setScalar(d, reflect.NewAt(t, ptr).Elem(), &tk)
 	}
+}
+
+// parseSmallInt parses an optionally negative decimal integer of at most
+// 18 digits, which cannot overflow an int64; anything else is left to
+// strconv.
+func parseSmallInt(s string) (int64, bool) {
+	neg := len(s) > 0 && s[0] == '-'
+	if neg {
+		s = s[1:]
+	}
+	if len(s) == 0 || len(s) > 18 {
+		return 0, false
+	}
+	var n int64
+	for i := 0; i < len(s); i++ {
+		c := s[i] - '0'
+		if c > 9 {
+			return 0, false
+		}
+		n = n*10 + int64(c)
+	}
+	if neg {
+		n = -n
+	}
+	return n, true
 }

@@ -36,7 +36,7 @@ func (p *parser) tabular(h *header, baseDepth int, at *arrTarget, hl *line) erro
 	count := 0
 	first := true
 	defer func() { p.endSpan(first) }()
-	last := *hl
+	lastNum := hl.num
 	for !p.strict || count < h.length {
 		l, err := p.peek()
 		if err != nil {
@@ -54,10 +54,15 @@ func (p *parser) tabular(h *header, baseDepth int, at *arrTarget, hl *line) erro
 		if err := p.spanLine(&first); err != nil {
 			return err
 		}
-		last = p.cur
-		ed, ev := at.next()
-		if plan != nil {
-			err = p.planRow(plan, ev, h)
+		lastNum = p.cur.num
+		if plan != nil && at.mode == dSlice {
+			err = p.planRow(plan, at.nextPtr(), h)
+		} else if ed, ev := at.next(); plan != nil {
+			var base unsafe.Pointer
+			if ev.IsValid() { // invalid beyond a Go array's length
+				base = ev.Addr().UnsafePointer()
+			}
+			err = p.planRow(plan, base, h)
 		} else {
 			p.cells = splitDelimited(p.cells, p.cur.content, h.delim)
 			if len(p.cells) != h.leaves {
@@ -73,7 +78,7 @@ func (p *parser) tabular(h *header, baseDepth int, at *arrTarget, hl *line) erro
 	}
 	if p.strict {
 		if count != h.length {
-			return countError(&last, h.length, count, "rows")
+			return errorf(ErrCount, lastNum, 0, "header declares %d rows, found %d", h.length, count)
 		}
 		l, err := p.peek()
 		if err != nil {
@@ -162,13 +167,9 @@ func rowPlanFor(h *header, ed *decoder) []planCell {
 	return plan
 }
 
-// planRow decodes the current line's cells straight into the struct ev,
+// planRow decodes the current line's cells straight into the struct at base,
 // scanning the line once; a row of the wrong width is ErrCount.
-func (p *parser) planRow(plan []planCell, ev reflect.Value, h *header) error {
-	var base unsafe.Pointer
-	if ev.IsValid() { // invalid beyond a Go array's length
-		base = ev.Addr().UnsafePointer()
-	}
+func (p *parser) planRow(plan []planCell, base unsafe.Pointer, h *header) error {
 	s := p.cur.content
 	stop := stopTable(h.delim)
 	n := 0
@@ -195,8 +196,7 @@ func (p *parser) planRow(plan []planCell, ev reflect.Value, h *header) error {
 		if !wanted {
 			continue
 		}
-		p.tok = tk
-		if err := plan[n].set(p, unsafe.Add(base, plan[n].off), &p.tok); err != nil {
+		if err := plan[n].set(p, unsafe.Add(base, plan[n].off), tk); err != nil {
 			return err
 		}
 	}

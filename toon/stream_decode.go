@@ -235,7 +235,7 @@ func (d *Decoder) next(dec *decoder, ev reflect.Value) (bool, error) {
 	}
 	resetValue(ev)
 	if d.plan != nil {
-		return true, p.planRow(d.plan, ev, &d.h)
+		return true, p.planRow(d.plan, ev.Addr().UnsafePointer(), &d.h)
 	}
 	p.cells = splitDelimited(p.cells, p.cur.content, d.h.delim)
 	if len(p.cells) != d.h.leaves {

@@ -241,3 +241,24 @@ func TestCanonicalNumbers(t *testing.T) {
 		}
 	}
 }
+
+// Decoding into a slice reuses its backing array like encoding/json, and
+// must clear old elements; a growing slice must keep every row.
+func TestDecodeReusesSlice(t *testing.T) {
+	type r struct {
+		A string `toon:"a"`
+		B int    `toon:"b"`
+	}
+	v := []r{{"x", 1}, {"y", 2}, {"z", 3}}
+	if err := Unmarshal([]byte("[2]{a}:\n  m\n  n"), &v); err != nil {
+		t.Fatal(err)
+	}
+	if len(v) != 2 || v[0] != (r{"m", 0}) || v[1] != (r{"n", 0}) {
+		t.Fatalf("reused slice: %+v", v)
+	}
+	var w []r
+	doc := "[40]{a,b}:" + strings.Repeat("\n  s,7", 40)
+	if err := Unmarshal([]byte(doc), &w); err != nil || len(w) != 40 || w[39] != (r{"s", 7}) || w[0] != (r{"s", 7}) {
+		t.Fatalf("grown slice: %v %+v", err, w)
+	}
+}
