@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"html/template"
 	"io"
+	"slices"
 	"strings"
 	"time"
 )
@@ -29,12 +30,21 @@ func WriteHTML(w io.Writer, rep *Report) error {
 			"“vs base” compares with the first row (Mann-Whitney U test); ~ means no significant difference at α = %v. "+
 			"Green: significantly better than the baseline; red: significantly worse.", spreadNote(), Alpha),
 	}
+	if slices.ContainsFunc(rep.Groups, hasOpTable) {
+		d.Note += " " + opNote()
+	}
 	if d.Title == "" {
 		d.Title = "wirebench study " + r.Study
 	}
 	for _, g := range rep.Groups {
 		_, _, _, won := g.Winner("rps")
+		var ops *htmlTable
+		if hasOpTable(g) {
+			t := htmlTableOf(opTable(g))
+			ops = &t
+		}
 		d.Groups = append(d.Groups, htmlGroup{
+			Ops:        ops,
 			Name:       g.Name,
 			Throughput: template.HTML(throughputPlot(g)),
 			Latency:    template.HTML(latencyPlot(g)),
@@ -75,6 +85,7 @@ type htmlGroup struct {
 	Throughput, Latency, Bytes template.HTML
 	RSS                        template.HTML
 	Table                      htmlTable
+	Ops                        *htmlTable // nil without a per-operation table
 	Winner                     string
 	Won                        bool
 }

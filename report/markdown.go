@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
 )
@@ -37,11 +38,19 @@ func WriteMarkdown(w io.Writer, rep *Report) error {
 			fmt.Fprintf(bw, "\n**%s**\n", mdEscape(l))
 		}
 		fmt.Fprintln(bw)
+		if hasOpTable(g) {
+			fmt.Fprintf(bw, "### %s: per operation\n\n", mdEscape(g.Name))
+			writeMDTable(bw, opTable(g))
+			fmt.Fprintln(bw)
+		}
 	}
 	if len(rep.Groups) > 0 {
 		fmt.Fprintf(bw, "%s "+
 			"Latency percentiles are per trial, then the median across trials. Bytes are per request: body is the payload, wire is everything on the socket. "+
 			"\"vs base\" compares with the first row of the table (Mann-Whitney U test); ~ means no significant difference at α = %v.\n\n", spreadNote(), Alpha)
+		if slices.ContainsFunc(rep.Groups, hasOpTable) {
+			fmt.Fprintf(bw, "%s\n\n", opNote())
+		}
 	}
 
 	if len(r.Payloads) > 0 {

@@ -40,7 +40,9 @@ type CellSummary struct {
 	// curves; tables use per-trial percentiles instead.
 	Latency *measure.Histogram
 	// RSS holds each trial's server samples, for memory-over-time plots.
-	RSS      [][]ProcSample
+	RSS [][]ProcSample
+	// Ops are the scenario's operations, each summarized on its own.
+	Ops      []OpSummary
 	Warnings []string
 }
 
@@ -107,6 +109,7 @@ func summarizeCell(r *Results, c Cell) CellSummary {
 			loadWarn[w]++
 		}
 	}
+	cs.Ops = summarizeOps(trials)
 	for _, w := range slices.Sorted(maps.Keys(loadWarn)) {
 		cs.Warnings = append(cs.Warnings, fmt.Sprintf("load client (%d of %d trials): %s", loadWarn[w], len(trials), w))
 	}

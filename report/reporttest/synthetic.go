@@ -111,18 +111,7 @@ func jitter(cell, trial int) float64 {
 func trial(c cellSpec, ci, i int, o Options) report.Trial {
 	j := jitter(ci, i)
 	lat := time.Duration(float64(c.lat) * j * o.Slowdown)
-	h := measure.NewHistogram()
-	// A right-skewed shape: most near the median, a tail up to ×12.
-	for k := 0; k < 1000; k++ {
-		f := 0.6 + 0.8*float64(k)/1000
-		switch {
-		case k%100 == 99:
-			f *= 12
-		case k%10 == 9:
-			f *= 3
-		}
-		h.Record(time.Duration(float64(lat) * f))
-	}
+	h := skewed(lat)
 	elapsed := 10 * time.Second
 	reqs := int64(c.rps * elapsed.Seconds() / j / o.Slowdown)
 	start := time.Date(2026, 3, 14, 15, 10, 0, 0, time.UTC).Add(time.Duration(i) * time.Minute)
@@ -135,6 +124,9 @@ func trial(c cellSpec, ci, i int, o Options) report.Trial {
 			BodyOut: reqs * c.body / 4, WireOut: reqs * (c.body/4 + 95),
 		},
 		CPU: load.CPUUsage{User: 3 * time.Second, System: time.Second, CPUs: 2},
+	}
+	if c.group == "crud c=50" {
+		res.Ops = crudOps(c, lat, reqs)
 	}
 	cpuPerReq := time.Duration(float64(28*time.Microsecond) * j * o.Slowdown * float64(c.lat) / float64(800*time.Microsecond))
 	rss := int64(float64(c.rss) * j)
@@ -161,6 +153,41 @@ func trial(c cellSpec, ci, i int, o Options) report.Trial {
 // h2c with and without gzip and zstd, and protobuf alone over gRPC (no
 // zstd), as the payload-size study measures them. JSON is not listed
 // first, so reports must find their baseline by name.
+// skewed is a latency histogram of a right-skewed shape around lat: most
+// near it, a tail up to ×12.
+func skewed(lat time.Duration) *measure.Histogram {
+	h := measure.NewHistogram()
+	for k := 0; k < 1000; k++ {
+		f := 0.6 + 0.8*float64(k)/1000
+		switch {
+		case k%100 == 99:
+			f *= 12
+		case k%10 == 9:
+			f *= 3
+		}
+		h.Record(time.Duration(float64(lat) * f))
+	}
+	return h
+}
+
+// crudOps splits a CRUD trial into its five operations, lists the
+// slowest; protobuf lists faster than its other operations suggest, so
+// one operation differs from the baseline where the others do not.
+func crudOps(c cellSpec, lat time.Duration, reqs int64) []load.OpResult {
+	names := []string{"list users", "create user", "get user", "update user", "delete user"}
+	factor := []float64{1.6, 1.2, 0.7, 1.0, 0.8}
+	var ops []load.OpResult
+	for i, n := range names {
+		f := factor[i]
+		if c.label == "protobuf" && i == 0 {
+			f *= 0.8
+		}
+		h := skewed(time.Duration(float64(lat) * f))
+		ops = append(ops, load.OpResult{Name: n, Requests: reqs / 5, Latency: h, Service: h})
+	}
+	return ops
+}
+
 func payloads() []report.Payload {
 	var ps []report.Payload
 	body := map[string]float64{"json": 1, "toon": 0.62, "protobuf": 0.5, "msgpack": 0.78, "cbor": 0.8}
