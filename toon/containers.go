@@ -125,7 +125,7 @@ type arrTarget struct {
 	lazy bool
 	data unsafe.Pointer
 	capN int
-	slot  *any
+	slot *any
 }
 
 // preallocBytes bounds what a declared length may reserve up front: the
