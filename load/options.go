@@ -33,8 +33,13 @@ type Options struct {
 	GracefulStop time.Duration `json:"graceful_stop"`
 	// Segment runs a share of the load (see Segment).
 	Segment Segment `json:"segment"`
-	// noLoop keeps raw mode on goroutines (tests compare the engines).
-	noLoop bool
+	// EventLoop runs raw mode over lean HTTP/1.1 in closed loop on
+	// wrk-style event loops (h1loop.go): the cheapest client per request,
+	// for measuring servers in other processes. A loop holds its P while it
+	// waits for the network, so goroutines of the same process (an
+	// in-process server, say) may wait up to 5 ms to run: leave it off then.
+	// Ignored where it does not apply (other scenarios, open loop, ramps).
+	EventLoop bool `json:"event_loop,omitempty"`
 
 	// Progress, if set, is called about once per second with the run so
 	// far, from a goroutine of its own.

@@ -49,3 +49,18 @@ func errnoErr(e syscall.Errno) error {
 	}
 	return e
 }
+
+// loopWait is how long (ms) an event loop blocks in epoll_wait at most:
+// the bound on how late it notices the end of the run or a timeout, and
+// on how long it keeps other goroutines off its P.
+const loopWait = 5
+
+// epollWaitNB is epoll_wait(2) through RawSyscall; see h1loop.go for why.
+func epollWaitNB(epfd int, events []unix.EpollEvent, msec int) (int, error) {
+	n, _, e := unix.RawSyscall6(unix.SYS_EPOLL_PWAIT, uintptr(epfd), uintptr(unsafe.Pointer(&events[0])),
+		uintptr(len(events)), uintptr(msec), 0, 0)
+	if e != 0 {
+		return 0, errnoErr(e)
+	}
+	return int(n), nil
+}

@@ -56,7 +56,7 @@ func Run(ctx context.Context, opts Options, sc Scenario) (*Result, error) {
 	u0, s0 := measure.SelfCPU()
 	r.start = time.Now()
 	stopLive := r.startLive()
-	if raw, ok := sc.(*Raw); ok && raw.loopable() && !o.open() && len(o.Stages) == 0 && !o.noLoop {
+	if raw, ok := sc.(*Raw); ok && raw.loopable() && !o.open() && len(o.Stages) == 0 && o.EventLoop {
 		r.runLoops(issue, hard, raw)
 	} else {
 		var wg sync.WaitGroup

@@ -2,6 +2,7 @@ package load
 
 import (
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 )
@@ -16,7 +17,7 @@ func TestRequestsExact(t *testing.T) {
 		ro   RawOptions
 	}{
 		{"closed lean", Options{Concurrency: 7, Requests: 1003}, RawOptions{}},
-		{"closed lean goroutines", Options{Concurrency: 7, Requests: 1003, noLoop: true}, RawOptions{}},
+		{"closed lean event loop", Options{Concurrency: 7, Requests: 1003, EventLoop: true}, RawOptions{}},
 		{"closed std", Options{Concurrency: 7, Requests: 1003}, RawOptions{Client: ClientStd}},
 		{"closed no keepalive", Options{Concurrency: 3, Requests: 101}, RawOptions{NoKeepAlive: true}},
 		{"open", Options{Concurrency: 4, Requests: 500, Rate: 5000}, RawOptions{}},
@@ -54,6 +55,7 @@ func TestBytesMatchServer(t *testing.T) {
 		unread int64
 	}{
 		{"lean", RawOptions{Method: "POST", Body: []byte(`{"a":1}`)}, 0},
+		{"lean event loop", RawOptions{Method: "POST", Body: []byte(`{"a":1}`)}, 0},
 		{"lean chunked", RawOptions{Method: "GET", Header: []string{"X-Chunked: 1"}}, 0},
 		{"no keepalive", RawOptions{NoKeepAlive: true}, 0},
 		{"std", RawOptions{Client: ClientStd}, 0},
@@ -72,7 +74,7 @@ func TestBytesMatchServer(t *testing.T) {
 				okHandler(w, r)
 			})
 			tc.ro.URL = ts.URL
-			res := runRaw(t, Options{Concurrency: 3, Requests: 300}, tc.ro)
+			res := runRaw(t, Options{Concurrency: 3, Requests: 300, EventLoop: strings.HasSuffix(tc.name, "event loop")}, tc.ro)
 			ts.Close()
 			if res.Bytes.WireOut == 0 || res.Bytes.WireIn == 0 {
 				t.Fatalf("no bytes counted: %+v", res.Bytes)
@@ -119,13 +121,13 @@ func TestEnginesAgree(t *testing.T) {
 	}
 	for _, path := range []string{"", "eof"} {
 		var got [2]*Result
-		for i, noLoop := range []bool{false, true} {
+		for i, loop := range []bool{true, false} {
 			ts := startServer(t, handler)
-			got[i] = runRaw(t, Options{Concurrency: 3, Requests: 150, noLoop: noLoop},
+			got[i] = runRaw(t, Options{Concurrency: 3, Requests: 150, EventLoop: loop},
 				RawOptions{URL: ts.URL + path, ExpectBodyContains: map[string]string{"eof": "the end"}[path]})
 			ts.Close()
 			if in := ts.ln.Bytes.In.Load(); in != got[i].Bytes.WireOut {
-				t.Errorf("/%s noLoop=%v: server read %d, client wrote %d", path, noLoop, in, got[i].Bytes.WireOut)
+				t.Errorf("/%s loop=%v: server read %d, client wrote %d", path, loop, in, got[i].Bytes.WireOut)
 			}
 		}
 		for i, r := range got {

@@ -81,6 +81,7 @@ func runLoad(ctx context.Context, env *cliEnv, args []string) error {
 	fs.StringVar(&f.raw.ExpectBodyContains, "expect-body-contains", "", "fail responses whose body lacks this `text`")
 	fs.BoolVar(&f.raw.NoKeepAlive, "no-keepalive", false, "close and redial the connection after every request")
 	fs.StringVar(&f.raw.Client, "client", load.ClientLean, "HTTP/1.1 `client`: lean (ours) or std (net/http)")
+	engine := fs.String("engine", "loop", "raw lean HTTP/1.1 in closed loop runs on wrk-style event `loops` (loop) or one goroutine per VU (goroutine)")
 	fs.StringVar(&f.raw.Transport, "transport", load.TransportHTTP1, "`transport`: http1, h2c, grpc (grpc with --scenario only)")
 	fs.IntVar(&f.raw.Connections, "conns", 1, "h2c/gRPC: `connections` shared by the VUs (streams per connection = VUs/conns)")
 	fs.StringVar(&f.scenario, "scenario", "", "reference-API `scenario`: crud, echo, get, list, create")
@@ -92,6 +93,13 @@ func runLoad(ctx context.Context, env *cliEnv, args []string) error {
 	fs.BoolVar(&f.quiet, "q", false, "no live status line")
 	if err := parseFlags(fs, args); err != nil {
 		return err
+	}
+	switch *engine {
+	case "loop":
+		f.o.EventLoop = true
+	case "goroutine":
+	default:
+		return usagef("--engine: want loop or goroutine, got %q", *engine)
 	}
 	sc, cfg, err := f.scenarioFrom(fs, env)
 	if err != nil {
