@@ -51,7 +51,11 @@ func scanString(s string, delim Delimiter) (quote, nonASCII bool) {
 	}
 	tbl := &byteClass[delimIndex(delim)]
 	var acc uint8
-	for i := 0; i < len(s); i++ {
+	i := 0
+	for ; i+4 <= len(s); i += 4 {
+		acc |= tbl[s[i]] | tbl[s[i+1]] | tbl[s[i+2]] | tbl[s[i+3]]
+	}
+	for ; i < len(s); i++ {
 		acc |= tbl[s[i]]
 	}
 	quote = quote || acc&classQuote != 0

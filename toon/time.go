@@ -20,28 +20,45 @@ func appendTime(dst []byte, t time.Time) []byte {
 	if year < 0 || year > 9999 {
 		return t.AppendFormat(dst, time.RFC3339Nano)
 	}
-	hour, min, s := int(rem/3600), int(rem/60%60), int(rem%60)
-	dst = append(dst,
-		byte('0'+year/1000), byte('0'+year/100%10), byte('0'+year/10%10), byte('0'+year%10), '-',
-		byte('0'+month/10), byte('0'+month%10), '-',
-		byte('0'+day/10), byte('0'+day%10), 'T',
-		byte('0'+hour/10), byte('0'+hour%10), ':',
-		byte('0'+min/10), byte('0'+min%10), ':',
-		byte('0'+s/10), byte('0'+s%10))
+	// Fill a fixed buffer two digits at a time, then append once.
+	var b [30]byte
+	put2(b[0:], year/100)
+	put2(b[2:], year%100)
+	b[4] = '-'
+	put2(b[5:], month)
+	b[7] = '-'
+	put2(b[8:], day)
+	b[10] = 'T'
+	put2(b[11:], int(rem/3600))
+	b[13] = ':'
+	put2(b[14:], int(rem/60%60))
+	b[16] = ':'
+	put2(b[17:], int(rem%60))
+	n := 19
 	if ns := t.Nanosecond(); ns != 0 {
-		var frac [10]byte
-		frac[0] = '.'
-		for i := 9; i >= 1; i-- {
-			frac[i] = byte('0' + ns%10)
-			ns /= 10
-		}
-		n := 10
-		for frac[n-1] == '0' {
+		b[19] = '.'
+		put2(b[20:], ns/10000000)
+		put2(b[22:], ns/100000%100)
+		put2(b[24:], ns/1000%100)
+		put2(b[26:], ns/10%100)
+		b[28] = byte('0' + ns%10)
+		n = 29
+		for b[n-1] == '0' {
 			n--
 		}
-		dst = append(dst, frac[:n]...)
 	}
-	return append(dst, 'Z')
+	b[n] = 'Z'
+	return append(dst, b[:n+1]...)
+}
+
+const digitPairs = "00010203040506070809101112131415161718192021222324252627282930313233343536373839" +
+	"4041424344454647484950515253545556575859606162636465666768697071727374757677787980818283848586878889" +
+	"90919293949596979899"
+
+// put2 writes v (0-99) as two digits.
+func put2(b []byte, v int) {
+	_ = b[1]
+	b[0], b[1] = digitPairs[2*v], digitPairs[2*v+1]
 }
 
 // civilFromDays is the inverse of daysFromCivil.
