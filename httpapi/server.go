@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"time"
 
 	"github.com/wirebench/wirebench/api"
 	"github.com/wirebench/wirebench/codec"
@@ -28,6 +29,9 @@ type Options struct {
 	// MaxBody limits request bodies in bytes, on the wire and decoded
 	// (DefaultMaxBody when 0). A larger body is answered with 413.
 	MaxBody int64
+	// Delay is added to every API response: a known slowdown to check that
+	// a comparison detects it (calibration), never for real runs.
+	Delay time.Duration
 }
 
 // Server is the REST API; it is an http.Handler.
@@ -35,6 +39,7 @@ type Server struct {
 	store   *store.Memory
 	formats *formats
 	maxBody int64
+	delay   time.Duration
 	metrics *metrics
 	mux     *http.ServeMux
 }
@@ -45,7 +50,7 @@ func New(st *store.Memory, opts Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{store: st, formats: f, maxBody: opts.MaxBody, metrics: newMetrics(), mux: http.NewServeMux()}
+	s := &Server{store: st, formats: f, maxBody: opts.MaxBody, delay: opts.Delay, metrics: newMetrics(), mux: http.NewServeMux()}
 	if s.maxBody <= 0 {
 		s.maxBody = DefaultMaxBody
 	}
@@ -130,6 +135,9 @@ func (s *Server) route(pattern string, methods map[string]handlerFunc) {
 		if err != nil {
 			status = statusOf(err)
 			body = &api.Error{Error: err.Error(), Code: api.Code(err)}
+		}
+		if s.delay > 0 {
+			time.Sleep(s.delay)
 		}
 		s.respond(w, &q, out, status, body)
 		s.metrics.count(pattern, out.Codec.Name(), status)

@@ -49,7 +49,7 @@ func Run(ctx context.Context, def Definition, opts Options) (*report.Results, er
 	res.Options = map[string]any{
 		"trials": opts.Trials, "warmup": opts.Warmup.String(), "duration": opts.Duration.String(),
 		"seed": opts.Seed, "quick": opts.Quick, "client_cpus": opts.ClientCPUs, "server_cpus": opts.ServerCPUs,
-		"seed_users": def.SeedUsers, "seed_todos": def.SeedTodos, "binary": opts.Binary,
+		"seed_users": def.SeedUsers, "seed_todos": def.SeedTodos, "binary": opts.Binary, "serve_args": opts.ServeArgs,
 	}
 	for _, c := range def.Cells {
 		res.Cells = append(res.Cells, report.Cell{ID: c.ID(), Group: c.Group, Label: c.Label, ServeArgs: c.Serve, Load: c.describe()})
@@ -104,7 +104,8 @@ func runTrial(ctx context.Context, def Definition, cell Cell, opts Options) repo
 	if len(opts.ServerCPUs) > 0 {
 		args = append(args, "--cpus", cpuList(opts.ServerCPUs))
 	}
-	srv, err := startServer(ctx, opts.Binary, append(args, cell.Serve...))
+	args = append(append(args, cell.Serve...), opts.ServeArgs...)
+	srv, err := startServer(ctx, opts.Binary, args)
 	if err != nil {
 		t.Error = err.Error()
 		return t

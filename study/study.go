@@ -72,6 +72,9 @@ type Options struct {
 	ClientCPUs, ServerCPUs []int
 	// NoPin turns pinning off.
 	NoPin bool
+	// ServeArgs are appended to every cell's server flags (e.g. --delay
+	// 200us for a deliberately slowed run).
+	ServeArgs []string
 	// Progress receives one line per trial; nil discards.
 	Progress func(string)
 }

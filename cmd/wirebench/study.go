@@ -32,6 +32,7 @@ func runStudy(ctx context.Context, env *cliEnv, args []string) error {
 	serverCPUs := fs.String("server-cpus", "", "pin each server process to these `CPUs` (default: the other CPUs)")
 	out := fs.String("out", "results", "`directory` under which <study>-<timestamp>/ is written")
 	bin := fs.String("bin", "", "wirebench `binary` that serves (default: this executable)")
+	serveArgs := fs.String("serve-args", "", "extra `flags` for every server process, space-separated (e.g. '--delay 200us')")
 	if err := parseFlags(fs, reorder(args)); err != nil {
 		return err
 	}
@@ -59,6 +60,7 @@ func runStudy(ctx context.Context, env *cliEnv, args []string) error {
 			return usagef("-%s: %v", flagName, err)
 		}
 	}
+	o.ServeArgs = strings.Fields(*serveArgs)
 	if *bin != "" {
 		o.Binary = *bin
 	}
