@@ -37,7 +37,7 @@ func (o UnmarshalOptions) Unmarshal(data []byte, v any) error {
 	// One check of the whole input is faster than one per line; only a
 	// failure needs the per-line check, to report where.
 	p.sc.validated = validUTF8(src.s)
-	p.block, p.blockOff = "", 0
+	p.arena = nil
 	return p.document(decoderFor(rv.Type().Elem()), rv.Elem())
 }
 
@@ -53,18 +53,16 @@ type parser struct {
 	// line before any further line inside them is an error (spec §12).
 	started int
 	cur     line   // the last consumed line
-	curCopy string // lazily made copy of cur.content, see keep
 	// stable says line views stay valid for the whole decode (in-memory
 	// input), so keys can be remembered without copying.
 	stable bool
 	cells  []string
 	tok    token
-	// in is the in-memory input (stable mode) and block the part of it
-	// copied most recently by keep, starting at byte blockOff.
-	in       string
-	inBase   uintptr
-	block    string
-	blockOff int
+	// in is the in-memory input (stable mode); arena is where keep copies
+	// strings to.
+	in     string
+	inBase uintptr
+	arena  []byte
 	seen     []*seenSet // free list
 	strSrc   stringSource
 }
@@ -76,55 +74,55 @@ func (p *parser) reset(src lineSource, o UnmarshalOptions, stable bool) {
 	p.strict = !o.Lenient
 	p.maxDepth = o.MaxDepth
 	p.depth, p.started = 0, 0
-	p.cur, p.curCopy = line{}, ""
+	p.cur = line{}
+	p.arena = nil
 	p.stable = stable
 }
 
 func (p *parser) release() {
 	p.sc = scanner{}
 	p.strSrc = stringSource{}
-	p.cur, p.curCopy = line{}, ""
-	p.in, p.inBase, p.block = "", 0, ""
+	p.cur = line{}
+	p.in, p.inBase, p.arena = "", 0, nil
 	clear(p.cells[:cap(p.cells)])
 	parserPool.Put(p)
 }
 
-// keep returns s, which may be a view into the input, as a string that
-// owns its memory, so decoded values never alias the caller's buffer.
+// keep returns s, which may be a view into the input or the current
+// line, as a string that owns its memory, so decoded values never alias
+// the caller's buffer or the stream's line buffers.
 //
-// In-memory input is copied in blocks of keepBlock bytes on first use, and
-// strings are cut from the copy: a table of short strings costs one
-// allocation per block rather than one per cell, and a kept string pins at
-// most one block. Streamed input has no stable buffer, so each line is
-// copied, once, when its first string is kept.
+// Kept strings are copied into an append-only arena of keepBlock bytes: a
+// table of short strings costs one allocation per block rather than one
+// per cell, only the kept bytes are copied, and a kept string pins at
+// most one block. Bytes already handed out are never written again.
 func (p *parser) keep(s string) string {
 	if s == "" {
 		return ""
 	}
 	ptr := uintptr(unsafe.Pointer(unsafe.StringData(s)))
 	if p.stable {
-		off := int(ptr - p.inBase)
-		if ptr < p.inBase || off >= len(p.in) {
-			return s // already owned (unescaped or canonicalized)
+		if ptr < p.inBase || ptr >= p.inBase+uintptr(len(p.in)) {
+			return s // already owned (unescaped, canonicalized or kept)
 		}
-		if off < p.blockOff || off+len(s) > p.blockOff+len(p.block) {
-			end := min(len(p.in), max(off+len(s), off+keepBlock))
-			p.block, p.blockOff = strings.Clone(p.in[off:end]), off
+	} else {
+		base := uintptr(unsafe.Pointer(unsafe.StringData(p.cur.content)))
+		if ptr < base || ptr >= base+uintptr(len(p.cur.content)) {
+			return s
 		}
-		return p.block[off-p.blockOff : off-p.blockOff+len(s)]
 	}
-	base := uintptr(unsafe.Pointer(unsafe.StringData(p.cur.content)))
-	if ptr < base || ptr >= base+uintptr(len(p.cur.content)) {
-		return s
+	if len(s) > cap(p.arena)-len(p.arena) {
+		if len(s) > keepBlock/4 {
+			return strings.Clone(s) // big strings get their own allocation
+		}
+		p.arena = make([]byte, 0, keepBlock)
 	}
-	if p.curCopy == "" {
-		p.curCopy = strings.Clone(p.cur.content)
-	}
-	off := int(ptr - base)
-	return p.curCopy[off : off+len(s)]
+	start := len(p.arena)
+	p.arena = append(p.arena, s...)
+	return unsafe.String(&p.arena[start], len(s))
 }
 
-// keepBlock is the unit in which in-memory input is copied by keep.
+// keepBlock is the size of keep's arena blocks.
 const keepBlock = 4096
 
 // keepKey keeps a key that ot will store (maps and generic objects) while
@@ -161,7 +159,7 @@ func (p *parser) next() error {
 	if p.strict && l.blank != 0 && p.started > 0 {
 		return errorf(ErrSyntax, l.blank, 0, "blank line inside an array")
 	}
-	p.cur, p.curCopy = l, ""
+	p.cur = l
 	return nil
 }
 

@@ -109,21 +109,18 @@ func nextToken(s string, i int, stop *[256]bool) (t token, next int, ok bool) {
 	}
 	start := i
 	if i < len(s) && s[i] == '"' {
-		q := strings.IndexByte(s[i+1:], '"')
-		if q < 0 {
-			return t, 0, false // unterminated: let the general path say so
+		esc := false
+		j := i + 1
+		for ; j < len(s); j++ {
+			if c := s[j]; c == '"' {
+				break
+			} else if c == '\\' {
+				esc = true
+				j++
+			}
 		}
-		j := i + 1 + q
-		esc := strings.IndexByte(s[i+1:j], '\\') >= 0
-		if esc { // the quote found may be escaped: scan properly
-			for j = i + 1; j < len(s) && s[j] != '"'; j++ {
-				if s[j] == '\\' {
-					j++
-				}
-			}
-			if j >= len(s) {
-				return t, 0, false
-			}
+		if j >= len(s) {
+			return t, 0, false // unterminated: let the general path say so
 		}
 		k := j + 1
 		for k < len(s) && s[k] == ' ' {
