@@ -52,7 +52,7 @@ type parser struct {
 	// started counts array spans whose first line has been read: a blank
 	// line before any further line inside them is an error (spec §12).
 	started int
-	cur     line   // the last consumed line
+	cur     line // the last consumed line
 	// stable says line views stay valid for the whole decode (in-memory
 	// input), so keys can be remembered without copying.
 	stable bool
@@ -63,8 +63,8 @@ type parser struct {
 	in     string
 	inBase uintptr
 	arena  []byte
-	seen     []*seenSet // free list
-	strSrc   stringSource
+	seen   []*seenSet // free list
+	strSrc stringSource
 }
 
 var parserPool = sync.Pool{New: func() any { return new(parser) }}
