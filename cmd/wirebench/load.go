@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -91,7 +90,8 @@ func runLoad(ctx context.Context, env *cliEnv, args []string) error {
 	fs.StringVar(&f.cpus, "cpu", "", "pin the client to these `CPUs` (e.g. 0 or 0-1,3) and record it")
 	fs.StringVar(&f.segment, "segment", "", "run share `i/n` of the load (see wirebench merge)")
 	fs.BoolVar(&f.quiet, "q", false, "no live status line")
-	if err := parseFlags(fs, args); err != nil {
+	pos, err := parseInterspersed(fs, args)
+	if err != nil {
 		return err
 	}
 	switch *engine {
@@ -101,7 +101,7 @@ func runLoad(ctx context.Context, env *cliEnv, args []string) error {
 	default:
 		return usagef("--engine: want loop or goroutine, got %q", *engine)
 	}
-	sc, cfg, err := f.scenarioFrom(fs, env)
+	sc, cfg, err := f.scenarioFrom(pos)
 	if err != nil {
 		return err
 	}
@@ -167,11 +167,11 @@ func runLoad(ctx context.Context, env *cliEnv, args []string) error {
 
 // scenarioFrom builds the scenario from the flags: raw mode with a URL,
 // or a reference-API scenario.
-func (f *loadFlags) scenarioFrom(fs *flag.FlagSet, env *cliEnv) (load.Scenario, map[string]any, error) {
-	if fs.NArg() != 1 {
-		return nil, nil, usagef("want exactly one URL argument, got %d", fs.NArg())
+func (f *loadFlags) scenarioFrom(pos []string) (load.Scenario, map[string]any, error) {
+	if len(pos) != 1 {
+		return nil, nil, usagef("want exactly one URL argument, got %d", len(pos))
 	}
-	url := fs.Arg(0)
+	url := pos[0]
 	if f.o.Timeout <= 0 {
 		return nil, nil, usagef("-t must be > 0")
 	}
@@ -273,3 +273,4 @@ func isTerminal(w io.Writer) bool {
 	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
 	return err == nil
 }
+
