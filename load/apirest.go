@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"strconv"
 
+	"github.com/klauspost/compress/gzip"
+
 	"github.com/wirebench/wirebench/api"
 	"github.com/wirebench/wirebench/codec"
 )
@@ -22,6 +24,10 @@ type restClient struct {
 	req    []byte // reused request buffer (h1)
 	path   []byte
 	buf    bytes.Buffer // reused response buffer (h2)
+	// gzip is set when the scenario asks for compressed responses: it
+	// decodes them into plain, so checks see the real body.
+	gzip  *gzip.Reader
+	plain bytes.Buffer
 }
 
 func (c *restClient) close() {
@@ -36,6 +42,7 @@ func (c *restClient) do(ctx context.Context, method string, path []byte, body []
 	o.BodyOut += len(body)
 	var status int
 	var respBody []byte
+	var coded bool // the body has a content coding
 	if c.h1 != nil {
 		c.req = appendRequest(c.req[:0], method, string(path), c.host, c.header, body, c.h1.keepAlive)
 		resp, err := c.h1.roundTrip(ctx, c.req, false, false)
@@ -43,21 +50,30 @@ func (c *restClient) do(ctx context.Context, method string, path []byte, body []
 			o.Fail = failReason(err)
 			return false
 		}
-		status, respBody = resp.Status, resp.Body
+		status, respBody, coded = resp.Status, resp.Body, len(resp.ContentEncoding) > 0
 	} else {
 		var err error
 		var rd []byte
 		if body != nil {
 			rd = body
 		}
-		status, respBody, err = stdDo(ctx, c.h2, method, c.base+string(path), c.header, rd, &c.buf)
+		var ce string
+		status, respBody, err = stdDo(ctx, c.h2, method, c.base+string(path), c.header, rd, &c.buf, &ce)
 		if err != nil {
 			o.Fail = failReason(err)
 			return false
 		}
+		coded = ce != ""
 	}
 	o.Status = status
-	o.BodyIn += len(respBody)
+	o.BodyIn += len(respBody) // as transferred: compressed when coded
+	if coded {
+		var ok bool
+		if respBody, ok = c.decompress(respBody); !ok {
+			o.Fail = "decompress body"
+			return false
+		}
+	}
 	if status != want {
 		o.Fail = "status " + strconv.Itoa(status)
 		return false
@@ -69,6 +85,23 @@ func (c *restClient) do(ctx context.Context, method string, path []byte, body []
 		}
 	}
 	return true
+}
+
+// decompress undoes gzip content coding into a reused buffer. A coded
+// body when none was asked for is a failure too: the server must not
+// compress unasked.
+func (c *restClient) decompress(b []byte) ([]byte, bool) {
+	if c.gzip == nil {
+		return nil, false
+	}
+	if err := c.gzip.Reset(bytes.NewReader(b)); err != nil {
+		return nil, false
+	}
+	c.plain.Reset()
+	if _, err := c.plain.ReadFrom(c.gzip); err != nil {
+		return nil, false
+	}
+	return c.plain.Bytes(), true
 }
 
 func (c *restClient) userPath(id int64) []byte {

@@ -15,11 +15,15 @@ const maxBody = 64 << 20
 type h1Response struct {
 	Status      int
 	ContentType []byte
-	Body        []byte
-	Close       bool // the server asked to close, or the body ran to EOF
-	BodyLen     int  // body bytes received, kept or discarded
-	ToEOF       bool // the body is delimited by the end of the connection
-	ctBuf       [128]byte
+	// ContentEncoding is the response's content coding ("gzip"), empty
+	// when none.
+	ContentEncoding []byte
+	Body            []byte
+	Close           bool // the server asked to close, or the body ran to EOF
+	BodyLen         int  // body bytes received, kept or discarded
+	ToEOF           bool // the body is delimited by the end of the connection
+	ctBuf           [128]byte
+	ceBuf           [16]byte
 }
 
 // parseResponse reads one response from br: status line, headers, and a
@@ -52,6 +56,7 @@ func parseResponse(br *bufio.Reader, r *h1Response, body []byte, discard, noBody
 	r.Status = st
 	r.Close = line[7] == '0' // HTTP/1.0 closes unless told otherwise
 	r.ContentType = r.ContentType[:0]
+	r.ContentEncoding = r.ContentEncoding[:0]
 	length, chunked := int64(-1), false
 	for {
 		line, err = br.ReadSlice('\n')
@@ -84,6 +89,8 @@ func parseResponse(br *bufio.Reader, r *h1Response, body []byte, discard, noBody
 			}
 		case asciiEq(name, "content-type"):
 			r.ContentType = append(r.ctBuf[:0], val...)
+		case asciiEq(name, "content-encoding"):
+			r.ContentEncoding = append(r.ceBuf[:0], val...)
 		}
 	}
 	body = body[:0]

@@ -70,7 +70,7 @@ type rawStdVU struct {
 
 func (v *rawStdVU) Do(ctx context.Context, o *Outcome) {
 	o.BodyOut = len(v.r.o.Body)
-	status, body, err := stdDo(ctx, v.c, v.r.o.Method, v.r.o.URL, v.r.o.Header, v.r.o.Body, &v.buf)
+	status, body, err := stdDo(ctx, v.c, v.r.o.Method, v.r.o.URL, v.r.o.Header, v.r.o.Body, &v.buf, nil)
 	if err != nil {
 		o.Fail = failReason(err)
 		return
@@ -83,7 +83,9 @@ func (v *rawStdVU) Close() error { v.c.CloseIdleConnections(); return nil }
 
 // stdDo performs one request with a net/http client, reading the body
 // into buf (reused); the body is valid until the next call.
-func stdDo(ctx context.Context, c *http.Client, method, url string, header []string, body []byte, buf *bytes.Buffer) (int, []byte, error) {
+// stdDo sends one request with net/http's client. If ce is not nil it
+// receives the response's Content-Encoding (the body is left coded).
+func stdDo(ctx context.Context, c *http.Client, method, url string, header []string, body []byte, buf *bytes.Buffer, ce *string) (int, []byte, error) {
 	var rd io.Reader
 	if body != nil {
 		rd = bytes.NewReader(body)
@@ -102,6 +104,9 @@ func stdDo(ctx context.Context, c *http.Client, method, url string, header []str
 		return 0, nil, err
 	}
 	defer resp.Body.Close()
+	if ce != nil {
+		*ce = resp.Header.Get("Content-Encoding")
+	}
 	buf.Reset()
 	if _, err := buf.ReadFrom(resp.Body); err != nil {
 		return resp.StatusCode, nil, err

@@ -10,6 +10,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/klauspost/compress/gzip"
+
 	"github.com/wirebench/wirebench/api"
 	"github.com/wirebench/wirebench/codec"
 	"github.com/wirebench/wirebench/measure"
@@ -41,6 +43,10 @@ type ScenarioOptions struct {
 	Connections int           `json:"connections,omitempty"`
 	NoKeepAlive bool          `json:"no_keepalive,omitempty"`
 	Timeout     time.Duration `json:"timeout"`
+	// Compression "gzip" asks the REST API for gzip-coded responses
+	// (Accept-Encoding) and decodes them before the checks; request bodies
+	// stay uncompressed. Body bytes then count the coded payload.
+	Compression string `json:"compression,omitempty"`
 }
 
 // apiScenario is the Scenario of every reference-API scenario: it owns the
@@ -101,6 +107,12 @@ func NewScenario(o ScenarioOptions) (Scenario, error) {
 		if !ok {
 			return nil, fmt.Errorf("%w: format %q (have %s)", ErrOptions, o.Format, strings.Join(codec.Formats(), ", "))
 		}
+		if e.Codec.Name() == "json" {
+			// The client decodes JSON with the fast library whatever the
+			// server uses: it measures the server, so its own decoder must
+			// be the cheapest available (same bytes, same media type).
+			e = codec.Entry{Codec: codec.MustLookup("json-fast").Codec, MediaTypes: e.MediaTypes}
+		}
 		s.entry = e
 		if o.Transport == TransportH2C {
 			s.h2 = newH2Pool(o.Connections, o.Timeout)
@@ -113,6 +125,14 @@ func NewScenario(o ScenarioOptions) (Scenario, error) {
 		s.grpc = p
 	default:
 		return nil, fmt.Errorf("%w: transport %q (want http1, h2c, grpc)", ErrOptions, o.Transport)
+	}
+	switch o.Compression {
+	case "", "gzip":
+	default:
+		return nil, fmt.Errorf("%w: compression %q (want gzip or none)", ErrOptions, o.Compression)
+	}
+	if o.Compression != "" && o.Transport == TransportGRPC {
+		return nil, fmt.Errorf("%w: compression applies to the REST transports", ErrOptions)
 	}
 	s.echoReq.v = api.EchoRequest{FirstMessage: "Hello, ", SecondMessage: "wirebench!"}
 	s.echoWant = api.Echo(s.echoReq.v).Message
@@ -163,6 +183,10 @@ func (s *apiScenario) restClient(h1 *h1Conn, h2 *http.Client) *restClient {
 	c := &restClient{
 		base: "http://" + s.addr, host: s.addr, codec: s.entry.Codec, h1: h1,
 		header: []string{"Content-Type: " + mt, "Accept: " + mt}, h2: h2,
+	}
+	if s.o.Compression == "gzip" {
+		c.header = append(c.header, "Accept-Encoding: gzip")
+		c.gzip = new(gzip.Reader)
 	}
 	return c
 }

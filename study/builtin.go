@@ -29,7 +29,7 @@ func apiCell(group, label string, serve []string, lo load.Options, so load.Scena
 			return load.NewScenario(o)
 		},
 		Describe: map[string]any{"scenario": so.Name, "format": so.Format, "transport": transportName(so.Transport),
-			"connections": so.Connections, "no_keepalive": so.NoKeepAlive},
+			"connections": so.Connections, "no_keepalive": so.NoKeepAlive, "compression": so.Compression},
 	}
 }
 
@@ -63,6 +63,11 @@ func formatsStudy() Definition {
 			continue
 		}
 		def.Cells = append(def.Cells, apiCell("crud", f, nil, lo, crud(f)))
+	}
+	for _, f := range []string{"json", "toon"} {
+		gz := crud(f)
+		gz.Compression = "gzip"
+		def.Cells = append(def.Cells, apiCell("crud", f+" + gzip", nil, lo, gz))
 	}
 	return def
 }

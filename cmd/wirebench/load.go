@@ -85,6 +85,7 @@ func runLoad(ctx context.Context, env *cliEnv, args []string) error {
 	fs.IntVar(&f.raw.Connections, "conns", 1, "h2c/gRPC: `connections` shared by the VUs (streams per connection = VUs/conns)")
 	fs.StringVar(&f.scenario, "scenario", "", "reference-API `scenario`: crud, echo, get, list, create")
 	fs.StringVar(&f.sc.Format, "format", "json", "scenario wire `format`: json, toon, protobuf, msgpack, cbor")
+	fs.StringVar(&f.sc.Compression, "compression", "", "scenario: ask for gzip-coded responses (`gzip`) and decode them before the checks")
 	fs.StringVar(&f.out, "out", "", "write the result (schema wirebench.load/v1) to this `file`")
 	fs.Var(&f.thresholds, "threshold", "pass/fail `criterion` (repeatable): p99<50ms, avg<10ms, errors<1%, rps>1000")
 	fs.StringVar(&f.cpus, "cpu", "", "pin the client to these `CPUs` (e.g. 0 or 0-1,3) and record it")
