@@ -13,9 +13,23 @@ type objTarget struct {
 	d    *decoder
 	v    reflect.Value
 	mode dKind
-	b    *objBuilder   // generic modes
-	slot *any          // generic modes: the member being decoded
-	tmp  reflect.Value // dMap: the value being decoded
+	b    *objBuilder    // generic modes
+	slot *any           // generic modes: the member being decoded
+	tmp  reflect.Value  // dMap: the value being decoded
+	base unsafe.Pointer // dStruct: the struct's address, for setter
+}
+
+// setter returns the by-address setter of struct field key, or nil when
+// the target is not a struct or the field needs the reflect path.
+func (o *objTarget) setter(key string) *planCell {
+	if o.mode != dStruct || o.base == nil {
+		return nil
+	}
+	cells := o.d.setters()
+	if i := o.d.si.find(key); i >= 0 && cells[i].set != nil {
+		return &cells[i]
+	}
+	return nil
 }
 
 func (p *parser) beginObject(d *decoder, v reflect.Value, col int) (objTarget, error) {
@@ -26,7 +40,11 @@ func (p *parser) beginObject(d *decoder, v reflect.Value, col int) (objTarget, e
 		}
 		return p.beginObject(d.elem, v.Elem(), col)
 	case dStruct:
-		return objTarget{d: d, v: v, mode: dStruct}, nil
+		o := objTarget{d: d, v: v, mode: dStruct}
+		if v.CanAddr() {
+			o.base = v.Addr().UnsafePointer()
+		}
+		return o, nil
 	case dMap:
 		if v.IsNil() {
 			v.Set(reflect.MakeMap(d.typ))

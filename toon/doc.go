@@ -41,12 +41,25 @@
 // # Strict mode
 //
 // Decoding is strict by default (spec §14). UnmarshalOptions.Lenient relaxes
-// it: counts and widths are not checked, blank lines inside arrays are
-// skipped, duplicate keys resolve last-write-wins, tabs in indentation count
-// as one level each, and over-indented lines are read at their own depth.
+// it: declared counts are not checked, blank lines inside arrays are
+// skipped, duplicate keys resolve last-write-wins, indentation need not be
+// a multiple of the indent size (depth rounds down) and tabs in it count
+// as one level each, and a scope's first line may be indented more than
+// one level. As in the reference implementation, a table row of the wrong
+// width is an error in both modes.
 // Malformed array headers (foo[1][bar]:, key[]:, foo[2]extra:) are errors in
 // both modes, as in the reference implementation since 4.4; the v4.0 fixtures
 // that read them as literal keys are documented in testdata/spec/README.md.
+//
+// # Performance
+//
+// Encoders and decoders are compiled once per Go type and cached. Structs
+// whose fields are primitives, slices of primitives or slices of such
+// "row" structs are written and read without building generic values,
+// table cells going straight to and from struct fields by offset; other
+// shapes (maps, interfaces, nested structs) are normalized to the generic
+// model first, because their TOON layout depends on their contents.
+// Decoded strings are copied out of the input into shared 4 KiB blocks.
 //
 // # Streaming
 //

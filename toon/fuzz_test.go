@@ -24,6 +24,8 @@ func FuzzDecode(f *testing.F) {
 		opts := UnmarshalOptions{Lenient: lenient, Indent: int(indent%5) + 1, MaxDepth: 64}
 		var typed api.UserList
 		_ = opts.Unmarshal(data, &typed)
+		var user api.User
+		_ = opts.Unmarshal(data, &user)
 		var rows []airport
 		_ = opts.Unmarshal(data, &rows)
 		var v any

@@ -3,6 +3,7 @@ package toon
 import (
 	"reflect"
 	"strings"
+	"unsafe"
 )
 
 // This file holds the structural decoder for objects, inline arrays and
@@ -159,9 +160,9 @@ func (p *parser) keyValueAt(l *line, content string, off, baseDepth int, ot *obj
 		return err
 	}
 	key = p.keepKey(ot, key)
-	fd, fv := ot.field(key)
 	switch rest {
 	case "":
+		fd, fv := ot.field(key)
 		next, err := p.peek()
 		if err != nil {
 			return err
@@ -188,6 +189,7 @@ func (p *parser) keyValueAt(l *line, content string, off, baseDepth int, ot *obj
 			return err
 		}
 	case "[]":
+		fd, fv := ot.field(key)
 		if err := p.emptyArray(fd, fv, l.col(off+end)); err != nil {
 			return err
 		}
@@ -200,8 +202,16 @@ func (p *parser) keyValueAt(l *line, content string, off, baseDepth int, ot *obj
 		if err != nil {
 			return err
 		}
-		if err := p.setScalar(fd, fv, t); err != nil {
-			return err
+		if set := ot.setter(key); set != nil {
+			// Struct field of a plain kind: store by address.
+			if err := set.set(p, unsafe.Add(ot.base, set.off), *t); err != nil {
+				return err
+			}
+		} else {
+			fd, fv := ot.field(key)
+			if err := p.setScalar(fd, fv, t); err != nil {
+				return err
+			}
 		}
 	}
 	return ot.commit(p, key, l.col(off))

@@ -38,6 +38,24 @@ type decoder struct {
 	elem   *decoder // slice, array, pointer, map value
 	si     *structInfo
 	fields []*decoder // parallel to si.fields
+
+	cellsOnce sync.Once
+	cells     []planCell // parallel to si.fields: by-address setters
+}
+
+// setters returns, per struct field, a by-address setter for fields of a
+// plain scalar kind (nil otherwise). It is computed on first use because
+// field decoders of recursive types are complete only after compilation.
+func (d *decoder) setters() []planCell {
+	d.cellsOnce.Do(func() {
+		d.cells = make([]planCell, len(d.si.fields))
+		for i, fd := range d.fields {
+			if fd.kind == dScalar && (fd.typ == timeType || plainKind(fd.typ)) {
+				d.cells[i] = planCell{ptrSetterFor(fd), fieldOffset(d.typ, d.si.fields[i].index)}
+			}
+		}
+	})
+	return d.cells
 }
 
 var (
