@@ -130,6 +130,11 @@ func (r *runner) work(issue, hard context.Context, id int, vu VU, st *workerStat
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
 	defer timer.Stop()
+	var sl *sleeper
+	if r.pacer != nil {
+		sl = newSleeper(issue)
+		defer sl.close()
+	}
 	ramp := !r.o.open() && len(r.o.Stages) > 0
 	for issue.Err() == nil {
 		var intended time.Time
@@ -144,7 +149,7 @@ func (r *runner) work(issue, hard context.Context, id int, vu VU, st *workerStat
 				return
 			}
 			intended = r.start.Add(at)
-			if !sleepUntil(issue, timer, intended) {
+			if !sl.until(issue, intended) {
 				return
 			}
 		default:
