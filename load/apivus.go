@@ -7,6 +7,9 @@ import (
 	"github.com/wirebench/wirebench/api"
 )
 
+// Name names the scenario in results: "crud", "echo", ...
+func (s *apiScenario) Name() string { return s.o.Name }
+
 // apiVU is what every reference-API VU has.
 type apiVU struct {
 	s  *apiScenario

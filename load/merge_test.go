@@ -104,7 +104,7 @@ func TestSegmentedRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if ts.requests.Load() != 1000 || m.Requests != 1000 || m.Options.Concurrency != 5 {
+	if ts.requests.Load() != 1000 || m.Requests != 1000 || m.Options.Concurrency != 5 || m.Scenario != "raw" {
 		t.Errorf("server %d, merged %d requests, %d VUs; want 1000, 1000, 5", ts.requests.Load(), m.Requests, m.Options.Concurrency)
 	}
 }

@@ -101,6 +101,9 @@ func NewRaw(o RawOptions) (*Raw, error) {
 // Options returns the options in effect, for the result's configuration.
 func (r *Raw) Options() RawOptions { return r.o }
 
+// Name names the scenario in results.
+func (r *Raw) Name() string { return "raw" }
+
 // Ops implements Scenario: raw mode has one operation.
 func (r *Raw) Ops() []string { return []string{r.o.Method + " " + r.u.Path} }
 

@@ -75,6 +75,9 @@ func Run(ctx context.Context, opts Options, sc Scenario) (*Result, error) {
 	closeVUs(vus)
 
 	res := r.result(ops)
+	if n, ok := sc.(interface{ Name() string }); ok {
+		res.Scenario = n.Name()
+	}
 	res.Start, res.End = r.start, end
 	res.CPU = CPUUsage{User: u1 - u0, System: s1 - s0, CPUs: len(measure.Affinity())}
 	if wc, ok := sc.(WireCounter); ok {
