@@ -11,6 +11,12 @@
 // correction — with the service time and the client's schedule lag
 // recorded beside it).
 //
+// Two engines run the workers. By default each VU is a goroutine with a
+// blocking Do (any client library fits). With Options.EventLoop, raw mode
+// over lean HTTP/1.1 in closed loop runs on wrk-style epoll loops instead
+// (h1loop.go), which spend no more client CPU per request than wrk does;
+// bench/wrk-vs-wirebench.sh measures that.
+//
 // A failed request is data: it is counted by reason and the run goes on.
 package load
 
