@@ -169,10 +169,14 @@ func (s *scanner) peek() (*line, error) {
 			if firstTab >= 0 {
 				return nil, errorf(ErrSyntax, s.num, firstTab+1, "tab in indentation")
 			}
-			if indent%s.indent != 0 {
+			if s.indent == 2 { // the default: a shift, not a division
+				depth = indent >> 1
+			} else {
+				depth = indent / s.indent
+			}
+			if depth*s.indent != indent {
 				return nil, errorf(ErrSyntax, s.num, indent+1, "indentation of %d spaces is not a multiple of %d", indent, s.indent)
 			}
-			depth = indent / s.indent
 		} else {
 			// Lenient: each tab is one level; spaces round down.
 			depth = (indent-tabs)/s.indent + tabs

@@ -146,8 +146,24 @@ func nextToken(s string, i int, stop *[256]bool) (t token, next int, ok bool) {
 			break
 		}
 	}
-	tok := trimSpaces(s[start:i])
-	t, _ = parsePrimitive(tok) // bare tokens cannot fail
+	j := i
+	for j > start && s[j-1] == ' ' {
+		j--
+	}
+	tok := s[start:j]
+	t = token{kind: tokString, s: tok}
+	if len(tok) > 0 {
+		switch c := tok[0]; {
+		case c == 't' && tok == "true":
+			t.kind = tokTrue
+		case c == 'f' && tok == "false":
+			t.kind = tokFalse
+		case c == 'n' && tok == "null":
+			t.kind = tokNull
+		case (c == '-' || isDigit(c)) && isNumberToken(tok):
+			t.kind = tokNumber
+		}
+	}
 	return t, i + 1, true
 }
 
