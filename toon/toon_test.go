@@ -262,3 +262,41 @@ func TestDecodeReusesSlice(t *testing.T) {
 		t.Fatalf("grown slice: %v %+v", err, w)
 	}
 }
+
+// Marshal and Unmarshal share pooled scratch space and type caches; run
+// them from several goroutines (meaningful under -race).
+func TestConcurrentUse(t *testing.T) {
+	l := sampleUsers(50)
+	want, err := Marshal(&l)
+	if err != nil {
+		t.Fatal(err)
+	}
+	errs := make(chan error, 8)
+	for range 8 {
+		go func() {
+			for range 50 {
+				out, err := Marshal(&l)
+				if err == nil && string(out) != string(want) {
+					err = errors.New("concurrent Marshal produced different output")
+				}
+				var back api.UserList
+				if err == nil {
+					err = Unmarshal(out, &back)
+				}
+				if err == nil && !reflect.DeepEqual(back, l) {
+					err = errors.New("concurrent Unmarshal produced a different value")
+				}
+				if err != nil {
+					errs <- err
+					return
+				}
+			}
+			errs <- nil
+		}()
+	}
+	for range 8 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+}
