@@ -13,7 +13,9 @@ var byteClass = func() (t [3][256]uint8) {
 	for i, d := range []byte{',', '\t', '|'} {
 		for c := 0; c < 256; c++ {
 			switch {
-			case c < 0x20, c == '"', c == '\\', c == ':', c == '[', c == ']', c == '{', c == '}', c == int(d):
+			case c < 0x20, c == '"', c == '\\':
+				t[i][c] = classQuote | classEscape
+			case c == ':', c == '[', c == ']', c == '{', c == '}', c == int(d):
 				t[i][c] = classQuote
 			case c >= utf8.RuneSelf:
 				t[i][c] = classHigh
@@ -24,30 +26,22 @@ var byteClass = func() (t [3][256]uint8) {
 }()
 
 const (
-	classQuote = 1 << iota
-	classHigh
+	classQuote  = 1 << iota // forces quotes
+	classEscape             // needs an escape inside quotes
+	classHigh               // non-ASCII
 )
 
 // needsQuotes reports whether string value s must be quoted when delim is
 // the relevant delimiter (spec §7.2, §11.1).
 func needsQuotes(s string, delim Delimiter) bool {
-	q, _ := scanString(s, delim)
-	return q
+	return scanString(s, delim)&classQuote != 0
 }
 
-// scanString reports in one pass whether s needs quotes and whether it
-// has non-ASCII bytes (which then need a UTF-8 check).
-func scanString(s string, delim Delimiter) (quote, nonASCII bool) {
+// scanString classifies s in one pass: the union of its bytes' classes,
+// with classQuote added for the rules that look at the whole string.
+func scanString(s string, delim Delimiter) uint8 {
 	if s == "" {
-		return true, false
-	}
-	switch s[0] {
-	case ' ', '\t', '-', '#':
-		quote = true
-	}
-	switch s[len(s)-1] {
-	case ' ', '\t':
-		quote = true
+		return classQuote
 	}
 	tbl := &byteClass[delimIndex(delim)]
 	var acc uint8
@@ -58,24 +52,38 @@ func scanString(s string, delim Delimiter) (quote, nonASCII bool) {
 	for ; i < len(s); i++ {
 		acc |= tbl[s[i]]
 	}
-	quote = quote || acc&classQuote != 0
-	nonASCII = acc&classHigh != 0
-	if quote {
-		return true, nonASCII
+	if acc&classQuote != 0 {
+		return acc
 	}
-	if s == "true" || s == "false" || s == "null" {
-		return true, nonASCII
+	switch s[0] {
+	case ' ', '\t', '-', '#':
+		return acc | classQuote
 	}
-	return (isDigit(s[0]) || s[0] == '+') && isNumericLike(s), nonASCII
+	switch s[len(s)-1] {
+	case ' ', '\t':
+		return acc | classQuote
+	}
+	if s == "true" || s == "false" || s == "null" || ((isDigit(s[0]) || s[0] == '+') && isNumericLike(s)) {
+		return acc | classQuote
+	}
+	return acc
 }
 
 // appendString appends s as a value: bare when safe, quoted otherwise.
 // Ill-formed UTF-8 is replaced by U+FFFD, as encoding/json does, so the
 // output is always valid UTF-8.
 func appendString(dst []byte, s string, delim Delimiter) []byte {
-	quote, nonASCII := scanString(s, delim)
-	if !quote && (!nonASCII || utf8.ValidString(s)) {
+	c := scanString(s, delim)
+	if c&classHigh != 0 && !utf8.ValidString(s) {
+		return appendQuoted(dst, s) // replaces the bad bytes
+	}
+	switch {
+	case c&classQuote == 0:
 		return append(dst, s...)
+	case c&classEscape == 0: // quotes, but nothing to escape inside them
+		dst = append(dst, '"')
+		dst = append(dst, s...)
+		return append(dst, '"')
 	}
 	return appendQuoted(dst, s)
 }
