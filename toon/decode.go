@@ -115,7 +115,13 @@ func (p *parser) keep(s string) string {
 		if len(s) > keepBlock/4 {
 			return strings.Clone(s) // big strings get their own allocation
 		}
-		p.arena = make([]byte, 0, keepBlock)
+		size := keepBlock
+		if p.stable {
+			// What is left of the input bounds what can still be kept, so
+			// a small document gets a small block.
+			size = min(size, max(len(s), len(p.in)-int(ptr-p.inBase)))
+		}
+		p.arena = make([]byte, 0, size)
 	}
 	start := len(p.arena)
 	p.arena = append(p.arena, s...)

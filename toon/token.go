@@ -350,22 +350,42 @@ func isArrayHeaderContent(content string) bool {
 	return len(t) > 0 && t[0] == '[' && findUnquoted(content, ':', 0) >= 0
 }
 
+// rowStop[d][c] marks the bytes isDataRow must look at under delimiter d.
+var rowStop = func() (t [3][256]bool) {
+	for i, d := range []byte{',', '\t', '|'} {
+		t[i]['"'], t[i]['\\'], t[i][':'], t[i][d] = true, true, true, true
+	}
+	return t
+}()
+
 // isDataRow decides between a tabular row and a key-value line (§9.3):
 // a row unless an unquoted colon comes before the first unquoted
-// delimiter. One pass that stops at the first of the two, which in a row
-// is usually a few bytes in.
+// delimiter. One table-driven pass that stops at the first of the two.
 func isDataRow(content string, delim byte) bool {
+	stop := &rowStop[0]
+	switch delim {
+	case '\t':
+		stop = &rowStop[1]
+	case '|':
+		stop = &rowStop[2]
+	}
 	in := false
 	for i := 0; i < len(content); i++ {
-		switch c := content[i]; {
-		case c == '\\' && in && i+1 < len(content):
-			i++
+		c := content[i]
+		if !stop[c] {
+			continue
+		}
+		switch {
+		case c == '\\':
+			if in && i+1 < len(content) {
+				i++
+			}
 		case c == '"':
 			in = !in
 		case in:
 		case c == delim:
 			return true
-		case c == ':':
+		default: // ':'
 			return false
 		}
 	}
