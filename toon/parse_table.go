@@ -37,7 +37,21 @@ func (p *parser) tabular(h *header, baseDepth int, at *arrTarget, hl *line) erro
 	first := true
 	defer func() { p.endSpan(first) }()
 	lastNum := hl.num
+	fast := plan != nil && at.mode == dSlice
 	for !p.strict || count < h.length {
+		if fast && p.fastRow(rowDepth, h.delim) {
+			if first {
+				first = false
+				p.started++
+			}
+			lastNum = p.cur.num
+			if err := p.planRow(plan, at.nextPtr(), h); err != nil {
+				return err
+			}
+			at.commit()
+			count++
+			continue
+		}
 		l, err := p.peek()
 		if err != nil {
 			return err
@@ -89,6 +103,51 @@ func (p *parser) tabular(h *header, baseDepth int, at *arrTarget, hl *line) erro
 		}
 	}
 	return nil
+}
+
+// fastRow consumes the next line straight from in-memory input when it is
+// a plain table row: exactly rowDepth levels of space indentation, not a
+// comment, no trailing space or CR, no blank line before it, and a data
+// row by §9.3. Anything else, including the document's last line, is left
+// to the scanner, which would classify such a line the same way; this
+// only skips its generality on the hot path.
+func (p *parser) fastRow(rowDepth int, delim byte) bool {
+	sc := &p.sc
+	src := &p.strSrc
+	if !p.stable || sc.hasPeek || sc.eof || !sc.validated || sc.blank != 0 || sc.num == 0 || src.done {
+		return false
+	}
+	rest := src.s[src.pos:]
+	nl := strings.IndexByte(rest, '\n')
+	if nl < 0 {
+		return false
+	}
+	raw := rest[:nl]
+	ind := rowDepth * sc.indent
+	if len(raw) <= ind {
+		return false
+	}
+	switch raw[ind] {
+	case ' ', '\t', '#':
+		return false
+	}
+	switch raw[len(raw)-1] {
+	case ' ', '\r':
+		return false
+	}
+	for i := 0; i < ind; i++ {
+		if raw[i] != ' ' {
+			return false
+		}
+	}
+	content := raw[ind:]
+	if !isDataRow(content, delim) {
+		return false
+	}
+	src.pos += nl + 1
+	sc.num++
+	p.cur = line{content: content, indent: ind, depth: rowDepth, num: sc.num}
+	return true
 }
 
 // cellOffset returns the offset of cell c within the current line.

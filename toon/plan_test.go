@@ -34,13 +34,35 @@ func TestRowPlanMatchesGeneric(t *testing.T) {
 			for i := range parts {
 				parts[i] = cells[r.IntN(len(cells))]
 			}
-			lines = append(lines, "  "+strings.Join(parts, delim))
+			ln := "  " + strings.Join(parts, delim)
+			switch r.IntN(12) { // layouts the scanner must handle, not fastRow
+			case 0:
+				ln += "\r"
+			case 1:
+				ln += "  "
+			case 2:
+				lines = append(lines, "  # comment")
+			case 3:
+				lines = append(lines, "")
+			case 4:
+				ln = "   " + ln[2:]
+			case 5:
+				ln = "    " + ln[2:]
+			case 6:
+				ln = "\t" + ln[2:]
+			case 7:
+				ln = "  key: " + ln[2:]
+			}
+			lines = append(lines, ln)
 		}
 		hdr := "[" + string(rune('0'+n))
 		if delim != "," {
 			hdr += delim
 		}
 		doc := hdr + "]{a" + delim + "b" + delim + "c}:\n" + strings.Join(lines, "\n")
+		if r.IntN(2) == 0 {
+			doc += "\n" // a final newline lets fastRow take the last row too
+		}
 		var typed []row
 		errTyped := Unmarshal([]byte(doc), &typed)
 		var generic any
