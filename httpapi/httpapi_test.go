@@ -432,13 +432,15 @@ func TestHealthAndMetrics(t *testing.T) {
 // TestDelay checks the calibration knob: every API response takes at least
 // the configured delay (a lower bound, so the test cannot flake on a slow
 // machine).
-func TestDelay(t *testing.T) {
-	_, c := start(t, server.Options{SeedUsers: 1, HTTP: httpapi.Options{Delay: 30 * time.Millisecond}})
-	began := time.Now()
-	if r := c.do("GET", "/users/1", nil, nil, nil); r.status != 200 {
-		t.Fatalf("status %d", r.status)
-	}
-	if took := time.Since(began); took < 30*time.Millisecond {
-		t.Fatalf("response took %v, want >= 30ms", took)
+func TestDelayAndBurn(t *testing.T) {
+	for _, o := range []httpapi.Options{{Delay: 30 * time.Millisecond}, {Burn: 30 * time.Millisecond}} {
+		_, c := start(t, server.Options{SeedUsers: 1, HTTP: o})
+		began := time.Now()
+		if r := c.do("GET", "/users/1", nil, nil, nil); r.status != 200 {
+			t.Fatalf("status %d", r.status)
+		}
+		if took := time.Since(began); took < 30*time.Millisecond {
+			t.Fatalf("%+v: response took %v, want >= 30ms", o, took)
+		}
 	}
 }

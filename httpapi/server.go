@@ -29,9 +29,12 @@ type Options struct {
 	// MaxBody limits request bodies in bytes, on the wire and decoded
 	// (DefaultMaxBody when 0). A larger body is answered with 413.
 	MaxBody int64
-	// Delay is added to every API response: a known slowdown to check that
-	// a comparison detects it (calibration), never for real runs.
-	Delay time.Duration
+	// Delay is added to every API response by sleeping: extra latency that
+	// costs no CPU, so a saturated closed-loop run barely notices it.
+	// Burn spins the CPU for that long per response: lost capacity, which
+	// any run notices. Both are known slowdowns for checking that a
+	// comparison detects them (calibration), never for real runs.
+	Delay, Burn time.Duration
 }
 
 // Server is the REST API; it is an http.Handler.
@@ -40,6 +43,7 @@ type Server struct {
 	formats *formats
 	maxBody int64
 	delay   time.Duration
+	burn    time.Duration
 	metrics *metrics
 	mux     *http.ServeMux
 }
@@ -50,7 +54,7 @@ func New(st *store.Memory, opts Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{store: st, formats: f, maxBody: opts.MaxBody, delay: opts.Delay, metrics: newMetrics(), mux: http.NewServeMux()}
+	s := &Server{store: st, formats: f, maxBody: opts.MaxBody, delay: opts.Delay, burn: opts.Burn, metrics: newMetrics(), mux: http.NewServeMux()}
 	if s.maxBody <= 0 {
 		s.maxBody = DefaultMaxBody
 	}
@@ -139,6 +143,9 @@ func (s *Server) route(pattern string, methods map[string]handlerFunc) {
 		if s.delay > 0 {
 			time.Sleep(s.delay)
 		}
+		if s.burn > 0 {
+			spin(s.burn)
+		}
 		s.respond(w, &q, out, status, body)
 		s.metrics.count(pattern, out.Codec.Name(), status)
 	})
@@ -170,6 +177,12 @@ func (s *Server) respond(w http.ResponseWriter, q *request, out codec.Entry, sta
 	h.Set("Content-Length", strconv.Itoa(len(data)))
 	w.WriteHeader(status)
 	_, _ = w.Write(data)
+}
+
+// spin keeps the CPU busy for d of wall time.
+func spin(d time.Duration) {
+	for end := time.Now().Add(d); time.Now().Before(end); {
+	}
 }
 
 // statusOf is the one table from API errors to HTTP status codes.

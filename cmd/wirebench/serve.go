@@ -26,7 +26,8 @@ func runServe(ctx context.Context, env *cliEnv, args []string) error {
 	fs.IntVar(&o.SeedUsers, "seed-users", server.DefaultSeedUsers, "`N` deterministic users to start with")
 	fs.IntVar(&o.SeedTodos, "seed-todos", server.DefaultSeedTodos, "`N` deterministic todos to start with")
 	fs.StringVar(&o.HTTP.JSONLib, "json-lib", "std", "library serving application/json: std (encoding/json) or fast (goccy/go-json)")
-	fs.DurationVar(&o.HTTP.Delay, "delay", 0, "add this `duration` to every REST response: a known slowdown for checking that compare detects it")
+	fs.DurationVar(&o.HTTP.Delay, "delay", 0, "sleep this `duration` in every REST response: known extra latency (costs no CPU) for calibration")
+	fs.DurationVar(&o.HTTP.Burn, "burn", 0, "spin the CPU this `duration` in every REST response: known lost capacity for checking that compare detects a slowdown")
 	fs.Int64Var(&o.HTTP.MaxBody, "max-body", httpapi.DefaultMaxBody, "request body limit in `bytes`, on the wire and decompressed (413 beyond)")
 	cpus := fs.String("cpus", "", "pin the server to these `CPUs` (e.g. 1 or 2,3), so a load client on other CPUs measures it fairly")
 	if err := parseFlags(fs, args); err != nil {
