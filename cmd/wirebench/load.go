@@ -274,4 +274,3 @@ func isTerminal(w io.Writer) bool {
 	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
 	return err == nil
 }
-
