@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"unicode/utf8"
 )
 
 // FromJSON parses JSON text into TOON's generic model: objects become
@@ -195,45 +194,7 @@ func appendJSON(dst []byte, v any) []byte {
 	panic(fmt.Sprintf("toon: appendJSON on %T", v))
 }
 
-// appendJSONString quotes s for JSON without HTML escaping, replacing
-// ill-formed UTF-8 with U+FFFD.
-func appendJSONString(dst []byte, s string) []byte {
-	dst = append(dst, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c >= utf8.RuneSelf {
-			r, size := utf8.DecodeRuneInString(s[i:])
-			if r == utf8.RuneError && size == 1 {
-				dst = append(dst, s[start:i]...)
-				dst = append(dst, `\ufffd`...)
-				i++
-				start = i
-				continue
-			}
-			i += size
-			continue
-		}
-		if c >= 0x20 && c != '"' && c != '\\' {
-			i++
-			continue
-		}
-		dst = append(dst, s[start:i]...)
-		switch c {
-		case '"', '\\':
-			dst = append(dst, '\\', c)
-		case '\n':
-			dst = append(dst, '\\', 'n')
-		case '\r':
-			dst = append(dst, '\\', 'r')
-		case '\t':
-			dst = append(dst, '\\', 't')
-		default:
-			dst = append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
-		}
-		i++
-		start = i
-	}
-	dst = append(dst, s[start:]...)
-	return append(dst, '"')
-}
+// appendJSONString quotes s for JSON without HTML escaping. TOON's quoted
+// form (spec §7.1: \" \\ \n \r \t, \u00XX for other controls, U+FFFD for
+// ill-formed UTF-8) is valid JSON with the same value, so it is shared.
+func appendJSONString(dst []byte, s string) []byte { return appendQuoted(dst, s) }
