@@ -44,50 +44,36 @@ func (p protobufCodec) Unmarshal(data []byte, v any) error {
 	case proto.Message:
 		return proto.Unmarshal(data, v)
 	case *api.User:
-		var m pb.User
-		if err := proto.Unmarshal(data, &m); err != nil {
-			return err
-		}
-		pb.ToUser(&m, v)
+		return unmarshalVia(data, func(m *pb.User) { pb.ToUser(m, v) })
 	case *api.UserList:
-		var m pb.UserList
-		if err := proto.Unmarshal(data, &m); err != nil {
-			return err
-		}
-		pb.ToUserList(&m, v)
+		return unmarshalVia(data, func(m *pb.UserList) { pb.ToUserList(m, v) })
 	case *api.Todo:
-		var m pb.Todo
-		if err := proto.Unmarshal(data, &m); err != nil {
-			return err
-		}
-		pb.ToTodo(&m, v)
+		return unmarshalVia(data, func(m *pb.Todo) { pb.ToTodo(m, v) })
 	case *api.TodoList:
-		var m pb.TodoList
-		if err := proto.Unmarshal(data, &m); err != nil {
-			return err
-		}
-		pb.ToTodoList(&m, v)
+		return unmarshalVia(data, func(m *pb.TodoList) { pb.ToTodoList(m, v) })
 	case *api.EchoRequest:
-		var m pb.EchoRequest
-		if err := proto.Unmarshal(data, &m); err != nil {
-			return err
-		}
-		*v = api.EchoRequest{FirstMessage: m.FirstMessage, SecondMessage: m.SecondMessage}
+		return unmarshalVia(data, func(m *pb.EchoRequest) {
+			*v = api.EchoRequest{FirstMessage: m.FirstMessage, SecondMessage: m.SecondMessage}
+		})
 	case *api.EchoResponse:
-		var m pb.EchoResponse
-		if err := proto.Unmarshal(data, &m); err != nil {
-			return err
-		}
-		*v = api.EchoResponse{Message: m.Message}
+		return unmarshalVia(data, func(m *pb.EchoResponse) { *v = api.EchoResponse{Message: m.Message} })
 	case *api.Error:
-		var m pb.Error
-		if err := proto.Unmarshal(data, &m); err != nil {
-			return err
-		}
-		*v = api.Error{Error: m.Error, Code: m.Code}
-	default:
-		return errType(p.Name(), v)
+		return unmarshalVia(data, func(m *pb.Error) { *v = api.Error{Error: m.Error, Code: m.Code} })
 	}
+	return errType(p.Name(), v)
+}
+
+// unmarshalVia decodes data into a fresh message of type M and hands it to
+// set, which converts it into the api value.
+func unmarshalVia[M any, PM interface {
+	*M
+	proto.Message
+}](data []byte, set func(PM)) error {
+	m := PM(new(M))
+	if err := proto.Unmarshal(data, m); err != nil {
+		return err
+	}
+	set(m)
 	return nil
 }
 

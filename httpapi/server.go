@@ -8,8 +8,11 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/wirebench/wirebench/api"
@@ -106,13 +109,7 @@ func (q *request) decode(v any) error {
 }
 
 func (s *Server) route(pattern string, methods map[string]handlerFunc) {
-	allow := ""
-	for m := range methods {
-		if allow != "" {
-			allow += ", "
-		}
-		allow += m
-	}
+	allow := strings.Join(slices.Sorted(maps.Keys(methods)), ", ")
 	s.mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
 		q := request{r: r, s: s, scratch: getBuffer()}
 		defer putBuffer(q.scratch)
