@@ -32,9 +32,7 @@ func isNumberToken(s string) bool {
 		i++
 	}
 	start := i
-	for i < len(s) && isDigit(s[i]) {
-		i++
-	}
+	i = skipDigits(s, i)
 	if i == start || (s[start] == '0' && i-start > 1) {
 		return false
 	}
@@ -50,9 +48,7 @@ func isNumericLike(s string) bool {
 		i++
 	}
 	start := i
-	for i < len(s) && isDigit(s[i]) {
-		i++
-	}
+	i = skipDigits(s, i)
 	if i == start {
 		return false
 	}
@@ -61,12 +57,8 @@ func isNumericLike(s string) bool {
 
 func scanFracExp(s string, i int) bool {
 	if i < len(s) && s[i] == '.' {
-		i++
-		j := i
-		for i < len(s) && isDigit(s[i]) {
-			i++
-		}
-		if i == j {
+		j := i + 1
+		if i = skipDigits(s, j); i == j {
 			return false
 		}
 	}
@@ -76,10 +68,7 @@ func scanFracExp(s string, i int) bool {
 			i++
 		}
 		j := i
-		for i < len(s) && isDigit(s[i]) {
-			i++
-		}
-		if i == j {
+		if i = skipDigits(s, j); i == j {
 			return false
 		}
 	}
@@ -124,17 +113,11 @@ func appendCanonical(dst []byte, s string) []byte {
 		s = s[1:]
 	}
 	// Split into integer digits, fraction digits and exponent text.
-	i := 0
-	for i < len(s) && isDigit(s[i]) {
-		i++
-	}
+	i := skipDigits(s, 0)
 	intPart := s[:i]
 	frac := ""
 	if i < len(s) && s[i] == '.' {
-		j := i + 1
-		for j < len(s) && isDigit(s[j]) {
-			j++
-		}
+		j := skipDigits(s, i+1)
 		frac = s[i+1 : j]
 		i = j
 	}
@@ -299,4 +282,12 @@ func appendFloat(dst []byte, f float64, bits int) []byte {
 		n--
 	}
 	return appendDigits(dst, digits[:n], exp+1)
+}
+
+// skipDigits returns the index of the first non-digit of s at or after i.
+func skipDigits(s string, i int) int {
+	for i < len(s) && isDigit(s[i]) {
+		i++
+	}
+	return i
 }
