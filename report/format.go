@@ -1,6 +1,8 @@
 package report
 
 import (
+	"github.com/wirebench/wirebench/results/stats"
+
 	"fmt"
 	"math"
 	"strconv"
@@ -48,7 +50,7 @@ func spreadNote() string {
 	return fmt.Sprintf("Each number is the median over trials with its spread: "+
 		"\"± x%%\" is the larger distance to an end of its %v%% confidence interval (%d or more trials); "+
 		"\"[lo–hi]\" is the lowest and highest trial, shown instead when there are too few trials for an interval.",
-		Confidence*100, minCISamples(Confidence))
+		Confidence*100, stats.MinCISamples(Confidence))
 }
 
 // formatRange prints the observed range of a summary without an interval:

@@ -36,7 +36,7 @@ func TestOpTable(t *testing.T) {
 		{"no ops", nil, nil, false, nil},
 		{"one op", map[string]time.Duration{"get": ms}, map[string]time.Duration{"get": 2 * ms}, false, nil},
 		{"mixed", map[string]time.Duration{"list": 4 * ms, "get": ms}, map[string]time.Duration{"list": 4 * ms, "get": 2 * ms}, true,
-			[]string{"get", "1.000ms [all equal]", "1.000ms [all equal]", "2.000ms [all equal]", "2.000ms [all equal]", "~ (p=0.194)"}}, // all ties: the U test's tie-corrected p
+			[]string{"get", "1.000ms [all equal]", "1.000ms [all equal]", "2.000ms [all equal]", "2.000ms [all equal]", "? (p=0.194)"}}, // all ties: the U test's tie-corrected p
 		{"missing op", map[string]time.Duration{"list": 4 * ms, "get": ms}, map[string]time.Duration{"list": 4 * ms}, true,
 			[]string{"get", "1.000ms [all equal]", "1.000ms [all equal]", "—", "—", "—"}},
 	}

@@ -1,6 +1,8 @@
 package report
 
 import (
+	"github.com/wirebench/wirebench/results/stats"
+
 	"fmt"
 	"maps"
 	"slices"
@@ -121,7 +123,7 @@ func summarizeCell(r *Results, c Cell) CellSummary {
 			cs.Stats[m.Key] = Summarize(vs)
 		}
 	}
-	if n := minCISamples(Confidence); cs.Trials < n {
+	if n := stats.MinCISamples(Confidence); cs.Trials < n {
 		cs.Warnings = append(cs.Warnings, fmt.Sprintf("%d trials: no %v%% confidence intervals (need >= %d); the tables show the range of the trials instead", cs.Trials, Confidence*100, n))
 	}
 	return cs

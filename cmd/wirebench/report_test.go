@@ -93,7 +93,7 @@ func TestReportCommandErrors(t *testing.T) {
 		{"no file", []string{"report"}, 2, "want one results.json"},
 		{"bad format", []string{"report", "--format", "pdf", path}, 2, `unknown format "pdf"`},
 		{"missing file", []string{"report", filepath.Join(t.TempDir(), "nope.json")}, 1, "no such file"},
-		{"wrong schema", []string{"report", bad}, 1, "bad.json: report: bad results file"},
+		{"wrong schema", []string{"report", bad}, 1, "bad.json: results: bad results file"},
 		{"compare one file", []string{"compare", path}, 2, "want two result files"},
 	}
 	for _, tt := range tests {

@@ -6,9 +6,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"time"
 
 	"github.com/wirebench/wirebench/report"
+	"github.com/wirebench/wirebench/results"
 	"github.com/wirebench/wirebench/study"
 )
 
@@ -66,8 +66,8 @@ func runStudy(ctx context.Context, env *cliEnv, args []string) error {
 	}
 	o.Progress = func(line string) { fmt.Fprintln(env.stderr, line) }
 
-	dir := filepath.Join(*out, fmt.Sprintf("%s-%s", name, time.Now().UTC().Format("20060102T150405Z")))
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	dir, err := results.NewRunDir(*out, name) // exclusive: two runs in one second never share a dir
+	if err != nil {
 		return err
 	}
 	fmt.Fprintf(env.stderr, "study %s: %d cells -> %s\n", name, len(def.Cells), dir)

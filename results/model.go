@@ -1,33 +1,32 @@
-// Package report reads and writes study result files and renders them for
-// people: Markdown and CSV tables in the seeds' style, a self-contained HTML
-// page with plots, and benchstat-style A/B comparisons.
-package report
+package results
 
 import (
-	"encoding/json"
-	"errors"
-	"fmt"
-	"io"
 	"time"
 
 	"github.com/wirebench/wirebench/load"
 	"github.com/wirebench/wirebench/measure"
 )
 
-// Schema names the study result format. Readers refuse other schemas.
-const Schema = "wirebench.study/v1"
+// StudySchema names the study result format (results.json of a study).
+// LoadSchema (load.Schema) names a plain load run's file; Read accepts
+// both and gives a Study either way.
+const StudySchema = "wirebench.study/v1"
 
-// ErrResults marks a result file that cannot be read.
-var ErrResults = errors.New("report: bad results file")
-
-// Results is one run of a study: every trial's raw load result and server
+// Study is one run of a study: every trial's raw load result and server
 // samples, the environment and all options. It is results.json.
-type Results struct {
+type Study struct {
 	Schema string `json:"schema"`
 	Study  string `json:"study"`
 	Title  string `json:"title"`
+	// Question is what the study asks, in one sentence ("Which wire
+	// format serves the reference API fastest?"); reports open with it.
+	Question string `json:"question,omitempty"`
 	// Quick marks a shortened run (fewer, shorter trials): reports say so.
 	Quick bool `json:"quick"`
+	// SingleRun marks a plain load run read as a study: one cell, one
+	// trial, no server process sampled. Reports claim no significance
+	// from it, and compare two of them side by side.
+	SingleRun bool `json:"single_run,omitempty"`
 	// Seed is the seed of the shuffled trial order, so a run can be repeated.
 	Seed    int64          `json:"seed"`
 	Options map[string]any `json:"options"`
@@ -36,8 +35,9 @@ type Results struct {
 	End     time.Time      `json:"end"`
 
 	// Cells are what the report compares: within a Group, each Label
-	// against the group's first cell (the baseline). A cell is one server
-	// variant under one client scenario.
+	// against the group's baseline (the cell marked Baseline, else the
+	// group's first cell). A cell is one server variant under one client
+	// scenario.
 	Cells []Cell `json:"cells"`
 	// Trials are in run order (interleaved across cells).
 	Trials []Trial `json:"trials"`
@@ -51,6 +51,9 @@ type Cell struct {
 	ID    string `json:"id"`    // unique, e.g. "crud/toon"
 	Group string `json:"group"` // e.g. "crud" or "Create c=1"
 	Label string `json:"label"` // e.g. "toon" or "gRPC"
+	// Baseline marks the cell every other cell of its group is compared
+	// with; without one, the group's first cell is the baseline.
+	Baseline bool `json:"baseline,omitempty"`
 	// ServeArgs are the flags of the server process (after the common ones).
 	ServeArgs []string `json:"serve_args"`
 	// Load is the client configuration (scenario, format, transport, options).
@@ -114,7 +117,7 @@ type Payload struct {
 }
 
 // CellByID returns the cell with the given id.
-func (r *Results) CellByID(id string) (Cell, bool) {
+func (r *Study) CellByID(id string) (Cell, bool) {
 	for _, c := range r.Cells {
 		if c.ID == id {
 			return c, true
@@ -123,9 +126,9 @@ func (r *Results) CellByID(id string) (Cell, bool) {
 	return Cell{}, false
 }
 
-// TrialsOf returns the trials of one cell in trial-index order, skipping
-// failed ones.
-func (r *Results) TrialsOf(id string) []Trial {
+// TrialsOf returns the trials of one cell in run order, skipping failed
+// ones.
+func (r *Study) TrialsOf(id string) []Trial {
 	var out []Trial
 	for _, t := range r.Trials {
 		if t.Cell == id && t.Error == "" && t.Load != nil {
@@ -135,29 +138,18 @@ func (r *Results) TrialsOf(id string) []Trial {
 	return out
 }
 
-// Write writes r as indented JSON.
-func (r *Results) Write(w io.Writer) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(r); err != nil {
-		return fmt.Errorf("report: write results: %w", err)
-	}
-	return nil
-}
+// HasLoad reports whether the study ran load trials at all; a sizes-only
+// study (payload-size) has none, and its report must not speak of trials.
+func (r *Study) HasLoad() bool { return len(r.Cells) > 0 || len(r.Trials) > 0 }
 
-// Read reads a results file, refusing other schemas.
-func Read(rd io.Reader) (*Results, error) {
-	var r Results
-	if err := json.NewDecoder(rd).Decode(&r); err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrResults, err)
-	}
-	if r.Schema != Schema {
-		return nil, fmt.Errorf("%w: schema %q, want %q", ErrResults, r.Schema, Schema)
-	}
+// Sampled reports whether any trial sampled a server process: a single
+// load run, or cells that only name a running server's URL, have no
+// server CPU or memory to show.
+func (r *Study) Sampled() bool {
 	for _, t := range r.Trials {
-		if _, ok := r.CellByID(t.Cell); !ok {
-			return nil, fmt.Errorf("%w: trial %d names unknown cell %q", ErrResults, t.Order, t.Cell)
+		if t.ServerPID > 0 || t.Server.PeakRSS > 0 || t.Server.CPU > 0 {
+			return true
 		}
 	}
-	return &r, nil
+	return false
 }

@@ -1,4 +1,4 @@
-package report
+package stats
 
 import (
 	"fmt"
@@ -61,7 +61,7 @@ func Summarize(xs []float64) Summary {
 	if k, conf, ok := medianCIOrder(len(sorted), Confidence); ok {
 		s.Lo, s.Hi, s.Conf = sorted[k-1], sorted[len(sorted)-k], conf
 	} else {
-		s.Warnings = append(s.Warnings, fmt.Sprintf("need >= %d samples for a confidence interval at level %v", minCISamples(Confidence), Confidence))
+		s.Warnings = append(s.Warnings, fmt.Sprintf("need >= %d samples for a confidence interval at level %v", MinCISamples(Confidence), Confidence))
 	}
 	return s
 }
@@ -100,8 +100,8 @@ func medianCIOrder(n int, conf float64) (k int, coverage float64, ok bool) {
 	return k, coverage, ok
 }
 
-// minCISamples is the smallest n with an interval at conf (6 at 95%).
-func minCISamples(conf float64) int {
+// MinCISamples is the smallest n with an interval at conf (6 at 95%).
+func MinCISamples(conf float64) int {
 	for n := 1; n < 1000; n++ {
 		if _, _, ok := medianCIOrder(n, conf); ok {
 			return n

@@ -1,4 +1,4 @@
-package report
+package stats
 
 import (
 	"math"
@@ -158,7 +158,9 @@ func TestCompareDelta(t *testing.T) {
 		{"faster", seq(1, 6), seq(11, 16), "+285.71%", "+285.71% (p=0.002 n=6+6)", false},
 		{"slower", seq(11, 16), seq(1, 6), "-74.07%", "-74.07% (p=0.002 n=6+6)", false},
 		// Three trials each can never reach p ≤ 0.05 (best is 0.1).
-		{"too few", []float64{1, 2, 3}, []float64{10, 11, 12}, "~", "~ (p=0.100 n=3+3)", true},
+		{"too few", []float64{1, 2, 3}, []float64{10, 11, 12}, "?", "? (p=0.100 n=3+3)", true},
+		// Three against six can: 2/C(9,3) = 0.024.
+		{"unequal", []float64{1, 2, 3}, seq(11, 16), "+575.00%", "+575.00% (p=0.024 n=3+6)", false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -178,11 +180,11 @@ func TestCompareDelta(t *testing.T) {
 
 func TestMinUTestSamples(t *testing.T) {
 	// benchmath's table: 2/C(8,4) = 0.0286 is the first below 0.05.
-	if got := minUTestSamples(0.05); got != 4 {
-		t.Errorf("minUTestSamples(0.05) = %d, want 4", got)
+	if got := MinUTestSamples(0.05); got != 4 {
+		t.Errorf("MinUTestSamples(0.05) = %d, want 4", got)
 	}
-	if got := minCISamples(0.95); got != 6 {
-		t.Errorf("minCISamples(0.95) = %d, want 6", got)
+	if got := MinCISamples(0.95); got != 6 {
+		t.Errorf("MinCISamples(0.95) = %d, want 6", got)
 	}
 }
 
@@ -232,4 +234,24 @@ func popcount(x int) int {
 		n++
 	}
 	return n
+}
+
+func TestMinP(t *testing.T) {
+	tests := []struct {
+		n1, n2 int
+		want   float64
+	}{
+		{0, 5, 1}, {1, 1, 1}, {2, 2, 1.0 / 3}, {3, 3, 0.1}, {4, 4, 2.0 / 70}, {3, 6, 2.0 / 84}, {2, 10, 2.0 / 66},
+	}
+	for _, tt := range tests {
+		if got := MinP(tt.n1, tt.n2); !near(got, tt.want, 1e-12) {
+			t.Errorf("MinP(%d, %d) = %v, want %v", tt.n1, tt.n2, got, tt.want)
+		}
+		// The bound is reached: fully separated samples give exactly MinP.
+		if tt.n1 > 0 && tt.n2 > 0 {
+			if p := MannWhitney(seq(1, float64(tt.n1)), seq(100, float64(99+tt.n2))); !near(p, tt.want, 1e-9) {
+				t.Errorf("MannWhitney of separated %d+%d = %v, want MinP %v", tt.n1, tt.n2, p, tt.want)
+			}
+		}
+	}
 }

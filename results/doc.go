@@ -1,0 +1,29 @@
+// Package results is the one model of wirebench results, apart from the
+// statistics (results/stats) and the rendering (package report), as
+// benchstat splits benchfmt, benchmath and its tables.
+//
+// Two files are read, told apart by their "schema" field:
+//
+//	wirebench.study/v1   a study's results.json: cells × trials
+//	┌────────────────────────────────────────────────────────────┐
+//	│ schema, study, title, question, quick, seed, options, env  │
+//	│ cells[]  {id, group, label, baseline, serve_args, load}    │
+//	│ trials[] {cell, index, order, server_pid, …,               │
+//	│           load: <a wirebench.load/v1 result>, server}      │
+//	│ payloads[] (sizes-only studies), warnings[]                │
+//	└────────────────────────────────────────────────────────────┘
+//
+//	wirebench.load/v1    one `wirebench load --out` run (package load)
+//	┌────────────────────────────────────────────────────────────┐
+//	│ schema, scenario, options, config, env, start, end,        │
+//	│ requests, failed, latency/service/lag histograms, ops[],   │
+//	│ status, failures, bytes, client_cpu, segments, warnings    │
+//	└────────────────────────────────────────────────────────────┘
+//
+// Read gives a Study for both: a load run becomes a study of one cell and
+// one trial marked SingleRun, so every renderer and compare take either.
+//
+// Files are written whole or not at all (WriteFile: a temporary file in
+// the same directory, renamed), never over an existing file unless asked
+// to, and a study's directory is created exclusively (NewRunDir).
+package results

@@ -1,0 +1,94 @@
+package results
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+)
+
+// ErrExists marks an output file that is already there and was not
+// replaced: results are never overwritten unless asked to (--force).
+var ErrExists = errors.New("results: file exists (use --force to replace it)")
+
+// Write writes r as indented JSON.
+func (r *Study) Write(w io.Writer) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(r); err != nil {
+		return fmt.Errorf("results: write: %w", err)
+	}
+	return nil
+}
+
+// CheckNew fails with ErrExists when path exists and force is false. It
+// lets a command refuse before a long run rather than after it; WriteFile
+// checks again, atomically.
+func CheckNew(path string, force bool) error {
+	if force {
+		return nil
+	}
+	if _, err := os.Lstat(path); err == nil {
+		return fmt.Errorf("%s: %w", path, ErrExists)
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("results: %w", err)
+	}
+	return nil
+}
+
+// WriteFile writes what write produces to path, whole or not at all: into
+// a temporary file in the same directory (so the rename cannot cross file
+// systems), synced, then moved into place. An interrupted write leaves
+// the previous file intact and at most a stray .tmp file behind.
+//
+// Without force an existing path is never replaced: the temporary file is
+// hard-linked to path, which fails if path exists — atomically, so two
+// writers racing for one name cannot both win.
+func WriteFile(path string, force bool, write func(io.Writer) error) (err error) {
+	dir, base := filepath.Split(path)
+	if dir == "" {
+		dir = "."
+	}
+	if err := CheckNew(path, force); err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(dir, "."+base+".*.tmp")
+	if err != nil {
+		return fmt.Errorf("results: %w", err)
+	}
+	defer func() {
+		if err != nil {
+			tmp.Close()
+			os.Remove(tmp.Name())
+		}
+	}()
+	if err := write(tmp); err != nil {
+		return err
+	}
+	if err := tmp.Sync(); err != nil {
+		return fmt.Errorf("results: write %s: %w", path, err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("results: write %s: %w", path, err)
+	}
+	// CreateTemp makes 0600 files; a result is for everyone to read.
+	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
+		return fmt.Errorf("results: write %s: %w", path, err)
+	}
+	if force {
+		if err := os.Rename(tmp.Name(), path); err != nil {
+			return fmt.Errorf("results: write %s: %w", path, err)
+		}
+		return nil
+	}
+	if err := os.Link(tmp.Name(), path); err != nil {
+		if errors.Is(err, os.ErrExist) {
+			return fmt.Errorf("%s: %w", path, ErrExists)
+		}
+		return fmt.Errorf("results: write %s: %w", path, err)
+	}
+	os.Remove(tmp.Name())
+	return nil
+}
