@@ -112,19 +112,7 @@ func fmtDur(d time.Duration) string {
 	return strconv.FormatFloat(float64(d)/1e3, 'f', 0, 64) + "µs"
 }
 
-func fmtBytes(n int64) string {
-	const unit = 1000
-	if n < unit {
-		return fmt.Sprintf("%d B", n)
-	}
-	f, u := float64(n), "kMGTP"
-	i := -1
-	for f >= unit && i < len(u)-1 {
-		f /= unit
-		i++
-	}
-	return fmt.Sprintf("%.1f %cB", f, u[i])
-}
+func fmtBytes(n int64) string { return measure.FormatBytes(float64(n)) }
 
 type kv struct {
 	k string

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"github.com/wirebench/wirebench/measure"
 	"github.com/wirebench/wirebench/results/stats"
 
 	"fmt"
@@ -137,23 +138,9 @@ func formatDuration(d time.Duration) string {
 	return strconv.FormatInt(int64(d), 10) + "ns"
 }
 
-// formatBytes prints 512 B, 1.205 KiB, 44.1 MiB (binary units, as memory
-// is counted in pages).
-func formatBytes(v float64) string {
-	a := math.Abs(v)
-	switch {
-	case a >= 1<<30:
-		return sig4(v/(1<<30)) + " GiB"
-	case a >= 1<<20:
-		return sig4(v/(1<<20)) + " MiB"
-	case a >= 1<<10:
-		return sig4(v/(1<<10)) + " KiB"
-	}
-	if v == math.Trunc(v) {
-		return strconv.FormatFloat(v, 'f', 0, 64) + " B"
-	}
-	return strconv.FormatFloat(v, 'f', 1, 64) + " B"
-}
+// formatBytes is measure.FormatBytes: one unit convention (IEC) in
+// reports and the load summary alike.
+func formatBytes(v float64) string { return measure.FormatBytes(v) }
 
 // formatInt prints an integer with thousands separators: 59,395.
 func formatInt(n int64) string {

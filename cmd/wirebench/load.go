@@ -48,7 +48,8 @@ type loadFlags struct {
 	body, stages, segment    string
 	expect, thresholds, hdrs listFlag
 	scenario, out, cpus      string
-	quiet                    bool
+	hdrOut                   string
+	quiet, force             bool
 }
 
 func runLoad(ctx context.Context, env *cliEnv, args []string) error {
@@ -87,6 +88,8 @@ func runLoad(ctx context.Context, env *cliEnv, args []string) error {
 	fs.StringVar(&f.sc.Format, "format", "json", "scenario wire `format`: json, toon, protobuf, msgpack, cbor")
 	fs.StringVar(&f.sc.Compression, "compression", "", "scenario: ask for gzip-coded responses (`gzip`) and decode them before the checks")
 	fs.StringVar(&f.out, "out", "", "write the result (schema wirebench.load/v1) to this `file`")
+	fs.StringVar(&f.hdrOut, "hdr-out", "", "write the latency histogram to this `file` in the HdrHistogram log format (ns)")
+	fs.BoolVar(&f.force, "force", false, "replace existing --out and --hdr-out files")
 	fs.Var(&f.thresholds, "threshold", "pass/fail `criterion` (repeatable): p99<50ms, avg<10ms, errors<1%, rps>1000")
 	fs.StringVar(&f.cpus, "cpu", "", "pin the client to these `CPUs` (e.g. 0 or 0-1,3) and record it")
 	fs.StringVar(&f.segment, "segment", "", "run share `i/n` of the load (see wirebench merge)")
@@ -94,6 +97,11 @@ func runLoad(ctx context.Context, env *cliEnv, args []string) error {
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
 		return err
+	}
+	for _, path := range []string{f.out, f.hdrOut} {
+		if err := checkNewOut(path, f.force); err != nil {
+			return err
+		}
 	}
 	switch *engine {
 	case "loop":
@@ -132,10 +140,7 @@ func runLoad(ctx context.Context, env *cliEnv, args []string) error {
 		}
 	}
 	if !f.quiet && isTerminal(env.stderr) {
-		f.o.Progress = func(p load.Progress) {
-			fmt.Fprintf(env.stderr, "\r%6.1fs  %9.0f req/s  %8d requests  %6d errors  p50 %-9v p99 %-9v",
-				p.Elapsed.Seconds(), p.RPS, p.Requests, p.Failed, p.P50, p.P99)
-		}
+		f.o.Progress = load.ProgressBar(env.stderr, f.o)
 	}
 
 	res, err := load.Run(ctx, f.o, sc)
@@ -158,10 +163,8 @@ func runLoad(ctx context.Context, env *cliEnv, args []string) error {
 	if err := load.WriteSummary(env.stdout, res); err != nil {
 		return err
 	}
-	if f.out != "" {
-		if err := writeResult(f.out, res); err != nil {
-			return err
-		}
+	if err := writeLoadOutputs(f.out, f.hdrOut, f.force, res); err != nil {
+		return err
 	}
 	return checkThresholds(env.stdout, res, ths)
 }
@@ -230,18 +233,6 @@ func checkThresholds(w io.Writer, res *load.Result, ths []load.Threshold) error 
 		return thresholdError{failed}
 	}
 	return nil
-}
-
-func writeResult(path string, res *load.Result) error {
-	f, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	if err := res.WriteJSON(f); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
 }
 
 // parseCPUList reads "0", "0-3", "0,2-3".

@@ -4,18 +4,17 @@ import (
 	"bytes"
 	"context"
 	"flag"
-	"fmt"
 	"io"
-	"os"
 	"sort"
 	"strings"
 
 	"github.com/wirebench/wirebench/report"
+	"github.com/wirebench/wirebench/results"
 )
 
 func init() {
 	register("report", command{
-		summary: "re-render a study's results.json as Markdown, HTML or CSV",
+		summary: "render a study's results.json or a load --out file as Markdown, HTML or CSV",
 		run:     runReport,
 	})
 }
@@ -28,19 +27,23 @@ var reportFormats = map[string]func(io.Writer, *report.Report) error{
 }
 
 func runReport(ctx context.Context, env *cliEnv, args []string) error {
-	fs := newFlagSet(env, "report", "[--format md|html|csv] [-o file] results.json")
+	fs := newFlagSet(env, "report", "[--format md|html|csv] [-o file [--force]] results.json|load.json")
 	format := fs.String("format", "md", "output format: "+strings.Join(formatNames(), ", "))
-	out := fs.String("o", "", "write to this file instead of stdout")
+	out := fs.String("o", "", "write to this `file` instead of stdout (never replaced without --force)")
+	force := fs.Bool("force", false, "replace an existing -o file")
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
 		return err
 	}
 	if len(pos) != 1 {
-		return usagef("want one results.json, got %d arguments", len(pos))
+		return usagef("want one result file (a study's results.json or a load --out file), got %d arguments", len(pos))
 	}
 	render, ok := reportFormats[*format]
 	if !ok {
 		return usagef("unknown format %q (want %s)", *format, strings.Join(formatNames(), ", "))
+	}
+	if err := checkNewOut(*out, *force); err != nil {
+		return err
 	}
 	r, err := readResults(pos[0])
 	if err != nil {
@@ -54,10 +57,7 @@ func runReport(ctx context.Context, env *cliEnv, args []string) error {
 		_, err = env.stdout.Write(buf.Bytes())
 		return err
 	}
-	if err := os.WriteFile(*out, buf.Bytes(), 0o644); err != nil {
-		return fmt.Errorf("write report: %w", err)
-	}
-	return nil
+	return results.WriteFile(*out, *force, func(w io.Writer) error { _, err := w.Write(buf.Bytes()); return err })
 }
 
 func formatNames() []string {
@@ -69,19 +69,9 @@ func formatNames() []string {
 	return names
 }
 
-// readResults reads a study result file, naming it in errors.
-func readResults(path string) (*report.Results, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	r, err := report.Read(f)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	return r, nil
-}
+// readResults reads a study result file or a load result file, naming
+// it in errors.
+func readResults(path string) (*report.Results, error) { return results.ReadFile(path) }
 
 // parseInterspersed parses flags before, between and after positional
 // arguments ("report results.json --format md"), which the flag package

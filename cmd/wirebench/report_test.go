@@ -90,7 +90,7 @@ func TestReportCommandErrors(t *testing.T) {
 		code int
 		msg  string
 	}{
-		{"no file", []string{"report"}, 2, "want one results.json"},
+		{"no file", []string{"report"}, 2, "want one result file"},
 		{"bad format", []string{"report", "--format", "pdf", path}, 2, `unknown format "pdf"`},
 		{"missing file", []string{"report", filepath.Join(t.TempDir(), "nope.json")}, 1, "no such file"},
 		{"wrong schema", []string{"report", bad}, 1, "bad.json: results: bad results file"},
