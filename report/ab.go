@@ -6,6 +6,8 @@ import (
 	"io"
 	"slices"
 	"text/tabwriter"
+
+	"github.com/wirebench/wirebench/measure"
 )
 
 // ABMetrics are the metrics an A/B comparison of two result files shows:
@@ -71,6 +73,15 @@ func AB(old, new *Results) ([]ABTable, []string) {
 	return tables, warnings
 }
 
+// runName is a single run's cell label (its file name), or alt when the
+// label would not tell the two apart.
+func runName(r *Results, alt string) string {
+	if len(r.Cells) == 1 && r.Cells[0].Label != "" && r.Cells[0].Label != r.Cells[0].ID {
+		return r.Cells[0].Label
+	}
+	return alt
+}
+
 func cellIndex(rep *Report) map[string]CellSummary {
 	m := map[string]CellSummary{}
 	for _, g := range rep.Groups {
@@ -83,8 +94,9 @@ func cellIndex(rep *Report) map[string]CellSummary {
 
 // envDiff lists the environment fields that differ: numbers from two
 // machines (or two Go versions) compare the machines too.
-func envDiff(old, new *Results) []string {
-	a, b := old.Env, new.Env
+func envDiff(old, new *Results) []string { return envWarnings(old.Env, new.Env) }
+
+func envWarnings(a, b measure.Env) []string {
 	var out []string
 	diff := func(name, x, y string) {
 		if x != y {
@@ -101,7 +113,19 @@ func envDiff(old, new *Results) []string {
 // WriteAB prints the comparison as aligned text, one table per metric:
 // old and new medians with their spread, and the change with its p-value,
 // or "~" when the difference is not significant.
+//
+// Two single load runs are set side by side instead (writeRunCompare):
+// every metric and its change, with no significance claimed.
 func WriteAB(w io.Writer, old, new *Results) error {
+	if o, ok := singleRun(old); ok {
+		if n, ok := singleRun(new); ok {
+			on, nn := runName(old, "old"), runName(new, "new")
+			if on == nn {
+				on, nn = "old", "new"
+			}
+			return writeRunCompare(w, on, nn, o, n)
+		}
+	}
 	tables, warnings := AB(old, new)
 	bw := bufio.NewWriter(w)
 	tw := tabwriter.NewWriter(bw, 0, 4, 2, ' ', 0)

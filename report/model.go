@@ -20,6 +20,7 @@ type (
 	ServerStats = results.ServerStats
 	ProcSample  = results.ProcSample
 	Payload     = results.Payload
+	CheckResult = results.CheckResult
 	Summary     = stats.Summary
 	Delta       = stats.Delta
 )

@@ -1,0 +1,208 @@
+package report
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/wirebench/wirebench/load"
+)
+
+// A plain load run is one trial: a number without a spread. Two of them
+// can be set side by side and their difference printed, but a single run
+// each cannot tell a change from noise, so no significance is claimed
+// and no "~" is printed either (that would claim "no difference").
+
+// SingleRunNote is what every comparison of single runs says.
+const SingleRunNote = "single run each: no significance claimed"
+
+// runMetric is one number of a single load run.
+type runMetric struct {
+	Name           string
+	Unit           Unit
+	HigherIsBetter bool
+	Value          func(r *load.Result) (float64, bool)
+}
+
+func runLatency(q float64) func(*load.Result) (float64, bool) {
+	return func(r *load.Result) (float64, bool) {
+		if r.Latency == nil || r.Latency.Count() == 0 {
+			return 0, false
+		}
+		switch {
+		case q < 0:
+			return float64(r.Latency.Mean()), true
+		case q >= 1:
+			return float64(r.Latency.Max()), true
+		}
+		return float64(r.Latency.Quantile(q)), true
+	}
+}
+
+func runPerRequest(count func(*load.Result) int64) func(*load.Result) (float64, bool) {
+	return func(r *load.Result) (float64, bool) {
+		if r.Requests == 0 {
+			return 0, false
+		}
+		return float64(count(r)) / float64(r.Requests), true
+	}
+}
+
+// runMetrics are the rows of a single-run comparison: rates, the latency
+// distribution, checks, bytes and the client's cost.
+var runMetrics = []runMetric{
+	{"req/s", UnitRate, true, func(r *load.Result) (float64, bool) { return r.RPS(), r.Elapsed() > 0 }},
+	{"requests", UnitRate, true, func(r *load.Result) (float64, bool) { return float64(r.Requests), true }},
+	{"failed", UnitRate, false, func(r *load.Result) (float64, bool) { return float64(r.Failed), true }},
+	{"avg", UnitDuration, false, runLatency(-1)},
+	{"p50", UnitDuration, false, runLatency(0.50)},
+	{"p90", UnitDuration, false, runLatency(0.90)},
+	{"p99", UnitDuration, false, runLatency(0.99)},
+	{"p99.9", UnitDuration, false, runLatency(0.999)},
+	{"max", UnitDuration, false, runLatency(1)},
+	{"recv body/req", UnitBytes, false, runPerRequest(func(r *load.Result) int64 { return r.Bytes.BodyIn })},
+	{"recv wire/req", UnitBytes, false, runPerRequest(func(r *load.Result) int64 { return r.Bytes.WireIn })},
+	{"sent wire/req", UnitBytes, false, runPerRequest(func(r *load.Result) int64 { return r.Bytes.WireOut })},
+	{"client CPU/req", UnitDuration, false, func(r *load.Result) (float64, bool) {
+		return float64(r.CPUPerRequest()), r.Requests > 0 && r.CPU.User+r.CPU.System > 0
+	}},
+}
+
+// singleRun is the load result of a single-run study (its one trial).
+func singleRun(r *Results) (*load.Result, bool) {
+	if !r.SingleRun || len(r.Trials) != 1 || r.Trials[0].Load == nil {
+		return nil, false
+	}
+	return r.Trials[0].Load, true
+}
+
+// RunRow is one metric of two single runs set side by side.
+type RunRow struct {
+	Metric   string
+	Old, New string
+	// Change is the difference in percent, "" when either is missing or
+	// the old value is zero.
+	Change string
+}
+
+// CompareRuns sets two single load runs side by side: every metric with
+// the change in percent, and what makes the comparison unfair (different
+// machines, targets, load models or concurrency).
+func CompareRuns(old, new *load.Result) ([]RunRow, []string) {
+	var rows []RunRow
+	for _, m := range runMetrics {
+		o, okO := m.Value(old)
+		n, okN := m.Value(new)
+		if !okO && !okN {
+			continue
+		}
+		row := RunRow{Metric: m.Name, Old: "—", New: "—"}
+		if okO {
+			row.Old = formatValue(m.Unit, o)
+		}
+		if okN {
+			row.New = formatValue(m.Unit, n)
+		}
+		if okO && okN && o != 0 {
+			row.Change = fmt.Sprintf("%+.1f%%", (n/o-1)*100)
+		}
+		rows = append(rows, row)
+	}
+	var warnings []string
+	diff := func(name, a, b string) {
+		if a != b {
+			warnings = append(warnings, fmt.Sprintf("runs differ: %s %s vs %s", name, a, b))
+		}
+	}
+	diff("scenario", old.Scenario, new.Scenario)
+	diff("load model", LoadModel(old.Options), LoadModel(new.Options))
+	if a, b := targetOf(old), targetOf(new); a != "" && b != "" {
+		diff("target", a, b)
+	}
+	warnings = append(warnings, envWarnings(old.Env, new.Env)...)
+	for _, r := range []*load.Result{old, new} {
+		for _, w := range r.Warnings {
+			if !slices.Contains(warnings, w) {
+				warnings = append(warnings, w)
+			}
+		}
+	}
+	return rows, warnings
+}
+
+// writeRunCompare prints two single runs side by side.
+func writeRunCompare(w io.Writer, oldName, newName string, old, new *load.Result) error {
+	rows, warnings := CompareRuns(old, new)
+	bw := bufio.NewWriter(w)
+	fmt.Fprintf(bw, "wirebench compare: %s\n\n", SingleRunNote)
+	fmt.Fprintf(bw, "  %s: %s, %s, %v\n", oldName, old.Scenario, LoadModel(old.Options), old.Elapsed().Round(time.Millisecond))
+	fmt.Fprintf(bw, "  %s: %s, %s, %v\n\n", newName, new.Scenario, LoadModel(new.Options), new.Elapsed().Round(time.Millisecond))
+	tw := tabwriter.NewWriter(bw, 0, 4, 2, ' ', 0)
+	fmt.Fprintf(tw, "\t%s\t%s\tchange\n", oldName, newName)
+	for _, r := range rows {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", r.Metric, r.Old, r.New, orDash(r.Change))
+	}
+	if err := tw.Flush(); err != nil {
+		return fmt.Errorf("report: write comparison: %w", err)
+	}
+	if len(warnings) > 0 {
+		fmt.Fprintln(bw, "\nwarnings:")
+		for _, w := range warnings {
+			fmt.Fprintf(bw, "  %s\n", w)
+		}
+	}
+	fmt.Fprintf(bw, "\nchange is new vs old, %s: one run of each gives no spread, so a change may be noise. "+
+		"Run a study (several interleaved trials) to decide.\n", SingleRunNote)
+	if err := bw.Flush(); err != nil {
+		return fmt.Errorf("report: write comparison: %w", err)
+	}
+	return nil
+}
+
+// LoadModel says how load was applied: "closed loop, 20 VUs" or "open
+// loop at 1000 req/s, up to 50 in flight".
+func LoadModel(o load.Options) string {
+	open := o.Rate > 0 || o.Open
+	switch {
+	case open && len(o.Stages) > 0:
+		return fmt.Sprintf("open loop, ramping rate, up to %d in flight", o.Concurrency)
+	case open:
+		return fmt.Sprintf("open loop at %s req/s, up to %d in flight", trimZeros(formatSI(o.Rate)), o.Concurrency)
+	case len(o.Stages) > 0:
+		return fmt.Sprintf("closed loop, ramping to %d VUs", o.Concurrency)
+	}
+	return fmt.Sprintf("closed loop, %d VUs", o.Concurrency)
+}
+
+// targetOf digs the URL out of a run's configuration ("" when unknown).
+func targetOf(r *load.Result) string {
+	for _, key := range []string{"raw", "scenario_options"} {
+		if m, ok := r.Config[key].(map[string]any); ok {
+			for _, k := range []string{"url", "URL"} {
+				if u, ok := m[k].(string); ok {
+					return u
+				}
+			}
+		}
+	}
+	return ""
+}
+
+// latencyDistribution is a single run's latency by percentile, as wrk
+// --latency prints it: the table beside the plot.
+func latencyDistribution(r *load.Result) table {
+	t := table{Header: []string{"percentile", "latency"}}
+	if r.Latency == nil || r.Latency.Count() == 0 {
+		return t
+	}
+	for _, q := range []float64{0.5, 0.75, 0.9, 0.95, 0.99, 0.999, 0.9999} {
+		name := strings.TrimSuffix(strings.TrimRight(fmt.Sprintf("p%.2f", q*100), "0"), ".")
+		t.Rows = append(t.Rows, []string{name, formatValue(UnitDuration, float64(r.Latency.Quantile(q)))})
+	}
+	t.Rows = append(t.Rows, []string{"max", formatValue(UnitDuration, float64(r.Latency.Max()))})
+	return t
+}
