@@ -8,52 +8,78 @@ import (
 	"strconv"
 )
 
-// WriteCSV renders report.csv for spreadsheets and scripts: one row per
-// cell (kind "cell") and one per payload measurement (kind "payload"),
-// with raw numbers in base units (req/s, nanoseconds, bytes). A CI bound
-// (_lo, _hi) is empty when there were too few trials for an interval; the
-// observed range (_min, _max: the lowest and highest trial) is always
-// there, as the Markdown and HTML show it in that case; a comparison is
-// empty for the baseline. pct is the change of the median whether or not
-// it is significant: scripts decide with p.
+// WriteCSV renders report.csv for spreadsheets and scripts. Every column
+// that holds a quantity names its unit (req_per_s, p50_ms,
+// recv_wire_bytes_per_req, peak_rss_bytes): durations are milliseconds,
+// sizes bytes. Rows are of three kinds:
+//
+//   - "cell": one per cell, every metric summarized over its trials;
+//   - "op": one per operation of a cell (scenarios that mix operations),
+//     with that operation's requests and its p50_ms and p99_ms;
+//   - "payload": one per payload measurement (sizes-only studies).
+//
+// A CI bound (_lo, _hi) is empty when there were too few trials for an
+// interval; the observed range (_min, _max: the lowest and highest trial)
+// is always there. A comparison is empty for the baseline; pct is the
+// change of the median whether or not it is significant: scripts decide
+// with p, and verdict says what the report concluded (better, worse,
+// same, undecided: too few trials for the test to decide).
 func WriteCSV(w io.Writer, rep *Report) error {
 	cw := csv.NewWriter(w)
-	header := []string{"kind", "group", "cell", "label", "trials", "failed_trials", "requests", "failed_requests"}
+	header := []string{"kind", "group", "cell", "label", "baseline", "operation", "trials", "failed_trials", "requests", "failed_requests"}
+	col := map[string]int{} // metric CSV name → first column
 	for _, m := range Metrics {
-		header = append(header, m.Key, m.Key+"_lo", m.Key+"_hi", m.Key+"_min", m.Key+"_max", m.Key+"_n")
+		col[m.CSV] = len(header)
+		header = append(header, m.CSV, m.CSV+"_lo", m.CSV+"_hi", m.CSV+"_min", m.CSV+"_max", m.CSV+"_n")
 		if vsMetrics[m.Key] {
-			header = append(header, m.Key+"_vs_base_pct", m.Key+"_vs_base_p")
+			header = append(header, m.CSV+"_vs_base_pct", m.CSV+"_vs_base_p", m.CSV+"_vs_base_verdict")
 		}
 	}
 	payloadCols := []string{"dataset", "items", "format", "transport", "compression", "body_bytes", "coded_bytes", "wire_bytes"}
+	payloadAt := len(header)
 	header = append(header, payloadCols...)
 	_ = cw.Write(header) // errors surface from Flush/Error below
+	put := func(row []string, at int, m Metric, s Summary) {
+		d := csvDivisor(m.Unit)
+		copy(row[at:], []string{num(s.Center / d), num(s.Lo / d), num(s.Hi / d), num(s.Min / d), num(s.Max / d), itoa(s.N)})
+	}
 	for _, g := range rep.Groups {
 		for i, c := range g.Cells {
-			row := []string{"cell", g.Name, c.Cell.ID, c.Cell.Label, itoa(c.Trials), itoa(c.FailedTrials),
-				strconv.FormatInt(c.Requests, 10), strconv.FormatInt(c.Failed, 10)}
+			row := make([]string, len(header))
+			copy(row, []string{"cell", g.Name, c.Cell.ID, c.Cell.Label, strconv.FormatBool(i == 0 && len(g.Cells) > 1), "",
+				itoa(c.Trials), itoa(c.FailedTrials), strconv.FormatInt(c.Requests, 10), strconv.FormatInt(c.Failed, 10)})
 			for _, m := range Metrics {
-				s, ok := c.Stat(m.Key)
-				if ok {
-					row = append(row, num(s.Center), num(s.Lo), num(s.Hi), num(s.Min), num(s.Max), itoa(s.N))
+				at := col[m.CSV]
+				if s, ok := c.Stat(m.Key); ok {
+					put(row, at, m, s)
 				} else {
-					row = append(row, "", "", "", "", "", "0")
+					row[at+5] = "0"
 				}
-				if vsMetrics[m.Key] {
-					if d, ok := g.VsBaseline(i, m.Key); ok {
-						row = append(row, num(d.Pct()), num(d.P))
-					} else {
-						row = append(row, "", "")
-					}
+				if !vsMetrics[m.Key] {
+					continue
+				}
+				if d, ok := g.VsBaseline(i, m.Key); ok {
+					v, _ := judge(d, "", m.HigherIsBetter)
+					copy(row[at+6:], []string{num(d.Pct()), num(d.P), verdictName[v]})
 				}
 			}
-			row = append(row, make([]string, len(payloadCols))...)
 			_ = cw.Write(row)
+			for _, op := range c.Ops {
+				row := make([]string, len(header))
+				copy(row, []string{"op", g.Name, c.Cell.ID, c.Cell.Label, strconv.FormatBool(i == 0 && len(g.Cells) > 1), op.Name,
+					itoa(c.Trials), "", strconv.FormatInt(op.Requests, 10), strconv.FormatInt(op.Failed, 10)})
+				for _, om := range opMetrics {
+					m, _ := MetricByKey("lat_" + om.Key)
+					if s, ok := op.Stats[om.Key]; ok {
+						put(row, col[m.CSV], m, s)
+					}
+				}
+				_ = cw.Write(row)
+			}
 		}
 	}
-	pad := len(header) - len(payloadCols)
 	for _, p := range rep.Results.Payloads {
-		row := make([]string, pad, len(header))
+		row := make([]string, payloadAt, len(header))
 		row[0] = "payload"
 		row = append(row, p.Dataset, itoa(p.N), p.Format, p.Transport, p.Compression,
 			strconv.FormatInt(p.Body, 10), codedCell(p), strconv.FormatInt(p.Wire, 10))
@@ -64,6 +90,18 @@ func WriteCSV(w io.Writer, rep *Report) error {
 		return fmt.Errorf("report: write csv: %w", err)
 	}
 	return nil
+}
+
+var verdictName = map[Verdict]string{Better: "better", Worse: "worse", Same: "same", Undecided: "undecided", NoData: ""}
+
+// csvDivisor converts a metric's base unit to its CSV column's unit:
+// nanoseconds to milliseconds; rates and bytes stay. (Dividing by 1e6
+// prints 0.828 where multiplying by 1e-6 may print 0.8280000000000001.)
+func csvDivisor(u Unit) float64 {
+	if u == UnitDuration {
+		return 1e6
+	}
+	return 1
 }
 
 // codedCell is the body after content coding, empty when uncompressed or

@@ -39,6 +39,9 @@ func formatSummary(u Unit, s Summary) string {
 		return "—"
 	}
 	c := formatValue(u, s.Center)
+	if s.N == 1 {
+		return c // one trial (a plain load run): a number, no spread
+	}
 	if !s.HasCI() {
 		return c + " " + formatRange(u, s)
 	}

@@ -15,7 +15,7 @@ func TestFormatSummary(t *testing.T) {
 		want string
 	}{
 		{"none", UnitRate, nil, "—"},
-		{"one trial", UnitRate, []float64{5501}, "5.501k [n=1]"},
+		{"one trial", UnitRate, []float64{5501}, "5.501k"},
 		{"two trials", UnitRate, []float64{3980, 7030}, "5.505k [3.98–7.03k]"},
 		{"range crosses a unit", UnitDuration, []float64{961e3, 1005e3}, "983.0µs [961µs–1.005ms]"},
 		{"bytes", UnitBytes, []float64{40.5, 40.9}, "40.7 B [40.5–40.9 B]"},

@@ -5,9 +5,7 @@ import (
 	"fmt"
 	"html/template"
 	"io"
-	"slices"
 	"strings"
-	"time"
 )
 
 //go:embed html.tmpl
@@ -22,37 +20,25 @@ var htmlTmpl = template.Must(template.New("report").Parse(htmlSource))
 func WriteHTML(w io.Writer, rep *Report) error {
 	r := rep.Results
 	d := htmlData{
-		Title: r.Title, Quick: r.Quick, Warnings: allWarnings(rep),
-		Meta: fmt.Sprintf("Study %s · %s · %s · %s · seed %d", r.Study,
-			r.Start.UTC().Format("2006-01-02 15:04 MST"), r.End.Sub(r.Start).Round(time.Second), trialsLine(rep), r.Seed),
-		Env: envRows(r),
-		Note: fmt.Sprintf("%s "+
-			"“vs base” compares with the first row (Mann-Whitney U test); ~ means no significant difference at α = %v. "+
-			"Green: significantly better than the baseline; red: significantly worse.", spreadNote(), Alpha),
+		Title: title(r), Warnings: allWarnings(rep), Meta: strings.ReplaceAll(metaLine(rep), "`", ""),
+		Env: envRows(r), Note: tableNote(rep), Question: question(r), Baseline: baselines(rep),
 	}
-	if slices.ContainsFunc(rep.Groups, hasOpTable) {
-		d.Note += " " + opNote()
+	if r.Quick && r.HasLoad() {
+		d.Quick = trialsLine(r)
 	}
-	if d.Title == "" {
-		d.Title = "wirebench study " + r.Study
+	if r.SingleRun && len(rep.Groups) == 1 && len(rep.Groups[0].Cells) == 1 {
+		g := rep.Groups[0]
+		d.Single = fmt.Sprintf("%s (%s). A single run: no spread, so no significance can be claimed from it.", singleRunLine(g.Cells[0]), g.Load)
 	}
 	for _, g := range rep.Groups {
-		_, _, _, won := g.Winner("rps")
-		var ops *htmlTable
-		if hasOpTable(g) {
-			t := htmlTableOf(opTable(g))
-			ops = &t
+		for _, f := range g.Findings() {
+			t := f.Text
+			if len(rep.Groups) > 1 {
+				t = g.Name + ": " + t
+			}
+			d.Findings = append(d.Findings, htmlFinding{Text: t, Class: verdictClass[f.Verdict]})
 		}
-		d.Groups = append(d.Groups, htmlGroup{
-			Ops:        ops,
-			Name:       g.Name,
-			Throughput: template.HTML(throughputPlot(g)),
-			Latency:    template.HTML(latencyPlot(g)),
-			Bytes:      template.HTML(bytesPlot(g)),
-			RSS:        template.HTML(rssPlot(g)),
-			Table:      htmlTableOf(groupTable(g)),
-			Winner:     winnerLine(g), Won: won,
-		})
+		d.Groups = append(d.Groups, htmlGroupOf(rep, g))
 	}
 	sets := payloadSets(r.Payloads)
 	if len(sets) > 0 {
@@ -70,24 +56,61 @@ func WriteHTML(w io.Writer, rep *Report) error {
 	return nil
 }
 
+var verdictClass = map[Verdict]string{Better: "better", Worse: "worse", Same: "same", Undecided: "undecided", NoData: "same"}
+
+// htmlGroupOf lays out one group: the plots that have something to show
+// (a single run has one cell: its latency curve, no bars to compare),
+// the main table, and the rest collapsed.
+func htmlGroupOf(rep *Report, g Group) htmlGroup {
+	hg := htmlGroup{Name: g.Name, Load: g.Load, Main: htmlTableOf(mainTable(g)), All: htmlTableOf(groupTable(g))}
+	if len(g.Cells) > 1 {
+		hg.Baseline = g.Cells[0].Cell.Label
+		hg.Plots = append(hg.Plots, htmlPlot{"Throughput", template.HTML(throughputPlot(g))})
+	}
+	hg.Plots = append(hg.Plots, htmlPlot{"Latency by percentile", template.HTML(latencyPlot(g))})
+	if len(g.Cells) > 1 {
+		hg.Plots = append(hg.Plots, htmlPlot{"Bytes per request", template.HTML(bytesPlot(g))})
+	}
+	if groupHas(g, "peak_rss") {
+		hg.Plots = append(hg.Plots, htmlPlot{"Server memory (RSS)", template.HTML(rssPlot(g))})
+	}
+	if res, ok := singleRun(rep.Results); ok && len(g.Cells) == 1 {
+		t := htmlTableOf(latencyDistribution(res))
+		hg.Dist = &t
+	}
+	if hasOpTable(g) {
+		t := htmlTableOf(opTable(g))
+		hg.Ops = &t
+	}
+	return hg
+}
+
 type htmlData struct {
-	Title, Meta, Note string
-	PayloadNote       string
-	Quick             bool
-	Env               [][2]string
-	Groups            []htmlGroup
-	Payloads          []htmlPayload
-	Warnings          []string
+	Title, Meta, Note  string
+	Question, Baseline string
+	Single             string
+	Quick              string // what a quick run ran; empty for a full run
+	PayloadNote        string
+	Findings           []htmlFinding
+	Env                [][2]string
+	Groups             []htmlGroup
+	Payloads           []htmlPayload
+	Warnings           []string
+}
+
+type htmlFinding struct{ Text, Class string }
+
+type htmlPlot struct {
+	Title string
+	SVG   template.HTML
 }
 
 type htmlGroup struct {
-	Name                       string
-	Throughput, Latency, Bytes template.HTML
-	RSS                        template.HTML
-	Table                      htmlTable
-	Ops                        *htmlTable // nil without a per-operation table
-	Winner                     string
-	Won                        bool
+	Name, Load, Baseline string
+	Plots                []htmlPlot
+	Main, All            htmlTable
+	Dist                 *htmlTable // a single run's latency distribution
+	Ops                  *htmlTable // nil without a per-operation table
 }
 
 type htmlPayload struct {
@@ -131,6 +154,9 @@ func htmlTableOf(t table) htmlTable {
 			}
 			if strings.HasPrefix(c, "~") {
 				class = append(class, "same")
+			}
+			if strings.HasPrefix(c, "? ") {
+				class = append(class, "undecided")
 			}
 			cells = append(cells, htmlCell{Text: c, Class: strings.Join(class, " ")})
 		}

@@ -9,48 +9,25 @@ import (
 	"time"
 )
 
-// WriteMarkdown renders report.md: the seeds' tables, but every number
-// with its spread and every comparison with its p-value.
+// WriteMarkdown renders report.md: the question and its answer first (one
+// finding per cell against its baseline), then per group a narrow main
+// table with every other metric behind an expandable section; every
+// number with its spread and every comparison with its evidence.
 func WriteMarkdown(w io.Writer, rep *Report) error {
 	bw := bufio.NewWriter(w)
 	r := rep.Results
-	title := r.Title
-	if title == "" {
-		title = "wirebench study " + r.Study
+	fmt.Fprintf(bw, "# %s\n\n", mdEscape(title(r)))
+	if r.Quick && r.HasLoad() {
+		fmt.Fprintf(bw, "> **Quick run** (%s). Read these numbers as a smoke test, not as a result.\n\n", trialsLine(r))
 	}
-	fmt.Fprintf(bw, "# %s\n\n", mdEscape(title))
-	if r.Quick {
-		fmt.Fprintf(bw, "> **Quick run.** Fewer and shorter trials than a full study: read these numbers as a smoke test, not as a result.\n\n")
-	}
-	fmt.Fprintf(bw, "Study `%s`, %s, %s; %s, seed %d.\n\n",
-		r.Study, r.Start.UTC().Format("2006-01-02 15:04 MST"), r.End.Sub(r.Start).Round(time.Second), trialsLine(rep), r.Seed)
-
-	fmt.Fprintf(bw, "## Environment\n\n| | |\n|---|---|\n")
-	for _, kv := range envRows(r) {
-		fmt.Fprintf(bw, "| %s | %s |\n", kv[0], mdEscape(kv[1]))
-	}
-	fmt.Fprintln(bw)
+	fmt.Fprintf(bw, "%s\n\n", mdEscape(metaLine(rep)))
+	writeMDHeadline(bw, rep)
 
 	for _, g := range rep.Groups {
-		fmt.Fprintf(bw, "## %s\n\n", mdEscape(g.Name))
-		writeMDTable(bw, groupTable(g))
-		if l := winnerLine(g); l != "" {
-			fmt.Fprintf(bw, "\n**%s**\n", mdEscape(l))
-		}
-		fmt.Fprintln(bw)
-		if hasOpTable(g) {
-			fmt.Fprintf(bw, "### %s: per operation\n\n", mdEscape(g.Name))
-			writeMDTable(bw, opTable(g))
-			fmt.Fprintln(bw)
-		}
+		writeMDGroup(bw, rep, g)
 	}
 	if len(rep.Groups) > 0 {
-		fmt.Fprintf(bw, "%s "+
-			"Latency percentiles are per trial, then the median across trials. Bytes are per request: body is the payload, wire is everything on the socket. "+
-			"\"vs base\" compares with the first row of the table (Mann-Whitney U test); ~ means no significant difference at α = %v.\n\n", spreadNote(), Alpha)
-		if slices.ContainsFunc(rep.Groups, hasOpTable) {
-			fmt.Fprintf(bw, "%s\n\n", opNote())
-		}
+		fmt.Fprintf(bw, "%s\n\n", mdEscape(tableNote(rep)))
 	}
 
 	if len(r.Payloads) > 0 {
@@ -63,6 +40,12 @@ func WriteMarkdown(w io.Writer, rep *Report) error {
 		}
 	}
 
+	fmt.Fprintf(bw, "## Environment\n\n| | |\n|---|---|\n")
+	for _, kv := range envRows(r) {
+		fmt.Fprintf(bw, "| %s | %s |\n", kv[0], mdEscape(kv[1]))
+	}
+	fmt.Fprintln(bw)
+
 	if ws := allWarnings(rep); len(ws) > 0 {
 		fmt.Fprintf(bw, "## Warnings\n\n")
 		for _, w := range ws {
@@ -74,6 +57,125 @@ func WriteMarkdown(w io.Writer, rep *Report) error {
 		return fmt.Errorf("report: write markdown: %w", err)
 	}
 	return nil
+}
+
+// writeMDHeadline states the question, the baselines and every finding.
+func writeMDHeadline(w io.Writer, rep *Report) {
+	r := rep.Results
+	if q := question(r); q != "" {
+		fmt.Fprintf(w, "**Question:** %s", mdEscape(q))
+		if b := baselines(rep); b != "" {
+			fmt.Fprintf(w, " **Baseline:** %s.", mdEscape(b))
+		}
+		fmt.Fprint(w, "\n\n")
+	}
+	if r.SingleRun && len(rep.Groups) == 1 && len(rep.Groups[0].Cells) == 1 {
+		g := rep.Groups[0]
+		fmt.Fprintf(w, "**%s** (%s). A single run: no spread, so no significance can be claimed from it.\n\n",
+			mdEscape(singleRunLine(g.Cells[0])), mdEscape(g.Load))
+		return
+	}
+	var lines []string
+	for _, g := range rep.Groups {
+		for _, f := range g.Findings() {
+			l := f.Text
+			if len(rep.Groups) > 1 {
+				l = g.Name + ": " + l
+			}
+			lines = append(lines, l)
+		}
+	}
+	if len(lines) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "## Findings\n\n")
+	for _, l := range lines {
+		fmt.Fprintf(w, "- %s\n", mdEscape(l))
+	}
+	fmt.Fprintln(w)
+}
+
+func writeMDGroup(w io.Writer, rep *Report, g Group) {
+	r := rep.Results
+	fmt.Fprintf(w, "## %s\n\n", mdEscape(g.Name))
+	if g.Load != "" {
+		fmt.Fprintf(w, "Load: %s.", mdEscape(g.Load))
+		if len(g.Cells) > 1 {
+			fmt.Fprintf(w, " Baseline: %s.", mdEscape(g.Cells[0].Cell.Label))
+		}
+		fmt.Fprint(w, "\n\n")
+	}
+	writeMDTable(w, mainTable(g))
+	fmt.Fprintln(w)
+	if r.SingleRun && len(g.Cells) == 1 {
+		if res, ok := singleRun(r); ok {
+			fmt.Fprintf(w, "### Latency distribution\n\n")
+			writeMDTable(w, latencyDistribution(res))
+			fmt.Fprintln(w)
+		}
+	}
+	mdDetails(w, "All metrics: "+g.Name, func() { writeMDTable(w, groupTable(g)) })
+	if hasOpTable(g) {
+		mdDetails(w, "Per operation: "+g.Name, func() { writeMDTable(w, opTable(g)) })
+	}
+}
+
+// mdDetails wraps a section in <details>, which GitHub and most Markdown
+// renderers show collapsed; plain-text readers still see the table.
+func mdDetails(w io.Writer, summary string, body func()) {
+	fmt.Fprintf(w, "<details><summary>%s</summary>\n\n", htmlEscaper.Replace(summary))
+	body()
+	fmt.Fprint(w, "\n</details>\n\n")
+}
+
+var htmlEscaper = strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;")
+
+// title is the study's title, or one made from its name.
+func title(r *Results) string {
+	if r.Title != "" {
+		return r.Title
+	}
+	return "wirebench study " + r.Study
+}
+
+// metaLine says when the study ran and what it ran.
+func metaLine(rep *Report) string {
+	r := rep.Results
+	when := fmt.Sprintf("%s, %s", r.Start.UTC().Format("2006-01-02 15:04 MST"), r.End.Sub(r.Start).Round(time.Second))
+	if r.SingleRun {
+		return fmt.Sprintf("Load run, %s.", when)
+	}
+	line := fmt.Sprintf("Study `%s`, %s; %s", r.Study, when, trialsLine(r))
+	if r.HasLoad() {
+		line += fmt.Sprintf(", seed %d", r.Seed)
+	}
+	return line + "."
+}
+
+// tableNote explains the tables' notation.
+func tableNote(rep *Report) string {
+	r := rep.Results
+	var b strings.Builder
+	if r.SingleRun {
+		b.WriteString("Numbers are from one run. Latency percentiles are from the run's histogram. ")
+	} else {
+		b.WriteString(spreadNote() + " Latency percentiles are per trial, then the median across trials. ")
+	}
+	b.WriteString("bytes/req is every response byte on the socket per request (IEC units: 1 KiB = 1024 B); " +
+		"in all metrics, body is the payload and wire is everything on the socket. ")
+	if !r.SingleRun {
+		fmt.Fprintf(&b, "\"vs baseline\" compares each cell's trials with the baseline's (Mann-Whitney U test): "+
+			"a change with its p-value when significant at α = %v; ~ when enough trials found no significant difference; "+
+			"? when too few trials were run for the test to decide (it needs %d or more per cell), with the observed change. ",
+			Alpha, minTrials())
+		if !r.Sampled() {
+			b.WriteString("No server process was sampled, so server CPU and memory are not shown. ")
+		}
+	}
+	if slices.ContainsFunc(rep.Groups, hasOpTable) {
+		b.WriteString(opNote())
+	}
+	return strings.TrimSpace(b.String())
 }
 
 func writeMDTable(w io.Writer, t table) {

@@ -15,8 +15,11 @@ const (
 // Metric is one number taken from every trial of a cell. Reports summarize
 // each metric across trials (median and CI) and compare cells on it.
 type Metric struct {
-	Key  string // stable, machine-friendly: the CSV column stem
+	Key  string // stable, machine-friendly
 	Name string // for people
+	// CSV is the column name in report.csv, with its unit: req_per_s,
+	// p50_ms, recv_wire_bytes_per_req. Durations are written in ms.
+	CSV  string
 	Unit Unit
 	// HigherIsBetter is true for throughput, false for costs.
 	HigherIsBetter bool
@@ -30,26 +33,26 @@ type Metric struct {
 // trials, so a trial with a bad tail shows up as spread rather than being
 // averaged away in one merged histogram.
 var Metrics = []Metric{
-	{Key: "rps", Name: "req/s", Unit: UnitRate, HigherIsBetter: true, Value: func(t Trial) (float64, bool) {
+	{Key: "rps", CSV: "req_per_s", Name: "req/s", Unit: UnitRate, HigherIsBetter: true, Value: func(t Trial) (float64, bool) {
 		return t.Load.RPS(), t.Load.Elapsed() > 0
 	}},
-	{Key: "lat_avg", Name: "avg", Unit: UnitDuration, Value: latency(-1)},
-	{Key: "lat_p50", Name: "p50", Unit: UnitDuration, Value: latency(0.50)},
-	{Key: "lat_p90", Name: "p90", Unit: UnitDuration, Value: latency(0.90)},
-	{Key: "lat_p95", Name: "p95", Unit: UnitDuration, Value: latency(0.95)},
-	{Key: "lat_p99", Name: "p99", Unit: UnitDuration, Value: latency(0.99)},
-	{Key: "lat_max", Name: "max", Unit: UnitDuration, Value: latency(1)},
-	{Key: "recv_body_per_req", Name: "recv body/req", Unit: UnitBytes, Value: perRequest(func(t Trial) int64 { return t.Load.Bytes.BodyIn })},
-	{Key: "recv_wire_per_req", Name: "recv wire/req", Unit: UnitBytes, Value: perRequest(func(t Trial) int64 { return t.Load.Bytes.WireIn })},
-	{Key: "sent_body_per_req", Name: "sent body/req", Unit: UnitBytes, Value: perRequest(func(t Trial) int64 { return t.Load.Bytes.BodyOut })},
-	{Key: "sent_wire_per_req", Name: "sent wire/req", Unit: UnitBytes, Value: perRequest(func(t Trial) int64 { return t.Load.Bytes.WireOut })},
-	{Key: "server_cpu_per_req", Name: "server CPU/req", Unit: UnitDuration, Value: func(t Trial) (float64, bool) {
+	{Key: "lat_avg", CSV: "avg_ms", Name: "avg", Unit: UnitDuration, Value: latency(-1)},
+	{Key: "lat_p50", CSV: "p50_ms", Name: "p50", Unit: UnitDuration, Value: latency(0.50)},
+	{Key: "lat_p90", CSV: "p90_ms", Name: "p90", Unit: UnitDuration, Value: latency(0.90)},
+	{Key: "lat_p95", CSV: "p95_ms", Name: "p95", Unit: UnitDuration, Value: latency(0.95)},
+	{Key: "lat_p99", CSV: "p99_ms", Name: "p99", Unit: UnitDuration, Value: latency(0.99)},
+	{Key: "lat_max", CSV: "max_ms", Name: "max", Unit: UnitDuration, Value: latency(1)},
+	{Key: "recv_body_per_req", CSV: "recv_body_bytes_per_req", Name: "recv body/req", Unit: UnitBytes, Value: perRequest(func(t Trial) int64 { return t.Load.Bytes.BodyIn })},
+	{Key: "recv_wire_per_req", CSV: "recv_wire_bytes_per_req", Name: "recv wire/req", Unit: UnitBytes, Value: perRequest(func(t Trial) int64 { return t.Load.Bytes.WireIn })},
+	{Key: "sent_body_per_req", CSV: "sent_body_bytes_per_req", Name: "sent body/req", Unit: UnitBytes, Value: perRequest(func(t Trial) int64 { return t.Load.Bytes.BodyOut })},
+	{Key: "sent_wire_per_req", CSV: "sent_wire_bytes_per_req", Name: "sent wire/req", Unit: UnitBytes, Value: perRequest(func(t Trial) int64 { return t.Load.Bytes.WireOut })},
+	{Key: "server_cpu_per_req", CSV: "server_cpu_ms_per_req", Name: "server CPU/req", Unit: UnitDuration, Value: func(t Trial) (float64, bool) {
 		if t.Server.CPU <= 0 || t.Load.Requests == 0 {
 			return 0, false
 		}
 		return float64(t.Server.CPU) / float64(t.Load.Requests), true
 	}},
-	{Key: "peak_rss", Name: "peak RSS", Unit: UnitBytes, Value: func(t Trial) (float64, bool) {
+	{Key: "peak_rss", CSV: "peak_rss_bytes", Name: "peak RSS", Unit: UnitBytes, Value: func(t Trial) (float64, bool) {
 		return float64(t.Server.PeakRSS), t.Server.PeakRSS > 0
 	}},
 }

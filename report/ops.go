@@ -148,5 +148,5 @@ func opTable(g Group) table {
 // opNote explains the per-operation tables.
 func opNote() string {
 	return "Per operation: each operation's latency percentiles per trial, then the median across trials with its spread as above; " +
-		"\"p50 vs\" compares the per-trial p50s with the group's first cell (Mann-Whitney U test), ~ when not significant."
+		"\"p50 vs\" compares the per-trial p50s with the baseline's (Mann-Whitney U test): ~ when enough trials found no significant difference, ? when too few trials to decide."
 }

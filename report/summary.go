@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 
 	"github.com/wirebench/wirebench/measure"
 )
@@ -20,10 +21,14 @@ type Report struct {
 	Warnings []string // run-wide caveats, quick-run first
 }
 
-// Group is the cells compared with one another; Cells[0] is the baseline.
+// Group is the cells compared with one another; Cells[0] is the baseline
+// (the cell marked Baseline, else the group's first).
 type Group struct {
 	Name  string
 	Cells []CellSummary
+	// Load says how the load was applied to the group's cells: "closed
+	// loop, 50 VUs, 10s per trial" (several when cells differ).
+	Load string
 }
 
 // CellSummary is one cell over its trials.
@@ -51,10 +56,14 @@ type CellSummary struct {
 // Build summarizes r. It never fails: missing data becomes warnings.
 func Build(r *Results) *Report {
 	rep := &Report{Results: r}
-	if r.Quick {
-		rep.Warnings = append(rep.Warnings, "quick run: fewer and shorter trials than a full study; treat every number as a smoke test, not a result")
+	for _, w := range r.Warnings {
+		// Renderers build the quick-run banner from what ran; a runner's
+		// own quick note (which may not apply: a sizes-only study has no
+		// trials) is not repeated.
+		if !strings.HasPrefix(w, "quick run:") {
+			rep.Warnings = append(rep.Warnings, w)
+		}
 	}
-	rep.Warnings = append(rep.Warnings, r.Warnings...)
 	byName := map[string]int{}
 	for _, c := range r.Cells {
 		i, ok := byName[c.Group]
@@ -65,7 +74,41 @@ func Build(r *Results) *Report {
 		}
 		rep.Groups[i].Cells = append(rep.Groups[i].Cells, summarizeCell(r, c))
 	}
+	for i := range rep.Groups {
+		g := &rep.Groups[i]
+		if b := slices.IndexFunc(g.Cells, func(c CellSummary) bool { return c.Cell.Baseline }); b > 0 {
+			base := g.Cells[b]
+			g.Cells = slices.Insert(slices.Delete(g.Cells, b, b+1), 0, base)
+		}
+		g.Load = groupLoad(r, *g)
+	}
+	if n := stats.MinCISamples(Confidence); !r.SingleRun && r.HasLoad() {
+		if lo, _ := trialRange(r); lo < n {
+			rep.Warnings = append(rep.Warnings, fmt.Sprintf("fewer than %d trials per cell: no %v%% confidence intervals; the tables show the range of the trials instead", n, Confidence*100))
+		}
+	}
 	return rep
+}
+
+// groupLoad describes the load model of a group's trials, each distinct
+// description once, in cell order.
+func groupLoad(r *Results, g Group) string {
+	var seen []string
+	for _, c := range g.Cells {
+		for _, t := range r.TrialsOf(c.Cell.ID) {
+			d := LoadModel(t.Load.Options)
+			if t.Load.Options.Duration > 0 && t.Load.Options.Requests == 0 {
+				d += fmt.Sprintf(", %v per %s", t.Load.Options.Duration, map[bool]string{true: "run", false: "trial"}[r.SingleRun])
+			} else if t.Load.Options.Requests > 0 {
+				d += fmt.Sprintf(", %s requests per %s", formatInt(t.Load.Options.Requests), map[bool]string{true: "run", false: "trial"}[r.SingleRun])
+			}
+			if !slices.Contains(seen, d) {
+				seen = append(seen, d)
+			}
+			break
+		}
+	}
+	return strings.Join(seen, "; ")
 }
 
 func summarizeCell(r *Results, c Cell) CellSummary {
@@ -123,9 +166,6 @@ func summarizeCell(r *Results, c Cell) CellSummary {
 			cs.Stats[m.Key] = Summarize(vs)
 		}
 	}
-	if n := stats.MinCISamples(Confidence); cs.Trials < n {
-		cs.Warnings = append(cs.Warnings, fmt.Sprintf("%d trials: no %v%% confidence intervals (need >= %d); the tables show the range of the trials instead", cs.Trials, Confidence*100, n))
-	}
 	return cs
 }
 
@@ -149,39 +189,4 @@ func (g Group) VsBaseline(i int, key string) (d Delta, ok bool) {
 		return Delta{}, false
 	}
 	return Compare(old, new), true
-}
-
-// Winner names the cell with the best median on a metric, but only when
-// it is significantly better than the runner-up; otherwise ok is false
-// and no winner may be claimed.
-func (g Group) Winner(key string) (best, runnerUp int, d Delta, ok bool) {
-	m, found := MetricByKey(key)
-	if !found || len(g.Cells) < 2 {
-		return 0, 0, Delta{}, false
-	}
-	order := make([]int, 0, len(g.Cells))
-	for i, c := range g.Cells {
-		if _, has := c.Stats[key]; has {
-			order = append(order, i)
-		}
-	}
-	if len(order) < 2 {
-		return 0, 0, Delta{}, false
-	}
-	slices.SortStableFunc(order, func(a, b int) int {
-		x, y := g.Cells[a].Stats[key].Center, g.Cells[b].Stats[key].Center
-		if m.HigherIsBetter {
-			x, y = y, x
-		}
-		switch {
-		case x < y:
-			return -1
-		case x > y:
-			return 1
-		}
-		return 0
-	})
-	best, runnerUp = order[0], order[1]
-	d = Compare(g.Cells[runnerUp].Values[key], g.Cells[best].Values[key])
-	return best, runnerUp, d, d.Significant() && d.Old.Center != d.New.Center
 }

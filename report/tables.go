@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 )
 
 // table is a rendered-to-text table shared by the Markdown and HTML
@@ -80,24 +81,6 @@ func groupTable(g Group) table {
 	return t
 }
 
-// winnerLine states the req/s winner of a group only when it is
-// significantly ahead of the runner-up, and says so when none is.
-func winnerLine(g Group) string {
-	if len(g.Cells) < 2 {
-		return ""
-	}
-	best, second, d, ok := g.Winner("rps")
-	if !ok {
-		if d.Old.N == 0 {
-			return "No winner: not enough data."
-		}
-		return fmt.Sprintf("No winner on req/s: %s vs %s is within noise (p=%.3f).",
-			g.Cells[best].Cell.Label, g.Cells[second].Cell.Label, d.P)
-	}
-	return fmt.Sprintf("Winner on req/s: %s, %s vs the runner-up %s (p=%.3f, n=%d+%d).",
-		g.Cells[best].Cell.Label, d.FormatDelta(), g.Cells[second].Cell.Label, d.P, d.Old.N, d.New.N)
-}
-
 // allWarnings lists every caveat of the report, each prefixed with its
 // cell, in report order.
 func allWarnings(rep *Report) []string {
@@ -171,23 +154,53 @@ func orDash(s string) string {
 	return s
 }
 
-// trialsLine says how many trials each cell had, or the range, and that
-// they were interleaved; a study of static sizes alone has none.
-func trialsLine(rep *Report) string {
-	if len(rep.Groups) == 0 {
+// trialsLine says what was run, from the data alone: "2 trials per
+// cell of 1.5s after 500ms warm-up, interleaved"; "one load run"; "sizes
+// only, no load trials".
+func trialsLine(r *Results) string {
+	if r.SingleRun {
+		return "one load run"
+	}
+	if !r.HasLoad() {
 		return "sizes only, no load trials"
 	}
-	lo, hi := -1, 0
-	for _, g := range rep.Groups {
-		for _, c := range g.Cells {
-			if lo < 0 || c.Trials < lo {
-				lo = c.Trials
-			}
-			hi = max(hi, c.Trials)
+	lo, hi := trialRange(r)
+	n := fmt.Sprintf("%d", hi)
+	if lo != hi {
+		n = fmt.Sprintf("%d–%d", lo, hi)
+	}
+	word := "trials"
+	if hi == 1 {
+		word = "trial"
+	}
+	line := fmt.Sprintf("%s %s per cell", n, word)
+	var durs []time.Duration
+	for _, t := range r.Trials {
+		if t.Load != nil && t.Load.Options.Duration > 0 && !slices.Contains(durs, t.Load.Options.Duration) {
+			durs = append(durs, t.Load.Options.Duration)
 		}
 	}
-	if lo == hi {
-		return fmt.Sprintf("%d trials per cell, interleaved", hi)
+	if len(durs) == 1 {
+		line += fmt.Sprintf(" of %v", durs[0])
 	}
-	return fmt.Sprintf("%d–%d trials per cell, interleaved", max(lo, 0), hi)
+	if w, ok := r.Options["warmup"].(string); ok && w != "" && w != "0s" {
+		line += " after " + w + " warm-up"
+	}
+	if hi > 1 && len(r.Cells) > 1 {
+		line += ", interleaved"
+	}
+	return line
+}
+
+// trialRange is the fewest and most successful trials of any cell.
+func trialRange(r *Results) (lo, hi int) {
+	lo = -1
+	for _, c := range r.Cells {
+		n := len(r.TrialsOf(c.ID))
+		if lo < 0 || n < lo {
+			lo = n
+		}
+		hi = max(hi, n)
+	}
+	return max(lo, 0), hi
 }

@@ -37,14 +37,15 @@ type cellSpec struct {
 	rps          float64
 	body         int64 // response body bytes per request
 	rss          int64
+	conc         int // VUs
 }
 
 var cells = []cellSpec{
-	{"crud c=50", "json", 800 * time.Microsecond, 21000, 1850, 24 << 20},
-	{"crud c=50", "toon", 950 * time.Microsecond, 18500, 1210, 26 << 20},
-	{"crud c=50", "protobuf", 790 * time.Microsecond, 21300, 980, 23 << 20},
-	{"echo c=1", "http1", 60 * time.Microsecond, 15000, 40, 12 << 20},
-	{"echo c=1", "grpc", 95 * time.Microsecond, 9800, 45, 15 << 20},
+	{"crud c=50", "json", 800 * time.Microsecond, 21000, 1850, 24 << 20, 50},
+	{"crud c=50", "toon", 950 * time.Microsecond, 18500, 1210, 26 << 20, 50},
+	{"crud c=50", "protobuf", 790 * time.Microsecond, 21300, 980, 23 << 20, 50},
+	{"echo c=1", "http1", 60 * time.Microsecond, 15000, 40, 12 << 20, 1},
+	{"echo c=1", "grpc", 95 * time.Microsecond, 9800, 45, 15 << 20, 1},
 }
 
 // Results returns a synthetic study. Every number is a function of the
@@ -61,7 +62,7 @@ func Results(o Options) *report.Results {
 	r := &report.Results{
 		Schema: report.Schema, Study: "synthetic", Title: "Synthetic study: formats and transports",
 		Quick: o.Quick, Seed: 42,
-		Options: map[string]any{"trials": o.Trials, "duration": "10s"},
+		Options: map[string]any{"trials": o.Trials, "duration": "10s", "warmup": "3s"},
 		Env: measure.Env{
 			Hostname: "lab", CPUModel: "AMD EPYC 7B13", NumCPU: 8, Affinity: []int{0, 1, 2, 3, 4, 5, 6, 7},
 			GOMAXPROCS: 8, Kernel: "Linux 6.8.0", GoVersion: "go1.26.0", GOOS: "linux", GOARCH: "amd64",
@@ -117,6 +118,7 @@ func trial(c cellSpec, ci, i int, o Options) report.Trial {
 	start := time.Date(2026, 3, 14, 15, 10, 0, 0, time.UTC).Add(time.Duration(i) * time.Minute)
 	res := &load.Result{
 		Schema: load.Schema, Scenario: c.group, Start: start, End: start.Add(elapsed),
+		Options:  load.Options{Concurrency: c.conc, Duration: elapsed, Timeout: 10 * time.Second, GracefulStop: 2 * time.Second},
 		Requests: reqs, Latency: h, Service: h, Lag: measure.NewHistogram(),
 		Status: map[string]int64{"200": reqs}, Failures: map[string]int64{},
 		Bytes: load.ByteCounts{
