@@ -132,6 +132,20 @@ type htmlRow struct {
 
 type htmlCell struct {
 	Text, Class string
+	// Spread is the "± 3.6%" or "[17.96–19.07k]" after a median, shown
+	// on a line of its own in small type so tables stay narrow.
+	Spread string
+}
+
+// splitSpread splits "18.50k [17.96–19.07k]" into the median and its
+// spread; other text stays whole.
+func splitSpread(c string) (text, spread string) {
+	for _, sep := range []string{" [", " ± "} {
+		if i := strings.Index(c, sep); i > 0 && !strings.HasPrefix(c, "?") {
+			return c[:i], strings.TrimSpace(c[i:])
+		}
+	}
+	return c, ""
 }
 
 func htmlTableOf(t table) htmlTable {
@@ -158,7 +172,8 @@ func htmlTableOf(t table) htmlTable {
 			if strings.HasPrefix(c, "? ") {
 				class = append(class, "undecided")
 			}
-			cells = append(cells, htmlCell{Text: c, Class: strings.Join(class, " ")})
+			text, spread := splitSpread(c)
+			cells = append(cells, htmlCell{Text: text, Spread: spread, Class: strings.Join(class, " ")})
 		}
 		hr := htmlRow{Cells: cells}
 		if t.RowGroupStart[i] && i > 0 {

@@ -173,9 +173,16 @@ func LoadModel(o load.Options) string {
 	case open:
 		return fmt.Sprintf("open loop at %s req/s, up to %d in flight", trimZeros(formatSI(o.Rate)), o.Concurrency)
 	case len(o.Stages) > 0:
-		return fmt.Sprintf("closed loop, ramping to %d VUs", o.Concurrency)
+		return fmt.Sprintf("closed loop, ramping to %s", vus(o.Concurrency))
 	}
-	return fmt.Sprintf("closed loop, %d VUs", o.Concurrency)
+	return "closed loop, " + vus(o.Concurrency)
+}
+
+func vus(n int) string {
+	if n == 1 {
+		return "1 VU"
+	}
+	return fmt.Sprintf("%d VUs", n)
 }
 
 // targetOf digs the URL out of a run's configuration ("" when unknown).

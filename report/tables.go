@@ -37,13 +37,22 @@ type headerGroup struct {
 // metric's own column: throughput and the tail.
 var vsMetrics = map[string]bool{"rps": true, "lat_p99": true}
 
-// groupTable is one group's table in the seeds' style: one row per cell,
-// each number a median over trials with its spread.
+// groupTable is one group's table of all metrics in the seeds' style:
+// one row per cell, each number a median over trials with its spread.
+// Metrics no cell has (server columns of a plain load run) are left out,
+// and so are comparisons when the group has one cell.
 func groupTable(g Group) table {
 	t := table{Header: []string{"cell"}, Sig: map[[2]int]int{}}
+	compare := len(g.Cells) > 1
+	var ms []Metric
 	for _, m := range Metrics {
+		if groupHas(g, m.Key) {
+			ms = append(ms, m)
+		}
+	}
+	for _, m := range ms {
 		t.Header = append(t.Header, m.Name)
-		if vsMetrics[m.Key] {
+		if vsMetrics[m.Key] && compare {
 			t.Header = append(t.Header, m.Name+" vs base")
 		}
 		if m.Key == "lat_max" {
@@ -52,13 +61,13 @@ func groupTable(g Group) table {
 	}
 	for i, c := range g.Cells {
 		row := []string{c.Cell.Label}
-		for _, m := range Metrics {
+		for _, m := range ms {
 			if s, ok := c.Stat(m.Key); ok {
 				row = append(row, formatSummary(m.Unit, s))
 			} else {
 				row = append(row, "—")
 			}
-			if vsMetrics[m.Key] {
+			if vsMetrics[m.Key] && compare {
 				switch d, ok := g.VsBaseline(i, m.Key); {
 				case i == 0:
 					row = append(row, "baseline")
