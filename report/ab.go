@@ -151,7 +151,9 @@ func WriteAB(w io.Writer, old, new *Results) error {
 			fmt.Fprintf(bw, "  %s\n", w)
 		}
 	}
-	fmt.Fprintf(bw, "\nmedians ± the larger side of the %v%% CI; vs old: Mann-Whitney U test, ~ = no significant difference at α = %v\n", Confidence*100, Alpha)
+	fmt.Fprintf(bw, "\nmedians ± the larger side of the %v%% CI ([lo–hi]: the range of the trials when too few for one); "+
+		"vs old: Mann-Whitney U test at α = %v, ~ = enough trials, no significant difference, "+
+		"? = too few trials to decide (need %d+ per side)\n", Confidence*100, Alpha, minTrials())
 	if err := bw.Flush(); err != nil {
 		return fmt.Errorf("report: write comparison: %w", err)
 	}

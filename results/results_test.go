@@ -282,3 +282,20 @@ func TestNewRunDirGivesUp(t *testing.T) {
 		t.Errorf("after %d dirs: err = %v, want a refusal", MaxRunDirTries, err)
 	}
 }
+
+// A file over MaxFileSize is refused without being read whole.
+func TestReadRefusesHugeFile(t *testing.T) {
+	r := io.MultiReader(strings.NewReader(`{"schema":"wirebench.study/v1","x":"`), infiniteA{})
+	if _, err := Read(r); !errors.Is(err, ErrResults) || !strings.Contains(err.Error(), "larger than 256 MiB") {
+		t.Errorf("err = %v, want a refusal naming the limit", err)
+	}
+}
+
+type infiniteA struct{}
+
+func (infiniteA) Read(p []byte) (int, error) {
+	for i := range p {
+		p[i] = 'a'
+	}
+	return len(p), nil
+}
