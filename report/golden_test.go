@@ -5,6 +5,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/wirebench/wirebench/report"
@@ -41,7 +42,8 @@ var renderCases = []struct {
 }{
 	{"full", reporttest.Options{Faults: true}},
 	{"quick", reporttest.Options{Trials: 2, Quick: true}},
-	{"sizes", reporttest.Options{SizesOnly: true}},
+	// A sizes-only study run with --quick: no trial banner or warnings.
+	{"sizes", reporttest.Options{SizesOnly: true, Quick: true}},
 }
 
 func TestGoldenMarkdown(t *testing.T) {
@@ -65,5 +67,29 @@ func TestGoldenCSV(t *testing.T) {
 			}
 			golden(t, tc.name+".csv.golden", buf.Bytes())
 		})
+	}
+}
+
+// A sizes-only study says nothing about trials, cells or quick runs: its
+// report states what it measured and nothing that does not apply.
+func TestSizesOnlyReportSaysNoTrials(t *testing.T) {
+	r := reporttest.Results(reporttest.Options{SizesOnly: true, Quick: true})
+	rep := report.Build(r)
+	var md, html bytes.Buffer
+	if err := report.WriteMarkdown(&md, rep); err != nil {
+		t.Fatal(err)
+	}
+	if err := report.WriteHTML(&html, rep); err != nil {
+		t.Fatal(err)
+	}
+	for name, out := range map[string]string{"md": md.String(), "html": html.String()} {
+		for _, bad := range []string{"Quick run", "quick run", "trials of", "0 cells", "Warnings", "confidence", "Question"} {
+			if strings.Contains(out, bad) {
+				t.Errorf("%s: sizes-only report says %q", name, bad)
+			}
+		}
+		if !strings.Contains(out, "sizes only, no load trials") {
+			t.Errorf("%s: report does not say it measured sizes only", name)
+		}
 	}
 }

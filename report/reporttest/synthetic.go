@@ -70,6 +70,11 @@ func Results(o Options) *report.Results {
 		},
 		Start: start,
 	}
+	if o.Quick {
+		// What the study runner adds, whether or not the study ran trials:
+		// reports build their banner from what ran instead.
+		r.Warnings = append(r.Warnings, fmt.Sprintf("quick run: %d trials of 1.5s after 500ms warm-up per cell; publish only a full run", o.Trials))
+	}
 	if o.SizesOnly {
 		r.Payloads = payloads()
 		r.End = start.Add(15 * time.Second)
