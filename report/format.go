@@ -164,15 +164,26 @@ func formatInt(n int64) string {
 }
 
 // formatChecks prints "59,395 (100% passed)" in k6's manner, with the
-// exact failed count when any failed (a rounded 100.0% would hide them).
+// exact failed count when any failed (a rounded 100.0% would hide them),
+// and the study's check commands after the load: "; check 6/6 ok".
 func formatChecks(c CellSummary) string {
-	if c.Requests == 0 {
-		return "—"
+	var out string
+	switch {
+	case c.Requests == 0:
+		out = "—"
+	case c.Failed == 0:
+		out = formatInt(c.Requests) + " (100% passed)"
+	default:
+		out = fmt.Sprintf("%s (%s failed)", formatInt(c.Requests), formatInt(c.Failed))
 	}
-	if c.Failed == 0 {
-		return formatInt(c.Requests) + " (100% passed)"
+	if c.CheckRuns > 0 {
+		if c.CheckFailed == 0 {
+			out += fmt.Sprintf("; check %d/%d ok", c.CheckRuns, c.CheckRuns)
+		} else {
+			out += fmt.Sprintf("; check %d of %d failed", c.CheckFailed, c.CheckRuns)
+		}
 	}
-	return fmt.Sprintf("%s (%s failed)", formatInt(c.Requests), formatInt(c.Failed))
+	return out
 }
 
 // formatVs prints a comparison for a table cell: "+12.30% (p=0.008)" or

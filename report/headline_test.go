@@ -74,3 +74,32 @@ func opTrialRPS(cell string, index int, rps float64) Trial {
 	res := &load.Result{Latency: measure.NewHistogram(), Requests: int64(rps), Start: start, End: start.Add(time.Second)}
 	return Trial{Cell: cell, Index: index, Load: res}
 }
+
+// A study's check commands show in the checks column, and a failed one
+// becomes a warning with the end of its output.
+func TestCheckCommandsShown(t *testing.T) {
+	r := &Results{Cells: []Cell{{ID: "g/a", Group: "g", Label: "a"}}}
+	for i := range 3 {
+		tr := opTrialRPS("g/a", i, 100)
+		tr.Load.Requests = 100
+		tr.Checks = []CheckResult{{Command: []string{"sqlite3", "db", "select count(*)"}, OK: i != 1, ExitCode: 1, Output: "rows: 99\nwant 100"}}
+		r.Trials = append(r.Trials, tr)
+	}
+	c := Build(r).Groups[0].Cells[0]
+	if got := formatChecks(c); got != "300 (100% passed); check 1 of 3 failed" {
+		t.Errorf("checks = %q", got)
+	}
+	want := `trial 1: check "sqlite3 db select count(*)" failed (exit 1): want 100`
+	if !slicesContains(c.Warnings, want) {
+		t.Errorf("warnings %q lack %q", c.Warnings, want)
+	}
+}
+
+func slicesContains(ss []string, s string) bool {
+	for _, x := range ss {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}

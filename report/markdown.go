@@ -168,8 +168,11 @@ func tableNote(rep *Report) string {
 			"a change with its p-value when significant at α = %v; ~ when enough trials found no significant difference; "+
 			"? when too few trials were run for the test to decide (it needs %d or more per cell), with the observed change. ",
 			Alpha, minTrials())
-		if !r.Sampled() {
+		if ext := externalCells(r); !r.Sampled() {
 			b.WriteString("No server process was sampled, so server CPU and memory are not shown. ")
+		} else if len(ext) > 0 {
+			fmt.Fprintf(&b, "%s measured a server that was already running (given by URL): no process of theirs was sampled, so they show no server CPU or memory. ",
+				strings.Join(ext, ", "))
 		}
 	}
 	if slices.ContainsFunc(rep.Groups, hasOpTable) {
@@ -201,4 +204,15 @@ func writeMDTable(w io.Writer, t table) {
 // mdEscape keeps user text (labels, error messages) from breaking tables.
 func mdEscape(s string) string {
 	return strings.NewReplacer("|", `\|`, "\n", " ").Replace(s)
+}
+
+// externalCells lists the cells whose server was already running.
+func externalCells(r *Results) []string {
+	var out []string
+	for _, c := range r.Cells {
+		if c.External != "" {
+			out = append(out, c.Label)
+		}
+	}
+	return out
 }

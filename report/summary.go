@@ -42,7 +42,11 @@ type CellSummary struct {
 	Stats  map[string]Summary
 	// Checks: every response is checked (fairness rule 2).
 	Requests, Failed int64
-	Failures         map[string]int64
+	// CheckRuns and CheckFailed count the study's per-trial check
+	// commands (e.g. "count the rows") run after the load, and how many
+	// of them failed.
+	CheckRuns, CheckFailed int
+	Failures               map[string]int64
 	// Latency is every trial's latency histogram merged, for percentile
 	// curves; tables use per-trial percentiles instead.
 	Latency *measure.Histogram
@@ -128,6 +132,17 @@ func summarizeCell(r *Results, c Cell) CellSummary {
 			}
 			cs.Warnings = append(cs.Warnings, fmt.Sprintf("trial %d failed: %s", t.Index, msg))
 		}
+		for _, ch := range t.Checks {
+			cs.CheckRuns++
+			if !ch.OK {
+				cs.CheckFailed++
+				msg := fmt.Sprintf("trial %d: check %q failed (exit %d)", t.Index, strings.Join(ch.Command, " "), ch.ExitCode)
+				if out := strings.TrimSpace(ch.Output); out != "" {
+					msg += ": " + lastLine(out)
+				}
+				cs.Warnings = append(cs.Warnings, msg)
+			}
+		}
 		if t.UsersBefore != t.UsersAfter || t.TodosBefore != t.TodosAfter {
 			cs.Warnings = append(cs.Warnings, fmt.Sprintf("trial %d: dataset changed during the run (users %d→%d, todos %d→%d): later requests saw different data",
 				t.Index, t.UsersBefore, t.UsersAfter, t.TodosBefore, t.TodosAfter))
@@ -189,4 +204,16 @@ func (g Group) VsBaseline(i int, key string) (d Delta, ok bool) {
 		return Delta{}, false
 	}
 	return Compare(old, new), true
+}
+
+// lastLine is the last line of a command's output, where the reason for
+// a failure usually is, cut to a readable length.
+func lastLine(s string) string {
+	if i := strings.LastIndexByte(s, '\n'); i >= 0 {
+		s = s[i+1:]
+	}
+	if len(s) > 200 {
+		s = s[:200] + "…"
+	}
+	return s
 }
