@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/wirebench/wirebench/load"
+	"github.com/wirebench/wirebench/results"
 )
 
 // A plain load run is one trial: a number without a spread. Two of them
@@ -120,7 +121,7 @@ func CompareRuns(old, new *load.Result) ([]RunRow, []string) {
 	}
 	diff("scenario", old.Scenario, new.Scenario)
 	diff("load model", LoadModel(old.Options), LoadModel(new.Options))
-	if a, b := targetOf(old), targetOf(new); a != "" && b != "" {
+	if a, b := results.LoadTarget(old), results.LoadTarget(new); a != "" && b != "" {
 		diff("target", a, b)
 	}
 	warnings = append(warnings, envWarnings(old.Env, new.Env)...)
@@ -183,20 +184,6 @@ func vus(n int) string {
 		return "1 VU"
 	}
 	return fmt.Sprintf("%d VUs", n)
-}
-
-// targetOf digs the URL out of a run's configuration ("" when unknown).
-func targetOf(r *load.Result) string {
-	for _, key := range []string{"raw", "scenario_options"} {
-		if m, ok := r.Config[key].(map[string]any); ok {
-			for _, k := range []string{"url", "URL"} {
-				if u, ok := m[k].(string); ok {
-					return u
-				}
-			}
-		}
-	}
-	return ""
 }
 
 // latencyDistribution is a single run's latency by percentile, as wrk

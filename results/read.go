@@ -101,7 +101,7 @@ func FromLoad(res *load.Result) *Study {
 	if scenario == "" {
 		scenario = "load"
 	}
-	target := loadTarget(res)
+	target := LoadTarget(res)
 	title := "wirebench load: " + scenario
 	if target != "" {
 		title += " " + target
@@ -115,9 +115,10 @@ func FromLoad(res *load.Result) *Study {
 	}
 }
 
-// loadTarget digs the URL out of a load run's configuration: raw mode
-// keeps it under "raw", scenarios under "scenario_options".
-func loadTarget(res *load.Result) string {
+// LoadTarget digs the URL out of a load run's configuration ("" when
+// unknown): raw mode keeps it under "raw", scenarios under
+// "scenario_options".
+func LoadTarget(res *load.Result) string {
 	for _, key := range []string{"raw", "scenario_options"} {
 		switch v := res.Config[key].(type) {
 		case map[string]any:
