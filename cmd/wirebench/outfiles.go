@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"io"
 
 	"github.com/wirebench/wirebench/load"
@@ -29,4 +30,16 @@ func writeLoadOutputs(out, hdrOut string, force bool, res *load.Result) error {
 		return results.WriteFile(hdrOut, force, func(w io.Writer) error { return results.WriteHdrLog(w, res) })
 	}
 	return nil
+}
+
+// cellsLine says what a study will run: "5 cells", or "sizes only" for a
+// study that measures sizes and runs no load ("0 cells" said nothing).
+func cellsLine(n int) string {
+	switch n {
+	case 0:
+		return "sizes only"
+	case 1:
+		return "1 cell"
+	}
+	return fmt.Sprintf("%d cells", n)
 }

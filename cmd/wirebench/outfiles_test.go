@@ -248,3 +248,11 @@ func TestLoadKilledKeepsPrevious(t *testing.T) {
 		})
 	}
 }
+
+func TestCellsLine(t *testing.T) {
+	for n, want := range map[int]string{0: "sizes only", 1: "1 cell", 5: "5 cells"} {
+		if got := cellsLine(n); got != want {
+			t.Errorf("cellsLine(%d) = %q, want %q", n, got, want)
+		}
+	}
+}

@@ -70,7 +70,7 @@ func runStudy(ctx context.Context, env *cliEnv, args []string) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(env.stderr, "study %s: %d cells -> %s\n", name, len(def.Cells), dir)
+	fmt.Fprintf(env.stderr, "study %s: %s -> %s\n", name, cellsLine(len(def.Cells)), dir)
 	res, runErr := study.Run(ctx, def, o)
 	if res == nil {
 		return runErr
