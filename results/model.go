@@ -51,9 +51,6 @@ type Cell struct {
 	ID    string `json:"id"`    // unique, e.g. "crud/toon"
 	Group string `json:"group"` // e.g. "crud" or "Create c=1"
 	Label string `json:"label"` // e.g. "toon" or "gRPC"
-	// Baseline marks the cell every other cell of its group is compared
-	// with; without one, the group's first cell is the baseline.
-	Baseline bool `json:"baseline,omitempty"`
 	// ServeArgs are the flags of the server process (after the common ones).
 	ServeArgs []string `json:"serve_args"`
 	// Load is the client configuration (scenario, format, transport, options).
@@ -61,6 +58,8 @@ type Cell struct {
 	// Command is the server command as written in the study, before the
 	// per-trial ports are substituted; empty for an external server.
 	Command []string `json:"command,omitempty"`
+	// Baseline marks the cell the others of its group are compared with.
+	Baseline bool `json:"baseline,omitempty"`
 	// External is the URL of a server that was already running: no fresh
 	// process per trial and no process sampling (CPU, RSS) for this cell.
 	External string `json:"external,omitempty"`
