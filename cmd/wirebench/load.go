@@ -48,8 +48,7 @@ type loadFlags struct {
 	body, stages, segment    string
 	expect, thresholds, hdrs listFlag
 	scenario, out, cpus      string
-	hdrOut                   string
-	quiet, force             bool
+	quiet                    bool
 }
 
 func runLoad(ctx context.Context, env *cliEnv, args []string) error {
@@ -88,8 +87,8 @@ func runLoad(ctx context.Context, env *cliEnv, args []string) error {
 	fs.StringVar(&f.sc.Format, "format", "json", "scenario wire `format`: json, toon, protobuf, msgpack, cbor")
 	fs.StringVar(&f.sc.Compression, "compression", "", "scenario: ask for gzip-coded responses (`gzip`) and decode them before the checks")
 	fs.StringVar(&f.out, "out", "", "write the result (schema wirebench.load/v1) to this `file`")
-	fs.StringVar(&f.hdrOut, "hdr-out", "", "write the latency histogram to this `file` in the HdrHistogram log format (ns)")
-	fs.BoolVar(&f.force, "force", false, "replace existing --out and --hdr-out files")
+	var outs outFlags // --hdr-out, --force
+	outs.register(fs)
 	fs.Var(&f.thresholds, "threshold", "pass/fail `criterion` (repeatable): p99<50ms, avg<10ms, errors<1%, rps>1000")
 	fs.StringVar(&f.cpus, "cpu", "", "pin the client to these `CPUs` (e.g. 0 or 0-1,3) and record it")
 	fs.StringVar(&f.segment, "segment", "", "run share `i/n` of the load (see wirebench merge)")
@@ -98,10 +97,8 @@ func runLoad(ctx context.Context, env *cliEnv, args []string) error {
 	if err != nil {
 		return err
 	}
-	for _, path := range []string{f.out, f.hdrOut} {
-		if err := checkNewOut(path, f.force); err != nil {
-			return err
-		}
+	if err := outs.check(f.out); err != nil {
+		return err
 	}
 	switch *engine {
 	case "loop":
@@ -163,7 +160,7 @@ func runLoad(ctx context.Context, env *cliEnv, args []string) error {
 	if err := load.WriteSummary(env.stdout, res); err != nil {
 		return err
 	}
-	if err := writeLoadOutputs(f.out, f.hdrOut, f.force, res); err != nil {
+	if err := outs.write(f.out, res); err != nil {
 		return err
 	}
 	return checkThresholds(env.stdout, res, ths)
