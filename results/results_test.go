@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -298,4 +299,44 @@ func (infiniteA) Read(p []byte) (int, error) {
 		p[i] = 'a'
 	}
 	return len(p), nil
+}
+
+func TestNewRunDirSafeName(t *testing.T) {
+	base := t.TempDir()
+	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	for name, want := range map[string]string{
+		"my/ab":   "my-ab-20260102T030405Z",
+		"../up":   "-up-20260102T030405Z",
+		"":        "study-20260102T030405Z",
+		"a b":     "a-b-20260102T030405Z",
+		"json.v2": "json.v2-20260102T030405Z",
+	} {
+		dir, err := newRunDir(base, name, now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if dir != filepath.Join(base, want) {
+			t.Errorf("study %q: dir %s, want %s", name, dir, filepath.Join(base, want))
+		}
+	}
+}
+
+// Without hard links (link fails with EPERM) a new file is still written
+// whole and an existing one still refused.
+func TestWriteFileWithoutHardLinks(t *testing.T) {
+	link = func(string, string) error { return &os.LinkError{Op: "link", Err: syscall.EPERM} }
+	t.Cleanup(func() { link = os.Link })
+	dir := t.TempDir()
+	path := filepath.Join(dir, "out.json")
+	write := func(s string) func(io.Writer) error {
+		return func(w io.Writer) error { _, err := io.WriteString(w, s); return err }
+	}
+	if err := WriteFile(path, false, write("first")); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteFile(path, false, write("second")); !errors.Is(err, ErrExists) {
+		t.Fatalf("second write: %v, want ErrExists", err)
+	}
+	assertFile(t, path, "first")
+	assertNoTemp(t, dir)
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 )
 
@@ -26,7 +27,7 @@ func newRunDir(base, study string, now time.Time) (string, error) {
 	if err := os.MkdirAll(base, 0o755); err != nil {
 		return "", fmt.Errorf("results: %w", err)
 	}
-	name := fmt.Sprintf("%s-%s", study, now.UTC().Format("20060102T150405Z"))
+	name := fmt.Sprintf("%s-%s", dirName(study), now.UTC().Format("20060102T150405Z"))
 	for i := 1; i <= MaxRunDirTries; i++ {
 		dir := filepath.Join(base, name)
 		if i > 1 {
@@ -41,4 +42,21 @@ func newRunDir(base, study string, now time.Time) (string, error) {
 		}
 	}
 	return "", fmt.Errorf("results: %d directories named %s* exist already", MaxRunDirTries, filepath.Join(base, name))
+}
+
+// dirName makes a study's name safe as one path element: letters, digits,
+// '.', '_' and '-' are kept, anything else (a '/', a space) becomes '-'.
+func dirName(study string) string {
+	b := []byte(study)
+	for i, c := range b {
+		ok := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-'
+		if !ok {
+			b[i] = '-'
+		}
+	}
+	s := strings.Trim(string(b), ".")
+	if s == "" {
+		return "study"
+	}
+	return s
 }

@@ -9,6 +9,10 @@ import (
 	"path/filepath"
 )
 
+// link is os.Link; tests replace it to take the path of file systems
+// without hard links.
+var link = os.Link
+
 // ErrExists marks an output file that is already there and was not
 // replaced: results are never overwritten unless asked to (--force).
 var ErrExists = errors.New("results: file exists (use --force to replace it)")
@@ -83,12 +87,28 @@ func WriteFile(path string, force bool, write func(io.Writer) error) (err error)
 		}
 		return nil
 	}
-	if err := os.Link(tmp.Name(), path); err != nil {
+	switch err := link(tmp.Name(), path); {
+	case err == nil:
+		os.Remove(tmp.Name())
+		return nil
+	case errors.Is(err, os.ErrExist):
+		return fmt.Errorf("%s: %w", path, ErrExists)
+	}
+	// No hard links on this file system (some FUSE mounts, FAT): claim
+	// the name with an exclusive create, then rename over our own empty
+	// placeholder. For a moment an empty file holds the name; never an
+	// existing result is replaced.
+	claim, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
 		if errors.Is(err, os.ErrExist) {
 			return fmt.Errorf("%s: %w", path, ErrExists)
 		}
 		return fmt.Errorf("results: write %s: %w", path, err)
 	}
-	os.Remove(tmp.Name())
+	claim.Close()
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		os.Remove(path)
+		return fmt.Errorf("results: write %s: %w", path, err)
+	}
 	return nil
 }
