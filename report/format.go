@@ -22,6 +22,8 @@ func formatValue(u Unit, v float64) string {
 		return formatDuration(time.Duration(math.Round(v)))
 	case UnitBytes:
 		return formatBytes(v)
+	case UnitCount:
+		return formatInt(int64(math.Round(v)))
 	default:
 		return formatSI(v)
 	}

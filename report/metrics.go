@@ -10,6 +10,7 @@ const (
 	UnitRate     Unit = iota // per second
 	UnitDuration             // nanoseconds
 	UnitBytes                // bytes
+	UnitCount                // a count, printed exactly: 14,122
 )
 
 // Metric is one number taken from every trial of a cell. Reports summarize

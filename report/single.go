@@ -57,8 +57,8 @@ func runPerRequest(count func(*load.Result) int64) func(*load.Result) (float64, 
 // distribution, checks, bytes and the client's cost.
 var runMetrics = []runMetric{
 	{"req/s", UnitRate, true, func(r *load.Result) (float64, bool) { return r.RPS(), r.Elapsed() > 0 }},
-	{"requests", UnitRate, true, func(r *load.Result) (float64, bool) { return float64(r.Requests), true }},
-	{"failed", UnitRate, false, func(r *load.Result) (float64, bool) { return float64(r.Failed), true }},
+	{"requests", UnitCount, true, func(r *load.Result) (float64, bool) { return float64(r.Requests), true }},
+	{"failed", UnitCount, false, func(r *load.Result) (float64, bool) { return float64(r.Failed), true }},
 	{"avg", UnitDuration, false, runLatency(-1)},
 	{"p50", UnitDuration, false, runLatency(0.50)},
 	{"p90", UnitDuration, false, runLatency(0.90)},
@@ -156,8 +156,8 @@ func writeRunCompare(w io.Writer, oldName, newName string, old, new *load.Result
 			fmt.Fprintf(bw, "  %s\n", w)
 		}
 	}
-	fmt.Fprintf(bw, "\nchange is new vs old, %s: one run of each gives no spread, so a change may be noise. "+
-		"Run a study (several interleaved trials) to decide.\n", SingleRunNote)
+	fmt.Fprintf(bw, "\nchange: %s vs %s. %s: one run of each has no spread, so a change may be noise; "+
+		"run a study (several interleaved trials) to decide.\n", newName, oldName, strings.ToUpper(SingleRunNote[:1])+SingleRunNote[1:])
 	if err := bw.Flush(); err != nil {
 		return fmt.Errorf("report: write comparison: %w", err)
 	}
