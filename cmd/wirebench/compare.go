@@ -8,16 +8,18 @@ import (
 
 func init() {
 	register("compare", command{
-		summary: "A/B-compare two study result files, benchstat-style (~ = no significant difference)",
+		summary: "A/B-compare two studies benchstat-style, or two load --out runs side by side",
 		run:     runCompare,
 	})
 }
 
-// runCompare prints, for every cell in both files, old and new medians
-// with their CIs and the change with its p-value. A significant change is
-// not a failure: the exit code is 0 whenever the files could be read.
+// runCompare prints, for every cell in both study files, old and new
+// medians with their CIs and the change with its p-value; for two load
+// runs, every metric side by side with its change and no significance
+// claimed. A change is not a failure: the exit code is 0 whenever the
+// files could be read.
 func runCompare(ctx context.Context, env *cliEnv, args []string) error {
-	fs := newFlagSet(env, "compare", "old.json new.json")
+	fs := newFlagSet(env, "compare", "old.json new.json   (two studies' results.json, or two load --out files)")
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
 		return err
