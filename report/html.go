@@ -79,7 +79,7 @@ func htmlGroupOf(rep *Report, g Group) htmlGroup {
 		hg.Dist = &t
 	}
 	if hasOpTable(g) {
-		t := htmlTableOf(opTable(g))
+		t := htmlTableOf(groupOpTable(g, rep.Results.SingleRun))
 		hg.Ops = &t
 	}
 	return hg

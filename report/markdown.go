@@ -116,7 +116,7 @@ func writeMDGroup(w io.Writer, rep *Report, g Group) {
 	}
 	mdDetails(w, "All metrics: "+g.Name, func() { writeMDTable(w, groupTable(g)) })
 	if hasOpTable(g) {
-		mdDetails(w, "Per operation: "+g.Name, func() { writeMDTable(w, opTable(g)) })
+		mdDetails(w, "Per operation: "+g.Name, func() { writeMDTable(w, groupOpTable(g, r.SingleRun)) })
 	}
 }
 
@@ -176,7 +176,7 @@ func tableNote(rep *Report) string {
 		}
 	}
 	if slices.ContainsFunc(rep.Groups, hasOpTable) {
-		b.WriteString(opNote())
+		b.WriteString(opNote(r.SingleRun))
 	}
 	return strings.TrimSpace(b.String())
 }

@@ -146,7 +146,32 @@ func opTable(g Group) table {
 }
 
 // opNote explains the per-operation tables.
-func opNote() string {
+func opNote(single bool) string {
+	if single {
+		return "Per operation: each operation's requests, failed checks and latency percentiles from the run's histograms."
+	}
 	return "Per operation: each operation's latency percentiles per trial, then the median across trials with its spread as above; " +
 		"\"p50 vs\" compares the per-trial p50s with the baseline's (Mann-Whitney U test): ~ when enough trials found no significant difference, ? when too few trials to decide."
+}
+
+// groupOpTable is the per-operation table of a group: for a single run
+// (one cell, one trial) each operation's requests and failures beside its
+// percentiles, since there is nothing to compare; else opTable.
+func groupOpTable(g Group, single bool) table {
+	if !single || len(g.Cells) != 1 {
+		return opTable(g)
+	}
+	t := table{Header: []string{"operation", "requests", "failed", "p50", "p99"}}
+	for _, o := range g.Cells[0].Ops {
+		row := []string{o.Name, formatInt(o.Requests), formatInt(o.Failed)}
+		for _, m := range opMetrics {
+			if s, ok := o.Stats[m.Key]; ok {
+				row = append(row, formatSummary(UnitDuration, s))
+			} else {
+				row = append(row, "—")
+			}
+		}
+		t.Rows = append(t.Rows, row)
+	}
+	return t
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/wirebench/wirebench/load"
 	"github.com/wirebench/wirebench/measure"
+	"github.com/wirebench/wirebench/results"
 )
 
 func opTrial(cell string, index int, ops map[string]time.Duration) Trial {
@@ -61,5 +62,24 @@ func TestOpTable(t *testing.T) {
 				t.Errorf("get row %q, want %q", got, tt.getRow)
 			}
 		})
+	}
+}
+
+// A single load run's per-operation table lists counts and percentiles,
+// with nothing to compare.
+func TestSingleRunOpTable(t *testing.T) {
+	tr := opTrial("crud", 0, map[string]time.Duration{"list": 4 * time.Millisecond, "get": time.Millisecond})
+	tr.Load.Ops[0].Failed = 1
+	r := results.FromLoad(tr.Load)
+	g := Build(r).Groups[0]
+	tab := groupOpTable(g, r.SingleRun)
+	want := [][]string{{"list", "1", "1", "4.001ms", "4.001ms"}, {"get", "1", "0", "1.000ms", "1.000ms"}}
+	if len(tab.Rows) != len(want) {
+		t.Fatalf("rows %q", tab.Rows)
+	}
+	for i := range want {
+		if !slices.Equal(tab.Rows[i], want[i]) {
+			t.Errorf("row %d = %q, want %q", i, tab.Rows[i], want[i])
+		}
 	}
 }
