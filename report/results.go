@@ -55,6 +55,14 @@ type Cell struct {
 	ServeArgs []string `json:"serve_args"`
 	// Load is the client configuration (scenario, format, transport, options).
 	Load map[string]any `json:"load"`
+	// Command is the server command as written in the study, before the
+	// per-trial ports are substituted; empty for an external server.
+	Command []string `json:"command,omitempty"`
+	// Baseline marks the cell the others of its group are compared with.
+	Baseline bool `json:"baseline,omitempty"`
+	// External is the URL of a server that was already running: no fresh
+	// process per trial and no process sampling (CPU, RSS) for this cell.
+	External string `json:"external,omitempty"`
 }
 
 // Trial is one fresh server process under one load run.
@@ -75,6 +83,20 @@ type Trial struct {
 	Load   *load.Result `json:"load"`
 	Server ServerStats  `json:"server"`
 	Error  string       `json:"error,omitempty"`
+	// Ports are the free loopback ports chosen for this trial ({port},
+	// {port2}, ... in the study's templates).
+	Ports []int `json:"ports,omitempty"`
+	// Checks are the outcomes of the cell's check commands after the load.
+	Checks []CheckResult `json:"checks,omitempty"`
+}
+
+// CheckResult is one check command run after a trial's load.
+type CheckResult struct {
+	Command  []string      `json:"command"` // with the trial's ports
+	OK       bool          `json:"ok"`
+	ExitCode int           `json:"exit_code"`
+	Output   string        `json:"output,omitempty"` // the tail of stdout and stderr
+	Duration time.Duration `json:"duration_ns"`
 }
 
 // ServerStats are sampled from the server's own PID during the measured run.

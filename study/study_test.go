@@ -29,11 +29,12 @@ func buildWirebench(t *testing.T) string {
 func TestTinyStudyEndToEnd(t *testing.T) {
 	bin := buildWirebench(t)
 	lo := load.Options{Concurrency: 2}
+	ds := dataset{users: 20, todos: 5}
 	def := Definition{
-		Name: "tiny", Title: "tiny", SeedUsers: 20, SeedTodos: 5,
+		Name: "tiny", Title: "tiny",
 		Cells: []Cell{
-			apiCell("crud", "json", nil, lo, load.ScenarioOptions{Name: load.ScenarioCRUD, Format: "json"}),
-			apiCell("crud", "msgpack", []string{"--json-lib", "fast"}, lo, load.ScenarioOptions{Name: load.ScenarioCRUD, Format: "msgpack"}),
+			apiCell("crud", "json", ds, nil, lo, load.ScenarioOptions{Name: load.ScenarioCRUD, Format: "json"}),
+			apiCell("crud", "msgpack", ds, []string{"--json-lib", "fast"}, lo, load.ScenarioOptions{Name: load.ScenarioCRUD, Format: "msgpack"}),
 		},
 	}
 	var lines []string
@@ -118,9 +119,12 @@ func TestBuiltinStudiesAreWellFormed(t *testing.T) {
 				t.Errorf("%s: duplicate cell %s", name, c.ID())
 			}
 			ids[c.ID()] = true
-			if _, err := c.Scenario("127.0.0.1:1", "127.0.0.1:2"); err != nil {
+			sc, err := c.Load.scenario(vars{ports: []int{1, 2}})
+			if err != nil {
 				t.Errorf("%s/%s: %v", name, c.ID(), err)
+				continue
 			}
+			closeScenario(sc)
 		}
 	}
 	if _, err := Lookup("nope"); err == nil {
