@@ -226,8 +226,8 @@ func runTrial(ctx context.Context, cell Cell, opts Options) (t report.Trial, war
 			// fork inherited the server's CPUs: put every thread back.
 			_ = measure.Pin(opts.ClientCPUs)
 		}
-		ready := cmp.Or(s.Ready, tcpTarget(cell.Load.url()))
-		if err := srv.waitReady(ctx, v.expand(ready), cmp.Or(s.ReadyTimeout, DefaultReadyTimeout)); err != nil {
+		ready := cmp.Or(v.expand(s.Ready), tcpTarget(v.expand(cell.Load.url())))
+		if err := srv.waitReady(ctx, ready, cmp.Or(s.ReadyTimeout, DefaultReadyTimeout)); err != nil {
 			return fail(err)
 		}
 	} else if err := waitExternal(ctx, cell.External); err != nil {
