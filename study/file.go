@@ -393,7 +393,7 @@ func (p *parser) load(n *yaml.Node, path string, cellLine int) LoadSpec {
 	l := LoadSpec{Options: o}
 	if ls.Scenario != "" {
 		for _, k := range []string{"method", "headers", "body", "body_file", "expect_status", "expect_body_contains"} {
-			if lineOf(n, k) > 0 {
+			if isSet(n, k) {
 				p.errorf(line(k), "%s.%s: applies to raw requests; the %s scenario makes and checks its own", path, k, ls.Scenario)
 			}
 		}
@@ -401,7 +401,7 @@ func (p *parser) load(n *yaml.Node, path string, cellLine int) LoadSpec {
 			Connections: ls.Connections, NoKeepAlive: ls.NoKeepAlive, Timeout: ls.Timeout, Compression: ls.Compression}
 	} else {
 		for _, k := range []string{"format", "compression"} {
-			if lineOf(n, k) > 0 {
+			if isSet(n, k) {
 				p.errorf(line(k), "%s.%s: applies to a reference-API scenario (set scenario: crud, echo, get, list or create)", path, k)
 			}
 		}
@@ -424,6 +424,10 @@ func (p *parser) load(n *yaml.Node, path string, cellLine int) LoadSpec {
 			raw.Body = b
 		}
 		l.Raw = raw
+	}
+	if _, err := portsUsed(l.templates()...); err != nil {
+		p.errorf(n.Line, "%s: %v", path, err)
+		return l
 	}
 	// Build it once with stand-in ports: a bad format, transport, status
 	// or URL is reported here, with its line, not in every trial.
@@ -483,6 +487,12 @@ func valueNode(n *yaml.Node, key string) *yaml.Node {
 		}
 	}
 	return nil
+}
+
+// isSet reports whether mapping n gives key a value (null unsets a default).
+func isSet(n *yaml.Node, key string) bool {
+	v := valueNode(n, key)
+	return v != nil && !isNull(v)
 }
 
 // lineOf is the line of key in mapping n, 0 when absent.

@@ -12,9 +12,18 @@ import (
 // up to {port9}.
 const MaxPorts = 9
 
-// placeholderRE matches everything that looks like a placeholder, valid or
-// not, so that a typo ({prot}, {port10}) is an error rather than literal text.
+// placeholderRE matches our placeholders, valid or not ({port10}).
 var placeholderRE = regexp.MustCompile(`\{(port[0-9]*|wirebench)\}`)
+
+// braceWordRE finds {word}s, to catch misspelt placeholders ({prot});
+// other words in braces ({print} in an awk script) are left alone.
+var braceWordRE = regexp.MustCompile(`\{([A-Za-z][A-Za-z0-9_]*)\}`)
+
+// nearPlaceholder reports whether name looks like a misspelt placeholder.
+func nearPlaceholder(name string) bool {
+	name = strings.ToLower(strings.TrimRight(name, "0123456789"))
+	return editDistance(name, "port") <= 1 || editDistance(name, "wirebench") <= 2
+}
 
 // vars are the values substituted into a cell's templates for one trial.
 type vars struct {
@@ -73,6 +82,11 @@ func portIndex(name string) (int, bool) {
 func portsUsed(templates ...string) (int, error) {
 	n := 0
 	for _, s := range templates {
+		for _, m := range braceWordRE.FindAllStringSubmatch(s, -1) {
+			if !placeholderRE.MatchString(m[0]) && nearPlaceholder(m[1]) {
+				return 0, fmt.Errorf("unknown placeholder %s (have {port}, {port2} ... {port%d}, {wirebench})", m[0], MaxPorts)
+			}
+		}
 		for _, m := range placeholderRE.FindAllString(s, -1) {
 			name := m[1 : len(m)-1]
 			if name == "wirebench" {
