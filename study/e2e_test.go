@@ -2,6 +2,7 @@ package study
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -12,7 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/wirebench/wirebench/measure"
 	"github.com/wirebench/wirebench/report"
 )
 
@@ -183,5 +183,43 @@ cells:
 			t.Errorf("unsuccessful[%d] = %q, want cell %s", i, bad[i], w)
 		}
 	}
-	_ = measure.Affinity
+}
+
+// TestStudyFileBuildsOnce: the study's and the cells' builds run once
+// each, in the study file's directory, before any trial; a failed build
+// stops the study with the build's output.
+func TestStudyFileBuildsOnce(t *testing.T) {
+	ext := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { fmt.Fprintln(w, "ok") }))
+	defer ext.Close()
+	def := writeStudy(t, `
+trials: 2
+warmup: 0s
+duration: 100ms
+build: {command: ["sh", "-c", "echo study >> builds.log"]}
+load: {url: "`+ext.URL+`/", concurrency: 1}
+cells:
+  - name: a
+    url: "`+ext.URL+`/"
+    build: {command: ["sh", "-c", "echo cell-a >> builds.log"]}
+  - name: b
+    url: "`+ext.URL+`/"
+`)
+	var lines []string
+	res, err := Run(context.Background(), def, Options{NoPin: true, Progress: func(s string) { lines = append(lines, s) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	log, err := os.ReadFile(filepath.Join(filepath.Dir(def.Source), "builds.log"))
+	if err != nil || string(log) != "study\ncell-a\n" {
+		t.Fatalf("builds.log = %q, %v", log, err)
+	}
+	if !strings.HasPrefix(lines[0], "build: sh -c echo study") || len(res.Trials) != 4 || res.Options["study_file"] != def.Source {
+		t.Fatalf("progress %q, %d trials, options %v", lines, len(res.Trials), res.Options)
+	}
+
+	def.Builds = []Command{{Args: []string{"sh", "-c", "echo compile error; exit 2"}}}
+	res, err = Run(context.Background(), def, Options{NoPin: true})
+	if !errors.Is(err, ErrCommand) || !strings.Contains(err.Error(), "compile error") || res != nil {
+		t.Fatalf("failed build: %v", err)
+	}
 }

@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"runtime"
+	"slices"
 	"strings"
 	"time"
 
@@ -53,6 +54,12 @@ func Run(ctx context.Context, def Definition, opts Options) (*report.Results, er
 		"trials": opts.Trials, "warmup": opts.Warmup.String(), "duration": opts.Duration.String(),
 		"seed": opts.Seed, "quick": opts.Quick, "client_cpus": opts.ClientCPUs, "server_cpus": opts.ServerCPUs,
 		"binary": opts.Binary, "serve_args": opts.ServeArgs,
+	}
+	if def.Source != "" {
+		res.Options["study_file"] = def.Source
+	}
+	for _, b := range allBuilds(def) {
+		res.Options["builds"] = append(asStrings(res.Options["builds"]), strings.Join(b.Args, " "))
 	}
 	for i, c := range def.Cells {
 		rc := report.Cell{ID: c.ID(), Group: c.Group, Label: c.Label, ServeArgs: c.ServeArgs, Load: c.Load.describe(),
@@ -146,13 +153,7 @@ func isBaseline(cells []Cell, i int) bool {
 // runBuilds runs the study's and the cells' build steps, once each.
 func runBuilds(ctx context.Context, def Definition, opts Options) error {
 	v := vars{wirebench: opts.Binary}
-	builds := def.Builds
-	for _, c := range def.Cells {
-		if c.Build != nil {
-			builds = append(builds, *c.Build)
-		}
-	}
-	for _, b := range builds {
+	for _, b := range allBuilds(def) {
 		start := time.Now()
 		_, out, err := b.run(ctx, v, DefaultBuildTimeout)
 		if err != nil {
@@ -161,6 +162,22 @@ func runBuilds(ctx context.Context, def Definition, opts Options) error {
 		opts.Progress(fmt.Sprintf("build: %s (%v)", strings.Join(v.expandAll(b.Args), " "), time.Since(start).Round(time.Millisecond)))
 	}
 	return nil
+}
+
+// allBuilds are the study's builds, then the cells'.
+func allBuilds(def Definition) []Command {
+	builds := slices.Clone(def.Builds)
+	for _, c := range def.Cells {
+		if c.Build != nil {
+			builds = append(builds, *c.Build)
+		}
+	}
+	return builds
+}
+
+func asStrings(v any) []string {
+	s, _ := v.([]string)
+	return s
 }
 
 func indentOutput(out string) string {

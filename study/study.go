@@ -3,8 +3,11 @@
 // deterministic dataset, interleaved in a shuffled order, with the server
 // sampled from its own PID, and the results written for package report.
 //
-// A study is a Definition: a list of cells. New studies (KV vs Redis, bulk
-// upsert, streaming) are new Definitions, not new machinery.
+// A study is a Definition: a list of cells, each a server command (any
+// server: {port} placeholders get free ports per trial), a load and checks.
+// The built-in studies (builtin.go, with the reference server as a cell in
+// reference.go) and users' study files (file.go) are Definitions alike, run
+// by one runner (run.go).
 package study
 
 import (
@@ -22,6 +25,8 @@ type Definition struct {
 	Name        string
 	Title       string
 	Description string
+	// Source is the study file it came from, if any (recorded).
+	Source string
 	// Cells are the compared configurations, the baseline of each group
 	// first.
 	Cells []Cell
