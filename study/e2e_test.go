@@ -187,13 +187,14 @@ cells:
 
 // TestStudyFileBuildsOnce: the study's and the cells' builds run once
 // each, in the study file's directory, before any trial; a failed build
-// stops the study with the build's output.
+// stops the study with the build's output. Cell b ramps an open-loop rate,
+// warm-up included.
 func TestStudyFileBuildsOnce(t *testing.T) {
 	ext := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { fmt.Fprintln(w, "ok") }))
 	defer ext.Close()
 	def := writeStudy(t, `
 trials: 2
-warmup: 0s
+warmup: 100ms
 duration: 100ms
 build: {command: ["sh", "-c", "echo study >> builds.log"]}
 load: {url: "`+ext.URL+`/", concurrency: 1}
@@ -203,6 +204,7 @@ cells:
     build: {command: ["sh", "-c", "echo cell-a >> builds.log"]}
   - name: b
     url: "`+ext.URL+`/"
+    load: {stages: [{duration: 150ms, target: 200}], open: true}
 `)
 	var lines []string
 	res, err := Run(context.Background(), def, Options{NoPin: true, Progress: func(s string) { lines = append(lines, s) }})
@@ -212,6 +214,11 @@ cells:
 	log, err := os.ReadFile(filepath.Join(filepath.Dir(def.Source), "builds.log"))
 	if err != nil || string(log) != "study\ncell-a\n" {
 		t.Fatalf("builds.log = %q, %v", log, err)
+	}
+	for _, tr := range res.Trials {
+		if tr.Error != "" || tr.Load.Requests == 0 {
+			t.Fatalf("trial %s: %q, %d requests", tr.Cell, tr.Error, tr.Load.Requests)
+		}
 	}
 	if !strings.HasPrefix(lines[0], "build: sh -c echo study") || len(res.Trials) != 4 || res.Options["study_file"] != def.Source {
 		t.Fatalf("progress %q, %d trials, options %v", lines, len(res.Trials), res.Options)

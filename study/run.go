@@ -260,7 +260,9 @@ func runTrial(ctx context.Context, cell Cell, opts Options) (t report.Trial, war
 	}
 	if opts.Warmup > 0 {
 		warm := cell.Load.Options
-		warm.Duration, warm.Requests, warm.Stages = opts.Warmup, 0, nil
+		// A ramp keeps its stages: the warm-up runs its beginning (load
+		// stops at the shorter of Duration and the stages).
+		warm.Duration, warm.Requests = opts.Warmup, 0
 		if err := runLoad(ctx, cell.Load, warm, v, nil); err != nil {
 			return fail(fmt.Errorf("warm-up: %w", err))
 		}
