@@ -237,7 +237,10 @@ func runTrial(ctx context.Context, cell Cell, opts Options) (t report.Trial, war
 		if srv, err = startProc(&s, v, opts.ServerCPUs); err != nil {
 			return fail(err)
 		}
-		t.ServerPID, t.ServerCPUs = srv.pid(), srv.cpus()
+		t.ServerPID = srv.pid()
+		if len(opts.ServerCPUs) > 0 {
+			t.ServerCPUs = srv.cpus() // what the kernel granted
+		}
 		if len(opts.ClientCPUs) > 0 {
 			// A thread the runtime made while this one was pinned for the
 			// fork inherited the server's CPUs: put every thread back.
