@@ -113,7 +113,8 @@ cells:
 // TestStudyFileChecksExternalAndFailures covers the rest of a study file
 // in one short run: a check command that passes and one that fails the
 // trial, a server already running (not sampled, and the results say so), a
-// server that cannot start and one that crashes during the load.
+// server that cannot start, one that crashes during the load, and one
+// behind a shell (sampled PID has children: a warning).
 func TestStudyFileChecksExternalAndFailures(t *testing.T) {
 	ext := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { fmt.Fprintln(w, "ok") }))
 	defer ext.Close()
@@ -139,6 +140,8 @@ cells:
     server: {command: ["{bin}", "-addr", "256.0.0.1:{port}"]}
   - name: crashes
     server: {command: ["{bin}", "-addr", "127.0.0.1:{port}", "-exit-after", "150ms"]}
+  - name: wrapped
+    server: {command: ["sh", "-c", "'{bin}' -addr 127.0.0.1:{port}; echo never"]}
 `)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -172,6 +175,11 @@ cells:
 	}
 	if tr := byCell["crashes"]; !strings.Contains(tr.Error, "exit status 3") {
 		t.Errorf("crashes: error %q", tr.Error)
+	}
+	if tr := byCell["wrapped"]; tr.Error != "" || !slices.ContainsFunc(res.Warnings, func(w string) bool {
+		return strings.Contains(w, "mixed/wrapped: the server process") && strings.Contains(w, "has child processes")
+	}) {
+		t.Errorf("wrapped: error %q; no warning about the shell's child in %q", tr.Error, res.Warnings)
 	}
 	bad := Unsuccessful(res)
 	want := []string{"mixed/bad-check", "mixed/no-start", "mixed/crashes"}

@@ -291,6 +291,11 @@ func runTrial(ctx context.Context, cell Cell, opts Options) (t report.Trial, war
 	if smp != nil {
 		t.Server = smp.stop()
 	}
+	if srv != nil && (err != nil || t.Load.Failed > 0) {
+		if crash := srv.crashed(); crash != nil {
+			return fail(crash) // the cause of the failed requests
+		}
+	}
 	if err != nil {
 		return fail(err)
 	}

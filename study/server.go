@@ -244,9 +244,9 @@ func tcpTarget(loadURL string) string {
 // after being told to stop is its own business.
 func (p *proc) stop(sig syscall.Signal, grace time.Duration) error {
 	defer p.log.Close()
-	if done, err := p.exited(); done {
+	if err := p.crashed(); err != nil {
 		_ = syscall.Kill(-p.pid(), syscall.SIGKILL) // whatever it left behind
-		return fmt.Errorf("study: server exited during the trial (%v): %s", exitText(err), quoteOutput(p.output()))
+		return err
 	}
 	_ = syscall.Kill(-p.pid(), sig)
 	select {
@@ -256,6 +256,14 @@ func (p *proc) stop(sig syscall.Signal, grace time.Duration) error {
 		<-p.done
 	}
 	_ = syscall.Kill(-p.pid(), syscall.SIGKILL) // children that ignored the signal
+	return nil
+}
+
+// crashed returns an error if the server has exited on its own.
+func (p *proc) crashed() error {
+	if done, err := p.exited(); done {
+		return fmt.Errorf("study: server exited during the trial (%v): %s", exitText(err), quoteOutput(p.output()))
+	}
 	return nil
 }
 
