@@ -4,6 +4,7 @@ import (
 	"context"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -41,7 +42,7 @@ func TestTinyStudyEndToEnd(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	res, err := Run(ctx, def, Options{Trials: 3, Warmup: 100 * time.Millisecond, Duration: 300 * time.Millisecond,
-		Seed: 7, Binary: bin, Progress: func(s string) { lines = append(lines, s) }})
+		Seed: 7, Binary: bin, ServeArgs: []string{"--max-body", "1048576"}, Progress: func(s string) { t.Log(time.Now().Format("15:04:05.000"), s); lines = append(lines, s) }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,6 +74,12 @@ func TestTinyStudyEndToEnd(t *testing.T) {
 	}
 	if len(res.Cells) != 2 || res.Seed != 7 || res.Env.GoVersion == "" {
 		t.Fatalf("results header incomplete: %+v", res.Cells)
+	}
+	// The reference server is a cell like any other: its command, with
+	// --serve-args appended.
+	want := "{wirebench} serve --http 127.0.0.1:{port} --grpc 127.0.0.1:{port2} --seed-users 20 --seed-todos 5 --json-lib fast --max-body 1048576"
+	if got := strings.Join(res.Cells[1].Command, " "); got != want || !res.Cells[0].Baseline || res.Cells[1].Baseline {
+		t.Fatalf("cell 1 command %q (want %q), baselines %v %v", got, want, res.Cells[0].Baseline, res.Cells[1].Baseline)
 	}
 }
 
