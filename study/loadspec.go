@@ -3,6 +3,7 @@ package study
 import (
 	"io"
 	"maps"
+	"math"
 
 	"github.com/wirebench/wirebench/load"
 )
@@ -52,7 +53,7 @@ func (l LoadSpec) templates() []string {
 
 // describe is the client configuration recorded in the results.
 func (l LoadSpec) describe() map[string]any {
-	d := map[string]any{"concurrency": l.Options.Concurrency}
+	d := map[string]any{"concurrency": l.concurrency()}
 	if s := l.Scenario; s != nil {
 		maps.Copy(d, map[string]any{"scenario": s.Name, "format": s.Format, "transport": transportName(s.Transport),
 			"connections": s.Connections, "no_keepalive": s.NoKeepAlive, "compression": s.Compression})
@@ -89,6 +90,23 @@ func (l LoadSpec) describe() map[string]any {
 		d["timeout"] = o.Timeout.String()
 	}
 	return d
+}
+
+// concurrency is the number of workers the load engine will use: the
+// option, or its default (10, or the largest target of a closed-loop ramp).
+func (l LoadSpec) concurrency() int {
+	o := l.Options
+	if o.Concurrency > 0 {
+		return o.Concurrency
+	}
+	if len(o.Stages) > 0 && o.Rate == 0 && !o.Open {
+		m := o.StartTarget
+		for _, st := range o.Stages {
+			m = max(m, st.Target)
+		}
+		return int(math.Ceil(m))
+	}
+	return 10
 }
 
 func method(m string) string {
