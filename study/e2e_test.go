@@ -113,8 +113,9 @@ cells:
 // TestStudyFileChecksExternalAndFailures covers the rest of a study file
 // in one short run: a check command that passes and one that fails the
 // trial, a server already running (not sampled, and the results say so), a
-// server that cannot start, one that crashes during the load, and one
-// behind a shell (sampled PID has children: a warning).
+// server that cannot start, one that crashes during the load, one behind
+// a shell (sampled PID has children: a warning), a check over its timeout
+// and a server never ready within its ready_timeout.
 func TestStudyFileChecksExternalAndFailures(t *testing.T) {
 	ext := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { fmt.Fprintln(w, "ok") }))
 	defer ext.Close()
@@ -142,6 +143,10 @@ cells:
     server: {command: ["{bin}", "-addr", "127.0.0.1:{port}", "-exit-after", "150ms"]}
   - name: wrapped
     server: {command: ["sh", "-c", "'{bin}' -addr 127.0.0.1:{port}; echo never"]}
+  - name: slow-check
+    check: {command: ["sleep", "5"], timeout: 200ms}
+  - name: never-ready
+    server: {command: ["sleep", "5"], ready: "tcp://127.0.0.1:{port}", ready_timeout: 300ms}
 `)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -181,8 +186,14 @@ cells:
 	}) {
 		t.Errorf("wrapped: error %q; no warning about the shell's child in %q", tr.Error, res.Warnings)
 	}
+	if tr := byCell["slow-check"]; !strings.Contains(tr.Error, `check failed: command failed: "sleep 5" timed out after 200ms`) {
+		t.Errorf("slow-check: error %q", tr.Error)
+	}
+	if tr := byCell["never-ready"]; !strings.Contains(tr.Error, "server not ready after 300ms (tcp://127.0.0.1:") {
+		t.Errorf("never-ready: error %q", tr.Error)
+	}
 	bad := Unsuccessful(res)
-	want := []string{"mixed/bad-check", "mixed/no-start", "mixed/crashes"}
+	want := []string{"mixed/bad-check", "mixed/no-start", "mixed/crashes", "mixed/slow-check", "mixed/never-ready"}
 	if len(bad) != len(want) {
 		t.Fatalf("unsuccessful cells: %q, want %v", bad, want)
 	}
