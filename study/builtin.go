@@ -16,30 +16,6 @@ func init() {
 	Register("grpc-vs-rest", grpcVsRESTStudy)
 }
 
-// apiCell is a cell driving one reference-API scenario.
-func apiCell(group, label string, serve []string, lo load.Options, so load.ScenarioOptions) Cell {
-	return Cell{
-		Group: group, Label: label, Serve: serve, Load: lo,
-		Scenario: func(httpAddr, grpcAddr string) (load.Scenario, error) {
-			o := so
-			o.URL = "http://" + httpAddr
-			if o.Transport == load.TransportGRPC {
-				o.URL = grpcAddr
-			}
-			return load.NewScenario(o)
-		},
-		Describe: map[string]any{"scenario": so.Name, "format": so.Format, "transport": transportName(so.Transport),
-			"connections": so.Connections, "no_keepalive": so.NoKeepAlive, "compression": so.Compression},
-	}
-}
-
-func transportName(t string) string {
-	if t == "" {
-		return load.TransportHTTP1
-	}
-	return t
-}
-
 // formatsStudy is the TOON seed done right: the CRUD iteration in every
 // format, closed loop without think time, on a dataset that stays the same
 // size, every response decoded and checked.
@@ -55,19 +31,19 @@ func formatsStudy() Definition {
 		return load.ScenarioOptions{Name: load.ScenarioCRUD, Format: format}
 	}
 	def.Cells = append(def.Cells,
-		apiCell("crud", "json (encoding/json)", nil, lo, crud("json")),
-		apiCell("crud", "json (goccy/go-json)", []string{"--json-lib", "fast"}, lo, crud("json")),
+		apiCell("crud", "json (encoding/json)", defaultDataset, nil, lo, crud("json")),
+		apiCell("crud", "json (goccy/go-json)", defaultDataset, []string{"--json-lib", "fast"}, lo, crud("json")),
 	)
 	for _, f := range codec.Formats() {
 		if f == "json" {
 			continue
 		}
-		def.Cells = append(def.Cells, apiCell("crud", f, nil, lo, crud(f)))
+		def.Cells = append(def.Cells, apiCell("crud", f, defaultDataset, nil, lo, crud(f)))
 	}
 	for _, f := range []string{"json", "toon"} {
 		gz := crud(f)
 		gz.Compression = "gzip"
-		def.Cells = append(def.Cells, apiCell("crud", f+" + gzip", nil, lo, gz))
+		def.Cells = append(def.Cells, apiCell("crud", f+" + gzip", defaultDataset, nil, lo, gz))
 	}
 	return def
 }
@@ -85,10 +61,10 @@ func jsonLibsStudy() Definition {
 		Description: "100 connections; scenario 1 sends a fixed number of requests, scenario 2 runs for a fixed time. " +
 			"Content-Type is application/json and every reply's message is checked.",
 		Cells: []Cell{
-			apiCell("fixed count", "encoding/json", nil, count, echo),
-			apiCell("fixed count", "goccy/go-json", []string{"--json-lib", "fast"}, count, echo),
-			apiCell("fixed duration", "encoding/json", nil, dur, echo),
-			apiCell("fixed duration", "goccy/go-json", []string{"--json-lib", "fast"}, dur, echo),
+			apiCell("fixed count", "encoding/json", defaultDataset, nil, count, echo),
+			apiCell("fixed count", "goccy/go-json", defaultDataset, []string{"--json-lib", "fast"}, count, echo),
+			apiCell("fixed duration", "encoding/json", defaultDataset, nil, dur, echo),
+			apiCell("fixed duration", "goccy/go-json", defaultDataset, []string{"--json-lib", "fast"}, dur, echo),
 		},
 	}
 }
@@ -119,16 +95,16 @@ func grpcVsRESTStudy() Definition {
 		lo := load.Options{Concurrency: c}
 		g := fmt.Sprintf("CRUD c=%d", c)
 		def.Cells = append(def.Cells,
-			apiCell(g, "REST json", nil, lo, load.ScenarioOptions{Name: load.ScenarioCRUD, Format: "json"}),
-			apiCell(g, "REST protobuf", nil, lo, load.ScenarioOptions{Name: load.ScenarioCRUD, Format: "protobuf"}),
-			apiCell(g, "gRPC", nil, lo, load.ScenarioOptions{Name: load.ScenarioCRUD, Transport: load.TransportGRPC, Connections: 1}),
+			apiCell(g, "REST json", defaultDataset, nil, lo, load.ScenarioOptions{Name: load.ScenarioCRUD, Format: "json"}),
+			apiCell(g, "REST protobuf", defaultDataset, nil, lo, load.ScenarioOptions{Name: load.ScenarioCRUD, Format: "protobuf"}),
+			apiCell(g, "gRPC", defaultDataset, nil, lo, load.ScenarioOptions{Name: load.ScenarioCRUD, Transport: load.TransportGRPC, Connections: 1}),
 		)
 	}
 	seq := load.Options{Concurrency: 1}
 	def.Cells = append(def.Cells,
-		apiCell("connection reuse", "REST keep-alive", nil, seq, load.ScenarioOptions{Name: load.ScenarioGet, Format: "json"}),
-		apiCell("connection reuse", "REST new connection each", nil, seq, load.ScenarioOptions{Name: load.ScenarioGet, Format: "json", NoKeepAlive: true}),
-		apiCell("connection reuse", "gRPC one connection", nil, seq, load.ScenarioOptions{Name: load.ScenarioGet, Transport: load.TransportGRPC, Connections: 1}),
+		apiCell("connection reuse", "REST keep-alive", defaultDataset, nil, seq, load.ScenarioOptions{Name: load.ScenarioGet, Format: "json"}),
+		apiCell("connection reuse", "REST new connection each", defaultDataset, nil, seq, load.ScenarioOptions{Name: load.ScenarioGet, Format: "json", NoKeepAlive: true}),
+		apiCell("connection reuse", "gRPC one connection", defaultDataset, nil, seq, load.ScenarioOptions{Name: load.ScenarioGet, Transport: load.TransportGRPC, Connections: 1}),
 	)
 	return def
 }

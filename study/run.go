@@ -1,12 +1,14 @@
 package study
 
 import (
+	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
 	"runtime"
-	"strconv"
+	"slices"
 	"strings"
 	"time"
 
@@ -15,22 +17,23 @@ import (
 	"github.com/wirebench/wirebench/report"
 )
 
+// ErrDefinition marks a study that cannot run as defined.
+var ErrDefinition = errors.New("study: bad definition")
+
 // Run executes def and returns its results. Trial failures are recorded in
-// the results, not returned; an error means the study could not run at all.
+// the results, not returned; an error means the study could not run at all
+// (a bad definition, a failed build, a cancelled context).
 func Run(ctx context.Context, def Definition, opts Options) (*report.Results, error) {
-	opts = opts.withDefaults()
-	if def.SeedUsers == 0 {
-		def.SeedUsers = 100
-	}
-	if def.SeedTodos == 0 {
-		def.SeedTodos = 100
-	}
+	opts = opts.withDefaults(def)
 	if opts.Binary == "" {
 		exe, err := os.Executable()
 		if err != nil {
 			return nil, fmt.Errorf("study: find the wirebench binary: %w", err)
 		}
 		opts.Binary = exe
+	}
+	if err := validate(def); err != nil {
+		return nil, err
 	}
 	res := &report.Results{
 		Schema: report.Schema, Study: def.Name, Title: def.Title, Quick: opts.Quick, Seed: opts.Seed,
@@ -39,6 +42,7 @@ func Run(ctx context.Context, def Definition, opts Options) (*report.Results, er
 	if opts.Quick {
 		res.Warnings = append(res.Warnings, fmt.Sprintf("quick run: %d trials of %v after %v warm-up per cell; publish only a full run", opts.Trials, opts.Duration, opts.Warmup))
 	}
+	res.Warnings = append(res.Warnings, def.Warnings...)
 
 	restore, pinWarn := pin(&opts)
 	defer restore()
@@ -49,21 +53,42 @@ func Run(ctx context.Context, def Definition, opts Options) (*report.Results, er
 	res.Options = map[string]any{
 		"trials": opts.Trials, "warmup": opts.Warmup.String(), "duration": opts.Duration.String(),
 		"seed": opts.Seed, "quick": opts.Quick, "client_cpus": opts.ClientCPUs, "server_cpus": opts.ServerCPUs,
-		"seed_users": def.SeedUsers, "seed_todos": def.SeedTodos, "binary": opts.Binary, "serve_args": opts.ServeArgs,
+		"binary": opts.Binary, "serve_args": opts.ServeArgs,
 	}
-	for _, c := range def.Cells {
-		res.Cells = append(res.Cells, report.Cell{ID: c.ID(), Group: c.Group, Label: c.Label, ServeArgs: c.Serve, Load: c.describe()})
+	if def.Source != "" {
+		res.Options["study_file"] = def.Source
+	}
+	for _, b := range allBuilds(def) {
+		res.Options["builds"] = append(asStrings(res.Options["builds"]), strings.Join(b.Args, " "))
+	}
+	for i, c := range def.Cells {
+		rc := report.Cell{ID: c.ID(), Group: c.Group, Label: c.Label, ServeArgs: c.ServeArgs, Load: c.Load.describe(),
+			Baseline: isBaseline(def.Cells, i), External: c.External}
+		if c.Server != nil {
+			rc.Command = append(append([]string(nil), c.Server.Command...), opts.ServeArgs...)
+		} else {
+			res.Warnings = append(res.Warnings, fmt.Sprintf("cell %s: server already running at %s: not restarted per trial, and not sampled (no server CPU or RSS)", c.ID(), c.External))
+		}
+		res.Cells = append(res.Cells, rc)
 	}
 
+	if err := runBuilds(ctx, def, opts); err != nil {
+		return nil, err
+	}
 	order := trialOrder(len(def.Cells), opts.Trials, opts.Seed)
+	warned := map[string]bool{}
 	for i, tr := range order {
 		if err := ctx.Err(); err != nil {
 			return res, err
 		}
 		cell := def.Cells[tr.cell]
-		t := runTrial(ctx, def, cell, opts)
+		t, warn := runTrial(ctx, cell, opts)
 		t.Index, t.Order = tr.index, i
 		res.Trials = append(res.Trials, t)
+		if warn != "" && !warned[cell.ID()] {
+			warned[cell.ID()] = true
+			res.Warnings = append(res.Warnings, fmt.Sprintf("cell %s: %s", cell.ID(), warn))
+		}
 		opts.Progress(progressLine(i+1, len(order), cell, t))
 	}
 
@@ -78,8 +103,95 @@ func Run(ctx context.Context, def Definition, opts Options) (*report.Results, er
 	return res, nil
 }
 
+// validate catches what would otherwise fail every trial alike.
+func validate(def Definition) error {
+	ids := map[string]bool{}
+	for _, c := range def.Cells {
+		if ids[c.ID()] {
+			return fmt.Errorf("%w: two cells named %q", ErrDefinition, c.ID())
+		}
+		ids[c.ID()] = true
+		if c.Server == nil && c.External == "" {
+			return fmt.Errorf("%w: cell %s has neither a server nor an external URL", ErrDefinition, c.ID())
+		}
+		if c.Load.Scenario == nil && c.Load.Raw == nil {
+			return fmt.Errorf("%w: cell %s has no load", ErrDefinition, c.ID())
+		}
+		n, err := c.ports()
+		if err != nil {
+			return fmt.Errorf("%w: cell %s: %v", ErrDefinition, c.ID(), err)
+		}
+		if n > 0 && c.Server == nil {
+			return fmt.Errorf("%w: cell %s: {port} needs a server started by the study", ErrDefinition, c.ID())
+		}
+	}
+	return nil
+}
+
+// isBaseline reports whether cell i is its group's baseline: the marked
+// cell, or the group's first when none is marked.
+func isBaseline(cells []Cell, i int) bool {
+	g := cells[i].Group
+	first, marked := -1, -1
+	for j, c := range cells {
+		if c.Group != g {
+			continue
+		}
+		if first < 0 {
+			first = j
+		}
+		if c.Baseline && marked < 0 {
+			marked = j
+		}
+	}
+	if marked >= 0 {
+		return i == marked
+	}
+	return i == first
+}
+
+// runBuilds runs the study's and the cells' build steps, once each.
+func runBuilds(ctx context.Context, def Definition, opts Options) error {
+	v := vars{wirebench: opts.Binary}
+	for _, b := range allBuilds(def) {
+		start := time.Now()
+		_, out, err := b.run(ctx, v, DefaultBuildTimeout)
+		if err != nil {
+			return fmt.Errorf("study: build: %w%s", err, indentOutput(out))
+		}
+		opts.Progress(fmt.Sprintf("build: %s (%v)", strings.Join(v.expandAll(b.Args), " "), time.Since(start).Round(time.Millisecond)))
+	}
+	return nil
+}
+
+// allBuilds are the study's builds, then the cells'.
+func allBuilds(def Definition) []Command {
+	builds := slices.Clone(def.Builds)
+	for _, c := range def.Cells {
+		if c.Build != nil {
+			builds = append(builds, *c.Build)
+		}
+	}
+	return builds
+}
+
+func asStrings(v any) []string {
+	s, _ := v.([]string)
+	return s
+}
+
+func indentOutput(out string) string {
+	if out == "" {
+		return ""
+	}
+	return "\n\t" + strings.ReplaceAll(out, "\n", "\n\t")
+}
+
 // quickRequests caps fixed-count cells in a quick run.
 const quickRequests = 20_000
+
+// externalReadyTimeout bounds the check that an external server is up.
+const externalReadyTimeout = 5 * time.Second
 
 type trialRef struct{ cell, index int }
 
@@ -98,85 +210,167 @@ func trialOrder(cells, trials int, seed int64) []trialRef {
 	return out
 }
 
-func runTrial(ctx context.Context, def Definition, cell Cell, opts Options) report.Trial {
-	t := report.Trial{Cell: cell.ID(), ServerCPUs: opts.ServerCPUs, ClientCPUs: opts.ClientCPUs}
-	args := []string{"--seed-users", strconv.Itoa(def.SeedUsers), "--seed-todos", strconv.Itoa(def.SeedTodos)}
-	if len(opts.ServerCPUs) > 0 {
-		args = append(args, "--cpus", cpuList(opts.ServerCPUs))
-	}
-	args = append(append(args, cell.Serve...), opts.ServeArgs...)
-	srv, err := startServer(ctx, opts.Binary, args)
-	if err != nil {
+// runTrial runs one trial of cell: a fresh server on fresh ports, the
+// checks' Before, warm-up, the measured load with the server sampled, the
+// checks' After, and the server stopped. warn is a caveat for the whole
+// cell (reported once).
+func runTrial(ctx context.Context, cell Cell, opts Options) (t report.Trial, warn string) {
+	t = report.Trial{Cell: cell.ID(), ClientCPUs: opts.ClientCPUs}
+	v := vars{wirebench: opts.Binary}
+	var srv *proc
+	fail := func(err error) (report.Trial, string) {
 		t.Error = err.Error()
-		return t
+		if srv != nil {
+			srv.kill()
+		}
+		return t, warn
 	}
-	t.ServerPID = srv.pid()
-	fail := func(err error) report.Trial {
-		t.Error = err.Error()
-		srv.kill()
-		return t
-	}
-	if t.UsersBefore, t.TodosBefore, err = srv.datasetSize(ctx); err != nil {
-		return fail(err)
-	}
-	if opts.Warmup > 0 {
-		warm := cell.Load
-		warm.Duration, warm.Requests = opts.Warmup, 0
-		sc, err := cell.Scenario(srv.httpAddr, srv.grpcAddr)
+	if cell.Server != nil {
+		n, _ := cell.ports() // validated by Run
+		ports, err := freePorts(n)
 		if err != nil {
 			return fail(err)
 		}
-		if _, err := load.Run(ctx, warm, sc); err != nil {
+		v.ports, t.Ports = ports, ports
+		s := *cell.Server
+		s.Command = append(append([]string(nil), s.Command...), opts.ServeArgs...)
+		if srv, err = startProc(&s, v, opts.ServerCPUs); err != nil {
+			return fail(err)
+		}
+		t.ServerPID = srv.pid()
+		if len(opts.ServerCPUs) > 0 {
+			t.ServerCPUs = srv.cpus() // what the kernel granted
+		}
+		if len(opts.ClientCPUs) > 0 {
+			// A thread the runtime made while this one was pinned for the
+			// fork inherited the server's CPUs: put every thread back.
+			_ = measure.Pin(opts.ClientCPUs)
+		}
+		ready := cmp.Or(v.expand(s.Ready), tcpTarget(v.expand(cell.Load.url())))
+		if err := srv.waitReady(ctx, ready, cmp.Or(s.ReadyTimeout, DefaultReadyTimeout)); err != nil {
+			return fail(err)
+		}
+	} else if err := waitExternal(ctx, cell.External); err != nil {
+		return fail(err)
+	}
+	env := &TrialEnv{Trial: &t, v: v}
+	for _, c := range cell.Checks {
+		if c.Before != nil {
+			if err := c.Before(ctx, env); err != nil {
+				return fail(err)
+			}
+		}
+	}
+	if opts.Warmup > 0 {
+		warm := cell.Load.Options
+		// A ramp keeps its stages: the warm-up runs its beginning (load
+		// stops at the shorter of Duration and the stages).
+		warm.Duration, warm.Requests = opts.Warmup, 0
+		if err := runLoad(ctx, cell.Load, warm, v, nil); err != nil {
 			return fail(fmt.Errorf("warm-up: %w", err))
 		}
 	}
-	// A fresh scenario for the measured run: nothing (connections, pools)
-	// carries over from the warm-up but the server's own warmth.
-	sc, err := cell.Scenario(srv.httpAddr, srv.grpcAddr)
-	if err != nil {
-		return fail(err)
-	}
-	lo := cell.Load
-	if lo.Duration == 0 && lo.Requests == 0 {
+	lo := cell.Load.Options
+	if lo.Duration == 0 && lo.Requests == 0 && len(lo.Stages) == 0 {
 		lo.Duration = opts.Duration
 	}
 	if opts.Quick && lo.Requests > quickRequests {
 		lo.Requests = quickRequests
 	}
-	smp, err := startSampler(t.ServerPID, SampleInterval)
+	var smp *sampler
+	if srv != nil {
+		var err error
+		if smp, err = startSampler(t.ServerPID, SampleInterval); err != nil {
+			return fail(err)
+		}
+		if kids := srv.children(); len(kids) > 0 {
+			warn = fmt.Sprintf("the server process %d has child processes %v; only the PID started is sampled for CPU and RSS (start the server with exec, not through a shell or go run)", t.ServerPID, kids)
+		}
+	}
+	err := runLoad(ctx, cell.Load, lo, v, &t.Load)
+	if smp != nil {
+		t.Server = smp.stop()
+	}
+	if srv != nil && (err != nil || t.Load.Failed > 0) {
+		if crash := srv.crashed(); crash != nil {
+			return fail(crash) // the cause of the failed requests
+		}
+	}
 	if err != nil {
 		return fail(err)
 	}
-	t.Load, err = load.Run(ctx, lo, sc)
-	t.Server = smp.stop()
-	if err != nil {
-		return fail(err)
+	if ok := t.Load.Requests - t.Load.Failed; ok <= 0 {
+		return fail(fmt.Errorf("no successful request: %d of %d failed%s", t.Load.Failed, t.Load.Requests, topFailure(t.Load)))
 	}
-	if t.Server.GoMem, err = srv.goMem(ctx); err != nil {
-		return fail(err)
+	var checkErr error
+	for _, c := range cell.Checks {
+		if c.After != nil {
+			if err := c.After(ctx, env); err != nil && checkErr == nil {
+				checkErr = err
+			}
+		}
 	}
-	if t.UsersAfter, t.TodosAfter, err = srv.datasetSize(ctx); err != nil {
-		return fail(err)
+	if checkErr != nil {
+		return fail(checkErr)
 	}
-	if err := srv.stop(); err != nil {
-		t.Error = err.Error()
+	if srv != nil {
+		if err := srv.stop(cmp.Or(cell.Server.StopSignal, defaultStopSignal), cmp.Or(cell.Server.StopGrace, DefaultStopGrace)); err != nil {
+			t.Error = err.Error()
+		}
 	}
-	return t
+	return t, warn
 }
 
-func (c Cell) describe() map[string]any {
-	d := map[string]any{}
-	for k, v := range c.Describe {
-		d[k] = v
+// runLoad runs one load with a fresh scenario: nothing (connections,
+// pools) carries over from the warm-up but the server's own warmth.
+func runLoad(ctx context.Context, l LoadSpec, o load.Options, v vars, into **load.Result) error {
+	sc, err := l.scenario(v)
+	if err != nil {
+		return err
 	}
-	d["concurrency"] = c.Load.Concurrency
-	if c.Load.Rate > 0 {
-		d["rate"] = c.Load.Rate
+	defer closeScenario(sc)
+	if l.Raw != nil {
+		o.EventLoop = true // the cheapest client per request (load ignores it where it does not apply)
 	}
-	if c.Load.Requests > 0 {
-		d["requests"] = c.Load.Requests
+	r, err := load.Run(ctx, o, sc)
+	if into != nil {
+		*into = r
 	}
-	return d
+	return err
+}
+
+// topFailure is ": <the most frequent failure reason>", for error lines.
+func topFailure(r *load.Result) string {
+	best, n := "", int64(0)
+	for k, c := range r.Failures {
+		if c > n || (c == n && k < best) {
+			best, n = k, c
+		}
+	}
+	if best == "" {
+		return ""
+	}
+	return " (mostly " + best + ")"
+}
+
+// waitExternal checks that an already-running server accepts connections.
+func waitExternal(ctx context.Context, u string) error {
+	target := tcpTarget(u)
+	deadline := time.Now().Add(externalReadyTimeout)
+	for {
+		err := probe(ctx, target)
+		if err == nil {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("study: external server %s not reachable: %w", u, err)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
 }
 
 func progressLine(i, n int, c Cell, t report.Trial) string {
@@ -185,8 +379,40 @@ func progressLine(i, n int, c Cell, t report.Trial) string {
 		return head + ": ERROR " + t.Error
 	}
 	r := t.Load
-	return fmt.Sprintf("%s: %9.0f req/s  p50 %-9v p99 %-9v failed %d  server pid %d", head, r.RPS(),
-		r.Latency.Quantile(0.50), r.Latency.Quantile(0.99), r.Failed, t.ServerPID)
+	pid := "external server"
+	if t.ServerPID > 0 {
+		pid = fmt.Sprintf("server pid %d", t.ServerPID)
+	}
+	return fmt.Sprintf("%s: %9.0f req/s  p50 %-9v p99 %-9v failed %d  %s", head, r.RPS(),
+		r.Latency.Quantile(0.50), r.Latency.Quantile(0.99), r.Failed, pid)
+}
+
+// Unsuccessful lists the cells of res without a single successful trial
+// (the server never started, or no request succeeded), one line each with
+// the first reason.
+func Unsuccessful(res *report.Results) []string {
+	var out []string
+	for _, c := range res.Cells {
+		n, reason := 0, ""
+		ok := false
+		for _, t := range res.Trials {
+			if t.Cell != c.ID {
+				continue
+			}
+			n++
+			if t.Error == "" && t.Load != nil && t.Load.Requests > t.Load.Failed {
+				ok = true
+				break
+			}
+			if reason == "" {
+				reason = t.Error
+			}
+		}
+		if !ok && n > 0 {
+			out = append(out, fmt.Sprintf("cell %s: no successful trial (%d of %d failed; first: %s)", c.ID, n, n, reason))
+		}
+	}
+	return out
 }
 
 // pin places this process (the client) and the servers on separate CPUs
@@ -218,12 +444,4 @@ func pin(o *Options) (restore func(), warning string) {
 		o.ClientCPUs = measure.Affinity() // what was granted
 	}
 	return restore, ""
-}
-
-func cpuList(cpus []int) string {
-	s := make([]string, len(cpus))
-	for i, c := range cpus {
-		s[i] = strconv.Itoa(c)
-	}
-	return strings.Join(s, ",")
 }

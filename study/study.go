@@ -3,49 +3,91 @@
 // deterministic dataset, interleaved in a shuffled order, with the server
 // sampled from its own PID, and the results written for package report.
 //
-// A study is a Definition: a list of cells. New studies (KV vs Redis, bulk
-// upsert, streaming) are new Definitions, not new machinery.
+// A study is a Definition: a list of cells, each a server command (any
+// server: {port} placeholders get free ports per trial), a load and checks.
+// The built-in studies (builtin.go, with the reference server as a cell in
+// reference.go) and users' study files (file.go) are Definitions alike, run
+// by one runner (run.go).
 package study
 
 import (
+	"cmp"
 	"fmt"
 	"sort"
 	"time"
 
-	"github.com/wirebench/wirebench/load"
 	"github.com/wirebench/wirebench/report"
 )
 
-// Definition is a declarative experiment.
+// Definition is a declarative experiment: built-in (Lookup) or read from a
+// study file (ParseFile).
 type Definition struct {
 	Name        string
 	Title       string
 	Description string
-	// Cells are the compared configurations, baseline of each group first.
+	// Source is the study file it came from, if any (recorded).
+	Source string
+	// Cells are the compared configurations, the baseline of each group
+	// first.
 	Cells []Cell
+	// Builds run once, in order, before any trial; a failure stops the
+	// study.
+	Builds []Command
 	// Measure, if set, runs instead of (or besides) the load trials for
 	// studies that measure something static, such as payload sizes.
 	Measure func(ctx Context) ([]report.Payload, error)
-	// SeedUsers and SeedTodos size the dataset (default 100 each).
-	SeedUsers, SeedTodos int
+	// Trials, Warmup, Duration and Seed, when set, replace the defaults;
+	// Options set explicitly win over them. A negative Warmup is none.
+	Trials           int
+	Warmup, Duration time.Duration
+	Seed             int64
+	// Warnings go into the results as they are (e.g. a study file's notes).
+	Warnings []string
 }
 
 // Cell is one server variant under one client scenario.
 type Cell struct {
 	Group, Label string
-	// Serve are extra flags for `wirebench serve` (e.g. --json-lib fast).
-	Serve []string
-	// Load is the load engine configuration; Duration and warm-up come
-	// from the study Options.
-	Load load.Options
-	// Scenario builds the client scenario against a running server.
-	Scenario func(httpAddr, grpcAddr string) (load.Scenario, error)
-	// Describe is the client configuration recorded in the results.
-	Describe map[string]any
+	// Baseline marks the cell its group is compared with (the first cell
+	// of the group when none is marked).
+	Baseline bool
+	// Server is started fresh for every trial. Nil means the server is
+	// already running at External: it is not restarted between trials and
+	// not sampled (no server CPU, no RSS), and the results say so.
+	Server   *Server
+	External string
+	// Load is the client.
+	Load LoadSpec
+	// Checks run around every trial (dataset size, check commands).
+	Checks []Check
+	// Build runs once before any trial (after Definition.Builds).
+	Build *Command
+	// ServeArgs, for cells of the reference server, are the flags that
+	// distinguish it (recorded in the results; they are already in
+	// Server.Command).
+	ServeArgs []string
 }
 
 // ID is the cell's unique name in the results.
-func (c Cell) ID() string { return c.Group + "/" + c.Label }
+func (c Cell) ID() string {
+	if c.Group == "" {
+		return c.Label
+	}
+	return c.Group + "/" + c.Label
+}
+
+// ports is how many {port}s the cell's templates use.
+func (c Cell) ports() (int, error) {
+	var ts []string
+	if c.Server != nil {
+		ts = append(append(append(ts, c.Server.Command...), c.Server.Env...), c.Server.Ready)
+	}
+	ts = append(ts, c.Load.templates()...)
+	for _, ch := range c.Checks {
+		ts = append(ts, ch.templates...)
+	}
+	return portsUsed(ts...)
+}
 
 // Context is what a Measure function gets.
 type Context struct {
@@ -65,21 +107,26 @@ type Options struct {
 	Warmup, Duration time.Duration
 	// Seed shuffles the trial order; 0 picks one from the clock (recorded).
 	Seed int64
-	// Binary is the wirebench executable that serves (default: this one).
+	// Binary is the wirebench executable, {wirebench} in commands (default:
+	// this one).
 	Binary string
 	// ClientCPUs and ServerCPUs pin the two processes; by default, with two
 	// or more CPUs, the client gets CPU 0 and the server the rest.
 	ClientCPUs, ServerCPUs []int
 	// NoPin turns pinning off.
 	NoPin bool
-	// ServeArgs are appended to every cell's server flags (e.g. --delay
-	// 200us for a deliberately slowed run).
+	// ServeArgs are appended to every cell's server command (e.g. --delay
+	// 200us for a deliberately slowed reference server).
 	ServeArgs []string
 	// Progress receives one line per trial; nil discards.
 	Progress func(string)
 }
 
-func (o Options) withDefaults() Options {
+func (o Options) withDefaults(def Definition) Options {
+	o.Trials = cmp.Or(o.Trials, def.Trials)
+	o.Warmup = cmp.Or(o.Warmup, def.Warmup)
+	o.Duration = cmp.Or(o.Duration, def.Duration)
+	o.Seed = cmp.Or(o.Seed, def.Seed)
 	if o.Trials == 0 {
 		o.Trials = 6 // the fewest for a distribution-free 95% CI of the median
 		if o.Quick {
@@ -92,6 +139,7 @@ func (o Options) withDefaults() Options {
 			o.Warmup = 500 * time.Millisecond
 		}
 	}
+	o.Warmup = max(o.Warmup, 0) // negative: no warm-up, asked for explicitly
 	if o.Duration == 0 {
 		o.Duration = 10 * time.Second
 		if o.Quick {

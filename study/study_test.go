@@ -4,6 +4,7 @@ import (
 	"context"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -29,18 +30,19 @@ func buildWirebench(t *testing.T) string {
 func TestTinyStudyEndToEnd(t *testing.T) {
 	bin := buildWirebench(t)
 	lo := load.Options{Concurrency: 2}
+	ds := dataset{users: 20, todos: 5}
 	def := Definition{
-		Name: "tiny", Title: "tiny", SeedUsers: 20, SeedTodos: 5,
+		Name: "tiny", Title: "tiny",
 		Cells: []Cell{
-			apiCell("crud", "json", nil, lo, load.ScenarioOptions{Name: load.ScenarioCRUD, Format: "json"}),
-			apiCell("crud", "msgpack", []string{"--json-lib", "fast"}, lo, load.ScenarioOptions{Name: load.ScenarioCRUD, Format: "msgpack"}),
+			apiCell("crud", "json", ds, nil, lo, load.ScenarioOptions{Name: load.ScenarioCRUD, Format: "json"}),
+			apiCell("crud", "msgpack", ds, []string{"--json-lib", "fast"}, lo, load.ScenarioOptions{Name: load.ScenarioCRUD, Format: "msgpack"}),
 		},
 	}
 	var lines []string
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	res, err := Run(ctx, def, Options{Trials: 3, Warmup: 100 * time.Millisecond, Duration: 300 * time.Millisecond,
-		Seed: 7, Binary: bin, Progress: func(s string) { lines = append(lines, s) }})
+		Seed: 7, Binary: bin, ServeArgs: []string{"--max-body", "1048576"}, Progress: func(s string) { t.Log(time.Now().Format("15:04:05.000"), s); lines = append(lines, s) }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -72,6 +74,12 @@ func TestTinyStudyEndToEnd(t *testing.T) {
 	}
 	if len(res.Cells) != 2 || res.Seed != 7 || res.Env.GoVersion == "" {
 		t.Fatalf("results header incomplete: %+v", res.Cells)
+	}
+	// The reference server is a cell like any other: its command, with
+	// --serve-args appended.
+	want := "{wirebench} serve --http 127.0.0.1:{port} --grpc 127.0.0.1:{port2} --seed-users 20 --seed-todos 5 --json-lib fast --max-body 1048576"
+	if got := strings.Join(res.Cells[1].Command, " "); got != want || !res.Cells[0].Baseline || res.Cells[1].Baseline {
+		t.Fatalf("cell 1 command %q (want %q), baselines %v %v", got, want, res.Cells[0].Baseline, res.Cells[1].Baseline)
 	}
 }
 
@@ -118,9 +126,12 @@ func TestBuiltinStudiesAreWellFormed(t *testing.T) {
 				t.Errorf("%s: duplicate cell %s", name, c.ID())
 			}
 			ids[c.ID()] = true
-			if _, err := c.Scenario("127.0.0.1:1", "127.0.0.1:2"); err != nil {
+			sc, err := c.Load.scenario(vars{ports: []int{1, 2}})
+			if err != nil {
 				t.Errorf("%s/%s: %v", name, c.ID(), err)
+				continue
 			}
+			closeScenario(sc)
 		}
 	}
 	if _, err := Lookup("nope"); err == nil {

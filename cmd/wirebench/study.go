@@ -2,7 +2,9 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	iofs "io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -20,9 +22,15 @@ func init() {
 }
 
 func runStudy(ctx context.Context, env *cliEnv, args []string) error {
-	fs := newFlagSet(env, "study", "<name> [flags]   (names: "+strings.Join(study.Names(), ", ")+"; 'list' describes them)")
+	if len(args) > 0 && args[0] == "init" {
+		return runStudyInit(env, args[1:])
+	}
+	fs := newFlagSet(env, "study", "<name> [flags]   (names: "+strings.Join(study.Names(), ", ")+"; 'list' describes them)\n"+
+		"       wirebench study run FILE.yaml [flags]   (a study of your own servers)\n"+
+		"       wirebench study init [FILE.yaml]        (write a commented example, default study.yaml)\n\n"+
+		"Exit status: 0 ok, 1 a cell had no successful trial or the study failed, 2 bad usage or study file.")
 	var o study.Options
-	fs.BoolVar(&o.Quick, "quick", false, "fewer, shorter trials (about a minute); the report says so")
+	fs.BoolVar(&o.Quick, "quick", false, "fewer, shorter trials (about a minute); the report says so (a study file's own values win)")
 	fs.IntVar(&o.Trials, "trials", 0, "trials per cell (default 6, the fewest for a 95% CI of the median; 2 with --quick)")
 	fs.DurationVar(&o.Warmup, "warmup", 0, "warm-up before each measured run (default 3s, 500ms with --quick)")
 	fs.DurationVar(&o.Duration, "duration", 0, "measured run per trial (default 10s, 1.5s with --quick)")
@@ -31,25 +39,32 @@ func runStudy(ctx context.Context, env *cliEnv, args []string) error {
 	clientCPUs := fs.String("client-cpus", "", "pin the client (this process) to these `CPUs` (default: the first CPU)")
 	serverCPUs := fs.String("server-cpus", "", "pin each server process to these `CPUs` (default: the other CPUs)")
 	out := fs.String("out", "results", "`directory` under which <study>-<timestamp>/ is written")
-	bin := fs.String("bin", "", "wirebench `binary` that serves (default: this executable)")
-	serveArgs := fs.String("serve-args", "", "extra `flags` for every server process, space-separated (e.g. '--delay 200us')")
+	bin := fs.String("bin", "", "wirebench `binary`, {wirebench} in server commands (default: this executable)")
+	serveArgs := fs.String("serve-args", "", "extra `args` appended to every server command, space-separated (e.g. '--delay 200us')")
 	if err := parseFlags(fs, reorder(args)); err != nil {
 		return err
 	}
-	if fs.NArg() != 1 {
-		return usagef("want one study name (%s) or list", strings.Join(study.Names(), ", "))
-	}
-	name := fs.Arg(0)
-	if name == "list" {
+	var def study.Definition
+	var err error
+	switch {
+	case fs.NArg() == 2 && fs.Arg(0) == "run":
+		if def, err = study.ParseFile(fs.Arg(1)); err != nil {
+			return usageError{err}
+		}
+	case fs.NArg() >= 1 && fs.Arg(0) == "run":
+		return usagef("study run: want one study file, got %d arguments", fs.NArg()-1)
+	case fs.NArg() != 1:
+		return usagef("want one study name (%s), list, run FILE or init", strings.Join(study.Names(), ", "))
+	case fs.Arg(0) == "list":
 		for _, n := range study.Names() {
 			def, _ := study.Lookup(n)
 			fmt.Fprintf(env.stdout, "%-14s %s\n%14s %s\n", n, def.Title, "", def.Description)
 		}
 		return nil
-	}
-	def, err := study.Lookup(name)
-	if err != nil {
-		return usageError{err}
+	default:
+		if def, err = study.Lookup(fs.Arg(0)); err != nil {
+			return usageError{err}
+		}
 	}
 	for flagName, dst := range map[string]*[]int{"client-cpus": &o.ClientCPUs, "server-cpus": &o.ServerCPUs} {
 		v := map[string]string{"client-cpus": *clientCPUs, "server-cpus": *serverCPUs}[flagName]
@@ -66,11 +81,11 @@ func runStudy(ctx context.Context, env *cliEnv, args []string) error {
 	}
 	o.Progress = func(line string) { fmt.Fprintln(env.stderr, line) }
 
-	dir, err := results.NewRunDir(*out, name) // exclusive: two runs in one second never share a dir
+	dir, err := results.NewRunDir(*out, def.Name) // exclusive: two runs in one second never share a dir
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(env.stderr, "study %s: %s -> %s\n", name, cellsLine(len(def.Cells)), dir)
+	fmt.Fprintf(env.stderr, "study %s: %s -> %s\n", def.Name, cellsLine(len(def.Cells)), dir)
 	res, runErr := study.Run(ctx, def, o)
 	if res == nil {
 		return runErr
@@ -84,7 +99,45 @@ func runStudy(ctx context.Context, env *cliEnv, args []string) error {
 	}
 	_, _ = env.stdout.Write(md)
 	fmt.Fprintf(env.stderr, "\nwrote %s/{results.json,report.md,report.csv,report.html}\n", dir)
-	return runErr
+	if runErr != nil {
+		return runErr
+	}
+	if bad := study.Unsuccessful(res); len(bad) > 0 {
+		return fmt.Errorf("%d of %d cells had no successful trial:\n  %s", len(bad), len(res.Cells), strings.Join(bad, "\n  "))
+	}
+	return nil
+}
+
+// runStudyInit writes the commented example study file, never over an
+// existing file.
+func runStudyInit(env *cliEnv, args []string) error {
+	fs := newFlagSet(env, "study init", "[FILE.yaml]   (default study.yaml; an existing file is never overwritten)")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 1 {
+		return usagef("study init: want at most one file name")
+	}
+	path := "study.yaml"
+	if fs.NArg() == 1 {
+		path = fs.Arg(0)
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		if errors.Is(err, iofs.ErrExist) {
+			return fmt.Errorf("%s exists; not overwriting it (choose another name)", path)
+		}
+		return err
+	}
+	if _, err := f.Write(study.Example()); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	fmt.Fprintf(env.stderr, "wrote %s; edit it, then: wirebench study run %s\n", path, path)
+	return nil
 }
 
 // reorder moves flags before positional arguments, so that both

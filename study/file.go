@@ -1,0 +1,410 @@
+package study
+
+import (
+	_ "embed" // the example study file
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"os"
+	"path/filepath"
+	"reflect"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+
+	yaml "go.yaml.in/yaml/v3"
+
+	"github.com/wirebench/wirebench/load"
+)
+
+// Limits of a study file.
+const (
+	MaxFileSize     = 1 << 20  // bytes of YAML
+	MaxCells        = 100      // cells in one study
+	MaxTrials       = 100      // trials per cell
+	MaxBodyFileSize = 64 << 20 // load.body_file
+	maxPhase        = time.Hour
+)
+
+// ErrStudyFile marks a study file that cannot be used; the message names
+// the file, the line and the field.
+var ErrStudyFile = errors.New("bad study file")
+
+var nameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
+
+// parser holds one file's state: its name for messages and its directory
+// for relative paths.
+type parser struct {
+	file     string
+	dir      string
+	readFile func(string) ([]byte, error)
+	errs     []posError
+}
+
+func (p *parser) errorf(line int, format string, a ...any) {
+	if len(p.errs) < maxErrors {
+		p.errs = append(p.errs, posError{line: line, msg: fmt.Sprintf(format, a...)})
+	}
+}
+
+func (p *parser) err() error {
+	if len(p.errs) == 0 {
+		return nil
+	}
+	msgs := make([]string, len(p.errs))
+	for i, e := range p.errs {
+		msgs[i] = fmt.Sprintf("%s:%d: %s", p.file, e.line, e.msg)
+	}
+	return fmt.Errorf("%w:\n%s", ErrStudyFile, strings.Join(msgs, "\n"))
+}
+
+// Parse reads a study file. file names it in messages, gives the default
+// study name, and its directory is where relative paths (dir, body_file,
+// ./commands) resolve; readFile reads body_file (os.ReadFile, or a stub).
+func Parse(file string, data []byte, readFile func(string) ([]byte, error)) (Definition, error) {
+	dir, err := filepath.Abs(filepath.Dir(file))
+	if err != nil {
+		return Definition{}, fmt.Errorf("%w: %s: %v", ErrStudyFile, file, err)
+	}
+	p := &parser{file: file, dir: dir, readFile: readFile}
+	if len(data) > MaxFileSize {
+		p.errorf(1, "file is %d bytes, more than the limit of %d", len(data), MaxFileSize)
+		return Definition{}, p.err()
+	}
+	var root yaml.Node
+	if err := yaml.Unmarshal(data, &root); err != nil {
+		return Definition{}, fmt.Errorf("%w: %s: %v", ErrStudyFile, file, strings.TrimPrefix(err.Error(), "yaml: "))
+	}
+	if len(root.Content) == 0 {
+		p.errorf(1, "the file is empty (wirebench study init writes an example)")
+		return Definition{}, p.err()
+	}
+	doc := root.Content[0]
+	w := &walker{}
+	w.walk(doc, reflect.TypeFor[fileSpec](), "")
+	if p.errs = w.errs; len(p.errs) > 0 {
+		return Definition{}, p.err()
+	}
+	var spec fileSpec
+	if err := doc.Decode(&spec); err != nil { // the walker let through only what decodes
+		return Definition{}, fmt.Errorf("%w: %s: %v", ErrStudyFile, file, err)
+	}
+	def := p.definition(doc, &spec)
+	return def, p.err()
+}
+
+// definition turns the checked spec into a Definition, merging the
+// top-level server, load and check into each cell field by field.
+func (p *parser) definition(doc *yaml.Node, spec *fileSpec) Definition {
+	def := Definition{Name: spec.Name, Title: spec.Title, Description: spec.Description, Source: p.file,
+		Trials: spec.Trials, Warmup: spec.Warmup, Duration: spec.Duration, Seed: spec.Seed}
+	if def.Name == "" {
+		def.Name = strings.TrimSuffix(filepath.Base(p.file), filepath.Ext(p.file))
+	}
+	if !nameRE.MatchString(def.Name) {
+		p.errorf(lineOf(doc, "name"), "name %q: want letters, digits, '.', '_' or '-' (it names the results directory), at most 64", def.Name)
+	}
+	if def.Title == "" {
+		def.Title = def.Name
+	}
+	if _, set := keyNode(doc, "warmup"); set && spec.Warmup == 0 {
+		def.Warmup = -1 // warm-up off, asked for
+	}
+	switch {
+	case spec.Trials < 0 || spec.Trials > MaxTrials:
+		p.errorf(lineOf(doc, "trials"), "trials: %d is outside 1..%d", spec.Trials, MaxTrials)
+	case spec.Warmup > maxPhase:
+		p.errorf(lineOf(doc, "warmup"), "warmup: at most %v", maxPhase)
+	case spec.Duration > maxPhase:
+		p.errorf(lineOf(doc, "duration"), "duration: at most %v", maxPhase)
+	}
+	if b := spec.Build; b != nil {
+		if c, ok := p.command(b, valueNode(doc, "build"), "build"); ok {
+			def.Builds = append(def.Builds, c)
+		}
+	}
+	cellsNode := valueNode(doc, "cells")
+	switch {
+	case len(spec.Cells) == 0:
+		p.errorf(lineOf(doc, "cells"), "cells: at least one cell is needed")
+	case len(spec.Cells) > MaxCells:
+		p.errorf(lineOf(doc, "cells"), "cells: %d, more than the limit of %d", len(spec.Cells), MaxCells)
+		return def
+	}
+	names := map[string]int{}
+	for i, cs := range spec.Cells {
+		cn := cellsNode.Content[i]
+		path := fmt.Sprintf("cells[%d]", i)
+		if cs.Name == "" {
+			p.errorf(cn.Line, "%s: name is missing", path)
+			continue
+		}
+		path = fmt.Sprintf("cells[%d] (%s)", i, cs.Name)
+		if j, dup := names[cs.Name]; dup {
+			p.errorf(lineOf(cn, "name"), "%s: the name is already used by cells[%d]", path, j)
+			continue
+		}
+		names[cs.Name] = i
+		if strings.Contains(cs.Name, "/") {
+			p.errorf(lineOf(cn, "name"), "%s: a cell name cannot contain '/'", path)
+			continue
+		}
+		if c, ok := p.cell(doc, cn, &cs, path, def.Name); ok {
+			def.Cells = append(def.Cells, c)
+		}
+	}
+	if spec.Baseline != "" {
+		if _, ok := names[spec.Baseline]; !ok {
+			p.errorf(lineOf(doc, "baseline"), "baseline: no cell is named %q", spec.Baseline)
+		}
+		for i := range def.Cells {
+			def.Cells[i].Baseline = def.Cells[i].Label == spec.Baseline
+		}
+		def.Cells = baselineFirst(def.Cells)
+	}
+	return def
+}
+
+// baselineFirst moves each group's marked baseline to the place of the
+// group's first cell: the report compares every cell with that one.
+func baselineFirst(cells []Cell) []Cell {
+	for i, c := range cells {
+		if !c.Baseline {
+			continue
+		}
+		first := slices.IndexFunc(cells, func(x Cell) bool { return x.Group == c.Group })
+		if first < i {
+			b := cells[i]
+			copy(cells[first+1:i+1], cells[first:i])
+			cells[first] = b
+		}
+	}
+	return cells
+}
+
+// cell builds one cell: the top-level server, load and check merged with
+// the cell's own, key by key.
+func (p *parser) cell(doc, cn *yaml.Node, cs *cellSpec, path, study string) (Cell, bool) {
+	c := Cell{Group: cmpOr(cs.Group, study), Label: cs.Name}
+	before := len(p.errs)
+	if cs.Build != nil {
+		if b, ok := p.command(cs.Build, valueNode(cn, "build"), path+".build"); ok {
+			c.Build = &b
+		}
+	}
+	loadN := merge(valueNode(doc, "load"), valueNode(cn, "load"))
+	if cs.URL != "" {
+		if cs.Server != nil {
+			p.errorf(lineOf(cn, "url"), "%s: url (a server already running) and server (one started per trial) exclude each other", path)
+			return c, false
+		}
+		c.External = cs.URL
+		loadN = merge(loadN, &yaml.Node{Kind: yaml.MappingNode, Content: []*yaml.Node{
+			{Kind: yaml.ScalarNode, Value: "url", Line: lineOf(cn, "url")}, valueNode(cn, "url")}})
+	} else {
+		srvN := merge(valueNode(doc, "server"), valueNode(cn, "server"))
+		var ss serverSpec
+		if srvN != nil {
+			_ = srvN.Decode(&ss) // both halves passed the walker
+		}
+		if len(ss.Command) == 0 {
+			p.errorf(cn.Line, "%s: no server: give server.command (a process started per trial) or url (a server already running)", path)
+			return c, false
+		}
+		c.Server = p.server(&ss, srvN, path+".server")
+	}
+	c.Load = p.load(loadN, path+".load", cn.Line)
+	checkN := merge(valueNode(doc, "check"), valueNode(cn, "check"))
+	if checkN != nil {
+		var cs commandSpec
+		_ = checkN.Decode(&cs)
+		if cmd, ok := p.command(&cs, checkN, path+".check"); ok {
+			c.Checks = append(c.Checks, CommandCheck(cmd))
+		}
+	}
+	if len(p.errs) > before {
+		return c, false
+	}
+	n, err := c.ports()
+	switch {
+	case err != nil:
+		p.errorf(cn.Line, "%s: %v", path, err)
+	case n > 0 && c.Server == nil:
+		p.errorf(lineOf(cn, "url"), "%s: {port} is chosen per trial for a server the study starts; this cell's server is already running at %s", path, c.External)
+	}
+	return c, len(p.errs) == before
+}
+
+func (p *parser) server(ss *serverSpec, n *yaml.Node, path string) *Server {
+	s := &Server{Command: ss.Command, Dir: p.path(ss.Dir), Env: envList(ss.Env), Ready: ss.Ready,
+		ReadyTimeout: ss.ReadyTimeout, StopGrace: ss.StopGrace}
+	if ss.Command[0] == "" {
+		p.errorf(lineOf(n, "command"), "%s.command: the program name is empty", path)
+	}
+	if r := ss.Ready; r != "" && !strings.HasPrefix(r, "http://") && !strings.HasPrefix(r, "tcp://") {
+		p.errorf(lineOf(n, "ready"), "%s.ready: want http://host:port/path or tcp://host:port, got %q", path, r)
+	}
+	if ss.StopSignal != "" {
+		sig, err := parseSignal(ss.StopSignal)
+		if err != nil {
+			p.errorf(lineOf(n, "stop_signal"), "%s.stop_signal: %v", path, err)
+		}
+		s.StopSignal = sig
+	}
+	return s
+}
+
+// command builds a build or check command.
+func (p *parser) command(cs *commandSpec, n *yaml.Node, path string) (Command, bool) {
+	if len(cs.Command) == 0 || cs.Command[0] == "" {
+		line := 0
+		if n != nil {
+			line = n.Line
+		}
+		p.errorf(cmpOr(lineOf(n, "command"), line), "%s.command: missing (a list such as [\"go\", \"build\", \"-o\", \"srv\", \".\"])", path)
+		return Command{}, false
+	}
+	return Command{Args: cs.Command, Dir: p.path(cs.Dir), Env: envList(cs.Env), Timeout: cs.Timeout}, true
+}
+
+// path resolves a relative directory against the study file's.
+func (p *parser) path(dir string) string {
+	if dir == "" {
+		return p.dir
+	}
+	if filepath.IsAbs(dir) {
+		return dir
+	}
+	return filepath.Join(p.dir, dir)
+}
+
+// load builds a cell's load spec and checks it by building its scenario
+// once with stand-in ports.
+func (p *parser) load(n *yaml.Node, path string, cellLine int) LoadSpec {
+	var ls loadSpec
+	if n != nil {
+		_ = n.Decode(&ls)
+	}
+	line := func(key string) int { return cmpOr(lineOf(n, key), cellLine) }
+	if ls.URL == "" {
+		p.errorf(line("url"), "%s.url: missing (e.g. http://127.0.0.1:{port}/)", path)
+		return LoadSpec{}
+	}
+	o := load.Options{Concurrency: ls.Concurrency, Requests: ls.Requests, Rate: ls.Rate, Open: ls.Open, Timeout: ls.Timeout}
+	for _, st := range ls.Stages {
+		o.Stages = append(o.Stages, load.Stage{Duration: st.Duration, Target: st.Target})
+	}
+	switch {
+	case ls.Concurrency < 0 || ls.Requests < 0 || ls.Rate < 0 || ls.Connections < 0:
+		p.errorf(n.Line, "%s: concurrency, requests, rate and connections cannot be negative", path)
+	case ls.Open && ls.Rate == 0 && len(ls.Stages) == 0:
+		p.errorf(line("open"), "%s.open: an open loop needs a rate or stages", path)
+	}
+	l := LoadSpec{Options: o}
+	if ls.Scenario != "" {
+		for _, k := range []string{"method", "headers", "body", "body_file", "expect_status", "expect_body_contains"} {
+			if isSet(n, k) {
+				p.errorf(line(k), "%s.%s: applies to raw requests; the %s scenario makes and checks its own", path, k, ls.Scenario)
+			}
+		}
+		l.Scenario = &load.ScenarioOptions{Name: ls.Scenario, URL: ls.URL, Format: ls.Format, Transport: ls.Transport,
+			Connections: ls.Connections, NoKeepAlive: ls.NoKeepAlive, Timeout: ls.Timeout, Compression: ls.Compression}
+	} else {
+		for _, k := range []string{"format", "compression"} {
+			if isSet(n, k) {
+				p.errorf(line(k), "%s.%s: applies to a reference-API scenario (set scenario: crud, echo, get, list or create)", path, k)
+			}
+		}
+		raw := &load.RawOptions{URL: ls.URL, Method: ls.Method, Header: headerList(ls.Headers), ExpectStatus: ls.ExpectStatus,
+			ExpectBodyContains: ls.ExpectBodyContains, NoKeepAlive: ls.NoKeepAlive, Transport: ls.Transport,
+			Connections: ls.Connections, Timeout: ls.Timeout}
+		switch {
+		case ls.Body != "" && ls.BodyFile != "":
+			p.errorf(line("body_file"), "%s: body and body_file exclude each other", path)
+		case ls.Body != "":
+			raw.Body = []byte(ls.Body)
+		case ls.BodyFile != "":
+			b, err := p.readFile(p.path(ls.BodyFile))
+			switch {
+			case err != nil:
+				p.errorf(line("body_file"), "%s.body_file: %v", path, err)
+			case len(b) > MaxBodyFileSize:
+				p.errorf(line("body_file"), "%s.body_file: %d bytes, more than the limit of %d", path, len(b), MaxBodyFileSize)
+			}
+			raw.Body = b
+		}
+		l.Raw = raw
+	}
+	if _, err := portsUsed(l.templates()...); err != nil {
+		p.errorf(n.Line, "%s: %v", path, err)
+		return l
+	}
+	// Build it once with stand-in ports: a bad format, transport, status
+	// or URL is reported here, with its line, not in every trial.
+	stand := vars{ports: []int{1, 2, 3, 4, 5, 6, 7, 8, 9}, wirebench: "wirebench"}
+	if sc, err := l.scenario(stand); err != nil {
+		p.errorf(n.Line, "%s: %s", path, strings.TrimPrefix(err.Error(), load.ErrOptions.Error()+": "))
+	} else {
+		closeScenario(sc)
+	}
+	return l
+}
+
+func envList(m map[string]string) []string {
+	var out []string
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		out = append(out, k+"="+m[k])
+	}
+	return out
+}
+
+func headerList(m map[string]string) []string {
+	var out []string
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		out = append(out, k+": "+m[k])
+	}
+	return out
+}
+
+func cmpOr[T comparable](a, b T) T {
+	var zero T
+	if a != zero {
+		return a
+	}
+	return b
+}
+
+// ParseFile reads and parses the study file at path.
+func ParseFile(path string) (Definition, error) {
+	data, err := readLimited(path, MaxFileSize)
+	if err != nil {
+		return Definition{}, fmt.Errorf("%w: %v", ErrStudyFile, err)
+	}
+	return Parse(path, data, func(name string) ([]byte, error) { return readLimited(name, MaxBodyFileSize) })
+}
+
+// readLimited reads a file, refusing one over limit bytes without reading
+// it all.
+func readLimited(path string, limit int64) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, limit+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(b)) > limit {
+		return nil, fmt.Errorf("%s: more than the limit of %d bytes", path, limit)
+	}
+	return b, nil
+}
+
+//go:embed example.yaml
+var exampleFile []byte
+
+// Example is the commented study file `wirebench study init` writes.
+func Example() []byte { return slices.Clone(exampleFile) }

@@ -1,0 +1,5 @@
+package study
+
+import "errors"
+
+func noFiles(name string) ([]byte, error) { return nil, errors.New("no such file (test)") }

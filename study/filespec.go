@@ -1,0 +1,158 @@
+package study
+
+import (
+	"time"
+
+	yaml "go.yaml.in/yaml/v3"
+)
+
+// The schema of a study file. Field names are the YAML keys; the walker
+// (filewalk.go) checks a file against these types before decoding.
+type fileSpec struct {
+	Name        string        `yaml:"name"`
+	Title       string        `yaml:"title"`
+	Description string        `yaml:"description"`
+	Trials      int           `yaml:"trials"`
+	Warmup      time.Duration `yaml:"warmup"`
+	Duration    time.Duration `yaml:"duration"`
+	Seed        int64         `yaml:"seed"`
+	Baseline    string        `yaml:"baseline"`
+	Build       *commandSpec  `yaml:"build"`
+	Server      *serverSpec   `yaml:"server"`
+	Load        *loadSpec     `yaml:"load"`
+	Check       *commandSpec  `yaml:"check"`
+	Cells       []cellSpec    `yaml:"cells"`
+}
+
+type cellSpec struct {
+	Name  string `yaml:"name"`
+	Group string `yaml:"group"`
+	// URL is a server already running: no process per trial.
+	URL    string       `yaml:"url"`
+	Build  *commandSpec `yaml:"build"`
+	Server *serverSpec  `yaml:"server"`
+	Load   *loadSpec    `yaml:"load"`
+	Check  *commandSpec `yaml:"check"`
+}
+
+type serverSpec struct {
+	Command      []string          `yaml:"command"`
+	Dir          string            `yaml:"dir"`
+	Env          map[string]string `yaml:"env"`
+	Ready        string            `yaml:"ready"`
+	ReadyTimeout time.Duration     `yaml:"ready_timeout"`
+	StopSignal   string            `yaml:"stop_signal"`
+	StopGrace    time.Duration     `yaml:"stop_grace"`
+}
+
+type commandSpec struct {
+	Command []string          `yaml:"command"`
+	Dir     string            `yaml:"dir"`
+	Env     map[string]string `yaml:"env"`
+	Timeout time.Duration     `yaml:"timeout"`
+}
+
+type loadSpec struct {
+	URL                string            `yaml:"url"`
+	Method             string            `yaml:"method"`
+	Headers            map[string]string `yaml:"headers"`
+	Body               string            `yaml:"body"`
+	BodyFile           string            `yaml:"body_file"`
+	ExpectStatus       intList           `yaml:"expect_status"`
+	ExpectBodyContains string            `yaml:"expect_body_contains"`
+	Concurrency        int               `yaml:"concurrency"`
+	Requests           int64             `yaml:"requests"`
+	Rate               float64           `yaml:"rate"`
+	Open               bool              `yaml:"open"`
+	Stages             []stageSpec       `yaml:"stages"`
+	Timeout            time.Duration     `yaml:"timeout"`
+	Transport          string            `yaml:"transport"`
+	Connections        int               `yaml:"connections"`
+	NoKeepAlive        bool              `yaml:"no_keepalive"`
+	Scenario           string            `yaml:"scenario"`
+	Format             string            `yaml:"format"`
+	Compression        string            `yaml:"compression"`
+}
+
+type stageSpec struct {
+	Duration time.Duration `yaml:"duration"`
+	Target   float64       `yaml:"target"`
+}
+
+// intList is one integer or a list of them (expect_status: 200 or [200, 201]).
+type intList []int
+
+func (l *intList) UnmarshalYAML(n *yaml.Node) error {
+	if n.Kind == yaml.SequenceNode {
+		return n.Decode((*[]int)(l))
+	}
+	var i int
+	if err := n.Decode(&i); err != nil {
+		return err
+	}
+	*l = intList{i}
+	return nil
+}
+
+// merge returns base's mapping with over's keys replacing base's (one
+// level: a cell's server.env replaces the default env as a whole). Nil
+// when both are absent.
+func merge(base, over *yaml.Node) *yaml.Node {
+	switch {
+	case base == nil || isNull(base):
+		if over == nil || isNull(over) {
+			return nil
+		}
+		return over
+	case over == nil || isNull(over):
+		return base
+	}
+	out := &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map", Line: over.Line, Column: over.Column}
+	for i := 0; i+1 < len(base.Content); i += 2 {
+		if _, overridden := keyNode(over, base.Content[i].Value); !overridden {
+			out.Content = append(out.Content, base.Content[i], base.Content[i+1])
+		}
+	}
+	out.Content = append(out.Content, over.Content...)
+	return out
+}
+
+// keyNode returns the key node of key in mapping n.
+func keyNode(n *yaml.Node, key string) (*yaml.Node, bool) {
+	if n == nil || n.Kind != yaml.MappingNode {
+		return nil, false
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if n.Content[i].Value == key {
+			return n.Content[i], true
+		}
+	}
+	return nil, false
+}
+
+// valueNode returns the value of key in mapping n, or nil.
+func valueNode(n *yaml.Node, key string) *yaml.Node {
+	if n == nil || n.Kind != yaml.MappingNode {
+		return nil
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if n.Content[i].Value == key {
+			return n.Content[i+1]
+		}
+	}
+	return nil
+}
+
+// isSet reports whether mapping n gives key a value (null unsets a default).
+func isSet(n *yaml.Node, key string) bool {
+	v := valueNode(n, key)
+	return v != nil && !isNull(v)
+}
+
+// lineOf is the line of key in mapping n, 0 when absent.
+func lineOf(n *yaml.Node, key string) int {
+	if k, ok := keyNode(n, key); ok {
+		return k.Line
+	}
+	return 0
+}

@@ -1,0 +1,131 @@
+package study
+
+import (
+	"io"
+	"maps"
+	"math"
+
+	"github.com/wirebench/wirebench/load"
+)
+
+// LoadSpec is a cell's client: load options and one scenario, either a
+// reference-API scenario or raw mode (one request repeated, against any
+// HTTP server). URLs and headers are templates ({port}, ...).
+type LoadSpec struct {
+	// Options: concurrency, rate, stages, timeout. Duration 0 (and no
+	// Requests) means the study's measured duration; warm-up comes from
+	// the study.
+	Options load.Options
+	// Scenario, if set, drives the reference API; otherwise Raw is used.
+	Scenario *load.ScenarioOptions
+	Raw      *load.RawOptions
+}
+
+// scenario builds a fresh scenario for one run with the trial's ports.
+func (l LoadSpec) scenario(v vars) (load.Scenario, error) {
+	if l.Scenario != nil {
+		o := *l.Scenario
+		o.URL = v.expand(o.URL)
+		return load.NewScenario(o)
+	}
+	o := *l.Raw
+	o.URL, o.Header = v.expand(o.URL), v.expandAll(o.Header)
+	return load.NewRaw(o)
+}
+
+// url is the load's target as written (a template).
+func (l LoadSpec) url() string {
+	if l.Scenario != nil {
+		return l.Scenario.URL
+	}
+	if l.Raw != nil {
+		return l.Raw.URL
+	}
+	return ""
+}
+
+func (l LoadSpec) templates() []string {
+	if l.Raw != nil {
+		return append([]string{l.Raw.URL}, l.Raw.Header...)
+	}
+	return []string{l.url()}
+}
+
+// describe is the client configuration recorded in the results.
+func (l LoadSpec) describe() map[string]any {
+	d := map[string]any{"concurrency": l.concurrency()}
+	if s := l.Scenario; s != nil {
+		maps.Copy(d, map[string]any{"scenario": s.Name, "format": s.Format, "transport": transportName(s.Transport),
+			"connections": s.Connections, "no_keepalive": s.NoKeepAlive, "compression": s.Compression})
+	} else if r := l.Raw; r != nil {
+		d["scenario"] = "raw"
+		d["url"], d["method"], d["transport"] = r.URL, method(r.Method), transportName(r.Transport)
+		if len(r.Header) > 0 {
+			d["headers"] = r.Header
+		}
+		if len(r.Body) > 0 {
+			d["body_bytes"] = len(r.Body)
+		}
+		if len(r.ExpectStatus) > 0 {
+			d["expect_status"] = r.ExpectStatus
+		}
+		if r.ExpectBodyContains != "" {
+			d["expect_body_contains"] = r.ExpectBodyContains
+		}
+		if r.NoKeepAlive {
+			d["no_keepalive"] = true
+		}
+	}
+	o := l.Options
+	if o.Rate > 0 {
+		d["rate"] = o.Rate
+	}
+	if o.Requests > 0 {
+		d["requests"] = o.Requests
+	}
+	if len(o.Stages) > 0 {
+		d["stages"], d["open"] = o.Stages, o.Open
+	}
+	if o.Timeout > 0 {
+		d["timeout"] = o.Timeout.String()
+	}
+	return d
+}
+
+// concurrency is the number of workers the load engine will use: the
+// option, or its default (10, or the largest target of a closed-loop ramp).
+func (l LoadSpec) concurrency() int {
+	o := l.Options
+	if o.Concurrency > 0 {
+		return o.Concurrency
+	}
+	if len(o.Stages) > 0 && o.Rate == 0 && !o.Open {
+		m := o.StartTarget
+		for _, st := range o.Stages {
+			m = max(m, st.Target)
+		}
+		return int(math.Ceil(m))
+	}
+	return 10
+}
+
+func method(m string) string {
+	if m == "" {
+		return "GET"
+	}
+	return m
+}
+
+func transportName(t string) string {
+	if t == "" {
+		return load.TransportHTTP1
+	}
+	return t
+}
+
+// closeScenario releases a scenario's shared connections, if it has any.
+func closeScenario(sc load.Scenario) {
+	if c, ok := sc.(io.Closer); ok {
+		_ = c.Close()
+	}
+}

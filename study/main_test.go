@@ -1,0 +1,60 @@
+package study
+
+import (
+	"flag"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"testing"
+	"time"
+)
+
+// testServerEnv makes the test binary a tiny HTTP server instead of running
+// the tests: the end-to-end study uses it as the two servers it compares,
+// which is cheaper than building one.
+const testServerEnv = "WIREBENCH_STUDY_TESTSERVER"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(testServerEnv) != "" {
+		if err := testServer(os.Args[1:]); err != nil {
+			fmt.Fprintln(os.Stderr, "test server:", err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+// testServer answers every request with "ok", after spinning the CPU for
+// -burn (a known CPU cost per response) and holding -ballast MiB of
+// touched memory (a known RSS, to tell the processes apart).
+func testServer(args []string) error {
+	fs := flag.NewFlagSet("testserver", flag.ContinueOnError)
+	addr := fs.String("addr", "127.0.0.1:0", "listen address")
+	burn := fs.Duration("burn", 0, "CPU time to spin per response")
+	ballast := fs.Int("ballast", 0, "MiB of memory to hold")
+	exitAfter := fs.Duration("exit-after", 0, "exit with status 3 after this long (a crashing server)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	mem := make([]byte, *ballast<<20)
+	for i := range mem { // touch every page, so it counts in RSS
+		mem[i] = byte(i)
+	}
+	if *exitAfter > 0 {
+		time.AfterFunc(*exitAfter, func() { os.Exit(3) })
+	}
+	ln, err := net.Listen("tcp", *addr)
+	if err != nil {
+		return err
+	}
+	return http.Serve(ln, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if *burn > 0 {
+			for start := time.Now(); time.Since(start) < *burn; {
+			}
+		}
+		w.Header().Set("Content-Type", "text/plain")
+		fmt.Fprintf(w, "ok %d\n", len(mem))
+	}))
+}

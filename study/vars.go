@@ -1,0 +1,126 @@
+package study
+
+import (
+	"fmt"
+	"net"
+	"regexp"
+	"strconv"
+	"strings"
+)
+
+// MaxPorts is how many free ports one cell may ask for: {port} and {port2}
+// up to {port9}.
+const MaxPorts = 9
+
+// placeholderRE matches our placeholders, valid or not ({port10}).
+var placeholderRE = regexp.MustCompile(`\{(port[0-9]*|wirebench)\}`)
+
+// braceWordRE finds {word}s, to catch misspelt placeholders ({prot});
+// other words in braces ({print} in an awk script) are left alone.
+var braceWordRE = regexp.MustCompile(`\{([A-Za-z][A-Za-z0-9_]*)\}`)
+
+// nearPlaceholder reports whether name looks like a misspelt placeholder.
+func nearPlaceholder(name string) bool {
+	name = strings.ToLower(strings.TrimRight(name, "0123456789"))
+	return editDistance(name, "port") <= 1 || editDistance(name, "wirebench") <= 2
+}
+
+// vars are the values substituted into a cell's templates for one trial.
+type vars struct {
+	ports     []int  // {port} is ports[0], {port2} ports[1], ...
+	wirebench string // {wirebench}: the wirebench executable
+}
+
+// expand substitutes the placeholders of s. Placeholders without a value
+// (a port the trial did not allocate) are left as they are; validate
+// rejects them before any trial runs.
+func (v vars) expand(s string) string {
+	if !strings.Contains(s, "{") {
+		return s
+	}
+	return placeholderRE.ReplaceAllStringFunc(s, func(m string) string {
+		name := m[1 : len(m)-1]
+		if name == "wirebench" {
+			if v.wirebench == "" {
+				return m
+			}
+			return v.wirebench
+		}
+		i, ok := portIndex(name)
+		if !ok || i > len(v.ports) {
+			return m
+		}
+		return strconv.Itoa(v.ports[i-1])
+	})
+}
+
+func (v vars) expandAll(ss []string) []string {
+	if ss == nil {
+		return nil
+	}
+	out := make([]string, len(ss))
+	for i, s := range ss {
+		out[i] = v.expand(s)
+	}
+	return out
+}
+
+// portIndex maps "port" to 1 and "port2".."port9" to 2..9.
+func portIndex(name string) (int, bool) {
+	if name == "port" {
+		return 1, true
+	}
+	n, err := strconv.Atoi(strings.TrimPrefix(name, "port"))
+	if err != nil || n < 2 || n > MaxPorts || strconv.Itoa(n) != name[4:] {
+		return 0, false
+	}
+	return n, true
+}
+
+// portsUsed returns how many ports the templates need (the highest index
+// used), or an error naming a malformed placeholder.
+func portsUsed(templates ...string) (int, error) {
+	n := 0
+	for _, s := range templates {
+		for _, m := range braceWordRE.FindAllStringSubmatch(s, -1) {
+			if !placeholderRE.MatchString(m[0]) && nearPlaceholder(m[1]) {
+				return 0, fmt.Errorf("unknown placeholder %s (have {port}, {port2} ... {port%d}, {wirebench})", m[0], MaxPorts)
+			}
+		}
+		for _, m := range placeholderRE.FindAllString(s, -1) {
+			name := m[1 : len(m)-1]
+			if name == "wirebench" {
+				continue
+			}
+			i, ok := portIndex(name)
+			if !ok {
+				return 0, fmt.Errorf("unknown placeholder %s (have {port}, {port2} ... {port%d}, {wirebench})", m, MaxPorts)
+			}
+			n = max(n, i)
+		}
+	}
+	return n, nil
+}
+
+// freePorts asks the kernel for n distinct free loopback ports. They are
+// released before the server binds them, so another process could take one
+// in between; on a quiet machine that does not happen, and when it does
+// the trial fails visibly (the server cannot bind) rather than silently.
+func freePorts(n int) ([]int, error) {
+	ports := make([]int, 0, n)
+	var ls []net.Listener
+	defer func() {
+		for _, l := range ls {
+			l.Close()
+		}
+	}()
+	for range n {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return nil, fmt.Errorf("study: find a free port: %w", err)
+		}
+		ls = append(ls, l)
+		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
+	}
+	return ports, nil
+}
