@@ -22,8 +22,9 @@ func init() {
 func formatsStudy() Definition {
 	lo := load.Options{Concurrency: 16}
 	def := Definition{
-		Name:  "formats",
-		Title: "Wire formats under the CRUD scenario (the TOON seed, done right)",
+		Name:     "formats",
+		Title:    "Wire formats under the CRUD scenario (the TOON seed, done right)",
+		Question: "Is TOON cheaper to serve than JSON, and by how much, when every format does the same work?",
 		Description: "GET all users, POST, GET one, PUT, DELETE per iteration against 100 seeded users; " +
 			"16 closed-loop connections, no think time; every response decoded and checked.",
 	}
@@ -56,8 +57,9 @@ func jsonLibsStudy() Definition {
 	count := load.Options{Concurrency: 100, Requests: 200_000}
 	dur := load.Options{Concurrency: 100}
 	return Definition{
-		Name:  "json-libs",
-		Title: "encoding/json vs goccy/go-json behind POST /echo (the Fiber seed, done right)",
+		Name:     "json-libs",
+		Title:    "encoding/json vs goccy/go-json behind POST /echo (the Fiber seed, done right)",
+		Question: "Does a faster JSON library make the server faster end to end?",
 		Description: "100 connections; scenario 1 sends a fixed number of requests, scenario 2 runs for a fixed time. " +
 			"Content-Type is application/json and every reply's message is checked.",
 		Cells: []Cell{
@@ -74,6 +76,7 @@ func payloadSizeStudy() Definition {
 	return Definition{
 		Name:        "payload-size",
 		Title:       "Bytes per format, transport and compression",
+		Question:    "How many bytes does each format put on the wire for the same data?",
 		Description: "GET /users and GET /todos with 1, 10, 100 and 1000 items: the body in each format, and the response bytes on the socket per transport on a warm connection.",
 		Measure: func(c Context) ([]report.Payload, error) {
 			return measurePayloads(context.Background(), []int{1, 10, 100, 1000})
@@ -86,8 +89,9 @@ func payloadSizeStudy() Definition {
 // connection reuse against a new connection per request.
 func grpcVsRESTStudy() Definition {
 	def := Definition{
-		Name:  "grpc-vs-rest",
-		Title: "gRPC vs REST (JSON over HTTP/1.1): unary operations and connection reuse",
+		Name:     "grpc-vs-rest",
+		Title:    "gRPC vs REST (JSON over HTTP/1.1): unary operations and connection reuse",
+		Question: "Is gRPC faster than REST for the same unary operations, and what does connection reuse buy?",
 		Description: "The CRUD iteration (list 100 users, create, get, update, delete) over gRPC and REST, per operation in the load results; " +
 			"then GET one user on a kept-alive connection vs a new connection per request.",
 	}

@@ -98,7 +98,7 @@ func Parse(file string, data []byte, readFile func(string) ([]byte, error)) (Def
 // definition turns the checked spec into a Definition, merging the
 // top-level server, load and check into each cell field by field.
 func (p *parser) definition(doc *yaml.Node, spec *fileSpec) Definition {
-	def := Definition{Name: spec.Name, Title: spec.Title, Description: spec.Description, Source: p.file,
+	def := Definition{Name: spec.Name, Title: spec.Title, Description: spec.Description, Question: spec.Question, Source: p.file,
 		Trials: spec.Trials, Warmup: spec.Warmup, Duration: spec.Duration, Seed: spec.Seed}
 	if def.Name == "" {
 		def.Name = strings.TrimSuffix(filepath.Base(p.file), filepath.Ext(p.file))

@@ -250,6 +250,9 @@ func TestExampleParses(t *testing.T) {
 	if len(def.Builds) != 1 || len(def.Cells) != 2 || def.Cells[0].Label != "old" || !def.Cells[0].Baseline {
 		t.Fatalf("example: %+v", def)
 	}
+	if def.Question != "Is the new build slower than the old one?" {
+		t.Fatalf("question %q: the report opens with it", def.Question)
+	}
 }
 
 func TestPlaceholders(t *testing.T) {

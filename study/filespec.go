@@ -12,6 +12,7 @@ type fileSpec struct {
 	Name        string        `yaml:"name"`
 	Title       string        `yaml:"title"`
 	Description string        `yaml:"description"`
+	Question    string        `yaml:"question"`
 	Trials      int           `yaml:"trials"`
 	Warmup      time.Duration `yaml:"warmup"`
 	Duration    time.Duration `yaml:"duration"`

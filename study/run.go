@@ -36,7 +36,7 @@ func Run(ctx context.Context, def Definition, opts Options) (*report.Results, er
 		return nil, err
 	}
 	res := &report.Results{
-		Schema: report.Schema, Study: def.Name, Title: def.Title, Quick: opts.Quick, Seed: opts.Seed,
+		Schema: report.Schema, Study: def.Name, Title: def.Title, Question: def.Question, Quick: opts.Quick, Seed: opts.Seed,
 		Start: time.Now(),
 	}
 	if opts.Quick {

@@ -25,6 +25,8 @@ type Definition struct {
 	Name        string
 	Title       string
 	Description string
+	// Question is what the study asks, in one sentence; reports open with it.
+	Question string
 	// Source is the study file it came from, if any (recorded).
 	Source string
 	// Cells are the compared configurations, the baseline of each group
