@@ -4,7 +4,7 @@ import (
 	"bufio"
 	"context"
 	"errors"
-	"fmt"
+	"io"
 	"net"
 	"syscall"
 	"time"
@@ -33,6 +33,9 @@ type h1Conn struct {
 	stopWake func() bool
 	resp     h1Response
 	body     []byte
+	reused   bool // a response was read on this connection before
+	// wasReused: the exchange in progress went out on a reused connection
+	wasReused bool
 }
 
 func newH1Conn(addr string, wire *measure.Bytes, timeout time.Duration, keepAlive bool) *h1Conn {
@@ -49,12 +52,40 @@ var wake = time.Unix(1, 0)
 // roundTrip sends req and reads the response, redialling first if the
 // previous exchange closed the connection. The response is valid until
 // the next call.
+//
+// A request sent on a reused keep-alive connection that the server closed
+// before any byte of the response is sent again, once, on a new
+// connection (see h1Loop.broken for why); other failures are the
+// request's.
 func (c *h1Conn) roundTrip(ctx context.Context, req []byte, noBody, discard bool) (*h1Response, error) {
+	resp, err := c.try(ctx, req, noBody, discard)
+	if err != nil && c.retryable(err) {
+		resp, err = c.try(ctx, req, noBody, discard)
+	}
+	if err != nil && errors.Is(err, io.ErrUnexpectedEOF) {
+		if c.fr != nil && c.fr.got > 0 {
+			return nil, errClosedDuring
+		}
+		return nil, errClosedBefore
+	}
+	return resp, err
+}
+
+// retryable reports whether the failed exchange may be sent again: the
+// connection was reused and nothing of the response arrived.
+func (c *h1Conn) retryable(err error) bool {
+	return c.wasReused && c.fr != nil && c.fr.got == 0 && isClosedErr(err)
+}
+
+func (c *h1Conn) try(ctx context.Context, req []byte, noBody, discard bool) (*h1Response, error) {
+	c.wasReused = false
 	if c.conn == nil {
 		if err := c.connect(ctx); err != nil {
 			return nil, err
 		}
 	}
+	c.wasReused, c.reused = c.reused, false
+	c.fr.got = 0
 	if c.timeout > 0 {
 		// Re-arming the deadline moves two runtime timers; doing it only
 		// when less than 90% of the timeout is left saves that per request
@@ -78,6 +109,8 @@ func (c *h1Conn) roundTrip(ctx context.Context, req []byte, noBody, discard bool
 	c.body, err = parseResponse(c.br, &c.resp, c.body, discard, noBody)
 	if err != nil || c.resp.Close || !c.keepAlive {
 		c.close()
+	} else {
+		c.reused = true
 	}
 	if err != nil {
 		return nil, err
@@ -122,31 +155,4 @@ func (c *h1Conn) close() {
 	c.stopWake()
 	c.conn.Close()
 	c.conn = nil
-}
-
-// failReason maps an error to a low-cardinality reason: the kind of
-// failure without addresses or ports, so failures count by cause.
-func failReason(err error) string {
-	var ne net.Error
-	switch {
-	case errors.Is(err, ErrMalformed):
-		return "malformed response"
-	case errors.As(err, &ne) && ne.Timeout():
-		return "timeout"
-	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
-		return "canceled"
-	}
-	var oe *net.OpError
-	if errors.As(err, &oe) {
-		inner := oe.Err
-		for {
-			u := errors.Unwrap(inner)
-			if u == nil {
-				break
-			}
-			inner = u
-		}
-		return fmt.Sprintf("%s: %v", oe.Op, inner)
-	}
-	return err.Error()
 }

@@ -3,6 +3,8 @@ package load
 import (
 	"bytes"
 	"context"
+	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -108,8 +110,17 @@ func stdDo(ctx context.Context, c *http.Client, method, url string, header []str
 		*ce = resp.Header.Get("Content-Encoding")
 	}
 	buf.Reset()
-	if _, err := buf.ReadFrom(resp.Body); err != nil {
+	// Read at most maxBody+1 bytes: an endless or huge body fails with
+	// ErrTooLarge instead of growing the client without bound.
+	n, err := buf.ReadFrom(io.LimitReader(resp.Body, maxBody+1))
+	if err != nil {
+		if errors.Is(err, io.ErrUnexpectedEOF) {
+			err = errClosedDuring
+		}
 		return resp.StatusCode, nil, err
+	}
+	if n > maxBody {
+		return resp.StatusCode, nil, fmt.Errorf("%w: body over %d bytes", ErrTooLarge, maxBody)
 	}
 	return resp.StatusCode, buf.Bytes(), nil
 }
