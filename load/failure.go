@@ -43,7 +43,7 @@ func failReason(err error) string {
 		err = ue.Err
 	}
 	switch {
-	case errors.Is(err, ErrTooLarge):
+	case errors.Is(err, ErrTooLarge), strings.Contains(err.Error(), "response headers exceeded"): // ours, net/http's
 		return "response too large"
 	case errors.Is(err, ErrMalformed), strings.Contains(err.Error(), "malformed HTTP"): // ours, net/http's
 		return "malformed response"

@@ -141,6 +141,9 @@ func (s *h1Stream) onLine(line []byte) error {
 			return err
 		}
 		if s.head.done {
+			if s.keep && s.head.length > maxBody && !s.head.bodiless(s.noBody) {
+				return fmt.Errorf("%w: body of %d bytes", ErrTooLarge, s.head.length)
+			}
 			s.startBody()
 		}
 	case sChunkSize:

@@ -26,6 +26,8 @@ func newStdClient(wire *measure.Bytes, timeout time.Duration, noKeepAlive bool) 
 			MaxConnsPerHost:     1,
 			DisableKeepAlives:   noKeepAlive,
 			DisableCompression:  true,
+			// as the lean client: a server's head is refused past maxHead
+			MaxResponseHeaderBytes: maxHead,
 		},
 	}
 }
@@ -50,9 +52,10 @@ func newH2Pool(conns int, timeout time.Duration) *h2Pool {
 		p.clients[i] = &http.Client{
 			Timeout: timeout,
 			Transport: &http.Transport{
-				Protocols:          &protos,
-				DialContext:        measure.CountingDialer(d.DialContext, &p.bytes),
-				DisableCompression: true,
+				Protocols:              &protos,
+				DialContext:            measure.CountingDialer(d.DialContext, &p.bytes),
+				DisableCompression:     true,
+				MaxResponseHeaderBytes: maxHead,
 				// One connection per transport; HTTP/2 multiplexes the VUs on it.
 				MaxConnsPerHost: 1,
 			},
@@ -108,6 +111,9 @@ func stdDo(ctx context.Context, c *http.Client, method, url string, header []str
 	defer resp.Body.Close()
 	if ce != nil {
 		*ce = resp.Header.Get("Content-Encoding")
+	}
+	if resp.ContentLength > maxBody {
+		return resp.StatusCode, nil, fmt.Errorf("%w: body of %d bytes", ErrTooLarge, resp.ContentLength)
 	}
 	buf.Reset()
 	// Read at most maxBody+1 bytes: an endless or huge body fails with
