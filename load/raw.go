@@ -42,6 +42,12 @@ type RawOptions struct {
 	Transport          string        `json:"transport"`             // TransportHTTP1 (default) or TransportH2C
 	Connections        int           `json:"connections,omitempty"` // h2c: connections shared by the VUs (default 1)
 	Timeout            time.Duration `json:"timeout"`
+	// HTTPS (https:// URLs): Insecure skips certificate verification;
+	// CAFile adds trusted CAs; CertFile and KeyFile are a client certificate.
+	Insecure bool   `json:"insecure,omitempty"`
+	CAFile   string `json:"ca_file,omitempty"`
+	CertFile string `json:"cert_file,omitempty"`
+	KeyFile  string `json:"key_file,omitempty"`
 }
 
 // Raw is the raw-mode Scenario.
