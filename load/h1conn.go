@@ -3,6 +3,7 @@ package load
 import (
 	"bufio"
 	"context"
+	"crypto/tls"
 	"errors"
 	"io"
 	"net"
@@ -25,10 +26,12 @@ type h1Conn struct {
 	wire      *measure.Bytes
 	timeout   time.Duration
 	keepAlive bool
+	tls       *tls.Config // https: HTTP/1.1 over TLS, read through crypto/tls
 
 	conn     net.Conn // counts written bytes
 	deadline time.Time
-	fr       *fdReader
+	fr       *fdReader  // plain TCP
+	tr       *gotReader // TLS
 	br       *bufio.Reader
 	stopWake func() bool
 	resp     h1Response
@@ -63,7 +66,7 @@ func (c *h1Conn) roundTrip(ctx context.Context, req []byte, noBody, discard bool
 		resp, err = c.try(ctx, req, noBody, discard)
 	}
 	if err != nil && errors.Is(err, io.ErrUnexpectedEOF) {
-		if c.fr != nil && c.fr.got > 0 {
+		if c.got() > 0 {
 			return nil, errClosedDuring
 		}
 		return nil, errClosedBefore
@@ -74,7 +77,7 @@ func (c *h1Conn) roundTrip(ctx context.Context, req []byte, noBody, discard bool
 // retryable reports whether the failed exchange may be sent again: the
 // connection was reused and nothing of the response arrived.
 func (c *h1Conn) retryable(err error) bool {
-	return c.wasReused && c.fr != nil && c.fr.got == 0 && isClosedErr(err)
+	return c.wasReused && c.got() == 0 && isClosedErr(err)
 }
 
 func (c *h1Conn) try(ctx context.Context, req []byte, noBody, discard bool) (*h1Response, error) {
@@ -85,7 +88,7 @@ func (c *h1Conn) try(ctx context.Context, req []byte, noBody, discard bool) (*h1
 		}
 	}
 	c.wasReused, c.reused = c.reused, false
-	c.fr.got = 0
+	c.resetGot()
 	if c.timeout > 0 {
 		// Re-arming the deadline moves two runtime timers; doing it only
 		// when less than 90% of the timeout is left saves that per request
@@ -99,7 +102,7 @@ func (c *h1Conn) try(ctx context.Context, req []byte, noBody, discard bool) (*h1
 		c.close()
 		return nil, err
 	}
-	if c.br.Buffered() == 0 {
+	if c.fr != nil && c.br.Buffered() == 0 {
 		c.fr.sendWithNextRead(req) // written by the parser's first read
 	} else if _, err := c.conn.Write(req); err != nil { // the server sent more than asked: stay correct
 		c.close()
@@ -123,6 +126,9 @@ func (c *h1Conn) connect(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	if c.tls != nil {
+		return c.handshake(ctx, conn)
+	}
 	sc, ok := conn.(syscall.Conn)
 	if !ok {
 		conn.Close()
@@ -135,7 +141,7 @@ func (c *h1Conn) connect(ctx context.Context) error {
 	}
 	c.conn = measure.CountConn(conn, c.wire)
 	c.deadline = time.Time{}
-	c.fr = newFDReader(rc, c.wire)
+	c.fr, c.tr = newFDReader(rc, c.wire), nil
 	if c.br == nil {
 		c.br = bufio.NewReaderSize(c.fr, 32<<10)
 	} else {
@@ -155,4 +161,58 @@ func (c *h1Conn) close() {
 	c.stopWake()
 	c.conn.Close()
 	c.conn = nil
+}
+
+// handshake runs TLS over conn, counted below TLS so that records count
+// as framing, and reads through crypto/tls instead of fdReader.
+func (c *h1Conn) handshake(ctx context.Context, conn net.Conn) error {
+	tc := tls.Client(measure.CountConn(conn, c.wire), c.tls)
+	if c.timeout > 0 {
+		c.deadline = time.Now().Add(c.timeout)
+		conn.SetDeadline(c.deadline)
+	}
+	if err := tc.HandshakeContext(ctx); err != nil {
+		conn.Close()
+		return err
+	}
+	c.conn, c.fr, c.tr = tc, nil, &gotReader{r: tc}
+	if c.br == nil {
+		c.br = bufio.NewReaderSize(c.tr, 32<<10)
+	} else {
+		c.br.Reset(c.tr)
+	}
+	c.stopWake = context.AfterFunc(ctx, func() { conn.SetDeadline(wake) })
+	return nil
+}
+
+// got is how many bytes arrived since resetGot.
+func (c *h1Conn) got() int {
+	switch {
+	case c.fr != nil:
+		return c.fr.got
+	case c.tr != nil:
+		return c.tr.got
+	}
+	return 0
+}
+
+func (c *h1Conn) resetGot() {
+	if c.fr != nil {
+		c.fr.got = 0
+	}
+	if c.tr != nil {
+		c.tr.got = 0
+	}
+}
+
+// gotReader counts the bytes read through it.
+type gotReader struct {
+	r   io.Reader
+	got int
+}
+
+func (g *gotReader) Read(p []byte) (int, error) {
+	n, err := g.r.Read(p)
+	g.got += n
+	return n, err
 }

@@ -67,7 +67,7 @@ type h1Loop struct {
 
 // loopable reports whether raw mode can run on event loops.
 func (r *Raw) loopable() bool {
-	return r.h2 == nil && r.o.Client == ClientLean
+	return r.h2 == nil && r.tls == nil && r.o.Client == ClientLean
 }
 
 // runLoops runs the closed-loop raw scenario on GOMAXPROCS loops sharing

@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"context"
+	"io"
+	"log"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -221,5 +223,30 @@ func TestLoadFlags(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestLoadHTTPS: a self-signed HTTPS server is loaded with -k (h2 picked
+// by ALPN unless --transport says otherwise) and refused without it.
+func TestLoadHTTPS(t *testing.T) {
+	t.Parallel()
+	ts := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("ok")) }))
+	ts.EnableHTTP2 = true
+	ts.Config.ErrorLog = log.New(io.Discard, "", 0)
+	ts.StartTLS()
+	t.Cleanup(ts.Close)
+	for _, tc := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"-k", "-n", "30"}, 0, "requests      30 "},
+		{[]string{"--insecure", "--transport", "http1", "-c2", "-n30"}, 0, "requests      30 "},
+		{[]string{"-n", "5"}, 1, "certificate"},
+	} {
+		code, out, errOut := runLoadCLI(t, append(append([]string{"load", "-q"}, tc.args...), ts.URL+"/")...)
+		if code != tc.code || !strings.Contains(out+errOut, tc.want) {
+			t.Errorf("%v: exit %d (want %d), want %q in\n%s%s", tc.args, code, tc.code, tc.want, out, errOut)
+		}
 	}
 }
