@@ -56,8 +56,7 @@ type h1Loop struct {
 	conns    []loopConn
 	epfd     int
 	rbuf     []byte
-	sa       unix.Sockaddr
-	family   int
+	sa       *rawSockaddr
 	issue    context.Context
 	issueEnd time.Time // zero: no time bound
 	issuing  bool
@@ -75,7 +74,7 @@ func (r *Raw) loopable() bool {
 func (r *runner) runLoops(issue, hard context.Context, raw *Raw) {
 	loops := min(runtime.GOMAXPROCS(0), r.o.Concurrency)
 	// Resolve once, as wrk does: a loop connects with connect(2) itself.
-	sa, family, err := resolveSockaddr(issue, raw.addr)
+	sa, err := resolveSockaddr(issue, raw.addr)
 	if err != nil {
 		for range r.o.Concurrency {
 			r.stats[0].record(&Outcome{Fail: failReason(err)}, 0, 0, 0, false)
@@ -90,7 +89,7 @@ func (r *runner) runLoops(issue, hard context.Context, raw *Raw) {
 	for i := range loops {
 		n := int(Segment{I: i + 1, N: loops}.share(int64(r.o.Concurrency)))
 		l := &h1Loop{r: r, raw: raw, st: r.stats[i], wire: &r.wire[i], conns: make([]loopConn, n),
-			rbuf: make([]byte, 64<<10), sa: sa, family: family, issue: issue, issueEnd: issueEnd,
+			rbuf: make([]byte, 64<<10), sa: newRawSockaddr(sa), issue: issue, issueEnd: issueEnd,
 			keep: raw.o.ExpectBodyContains != "", noBody: raw.o.Method == "HEAD"}
 		go func() {
 			defer func() { done <- struct{}{} }()
@@ -102,24 +101,24 @@ func (r *runner) runLoops(issue, hard context.Context, raw *Raw) {
 	}
 }
 
-func resolveSockaddr(ctx context.Context, addr string) (unix.Sockaddr, int, error) {
+func resolveSockaddr(ctx context.Context, addr string) (unix.Sockaddr, error) {
 	host, port, err := net.SplitHostPort(addr)
 	if err != nil {
-		return nil, 0, err
+		return nil, err
 	}
 	ap, err := net.DefaultResolver.LookupNetIP(ctx, "ip", host)
 	if err != nil {
-		return nil, 0, err
+		return nil, err
 	}
 	pn, err := net.DefaultResolver.LookupPort(ctx, "tcp", port)
 	if err != nil {
-		return nil, 0, err
+		return nil, err
 	}
 	ip := ap[0].Unmap()
 	if ip.Is4() {
-		return &unix.SockaddrInet4{Port: pn, Addr: ip.As4()}, unix.AF_INET, nil
+		return &unix.SockaddrInet4{Port: pn, Addr: ip.As4()}, nil
 	}
-	return &unix.SockaddrInet6{Port: pn, Addr: ip.As16()}, unix.AF_INET6, nil
+	return &unix.SockaddrInet6{Port: pn, Addr: ip.As16()}, nil
 }
 
 func (l *h1Loop) run(hard context.Context) {
@@ -262,9 +261,7 @@ func (l *h1Loop) start(i int) bool {
 			l.fail(i, err)
 			return false
 		}
-	}
-	if c.connecting {
-		return true
+		return true // written by connect, or by connected/flush on EPOLLOUT
 	}
 	if err := l.flush(i); err != nil {
 		return l.broken(i, err)
@@ -273,27 +270,37 @@ func (l *h1Loop) start(i int) bool {
 }
 
 // connect starts a non-blocking connect(2): one slow SYN must not stall
-// the loop's other connections. Completion arrives as EPOLLOUT.
+// the loop's other connections. On loopback the handshake is usually
+// done when connect returns, so the request is written at once and the
+// socket registered for EPOLLIN only; otherwise (EAGAIN: still in
+// SYN_SENT) completion arrives as EPOLLOUT and connected writes it.
 func (l *h1Loop) connect(i int) error {
-	fd, err := unix.Socket(l.family, unix.SOCK_STREAM|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, 0)
+	fd, err := socketNB(l.sa.family)
 	if err != nil {
 		return &wrappedErr{op: "socket", err: err}
 	}
-	// As Go's dialer and wrk: requests are written whole, no Nagle delay.
-	_ = unix.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_NODELAY, 1)
 	c := &l.conns[i]
 	c.fd, c.reused, c.connecting, c.wantOut = fd, false, false, false
-	switch err := unix.Connect(fd, l.sa); err {
-	case nil:
-	case unix.EINPROGRESS, unix.EINTR:
-		c.connecting, c.wantOut = true, true
+	switch err := connectNB(fd, l.sa); err {
+	case nil, unix.EINPROGRESS, unix.EINTR:
 	default:
 		l.closeConn(i)
 		return &wrappedErr{op: "connect", err: err}
 	}
+	// Try the request now; EAGAIN means the handshake is not done yet.
+	k, err := writeNB(fd, c.out)
+	if k > 0 {
+		l.wire.Out.Add(int64(k))
+		c.out = c.out[k:]
+	}
 	events := uint32(unix.EPOLLIN)
-	if c.wantOut {
+	switch {
+	case err == unix.EAGAIN || err == unix.EINTR || (err == nil && len(c.out) > 0):
+		c.connecting, c.wantOut = k <= 0, true
 		events |= unix.EPOLLOUT
+	case err != nil:
+		l.closeConn(i)
+		return &wrappedErr{op: "connect", err: err} // ECONNREFUSED, reported by the write
 	}
 	if err := l.watch(i, unix.EPOLL_CTL_ADD, events); err != nil {
 		l.closeConn(i)
@@ -461,7 +468,7 @@ func (l *h1Loop) fail(i int, err error) {
 // watch (re)registers connection i; its index travels in the event.
 func (l *h1Loop) watch(i, op int, events uint32) error {
 	ev := unix.EpollEvent{Events: events, Fd: int32(l.conns[i].fd), Pad: int32(i)}
-	if err := unix.EpollCtl(l.epfd, op, l.conns[i].fd, &ev); err != nil {
+	if err := epollCtlNB(l.epfd, op, l.conns[i].fd, &ev); err != nil {
 		return &wrappedErr{op: "epoll_ctl", err: err}
 	}
 	return nil
@@ -470,7 +477,7 @@ func (l *h1Loop) watch(i, op int, events uint32) error {
 func (l *h1Loop) closeConn(i int) {
 	c := &l.conns[i]
 	if c.fd >= 0 {
-		unix.Close(c.fd) // also leaves the epoll set
+		closeNB(c.fd) // also leaves the epoll set
 		c.fd = -1
 	}
 	c.out = nil
