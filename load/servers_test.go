@@ -3,13 +3,16 @@ package load
 import (
 	"bufio"
 	"context"
+	"errors"
 
 	"fmt"
 	"io"
 	"net"
+	"net/url"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -337,5 +340,42 @@ func TestPhantomFailuresAtEnd(t *testing.T) {
 				t.Errorf("measured window %v, want the 500ms of -d", res.Window)
 			}
 		})
+	}
+}
+
+// TestOpenLoopNeverAnswered: in open loop against a server that never
+// answers, the requests the schedule could not send (every -c slot held)
+// are reported, not silently dropped (issue 10).
+func TestOpenLoopNeverAnswered(t *testing.T) {
+	t.Parallel()
+	s := startRawServer(t, func(br *bufio.Reader, c net.Conn, _ *atomic.Int64) {
+		readRequest(br)
+		time.Sleep(time.Second) // never, within the run
+	})
+	res := runRaw(t, Options{Concurrency: 5, Rate: 200, Duration: 500 * time.Millisecond,
+		GracefulStop: 100 * time.Millisecond, Timeout: 5 * time.Second}, RawOptions{URL: s.URL})
+	found := false
+	for _, w := range res.Warnings {
+		found = found || strings.Contains(w, "achieved") && strings.Contains(w, "never sent")
+	}
+	if !found {
+		t.Errorf("no 'achieved … never sent' warning: %q", res.Warnings)
+	}
+}
+
+// TestFailReasonGrouping: reasons name the cause, not the stream, URL or
+// port, so an h2c run's failures group into a few lines.
+func TestFailReasonGrouping(t *testing.T) {
+	t.Parallel()
+	for in, want := range map[error]string{
+		errors.New("stream error: stream ID 7; INTERNAL_ERROR; received from peer"):     "stream error: INTERNAL_ERROR; received from peer",
+		errors.New("stream error: stream ID 12345; INTERNAL_ERROR; received from peer"): "stream error: INTERNAL_ERROR; received from peer",
+		&url.Error{Op: "Get", URL: "http://127.0.0.1:1/", Err: io.EOF}:                  "closed before response",
+		&url.Error{Op: "Get", URL: "http://127.0.0.1:1/", Err: syscall.ECONNREFUSED}:    "connection refused",
+		fmt.Errorf("read: %w", syscall.ECONNRESET):                                      "connection reset",
+	} {
+		if got := failReason(in); got != want {
+			t.Errorf("failReason(%v) = %q, want %q", in, got, want)
+		}
 	}
 }

@@ -35,7 +35,7 @@ func WriteSummary(w io.Writer, r *Result) error {
 	}
 	span := fmt.Sprintf("%v", r.Elapsed().Round(time.Millisecond))
 	if m := r.Measured(); m < r.Elapsed()-time.Millisecond {
-		span = fmt.Sprintf("rates over the %v requests were issued (%v with the graceful stop)",
+		span = fmt.Sprintf("rates over the %v window of -d (%v with the graceful stop)",
 			m.Round(time.Millisecond), r.Elapsed().Round(time.Millisecond))
 	}
 	ew.printf("wirebench load: %s (%s%s), %s\n\n", r.Scenario, loop, seg, span)
