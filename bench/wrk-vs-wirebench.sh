@@ -22,6 +22,12 @@
 #   4 s × 3 rounds,  10 conns: wrk 16.59  wirebench 16.21  ratio 0.98
 #   4 s × 3 rounds, 200 conns: wrk 13.54  wirebench 12.62  ratio 0.93
 #  --client std (net/http Transport, goroutine per VU): ratio 1.84-2.32.
+# Keep-alive and connection-per-request (MODES default), after the
+# close-handling fixes, load average ~7 from other work on the box:
+#   bench/wrk-vs-wirebench.sh 5 50 4
+#     keepalive: wrk 12.95  wirebench 11.90  ratio 0.92
+#     close:     wrk 57.31  wirebench 52.19  ratio 0.91
+#   bench/wrk-vs-wirebench.sh 3 50 3: keepalive 1.02, close 0.91
 # Single rounds vary ±20% with the machine's load, so read the ratio of
 # means over several rounds, never one round.
 set -euo pipefail
