@@ -64,7 +64,7 @@ func newH2Pool(conns int, timeout time.Duration, tlsCfg *tls.Config) *h2Pool {
 			Transport: &http.Transport{
 				Protocols:              &protos,
 				DialContext:            measure.CountingDialer(d.DialContext, &p.bytes),
-				TLSClientConfig:        tlsCfg,
+				TLSClientConfig:        tlsCfg.Clone(), // net/http edits it (NextProtos): one each
 				DisableCompression:     true,
 				MaxResponseHeaderBytes: maxHead,
 				// One connection per transport; HTTP/2 multiplexes the VUs on it.

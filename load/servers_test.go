@@ -262,7 +262,7 @@ func closedPort(t *testing.T) string {
 // server. It returns the URL.
 func stalledListener(t *testing.T) string {
 	fd, addr := backlog0(t)
-	_ = fd
+	t.Cleanup(func() { unix.Close(fd) })
 	for range 2 { // fill the queue; the second attempt may already stall
 		if c, err := net.DialTimeout("tcp", addr, 200*time.Millisecond); err == nil {
 			t.Cleanup(func() { c.Close() })
@@ -273,12 +273,12 @@ func stalledListener(t *testing.T) string {
 
 // backlog0 listens on 127.0.0.1 with a backlog of 0: one connection
 // waiting to be accepted fills the queue, and later SYNs are dropped.
+// The caller owns (closes) the socket.
 func backlog0(t *testing.T) (int, string) {
 	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { unix.Close(fd) })
 	if err := unix.Bind(fd, &unix.SockaddrInet4{Addr: [4]byte{127, 0, 0, 1}}); err != nil {
 		t.Fatal(err)
 	}
