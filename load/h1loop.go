@@ -32,6 +32,13 @@ import (
 // interrupts the wait (EINTR) so the GC can stop the loop. Raw mode in closed
 // loop uses it (see Raw.loopable); every other case runs one goroutine
 // per VU, which is simpler and lets a VU block in any client library.
+//
+// Because the loop holds its P, nothing in it may block: it connects with
+// a non-blocking connect(2) of its own (a slow SYN waits in epoll, not in
+// Go's dialer, which used to stall every connection of the loop), parses
+// responses as they arrive (h1Stream), and ends issuing on the clock, not
+// only when the run's context says so (its timer can fire late while the
+// loops hold the Ps).
 
 // loopConn is one connection of a loop and the request on it.
 type loopConn struct {
