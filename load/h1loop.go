@@ -121,7 +121,15 @@ func resolveSockaddr(ctx context.Context, addr string) (unix.Sockaddr, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The loop has no Happy Eyeballs fallback: prefer IPv4, which a
+	// server on "localhost" most often listens on.
 	ip := ap[0].Unmap()
+	for _, a := range ap {
+		if a.Unmap().Is4() {
+			ip = a.Unmap()
+			break
+		}
+	}
 	if ip.Is4() {
 		return &unix.SockaddrInet4{Port: pn, Addr: ip.As4()}, nil
 	}

@@ -426,3 +426,21 @@ func TestFailReasonGrouping(t *testing.T) {
 		}
 	}
 }
+
+// TestLocalhost: a URL naming localhost reaches a server on 127.0.0.1 in
+// every engine (the event loop resolves once and connects itself).
+func TestLocalhost(t *testing.T) {
+	t.Parallel()
+	for _, e := range engines {
+		t.Run(e.name, func(t *testing.T) {
+			t.Parallel()
+			s := startRawServer(t, respond("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok", 0, 0))
+			ro := e.ro
+			ro.URL = strings.Replace(s.URL, "127.0.0.1", "localhost", 1)
+			res := runRaw(t, Options{Concurrency: 2, Requests: 20, EventLoop: e.loop, Rate: e.rate, Timeout: 5 * time.Second}, ro)
+			if res.Failed != 0 {
+				t.Errorf("failures %v", res.Failures)
+			}
+		})
+	}
+}
