@@ -7,6 +7,10 @@
 #
 # usage: bench/wrk-vs-wirebench.sh [seconds=10] [connections=50] [rounds=3] [extra wirebench clients...]
 #   e.g. bench/wrk-vs-wirebench.sh 10 50 3 std   also measures --client std (net/http)
+# MODES="keepalive close" (the default) measures keep-alive connections and
+# connection-per-request runs (wrk -H 'Connection: close', wirebench
+# --no-keepalive: both send that header, the server closes, the client
+# reconnects for every request).
 # needs: wrk (apt-get install -y wrk), taskset, /usr/bin/time; 2 CPUs or more.
 #
 # Measured on the 2-CPU development machine while other builds ran
@@ -18,6 +22,12 @@
 #   4 s × 3 rounds,  10 conns: wrk 16.59  wirebench 16.21  ratio 0.98
 #   4 s × 3 rounds, 200 conns: wrk 13.54  wirebench 12.62  ratio 0.93
 #  --client std (net/http Transport, goroutine per VU): ratio 1.84-2.32.
+# Keep-alive and connection-per-request (MODES default), after the
+# close-handling fixes, load average ~7 from other work on the box:
+#   bench/wrk-vs-wirebench.sh 5 50 4
+#     keepalive: wrk 12.95  wirebench 11.90  ratio 0.92
+#     close:     wrk 57.31  wirebench 52.19  ratio 0.91
+#   bench/wrk-vs-wirebench.sh 3 50 3: keepalive 1.02, close 0.91
 # Single rounds vary ±20% with the machine's load, so read the ratio of
 # means over several rounds, never one round.
 set -euo pipefail
@@ -39,33 +49,40 @@ taskset -c "$server_cpu" "$tmp/target" > "$tmp/addr" &
 srv=$!
 for _ in $(seq 50); do grep -q listening "$tmp/addr" && break; sleep 0.1; done
 url="http://$(awk '/listening/{print $2}' "$tmp/addr")/"
-echo "target $url on CPU $server_cpu; clients on CPU $client_cpu; ${secs}s, $conns connections, $rounds rounds"
+modes=(${MODES:-keepalive close})
+echo "target $url on CPU $server_cpu; clients on CPU $client_cpu; ${secs}s, $conns connections, $rounds rounds, modes: ${modes[*]}"
 
 # cpu_us_per_req TIMEFILE REQUESTS
 per_req() { awk -v n="$2" '{printf "%.2f", ($1+$2)*1e6/n}' "$1"; }
 
-printf '%-6s %-14s %12s %10s %12s\n' round client requests req/s cpu_us/req
+printf '%-10s %-6s %-14s %12s %10s %12s\n' mode round client requests req/s cpu_us/req
 declare -A sum
 for r in $(seq "$rounds"); do
-  /usr/bin/time -f '%U %S' -o "$tmp/t" taskset -c "$client_cpu" \
-    wrk -t1 -c"$conns" -d"${secs}s" "$url" > "$tmp/out"
-  n=$(awk '/requests in/{print $1}' "$tmp/out")
-  us=$(per_req "$tmp/t" "$n")
-  sum[wrk]=$(awk -v a="${sum[wrk]:-0}" -v b="$us" 'BEGIN{print a+b}')
-  printf '%-6s %-14s %12s %10.0f %12s\n' "$r" wrk "$n" "$(echo "$n $secs" | awk '{print $1/$2}')" "$us"
-  for c in "${clients[@]}"; do
+  for mode in "${modes[@]}"; do
+    wrkopt=() wbopt=()
+    if [ "$mode" = close ]; then wrkopt=(-H "Connection: close"); wbopt=(--no-keepalive); fi
     /usr/bin/time -f '%U %S' -o "$tmp/t" taskset -c "$client_cpu" \
-      "$tmp/wirebench" load -q --client "$c" -c "$conns" -d "${secs}s" --out "$tmp/res.json" "$url" > "$tmp/out"
-    n=$(awk '$1=="requests"{print $2; exit}' "$tmp/out")
+      wrk -t1 -c"$conns" -d"${secs}s" "${wrkopt[@]}" "$url" > "$tmp/out"
+    n=$(awk '/requests in/{print $1}' "$tmp/out")
     us=$(per_req "$tmp/t" "$n")
-    sum[$c]=$(awk -v a="${sum[$c]:-0}" -v b="$us" 'BEGIN{print a+b}')
-    printf '%-6s %-14s %12s %10.0f %12s\n' "$r" "wirebench-$c" "$n" "$(echo "$n $secs" | awk '{print $1/$2}')" "$us"
+    sum[$mode/wrk]=$(awk -v a="${sum[$mode/wrk]:-0}" -v b="$us" 'BEGIN{print a+b}')
+    printf '%-10s %-6s %-14s %12s %10.0f %12s\n' "$mode" "$r" wrk "$n" "$(echo "$n $secs" | awk '{print $1/$2}')" "$us"
+    for c in "${clients[@]}"; do
+      /usr/bin/time -f '%U %S' -o "$tmp/t" taskset -c "$client_cpu" \
+        "$tmp/wirebench" load -q --client "$c" -c "$conns" -d "${secs}s" "${wbopt[@]}" --out "$tmp/res.json" "$url" > "$tmp/out"
+      n=$(awk '$1=="requests"{print $2; exit}' "$tmp/out")
+      us=$(per_req "$tmp/t" "$n")
+      sum[$mode/$c]=$(awk -v a="${sum[$mode/$c]:-0}" -v b="$us" 'BEGIN{print a+b}')
+      printf '%-10s %-6s %-14s %12s %10.0f %12s\n' "$mode" "$r" "wirebench-$c" "$n" "$(echo "$n $secs" | awk '{print $1/$2}')" "$us"
+    done
   done
 done
 echo
-w=$(awk -v s="${sum[wrk]}" -v n="$rounds" 'BEGIN{print s/n}')
-printf 'mean cpu_us/req: wrk %.2f\n' "$w"
-for c in "${clients[@]}"; do
-  m=$(awk -v s="${sum[$c]}" -v n="$rounds" 'BEGIN{print s/n}')
-  printf 'mean cpu_us/req: wirebench-%s %.2f   ratio wirebench/wrk %.2f\n' "$c" "$m" "$(awk -v a="$m" -v b="$w" 'BEGIN{print a/b}')"
+for mode in "${modes[@]}"; do
+  w=$(awk -v s="${sum[$mode/wrk]}" -v n="$rounds" 'BEGIN{print s/n}')
+  printf '%-10s mean cpu_us/req: wrk %.2f\n' "$mode" "$w"
+  for c in "${clients[@]}"; do
+    m=$(awk -v s="${sum[$mode/$c]}" -v n="$rounds" 'BEGIN{print s/n}')
+    printf '%-10s mean cpu_us/req: wirebench-%s %.2f   ratio wirebench/wrk %.2f\n' "$mode" "$c" "$m" "$(awk -v a="$m" -v b="$w" 'BEGIN{print a/b}')"
+  done
 done

@@ -3,6 +3,7 @@ package load
 import (
 	"bytes"
 	"context"
+	"io"
 	"net/http"
 	"strconv"
 
@@ -98,7 +99,8 @@ func (c *restClient) decompress(b []byte) ([]byte, bool) {
 		return nil, false
 	}
 	c.plain.Reset()
-	if _, err := c.plain.ReadFrom(c.gzip); err != nil {
+	// A gzip bomb is refused at maxBody decoded bytes, as a raw body is.
+	if n, err := c.plain.ReadFrom(io.LimitReader(c.gzip, maxBody+1)); err != nil || n > maxBody {
 		return nil, false
 	}
 	return c.plain.Bytes(), true

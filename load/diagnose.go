@@ -25,10 +25,19 @@ func Diagnose(r *Result) []string {
 			w = append(w, fmt.Sprintf("schedule lag p99 %v: requests left late (client saturated or too few connections, -c %d); latency includes the wait",
 				p, r.Options.Concurrency))
 		}
-		if r.Options.Rate > 0 && len(r.Options.Stages) == 0 && r.Elapsed() > 0 {
-			if got := r.RPS(); got < rateShort*r.Options.Rate {
-				w = append(w, fmt.Sprintf("achieved %.0f req/s of the %.0f requested", got, r.Options.Rate))
-			}
+	}
+	if r.Options.open() && r.Options.Rate > 0 && len(r.Options.Stages) == 0 && r.Measured() > 0 {
+		// Requests sent, answered or not: a server that never answers
+		// holds all -c slots, and the schedule's later requests are never
+		// sent — say so rather than report a quiet short run.
+		sent := r.Requests + r.Interrupted
+		due := r.Options.Rate * r.Measured().Seconds()
+		if r.Options.Requests > 0 {
+			due = min(due, float64(r.Options.Requests))
+		}
+		if float64(sent) < rateShort*due {
+			w = append(w, fmt.Sprintf("achieved %.0f of %.0f req/s: sent %d of the %.0f requests due; the rest were never sent (all -c %d slots were in flight, or the client was too slow)",
+				float64(sent)/r.Measured().Seconds(), r.Options.Rate, sent, due, r.Options.Concurrency))
 		}
 	}
 	if r.Interrupted > 0 {

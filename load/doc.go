@@ -28,6 +28,9 @@ var (
 	ErrOptions = errors.New("load: invalid options")
 	// ErrMalformed reports a response the HTTP/1.1 parser cannot read.
 	ErrMalformed = errors.New("load: malformed HTTP response")
+	// ErrTooLarge reports a response over the client's size limits
+	// (maxHead, maxBody).
+	ErrTooLarge = errors.New("load: response too large")
 	// ErrResult reports a result file that cannot be read or merged.
 	ErrResult = errors.New("load: bad result")
 	// ErrThreshold reports a threshold expression that cannot be parsed.

@@ -27,6 +27,7 @@ type fdReader struct {
 	rc   syscall.RawConn
 	n    *measure.Bytes
 	send []byte // request to write on the next Read
+	got  int    // bytes read since the owner last reset it
 
 	// state of the call in progress, kept here so that fn, bound once,
 	// allocates nothing per request
@@ -137,6 +138,7 @@ func (r *fdReader) Read(p []byte) (int, error) {
 		return 0, io.EOF
 	}
 	r.n.In.Add(int64(r.k))
+	r.got += r.k
 	return r.k, nil
 }
 

@@ -3,8 +3,9 @@ package load
 import (
 	"bufio"
 	"context"
+	"crypto/tls"
 	"errors"
-	"fmt"
+	"io"
 	"net"
 	"syscall"
 	"time"
@@ -25,14 +26,19 @@ type h1Conn struct {
 	wire      *measure.Bytes
 	timeout   time.Duration
 	keepAlive bool
+	tls       *tls.Config // https: HTTP/1.1 over TLS, read through crypto/tls
 
 	conn     net.Conn // counts written bytes
 	deadline time.Time
-	fr       *fdReader
+	fr       *fdReader  // plain TCP
+	tr       *gotReader // TLS
 	br       *bufio.Reader
 	stopWake func() bool
 	resp     h1Response
 	body     []byte
+	reused   bool // a response was read on this connection before
+	// wasReused: the exchange in progress went out on a reused connection
+	wasReused bool
 }
 
 func newH1Conn(addr string, wire *measure.Bytes, timeout time.Duration, keepAlive bool) *h1Conn {
@@ -49,12 +55,40 @@ var wake = time.Unix(1, 0)
 // roundTrip sends req and reads the response, redialling first if the
 // previous exchange closed the connection. The response is valid until
 // the next call.
+//
+// A request sent on a reused keep-alive connection that the server closed
+// before any byte of the response is sent again, once, on a new
+// connection (see h1Loop.broken for why); other failures are the
+// request's.
 func (c *h1Conn) roundTrip(ctx context.Context, req []byte, noBody, discard bool) (*h1Response, error) {
+	resp, err := c.try(ctx, req, noBody, discard)
+	if err != nil && c.retryable(err) {
+		resp, err = c.try(ctx, req, noBody, discard)
+	}
+	if err != nil && errors.Is(err, io.ErrUnexpectedEOF) {
+		if c.got() > 0 {
+			return nil, errClosedDuring
+		}
+		return nil, errClosedBefore
+	}
+	return resp, err
+}
+
+// retryable reports whether the failed exchange may be sent again: the
+// connection was reused and nothing of the response arrived.
+func (c *h1Conn) retryable(err error) bool {
+	return c.wasReused && c.got() == 0 && isClosedErr(err)
+}
+
+func (c *h1Conn) try(ctx context.Context, req []byte, noBody, discard bool) (*h1Response, error) {
+	c.wasReused = false
 	if c.conn == nil {
 		if err := c.connect(ctx); err != nil {
 			return nil, err
 		}
 	}
+	c.wasReused, c.reused = c.reused, false
+	c.resetGot()
 	if c.timeout > 0 {
 		// Re-arming the deadline moves two runtime timers; doing it only
 		// when less than 90% of the timeout is left saves that per request
@@ -68,7 +102,7 @@ func (c *h1Conn) roundTrip(ctx context.Context, req []byte, noBody, discard bool
 		c.close()
 		return nil, err
 	}
-	if c.br.Buffered() == 0 {
+	if c.fr != nil && c.br.Buffered() == 0 {
 		c.fr.sendWithNextRead(req) // written by the parser's first read
 	} else if _, err := c.conn.Write(req); err != nil { // the server sent more than asked: stay correct
 		c.close()
@@ -78,6 +112,8 @@ func (c *h1Conn) roundTrip(ctx context.Context, req []byte, noBody, discard bool
 	c.body, err = parseResponse(c.br, &c.resp, c.body, discard, noBody)
 	if err != nil || c.resp.Close || !c.keepAlive {
 		c.close()
+	} else {
+		c.reused = true
 	}
 	if err != nil {
 		return nil, err
@@ -89,6 +125,9 @@ func (c *h1Conn) connect(ctx context.Context) error {
 	conn, err := c.dialer.DialContext(ctx, "tcp", c.addr)
 	if err != nil {
 		return err
+	}
+	if c.tls != nil {
+		return c.handshake(ctx, conn)
 	}
 	sc, ok := conn.(syscall.Conn)
 	if !ok {
@@ -102,7 +141,7 @@ func (c *h1Conn) connect(ctx context.Context) error {
 	}
 	c.conn = measure.CountConn(conn, c.wire)
 	c.deadline = time.Time{}
-	c.fr = newFDReader(rc, c.wire)
+	c.fr, c.tr = newFDReader(rc, c.wire), nil
 	if c.br == nil {
 		c.br = bufio.NewReaderSize(c.fr, 32<<10)
 	} else {
@@ -124,29 +163,56 @@ func (c *h1Conn) close() {
 	c.conn = nil
 }
 
-// failReason maps an error to a low-cardinality reason: the kind of
-// failure without addresses or ports, so failures count by cause.
-func failReason(err error) string {
-	var ne net.Error
+// handshake runs TLS over conn, counted below TLS so that records count
+// as framing, and reads through crypto/tls instead of fdReader.
+func (c *h1Conn) handshake(ctx context.Context, conn net.Conn) error {
+	tc := tls.Client(measure.CountConn(conn, c.wire), c.tls)
+	if c.timeout > 0 {
+		c.deadline = time.Now().Add(c.timeout)
+		conn.SetDeadline(c.deadline)
+	}
+	if err := tc.HandshakeContext(ctx); err != nil {
+		conn.Close()
+		return err
+	}
+	c.conn, c.fr, c.tr = tc, nil, &gotReader{r: tc}
+	if c.br == nil {
+		c.br = bufio.NewReaderSize(c.tr, 32<<10)
+	} else {
+		c.br.Reset(c.tr)
+	}
+	c.stopWake = context.AfterFunc(ctx, func() { conn.SetDeadline(wake) })
+	return nil
+}
+
+// got is how many bytes arrived since resetGot.
+func (c *h1Conn) got() int {
 	switch {
-	case errors.Is(err, ErrMalformed):
-		return "malformed response"
-	case errors.As(err, &ne) && ne.Timeout():
-		return "timeout"
-	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
-		return "canceled"
+	case c.fr != nil:
+		return c.fr.got
+	case c.tr != nil:
+		return c.tr.got
 	}
-	var oe *net.OpError
-	if errors.As(err, &oe) {
-		inner := oe.Err
-		for {
-			u := errors.Unwrap(inner)
-			if u == nil {
-				break
-			}
-			inner = u
-		}
-		return fmt.Sprintf("%s: %v", oe.Op, inner)
+	return 0
+}
+
+func (c *h1Conn) resetGot() {
+	if c.fr != nil {
+		c.fr.got = 0
 	}
-	return err.Error()
+	if c.tr != nil {
+		c.tr.got = 0
+	}
+}
+
+// gotReader counts the bytes read through it.
+type gotReader struct {
+	r   io.Reader
+	got int
+}
+
+func (g *gotReader) Read(p []byte) (int, error) {
+	n, err := g.r.Read(p)
+	g.got += n
+	return n, err
 }

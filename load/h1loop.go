@@ -1,8 +1,6 @@
 package load
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"errors"
 	"io"
@@ -34,49 +32,75 @@ import (
 // interrupts the wait (EINTR) so the GC can stop the loop. Raw mode in closed
 // loop uses it (see Raw.loopable); every other case runs one goroutine
 // per VU, which is simpler and lets a VU block in any client library.
+//
+// Because the loop holds its P, nothing in it may block: it connects with
+// a non-blocking connect(2) of its own (a slow SYN waits in epoll, not in
+// Go's dialer, which used to stall every connection of the loop), parses
+// responses as they arrive (h1Stream), and ends issuing on the clock, not
+// only when the run's context says so (its timer can fire late while the
+// loops hold the Ps).
 
-// loopConn is one connection of a loop.
+// loopConn is one connection of a loop and the request on it.
 type loopConn struct {
-	fd   int // -1 when not connected
-	sent time.Time
-	buf  []byte // bytes received, not yet parsed
-	out  []byte // request bytes not yet written (short write)
-	busy bool   // a request is in flight
+	fd         int // -1 when not connected
+	sent       time.Time
+	out        []byte // request bytes not yet written
+	s          h1Stream
+	busy       bool // a request is in flight
+	connecting bool // non-blocking connect in progress (waiting for EPOLLOUT)
+	wantOut    bool // registered for EPOLLOUT
+	reused     bool // a response was read on this connection before
+	rcvd       bool // a byte arrived for the request in flight
+	retried    bool // the request in flight was already retried once
 }
 
 // h1Loop drives conns for the runner.
 type h1Loop struct {
-	r     *runner
-	raw   *Raw
-	st    *workerStats
-	wire  *measure.Bytes
-	conns []loopConn
-	epfd  int
-	rbuf  []byte
-	br    *bufio.Reader
-	rd    bytes.Reader
-	resp  h1Response
-	body  []byte
+	r        *runner
+	raw      *Raw
+	st       *workerStats
+	wire     *measure.Bytes
+	conns    []loopConn
+	epfd     int
+	rbuf     []byte
+	sa       *rawSockaddr
+	issue    context.Context
+	issueEnd time.Time // zero: no time bound
+	issuing  bool
+	keep     bool // keep bodies (to check them)
+	noBody   bool // HEAD
 }
 
 // loopable reports whether raw mode can run on event loops.
 func (r *Raw) loopable() bool {
-	return r.h2 == nil && r.o.Client == ClientLean
+	return r.h2 == nil && r.tls == nil && r.o.Client == ClientLean
 }
 
 // runLoops runs the closed-loop raw scenario on GOMAXPROCS loops sharing
 // the connections, as wrk shares them among its threads.
 func (r *runner) runLoops(issue, hard context.Context, raw *Raw) {
 	loops := min(runtime.GOMAXPROCS(0), r.o.Concurrency)
+	// Resolve once, as wrk does: a loop connects with connect(2) itself.
+	sa, err := resolveSockaddr(issue, raw.addr)
+	if err != nil {
+		for range r.o.Concurrency {
+			r.stats[0].record(&Outcome{Fail: failReason(err)}, 0, 0, 0, false)
+		}
+		return
+	}
+	var issueEnd time.Time
+	if r.o.Duration > 0 {
+		issueEnd = r.start.Add(r.o.Duration)
+	}
 	done := make(chan struct{}, loops)
 	for i := range loops {
 		n := int(Segment{I: i + 1, N: loops}.share(int64(r.o.Concurrency)))
 		l := &h1Loop{r: r, raw: raw, st: r.stats[i], wire: &r.wire[i], conns: make([]loopConn, n),
-			rbuf: make([]byte, 64<<10)}
-		l.br = bufio.NewReaderSize(&l.rd, 64<<10)
+			rbuf: make([]byte, 64<<10), sa: newRawSockaddr(sa), issue: issue, issueEnd: issueEnd,
+			keep: raw.o.ExpectBodyContains != "", noBody: raw.o.Method == "HEAD"}
 		go func() {
 			defer func() { done <- struct{}{} }()
-			l.run(issue, hard)
+			l.run(hard)
 		}()
 	}
 	for range loops {
@@ -84,7 +108,35 @@ func (r *runner) runLoops(issue, hard context.Context, raw *Raw) {
 	}
 }
 
-func (l *h1Loop) run(issue, hard context.Context) {
+func resolveSockaddr(ctx context.Context, addr string) (unix.Sockaddr, error) {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return nil, err
+	}
+	ap, err := net.DefaultResolver.LookupNetIP(ctx, "ip", host)
+	if err != nil {
+		return nil, err
+	}
+	pn, err := net.DefaultResolver.LookupPort(ctx, "tcp", port)
+	if err != nil {
+		return nil, err
+	}
+	// The loop has no Happy Eyeballs fallback: prefer IPv4, which a
+	// server on "localhost" most often listens on.
+	ip := ap[0].Unmap()
+	for _, a := range ap {
+		if a.Unmap().Is4() {
+			ip = a.Unmap()
+			break
+		}
+	}
+	if ip.Is4() {
+		return &unix.SockaddrInet4{Port: pn, Addr: ip.As4()}, nil
+	}
+	return &unix.SockaddrInet6{Port: pn, Addr: ip.As16()}, nil
+}
+
+func (l *h1Loop) run(hard context.Context) {
 	var err error
 	if l.epfd, err = unix.EpollCreate1(unix.EPOLL_CLOEXEC); err == nil {
 		err = unix.SetNonblock(l.epfd, true)
@@ -102,19 +154,16 @@ func (l *h1Loop) run(issue, hard context.Context) {
 			l.closeConn(i)
 		}
 	}()
-	issuing := true
+	l.issuing = true
 	for i := range l.conns {
-		if !l.send(issue, i) {
-			issuing = false
+		if !l.send(i) {
+			l.issuing = false
 			break
 		}
 	}
 	events := make([]unix.EpollEvent, len(l.conns))
 	lastScan := time.Now()
 	for {
-		if issuing && issue.Err() != nil {
-			issuing = false
-		}
 		if hard.Err() != nil {
 			for i := range l.conns {
 				if l.conns[i].busy {
@@ -123,7 +172,10 @@ func (l *h1Loop) run(issue, hard context.Context) {
 			}
 			return
 		}
-		if !issuing && l.inFlight() == 0 {
+		if l.issuing && !l.mayIssue() {
+			l.issuing = false
+		}
+		if !l.issuing && l.inFlight() == 0 {
 			return
 		}
 		n, err := epollWaitNB(l.epfd, events, loopWait)
@@ -132,21 +184,48 @@ func (l *h1Loop) run(issue, hard context.Context) {
 			return
 		}
 		for _, ev := range events[:max(n, 0)] {
-			i := int(ev.Pad) // connection index, stored at registration
-			if ev.Events&unix.EPOLLOUT != 0 {
-				l.flush(i)
-			}
-			if ev.Events&(unix.EPOLLIN|unix.EPOLLERR|unix.EPOLLHUP) != 0 {
-				if l.receive(i) && issuing && !l.send(issue, i) {
-					issuing = false
-				}
+			if l.event(int(ev.Pad), ev.Events) {
+				l.next(int(ev.Pad))
 			}
 		}
 		if now := time.Now(); now.Sub(lastScan) > 50*time.Millisecond {
 			lastScan = now
-			l.expire(issue, now, &issuing)
+			l.expire(now)
 		}
 	}
+}
+
+// event handles readiness on connection i (its index travels in the
+// event); true when the connection is free for the next request.
+func (l *h1Loop) event(i int, ev uint32) bool {
+	c := &l.conns[i]
+	if c.fd < 0 {
+		return false
+	}
+	if c.connecting {
+		if ev&(unix.EPOLLOUT|unix.EPOLLERR|unix.EPOLLHUP) != 0 {
+			return l.connected(i)
+		}
+		return false
+	}
+	if ev&unix.EPOLLOUT != 0 && len(c.out) > 0 {
+		if err := l.flush(i); err != nil {
+			return !l.broken(i, err)
+		}
+	}
+	if ev&(unix.EPOLLIN|unix.EPOLLERR|unix.EPOLLHUP) != 0 {
+		return l.receive(i)
+	}
+	return false
+}
+
+// mayIssue reports whether new requests may start: the issue context is
+// live and its deadline has not passed. The deadline is checked on the
+// clock, not only through the context, whose timer may fire late while
+// the loops hold the Ps: requests started in that gap used to fail at
+// once in the dialer ("i/o timeout") and were counted as failures.
+func (l *h1Loop) mayIssue() bool {
+	return l.issue.Err() == nil && (l.issueEnd.IsZero() || time.Now().Before(l.issueEnd))
 }
 
 func (l *h1Loop) inFlight() int {
@@ -159,36 +238,115 @@ func (l *h1Loop) inFlight() int {
 	return n
 }
 
-// send claims a request and writes it on connection i, dialling first if
-// needed. A failed dial is a failed request; false means the run is over.
-func (l *h1Loop) send(issue context.Context, i int) bool {
+// next sends the next request on free connection i while issuing.
+func (l *h1Loop) next(i int) {
+	if l.issuing && !l.send(i) {
+		l.issuing = false
+	}
+}
+
+// send claims a request and starts it on connection i. A request that
+// fails at once (a refused connect) is recorded and the next one claimed;
+// false means the run is over.
+func (l *h1Loop) send(i int) bool {
 	for {
-		if issue.Err() != nil {
+		if !l.mayIssue() {
 			return false
 		}
 		if _, ok := l.r.claim(); !ok {
 			return false
 		}
 		c := &l.conns[i]
-		c.sent = time.Now()
-		if c.fd < 0 {
-			if err := l.dial(issue, i); err != nil {
-				if issue.Err() != nil {
-					return false
-				}
-				l.fail(c, err)
-				continue
-			}
+		c.sent, c.retried = time.Now(), false
+		if l.start(i) {
+			return true
 		}
-		c.busy, c.buf = true, c.buf[:0]
-		c.out = l.raw.wire
-		l.flush(i)
-		return true
 	}
 }
 
-// flush writes what is left of connection i's request.
-func (l *h1Loop) flush(i int) {
+// start puts connection i's request on the wire, connecting first if
+// needed; false if it failed at once (recorded).
+func (l *h1Loop) start(i int) bool {
+	c := &l.conns[i]
+	c.busy, c.rcvd = true, false
+	c.s.reset(l.keep, l.noBody)
+	c.out = l.raw.wire
+	if c.fd < 0 {
+		if err := l.connect(i); err != nil {
+			l.fail(i, err)
+			return false
+		}
+		return true // written by connect, or by connected/flush on EPOLLOUT
+	}
+	if err := l.flush(i); err != nil {
+		return l.broken(i, err)
+	}
+	return true
+}
+
+// connect starts a non-blocking connect(2): one slow SYN must not stall
+// the loop's other connections. On loopback the handshake is usually
+// done when connect returns, so the request is written at once and the
+// socket registered for EPOLLIN only; otherwise (EAGAIN: still in
+// SYN_SENT) completion arrives as EPOLLOUT and connected writes it.
+func (l *h1Loop) connect(i int) error {
+	fd, err := socketNB(l.sa.family)
+	if err != nil {
+		return &wrappedErr{op: "socket", err: err}
+	}
+	c := &l.conns[i]
+	c.fd, c.reused, c.connecting, c.wantOut = fd, false, false, false
+	switch err := connectNB(fd, l.sa); err {
+	case nil, unix.EINPROGRESS, unix.EINTR:
+	default:
+		l.closeConn(i)
+		return &wrappedErr{op: "connect", err: err}
+	}
+	// Try the request now; EAGAIN means the handshake is not done yet.
+	k, err := writeNB(fd, c.out)
+	if k > 0 {
+		l.wire.Out.Add(int64(k))
+		c.out = c.out[k:]
+	}
+	events := uint32(unix.EPOLLIN)
+	switch {
+	case err == unix.EAGAIN || err == unix.EINTR || (err == nil && len(c.out) > 0):
+		c.connecting, c.wantOut = k <= 0, true
+		events |= unix.EPOLLOUT
+	case err != nil:
+		l.closeConn(i)
+		return &wrappedErr{op: "connect", err: err} // ECONNREFUSED, reported by the write
+	}
+	if err := l.watch(i, unix.EPOLL_CTL_ADD, events); err != nil {
+		l.closeConn(i)
+		return err
+	}
+	return nil
+}
+
+// connected finishes connection i's connect; true if it failed (the
+// request is recorded and the connection free).
+func (l *h1Loop) connected(i int) bool {
+	c := &l.conns[i]
+	soerr, err := unix.GetsockoptInt(c.fd, unix.SOL_SOCKET, unix.SO_ERROR)
+	if err == nil && soerr != 0 {
+		err = syscall.Errno(soerr)
+	}
+	if err != nil {
+		l.closeConn(i)
+		l.fail(i, &wrappedErr{op: "connect", err: err})
+		return true
+	}
+	c.connecting = false
+	if err := l.flush(i); err != nil {
+		return !l.broken(i, err)
+	}
+	return false
+}
+
+// flush writes what is left of connection i's request, watching EPOLLOUT
+// only while a write is short.
+func (l *h1Loop) flush(i int) error {
 	c := &l.conns[i]
 	for len(c.out) > 0 {
 		k, err := writeNB(c.fd, c.out)
@@ -200,18 +358,20 @@ func (l *h1Loop) flush(i int) {
 		case err == unix.EINTR:
 			continue
 		case err == unix.EAGAIN:
-			l.watch(i, unix.EPOLL_CTL_MOD, unix.EPOLLIN|unix.EPOLLOUT)
-			return
+			if !c.wantOut {
+				c.wantOut = true
+				return l.watch(i, unix.EPOLL_CTL_MOD, unix.EPOLLIN|unix.EPOLLOUT)
+			}
+			return nil
 		case err != nil:
-			c.out = nil
-			l.fail(c, &wrappedErr{op: "write", err: err})
-			l.closeConn(i)
-			return
+			return &wrappedErr{op: "write", err: err}
 		}
 	}
-	if c.out != nil {
-		c.out = nil
+	if c.wantOut {
+		c.wantOut = false
+		return l.watch(i, unix.EPOLL_CTL_MOD, unix.EPOLLIN)
 	}
+	return nil
 }
 
 // receive reads from connection i and, once a whole response is there,
@@ -227,52 +387,78 @@ func (l *h1Loop) receive(i int) bool {
 		return false
 	}
 	if err != nil {
-		l.fail(c, &wrappedErr{op: "read", err: err})
+		return !l.broken(i, &wrappedErr{op: "read", err: err})
+	}
+	var done bool
+	extra := false
+	if k == 0 {
+		if done, err = c.s.eof(); err != nil {
+			return !l.broken(i, err)
+		}
+	} else {
+		c.rcvd = true
+		l.wire.In.Add(int64(k))
+		var n int
+		n, done, err = c.s.feed(l.rbuf[:k])
+		extra = n < k
+	}
+	if err != nil {
 		l.closeConn(i)
+		l.fail(i, err)
 		return true
 	}
-	if k > 0 {
-		l.wire.In.Add(int64(k))
-		c.buf = append(c.buf, l.rbuf[:k]...)
-	}
-	// Parse what has arrived; io.ErrUnexpectedEOF means "not all yet".
-	l.rd.Reset(c.buf)
-	l.br.Reset(&l.rd)
-	discard := l.raw.o.ExpectBodyContains == ""
-	l.body, err = parseResponse(l.br, &l.resp, l.body, discard, l.raw.o.Method == "HEAD")
-	if k > 0 && (errors.Is(err, io.ErrUnexpectedEOF) || (err == nil && l.resp.ToEOF)) {
-		return false // not all there yet
+	if !done {
+		return false
 	}
 	t1 := time.Now()
-	var o Outcome
-	o.BodyOut = len(l.raw.o.Body)
-	if err != nil {
-		if k == 0 && len(c.buf) == 0 {
-			err = io.ErrUnexpectedEOF // closed before any byte of the response
-		}
-		o.Fail = failReason(err)
-	} else {
-		o.Status, o.BodyIn = l.resp.Status, l.resp.BodyLen
-		o.Fail = l.raw.check(l.resp.Status, l.resp.Body)
-	}
+	r := &c.s.resp
+	o := Outcome{BodyOut: len(l.raw.o.Body), Status: r.Status, BodyIn: r.BodyLen}
+	o.Fail = l.raw.check(r.Status, r.Body)
 	c.busy = false
 	l.st.record(&o, t1.Sub(c.sent), t1.Sub(c.sent), 0, false)
-	if err != nil || l.resp.Close || l.raw.o.NoKeepAlive || l.rd.Len()+l.br.Buffered() > 0 {
+	// More bytes than one response: the server is out of step; start clean.
+	if k == 0 || r.Close || l.raw.o.NoKeepAlive || extra {
 		l.closeConn(i)
+	} else {
+		c.reused = true
 	}
 	return true
 }
 
-// expire fails requests older than the timeout and frees their connections.
-func (l *h1Loop) expire(issue context.Context, now time.Time, issuing *bool) {
+// broken handles connection i failing under its request with err. A
+// request sent on a reused keep-alive connection that the server closed
+// before any byte of the response is sent again, once, on a new
+// connection: the server may close an idle connection at any time and
+// our request crossed its FIN (RFC 9112 §9.3.1; browsers and net/http do
+// the same for idempotent requests). Anything else is a failed request.
+// True if the request is in flight again.
+func (l *h1Loop) broken(i int, err error) bool {
+	c := &l.conns[i]
+	retry := c.reused && !c.rcvd && !c.retried && isClosedErr(err)
+	l.closeConn(i)
+	if retry {
+		c.retried = true
+		l.st.retried++
+		return l.start(i)
+	}
+	if errors.Is(err, io.ErrUnexpectedEOF) {
+		err = errClosedBefore
+		if c.rcvd {
+			err = errClosedDuring
+		}
+	}
+	l.fail(i, err)
+	return false
+}
+
+// expire fails requests (and connects) older than the timeout.
+func (l *h1Loop) expire(now time.Time) {
 	for i := range l.conns {
 		c := &l.conns[i]
 		if c.busy && now.Sub(c.sent) > l.raw.o.Timeout && l.raw.o.Timeout > 0 {
-			l.fail(c, errLoopTimeout)
 			l.closeConn(i)
-			if *issuing && !l.send(issue, i) {
-				*issuing = false
-			}
+			l.fail(i, errLoopTimeout)
+			l.next(i)
 		}
 	}
 }
@@ -285,52 +471,19 @@ func (*timeoutError) Error() string   { return "i/o timeout" }
 func (*timeoutError) Timeout() bool   { return true }
 func (*timeoutError) Temporary() bool { return true }
 
-// fail records a failed request on c.
-func (l *h1Loop) fail(c *loopConn, err error) {
+// fail records connection i's request as failed.
+func (l *h1Loop) fail(i int, err error) {
+	c := &l.conns[i]
 	c.busy = false
-	o := Outcome{Fail: failReason(err)}
+	o := Outcome{Fail: failReason(err), BodyOut: len(l.raw.o.Body)}
 	d := time.Since(c.sent)
 	l.st.record(&o, d, d, 0, false)
-}
-
-// dial connects with Go's dialer, then takes the socket away from Go's
-// netpoller (dup, close the original) into the loop's epoll set.
-func (l *h1Loop) dial(ctx context.Context, i int) error {
-	d := net.Dialer{Timeout: l.raw.o.Timeout}
-	conn, err := d.DialContext(ctx, "tcp", l.raw.addr)
-	if err != nil {
-		return err
-	}
-	defer conn.Close()
-	rc, err := conn.(syscall.Conn).SyscallConn()
-	if err != nil {
-		return err
-	}
-	fd := -1
-	var derr error
-	if err := rc.Control(func(s uintptr) { fd, derr = unix.Dup(int(s)) }); err != nil {
-		return err
-	}
-	if derr != nil {
-		return &wrappedErr{op: "dup", err: derr}
-	}
-	if err := unix.SetNonblock(fd, true); err != nil {
-		unix.Close(fd)
-		return &wrappedErr{op: "setnonblock", err: err}
-	}
-	l.conns[i].fd = fd
-	if err := l.watch(i, unix.EPOLL_CTL_ADD, unix.EPOLLIN); err != nil {
-		unix.Close(fd)
-		l.conns[i].fd = -1
-		return err
-	}
-	return nil
 }
 
 // watch (re)registers connection i; its index travels in the event.
 func (l *h1Loop) watch(i, op int, events uint32) error {
 	ev := unix.EpollEvent{Events: events, Fd: int32(l.conns[i].fd), Pad: int32(i)}
-	if err := unix.EpollCtl(l.epfd, op, l.conns[i].fd, &ev); err != nil {
+	if err := epollCtlNB(l.epfd, op, l.conns[i].fd, &ev); err != nil {
 		return &wrappedErr{op: "epoll_ctl", err: err}
 	}
 	return nil
@@ -339,8 +492,9 @@ func (l *h1Loop) watch(i, op int, events uint32) error {
 func (l *h1Loop) closeConn(i int) {
 	c := &l.conns[i]
 	if c.fd >= 0 {
-		unix.Close(c.fd) // also leaves the epoll set
+		closeNB(c.fd) // also leaves the epoll set
 		c.fd = -1
 	}
-	c.out, c.buf = nil, c.buf[:0]
+	c.out = nil
+	c.connecting, c.wantOut, c.reused = false, false, false
 }

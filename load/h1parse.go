@@ -7,8 +7,18 @@ import (
 	"io"
 )
 
-// maxBody bounds a response body the parser will buffer.
-const maxBody = 64 << 20
+// Response size limits (README: limits). A response over them fails
+// with ErrTooLarge, so no peer can make the client grow without bound.
+const (
+	// maxBody bounds a response body the client keeps in memory (to check
+	// or decode it); a discarded body is counted, not kept, and only the
+	// request timeout bounds it.
+	maxBody = 64 << 20
+	// maxHead bounds a response's status line and headers, 1xx heads
+	// included (Go's net/http allows 1 MiB by default; a server sending
+	// more is broken or hostile).
+	maxHead = 1 << 20
+)
 
 // h1Response is a parsed HTTP/1.1 response. Body and ContentType alias
 // buffers reused by the next parse.
@@ -35,78 +45,38 @@ type h1Response struct {
 // It is deliberately minimal — what a load client needs to stay in sync
 // with the server and check the response — and fuzzed (FuzzParseResponse).
 func parseResponse(br *bufio.Reader, r *h1Response, body []byte, discard, noBody bool) ([]byte, error) {
-	line, err := br.ReadSlice('\n')
-	if err != nil {
-		return body, readErr(err)
-	}
-	// "HTTP/1.1 200 OK\r\n"
-	if len(line) < 12 || !bytes.HasPrefix(line, []byte("HTTP/1.")) || line[8] != ' ' {
-		return body, fmt.Errorf("%w: status line %q", ErrMalformed, trim(line))
-	}
-	st := 0
-	for _, c := range line[9:12] {
-		if c < '0' || c > '9' {
-			return body, fmt.Errorf("%w: status code %q", ErrMalformed, line[9:12])
-		}
-		st = st*10 + int(c-'0')
-	}
-	if st < 100 {
-		return body, fmt.Errorf("%w: status code %d", ErrMalformed, st)
-	}
-	r.Status = st
-	r.Close = line[7] == '0' // HTTP/1.0 closes unless told otherwise
-	r.ContentType = r.ContentType[:0]
-	r.ContentEncoding = r.ContentEncoding[:0]
-	length, chunked := int64(-1), false
+	var h headState
 	for {
-		line, err = br.ReadSlice('\n')
+		line, err := br.ReadSlice('\n')
 		if err != nil {
 			return body, readErr(err)
 		}
-		line = trimCRLF(line)
-		if len(line) == 0 {
+		if err := h.line(r, line); err != nil {
+			return body, err
+		}
+		if !h.done {
+			continue
+		}
+		if !h.interim { // 1xx (103 Early Hints, 100 Continue): the final response follows
 			break
 		}
-		colon := bytes.IndexByte(line, ':')
-		if colon <= 0 {
-			return body, fmt.Errorf("%w: header %q", ErrMalformed, line)
-		}
-		name, val := line[:colon], bytes.TrimSpace(line[colon+1:])
-		switch {
-		case asciiEq(name, "content-length"):
-			n, ok := parseUint(val)
-			if !ok || (length >= 0 && n != length) {
-				return body, fmt.Errorf("%w: Content-Length %q", ErrMalformed, val)
-			}
-			length = n
-		case asciiEq(name, "transfer-encoding"):
-			chunked = asciiHasSuffixFold(val, "chunked")
-		case asciiEq(name, "connection"):
-			if asciiEq(val, "close") {
-				r.Close = true
-			} else if asciiEq(val, "keep-alive") {
-				r.Close = false
-			}
-		case asciiEq(name, "content-type"):
-			r.ContentType = append(r.ctBuf[:0], val...)
-		case asciiEq(name, "content-encoding"):
-			r.ContentEncoding = append(r.ceBuf[:0], val...)
-		}
+		h = headState{}
 	}
 	body = body[:0]
 	r.BodyLen, r.ToEOF = 0, false
-	if noBody || st == 204 || st == 304 || st/100 == 1 {
+	if h.bodiless(noBody) {
 		r.Body = body
 		return body, nil
 	}
+	var err error
 	switch {
-	case chunked:
+	case h.chunked:
 		body, err = readChunked(br, body, discard, &r.BodyLen)
-	case length >= 0:
-		if length > maxBody {
-			return body, fmt.Errorf("%w: body of %d bytes", ErrMalformed, length)
+	case h.length >= 0:
+		if h.length > maxBody && !discard {
+			return body, fmt.Errorf("%w: body of %d bytes", ErrTooLarge, h.length)
 		}
-		body, err = readN(br, body, int(length), discard, &r.BodyLen)
+		body, err = readN(br, body, h.length, discard, &r.BodyLen)
 	default: // until EOF
 		r.Close, r.ToEOF = true, true
 		body, err = readToEOF(br, body, discard, &r.BodyLen)
@@ -115,12 +85,102 @@ func parseResponse(br *bufio.Reader, r *h1Response, body []byte, discard, noBody
 	return body, err
 }
 
-func readN(br *bufio.Reader, body []byte, n int, discard bool, cnt *int) ([]byte, error) {
-	if discard {
-		k, err := br.Discard(n)
-		*cnt += k
-		return body, readErr(err)
+// headState parses a response head line by line; both parsers (pull:
+// parseResponse, push: h1Stream) feed it, so they agree on every header.
+type headState struct {
+	n       int   // lines seen
+	size    int   // bytes seen, bounded by maxHead
+	length  int64 // Content-Length, -1 when absent
+	status  int
+	chunked bool
+	done    bool // the empty line ended the head
+	interim bool // a 1xx other than 101: skip it, the final response follows
+}
+
+// bodiless reports whether the response has no body whatever its headers say.
+func (h *headState) bodiless(noBody bool) bool {
+	return noBody || h.status == 204 || h.status == 304 || h.status/100 == 1
+}
+
+// line takes one line of the head, with its line ending.
+func (h *headState) line(r *h1Response, line []byte) error {
+	if h.size += len(line); h.size > maxHead {
+		return fmt.Errorf("%w: response head over %d bytes", ErrTooLarge, maxHead)
 	}
+	h.n++
+	if h.n == 1 {
+		return h.statusLine(r, line)
+	}
+	line = trimCRLF(line)
+	if len(line) == 0 {
+		h.done = true
+		h.interim = h.status/100 == 1 && h.status != 101
+		return nil
+	}
+	colon := bytes.IndexByte(line, ':')
+	if colon <= 0 {
+		return fmt.Errorf("%w: header %q", ErrMalformed, trim(line))
+	}
+	name, val := line[:colon], bytes.TrimSpace(line[colon+1:])
+	switch {
+	case asciiEq(name, "content-length"):
+		n, ok := parseUint(val)
+		if !ok || (h.length >= 0 && n != h.length) {
+			return fmt.Errorf("%w: Content-Length %q", ErrMalformed, trim(val))
+		}
+		h.length = n
+	case asciiEq(name, "transfer-encoding"):
+		h.chunked = asciiHasSuffixFold(val, "chunked")
+	case asciiEq(name, "connection"):
+		if asciiEq(val, "close") {
+			r.Close = true
+		} else if asciiEq(val, "keep-alive") {
+			r.Close = false
+		}
+	case asciiEq(name, "content-type"):
+		r.ContentType = append(r.ctBuf[:0], val...)
+	case asciiEq(name, "content-encoding"):
+		r.ContentEncoding = append(r.ceBuf[:0], val...)
+	}
+	return nil
+}
+
+// statusLine reads "HTTP/1.1 200 OK\r\n".
+func (h *headState) statusLine(r *h1Response, line []byte) error {
+	if len(line) < 12 || !bytes.HasPrefix(line, []byte("HTTP/1.")) || line[8] != ' ' {
+		return fmt.Errorf("%w: status line %q", ErrMalformed, trim(line))
+	}
+	st := 0
+	for _, c := range line[9:12] {
+		if c < '0' || c > '9' {
+			return fmt.Errorf("%w: status code %q", ErrMalformed, line[9:12])
+		}
+		st = st*10 + int(c-'0')
+	}
+	if st < 100 {
+		return fmt.Errorf("%w: status code %d", ErrMalformed, st)
+	}
+	h.status, h.length = st, -1
+	r.Status = st
+	r.Close = line[7] == '0' // HTTP/1.0 closes unless told otherwise
+	r.ContentType = r.ContentType[:0]
+	r.ContentEncoding = r.ContentEncoding[:0]
+	return nil
+}
+
+func readN(br *bufio.Reader, body []byte, n64 int64, discard bool, cnt *int) ([]byte, error) {
+	if discard {
+		for n64 > 0 { // Discard takes an int: step through a huge Content-Length
+			k, err := br.Discard(int(min(n64, 1<<30)))
+			*cnt += k
+			n64 -= int64(k)
+			if err != nil {
+				return body, readErr(err)
+			}
+		}
+		return body, nil
+	}
+	n := int(n64)
 	if cap(body)-len(body) < n {
 		nb := make([]byte, len(body), len(body)+n)
 		copy(nb, body)
@@ -146,8 +206,8 @@ func readChunked(br *bufio.Reader, body []byte, discard bool, cnt *int) ([]byte,
 		if !ok {
 			return body, fmt.Errorf("%w: chunk size %q", ErrMalformed, line)
 		}
-		if total += size; total > maxBody {
-			return body, fmt.Errorf("%w: chunked body over %d bytes", ErrMalformed, maxBody)
+		if total += size; total > maxBody && !discard {
+			return body, fmt.Errorf("%w: chunked body over %d bytes", ErrTooLarge, maxBody)
 		}
 		if size == 0 {
 			for { // trailers up to the empty line
@@ -160,7 +220,7 @@ func readChunked(br *bufio.Reader, body []byte, discard bool, cnt *int) ([]byte,
 				}
 			}
 		}
-		if body, err = readN(br, body, size, discard, cnt); err != nil {
+		if body, err = readN(br, body, int64(size), discard, cnt); err != nil {
 			return body, err
 		}
 		line, err = br.ReadSlice('\n')
@@ -175,8 +235,8 @@ func readChunked(br *bufio.Reader, body []byte, discard bool, cnt *int) ([]byte,
 
 func readToEOF(br *bufio.Reader, body []byte, discard bool, cnt *int) ([]byte, error) {
 	for {
-		if *cnt > maxBody {
-			return body, fmt.Errorf("%w: body over %d bytes", ErrMalformed, maxBody)
+		if *cnt > maxBody && !discard {
+			return body, fmt.Errorf("%w: body over %d bytes", ErrTooLarge, maxBody)
 		}
 		if discard {
 			k, err := br.Discard(br.Buffered() + 1)
@@ -268,7 +328,7 @@ func parseUint(b []byte) (int64, bool) {
 }
 
 func parseHex(b []byte) (int, bool) {
-	if len(b) == 0 || len(b) > 7 { // 7 hex digits > maxBody
+	if len(b) == 0 || len(b) > 7 { // 7 hex digits: chunks under 256 MiB
 		return 0, false
 	}
 	n := 0

@@ -55,6 +55,9 @@ func okHandler(w http.ResponseWriter, r *http.Request) {
 
 func runRaw(t *testing.T, o Options, ro RawOptions) *Result {
 	t.Helper()
+	if ro.Timeout == 0 { // the CLI sets both from -t
+		ro.Timeout = o.Timeout
+	}
 	sc, err := NewRaw(ro)
 	if err != nil {
 		t.Fatal(err)

@@ -3,6 +3,9 @@ package load
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -14,43 +17,56 @@ import (
 // newStdClient is one VU's net/http client: its own Transport with one
 // connection, so its bytes count into the VU's worker like h1Conn's do.
 // It exists to measure net/http against h1Conn (bench/), not as the default.
-func newStdClient(wire *measure.Bytes, timeout time.Duration, noKeepAlive bool) *http.Client {
+func newStdClient(wire *measure.Bytes, timeout time.Duration, noKeepAlive bool, tlsCfg *tls.Config) *http.Client {
 	d := &net.Dialer{Timeout: timeout}
+	var protos http.Protocols
+	protos.SetHTTP1(true) // HTTP/1.1 also over TLS: h2 is --transport h2
 	return &http.Client{
 		Timeout: timeout,
 		Transport: &http.Transport{
+			// TLS runs over the counting connection: TLS records count as framing.
 			DialContext:         measure.CountingDialer(d.DialContext, wire),
+			TLSClientConfig:     tlsCfg,
+			Protocols:           &protos,
 			MaxIdleConnsPerHost: 1,
 			MaxConnsPerHost:     1,
 			DisableKeepAlives:   noKeepAlive,
 			DisableCompression:  true,
+			// as the lean client: a server's head is refused past maxHead
+			MaxResponseHeaderBytes: maxHead,
 		},
 	}
 }
 
-// h2Pool is a fixed set of h2c connections (HTTP/2 without TLS) shared
-// by all VUs, VU i using connection i mod n: the connection count is
+// h2Pool is a fixed set of HTTP/2 connections (h2c, or h2 over TLS when
+// tlsCfg is set) shared by all VUs, VU i using connection i mod n: the connection count is
 // explicit and streams per connection = VUs / connections.
 type h2Pool struct {
 	clients []*http.Client
 	bytes   measure.Bytes
 }
 
-func newH2Pool(conns int, timeout time.Duration) *h2Pool {
+func newH2Pool(conns int, timeout time.Duration, tlsCfg *tls.Config) *h2Pool {
 	if conns <= 0 {
 		conns = 1
 	}
 	p := &h2Pool{clients: make([]*http.Client, conns)}
 	for i := range p.clients {
 		var protos http.Protocols
-		protos.SetUnencryptedHTTP2(true)
+		if tlsCfg != nil {
+			protos.SetHTTP2(true)
+		} else {
+			protos.SetUnencryptedHTTP2(true)
+		}
 		d := &net.Dialer{Timeout: timeout}
 		p.clients[i] = &http.Client{
 			Timeout: timeout,
 			Transport: &http.Transport{
-				Protocols:          &protos,
-				DialContext:        measure.CountingDialer(d.DialContext, &p.bytes),
-				DisableCompression: true,
+				Protocols:              &protos,
+				DialContext:            measure.CountingDialer(d.DialContext, &p.bytes),
+				TLSClientConfig:        tlsCfg.Clone(), // net/http edits it (NextProtos): one each
+				DisableCompression:     true,
+				MaxResponseHeaderBytes: maxHead,
 				// One connection per transport; HTTP/2 multiplexes the VUs on it.
 				MaxConnsPerHost: 1,
 			},
@@ -107,9 +123,21 @@ func stdDo(ctx context.Context, c *http.Client, method, url string, header []str
 	if ce != nil {
 		*ce = resp.Header.Get("Content-Encoding")
 	}
+	if resp.ContentLength > maxBody {
+		return resp.StatusCode, nil, fmt.Errorf("%w: body of %d bytes", ErrTooLarge, resp.ContentLength)
+	}
 	buf.Reset()
-	if _, err := buf.ReadFrom(resp.Body); err != nil {
+	// Read at most maxBody+1 bytes: an endless or huge body fails with
+	// ErrTooLarge instead of growing the client without bound.
+	n, err := buf.ReadFrom(io.LimitReader(resp.Body, maxBody+1))
+	if err != nil {
+		if errors.Is(err, io.ErrUnexpectedEOF) {
+			err = errClosedDuring
+		}
 		return resp.StatusCode, nil, err
+	}
+	if n > maxBody {
+		return resp.StatusCode, nil, fmt.Errorf("%w: body over %d bytes", ErrTooLarge, maxBody)
 	}
 	return resp.StatusCode, buf.Bytes(), nil
 }

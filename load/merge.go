@@ -2,6 +2,7 @@ package load
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/wirebench/wirebench/measure"
 )
@@ -24,6 +25,7 @@ func Merge(rs ...*Result) (*Result, error) {
 	m.Options.Segment = Segment{}
 	var conc int
 	var rate float64
+	var windowEnd time.Time // the latest end of a segment's measured window
 	for _, r := range rs {
 		if r.Scenario != first.Scenario || len(r.Ops) != len(first.Ops) {
 			return nil, fmt.Errorf("%w: cannot merge scenario %q (%d ops) with %q (%d ops)",
@@ -34,6 +36,9 @@ func Merge(rs ...*Result) (*Result, error) {
 		}
 		if r.End.After(m.End) {
 			m.End = r.End
+		}
+		if e := r.Start.Add(r.Measured()); e.After(windowEnd) {
+			windowEnd = e
 		}
 		m.Requests += r.Requests
 		m.Failed += r.Failed
@@ -63,6 +68,9 @@ func Merge(rs ...*Result) (*Result, error) {
 		}
 	}
 	m.Options.Concurrency, m.Options.Rate = conc, rate
+	// Rates of the merge are over the segments' measured windows, from the
+	// first start to the last window's end: not diluted by graceful stops.
+	m.Window = windowEnd.Sub(m.Start)
 	m.Ops = make([]OpResult, len(first.Ops))
 	for i, op := range first.Ops {
 		m.Ops[i] = OpResult{Name: op.Name, Latency: measure.NewHistogram(), Service: measure.NewHistogram()}

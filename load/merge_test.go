@@ -108,3 +108,25 @@ func TestSegmentedRun(t *testing.T) {
 		t.Errorf("server %d, merged %d requests, %d VUs; want 1000, 1000, 5", ts.requests.Load(), m.Requests, m.Options.Concurrency)
 	}
 }
+
+// TestMergeWindow: the merge's rates are over the segments' measured
+// windows (the graceful stop excluded), from the first start to the last
+// window's end.
+func TestMergeWindow(t *testing.T) {
+	t0 := time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC)
+	seg := func(startOff, window, stop time.Duration, n int64) *Result {
+		return &Result{Scenario: "raw", Start: t0.Add(startOff), End: t0.Add(startOff + window + stop),
+			Window: window, Requests: n, Latency: measure.NewHistogram(), Service: measure.NewHistogram(),
+			Lag: measure.NewHistogram()}
+	}
+	m, err := Merge(seg(0, 10*time.Second, 2*time.Second, 1000), seg(500*time.Millisecond, 10*time.Second, 1*time.Second, 1000))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Window != 10500*time.Millisecond || m.Measured() != 10500*time.Millisecond {
+		t.Fatalf("window %v, want 10.5s (not the 12s span with the graceful stop)", m.Window)
+	}
+	if m.End.Sub(m.Start) != 12*time.Second {
+		t.Fatalf("span %v, want 12s", m.End.Sub(m.Start))
+	}
+}

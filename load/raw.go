@@ -2,7 +2,9 @@ package load
 
 import (
 	"bytes"
+	"cmp"
 	"context"
+	"crypto/tls"
 	"fmt"
 	"net"
 	"net/url"
@@ -42,6 +44,12 @@ type RawOptions struct {
 	Transport          string        `json:"transport"`             // TransportHTTP1 (default) or TransportH2C
 	Connections        int           `json:"connections,omitempty"` // h2c: connections shared by the VUs (default 1)
 	Timeout            time.Duration `json:"timeout"`
+	// HTTPS (https:// URLs): Insecure skips certificate verification;
+	// CAFile adds trusted CAs; CertFile and KeyFile are a client certificate.
+	Insecure bool   `json:"insecure,omitempty"`
+	CAFile   string `json:"ca_file,omitempty"`
+	CertFile string `json:"cert_file,omitempty"`
+	KeyFile  string `json:"key_file,omitempty"`
 }
 
 // Raw is the raw-mode Scenario.
@@ -52,6 +60,7 @@ type Raw struct {
 	wire []byte // the whole pre-serialized HTTP/1.1 request
 	want [600]bool
 	h2   *h2Pool
+	tls  *tls.Config // https: nil for http
 }
 
 // NewRaw validates o and pre-serializes the request.
@@ -62,14 +71,28 @@ func NewRaw(o RawOptions) (*Raw, error) {
 	if o.Client == "" {
 		o.Client = ClientLean
 	}
+	u, err := url.Parse(o.URL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("%w: URL %q: want http(s)://host[:port]/path", ErrOptions, o.URL)
+	}
+	r := &Raw{o: o, u: u, addr: hostPort(u)}
+	if u.Scheme == "https" {
+		if r.tls, err = tlsConfig(o, u.Hostname()); err != nil {
+			return nil, err
+		}
+		switch o.Transport {
+		case "":
+			o.Transport = probeALPN(r.addr, r.tls, cmp.Or(o.Timeout, 10*time.Second))
+		case TransportH2C:
+			return nil, fmt.Errorf("%w: h2c is HTTP/2 without TLS: use --transport h2 for https", ErrOptions)
+		}
+	} else if o.Transport == TransportH2 {
+		return nil, fmt.Errorf("%w: --transport h2 is HTTP/2 over TLS: use an https:// URL, or h2c", ErrOptions)
+	}
 	if o.Transport == "" {
 		o.Transport = TransportHTTP1
 	}
-	u, err := url.Parse(o.URL)
-	if err != nil || u.Scheme != "http" || u.Host == "" {
-		return nil, fmt.Errorf("%w: URL %q: want http://host[:port]/path", ErrOptions, o.URL)
-	}
-	r := &Raw{o: o, u: u, addr: hostPort(u)}
+	r.o = o
 	if len(o.ExpectStatus) == 0 {
 		for s := 200; s < 300; s++ {
 			r.want[s] = true
@@ -88,7 +111,9 @@ func NewRaw(o RawOptions) (*Raw, error) {
 	}
 	switch {
 	case o.Transport == TransportH2C:
-		r.h2 = newH2Pool(o.Connections, o.Timeout)
+		r.h2 = newH2Pool(o.Connections, o.Timeout, nil)
+	case o.Transport == TransportH2:
+		r.h2 = newH2Pool(o.Connections, o.Timeout, withALPN(r.tls, "h2"))
 	case o.Transport != TransportHTTP1:
 		return nil, fmt.Errorf("%w: transport %q", ErrOptions, o.Transport)
 	case o.Client != ClientLean && o.Client != ClientStd:
@@ -113,9 +138,19 @@ func (r *Raw) NewVU(_ context.Context, id int, wire *measure.Bytes) (VU, error) 
 	case r.h2 != nil:
 		return &rawStdVU{r: r, c: r.h2.client(id)}, nil
 	case r.o.Client == ClientStd:
-		return &rawStdVU{r: r, c: newStdClient(wire, r.o.Timeout, r.o.NoKeepAlive)}, nil
+		return &rawStdVU{r: r, c: newStdClient(wire, r.o.Timeout, r.o.NoKeepAlive, r.h1TLS())}, nil
 	}
-	return &rawVU{r: r, c: newH1Conn(r.addr, wire, r.o.Timeout, !r.o.NoKeepAlive)}, nil
+	c := newH1Conn(r.addr, wire, r.o.Timeout, !r.o.NoKeepAlive)
+	c.tls = r.h1TLS()
+	return &rawVU{r: r, c: c}, nil
+}
+
+// h1TLS is the TLS configuration for HTTP/1.1 over TLS, nil for http.
+func (r *Raw) h1TLS() *tls.Config {
+	if r.tls == nil {
+		return nil
+	}
+	return withALPN(r.tls, "http/1.1")
 }
 
 // WireBytes implements WireCounter for h2c's shared connections.
@@ -188,6 +223,9 @@ func appendRequest(b []byte, method, uri, host string, header []string, body []b
 func hostPort(u *url.URL) string {
 	if u.Port() != "" {
 		return u.Host
+	}
+	if u.Scheme == "https" {
+		return net.JoinHostPort(u.Hostname(), "443")
 	}
 	return net.JoinHostPort(u.Hostname(), "80")
 }

@@ -28,6 +28,12 @@ type Result struct {
 
 	Start time.Time `json:"start"`
 	End   time.Time `json:"end"`
+	// Window is the measured window: from Start until requests stopped
+	// being issued (Start + Duration, or End if the run ended first). The
+	// graceful stop after it only lets requests in flight finish, so rates
+	// are taken over Window, not diluted by that wait. Zero in results
+	// written before it existed: rates then use End − Start.
+	Window time.Duration `json:"window_ns,omitempty"`
 
 	Requests    int64 `json:"requests"`
 	Failed      int64 `json:"failed"`
@@ -81,9 +87,17 @@ type CPUUsage struct {
 // Elapsed is the wall-clock length of the run.
 func (r *Result) Elapsed() time.Duration { return r.End.Sub(r.Start) }
 
-// RPS is completed requests per second.
+// Measured is the window rates are taken over (see Window).
+func (r *Result) Measured() time.Duration {
+	if r.Window > 0 {
+		return r.Window
+	}
+	return r.Elapsed()
+}
+
+// RPS is completed requests per second of the measured window.
 func (r *Result) RPS() float64 {
-	if s := r.Elapsed().Seconds(); s > 0 {
+	if s := r.Measured().Seconds(); s > 0 {
 		return float64(r.Requests) / s
 	}
 	return 0

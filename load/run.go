@@ -78,7 +78,17 @@ func Run(ctx context.Context, opts Options, sc Scenario) (*Result, error) {
 	if n, ok := sc.(interface{ Name() string }); ok {
 		res.Scenario = n.Name()
 	}
-	res.Start, res.End = r.start, end
+	res.Start, res.End, res.Window = r.start, end, end.Sub(r.start)
+	if o.Duration > 0 && o.Duration < res.Window {
+		res.Window = o.Duration // the graceful stop is not part of the window
+	}
+	var retried int64
+	for _, st := range r.stats {
+		retried += st.retried
+	}
+	if retried > 0 {
+		res.Warnings = append(res.Warnings, fmt.Sprintf("%d requests were sent again on a new connection: the server closed an idle keep-alive connection as they were sent (not counted as failures)", retried))
+	}
 	res.CPU = CPUUsage{User: u1 - u0, System: s1 - s0, CPUs: len(measure.Affinity())}
 	if wc, ok := sc.(WireCounter); ok {
 		in, out := wc.WireBytes()

@@ -115,7 +115,7 @@ func NewScenario(o ScenarioOptions) (Scenario, error) {
 		}
 		s.entry = e
 		if o.Transport == TransportH2C {
-			s.h2 = newH2Pool(o.Connections, o.Timeout)
+			s.h2 = newH2Pool(o.Connections, o.Timeout, nil)
 		}
 	case TransportGRPC:
 		p, err := newGRPCPool(s.addr, o.Connections, o.Timeout, true)

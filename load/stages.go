@@ -25,8 +25,8 @@ func ParseStages(s string) ([]Stage, error) {
 		if !ok {
 			return nil, fmt.Errorf("%w: stage %q is not duration:target", ErrOptions, part)
 		}
-		dur, err := time.ParseDuration(d)
-		if err != nil || dur < 0 {
+		dur, err := ParseDuration(d)
+		if err != nil {
 			return nil, fmt.Errorf("%w: stage %q: bad duration", ErrOptions, part)
 		}
 		tgt, err := strconv.ParseFloat(t, 64)

@@ -19,6 +19,7 @@ type workerStats struct {
 	bodyIn        int64
 	bodyOut       int64
 	interrupted   int64
+	retried       int64 // requests sent again after a keep-alive connection closed under them
 
 	live     bool
 	mu       sync.Mutex

@@ -33,7 +33,12 @@ func WriteSummary(w io.Writer, r *Result) error {
 	} else if o.Segment.N > 1 {
 		seg = ", segment " + o.Segment.String()
 	}
-	ew.printf("wirebench load: %s (%s%s), %v\n\n", r.Scenario, loop, seg, r.Elapsed().Round(time.Millisecond))
+	span := fmt.Sprintf("%v", r.Elapsed().Round(time.Millisecond))
+	if m := r.Measured(); m < r.Elapsed()-time.Millisecond {
+		span = fmt.Sprintf("rates over the %v window of -d (%v with the graceful stop)",
+			m.Round(time.Millisecond), r.Elapsed().Round(time.Millisecond))
+	}
+	ew.printf("wirebench load: %s (%s%s), %s\n\n", r.Scenario, loop, seg, span)
 	ew.printf("  requests      %d   %.1f/s   failed %d (%.2f%%)\n", r.Requests, r.RPS(), r.Failed, 100*r.ErrorRate())
 	if r.Interrupted > 0 {
 		ew.printf("  interrupted   %d (in flight at the end, not counted)\n", r.Interrupted)
@@ -72,7 +77,7 @@ func WriteSummary(w io.Writer, r *Result) error {
 		}
 	}
 	b := r.Bytes
-	secs := r.Elapsed().Seconds()
+	secs := r.Measured().Seconds()
 	ew.printf("  bytes in      %s wire = %s body + %s framing   %s/s\n",
 		fmtBytes(b.WireIn), fmtBytes(b.BodyIn), fmtBytes(b.WireIn-b.BodyIn), fmtBytes(int64(float64(b.WireIn)/max(secs, 1e-9))))
 	ew.printf("  bytes out     %s wire = %s body + %s framing   %s/s\n",

@@ -3,13 +3,16 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/spf13/pflag"
 	"golang.org/x/sys/unix"
 
 	"github.com/wirebench/wirebench/load"
@@ -35,77 +38,136 @@ func (e thresholdError) Error() string {
 }
 func (e thresholdError) ExitCode() int { return exitThreshold }
 
-// listFlag is a repeatable string flag.
-type listFlag []string
-
-func (l *listFlag) String() string     { return strings.Join(*l, ", ") }
-func (l *listFlag) Set(s string) error { *l = append(*l, s); return nil }
-
 type loadFlags struct {
 	o                        load.Options
 	raw                      load.RawOptions
 	sc                       load.ScenarioOptions
 	body, stages, segment    string
-	expect, thresholds, hdrs listFlag
+	expect, thresholds, hdrs []string
 	scenario, out, cpus      string
-	quiet                    bool
+	engine, percentiles      string
+	quiet, latency, version  bool
+	outs                     outFlags // --hdr-out, --force
 }
 
-func runLoad(ctx context.Context, env *cliEnv, args []string) error {
-	fs := newFlagSet(env, "load", "[flags] URL\n\n"+
-		"URL is http://host:port/path; with --transport grpc, the gRPC API's host:port.\n"+
-		"Raw mode (no --scenario) repeats one request against any HTTP server;\n"+
-		"--scenario drives the reference API (wirebench serve) with checked responses.\n"+
-		"Exit status: 0 ok, 1 run failed, 2 bad usage, 99 a --threshold failed.")
-	var f loadFlags
-	both := func(short, long string, fn func(name string)) { fn(short); fn(long) }
-	both("c", "concurrency", func(n string) {
-		fs.IntVar(&f.o.Concurrency, n, 0, "`VUs` (closed loop; one HTTP/1.1 connection each) or the cap on requests in flight (open loop); default 10")
-	})
-	both("n", "requests", func(n string) { fs.Int64Var(&f.o.Requests, n, 0, "send exactly `N` requests") })
-	both("d", "duration", func(n string) {
-		fs.DurationVar(&f.o.Duration, n, 0, "run for this `long` (default 10s unless -n or --stages)")
-	})
-	both("r", "rate", func(n string) {
-		fs.Float64Var(&f.o.Rate, n, 0, "open loop at `R` requests/s; latency counts from the intended send time")
-	})
-	both("t", "timeout", func(n string) { fs.DurationVar(&f.o.Timeout, n, 10*time.Second, "per-request `timeout`") })
-	both("m", "method", func(n string) { fs.StringVar(&f.raw.Method, n, "GET", "HTTP `method` (raw mode)") })
-	both("H", "header", func(n string) { fs.Var(&f.hdrs, n, "request header `'K: V'` (repeatable)") })
-	both("b", "body", func(n string) { fs.StringVar(&f.body, n, "", "request `body`, or @file to read it from a file") })
+// durationFlag is a duration flag that also takes a bare number of
+// seconds ("-d 5"), as wrk, hey and k6 users type it.
+type durationFlag struct{ d *time.Duration }
+
+func (f durationFlag) String() string {
+	if f.d == nil { // pflag's zero-value probe
+		return "0s"
+	}
+	return f.d.String()
+}
+func (f durationFlag) Type() string { return "duration" }
+func (f durationFlag) Set(s string) error {
+	d, err := load.ParseDuration(s)
+	if err != nil {
+		return errors.New(cliMessage(err))
+	}
+	*f.d = d
+	return nil
+}
+
+const loadUsage = `[flags] URL
+
+URL is http(s)://host:port/path; with --transport grpc, the gRPC API's host:port.
+Raw mode (no --scenario) repeats one request against any HTTP server;
+--scenario drives the reference API (wirebench serve) with checked responses.
+Short flags may be glued to their value (-c50 -d5s -n1000); -d and -t take
+a duration (5s, 1m30s) or a number of seconds.
+Exit status: 0 ok, 1 run failed (the target was unreachable or no request
+succeeded), 2 bad usage, 99 a --threshold failed.`
+
+func newLoadFlags(env *cliEnv, f *loadFlags) *pflag.FlagSet {
+	fs := pflag.NewFlagSet("load", pflag.ContinueOnError)
+	fs.SetOutput(env.stderr)
+	fs.SortFlags = false
+	fs.Usage = func() {
+		fmt.Fprintf(env.stderr, "Usage: wirebench load %s\n\nFlags:\n%s", loadUsage, fs.FlagUsages())
+	}
+	fs.IntVarP(&f.o.Concurrency, "concurrency", "c", 10, "`VUs` (closed loop; one HTTP/1.1 connection each) or the cap on requests in flight (open loop)")
+	fs.Int64VarP(&f.o.Requests, "requests", "n", 0, "send exactly `N` requests")
+	fs.VarP(durationFlag{&f.o.Duration}, "duration", "d", "run for this `long` (default 10s unless -n or --stages)")
+	fs.Float64VarP(&f.o.Rate, "rate", "r", 0, "open loop at `R` requests/s; latency counts from the intended send time")
+	f.o.Timeout = 10 * time.Second
+	fs.VarP(durationFlag{&f.o.Timeout}, "timeout", "t", "per-request `timeout`")
+	fs.StringVarP(&f.raw.Method, "method", "m", "GET", "HTTP `method` (raw mode)")
+	fs.StringArrayVarP(&f.hdrs, "header", "H", nil, "request header `'K: V'` (repeatable)")
+	fs.StringVarP(&f.body, "body", "b", "", "request `body`, or @file to read it from a file")
 	fs.StringVar(&f.stages, "stages", "", "ramp `d:target,...` as k6 (VUs; rate with --open), e.g. 30s:50,1m:50,30s:100")
 	fs.BoolVar(&f.o.Open, "open", false, "open loop: --stages ramp the arrival rate")
-	fs.DurationVar(&f.o.GracefulStop, "graceful-stop", 2*time.Second, "let requests in flight at the end of -d finish for this `long`")
-	fs.Var(&f.expect, "expect-status", "accepted `status` (repeatable or comma-separated; default any 2xx)")
+	f.o.GracefulStop = 2 * time.Second
+	fs.Var(durationFlag{&f.o.GracefulStop}, "graceful-stop", "let requests in flight at the end of -d finish for this `long`")
+	fs.StringSliceVar(&f.expect, "expect-status", nil, "accepted `status` (repeatable or comma-separated; default any 2xx)")
 	fs.StringVar(&f.raw.ExpectBodyContains, "expect-body-contains", "", "fail responses whose body lacks this `text`")
 	fs.BoolVar(&f.raw.NoKeepAlive, "no-keepalive", false, "close and redial the connection after every request")
 	fs.StringVar(&f.raw.Client, "client", load.ClientLean, "HTTP/1.1 `client`: lean (ours) or std (net/http)")
-	engine := fs.String("engine", "loop", "raw lean HTTP/1.1 in closed loop runs on wrk-style event `loops` (loop) or one goroutine per VU (goroutine)")
-	fs.StringVar(&f.raw.Transport, "transport", load.TransportHTTP1, "`transport`: http1, h2c, grpc (grpc with --scenario only)")
-	fs.IntVar(&f.raw.Connections, "conns", 1, "h2c/gRPC: `connections` shared by the VUs (streams per connection = VUs/conns)")
+	fs.StringVar(&f.engine, "engine", "loop", "raw lean HTTP/1.1 in closed loop runs on wrk-style event `loops` (loop) or one goroutine per VU (goroutine)")
+	fs.StringVar(&f.raw.Transport, "transport", "", "`transport`: http1, h2 (HTTP/2 over TLS), h2c, grpc (grpc with --scenario only); default http1, or h2 when https:// and the server offers it")
+	fs.IntVar(&f.raw.Connections, "conns", 1, "h2c/h2/gRPC: `connections` shared by the VUs (streams per connection = VUs/conns)")
+	fs.BoolVarP(&f.raw.Insecure, "insecure", "k", false, "https: do not verify the server's certificate")
+	fs.StringVar(&f.raw.CAFile, "cacert", "", "https: verify the server against the CA certificates in this PEM `file`")
+	fs.StringVar(&f.raw.CertFile, "cert", "", "https: client certificate (PEM `file`), with --key")
+	fs.StringVar(&f.raw.KeyFile, "key", "", "https: client certificate's private key (PEM `file`)")
 	fs.StringVar(&f.scenario, "scenario", "", "reference-API `scenario`: crud, echo, get, list, create")
 	fs.StringVar(&f.sc.Format, "format", "json", "scenario wire `format`: json, toon, protobuf, msgpack, cbor")
 	fs.StringVar(&f.sc.Compression, "compression", "", "scenario: ask for gzip-coded responses (`gzip`) and decode them before the checks")
+	fs.BoolVar(&f.latency, "latency", false, "print the latency distribution (wrk's --latency: 50, 75, 90, 99%)")
+	fs.StringVar(&f.percentiles, "percentiles", "", "print the latency at these `percentiles`, e.g. 50,90,99,99.9")
 	fs.StringVar(&f.out, "out", "", "write the result (schema wirebench.load/v1) to this `file`")
-	var outs outFlags // --hdr-out, --force
-	outs.register(fs)
-	fs.Var(&f.thresholds, "threshold", "pass/fail `criterion` (repeatable): p99<50ms, avg<10ms, errors<1%, rps>1000")
+	f.outs.register(fs) // --hdr-out, --force
+	fs.StringArrayVar(&f.thresholds, "threshold", nil, "pass/fail `criterion` (repeatable): p99<50ms, avg<10ms, errors<1%, rps>1000")
 	fs.StringVar(&f.cpus, "cpu", "", "pin the client to these `CPUs` (e.g. 0 or 0-1,3) and record it")
 	fs.StringVar(&f.segment, "segment", "", "run share `i/n` of the load (see wirebench merge)")
-	fs.BoolVar(&f.quiet, "q", false, "no live status line")
-	pos, err := parseInterspersed(fs, args)
-	if err != nil {
+	fs.BoolVarP(&f.quiet, "quiet", "q", false, "no live status line")
+	fs.BoolVar(&f.version, "version", false, "print the version and exit")
+	fs.Lookup("duration").DefValue = "" // its help says the default
+	return fs
+}
+
+// loadHint ends every usage error: one line, then where to look.
+const loadHint = " (run 'wirebench load -h' for the flags)"
+
+// loadUsagef is a one-line usage error with the hint.
+func loadUsagef(format string, a ...any) error {
+	return usageError{errors.New(fmt.Sprintf(format, a...) + loadHint)}
+}
+
+// cliMessage is err's text without the library's "load: ..." prefixes,
+// which the CLI's own "wirebench load:" prefix would double.
+func cliMessage(err error) string {
+	m := err.Error()
+	for _, p := range []string{"load: invalid options: ", "load: bad threshold: ", "load: "} {
+		m = strings.TrimPrefix(m, p)
+	}
+	return m
+}
+
+func runLoad(ctx context.Context, env *cliEnv, args []string) error {
+	var f loadFlags
+	fs := newLoadFlags(env, &f)
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, pflag.ErrHelp) {
+			fs.Usage()
+			return flag.ErrHelp
+		}
+		return loadUsagef("%v", err)
+	}
+	if f.version {
+		fmt.Fprintln(env.stdout, "wirebench", version())
+		return nil
+	}
+	if err := f.check(fs); err != nil {
 		return err
 	}
-	if err := outs.check(f.out); err != nil {
+	if err := f.outs.check(f.out); err != nil {
 		return err
 	}
-	switch *engine {
-	case "loop":
+	pos := fs.Args()
+	if f.engine == "loop" {
 		f.o.EventLoop = true
-	case "goroutine":
-	default:
-		return usagef("--engine: want loop or goroutine, got %q", *engine)
 	}
 	sc, cfg, err := f.scenarioFrom(pos)
 	if err != nil {
@@ -114,23 +176,32 @@ func runLoad(ctx context.Context, env *cliEnv, args []string) error {
 	ths := make([]load.Threshold, len(f.thresholds))
 	for i, s := range f.thresholds {
 		if ths[i], err = load.ParseThreshold(s); err != nil {
-			return usageError{err}
+			return loadUsagef("--threshold: %s", cliMessage(err))
+		}
+	}
+	var pcts []float64
+	if f.latency {
+		pcts = load.WrkPercentiles
+	}
+	if f.percentiles != "" {
+		if pcts, err = load.ParsePercentiles(f.percentiles); err != nil {
+			return loadUsagef("--percentiles: %s", cliMessage(err))
 		}
 	}
 	if f.stages != "" {
 		if f.o.Stages, err = load.ParseStages(f.stages); err != nil {
-			return usageError{err}
+			return loadUsagef("--stages: %s", cliMessage(err))
 		}
 	}
 	if f.segment != "" {
 		if f.o.Segment, err = load.ParseSegment(f.segment); err != nil {
-			return usageError{err}
+			return loadUsagef("--segment: %s", cliMessage(err))
 		}
 	}
 	if f.cpus != "" {
 		cpus, err := parseCPUList(f.cpus)
 		if err != nil {
-			return usageError{err}
+			return loadUsagef("%v", err)
 		}
 		if err := measure.Pin(cpus); err != nil {
 			return err
@@ -149,7 +220,7 @@ func runLoad(ctx context.Context, env *cliEnv, args []string) error {
 	}
 	if err != nil {
 		if errors.Is(err, load.ErrOptions) {
-			return usageError{err}
+			return loadUsagef("%s", cliMessage(err))
 		}
 		return err
 	}
@@ -160,28 +231,103 @@ func runLoad(ctx context.Context, env *cliEnv, args []string) error {
 	if err := load.WriteSummary(env.stdout, res); err != nil {
 		return err
 	}
-	if err := outs.write(f.out, res); err != nil {
+	if len(pcts) > 0 {
+		if err := load.WriteDistribution(env.stdout, res, pcts); err != nil {
+			return err
+		}
+	}
+	if err := f.outs.write(f.out, res); err != nil {
 		return err
 	}
-	return checkThresholds(env.stdout, res, ths)
+	if err := checkThresholds(env.stdout, res, ths); err != nil {
+		return err
+	}
+	return noSuccess(res)
+}
+
+// check refuses flags that contradict each other, with one line each.
+func (f *loadFlags) check(fs *pflag.FlagSet) error {
+	switch {
+	case f.stages != "" && fs.Changed("duration"):
+		return loadUsagef("--stages sets the run's length: drop -d")
+	case f.stages != "" && fs.Changed("rate"):
+		return loadUsagef("--stages with -r: for a ramping rate use --stages with --open (targets are req/s)")
+	case f.o.Concurrency < 1:
+		return loadUsagef("-c %d: want at least 1 VU/connection", f.o.Concurrency)
+	case f.o.Requests < 0:
+		return loadUsagef("-n %d: want a positive request count", f.o.Requests)
+	case f.o.Rate < 0:
+		return loadUsagef("-r %g: want a positive rate", f.o.Rate)
+	case f.o.Timeout <= 0:
+		return loadUsagef("-t must be > 0")
+	case f.engine != "loop" && f.engine != "goroutine":
+		return loadUsagef("--engine: want loop or goroutine, got %q", f.engine)
+	case f.o.Open && f.o.Rate == 0 && f.stages == "":
+		return loadUsagef("--open needs -r or --stages")
+	case (f.raw.CertFile == "") != (f.raw.KeyFile == ""):
+		return loadUsagef("--cert and --key go together")
+	}
+	if f.stages != "" && !f.o.Open && !fs.Changed("concurrency") {
+		f.o.Concurrency = 0 // closed-loop --stages size the pool from their largest target
+	}
+	return nil
+}
+
+// noSuccess fails a run in which no request succeeded: the target was
+// unreachable, or answered only with failures. Exit status 1, so that a
+// script sees what the summary shows.
+func noSuccess(res *load.Result) error {
+	if res.Requests > res.Failed {
+		return nil
+	}
+	if res.Requests == 0 {
+		return errors.New("no request completed")
+	}
+	top, n := "", int64(0)
+	for k, v := range res.Failures {
+		if v > n || (v == n && k < top) {
+			top, n = k, v
+		}
+	}
+	return fmt.Errorf("no request succeeded: %d of %d failed (most: %s)", res.Failed, res.Requests, top)
+}
+
+// version is the module version and VCS revision the binary was built from.
+func version() string {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "(unknown version)"
+	}
+	v := bi.Main.Version
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			v += " " + s.Value
+		case "vcs.modified":
+			if s.Value == "true" {
+				v += " (modified)"
+			}
+		}
+	}
+	return v + " " + bi.GoVersion
 }
 
 // scenarioFrom builds the scenario from the flags: raw mode with a URL,
 // or a reference-API scenario.
 func (f *loadFlags) scenarioFrom(pos []string) (load.Scenario, map[string]any, error) {
 	if len(pos) != 1 {
-		return nil, nil, usagef("want exactly one URL argument, got %d", len(pos))
+		return nil, nil, loadUsagef("want exactly one URL argument, got %d", len(pos))
 	}
 	url := pos[0]
 	if f.o.Timeout <= 0 {
-		return nil, nil, usagef("-t must be > 0")
+		return nil, nil, loadUsagef("-t must be > 0")
 	}
 	f.raw.URL, f.raw.Timeout, f.raw.Header = url, f.o.Timeout, f.hdrs
 	for _, e := range f.expect {
 		for _, s := range strings.Split(e, ",") {
 			n, err := strconv.Atoi(strings.TrimSpace(s))
 			if err != nil {
-				return nil, nil, usagef("--expect-status %q: not a number", s)
+				return nil, nil, loadUsagef("--expect-status %q: not a number", s)
 			}
 			f.raw.ExpectStatus = append(f.raw.ExpectStatus, n)
 		}
@@ -191,14 +337,14 @@ func (f *loadFlags) scenarioFrom(pos []string) (load.Scenario, map[string]any, e
 		f.sc.Connections, f.sc.Timeout, f.sc.NoKeepAlive = f.raw.Connections, f.o.Timeout, f.raw.NoKeepAlive
 		sc, err := load.NewScenario(f.sc)
 		if err != nil {
-			return nil, nil, usageError{err}
+			return nil, nil, loadUsagef("%s", cliMessage(err))
 		}
 		return sc, map[string]any{"scenario": f.scenario, "scenario_options": f.sc}, nil
 	}
 	if strings.HasPrefix(f.body, "@") {
 		b, err := os.ReadFile(f.body[1:])
 		if err != nil {
-			return nil, nil, usagef("-b: %v", err)
+			return nil, nil, loadUsagef("-b: %v", err)
 		}
 		f.raw.Body = b
 	} else if f.body != "" {
@@ -206,7 +352,7 @@ func (f *loadFlags) scenarioFrom(pos []string) (load.Scenario, map[string]any, e
 	}
 	sc, err := load.NewRaw(f.raw)
 	if err != nil {
-		return nil, nil, usageError{err}
+		return nil, nil, loadUsagef("%s", cliMessage(err))
 	}
 	return sc, map[string]any{"scenario": "raw", "raw": sc.Options(), "body_bytes": len(f.raw.Body)}, nil
 }

@@ -3,6 +3,9 @@ package main
 import (
 	"bytes"
 	"context"
+	"io"
+	"log"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -128,5 +131,122 @@ func TestLoadScenarios(t *testing.T) {
 	}
 	if u, _ := srv.Store.Len(); u != 20 || ran != 25 {
 		t.Errorf("after %d runs the store has %d users, want 20", ran, u)
+	}
+}
+
+// TestLoadExitStatus: the exit status tells the truth (issue 9): a target
+// that cannot be reached or never succeeds is a failed run (1), a failed
+// threshold 99, a good run 0 — in every engine.
+func TestLoadExitStatus(t *testing.T) {
+	t.Parallel()
+	ok := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("ok")) }))
+	t.Cleanup(ok.Close) // not defer: the parallel subtests run after this returns
+	notFound := httptest.NewServer(http.NotFoundHandler())
+	t.Cleanup(notFound.Close)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	refused := "http://" + ln.Addr().String() + "/"
+	ln.Close()
+	tests := []struct {
+		name string
+		args []string
+		code int
+		msg  string
+	}{
+		{"ok", []string{"-n", "20", ok.URL}, 0, ""},
+		{"refused", []string{"-n", "20", refused}, 1, "no request succeeded: 20 of 20 failed (most: connection refused)"},
+		{"refused timed", []string{"-d", "300ms", refused}, 1, "most: connection refused"},
+		{"all 404", []string{"-n", "20", notFound.URL}, 1, "most: status 404"},
+		{"threshold", []string{"-n", "20", "--threshold", "p99<1ns", ok.URL}, exitThreshold, "thresholds failed"},
+		{"threshold beats no success", []string{"-n", "5", "--threshold", "errors<1%", notFound.URL}, exitThreshold, "thresholds failed"},
+	}
+	for _, tc := range tests {
+		for _, engine := range []string{"loop", "goroutine"} {
+			t.Run(tc.name+"/"+engine, func(t *testing.T) {
+				t.Parallel()
+				args := append([]string{"load", "-q", "--engine", engine}, tc.args...)
+				code, out, errOut := runLoadCLI(t, args...)
+				if code != tc.code || !strings.Contains(errOut, tc.msg) {
+					t.Errorf("exit %d (want %d), stderr %q (want %q)\n%s", code, tc.code, errOut, tc.msg, out)
+				}
+			})
+		}
+	}
+}
+
+// TestLoadFlags: flags as wrk, bombardier, hey and k6 users type them;
+// contradictions refused with one line and a hint, not the usage text.
+func TestLoadFlags(t *testing.T) {
+	t.Parallel()
+	var hits atomic.Int64
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { hits.Add(1) }))
+	t.Cleanup(ts.Close)
+	tests := []struct {
+		name string
+		args []string
+		code int
+		out  string // in stdout (code 0) or stderr
+	}{
+		{"glued", []string{"-c2", "-n7", ts.URL}, 0, "requests      7 "},
+		{"glued duration", []string{"-c20", "-d300ms", ts.URL}, 0, "closed loop, 20 VUs"},
+		{"seconds", []string{"-c", "1", "-d", "0.3", ts.URL}, 0, "rates over the 300ms window"},
+		{"flags after URL", []string{ts.URL, "-n", "3"}, 0, "requests      3 "},
+		{"latency", []string{"-n", "10", "--latency", ts.URL}, 0, "latency distribution"},
+		{"percentiles", []string{"-n", "10", "--percentiles", "50,99.9", ts.URL}, 0, "99.9%"},
+		{"version", []string{"--version"}, 0, "wirebench "},
+		{"stages and -d", []string{"--stages", "1s:5", "-d", "5s", ts.URL}, 2, "--stages sets the run's length: drop -d (run 'wirebench load -h' for the flags)"},
+		{"stages and -r", []string{"--stages", "1s:5", "-r", "10", ts.URL}, 2, "--open"},
+		{"zero VUs", []string{"-c", "0", ts.URL}, 2, "-c 0: want at least 1"},
+		{"bad duration", []string{"-d", "5x", ts.URL}, 2, `duration "5x"`},
+		{"bad threshold", []string{"--threshold", "p99", ts.URL}, 2, "--threshold: "},
+		{"unknown flag", []string{"--bogus", ts.URL}, 2, "unknown flag: --bogus"},
+		{"bad URL", []string{"-n", "1", "ftp://x/"}, 2, "URL"},
+		{"cert without key", []string{"--cert", "c.pem", ts.URL}, 2, "--cert and --key go together"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			code, out, errOut := runLoadCLI(t, append([]string{"load", "-q"}, tc.args...)...)
+			where := out
+			if code != 0 {
+				where = errOut
+			}
+			if code != tc.code || !strings.Contains(where, tc.out) {
+				t.Fatalf("exit %d (want %d), want %q in\n%s\n%s", code, tc.code, tc.out, out, errOut)
+			}
+			if code == 2 {
+				if strings.Count(strings.TrimSpace(errOut), "\n") != 0 || strings.Contains(errOut, "load: load:") ||
+					strings.Contains(errOut, "invalid options") {
+					t.Errorf("want one clean line, got %q", errOut)
+				}
+			}
+		})
+	}
+}
+
+// TestLoadHTTPS: a self-signed HTTPS server is loaded with -k (h2 picked
+// by ALPN unless --transport says otherwise) and refused without it.
+func TestLoadHTTPS(t *testing.T) {
+	t.Parallel()
+	ts := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("ok")) }))
+	ts.EnableHTTP2 = true
+	ts.Config.ErrorLog = log.New(io.Discard, "", 0)
+	ts.StartTLS()
+	t.Cleanup(ts.Close)
+	for _, tc := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"-k", "-n", "30"}, 0, "requests      30 "},
+		{[]string{"--insecure", "--transport", "http1", "-c2", "-n30"}, 0, "requests      30 "},
+		{[]string{"-n", "5"}, 1, "certificate"},
+	} {
+		code, out, errOut := runLoadCLI(t, append(append([]string{"load", "-q"}, tc.args...), ts.URL+"/")...)
+		if code != tc.code || !strings.Contains(out+errOut, tc.want) {
+			t.Errorf("%v: exit %d (want %d), want %q in\n%s%s", tc.args, code, tc.code, tc.want, out, errOut)
+		}
 	}
 }

@@ -1,0 +1,227 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/wirebench/wirebench/load"
+)
+
+// TestPeerLoadBesideWrk runs `wirebench load` beside wrk against servers
+// nobody here wrote — nginx with keep-alive, nginx with
+// keepalive_timeout 0 (Connection: close on every response) and python's
+// http.server (HTTP/1.0, a close per response) — and fails if wirebench
+// counts any failure or measures less than 0.8× wrk's req/s (issue 9:
+// phantom "timeout" failures and collapsed rates against such servers).
+//
+// Each run is 1 s, so the test takes about 8 s (more if a pair is rerun). It holds the machine's
+// load lock (/tmp/wirebench-load.lock) itself: do not wrap it in flock.
+func TestPeerLoadBesideWrk(t *testing.T) {
+	if testing.Short() {
+		t.Skip("load runs; skipped with -short")
+	}
+	wrk := needTool(t, "wrk", "apt-get install -y wrk")
+	nginx := needTool(t, "nginx", "apt-get install -y nginx")
+	python := needTool(t, "python3", "apt-get install -y python3")
+	bin := buildBinary(t)
+	unlock := loadLock(t)
+	defer unlock()
+
+	// Client on CPU 0, server on CPU 1, as the held-out runs do; with one
+	// CPU (or no taskset) everything shares it and the ratio still holds.
+	client, server := pinning()
+	servers := []struct {
+		name  string
+		start func(t *testing.T) string
+		conns string
+	}{
+		{"nginx keep-alive", func(t *testing.T) string { return startNginx(t, nginx, server, "65") }, "10"},
+		{"nginx keepalive_timeout 0", func(t *testing.T) string { return startNginx(t, nginx, server, "0") }, "10"},
+		// http.server's listen backlog is 5: more connections than that
+		// measure SYN retransmits (1 s each), for wrk and us alike.
+		{"python http.server", func(t *testing.T) string { return startPython(t, python, server) }, "4"},
+	}
+	for _, sv := range servers {
+		t.Run(sv.name, func(t *testing.T) {
+			url := sv.start(t)
+			// A rate is noisy on a shared 2-core box (other test packages
+			// run beside this one): a pair of back-to-back runs under 0.8×
+			// is measured again, up to three pairs. A failure counted by
+			// wirebench fails at once: that is never noise.
+			for attempt := 1; ; attempt++ {
+				wrkRPS, wrkErrs := runWrk(t, append(client, wrk, "-t1", "-c"+sv.conns, "-d1s", url))
+				res := runWirebench(t, append(client, bin, "load", "-q", "-c"+sv.conns, "-d1s", "--out"), url)
+				got := res.RPS()
+				t.Logf("%s, pair %d: wrk %.0f req/s (%s), wirebench %.0f req/s, %d requests, failures %v",
+					sv.name, attempt, wrkRPS, wrkErrs, got, res.Requests, res.Failures)
+				if res.Failed != 0 || res.Requests == 0 {
+					t.Fatalf("wirebench: %d of %d failed: %v", res.Failed, res.Requests, res.Failures)
+				}
+				if got >= 0.8*wrkRPS {
+					return
+				}
+				if attempt == 3 {
+					t.Fatalf("wirebench %.0f req/s < 0.8 × wrk's %.0f in three pairs of runs", got, wrkRPS)
+				}
+			}
+		})
+	}
+}
+
+// loadLock takes the machine's load lock, shared with `flock
+// /tmp/wirebench-load.lock cmd`, so that load runs do not overlap.
+func loadLock(t *testing.T) func() {
+	f, err := os.OpenFile("/tmp/wirebench-load.lock", os.O_CREATE|os.O_RDWR, 0o666)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX); err != nil {
+		f.Close()
+		t.Fatal(err)
+	}
+	return func() { f.Close() } // closing releases the lock
+}
+
+// pinning returns the command prefix pinning a client to CPU 0 and one
+// pinning a server to CPU 1, or none when that is not possible.
+func pinning() (client, server []string) {
+	ts, err := exec.LookPath("taskset")
+	if err != nil || runtime.NumCPU() < 2 {
+		return nil, nil
+	}
+	return []string{ts, "-c", "0"}, []string{ts, "-c", "1"}
+}
+
+// freePort returns a loopback port nothing listens on (for tools that
+// cannot be told to pick one themselves).
+func freePort(t *testing.T) int {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port
+}
+
+// startDaemon runs argv until the test ends and waits for addr to accept.
+func startDaemon(t *testing.T, argv []string, dir, addr string) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+	cmd.Dir = dir
+	out, _ := os.Create(filepath.Join(dir, "daemon.log"))
+	cmd.Stdout, cmd.Stderr = out, out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cancel(); cmd.Wait(); out.Close() })
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if c, err := net.Dial("tcp", addr); err == nil {
+			c.Close()
+			return
+		}
+	}
+	log, _ := os.ReadFile(filepath.Join(dir, "daemon.log"))
+	t.Fatalf("%v: %s never accepted\n%s", argv, addr, log)
+}
+
+// startNginx runs nginx from a temporary prefix with its own config (no
+// root paths), answering 200 "hello" to everything.
+func startNginx(t *testing.T, nginx string, pin []string, keepalive string) string {
+	dir := t.TempDir()
+	addr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	conf := fmt.Sprintf(`daemon off;
+master_process off;
+worker_processes 1;
+pid %[1]s/nginx.pid;
+error_log %[1]s/error.log;
+events { worker_connections 1024; }
+http {
+	access_log off;
+	client_body_temp_path %[1]s/body;
+	proxy_temp_path %[1]s/proxy;
+	fastcgi_temp_path %[1]s/fastcgi;
+	uwsgi_temp_path %[1]s/uwsgi;
+	scgi_temp_path %[1]s/scgi;
+	keepalive_timeout %[2]s;
+	keepalive_requests 1000000;
+	server {
+		listen %[3]s;
+		location / { default_type text/plain; return 200 "hello\n"; }
+	}
+}
+`, dir, keepalive, addr)
+	if err := os.WriteFile(filepath.Join(dir, "nginx.conf"), []byte(conf), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	startDaemon(t, append(pin, nginx, "-p", dir, "-c", filepath.Join(dir, "nginx.conf"), "-e", filepath.Join(dir, "error.log")), dir, addr)
+	return "http://" + addr + "/"
+}
+
+// startPython runs python's http.server (HTTP/1.0) serving a small file.
+func startPython(t *testing.T, python string, pin []string) string {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "index.html"), []byte("hello\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	port := freePort(t)
+	addr := fmt.Sprintf("127.0.0.1:%d", port)
+	startDaemon(t, append(pin, python, "-m", "http.server", "--bind", "127.0.0.1", strconv.Itoa(port)), dir, addr)
+	return "http://" + addr + "/index.html"
+}
+
+var (
+	wrkRPSRE    = regexp.MustCompile(`Requests/sec:\s+([0-9.]+)`)
+	wrkErrorsRE = regexp.MustCompile(`Socket errors:[^\n]*|Non-2xx[^\n]*`)
+)
+
+// runWrk runs wrk and returns its req/s and its error lines.
+func runWrk(t *testing.T, argv []string) (float64, string) {
+	out, err := exec.Command(argv[0], argv[1:]...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("wrk: %v\n%s", err, out)
+	}
+	m := wrkRPSRE.FindSubmatch(out)
+	if m == nil {
+		t.Fatalf("wrk output:\n%s", out)
+	}
+	rps, _ := strconv.ParseFloat(string(m[1]), 64)
+	errs := strings.Join(wrkErrorsRE.FindAllString(string(out), -1), "; ")
+	if errs == "" {
+		errs = "no errors"
+	}
+	return rps, errs
+}
+
+// runWirebench runs the load command (argv ends with --out) and reads its
+// result file.
+func runWirebench(t *testing.T, argv []string, url string) *load.Result {
+	f := filepath.Join(t.TempDir(), "result.json")
+	argv = append(argv, f, url)
+	out, err := exec.Command(argv[0], argv[1:]...).CombinedOutput()
+	if err != nil {
+		t.Errorf("wirebench: %v\n%s", err, out)
+	}
+	rf, err := os.Open(f)
+	if err != nil {
+		t.Fatalf("result: %v\n%s", err, out)
+	}
+	defer rf.Close()
+	res, err := load.ReadResult(rf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}

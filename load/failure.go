@@ -1,0 +1,76 @@
+package load
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/url"
+	"regexp"
+	"strings"
+	"syscall"
+)
+
+// Reasons a request got no complete response, shared by every engine so
+// that the same server behaviour counts the same way whatever the client.
+var (
+	errClosedBefore = errors.New("closed before response") // EOF before any byte of the response
+	errClosedDuring = errors.New("closed mid-response")    // EOF inside the response
+)
+
+// isClosedErr reports whether err means the server closed or reset the
+// connection (not a timeout, not a malformed response): the case in which
+// a request on a reused connection is retried once.
+func isClosedErr(err error) bool {
+	return errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
+		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) ||
+		errors.Is(err, errClosedBefore)
+}
+
+// streamID matches the per-stream part of net/http's HTTP/2 errors
+// ("stream error: stream ID 7; INTERNAL_ERROR"), which would otherwise
+// make one failure reason per stream.
+var streamID = regexp.MustCompile(`stream ID [0-9]+; ?`)
+
+// failReason maps an error to a low-cardinality reason: the kind of
+// failure without addresses, ports, URLs or stream IDs, so failures count
+// by cause.
+func failReason(err error) string {
+	var ne net.Error
+	var ue *url.Error
+	if errors.As(err, &ue) { // net/http: "Get "http://...": cause"
+		err = ue.Err
+	}
+	switch {
+	case errors.Is(err, ErrTooLarge), strings.Contains(err.Error(), "response headers exceeded"): // ours, net/http's
+		return "response too large"
+	case errors.Is(err, ErrMalformed), strings.Contains(err.Error(), "malformed HTTP"): // ours, net/http's
+		return "malformed response"
+	case errors.As(err, &ne) && ne.Timeout():
+		return "timeout"
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		return "canceled"
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return "connection refused"
+	case errors.Is(err, syscall.ECONNRESET), errors.Is(err, syscall.EPIPE):
+		return "connection reset"
+	case errors.Is(err, errClosedDuring):
+		return errClosedDuring.Error()
+	case errors.Is(err, errClosedBefore), errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+		return errClosedBefore.Error()
+	}
+	var oe *net.OpError
+	if errors.As(err, &oe) {
+		inner := oe.Err
+		for {
+			u := errors.Unwrap(inner)
+			if u == nil {
+				break
+			}
+			inner = u
+		}
+		return fmt.Sprintf("%s: %v", oe.Op, inner)
+	}
+	return streamID.ReplaceAllString(err.Error(), "")
+}

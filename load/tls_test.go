@@ -1,0 +1,162 @@
+package load
+
+import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"io"
+	"log"
+	"math/big"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// tlsServer is an HTTPS test server (self-signed, HTTP/1.1 and h2 by
+// ALPN) counting requests per HTTP major version.
+type tlsServer struct {
+	*httptest.Server
+	h1, h2 atomic.Int64
+}
+
+func startTLSServer(t *testing.T, cfg *tls.Config) *tlsServer {
+	t.Helper()
+	s := &tlsServer{}
+	s.Server = httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.ProtoMajor == 2 {
+			s.h2.Add(1)
+		} else {
+			s.h1.Add(1)
+		}
+		okHandler(w, r)
+	}))
+	s.EnableHTTP2 = true
+	s.TLS = cfg
+	s.Config.ErrorLog = log.New(io.Discard, "", 0) // refused handshakes are the point of some tests
+	s.StartTLS()
+	t.Cleanup(s.Close)
+	return s
+}
+
+// writePEM writes blocks to a file in dir and returns its path.
+func writePEM(t *testing.T, dir, name string, blocks ...*pem.Block) string {
+	t.Helper()
+	var b strings.Builder
+	for _, bl := range blocks {
+		pem.Encode(&b, bl)
+	}
+	p := filepath.Join(dir, name)
+	if err := os.WriteFile(p, []byte(b.String()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestHTTPS(t *testing.T) {
+	t.Parallel()
+	srv := startTLSServer(t, nil)
+	dir := t.TempDir()
+	ca := writePEM(t, dir, "ca.pem", &pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw})
+	const n = 200
+	tests := []struct {
+		name   string
+		ro     RawOptions
+		loop   bool
+		proto  int    // HTTP major version the server must see
+		reason string // every request fails with this, if set
+	}{
+		{"lean -k (event loop falls back to goroutines)", RawOptions{Insecure: true, Transport: TransportHTTP1}, true, 1, ""},
+		{"lean --cacert", RawOptions{CAFile: ca, Transport: TransportHTTP1}, false, 1, ""},
+		{"std -k", RawOptions{Insecure: true, Client: ClientStd, Transport: TransportHTTP1}, false, 1, ""},
+		{"auto picks h2 by ALPN", RawOptions{Insecure: true}, false, 2, ""},
+		{"h2", RawOptions{Insecure: true, Transport: TransportH2, Connections: 2}, false, 2, ""},
+		{"unverified certificate", RawOptions{Transport: TransportHTTP1}, false, 1, "tls: failed to verify certificate"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			before1, before2 := srv.h1.Load(), srv.h2.Load()
+			tc.ro.URL = srv.URL + "/"
+			res := runRaw(t, Options{Concurrency: 4, Requests: n, EventLoop: tc.loop, Timeout: 5 * time.Second}, tc.ro)
+			if tc.reason != "" {
+				for r := range res.Failures {
+					if !strings.Contains(r, tc.reason) {
+						t.Errorf("failure %q, want %q", r, tc.reason)
+					}
+				}
+				if res.Failed != n {
+					t.Errorf("%d of %d failed", res.Failed, n)
+				}
+				return
+			}
+			if res.Failed != 0 || res.Requests != n {
+				t.Fatalf("%d requests, failures %v", res.Requests, res.Failures)
+			}
+			served := map[int]int64{1: srv.h1.Load() - before1, 2: srv.h2.Load() - before2}
+			if served[tc.proto] != n {
+				t.Errorf("server saw %v requests by HTTP version, want %d over HTTP/%d", served, n, tc.proto)
+			}
+			// Bytes are counted on the socket, under TLS: the handshake and
+			// each record's header and tag are framing.
+			if res.Bytes.WireIn < res.Bytes.BodyIn+n*21 || res.Bytes.WireOut < n*21 {
+				t.Errorf("wire bytes %+v: TLS framing not counted", res.Bytes)
+			}
+		})
+	}
+}
+
+// TestHTTPSClientCert: a server requiring a client certificate accepts
+// the one given with CertFile and KeyFile, and refuses a client without.
+func TestHTTPSClientCert(t *testing.T) {
+	t.Parallel()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "wirebench client"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}, KeyUsage: x509.KeyUsageDigitalSignature,
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cert, _ := x509.ParseCertificate(der)
+	pool := x509.NewCertPool()
+	pool.AddCert(cert)
+	srv := startTLSServer(t, &tls.Config{ClientAuth: tls.RequireAndVerifyClientCert, ClientCAs: pool})
+	kd, err := x509.MarshalECPrivateKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	certFile := writePEM(t, dir, "cert.pem", &pem.Block{Type: "CERTIFICATE", Bytes: der})
+	keyFile := writePEM(t, dir, "key.pem", &pem.Block{Type: "EC PRIVATE KEY", Bytes: kd})
+	for _, tc := range []struct {
+		name     string
+		ro       RawOptions
+		wantFail bool
+	}{
+		{"with certificate", RawOptions{Insecure: true, CertFile: certFile, KeyFile: keyFile, Transport: TransportHTTP1}, false},
+		{"with certificate, std", RawOptions{Insecure: true, CertFile: certFile, KeyFile: keyFile, Client: ClientStd}, false},
+		{"with certificate, h2", RawOptions{Insecure: true, CertFile: certFile, KeyFile: keyFile, Transport: TransportH2}, false},
+		{"without", RawOptions{Insecure: true, Transport: TransportHTTP1}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.ro.URL = srv.URL + "/"
+			res := runRaw(t, Options{Concurrency: 2, Requests: 20, Timeout: 5 * time.Second}, tc.ro)
+			if (res.Failed == 20) != tc.wantFail || (!tc.wantFail && res.Failed != 0) {
+				t.Errorf("%d of 20 failed %v", res.Failed, res.Failures)
+			}
+		})
+	}
+}
