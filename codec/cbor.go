@@ -22,9 +22,9 @@ func newCBOR() cborCodec {
 		panic(fmt.Sprintf("codec cbor: %v", err))
 	}
 	dec, err := cbor.DecOptions{
-		MaxNestedLevels:  64,
-		MaxArrayElements: 1 << 20,
-		MaxMapPairs:      1 << 20,
+		MaxNestedLevels:  DefaultLimits.MaxDepth,
+		MaxArrayElements: DefaultLimits.MaxItems,
+		MaxMapPairs:      DefaultLimits.MaxItems,
 	}.DecMode()
 	if err != nil {
 		panic(fmt.Sprintf("codec cbor: %v", err))
