@@ -66,3 +66,64 @@ func TestLengthOverflow(t *testing.T) {
 		t.Errorf("MaxInt length: err = %v, want ErrCount", err)
 	}
 }
+
+// TestEncoderAcceptsWhatDecoderAccepts: a value decoded within the default
+// depth encodes with the default options (toon encode refused 500 nested
+// arrays, which the reader accepts, as it counted []any elements twice).
+func TestEncoderAcceptsWhatDecoderAccepts(t *testing.T) {
+	shapes := map[string]func(any) any{
+		"arrays":          func(x any) any { return []any{x} },
+		"objects":         func(x any) any { return Object{{"a", x}} },
+		"objects in list": func(x any) any { return []any{Object{{"a", x}}, 1} },
+	}
+	for leaf, wrap := range map[string]func(any) any{"empty array": func(x any) any { return []any{} }, "empty object": func(x any) any { return Object{} }} {
+		shapes["arrays around an "+leaf] = func(x any) any {
+			if x == "x" {
+				return wrap(x)
+			}
+			return []any{x}
+		}
+	}
+	for name, wrap := range shapes {
+		// The deepest value the decoder accepts, found by halving.
+		lo, hi := 1, 2*DefaultMaxDepth+2
+		for lo < hi {
+			mid := (lo + hi + 1) / 2
+			data, err := MarshalOptions{MaxDepth: 1 << 20}.Marshal(nest(wrap, mid))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if Unmarshal(data, new(any)) == nil {
+				lo = mid
+			} else {
+				hi = mid - 1
+			}
+		}
+		if lo < DefaultMaxDepth/2 {
+			t.Fatalf("%s: decoder accepts only %d levels", name, lo)
+		}
+		data, _ := MarshalOptions{MaxDepth: 1 << 20}.Marshal(nest(wrap, lo))
+		var back any
+		if err := Unmarshal(data, &back); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := Marshal(back); err != nil {
+			t.Errorf("%s: decoder accepts %d levels, encoder refuses them: %v", name, lo, err)
+		}
+		if _, err := ToJSON(back); err != nil {
+			t.Errorf("%s: %d levels: ToJSON: %v", name, lo, err)
+		}
+		// One level more is refused by both, so whatever encodes reads back.
+		if _, err := Marshal(nest(wrap, lo+1)); !errors.Is(err, ErrDepth) {
+			t.Errorf("%s: encoder accepts %d levels, decoder only %d (err %v)", name, lo+1, lo, err)
+		}
+	}
+}
+
+func nest(wrap func(any) any, n int) any {
+	var v any = "x"
+	for range n {
+		v = wrap(v)
+	}
+	return v
+}
