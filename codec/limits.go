@@ -12,8 +12,8 @@ import (
 //	msgpack   scanMsgpack (iterative, ours)      scanMsgpack       scanMsgpack: <= bytes left
 //	JSON      scanJSON (iterative, ours)         scanJSON          -
 //	CBOR      fxamacker DecOptions from Limits   library (refuses) library: <= bytes left
-//	protobuf  UnmarshalOptions.RecursionLimit    - (concatenation  library: <= bytes left
-//	                                               is a merge)
+//	protobuf  RecursionLimit; scanProtobuf for   - (concatenation  library: <= bytes left
+//	          unknown groups (iterative, ours)     is a merge)
 //	TOON      toon.UnmarshalOptions.MaxDepth     toon (strict)     toon
 //
 // The scanners run before the library sees a byte, so a hostile body (8 M

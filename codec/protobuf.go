@@ -40,6 +40,9 @@ func (p protobufCodec) Marshal(v any) ([]byte, error) {
 }
 
 func (p protobufCodec) Unmarshal(data []byte, v any) error {
+	if err := scanProtobuf(data, DefaultLimits); err != nil {
+		return err
+	}
 	switch v := v.(type) {
 	case proto.Message:
 		return protoUnmarshal.Unmarshal(data, v)

@@ -26,17 +26,35 @@ const (
 var (
 	gzipReaders sync.Pool // *gzip.Reader
 	gzipWriters = sync.Pool{New: func() any { w, _ := gzip.NewWriterLevel(nil, gzip.DefaultCompression); return w }}
-	zstdReaders = sync.Pool{New: func() any {
-		d, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecoderLowmem(true))
-		if err != nil {
-			panic(err)
-		}
-		return d
-	}}
+	// zstdPools holds one pool of decoders per body limit (int64 ->
+	// *sync.Pool): a decoder knows the limit, so a frame declaring more
+	// content (a 2^63-byte frame header) or a larger window than we accept
+	// is refused before anything is allocated for it.
+	zstdPools sync.Map
 	// zstdEncoder is shared: EncodeAll is safe for concurrent use.
 	zstdEncoder, _ = zstd.NewWriter(nil, zstd.WithEncoderConcurrency(1), zstd.WithEncoderLevel(zstd.SpeedDefault))
 	buffers        = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 )
+
+// minZstdWindow is the window every decoder supports whatever the body
+// limit: RFC 8878 recommends that decoders accept windows up to 8 MiB,
+// which streaming encoders declare even for small bodies.
+const minZstdWindow = 8 << 20
+
+func zstdPool(limit int64) *sync.Pool {
+	if p, ok := zstdPools.Load(limit); ok {
+		return p.(*sync.Pool)
+	}
+	p, _ := zstdPools.LoadOrStore(limit, &sync.Pool{New: func() any {
+		d, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecoderLowmem(true),
+			zstd.WithDecoderMaxMemory(uint64(limit)), zstd.WithDecoderMaxWindow(uint64(max(limit, minZstdWindow))))
+		if err != nil {
+			panic(fmt.Sprintf("httpapi: zstd decoder for limit %d: %v", limit, err))
+		}
+		return d
+	}})
+	return p.(*sync.Pool)
+}
 
 func getBuffer() *bytes.Buffer { b := buffers.Get().(*bytes.Buffer); b.Reset(); return b }
 
@@ -69,11 +87,12 @@ func readBody(r *http.Request, buf *bytes.Buffer, limit int64) error {
 		defer gzipReaders.Put(zr)
 		body = zr
 	case codingZstd:
-		zr := zstdReaders.Get().(*zstd.Decoder)
+		pool := zstdPool(limit)
+		zr := pool.Get().(*zstd.Decoder)
+		defer func() { zr.Reset(nil); pool.Put(zr) }()
 		if err := zr.Reset(body); err != nil {
 			return wireError(err)
 		}
-		defer func() { zr.Reset(nil); zstdReaders.Put(zr) }()
 		body = zr
 	default:
 		return fmt.Errorf("%w: Content-Encoding %q (supported: gzip, zstd)", api.ErrUnsupportedType, coding)
@@ -89,12 +108,17 @@ func readBody(r *http.Request, buf *bytes.Buffer, limit int64) error {
 }
 
 // wireError classifies a failure to read the body: a MaxBytesReader
-// overflow, wherever it surfaced, is ErrTooLarge; anything else (a broken
+// overflow, wherever it surfaced, and a zstd frame declaring more than the
+// limit are ErrTooLarge; anything else (a broken
 // gzip stream, a client gone) is ErrMalformed.
 func wireError(err error) error {
 	var mbe *http.MaxBytesError
 	if errors.As(err, &mbe) {
 		return fmt.Errorf("%w: body exceeds %d bytes", api.ErrTooLarge, mbe.Limit)
+	}
+	if errors.Is(err, zstd.ErrDecoderSizeExceeded) || errors.Is(err, zstd.ErrWindowSizeExceeded) {
+		// The frame declares more content or window than the limit.
+		return fmt.Errorf("%w: zstd frame: %v", api.ErrTooLarge, err)
 	}
 	return fmt.Errorf("%w: reading body: %v", api.ErrMalformed, err)
 }

@@ -77,8 +77,7 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 			return nil, fmt.Errorf("server: gRPC listen: %w", err)
 		}
 		s.grpcLn = ln
-		s.grpcSrv = grpc.NewServer(grpc.MaxRecvMsgSize(int(cmp.Or(opts.HTTP.MaxBody, httpapi.DefaultMaxBody))))
-		grpcapi.Register(s.grpcSrv, st)
+		s.grpcSrv = grpcapi.NewServer(st, grpc.MaxRecvMsgSize(int(cmp.Or(opts.HTTP.MaxBody, httpapi.DefaultMaxBody))))
 		go func() { s.serveErr <- ignoreClosed(s.grpcSrv.Serve(ln)) }()
 	}
 	if ctx.Done() != nil {
