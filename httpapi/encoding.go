@@ -70,6 +70,13 @@ func putBuffer(b *bytes.Buffer) {
 // and enforces limit on both the wire size and the decoded size (so a small
 // compressed bomb is a 413, not an out-of-memory).
 func readBody(r *http.Request, buf *bytes.Buffer, limit int64) error {
+	if r.ContentLength > limit {
+		// Refused before reading a byte: with "Expect: 100-continue" the
+		// client is never told to send the body (net/http sends 100
+		// Continue only on the first read), and without it the body is
+		// not read for nothing.
+		return fmt.Errorf("%w: Content-Length %d exceeds %d bytes", api.ErrTooLarge, r.ContentLength, limit)
+	}
 	body := io.Reader(http.MaxBytesReader(nil, r.Body, limit))
 	switch coding := strings.ToLower(strings.TrimSpace(r.Header.Get("Content-Encoding"))); coding {
 	case codingIdentity, "identity":

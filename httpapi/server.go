@@ -109,6 +109,11 @@ func (q *request) decode(v any) error {
 }
 
 func (s *Server) route(pattern string, methods map[string]handlerFunc) {
+	if get, ok := methods["GET"]; ok {
+		// HEAD is GET without the body (RFC 9110 §9.3.2): same status and
+		// headers, Content-Length included; net/http drops the body.
+		methods["HEAD"] = get
+	}
 	allow := strings.Join(slices.Sorted(maps.Keys(methods)), ", ")
 	s.mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
 		q := request{r: r, s: s, scratch: getBuffer()}
