@@ -12,6 +12,9 @@ var (
 	ErrUnsupportedType = errors.New("unsupported content type")
 	ErrNotAcceptable   = errors.New("not acceptable")
 	ErrMethod          = errors.New("method not allowed")
+	// ErrTimeout is a request body that did not arrive within the
+	// server's read timeout.
+	ErrTimeout = errors.New("request timeout")
 )
 
 // Code returns the stable name of err's sentinel, as used in Error.Code.
@@ -31,6 +34,8 @@ func Code(err error) string {
 		return "not_acceptable"
 	case errors.Is(err, ErrMethod):
 		return "method_not_allowed"
+	case errors.Is(err, ErrTimeout):
+		return "timeout"
 	default:
 		return "internal"
 	}

@@ -53,6 +53,8 @@ func codeOf(err error) codes.Code {
 		return codes.ResourceExhausted
 	case errors.Is(err, api.ErrUnsupportedType), errors.Is(err, api.ErrNotAcceptable), errors.Is(err, api.ErrMethod):
 		return codes.Unimplemented
+	case errors.Is(err, api.ErrTimeout):
+		return codes.DeadlineExceeded
 	default:
 		return codes.Internal
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"strings"
 	"sync"
 
@@ -122,6 +123,11 @@ func wireError(err error) error {
 	var mbe *http.MaxBytesError
 	if errors.As(err, &mbe) {
 		return fmt.Errorf("%w: body exceeds %d bytes", api.ErrTooLarge, mbe.Limit)
+	}
+	if errors.Is(err, os.ErrDeadlineExceeded) {
+		// The server's read timeout (HTTP/1: the connection's deadline;
+		// h2c: the stream's) ended a body that was still arriving.
+		return fmt.Errorf("%w: body not received within the read timeout: %v", api.ErrTimeout, err)
 	}
 	if errors.Is(err, zstd.ErrDecoderSizeExceeded) || errors.Is(err, zstd.ErrWindowSizeExceeded) {
 		// The frame declares more content or window than the limit.

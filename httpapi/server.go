@@ -202,6 +202,8 @@ func statusOf(err error) int {
 		return http.StatusNotAcceptable
 	case errors.Is(err, api.ErrMethod):
 		return http.StatusMethodNotAllowed
+	case errors.Is(err, api.ErrTimeout):
+		return http.StatusRequestTimeout
 	default:
 		return http.StatusInternalServerError
 	}
