@@ -13,8 +13,9 @@ func scanJSON(b []byte, lim Limits) error {
 	const format = "json"
 	// stack holds the open containers, '{' or '['; count the elements of
 	// each, to apply MaxItems.
-	stack := make([]byte, 0, 16)
-	count := make([]int, 0, 16)
+	var stackBuf [16]byte // no allocation for the usual shallow body
+	var countBuf [16]int
+	stack, count := stackBuf[:0], countBuf[:0]
 	i := skipSpace(b, 0)
 	for {
 		// A value starts at i.

@@ -15,8 +15,8 @@ func scanMsgpack(b []byte, lim Limits) error {
 	const format = "msgpack"
 	// left[k] is the number of values still to read in the k-th open
 	// container; left[0] is the top level, which holds one value.
-	left := make([]int, 1, 16)
-	left[0] = 1
+	var leftBuf [16]int // no allocation for the usual shallow body
+	left := append(leftBuf[:0], 1)
 	i := 0
 	for {
 		for left[len(left)-1] == 0 {

@@ -12,7 +12,8 @@ import (
 // library decides, within RecursionLimit).
 func scanProtobuf(b []byte, lim Limits) error {
 	const format = "protobuf"
-	var open []protowire.Number // group field numbers, innermost last
+	var openBuf [8]protowire.Number // no allocation for the usual body
+	open := openBuf[:0]             // group field numbers, innermost last
 	for i := 0; i < len(b); {
 		num, typ, n := protowire.ConsumeTag(b[i:])
 		if n < 0 {
