@@ -323,3 +323,57 @@ func TestIdleConnection(t *testing.T) {
 		t.Errorf("closed after %v, idle timeout %v", d, tick)
 	}
 }
+
+// TestSlowHeaders: headers trickled a byte at a time end at the
+// read-header timeout, and endless headers at 64 KiB with 431.
+func TestSlowHeaders(t *testing.T) {
+	srv := startAbuse(t, 1, server.Timeouts{ReadHeader: tick})
+	conn, err := net.Dial("tcp", srv.HTTPAddr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	start := time.Now()
+	io.WriteString(conn, "GET /users/1 HTTP/1.1\r\nHost: x\r\nX-Slow: ")
+	go func() { // 1000 × 50 ms = 50 s without the timeout
+		for range 1000 {
+			time.Sleep(50 * time.Millisecond)
+			if _, err := conn.Write([]byte("a")); err != nil {
+				return
+			}
+		}
+	}()
+	conn.SetReadDeadline(time.Now().Add(tick + slack))
+	if _, err := io.Copy(io.Discard, conn); err != nil {
+		var ne net.Error
+		if errors.As(err, &ne) && ne.Timeout() {
+			t.Fatalf("slow headers: connection still open after %v", time.Since(start))
+		}
+	}
+	if d := time.Since(start); d > tick+slack {
+		t.Errorf("closed after %v, read-header timeout %v", d, tick)
+	}
+
+	endless, err := net.Dial("tcp", srv.HTTPAddr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer endless.Close()
+	endless.SetDeadline(time.Now().Add(slack))
+	go func() {
+		io.WriteString(endless, "GET /users/1 HTTP/1.1\r\nHost: x\r\n")
+		line := []byte("X-Endless: " + strings.Repeat("a", 1000) + "\r\n")
+		for range 10_000 { // 10 MB unless the server stops reading
+			if _, err := endless.Write(line); err != nil {
+				return
+			}
+		}
+	}()
+	resp, err := http.ReadResponse(bufio.NewReader(endless), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.StatusCode != http.StatusRequestHeaderFieldsTooLarge {
+		t.Errorf("endless headers: %d, want 431", resp.StatusCode)
+	}
+}
