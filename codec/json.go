@@ -14,10 +14,11 @@ type stdJSON struct{}
 
 func (stdJSON) Name() string                  { return "json" }
 func (stdJSON) Marshal(v any) ([]byte, error) { return json.Marshal(v) }
-func (stdJSON) Unmarshal(data []byte, v any) error {
+func (stdJSON) Unmarshal(data []byte, v any) (err error) {
 	if err := scanJSON(data, DefaultLimits); err != nil {
 		return err
 	}
+	defer recoverDecode("json", &err)
 	return json.Unmarshal(data, v)
 }
 
@@ -30,10 +31,11 @@ type fastJSON struct{}
 
 func (fastJSON) Name() string                  { return "json-fast" }
 func (fastJSON) Marshal(v any) ([]byte, error) { return gojson.Marshal(v) }
-func (fastJSON) Unmarshal(data []byte, v any) error {
+func (fastJSON) Unmarshal(data []byte, v any) (err error) {
 	if err := scanJSON(data, DefaultLimits); err != nil {
 		return err
 	}
+	defer recoverDecode("json", &err)
 	return gojson.Unmarshal(data, v)
 }
 

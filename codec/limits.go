@@ -54,3 +54,18 @@ var (
 func scanError(format string, sentinel error, off int, detail string, a ...any) error {
 	return fmt.Errorf("%s: %w at offset %d: %s", format, sentinel, off, fmt.Sprintf(detail, a...))
 }
+
+// ErrPanic is a third-party decoder that panicked on its input. The
+// msgpack library does, on nil for a time.Time field (found by
+// FuzzDecodeRequest); net/http would recover it but drop the connection
+// without an answer, so the codecs turn it into an error.
+var ErrPanic = errors.New("decoder failed")
+
+// recoverDecode turns a panic in a library decoder into an error wrapping
+// ErrPanic and ErrSyntax: the input is what made it fail. Use as
+// defer recoverDecode("msgpack", &err).
+func recoverDecode(format string, err *error) {
+	if r := recover(); r != nil {
+		*err = fmt.Errorf("%s: %w on this input (%w): %v", format, ErrPanic, ErrSyntax, r)
+	}
+}

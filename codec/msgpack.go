@@ -14,10 +14,11 @@ func (msgpackCodec) Marshal(v any) ([]byte, error) { return msgpack.Marshal(v) }
 
 // Unmarshal scans data first (limits.go): the library has no depth limit,
 // skips unknown fields recursively and accepts trailing bytes.
-func (msgpackCodec) Unmarshal(data []byte, v any) error {
+func (msgpackCodec) Unmarshal(data []byte, v any) (err error) {
 	if err := scanMsgpack(data, DefaultLimits); err != nil {
 		return err
 	}
+	defer recoverDecode("msgpack", &err)
 	return msgpack.Unmarshal(data, v)
 }
 

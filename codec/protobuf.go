@@ -39,10 +39,11 @@ func (p protobufCodec) Marshal(v any) ([]byte, error) {
 	return proto.Marshal(m)
 }
 
-func (p protobufCodec) Unmarshal(data []byte, v any) error {
+func (p protobufCodec) Unmarshal(data []byte, v any) (err error) {
 	if err := scanProtobuf(data, DefaultLimits); err != nil {
 		return err
 	}
+	defer recoverDecode("protobuf", &err)
 	switch v := v.(type) {
 	case proto.Message:
 		return protoUnmarshal.Unmarshal(data, v)

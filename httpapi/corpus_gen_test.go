@@ -271,6 +271,10 @@ func msgpackCorpus(t *testing.T, base []byte, maxBody int) []hostile {
 	for _, v := range []any{"yesterday", 42, []int{1}} {
 		add(fmt.Sprintf("created_at is %T", v), enc(map[string]any{"created_at": v, "name": "A", "email": "e"}), 400, malformed)
 	}
+	// nil for a time.Time made the library panic (found by fuzzing):
+	// net/http dropped the connection without an answer.
+	add("created_at is nil", enc(map[string]any{"created_at": nil, "name": "A", "email": "e"}), 400, rejected)
+	add("created_at is nil, alone", enc(map[string]any{"created_at": nil}), 400, rejected)
 	add("created_at is a bad timestamp extension", cat([]byte{0x81, 0xaa}, []byte("created_at"), []byte{0xd6, 0xff, 1, 2, 3}), 400, rejected)
 	for _, tr := range [][]byte{{0xc0}, {0x00}, {0xc1}, base, {0x91}} {
 		add(fmt.Sprintf("trailing % x", tr[:min(4, len(tr))]), cat(base, tr), 400, malformed)
@@ -323,6 +327,8 @@ func cborCorpus(t *testing.T, base []byte, maxBody int) []hostile {
 	for _, v := range []any{"yesterday", []int{1}, map[string]int{}} {
 		add(fmt.Sprintf("created_at is %T", v), enc(map[string]any{"created_at": v, "name": "A", "email": "e"}), 400, malformed)
 	}
+	add("created_at is null", enc(map[string]any{"created_at": nil, "name": "A", "email": "e"}), 400, rejected)
+	add("created_at is undefined", cat([]byte{0xa1, 0x6a}, []byte("created_at"), []byte{0xf7}), 400, rejected)
 	for _, tr := range [][]byte{{0xf6}, {0x00}, {0xff}, base, {0x1c}} {
 		add(fmt.Sprintf("trailing % x", tr[:min(4, len(tr))]), cat(base, tr), 400, malformed)
 	}
