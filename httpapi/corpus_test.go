@@ -163,6 +163,7 @@ func TestAdversarialCorpus(t *testing.T) {
 			if len(cases) < 100 {
 				t.Fatalf("%d cases for %s, want at least 100", len(cases), format)
 			}
+			t.Logf("%d cases", len(cases))
 			for i, h := range cases {
 				h.ctype = e.MediaTypes[0]
 				if i%2 == 0 {
