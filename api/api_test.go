@@ -65,6 +65,7 @@ func TestCode(t *testing.T) {
 		ErrNotAcceptable:                      "not_acceptable",
 		ErrMethod:                             "method_not_allowed",
 		ErrTimeout:                            "timeout",
+		ErrUnavailable:                        "unavailable",
 		errors.New("boom"):                    "internal",
 	} {
 		if got := Code(err); got != want {

@@ -15,6 +15,9 @@ var (
 	// ErrTimeout is a request body that did not arrive within the
 	// server's read timeout.
 	ErrTimeout = errors.New("request timeout")
+	// ErrUnavailable is load shed: the server is at a resource limit
+	// (the memory of replies being written) and the client may retry.
+	ErrUnavailable = errors.New("unavailable")
 )
 
 // Code returns the stable name of err's sentinel, as used in Error.Code.
@@ -36,6 +39,8 @@ func Code(err error) string {
 		return "method_not_allowed"
 	case errors.Is(err, ErrTimeout):
 		return "timeout"
+	case errors.Is(err, ErrUnavailable):
+		return "unavailable"
 	default:
 		return "internal"
 	}

@@ -55,6 +55,8 @@ func codeOf(err error) codes.Code {
 		return codes.Unimplemented
 	case errors.Is(err, api.ErrTimeout):
 		return codes.DeadlineExceeded
+	case errors.Is(err, api.ErrUnavailable):
+		return codes.Unavailable
 	default:
 		return codes.Internal
 	}

@@ -17,6 +17,7 @@ import (
 	"golang.org/x/net/http2"
 	"golang.org/x/net/http2/hpack"
 
+	"github.com/wirebench/wirebench/httpapi"
 	"github.com/wirebench/wirebench/server"
 )
 
@@ -28,11 +29,13 @@ const (
 	slack = 5 * time.Second
 )
 
-func startAbuse(t *testing.T, users int, to server.Timeouts) *server.Server {
+func startAbuse(t *testing.T, users int, to server.Timeouts, h ...httpapi.Options) *server.Server {
 	t.Helper()
-	srv, err := server.Start(context.Background(), server.Options{
-		HTTPAddr: "127.0.0.1:0", NoGRPC: true, SeedUsers: users, Timeouts: to,
-	})
+	opts := server.Options{HTTPAddr: "127.0.0.1:0", NoGRPC: true, SeedUsers: users, Timeouts: to}
+	if len(h) > 0 {
+		opts.HTTP = h[0]
+	}
+	srv, err := server.Start(context.Background(), opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -130,6 +133,64 @@ func TestSlowReaders(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 	checkHeap(t, base)
+}
+
+// TestReplyBudget: while replies that clients do not read hold the
+// --max-reply-memory budget, further replies are shed at once with 503 and
+// Retry-After instead of piling up; after the write timeout the budget is
+// back and a list is served again.
+func TestReplyBudget(t *testing.T) {
+	const users, clients = 60_000, 4 // ~7 MiB of JSON each; the budget holds one
+	srv := startAbuse(t, users, server.Timeouts{Write: time.Second}, httpapi.Options{MaxReplyBytes: 10 << 20})
+	status := make(chan int, clients)
+	for range clients {
+		c, err := net.Dial("tcp", srv.HTTPAddr())
+		if err != nil {
+			t.Fatal(err)
+		}
+		tc := c.(*net.TCPConn)
+		tc.SetReadBuffer(4096)
+		defer tc.Close()
+		fmt.Fprintf(tc, "GET /users HTTP/1.1\r\nHost: x\r\n\r\n")
+		go func() { // read the status line only, then stop reading
+			tc.SetReadDeadline(time.Now().Add(slack))
+			var proto string
+			var code int
+			fmt.Fscan(bufio.NewReaderSize(tc, 64), &proto, &code)
+			status <- code
+		}()
+	}
+	got := map[int]int{}
+	for range clients {
+		got[<-status]++
+	}
+	if got[200] != 1 || got[503] != clients-1 {
+		t.Fatalf("statuses %v, want one 200 and %d 503", got, clients-1)
+	}
+	// The held reply ends at the write timeout; then a reader is served.
+	// (Uncompressed: a gzip reply of the list is small enough to fit.)
+	hc := &http.Client{Transport: &http.Transport{DisableCompression: true}}
+	deadline := time.Now().Add(time.Second + slack)
+	shed := 0
+	for {
+		resp, err := hc.Get("http://" + srv.HTTPAddr() + "/users")
+		if err != nil {
+			t.Fatal(err)
+		}
+		n, _ := io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode == 200 && n > 6<<20 {
+			break
+		}
+		shed++
+		if resp.StatusCode != 503 || resp.Header.Get("Retry-After") == "" || time.Now().After(deadline) {
+			t.Fatalf("list after the abuse: %d, %d bytes, Retry-After %q", resp.StatusCode, n, resp.Header.Get("Retry-After"))
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if shed == 0 {
+		t.Error("a second large reply was served while the first held the budget")
+	}
 }
 
 // countRequests reads the server's request counter for route from /metrics.
