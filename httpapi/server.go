@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"maps"
 	"net/http"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -62,6 +63,10 @@ type Server struct {
 	metrics *metrics
 	mux     *http.ServeMux
 	replies replyBudget
+	// slots bound the replies being produced at once (a handler's
+	// snapshot and the encoder's buffers) to what the CPUs can work on:
+	// encoding is CPU-bound, so more at once only adds memory.
+	slots chan struct{}
 }
 
 // New returns the REST API over st.
@@ -74,6 +79,7 @@ func New(st *store.Memory, opts Options) (*Server, error) {
 	if s.maxBody <= 0 {
 		s.maxBody = DefaultMaxBody
 	}
+	s.slots = make(chan struct{}, max(2, runtime.GOMAXPROCS(0)))
 	s.replies.limit = opts.MaxReplyBytes
 	if s.replies.limit <= 0 {
 		s.replies.limit = DefaultMaxReplyBytes
@@ -107,6 +113,21 @@ type request struct {
 	s       *Server
 	in      codec.Entry // the request body's format, zero when no body was read
 	scratch *bytes.Buffer
+	slot    bool // holds one of s.slots
+}
+
+func (q *request) takeSlot() {
+	if !q.slot {
+		q.s.slots <- struct{}{}
+		q.slot = true
+	}
+}
+
+func (q *request) releaseSlot() {
+	if q.slot {
+		<-q.s.slots
+		q.slot = false
+	}
 }
 
 // decode reads the body in its Content-Type's format into v. Failures are
@@ -144,6 +165,21 @@ func (s *Server) route(pattern string, methods map[string]handlerFunc) {
 		if err != nil {
 			out = s.formats.json // DESIGN: JSON when no format can be negotiated
 		}
+		if s.delay > 0 {
+			time.Sleep(s.delay)
+		}
+		if s.burn > 0 {
+			spin(s.burn)
+		}
+		// A request without a body holds an encoding slot from its
+		// handler on: a list's snapshot and its encoding are the memory
+		// that many concurrent list requests would pile up. Handlers that
+		// read a body take the slot only to encode (a slow body must not
+		// hold one).
+		if r.Method == "GET" || r.Method == "HEAD" {
+			q.takeSlot()
+		}
+		defer q.releaseSlot() // also when a handler panics
 		status, body := 0, any(nil)
 		switch h, ok := methods[r.Method]; {
 		case err != nil:
@@ -159,12 +195,6 @@ func (s *Server) route(pattern string, methods map[string]handlerFunc) {
 			status = statusOf(err)
 			body = &api.Error{Error: err.Error(), Code: api.Code(err)}
 		}
-		if s.delay > 0 {
-			time.Sleep(s.delay)
-		}
-		if s.burn > 0 {
-			spin(s.burn)
-		}
 		status = s.respond(w, &q, out, status, body)
 		s.metrics.count(pattern, out.Codec.Name(), status)
 	})
@@ -172,13 +202,17 @@ func (s *Server) route(pattern string, methods map[string]handlerFunc) {
 
 // respond writes body (none when nil) in format out with the content coding
 // the client prefers, and returns the status it sent.
+// It encodes holding an encoding slot and releases it before writing (a
+// slow reader must not hold one).
 func (s *Server) respond(w http.ResponseWriter, q *request, out codec.Entry, status int, body any) int {
 	h := w.Header()
 	h.Set("Vary", "Accept, Accept-Encoding")
 	if body == nil {
+		q.releaseSlot()
 		w.WriteHeader(status)
 		return status
 	}
+	q.takeSlot()
 	data, err := out.Codec.Marshal(body)
 	if err != nil {
 		status = http.StatusInternalServerError
@@ -193,6 +227,7 @@ func (s *Server) respond(w http.ResponseWriter, q *request, out codec.Entry, sta
 			data = q.scratch.Bytes()
 		}
 	}
+	q.releaseSlot()
 	if !s.replies.acquire(len(data)) {
 		err := fmt.Errorf("%w: replies being written hold over %d bytes; retry", api.ErrUnavailable, s.replies.limit)
 		status = statusOf(err)

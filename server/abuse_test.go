@@ -193,6 +193,44 @@ func TestReplyBudget(t *testing.T) {
 	}
 }
 
+// TestManyListsBoundedMemory: 40 clients at once request a large list and
+// do not read it. The replies encoded at once are bounded by the CPUs and
+// the replies held by --max-reply-memory, so the live heap stays near
+// budget + a few encodings, where 40 concurrent encodings (~25 MiB each:
+// snapshot, encoder buffer, reply) grew it by 230-290 MiB here (sampled).
+func TestManyListsBoundedMemory(t *testing.T) {
+	const users, clients, budget = 60_000, 40, 16 << 20
+	srv := startAbuse(t, users, server.Timeouts{Write: tick}, httpapi.Options{MaxReplyBytes: budget})
+	base := heapAfterGC()
+	for range clients {
+		c, err := net.Dial("tcp", srv.HTTPAddr())
+		if err != nil {
+			t.Fatal(err)
+		}
+		tc := c.(*net.TCPConn)
+		tc.SetReadBuffer(4096)
+		defer tc.Close()
+		fmt.Fprintf(tc, "GET /users HTTP/1.1\r\nHost: x\r\n\r\n")
+	}
+	var peak uint64
+	start := time.Now()
+	for countRequests(t, srv, "/users") < clients {
+		var m runtime.MemStats
+		runtime.ReadMemStats(&m)
+		peak = max(peak, m.HeapAlloc)
+		if time.Since(start) > 2*slack { // 20 encodings one or two at a time, each ending at the write timeout
+			t.Fatalf("handlers still running after %v", time.Since(start))
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	// HeapAlloc counts garbage not yet collected too; 200 MiB leaves room
+	// for it and the GC lag (75-100 MiB here with the bounds in place).
+	if grown := (peak - min(peak, base)) >> 20; grown > 200 {
+		t.Errorf("heap grew by %d MiB during the abuse", grown)
+	}
+	checkHeap(t, base)
+}
+
 // countRequests reads the server's request counter for route from /metrics.
 func countRequests(t *testing.T, srv *server.Server, route string) int {
 	t.Helper()
