@@ -64,6 +64,8 @@ func TestCode(t *testing.T) {
 		ErrUnsupportedType:                    "unsupported_media_type",
 		ErrNotAcceptable:                      "not_acceptable",
 		ErrMethod:                             "method_not_allowed",
+		ErrTimeout:                            "timeout",
+		ErrUnavailable:                        "unavailable",
 		errors.New("boom"):                    "internal",
 	} {
 		if got := Code(err); got != want {

@@ -12,6 +12,12 @@ var (
 	ErrUnsupportedType = errors.New("unsupported content type")
 	ErrNotAcceptable   = errors.New("not acceptable")
 	ErrMethod          = errors.New("method not allowed")
+	// ErrTimeout is a request body that did not arrive within the
+	// server's read timeout.
+	ErrTimeout = errors.New("request timeout")
+	// ErrUnavailable is load shed: the server is at a resource limit
+	// (the memory of replies being written) and the client may retry.
+	ErrUnavailable = errors.New("unavailable")
 )
 
 // Code returns the stable name of err's sentinel, as used in Error.Code.
@@ -31,6 +37,10 @@ func Code(err error) string {
 		return "not_acceptable"
 	case errors.Is(err, ErrMethod):
 		return "method_not_allowed"
+	case errors.Is(err, ErrTimeout):
+		return "timeout"
+	case errors.Is(err, ErrUnavailable):
+		return "unavailable"
 	default:
 		return "internal"
 	}

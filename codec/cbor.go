@@ -22,9 +22,9 @@ func newCBOR() cborCodec {
 		panic(fmt.Sprintf("codec cbor: %v", err))
 	}
 	dec, err := cbor.DecOptions{
-		MaxNestedLevels:  64,
-		MaxArrayElements: 1 << 20,
-		MaxMapPairs:      1 << 20,
+		MaxNestedLevels:  DefaultLimits.MaxDepth,
+		MaxArrayElements: DefaultLimits.MaxItems,
+		MaxMapPairs:      DefaultLimits.MaxItems,
 	}.DecMode()
 	if err != nil {
 		panic(fmt.Sprintf("codec cbor: %v", err))
@@ -32,8 +32,11 @@ func newCBOR() cborCodec {
 	return cborCodec{enc: enc, dec: dec}
 }
 
-func (cborCodec) Name() string                         { return "cbor" }
-func (c cborCodec) Marshal(v any) ([]byte, error)      { return c.enc.Marshal(v) }
-func (c cborCodec) Unmarshal(data []byte, v any) error { return c.dec.Unmarshal(data, v) }
+func (cborCodec) Name() string                    { return "cbor" }
+func (c cborCodec) Marshal(v any) ([]byte, error) { return c.enc.Marshal(v) }
+func (c cborCodec) Unmarshal(data []byte, v any) (err error) {
+	defer recoverDecode("cbor", &err)
+	return c.dec.Unmarshal(data, v)
+}
 
 func init() { Register(newCBOR(), "application/cbor") }

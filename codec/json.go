@@ -12,9 +12,15 @@ const MediaJSON = "application/json"
 // stdJSON is encoding/json: the baseline every comparison starts from.
 type stdJSON struct{}
 
-func (stdJSON) Name() string                       { return "json" }
-func (stdJSON) Marshal(v any) ([]byte, error)      { return json.Marshal(v) }
-func (stdJSON) Unmarshal(data []byte, v any) error { return json.Unmarshal(data, v) }
+func (stdJSON) Name() string                  { return "json" }
+func (stdJSON) Marshal(v any) ([]byte, error) { return json.Marshal(v) }
+func (stdJSON) Unmarshal(data []byte, v any) (err error) {
+	if err := scanJSON(data, DefaultLimits); err != nil {
+		return err
+	}
+	defer recoverDecode("json", &err)
+	return json.Unmarshal(data, v)
+}
 
 // fastJSON is github.com/goccy/go-json, chosen over bytedance/sonic by
 // measurement on our own payloads (bench/jsonlibs): 3-4x encoding/json on
@@ -23,9 +29,15 @@ func (stdJSON) Unmarshal(data []byte, v any) error { return json.Unmarshal(data,
 // semantics (struct tags, time.Time as RFC 3339 with nanoseconds).
 type fastJSON struct{}
 
-func (fastJSON) Name() string                       { return "json-fast" }
-func (fastJSON) Marshal(v any) ([]byte, error)      { return gojson.Marshal(v) }
-func (fastJSON) Unmarshal(data []byte, v any) error { return gojson.Unmarshal(data, v) }
+func (fastJSON) Name() string                  { return "json-fast" }
+func (fastJSON) Marshal(v any) ([]byte, error) { return gojson.Marshal(v) }
+func (fastJSON) Unmarshal(data []byte, v any) (err error) {
+	if err := scanJSON(data, DefaultLimits); err != nil {
+		return err
+	}
+	defer recoverDecode("json", &err)
+	return gojson.Unmarshal(data, v)
+}
 
 func init() {
 	Register(stdJSON{}, MediaJSON)

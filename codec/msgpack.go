@@ -9,8 +9,17 @@ import "github.com/vmihailenco/msgpack/v5"
 // self-describing formats are, so that byte counts compare like with like.
 type msgpackCodec struct{}
 
-func (msgpackCodec) Name() string                       { return "msgpack" }
-func (msgpackCodec) Marshal(v any) ([]byte, error)      { return msgpack.Marshal(v) }
-func (msgpackCodec) Unmarshal(data []byte, v any) error { return msgpack.Unmarshal(data, v) }
+func (msgpackCodec) Name() string                  { return "msgpack" }
+func (msgpackCodec) Marshal(v any) ([]byte, error) { return msgpack.Marshal(v) }
+
+// Unmarshal scans data first (limits.go): the library has no depth limit,
+// skips unknown fields recursively and accepts trailing bytes.
+func (msgpackCodec) Unmarshal(data []byte, v any) (err error) {
+	if err := scanMsgpack(data, DefaultLimits); err != nil {
+		return err
+	}
+	defer recoverDecode("msgpack", &err)
+	return msgpack.Unmarshal(data, v)
+}
 
 func init() { Register(msgpackCodec{}, "application/msgpack", "application/x-msgpack") }

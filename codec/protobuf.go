@@ -39,10 +39,14 @@ func (p protobufCodec) Marshal(v any) ([]byte, error) {
 	return proto.Marshal(m)
 }
 
-func (p protobufCodec) Unmarshal(data []byte, v any) error {
+func (p protobufCodec) Unmarshal(data []byte, v any) (err error) {
+	if err := scanProtobuf(data, DefaultLimits); err != nil {
+		return err
+	}
+	defer recoverDecode("protobuf", &err)
 	switch v := v.(type) {
 	case proto.Message:
-		return proto.Unmarshal(data, v)
+		return protoUnmarshal.Unmarshal(data, v)
 	case *api.User:
 		return unmarshalVia(data, func(m *pb.User) { pb.ToUser(m, v) })
 	case *api.UserList:
@@ -63,6 +67,10 @@ func (p protobufCodec) Unmarshal(data []byte, v any) error {
 	return errType(p.Name(), v)
 }
 
+// protoUnmarshal applies DefaultLimits (limits.go): the library's own
+// recursion limit is 10,000 levels.
+var protoUnmarshal = proto.UnmarshalOptions{RecursionLimit: DefaultLimits.MaxDepth}
+
 // unmarshalVia decodes data into a fresh message of type M and hands it to
 // set, which converts it into the api value.
 func unmarshalVia[M any, PM interface {
@@ -70,7 +78,7 @@ func unmarshalVia[M any, PM interface {
 	proto.Message
 }](data []byte, set func(PM)) error {
 	m := PM(new(M))
-	if err := proto.Unmarshal(data, m); err != nil {
+	if err := protoUnmarshal.Unmarshal(data, m); err != nil {
 		return err
 	}
 	set(m)

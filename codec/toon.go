@@ -10,8 +10,10 @@ const MediaTOON = "text/toon"
 // carry only json tags, which package toon falls back to.
 type toonCodec struct{}
 
-func (toonCodec) Name() string                       { return "toon" }
-func (toonCodec) Marshal(v any) ([]byte, error)      { return toon.Marshal(v) }
-func (toonCodec) Unmarshal(data []byte, v any) error { return toon.Unmarshal(data, v) }
+func (toonCodec) Name() string                  { return "toon" }
+func (toonCodec) Marshal(v any) ([]byte, error) { return toon.Marshal(v) }
+func (toonCodec) Unmarshal(data []byte, v any) error {
+	return toon.UnmarshalOptions{MaxDepth: DefaultLimits.MaxDepth}.Unmarshal(data, v)
+}
 
 func init() { Register(toonCodec{}, MediaTOON, "application/toon") }

@@ -20,12 +20,20 @@ import (
 	"github.com/wirebench/wirebench/store"
 )
 
+// NewServer returns a gRPC server with ServerCodec and opts, serving the
+// wirebench.v1 services on st, reflection and health.
+func NewServer(st *store.Memory, opts ...grpc.ServerOption) *grpc.Server {
+	s := grpc.NewServer(append([]grpc.ServerOption{ServerCodec()}, opts...)...)
+	Register(s, st)
+	return s
+}
+
 // Register adds the wirebench.v1 services, reflection and health (serving)
-// to s.
+// to s, which must have been created with ServerCodec (NewServer does it).
 func Register(s *grpc.Server, st *store.Memory) {
-	pb.RegisterUserServiceServer(s, users{st: st})
-	pb.RegisterTodoServiceServer(s, todos{st: st})
-	pb.RegisterEchoServiceServer(s, echo{})
+	s.RegisterService(decodeErrors(&pb.UserService_ServiceDesc), users{st: st})
+	s.RegisterService(decodeErrors(&pb.TodoService_ServiceDesc), todos{st: st})
+	s.RegisterService(decodeErrors(&pb.EchoService_ServiceDesc), echo{})
 	hs := health.NewServer()
 	for _, name := range []string{"", pb.UserService_ServiceDesc.ServiceName, pb.TodoService_ServiceDesc.ServiceName, pb.EchoService_ServiceDesc.ServiceName} {
 		hs.SetServingStatus(name, healthpb.HealthCheckResponse_SERVING)
@@ -45,6 +53,10 @@ func codeOf(err error) codes.Code {
 		return codes.ResourceExhausted
 	case errors.Is(err, api.ErrUnsupportedType), errors.Is(err, api.ErrNotAcceptable), errors.Is(err, api.ErrMethod):
 		return codes.Unimplemented
+	case errors.Is(err, api.ErrTimeout):
+		return codes.DeadlineExceeded
+	case errors.Is(err, api.ErrUnavailable):
+		return codes.Unavailable
 	default:
 		return codes.Internal
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"strings"
 	"sync"
 
@@ -26,17 +27,35 @@ const (
 var (
 	gzipReaders sync.Pool // *gzip.Reader
 	gzipWriters = sync.Pool{New: func() any { w, _ := gzip.NewWriterLevel(nil, gzip.DefaultCompression); return w }}
-	zstdReaders = sync.Pool{New: func() any {
-		d, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecoderLowmem(true))
-		if err != nil {
-			panic(err)
-		}
-		return d
-	}}
+	// zstdPools holds one pool of decoders per body limit (int64 ->
+	// *sync.Pool): a decoder knows the limit, so a frame declaring more
+	// content (a 2^63-byte frame header) or a larger window than we accept
+	// is refused before anything is allocated for it.
+	zstdPools sync.Map
 	// zstdEncoder is shared: EncodeAll is safe for concurrent use.
 	zstdEncoder, _ = zstd.NewWriter(nil, zstd.WithEncoderConcurrency(1), zstd.WithEncoderLevel(zstd.SpeedDefault))
 	buffers        = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 )
+
+// minZstdWindow is the window every decoder supports whatever the body
+// limit: RFC 8878 recommends that decoders accept windows up to 8 MiB,
+// which streaming encoders declare even for small bodies.
+const minZstdWindow = 8 << 20
+
+func zstdPool(limit int64) *sync.Pool {
+	if p, ok := zstdPools.Load(limit); ok {
+		return p.(*sync.Pool)
+	}
+	p, _ := zstdPools.LoadOrStore(limit, &sync.Pool{New: func() any {
+		d, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecoderLowmem(true),
+			zstd.WithDecoderMaxMemory(uint64(limit)), zstd.WithDecoderMaxWindow(uint64(max(limit, minZstdWindow))))
+		if err != nil {
+			panic(fmt.Sprintf("httpapi: zstd decoder for limit %d: %v", limit, err))
+		}
+		return d
+	}})
+	return p.(*sync.Pool)
+}
 
 func getBuffer() *bytes.Buffer { b := buffers.Get().(*bytes.Buffer); b.Reset(); return b }
 
@@ -52,6 +71,13 @@ func putBuffer(b *bytes.Buffer) {
 // and enforces limit on both the wire size and the decoded size (so a small
 // compressed bomb is a 413, not an out-of-memory).
 func readBody(r *http.Request, buf *bytes.Buffer, limit int64) error {
+	if r.ContentLength > limit {
+		// Refused before reading a byte: with "Expect: 100-continue" the
+		// client is never told to send the body (net/http sends 100
+		// Continue only on the first read), and without it the body is
+		// not read for nothing.
+		return fmt.Errorf("%w: Content-Length %d exceeds %d bytes", api.ErrTooLarge, r.ContentLength, limit)
+	}
 	body := io.Reader(http.MaxBytesReader(nil, r.Body, limit))
 	switch coding := strings.ToLower(strings.TrimSpace(r.Header.Get("Content-Encoding"))); coding {
 	case codingIdentity, "identity":
@@ -69,11 +95,12 @@ func readBody(r *http.Request, buf *bytes.Buffer, limit int64) error {
 		defer gzipReaders.Put(zr)
 		body = zr
 	case codingZstd:
-		zr := zstdReaders.Get().(*zstd.Decoder)
+		pool := zstdPool(limit)
+		zr := pool.Get().(*zstd.Decoder)
+		defer func() { zr.Reset(nil); pool.Put(zr) }()
 		if err := zr.Reset(body); err != nil {
 			return wireError(err)
 		}
-		defer func() { zr.Reset(nil); zstdReaders.Put(zr) }()
 		body = zr
 	default:
 		return fmt.Errorf("%w: Content-Encoding %q (supported: gzip, zstd)", api.ErrUnsupportedType, coding)
@@ -89,12 +116,22 @@ func readBody(r *http.Request, buf *bytes.Buffer, limit int64) error {
 }
 
 // wireError classifies a failure to read the body: a MaxBytesReader
-// overflow, wherever it surfaced, is ErrTooLarge; anything else (a broken
+// overflow, wherever it surfaced, and a zstd frame declaring more than the
+// limit are ErrTooLarge; anything else (a broken
 // gzip stream, a client gone) is ErrMalformed.
 func wireError(err error) error {
 	var mbe *http.MaxBytesError
 	if errors.As(err, &mbe) {
 		return fmt.Errorf("%w: body exceeds %d bytes", api.ErrTooLarge, mbe.Limit)
+	}
+	if errors.Is(err, os.ErrDeadlineExceeded) {
+		// The server's read timeout (HTTP/1: the connection's deadline;
+		// h2c: the stream's) ended a body that was still arriving.
+		return fmt.Errorf("%w: body not received within the read timeout: %v", api.ErrTimeout, err)
+	}
+	if errors.Is(err, zstd.ErrDecoderSizeExceeded) || errors.Is(err, zstd.ErrWindowSizeExceeded) {
+		// The frame declares more content or window than the limit.
+		return fmt.Errorf("%w: zstd frame: %v", api.ErrTooLarge, err)
 	}
 	return fmt.Errorf("%w: reading body: %v", api.ErrMalformed, err)
 }

@@ -8,10 +8,13 @@ import (
 	"github.com/wirebench/wirebench/api"
 )
 
+// userID reads the id in the path. Only the canonical decimal spelling
+// names a user: "+1" and "01" parse as 1 but are other URLs, and letting
+// them resolve meant DELETE /users/+2 deleted user 2 (issue 10 item 5).
 func userID(q *request) (int64, error) {
 	s := q.r.PathValue("id")
 	id, err := strconv.ParseInt(s, 10, 64)
-	if err != nil {
+	if err != nil || strconv.FormatInt(id, 10) != s {
 		return 0, fmt.Errorf("user %q: %w", s, api.ErrNotFound)
 	}
 	return id, nil

@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"fmt"
+	"mime"
 	"strconv"
 	"strings"
 
@@ -44,7 +45,27 @@ func (f *formats) request(contentType string) (codec.Entry, error) {
 	if !ok {
 		return codec.Entry{}, fmt.Errorf("%w: %q (supported: %s)", api.ErrUnsupportedType, contentType, f.supported())
 	}
+	if strings.IndexByte(contentType, ';') >= 0 {
+		if err := checkCharset(contentType); err != nil {
+			return codec.Entry{}, err
+		}
+	}
 	return e, nil
+}
+
+// checkCharset refuses a Content-Type whose parameters do not parse or
+// whose charset is anything but UTF-8: every format we decode is UTF-8
+// (or binary), and decoding UTF-16 text as UTF-8 would silently store
+// garbage.
+func checkCharset(contentType string) error {
+	_, params, err := mime.ParseMediaType(contentType)
+	if err != nil {
+		return fmt.Errorf("%w: Content-Type %q: %v", api.ErrUnsupportedType, contentType, err)
+	}
+	if cs, ok := params["charset"]; ok && !strings.EqualFold(cs, "utf-8") {
+		return fmt.Errorf("%w: Content-Type %q: charset %q (only utf-8 is accepted)", api.ErrUnsupportedType, contentType, cs)
+	}
+	return nil
 }
 
 // response picks the codec for an Accept header: the acceptable media type

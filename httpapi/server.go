@@ -10,9 +10,11 @@ import (
 	"fmt"
 	"maps"
 	"net/http"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/wirebench/wirebench/api"
@@ -24,6 +26,11 @@ import (
 // decompression.
 const DefaultMaxBody = 8 << 20
 
+// DefaultMaxReplyBytes is the default budget for replies being written.
+// The API's largest ordinary replies (lists of the seed data) are kilobytes
+// to megabytes, so only clients that stop reading large lists reach it.
+const DefaultMaxReplyBytes = 512 << 20
+
 // Options configures a Server; the zero value is the default.
 type Options struct {
 	// JSONLib selects the library behind application/json: "std"
@@ -32,6 +39,12 @@ type Options struct {
 	// MaxBody limits request bodies in bytes, on the wire and decoded
 	// (DefaultMaxBody when 0). A larger body is answered with 413.
 	MaxBody int64
+	// MaxReplyBytes bounds the bytes of encoded replies held while being
+	// written (DefaultMaxReplyBytes when 0). Clients that request large
+	// lists and never read them each hold their reply until the write
+	// timeout; past this budget further replies are shed with 503 and
+	// Retry-After instead of piling up. A reply alone is always sent.
+	MaxReplyBytes int64
 	// Delay is added to every API response by sleeping: extra latency that
 	// costs no CPU, so a saturated closed-loop run barely notices it.
 	// Burn spins the CPU for that long per response: lost capacity, which
@@ -49,6 +62,11 @@ type Server struct {
 	burn    time.Duration
 	metrics *metrics
 	mux     *http.ServeMux
+	replies replyBudget
+	// slots bound the replies being produced at once (a handler's
+	// snapshot and the encoder's buffers) to what the CPUs can work on:
+	// encoding is CPU-bound, so more at once only adds memory.
+	slots chan struct{}
 }
 
 // New returns the REST API over st.
@@ -60,6 +78,11 @@ func New(st *store.Memory, opts Options) (*Server, error) {
 	s := &Server{store: st, formats: f, maxBody: opts.MaxBody, delay: opts.Delay, burn: opts.Burn, metrics: newMetrics(), mux: http.NewServeMux()}
 	if s.maxBody <= 0 {
 		s.maxBody = DefaultMaxBody
+	}
+	s.slots = make(chan struct{}, max(2, runtime.GOMAXPROCS(0)))
+	s.replies.limit = opts.MaxReplyBytes
+	if s.replies.limit <= 0 {
+		s.replies.limit = DefaultMaxReplyBytes
 	}
 	// Methods are dispatched in the handlers, not in the patterns, so that
 	// a wrong method gets a 405 with an error body in the negotiated format.
@@ -90,6 +113,21 @@ type request struct {
 	s       *Server
 	in      codec.Entry // the request body's format, zero when no body was read
 	scratch *bytes.Buffer
+	slot    bool // holds one of s.slots
+}
+
+func (q *request) takeSlot() {
+	if !q.slot {
+		q.s.slots <- struct{}{}
+		q.slot = true
+	}
+}
+
+func (q *request) releaseSlot() {
+	if q.slot {
+		<-q.s.slots
+		q.slot = false
+	}
 }
 
 // decode reads the body in its Content-Type's format into v. Failures are
@@ -109,6 +147,11 @@ func (q *request) decode(v any) error {
 }
 
 func (s *Server) route(pattern string, methods map[string]handlerFunc) {
+	if get, ok := methods["GET"]; ok {
+		// HEAD is GET without the body (RFC 9110 §9.3.2): same status and
+		// headers, Content-Length included; net/http drops the body.
+		methods["HEAD"] = get
+	}
 	allow := strings.Join(slices.Sorted(maps.Keys(methods)), ", ")
 	s.mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
 		q := request{r: r, s: s, scratch: getBuffer()}
@@ -122,6 +165,21 @@ func (s *Server) route(pattern string, methods map[string]handlerFunc) {
 		if err != nil {
 			out = s.formats.json // DESIGN: JSON when no format can be negotiated
 		}
+		if s.delay > 0 {
+			time.Sleep(s.delay)
+		}
+		if s.burn > 0 {
+			spin(s.burn)
+		}
+		// A request without a body holds an encoding slot from its
+		// handler on: a list's snapshot and its encoding are the memory
+		// that many concurrent list requests would pile up. Handlers that
+		// read a body take the slot only to encode (a slow body must not
+		// hold one).
+		if r.Method == "GET" || r.Method == "HEAD" {
+			q.takeSlot()
+		}
+		defer q.releaseSlot() // also when a handler panics
 		status, body := 0, any(nil)
 		switch h, ok := methods[r.Method]; {
 		case err != nil:
@@ -137,26 +195,24 @@ func (s *Server) route(pattern string, methods map[string]handlerFunc) {
 			status = statusOf(err)
 			body = &api.Error{Error: err.Error(), Code: api.Code(err)}
 		}
-		if s.delay > 0 {
-			time.Sleep(s.delay)
-		}
-		if s.burn > 0 {
-			spin(s.burn)
-		}
-		s.respond(w, &q, out, status, body)
+		status = s.respond(w, &q, out, status, body)
 		s.metrics.count(pattern, out.Codec.Name(), status)
 	})
 }
 
 // respond writes body (none when nil) in format out with the content coding
-// the client prefers.
-func (s *Server) respond(w http.ResponseWriter, q *request, out codec.Entry, status int, body any) {
+// the client prefers, and returns the status it sent.
+// It encodes holding an encoding slot and releases it before writing (a
+// slow reader must not hold one).
+func (s *Server) respond(w http.ResponseWriter, q *request, out codec.Entry, status int, body any) int {
 	h := w.Header()
 	h.Set("Vary", "Accept, Accept-Encoding")
 	if body == nil {
+		q.releaseSlot()
 		w.WriteHeader(status)
-		return
+		return status
 	}
+	q.takeSlot()
 	data, err := out.Codec.Marshal(body)
 	if err != nil {
 		status = http.StatusInternalServerError
@@ -171,10 +227,40 @@ func (s *Server) respond(w http.ResponseWriter, q *request, out codec.Entry, sta
 			data = q.scratch.Bytes()
 		}
 	}
+	q.releaseSlot()
+	if !s.replies.acquire(len(data)) {
+		err := fmt.Errorf("%w: replies being written hold over %d bytes; retry", api.ErrUnavailable, s.replies.limit)
+		status = statusOf(err)
+		data, _ = out.Codec.Marshal(&api.Error{Error: err.Error(), Code: api.Code(err)})
+		h.Del("Content-Encoding")
+		h.Set("Retry-After", "1")
+	} else {
+		defer s.replies.release(len(data))
+	}
 	h.Set("Content-Length", strconv.Itoa(len(data)))
 	w.WriteHeader(status)
 	_, _ = w.Write(data)
+	return status
 }
+
+// replyBudget counts the bytes of replies being written, so that clients
+// that do not read cannot make the server hold unbounded memory.
+type replyBudget struct {
+	limit int64
+	used  atomic.Int64
+}
+
+// acquire takes n bytes of the budget, or reports false when that would
+// exceed it while other replies hold some (a reply alone always fits).
+func (b *replyBudget) acquire(n int) bool {
+	if u := b.used.Add(int64(n)); u > b.limit && u != int64(n) {
+		b.used.Add(-int64(n))
+		return false
+	}
+	return true
+}
+
+func (b *replyBudget) release(n int) { b.used.Add(-int64(n)) }
 
 // spin keeps the CPU busy for d of wall time.
 func spin(d time.Duration) {
@@ -197,6 +283,10 @@ func statusOf(err error) int {
 		return http.StatusNotAcceptable
 	case errors.Is(err, api.ErrMethod):
 		return http.StatusMethodNotAllowed
+	case errors.Is(err, api.ErrTimeout):
+		return http.StatusRequestTimeout
+	case errors.Is(err, api.ErrUnavailable):
+		return http.StatusServiceUnavailable
 	default:
 		return http.StatusInternalServerError
 	}

@@ -9,9 +9,9 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"time"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/keepalive"
 
 	"github.com/wirebench/wirebench/grpcapi"
 	"github.com/wirebench/wirebench/httpapi"
@@ -34,6 +34,9 @@ type Options struct {
 	SeedUsers, SeedTodos int
 	HTTP                 httpapi.Options
 	Store                store.Options
+	// Timeouts bound how long one connection or stream may hold the
+	// server's memory and goroutines; the zero value is DefaultTimeouts.
+	Timeouts Timeouts
 }
 
 // Server is a running service.
@@ -66,7 +69,7 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 		var protos http.Protocols
 		protos.SetHTTP1(true)
 		protos.SetUnencryptedHTTP2(true) // h2c with prior knowledge on the same port
-		s.httpSrv = &http.Server{Handler: h, Protocols: &protos, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
+		s.httpSrv = newHTTPServer(h, &protos, opts.Timeouts.withDefaults())
 		go func() { s.serveErr <- ignoreClosed(s.httpSrv.Serve(s.httpLn)) }()
 	}
 	if !opts.NoGRPC {
@@ -77,8 +80,12 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 			return nil, fmt.Errorf("server: gRPC listen: %w", err)
 		}
 		s.grpcLn = ln
-		s.grpcSrv = grpc.NewServer(grpc.MaxRecvMsgSize(int(cmp.Or(opts.HTTP.MaxBody, httpapi.DefaultMaxBody))))
-		grpcapi.Register(s.grpcSrv, st)
+		to := opts.Timeouts.withDefaults()
+		s.grpcSrv = grpcapi.NewServer(st,
+			grpc.MaxRecvMsgSize(int(cmp.Or(opts.HTTP.MaxBody, httpapi.DefaultMaxBody))),
+			grpc.MaxConcurrentStreams(uint32(to.H2MaxStreams)),
+			grpc.ConnectionTimeout(to.ReadHeader),
+			grpc.KeepaliveParams(keepalive.ServerParameters{MaxConnectionIdle: to.Idle}))
 		go func() { s.serveErr <- ignoreClosed(s.grpcSrv.Serve(ln)) }()
 	}
 	if ctx.Done() != nil {

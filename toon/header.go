@@ -150,11 +150,13 @@ func (h *header) parseBracket(seg string) error {
 		if !isDigit(s[i]) {
 			return fmt.Errorf("invalid array length %q (want a non-negative integer without leading zeros)", seg)
 		}
-		if n > (math.MaxInt-9)/10 {
-			n = math.MaxInt // saturate: no real document has that many rows
-			continue
+		d := int(s[i] - '0')
+		if n > (math.MaxInt-d)/10 {
+			// No document can hold that many items; saying so beats a
+			// count mismatch against a saturated 9223372036854775807.
+			return fmt.Errorf("array length %s overflows (the maximum is %d)", s, math.MaxInt)
 		}
-		n = n*10 + int(s[i]-'0')
+		n = n*10 + d
 	}
 	h.length = n
 	return nil
@@ -285,11 +287,26 @@ func countLeaves(fields []field) int {
 	return n
 }
 
+// duplicateField returns a field name repeated among siblings, at any
+// level, or "". Short lists compare pairwise (no allocation); longer ones
+// use a set, so a 100k-column header costs linear time, not the 20 s of
+// CPU the pairwise check took (issue 10 item 2).
 func duplicateField(fields []field) string {
+	var seen map[string]struct{}
+	if len(fields) > 16 {
+		seen = make(map[string]struct{}, len(fields))
+	}
 	for i, f := range fields {
-		for _, g := range fields[:i] {
-			if g.name == f.name {
+		if seen != nil {
+			if _, dup := seen[f.name]; dup {
 				return f.name
+			}
+			seen[f.name] = struct{}{}
+		} else {
+			for _, g := range fields[:i] {
+				if g.name == f.name {
+					return f.name
+				}
 			}
 		}
 		if f.children != nil {

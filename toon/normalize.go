@@ -114,7 +114,13 @@ func (n *normalizer) value(v reflect.Value, depth int) (any, error) {
 		if t.Kind() == reflect.Pointer && t.Implements(textMarshalerType) {
 			return n.marshalText(v)
 		}
-		return n.value(v.Elem(), depth+1)
+		if t.Kind() == reflect.Interface {
+			// An interface is no level of the document: []any{[]any{}}
+			// is two levels deep, as the decoder counts, not four
+			// (toon encode refused 500-deep arrays the reader accepts).
+			return n.value(v.Elem(), depth)
+		}
+		return n.value(v.Elem(), depth+1) // pointers count, which bounds cycles
 	case reflect.Slice:
 		if v.IsNil() {
 			return nil, nil
@@ -124,6 +130,9 @@ func (n *normalizer) value(v reflect.Value, depth int) (any, error) {
 		}
 		fallthrough
 	case reflect.Array:
+		if depth >= n.maxDepth { // the decoder counts an array as a level, even an empty one
+			return nil, fmt.Errorf("toon: %w: more than %d levels (cyclic value?)", ErrDepth, n.maxDepth)
+		}
 		out := make([]any, v.Len())
 		for i := range out {
 			x, err := n.value(v.Index(i), depth+1)
@@ -172,7 +181,7 @@ func (n *normalizer) any(x any, depth int) (any, error) {
 		if x == nil {
 			return nil, nil
 		}
-		if depth > n.maxDepth {
+		if depth >= n.maxDepth { // the decoder counts an array as a level, even an empty one
 			return nil, fmt.Errorf("toon: %w: more than %d levels", ErrDepth, n.maxDepth)
 		}
 		out := make([]any, len(x))

@@ -29,6 +29,14 @@ func runServe(ctx context.Context, env *cliEnv, args []string) error {
 	fs.DurationVar(&o.HTTP.Delay, "delay", 0, "sleep this `duration` in every REST response: known extra latency (costs no CPU) for calibration")
 	fs.DurationVar(&o.HTTP.Burn, "burn", 0, "spin the CPU this `duration` in every REST response: known lost capacity for checking that compare detects a slowdown")
 	fs.Int64Var(&o.HTTP.MaxBody, "max-body", httpapi.DefaultMaxBody, "request body limit in `bytes`, on the wire and decompressed (413 beyond)")
+	fs.Int64Var(&o.HTTP.MaxReplyBytes, "max-reply-memory", httpapi.DefaultMaxReplyBytes, "`bytes` of replies being written at once; beyond, replies are shed with 503 and Retry-After (clients that stop reading large lists)")
+	d := server.DefaultTimeouts
+	fs.DurationVar(&o.Timeouts.ReadHeader, "read-header-timeout", d.ReadHeader, "time to read a request's headers (and a gRPC handshake)")
+	fs.DurationVar(&o.Timeouts.Read, "read-timeout", d.Read, "time to read a whole request, body included (408 beyond; per stream on h2c)")
+	fs.DurationVar(&o.Timeouts.Write, "write-timeout", d.Write, "time from a request's headers to the end of its response; a client that does not read loses the connection (h2c: the stream)")
+	fs.DurationVar(&o.Timeouts.Idle, "idle-timeout", d.Idle, "time a keep-alive connection waits for its next request (gRPC: with no RPC)")
+	fs.IntVar(&o.Timeouts.H2MaxStreams, "h2-max-streams", d.H2MaxStreams, "concurrent streams per h2c or gRPC connection")
+	fs.IntVar(&o.Timeouts.H2StreamBuffer, "h2-stream-buffer", d.H2StreamBuffer, "h2c flow-control window per stream and per connection, in `bytes` (64 KiB to under 4 MiB): request data buffered before the handler reads")
 	cpus := fs.String("cpus", "", "pin the server to these `CPUs` (e.g. 1 or 2,3), so a load client on other CPUs measures it fairly")
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -48,8 +56,14 @@ func runServe(ctx context.Context, env *cliEnv, args []string) error {
 	if o.HTTP.JSONLib != "std" && o.HTTP.JSONLib != "fast" {
 		return usagef("-json-lib: want std or fast, got %q", o.HTTP.JSONLib)
 	}
-	if o.SeedUsers < 0 || o.SeedTodos < 0 || o.HTTP.MaxBody <= 0 {
-		return usagef("-seed-users, -seed-todos must be >= 0 and -max-body > 0")
+	if o.SeedUsers < 0 || o.SeedTodos < 0 || o.HTTP.MaxBody <= 0 || o.HTTP.MaxReplyBytes <= 0 {
+		return usagef("-seed-users, -seed-todos must be >= 0, -max-body and -max-reply-memory > 0")
+	}
+	if t := o.Timeouts; t.ReadHeader <= 0 || t.Read <= 0 || t.Write <= 0 || t.Idle <= 0 || t.H2MaxStreams <= 0 {
+		return usagef("-read-header-timeout, -read-timeout, -write-timeout, -idle-timeout and -h2-max-streams must be > 0")
+	}
+	if b := o.Timeouts.H2StreamBuffer; b < 64<<10 || b >= 4<<20 {
+		return usagef("-h2-stream-buffer: want 65536 <= bytes < 4194304, got %d", b)
 	}
 	srv, err := server.Start(context.Background(), o)
 	if err != nil {

@@ -128,6 +128,11 @@ func TestCLIExitCodes(t *testing.T) {
 		{[]string{"help", "serve"}, 0, "-json-lib"},
 		{[]string{"serve", "--bogus"}, 2, "bogus"},
 		{[]string{"serve", "--json-lib", "nope"}, 2, "json-lib"},
+		{[]string{"serve", "-h"}, 0, "-write-timeout"},
+		{[]string{"serve", "--read-timeout", "0s"}, 2, "read-timeout"},
+		{[]string{"serve", "--h2-max-streams", "0"}, 2, "h2-max-streams"},
+		{[]string{"serve", "--h2-stream-buffer", "4194304"}, 2, "h2-stream-buffer"},
+		{[]string{"serve", "--max-reply-memory", "0"}, 2, "max-reply-memory"},
 		{[]string{"serve", "--http", "256.0.0.1:1", "--no-grpc"}, 1, "listen"},
 	} {
 		var out, errb bytes.Buffer

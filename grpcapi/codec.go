@@ -1,0 +1,79 @@
+package grpcapi
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/encoding"
+	grpcproto "google.golang.org/grpc/encoding/proto"
+	"google.golang.org/grpc/mem"
+
+	"github.com/wirebench/wirebench/api"
+	"github.com/wirebench/wirebench/codec"
+)
+
+// ServerCodec is the option NewServer installs: requests decode through
+// package codec's protobuf codec, so gRPC applies the same decoding limits
+// as REST (codec.Limits), and a request that does not decode reaches our
+// error table as InvalidArgument. grpc-go itself reports any codec failure
+// as Internal, before a handler or interceptor runs, which our own table
+// says is wrong for a malformed request.
+func ServerCodec() grpc.ServerOption { return grpc.ForceServerCodecV2(serverCodec{}) }
+
+// serverCodec marshals with grpc-go's proto codec (its pooled buffers) and
+// unmarshals with codec's protobuf codec. A *pendingRequest (see
+// decodeErrors) receives the decoding error instead of failing the call.
+type serverCodec struct{}
+
+var (
+	grpcProto  = encoding.GetCodecV2(grpcproto.Name)
+	protoCodec = codec.MustLookup("protobuf").Codec
+)
+
+func (serverCodec) Name() string { return grpcproto.Name }
+
+func (serverCodec) Marshal(v any) (mem.BufferSlice, error) { return grpcProto.Marshal(v) }
+
+func (serverCodec) Unmarshal(data mem.BufferSlice, v any) error {
+	buf := data.MaterializeToBuffer(mem.DefaultBufferPool())
+	defer buf.Free()
+	if p, ok := v.(*pendingRequest); ok {
+		p.err = protoCodec.Unmarshal(buf.ReadOnlyData(), p.msg)
+		return nil
+	}
+	return protoCodec.Unmarshal(buf.ReadOnlyData(), v)
+}
+
+// pendingRequest carries a request message through grpc-go's decoding and
+// brings back the codec's error, so a handler can answer it.
+type pendingRequest struct {
+	msg any
+	err error
+}
+
+// decodeErrors returns a copy of sd whose unary handlers report a request
+// that does not decode as api.ErrMalformed (InvalidArgument). Failures of
+// the transport itself (size, decompression) keep grpc-go's codes.
+func decodeErrors(sd *grpc.ServiceDesc) *grpc.ServiceDesc {
+	out := *sd
+	out.Methods = slices.Clone(sd.Methods)
+	for i := range out.Methods {
+		h := sd.Methods[i].Handler
+		name := sd.ServiceName + "/" + sd.Methods[i].MethodName
+		out.Methods[i].Handler = func(srv any, ctx context.Context, dec func(any) error, ic grpc.UnaryServerInterceptor) (any, error) {
+			return h(srv, ctx, func(v any) error {
+				p := pendingRequest{msg: v}
+				if err := dec(&p); err != nil {
+					return err
+				}
+				if p.err != nil {
+					return statusErr(fmt.Errorf("%w: %s request: %v", api.ErrMalformed, name, p.err))
+				}
+				return nil
+			}, ic)
+		}
+	}
+	return &out
+}
