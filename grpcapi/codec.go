@@ -9,6 +9,8 @@ import (
 	"google.golang.org/grpc/encoding"
 	grpcproto "google.golang.org/grpc/encoding/proto"
 	"google.golang.org/grpc/mem"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
 
 	"github.com/wirebench/wirebench/api"
 	"github.com/wirebench/wirebench/codec"
@@ -51,6 +53,14 @@ func (serverCodec) Unmarshal(data mem.BufferSlice, v any) error {
 type pendingRequest struct {
 	msg any
 	err error
+}
+
+// ProtoReflect makes a pendingRequest a proto.Message standing for its
+// message, so that a server without ServerCodec (grpc-go's own proto
+// codec) still decodes requests into it: Register then works on any
+// *grpc.Server, with grpc-go's codes for malformed requests.
+func (p *pendingRequest) ProtoReflect() protoreflect.Message {
+	return p.msg.(proto.Message).ProtoReflect()
 }
 
 // decodeErrors returns a copy of sd whose unary handlers report a request

@@ -29,7 +29,8 @@ func NewServer(st *store.Memory, opts ...grpc.ServerOption) *grpc.Server {
 }
 
 // Register adds the wirebench.v1 services, reflection and health (serving)
-// to s, which must have been created with ServerCodec (NewServer does it).
+// to s. With ServerCodec (NewServer installs it) a malformed request is
+// InvalidArgument, as our error table says; without it, grpc-go's Internal.
 func Register(s *grpc.Server, st *store.Memory) {
 	s.RegisterService(decodeErrors(&pb.UserService_ServiceDesc), users{st: st})
 	s.RegisterService(decodeErrors(&pb.TodoService_ServiceDesc), todos{st: st})
