@@ -11,7 +11,6 @@ import (
 	"maps"
 	"net/http"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -48,7 +47,7 @@ type Server struct {
 	delay   time.Duration
 	burn    time.Duration
 	metrics *metrics
-	mux     *http.ServeMux
+	routes  map[string]*route // by pattern; matched in Handle
 }
 
 // New returns the REST API over st.
@@ -57,7 +56,7 @@ func New(st *store.Memory, opts Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{store: st, formats: f, maxBody: opts.MaxBody, delay: opts.Delay, burn: opts.Burn, metrics: newMetrics(), mux: http.NewServeMux()}
+	s := &Server{store: st, formats: f, maxBody: opts.MaxBody, delay: opts.Delay, burn: opts.Burn, metrics: newMetrics(), routes: map[string]*route{}}
 	if s.maxBody <= 0 {
 		s.maxBody = DefaultMaxBody
 	}
@@ -68,16 +67,9 @@ func New(st *store.Memory, opts Options) (*Server, error) {
 	s.route("/todos", map[string]handlerFunc{"GET": s.listTodos, "POST": s.createTodo})
 	s.route("/todos/{id}", map[string]handlerFunc{"GET": s.getTodo, "PUT": s.updateTodo, "DELETE": s.deleteTodo})
 	s.route("/echo", map[string]handlerFunc{"POST": s.echo})
-	s.mux.HandleFunc("/healthz", func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-		_, _ = w.Write([]byte("ok\n"))
-	})
-	s.mux.Handle("/metrics", s.metrics.handler())
 	s.route("/", nil) // everything else: 404 in the negotiated format
 	return s, nil
 }
-
-func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.ServeHTTP(w, r) }
 
 // handlerFunc serves one route and method. It decodes the body with
 // req.decode when it has one and returns the status and the value to encode
@@ -86,7 +78,8 @@ type handlerFunc func(req *request) (int, any, error)
 
 // request is what a handlerFunc sees of the HTTP request.
 type request struct {
-	r       *http.Request
+	r       *Request
+	id      string // the {id} path segment
 	s       *Server
 	in      codec.Entry // the request body's format, zero when no body was read
 	scratch *bytes.Buffer
@@ -95,7 +88,7 @@ type request struct {
 // decode reads the body in its Content-Type's format into v. Failures are
 // 400, 413 or 415; nothing is written to the store before decode succeeds.
 func (q *request) decode(v any) error {
-	in, err := q.s.formats.request(q.r.Header.Get("Content-Type"))
+	in, err := q.s.formats.request(q.r.ContentType)
 	if err != nil {
 		return err
 	}
@@ -108,77 +101,77 @@ func (q *request) decode(v any) error {
 	return nil
 }
 
+// route is one path pattern and its methods.
+type route struct {
+	pattern string
+	methods map[string]handlerFunc // nil: every method is a 404
+	allow   string
+}
+
 func (s *Server) route(pattern string, methods map[string]handlerFunc) {
 	if get, ok := methods["GET"]; ok {
 		// HEAD is GET without the body (RFC 9110 §9.3.2): same status and
-		// headers, Content-Length included; net/http drops the body.
+		// headers, Content-Length included; the engine drops the body.
 		methods["HEAD"] = get
 	}
-	allow := strings.Join(slices.Sorted(maps.Keys(methods)), ", ")
-	s.mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
-		q := request{r: r, s: s, scratch: getBuffer()}
-		defer putBuffer(q.scratch)
-		// Negotiate before the handler runs, so that a request whose reply
-		// cannot be encoded (406) changes nothing.
-		if ct := r.Header.Get("Content-Type"); ct != "" {
-			q.in, _ = s.formats.request(ct) // an unknown type is decode's 415
-		}
-		out, err := s.formats.response(r.Header.Get("Accept"), q.in)
-		if err != nil {
-			out = s.formats.json // DESIGN: JSON when no format can be negotiated
-		}
-		status, body := 0, any(nil)
-		switch h, ok := methods[r.Method]; {
-		case err != nil:
-		case ok:
-			status, body, err = h(&q)
-		case methods == nil:
-			err = fmt.Errorf("%s: %w", r.URL.Path, api.ErrNotFound)
-		default:
-			w.Header().Set("Allow", allow)
-			err = fmt.Errorf("%w: %s %s (allowed: %s)", api.ErrMethod, r.Method, pattern, allow)
-		}
-		if err != nil {
-			status = statusOf(err)
-			body = &api.Error{Error: err.Error(), Code: api.Code(err)}
-		}
-		if s.delay > 0 {
-			time.Sleep(s.delay)
-		}
-		if s.burn > 0 {
-			spin(s.burn)
-		}
-		s.respond(w, &q, out, status, body)
-		s.metrics.count(pattern, out.Codec.Name(), status)
-	})
+	s.routes[pattern] = &route{pattern: pattern, methods: methods, allow: strings.Join(slices.Sorted(maps.Keys(methods)), ", ")}
 }
 
-// respond writes body (none when nil) in format out with the content coding
-// the client prefers.
-func (s *Server) respond(w http.ResponseWriter, q *request, out codec.Entry, status int, body any) {
-	h := w.Header()
-	h.Set("Vary", "Accept, Accept-Encoding")
+// serveRoute answers one API request on rt into resp.
+func (s *Server) serveRoute(rt *route, r *Request, id string, resp *Response) {
+	q := request{r: r, id: id, s: s, scratch: getBuffer()}
+	resp.buf = q.scratch // released with the response: it may hold the compressed body
+	// Negotiate before the handler runs, so that a request whose reply
+	// cannot be encoded (406) changes nothing.
+	if ct := r.ContentType; ct != "" {
+		q.in, _ = s.formats.request(ct) // an unknown type is decode's 415
+	}
+	out, err := s.formats.response(r.Accept, q.in)
+	if err != nil {
+		out = s.formats.json // DESIGN: JSON when no format can be negotiated
+	}
+	status, body := 0, any(nil)
+	switch h, ok := rt.methods[r.Method]; {
+	case err != nil:
+	case ok:
+		status, body, err = h(&q)
+	case rt.methods == nil:
+		err = fmt.Errorf("%s: %w", r.Path, api.ErrNotFound)
+	default:
+		resp.Allow = rt.allow
+		err = fmt.Errorf("%w: %s %s (allowed: %s)", api.ErrMethod, r.Method, rt.pattern, rt.allow)
+	}
+	if err != nil {
+		status = statusOf(err)
+		body = &api.Error{Error: err.Error(), Code: api.Code(err)}
+	}
+	if s.delay > 0 {
+		time.Sleep(s.delay)
+	}
+	if s.burn > 0 {
+		spin(s.burn)
+	}
+	s.respond(resp, &q, out, status, body)
+	s.metrics.count(rt.pattern, out.Codec.Name(), status)
+}
+
+// respond encodes body (none when nil) into resp in format out, with the
+// content coding the client prefers.
+func (s *Server) respond(resp *Response, q *request, out codec.Entry, status int, body any) {
+	resp.Vary = true
+	resp.Status = status
 	if body == nil {
-		w.WriteHeader(status)
 		return
 	}
 	data, err := out.Codec.Marshal(body)
 	if err != nil {
-		status = http.StatusInternalServerError
+		resp.Status = http.StatusInternalServerError
 		out = s.formats.json
 		data, _ = out.Codec.Marshal(&api.Error{Error: "encoding response: " + err.Error(), Code: "internal"})
 	}
-	h.Set("Content-Type", out.MediaTypes[0])
-	if coding := chooseCoding(q.r.Header.Get("Accept-Encoding")); coding != codingIdentity {
-		q.scratch.Reset()
-		if err := compress(q.scratch, data, coding); err == nil {
-			h.Set("Content-Encoding", coding)
-			data = q.scratch.Bytes()
-		}
-	}
-	h.Set("Content-Length", strconv.Itoa(len(data)))
-	w.WriteHeader(status)
-	_, _ = w.Write(data)
+	resp.ContentType = out.MediaTypes[0]
+	resp.Body = data
+	resp.encode(q.r.AcceptEncoding)
 }
 
 // spin keeps the CPU busy for d of wall time.
