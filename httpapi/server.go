@@ -82,7 +82,7 @@ type request struct {
 	id      string // the {id} path segment
 	s       *Server
 	in      codec.Entry // the request body's format, zero when no body was read
-	scratch *bytes.Buffer
+	scratch *bytes.Buffer // the request body; taken on first use, released with the response
 }
 
 // decode reads the body in its Content-Type's format into v. Failures are
@@ -91,6 +91,9 @@ func (q *request) decode(v any) error {
 	in, err := q.s.formats.request(q.r.ContentType)
 	if err != nil {
 		return err
+	}
+	if q.scratch == nil {
+		q.scratch = getBuffer()
 	}
 	if err := readBody(q.r, q.scratch, q.s.maxBody); err != nil {
 		return err
@@ -119,8 +122,7 @@ func (s *Server) route(pattern string, methods map[string]handlerFunc) {
 
 // serveRoute answers one API request on rt into resp.
 func (s *Server) serveRoute(rt *route, r *Request, id string, resp *Response) {
-	q := request{r: r, id: id, s: s, scratch: getBuffer()}
-	resp.buf = q.scratch // released with the response: it may hold the compressed body
+	q := request{r: r, id: id, s: s}
 	// Negotiate before the handler runs, so that a request whose reply
 	// cannot be encoded (406) changes nothing.
 	if ct := r.ContentType; ct != "" {
@@ -145,6 +147,7 @@ func (s *Server) serveRoute(rt *route, r *Request, id string, resp *Response) {
 		status = statusOf(err)
 		body = &api.Error{Error: err.Error(), Code: api.Code(err)}
 	}
+	resp.buf = q.scratch // nil unless a body was read; the reply's coding reuses it
 	if s.delay > 0 {
 		time.Sleep(s.delay)
 	}
