@@ -81,7 +81,7 @@ type request struct {
 	r       *Request
 	id      string // the {id} path segment
 	s       *Server
-	in      codec.Entry // the request body's format, zero when no body was read
+	in      codec.Entry   // the request body's format, zero when no body was read
 	scratch *bytes.Buffer // the request body; taken on first use, released with the response
 }
 
