@@ -110,7 +110,7 @@ func (s *Server) match(path string) (*route, string) {
 // (too large, too slow, ill-framed): err carries an api sentinel, and the
 // {error, code} reply is in the format negotiated from r's headers.
 func (s *Server) Fail(r *Request, err error, resp *Response) {
-	q := request{r: r, s: s}
+	q := request{r: *r, s: s}
 	in, _ := s.formats.request(r.ContentType)
 	out, nerr := s.formats.response(r.Accept, in)
 	if nerr != nil {

@@ -78,8 +78,8 @@ type handlerFunc func(req *request) (int, any, error)
 
 // request is what a handlerFunc sees of the HTTP request.
 type request struct {
-	r       *Request
-	id      string // the {id} path segment
+	r       Request // a copy: the adapter's Request then stays on its stack
+	id      string  // the {id} path segment
 	s       *Server
 	in      codec.Entry   // the request body's format, zero when no body was read
 	scratch *bytes.Buffer // the request body; taken on first use, released with the response
@@ -95,7 +95,7 @@ func (q *request) decode(v any) error {
 	if q.scratch == nil {
 		q.scratch = getBuffer()
 	}
-	if err := readBody(q.r, q.scratch, q.s.maxBody); err != nil {
+	if err := readBody(&q.r, q.scratch, q.s.maxBody); err != nil {
 		return err
 	}
 	if err := in.Codec.Unmarshal(q.scratch.Bytes(), v); err != nil {
@@ -122,7 +122,7 @@ func (s *Server) route(pattern string, methods map[string]handlerFunc) {
 
 // serveRoute answers one API request on rt into resp.
 func (s *Server) serveRoute(rt *route, r *Request, id string, resp *Response) {
-	q := request{r: r, id: id, s: s}
+	q := request{r: *r, id: id, s: s}
 	// Negotiate before the handler runs, so that a request whose reply
 	// cannot be encoded (406) changes nothing.
 	if ct := r.ContentType; ct != "" {
