@@ -70,7 +70,7 @@ func putBuffer(b *bytes.Buffer) {
 // readBody reads the request body into buf, undoing its Content-Encoding,
 // and enforces limit on both the wire size and the decoded size (so a small
 // compressed bomb is a 413, not an out-of-memory).
-func readBody(r *http.Request, buf *bytes.Buffer, limit int64) error {
+func readBody(r *Request, buf *bytes.Buffer, limit int64) error {
 	if r.ContentLength > limit {
 		// Refused before reading a byte: with "Expect: 100-continue" the
 		// client is never told to send the body (net/http sends 100
@@ -78,8 +78,11 @@ func readBody(r *http.Request, buf *bytes.Buffer, limit int64) error {
 		// not read for nothing.
 		return fmt.Errorf("%w: Content-Length %d exceeds %d bytes", api.ErrTooLarge, r.ContentLength, limit)
 	}
-	body := io.Reader(http.MaxBytesReader(nil, r.Body, limit))
-	switch coding := strings.ToLower(strings.TrimSpace(r.Header.Get("Content-Encoding"))); coding {
+	if r.Body == nil {
+		r.Body = http.NoBody
+	}
+	body := io.Reader(http.MaxBytesReader(nil, io.NopCloser(r.Body), limit))
+	switch coding := strings.ToLower(strings.TrimSpace(r.ContentEncoding)); coding {
 	case codingIdentity, "identity":
 	case codingGzip, "x-gzip":
 		zr, _ := gzipReaders.Get().(*gzip.Reader)

@@ -12,7 +12,7 @@ import (
 // names a user: "+1" and "01" parse as 1 but are other URLs, and letting
 // them resolve meant DELETE /users/+2 deleted user 2 (issue 10 item 5).
 func userID(q *request) (int64, error) {
-	s := q.r.PathValue("id")
+	s := q.id
 	id, err := strconv.ParseInt(s, 10, 64)
 	if err != nil || strconv.FormatInt(id, 10) != s {
 		return 0, fmt.Errorf("user %q: %w", s, api.ErrNotFound)
@@ -91,7 +91,7 @@ func (s *Server) createTodo(q *request) (int, any, error) {
 }
 
 func (s *Server) getTodo(q *request) (int, any, error) {
-	t, err := s.store.GetTodo(q.r.PathValue("id"))
+	t, err := s.store.GetTodo(q.id)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -103,7 +103,7 @@ func (s *Server) updateTodo(q *request) (int, any, error) {
 	if err := q.decode(&t); err != nil {
 		return 0, nil, err
 	}
-	t, err := s.store.UpdateTodo(q.r.PathValue("id"), t)
+	t, err := s.store.UpdateTodo(q.id, t)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -111,7 +111,7 @@ func (s *Server) updateTodo(q *request) (int, any, error) {
 }
 
 func (s *Server) deleteTodo(q *request) (int, any, error) {
-	if err := s.store.DeleteTodo(q.r.PathValue("id")); err != nil {
+	if err := s.store.DeleteTodo(q.id); err != nil {
 		return 0, nil, err
 	}
 	return http.StatusNoContent, nil, nil

@@ -23,7 +23,7 @@ import (
 // start runs the whole service on free loopback ports.
 func start(t *testing.T, opts server.Options) (*server.Server, *client) {
 	t.Helper()
-	opts.HTTPAddr, opts.GRPCAddr, opts.NoGRPC = "127.0.0.1:0", "127.0.0.1:0", true
+	opts.HTTPAddr, opts.GRPCAddr, opts.NoGRPC, opts.Engine = "127.0.0.1:0", "127.0.0.1:0", true, engine
 	srv, err := server.Start(context.Background(), opts)
 	if err != nil {
 		t.Fatal(err)

@@ -1,13 +1,11 @@
 package httpapi
 
 import (
-	"net/http"
 	"strconv"
 	"sync"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
 
 // metrics is the server's Prometheus registry: requests by route, format and
@@ -46,8 +44,4 @@ func (m *metrics) count(route, format string, status int) {
 		c, _ = m.counters.LoadOrStore(k, m.requests.WithLabelValues(route, format, strconv.Itoa(status)))
 	}
 	c.(prometheus.Counter).Inc()
-}
-
-func (m *metrics) handler() http.Handler {
-	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{})
 }

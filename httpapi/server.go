@@ -12,7 +12,6 @@ import (
 	"net/http"
 	"runtime"
 	"slices"
-	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -44,6 +43,8 @@ type Options struct {
 	// lists and never read them each hold their reply until the write
 	// timeout; past this budget further replies are shed with 503 and
 	// Retry-After instead of piling up. A reply alone is always sent.
+	// The budget is held until the adapter releases the Response (net/http:
+	// after the write; fasthttp copies the body, so: after the copy).
 	MaxReplyBytes int64
 	// Delay is added to every API response by sleeping: extra latency that
 	// costs no CPU, so a saturated closed-loop run barely notices it.
@@ -61,7 +62,7 @@ type Server struct {
 	delay   time.Duration
 	burn    time.Duration
 	metrics *metrics
-	mux     *http.ServeMux
+	routes  map[string]*route // by pattern; matched in Handle
 	replies replyBudget
 	// slots bound the replies being produced at once (a handler's
 	// snapshot and the encoder's buffers) to what the CPUs can work on:
@@ -75,7 +76,7 @@ func New(st *store.Memory, opts Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{store: st, formats: f, maxBody: opts.MaxBody, delay: opts.Delay, burn: opts.Burn, metrics: newMetrics(), mux: http.NewServeMux()}
+	s := &Server{store: st, formats: f, maxBody: opts.MaxBody, delay: opts.Delay, burn: opts.Burn, metrics: newMetrics(), routes: map[string]*route{}}
 	if s.maxBody <= 0 {
 		s.maxBody = DefaultMaxBody
 	}
@@ -91,16 +92,9 @@ func New(st *store.Memory, opts Options) (*Server, error) {
 	s.route("/todos", map[string]handlerFunc{"GET": s.listTodos, "POST": s.createTodo})
 	s.route("/todos/{id}", map[string]handlerFunc{"GET": s.getTodo, "PUT": s.updateTodo, "DELETE": s.deleteTodo})
 	s.route("/echo", map[string]handlerFunc{"POST": s.echo})
-	s.mux.HandleFunc("/healthz", func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-		_, _ = w.Write([]byte("ok\n"))
-	})
-	s.mux.Handle("/metrics", s.metrics.handler())
 	s.route("/", nil) // everything else: 404 in the negotiated format
 	return s, nil
 }
-
-func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.ServeHTTP(w, r) }
 
 // handlerFunc serves one route and method. It decodes the body with
 // req.decode when it has one and returns the status and the value to encode
@@ -109,11 +103,12 @@ type handlerFunc func(req *request) (int, any, error)
 
 // request is what a handlerFunc sees of the HTTP request.
 type request struct {
-	r       *http.Request
+	r       Request // a copy: the adapter's Request then stays on its stack
+	id      string  // the {id} path segment
 	s       *Server
-	in      codec.Entry // the request body's format, zero when no body was read
-	scratch *bytes.Buffer
-	slot    bool // holds one of s.slots
+	in      codec.Entry   // the request body's format, zero when no body was read
+	scratch *bytes.Buffer // the request body; taken on first use, released with the response
+	slot    bool          // holds one of s.slots
 }
 
 func (q *request) takeSlot() {
@@ -133,11 +128,14 @@ func (q *request) releaseSlot() {
 // decode reads the body in its Content-Type's format into v. Failures are
 // 400, 413 or 415; nothing is written to the store before decode succeeds.
 func (q *request) decode(v any) error {
-	in, err := q.s.formats.request(q.r.Header.Get("Content-Type"))
+	in, err := q.s.formats.request(q.r.ContentType)
 	if err != nil {
 		return err
 	}
-	if err := readBody(q.r, q.scratch, q.s.maxBody); err != nil {
+	if q.scratch == nil {
+		q.scratch = getBuffer()
+	}
+	if err := readBody(&q.r, q.scratch, q.s.maxBody); err != nil {
 		return err
 	}
 	if err := in.Codec.Unmarshal(q.scratch.Bytes(), v); err != nil {
@@ -146,101 +144,99 @@ func (q *request) decode(v any) error {
 	return nil
 }
 
+// route is one path pattern and its methods.
+type route struct {
+	pattern string
+	methods map[string]handlerFunc // nil: every method is a 404
+	allow   string
+}
+
 func (s *Server) route(pattern string, methods map[string]handlerFunc) {
 	if get, ok := methods["GET"]; ok {
 		// HEAD is GET without the body (RFC 9110 §9.3.2): same status and
-		// headers, Content-Length included; net/http drops the body.
+		// headers, Content-Length included; the engine drops the body.
 		methods["HEAD"] = get
 	}
-	allow := strings.Join(slices.Sorted(maps.Keys(methods)), ", ")
-	s.mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
-		q := request{r: r, s: s, scratch: getBuffer()}
-		defer putBuffer(q.scratch)
-		// Negotiate before the handler runs, so that a request whose reply
-		// cannot be encoded (406) changes nothing.
-		if ct := r.Header.Get("Content-Type"); ct != "" {
-			q.in, _ = s.formats.request(ct) // an unknown type is decode's 415
-		}
-		out, err := s.formats.response(r.Header.Get("Accept"), q.in)
-		if err != nil {
-			out = s.formats.json // DESIGN: JSON when no format can be negotiated
-		}
-		if s.delay > 0 {
-			time.Sleep(s.delay)
-		}
-		if s.burn > 0 {
-			spin(s.burn)
-		}
-		// A request without a body holds an encoding slot from its
-		// handler on: a list's snapshot and its encoding are the memory
-		// that many concurrent list requests would pile up. Handlers that
-		// read a body take the slot only to encode (a slow body must not
-		// hold one).
-		if r.Method == "GET" || r.Method == "HEAD" {
-			q.takeSlot()
-		}
-		defer q.releaseSlot() // also when a handler panics
-		status, body := 0, any(nil)
-		switch h, ok := methods[r.Method]; {
-		case err != nil:
-		case ok:
-			status, body, err = h(&q)
-		case methods == nil:
-			err = fmt.Errorf("%s: %w", r.URL.Path, api.ErrNotFound)
-		default:
-			w.Header().Set("Allow", allow)
-			err = fmt.Errorf("%w: %s %s (allowed: %s)", api.ErrMethod, r.Method, pattern, allow)
-		}
-		if err != nil {
-			status = statusOf(err)
-			body = &api.Error{Error: err.Error(), Code: api.Code(err)}
-		}
-		status = s.respond(w, &q, out, status, body)
-		s.metrics.count(pattern, out.Codec.Name(), status)
-	})
+	s.routes[pattern] = &route{pattern: pattern, methods: methods, allow: strings.Join(slices.Sorted(maps.Keys(methods)), ", ")}
 }
 
-// respond writes body (none when nil) in format out with the content coding
-// the client prefers, and returns the status it sent.
-// It encodes holding an encoding slot and releases it before writing (a
-// slow reader must not hold one).
-func (s *Server) respond(w http.ResponseWriter, q *request, out codec.Entry, status int, body any) int {
-	h := w.Header()
-	h.Set("Vary", "Accept, Accept-Encoding")
+// serveRoute answers one API request on rt into resp.
+func (s *Server) serveRoute(rt *route, r *Request, id string, resp *Response) {
+	q := request{r: *r, id: id, s: s}
+	// Negotiate before the handler runs, so that a request whose reply
+	// cannot be encoded (406) changes nothing.
+	if ct := r.ContentType; ct != "" {
+		q.in, _ = s.formats.request(ct) // an unknown type is decode's 415
+	}
+	out, err := s.formats.response(r.Accept, q.in)
+	if err != nil {
+		out = s.formats.json // DESIGN: JSON when no format can be negotiated
+	}
+	if s.delay > 0 {
+		time.Sleep(s.delay)
+	}
+	if s.burn > 0 {
+		spin(s.burn)
+	}
+	// A request without a body holds an encoding slot from its handler
+	// on: a list's snapshot and its encoding are the memory that many
+	// concurrent list requests would pile up. Handlers that read a body
+	// take the slot only to encode (a slow body must not hold one).
+	if r.Method == "GET" || r.Method == "HEAD" {
+		q.takeSlot()
+	}
+	defer q.releaseSlot() // also when a handler panics
+	status, body := 0, any(nil)
+	switch h, ok := rt.methods[r.Method]; {
+	case err != nil:
+	case ok:
+		status, body, err = h(&q)
+	case rt.methods == nil:
+		err = fmt.Errorf("%s: %w", r.Path, api.ErrNotFound)
+	default:
+		resp.Allow = rt.allow
+		err = fmt.Errorf("%w: %s %s (allowed: %s)", api.ErrMethod, r.Method, rt.pattern, rt.allow)
+	}
+	if err != nil {
+		status = statusOf(err)
+		body = &api.Error{Error: err.Error(), Code: api.Code(err)}
+	}
+	resp.buf = q.scratch // nil unless a body was read; the reply's coding reuses it
+	s.respond(resp, &q, out, status, body)
+	s.metrics.count(rt.pattern, out.Codec.Name(), resp.Status)
+}
+
+// respond encodes body (none when nil) into resp in format out, with the
+// content coding the client prefers. It encodes holding an encoding slot
+// and releases it before the adapter writes (a slow reader must not hold
+// one); the reply's bytes are held in the reply budget until resp.Release.
+func (s *Server) respond(resp *Response, q *request, out codec.Entry, status int, body any) {
+	resp.Vary = true
+	resp.Status = status
 	if body == nil {
 		q.releaseSlot()
-		w.WriteHeader(status)
-		return status
+		return
 	}
 	q.takeSlot()
 	data, err := out.Codec.Marshal(body)
 	if err != nil {
-		status = http.StatusInternalServerError
+		resp.Status = http.StatusInternalServerError
 		out = s.formats.json
 		data, _ = out.Codec.Marshal(&api.Error{Error: "encoding response: " + err.Error(), Code: "internal"})
 	}
-	h.Set("Content-Type", out.MediaTypes[0])
-	if coding := chooseCoding(q.r.Header.Get("Accept-Encoding")); coding != codingIdentity {
-		q.scratch.Reset()
-		if err := compress(q.scratch, data, coding); err == nil {
-			h.Set("Content-Encoding", coding)
-			data = q.scratch.Bytes()
-		}
-	}
+	resp.ContentType = out.MediaTypes[0]
+	resp.Body = data
+	resp.encode(q.r.AcceptEncoding)
 	q.releaseSlot()
-	if !s.replies.acquire(len(data)) {
+	if !s.replies.acquire(len(resp.Body)) {
 		err := fmt.Errorf("%w: replies being written hold over %d bytes; retry", api.ErrUnavailable, s.replies.limit)
-		status = statusOf(err)
-		data, _ = out.Codec.Marshal(&api.Error{Error: err.Error(), Code: api.Code(err)})
-		h.Del("Content-Encoding")
-		h.Set("Retry-After", "1")
-	} else {
-		defer s.replies.release(len(data))
+		resp.Status = statusOf(err)
+		resp.Body, _ = out.Codec.Marshal(&api.Error{Error: err.Error(), Code: api.Code(err)})
+		resp.ContentEncoding = ""
+		resp.RetryAfter = "1"
+		return
 	}
-	h.Set("Content-Length", strconv.Itoa(len(data)))
-	w.WriteHeader(status)
-	_, _ = w.Write(data)
-	return status
+	resp.held, resp.budget = len(resp.Body), &s.replies
 }
 
 // replyBudget counts the bytes of replies being written, so that clients

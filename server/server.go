@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 
+	"github.com/valyala/fasthttp"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/keepalive"
 
@@ -26,6 +27,12 @@ const (
 	DefaultSeedTodos = 100
 )
 
+// REST engines.
+const (
+	EngineNetHTTP  = "nethttp"
+	EngineFastHTTP = "fasthttp"
+)
+
 // Options configures the service. The zero value listens on the default
 // addresses with an empty store; NoGRPC or NoHTTP turn a transport off.
 type Options struct {
@@ -34,6 +41,9 @@ type Options struct {
 	SeedUsers, SeedTodos int
 	HTTP                 httpapi.Options
 	Store                store.Options
+	// Engine serves REST: EngineNetHTTP ("" too) or EngineFastHTTP
+	// (HTTP/1.1 only, no h2c).
+	Engine string
 	// Timeouts bound how long one connection or stream may hold the
 	// server's memory and goroutines; the zero value is DefaultTimeouts.
 	Timeouts Timeouts
@@ -43,6 +53,7 @@ type Options struct {
 type Server struct {
 	Store    *store.Memory
 	httpSrv  *http.Server
+	fastSrv  *fasthttp.Server
 	grpcSrv  *grpc.Server
 	httpLn   net.Listener
 	grpcLn   net.Listener
@@ -66,11 +77,20 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 		if s.httpLn, err = net.Listen("tcp", addr); err != nil {
 			return nil, fmt.Errorf("server: HTTP listen: %w", err)
 		}
-		var protos http.Protocols
-		protos.SetHTTP1(true)
-		protos.SetUnencryptedHTTP2(true) // h2c with prior knowledge on the same port
-		s.httpSrv = newHTTPServer(h, &protos, opts.Timeouts.withDefaults())
-		go func() { s.serveErr <- ignoreClosed(s.httpSrv.Serve(s.httpLn)) }()
+		switch opts.Engine {
+		case "", EngineNetHTTP:
+			var protos http.Protocols
+			protos.SetHTTP1(true)
+			protos.SetUnencryptedHTTP2(true) // h2c with prior knowledge on the same port
+			s.httpSrv = newHTTPServer(h, &protos, opts.Timeouts.withDefaults())
+			go func() { s.serveErr <- ignoreClosed(s.httpSrv.Serve(s.httpLn)) }()
+		case EngineFastHTTP:
+			s.fastSrv = newFastServer(h, opts)
+			go func() { s.serveErr <- s.fastSrv.Serve(s.httpLn) }()
+		default:
+			s.httpLn.Close()
+			return nil, fmt.Errorf("server: unknown engine %q (want %s or %s)", opts.Engine, EngineNetHTTP, EngineFastHTTP)
+		}
 	}
 	if !opts.NoGRPC {
 		addr := cmp.Or(opts.GRPCAddr, DefaultGRPCAddr)
@@ -106,6 +126,11 @@ func (s *Server) Close() error {
 	if s.httpSrv != nil {
 		errs = append(errs, s.httpSrv.Close())
 	}
+	if s.fastSrv != nil {
+		// fasthttp has no immediate close: Shutdown closes the listener
+		// and, with CloseOnShutdown, idle connections at once.
+		errs = append(errs, s.fastSrv.Shutdown())
+	}
 	if s.grpcSrv != nil {
 		s.grpcSrv.Stop()
 	}
@@ -118,6 +143,9 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	var errs []error
 	if s.httpSrv != nil {
 		errs = append(errs, s.httpSrv.Shutdown(ctx))
+	}
+	if s.fastSrv != nil {
+		errs = append(errs, s.fastSrv.ShutdownWithContext(ctx))
 	}
 	if s.grpcSrv != nil {
 		done := make(chan struct{})

@@ -1,8 +1,14 @@
 package server
 
 import (
+	"cmp"
 	"net/http"
 	"time"
+
+	"github.com/valyala/fasthttp"
+
+	"github.com/wirebench/wirebench/fastapi"
+	"github.com/wirebench/wirebench/httpapi"
 )
 
 // Timeouts are the REST server's time and buffer limits per connection and
@@ -45,6 +51,9 @@ var DefaultTimeouts = Timeouts{
 	H2StreamBuffer: 1 << 20,
 }
 
+// maxHeaderBytes bounds a request's header block on both engines.
+const maxHeaderBytes = 64 << 10
+
 func (t Timeouts) withDefaults() Timeouts {
 	d := DefaultTimeouts
 	if t.ReadHeader <= 0 {
@@ -79,7 +88,7 @@ func newHTTPServer(h http.Handler, protos *http.Protocols, t Timeouts) *http.Ser
 		// Headers count against the body limit's spirit: 64 KiB is far
 		// more than any client of this API sends (net/http's default is
 		// 1 MiB).
-		MaxHeaderBytes: 64 << 10,
+		MaxHeaderBytes: maxHeaderBytes,
 		HTTP2: &http.HTTP2Config{
 			MaxConcurrentStreams: t.H2MaxStreams,
 			// The connection window is what all streams share; keep it
@@ -92,4 +101,14 @@ func newHTTPServer(h http.Handler, protos *http.Protocols, t Timeouts) *http.Ser
 			WriteByteTimeout: t.Write,
 		},
 	}
+}
+
+// newFastServer maps the same timeouts and limits onto fasthttp.Server.
+func newFastServer(h *httpapi.Server, opts Options) *fasthttp.Server {
+	t := opts.Timeouts.withDefaults()
+	return fastapi.NewServer(h, fastapi.Options{
+		MaxBody:    cmp.Or(opts.HTTP.MaxBody, httpapi.DefaultMaxBody),
+		ReadHeader: t.ReadHeader, Read: t.Read, Write: t.Write, Idle: t.Idle,
+		MaxHeaderBytes: maxHeaderBytes,
+	})
 }

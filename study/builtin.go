@@ -51,24 +51,31 @@ func formatsStudy() Definition {
 
 // jsonLibsStudy is the Fiber seed done right: POST /echo with the right
 // Content-Type, so the decoder really runs, and the reply checked; std vs
-// fast JSON on the server, fixed count and fixed duration as in the seed.
+// fast JSON on the server, on both REST engines (the seed ran Fiber, i.e.
+// fasthttp), fixed count and fixed duration as in the seed.
 func jsonLibsStudy() Definition {
 	echo := load.ScenarioOptions{Name: load.ScenarioEcho, Format: "json"}
 	count := load.Options{Concurrency: 100, Requests: 200_000}
 	dur := load.Options{Concurrency: 100}
-	return Definition{
+	def := Definition{
 		Name:     "json-libs",
-		Title:    "encoding/json vs goccy/go-json behind POST /echo (the Fiber seed, done right)",
-		Question: "Does a faster JSON library make the server faster end to end?",
+		Title:    "encoding/json vs goccy/go-json behind POST /echo, on net/http and fasthttp (the Fiber seed, done right)",
+		Question: "Does a faster JSON library, or a faster HTTP engine, make the server faster end to end?",
 		Description: "100 connections; scenario 1 sends a fixed number of requests, scenario 2 runs for a fixed time. " +
-			"Content-Type is application/json and every reply's message is checked.",
-		Cells: []Cell{
-			apiCell("fixed count", "encoding/json", defaultDataset, nil, count, echo),
-			apiCell("fixed count", "goccy/go-json", defaultDataset, []string{"--json-lib", "fast"}, count, echo),
-			apiCell("fixed duration", "encoding/json", defaultDataset, nil, dur, echo),
-			apiCell("fixed duration", "goccy/go-json", defaultDataset, []string{"--json-lib", "fast"}, dur, echo),
-		},
+			"Content-Type is application/json and every reply's message is checked. Each JSON library on each REST engine.",
 	}
+	for _, g := range []struct {
+		name string
+		lo   load.Options
+	}{{"fixed count", count}, {"fixed duration", dur}} {
+		for _, engine := range []string{"nethttp", "fasthttp"} {
+			def.Cells = append(def.Cells,
+				apiCell(g.name, "encoding/json on "+engine, defaultDataset, []string{"--engine", engine}, g.lo, echo),
+				apiCell(g.name, "goccy/go-json on "+engine, defaultDataset, []string{"--engine", engine, "--json-lib", "fast"}, g.lo, echo),
+			)
+		}
+	}
+	return def
 }
 
 // payloadSizeStudy measures bytes per format: deterministic, so no trials.

@@ -23,6 +23,7 @@ func runServe(ctx context.Context, env *cliEnv, args []string) error {
 	fs.StringVar(&o.HTTPAddr, "http", server.DefaultHTTPAddr, "`address` of the REST API (HTTP/1.1 and h2c); port 0 picks a free one")
 	fs.StringVar(&o.GRPCAddr, "grpc", server.DefaultGRPCAddr, "`address` of the gRPC API; port 0 picks a free one")
 	fs.BoolVar(&o.NoGRPC, "no-grpc", false, "do not serve gRPC")
+	fs.StringVar(&o.Engine, "engine", server.EngineNetHTTP, "REST `engine`: nethttp (HTTP/1.1 and h2c) or fasthttp (HTTP/1.1 only); the same API either way")
 	fs.IntVar(&o.SeedUsers, "seed-users", server.DefaultSeedUsers, "`N` deterministic users to start with")
 	fs.IntVar(&o.SeedTodos, "seed-todos", server.DefaultSeedTodos, "`N` deterministic todos to start with")
 	fs.StringVar(&o.HTTP.JSONLib, "json-lib", "std", "library serving application/json: std (encoding/json) or fast (goccy/go-json)")
@@ -52,6 +53,9 @@ func runServe(ctx context.Context, env *cliEnv, args []string) error {
 	}
 	if fs.NArg() > 0 {
 		return usagef("unexpected argument %q", fs.Arg(0))
+	}
+	if o.Engine != server.EngineNetHTTP && o.Engine != server.EngineFastHTTP {
+		return usagef("-engine: want %s or %s, got %q", server.EngineNetHTTP, server.EngineFastHTTP, o.Engine)
 	}
 	if o.HTTP.JSONLib != "std" && o.HTTP.JSONLib != "fast" {
 		return usagef("-json-lib: want std or fast, got %q", o.HTTP.JSONLib)

@@ -16,15 +16,22 @@ import (
 // TestServeTimeoutFlags: the timeout flags reach the server. A trickled
 // body ends with 408 at --read-timeout, a keep-alive connection is closed
 // at --idle-timeout. Bounds are the flag plus 5 s of slack for a noisy
-// 2-core box; without the flags the defaults are 30 s and 2 min.
+// 2-core box; without the flags the defaults are 30 s and 2 min. Both
+// REST engines.
 func TestServeTimeoutFlags(t *testing.T) {
+	for _, engine := range []string{"nethttp", "fasthttp"} {
+		t.Run(engine, func(t *testing.T) { testServeTimeoutFlags(t, engine) })
+	}
+}
+
+func testServeTimeoutFlags(t *testing.T, engine string) {
 	const flag, slack = 300 * time.Millisecond, 5 * time.Second
 	ctx, cancel := context.WithCancel(context.Background())
 	pr, pw := io.Pipe()
 	done := make(chan int, 1)
 	go func() {
 		var errb strings.Builder
-		done <- run(ctx, &cliEnv{stdin: strings.NewReader(""), stdout: pw, stderr: &errb}, []string{"serve", "--http", "127.0.0.1:0", "--no-grpc",
+		done <- run(ctx, &cliEnv{stdin: strings.NewReader(""), stdout: pw, stderr: &errb}, []string{"serve", "--http", "127.0.0.1:0", "--no-grpc", "--engine", engine,
 			"--read-timeout", flag.String(), "--idle-timeout", flag.String(), "--write-timeout", "10s", "--h2-max-streams", "3", "--h2-stream-buffer", "65536"})
 		pw.Close()
 	}()
@@ -84,5 +91,14 @@ func TestServeTimeoutFlags(t *testing.T) {
 	idle.SetReadDeadline(time.Now().Add(flag + slack))
 	if _, err := br.ReadByte(); err != io.EOF {
 		t.Errorf("idle connection: %v after %v, want EOF at --idle-timeout %v", err, time.Since(start), flag)
+	}
+}
+
+// TestServeEngineFlag: an unknown engine is a usage error naming both.
+func TestServeEngineFlag(t *testing.T) {
+	var out, errb strings.Builder
+	code := run(context.Background(), &cliEnv{stdin: strings.NewReader(""), stdout: &out, stderr: &errb}, []string{"serve", "--engine", "fiber", "--http", "127.0.0.1:0", "--no-grpc"})
+	if code != 2 || !strings.Contains(errb.String(), "want nethttp or fasthttp") {
+		t.Errorf("--engine fiber: exit %d, stderr %q", code, errb.String())
 	}
 }

@@ -1,0 +1,184 @@
+package httpapi
+
+import (
+	"bytes"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/prometheus/common/expfmt"
+
+	"github.com/wirebench/wirebench/api"
+)
+
+// Request is an HTTP request as the engine-neutral core sees it: what an
+// engine adapter (net/http here, fasthttp in package fastapi) copies out of
+// its own request type. Strings must stay valid after Handle returns (the
+// store may keep a path id).
+type Request struct {
+	Method, Path string
+	// Header values, "" when absent.
+	ContentType, Accept, ContentEncoding, AcceptEncoding string
+	// ContentLength is the declared body length, -1 when unknown
+	// (chunked); a declared length over the body limit is refused before
+	// Body is read.
+	ContentLength int64
+	// Body is read only by routes that take one; nil is an empty body.
+	// A read that fails with os.ErrDeadlineExceeded is a 408.
+	Body io.Reader
+}
+
+// Response is the core's answer, for the adapter to write: the status, the
+// headers that are set (empty strings are absent), and the body.
+type Response struct {
+	Status                              int
+	ContentType, ContentEncoding, Allow string
+	// RetryAfter is set on a 503 shed by the reply budget.
+	RetryAfter string
+	// Vary is set on API routes, whose reply depends on Accept and
+	// Accept-Encoding: the adapter sends "Vary: Accept, Accept-Encoding".
+	Vary bool
+	// Body is valid until Release.
+	Body   []byte
+	buf    *bytes.Buffer
+	held   int          // bytes of the reply budget held until Release
+	budget *replyBudget // nil when none is held
+}
+
+// VaryValue is the Vary header of API replies.
+const VaryValue = "Accept, Accept-Encoding"
+
+// Release returns the response's buffers; Body is invalid afterwards.
+func (r *Response) Release() {
+	if r.budget != nil {
+		r.budget.release(r.held)
+	}
+	if r.buf != nil {
+		putBuffer(r.buf)
+	}
+	*r = Response{}
+}
+
+// encode applies the content coding the client prefers to Body, into buf.
+func (r *Response) encode(acceptEncoding string) {
+	coding := chooseCoding(acceptEncoding)
+	if coding == codingIdentity {
+		return
+	}
+	if r.buf == nil {
+		r.buf = getBuffer()
+	}
+	r.buf.Reset()
+	if err := compress(r.buf, r.Body, coding); err == nil {
+		r.ContentEncoding = coding
+		r.Body = r.buf.Bytes()
+	}
+}
+
+var okBody = []byte("ok\n")
+
+// Handle answers one request: routing, negotiation, decoding, the store,
+// encoding, content coding and metrics. Every engine serves the API
+// through it, so they answer alike.
+func (s *Server) Handle(r *Request, resp *Response) {
+	switch r.Path {
+	case "/healthz":
+		resp.Status, resp.ContentType, resp.Body = http.StatusOK, "text/plain; charset=utf-8", okBody
+		return
+	case "/metrics":
+		s.metricsText(r, resp)
+		return
+	}
+	rt, id := s.match(r.Path)
+	s.serveRoute(rt, r, id, resp)
+}
+
+// match finds the route of path: "/users", "/todos", "/echo", or
+// "/users/{id}", "/todos/{id}" with id one non-empty segment; anything else
+// is the 404 route "/".
+func (s *Server) match(path string) (*route, string) {
+	switch path {
+	case "/users", "/todos", "/echo":
+		return s.routes[path], ""
+	}
+	if i := strings.LastIndexByte(path, '/'); i > 0 && i < len(path)-1 {
+		switch path[:i] {
+		case "/users":
+			return s.routes["/users/{id}"], path[i+1:]
+		case "/todos":
+			return s.routes["/todos/{id}"], path[i+1:]
+		}
+	}
+	return s.routes["/"], ""
+}
+
+// Fail answers a request the engine refused before the core saw its body
+// (too large, too slow, ill-framed): err carries an api sentinel, and the
+// {error, code} reply is in the format negotiated from r's headers.
+func (s *Server) Fail(r *Request, err error, resp *Response) {
+	q := request{r: *r, s: s}
+	in, _ := s.formats.request(r.ContentType)
+	out, nerr := s.formats.response(r.Accept, in)
+	if nerr != nil {
+		out = s.formats.json
+	}
+	status := statusOf(err)
+	s.respond(resp, &q, out, status, &api.Error{Error: err.Error(), Code: api.Code(err)})
+}
+
+// metricsText renders the registry in the Prometheus text format.
+func (s *Server) metricsText(r *Request, resp *Response) {
+	resp.buf = getBuffer()
+	mfs, err := s.metrics.reg.Gather()
+	if err != nil {
+		resp.Status, resp.ContentType, resp.Body = http.StatusInternalServerError, "text/plain; charset=utf-8", []byte("gathering metrics: "+err.Error()+"\n")
+		return
+	}
+	format := expfmt.NewFormat(expfmt.TypeTextPlain)
+	enc := expfmt.NewEncoder(resp.buf, format)
+	for _, mf := range mfs {
+		if err := enc.Encode(mf); err != nil {
+			resp.Status, resp.ContentType, resp.Body = http.StatusInternalServerError, "text/plain; charset=utf-8", []byte("encoding metrics: "+err.Error()+"\n")
+			return
+		}
+	}
+	resp.Status, resp.ContentType = http.StatusOK, string(format)
+	// The text is copied out of buf: encode reuses buf for the coding.
+	resp.Body = bytes.Clone(resp.buf.Bytes())
+	resp.encode(r.AcceptEncoding)
+}
+
+// ServeHTTP is the net/http engine's adapter.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	req := Request{
+		Method: r.Method, Path: r.URL.Path,
+		ContentType: r.Header.Get("Content-Type"), Accept: r.Header.Get("Accept"),
+		ContentEncoding: r.Header.Get("Content-Encoding"), AcceptEncoding: r.Header.Get("Accept-Encoding"),
+		ContentLength: r.ContentLength, Body: r.Body,
+	}
+	var resp Response
+	s.Handle(&req, &resp)
+	h := w.Header()
+	if resp.Vary {
+		h.Set("Vary", VaryValue)
+	}
+	if resp.Allow != "" {
+		h.Set("Allow", resp.Allow)
+	}
+	if resp.RetryAfter != "" {
+		h.Set("Retry-After", resp.RetryAfter)
+	}
+	if resp.Body != nil {
+		h.Set("Content-Type", resp.ContentType)
+		if resp.ContentEncoding != "" {
+			h.Set("Content-Encoding", resp.ContentEncoding)
+		}
+		h.Set("Content-Length", strconv.Itoa(len(resp.Body)))
+	}
+	w.WriteHeader(resp.Status)
+	if resp.Body != nil {
+		_, _ = w.Write(resp.Body)
+	}
+	resp.Release()
+}
