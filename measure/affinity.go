@@ -32,7 +32,8 @@ func Pin(cpus []int) error {
 		if err != nil {
 			return fmt.Errorf("measure: pin to %v: %w", cpus, err)
 		}
-		if clean++; fixed > 0 {
+		clean++
+		if fixed {
 			clean = 0
 		}
 		time.Sleep(time.Millisecond)
@@ -42,11 +43,12 @@ func Pin(cpus []int) error {
 }
 
 // pinPass sets set on every thread of the process that has another set,
-// and counts them. A thread that exited meanwhile (ESRCH) is skipped.
-func pinPass(set *unix.CPUSet) (fixed int, err error) {
+// and reports whether there was one. A thread that exited meanwhile (ESRCH)
+// is skipped.
+func pinPass(set *unix.CPUSet) (fixed bool, err error) {
 	tasks, err := os.ReadDir("/proc/self/task")
 	if err != nil {
-		return 0, err
+		return false, err
 	}
 	for _, t := range tasks {
 		tid, err := strconv.Atoi(t.Name())
@@ -60,7 +62,7 @@ func pinPass(set *unix.CPUSet) (fixed int, err error) {
 		if err := unix.SchedSetaffinity(tid, set); err != nil && err != unix.ESRCH {
 			return fixed, fmt.Errorf("thread %d: %w", tid, err)
 		}
-		fixed++
+		fixed = true
 	}
 	return fixed, nil
 }

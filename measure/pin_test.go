@@ -107,6 +107,14 @@ func TestPinToOneCPU(t *testing.T) {
 	if err := Pin(nil); err == nil {
 		t.Error("Pin(nil) succeeded")
 	}
+	// A CPU the machine does not have: every thread refuses (EINVAL), so
+	// Pin fails and nothing changes.
+	if err := Pin([]int{1023}); err == nil || !strings.Contains(err.Error(), "invalid argument") {
+		t.Errorf("Pin([1023]) = %v, want EINVAL", err)
+	}
+	if got := Affinity(); !slices.Equal(got, granted) {
+		t.Errorf("affinity %v after a failed Pin, want %v", got, granted)
+	}
 }
 
 // TestMain runs pinChild instead of the tests in TestPinToOneCPU's child.
