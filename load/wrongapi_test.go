@@ -49,6 +49,9 @@ type corruption struct {
 	status    int
 	body      []byte
 	gzipUnask bool
+	// hangUp answers no HTTP at all: a malformed status line on HTTP/1.1,
+	// a reset stream on h2c.
+	hangUp bool
 	// gRPC only: fail the call with this code.
 	code codes.Code
 }
@@ -131,10 +134,23 @@ func restReply(r *http.Request) string {
 // Bodies are JSON (the tests' format) and re-encoded with encoding/json.
 func (w *wrongAPI) rest(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		hit := w.hit(restReply(r))
+		if hit && w.c.hangUp {
+			if hj, ok := rw.(http.Hijacker); ok && r.ProtoMajor == 1 {
+				conn, buf, err := hj.Hijack()
+				if err == nil {
+					buf.WriteString("HTTP/1.1 two hundred OK\r\n\r\n")
+					buf.Flush()
+					conn.Close()
+				}
+				return
+			}
+			panic(http.ErrAbortHandler) // h2: the server resets the stream
+		}
 		rec := httptest.NewRecorder()
 		h.ServeHTTP(rec, r)
 		body, code := rec.Body.Bytes(), rec.Code
-		if w.hit(restReply(r)) {
+		if hit {
 			body, code = w.rewrite(rw, body, code)
 		}
 		for k, v := range rec.Header() {
