@@ -250,10 +250,14 @@ func TestRawChecks(t *testing.T) {
 		// both checks: the status first
 		{"/wrong", "body of /right", []int{201}, map[string]int64{"status 200": n}},
 	}
-	clients := []struct{ name, client, transport string }{
-		{"lean", load.ClientLean, load.TransportHTTP1},
-		{"std", load.ClientStd, load.TransportHTTP1},
-		{"h2c", "", load.TransportH2C},
+	clients := []struct {
+		name, client, transport string
+		loop                    bool
+	}{
+		{"lean", load.ClientLean, load.TransportHTTP1, false},
+		{"loop", load.ClientLean, load.TransportHTTP1, true}, // the event-loop engine
+		{"std", load.ClientStd, load.TransportHTTP1, false},
+		{"h2c", "", load.TransportH2C, false},
 	}
 	ran := 0
 	for _, cl := range clients {
@@ -265,7 +269,7 @@ func TestRawChecks(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				r, err := load.Run(context.Background(), load.Options{Concurrency: 1, Requests: n}, sc)
+				r, err := load.Run(context.Background(), load.Options{Concurrency: 1, Requests: n, EventLoop: cl.loop}, sc)
 				if err != nil {
 					t.Fatal(err)
 				}
