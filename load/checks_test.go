@@ -283,3 +283,36 @@ func TestRawChecks(t *testing.T) {
 		t.Fatalf("ran %d cases", ran)
 	}
 }
+
+// TestRawTransportFailures: a reply that is not HTTP fails every request
+// on every HTTP/1.1 client, the event loop included.
+func TestRawTransportFailures(t *testing.T) {
+	url := startPlainServer(t, func(w http.ResponseWriter, r *http.Request) {
+		conn, buf, err := w.(http.Hijacker).Hijack()
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		buf.WriteString("HTTP/1.1 two hundred OK\r\n\r\n")
+		buf.Flush()
+		conn.Close()
+	})
+	const n = 5
+	for _, c := range []struct {
+		name, client string
+		loop         bool
+		want         string // "" when net/http words it
+	}{{"lean", load.ClientLean, false, "malformed response"}, {"loop", load.ClientLean, true, "malformed response"}, {"std", load.ClientStd, false, ""}} {
+		sc, err := load.NewRaw(load.RawOptions{URL: url + "/", Client: c.client, Timeout: 5 * time.Second})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := load.Run(context.Background(), load.Options{Concurrency: 1, Requests: n, EventLoop: c.loop}, sc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Requests != n || r.Failed != n || (c.want != "" && r.Failures[c.want] != n) {
+			t.Errorf("%s: %d requests, %d failed: %v", c.name, r.Requests, r.Failed, r.Failures)
+		}
+	}
+}
