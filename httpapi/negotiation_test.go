@@ -122,8 +122,8 @@ func threadCPU(t *testing.T) time.Duration {
 // 200 ms of wall time; on a busy 2-CPU machine the thread gets far from
 // all of it (70% here when idle, less under gremlins' parallel builds), so
 // the bounds are loose: burning must cost at least 30 ms of CPU (15%) and
-// at least 10 times what the same requests cost with the same delay slept
-// (about 6 ms: decoding and encoding 40 echoes). Both must take at least n × 5 ms of wall time.
+// at least 3 times what the same requests cost with the same delay slept
+// (about 6 ms: decoding and encoding 40 echoes; spinning measured 25 times that). Both must take at least n × 5 ms of wall time.
 func TestBurnCostsCPUDelayDoesNot(t *testing.T) {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
@@ -145,7 +145,7 @@ func TestBurnCostsCPUDelayDoesNot(t *testing.T) {
 	if burnWall < n*d || delayWall < n*d {
 		t.Errorf("wall time burn %v, delay %v: each must be at least %v", burnWall, delayWall, n*d)
 	}
-	if burnCPU < 30*time.Millisecond || burnCPU < 10*delayCPU {
+	if burnCPU < 30*time.Millisecond || burnCPU < 3*delayCPU {
 		t.Errorf("burn cost %v of CPU, delay %v: burning must cost CPU, sleeping must not", burnCPU, delayCPU)
 	}
 }
