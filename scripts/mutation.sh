@@ -11,7 +11,9 @@
 #                runs: scripts/mutation.sh --gate 90 api codec measure httpapi)
 # Environment: WORKERS (default 1: it is CPU heavy; CI may raise it),
 #   TIMEOUT_COEFFICIENT (default 10: the machine is noisy), OUT (directory for
-#   the per-package JSON reports, default a temporary one).
+#   the per-package JSON reports, default a temporary one), ONLY (a regexp:
+#   mutate only the package files whose names match, e.g. report's statistics:
+#   ONLY='^(utest|stats|delta)\.go$' scripts/mutation.sh report).
 # Each package runs under the load lock (/tmp/wirebench-load.lock) so it does
 # not disturb measurements on a shared machine. Results and timings so far
 # are in scripts/mutation-efficacy.md.
@@ -31,6 +33,13 @@ for p in "${pkgs[@]}"; do
   args=(unleash "./$p" --workers "${WORKERS:-1}" --timeout-coefficient "${TIMEOUT_COEFFICIENT:-10}" -o "$out/$p.json")
   # Not gremlins' --threshold-efficacy: in v0.6.0 it let 100% pass a
   # threshold of 101 (exit 0), so the gate reads the summary line itself.
+  if [ -n "${ONLY:-}" ]; then
+    for f in "$p"/*.go; do
+      b=$(basename "$f")
+      case $b in *_test.go) continue ;; esac
+      echo "$b" | grep -qE "$ONLY" || args+=(-E "^$b\$")
+    done
+  fi
   rc=0
   flock /tmp/wirebench-load.lock gremlins "${args[@]}" > "$out/$p.log" 2>&1 || rc=$?
   # gremlins ends its log with: Killed: K, Lived: L, Not covered: N / ... / Test efficacy: E%
