@@ -91,17 +91,24 @@ func TestBytesMatchServer(t *testing.T) {
 }
 
 // TestDurationBound: -d ends the run within a small bound.
+//
+// The bounds: a run cannot end before its 300 ms (hard). The bug to catch
+// above is a run that waits for the graceful stop (2 s by default) or
+// ignores -d; requests here finish at once, so anything past the 300 ms is
+// scheduling and teardown, tens of milliseconds on a busy 2-CPU machine.
+// The upper bound is in the loop.
 func TestDurationBound(t *testing.T) {
 	t.Parallel()
 	for _, rate := range []float64{0, 2000} {
 		ts := startServer(t, okHandler)
 		start := time.Now()
 		res := runRaw(t, Options{Concurrency: 4, Duration: 300 * time.Millisecond, Rate: rate}, RawOptions{URL: ts.URL})
-		// Upper bound: 2.5 s of slack for a 2-core CI box running the
-		// package's parallel load tests beside this one (measured up to
-		// 0.73 s there); a run that ignored -d would take the default 10 s.
-		if el := time.Since(start); el < 300*time.Millisecond || el > 2800*time.Millisecond {
-			t.Errorf("rate %v: run took %v, want 300ms..2.8s", rate, el)
+		// Upper bound 1.9 s: still fails a run that waits for the 2 s
+		// graceful stop (2.3 s) or ignores -d (10 s), with 1.6 s of slack
+		// for a 2-core CI box running the package's parallel load tests
+		// beside this one (measured up to 0.73 s there).
+		if el := time.Since(start); el < 300*time.Millisecond || el > 1900*time.Millisecond {
+			t.Errorf("rate %v: run took %v, want 300ms..1.9s", rate, el)
 		}
 		if res.Requests == 0 {
 			t.Errorf("rate %v: no requests", rate)

@@ -59,7 +59,7 @@ func Affinity() []int {
 		return nil
 	}
 	var cpus []int
-	for i := 0; i < len(set)*64; i++ {
+	for i := range len(set) * 64 {
 		if set.IsSet(i) {
 			cpus = append(cpus, i)
 		}

@@ -35,12 +35,7 @@ func NewHistogram() *Histogram {
 
 // Record adds one duration.
 func (h *Histogram) Record(d time.Duration) {
-	us := int64(d / time.Microsecond)
-	if us < histMin {
-		us = histMin
-	} else if us > histMax {
-		us = histMax
-	}
+	us := min(max(int64(d/time.Microsecond), histMin), histMax)
 	_ = h.h.RecordValue(us) // cannot fail: us is inside the range
 }
 

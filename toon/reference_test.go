@@ -277,8 +277,9 @@ func TestReferenceDifferential(t *testing.T) {
 	}
 	sc := bufio.NewScanner(bytes.NewReader(stdout))
 	sc.Buffer(nil, 64<<20)
-	compared := 0
+	compared, replies := 0, 0
 	for i := 0; sc.Scan(); i++ {
+		replies++
 		if i >= len(items) {
 			t.Fatalf("more replies than requests")
 		}
@@ -322,6 +323,12 @@ func TestReferenceDifferential(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("compared %d of %d random documents with @toon-format/toon", compared, docs)
+	// One reply per request: a reference that stops early (a crash after
+	// some output, a dropped line) must not pass for the documents it
+	// never saw.
+	if replies != docs {
+		t.Fatalf("%d replies to %d requests", replies, docs)
+	}
 	if compared == 0 {
 		t.Fatal("no document was compared")
 	}

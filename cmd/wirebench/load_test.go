@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"log"
 	"net"
@@ -53,20 +54,24 @@ func TestLoadRawCLI(t *testing.T) {
 		{"failed checks are data", []string{"-n", "20", "--threshold", "errors<1%"}, exitThreshold, "status 400"},
 		{"threshold fails", []string{"-m", "POST", "-H", "X-Test: yes", "-n", "20", "--threshold", "rps>1000000000"}, exitThreshold, "✗ rps>1000000000"},
 		{"bad threshold", []string{"-n", "1", "--threshold", "p99"}, 2, ""},
-		{"no URL", []string{"-n", "1", "--url-missing"}, 2, ""},
 		{"bad segment", []string{"-n", "10", "--segment", "3/2"}, 2, ""},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			args := append([]string{"load", "-q"}, tc.args...)
-			if tc.name != "no URL" {
-				args = append(args, ts.URL+"/")
-			}
+			args := append(append([]string{"load", "-q"}, tc.args...), ts.URL+"/")
 			code, out, errOut := runLoadCLI(t, args...)
 			if code != tc.code || !strings.Contains(out, tc.contains) {
 				t.Errorf("exit %d (want %d); stdout lacks %q?\n%s\n%s", code, tc.code, tc.contains, out, errOut)
 			}
 		})
+	}
+	// Exactly one URL: none and two are usage errors that say so (a bogus
+	// flag would fail as an unknown flag and prove nothing about the URL).
+	for _, urls := range [][]string{nil, {ts.URL + "/", ts.URL + "/"}} {
+		code, _, errOut := runLoadCLI(t, append([]string{"load", "-q", "-n", "1"}, urls...)...)
+		if want := fmt.Sprintf("want exactly one URL argument, got %d", len(urls)); code != 2 || !strings.Contains(errOut, want) {
+			t.Errorf("%d URLs: exit %d (want 2), stderr lacks %q:\n%s", len(urls), code, want, errOut)
+		}
 	}
 }
 

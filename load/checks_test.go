@@ -1,0 +1,318 @@
+package load_test
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"net/http"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc/codes"
+
+	"github.com/wirebench/wirebench/api"
+	"github.com/wirebench/wirebench/load"
+)
+
+// Fairness rule 2: every response is decoded and checked. These tests
+// prove it site by site: a server answers with the right status and the
+// wrong content, and the run must count exactly the failure that check
+// names, for every request the corruption reaches. Each case is paired
+// with its uncorrupted baseline, which must pass: a check that always
+// fails is as useless as one that never does.
+
+// The seeded dataset of every case.
+const seedUsers = 5
+
+// Corruptions, one field at a time.
+var (
+	bumpID     = func(u *api.User) { u.ID++ }
+	renameUser = func(u *api.User) { u.Name += "x" }
+	reEmail    = func(u *api.User) { u.Email = "x" + u.Email }
+	laterBy1ns = func(u *api.User) { u.CreatedAt = u.CreatedAt.Add(time.Nanosecond) }
+	zeroID     = func(u *api.User) { u.ID = 0 }
+	zeroTime   = func(u *api.User) { u.CreatedAt = time.Time{} }
+)
+
+// addUsers corrupts a list by k extra users (k < 0 drops users).
+func addUsers(k int) func(*api.UserList) {
+	return func(l *api.UserList) {
+		if k < 0 {
+			l.Users = l.Users[:len(l.Users)+k]
+			return
+		}
+		for i := range k {
+			l.Users = append(l.Users, api.User{ID: int64(1000 + i), Name: "ghost", Email: "g@h.st"})
+		}
+	}
+}
+
+type checkCase struct {
+	name     string
+	scenario string
+	c        corruption
+	n        int64 // requests, one VU
+	want     map[string]int64
+}
+
+// The crud scenario cycles list, create, get, update, delete: 10 requests
+// are two of each. The create scenario alternates create and delete.
+func checkCases() []checkCase {
+	const n = 10
+	dataset := "check: user differs from the dataset"
+	created := "check: created user"
+	return []checkCase{
+		// echo
+		{"echo/baseline", load.ScenarioEcho, corruption{}, n, nil},
+		{"echo/message", load.ScenarioEcho, corruption{reply: replyEcho, echo: func(e *api.EchoResponse) { e.Message += "!" }}, n,
+			map[string]int64{"check: echo message": n}},
+		// get: every field of the user is compared with the snapshot
+		{"get/baseline", load.ScenarioGet, corruption{}, n, nil},
+		{"get/id", load.ScenarioGet, corruption{reply: replyGet, user: bumpID}, n, map[string]int64{dataset: n}},
+		{"get/name", load.ScenarioGet, corruption{reply: replyGet, user: renameUser}, n, map[string]int64{dataset: n}},
+		{"get/email", load.ScenarioGet, corruption{reply: replyGet, user: reEmail}, n, map[string]int64{dataset: n}},
+		{"get/created_at", load.ScenarioGet, corruption{reply: replyGet, user: laterBy1ns}, n, map[string]int64{dataset: n}},
+		// list: exactly the snapshot's count
+		{"list/baseline", load.ScenarioList, corruption{}, n, nil},
+		{"list/one more", load.ScenarioList, corruption{reply: replyList, skip: 1, list: addUsers(1)}, n,
+			map[string]int64{"check: list count differs from the dataset": n}},
+		{"list/one less", load.ScenarioList, corruption{reply: replyList, skip: 1, list: addUsers(-1)}, n,
+			map[string]int64{"check: list count differs from the dataset": n}},
+		// crud's list: between the snapshot and snapshot + VUs (one VU here)
+		{"crud/baseline", load.ScenarioCRUD, corruption{}, n, nil},
+		{"crud/list one less", load.ScenarioCRUD, corruption{reply: replyList, skip: 1, list: addUsers(-1)}, n,
+			map[string]int64{"check: list count outside the dataset's bounds": 2}},
+		{"crud/list one more is one VU's user", load.ScenarioCRUD, corruption{reply: replyList, skip: 1, list: addUsers(1)}, n, nil},
+		{"crud/list two more", load.ScenarioCRUD, corruption{reply: replyList, skip: 1, list: addUsers(2)}, n,
+			map[string]int64{"check: list count outside the dataset's bounds": 2}},
+		// crud's get and update compare with the user created
+		{"crud/got name", load.ScenarioCRUD, corruption{reply: replyGet, user: renameUser}, n,
+			map[string]int64{"check: got user differs from the created one": 2}},
+		{"crud/updated name", load.ScenarioCRUD, corruption{reply: replyUpdate, user: renameUser}, n,
+			map[string]int64{"check: updated user": 2}},
+		{"crud/updated email", load.ScenarioCRUD, corruption{reply: replyUpdate, user: reEmail}, n,
+			map[string]int64{"check: updated user": 2}},
+		{"crud/updated created_at", load.ScenarioCRUD, corruption{reply: replyUpdate, user: laterBy1ns}, n,
+			map[string]int64{"check: updated user": 2}},
+		{"crud/updated id", load.ScenarioCRUD, corruption{reply: replyUpdate, user: bumpID}, n,
+			map[string]int64{"check: updated user": 2}},
+		// create: every field of the created user; five creates in ten
+		{"create/baseline", load.ScenarioCreate, corruption{}, n, nil},
+		{"create/name", load.ScenarioCreate, corruption{reply: replyCreate, user: renameUser}, n, map[string]int64{created: 5}},
+		{"create/email", load.ScenarioCreate, corruption{reply: replyCreate, user: reEmail}, n, map[string]int64{created: 5}},
+		{"create/created_at zero", load.ScenarioCreate, corruption{reply: replyCreate, user: zeroTime}, n, map[string]int64{created: 5}},
+		// id 0 also sends the delete to /users/0, which does not exist
+		{"create/id zero", load.ScenarioCreate, corruption{reply: replyCreate, user: zeroID}, n,
+			map[string]int64{created: 5, "status 404": 5}},
+	}
+}
+
+// runCase runs c's scenario against a fresh corrupted API and returns the
+// failures counted, after checking the run's own accounting.
+func runCase(t *testing.T, c checkCase, transport string) map[string]int64 {
+	t.Helper()
+	w := startWrongAPI(t, seedUsers, c.c)
+	url := "http://" + w.HTTPAddr
+	format := "json"
+	if transport == load.TransportGRPC {
+		url, format = w.GRPCAddr, "protobuf"
+	}
+	sc, err := load.NewScenario(load.ScenarioOptions{Name: c.scenario, URL: url, Format: format, Transport: transport, Timeout: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sc.(interface{ Close() error }).Close() })
+	r, err := load.Run(context.Background(), load.Options{Concurrency: 1, Requests: c.n}, sc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sum int64
+	for _, k := range r.Failures {
+		sum += k
+	}
+	if r.Requests != c.n || r.Failed != sum {
+		t.Fatalf("%d requests (want %d), %d failed, failures %v", r.Requests, c.n, r.Failed, r.Failures)
+	}
+	return r.Failures
+}
+
+func sameCounts(got, want map[string]int64) bool {
+	if len(got) == 0 && len(want) == 0 {
+		return true
+	}
+	return maps.Equal(got, want)
+}
+
+func TestChecksCountWrongContentREST(t *testing.T) {
+	for _, transport := range []string{load.TransportHTTP1, load.TransportH2C} {
+		for _, c := range checkCases() {
+			t.Run(transport+"/"+c.name, func(t *testing.T) {
+				t.Parallel()
+				if got := runCase(t, c, transport); !sameCounts(got, c.want) {
+					t.Errorf("failures %v, want %v", got, c.want)
+				}
+			})
+		}
+	}
+}
+
+func TestChecksCountWrongContentGRPC(t *testing.T) {
+	for _, c := range checkCases() {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			if n, ok := c.want["status 404"]; ok { // gRPC's word for it
+				c.want = maps.Clone(c.want)
+				delete(c.want, "status 404")
+				c.want["grpc NotFound"] = n
+			}
+			if got := runCase(t, c, load.TransportGRPC); !sameCounts(got, c.want) {
+				t.Errorf("failures %v, want %v", got, c.want)
+			}
+		})
+	}
+}
+
+// TestExchangeFailuresAreCounted: what the client itself must refuse before
+// any check runs — an unexpected status, a body that does not decode, a
+// content coding nobody asked for, a gRPC error.
+func TestExchangeFailuresAreCounted(t *testing.T) {
+	const n = 6
+	for _, c := range []struct {
+		name, transport, scenario string
+		c                         corruption
+		want                      map[string]int64
+	}{
+		{"200 for a create", load.TransportHTTP1, load.ScenarioCreate, corruption{reply: replyCreate, status: http.StatusOK},
+			map[string]int64{"status 200": n}}, // a failed create restarts the iteration: every request is a create
+		{"undecodable user", load.TransportHTTP1, load.ScenarioGet, corruption{reply: replyGet, body: []byte(`{"id":`)},
+			map[string]int64{"decode json-fast body": n}},
+		{"undecodable user h2c", load.TransportH2C, load.ScenarioGet, corruption{reply: replyGet, body: []byte(`{"id":`)},
+			map[string]int64{"decode json-fast body": n}},
+		{"gzip unasked", load.TransportHTTP1, load.ScenarioEcho, corruption{reply: replyEcho, gzipUnask: true},
+			map[string]int64{"decompress body": n}},
+		{"gzip unasked h2c", load.TransportH2C, load.ScenarioEcho, corruption{reply: replyEcho, gzipUnask: true},
+			map[string]int64{"decompress body": n}},
+		{"grpc error", load.TransportGRPC, load.ScenarioGet, corruption{reply: replyGet, code: codes.DataLoss},
+			map[string]int64{"grpc DataLoss": n}},
+		{"malformed reply", load.TransportHTTP1, load.ScenarioEcho, corruption{reply: replyEcho, hangUp: true},
+			map[string]int64{"malformed response": n}},
+		{"reset stream", load.TransportH2C, load.ScenarioEcho, corruption{reply: replyEcho, hangUp: true}, nil}, // counted below
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			got := runCase(t, checkCase{c.name, c.scenario, c.c, n, c.want}, c.transport)
+			if c.c.hangUp && c.want == nil { // net/http's words for a reset vary: count them
+				var sum int64
+				for _, k := range got {
+					sum += k
+				}
+				if sum != n {
+					t.Errorf("failures %v, want %d of them", got, n)
+				}
+				return
+			}
+			if !sameCounts(got, c.want) {
+				t.Errorf("failures %v, want %v", got, c.want)
+			}
+		})
+	}
+}
+
+// TestRawChecks: raw mode's two checks, status and body-contains, on every
+// client, against a server that answers 2xx with the wrong content.
+func TestRawChecks(t *testing.T) {
+	ts := startPlainServer(t, func(w http.ResponseWriter, r *http.Request) {
+		code := map[string]int{"/201": 201, "/204": 204, "/299": 299, "/300": 300}[r.URL.Path]
+		if code == 0 {
+			code = 200
+		}
+		w.WriteHeader(code)
+		if code != 204 {
+			fmt.Fprintf(w, "the body of %s", r.URL.Path)
+		}
+	})
+	const n = 5
+	type rc struct {
+		path, contains string
+		status         []int
+		want           map[string]int64
+	}
+	cases := []rc{
+		{"/right", "body of /right", nil, nil},
+		{"/wrong", "body of /right", nil, map[string]int64{`body check: no "body of /right"`: n}},
+		{"/201", "", []int{201}, nil},
+		{"/right", "", []int{201}, map[string]int64{"status 200": n}},
+		{"/201", "", []int{200, 202}, map[string]int64{"status 201": n}},
+		// no expected status: any 2xx, from 200 to 299 inclusive
+		{"/204", "", nil, nil},
+		{"/299", "", nil, nil},
+		{"/300", "", nil, map[string]int64{"status 300": n}},
+		// both checks: the status first
+		{"/wrong", "body of /right", []int{201}, map[string]int64{"status 200": n}},
+	}
+	clients := []struct {
+		name, client, transport string
+		loop                    bool
+	}{
+		{"lean", load.ClientLean, load.TransportHTTP1, false},
+		{"loop", load.ClientLean, load.TransportHTTP1, true}, // the event-loop engine
+		{"std", load.ClientStd, load.TransportHTTP1, false},
+		{"h2c", "", load.TransportH2C, false},
+	}
+	ran := 0
+	for _, cl := range clients {
+		for _, c := range cases {
+			t.Run(fmt.Sprintf("%s%s%v%q", cl.name, c.path, c.status, c.contains), func(t *testing.T) {
+				ran++
+				sc, err := load.NewRaw(load.RawOptions{URL: ts + c.path, ExpectStatus: c.status, ExpectBodyContains: c.contains,
+					Client: cl.client, Transport: cl.transport, Timeout: 5 * time.Second})
+				if err != nil {
+					t.Fatal(err)
+				}
+				r, err := load.Run(context.Background(), load.Options{Concurrency: 1, Requests: n, EventLoop: cl.loop}, sc)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if r.Requests != n || !sameCounts(r.Failures, c.want) {
+					t.Errorf("%d requests, failures %v, want %v", r.Requests, r.Failures, c.want)
+				}
+			})
+		}
+	}
+	if ran != len(clients)*len(cases) {
+		t.Fatalf("ran %d cases", ran)
+	}
+}
+
+// TestRawTransportFailures: a reply that is not HTTP fails every request
+// on every HTTP/1.1 client, the event loop included.
+func TestRawTransportFailures(t *testing.T) {
+	url := startPlainServer(t, func(w http.ResponseWriter, r *http.Request) {
+		conn, buf, err := w.(http.Hijacker).Hijack()
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		buf.WriteString("HTTP/1.1 two hundred OK\r\n\r\n")
+		buf.Flush()
+		conn.Close()
+	})
+	const n = 5
+	for _, c := range []struct {
+		name, client string
+		loop         bool
+		want         string // "" when net/http words it
+	}{{"lean", load.ClientLean, false, "malformed response"}, {"loop", load.ClientLean, true, "malformed response"}, {"std", load.ClientStd, false, ""}} {
+		sc, err := load.NewRaw(load.RawOptions{URL: url + "/", Client: c.client, Timeout: 5 * time.Second})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := load.Run(context.Background(), load.Options{Concurrency: 1, Requests: n, EventLoop: c.loop}, sc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Requests != n || r.Failed != n || (c.want != "" && r.Failures[c.want] != n) {
+			t.Errorf("%s: %d requests, %d failed: %v", c.name, r.Requests, r.Failed, r.Failures)
+		}
+	}
+}

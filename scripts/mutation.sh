@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# Mutation testing with gremlins: plants small bugs (a flipped comparison,
+# an off-by-one, a negated condition) one at a time in the packages whose
+# logic is a promise, runs their tests, and reports the share of the bugs
+# the tests caught (efficacy = killed / (killed + lived)).
+#
+# usage: scripts/mutation.sh [--gate PCT] [package...]
+#   default packages: the gated ones, api codec measure httpapi; load and
+#   report may be named too (slow: see scripts/mutation-efficacy.md)
+#   --gate PCT   exit non-zero if any package's efficacy is below PCT (CI
+#                runs: scripts/mutation.sh --gate 90 api codec measure httpapi)
+# Environment: WORKERS (default 1: it is CPU heavy; CI may raise it),
+#   TIMEOUT_COEFFICIENT (default 10: the machine is noisy), OUT (directory for
+#   the per-package JSON reports, default a temporary one), ONLY (a regexp:
+#   mutate only the package files whose names match, e.g. report's statistics:
+#   ONLY='^(utest|stats|delta)\.go$' scripts/mutation.sh report).
+# Each package runs under the load lock (/tmp/wirebench-load.lock) so it does
+# not disturb measurements on a shared machine. Results and timings so far
+# are in scripts/mutation-efficacy.md.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+gate=
+if [ "${1:-}" = --gate ]; then gate=$2; shift 2; fi
+pkgs=("$@")
+[ ${#pkgs[@]} -gt 0 ] || pkgs=(api codec measure httpapi)
+export PATH="$PATH:$(go env GOPATH)/bin"
+command -v gremlins >/dev/null || go install github.com/go-gremlins/gremlins/cmd/gremlins@v0.6.0
+out=${OUT:-$(mktemp -d)}
+mkdir -p "$out"
+fail=0
+for p in "${pkgs[@]}"; do
+  s=$SECONDS
+  args=(unleash "./$p" --workers "${WORKERS:-1}" --timeout-coefficient "${TIMEOUT_COEFFICIENT:-10}" -o "$out/$p.json")
+  # Not gremlins' --threshold-efficacy: in v0.6.0 it let 100% pass a
+  # threshold of 101 (exit 0), so the gate reads the summary line itself.
+  if [ -n "${ONLY:-}" ]; then
+    for f in "$p"/*.go; do
+      b=$(basename "$f")
+      case $b in *_test.go) continue ;; esac
+      echo "$b" | grep -qE "$ONLY" || args+=(-E "^$b\$")
+    done
+  fi
+  rc=0
+  flock /tmp/wirebench-load.lock gremlins "${args[@]}" > "$out/$p.log" 2>&1 || rc=$?
+  # gremlins ends its log with: Killed: K, Lived: L, Not covered: N / ... / Test efficacy: E%
+  summary=$(grep -E '^(Killed|Test efficacy)' "$out/$p.log" | tr '\n' ' ')
+  echo "$p: ${summary:-no summary} ($((SECONDS - s)) s)"
+  grep -E '^ +LIVED' "$out/$p.log" | sed "s|^ *|  $p: |" || true
+  eff=$(sed -n 's/^Test efficacy: \([0-9.]*\)%$/\1/p' "$out/$p.log")
+  if [ "$rc" -ne 0 ] || [ -z "$eff" ]; then
+    echo "$p: gremlins failed (exit $rc):"
+    tail -5 "$out/$p.log"
+    fail=1
+  elif [ -n "$gate" ] && awk -v e="$eff" -v g="$gate" 'BEGIN { exit !(e < g) }'; then
+    echo "$p: efficacy $eff% is below $gate%"
+    fail=1
+  fi
+done
+exit $fail
