@@ -18,6 +18,9 @@ func TestSignificanceBoundaries(t *testing.T) {
 	if n := MinUTestSamples(0.05); n != 4 {
 		t.Errorf("MinUTestSamples(0.05) = %d, want 4", n)
 	}
+	if d := (Delta{Old: Summary{N: 4}, New: Summary{N: 4}, Alpha: 2.0 / 70}); !d.Decidable() {
+		t.Error("4+4 trials at alpha = 2/70 can reach p = alpha: decidable")
+	}
 	if n := MinUTestSamples(2.0 / 70); n != 4 {
 		t.Errorf("MinUTestSamples(2/70) = %d, want 4 (p can equal alpha)", n)
 	}
