@@ -14,13 +14,13 @@ func FormatBytes(v float64) string {
 	a := math.Abs(v)
 	switch {
 	case a >= 1<<40:
-		return sig4(v/(1<<40)) + " TiB"
+		return Sig4(v/(1<<40)) + " TiB"
 	case a >= 1<<30:
-		return sig4(v/(1<<30)) + " GiB"
+		return Sig4(v/(1<<30)) + " GiB"
 	case a >= 1<<20:
-		return sig4(v/(1<<20)) + " MiB"
+		return Sig4(v/(1<<20)) + " MiB"
 	case a >= 1<<10:
-		return sig4(v/(1<<10)) + " KiB"
+		return Sig4(v/(1<<10)) + " KiB"
 	}
 	if v == math.Trunc(v) {
 		return strconv.FormatFloat(v, 'f', 0, 64) + " B"
@@ -28,8 +28,8 @@ func FormatBytes(v float64) string {
 	return strconv.FormatFloat(v, 'f', 1, 64) + " B"
 }
 
-// sig4 prints v with four significant digits, without exponent.
-func sig4(v float64) string {
+// Sig4 prints v with four significant digits, without exponent.
+func Sig4(v float64) string {
 	a := math.Abs(v)
 	switch {
 	case a == 0:

@@ -110,21 +110,9 @@ func formatSI(v float64) string {
 	return sig4(v)
 }
 
-// sig4 prints v with four significant digits, without exponent.
-func sig4(v float64) string {
-	a := math.Abs(v)
-	switch {
-	case a == 0:
-		return "0"
-	case a >= 1000:
-		return strconv.FormatFloat(v, 'f', 0, 64)
-	case a >= 100:
-		return strconv.FormatFloat(v, 'f', 1, 64)
-	case a >= 10:
-		return strconv.FormatFloat(v, 'f', 2, 64)
-	}
-	return strconv.FormatFloat(v, 'f', 3, 64)
-}
+// sig4 is the four-significant-digit form every number in reports and the
+// load summary uses.
+func sig4(v float64) string { return measure.Sig4(v) }
 
 // formatDuration prints 748.6µs, 27.84ms, 1.235s.
 func formatDuration(d time.Duration) string {
