@@ -93,7 +93,7 @@ func readBody(r *Request, buf *bytes.Buffer, limit int64) error {
 			err = zr.Reset(body)
 		}
 		if err != nil {
-			return wireError(err)
+			return wireError(err, limit)
 		}
 		defer gzipReaders.Put(zr)
 		body = zr
@@ -102,7 +102,7 @@ func readBody(r *Request, buf *bytes.Buffer, limit int64) error {
 		zr := pool.Get().(*zstd.Decoder)
 		defer func() { zr.Reset(nil); pool.Put(zr) }()
 		if err := zr.Reset(body); err != nil {
-			return wireError(err)
+			return wireError(err, limit)
 		}
 		body = zr
 	default:
@@ -110,7 +110,7 @@ func readBody(r *Request, buf *bytes.Buffer, limit int64) error {
 	}
 	n, err := buf.ReadFrom(io.LimitReader(body, limit+1))
 	if err != nil {
-		return wireError(err)
+		return wireError(err, limit)
 	}
 	if n > limit {
 		return fmt.Errorf("%w: decoded body exceeds %d bytes", api.ErrTooLarge, limit)
@@ -122,7 +122,7 @@ func readBody(r *Request, buf *bytes.Buffer, limit int64) error {
 // overflow, wherever it surfaced, and a zstd frame declaring more than the
 // limit are ErrTooLarge; anything else (a broken
 // gzip stream, a client gone) is ErrMalformed.
-func wireError(err error) error {
+func wireError(err error, limit int64) error {
 	var mbe *http.MaxBytesError
 	if errors.As(err, &mbe) {
 		return fmt.Errorf("%w: body exceeds %d bytes", api.ErrTooLarge, mbe.Limit)
@@ -134,7 +134,7 @@ func wireError(err error) error {
 	}
 	if errors.Is(err, zstd.ErrDecoderSizeExceeded) || errors.Is(err, zstd.ErrWindowSizeExceeded) {
 		// The frame declares more content or window than the limit.
-		return fmt.Errorf("%w: zstd frame: %v", api.ErrTooLarge, err)
+		return fmt.Errorf("%w: zstd frame: decoded body exceeds %d bytes (%v)", api.ErrTooLarge, limit, err)
 	}
 	return fmt.Errorf("%w: reading body: %v", api.ErrMalformed, err)
 }

@@ -44,17 +44,18 @@ func Run(ctx context.Context, opts Options, sc Scenario) (*Result, error) {
 
 	// issue ends when no more requests may start; hard cuts the ones in
 	// flight GracefulStop later.
+	// Both count from the run's start, so the measured window is -d.
+	u0, s0 := measure.SelfCPU()
+	r.start = time.Now()
 	issue, hard := ctx, ctx
 	var cancelIssue, cancelHard context.CancelFunc = func() {}, func() {}
 	if o.Duration > 0 {
-		issue, cancelIssue = context.WithTimeout(ctx, o.Duration)
-		hard, cancelHard = context.WithTimeout(ctx, o.Duration+o.GracefulStop)
+		issue, cancelIssue = context.WithDeadline(ctx, r.start.Add(o.Duration))
+		hard, cancelHard = context.WithDeadline(ctx, r.start.Add(o.Duration+o.GracefulStop))
 	}
 	defer cancelIssue()
 	defer cancelHard()
 
-	u0, s0 := measure.SelfCPU()
-	r.start = time.Now()
 	stopLive := r.startLive()
 	if raw, ok := sc.(*Raw); ok && raw.loopable() && !o.open() && len(o.Stages) == 0 && o.EventLoop {
 		r.runLoops(issue, hard, raw)
