@@ -69,7 +69,7 @@ for r in $(seq "$rounds"); do
     printf '%-10s %-6s %-14s %12s %10.0f %12s\n' "$mode" "$r" wrk "$n" "$(echo "$n $secs" | awk '{print $1/$2}')" "$us"
     for c in "${clients[@]}"; do
       /usr/bin/time -f '%U %S' -o "$tmp/t" taskset -c "$client_cpu" \
-        "$tmp/wirebench" load -q --client "$c" -c "$conns" -d "${secs}s" "${wbopt[@]}" --out "$tmp/res.json" "$url" > "$tmp/out"
+        "$tmp/wirebench" load -q --client "$c" -c "$conns" -d "${secs}s" "${wbopt[@]}" --out "$tmp/res.json" --force "$url" > "$tmp/out"
       n=$(awk '$1=="requests"{print $2; exit}' "$tmp/out")
       us=$(per_req "$tmp/t" "$n")
       sum[$mode/$c]=$(awk -v a="${sum[$mode/$c]:-0}" -v b="$us" 'BEGIN{print a+b}')
