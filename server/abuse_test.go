@@ -74,11 +74,7 @@ func checkHeap(t *testing.T, base uint64) {
 // every 5 s held a connection forever) ends at the read timeout with 408.
 func TestSlowBody(t *testing.T) {
 	srv := startAbuse(t, 1, server.Timeouts{Read: tick})
-	conn, err := net.Dial("tcp", srv.HTTPAddr())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
+	conn := dialTCP(t, srv.HTTPAddr())
 	start := time.Now()
 	fmt.Fprintf(conn, "POST /users HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{")
 	done := make(chan struct{})
@@ -417,11 +413,7 @@ func TestSlowBodyH2(t *testing.T) {
 // closed at the idle timeout.
 func TestIdleConnection(t *testing.T) {
 	srv := startAbuse(t, 1, server.Timeouts{Idle: tick})
-	conn, err := net.Dial("tcp", srv.HTTPAddr())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
+	conn := dialTCP(t, srv.HTTPAddr())
 	fmt.Fprintf(conn, "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
 	br := bufio.NewReader(conn)
 	resp, err := http.ReadResponse(br, nil)
@@ -443,11 +435,7 @@ func TestIdleConnection(t *testing.T) {
 // read-header timeout, and endless headers at 64 KiB with 431.
 func TestSlowHeaders(t *testing.T) {
 	srv := startAbuse(t, 1, server.Timeouts{ReadHeader: tick})
-	conn, err := net.Dial("tcp", srv.HTTPAddr())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
+	conn := dialTCP(t, srv.HTTPAddr())
 	start := time.Now()
 	io.WriteString(conn, "GET /users/1 HTTP/1.1\r\nHost: x\r\nX-Slow: ")
 	go func() { // 1000 × 50 ms = 50 s without the timeout
@@ -491,4 +479,15 @@ func TestSlowHeaders(t *testing.T) {
 	if resp.StatusCode != http.StatusRequestHeaderFieldsTooLarge {
 		t.Errorf("endless headers: %d, want 431", resp.StatusCode)
 	}
+}
+
+// dialTCP opens a raw connection to addr, closed when the test ends.
+func dialTCP(t *testing.T, addr string) net.Conn {
+	t.Helper()
+	conn, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	return conn
 }
