@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"time"
 
 	"github.com/valyala/fasthttp"
 	"google.golang.org/grpc"
@@ -47,6 +48,10 @@ type Options struct {
 	// Timeouts bound how long one connection or stream may hold the
 	// server's memory and goroutines; the zero value is DefaultTimeouts.
 	Timeouts Timeouts
+	// MaxStreamDuration bounds every streaming call (gRPC streams, NDJSON,
+	// SSE, WebSocket; package streamapi); 0 is
+	// grpcapi.DefaultMaxStreamDuration.
+	MaxStreamDuration time.Duration
 }
 
 // Server is a running service.
@@ -105,7 +110,8 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 			grpc.MaxRecvMsgSize(int(cmp.Or(opts.HTTP.MaxBody, httpapi.DefaultMaxBody))),
 			grpc.MaxConcurrentStreams(uint32(to.H2MaxStreams)),
 			grpc.ConnectionTimeout(to.ReadHeader),
-			grpc.KeepaliveParams(keepalive.ServerParameters{MaxConnectionIdle: to.Idle}))
+			grpc.KeepaliveParams(keepalive.ServerParameters{MaxConnectionIdle: to.Idle}),
+			grpc.InTapHandle(grpcapi.StreamDeadline(opts.MaxStreamDuration)))
 		go func() { s.serveErr <- ignoreClosed(s.grpcSrv.Serve(ln)) }()
 	}
 	if ctx.Done() != nil {
