@@ -53,6 +53,10 @@ type Result struct {
 	Bytes    ByteCounts       `json:"bytes"`
 	CPU      CPUUsage         `json:"client_cpu"`
 
+	// Stream is set by the stream scenarios (stream.go); merging keeps
+	// none.
+	Stream *StreamResult `json:"stream,omitempty"`
+
 	// Segments lists the segments merged into this result.
 	Segments []string `json:"segments,omitempty"`
 	Warnings []string `json:"warnings,omitempty"`

@@ -106,6 +106,7 @@ func Run(ctx context.Context, opts Options, sc Scenario) (*Result, error) {
 		res.Ops[0].Latency.Merge(res.Latency)
 		res.Ops[0].Service.Merge(res.Service)
 	}
+	finishStream(res, sc)
 	res.Warnings = append(res.Warnings, Diagnose(res)...)
 	return res, nil
 }
