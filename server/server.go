@@ -18,6 +18,7 @@ import (
 	"github.com/wirebench/wirebench/grpcapi"
 	"github.com/wirebench/wirebench/httpapi"
 	"github.com/wirebench/wirebench/store"
+	"github.com/wirebench/wirebench/webbench"
 )
 
 // Defaults for Options.
@@ -87,7 +88,7 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 			var protos http.Protocols
 			protos.SetHTTP1(true)
 			protos.SetUnencryptedHTTP2(true) // h2c with prior knowledge on the same port
-			s.httpSrv = newHTTPServer(h, &protos, opts.Timeouts.withDefaults())
+			s.httpSrv = newHTTPServer(webbench.New(h, webbench.Options{}), &protos, opts.Timeouts.withDefaults()) // /bench/: the in-browser benchmark
 			go func() { s.serveErr <- ignoreClosed(s.httpSrv.Serve(s.httpLn)) }()
 		case EngineFastHTTP:
 			s.fastSrv = newFastServer(h, opts)

@@ -1,0 +1,168 @@
+package webbench
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/coder/websocket"
+)
+
+func TestPageServedIsolated(t *testing.T) {
+	next := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { http.Error(w, "next", http.StatusTeapot) })
+	srv := httptest.NewServer(New(next, Options{}))
+	defer srv.Close()
+	for path, want := range map[string]string{"/bench/": "bench.js", "/bench/bench.js": "wirebench"} {
+		resp, err := http.Get(srv.URL + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 || !bytes.Contains(body, []byte(want)) {
+			t.Errorf("%s: %d, %d bytes", path, resp.StatusCode, len(body))
+		}
+		if resp.Header.Get("Cross-Origin-Embedder-Policy") != "require-corp" || resp.Header.Get("Cross-Origin-Opener-Policy") != "same-origin" {
+			t.Errorf("%s: not cross-origin isolated: %v", path, resp.Header)
+		}
+	}
+	resp, err := http.Post(srv.URL+"/bench/", "text/plain", strings.NewReader("x"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusMethodNotAllowed {
+		t.Errorf("POST /bench/: %d", resp.StatusCode)
+	}
+	resp, err = http.Get(srv.URL + "/users")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusTeapot {
+		t.Errorf("/users did not reach next: %d", resp.StatusCode)
+	}
+}
+
+func TestParseCall(t *testing.T) {
+	msg := appendCall(nil, 7, "/wirebench.v1.UserService/Get", []byte{0, 0, 0, 0, 2, 8, 1})
+	c, err := parseCall(msg)
+	if err != nil || c.id != 7 || c.path != "/wirebench.v1.UserService/Get" || !bytes.Equal(c.body, []byte{0, 0, 0, 0, 2, 8, 1}) {
+		t.Fatalf("%+v %v", c, err)
+	}
+	for _, bad := range [][]byte{
+		nil, {0, 0, 0, 1},
+		{0, 0, 0, 1, 40, '/'},             // path longer than the message
+		appendCall(nil, 1, "/users", nil), // not a procedure
+		appendCall(nil, 1, "/wirebench.v1.X?a", nil),
+	} {
+		if _, err := parseCall(bad); !errors.Is(err, ErrCall) {
+			t.Errorf("%q: %v", bad, err)
+		}
+	}
+}
+
+func FuzzParseCall(f *testing.F) {
+	f.Add(appendCall(nil, 7, "/wirebench.v1.UserService/Get", []byte{0, 0, 0, 0, 0}))
+	f.Add([]byte{0, 0, 0, 1, 255})
+	f.Fuzz(func(t *testing.T, msg []byte) {
+		c, err := parseCall(msg)
+		if err != nil {
+			return
+		}
+		if !bytes.Equal(appendCall(nil, c.id, c.path, c.body), msg) {
+			t.Fatalf("%q does not round-trip: %+v", msg, c)
+		}
+	})
+}
+
+// grpcWebEcho answers any procedure with two messages and an OK trailer
+// frame, flushing after the first, as connect-go's gRPC-Web handler does
+// for a server stream.
+func grpcWebEcho(w http.ResponseWriter, r *http.Request) {
+	if r.Header.Get("Content-Type") != "application/grpc-web+proto" || r.Method != http.MethodPost {
+		http.Error(w, "want gRPC-Web", http.StatusUnsupportedMediaType)
+		return
+	}
+	body, _ := io.ReadAll(r.Body)
+	w.Header().Set("Content-Type", "application/grpc-web+proto")
+	w.Write(body) // the request's message back
+	w.(http.Flusher).Flush()
+	w.Write([]byte{0, 0, 0, 0, 1, 'x'})
+	w.Write(appendTrailer(nil, "grpc-status: 0\r\n"))
+}
+
+// TestTunnelCalls makes calls through the tunnel, several at once: each
+// reply comes back under its id, in pieces as the handler flushed, ending
+// with its trailer frame; a call the handler refuses gets a trailer frame
+// with a status; a malformed message closes the tunnel.
+func TestTunnelCalls(t *testing.T) {
+	next := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasSuffix(r.URL.Path, "/Refused") {
+			http.Error(w, "no", http.StatusNotFound)
+			return
+		}
+		grpcWebEcho(w, r)
+	})
+	srv := httptest.NewServer(New(next, Options{}))
+	defer srv.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	ws, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(srv.URL, "http")+TunnelPath, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ws.CloseNow()
+	req := []byte{0, 0, 0, 0, 2, 8, 9}
+	for id := uint32(1); id <= 3; id++ {
+		if err := ws.Write(ctx, websocket.MessageBinary, appendCall(nil, id, "/wirebench.v1.UserService/Stream", req)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := ws.Write(ctx, websocket.MessageBinary, appendCall(nil, 4, "/wirebench.v1.UserService/Refused", nil)); err != nil {
+		t.Fatal(err)
+	}
+	got := map[uint32][]byte{}
+	pieces := map[uint32]int{}
+	for len(got) < 4 || !allEnded(got) {
+		_, msg, err := ws.Read(ctx)
+		if err != nil {
+			t.Fatalf("after %v: %v", pieces, err)
+		}
+		id := binary.BigEndian.Uint32(msg)
+		got[id] = append(got[id], msg[4:]...)
+		pieces[id]++
+	}
+	want := append(append(append([]byte(nil), req...), 0, 0, 0, 0, 1, 'x'), appendTrailer(nil, "grpc-status: 0\r\n")...)
+	for id := uint32(1); id <= 3; id++ {
+		if !bytes.Equal(got[id], want) || pieces[id] != 2 {
+			t.Errorf("call %d: %d pieces %q, want 2: %q", id, pieces[id], got[id], want)
+		}
+	}
+	if !bytes.Contains(got[4], []byte("grpc-status: 12")) || got[4][0] != 0x80 {
+		t.Errorf("refused call: %q", got[4])
+	}
+	if err := ws.Write(ctx, websocket.MessageBinary, appendCall(nil, 5, "/users", nil)); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := ws.Read(ctx); websocket.CloseStatus(err) != websocket.StatusPolicyViolation {
+		t.Errorf("a call to /users: %v, want close 1008", err)
+	}
+}
+
+// allEnded reports whether every reply so far ends with a trailer frame.
+func allEnded(got map[uint32][]byte) bool {
+	for _, b := range got {
+		if i := bytes.LastIndex(b, []byte("grpc-status")); i < 5 || b[i-5] != 0x80 {
+			return false
+		}
+	}
+	return true
+}
