@@ -87,7 +87,7 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 		case "", EngineNetHTTP:
 			var protos http.Protocols
 			protos.SetHTTP1(true)
-			protos.SetUnencryptedHTTP2(true) // h2c with prior knowledge on the same port
+			protos.SetUnencryptedHTTP2(true)                                                                      // h2c with prior knowledge on the same port
 			s.httpSrv = newHTTPServer(webbench.New(h, webbench.Options{}), &protos, opts.Timeouts.withDefaults()) // /bench/: the in-browser benchmark
 			go func() { s.serveErr <- ignoreClosed(s.httpSrv.Serve(s.httpLn)) }()
 		case EngineFastHTTP:
