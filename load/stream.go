@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/url"
+	"runtime/metrics"
 	"strings"
 	"sync"
 	"time"
@@ -21,26 +22,30 @@ import (
 // message of a client stream), and every connection's bytes split by
 // layer (wirelayers.go). Every item is decoded and checked.
 const (
-	StreamGRPCServer  = "grpc-server-stream" // UserService.Stream, native gRPC
-	StreamGRPCClient  = "grpc-client-stream" // UserService.CreateMany of Messages users (the dataset grows)
-	StreamGRPCBidi    = "grpc-bidi"          // EchoService.Chat, Messages round trips
-	StreamGRPCGet     = "grpc-get"           // UserService.Get, native gRPC (the tunnel's baseline)
-	StreamTunnelGet   = "tunnel-get"         // UserService.Get through the gRPC-over-WebSocket tunnel
-	StreamTunnelSrv   = "tunnel-server-stream"
-	StreamConnectGet  = "connect-get"           // UserService.Get, Connect protocol on the REST port (HTTP/1.1)
-	StreamConnectSrv  = "connect-server-stream" // UserService.Stream over Connect
-	StreamGRPCWebGet  = "grpcweb-get"           // UserService.Get, gRPC-Web on the REST port (HTTP/1.1)
-	StreamGRPCWebSrv  = "grpcweb-server-stream"
-	StreamRESTList    = "rest-list" // GET /users, one JSON array
-	StreamNDJSON      = "ndjson"    // GET /users, Accept: application/x-ndjson
-	StreamSSE         = "sse"       // GET /users/events
-	StreamWebSocket   = "websocket" // /ws/echo, Messages round trips of JSON text messages
-	defaultStreamMsgs = 100
+	StreamGRPCServer = "grpc-server-stream" // UserService.Stream, native gRPC
+	StreamGRPCClient = "grpc-client-stream" // UserService.CreateMany of Messages users (the dataset grows)
+	StreamGRPCBidi   = "grpc-bidi"          // EchoService.Chat, Messages round trips
+	StreamGRPCGet    = "grpc-get"           // UserService.Get, native gRPC (the tunnel's baseline)
+	// StreamGRPCGetNewConn is UserService.Get on a new gRPC connection
+	// each (dial, HTTP/2 preface and settings, the call, close): the
+	// seed's connection table for gRPC.
+	StreamGRPCGetNewConn = "grpc-get-new-conn"
+	StreamTunnelGet      = "tunnel-get" // UserService.Get through the gRPC-over-WebSocket tunnel
+	StreamTunnelSrv      = "tunnel-server-stream"
+	StreamConnectGet     = "connect-get"           // UserService.Get, Connect protocol on the REST port (HTTP/1.1)
+	StreamConnectSrv     = "connect-server-stream" // UserService.Stream over Connect
+	StreamGRPCWebGet     = "grpcweb-get"           // UserService.Get, gRPC-Web on the REST port (HTTP/1.1)
+	StreamGRPCWebSrv     = "grpcweb-server-stream"
+	StreamRESTList       = "rest-list" // GET /users, one JSON array
+	StreamNDJSON         = "ndjson"    // GET /users, Accept: application/x-ndjson
+	StreamSSE            = "sse"       // GET /users/events
+	StreamWebSocket      = "websocket" // /ws/echo, Messages round trips of JSON text messages
+	defaultStreamMsgs    = 100
 )
 
 // StreamKinds lists the stream scenarios.
 func StreamKinds() []string {
-	return []string{StreamGRPCServer, StreamGRPCClient, StreamGRPCBidi, StreamGRPCGet, StreamTunnelGet, StreamTunnelSrv,
+	return []string{StreamGRPCServer, StreamGRPCClient, StreamGRPCBidi, StreamGRPCGet, StreamGRPCGetNewConn, StreamTunnelGet, StreamTunnelSrv,
 		StreamConnectGet, StreamConnectSrv, StreamGRPCWebGet, StreamGRPCWebSrv, StreamRESTList, StreamNDJSON, StreamSSE, StreamWebSocket}
 }
 
@@ -166,7 +171,7 @@ func NewStream(o StreamOptions) (Scenario, error) {
 
 func (s *streamScenario) needsGRPCPort() bool {
 	switch s.o.Kind {
-	case StreamGRPCServer, StreamGRPCClient, StreamGRPCBidi, StreamGRPCGet:
+	case StreamGRPCServer, StreamGRPCClient, StreamGRPCBidi, StreamGRPCGet, StreamGRPCGetNewConn:
 		return true
 	}
 	return false
@@ -211,6 +216,8 @@ func (s *streamScenario) NewVU(ctx context.Context, id int, wire *measure.Bytes)
 	switch s.o.Kind {
 	case StreamGRPCServer, StreamGRPCClient, StreamGRPCBidi, StreamGRPCGet, StreamTunnelGet, StreamTunnelSrv:
 		v.do = v.grpcDo
+	case StreamGRPCGetNewConn:
+		v.do = v.grpcNewConnDo
 	case StreamConnectGet, StreamConnectSrv, StreamGRPCWebGet, StreamGRPCWebSrv:
 		v.do = v.connectDo
 	case StreamRESTList, StreamNDJSON, StreamSSE:
@@ -271,3 +278,14 @@ func (v *streamVU) gap(prev, now time.Duration) { v.st.perMessage.Record(now - p
 const getIDs = 10
 
 func (v *streamVU) nextID() int64 { return 1 + v.st.exchanges%getIDs }
+
+// heapAllocs reads the process's cumulative heap allocations (objects and
+// bytes) from runtime/metrics, which needs no stop-the-world.
+func heapAllocs() (objects, bytes int64) {
+	s := []metrics.Sample{{Name: "/gc/heap/allocs:objects"}, {Name: "/gc/heap/allocs:bytes"}}
+	metrics.Read(s)
+	if s[0].Value.Kind() != metrics.KindUint64 || s[1].Value.Kind() != metrics.KindUint64 {
+		return 0, 0
+	}
+	return int64(s[0].Value.Uint64()), int64(s[1].Value.Uint64())
+}

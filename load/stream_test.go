@@ -72,6 +72,7 @@ func TestStreamGRPCKinds(t *testing.T) {
 		{StreamGRPCServer, 300, true},
 		{StreamGRPCBidi, 20, true},
 		{StreamGRPCGet, 1, false},
+		{StreamGRPCGetNewConn, 1, false},
 		{StreamRESTList, 300, false},
 	} {
 		t.Run(c.kind, func(t *testing.T) {

@@ -292,3 +292,30 @@ func (v *streamVU) connectDo(ctx context.Context, o *Outcome, t0 time.Time) (ite
 		return items, first, time.Since(t0), v.checkCount(o, items)
 	}
 }
+
+// grpcNewConnDo makes one Get on a connection of its own, closed after.
+func (v *streamVU) grpcNewConnDo(ctx context.Context, o *Outcome, t0 time.Time) (items int, first, last time.Duration, ok bool) {
+	d := &net.Dialer{Timeout: v.s.o.Timeout}
+	dial := LayerDialer(d.DialContext, StackH2GRPC, &v.s.layers, v.wire)
+	cc, err := grpc.NewClient("passthrough:///"+v.s.o.GRPC,
+		grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithContextDialer(func(ctx context.Context, a string) (net.Conn, error) { return dial(ctx, "tcp", a) }))
+	if err != nil {
+		o.Fail = "dial: " + err.Error()
+		return 0, 0, 0, false
+	}
+	defer cc.Close()
+	req := &pb.GetUserRequest{Id: v.nextID()}
+	u, err := pb.NewUserServiceClient(cc).Get(ctx, req)
+	if err != nil {
+		return 0, 0, 0, grpcFail(o, err)
+	}
+	o.Status = GRPCStatus(0)
+	o.BodyOut, o.BodyIn = proto.Size(req), proto.Size(u)
+	if u.GetId() != req.Id {
+		o.Fail = "check: wrong user"
+		return 0, 0, 0, false
+	}
+	d1 := time.Since(t0)
+	return 1, d1, d1, true
+}
