@@ -16,8 +16,10 @@ import (
 	"google.golang.org/grpc/keepalive"
 
 	"github.com/wirebench/wirebench/grpcapi"
+	"github.com/wirebench/wirebench/grpcws"
 	"github.com/wirebench/wirebench/httpapi"
 	"github.com/wirebench/wirebench/store"
+	"github.com/wirebench/wirebench/streamapi"
 )
 
 // Defaults for Options.
@@ -63,6 +65,7 @@ type Server struct {
 	httpLn   net.Listener
 	grpcLn   net.Listener
 	serveErr chan error
+	tunnel   *grpcws.Listener
 }
 
 // Start seeds the store, listens on both addresses and serves until Close
@@ -72,7 +75,7 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 	if err := st.Seed(opts.SeedUsers, opts.SeedTodos); err != nil {
 		return nil, err
 	}
-	s := &Server{Store: st, serveErr: make(chan error, 2)}
+	s := &Server{Store: st, serveErr: make(chan error, 3)}
 	if !opts.NoHTTP {
 		h, err := httpapi.New(st, opts.HTTP)
 		if err != nil {
@@ -87,7 +90,13 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 			var protos http.Protocols
 			protos.SetHTTP1(true)
 			protos.SetUnencryptedHTTP2(true) // h2c with prior knowledge on the same port
-			s.httpSrv = newHTTPServer(h, &protos, opts.Timeouts.withDefaults())
+			// The streams (NDJSON, SSE, WebSocket, Connect/gRPC-Web, the
+			// gRPC tunnel) need net/http's flushing and hijacking.
+			if !opts.NoGRPC {
+				s.tunnel = grpcws.NewListener(s.httpLn.Addr())
+			}
+			sh := streamapi.New(st, h, streamapi.Options{MaxDuration: opts.MaxStreamDuration, MaxMessage: cmp.Or(opts.HTTP.MaxBody, httpapi.DefaultMaxBody), Tunnel: s.tunnel})
+			s.httpSrv = newHTTPServer(sh, &protos, opts.Timeouts.withDefaults())
 			go func() { s.serveErr <- ignoreClosed(s.httpSrv.Serve(s.httpLn)) }()
 		case EngineFastHTTP:
 			s.fastSrv = newFastServer(h, opts)
@@ -113,6 +122,9 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 			grpc.KeepaliveParams(keepalive.ServerParameters{MaxConnectionIdle: to.Idle}),
 			grpc.InTapHandle(grpcapi.StreamDeadline(opts.MaxStreamDuration)))
 		go func() { s.serveErr <- ignoreClosed(s.grpcSrv.Serve(ln)) }()
+		if s.tunnel != nil { // gRPC over WebSocket on the REST port: the same server
+			go func() { s.serveErr <- ignoreClosed(s.grpcSrv.Serve(s.tunnel)) }()
+		}
 	}
 	if ctx.Done() != nil {
 		go func() { <-ctx.Done(); s.Close() }()
@@ -139,6 +151,9 @@ func (s *Server) Close() error {
 	}
 	if s.grpcSrv != nil {
 		s.grpcSrv.Stop()
+	}
+	if s.tunnel != nil {
+		s.tunnel.Close()
 	}
 	return errors.Join(errs...)
 }
