@@ -143,10 +143,11 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 func (h *Handler) bound(w http.ResponseWriter, r *http.Request) (*http.Request, context.CancelFunc) {
 	end := time.Now().Add(h.opts.MaxDuration)
 	rc := http.NewResponseController(w)
-	// The socket's deadline is endGrace later, so a stream that reaches
-	// MaxDuration can still write its end marker.
+	// The socket's deadlines are endGrace later, so a stream that reaches
+	// MaxDuration can still write its end marker (the read deadline too:
+	// net/http cancels the request's context when a read fails).
 	_ = rc.SetWriteDeadline(end.Add(endGrace)) // not every writer supports it (tests' recorders)
-	_ = rc.SetReadDeadline(end)
+	_ = rc.SetReadDeadline(end.Add(endGrace))
 	ctx, cancel := context.WithDeadline(r.Context(), end)
 	return r.WithContext(ctx), cancel
 }
@@ -163,7 +164,7 @@ func streamKind(accept []string) string {
 	// type: answer them without parsing or allocating.
 	named := false
 	for _, h := range accept {
-		named = named || strings.Contains(h, "ndjson") || strings.Contains(h, "jsonl") || strings.Contains(h, "event-stream")
+		named = named || containsFold(h, "ndjson") || containsFold(h, "jsonl") || containsFold(h, "event-stream")
 	}
 	if !named {
 		return ""
@@ -198,4 +199,14 @@ func streamKind(accept []string) string {
 		return best
 	}
 	return ""
+}
+
+// containsFold is strings.Contains ignoring ASCII case, without allocating.
+func containsFold(s, sub string) bool {
+	for i := 0; i+len(sub) <= len(s); i++ {
+		if strings.EqualFold(s[i:i+len(sub)], sub) {
+			return true
+		}
+	}
+	return false
 }
