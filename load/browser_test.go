@@ -54,7 +54,7 @@ func TestBrowserQuick(t *testing.T) {
 	}
 }
 
-var browserTestKinds = []string{"fetch-json"}
+var browserTestKinds = BrowserKinds
 
 func TestBrowserOptionsRefused(t *testing.T) {
 	if _, err := NewBrowser(BrowserOptions{Kind: "nope", URL: "http://127.0.0.1:1"}); !errors.Is(err, ErrOptions) {

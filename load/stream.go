@@ -134,6 +134,7 @@ type streamScenario struct {
 	sharedErr  error
 	sharedOnce sync.Once
 	closers    []func()
+	final      *[2]Layers // the layers when WireBytes was read
 	expect     int // the list's length at the start (checked per exchange)
 }
 
@@ -180,14 +181,27 @@ func (s *streamScenario) needsGRPCPort() bool {
 func (s *streamScenario) Name() string  { return "stream " + s.o.Kind }
 func (s *streamScenario) Ops() []string { return []string{s.o.Kind} }
 
-func (s *streamScenario) WireBytes() (in, out int64) { return s.raw.In.Load(), s.raw.Out.Load() }
+// WireBytes closes the shared connections (the run is over: Run asks
+// after its VUs closed) so that nothing more crosses them, then snapshots
+// their bytes and the layers together, so the two agree exactly.
+func (s *streamScenario) WireBytes() (in, out int64) {
+	s.Close()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	in, out = s.raw.In.Load(), s.raw.Out.Load()
+	s.final = &[2]Layers{s.layers.In(), s.layers.Out()}
+	return in, out
+}
 
 func (s *streamScenario) streamResult() *StreamResult {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	in, out := s.layers.In(), s.layers.Out()
+	if s.final != nil {
+		in, out = s.final[0], s.final[1]
+	}
 	return &StreamResult{Kind: s.o.Kind, Exchanges: s.stats.exchanges, Items: s.stats.items,
-		First: s.stats.first, Last: s.stats.last, PerMessage: s.stats.perMessage,
-		In: s.layers.In(), Out: s.layers.Out()}
+		First: s.stats.first, Last: s.stats.last, PerMessage: s.stats.perMessage, In: in, Out: out}
 }
 
 // Close releases the shared connections.

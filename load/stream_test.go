@@ -57,7 +57,12 @@ func checkStream(t *testing.T, res *Result, exchanges int64, itemsPer int, perMe
 		t.Errorf("%s: layers sum to %d in, %d out; the socket saw %d, %d (in %+v out %+v)", s.Kind,
 			s.In.Total(), s.Out.Total(), res.Bytes.WireIn, res.Bytes.WireOut, s.In, s.Out)
 	}
-	if s.In.Message != res.Bytes.BodyIn || s.In.Other+s.Out.Other != 0 {
+	payload := s.In.Message // a gRPC, Connect or WebSocket message
+	switch s.Kind {
+	case StreamRESTList, StreamNDJSON, StreamSSE: // the HTTP body, its framing included
+		payload += s.In.Envelope
+	}
+	if payload != res.Bytes.BodyIn || s.In.Other+s.Out.Other != 0 {
 		t.Errorf("%s: message layer %d, decoded payload %d (in %+v)", s.Kind, s.In.Message, res.Bytes.BodyIn, s.In)
 	}
 }
@@ -74,6 +79,15 @@ func TestStreamGRPCKinds(t *testing.T) {
 		{StreamGRPCGet, 1, false},
 		{StreamGRPCGetNewConn, 1, false},
 		{StreamRESTList, 300, false},
+		{StreamNDJSON, 300, true},
+		{StreamSSE, 300, true},
+		{StreamWebSocket, 20, true},
+		{StreamConnectGet, 1, false},
+		{StreamConnectSrv, 300, true},
+		{StreamGRPCWebGet, 1, false},
+		{StreamGRPCWebSrv, 300, true},
+		{StreamTunnelGet, 1, false},
+		{StreamTunnelSrv, 300, true},
 	} {
 		t.Run(c.kind, func(t *testing.T) {
 			res := runStream(t, StreamOptions{Kind: c.kind, URL: rest, GRPC: grpcAddr, Messages: 20}, 6)

@@ -221,7 +221,9 @@ func (v *streamVU) connectClient() pbconnect.UserServiceClient {
 		return c
 	}
 	stack := StackH1Enveloped // gRPC-Web, and Connect streams
-	var opts []connect.ClientOption
+	// no compression: the message layer is then the message, as on
+	// native gRPC (connect-go's client accepts gzip by default)
+	opts := []connect.ClientOption{connect.WithAcceptCompression("gzip", nil, nil)}
 	switch v.s.o.Kind {
 	case StreamGRPCWebGet, StreamGRPCWebSrv:
 		opts = append(opts, connect.WithGRPCWeb())

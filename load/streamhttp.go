@@ -113,9 +113,13 @@ func (v *streamVU) httpDo(ctx context.Context, o *Outcome, t0 time.Time) (items 
 			default:
 				continue // id, comments, the blank line ending an event
 			}
-			if event == "end" {
+			if event == "end" { // the body ends right after (read to its end: BodyIn is the whole body)
 				ended = true
-				break
+				continue
+			}
+			if ended {
+				o.Fail = "check: data after the end event"
+				return items, first, 0, false
 			}
 		}
 		var u api.User

@@ -16,8 +16,10 @@ import (
 	"google.golang.org/grpc/keepalive"
 
 	"github.com/wirebench/wirebench/grpcapi"
+	"github.com/wirebench/wirebench/grpcws"
 	"github.com/wirebench/wirebench/httpapi"
 	"github.com/wirebench/wirebench/store"
+	"github.com/wirebench/wirebench/streamapi"
 	"github.com/wirebench/wirebench/webbench"
 )
 
@@ -64,6 +66,7 @@ type Server struct {
 	httpLn   net.Listener
 	grpcLn   net.Listener
 	serveErr chan error
+	tunnel   *grpcws.Listener
 }
 
 // Start seeds the store, listens on both addresses and serves until Close
@@ -73,7 +76,7 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 	if err := st.Seed(opts.SeedUsers, opts.SeedTodos); err != nil {
 		return nil, err
 	}
-	s := &Server{Store: st, serveErr: make(chan error, 2)}
+	s := &Server{Store: st, serveErr: make(chan error, 3)}
 	if !opts.NoHTTP {
 		h, err := httpapi.New(st, opts.HTTP)
 		if err != nil {
@@ -87,8 +90,15 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 		case "", EngineNetHTTP:
 			var protos http.Protocols
 			protos.SetHTTP1(true)
-			protos.SetUnencryptedHTTP2(true)                                                                      // h2c with prior knowledge on the same port
-			s.httpSrv = newHTTPServer(webbench.New(h, webbench.Options{}), &protos, opts.Timeouts.withDefaults()) // /bench/: the in-browser benchmark
+			protos.SetUnencryptedHTTP2(true) // h2c with prior knowledge on the same port
+			// The streams (NDJSON, SSE, WebSocket, Connect/gRPC-Web, the
+			// gRPC tunnel) need net/http's flushing and hijacking.
+			if !opts.NoGRPC {
+				s.tunnel = grpcws.NewListener(s.httpLn.Addr())
+			}
+			sh := streamapi.New(st, h, streamapi.Options{MaxDuration: opts.MaxStreamDuration, MaxMessage: cmp.Or(opts.HTTP.MaxBody, httpapi.DefaultMaxBody), Tunnel: s.tunnel})
+			wb := webbench.New(sh, webbench.Options{MaxDuration: opts.MaxStreamDuration}) // /bench/: the in-browser benchmark
+			s.httpSrv = newHTTPServer(wb, &protos, opts.Timeouts.withDefaults())
 			go func() { s.serveErr <- ignoreClosed(s.httpSrv.Serve(s.httpLn)) }()
 		case EngineFastHTTP:
 			s.fastSrv = newFastServer(h, opts)
@@ -114,6 +124,9 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 			grpc.KeepaliveParams(keepalive.ServerParameters{MaxConnectionIdle: to.Idle}),
 			grpc.InTapHandle(grpcapi.StreamDeadline(opts.MaxStreamDuration)))
 		go func() { s.serveErr <- ignoreClosed(s.grpcSrv.Serve(ln)) }()
+		if s.tunnel != nil { // gRPC over WebSocket on the REST port: the same server
+			go func() { s.serveErr <- ignoreClosed(s.grpcSrv.Serve(s.tunnel)) }()
+		}
 	}
 	if ctx.Done() != nil {
 		go func() { <-ctx.Done(); s.Close() }()
@@ -140,6 +153,9 @@ func (s *Server) Close() error {
 	}
 	if s.grpcSrv != nil {
 		s.grpcSrv.Stop()
+	}
+	if s.tunnel != nil {
+		s.tunnel.Close()
 	}
 	return errors.Join(errs...)
 }

@@ -1,0 +1,227 @@
+package streamapi
+
+// NDJSON and Server-Sent Events lists. Both walk the store's shared,
+// immutable snapshot (the one GET /users encodes, no copy) and encode one
+// record at a time into a fixed buffer that goes to the socket when full:
+// a stream's memory is that buffer, whatever the list's length, and a
+// reader that stops reading blocks the writer until MaxDuration.
+
+import (
+	"bufio"
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/wirebench/wirebench/api"
+)
+
+// streamBuffer is what one stream encodes ahead of the socket. The first
+// record is flushed on its own so the time to the first item does not
+// wait for a full buffer.
+const streamBuffer = 16 << 10
+
+// flusher writes through to the response and flushes it, so that each
+// full buffer leaves at once (not held in net/http's own buffer).
+type flusher struct {
+	w  http.ResponseWriter
+	rc *http.ResponseController
+}
+
+func (f flusher) Write(p []byte) (int, error) {
+	n, err := f.w.Write(p)
+	if err == nil {
+		err = f.rc.Flush()
+	}
+	return n, err
+}
+
+// abort ends a response mid-stream so the client sees an error, not a
+// complete list: net/http closes the connection (HTTP/2: resets the
+// stream) without the terminating chunk.
+func abort() { panic(http.ErrAbortHandler) }
+
+func (h *Handler) serveNDJSON(w http.ResponseWriter, r *http.Request, users bool) {
+	r, cancel := h.bound(w, r)
+	defer cancel()
+	hdr := w.Header()
+	hdr.Set("Content-Type", MediaNDJSON)
+	hdr.Set("Vary", "Accept")
+	hdr.Set("Cache-Control", "no-store")
+	if r.Method == http.MethodHead {
+		w.WriteHeader(http.StatusOK)
+		return
+	}
+	ctx := r.Context()
+	bw := bufio.NewWriterSize(flusher{w, http.NewResponseController(w)}, streamBuffer)
+	enc := json.NewEncoder(bw) // Encode ends each record with '\n'
+	emit := func(i int, v any) {
+		if ctx.Err() != nil {
+			abort()
+		}
+		if err := enc.Encode(v); err != nil {
+			abort() // the socket failed or the deadline passed
+		}
+		if i == 0 && bw.Flush() != nil {
+			abort()
+		}
+	}
+	if users {
+		for i, u := range h.st.ListUsers() {
+			emit(i, &u)
+		}
+	} else {
+		for i, t := range h.st.ListTodos() {
+			emit(i, &t)
+		}
+	}
+	if bw.Flush() != nil {
+		abort()
+	}
+}
+
+// serveSSE streams the list as Server-Sent Events:
+//
+//	id: 1
+//	event: user
+//	data: {"id":1,"name":...}
+//
+// then "event: end" with data {"count":N}. A Last-Event-ID header (sent
+// by EventSource when it reconnects) or ?after=ID resumes after that id.
+// With ?follow=1 (users only: their ids grow) the stream stays open and
+// pushes each new user as the store gets it, until MaxDuration or the
+// client leaves; a comment line every 15 s keeps proxies from closing it.
+func (h *Handler) serveSSE(w http.ResponseWriter, r *http.Request, users bool) {
+	r, cancel := h.bound(w, r)
+	defer cancel()
+	q := r.URL.Query()
+	after := cmp.Or(r.Header.Get("Last-Event-ID"), q.Get("after"))
+	follow := q.Get("follow") == "1" || q.Get("follow") == "true"
+	var afterID int64
+	if after != "" && users {
+		var err error
+		if afterID, err = strconv.ParseInt(after, 10, 64); err != nil {
+			http.Error(w, fmt.Sprintf("Last-Event-ID/after %q: not a user id", after), http.StatusBadRequest)
+			return
+		}
+	}
+	if follow && !users {
+		http.Error(w, "follow=1: only /users/events can follow (todo ids are random)", http.StatusBadRequest)
+		return
+	}
+	hdr := w.Header()
+	hdr.Set("Content-Type", MediaSSE)
+	hdr.Set("Cache-Control", "no-store")
+	hdr.Set("Vary", "Accept")
+	if r.Method == http.MethodHead {
+		w.WriteHeader(http.StatusOK)
+		return
+	}
+	ctx := r.Context()
+	rc := http.NewResponseController(w)
+	bw := bufio.NewWriterSize(flusher{w, rc}, streamBuffer)
+	count := 0
+	event := func(id, kind string, v any) {
+		if ctx.Err() != nil {
+			abort()
+		}
+		// JSON has no raw newlines, so data is always one line.
+		b, err := json.Marshal(v)
+		if err != nil {
+			abort()
+		}
+		if id != "" {
+			bw.WriteString("id: ")
+			bw.WriteString(id)
+			bw.WriteByte('\n')
+		}
+		bw.WriteString("event: ")
+		bw.WriteString(kind)
+		bw.WriteString("\ndata: ")
+		bw.Write(b)
+		if _, err := bw.WriteString("\n\n"); err != nil {
+			abort()
+		}
+		if count == 0 && bw.Flush() != nil {
+			abort()
+		}
+		count++
+	}
+	if users {
+		list := h.st.ListUsers()
+		i, _ := slices.BinarySearchFunc(list, afterID+1, func(u api.User, id int64) int { return cmp.Compare(u.ID, id) })
+		for _, u := range list[i:] {
+			event(strconv.FormatInt(u.ID, 10), "user", &u)
+			afterID = u.ID
+		}
+	} else {
+		list := h.st.ListTodos()
+		i := 0
+		if after != "" {
+			i, _ = slices.BinarySearchFunc(list, after, func(t api.Todo, id string) int { return strings.Compare(t.ID, id) })
+			if i < len(list) && list[i].ID == after {
+				i++
+			}
+		}
+		for _, t := range list[i:] {
+			event(t.ID, "todo", &t)
+		}
+	}
+	if follow {
+		if !h.followUsers(ctx, bw, afterID, func(u *api.User) { event(strconv.FormatInt(u.ID, 10), "user", u) }) {
+			abort() // the client left
+		}
+		ctx = context.WithoutCancel(ctx) // MaxDuration passed: still write "end"
+	}
+	event("", "end", map[string]int{"count": count})
+	if bw.Flush() != nil {
+		abort()
+	}
+}
+
+// keepAliveEvery is how often a quiet follow stream sends a comment line.
+const keepAliveEvery = 15 * time.Second
+
+// followUsers polls the snapshot (rebuilt only after a write) every
+// FollowEvery and sends the users with ids above afterID until ctx ends:
+// true at the stream's deadline (a normal end, the caller writes "end"),
+// false when the client left.
+func (h *Handler) followUsers(ctx context.Context, bw *bufio.Writer, afterID int64, send func(*api.User)) bool {
+	tick := time.NewTicker(h.opts.FollowEvery)
+	defer tick.Stop()
+	lastWrite := time.Now()
+	if bw.Flush() != nil {
+		return false
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			return errors.Is(ctx.Err(), context.DeadlineExceeded)
+		case <-tick.C:
+		}
+		list := h.st.ListUsers()
+		i, _ := slices.BinarySearchFunc(list, afterID+1, func(u api.User, id int64) int { return cmp.Compare(u.ID, id) })
+		for _, u := range list[i:] {
+			send(&u)
+			afterID = u.ID
+		}
+		switch {
+		case i < len(list):
+			lastWrite = time.Now()
+		case time.Since(lastWrite) >= keepAliveEvery:
+			bw.WriteString(": keep-alive\n\n")
+			lastWrite = time.Now()
+		default:
+			continue
+		}
+		if bw.Flush() != nil {
+			return false
+		}
+	}
+}
