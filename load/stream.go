@@ -135,7 +135,7 @@ type streamScenario struct {
 	sharedOnce sync.Once
 	closers    []func()
 	final      *[2]Layers // the layers when WireBytes was read
-	expect     int // the list's length at the start (checked per exchange)
+	expect     int        // the list's length at the start (checked per exchange)
 }
 
 // NewStream validates o and returns its scenario.
