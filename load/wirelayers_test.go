@@ -2,7 +2,10 @@ package load
 
 import (
 	"context"
+	"fmt"
 	"net"
+	"net/http"
+	"strings"
 	"testing"
 
 	"google.golang.org/grpc"
@@ -161,4 +164,53 @@ func TestLayersTotalAndAdd(t *testing.T) {
 	if a.Total() != 36 || a.Add(a).Total() != 72 {
 		t.Fatalf("Total %d, Add %+v", a.Total(), a.Add(a))
 	}
+}
+
+// TestLayersLimits: a head over maxHead turns the rest into Other (the
+// parser keeps no more); DATA of streams past maxH2Streams is counted as
+// Message without envelope parsing; totals stay exact.
+func TestLayersLimits(t *testing.T) {
+	head := "HTTP/1.1 200 OK\r\nX: " + strings.Repeat("a", maxHead) + "\r\n\r\nbody"
+	got := feedAll(StackH1, true, []byte(head), 64<<10)
+	if got.Other == 0 || got.H1Headers != maxHead || got.Total() != int64(len(head)) {
+		t.Errorf("oversized head: %+v", got)
+	}
+	if whole := feedAll(StackH1, true, []byte(head), 0); whole != got {
+		t.Errorf("oversized head whole %+v, in chunks %+v", whole, got)
+	}
+	var w WireLayers
+	h := newH2Parser(&w.in, false)
+	frame := func(stream uint32, payload string) []byte {
+		b := []byte{0, 0, byte(len(payload)), h2Data, 0, byte(stream >> 24), byte(stream >> 16), byte(stream >> 8), byte(stream)}
+		return append(b, payload...)
+	}
+	for i := range uint32(maxH2Streams) {
+		h.feed(frame(2*i+1, "\x00\x00\x00\x00\x01m")) // open streams: prefix + 1-byte message
+	}
+	h.feed(frame(2*maxH2Streams+1, "\x00\x00\x00\x00\x01m"))
+	l := w.In()
+	if l.Envelope != 5*maxH2Streams || l.Message != maxH2Streams+6 || len(h.streams) != maxH2Streams {
+		t.Errorf("past the stream bound: %+v, %d streams tracked", l, len(h.streams))
+	}
+}
+
+// TestStreamLineLimit: an NDJSON record over maxStreamLine fails the
+// exchange rather than growing the client's buffer.
+func TestStreamLineLimit(t *testing.T) {
+	ts := startServer(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/x-ndjson")
+		fmt.Fprintf(w, "{\"id\":1,\"email\":\"%s\"}\n", strings.Repeat("x", maxStreamLine))
+	})
+	sc, err := NewStream(StreamOptions{Kind: StreamNDJSON, URL: strings.TrimSuffix(ts.URL, "/")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := Run(context.Background(), Options{Concurrency: 1, Requests: 1}, sc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Failed != 1 {
+		t.Fatalf("a %d-byte record: %d failed (%v)", maxStreamLine, res.Failed, res.Failures)
+	}
+	t.Log(res.Failures)
 }

@@ -360,11 +360,13 @@ func (h *h1Parser) readHead(p []byte) []byte {
 	if i >= 0 {
 		line = p[:i+1]
 	}
-	h.c.add(lH1Headers, len(line))
-	if len(h.head)+len(line) > maxHead {
+	if len(h.head)+len(line) > maxHead { // the head's first maxHead bytes, whatever the chunks
 		h.broken = true
+		h.c.add(lH1Headers, maxHead-len(h.head))
+		h.c.add(lOther, len(h.head)+len(line)-maxHead)
 		return p[len(line):]
 	}
+	h.c.add(lH1Headers, len(line))
 	h.head = append(h.head, line...)
 	if i >= 0 && (bytes.HasSuffix(h.head, []byte("\r\n\r\n")) || bytes.HasSuffix(h.head, []byte("\n\n"))) {
 		h.endHead()
@@ -464,11 +466,13 @@ func (h *h1Parser) readChunked(p []byte) []byte {
 	if i >= 0 {
 		line = p[:i+1]
 	}
-	h.c.add(lH1Framing, len(line))
-	if len(c.line)+len(line) > maxHead {
+	if len(c.line)+len(line) > maxHead { // as for heads: chunk-independent
 		h.broken = true
+		h.c.add(lH1Framing, maxHead-len(c.line))
+		h.c.add(lOther, len(c.line)+len(line)-maxHead)
 		return p[len(line):]
 	}
+	h.c.add(lH1Framing, len(line))
 	c.line = append(c.line, line...)
 	if i < 0 {
 		return p[len(line):]

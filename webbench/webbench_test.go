@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -165,4 +166,63 @@ func allEnded(got map[uint32][]byte) bool {
 		}
 	}
 	return true
+}
+
+// TestTunnelLimits: a call message over MaxCallMessage closes the tunnel
+// with 1009; at most MaxCalls calls run at once, the next waiting.
+func TestTunnelLimits(t *testing.T) {
+	var running, peak atomic.Int64
+	release := make(chan struct{})
+	next := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n := running.Add(1)
+		for p := peak.Load(); n > p && !peak.CompareAndSwap(p, n); p = peak.Load() {
+		}
+		<-release
+		running.Add(-1)
+		grpcWebEcho(w, r)
+	})
+	srv := httptest.NewServer(New(next, Options{}))
+	defer srv.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	url := "ws" + strings.TrimPrefix(srv.URL, "http") + TunnelPath
+	ws, _, err := websocket.Dial(ctx, url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ws.CloseNow()
+	for id := range uint32(MaxCalls + 5) {
+		if err := ws.Write(ctx, websocket.MessageBinary, appendCall(nil, id, "/wirebench.v1.UserService/Get", nil)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	deadline := time.Now().Add(5 * time.Second) // generous: 64 goroutines to start on a busy box
+	for running.Load() < MaxCalls && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	time.Sleep(50 * time.Millisecond) // a 65th would have started by now
+	if got := peak.Load(); got != MaxCalls {
+		t.Errorf("%d calls ran at once, want %d", got, MaxCalls)
+	}
+	close(release)
+	for range MaxCalls + 5 { // every call still gets its whole reply
+		for ended := false; !ended; {
+			_, msg, err := ws.Read(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ended = bytes.Contains(msg, []byte("grpc-status: 0"))
+		}
+	}
+
+	big, _, err := websocket.Dial(ctx, url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer big.CloseNow()
+	msg := appendCall(nil, 1, "/wirebench.v1.UserService/Get", make([]byte, MaxCallMessage))
+	_ = big.Write(ctx, websocket.MessageBinary, msg)
+	if _, _, err := big.Read(ctx); websocket.CloseStatus(err) != websocket.StatusMessageTooBig {
+		t.Errorf("a %d-byte call: %v, want close 1009", len(msg), err)
+	}
 }
