@@ -54,7 +54,10 @@ func TestBrowserQuick(t *testing.T) {
 	}
 }
 
-var browserTestKinds = BrowserKinds
+// browserTestKinds cover every transport of the page (fetch, Connect,
+// gRPC-Web, the WebSocket tunnel) and streaming, at about 3 s of chromium
+// start each; the other two kinds share their code paths.
+var browserTestKinds = []string{"fetch-json", "grpc-web", "ws-tunnel", "connect-stream"}
 
 func TestBrowserOptionsRefused(t *testing.T) {
 	if _, err := NewBrowser(BrowserOptions{Kind: "nope", URL: "http://127.0.0.1:1"}); !errors.Is(err, ErrOptions) {
