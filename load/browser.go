@@ -106,7 +106,7 @@ func NewBrowser(o BrowserOptions) (Scenario, error) {
 }
 
 func (s *browserScenario) Name() string  { return "browser " + s.o.Kind }
-func (s *browserScenario) Ops() []string { return []string{"browser " + s.o.Kind} }
+func (s *browserScenario) Ops() []string { return []string{streamOp(s.o.Kind)} }
 
 // NewVU starts chromium on the page; a browser run has one VU (the page
 // makes its calls one after another).

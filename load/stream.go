@@ -179,7 +179,23 @@ func (s *streamScenario) needsGRPCPort() bool {
 }
 
 func (s *streamScenario) Name() string  { return "stream " + s.o.Kind }
-func (s *streamScenario) Ops() []string { return []string{s.o.Kind} }
+func (s *streamScenario) Ops() []string { return []string{streamOp(s.o.Kind)} }
+
+// streamOp names a kind's operation as the reference-API scenarios name
+// theirs, so per-operation tables line up across cells of a group: a
+// stream or a list of users is "list users", a unary call "get user".
+func streamOp(kind string) string {
+	switch kind {
+	case StreamGRPCGet, StreamGRPCGetNewConn, StreamTunnelGet, StreamConnectGet, StreamGRPCWebGet,
+		"fetch-json", "connect", "grpc-web", "ws-tunnel":
+		return "get user"
+	case StreamGRPCBidi, StreamWebSocket:
+		return "echo exchange"
+	case StreamGRPCClient:
+		return "create users"
+	}
+	return "list users"
+}
 
 // WireBytes closes the shared connections (the run is over: Run asks
 // after its VUs closed) so that nothing more crosses them, then snapshots
