@@ -132,15 +132,28 @@ func (h *Handler) dispatch(ctx context.Context, ws *websocket.Conn, outer *http.
 	rw.finish()
 }
 
+// Coalescing of a call's flushes (connect-go flushes after every message
+// of a server stream): a flush sends at once when FlushBytes are waiting,
+// otherwise within FlushDelay, so a stream of small messages goes in
+// WebSocket messages of up to FlushBytes, and a lone message (a unary
+// reply, the end of a call) is never held back.
+const (
+	FlushBytes = 16 << 10
+	FlushDelay = 200 * time.Microsecond
+)
+
 // callWriter is the http.ResponseWriter of one tunnelled call: the body
-// goes back as WebSocket messages, one per flush.
+// goes back as WebSocket messages, flushes coalesced as above.
 type callWriter struct {
 	ctx    context.Context
 	ws     *websocket.Conn
 	id     uint32
 	hdr    http.Header
 	status int
+
+	mu     sync.Mutex // buf and timer: Write and Flush run in the handler, the timer's send in its own goroutine
 	buf    []byte
+	timer  *time.Timer
 	failed bool
 }
 
@@ -154,6 +167,8 @@ func (w *callWriter) WriteHeader(code int) {
 
 func (w *callWriter) Write(p []byte) (int, error) {
 	w.WriteHeader(http.StatusOK)
+	w.mu.Lock()
+	defer w.mu.Unlock()
 	if w.buf == nil {
 		w.buf = binary.BigEndian.AppendUint32(make([]byte, 0, 4+len(p)), w.id)
 	}
@@ -161,8 +176,30 @@ func (w *callWriter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// Flush sends what was written since the last flush.
+// Flush sends what was written, now if FlushBytes wait, else within
+// FlushDelay.
 func (w *callWriter) Flush() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if len(w.buf)-4 >= FlushBytes {
+		w.sendLocked()
+		return
+	}
+	if w.timer == nil && len(w.buf) > 4 {
+		w.timer = time.AfterFunc(FlushDelay, func() {
+			w.mu.Lock()
+			defer w.mu.Unlock()
+			w.sendLocked()
+		})
+	}
+}
+
+// sendLocked sends the buffer as one message; w.mu is held.
+func (w *callWriter) sendLocked() {
+	if w.timer != nil {
+		w.timer.Stop()
+		w.timer = nil
+	}
 	if len(w.buf) <= 4 || w.failed {
 		return
 	}
@@ -176,11 +213,13 @@ func (w *callWriter) Flush() {
 // (no gRPC-Web reply: a wrong path, say) gets a trailer frame saying so,
 // so the page's call ends.
 func (w *callWriter) finish() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
 	if w.status != http.StatusOK || !strings.HasPrefix(w.hdr.Get("Content-Type"), "application/grpc-web") {
 		w.buf = binary.BigEndian.AppendUint32(nil, w.id)
 		w.buf = appendTrailer(w.buf, fmt.Sprintf("grpc-status: 12\r\ngrpc-message: HTTP status %d\r\n", w.status))
 	}
-	w.Flush()
+	w.sendLocked()
 }
 
 // appendTrailer appends a gRPC-Web trailer frame.

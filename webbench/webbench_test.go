@@ -96,6 +96,14 @@ func grpcWebEcho(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "application/grpc-web+proto")
 	w.Write(body) // the request's message back
 	w.(http.Flusher).Flush()
+	if strings.HasSuffix(r.URL.Path, "/Burst") { // 99 more messages at once: coalesced
+		for range 99 {
+			w.Write(body)
+			w.(http.Flusher).Flush()
+		}
+	} else {
+		time.Sleep(20 * FlushDelay) // a pause: the first message goes alone
+	}
 	w.Write([]byte{0, 0, 0, 0, 1, 'x'})
 	w.Write(appendTrailer(nil, "grpc-status: 0\r\n"))
 }
@@ -130,9 +138,12 @@ func TestTunnelCalls(t *testing.T) {
 	if err := ws.Write(ctx, websocket.MessageBinary, appendCall(nil, 4, "/wirebench.v1.UserService/Refused", nil)); err != nil {
 		t.Fatal(err)
 	}
+	if err := ws.Write(ctx, websocket.MessageBinary, appendCall(nil, 5, "/wirebench.v1.UserService/Burst", req)); err != nil {
+		t.Fatal(err)
+	}
 	got := map[uint32][]byte{}
 	pieces := map[uint32]int{}
-	for len(got) < 4 || !allEnded(got) {
+	for len(got) < 5 || !allEnded(got) {
 		_, msg, err := ws.Read(ctx)
 		if err != nil {
 			t.Fatalf("after %v: %v", pieces, err)
@@ -150,7 +161,12 @@ func TestTunnelCalls(t *testing.T) {
 	if !bytes.Contains(got[4], []byte("grpc-status: 12")) || got[4][0] != 0x80 {
 		t.Errorf("refused call: %q", got[4])
 	}
-	if err := ws.Write(ctx, websocket.MessageBinary, appendCall(nil, 5, "/users", nil)); err != nil {
+	// 100 flushed messages written at once: far fewer WebSocket messages
+	// (bounded loosely: a descheduled handler may let the timer fire)
+	if len(got[5]) != 100*len(req)+6+21 || pieces[5] > 20 {
+		t.Errorf("burst: %d bytes in %d pieces", len(got[5]), pieces[5])
+	}
+	if err := ws.Write(ctx, websocket.MessageBinary, appendCall(nil, 6, "/users", nil)); err != nil {
 		t.Fatal(err)
 	}
 	if _, _, err := ws.Read(ctx); websocket.CloseStatus(err) != websocket.StatusPolicyViolation {
