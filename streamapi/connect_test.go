@@ -196,3 +196,24 @@ func TestConnectMessageLimit(t *testing.T) {
 		}
 	}
 }
+
+// A Connect or gRPC stream on the REST port that stays silent ends at the
+// duration limit, as on the gRPC port.
+func TestConnectStreamDurationLimit(t *testing.T) {
+	srv := start(t, server.Options{MaxStreamDuration: 300 * time.Millisecond})
+	for _, opts := range [][]connect.ClientOption{nil, {connect.WithGRPC()}} {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		ch := pbconnect.NewEchoServiceClient(h2c(), "http://"+srv.HTTPAddr(), opts...).Chat(ctx)
+		start := time.Now()
+		_ = ch.Send(nil) // open the stream, send nothing
+		_, err := ch.Receive()
+		if err == nil {
+			t.Fatal("a silent chat received a message")
+		}
+		// Generous for a busy box; the client's own deadline is 30 s.
+		if d := time.Since(start); d > 10*time.Second {
+			t.Fatalf("silent chat ended after %v: %v", d, err)
+		}
+		cancel()
+	}
+}
