@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/coder/websocket"
+	"github.com/gorilla/websocket"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 
@@ -111,11 +111,11 @@ func bare(t *testing.T) (*grpcws.Listener, *httptest.Server) {
 // A WebSocket message over MaxMessage closes the tunnel with 1009.
 func TestTunnelMessageLimit(t *testing.T) {
 	_, hs := bare(t)
-	c, _, err := websocket.Dial(ctx(t), "ws"+strings.TrimPrefix(hs.URL, "http"), nil)
+	c, _, err := websocket.DefaultDialer.DialContext(ctx(t), "ws"+strings.TrimPrefix(hs.URL, "http"), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer c.CloseNow()
+	defer c.Close()
 	// A valid start of an HTTP/2 connection (preface, SETTINGS), then
 	// WINDOW_UPDATE frames (which need no answer) past the limit, all in
 	// one message: the gRPC server reads on until the limit stops it.
@@ -123,12 +123,10 @@ func TestTunnelMessageLimit(t *testing.T) {
 	for len(msg) <= grpcws.MaxMessage {
 		msg = append(msg, 0, 0, 4, 0x8, 0, 0, 0, 0, 0, 0, 0, 0, 1)
 	}
-	if err := c.Write(ctx(t), websocket.MessageBinary, msg); err != nil {
+	if err := c.WriteMessage(websocket.BinaryMessage, msg); err != nil {
 		t.Fatal(err)
 	}
-	err = readUntilError(t, c)
-	var ce websocket.CloseError
-	if !errors.As(err, &ce) || ce.Code != websocket.StatusMessageTooBig {
+	if err := readUntilError(t, c); !websocket.IsCloseError(err, websocket.CloseMessageTooBig) {
 		t.Fatalf("got %v, want close 1009", err)
 	}
 }
@@ -137,13 +135,13 @@ func TestTunnelMessageLimit(t *testing.T) {
 // and the handler returns (its goroutine is not left behind).
 func TestTunnelGarbageIsDropped(t *testing.T) {
 	_, hs := bare(t)
-	c, _, err := websocket.Dial(ctx(t), "ws"+strings.TrimPrefix(hs.URL, "http"), nil)
+	c, _, err := websocket.DefaultDialer.DialContext(ctx(t), "ws"+strings.TrimPrefix(hs.URL, "http"), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer c.CloseNow()
+	defer c.Close()
 	// At least the 24 bytes of an HTTP/2 preface, so the server decides.
-	if err := c.Write(ctx(t), websocket.MessageBinary, []byte("GET / HTTP/1.1\r\nHost: x\r\n\r\n")); err != nil {
+	if err := c.WriteMessage(websocket.BinaryMessage, []byte("GET / HTTP/1.1\r\nHost: x\r\n\r\n")); err != nil {
 		t.Fatal(err)
 	}
 	if err := readUntilError(t, c); err == nil {
@@ -154,8 +152,9 @@ func TestTunnelGarbageIsDropped(t *testing.T) {
 // readUntilError skips the server's own HTTP/2 frames (its SETTINGS come
 // first, unasked) and returns the error that ends the tunnel.
 func readUntilError(t *testing.T, c *websocket.Conn) error {
+	c.SetReadDeadline(time.Now().Add(20 * time.Second)) // generous: the server decides at once
 	for range 100 {
-		if _, _, err := c.Read(ctx(t)); err != nil {
+		if _, _, err := c.ReadMessage(); err != nil {
 			return err
 		}
 	}
@@ -189,5 +188,21 @@ func TestDialError(t *testing.T) {
 	url := "ws" + strings.TrimPrefix(hs.URL, "http") + "/grpc-ws"
 	if _, err := grpcws.Dial(ctx(t), url); err == nil || !strings.Contains(err.Error(), url) {
 		t.Fatalf("Dial of a 404: %v", err)
+	}
+}
+
+// A text message in the tunnel closes it with 1003 (unsupported data).
+func TestTunnelRefusesText(t *testing.T) {
+	_, hs := bare(t)
+	c, _, err := websocket.DefaultDialer.DialContext(ctx(t), "ws"+strings.TrimPrefix(hs.URL, "http"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if err := c.WriteMessage(websocket.TextMessage, []byte("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n")); err != nil {
+		t.Fatal(err)
+	}
+	if err := readUntilError(t, c); !websocket.IsCloseError(err, websocket.CloseUnsupportedData) {
+		t.Fatalf("got %v, want close 1003", err)
 	}
 }
