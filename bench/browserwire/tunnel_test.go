@@ -22,7 +22,7 @@ import (
 
 // coderHandler is the tunnel's server side on coder/websocket's
 // NetConn, the alternative to grpcws (gorilla/websocket and our adapter).
-func coderHandler(ln *grpcws.Listener, conns chan<- net.Conn) http.Handler {
+func coderHandler(conns chan<- net.Conn) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		c, err := websocket.Accept(w, r, nil)
 		if err != nil {
@@ -83,7 +83,7 @@ func clients(b *testing.B, users int) map[string]*grpc.ClientConn {
 	go gs.Serve(cl)
 	mux := http.NewServeMux()
 	mux.Handle("/gorilla", grpcws.Handler(gl))
-	mux.Handle("/coder", coderHandler(gl, cl.c))
+	mux.Handle("/coder", coderHandler(cl.c))
 	hs := httptest.NewServer(mux)
 	ws := "ws" + strings.TrimPrefix(hs.URL, "http")
 	b.Cleanup(func() { close(cl.stop); gs.Stop(); hs.Close() })
