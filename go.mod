@@ -5,6 +5,7 @@ go 1.26.0
 require (
 	connectrpc.com/connect v1.21.1
 	github.com/HdrHistogram/hdrhistogram-go v1.4.0
+	github.com/coder/websocket v1.8.15
 	github.com/fxamacker/cbor/v2 v2.9.6
 	github.com/goccy/go-json v0.12.0
 	github.com/google/uuid v1.6.0

@@ -1,12 +1,14 @@
 package streamapi_test
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/gorilla/websocket"
+	"github.com/coder/websocket"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/wirebench/wirebench/pb"
@@ -14,48 +16,53 @@ import (
 	"github.com/wirebench/wirebench/streamapi"
 )
 
+// The client is coder/websocket, another implementation than the
+// server's gorilla/websocket: an interoperability check as well.
 func dialWS(t *testing.T, url string) *websocket.Conn {
 	t.Helper()
-	c, _, err := websocket.DefaultDialer.Dial(url, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	c, _, err := websocket.Dial(ctx, url, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { c.Close() })
-	// Generous for a busy box; every exchange here takes milliseconds.
-	c.SetReadDeadline(time.Now().Add(20 * time.Second))
-	c.SetWriteDeadline(time.Now().Add(20 * time.Second))
+	t.Cleanup(func() { c.CloseNow() })
+	c.SetReadLimit(4 << 20)
 	return c
+}
+
+func wsCtx(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	t.Cleanup(cancel)
+	return ctx
 }
 
 func TestWSEchoHundredMessages(t *testing.T) {
 	srv := start(t, server.Options{})
 	c := dialWS(t, "ws://"+srv.HTTPAddr()+"/ws/echo")
+	ctx := wsCtx(t)
 	for i := range 100 {
 		msg := fmt.Sprintf(`{"first_message":"%d:","second_message":"hi"}`, i)
-		if err := c.WriteMessage(websocket.TextMessage, []byte(msg)); err != nil {
+		if err := c.Write(ctx, websocket.MessageText, []byte(msg)); err != nil {
 			t.Fatal(err)
 		}
-		typ, got, err := c.ReadMessage()
-		if err != nil || typ != websocket.TextMessage || string(got) != fmt.Sprintf(`{"message":"%d:hi"}`, i) {
+		typ, got, err := c.Read(ctx)
+		if err != nil || typ != websocket.MessageText || string(got) != fmt.Sprintf(`{"message":"%d:hi"}`, i) {
 			t.Fatalf("reply %d: %v %q %v", i, typ, got, err)
 		}
 	}
 	// Binary messages are protobuf, answered in protobuf.
 	req, _ := proto.Marshal(&pb.EchoRequest{FirstMessage: "a", SecondMessage: "b"})
-	if err := c.WriteMessage(websocket.BinaryMessage, req); err != nil {
+	if err := c.Write(ctx, websocket.MessageBinary, req); err != nil {
 		t.Fatal(err)
 	}
-	typ, got, err := c.ReadMessage()
+	typ, got, err := c.Read(ctx)
 	var resp pb.EchoResponse
-	if err != nil || typ != websocket.BinaryMessage || proto.Unmarshal(got, &resp) != nil || resp.Message != "ab" {
+	if err != nil || typ != websocket.MessageBinary || proto.Unmarshal(got, &resp) != nil || resp.Message != "ab" {
 		t.Fatalf("binary reply: %v %x %v", typ, got, err)
 	}
-	// A clean close is answered with a clean close.
-	if err := c.WriteMessage(websocket.CloseMessage, websocket.FormatCloseMessage(websocket.CloseNormalClosure, "")); err != nil {
-		t.Fatal(err)
-	}
-	if _, _, err := c.ReadMessage(); !websocket.IsCloseError(err, websocket.CloseNormalClosure) {
-		t.Fatalf("after close: %v", err)
+	if err := c.Close(websocket.StatusNormalClosure, ""); err != nil {
+		t.Fatalf("close: %v", err)
 	}
 }
 
@@ -63,23 +70,24 @@ func TestWSEchoClosesOnInvalidMessage(t *testing.T) {
 	srv := start(t, server.Options{})
 	for _, c := range []struct {
 		name string
-		typ  int
+		typ  websocket.MessageType
 		msg  string
-		code int
+		code websocket.StatusCode
 		why  string
 	}{
-		{"not JSON", websocket.TextMessage, `{"first_message":`, websocket.CloseInvalidFramePayloadData, "message 1:"},
-		{"invalid echo", websocket.TextMessage, `{"first_message":"` + strings.Repeat("x", 65537) + `"}`, websocket.CloseInvalidFramePayloadData, "message 1:"},
-		{"not protobuf", websocket.BinaryMessage, "\x0a\x05ab", websocket.CloseInvalidFramePayloadData, "message 1:"},
-		{"over the limit", websocket.TextMessage, strings.Repeat(" ", streamapi.MaxWSMessage+1), websocket.CloseMessageTooBig, ""},
+		{"not JSON", websocket.MessageText, `{"first_message":`, websocket.StatusInvalidFramePayloadData, "message 1:"},
+		{"invalid echo", websocket.MessageText, `{"first_message":"` + strings.Repeat("x", 65537) + `"}`, websocket.StatusInvalidFramePayloadData, "message 1:"},
+		{"not protobuf", websocket.MessageBinary, "\x0a\x05ab", websocket.StatusInvalidFramePayloadData, "message 1:"},
+		{"over the limit", websocket.MessageText, strings.Repeat(" ", streamapi.MaxWSMessage+1), websocket.StatusMessageTooBig, ""},
 	} {
 		ws := dialWS(t, "ws://"+srv.HTTPAddr()+"/ws/echo")
-		if err := ws.WriteMessage(c.typ, []byte(c.msg)); err != nil {
+		ctx := wsCtx(t)
+		if err := ws.Write(ctx, c.typ, []byte(c.msg)); err != nil {
 			t.Fatalf("%s: %v", c.name, err)
 		}
-		_, _, err := ws.ReadMessage()
-		ce, ok := err.(*websocket.CloseError)
-		if !ok || ce.Code != c.code || !strings.HasPrefix(ce.Text, c.why) {
+		_, _, err := ws.Read(ctx)
+		var ce websocket.CloseError
+		if !errors.As(err, &ce) || ce.Code != c.code || !strings.HasPrefix(ce.Reason, c.why) {
 			t.Errorf("%s: %v, want close %v", c.name, err, c.code)
 		}
 	}
@@ -90,8 +98,9 @@ func TestWSEchoDurationLimit(t *testing.T) {
 	srv := start(t, server.Options{MaxStreamDuration: 300 * time.Millisecond})
 	c := dialWS(t, "ws://"+srv.HTTPAddr()+"/ws/echo")
 	start := time.Now()
-	_, _, err := c.ReadMessage() // wait, sending nothing
-	if !websocket.IsCloseError(err, websocket.CloseGoingAway) || !strings.Contains(err.Error(), "stream duration limit") {
+	_, _, err := c.Read(wsCtx(t)) // wait, sending nothing
+	var ce websocket.CloseError
+	if !errors.As(err, &ce) || ce.Code != websocket.StatusGoingAway || ce.Reason != "stream duration limit" {
 		t.Fatalf("silent echo: %v, want close 1001", err)
 	}
 	if d := time.Since(start); d > 10*time.Second { // generous for a busy box; the limit is 300 ms
