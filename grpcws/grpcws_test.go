@@ -14,7 +14,9 @@ import (
 
 	"github.com/gorilla/websocket"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/status"
 
 	"github.com/wirebench/wirebench/grpcapi"
 	"github.com/wirebench/wirebench/grpcws"
@@ -204,5 +206,27 @@ func TestTunnelRefusesText(t *testing.T) {
 	}
 	if err := readUntilError(t, c); !websocket.IsCloseError(err, websocket.CloseUnsupportedData) {
 		t.Fatalf("got %v, want close 1003", err)
+	}
+}
+
+// The tunnel reaches the gRPC port's own server, limits included: a
+// silent chat through it ends at serve's stream deadline.
+func TestTunnelHasTheGRPCPortsLimits(t *testing.T) {
+	srv, err := server.Start(context.Background(), server.Options{HTTPAddr: "127.0.0.1:0", GRPCAddr: "127.0.0.1:0", MaxStreamDuration: 200 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Close() })
+	conn := tunnel(t, "ws://"+srv.HTTPAddr()+"/grpc-ws")
+	start := time.Now()
+	ch, err := pb.NewEchoServiceClient(conn).Chat(ctx(t)) // the client's deadline: 20 s
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ch.Recv(); status.Code(err) != codes.DeadlineExceeded {
+		t.Fatalf("silent chat: %v, want DeadlineExceeded", err)
+	}
+	if d := time.Since(start); d > 10*time.Second { // generous for a busy box; the limit is 200 ms
+		t.Fatalf("ended after %v", d)
 	}
 }
