@@ -10,6 +10,7 @@ require (
 	github.com/fxamacker/cbor/v2 v2.9.6
 	github.com/goccy/go-json v0.12.0
 	github.com/google/uuid v1.6.0
+	github.com/gorilla/websocket v1.5.3
 	github.com/klauspost/compress v1.20.3
 	github.com/prometheus/client_golang v1.25.0
 	github.com/prometheus/common v0.72.0

@@ -24,7 +24,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/coder/websocket"
+	"github.com/gorilla/websocket"
 )
 
 // MaxMessage is the largest WebSocket message the server side reads: one
@@ -34,8 +34,6 @@ import (
 // too big). gRPC's own message limit applies inside the tunnel as on the
 // gRPC port.
 const MaxMessage = 1 << 20
-
-var noDeadline time.Time
 
 // ErrClosed is returned by Accept after Close, and by the handler's
 // upgrade once the listener is closed.
@@ -86,6 +84,12 @@ type tunnelAddr struct{}
 func (tunnelAddr) Network() string { return "websocket" }
 func (tunnelAddr) String() string  { return "grpc-ws" }
 
+// bufferSize is the upgrader's and dialer's read and write buffer: a
+// whole write of grpc-go (its 32 KiB write buffer) goes out as one frame.
+const bufferSize = 32 << 10
+
+var upgrader = websocket.Upgrader{ReadBufferSize: bufferSize, WriteBufferSize: bufferSize}
+
 // Handler upgrades each request to a WebSocket and hands it to ln's
 // Accept as a net.Conn carrying binary messages. The handler returns when
 // the tunnel closes (the connection's goroutine is the tunnel's).
@@ -97,36 +101,24 @@ func Handler(ln *Listener) http.Handler {
 			return
 		default:
 		}
-		// The server's read and write timeouts are per request; a tunnel
-		// is a connection, bounded instead by the gRPC server's own
-		// limits (idle connections, keepalive, stream deadlines).
-		rc := http.NewResponseController(w)
-		_ = rc.SetReadDeadline(noDeadline)
-		_ = rc.SetWriteDeadline(noDeadline)
-		c, err := websocket.Accept(w, r, nil)
+		ws, err := upgrader.Upgrade(w, r, nil)
 		if err != nil {
-			return // Accept has written the error response
+			return // Upgrade has written the error response
 		}
-		// The request's context ends when this handler returns, which it
-		// does only once the tunnel is closed.
-		ctx, cancel := context.WithCancel(r.Context())
-		defer cancel()
-		nc := websocket.NetConn(ctx, c, websocket.MessageBinary)
-		c.SetReadLimit(MaxMessage) // NetConn lifts the limit; put ours back
-		tc := &closeNotifier{Conn: nc, closed: make(chan struct{})}
+		// Upgrade hijacked the connection: the server's per-request
+		// deadlines are gone with it. A tunnel is a connection, bounded
+		// by the gRPC server's own limits (idle connections, keepalive,
+		// stream deadlines).
+		ws.SetReadLimit(MaxMessage) // over it: close 1009, Read fails
+		tc := &closeNotifier{Conn: newConn(ws), closed: make(chan struct{})}
 		select {
 		case ln.conns <- tc:
 		case <-ln.done:
-			c.Close(websocket.StatusGoingAway, "server closing")
-			return
-		case <-ctx.Done():
+			_ = ws.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(websocket.CloseGoingAway, "server closing"), time.Now().Add(time.Second))
+			ws.Close()
 			return
 		}
-		select {
-		case <-tc.closed:
-		case <-ctx.Done():
-			nc.Close()
-		}
+		<-tc.closed
 	})
 }
 
@@ -147,16 +139,17 @@ func (c *closeNotifier) Close() error {
 // net.Conn for a gRPC client. ctx bounds the handshake only; the
 // connection lives until closed.
 func Dial(ctx context.Context, url string) (net.Conn, error) {
-	c, resp, err := websocket.Dial(ctx, url, nil)
+	ws, resp, err := dialer.DialContext(ctx, url, nil)
 	if err != nil {
+		if resp != nil {
+			err = fmt.Errorf("%w (HTTP %s)", err, resp.Status)
+		}
 		return nil, fmt.Errorf("grpcws: dial %s: %w", url, err)
 	}
-	if resp != nil && resp.Body != nil {
-		resp.Body.Close()
-	}
-	c.SetReadLimit(-1) // the server's replies are bounded by gRPC itself
-	return websocket.NetConn(context.Background(), c, websocket.MessageBinary), nil
+	return newConn(ws), nil // the server's replies are bounded by gRPC itself
 }
+
+var dialer = websocket.Dialer{ReadBufferSize: bufferSize, WriteBufferSize: bufferSize, HandshakeTimeout: 30 * time.Second}
 
 // Dialer returns a dialer for grpc.WithContextDialer that tunnels every
 // connection to url, whatever address gRPC asks for.

@@ -196,3 +196,101 @@ func TestConnectMessageLimit(t *testing.T) {
 		}
 	}
 }
+
+// A Connect or gRPC stream on the REST port that stays silent ends at the
+// duration limit, as on the gRPC port.
+func TestConnectStreamDurationLimit(t *testing.T) {
+	srv := start(t, server.Options{MaxStreamDuration: 300 * time.Millisecond})
+	for _, opts := range [][]connect.ClientOption{nil, {connect.WithGRPC()}} {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		ch := pbconnect.NewEchoServiceClient(h2c(), "http://"+srv.HTTPAddr(), opts...).Chat(ctx)
+		start := time.Now()
+		_ = ch.Send(nil) // open the stream, send nothing
+		_, err := ch.Receive()
+		if err == nil {
+			t.Fatal("a silent chat received a message")
+		}
+		// Generous for a busy box; the client's own deadline is 30 s.
+		if d := time.Since(start); d > 10*time.Second {
+			t.Fatalf("silent chat ended after %v: %v", d, err)
+		}
+		cancel()
+	}
+}
+
+// gRPC-Web text mode (base64, the grpc-web JS client's default): a unary
+// call with curl, a server stream byte-checked in Go, and a body that is
+// not base64.
+func TestGRPCWebText(t *testing.T) {
+	srv := start(t, server.Options{SeedUsers: 1000})
+	url := "http://" + srv.HTTPAddr() + "/wirebench.v1.UserService/"
+	post := func(method, ct, body string) (*http.Response, []byte) {
+		t.Helper()
+		resp, err := http.Post(url+method, ct, strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp, b
+	}
+	var text strings.Builder
+	grpcweb.NewTextWriter(&text).Write(grpcWebGet())
+	if text.String() != "AAAAAAIIAQ==" {
+		t.Fatalf("request %q", text.String())
+	}
+	resp, body := post("Get", "application/grpc-web-text", text.String())
+	if ct := resp.Header.Get("Content-Type"); ct != "application/grpc-web-text+proto" {
+		t.Fatalf("Content-Type %q", ct)
+	}
+	raw, err := io.ReadAll(grpcweb.NewTextReader(bytes.NewReader(body)))
+	if err != nil {
+		t.Fatalf("reply %q: %v", body, err)
+	}
+	checkGRPCWebUser(t, srv, raw)
+
+	_, body = post("Stream", "application/grpc-web-text+proto", "AAAAAAA=")
+	r := grpcweb.NewReader(grpcweb.NewTextReader(bytes.NewReader(body)), 1<<20)
+	for i := 1; ; i++ {
+		flags, p, err := r.Next()
+		if err != nil {
+			t.Fatalf("frame %d: %v", i, err)
+		}
+		if flags == grpcweb.FlagTrailer {
+			if tr, _ := grpcweb.ParseTrailers(p); i != 1001 || tr.Get("grpc-status") != "0" {
+				t.Fatalf("trailers after %d frames: %q", i-1, p)
+			}
+			break
+		}
+		var u pb.User
+		if proto.Unmarshal(p, &u) != nil || u.Id != int64(i) {
+			t.Fatalf("frame %d: %x", i, p)
+		}
+	}
+
+	resp, _ = post("Get", "application/grpc-web-text", "AAAAAAIIAQ=")
+	if resp.Header.Get("Grpc-Status") == "0" || !strings.Contains(resp.Header.Get("Grpc-Message"), "base64") {
+		t.Fatalf("malformed base64: status %q %q", resp.Header.Get("Grpc-Status"), resp.Header.Get("Grpc-Message"))
+	}
+	if ct := resp.Header.Get("Content-Type"); ct != "application/grpc-web-text+proto" {
+		t.Fatalf("error reply Content-Type %q", ct)
+	}
+
+	curl, err := exec.LookPath("curl")
+	if err != nil {
+		if os.Getenv("CI") == "" {
+			t.Skip("curl not installed (apt-get install curl)")
+		}
+		t.Fatal("curl is required under CI")
+	}
+	out, err := exec.CommandContext(rpcCtx(t), curl, "-sS", "--fail", "-H", "Content-Type: application/grpc-web-text",
+		"--data-binary", "AAAAAAIIAQ==", url+"Get").Output()
+	if err != nil {
+		t.Fatalf("curl: %v", err)
+	}
+	raw, err = io.ReadAll(grpcweb.NewTextReader(bytes.NewReader(out)))
+	if err != nil {
+		t.Fatalf("curl's reply %q: %v", out, err)
+	}
+	checkGRPCWebUser(t, srv, raw)
+}

@@ -72,13 +72,16 @@ func (h *Handler) serveNDJSON(w http.ResponseWriter, r *http.Request, users bool
 			abort()
 		}
 	}
+	// &list[i]: the snapshot's own element, no copy (it is immutable).
 	if users {
-		for i, u := range h.st.ListUsers() {
-			emit(i, &u)
+		list := h.st.ListUsers()
+		for i := range list {
+			emit(i, &list[i])
 		}
 	} else {
-		for i, t := range h.st.ListTodos() {
-			emit(i, &t)
+		list := h.st.ListTodos()
+		for i := range list {
+			emit(i, &list[i])
 		}
 	}
 	if bw.Flush() != nil {
@@ -156,9 +159,9 @@ func (h *Handler) serveSSE(w http.ResponseWriter, r *http.Request, users bool) {
 	if users {
 		list := h.st.ListUsers()
 		i, _ := slices.BinarySearchFunc(list, afterID+1, func(u api.User, id int64) int { return cmp.Compare(u.ID, id) })
-		for _, u := range list[i:] {
-			event(strconv.FormatInt(u.ID, 10), "user", &u)
-			afterID = u.ID
+		for j := i; j < len(list); j++ {
+			event(strconv.FormatInt(list[j].ID, 10), "user", &list[j])
+			afterID = list[j].ID
 		}
 	} else {
 		list := h.st.ListTodos()
@@ -169,8 +172,8 @@ func (h *Handler) serveSSE(w http.ResponseWriter, r *http.Request, users bool) {
 				i++
 			}
 		}
-		for _, t := range list[i:] {
-			event(t.ID, "todo", &t)
+		for j := i; j < len(list); j++ {
+			event(list[j].ID, "todo", &list[j])
 		}
 	}
 	if follow {

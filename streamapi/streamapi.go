@@ -9,7 +9,7 @@
 //	GET /users, /todos       Accept: text/event-stream      SSE, as below
 //	GET /users/events, /todos/events                        SSE: one event per record, then "end"
 //	GET /ws/echo                                            WebSocket echo (JSON text or protobuf binary)
-//	POST /wirebench.v1.{User,Todo,Echo}Service/{Method}     gRPC, gRPC-Web, Connect
+//	POST /wirebench.v1.{User,Todo,Echo}Service/{Method}     gRPC, gRPC-Web (binary and text), Connect
 //	GET /grpc-ws                                            gRPC over WebSocket (Options.Tunnel)
 package streamapi
 
@@ -103,6 +103,10 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			var cancel context.CancelFunc
 			r, cancel = h.bound(w, r)
 			defer cancel()
+		}
+		if isGRPCWebText(r.Header.Get("Content-Type")) {
+			serveGRPCWebText(h.rpc, w, r)
+			return
 		}
 		h.rpc.ServeHTTP(w, r)
 		return

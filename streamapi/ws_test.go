@@ -16,6 +16,8 @@ import (
 	"github.com/wirebench/wirebench/streamapi"
 )
 
+// The client is coder/websocket, another implementation than the
+// server's gorilla/websocket: an interoperability check as well.
 func dialWS(t *testing.T, url string) *websocket.Conn {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -91,14 +93,15 @@ func TestWSEchoClosesOnInvalidMessage(t *testing.T) {
 	}
 }
 
-// At the duration limit the server closes the socket, even mid-chat.
+// At the duration limit the server closes the socket (1001, going away).
 func TestWSEchoDurationLimit(t *testing.T) {
 	srv := start(t, server.Options{MaxStreamDuration: 300 * time.Millisecond})
 	c := dialWS(t, "ws://"+srv.HTTPAddr()+"/ws/echo")
 	start := time.Now()
 	_, _, err := c.Read(wsCtx(t)) // wait, sending nothing
-	if err == nil {
-		t.Fatal("read a message from a silent echo")
+	var ce websocket.CloseError
+	if !errors.As(err, &ce) || ce.Code != websocket.StatusGoingAway || ce.Reason != "stream duration limit" {
+		t.Fatalf("silent echo: %v, want close 1001", err)
 	}
 	if d := time.Since(start); d > 10*time.Second { // generous for a busy box; the limit is 300 ms
 		t.Fatalf("closed after %v", d)
