@@ -2,6 +2,7 @@ package load
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"github.com/wirebench/wirebench/server"
@@ -118,5 +119,23 @@ func TestStreamOptionsRefused(t *testing.T) {
 		if _, err := NewStream(o); err == nil {
 			t.Errorf("%+v: accepted", o)
 		}
+	}
+}
+
+func TestWriteStreamSummary(t *testing.T) {
+	rest, grpcAddr := startStreamServer(t, 50)
+	res := runStream(t, StreamOptions{Kind: StreamGRPCServer, URL: rest, GRPC: grpcAddr}, 2)
+	var b strings.Builder
+	if err := WriteStreamSummary(&b, res); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"2 exchanges, 100 items", "first item:", "per message:", "HTTP/2 frames", "envelope", "total"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("summary lacks %q:\n%s", want, b.String())
+		}
+	}
+	b.Reset()
+	if err := WriteStreamSummary(&b, &Result{}); err != nil || b.Len() != 0 {
+		t.Errorf("a run without streams printed %q", b.String())
 	}
 }
