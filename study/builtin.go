@@ -145,6 +145,10 @@ func grpcVsRESTStudy() Definition {
 		streamCell("unary transports", "gRPC-Web (HTTP/1.1)", defaultDataset, one, load.StreamGRPCWebGet, 0),
 		apiCell("unary transports", "REST json get", defaultDataset, nil, one, load.ScenarioOptions{Name: load.ScenarioGet, Format: "json"}),
 	)
+	if _, err := load.FindChromium(""); err != nil {
+		def.Warnings = append(def.Warnings, fmt.Sprintf("in-browser cells left out: %v", err))
+		return def
+	}
 	for _, k := range []struct{ kind, label string }{
 		{"fetch-json", "fetch + JSON"}, {"connect", "Connect (connect-web)"}, {"grpc-web", "gRPC-Web (connect-web)"},
 		{"ws-tunnel", "gRPC-Web over WebSocket tunnel"},
