@@ -99,7 +99,8 @@ func (h *Handler) serveNDJSON(w http.ResponseWriter, r *http.Request, users bool
 // by EventSource when it reconnects) or ?after=ID resumes after that id.
 // With ?follow=1 (users only: their ids grow) the stream stays open and
 // pushes each new user as the store gets it, until MaxDuration or the
-// client leaves; a comment line every 15 s keeps proxies from closing it.
+// client leaves; a comment line (": keep-alive") every KeepAliveEvery
+// of silence keeps proxies from closing it.
 func (h *Handler) serveSSE(w http.ResponseWriter, r *http.Request, users bool) {
 	r, cancel := h.bound(w, r)
 	defer cancel()
@@ -188,9 +189,6 @@ func (h *Handler) serveSSE(w http.ResponseWriter, r *http.Request, users bool) {
 	}
 }
 
-// keepAliveEvery is how often a quiet follow stream sends a comment line.
-const keepAliveEvery = 15 * time.Second
-
 // followUsers polls the snapshot (rebuilt only after a write) every
 // FollowEvery and sends the users with ids above afterID until ctx ends:
 // true at the stream's deadline (a normal end, the caller writes "end"),
@@ -217,7 +215,7 @@ func (h *Handler) followUsers(ctx context.Context, bw *bufio.Writer, afterID int
 		switch {
 		case i < len(list):
 			lastWrite = time.Now()
-		case time.Since(lastWrite) >= keepAliveEvery:
+		case time.Since(lastWrite) >= h.opts.KeepAliveEvery:
 			bw.WriteString(": keep-alive\n\n")
 			lastWrite = time.Now()
 		default:
