@@ -20,6 +20,13 @@ func TestStalledReadersHoldLittleAndAreCut(t *testing.T) {
 	}
 	const users, clients = 100_000, 4
 	const limit = time.Second
+	// handlers() counts every server's in this process: let the streams
+	// of earlier tests (closed servers, hijacked sockets) wind down.
+	for deadline := time.Now().Add(10 * time.Second); handlers() > 0; time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d stream handlers of earlier tests still running", handlers())
+		}
+	}
 	srv := start(t, server.Options{SeedUsers: users, MaxStreamDuration: limit})
 	srv.Store.ListUsers() // build the shared snapshot before measuring
 	for _, c := range []struct{ name, req string }{

@@ -8,6 +8,7 @@ package streamapi
 
 import (
 	"bufio"
+	"bytes"
 	"cmp"
 	"context"
 	"encoding/json"
@@ -99,7 +100,8 @@ func (h *Handler) serveNDJSON(w http.ResponseWriter, r *http.Request, users bool
 // by EventSource when it reconnects) or ?after=ID resumes after that id.
 // With ?follow=1 (users only: their ids grow) the stream stays open and
 // pushes each new user as the store gets it, until MaxDuration or the
-// client leaves; a comment line every 15 s keeps proxies from closing it.
+// client leaves; a comment line (": keep-alive") every KeepAliveEvery
+// of silence keeps proxies from closing it.
 func (h *Handler) serveSSE(w http.ResponseWriter, r *http.Request, users bool) {
 	r, cancel := h.bound(w, r)
 	defer cancel()
@@ -130,25 +132,34 @@ func (h *Handler) serveSSE(w http.ResponseWriter, r *http.Request, users bool) {
 	rc := http.NewResponseController(w)
 	bw := bufio.NewWriterSize(flusher{w, rc}, streamBuffer)
 	count := 0
-	event := func(id, kind string, v any) {
+	// One encoder and scratch buffers for the whole stream: an event
+	// costs the JSON encoding's own allocations only.
+	var data bytes.Buffer
+	enc := json.NewEncoder(&data) // Encode ends the value with '\n'
+	var idBuf []byte
+	// event writes one event; id is userID when > 0, else todoID.
+	event := func(kind string, v any, userID int64, todoID string) {
 		if ctx.Err() != nil {
 			abort()
 		}
-		// JSON has no raw newlines, so data is always one line.
-		b, err := json.Marshal(v)
-		if err != nil {
+		data.Reset()
+		if err := enc.Encode(v); err != nil { // JSON has no raw newlines: data is one line
 			abort()
 		}
-		if id != "" {
+		switch {
+		case userID > 0:
+			idBuf = strconv.AppendInt(append(idBuf[:0], "id: "...), userID, 10)
+			bw.Write(append(idBuf, '\n'))
+		case todoID != "":
 			bw.WriteString("id: ")
-			bw.WriteString(id)
+			bw.WriteString(todoID)
 			bw.WriteByte('\n')
 		}
 		bw.WriteString("event: ")
 		bw.WriteString(kind)
 		bw.WriteString("\ndata: ")
-		bw.Write(b)
-		if _, err := bw.WriteString("\n\n"); err != nil {
+		bw.Write(data.Bytes())
+		if err := bw.WriteByte('\n'); err != nil {
 			abort()
 		}
 		if count == 0 && bw.Flush() != nil {
@@ -160,7 +171,7 @@ func (h *Handler) serveSSE(w http.ResponseWriter, r *http.Request, users bool) {
 		list := h.st.ListUsers()
 		i, _ := slices.BinarySearchFunc(list, afterID+1, func(u api.User, id int64) int { return cmp.Compare(u.ID, id) })
 		for j := i; j < len(list); j++ {
-			event(strconv.FormatInt(list[j].ID, 10), "user", &list[j])
+			event("user", &list[j], list[j].ID, "")
 			afterID = list[j].ID
 		}
 	} else {
@@ -173,23 +184,22 @@ func (h *Handler) serveSSE(w http.ResponseWriter, r *http.Request, users bool) {
 			}
 		}
 		for j := i; j < len(list); j++ {
-			event(list[j].ID, "todo", &list[j])
+			event("todo", &list[j], 0, list[j].ID)
 		}
 	}
 	if follow {
-		if !h.followUsers(ctx, bw, afterID, func(u *api.User) { event(strconv.FormatInt(u.ID, 10), "user", u) }) {
+		if !h.followUsers(ctx, bw, afterID, func(u *api.User) { event("user", u, u.ID, "") }) {
 			abort() // the client left
 		}
 		ctx = context.WithoutCancel(ctx) // MaxDuration passed: still write "end"
 	}
-	event("", "end", map[string]int{"count": count})
+	event("end", struct {
+		Count int `json:"count"`
+	}{count}, 0, "")
 	if bw.Flush() != nil {
 		abort()
 	}
 }
-
-// keepAliveEvery is how often a quiet follow stream sends a comment line.
-const keepAliveEvery = 15 * time.Second
 
 // followUsers polls the snapshot (rebuilt only after a write) every
 // FollowEvery and sends the users with ids above afterID until ctx ends:
@@ -217,7 +227,7 @@ func (h *Handler) followUsers(ctx context.Context, bw *bufio.Writer, afterID int
 		switch {
 		case i < len(list):
 			lastWrite = time.Now()
-		case time.Since(lastWrite) >= keepAliveEvery:
+		case time.Since(lastWrite) >= h.opts.KeepAliveEvery:
 			bw.WriteString(": keep-alive\n\n")
 			lastWrite = time.Now()
 		default:

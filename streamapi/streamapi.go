@@ -59,6 +59,9 @@ type Options struct {
 	// FollowEvery is how often an SSE stream with ?follow=1 looks for new
 	// users; 0 is 100 ms.
 	FollowEvery time.Duration
+	// KeepAliveEvery is how long a follow stream stays silent before it
+	// sends a comment line; 0 is 15 s.
+	KeepAliveEvery time.Duration
 }
 
 // Handler serves the streaming endpoints and passes the rest to next.
@@ -76,6 +79,7 @@ func New(st *store.Memory, next http.Handler, opts Options) *Handler {
 	opts.MaxDuration = cmp.Or(opts.MaxDuration, grpcapi.DefaultMaxStreamDuration)
 	opts.MaxMessage = cmp.Or(opts.MaxMessage, DefaultMaxMessage)
 	opts.FollowEvery = cmp.Or(opts.FollowEvery, 100*time.Millisecond)
+	opts.KeepAliveEvery = cmp.Or(opts.KeepAliveEvery, 15*time.Second)
 	h := &Handler{st: st, next: next, opts: opts, rpc: http.NewServeMux(), streams: map[string]bool{}}
 	u, t, e := grpcapi.Services(st)
 	copts := []connect.HandlerOption{connect.WithReadMaxBytes(int(opts.MaxMessage))}
