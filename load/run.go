@@ -46,6 +46,7 @@ func Run(ctx context.Context, opts Options, sc Scenario) (*Result, error) {
 	// flight GracefulStop later.
 	// Both count from the run's start, so the measured window is -d.
 	u0, s0 := measure.SelfCPU()
+	a0, b0 := heapAllocs()
 	r.start = time.Now()
 	issue, hard := ctx, ctx
 	var cancelIssue, cancelHard context.CancelFunc = func() {}, func() {}
@@ -72,6 +73,7 @@ func Run(ctx context.Context, opts Options, sc Scenario) (*Result, error) {
 	}
 	end := time.Now()
 	u1, s1 := measure.SelfCPU()
+	a1, b1 := heapAllocs()
 	stopLive()
 	closeVUs(vus)
 
@@ -90,7 +92,7 @@ func Run(ctx context.Context, opts Options, sc Scenario) (*Result, error) {
 	if retried > 0 {
 		res.Warnings = append(res.Warnings, fmt.Sprintf("%d requests were sent again on a new connection: the server closed an idle keep-alive connection as they were sent (not counted as failures)", retried))
 	}
-	res.CPU = CPUUsage{User: u1 - u0, System: s1 - s0, CPUs: len(measure.Affinity())}
+	res.CPU = CPUUsage{User: u1 - u0, System: s1 - s0, CPUs: len(measure.Affinity()), Allocs: a1 - a0, AllocBytes: b1 - b0}
 	if wc, ok := sc.(WireCounter); ok {
 		in, out := wc.WireBytes()
 		res.Bytes.WireIn += in
@@ -106,6 +108,7 @@ func Run(ctx context.Context, opts Options, sc Scenario) (*Result, error) {
 		res.Ops[0].Latency.Merge(res.Latency)
 		res.Ops[0].Service.Merge(res.Service)
 	}
+	finishStream(res, sc)
 	res.Warnings = append(res.Warnings, Diagnose(res)...)
 	return res, nil
 }
