@@ -33,15 +33,18 @@ const MaxCreateMany = 100_000
 // DefaultMaxStreamDuration bounds a streaming RPC's life (StreamDeadline).
 const DefaultMaxStreamDuration = time.Minute
 
-// streamMethods are the full names of the streaming RPCs, for
-// StreamDeadline.
-var streamMethods = map[string]bool{
-	"/wirebench.v1.UserService/Stream":     true,
-	"/wirebench.v1.UserService/CreateMany": true,
-	"/wirebench.v1.TodoService/Stream":     true,
-	"/wirebench.v1.TodoService/CreateMany": true,
-	"/wirebench.v1.EchoService/Chat":       true,
-}
+// streamMethods are the full names of the streaming RPCs of wirebench.v1,
+// for StreamDeadline: every stream of the generated service descriptions,
+// so a new streaming RPC is bounded without a list to update.
+var streamMethods = func() map[string]bool {
+	m := map[string]bool{}
+	for _, sd := range []*grpc.ServiceDesc{&pb.UserService_ServiceDesc, &pb.TodoService_ServiceDesc, &pb.EchoService_ServiceDesc} {
+		for _, st := range sd.Streams {
+			m["/"+sd.ServiceName+"/"+st.StreamName] = true
+		}
+	}
+	return m
+}()
 
 // StreamDeadline returns a tap handle (grpc.InTapHandle) that gives every
 // streaming RPC of wirebench.v1 a deadline max from its start; unary RPCs

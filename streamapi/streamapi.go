@@ -26,6 +26,7 @@ import (
 
 	"github.com/wirebench/wirebench/grpcapi"
 	"github.com/wirebench/wirebench/grpcws"
+	"github.com/wirebench/wirebench/pb"
 	"github.com/wirebench/wirebench/pb/pbconnect"
 	"github.com/wirebench/wirebench/store"
 )
@@ -86,12 +87,15 @@ func New(st *store.Memory, next http.Handler, opts Options) *Handler {
 	h.rpc.Handle(pbconnect.NewUserServiceHandler(connectUsers{st: st, g: u}, copts...))
 	h.rpc.Handle(pbconnect.NewTodoServiceHandler(connectTodos{st: st, g: t}, copts...))
 	h.rpc.Handle(pbconnect.NewEchoServiceHandler(connectEcho{g: e}, copts...))
-	for _, p := range []string{
-		pbconnect.UserServiceStreamProcedure, pbconnect.UserServiceCreateManyProcedure,
-		pbconnect.TodoServiceStreamProcedure, pbconnect.TodoServiceCreateManyProcedure,
-		pbconnect.EchoServiceChatProcedure,
-	} {
-		h.streams[p] = true
+	// Every streaming RPC of wirebench.v1 gets the stream bounds (bound).
+	svcs := pb.File_wirebench_proto.Services()
+	for i := range svcs.Len() {
+		ms := svcs.Get(i).Methods()
+		for j := range ms.Len() {
+			if m := ms.Get(j); m.IsStreamingClient() || m.IsStreamingServer() {
+				h.streams["/"+string(svcs.Get(i).FullName())+"/"+string(m.Name())] = true
+			}
+		}
 	}
 	if opts.Tunnel != nil {
 		h.tunnel = grpcws.Handler(opts.Tunnel)
