@@ -13,7 +13,7 @@ WB=${WB:-$(mktemp -d)/wirebench}
 tmp=$(mktemp -d)
 trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$tmp"' EXIT
 bench() { # port label
-  taskset -c 0 redis-benchmark -p "$1" -c "$C" -d 128 -r 10000 -n "$N" -P "$P" -t set,get -q 2>/dev/null |
+  timeout 300 taskset -c 0 redis-benchmark -p "$1" -c "$C" -d 128 -r 10000 -n "$N" -P "$P" -t set,get -q 2>/dev/null |
     tr '\r' '\n' | grep -E '^(SET|GET): [0-9.]+ requests' | sed "s|^|$2 |"
 }
 port() { python3 -c 'import socket;s=socket.socket();s.bind(("127.0.0.1",0));print(s.getsockname()[1])'; }
@@ -29,7 +29,10 @@ for mode in $MODES; do
   taskset -c 1 "$WB" serve --http 127.0.0.1:0 --grpc 127.0.0.1:0 --no-grpc --seed-users 0 --seed-todos 0 \
     --resp "127.0.0.1:$wp" --resp-engine "$ENGINE" "${wargs[@]}" >/dev/null 2>"$tmp/wb.err" &
   wpid=$!
-  sleep 0.5
+  for p in $rp $wp; do # both must answer before the run
+    for _ in $(seq 50); do redis-cli -p "$p" ping >/dev/null 2>&1 && break; sleep 0.1; done
+    redis-cli -p "$p" ping >/dev/null || { echo "server on $p did not start:"; cat "$tmp/wb.err"; exit 1; }
+  done
   bench "$rp" "redis/$mode"
   bench "$wp" "ours/$mode"
   kill $rpid $wpid; wait $rpid $wpid 2>/dev/null || true
