@@ -152,3 +152,18 @@ func TestGlob(t *testing.T) {
 		}
 	}
 }
+
+func TestInfoSections(t *testing.T) {
+	addr, _ := startOurs(t, kv.Options{})
+	c := dial(t, addr)
+	got := c.do(t, "INFO", "persistence")
+	if !strings.Contains(got, "aof_enabled:0") || strings.Contains(got, "redis_version") {
+		t.Fatalf("INFO persistence: %s", got)
+	}
+	if all := c.do(t, "INFO"); !strings.Contains(all, "redis_version") || !strings.Contains(all, "aof_enabled") {
+		t.Fatalf("INFO: %s", all)
+	}
+	if none := c.do(t, "INFO", "nosuch"); none != `""` {
+		t.Fatalf("INFO nosuch: %s", none)
+	}
+}
