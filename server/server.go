@@ -18,6 +18,9 @@ import (
 	"github.com/wirebench/wirebench/grpcapi"
 	"github.com/wirebench/wirebench/grpcws"
 	"github.com/wirebench/wirebench/httpapi"
+	"github.com/wirebench/wirebench/kv"
+	"github.com/wirebench/wirebench/kv/resp"
+	"github.com/wirebench/wirebench/kvhttp"
 	"github.com/wirebench/wirebench/store"
 	"github.com/wirebench/wirebench/streamapi"
 	"github.com/wirebench/wirebench/webbench"
@@ -55,11 +58,18 @@ type Options struct {
 	// SSE, WebSocket; package streamapi); 0 is
 	// grpcapi.DefaultMaxStreamDuration.
 	MaxStreamDuration time.Duration
+	// KV is the key-value store behind /kv/ (nethttp engine) and RESP;
+	// RESPAddr "" serves no RESP.
+	KV       kv.Options
+	RESPAddr string
+	RESP     resp.Options
 }
 
 // Server is a running service.
 type Server struct {
 	Store    *store.Memory
+	KV       *kv.Store
+	respSrv  *resp.Server
 	httpSrv  *http.Server
 	fastSrv  *fasthttp.Server
 	grpcSrv  *grpc.Server
@@ -77,13 +87,25 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{Store: st, serveErr: make(chan error, 3)}
+	var err error
+	if s.KV, err = kv.Open(opts.KV); err != nil {
+		return nil, err
+	}
+	if opts.RESPAddr != "" {
+		if s.respSrv, err = resp.Listen(opts.RESPAddr, s.KV, opts.RESP); err != nil {
+			s.KV.Close()
+			return nil, err
+		}
+	}
 	if !opts.NoHTTP {
 		h, err := httpapi.New(st, opts.HTTP)
 		if err != nil {
+			s.closeKV()
 			return nil, err
 		}
 		addr := cmp.Or(opts.HTTPAddr, DefaultHTTPAddr)
 		if s.httpLn, err = net.Listen("tcp", addr); err != nil {
+			s.closeKV()
 			return nil, fmt.Errorf("server: HTTP listen: %w", err)
 		}
 		switch opts.Engine {
@@ -96,15 +118,18 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 			if !opts.NoGRPC {
 				s.tunnel = grpcws.NewListener(s.httpLn.Addr())
 			}
-			sh := streamapi.New(st, h, streamapi.Options{MaxDuration: opts.MaxStreamDuration, MaxMessage: cmp.Or(opts.HTTP.MaxBody, httpapi.DefaultMaxBody), Tunnel: s.tunnel})
+			kh := kvhttp.Mount(s.KV, h, kvhttp.Options{MaxBody: cmp.Or(opts.HTTP.MaxBody, httpapi.DefaultMaxBody)})
+			sh := streamapi.New(st, kh, streamapi.Options{MaxDuration: opts.MaxStreamDuration, MaxMessage: cmp.Or(opts.HTTP.MaxBody, httpapi.DefaultMaxBody), Tunnel: s.tunnel})
 			wb := webbench.New(sh, webbench.Options{MaxDuration: opts.MaxStreamDuration}) // /bench/: the in-browser benchmark
 			s.httpSrv = newHTTPServer(wb, &protos, opts.Timeouts.withDefaults())
 			go func() { s.serveErr <- ignoreClosed(s.httpSrv.Serve(s.httpLn)) }()
 		case EngineFastHTTP:
 			s.fastSrv = newFastServer(h, opts)
+			mountKVFast(s.fastSrv, s.KV, cmp.Or(opts.HTTP.MaxBody, httpapi.DefaultMaxBody))
 			go func() { s.serveErr <- s.fastSrv.Serve(s.httpLn) }()
 		default:
 			s.httpLn.Close()
+			s.closeKV()
 			return nil, fmt.Errorf("server: unknown engine %q (want %s or %s)", opts.Engine, EngineNetHTTP, EngineFastHTTP)
 		}
 	}
@@ -137,6 +162,14 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 // HTTPAddr is the REST listener's address ("" when HTTP is off).
 func (s *Server) HTTPAddr() string { return addrOf(s.httpLn) }
 
+// RESPAddr is the RESP listener's address ("" when RESP is off).
+func (s *Server) RESPAddr() string {
+	if s.respSrv == nil {
+		return ""
+	}
+	return s.respSrv.Addr()
+}
+
 // GRPCAddr is the gRPC listener's address ("" when gRPC is off).
 func (s *Server) GRPCAddr() string { return addrOf(s.grpcLn) }
 
@@ -156,6 +189,19 @@ func (s *Server) Close() error {
 	}
 	if s.tunnel != nil {
 		s.tunnel.Close()
+	}
+	errs = append(errs, s.closeKV())
+	return errors.Join(errs...)
+}
+
+// closeKV stops RESP, then closes the store (writing what is pending).
+func (s *Server) closeKV() error {
+	var errs []error
+	if s.respSrv != nil {
+		errs = append(errs, s.respSrv.Close())
+	}
+	if s.KV != nil {
+		errs = append(errs, s.KV.Close())
 	}
 	return errors.Join(errs...)
 }
@@ -179,6 +225,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 			s.grpcSrv.Stop()
 		}
 	}
+	errs = append(errs, s.closeKV())
 	return errors.Join(errs...)
 }
 
