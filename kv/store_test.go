@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -416,4 +417,35 @@ func TestGetBytesMatchesGet(t *testing.T) {
 	if n := testing.AllocsPerRun(100, func() { s.GetBytes([]byte("key-7")) }); n != 0 {
 		t.Fatalf("GetBytes allocates %v times", n)
 	}
+}
+
+// TestWritersShareWrites: under everysec, writers waiting at once on one
+// CPU must share write() calls, as redis-server writes the AOF once per
+// event-loop turn. Before the leader yielded ahead of taking its batch,
+// each writer on GOMAXPROCS 1 wrote alone (batches == records); with the
+// yield a batch holds every writer the scheduler had ready (about 50
+// here). Half as many batches as writes is a bound far from both.
+func TestWritersShareWrites(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	s := open(t, Options{Dir: t.TempDir(), Fsync: FsyncEverySec})
+	const writers, each = 50, 100
+	var wg sync.WaitGroup
+	for w := range writers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range each {
+				mustSet(t, s, fmt.Sprint(w, "-", i), "v", 0)
+			}
+		}()
+	}
+	wg.Wait()
+	in := s.Info()
+	if in.Records != writers*each {
+		t.Fatalf("%d records, want %d", in.Records, writers*each)
+	}
+	if in.Batches*2 > in.Records {
+		t.Fatalf("%d write batches for %d writes: writers do not share write()", in.Batches, in.Records)
+	}
+	t.Logf("%d writes in %d batches", in.Records, in.Batches)
 }
