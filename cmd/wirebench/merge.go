@@ -5,6 +5,9 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
+	"sort"
+	"strings"
 
 	"github.com/wirebench/wirebench/load"
 	"github.com/wirebench/wirebench/results"
@@ -12,58 +15,204 @@ import (
 
 func init() {
 	register("merge", command{
-		summary: "merge load result files (segments of one test) exactly; JSON to stdout or --out",
+		summary: "merge the segments of one load test exactly and check its thresholds; JSON to stdout or --out",
 		run:     runMerge,
 	})
 }
 
+const mergeUsage = `[--out all.json [--force]] [--threshold EXPR]... [--unchecked] INPUT...
+
+INPUT is a result file (load --out; JSON Lines of several results too),
+a directory (its *.json and *.jsonl files), or - for standard input
+(load --out - of every segment, one JSON line each).
+The inputs must be exactly the segments of one test: same scenario,
+configuration and options, every segment i/n once (--unchecked merges any
+results of one scenario). The thresholds the segments were run with, and
+any --threshold, are evaluated on the merged result.
+Exit status: 0 ok, 1 unreadable or not one test, 2 bad usage, 99 a
+threshold failed (the merged result is written all the same).`
+
 func runMerge(ctx context.Context, env *cliEnv, args []string) error {
-	fs := newFlagSet(env, "merge", "[--out all.json [--force]] a.json b.json ...")
-	summary := fs.Bool("summary", false, "also print the merged summary on stderr")
+	fs := newFlagSet(env, "merge", mergeUsage)
+	summary := fs.Bool("summary", false, "also print the merged summary (on stderr when the result goes to stdout)")
 	out := fs.String("out", "", "write the merged result to this `file` (whole or not at all) instead of stdout")
 	force := fs.Bool("force", false, "replace an existing --out file")
+	unchecked := fs.Bool("unchecked", false, "merge any results of one scenario (repeated runs, some segments only): no one-test checks")
+	var exprs []string
+	fs.Func("threshold", "pass/fail `criterion` on the merged result (repeatable), as load's", func(s string) error {
+		exprs = append(exprs, s)
+		return nil
+	})
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
 		return err
 	}
 	if len(pos) == 0 {
-		return usagef("want result files to merge")
+		return usagef("want result files, directories or - to merge")
 	}
 	if err := checkNewOut(*out, *force); err != nil {
 		return err
 	}
-	var rs []*load.Result
-	for _, path := range pos {
-		r, err := readLoadResult(path)
-		if err != nil {
-			return err
+	parts, err := readParts(env.stdin, pos)
+	if err != nil {
+		return err
+	}
+	if !*unchecked {
+		if err := load.CheckSegments(parts); err != nil {
+			return fmt.Errorf("%s", cliMessage(err))
 		}
-		rs = append(rs, r)
+	}
+	rs := make([]*load.Result, len(parts))
+	for i, p := range parts {
+		rs[i] = p.Result
 	}
 	m, err := load.Merge(rs...)
 	if err != nil {
 		return err
 	}
-	if *summary {
-		if err := load.WriteSummary(env.stderr, m); err != nil {
+	ths, err := mergeThresholds(m, exprs)
+	if err != nil {
+		return err
+	}
+	// The summary and threshold lines go where the JSON does not.
+	w := env.stderr
+	if *out != "" {
+		w = env.stdout
+	}
+	if *summary || *out != "" {
+		if err := load.WriteSummary(w, m); err != nil {
 			return err
 		}
 	}
 	if *out == "" {
-		return m.WriteJSON(env.stdout)
+		err = m.WriteJSON(env.stdout)
+	} else {
+		err = results.WriteFile(*out, *force, m.WriteJSON)
 	}
-	return results.WriteFile(*out, *force, m.WriteJSON)
+	if err != nil {
+		return err
+	}
+	return checkThresholds(w, m, ths)
 }
 
-func readLoadResult(path string) (*load.Result, error) {
+// mergeThresholds are the thresholds the segments were run with (load
+// records them in Config) and those given to merge, each once.
+func mergeThresholds(m *load.Result, extra []string) ([]load.Threshold, error) {
+	var exprs []string
+	if rec, ok := m.Config["thresholds"].([]any); ok {
+		for _, e := range rec {
+			if s, ok := e.(string); ok {
+				exprs = append(exprs, s)
+			}
+		}
+	}
+	var ths []load.Threshold
+	seen := map[string]bool{}
+	for _, e := range append(exprs, extra...) {
+		if seen[strings.TrimSpace(e)] {
+			continue
+		}
+		seen[strings.TrimSpace(e)] = true
+		th, err := load.ParseThreshold(e)
+		if err != nil {
+			return nil, usagef("--threshold: %s", cliMessage(err))
+		}
+		ths = append(ths, th)
+	}
+	return ths, nil
+}
+
+// readParts reads every input: files, directories (their *.json and
+// *.jsonl files, sorted; hidden and temporary files skipped) and - for
+// stdin. Each result is named by its file, and its place when a file
+// holds several.
+func readParts(stdin io.Reader, inputs []string) ([]load.Part, error) {
+	var parts []load.Part
+	stdinRead := false
+	for _, in := range inputs {
+		if in == "-" {
+			if stdinRead {
+				return nil, usagef("- (stdin) given twice")
+			}
+			stdinRead = true
+			ps, err := readStream(stdin, "stdin")
+			if err != nil {
+				return nil, err
+			}
+			parts = append(parts, ps...)
+			continue
+		}
+		fi, err := os.Stat(in)
+		if err != nil {
+			return nil, err
+		}
+		files := []string{in}
+		if fi.IsDir() {
+			if files, err = resultFiles(in); err != nil {
+				return nil, err
+			}
+		}
+		for _, path := range files {
+			ps, err := readFileParts(path)
+			if err != nil {
+				return nil, err
+			}
+			parts = append(parts, ps...)
+		}
+	}
+	return parts, nil
+}
+
+// resultFiles lists a directory's result files.
+func resultFiles(dir string) ([]string, error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	var files []string
+	for _, e := range entries {
+		n := e.Name()
+		if e.IsDir() || strings.HasPrefix(n, ".") || !(strings.HasSuffix(n, ".json") || strings.HasSuffix(n, ".jsonl")) {
+			continue
+		}
+		files = append(files, filepath.Join(dir, n))
+	}
+	sort.Strings(files)
+	if len(files) == 0 {
+		return nil, fmt.Errorf("%s: no *.json or *.jsonl result files", dir)
+	}
+	return files, nil
+}
+
+func readFileParts(path string) ([]load.Part, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	r, err := load.ReadResult(io.LimitReader(f, results.MaxFileSize))
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+	return readStream(f, path)
+}
+
+// readStream reads the results on one stream, at most
+// results.MaxFileSize bytes of it.
+func readStream(r io.Reader, name string) ([]load.Part, error) {
+	lr := &io.LimitedReader{R: r, N: results.MaxFileSize + 1}
+	rs, err := load.ReadResults(lr)
+	if lr.N <= 0 {
+		return nil, fmt.Errorf("%s: larger than %d MiB", name, results.MaxFileSize>>20)
 	}
-	return r, nil
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	if len(rs) == 0 {
+		return nil, fmt.Errorf("%s: no result in it", name)
+	}
+	parts := make([]load.Part, len(rs))
+	for i, r := range rs {
+		parts[i] = load.Part{Name: name, Result: r}
+		if len(rs) > 1 {
+			parts[i].Name = fmt.Sprintf("%s (result %d)", name, i+1)
+		}
+	}
+	return parts, nil
 }
