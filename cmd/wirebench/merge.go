@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -128,13 +129,11 @@ func mergeThresholds(m *load.Result, extra []string) ([]load.Threshold, error) {
 // holds several.
 func readParts(stdin io.Reader, inputs []string) ([]load.Part, error) {
 	var parts []load.Part
-	stdinRead := false
+	if i := slices.Index(inputs, "-"); i >= 0 && slices.Contains(inputs[i+1:], "-") {
+		return nil, usagef("- (stdin) given twice")
+	}
 	for _, in := range inputs {
 		if in == "-" {
-			if stdinRead {
-				return nil, usagef("- (stdin) given twice")
-			}
-			stdinRead = true
 			ps, err := readStream(stdin, "stdin")
 			if err != nil {
 				return nil, err
