@@ -14,6 +14,10 @@ import (
 // another scenario or options, a segment missing or given twice.
 var ErrNotOneTest = errors.New("load: not the segments of one test")
 
+// ErrIncomplete reports a segment set with segments missing (wrapped with
+// ErrNotOneTest): those may still be running.
+var ErrIncomplete = errors.New("missing")
+
 // Part is a result to merge and the name errors call it by (its file,
 // or "stdin line 3").
 type Part struct {
@@ -80,7 +84,7 @@ func CheckSegments(parts []Part) error {
 		}
 	}
 	if len(missing) > 0 {
-		return fmt.Errorf("%w: segments %s missing (have %d of %d)", ErrNotOneTest, strings.Join(missing, ", "), n-len(missing), n)
+		return fmt.Errorf("%w: segments %s %w (have %d of %d)", ErrNotOneTest, strings.Join(missing, ", "), ErrIncomplete, n-len(missing), n)
 	}
 	return nil
 }

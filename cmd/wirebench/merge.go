@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -9,6 +10,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/wirebench/wirebench/load"
 	"github.com/wirebench/wirebench/results"
@@ -39,6 +41,7 @@ func runMerge(ctx context.Context, env *cliEnv, args []string) error {
 	out := fs.String("out", "", "write the merged result to this `file` (whole or not at all) instead of stdout")
 	force := fs.Bool("force", false, "replace an existing --out file")
 	unchecked := fs.Bool("unchecked", false, "merge any results of one scenario (repeated runs, some segments only): no one-test checks")
+	wait := fs.Duration("wait", 0, "wait up to this `long` for missing segments to appear in the inputs (a merge Job started beside the segments)")
 	var exprs []string
 	fs.Func("threshold", "pass/fail `criterion` on the merged result (repeatable), as load's", func(s string) error {
 		exprs = append(exprs, s)
@@ -54,14 +57,12 @@ func runMerge(ctx context.Context, env *cliEnv, args []string) error {
 	if err := checkNewOut(*out, *force); err != nil {
 		return err
 	}
-	parts, err := readParts(env.stdin, pos)
+	if *wait > 0 && (*unchecked || slices.Contains(pos, "-")) {
+		return usagef("--wait reads files and directories again until the segments are complete: not with - or --unchecked")
+	}
+	parts, err := readChecked(ctx, env.stdin, pos, !*unchecked, *wait)
 	if err != nil {
 		return err
-	}
-	if !*unchecked {
-		if err := load.CheckSegments(parts); err != nil {
-			return fmt.Errorf("%s", cliMessage(err))
-		}
 	}
 	rs := make([]*load.Result, len(parts))
 	for i, p := range parts {
@@ -95,6 +96,43 @@ func runMerge(ctx context.Context, env *cliEnv, args []string) error {
 	}
 	return checkThresholds(w, m, ths)
 }
+
+// mergePoll is how often merge --wait reads its inputs again.
+const mergePoll = time.Second
+
+// readChecked reads the inputs and checks that they are one test's
+// segments (if check). With wait > 0, inputs not there yet and missing
+// segments are waited for, up to wait; any other error ends it at once.
+func readChecked(ctx context.Context, stdin io.Reader, inputs []string, check bool, wait time.Duration) ([]load.Part, error) {
+	deadline := time.Now().Add(wait)
+	for {
+		parts, err := readParts(stdin, inputs)
+		if err == nil && check {
+			err = load.CheckSegments(parts)
+		}
+		pending := errors.Is(err, load.ErrIncomplete) || errors.Is(err, os.ErrNotExist) || errors.Is(err, errNoResultFiles)
+		if err == nil || !pending || wait <= 0 || time.Now().After(deadline) {
+			if errors.Is(err, load.ErrNotOneTest) {
+				err = errors.New(cliMessage(err)) // no "load: " inside "wirebench merge: "
+			}
+			if err != nil && pending && wait > 0 {
+				err = fmt.Errorf("after waiting %v: %w", wait, err)
+			}
+			if err != nil {
+				return nil, err
+			}
+			return parts, nil
+		}
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("%w (waiting for segments: %w)", err, ctx.Err())
+		case <-time.After(mergePoll):
+		}
+	}
+}
+
+// errNoResultFiles marks a directory without result files (yet).
+var errNoResultFiles = errors.New("no *.json or *.jsonl result files")
 
 // mergeThresholds are the thresholds the segments were run with (load
 // records them in Config) and those given to merge, each once.
@@ -178,7 +216,7 @@ func resultFiles(dir string) ([]string, error) {
 	}
 	sort.Strings(files)
 	if len(files) == 0 {
-		return nil, fmt.Errorf("%s: no *.json or *.jsonl result files", dir)
+		return nil, fmt.Errorf("%s: %w", dir, errNoResultFiles)
 	}
 	return files, nil
 }

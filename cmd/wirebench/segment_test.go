@@ -148,3 +148,42 @@ func TestSegmentAuto(t *testing.T) {
 		t.Errorf("index 1 of 2: segment %v, %d requests; want 2/2 and 3 of 5", r.Options.Segment, r.Requests)
 	}
 }
+
+// TestMergeWait: merge --wait, started before the segments end (a merge
+// Job beside an Indexed Job), merges once the last one is written, and
+// gives up after --wait naming the segments still missing.
+func TestMergeWait(t *testing.T) {
+	t.Parallel()
+	url := quietServer(t)
+	done := t.TempDir()
+	for i := 1; i <= 2; i++ {
+		if code, _, errs := runCLI(t, "load", "-q", "-n", "10", "-c", "2", "--segment", fmt.Sprintf("%d/2", i), "--out", done, url); code != 0 {
+			t.Fatal(errs)
+		}
+	}
+	dir := filepath.Join(t.TempDir(), "segments") // not there yet either
+	go func() {
+		time.Sleep(300 * time.Millisecond)
+		os.MkdirAll(dir, 0o755)
+		for _, f := range []string{"segment-1-of-2.json", "segment-2-of-2.json"} {
+			b, _ := os.ReadFile(filepath.Join(done, f))
+			os.WriteFile(filepath.Join(dir, "."+f), b, 0o644) // renamed in whole, as load --out writes
+			os.Rename(filepath.Join(dir, "."+f), filepath.Join(dir, f))
+			time.Sleep(300 * time.Millisecond)
+		}
+	}()
+	code, out, errs := runCLI(t, "merge", "--wait", "20s", dir)
+	if m, err := load.ReadResult(strings.NewReader(out)); code != 0 || err != nil || m.Requests != 10 {
+		t.Fatalf("merge --wait: exit %d, %v\n%s", code, err, errs)
+	}
+	half := t.TempDir()
+	b, _ := os.ReadFile(filepath.Join(done, "segment-1-of-2.json"))
+	os.WriteFile(filepath.Join(half, "segment-1-of-2.json"), b, 0o644)
+	code, _, errs = runCLI(t, "merge", "--wait", "1500ms", half)
+	if code != 1 || !strings.Contains(errs, "after waiting 1.5s") || !strings.Contains(errs, "segments 2/2 missing") {
+		t.Errorf("timeout: exit %d\n%s", code, errs)
+	}
+	if code, _, errs := runCLI(t, "merge", "--wait", "1s", "-"); code != 2 {
+		t.Errorf("--wait with stdin: exit %d\n%s", code, errs)
+	}
+}
