@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -35,18 +36,31 @@ any --threshold, are evaluated on the merged result.
 Exit status: 0 ok, 1 unreadable or not one test, 2 bad usage, 99 a
 threshold failed (the merged result is written all the same).`
 
-func runMerge(ctx context.Context, env *cliEnv, args []string) error {
+// mergeFlags are merge's options.
+type mergeFlags struct {
+	summary, force, unchecked bool
+	out                       string
+	wait                      time.Duration
+	thresholds                []string
+}
+
+func newMergeFlags(env *cliEnv, f *mergeFlags) *flag.FlagSet {
 	fs := newFlagSet(env, "merge", mergeUsage)
-	summary := fs.Bool("summary", false, "also print the merged summary (on stderr when the result goes to stdout)")
-	out := fs.String("out", "", "write the merged result to this `file` (whole or not at all) instead of stdout")
-	force := fs.Bool("force", false, "replace an existing --out file")
-	unchecked := fs.Bool("unchecked", false, "merge any results of one scenario (repeated runs, some segments only): no one-test checks")
-	wait := fs.Duration("wait", 0, "wait up to this `long` for missing segments to appear in the inputs (a merge Job started beside the segments)")
-	var exprs []string
+	fs.BoolVar(&f.summary, "summary", false, "also print the merged summary (on stderr when the result goes to stdout)")
+	fs.StringVar(&f.out, "out", "", "write the merged result to this `file` (whole or not at all) instead of stdout")
+	fs.BoolVar(&f.force, "force", false, "replace an existing --out file")
+	fs.BoolVar(&f.unchecked, "unchecked", false, "merge any results of one scenario (repeated runs, some segments only): no one-test checks")
+	fs.DurationVar(&f.wait, "wait", 0, "wait up to this `long` for missing segments to appear in the inputs (a merge Job started beside the segments)")
 	fs.Func("threshold", "pass/fail `criterion` on the merged result (repeatable), as load's", func(s string) error {
-		exprs = append(exprs, s)
+		f.thresholds = append(f.thresholds, s)
 		return nil
 	})
+	return fs
+}
+
+func runMerge(ctx context.Context, env *cliEnv, args []string) error {
+	var f mergeFlags
+	fs := newMergeFlags(env, &f)
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
 		return err
@@ -54,13 +68,13 @@ func runMerge(ctx context.Context, env *cliEnv, args []string) error {
 	if len(pos) == 0 {
 		return usagef("want result files, directories or - to merge")
 	}
-	if err := checkNewOut(*out, *force); err != nil {
+	if err := checkNewOut(f.out, f.force); err != nil {
 		return err
 	}
-	if *wait > 0 && (*unchecked || slices.Contains(pos, "-")) {
+	if f.wait > 0 && (f.unchecked || slices.Contains(pos, "-")) {
 		return usagef("--wait reads files and directories again until the segments are complete: not with - or --unchecked")
 	}
-	parts, err := readChecked(ctx, env.stdin, pos, !*unchecked, *wait)
+	parts, err := readChecked(ctx, env.stdin, pos, !f.unchecked, f.wait)
 	if err != nil {
 		return err
 	}
@@ -72,24 +86,24 @@ func runMerge(ctx context.Context, env *cliEnv, args []string) error {
 	if err != nil {
 		return err
 	}
-	ths, err := mergeThresholds(m, exprs)
+	ths, err := mergeThresholds(m, f.thresholds)
 	if err != nil {
 		return err
 	}
 	// The summary and threshold lines go where the JSON does not.
 	w := env.stderr
-	if *out != "" {
+	if f.out != "" {
 		w = env.stdout
 	}
-	if *summary || *out != "" {
+	if f.summary || f.out != "" {
 		if err := load.WriteSummary(w, m); err != nil {
 			return err
 		}
 	}
-	if *out == "" {
+	if f.out == "" {
 		err = m.WriteJSON(env.stdout)
 	} else {
-		err = results.WriteFile(*out, *force, m.WriteJSON)
+		err = results.WriteFile(f.out, f.force, m.WriteJSON)
 	}
 	if err != nil {
 		return err
