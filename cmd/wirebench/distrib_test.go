@@ -193,14 +193,16 @@ func TestDistributedEqualsSingle(t *testing.T) {
 	}
 	// Percentiles of two runs differ by noise, not by the merge (that is
 	// exact: load's TestMergeExact). On loopback both are a few hundred
-	// µs; on this shared 2-core box a run's p99 can move by milliseconds,
-	// so the bounds are a factor of 3 plus 2 ms (p50) and 20 ms (p99):
-	// wide enough for noise, far below what a broken merge or a
-	// non-interleaved schedule (bursts of 4, queueing) would give.
+	// µs; on this shared 2-core box a 2 s run's p99 moves by tens of ms
+	// when a neighbour's build takes the CPUs (by hand, 1000/s for 10 s:
+	// p99 2 ms in one run, 136 ms in the next), so the bounds are a
+	// factor of 3 plus 2 ms (p50) and 50 ms (p99). The schedule itself is
+	// checked exactly below (arrival gaps), and the merge's histograms
+	// are exact (load's TestMergeExact).
 	for _, q := range []struct {
 		q     float64
 		slack time.Duration
-	}{{0.5, 2 * time.Millisecond}, {0.99, 20 * time.Millisecond}} {
+	}{{0.5, 2 * time.Millisecond}, {0.99, 50 * time.Millisecond}} {
 		a, b := s.Latency.Quantile(q.q), m.Latency.Quantile(q.q)
 		if b > 3*a+q.slack || a > 3*b+q.slack {
 			t.Errorf("p%g: single %v, merged %v: further apart than noise", 100*q.q, a, b)
