@@ -7,7 +7,11 @@ WORKDIR /src
 COPY go.mod go.sum ./
 RUN go mod download
 COPY . .
-RUN CGO_ENABLED=0 go build -trimpath -ldflags="-s -w" -o /wirebench ./cmd/wirebench
+# The git commit is stamped into the binary and into every result file
+# (.git is in the context); from a git worktree, whose .git points outside
+# the context, build with --build-arg BUILDVCS=false.
+ARG BUILDVCS=auto
+RUN CGO_ENABLED=0 go build -buildvcs=$BUILDVCS -trimpath -ldflags="-s -w" -o /wirebench ./cmd/wirebench
 
 FROM scratch
 COPY --from=build /wirebench /wirebench

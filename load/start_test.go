@@ -165,3 +165,32 @@ func TestRunBarrierLate(t *testing.T) {
 type fixedBarrier time.Time
 
 func (b fixedBarrier) Wait(context.Context) (time.Time, error) { return time.Time(b), nil }
+
+// FuzzBarrierFile: whatever a barrier file holds, reading the barrier
+// neither panics nor counts as an arrival anything but one RFC 3339
+// time on a line.
+func FuzzBarrierFile(f *testing.F) {
+	f.Add("2026-11-23T18:00:00.5Z\n")
+	f.Add("2026-11-23T18:00:00Z")
+	f.Add("\n\n")
+	f.Add("9999-99-99T99:99:99Z\n")
+	f.Fuzz(func(t *testing.T, content string) {
+		dir := t.TempDir()
+		if err := os.WriteFile(filepath.Join(dir, "ready-1-of-1"), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		times, missing, err := FileBarrier{Dir: dir, Segment: Segment{I: 1, N: 1}}.read()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(times)+len(missing) != 1 {
+			t.Fatalf("%d times, %d missing of 1", len(times), len(missing))
+		}
+		if len(times) == 1 {
+			want, err := time.Parse(time.RFC3339Nano, strings.TrimSuffix(content, "\n"))
+			if err != nil || !want.Equal(times[0]) || !strings.HasSuffix(content, "\n") {
+				t.Fatalf("%q read as %v", content, times[0])
+			}
+		}
+	})
+}

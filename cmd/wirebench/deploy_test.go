@@ -277,7 +277,7 @@ func TestDockerfile(t *testing.T) {
 	if len(stages) < 2 || stages[len(stages)-1][1] != "scratch" {
 		t.Errorf("stages %v: want a build stage and a final FROM scratch", stages)
 	}
-	for _, want := range []string{"CGO_ENABLED=0 go build", "./cmd/wirebench", `ENTRYPOINT ["/wirebench"]`, "USER 65532"} {
+	for _, want := range []string{"CGO_ENABLED=0 go build", "-o /wirebench ", "./cmd/wirebench", `ENTRYPOINT ["/wirebench"]`, "USER 65532"} {
 		if !strings.Contains(s, want) {
 			t.Errorf("Dockerfile lacks %q", want)
 		}
