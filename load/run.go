@@ -86,7 +86,7 @@ func Run(ctx context.Context, opts Options, sc Scenario) (*Result, error) {
 		res.Scenario = n.Name()
 	}
 	res.Start, res.End, res.Window = r.start, end, end.Sub(r.start)
-	if o.Segment.N > 1 {
+	if o.Segment.N >= 1 { // run as a segment, if only 1/1: mergeable as one test
 		test.StartAt = r.o.StartAt
 		res.Test = &test
 	}
