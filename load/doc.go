@@ -17,6 +17,13 @@
 // (h1loop.go), which spend no more client CPU per request than wrk does;
 // bench/wrk-vs-wirebench.sh measures that.
 //
+// Stream scenarios (NewStream, stream*.go) make one whole exchange an
+// operation — a server stream, a bidi exchange, a list — and add the time
+// to the first item, per-message latencies and every byte on their sockets
+// split by protocol layer (wirelayers.go); browser scenarios (NewBrowser,
+// browser.go) drive the server's /bench/ page in headless chromium and
+// report the latencies the page measured.
+//
 // A failed request is data: it is counted by reason and the run goes on.
 package load
 

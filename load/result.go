@@ -57,6 +57,10 @@ type Result struct {
 	Bytes    ByteCounts       `json:"bytes"`
 	CPU      CPUUsage         `json:"client_cpu"`
 
+	// Stream is set by the stream scenarios (stream.go); merging keeps
+	// none.
+	Stream *StreamResult `json:"stream,omitempty"`
+
 	// Segments lists the segments merged into this result.
 	Segments []string `json:"segments,omitempty"`
 	Warnings []string `json:"warnings,omitempty"`
@@ -86,6 +90,11 @@ type CPUUsage struct {
 	System time.Duration `json:"system_ns"`
 	// CPUs is how many CPUs the client was allowed (its affinity).
 	CPUs int `json:"cpus"`
+	// Allocs and AllocBytes are the heap allocations of the whole client
+	// process over the run (runtime/metrics): the client's own, reported
+	// apart from the server's.
+	Allocs     int64 `json:"allocs,omitempty"`
+	AllocBytes int64 `json:"alloc_bytes,omitempty"`
 }
 
 // Elapsed is the wall-clock length of the run.

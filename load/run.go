@@ -53,6 +53,7 @@ func Run(ctx context.Context, opts Options, sc Scenario) (*Result, error) {
 		return nil, err
 	}
 	u0, s0 := measure.SelfCPU()
+	a0, b0 := heapAllocs()
 	issue, hard := ctx, ctx
 	var cancelIssue, cancelHard context.CancelFunc = func() {}, func() {}
 	if o.Duration > 0 {
@@ -78,6 +79,7 @@ func Run(ctx context.Context, opts Options, sc Scenario) (*Result, error) {
 	}
 	end := time.Now()
 	u1, s1 := measure.SelfCPU()
+	a1, b1 := heapAllocs()
 	stopLive()
 	closeVUs(vus)
 
@@ -100,7 +102,7 @@ func Run(ctx context.Context, opts Options, sc Scenario) (*Result, error) {
 	if retried > 0 {
 		res.Warnings = append(res.Warnings, fmt.Sprintf("%d requests were sent again on a new connection: the server closed an idle keep-alive connection as they were sent (not counted as failures)", retried))
 	}
-	res.CPU = CPUUsage{User: u1 - u0, System: s1 - s0, CPUs: len(measure.Affinity())}
+	res.CPU = CPUUsage{User: u1 - u0, System: s1 - s0, CPUs: len(measure.Affinity()), Allocs: a1 - a0, AllocBytes: b1 - b0}
 	if wc, ok := sc.(WireCounter); ok {
 		in, out := wc.WireBytes()
 		res.Bytes.WireIn += in
@@ -116,6 +118,7 @@ func Run(ctx context.Context, opts Options, sc Scenario) (*Result, error) {
 		res.Ops[0].Latency.Merge(res.Latency)
 		res.Ops[0].Service.Merge(res.Service)
 	}
+	finishStream(res, sc)
 	res.Warnings = append(res.Warnings, Diagnose(res)...)
 	return res, nil
 }

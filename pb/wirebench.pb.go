@@ -515,6 +515,51 @@ func (x *DeleteUserRequest) GetId() int64 {
 	return 0
 }
 
+// CreateManyReply counts the items a CreateMany call created.
+type CreateManyReply struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Created       int64                  `protobuf:"varint,1,opt,name=created,proto3" json:"created,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CreateManyReply) Reset() {
+	*x = CreateManyReply{}
+	mi := &file_wirebench_proto_msgTypes[10]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CreateManyReply) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CreateManyReply) ProtoMessage() {}
+
+func (x *CreateManyReply) ProtoReflect() protoreflect.Message {
+	mi := &file_wirebench_proto_msgTypes[10]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CreateManyReply.ProtoReflect.Descriptor instead.
+func (*CreateManyReply) Descriptor() ([]byte, []int) {
+	return file_wirebench_proto_rawDescGZIP(), []int{10}
+}
+
+func (x *CreateManyReply) GetCreated() int64 {
+	if x != nil {
+		return x.Created
+	}
+	return 0
+}
+
 type GetTodoRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Id            string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
@@ -524,7 +569,7 @@ type GetTodoRequest struct {
 
 func (x *GetTodoRequest) Reset() {
 	*x = GetTodoRequest{}
-	mi := &file_wirebench_proto_msgTypes[10]
+	mi := &file_wirebench_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -536,7 +581,7 @@ func (x *GetTodoRequest) String() string {
 func (*GetTodoRequest) ProtoMessage() {}
 
 func (x *GetTodoRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_wirebench_proto_msgTypes[10]
+	mi := &file_wirebench_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -549,7 +594,7 @@ func (x *GetTodoRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetTodoRequest.ProtoReflect.Descriptor instead.
 func (*GetTodoRequest) Descriptor() ([]byte, []int) {
-	return file_wirebench_proto_rawDescGZIP(), []int{10}
+	return file_wirebench_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *GetTodoRequest) GetId() string {
@@ -567,7 +612,7 @@ type ListTodosRequest struct {
 
 func (x *ListTodosRequest) Reset() {
 	*x = ListTodosRequest{}
-	mi := &file_wirebench_proto_msgTypes[11]
+	mi := &file_wirebench_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -579,7 +624,7 @@ func (x *ListTodosRequest) String() string {
 func (*ListTodosRequest) ProtoMessage() {}
 
 func (x *ListTodosRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_wirebench_proto_msgTypes[11]
+	mi := &file_wirebench_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -592,7 +637,7 @@ func (x *ListTodosRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListTodosRequest.ProtoReflect.Descriptor instead.
 func (*ListTodosRequest) Descriptor() ([]byte, []int) {
-	return file_wirebench_proto_rawDescGZIP(), []int{11}
+	return file_wirebench_proto_rawDescGZIP(), []int{12}
 }
 
 type DeleteTodoRequest struct {
@@ -604,7 +649,7 @@ type DeleteTodoRequest struct {
 
 func (x *DeleteTodoRequest) Reset() {
 	*x = DeleteTodoRequest{}
-	mi := &file_wirebench_proto_msgTypes[12]
+	mi := &file_wirebench_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -616,7 +661,7 @@ func (x *DeleteTodoRequest) String() string {
 func (*DeleteTodoRequest) ProtoMessage() {}
 
 func (x *DeleteTodoRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_wirebench_proto_msgTypes[12]
+	mi := &file_wirebench_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -629,7 +674,7 @@ func (x *DeleteTodoRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteTodoRequest.ProtoReflect.Descriptor instead.
 func (*DeleteTodoRequest) Descriptor() ([]byte, []int) {
-	return file_wirebench_proto_rawDescGZIP(), []int{12}
+	return file_wirebench_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *DeleteTodoRequest) GetId() string {
@@ -670,26 +715,35 @@ const file_wirebench_proto_rawDesc = "" +
 	"\x02id\x18\x01 \x01(\x03R\x02id\"\x12\n" +
 	"\x10ListUsersRequest\"#\n" +
 	"\x11DeleteUserRequest\x12\x0e\n" +
-	"\x02id\x18\x01 \x01(\x03R\x02id\" \n" +
+	"\x02id\x18\x01 \x01(\x03R\x02id\"+\n" +
+	"\x0fCreateManyReply\x12\x18\n" +
+	"\acreated\x18\x01 \x01(\x03R\acreated\" \n" +
 	"\x0eGetTodoRequest\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\"\x12\n" +
 	"\x10ListTodosRequest\"#\n" +
 	"\x11DeleteTodoRequest\x12\x0e\n" +
-	"\x02id\x18\x01 \x01(\tR\x02id2\xad\x02\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id2\xb0\x03\n" +
 	"\vUserService\x120\n" +
 	"\x06Create\x12\x12.wirebench.v1.User\x1a\x12.wirebench.v1.User\x127\n" +
 	"\x03Get\x12\x1c.wirebench.v1.GetUserRequest\x1a\x12.wirebench.v1.User\x12>\n" +
 	"\x04List\x12\x1e.wirebench.v1.ListUsersRequest\x1a\x16.wirebench.v1.UserList\x120\n" +
 	"\x06Update\x12\x12.wirebench.v1.User\x1a\x12.wirebench.v1.User\x12A\n" +
-	"\x06Delete\x12\x1f.wirebench.v1.DeleteUserRequest\x1a\x16.google.protobuf.Empty2\xad\x02\n" +
+	"\x06Delete\x12\x1f.wirebench.v1.DeleteUserRequest\x1a\x16.google.protobuf.Empty\x12>\n" +
+	"\x06Stream\x12\x1e.wirebench.v1.ListUsersRequest\x1a\x12.wirebench.v1.User0\x01\x12A\n" +
+	"\n" +
+	"CreateMany\x12\x12.wirebench.v1.User\x1a\x1d.wirebench.v1.CreateManyReply(\x012\xb0\x03\n" +
 	"\vTodoService\x120\n" +
 	"\x06Create\x12\x12.wirebench.v1.Todo\x1a\x12.wirebench.v1.Todo\x127\n" +
 	"\x03Get\x12\x1c.wirebench.v1.GetTodoRequest\x1a\x12.wirebench.v1.Todo\x12>\n" +
 	"\x04List\x12\x1e.wirebench.v1.ListTodosRequest\x1a\x16.wirebench.v1.TodoList\x120\n" +
 	"\x06Update\x12\x12.wirebench.v1.Todo\x1a\x12.wirebench.v1.Todo\x12A\n" +
-	"\x06Delete\x12\x1f.wirebench.v1.DeleteTodoRequest\x1a\x16.google.protobuf.Empty2L\n" +
+	"\x06Delete\x12\x1f.wirebench.v1.DeleteTodoRequest\x1a\x16.google.protobuf.Empty\x12>\n" +
+	"\x06Stream\x12\x1e.wirebench.v1.ListTodosRequest\x1a\x12.wirebench.v1.Todo0\x01\x12A\n" +
+	"\n" +
+	"CreateMany\x12\x12.wirebench.v1.Todo\x1a\x1d.wirebench.v1.CreateManyReply(\x012\x8f\x01\n" +
 	"\vEchoService\x12=\n" +
-	"\x04Echo\x12\x19.wirebench.v1.EchoRequest\x1a\x1a.wirebench.v1.EchoResponseB&Z$github.com/wirebench/wirebench/pb;pbb\x06proto3"
+	"\x04Echo\x12\x19.wirebench.v1.EchoRequest\x1a\x1a.wirebench.v1.EchoResponse\x12A\n" +
+	"\x04Chat\x12\x19.wirebench.v1.EchoRequest\x1a\x1a.wirebench.v1.EchoResponse(\x010\x01B&Z$github.com/wirebench/wirebench/pb;pbb\x06proto3"
 
 var (
 	file_wirebench_proto_rawDescOnce sync.Once
@@ -703,7 +757,7 @@ func file_wirebench_proto_rawDescGZIP() []byte {
 	return file_wirebench_proto_rawDescData
 }
 
-var file_wirebench_proto_msgTypes = make([]protoimpl.MessageInfo, 13)
+var file_wirebench_proto_msgTypes = make([]protoimpl.MessageInfo, 14)
 var file_wirebench_proto_goTypes = []any{
 	(*User)(nil),                  // 0: wirebench.v1.User
 	(*UserList)(nil),              // 1: wirebench.v1.UserList
@@ -715,14 +769,15 @@ var file_wirebench_proto_goTypes = []any{
 	(*GetUserRequest)(nil),        // 7: wirebench.v1.GetUserRequest
 	(*ListUsersRequest)(nil),      // 8: wirebench.v1.ListUsersRequest
 	(*DeleteUserRequest)(nil),     // 9: wirebench.v1.DeleteUserRequest
-	(*GetTodoRequest)(nil),        // 10: wirebench.v1.GetTodoRequest
-	(*ListTodosRequest)(nil),      // 11: wirebench.v1.ListTodosRequest
-	(*DeleteTodoRequest)(nil),     // 12: wirebench.v1.DeleteTodoRequest
-	(*timestamppb.Timestamp)(nil), // 13: google.protobuf.Timestamp
-	(*emptypb.Empty)(nil),         // 14: google.protobuf.Empty
+	(*CreateManyReply)(nil),       // 10: wirebench.v1.CreateManyReply
+	(*GetTodoRequest)(nil),        // 11: wirebench.v1.GetTodoRequest
+	(*ListTodosRequest)(nil),      // 12: wirebench.v1.ListTodosRequest
+	(*DeleteTodoRequest)(nil),     // 13: wirebench.v1.DeleteTodoRequest
+	(*timestamppb.Timestamp)(nil), // 14: google.protobuf.Timestamp
+	(*emptypb.Empty)(nil),         // 15: google.protobuf.Empty
 }
 var file_wirebench_proto_depIdxs = []int32{
-	13, // 0: wirebench.v1.User.created_at:type_name -> google.protobuf.Timestamp
+	14, // 0: wirebench.v1.User.created_at:type_name -> google.protobuf.Timestamp
 	0,  // 1: wirebench.v1.UserList.users:type_name -> wirebench.v1.User
 	2,  // 2: wirebench.v1.TodoList.todos:type_name -> wirebench.v1.Todo
 	0,  // 3: wirebench.v1.UserService.Create:input_type -> wirebench.v1.User
@@ -730,25 +785,35 @@ var file_wirebench_proto_depIdxs = []int32{
 	8,  // 5: wirebench.v1.UserService.List:input_type -> wirebench.v1.ListUsersRequest
 	0,  // 6: wirebench.v1.UserService.Update:input_type -> wirebench.v1.User
 	9,  // 7: wirebench.v1.UserService.Delete:input_type -> wirebench.v1.DeleteUserRequest
-	2,  // 8: wirebench.v1.TodoService.Create:input_type -> wirebench.v1.Todo
-	10, // 9: wirebench.v1.TodoService.Get:input_type -> wirebench.v1.GetTodoRequest
-	11, // 10: wirebench.v1.TodoService.List:input_type -> wirebench.v1.ListTodosRequest
-	2,  // 11: wirebench.v1.TodoService.Update:input_type -> wirebench.v1.Todo
-	12, // 12: wirebench.v1.TodoService.Delete:input_type -> wirebench.v1.DeleteTodoRequest
-	4,  // 13: wirebench.v1.EchoService.Echo:input_type -> wirebench.v1.EchoRequest
-	0,  // 14: wirebench.v1.UserService.Create:output_type -> wirebench.v1.User
-	0,  // 15: wirebench.v1.UserService.Get:output_type -> wirebench.v1.User
-	1,  // 16: wirebench.v1.UserService.List:output_type -> wirebench.v1.UserList
-	0,  // 17: wirebench.v1.UserService.Update:output_type -> wirebench.v1.User
-	14, // 18: wirebench.v1.UserService.Delete:output_type -> google.protobuf.Empty
-	2,  // 19: wirebench.v1.TodoService.Create:output_type -> wirebench.v1.Todo
-	2,  // 20: wirebench.v1.TodoService.Get:output_type -> wirebench.v1.Todo
-	3,  // 21: wirebench.v1.TodoService.List:output_type -> wirebench.v1.TodoList
-	2,  // 22: wirebench.v1.TodoService.Update:output_type -> wirebench.v1.Todo
-	14, // 23: wirebench.v1.TodoService.Delete:output_type -> google.protobuf.Empty
-	5,  // 24: wirebench.v1.EchoService.Echo:output_type -> wirebench.v1.EchoResponse
-	14, // [14:25] is the sub-list for method output_type
-	3,  // [3:14] is the sub-list for method input_type
+	8,  // 8: wirebench.v1.UserService.Stream:input_type -> wirebench.v1.ListUsersRequest
+	0,  // 9: wirebench.v1.UserService.CreateMany:input_type -> wirebench.v1.User
+	2,  // 10: wirebench.v1.TodoService.Create:input_type -> wirebench.v1.Todo
+	11, // 11: wirebench.v1.TodoService.Get:input_type -> wirebench.v1.GetTodoRequest
+	12, // 12: wirebench.v1.TodoService.List:input_type -> wirebench.v1.ListTodosRequest
+	2,  // 13: wirebench.v1.TodoService.Update:input_type -> wirebench.v1.Todo
+	13, // 14: wirebench.v1.TodoService.Delete:input_type -> wirebench.v1.DeleteTodoRequest
+	12, // 15: wirebench.v1.TodoService.Stream:input_type -> wirebench.v1.ListTodosRequest
+	2,  // 16: wirebench.v1.TodoService.CreateMany:input_type -> wirebench.v1.Todo
+	4,  // 17: wirebench.v1.EchoService.Echo:input_type -> wirebench.v1.EchoRequest
+	4,  // 18: wirebench.v1.EchoService.Chat:input_type -> wirebench.v1.EchoRequest
+	0,  // 19: wirebench.v1.UserService.Create:output_type -> wirebench.v1.User
+	0,  // 20: wirebench.v1.UserService.Get:output_type -> wirebench.v1.User
+	1,  // 21: wirebench.v1.UserService.List:output_type -> wirebench.v1.UserList
+	0,  // 22: wirebench.v1.UserService.Update:output_type -> wirebench.v1.User
+	15, // 23: wirebench.v1.UserService.Delete:output_type -> google.protobuf.Empty
+	0,  // 24: wirebench.v1.UserService.Stream:output_type -> wirebench.v1.User
+	10, // 25: wirebench.v1.UserService.CreateMany:output_type -> wirebench.v1.CreateManyReply
+	2,  // 26: wirebench.v1.TodoService.Create:output_type -> wirebench.v1.Todo
+	2,  // 27: wirebench.v1.TodoService.Get:output_type -> wirebench.v1.Todo
+	3,  // 28: wirebench.v1.TodoService.List:output_type -> wirebench.v1.TodoList
+	2,  // 29: wirebench.v1.TodoService.Update:output_type -> wirebench.v1.Todo
+	15, // 30: wirebench.v1.TodoService.Delete:output_type -> google.protobuf.Empty
+	2,  // 31: wirebench.v1.TodoService.Stream:output_type -> wirebench.v1.Todo
+	10, // 32: wirebench.v1.TodoService.CreateMany:output_type -> wirebench.v1.CreateManyReply
+	5,  // 33: wirebench.v1.EchoService.Echo:output_type -> wirebench.v1.EchoResponse
+	5,  // 34: wirebench.v1.EchoService.Chat:output_type -> wirebench.v1.EchoResponse
+	19, // [19:35] is the sub-list for method output_type
+	3,  // [3:19] is the sub-list for method input_type
 	3,  // [3:3] is the sub-list for extension type_name
 	3,  // [3:3] is the sub-list for extension extendee
 	0,  // [0:3] is the sub-list for field type_name
@@ -765,7 +830,7 @@ func file_wirebench_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_wirebench_proto_rawDesc), len(file_wirebench_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   13,
+			NumMessages:   14,
 			NumExtensions: 0,
 			NumServices:   3,
 		},

@@ -23,11 +23,13 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	UserService_Create_FullMethodName = "/wirebench.v1.UserService/Create"
-	UserService_Get_FullMethodName    = "/wirebench.v1.UserService/Get"
-	UserService_List_FullMethodName   = "/wirebench.v1.UserService/List"
-	UserService_Update_FullMethodName = "/wirebench.v1.UserService/Update"
-	UserService_Delete_FullMethodName = "/wirebench.v1.UserService/Delete"
+	UserService_Create_FullMethodName     = "/wirebench.v1.UserService/Create"
+	UserService_Get_FullMethodName        = "/wirebench.v1.UserService/Get"
+	UserService_List_FullMethodName       = "/wirebench.v1.UserService/List"
+	UserService_Update_FullMethodName     = "/wirebench.v1.UserService/Update"
+	UserService_Delete_FullMethodName     = "/wirebench.v1.UserService/Delete"
+	UserService_Stream_FullMethodName     = "/wirebench.v1.UserService/Stream"
+	UserService_CreateMany_FullMethodName = "/wirebench.v1.UserService/CreateMany"
 )
 
 // UserServiceClient is the client API for UserService service.
@@ -42,6 +44,14 @@ type UserServiceClient interface {
 	// created_at are kept.
 	Update(ctx context.Context, in *User, opts ...grpc.CallOption) (*User, error)
 	Delete(ctx context.Context, in *DeleteUserRequest, opts ...grpc.CallOption) (*emptypb.Empty, error)
+	// Stream sends every user the store holds, in id order, one message
+	// each, from the snapshot List would return (server streaming).
+	Stream(ctx context.Context, in *ListUsersRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[User], error)
+	// CreateMany creates each user sent, as Create does, and replies with
+	// the count when the client closes its side (client streaming). An
+	// invalid user ends the call with InvalidArgument; the users before it
+	// stay created.
+	CreateMany(ctx context.Context, opts ...grpc.CallOption) (grpc.ClientStreamingClient[User, CreateManyReply], error)
 }
 
 type userServiceClient struct {
@@ -102,6 +112,38 @@ func (c *userServiceClient) Delete(ctx context.Context, in *DeleteUserRequest, o
 	return out, nil
 }
 
+func (c *userServiceClient) Stream(ctx context.Context, in *ListUsersRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[User], error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	stream, err := c.cc.NewStream(ctx, &UserService_ServiceDesc.Streams[0], UserService_Stream_FullMethodName, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	x := &grpc.GenericClientStream[ListUsersRequest, User]{ClientStream: stream}
+	if err := x.ClientStream.SendMsg(in); err != nil {
+		return nil, err
+	}
+	if err := x.ClientStream.CloseSend(); err != nil {
+		return nil, err
+	}
+	return x, nil
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type UserService_StreamClient = grpc.ServerStreamingClient[User]
+
+func (c *userServiceClient) CreateMany(ctx context.Context, opts ...grpc.CallOption) (grpc.ClientStreamingClient[User, CreateManyReply], error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	stream, err := c.cc.NewStream(ctx, &UserService_ServiceDesc.Streams[1], UserService_CreateMany_FullMethodName, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	x := &grpc.GenericClientStream[User, CreateManyReply]{ClientStream: stream}
+	return x, nil
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type UserService_CreateManyClient = grpc.ClientStreamingClient[User, CreateManyReply]
+
 // UserServiceServer is the server API for UserService service.
 // All implementations must embed UnimplementedUserServiceServer
 // for forward compatibility.
@@ -114,6 +156,14 @@ type UserServiceServer interface {
 	// created_at are kept.
 	Update(context.Context, *User) (*User, error)
 	Delete(context.Context, *DeleteUserRequest) (*emptypb.Empty, error)
+	// Stream sends every user the store holds, in id order, one message
+	// each, from the snapshot List would return (server streaming).
+	Stream(*ListUsersRequest, grpc.ServerStreamingServer[User]) error
+	// CreateMany creates each user sent, as Create does, and replies with
+	// the count when the client closes its side (client streaming). An
+	// invalid user ends the call with InvalidArgument; the users before it
+	// stay created.
+	CreateMany(grpc.ClientStreamingServer[User, CreateManyReply]) error
 	mustEmbedUnimplementedUserServiceServer()
 }
 
@@ -138,6 +188,12 @@ func (UnimplementedUserServiceServer) Update(context.Context, *User) (*User, err
 }
 func (UnimplementedUserServiceServer) Delete(context.Context, *DeleteUserRequest) (*emptypb.Empty, error) {
 	return nil, status.Error(codes.Unimplemented, "method Delete not implemented")
+}
+func (UnimplementedUserServiceServer) Stream(*ListUsersRequest, grpc.ServerStreamingServer[User]) error {
+	return status.Error(codes.Unimplemented, "method Stream not implemented")
+}
+func (UnimplementedUserServiceServer) CreateMany(grpc.ClientStreamingServer[User, CreateManyReply]) error {
+	return status.Error(codes.Unimplemented, "method CreateMany not implemented")
 }
 func (UnimplementedUserServiceServer) mustEmbedUnimplementedUserServiceServer() {}
 func (UnimplementedUserServiceServer) testEmbeddedByValue()                     {}
@@ -250,6 +306,24 @@ func _UserService_Delete_Handler(srv interface{}, ctx context.Context, dec func(
 	return interceptor(ctx, in, info, handler)
 }
 
+func _UserService_Stream_Handler(srv interface{}, stream grpc.ServerStream) error {
+	m := new(ListUsersRequest)
+	if err := stream.RecvMsg(m); err != nil {
+		return err
+	}
+	return srv.(UserServiceServer).Stream(m, &grpc.GenericServerStream[ListUsersRequest, User]{ServerStream: stream})
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type UserService_StreamServer = grpc.ServerStreamingServer[User]
+
+func _UserService_CreateMany_Handler(srv interface{}, stream grpc.ServerStream) error {
+	return srv.(UserServiceServer).CreateMany(&grpc.GenericServerStream[User, CreateManyReply]{ServerStream: stream})
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type UserService_CreateManyServer = grpc.ClientStreamingServer[User, CreateManyReply]
+
 // UserService_ServiceDesc is the grpc.ServiceDesc for UserService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -278,16 +352,29 @@ var UserService_ServiceDesc = grpc.ServiceDesc{
 			Handler:    _UserService_Delete_Handler,
 		},
 	},
-	Streams:  []grpc.StreamDesc{},
+	Streams: []grpc.StreamDesc{
+		{
+			StreamName:    "Stream",
+			Handler:       _UserService_Stream_Handler,
+			ServerStreams: true,
+		},
+		{
+			StreamName:    "CreateMany",
+			Handler:       _UserService_CreateMany_Handler,
+			ClientStreams: true,
+		},
+	},
 	Metadata: "wirebench.proto",
 }
 
 const (
-	TodoService_Create_FullMethodName = "/wirebench.v1.TodoService/Create"
-	TodoService_Get_FullMethodName    = "/wirebench.v1.TodoService/Get"
-	TodoService_List_FullMethodName   = "/wirebench.v1.TodoService/List"
-	TodoService_Update_FullMethodName = "/wirebench.v1.TodoService/Update"
-	TodoService_Delete_FullMethodName = "/wirebench.v1.TodoService/Delete"
+	TodoService_Create_FullMethodName     = "/wirebench.v1.TodoService/Create"
+	TodoService_Get_FullMethodName        = "/wirebench.v1.TodoService/Get"
+	TodoService_List_FullMethodName       = "/wirebench.v1.TodoService/List"
+	TodoService_Update_FullMethodName     = "/wirebench.v1.TodoService/Update"
+	TodoService_Delete_FullMethodName     = "/wirebench.v1.TodoService/Delete"
+	TodoService_Stream_FullMethodName     = "/wirebench.v1.TodoService/Stream"
+	TodoService_CreateMany_FullMethodName = "/wirebench.v1.TodoService/CreateMany"
 )
 
 // TodoServiceClient is the client API for TodoService service.
@@ -299,6 +386,10 @@ type TodoServiceClient interface {
 	List(ctx context.Context, in *ListTodosRequest, opts ...grpc.CallOption) (*TodoList, error)
 	Update(ctx context.Context, in *Todo, opts ...grpc.CallOption) (*Todo, error)
 	Delete(ctx context.Context, in *DeleteTodoRequest, opts ...grpc.CallOption) (*emptypb.Empty, error)
+	// Stream sends every todo, in id order (server streaming).
+	Stream(ctx context.Context, in *ListTodosRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[Todo], error)
+	// CreateMany creates each todo sent (client streaming).
+	CreateMany(ctx context.Context, opts ...grpc.CallOption) (grpc.ClientStreamingClient[Todo, CreateManyReply], error)
 }
 
 type todoServiceClient struct {
@@ -359,6 +450,38 @@ func (c *todoServiceClient) Delete(ctx context.Context, in *DeleteTodoRequest, o
 	return out, nil
 }
 
+func (c *todoServiceClient) Stream(ctx context.Context, in *ListTodosRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[Todo], error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	stream, err := c.cc.NewStream(ctx, &TodoService_ServiceDesc.Streams[0], TodoService_Stream_FullMethodName, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	x := &grpc.GenericClientStream[ListTodosRequest, Todo]{ClientStream: stream}
+	if err := x.ClientStream.SendMsg(in); err != nil {
+		return nil, err
+	}
+	if err := x.ClientStream.CloseSend(); err != nil {
+		return nil, err
+	}
+	return x, nil
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type TodoService_StreamClient = grpc.ServerStreamingClient[Todo]
+
+func (c *todoServiceClient) CreateMany(ctx context.Context, opts ...grpc.CallOption) (grpc.ClientStreamingClient[Todo, CreateManyReply], error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	stream, err := c.cc.NewStream(ctx, &TodoService_ServiceDesc.Streams[1], TodoService_CreateMany_FullMethodName, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	x := &grpc.GenericClientStream[Todo, CreateManyReply]{ClientStream: stream}
+	return x, nil
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type TodoService_CreateManyClient = grpc.ClientStreamingClient[Todo, CreateManyReply]
+
 // TodoServiceServer is the server API for TodoService service.
 // All implementations must embed UnimplementedTodoServiceServer
 // for forward compatibility.
@@ -368,6 +491,10 @@ type TodoServiceServer interface {
 	List(context.Context, *ListTodosRequest) (*TodoList, error)
 	Update(context.Context, *Todo) (*Todo, error)
 	Delete(context.Context, *DeleteTodoRequest) (*emptypb.Empty, error)
+	// Stream sends every todo, in id order (server streaming).
+	Stream(*ListTodosRequest, grpc.ServerStreamingServer[Todo]) error
+	// CreateMany creates each todo sent (client streaming).
+	CreateMany(grpc.ClientStreamingServer[Todo, CreateManyReply]) error
 	mustEmbedUnimplementedTodoServiceServer()
 }
 
@@ -392,6 +519,12 @@ func (UnimplementedTodoServiceServer) Update(context.Context, *Todo) (*Todo, err
 }
 func (UnimplementedTodoServiceServer) Delete(context.Context, *DeleteTodoRequest) (*emptypb.Empty, error) {
 	return nil, status.Error(codes.Unimplemented, "method Delete not implemented")
+}
+func (UnimplementedTodoServiceServer) Stream(*ListTodosRequest, grpc.ServerStreamingServer[Todo]) error {
+	return status.Error(codes.Unimplemented, "method Stream not implemented")
+}
+func (UnimplementedTodoServiceServer) CreateMany(grpc.ClientStreamingServer[Todo, CreateManyReply]) error {
+	return status.Error(codes.Unimplemented, "method CreateMany not implemented")
 }
 func (UnimplementedTodoServiceServer) mustEmbedUnimplementedTodoServiceServer() {}
 func (UnimplementedTodoServiceServer) testEmbeddedByValue()                     {}
@@ -504,6 +637,24 @@ func _TodoService_Delete_Handler(srv interface{}, ctx context.Context, dec func(
 	return interceptor(ctx, in, info, handler)
 }
 
+func _TodoService_Stream_Handler(srv interface{}, stream grpc.ServerStream) error {
+	m := new(ListTodosRequest)
+	if err := stream.RecvMsg(m); err != nil {
+		return err
+	}
+	return srv.(TodoServiceServer).Stream(m, &grpc.GenericServerStream[ListTodosRequest, Todo]{ServerStream: stream})
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type TodoService_StreamServer = grpc.ServerStreamingServer[Todo]
+
+func _TodoService_CreateMany_Handler(srv interface{}, stream grpc.ServerStream) error {
+	return srv.(TodoServiceServer).CreateMany(&grpc.GenericServerStream[Todo, CreateManyReply]{ServerStream: stream})
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type TodoService_CreateManyServer = grpc.ClientStreamingServer[Todo, CreateManyReply]
+
 // TodoService_ServiceDesc is the grpc.ServiceDesc for TodoService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -532,12 +683,24 @@ var TodoService_ServiceDesc = grpc.ServiceDesc{
 			Handler:    _TodoService_Delete_Handler,
 		},
 	},
-	Streams:  []grpc.StreamDesc{},
+	Streams: []grpc.StreamDesc{
+		{
+			StreamName:    "Stream",
+			Handler:       _TodoService_Stream_Handler,
+			ServerStreams: true,
+		},
+		{
+			StreamName:    "CreateMany",
+			Handler:       _TodoService_CreateMany_Handler,
+			ClientStreams: true,
+		},
+	},
 	Metadata: "wirebench.proto",
 }
 
 const (
 	EchoService_Echo_FullMethodName = "/wirebench.v1.EchoService/Echo"
+	EchoService_Chat_FullMethodName = "/wirebench.v1.EchoService/Chat"
 )
 
 // EchoServiceClient is the client API for EchoService service.
@@ -545,6 +708,9 @@ const (
 // For semantics around ctx use and closing/ending streaming RPCs, please refer to https://pkg.go.dev/google.golang.org/grpc/?tab=doc#ClientConn.NewStream.
 type EchoServiceClient interface {
 	Echo(ctx context.Context, in *EchoRequest, opts ...grpc.CallOption) (*EchoResponse, error)
+	// Chat answers every request with its echo, in order, as soon as it
+	// arrives (bidirectional streaming); it ends when the client closes.
+	Chat(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[EchoRequest, EchoResponse], error)
 }
 
 type echoServiceClient struct {
@@ -565,11 +731,27 @@ func (c *echoServiceClient) Echo(ctx context.Context, in *EchoRequest, opts ...g
 	return out, nil
 }
 
+func (c *echoServiceClient) Chat(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[EchoRequest, EchoResponse], error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	stream, err := c.cc.NewStream(ctx, &EchoService_ServiceDesc.Streams[0], EchoService_Chat_FullMethodName, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	x := &grpc.GenericClientStream[EchoRequest, EchoResponse]{ClientStream: stream}
+	return x, nil
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type EchoService_ChatClient = grpc.BidiStreamingClient[EchoRequest, EchoResponse]
+
 // EchoServiceServer is the server API for EchoService service.
 // All implementations must embed UnimplementedEchoServiceServer
 // for forward compatibility.
 type EchoServiceServer interface {
 	Echo(context.Context, *EchoRequest) (*EchoResponse, error)
+	// Chat answers every request with its echo, in order, as soon as it
+	// arrives (bidirectional streaming); it ends when the client closes.
+	Chat(grpc.BidiStreamingServer[EchoRequest, EchoResponse]) error
 	mustEmbedUnimplementedEchoServiceServer()
 }
 
@@ -582,6 +764,9 @@ type UnimplementedEchoServiceServer struct{}
 
 func (UnimplementedEchoServiceServer) Echo(context.Context, *EchoRequest) (*EchoResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method Echo not implemented")
+}
+func (UnimplementedEchoServiceServer) Chat(grpc.BidiStreamingServer[EchoRequest, EchoResponse]) error {
+	return status.Error(codes.Unimplemented, "method Chat not implemented")
 }
 func (UnimplementedEchoServiceServer) mustEmbedUnimplementedEchoServiceServer() {}
 func (UnimplementedEchoServiceServer) testEmbeddedByValue()                     {}
@@ -622,6 +807,13 @@ func _EchoService_Echo_Handler(srv interface{}, ctx context.Context, dec func(in
 	return interceptor(ctx, in, info, handler)
 }
 
+func _EchoService_Chat_Handler(srv interface{}, stream grpc.ServerStream) error {
+	return srv.(EchoServiceServer).Chat(&grpc.GenericServerStream[EchoRequest, EchoResponse]{ServerStream: stream})
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type EchoService_ChatServer = grpc.BidiStreamingServer[EchoRequest, EchoResponse]
+
 // EchoService_ServiceDesc is the grpc.ServiceDesc for EchoService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -634,6 +826,13 @@ var EchoService_ServiceDesc = grpc.ServiceDesc{
 			Handler:    _EchoService_Echo_Handler,
 		},
 	},
-	Streams:  []grpc.StreamDesc{},
+	Streams: []grpc.StreamDesc{
+		{
+			StreamName:    "Chat",
+			Handler:       _EchoService_Chat_Handler,
+			ServerStreams: true,
+			ClientStreams: true,
+		},
+	},
 	Metadata: "wirebench.proto",
 }

@@ -91,7 +91,7 @@ func latency(q float64) func(Trial) (float64, bool) {
 
 func perRequest(count func(Trial) int64) func(Trial) (float64, bool) {
 	return func(t Trial) (float64, bool) {
-		if t.Load.Requests == 0 {
+		if t.Load.Requests == 0 || (t.Load.Stream != nil && t.Load.Stream.InBrowser) { // the browser's bytes are not ours to count
 			return 0, false
 		}
 		return float64(count(t)) / float64(t.Load.Requests), true

@@ -9,14 +9,18 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"time"
 
 	"github.com/valyala/fasthttp"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/keepalive"
 
 	"github.com/wirebench/wirebench/grpcapi"
+	"github.com/wirebench/wirebench/grpcws"
 	"github.com/wirebench/wirebench/httpapi"
 	"github.com/wirebench/wirebench/store"
+	"github.com/wirebench/wirebench/streamapi"
+	"github.com/wirebench/wirebench/webbench"
 )
 
 // Defaults for Options.
@@ -47,6 +51,10 @@ type Options struct {
 	// Timeouts bound how long one connection or stream may hold the
 	// server's memory and goroutines; the zero value is DefaultTimeouts.
 	Timeouts Timeouts
+	// MaxStreamDuration bounds every streaming call (gRPC streams, NDJSON,
+	// SSE, WebSocket; package streamapi); 0 is
+	// grpcapi.DefaultMaxStreamDuration.
+	MaxStreamDuration time.Duration
 }
 
 // Server is a running service.
@@ -58,6 +66,7 @@ type Server struct {
 	httpLn   net.Listener
 	grpcLn   net.Listener
 	serveErr chan error
+	tunnel   *grpcws.Listener
 }
 
 // Start seeds the store, listens on both addresses and serves until Close
@@ -67,7 +76,7 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 	if err := st.Seed(opts.SeedUsers, opts.SeedTodos); err != nil {
 		return nil, err
 	}
-	s := &Server{Store: st, serveErr: make(chan error, 2)}
+	s := &Server{Store: st, serveErr: make(chan error, 3)}
 	if !opts.NoHTTP {
 		h, err := httpapi.New(st, opts.HTTP)
 		if err != nil {
@@ -82,7 +91,14 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 			var protos http.Protocols
 			protos.SetHTTP1(true)
 			protos.SetUnencryptedHTTP2(true) // h2c with prior knowledge on the same port
-			s.httpSrv = newHTTPServer(h, &protos, opts.Timeouts.withDefaults())
+			// The streams (NDJSON, SSE, WebSocket, Connect/gRPC-Web, the
+			// gRPC tunnel) need net/http's flushing and hijacking.
+			if !opts.NoGRPC {
+				s.tunnel = grpcws.NewListener(s.httpLn.Addr())
+			}
+			sh := streamapi.New(st, h, streamapi.Options{MaxDuration: opts.MaxStreamDuration, MaxMessage: cmp.Or(opts.HTTP.MaxBody, httpapi.DefaultMaxBody), Tunnel: s.tunnel})
+			wb := webbench.New(sh, webbench.Options{MaxDuration: opts.MaxStreamDuration}) // /bench/: the in-browser benchmark
+			s.httpSrv = newHTTPServer(wb, &protos, opts.Timeouts.withDefaults())
 			go func() { s.serveErr <- ignoreClosed(s.httpSrv.Serve(s.httpLn)) }()
 		case EngineFastHTTP:
 			s.fastSrv = newFastServer(h, opts)
@@ -105,8 +121,12 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 			grpc.MaxRecvMsgSize(int(cmp.Or(opts.HTTP.MaxBody, httpapi.DefaultMaxBody))),
 			grpc.MaxConcurrentStreams(uint32(to.H2MaxStreams)),
 			grpc.ConnectionTimeout(to.ReadHeader),
-			grpc.KeepaliveParams(keepalive.ServerParameters{MaxConnectionIdle: to.Idle}))
+			grpc.KeepaliveParams(keepalive.ServerParameters{MaxConnectionIdle: to.Idle}),
+			grpc.InTapHandle(grpcapi.StreamDeadline(opts.MaxStreamDuration)))
 		go func() { s.serveErr <- ignoreClosed(s.grpcSrv.Serve(ln)) }()
+		if s.tunnel != nil { // gRPC over WebSocket on the REST port: the same server
+			go func() { s.serveErr <- ignoreClosed(s.grpcSrv.Serve(s.tunnel)) }()
+		}
 	}
 	if ctx.Done() != nil {
 		go func() { <-ctx.Done(); s.Close() }()
@@ -133,6 +153,9 @@ func (s *Server) Close() error {
 	}
 	if s.grpcSrv != nil {
 		s.grpcSrv.Stop()
+	}
+	if s.tunnel != nil {
+		s.tunnel.Close()
 	}
 	return errors.Join(errs...)
 }

@@ -91,16 +91,21 @@ func payloadSizeStudy() Definition {
 	}
 }
 
-// grpcVsRESTStudy is the unary part of the gRPC seed: the same operations
-// over gRPC and REST at concurrency 1 and 50, from one load engine, and
-// connection reuse against a new connection per request.
+// grpcVsRESTStudy is the gRPC seed's whole table done fairly: the same
+// operations over gRPC and REST from one load engine, every response
+// decoded and checked, client and server CPU and allocations apart (the
+// server's from its own runtime metrics), in groups of like against like.
 func grpcVsRESTStudy() Definition {
 	def := Definition{
 		Name:     "grpc-vs-rest",
-		Title:    "gRPC vs REST (JSON over HTTP/1.1): unary operations and connection reuse",
-		Question: "Is gRPC faster than REST for the same unary operations, and what does connection reuse buy?",
-		Description: "The CRUD iteration (list 100 users, create, get, update, delete) over gRPC and REST, per operation in the load results; " +
-			"then GET one user on a kept-alive connection vs a new connection per request.",
+		Title:    "gRPC vs REST: unary operations, payload sizes, streams, bidirectional, connections, the WebSocket tunnel and the browser",
+		Question: "Is gRPC faster than REST for the same operations, and what do streams, tunnels and browsers change?",
+		Description: "CRUD (list 100 users, create, get, update, delete; per operation in the load results) at c=1 and c=50; " +
+			"lists of 10, 100 and 1000 users; a server stream of 1000 users against a REST list of 1000, NDJSON, SSE, Connect and gRPC-Web streams; " +
+			"100 bidirectional messages over gRPC and over a WebSocket; one request per new connection against a kept connection, REST and gRPC; " +
+			"unary gRPC natively, through the gRPC-over-WebSocket tunnel, and over Connect and gRPC-Web on the REST port; " +
+			"and the same calls made by a page in headless chromium, timed there with performance.now(). " +
+			"Stream cells count one whole exchange as a request: their latency is the time to the last item.",
 	}
 	for _, c := range []int{1, 50} {
 		lo := load.Options{Concurrency: c}
@@ -111,11 +116,48 @@ func grpcVsRESTStudy() Definition {
 			apiCell(g, "gRPC", defaultDataset, nil, lo, load.ScenarioOptions{Name: load.ScenarioCRUD, Transport: load.TransportGRPC, Connections: 1}),
 		)
 	}
-	seq := load.Options{Concurrency: 1}
+	one := load.Options{Concurrency: 1}
+	for _, n := range []int{10, 100, 1000} {
+		ds, g := dataset{users: n, todos: 10}, fmt.Sprintf("list of %d", n)
+		def.Cells = append(def.Cells,
+			apiCell(g, "REST json", ds, nil, one, load.ScenarioOptions{Name: load.ScenarioList, Format: "json"}),
+			apiCell(g, "gRPC", ds, nil, one, load.ScenarioOptions{Name: load.ScenarioList, Transport: load.TransportGRPC, Connections: 1}),
+		)
+	}
+	big := dataset{users: 1000, todos: 10}
 	def.Cells = append(def.Cells,
-		apiCell("connection reuse", "REST keep-alive", defaultDataset, nil, seq, load.ScenarioOptions{Name: load.ScenarioGet, Format: "json"}),
-		apiCell("connection reuse", "REST new connection each", defaultDataset, nil, seq, load.ScenarioOptions{Name: load.ScenarioGet, Format: "json", NoKeepAlive: true}),
-		apiCell("connection reuse", "gRPC one connection", defaultDataset, nil, seq, load.ScenarioOptions{Name: load.ScenarioGet, Transport: load.TransportGRPC, Connections: 1}),
+		streamCell("stream of 1000", "REST list (one JSON array)", big, one, load.StreamRESTList, 0),
+		streamCell("stream of 1000", "REST NDJSON stream", big, one, load.StreamNDJSON, 0),
+		streamCell("stream of 1000", "REST SSE", big, one, load.StreamSSE, 0),
+		streamCell("stream of 1000", "gRPC server stream", big, one, load.StreamGRPCServer, 0),
+		streamCell("stream of 1000", "Connect server stream", big, one, load.StreamConnectSrv, 0),
+		streamCell("stream of 1000", "gRPC-Web server stream", big, one, load.StreamGRPCWebSrv, 0),
+		streamCell("stream of 1000", "gRPC server stream, WebSocket tunnel", big, one, load.StreamTunnelSrv, 0),
+		streamCell("bidi 100", "gRPC bidi stream", defaultDataset, one, load.StreamGRPCBidi, 100),
+		streamCell("bidi 100", "WebSocket (JSON)", defaultDataset, one, load.StreamWebSocket, 100),
+		apiCell("connection reuse", "REST keep-alive", defaultDataset, nil, one, load.ScenarioOptions{Name: load.ScenarioGet, Format: "json"}),
+		apiCell("connection reuse", "REST new connection each", defaultDataset, nil, one, load.ScenarioOptions{Name: load.ScenarioGet, Format: "json", NoKeepAlive: true}),
+		streamCell("connection reuse", "gRPC one connection", defaultDataset, one, load.StreamGRPCGet, 0),
+		streamCell("connection reuse", "gRPC new connection each", defaultDataset, one, load.StreamGRPCGetNewConn, 0),
+		streamCell("unary transports", "gRPC native", defaultDataset, one, load.StreamGRPCGet, 0),
+		streamCell("unary transports", "gRPC, WebSocket tunnel", defaultDataset, one, load.StreamTunnelGet, 0),
+		streamCell("unary transports", "Connect (HTTP/1.1)", defaultDataset, one, load.StreamConnectGet, 0),
+		streamCell("unary transports", "gRPC-Web (HTTP/1.1)", defaultDataset, one, load.StreamGRPCWebGet, 0),
+		apiCell("unary transports", "REST json get", defaultDataset, nil, one, load.ScenarioOptions{Name: load.ScenarioGet, Format: "json"}),
+	)
+	if _, err := load.FindChromium(""); err != nil {
+		def.Warnings = append(def.Warnings, fmt.Sprintf("in-browser cells left out: %v", err))
+		return def
+	}
+	for _, k := range []struct{ kind, label string }{
+		{"fetch-json", "fetch + JSON"}, {"connect", "Connect (connect-web)"}, {"grpc-web", "gRPC-Web (connect-web)"},
+		{"ws-tunnel", "gRPC-Web over WebSocket tunnel"},
+	} {
+		def.Cells = append(def.Cells, browserCell("in browser: get user", k.label, defaultDataset, k.kind, 50))
+	}
+	def.Cells = append(def.Cells,
+		browserCell("in browser: stream of 1000", "Connect server stream", big, "connect-stream", 5),
+		browserCell("in browser: stream of 1000", "tunnel server stream", big, "ws-tunnel-stream", 5),
 	)
 	return def
 }

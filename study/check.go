@@ -75,7 +75,9 @@ func (c Command) run(ctx context.Context, v vars, timeout time.Duration) (exit i
 type Check struct {
 	Name   string
 	Before func(ctx context.Context, e *TrialEnv) error
-	After  func(ctx context.Context, e *TrialEnv) error
+	// Start runs after the warm-up, right before the measured load.
+	Start func(ctx context.Context, e *TrialEnv) error
+	After func(ctx context.Context, e *TrialEnv) error
 	// templates are the strings the check expands, for counting ports.
 	templates []string
 }

@@ -19,6 +19,15 @@ type LoadSpec struct {
 	// Scenario, if set, drives the reference API; otherwise Raw is used.
 	Scenario *load.ScenarioOptions
 	Raw      *load.RawOptions
+	// Stream and Browser, if set, run a stream scenario or the in-browser
+	// page instead (built-in studies only; URLs are templates).
+	Stream  *load.StreamOptions
+	Browser *load.BrowserOptions
+}
+
+// hasLoad reports whether the spec names a client.
+func (l LoadSpec) hasLoad() bool {
+	return l.Scenario != nil || l.Raw != nil || l.Stream != nil || l.Browser != nil
 }
 
 // scenario builds a fresh scenario for one run with the trial's ports.
@@ -27,6 +36,16 @@ func (l LoadSpec) scenario(v vars) (load.Scenario, error) {
 		o := *l.Scenario
 		o.URL = v.expand(o.URL)
 		return load.NewScenario(o)
+	}
+	if l.Stream != nil {
+		o := *l.Stream
+		o.URL, o.GRPC = v.expand(o.URL), v.expand(o.GRPC)
+		return load.NewStream(o)
+	}
+	if l.Browser != nil {
+		o := *l.Browser
+		o.URL = v.expand(o.URL)
+		return load.NewBrowser(o)
 	}
 	o := *l.Raw
 	o.URL, o.Header = v.expand(o.URL), v.expandAll(o.Header)
@@ -41,12 +60,21 @@ func (l LoadSpec) url() string {
 	if l.Raw != nil {
 		return l.Raw.URL
 	}
+	if l.Stream != nil {
+		return l.Stream.URL
+	}
+	if l.Browser != nil {
+		return l.Browser.URL
+	}
 	return ""
 }
 
 func (l LoadSpec) templates() []string {
 	if l.Raw != nil {
 		return append([]string{l.Raw.URL}, l.Raw.Header...)
+	}
+	if l.Stream != nil {
+		return []string{l.Stream.URL, l.Stream.GRPC}
 	}
 	return []string{l.url()}
 }
@@ -57,6 +85,10 @@ func (l LoadSpec) describe() map[string]any {
 	if s := l.Scenario; s != nil {
 		maps.Copy(d, map[string]any{"scenario": s.Name, "format": s.Format, "transport": transportName(s.Transport),
 			"connections": s.Connections, "no_keepalive": s.NoKeepAlive, "compression": s.Compression})
+	} else if st := l.Stream; st != nil {
+		d["scenario"], d["kind"], d["messages"] = "stream", st.Kind, st.Messages
+	} else if b := l.Browser; b != nil {
+		d["scenario"], d["kind"], d["batch"], d["in_browser"] = "browser", b.Kind, b.Batch, true
 	} else if r := l.Raw; r != nil {
 		d["scenario"] = "raw"
 		d["url"], d["method"], d["transport"] = r.URL, method(r.Method), transportName(r.Transport)

@@ -51,6 +51,28 @@ func apiCell(group, label string, ds dataset, serve []string, lo load.Options, s
 	}
 }
 
+// streamCell drives one stream kind (load/stream.go) against a fresh
+// reference server; messages is the bidi or WebSocket exchange's length.
+func streamCell(group, label string, ds dataset, lo load.Options, kind string, messages int) Cell {
+	return Cell{
+		Group: group, Label: label,
+		Server: referenceServer(ds, nil),
+		Load:   LoadSpec{Options: lo, Stream: &load.StreamOptions{Kind: kind, URL: refHTTP, GRPC: refGRPC, Messages: messages}},
+		Checks: []Check{datasetCheck(), goMemCheck()},
+	}
+}
+
+// browserCell runs the page's kind in headless chromium against a fresh
+// reference server, batch calls per operation (load/browser.go).
+func browserCell(group, label string, ds dataset, kind string, batch int) Cell {
+	return Cell{
+		Group: group, Label: label,
+		Server: referenceServer(ds, nil),
+		Load:   LoadSpec{Options: load.Options{Concurrency: 1}, Browser: &load.BrowserOptions{Kind: kind, URL: refHTTP, Batch: batch}},
+		Checks: []Check{datasetCheck(), goMemCheck()},
+	}
+}
+
 // datasetCheck records the number of users and todos before the warm-up
 // and after the measured run (fairness rule 1: the scenarios leave the
 // dataset as they found it; the report warns when they did not).
@@ -70,13 +92,25 @@ func datasetCheck() Check {
 }
 
 // goMemCheck scrapes the server's Go memory and GC figures from /metrics
-// after the measured run.
+// right before and after the measured run; the counters at the start are
+// kept under their name + "_at_start" (allocations per request are the
+// difference: the server's own, apart from the client's).
 func goMemCheck() Check {
+	var start map[string]float64 // trials of a cell run one at a time
 	return Check{
 		Name:      "Go memory",
 		templates: []string{refHTTP},
+		Start: func(ctx context.Context, e *TrialEnv) (err error) {
+			start, err = goMem(ctx, e.Expand(refHTTP))
+			return err
+		},
 		After: func(ctx context.Context, e *TrialEnv) (err error) {
 			e.Trial.Server.GoMem, err = goMem(ctx, e.Expand(refHTTP))
+			for _, k := range []string{"go_memstats_mallocs_total", "go_memstats_alloc_bytes_total"} {
+				if v, ok := start[k]; ok && e.Trial.Server.GoMem != nil {
+					e.Trial.Server.GoMem[k+"_at_start"] = v
+				}
+			}
 			return err
 		},
 	}
@@ -120,7 +154,7 @@ func goMem(ctx context.Context, base string) (map[string]float64, error) {
 	defer resp.Body.Close()
 	want := map[string]bool{
 		"go_memstats_heap_alloc_bytes": true, "go_memstats_heap_inuse_bytes": true, "go_memstats_heap_sys_bytes": true,
-		"go_memstats_sys_bytes": true, "go_memstats_mallocs_total": true, "go_gc_duration_seconds_count": true,
+		"go_memstats_sys_bytes": true, "go_memstats_mallocs_total": true, "go_memstats_alloc_bytes_total": true, "go_gc_duration_seconds_count": true,
 		"go_gc_duration_seconds_sum": true, "go_goroutines": true, "process_resident_memory_bytes": true,
 	}
 	out := map[string]float64{}

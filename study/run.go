@@ -114,7 +114,7 @@ func validate(def Definition) error {
 		if c.Server == nil && c.External == "" {
 			return fmt.Errorf("%w: cell %s has neither a server nor an external URL", ErrDefinition, c.ID())
 		}
-		if c.Load.Scenario == nil && c.Load.Raw == nil {
+		if !c.Load.hasLoad() {
 			return fmt.Errorf("%w: cell %s has no load", ErrDefinition, c.ID())
 		}
 		n, err := c.ports()
@@ -276,6 +276,13 @@ func runTrial(ctx context.Context, cell Cell, opts Options) (t report.Trial, war
 	}
 	if opts.Quick && lo.Requests > quickRequests {
 		lo.Requests = quickRequests
+	}
+	for _, c := range cell.Checks {
+		if c.Start != nil {
+			if err := c.Start(ctx, env); err != nil {
+				return fail(err)
+			}
+		}
 	}
 	var smp *sampler
 	if srv != nil {

@@ -45,6 +45,8 @@ type loadFlags struct {
 	body, stages, segment    string
 	expect, thresholds, hdrs []string
 	scenario, out, cpus      string
+	stream                   load.StreamOptions
+	browser                  load.BrowserOptions
 	engine, percentiles      string
 	quiet, latency, version  bool
 	outs                     outFlags // --hdr-out, --force
@@ -114,6 +116,11 @@ func newLoadFlags(env *cliEnv, f *loadFlags) *pflag.FlagSet {
 	fs.StringVar(&f.raw.KeyFile, "key", "", "https: client certificate's private key (PEM `file`)")
 	fs.StringVar(&f.scenario, "scenario", "", "reference-API `scenario`: crud, echo, get, list, create")
 	fs.StringVar(&f.sc.Format, "format", "json", "scenario wire `format`: json, toon, protobuf, msgpack, cbor")
+	fs.StringVar(&f.stream.Kind, "stream", "", "stream `kind` against the reference server's REST port URL (see load.StreamKinds): grpc-server-stream, grpc-bidi, ndjson, sse, websocket, connect-get, tunnel-get, ...")
+	fs.StringVar(&f.stream.GRPC, "grpc", "127.0.0.1:9090", "--stream: the gRPC `address` for the native gRPC kinds")
+	fs.IntVar(&f.stream.Messages, "messages", 100, "--stream: `messages` per bidi, client-stream or WebSocket exchange")
+	fs.StringVar(&f.browser.Kind, "browser", "", "run the in-browser page's `kind` in headless chromium against the REST port URL: fetch-json, connect, grpc-web, ws-tunnel, connect-stream, ws-tunnel-stream (-c 1)")
+	fs.IntVar(&f.browser.Batch, "batch", 50, "--browser: calls per operation (the page times each)")
 	fs.StringVar(&f.sc.Compression, "compression", "", "scenario: ask for gzip-coded responses (`gzip`) and decode them before the checks")
 	fs.BoolVar(&f.latency, "latency", false, "print the latency distribution (wrk's --latency: 50, 75, 90, 99%)")
 	fs.StringVar(&f.percentiles, "percentiles", "", "print the latency at these `percentiles`, e.g. 50,90,99,99.9")
@@ -240,6 +247,9 @@ func runLoad(ctx context.Context, env *cliEnv, args []string) error {
 	if err := load.WriteSummary(sum, res); err != nil {
 		return err
 	}
+	if err := load.WriteStreamSummary(sum, res); err != nil {
+		return err
+	}
 	if len(pcts) > 0 {
 		if err := load.WriteDistribution(sum, res, pcts); err != nil {
 			return err
@@ -346,6 +356,9 @@ func (f *loadFlags) scenarioFrom(pos []string) (load.Scenario, map[string]any, e
 			}
 			f.raw.ExpectStatus = append(f.raw.ExpectStatus, n)
 		}
+	}
+	if f.stream.Kind != "" || f.browser.Kind != "" {
+		return f.streamScenario(url)
 	}
 	if f.scenario != "" {
 		f.sc.Name, f.sc.URL, f.sc.Transport = f.scenario, url, f.raw.Transport

@@ -196,7 +196,9 @@ func TestLoadFlags(t *testing.T) {
 	}{
 		{"glued", []string{"-c2", "-n7", ts.URL}, 0, "requests      7 "},
 		{"glued duration", []string{"-c20", "-d300ms", ts.URL}, 0, "closed loop, 20 VUs"},
-		{"seconds", []string{"-c", "1", "-d", "0.3", ts.URL}, 0, "rates over the 300ms window"},
+		// "-d 0.3" is 300ms: the header says "rates over the 300ms window of
+		// -d (…)" or, when the graceful stop took under 1 ms, just "300ms".
+		{"seconds", []string{"-c", "1", "-d", "0.3", ts.URL}, 0, "300ms"},
 		{"flags after URL", []string{ts.URL, "-n", "3"}, 0, "requests      3 "},
 		{"latency", []string{"-n", "10", "--latency", ts.URL}, 0, "latency distribution"},
 		{"percentiles", []string{"-n", "10", "--percentiles", "50,99.9", ts.URL}, 0, "99.9%"},

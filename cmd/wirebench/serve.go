@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/wirebench/wirebench/grpcapi"
 	"github.com/wirebench/wirebench/httpapi"
 	"github.com/wirebench/wirebench/measure"
 	"github.com/wirebench/wirebench/server"
@@ -38,6 +39,7 @@ func runServe(ctx context.Context, env *cliEnv, args []string) error {
 	fs.DurationVar(&o.Timeouts.Idle, "idle-timeout", d.Idle, "time a keep-alive connection waits for its next request (gRPC: with no RPC)")
 	fs.IntVar(&o.Timeouts.H2MaxStreams, "h2-max-streams", d.H2MaxStreams, "concurrent streams per h2c or gRPC connection")
 	fs.IntVar(&o.Timeouts.H2StreamBuffer, "h2-stream-buffer", d.H2StreamBuffer, "h2c flow-control window per stream and per connection, in `bytes` (64 KiB to under 4 MiB): request data buffered before the handler reads")
+	fs.DurationVar(&o.MaxStreamDuration, "max-stream-duration", grpcapi.DefaultMaxStreamDuration, "longest life of a stream: gRPC streaming RPCs, NDJSON/SSE lists, WebSockets, Connect/gRPC-Web streams")
 	cpus := fs.String("cpus", "", "pin the server to these `CPUs` (e.g. 1 or 2,3), so a load client on other CPUs measures it fairly")
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -65,6 +67,9 @@ func runServe(ctx context.Context, env *cliEnv, args []string) error {
 	}
 	if t := o.Timeouts; t.ReadHeader <= 0 || t.Read <= 0 || t.Write <= 0 || t.Idle <= 0 || t.H2MaxStreams <= 0 {
 		return usagef("-read-header-timeout, -read-timeout, -write-timeout, -idle-timeout and -h2-max-streams must be > 0")
+	}
+	if o.MaxStreamDuration <= 0 {
+		return usagef("-max-stream-duration must be > 0")
 	}
 	if b := o.Timeouts.H2StreamBuffer; b < 64<<10 || b >= 4<<20 {
 		return usagef("-h2-stream-buffer: want 65536 <= bytes < 4194304, got %d", b)

@@ -1,0 +1,30 @@
+package main
+
+import (
+	"github.com/wirebench/wirebench/load"
+)
+
+// streamScenario builds a --stream or --browser scenario against the REST
+// port at url (and --grpc for the native gRPC kinds).
+func (f *loadFlags) streamScenario(url string) (load.Scenario, map[string]any, error) {
+	if f.stream.Kind != "" && f.browser.Kind != "" {
+		return nil, nil, loadUsagef("--stream and --browser: pick one")
+	}
+	if f.stream.Kind != "" {
+		f.stream.URL, f.stream.Timeout = url, f.o.Timeout
+		sc, err := load.NewStream(f.stream)
+		if err != nil {
+			return nil, nil, loadUsagef("%s", cliMessage(err))
+		}
+		return sc, map[string]any{"scenario": "stream " + f.stream.Kind, "stream": f.stream}, nil
+	}
+	if f.o.Concurrency != 1 {
+		return nil, nil, loadUsagef("--browser runs one page: use -c 1")
+	}
+	f.browser.URL = url
+	sc, err := load.NewBrowser(f.browser)
+	if err != nil {
+		return nil, nil, loadUsagef("%s", cliMessage(err))
+	}
+	return sc, map[string]any{"scenario": "browser " + f.browser.Kind, "browser": f.browser}, nil
+}

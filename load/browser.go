@@ -1,0 +1,234 @@
+package load
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/wirebench/wirebench/measure"
+)
+
+// Browser scenarios run the page the server serves at /bench/ (package
+// webbench) in headless chromium, driven through the DevTools protocol:
+// one operation asks the page for a batch of calls of one kind, made one
+// after another, and gets back each call's latency as the page measured it
+// with performance.now(). Those in-page latencies, not the DevTools round
+// trip of the batch, become the run's latency histogram and request count
+// (ownLatency). Client CPU is the Go driver's plus every chromium process's.
+// The browser's sockets are its own: no byte split for these cells (the Go
+// kinds of the same protocols have one).
+
+// BrowserKinds are the page's kinds (browser/src/bench.ts).
+var BrowserKinds = []string{"fetch-json", "connect", "grpc-web", "ws-tunnel", "connect-stream", "ws-tunnel-stream"}
+
+// ErrNoBrowser is returned when no chromium executable is found.
+var ErrNoBrowser = errors.New("load: no chromium executable (set WIREBENCH_CHROMIUM or install chromium)")
+
+// BrowserOptions configure a browser scenario.
+type BrowserOptions struct {
+	Kind string `json:"kind"`
+	// URL is the REST port (http://host:port); the page is URL/bench/.
+	URL string `json:"url"`
+	// Batch is the calls per operation (default 50).
+	Batch int `json:"batch,omitempty"`
+	// Chromium is the browser executable (default: $WIREBENCH_CHROMIUM,
+	// else chromium, chromium-browser or google-chrome on PATH).
+	Chromium string        `json:"chromium,omitempty"`
+	Timeout  time.Duration `json:"timeout"`
+}
+
+// FindChromium returns the browser executable: path if set, else
+// $WIREBENCH_CHROMIUM, else the first of the usual names on PATH.
+func FindChromium(path string) (string, error) {
+	if path == "" {
+		path = os.Getenv("WIREBENCH_CHROMIUM")
+	}
+	if path != "" {
+		return exec.LookPath(path)
+	}
+	for _, n := range []string{"chromium", "chromium-browser", "google-chrome"} {
+		if p, err := exec.LookPath(n); err == nil {
+			return p, nil
+		}
+	}
+	return "", ErrNoBrowser
+}
+
+type browserScenario struct {
+	o    BrowserOptions
+	exe  string
+	page string
+
+	mu         sync.Mutex
+	lat        *measure.Histogram
+	calls      int64
+	failed     int64
+	items      int64
+	isolated   bool
+	cpuU, cpuS time.Duration
+	procs      int
+}
+
+// NewBrowser validates o and finds the browser; it starts when the run's
+// VU is made.
+func NewBrowser(o BrowserOptions) (Scenario, error) {
+	found := false
+	for _, k := range BrowserKinds {
+		found = found || k == o.Kind
+	}
+	if !found {
+		return nil, fmt.Errorf("%w: browser kind %q (want one of %s)", ErrOptions, o.Kind, strings.Join(BrowserKinds, ", "))
+	}
+	u, err := url.Parse(o.URL)
+	if err != nil || u.Host == "" || u.Scheme != "http" {
+		return nil, fmt.Errorf("%w: browser URL %q: want http://host:port", ErrOptions, o.URL)
+	}
+	if o.Batch <= 0 {
+		o.Batch = 50
+	}
+	if o.Timeout == 0 {
+		o.Timeout = 60 * time.Second
+	}
+	exe, err := FindChromium(o.Chromium)
+	if err != nil {
+		return nil, err
+	}
+	return &browserScenario{o: o, exe: exe, page: "http://" + u.Host + "/bench/", lat: measure.NewHistogram()}, nil
+}
+
+func (s *browserScenario) Name() string  { return "browser " + s.o.Kind }
+func (s *browserScenario) Ops() []string { return []string{streamOp(s.o.Kind)} }
+
+// NewVU starts chromium on the page; a browser run has one VU (the page
+// makes its calls one after another).
+func (s *browserScenario) NewVU(ctx context.Context, id int, _ *measure.Bytes) (VU, error) {
+	if id > 0 {
+		return nil, fmt.Errorf("%w: a browser scenario runs one page: concurrency 1", ErrOptions)
+	}
+	actx, acancel := chromedp.NewExecAllocator(context.Background(), chromedp.ExecPath(s.exe),
+		chromedp.Headless, chromedp.NoSandbox, chromedp.NoFirstRun, chromedp.NoDefaultBrowserCheck,
+		chromedp.DisableGPU, chromedp.Flag("disable-extensions", true), chromedp.Flag("mute-audio", true))
+	bctx, bcancel := chromedp.NewContext(actx)
+	v := &browserVU{s: s, ctx: bctx, cancel: func() { bcancel(); acancel() }}
+	// the first Run starts the browser: no timeout on it (that would end
+	// the browser); the navigation below is bounded instead
+	if err := chromedp.Do(bctx); err != nil {
+		v.cancel()
+		return nil, fmt.Errorf("load: start %s: %w", s.exe, err)
+	}
+	nctx, ncancel := context.WithTimeout(bctx, s.o.Timeout)
+	defer ncancel()
+	if err := chromedp.Do(nctx, chromedp.Navigate(s.page)); err != nil {
+		v.cancel()
+		return nil, fmt.Errorf("load: open %s: %w", s.page, err)
+	}
+	if _, err := chromedp.Run(nctx, chromedp.Poll[bool]("window.wirebench && window.wirebench.ready")); err != nil {
+		v.cancel()
+		return nil, fmt.Errorf("load: page %s never became ready: %w", s.page, err)
+	}
+	if p := chromedp.FromContext(bctx).Browser.Process(); p != nil {
+		v.pid = p.Pid
+		v.u0, v.s0, _ = treeCPU(v.pid)
+	}
+	return v, nil
+}
+
+type browserVU struct {
+	s      *browserScenario
+	ctx    context.Context
+	cancel func()
+	pid    int
+	u0, s0 time.Duration
+}
+
+// pageRun is what the page's run() resolves to.
+type pageRun struct {
+	Kind                string    `json:"kind"`
+	LatenciesUS         []float64 `json:"latencies_us"`
+	Items               int64     `json:"items"`
+	Failed              int64     `json:"failed"`
+	FirstError          string    `json:"first_error"`
+	CrossOriginIsolated bool      `json:"cross_origin_isolated"`
+}
+
+func (v *browserVU) Do(ctx context.Context, o *Outcome) {
+	rctx, cancel := context.WithTimeout(v.ctx, v.s.o.Timeout)
+	defer cancel()
+	stop := context.AfterFunc(ctx, cancel)
+	defer stop()
+	expr := fmt.Sprintf("wirebench.run({kind: %s, calls: %d})", strconv.Quote(v.s.o.Kind), v.s.o.Batch)
+	r, err := chromedp.Run(rctx, chromedp.Evaluate[pageRun](expr, chromedp.EvalAwaitPromise))
+	if err != nil {
+		o.Fail = "browser: " + err.Error()
+		if rctx.Err() != nil {
+			o.Fail = "timeout"
+		}
+		return
+	}
+	s := v.s
+	s.mu.Lock()
+	for _, us := range r.LatenciesUS {
+		s.lat.Record(time.Duration(us * float64(time.Microsecond)))
+	}
+	s.calls += int64(len(r.LatenciesUS)) + r.Failed
+	s.failed += r.Failed
+	s.items += r.Items
+	s.isolated = r.CrossOriginIsolated
+	s.mu.Unlock()
+	o.Status = 200
+	if r.Failed > 0 {
+		o.Fail = "in page: " + firstLine(r.FirstError)
+	}
+}
+
+func (v *browserVU) Close() error {
+	if v.pid > 0 {
+		u1, s1, n := treeCPU(v.pid)
+		v.s.mu.Lock()
+		v.s.cpuU, v.s.cpuS, v.s.procs = u1-v.u0, s1-v.s0, n
+		v.s.mu.Unlock()
+	}
+	v.cancel()
+	return nil
+}
+
+func firstLine(s string) string {
+	s, _, _ = strings.Cut(s, "\n")
+	if len(s) > 120 {
+		s = s[:120]
+	}
+	return s
+}
+
+func (s *browserScenario) streamResult() *StreamResult {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return &StreamResult{Kind: "browser " + s.o.Kind, Exchanges: s.calls - s.failed, Items: s.items,
+		First: s.lat, Last: s.lat, PerMessage: measure.NewHistogram(), InBrowser: true}
+}
+
+// ownLatency puts the page's measurements in place of the batches'.
+func (s *browserScenario) ownLatency(res *Result) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	res.Latency, res.Service = s.lat, s.lat
+	res.Requests, res.Failed = s.calls, s.failed
+	if len(res.Ops) == 1 {
+		res.Ops[0].Latency, res.Ops[0].Service = s.lat, s.lat
+		res.Ops[0].Requests, res.Ops[0].Failed = s.calls, s.failed
+	}
+	res.CPU.User += s.cpuU
+	res.CPU.System += s.cpuS
+	res.Warnings = append(res.Warnings, fmt.Sprintf(
+		"in-browser latencies (performance.now(), cross-origin isolated: %v) in batches of %d calls; client CPU includes %d chromium processes; no byte counts (the browser's sockets)",
+		s.isolated, s.o.Batch, s.procs))
+}

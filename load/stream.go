@@ -1,0 +1,321 @@
+package load
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"runtime/metrics"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/wirebench/wirebench/measure"
+)
+
+// Stream scenarios: one operation is one whole exchange — a server stream
+// of the whole list, a client stream or bidirectional exchange of
+// Messages messages, a REST list, a unary call over one of the browser's
+// transports — so the run's latency is the time to the last item. Per
+// message they record the time to the first item and the per-message
+// latency (the gap between consecutive items of a server stream, the
+// round trip of each message of a bidirectional one, the send of each
+// message of a client stream), and every connection's bytes split by
+// layer (wirelayers.go). Every item is decoded and checked.
+const (
+	StreamGRPCServer = "grpc-server-stream" // UserService.Stream, native gRPC
+	StreamGRPCClient = "grpc-client-stream" // UserService.CreateMany of Messages users (the dataset grows)
+	StreamGRPCBidi   = "grpc-bidi"          // EchoService.Chat, Messages round trips
+	StreamGRPCGet    = "grpc-get"           // UserService.Get, native gRPC (the tunnel's baseline)
+	// StreamGRPCGetNewConn is UserService.Get on a new gRPC connection
+	// each (dial, HTTP/2 preface and settings, the call, close): the
+	// seed's connection table for gRPC.
+	StreamGRPCGetNewConn = "grpc-get-new-conn"
+	StreamTunnelGet      = "tunnel-get" // UserService.Get through the gRPC-over-WebSocket tunnel
+	StreamTunnelSrv      = "tunnel-server-stream"
+	StreamConnectGet     = "connect-get"           // UserService.Get, Connect protocol on the REST port (HTTP/1.1)
+	StreamConnectSrv     = "connect-server-stream" // UserService.Stream over Connect
+	StreamGRPCWebGet     = "grpcweb-get"           // UserService.Get, gRPC-Web on the REST port (HTTP/1.1)
+	StreamGRPCWebSrv     = "grpcweb-server-stream"
+	StreamRESTList       = "rest-list" // GET /users, one JSON array
+	StreamNDJSON         = "ndjson"    // GET /users, Accept: application/x-ndjson
+	StreamSSE            = "sse"       // GET /users/events
+	StreamWebSocket      = "websocket" // /ws/echo, Messages round trips of JSON text messages
+	defaultStreamMsgs    = 100
+)
+
+// StreamKinds lists the stream scenarios.
+func StreamKinds() []string {
+	return []string{StreamGRPCServer, StreamGRPCClient, StreamGRPCBidi, StreamGRPCGet, StreamGRPCGetNewConn, StreamTunnelGet, StreamTunnelSrv,
+		StreamConnectGet, StreamConnectSrv, StreamGRPCWebGet, StreamGRPCWebSrv, StreamRESTList, StreamNDJSON, StreamSSE, StreamWebSocket}
+}
+
+// StreamOptions configure a stream scenario.
+type StreamOptions struct {
+	Kind string `json:"kind"`
+	// URL is the REST port (http://host:port): REST, NDJSON, SSE,
+	// WebSocket, Connect, gRPC-Web and the tunnel (ws://host:port/grpc-ws).
+	URL string `json:"url"`
+	// GRPC is the gRPC port (host:port) for the native gRPC kinds.
+	GRPC string `json:"grpc,omitempty"`
+	// Messages per client-stream, bidi or WebSocket exchange (default 100).
+	Messages int           `json:"messages,omitempty"`
+	Timeout  time.Duration `json:"timeout"`
+}
+
+// StreamResult is what a stream scenario adds to a Result.
+type StreamResult struct {
+	Kind string `json:"kind"`
+	// Exchanges completed (streams, lists, calls) and items they carried.
+	Exchanges int64 `json:"exchanges"`
+	Items     int64 `json:"items"`
+	// First is from the request's start to the first item; Last to the
+	// last; PerMessage as the scenario defines it (see the kinds).
+	First      *measure.Histogram `json:"first"`
+	Last       *measure.Histogram `json:"last"`
+	PerMessage *measure.Histogram `json:"per_message"`
+	// In and Out split the bytes on every connection by layer.
+	In  Layers `json:"in"`
+	Out Layers `json:"out"`
+	// InBrowser marks latencies measured by a page with performance.now().
+	InBrowser bool `json:"in_browser,omitempty"`
+}
+
+// ItemsPerSecond is the rate of items over the run's measured window.
+func (s *StreamResult) ItemsPerSecond(window time.Duration) float64 {
+	if window <= 0 {
+		return 0
+	}
+	return float64(s.Items) / window.Seconds()
+}
+
+// streamReporter is a scenario that adds a StreamResult to its run's
+// Result (finishStream, called by Run).
+type streamReporter interface {
+	streamResult() *StreamResult
+}
+
+// finishStream fills res.Stream from a stream scenario; a scenario that
+// measured its own latencies (the browser) replaces the run's.
+func finishStream(res *Result, sc Scenario) {
+	sr, ok := sc.(streamReporter)
+	if !ok {
+		return
+	}
+	res.Stream = sr.streamResult()
+	if ol, ok := sc.(interface{ ownLatency(*Result) }); ok {
+		ol.ownLatency(res)
+	}
+}
+
+// streamStats are one VU's measurements, merged into the scenario's when
+// the VU closes (no lock per message).
+type streamStats struct {
+	exchanges, items        int64
+	first, last, perMessage *measure.Histogram
+}
+
+func newStreamStats() *streamStats {
+	return &streamStats{first: measure.NewHistogram(), last: measure.NewHistogram(), perMessage: measure.NewHistogram()}
+}
+
+// streamScenario holds what every stream kind shares: options, layer
+// counters, merged statistics and shared connections.
+type streamScenario struct {
+	o      StreamOptions
+	host   string // host:port of the REST port
+	layers WireLayers
+	raw    measure.Bytes // shared connections' bytes (WireCounter)
+
+	mu    sync.Mutex
+	stats *streamStats
+	// shared is the kind's shared connection state (a gRPC connection),
+	// made on first use and closed by Close.
+	shared     any
+	sharedErr  error
+	sharedOnce sync.Once
+	closers    []func()
+	final      *[2]Layers // the layers when WireBytes was read
+	expect     int        // the list's length at the start (checked per exchange)
+}
+
+// NewStream validates o and returns its scenario.
+func NewStream(o StreamOptions) (Scenario, error) {
+	known := false
+	for _, k := range StreamKinds() {
+		known = known || k == o.Kind
+	}
+	if !known {
+		return nil, fmt.Errorf("%w: stream kind %q (want one of %s)", ErrOptions, o.Kind, strings.Join(StreamKinds(), ", "))
+	}
+	if o.Messages <= 0 {
+		o.Messages = defaultStreamMsgs
+	}
+	if o.Timeout == 0 {
+		o.Timeout = 30 * time.Second
+	}
+	s := &streamScenario{o: o, stats: newStreamStats()}
+	if o.URL != "" {
+		u, err := url.Parse(o.URL)
+		if err != nil || u.Host == "" {
+			return nil, fmt.Errorf("%w: stream URL %q: want http://host:port", ErrOptions, o.URL)
+		}
+		s.host = u.Host
+	}
+	if s.needsGRPCPort() && o.GRPC == "" {
+		return nil, fmt.Errorf("%w: stream kind %s needs the gRPC address", ErrOptions, o.Kind)
+	}
+	if !s.needsGRPCPort() && s.host == "" {
+		return nil, fmt.Errorf("%w: stream kind %s needs the REST URL", ErrOptions, o.Kind)
+	}
+	return s, nil
+}
+
+func (s *streamScenario) needsGRPCPort() bool {
+	switch s.o.Kind {
+	case StreamGRPCServer, StreamGRPCClient, StreamGRPCBidi, StreamGRPCGet, StreamGRPCGetNewConn:
+		return true
+	}
+	return false
+}
+
+func (s *streamScenario) Name() string  { return "stream " + s.o.Kind }
+func (s *streamScenario) Ops() []string { return []string{streamOp(s.o.Kind)} }
+
+// streamOp names a kind's operation as the reference-API scenarios name
+// theirs, so per-operation tables line up across cells of a group: a
+// stream or a list of users is "list users", a unary call "get user".
+func streamOp(kind string) string {
+	switch kind {
+	case StreamGRPCGet, StreamGRPCGetNewConn, StreamTunnelGet, StreamConnectGet, StreamGRPCWebGet,
+		"fetch-json", "connect", "grpc-web", "ws-tunnel":
+		return "get user"
+	case StreamGRPCBidi, StreamWebSocket:
+		return "echo exchange"
+	case StreamGRPCClient:
+		return "create users"
+	}
+	return "list users"
+}
+
+// WireBytes closes the shared connections (the run is over: Run asks
+// after its VUs closed) so that nothing more crosses them, then snapshots
+// their bytes and the layers together, so the two agree exactly.
+func (s *streamScenario) WireBytes() (in, out int64) {
+	s.Close()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	in, out = s.raw.In.Load(), s.raw.Out.Load()
+	s.final = &[2]Layers{s.layers.In(), s.layers.Out()}
+	return in, out
+}
+
+func (s *streamScenario) streamResult() *StreamResult {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	in, out := s.layers.In(), s.layers.Out()
+	if s.final != nil {
+		in, out = s.final[0], s.final[1]
+	}
+	return &StreamResult{Kind: s.o.Kind, Exchanges: s.stats.exchanges, Items: s.stats.items,
+		First: s.stats.first, Last: s.stats.last, PerMessage: s.stats.perMessage, In: in, Out: out}
+}
+
+// Close releases the shared connections.
+func (s *streamScenario) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, c := range s.closers {
+		c()
+	}
+	s.closers = nil
+	return nil
+}
+
+func (s *streamScenario) merge(st *streamStats) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.stats.exchanges += st.exchanges
+	s.stats.items += st.items
+	s.stats.first.Merge(st.first)
+	s.stats.last.Merge(st.last)
+	s.stats.perMessage.Merge(st.perMessage)
+}
+
+func (s *streamScenario) NewVU(ctx context.Context, id int, wire *measure.Bytes) (VU, error) {
+	v := &streamVU{s: s, st: newStreamStats(), wire: wire}
+	switch s.o.Kind {
+	case StreamGRPCServer, StreamGRPCClient, StreamGRPCBidi, StreamGRPCGet, StreamTunnelGet, StreamTunnelSrv:
+		v.do = v.grpcDo
+	case StreamGRPCGetNewConn:
+		v.do = v.grpcNewConnDo
+	case StreamConnectGet, StreamConnectSrv, StreamGRPCWebGet, StreamGRPCWebSrv:
+		v.do = v.connectDo
+	case StreamRESTList, StreamNDJSON, StreamSSE:
+		v.do = v.httpDo
+	case StreamWebSocket:
+		v.do = v.wsDo
+	}
+	return v, nil
+}
+
+// streamVU is one worker of a stream scenario.
+type streamVU struct {
+	s    *streamScenario
+	st   *streamStats
+	wire *measure.Bytes
+	do   func(ctx context.Context, o *Outcome, t0 time.Time) (items int, first, last time.Duration, ok bool)
+	// per-VU connection state, made lazily by the kind
+	conn   any
+	closer func()
+}
+
+func (v *streamVU) Do(ctx context.Context, o *Outcome) {
+	if v.s.o.Timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, v.s.o.Timeout)
+		defer cancel()
+	}
+	t0 := time.Now()
+	items, first, last, ok := v.do(ctx, o, t0)
+	if !ok {
+		if o.Fail == "" {
+			o.Fail = "stream failed"
+		}
+		if ctx.Err() != nil && o.Fail != "timeout" && strings.Contains(o.Fail, "deadline") {
+			o.Fail = "timeout"
+		}
+		return
+	}
+	v.st.exchanges++
+	v.st.items += int64(items)
+	v.st.first.Record(first)
+	v.st.last.Record(last)
+}
+
+func (v *streamVU) Close() error {
+	if v.closer != nil {
+		v.closer()
+	}
+	v.s.merge(v.st)
+	return nil
+}
+
+// gap records the per-message latency between two item times.
+func (v *streamVU) gap(prev, now time.Duration) { v.st.perMessage.Record(now - prev) }
+
+// getIDs is how many seeded users (ids 1..getIDs) the unary kinds cycle
+// through: the server must hold at least these.
+const getIDs = 10
+
+func (v *streamVU) nextID() int64 { return 1 + v.st.exchanges%getIDs }
+
+// heapAllocs reads the process's cumulative heap allocations (objects and
+// bytes) from runtime/metrics, which needs no stop-the-world.
+func heapAllocs() (objects, bytes int64) {
+	s := []metrics.Sample{{Name: "/gc/heap/allocs:objects"}, {Name: "/gc/heap/allocs:bytes"}}
+	metrics.Read(s)
+	if s[0].Value.Kind() != metrics.KindUint64 || s[1].Value.Kind() != metrics.KindUint64 {
+		return 0, 0
+	}
+	return int64(s[0].Value.Uint64()), int64(s[1].Value.Uint64())
+}

@@ -1,0 +1,141 @@
+package load
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/wirebench/wirebench/server"
+)
+
+// startStreamServer runs the reference server (REST and gRPC) on
+// 127.0.0.1:0 with users seeded users.
+func startStreamServer(t *testing.T, users int) (restURL, grpcAddr string) {
+	t.Helper()
+	srv, err := server.Start(context.Background(), server.Options{HTTPAddr: "127.0.0.1:0", GRPCAddr: "127.0.0.1:0", SeedUsers: users, SeedTodos: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Close() })
+	return "http://" + srv.HTTPAddr(), srv.GRPCAddr()
+}
+
+// runStream runs kind for a fixed number of exchanges on 2 VUs.
+func runStream(t *testing.T, o StreamOptions, exchanges int64) *Result {
+	t.Helper()
+	sc, err := NewStream(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sc.(*streamScenario).Close()
+	res, err := Run(context.Background(), Options{Concurrency: 2, Requests: exchanges}, sc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+// checkStream checks what every stream kind must deliver: all exchanges
+// succeeded with the items expected, the histograms are filled, and the
+// layer split is exact: its sum is the socket's bytes, its Message layer
+// the payload bytes the client decoded.
+func checkStream(t *testing.T, res *Result, exchanges int64, itemsPer int, perMessage bool) {
+	t.Helper()
+	s := res.Stream
+	if res.Failed != 0 || res.Requests != exchanges || s == nil {
+		t.Fatalf("%d of %d failed (%v); stream %+v", res.Failed, res.Requests, res.Failures, s)
+	}
+	if s.Exchanges != exchanges || s.Items != exchanges*int64(itemsPer) {
+		t.Errorf("%s: %d exchanges, %d items; want %d and %d", s.Kind, s.Exchanges, s.Items, exchanges, exchanges*int64(itemsPer))
+	}
+	if s.First.Count() != exchanges || s.Last.Count() != exchanges || s.Last.Quantile(0.5) < s.First.Quantile(0.5) {
+		t.Errorf("%s: first %d/%v, last %d/%v", s.Kind, s.First.Count(), s.First.Quantile(0.5), s.Last.Count(), s.Last.Quantile(0.5))
+	}
+	if perMessage && s.PerMessage.Count() == 0 {
+		t.Errorf("%s: no per-message latencies", s.Kind)
+	}
+	if s.In.Total() != res.Bytes.WireIn || s.Out.Total() != res.Bytes.WireOut {
+		t.Errorf("%s: layers sum to %d in, %d out; the socket saw %d, %d (in %+v out %+v)", s.Kind,
+			s.In.Total(), s.Out.Total(), res.Bytes.WireIn, res.Bytes.WireOut, s.In, s.Out)
+	}
+	payload := s.In.Message // a gRPC, Connect or WebSocket message
+	switch s.Kind {
+	case StreamRESTList, StreamNDJSON, StreamSSE: // the HTTP body, its framing included
+		payload += s.In.Envelope
+	}
+	if payload != res.Bytes.BodyIn || s.In.Other+s.Out.Other != 0 {
+		t.Errorf("%s: message layer %d, decoded payload %d (in %+v)", s.Kind, s.In.Message, res.Bytes.BodyIn, s.In)
+	}
+}
+
+func TestStreamGRPCKinds(t *testing.T) {
+	rest, grpcAddr := startStreamServer(t, 300)
+	for _, c := range []struct {
+		kind       string
+		items      int
+		perMessage bool
+	}{
+		{StreamGRPCServer, 300, true},
+		{StreamGRPCBidi, 20, true},
+		{StreamGRPCGet, 1, false},
+		{StreamGRPCGetNewConn, 1, false},
+		{StreamRESTList, 300, false},
+		{StreamNDJSON, 300, true},
+		{StreamSSE, 300, true},
+		{StreamWebSocket, 20, true},
+		{StreamConnectGet, 1, false},
+		{StreamConnectSrv, 300, true},
+		{StreamGRPCWebGet, 1, false},
+		{StreamGRPCWebSrv, 300, true},
+		{StreamTunnelGet, 1, false},
+		{StreamTunnelSrv, 300, true},
+	} {
+		t.Run(c.kind, func(t *testing.T) {
+			res := runStream(t, StreamOptions{Kind: c.kind, URL: rest, GRPC: grpcAddr, Messages: 20}, 6)
+			checkStream(t, res, 6, c.items, c.perMessage)
+			if c.kind == StreamGRPCServer && res.Stream.In.Envelope != 6*300*5 {
+				t.Errorf("gRPC prefixes: %d bytes, want 5 per user", res.Stream.In.Envelope)
+			}
+		})
+	}
+}
+
+func TestStreamGRPCClientStream(t *testing.T) {
+	rest, grpcAddr := startStreamServer(t, 10)
+	res := runStream(t, StreamOptions{Kind: StreamGRPCClient, URL: rest, GRPC: grpcAddr, Messages: 50}, 4)
+	s := res.Stream
+	if res.Failed != 0 || s.Items != 200 || s.Out.Message != res.Bytes.BodyOut || s.Out.Envelope < 200*5 {
+		t.Fatalf("failed %d (%v), items %d, out %+v, body out %d", res.Failed, res.Failures, s.Items, s.Out, res.Bytes.BodyOut)
+	}
+}
+
+func TestStreamOptionsRefused(t *testing.T) {
+	for _, o := range []StreamOptions{
+		{Kind: "nope", URL: "http://127.0.0.1:1"},
+		{Kind: StreamGRPCServer, URL: "http://127.0.0.1:1"},
+		{Kind: StreamNDJSON},
+		{Kind: StreamNDJSON, URL: "::"},
+	} {
+		if _, err := NewStream(o); err == nil {
+			t.Errorf("%+v: accepted", o)
+		}
+	}
+}
+
+func TestWriteStreamSummary(t *testing.T) {
+	rest, grpcAddr := startStreamServer(t, 50)
+	res := runStream(t, StreamOptions{Kind: StreamGRPCServer, URL: rest, GRPC: grpcAddr}, 2)
+	var b strings.Builder
+	if err := WriteStreamSummary(&b, res); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"2 exchanges, 100 items", "first item:", "per message:", "HTTP/2 frames", "envelope", "total"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("summary lacks %q:\n%s", want, b.String())
+		}
+	}
+	b.Reset()
+	if err := WriteStreamSummary(&b, &Result{}); err != nil || b.Len() != 0 {
+		t.Errorf("a run without streams printed %q", b.String())
+	}
+}

@@ -1,0 +1,193 @@
+package load
+
+import (
+	"context"
+	"net"
+	"sync/atomic"
+
+	"github.com/wirebench/wirebench/measure"
+)
+
+// Layer accounting: every byte a stream client sends or receives on its
+// socket is attributed to exactly one protocol layer, by parsing the bytes
+// as they pass (layerConn) with the same framing rules the peers use. The
+// counts are exact, not estimated: the layers of one direction always sum
+// to the bytes on the socket (FuzzLayers checks it for any input and any
+// chunking). Bytes a parser cannot classify (a malformed or unknown frame)
+// go to Other and the parser stops classifying that direction.
+
+// Layers are the bytes of one direction of one or more connections, split
+// by layer. Message is the application payload (a protobuf message, a JSON
+// record or array); Envelope the per-message framing inside a body (the
+// 5-byte length prefix of gRPC, gRPC-Web and Connect streams, gRPC-Web
+// trailer frames, NDJSON newlines, SSE "data:" lines); H2Frames the HTTP/2
+// connection preface, the 9-byte frame headers, padding and the payloads of
+// control frames (SETTINGS, WINDOW_UPDATE, PING, RST_STREAM, GOAWAY,
+// PRIORITY); H2Headers the HPACK blocks of HEADERS and CONTINUATION; WS the
+// WebSocket frame headers (masking keys included) and control frames;
+// H1Headers the HTTP/1.1 start lines and header blocks; H1Framing chunked
+// transfer coding (size lines, CRLFs, the last chunk and trailers).
+type Layers struct {
+	Message   int64 `json:"message"`
+	Envelope  int64 `json:"envelope"`
+	H2Frames  int64 `json:"h2_frames"`
+	H2Headers int64 `json:"h2_headers"`
+	WS        int64 `json:"ws_frames"`
+	H1Headers int64 `json:"h1_headers"`
+	H1Framing int64 `json:"h1_framing"`
+	Other     int64 `json:"other,omitempty"`
+}
+
+// Total is the bytes on the socket.
+func (l Layers) Total() int64 {
+	return l.Message + l.Envelope + l.H2Frames + l.H2Headers + l.WS + l.H1Headers + l.H1Framing + l.Other
+}
+
+// Add sums two splits.
+func (l Layers) Add(o Layers) Layers {
+	return Layers{
+		Message: l.Message + o.Message, Envelope: l.Envelope + o.Envelope, H2Frames: l.H2Frames + o.H2Frames,
+		H2Headers: l.H2Headers + o.H2Headers, WS: l.WS + o.WS, H1Headers: l.H1Headers + o.H1Headers,
+		H1Framing: l.H1Framing + o.H1Framing, Other: l.Other + o.Other,
+	}
+}
+
+// layer indexes the counters of a layerCounts.
+type layer int
+
+const (
+	lMessage layer = iota
+	lEnvelope
+	lH2Frames
+	lH2Headers
+	lWS
+	lH1Headers
+	lH1Framing
+	lOther
+	nLayers
+)
+
+// layerCounts is one direction's counters, safe to read while a parser
+// adds to them.
+type layerCounts [nLayers]atomic.Int64
+
+func (c *layerCounts) add(l layer, n int) {
+	if n > 0 {
+		c[l].Add(int64(n))
+	}
+}
+
+func (c *layerCounts) snapshot() Layers {
+	return Layers{
+		Message: c[lMessage].Load(), Envelope: c[lEnvelope].Load(), H2Frames: c[lH2Frames].Load(),
+		H2Headers: c[lH2Headers].Load(), WS: c[lWS].Load(), H1Headers: c[lH1Headers].Load(),
+		H1Framing: c[lH1Framing].Load(), Other: c[lOther].Load(),
+	}
+}
+
+// WireLayers accumulates the layers of every connection of a stream
+// scenario, per direction (safe for concurrent use).
+type WireLayers struct {
+	in, out layerCounts
+}
+
+// In and Out are the received and sent splits so far.
+func (w *WireLayers) In() Layers  { return w.in.snapshot() }
+func (w *WireLayers) Out() Layers { return w.out.snapshot() }
+
+// Stack names the layers a connection carries, outermost first, and so
+// which parsers its bytes go through.
+type Stack int
+
+const (
+	// StackH2GRPC is gRPC over HTTP/2 (h2c): frames, HPACK, 5-byte
+	// prefixed messages.
+	StackH2GRPC Stack = iota
+	// StackH1 is HTTP/1.1 with a plain body (JSON, a list).
+	StackH1
+	// StackH1NDJSON is HTTP/1.1 whose body is newline-delimited records.
+	StackH1NDJSON
+	// StackH1SSE is HTTP/1.1 whose body is Server-Sent Events.
+	StackH1SSE
+	// StackH1Enveloped is HTTP/1.1 whose body is 5-byte enveloped
+	// messages (gRPC-Web, Connect streaming).
+	StackH1Enveloped
+	// StackWS is an HTTP/1.1 upgrade to WebSocket whose messages are
+	// payload.
+	StackWS
+	// StackWSH2GRPC is the gRPC tunnel: HTTP/1.1 upgrade, WebSocket
+	// frames, and inside them gRPC over HTTP/2.
+	StackWSH2GRPC
+)
+
+// newParsers returns the (client-side) parsers of one connection's two
+// directions. The client writes requests and reads responses; in the
+// tunnel the client's WebSocket frames are masked, the server's are not.
+func newParsers(s Stack, w *WireLayers) (in, out parser) {
+	switch s {
+	case StackH2GRPC:
+		return newH2Parser(&w.in, false), newH2Parser(&w.out, true)
+	case StackH1:
+		return newH1Parser(&w.in, true, rawBody(&w.in)), newH1Parser(&w.out, false, rawBody(&w.out))
+	case StackH1NDJSON:
+		return newH1Parser(&w.in, true, &lineBody{c: &w.in}), newH1Parser(&w.out, false, rawBody(&w.out))
+	case StackH1SSE:
+		return newH1Parser(&w.in, true, &lineBody{c: &w.in, sse: true}), newH1Parser(&w.out, false, rawBody(&w.out))
+	case StackH1Enveloped:
+		return newH1Parser(&w.in, true, newEnvelopeParser(&w.in)), newH1Parser(&w.out, false, newEnvelopeParser(&w.out))
+	case StackWS:
+		return newH1Parser(&w.in, true, nil).upgrade(newWSParser(&w.in, rawBody(&w.in))),
+			newH1Parser(&w.out, false, nil).upgrade(newWSParser(&w.out, rawBody(&w.out)))
+	case StackWSH2GRPC:
+		return newH1Parser(&w.in, true, nil).upgrade(newWSParser(&w.in, newH2Parser(&w.in, false))),
+			newH1Parser(&w.out, false, nil).upgrade(newWSParser(&w.out, newH2Parser(&w.out, true)))
+	}
+	panic("load: unknown stack")
+}
+
+// layerConn attributes the bytes of a client connection to layers.
+type layerConn struct {
+	net.Conn
+	in, out parser
+	bytes   *measure.Bytes
+}
+
+// LayerConn wraps c, parsing what passes with the parsers of stack s into
+// w, and counting the raw bytes into b as well (nil: not).
+func LayerConn(c net.Conn, s Stack, w *WireLayers, b *measure.Bytes) net.Conn {
+	in, out := newParsers(s, w)
+	return &layerConn{Conn: c, in: in, out: out, bytes: b}
+}
+
+func (c *layerConn) Read(p []byte) (int, error) {
+	n, err := c.Conn.Read(p)
+	if n > 0 {
+		c.in.feed(p[:n])
+		if c.bytes != nil {
+			c.bytes.In.Add(int64(n))
+		}
+	}
+	return n, err
+}
+
+func (c *layerConn) Write(p []byte) (int, error) {
+	n, err := c.Conn.Write(p)
+	if n > 0 {
+		c.out.feed(p[:n])
+		if c.bytes != nil {
+			c.bytes.Out.Add(int64(n))
+		}
+	}
+	return n, err
+}
+
+// LayerDialer wraps dial so that every connection it makes is a layerConn.
+func LayerDialer(dial measure.DialFunc, s Stack, w *WireLayers, b *measure.Bytes) measure.DialFunc {
+	return func(ctx context.Context, network, addr string) (net.Conn, error) {
+		c, err := dial(ctx, network, addr)
+		if err != nil {
+			return nil, err
+		}
+		return LayerConn(c, s, w, b), nil
+	}
+}
