@@ -59,6 +59,8 @@ func Merge(rs ...*Result) (*Result, error) {
 		m.CPU.User += r.CPU.User
 		m.CPU.System += r.CPU.System
 		m.CPU.CPUs += r.CPU.CPUs
+		m.CPU.Allocs += r.CPU.Allocs
+		m.CPU.AllocBytes += r.CPU.AllocBytes
 		conc += r.Options.Concurrency
 		rate += r.Options.Rate
 		if len(r.Segments) > 0 {

@@ -85,9 +85,15 @@ func TestCheckSegments(t *testing.T) {
 func TestMergeKeepsTest(t *testing.T) {
 	t.Parallel()
 	rs := []*Result{segmentOf(1, 3), segmentOf(2, 3), segmentOf(3, 3)}
+	for i, r := range rs {
+		r.CPU.Allocs, r.CPU.AllocBytes = int64(10*(i+1)), int64(1000*(i+1))
+	}
 	m, err := Merge(rs...)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if m.CPU.Allocs != 60 || m.CPU.AllocBytes != 6000 {
+		t.Errorf("client allocations %d, %d bytes: want the segments' sums 60, 6000", m.CPU.Allocs, m.CPU.AllocBytes)
 	}
 	if m.Options.Rate != 400 || m.Test == nil || m.Options.StartAt != rs[0].Test.StartAt {
 		t.Errorf("complete merge: options %+v", m.Options)
