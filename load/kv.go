@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net/url"
-	"strings"
 	"sync"
 	"time"
 
@@ -228,11 +227,3 @@ const kvMissingFail = "check: key missing"
 func kvURLPath(b []byte, k int) []byte {
 	return appendKVKey(append(b, "/kv/"...), k)
 }
-
-// describeKV is the scenario's configuration for result files.
-func describeKV(o KVOptions) map[string]any {
-	return map[string]any{"scenario": o.Name, "protocol": o.Protocol, "keys": o.Keys, "value_size": o.ValueSize, "pipeline": o.Pipeline}
-}
-
-// kvProtocols lists the protocols, for messages.
-var kvProtocols = strings.Join([]string{ProtocolRESP, ProtocolHTTPRaw, ProtocolHTTPJSON}, ", ")
