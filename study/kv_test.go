@@ -159,5 +159,3 @@ func TestKVStudyQuickRedis(t *testing.T) {
 		t.Errorf("no SET rate for Redis:\n%s", n)
 	}
 }
-
-
