@@ -16,6 +16,9 @@ import (
 
 	"github.com/wirebench/wirebench/grpcapi"
 	"github.com/wirebench/wirebench/httpapi"
+	"github.com/wirebench/wirebench/kv"
+	"github.com/wirebench/wirebench/kv/resp"
+	"github.com/wirebench/wirebench/kvhttp"
 	"github.com/wirebench/wirebench/store"
 )
 
@@ -47,11 +50,18 @@ type Options struct {
 	// Timeouts bound how long one connection or stream may hold the
 	// server's memory and goroutines; the zero value is DefaultTimeouts.
 	Timeouts Timeouts
+	// KV is the key-value store behind /kv/ (nethttp engine) and RESP;
+	// RESPAddr "" serves no RESP.
+	KV       kv.Options
+	RESPAddr string
+	RESP     resp.Options
 }
 
 // Server is a running service.
 type Server struct {
 	Store    *store.Memory
+	KV       *kv.Store
+	respSrv  *resp.Server
 	httpSrv  *http.Server
 	fastSrv  *fasthttp.Server
 	grpcSrv  *grpc.Server
@@ -68,13 +78,25 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{Store: st, serveErr: make(chan error, 2)}
+	var err error
+	if s.KV, err = kv.Open(opts.KV); err != nil {
+		return nil, err
+	}
+	if opts.RESPAddr != "" {
+		if s.respSrv, err = resp.Listen(opts.RESPAddr, s.KV, opts.RESP); err != nil {
+			s.KV.Close()
+			return nil, err
+		}
+	}
 	if !opts.NoHTTP {
 		h, err := httpapi.New(st, opts.HTTP)
 		if err != nil {
+			s.closeKV()
 			return nil, err
 		}
 		addr := cmp.Or(opts.HTTPAddr, DefaultHTTPAddr)
 		if s.httpLn, err = net.Listen("tcp", addr); err != nil {
+			s.closeKV()
 			return nil, fmt.Errorf("server: HTTP listen: %w", err)
 		}
 		switch opts.Engine {
@@ -82,13 +104,14 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 			var protos http.Protocols
 			protos.SetHTTP1(true)
 			protos.SetUnencryptedHTTP2(true) // h2c with prior knowledge on the same port
-			s.httpSrv = newHTTPServer(h, &protos, opts.Timeouts.withDefaults())
+			s.httpSrv = newHTTPServer(kvhttp.Mount(s.KV, h, kvhttp.Options{MaxBody: cmp.Or(opts.HTTP.MaxBody, httpapi.DefaultMaxBody)}), &protos, opts.Timeouts.withDefaults())
 			go func() { s.serveErr <- ignoreClosed(s.httpSrv.Serve(s.httpLn)) }()
 		case EngineFastHTTP:
 			s.fastSrv = newFastServer(h, opts)
 			go func() { s.serveErr <- s.fastSrv.Serve(s.httpLn) }()
 		default:
 			s.httpLn.Close()
+			s.closeKV()
 			return nil, fmt.Errorf("server: unknown engine %q (want %s or %s)", opts.Engine, EngineNetHTTP, EngineFastHTTP)
 		}
 	}
@@ -117,6 +140,14 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 // HTTPAddr is the REST listener's address ("" when HTTP is off).
 func (s *Server) HTTPAddr() string { return addrOf(s.httpLn) }
 
+// RESPAddr is the RESP listener's address ("" when RESP is off).
+func (s *Server) RESPAddr() string {
+	if s.respSrv == nil {
+		return ""
+	}
+	return s.respSrv.Addr()
+}
+
 // GRPCAddr is the gRPC listener's address ("" when gRPC is off).
 func (s *Server) GRPCAddr() string { return addrOf(s.grpcLn) }
 
@@ -133,6 +164,19 @@ func (s *Server) Close() error {
 	}
 	if s.grpcSrv != nil {
 		s.grpcSrv.Stop()
+	}
+	errs = append(errs, s.closeKV())
+	return errors.Join(errs...)
+}
+
+// closeKV stops RESP, then closes the store (writing what is pending).
+func (s *Server) closeKV() error {
+	var errs []error
+	if s.respSrv != nil {
+		errs = append(errs, s.respSrv.Close())
+	}
+	if s.KV != nil {
+		errs = append(errs, s.KV.Close())
 	}
 	return errors.Join(errs...)
 }
@@ -156,6 +200,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 			s.grpcSrv.Stop()
 		}
 	}
+	errs = append(errs, s.closeKV())
 	return errors.Join(errs...)
 }
 

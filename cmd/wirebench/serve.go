@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/wirebench/wirebench/httpapi"
+	"github.com/wirebench/wirebench/kv"
 	"github.com/wirebench/wirebench/measure"
 	"github.com/wirebench/wirebench/server"
 )
@@ -38,6 +39,11 @@ func runServe(ctx context.Context, env *cliEnv, args []string) error {
 	fs.DurationVar(&o.Timeouts.Idle, "idle-timeout", d.Idle, "time a keep-alive connection waits for its next request (gRPC: with no RPC)")
 	fs.IntVar(&o.Timeouts.H2MaxStreams, "h2-max-streams", d.H2MaxStreams, "concurrent streams per h2c or gRPC connection")
 	fs.IntVar(&o.Timeouts.H2StreamBuffer, "h2-stream-buffer", d.H2StreamBuffer, "h2c flow-control window per stream and per connection, in `bytes` (64 KiB to under 4 MiB): request data buffered before the handler reads")
+	fs.StringVar(&o.RESPAddr, "resp", "", "`address` of the KV store over RESP (the Redis protocol); port 0 picks a free one; empty: off")
+	fs.StringVar(&o.RESP.Engine, "resp-engine", "own", "RESP `engine`: own (our reader) or redcon (tidwall/redcon)")
+	fs.StringVar(&o.KV.Dir, "data-dir", "", "`directory` of the KV store's append-only file; empty: memory only")
+	fsync := fs.String("appendfsync", "everysec", "KV AOF fsync `policy`: always (ack after fsync, group commit), everysec, no (Redis's meanings)")
+	fs.BoolVar(&o.KV.Repair, "aof-repair", false, "start even when the AOF is corrupt in the middle, truncating it at the bad record")
 	cpus := fs.String("cpus", "", "pin the server to these `CPUs` (e.g. 1 or 2,3), so a load client on other CPUs measures it fairly")
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -69,13 +75,23 @@ func runServe(ctx context.Context, env *cliEnv, args []string) error {
 	if b := o.Timeouts.H2StreamBuffer; b < 64<<10 || b >= 4<<20 {
 		return usagef("-h2-stream-buffer: want 65536 <= bytes < 4194304, got %d", b)
 	}
+	pol, err := kv.ParseFsyncPolicy(*fsync)
+	if err != nil {
+		return usagef("-appendfsync: %v", err)
+	}
+	o.KV.Fsync = pol
+	o.KV.Logf = func(format string, args ...any) { fmt.Fprintf(env.stderr, format+"\n", args...) }
 	srv, err := server.Start(context.Background(), o)
 	if err != nil {
 		return err
 	}
 	// One machine-readable line, so that scripts and the study runner can
 	// use port 0 and learn the ports.
-	fmt.Fprintf(env.stdout, "listening http=%s grpc=%s\n", srv.HTTPAddr(), srv.GRPCAddr())
+	if srv.RESPAddr() != "" {
+		fmt.Fprintf(env.stdout, "listening http=%s grpc=%s resp=%s\n", srv.HTTPAddr(), srv.GRPCAddr(), srv.RESPAddr())
+	} else {
+		fmt.Fprintf(env.stdout, "listening http=%s grpc=%s\n", srv.HTTPAddr(), srv.GRPCAddr())
+	}
 	<-ctx.Done()
 	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()

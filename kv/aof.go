@@ -1,0 +1,455 @@
+package kv
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// FsyncPolicy is when the AOF is fsynced, with Redis's meanings.
+type FsyncPolicy string
+
+const (
+	// FsyncAlways acknowledges a write once it is fsynced. Concurrent
+	// writers share one fsync (group commit).
+	FsyncAlways FsyncPolicy = "always"
+	// FsyncEverySec acknowledges once written to the operating system and
+	// fsyncs once a second: a machine crash loses up to about a second, a
+	// process crash nothing.
+	FsyncEverySec FsyncPolicy = "everysec"
+	// FsyncNo acknowledges once written and leaves fsync to the OS.
+	FsyncNo FsyncPolicy = "no"
+)
+
+// ParseFsyncPolicy checks a --appendfsync value.
+func ParseFsyncPolicy(s string) (FsyncPolicy, error) {
+	switch p := FsyncPolicy(s); p {
+	case FsyncAlways, FsyncEverySec, FsyncNo:
+		return p, nil
+	}
+	return "", fmt.Errorf("kv: appendfsync %q: want always, everysec or no", s)
+}
+
+// File is what the AOF needs of its file; tests inject faults through
+// Options.OpenFile.
+type File interface {
+	io.Writer
+	Sync() error
+	Truncate(size int64) error
+	Close() error
+}
+
+// AOFName is the file's name in the data directory.
+const AOFName = "appendonly.wbaof"
+
+// undo restores what one logged change replaced, for a batch the file
+// refused.
+type undo struct {
+	sh    *shard
+	key   string
+	old   entry
+	had   bool
+	flush *[nShards]map[string]entry // FLUSHALL: the maps it replaced
+}
+
+type seqRange struct{ lo, hi uint64 } // inclusive
+
+type aof struct {
+	s      *Store
+	path   string
+	policy FsyncPolicy
+	open   func(string) (File, error)
+
+	mu       sync.Mutex
+	cond     *sync.Cond
+	f        File
+	size     int64  // bytes of f known good (written; fsynced too for always)
+	buf      []byte // frames appended and not yet written
+	undo     []undo // of the frames in buf
+	seq      uint64 // last appended
+	done     uint64 // every seq <= done is settled
+	failed   []seqRange
+	flushing bool // one goroutine writes at a time
+	dirty    bool // written since the last fsync
+	// broken refuses new writes: a failed fsync of acknowledged data
+	// (everysec), or a file we could not cut back to its good size.
+	broken   atomic.Pointer[error]
+	fatal    bool // broken for good
+	rw       *rewrite
+	closing  bool  // no new rewrites
+	baseSize int64 // size after the last rewrite, for auto rewrite
+
+	fsyncs, batches, records atomic.Int64
+	rewrites                 atomic.Int64
+	stop                     chan struct{}
+	wg                       sync.WaitGroup
+}
+
+func osOpen(path string) (File, error) {
+	return os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+}
+
+// openAOF recovers the store from dir's AOF and opens it for appending.
+func openAOF(s *Store, opts Options) (*aof, error) {
+	if err := os.MkdirAll(opts.Dir, 0o755); err != nil {
+		return nil, fmt.Errorf("kv: data dir: %w", err)
+	}
+	a := &aof{s: s, path: filepath.Join(opts.Dir, AOFName), policy: opts.Fsync, open: opts.OpenFile, stop: make(chan struct{})}
+	if a.policy == "" {
+		a.policy = FsyncEverySec
+	}
+	if _, err := ParseFsyncPolicy(string(a.policy)); err != nil {
+		return nil, err
+	}
+	if a.open == nil {
+		a.open = osOpen
+	}
+	a.cond = sync.NewCond(&a.mu)
+	size, err := recoverAOF(s, a.path, opts.Repair)
+	if err != nil {
+		return nil, err
+	}
+	if a.f, err = a.open(a.path); err != nil {
+		return nil, fmt.Errorf("kv: opening AOF: %w", err)
+	}
+	a.size, a.baseSize = size, size
+	if size == 0 {
+		if _, err := a.f.Write([]byte(aofMagic)); err != nil {
+			a.f.Close()
+			return nil, fmt.Errorf("kv: writing AOF header: %w", err)
+		}
+		if err := a.f.Sync(); err != nil {
+			a.f.Close()
+			return nil, fmt.Errorf("kv: syncing AOF header: %w", err)
+		}
+		if err := syncDir(filepath.Dir(a.path)); err != nil {
+			a.f.Close()
+			return nil, err
+		}
+		a.size, a.baseSize = int64(len(aofMagic)), int64(len(aofMagic))
+	}
+	a.wg.Add(1)
+	go a.tick()
+	return a, nil
+}
+
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return fmt.Errorf("kv: opening data dir to sync: %w", err)
+	}
+	defer d.Close()
+	if err := d.Sync(); err != nil {
+		return fmt.Errorf("kv: syncing data dir: %w", err)
+	}
+	return nil
+}
+
+// refusing is checked under a shard lock before each change.
+func (a *aof) refusing() error {
+	if p := a.broken.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
+
+// push appends a finished frame (already in a.buf) to the bookkeeping.
+func (a *aof) pushLocked(start int, u ...undo) uint64 {
+	a.buf = endFrame(a.buf, start)
+	if a.rw != nil {
+		a.rw.buf = append(a.rw.buf, a.buf[start:]...)
+	}
+	a.undo = append(a.undo, u...)
+	a.seq++
+	a.records.Add(1)
+	return a.seq
+}
+
+func (s *Store) logSet(sh *shard, key string, e, old entry, had bool) Ticket {
+	if s.aof == nil {
+		return 0
+	}
+	a := s.aof
+	a.mu.Lock()
+	var start int
+	a.buf, start = beginFrame(a.buf)
+	a.buf = appendSetOp(a.buf, key, e.val, e.exp)
+	t := a.pushLocked(start, undo{sh: sh, key: key, old: old, had: had})
+	a.mu.Unlock()
+	return Ticket(t)
+}
+
+func (s *Store) logDel(sh *shard, key string, old entry) Ticket {
+	if s.aof == nil {
+		return 0
+	}
+	a := s.aof
+	a.mu.Lock()
+	var start int
+	a.buf, start = beginFrame(a.buf)
+	a.buf = appendDelOp(a.buf, key)
+	t := a.pushLocked(start, undo{sh: sh, key: key, old: old, had: true})
+	a.mu.Unlock()
+	return Ticket(t)
+}
+
+func (s *Store) logExpire(sh *shard, key string, e, old entry) Ticket {
+	if s.aof == nil {
+		return 0
+	}
+	a := s.aof
+	a.mu.Lock()
+	var start int
+	a.buf, start = beginFrame(a.buf)
+	a.buf = appendExpireOp(a.buf, key, e.exp)
+	t := a.pushLocked(start, undo{sh: sh, key: key, old: old, had: true})
+	a.mu.Unlock()
+	return Ticket(t)
+}
+
+// logMSet logs items as one record; items with Exp < 0 are deletions.
+// The shards of idx are locked by the caller.
+func (s *Store) logMSet(items []Item, idx []int) Ticket {
+	if s.aof == nil {
+		return 0
+	}
+	a := s.aof
+	us := make([]undo, len(items))
+	for i, it := range items {
+		sh := &s.shards[idx[i]]
+		old, had := sh.m[it.Key]
+		us[i] = undo{sh: sh, key: it.Key, old: old, had: had}
+	}
+	a.mu.Lock()
+	var start int
+	a.buf, start = beginFrame(a.buf)
+	for _, it := range items {
+		if it.Exp < 0 {
+			a.buf = appendDelOp(a.buf, it.Key)
+		} else {
+			a.buf = appendSetOp(a.buf, it.Key, it.Val, it.Exp)
+		}
+	}
+	t := a.pushLocked(start, us...)
+	a.mu.Unlock()
+	return Ticket(t)
+}
+
+func (s *Store) logFlush(olds *[nShards]map[string]entry) Ticket {
+	if s.aof == nil {
+		return 0
+	}
+	a := s.aof
+	a.mu.Lock()
+	var start int
+	a.buf, start = beginFrame(a.buf)
+	a.buf = append(a.buf, opFlushAll)
+	t := a.pushLocked(start, undo{flush: olds})
+	a.mu.Unlock()
+	return Ticket(t)
+}
+
+// wait settles seq: the first waiter to find no write in progress becomes
+// the leader and writes (and for always fsyncs) everything appended so
+// far, for all waiters at once — group commit.
+func (a *aof) wait(seq uint64) error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for a.done < seq {
+		if a.flushing || a.fatal {
+			if a.fatal {
+				return a.resultLocked(seq)
+			}
+			a.cond.Wait()
+			continue
+		}
+		a.flushLocked(a.policy == FsyncAlways)
+	}
+	return a.resultLocked(seq)
+}
+
+func (a *aof) resultLocked(seq uint64) error {
+	for i := len(a.failed) - 1; i >= 0; i-- {
+		if r := a.failed[i]; seq >= r.lo && seq <= r.hi {
+			return fmt.Errorf("%w: write %d was undone", ErrDurability, seq)
+		}
+	}
+	if a.done < seq {
+		return fmt.Errorf("%w: %v", ErrDurability, *a.broken.Load())
+	}
+	return nil
+}
+
+// flushLocked writes a.buf (and fsyncs when sync) with a.mu released
+// during the I/O; a.mu is held on entry and on return.
+func (a *aof) flushLocked(sync bool) {
+	if len(a.buf) == 0 && !(sync && a.dirty) {
+		return
+	}
+	a.flushing = true
+	buf, us, upto, good := a.buf, a.undo, a.seq, a.size
+	a.buf, a.undo = nil, nil
+	f := a.f
+	a.mu.Unlock()
+	var err error
+	if len(buf) > 0 {
+		var n int
+		n, err = f.Write(buf)
+		if err == nil && n < len(buf) {
+			err = io.ErrShortWrite
+		}
+		if err != nil {
+			err = fmt.Errorf("kv: writing AOF: %w", err)
+		}
+	}
+	if err == nil && sync {
+		if err = f.Sync(); err != nil {
+			err = fmt.Errorf("kv: fsync of AOF: %w", err)
+		}
+		a.fsyncs.Add(1)
+	}
+	if err != nil {
+		a.fail(f, good, us, upto, err)
+		return
+	}
+	a.mu.Lock()
+	a.batches.Add(1)
+	a.size = good + int64(len(buf))
+	a.dirty = !sync
+	a.done = max(a.done, upto)
+	a.flushing = false
+	if cap(buf) <= 1<<20 && len(a.buf) == 0 {
+		a.buf = buf[:0] // reuse the batch's array for the next one
+	}
+	a.cond.Broadcast()
+	a.maybeRewriteLocked()
+}
+
+// fail undoes a refused batch and everything appended after it, so the
+// memory holds exactly what the file holds, cuts the file back to its
+// good size and settles the undone writes as failed. Called without a.mu;
+// returns with it held.
+func (a *aof) fail(f File, good int64, us []undo, upto uint64, cause error) {
+	s := a.s
+	for i := range s.shards { // ascending, as every writer: no cycles
+		s.shards[i].mu.Lock()
+	}
+	a.mu.Lock()
+	s.opts.Logf("kv: AOF write refused, undoing %d pending writes: %v", a.seq-a.done, cause)
+	all := append(us, a.undo...)
+	for i := len(all) - 1; i >= 0; i-- {
+		u := all[i]
+		switch {
+		case u.flush != nil:
+			for j := range s.shards {
+				s.shards[j].m = u.flush[j]
+			}
+		case u.had:
+			u.sh.m[u.key] = u.old
+		default:
+			delete(u.sh.m, u.key)
+		}
+	}
+	s.stats.Refused.Add(int64(a.seq - a.done))
+	a.failed = append(a.failed, seqRange{a.done + 1, a.seq})
+	a.done = a.seq
+	a.buf, a.undo = nil, nil
+	if a.rw != nil {
+		a.rw.abort = cause // its buffer holds undone records
+	}
+	if err := f.Truncate(good); err != nil {
+		// The file may hold the refused bytes: appending after them
+		// would put them in the middle. Refuse every write from now on.
+		e := fmt.Errorf("%w: %v; cutting it back failed too: %v", ErrDurability, cause, err)
+		a.broken.Store(&e)
+		a.fatal = true
+		s.opts.Logf("kv: %v", e)
+	}
+	a.size = good
+	a.flushing = false
+	a.cond.Broadcast()
+	for i := range s.shards {
+		s.shards[i].mu.Unlock()
+	}
+}
+
+// tick writes and fsyncs once a second for everysec, and writes what
+// nobody waits for under the other policies.
+func (a *aof) tick() {
+	defer a.wg.Done()
+	t := time.NewTicker(time.Second)
+	defer t.Stop()
+	for {
+		select {
+		case <-a.stop:
+			return
+		case <-t.C:
+		}
+		a.mu.Lock()
+		if !a.flushing && !a.fatal {
+			a.flushLocked(a.policy == FsyncEverySec)
+			if a.policy == FsyncEverySec {
+				a.syncBrokenLocked()
+			}
+		}
+		a.mu.Unlock()
+	}
+}
+
+// syncBrokenLocked is everysec's answer to a failed fsync of data already
+// acknowledged: refuse writes (Redis's MISCONF) until an fsync succeeds.
+func (a *aof) syncBrokenLocked() {
+	if !a.dirty {
+		if a.broken.Load() != nil && !a.fatal {
+			a.broken.Store(nil)
+			a.s.opts.Logf("kv: AOF fsync works again; accepting writes")
+		}
+		return
+	}
+	a.flushing = true
+	f := a.f
+	a.mu.Unlock()
+	err := f.Sync()
+	a.fsyncs.Add(1)
+	a.mu.Lock()
+	a.flushing = false
+	a.cond.Broadcast()
+	if err != nil {
+		e := fmt.Errorf("%w: fsync failed: %v", ErrDurability, err)
+		a.broken.Store(&e)
+		a.s.opts.Logf("kv: %v; refusing writes until an fsync succeeds", e)
+		return
+	}
+	a.dirty = false
+	if a.broken.Load() != nil && !a.fatal {
+		a.broken.Store(nil)
+		a.s.opts.Logf("kv: AOF fsync works again; accepting writes")
+	}
+}
+
+func (a *aof) close() error {
+	close(a.stop)
+	a.wg.Wait()
+	a.mu.Lock()
+	for a.flushing || (a.rw != nil && !a.rw.finished) {
+		a.cond.Wait()
+	}
+	a.closing = true
+	var err error
+	if !a.fatal {
+		a.flushLocked(a.policy != FsyncNo)
+		if p := a.broken.Load(); p != nil {
+			err = *p
+		}
+	}
+	a.fatal = true
+	e := ErrClosed
+	a.broken.Store(&e)
+	a.mu.Unlock()
+	return errors.Join(err, a.f.Close())
+}

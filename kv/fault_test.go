@@ -1,0 +1,225 @@
+package kv
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// faultFile is the real file with injectable failures: a failed write, a
+// short write (half the bytes reach the file), a failed fsync, a failed
+// truncate.
+type faultFile struct {
+	f                                          *os.File
+	failWrite, shortWrite, failSync, failTrunc atomic.Bool
+}
+
+var errInjected = errors.New("injected fault")
+
+func (ff *faultFile) Write(b []byte) (int, error) {
+	if ff.failWrite.Load() {
+		return 0, errInjected
+	}
+	if ff.shortWrite.Load() && len(b) > 1 {
+		n, _ := ff.f.Write(b[:len(b)/2])
+		return n, errInjected
+	}
+	return ff.f.Write(b)
+}
+
+func (ff *faultFile) Sync() error {
+	if ff.failSync.Load() {
+		return errInjected
+	}
+	return ff.f.Sync()
+}
+
+func (ff *faultFile) Truncate(n int64) error {
+	if ff.failTrunc.Load() {
+		return errInjected
+	}
+	return ff.f.Truncate(n)
+}
+
+func (ff *faultFile) Close() error { return ff.f.Close() }
+
+func faultOpts(dir string, pol FsyncPolicy, ff **faultFile) Options {
+	return Options{Dir: dir, Fsync: pol, RewritePercent: -1, OpenFile: func(path string) (File, error) {
+		f, err := osOpen(path)
+		if err != nil {
+			return nil, err
+		}
+		*ff = &faultFile{f: f.(*os.File)}
+		return *ff, nil
+	}}
+}
+
+// acked runs writers that SET unique keys (and INCR a shared counter)
+// until stop, and returns what was acknowledged.
+func acked(s *Store, stop *atomic.Bool) (map[string]string, *sync.WaitGroup, *sync.Mutex) {
+	got := map[string]string{}
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for w := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; !stop.Load(); i++ {
+				k, v := fmt.Sprint("w", w, "-", i), fmt.Sprint("v", i)
+				_, t, err := s.Set(k, []byte(v), SetOpts{})
+				if err == nil {
+					err = s.Wait(t)
+				}
+				if err != nil {
+					if !errors.Is(err, ErrDurability) {
+						panic(err)
+					}
+					continue
+				}
+				mu.Lock()
+				got[k] = v
+				mu.Unlock()
+			}
+		}()
+	}
+	return got, &wg, &mu
+}
+
+func checkConsistent(t *testing.T, s *Store, dir string, ackd map[string]string) {
+	t.Helper()
+	mem := snapshot(s)
+	for k, v := range ackd {
+		if mem[k] != v {
+			t.Fatalf("acknowledged %q=%q is %q in memory", k, v, mem[k])
+		}
+	}
+	s.Close()
+	s2, err := Open(Options{Dir: dir})
+	if err != nil {
+		t.Fatalf("reopen: %v", err)
+	}
+	defer s2.Close()
+	disk := snapshot(s2)
+	for k, v := range ackd {
+		if disk[k] != v {
+			t.Fatalf("acknowledged %q=%q is %q after restart", k, v, disk[k])
+		}
+	}
+	if len(disk) != len(mem) {
+		t.Fatalf("%d keys in memory, %d after restart: memory kept a refused write or lost one", len(mem), len(disk))
+	}
+	for k, v := range mem {
+		if disk[k] != v {
+			t.Fatalf("%q=%q in memory, %q after restart", k, v, disk[k])
+		}
+	}
+}
+
+func TestFaultsRefuseWritesAndKeepStoreConsistent(t *testing.T) {
+	cases := []struct {
+		name   string
+		pol    FsyncPolicy
+		inject func(*faultFile, bool)
+	}{
+		{"failed write, always", FsyncAlways, func(f *faultFile, on bool) { f.failWrite.Store(on) }},
+		{"short write, always", FsyncAlways, func(f *faultFile, on bool) { f.shortWrite.Store(on) }},
+		{"failed fsync, always", FsyncAlways, func(f *faultFile, on bool) { f.failSync.Store(on) }},
+		{"failed write, everysec", FsyncEverySec, func(f *faultFile, on bool) { f.failWrite.Store(on) }},
+		{"short write, no", FsyncNo, func(f *faultFile, on bool) { f.shortWrite.Store(on) }},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			var ff *faultFile
+			s, err := Open(faultOpts(dir, c.pol, &ff))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var stop atomic.Bool
+			ackd, wg, mu := acked(s, &stop)
+			time.Sleep(20 * time.Millisecond)
+			c.inject(ff, true)
+			// While the fault lasts every write must be refused.
+			_, tk, err := s.Set("during", []byte("x"), SetOpts{})
+			if err == nil {
+				err = s.Wait(tk)
+			}
+			if !errors.Is(err, ErrDurability) {
+				t.Fatalf("write during the fault: %v, want ErrDurability", err)
+			}
+			if _, _, ok := s.Get("during"); ok {
+				t.Fatal("a refused write stayed in memory")
+			}
+			time.Sleep(20 * time.Millisecond)
+			c.inject(ff, false)
+			time.Sleep(20 * time.Millisecond)
+			stop.Store(true)
+			wg.Wait()
+			mu.Lock()
+			defer mu.Unlock()
+			if s.StatsRef().Refused.Load() == 0 {
+				t.Fatal("no write was refused")
+			}
+			mustSet(t, s, "after", "ok", 0) // the store works again
+			ackd["after"] = "ok"
+			checkConsistent(t, s, dir, ackd)
+		})
+	}
+}
+
+// TestFailedTruncateRefusesForGood: when the refused bytes cannot be cut
+// off, appending after them would corrupt the middle of the file, so
+// every later write is refused; a restart recovers what was acknowledged.
+func TestFailedTruncateRefusesForGood(t *testing.T) {
+	dir := t.TempDir()
+	var ff *faultFile
+	s, err := Open(faultOpts(dir, FsyncAlways, &ff))
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustSet(t, s, "a", "1", 0)
+	ff.shortWrite.Store(true)
+	ff.failTrunc.Store(true)
+	if _, tk, _ := s.Set("b", []byte("2"), SetOpts{}); !errors.Is(s.Wait(tk), ErrDurability) {
+		t.Fatal("short write not refused")
+	}
+	ff.shortWrite.Store(false)
+	if _, _, err := s.Set("c", []byte("3"), SetOpts{}); !errors.Is(err, ErrDurability) {
+		t.Fatalf("write after a failed truncate: %v, want refused", err)
+	}
+	checkConsistent(t, s, dir, map[string]string{"a": "1"})
+}
+
+// TestEverysecFailedFsyncRefusesUntilRecovered is Redis's MISCONF: data
+// already acknowledged could not be fsynced, so writes stop until an
+// fsync succeeds.
+func TestEverysecFailedFsyncRefusesUntilRecovered(t *testing.T) {
+	dir := t.TempDir()
+	var ff *faultFile
+	s, err := Open(faultOpts(dir, FsyncEverySec, &ff))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	ff.failSync.Store(true)
+	mustSet(t, s, "a", "1", 0)
+	// The ticker fsyncs once a second; allow 5 s on a loaded machine.
+	deadline := time.Now().Add(5 * time.Second)
+	for s.aof.refusing() == nil && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if _, _, err := s.Set("b", []byte("2"), SetOpts{}); !errors.Is(err, ErrDurability) {
+		t.Fatalf("write after a failed fsync: %v, want refused", err)
+	}
+	ff.failSync.Store(false)
+	deadline = time.Now().Add(5 * time.Second)
+	for s.aof.refusing() != nil && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	mustSet(t, s, "b", "2", 0)
+	wantVal(t, s, "a", "1")
+}

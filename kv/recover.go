@@ -1,0 +1,148 @@
+package kv
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+)
+
+// recoverAOF replays path into s and returns the size of its good prefix,
+// having truncated a torn tail (or, with repair, a corrupt middle).
+func recoverAOF(s *Store, path string, repair bool) (int64, error) {
+	f, err := os.Open(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("kv: opening AOF: %w", err)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return 0, fmt.Errorf("kv: AOF stat: %w", err)
+	}
+	size := fi.Size()
+	head := make([]byte, min(size, int64(len(aofMagic))))
+	if _, err := io.ReadFull(f, head); err != nil {
+		return 0, fmt.Errorf("kv: reading AOF header: %w", err)
+	}
+	if size < int64(len(aofMagic)) {
+		// A crash while the header was written: nothing was ever
+		// acknowledged from this file.
+		if !bytes.HasPrefix([]byte(aofMagic), head) && !allZero(head) {
+			return 0, fmt.Errorf("%w: %s", ErrBadMagic, path)
+		}
+		s.opts.Logf("kv: AOF %s: torn header (%d bytes), starting empty", path, size)
+		return 0, cutAt(path, 0)
+	}
+	if string(head) != aofMagic {
+		return 0, fmt.Errorf("%w: %s", ErrBadMagic, path)
+	}
+	now := s.now()
+	n := 0
+	zeroTail := func(off int64) (bool, error) { return zeroFrom(f, off, size) }
+	off, err := readRecords(io.NewSectionReader(f, int64(len(aofMagic)), size), int64(len(aofMagic)), size, zeroTail,
+		func(ops []Op) error {
+			n++
+			s.replay(ops, now)
+			return nil
+		})
+	var ce *CorruptError
+	switch {
+	case err == nil:
+	case errors.Is(err, errTorn):
+		s.opts.Logf("kv: AOF %s: torn tail at offset %d, truncating %d bytes (never acknowledged)", path, off, size-off)
+		if err := cutAt(path, off); err != nil {
+			return 0, err
+		}
+	case errors.As(err, &ce) && repair:
+		s.opts.Logf("kv: AOF %s: %v; --aof-repair: truncating %d bytes", path, ce, size-off)
+		if err := cutAt(path, off); err != nil {
+			return 0, err
+		}
+	default:
+		return 0, fmt.Errorf("kv: AOF %s: %w", path, err)
+	}
+	s.opts.Logf("kv: AOF %s: replayed %d records, %d keys", path, n, s.Len())
+	return off, nil
+}
+
+// replay applies one record's ops to the maps; no locks (start-up only).
+func (s *Store) replay(ops []Op, now int64) {
+	for _, op := range ops {
+		switch op.Code {
+		case opSet:
+			sh := &s.shards[shardOf(string(op.Key))]
+			if op.Exp != 0 && op.Exp <= now {
+				delete(sh.m, string(op.Key))
+				continue
+			}
+			sh.m[string(op.Key)] = entry{val: slices.Clone(op.Val), exp: op.Exp}
+		case opDel:
+			delete(s.shards[shardOf(string(op.Key))].m, string(op.Key))
+		case opExpireAt:
+			sh := &s.shards[shardOf(string(op.Key))]
+			e, ok := sh.m[string(op.Key)]
+			if !ok {
+				continue
+			}
+			if op.Exp != 0 && op.Exp <= now {
+				delete(sh.m, string(op.Key))
+				continue
+			}
+			e.exp = op.Exp
+			sh.m[string(op.Key)] = e
+		case opFlushAll:
+			for i := range s.shards {
+				s.shards[i].m = make(map[string]entry)
+			}
+		}
+	}
+}
+
+func allZero(b []byte) bool {
+	for _, c := range b {
+		if c != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+func zeroFrom(f io.ReaderAt, off, size int64) (bool, error) {
+	buf := make([]byte, 1<<16)
+	for off < size {
+		n, err := f.ReadAt(buf[:min(int64(len(buf)), size-off)], off)
+		if !allZero(buf[:n]) {
+			return false, nil
+		}
+		off += int64(n)
+		if err != nil && !errors.Is(err, io.EOF) {
+			return false, fmt.Errorf("kv: reading AOF tail: %w", err)
+		}
+		if n == 0 {
+			break
+		}
+	}
+	return true, nil
+}
+
+// cutAt truncates path to size and fsyncs it, so the cut survives a crash
+// before the next write.
+func cutAt(path string, size int64) error {
+	f, err := os.OpenFile(path, os.O_WRONLY, 0)
+	if err != nil {
+		return fmt.Errorf("kv: opening AOF to truncate: %w", err)
+	}
+	defer f.Close()
+	if err := f.Truncate(size); err != nil {
+		return fmt.Errorf("kv: truncating AOF at %d: %w", size, err)
+	}
+	if err := f.Sync(); err != nil {
+		return fmt.Errorf("kv: syncing truncated AOF: %w", err)
+	}
+	return nil
+}
