@@ -59,6 +59,10 @@ type KVOptions struct {
 	// commands, then reads as many replies. RESP only; default 1.
 	Pipeline int           `json:"pipeline"`
 	Timeout  time.Duration `json:"timeout"`
+	// NoPreload skips the preload of kv-get and kv-mixed: the key space
+	// is already there (written by an earlier run, perhaps over another
+	// protocol, whose values this run then checks).
+	NoPreload bool `json:"no_preload,omitempty"`
 }
 
 // kvScenario is the Scenario of the KV workloads.
@@ -142,7 +146,7 @@ func (s *kvScenario) Options() KVOptions { return s.o }
 // before the first VU, over connections of their own whose bytes and
 // requests are not counted.
 func (s *kvScenario) NewVU(ctx context.Context, id int, wire *measure.Bytes) (VU, error) {
-	if s.o.Name != ScenarioKVSet {
+	if s.o.Name != ScenarioKVSet && !s.o.NoPreload {
 		s.once.Do(func() { s.preloadErr = s.preload(ctx) })
 		if s.preloadErr != nil {
 			return nil, s.preloadErr

@@ -117,6 +117,7 @@ func newLoadFlags(env *cliEnv, f *loadFlags) *pflag.FlagSet {
 	fs.IntVarP(&f.kv.Pipeline, "pipeline", "P", 1, "kv-* over resp: `P` commands written, then P replies read, per connection (redis-benchmark -P)")
 	fs.IntVar(&f.kv.Keys, "keys", load.DefaultKVKeys, "kv-*: key space `N`, keys key:000000000000.. (redis-benchmark -r)")
 	fs.IntVar(&f.kv.ValueSize, "value-size", load.DefaultKVValueSize, "kv-*: value size in `bytes` (redis-benchmark -d)")
+	fs.BoolVar(&f.kv.NoPreload, "no-preload", false, "kv-get, kv-mixed: the keys are already there (do not write them first); their values are still checked")
 	fs.StringVar(&f.sc.Format, "format", "json", "scenario wire `format`: json, toon, protobuf, msgpack, cbor")
 	fs.StringVar(&f.sc.Compression, "compression", "", "scenario: ask for gzip-coded responses (`gzip`) and decode them before the checks")
 	fs.BoolVar(&f.latency, "latency", false, "print the latency distribution (wrk's --latency: 50, 75, 90, 99%)")
@@ -274,7 +275,7 @@ func (f *loadFlags) check(fs *pflag.FlagSet) error {
 	case f.kv.Pipeline != 1 && (f.o.Rate > 0 || f.o.Open):
 		return loadUsagef("-P %d: pipelining runs closed loop; drop -r/--open", f.kv.Pipeline)
 	}
-	for _, name := range []string{"protocol", "pipeline", "keys", "value-size"} {
+	for _, name := range []string{"protocol", "pipeline", "keys", "value-size", "no-preload"} {
 		if fs.Changed(name) && !strings.HasPrefix(f.scenario, "kv-") {
 			return loadUsagef("--%s applies to the kv-* scenarios", name)
 		}
