@@ -32,7 +32,7 @@ func TestLoadKVCLI(t *testing.T) {
 		contains string
 	}{
 		{"resp pipelined", []string{"--scenario", "kv-get", "-P", "16", "--keys", "500", "--value-size", "64", "-c", "4", "-n", "1600", "--out", out, resp}, 0, "requests      1600"},
-		{"protocol from the URL", []string{"--scenario", "kv-set", "-n", "100", http}, 0, "204×100"},
+		{"protocol from the URL", []string{"--scenario", "kv-set", "--keys", "500", "--value-size", "64", "-n", "100", http}, 0, "204×100"},
 		{"http json", []string{"--scenario", "kv-mixed", "--protocol", "http-json", "--keys", "50", "--value-size", "64", "-n", "200", http}, 0, "requests      200"},
 		{"no preload reads what was written", []string{"--scenario", "kv-get", "--no-preload", "--keys", "500", "--value-size", "64", "-n", "300", resp}, 0, "failed 0"},
 		{"no preload, other size: every value wrong", []string{"--scenario", "kv-get", "--no-preload", "--keys", "500", "--value-size", "65", "-n", "30", resp}, 1, "check: wrong value"},
