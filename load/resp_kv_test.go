@@ -223,9 +223,13 @@ func TestKVRESPClosedConnections(t *testing.T) {
 
 // TestKVVersusRedisBenchmark runs redis-benchmark and our client with the
 // seed's settings against one redis-server, at -P 1 and -P 16, and
-// bounds our rate against redis-benchmark's. The bound is generous (0.2×):
-// the suite runs on a noisy 2-core box shared with other jobs, where the
-// two clients' runs see different neighbours; the measured ratio is logged.
+// bounds our rate within a factor of 8 of redis-benchmark's, either way.
+// Generous: the suite runs on a noisy 2-core box shared with other jobs,
+// where the two clients' runs see different neighbours, and our client
+// may use both CPUs where redis-benchmark is one thread (measured on such
+// a box: 1.0–1.2× at -P 16, 1.7–3.0× at -P 1). Below, our client would
+// be what limits the Redis cells of study kv; far above, it would be
+// miscounting. The measured ratio is logged.
 func TestKVVersusRedisBenchmark(t *testing.T) {
 	bench := needTool(t, "redis-benchmark", "redis-tools")
 	r := startRedis(t)
@@ -249,8 +253,8 @@ func TestKVVersusRedisBenchmark(t *testing.T) {
 			}
 			ratio := res.RPS() / theirs[op]
 			t.Logf("-P %-2d %s: wirebench %.0f/s, redis-benchmark %.0f/s: ratio %.2f", p, op, res.RPS(), theirs[op], ratio)
-			if theirs[op] == 0 || ratio < 0.2 {
-				t.Errorf("-P %d %s: wirebench %.0f/s is under 0.2× redis-benchmark's %.0f/s", p, op, res.RPS(), theirs[op])
+			if theirs[op] == 0 || ratio < 1.0/8 || ratio > 8 {
+				t.Errorf("-P %d %s: wirebench %.0f/s is not within 8× of redis-benchmark's %.0f/s", p, op, res.RPS(), theirs[op])
 			}
 		}
 	}
