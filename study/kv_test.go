@@ -159,3 +159,29 @@ func TestKVStudyQuickRedis(t *testing.T) {
 		t.Errorf("no SET rate for Redis:\n%s", n)
 	}
 }
+
+// TestKVStudyWithoutRedis: where redis-server is not installed, the
+// Redis trials fail saying what to install (and the study warns).
+func TestKVStudyWithoutRedis(t *testing.T) {
+	sh, err := exec.LookPath("sh")
+	if err != nil {
+		t.Skip("no sh")
+	}
+	bin := t.TempDir() // a PATH with sh and nothing else
+	if err := os.Symlink(sh, filepath.Join(bin, "sh")); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", bin)
+	def, _ := Lookup("kv")
+	if !slices.ContainsFunc(def.Warnings, func(w string) bool { return strings.Contains(w, "apt-get install redis-server redis-tools") }) {
+		t.Errorf("no warning naming the packages: %v", def.Warnings)
+	}
+	def.Cells = def.Cells[:1] // SET, no persistence: Redis
+	res, err := Run(context.Background(), def, Options{Trials: 1, Warmup: -1, Duration: 100 * time.Millisecond, Seed: 1, Binary: "/nonexistent"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Trials) != 1 || !strings.Contains(res.Trials[0].Error, "redis-server is not installed: apt-get install redis-server redis-tools") {
+		t.Fatalf("trials %+v", res.Trials)
+	}
+}
