@@ -259,3 +259,19 @@ func TestKVVersusRedisBenchmark(t *testing.T) {
 		}
 	}
 }
+
+// TestKVPipelineRampAndDuration: pipelined VUs follow a closed-loop ramp
+// (VUs join as the target grows) and stop with -d; every completed
+// command is one counted request, as Redis counts it.
+func TestKVPipelineRampAndDuration(t *testing.T) {
+	r := startRedis(t)
+	r.do(t, "CONFIG", "RESETSTAT")
+	res := runKV(t, Options{Stages: []Stage{{Duration: 300 * time.Millisecond, Target: 4}}, StartTarget: 1}, KVOptions{Name: ScenarioKVSet, URL: r.URL(), Pipeline: 8})
+	in := r.info(t)
+	if res.Failed != 0 || res.Requests == 0 || res.Requests%8 != 0 || res.Interrupted != 0 || in["calls_set"] != res.Requests {
+		t.Errorf("ramp: %d requests (%d failed, %d interrupted); redis counted %d SETs", res.Requests, res.Failed, res.Interrupted, in["calls_set"])
+	}
+	if in["connected_clients"] > 2 || in["total_connections_received"] > 5 {
+		t.Errorf("%d clients connected, %d connections: want at most the ramp's 4 (+1 for INFO)", in["connected_clients"], in["total_connections_received"])
+	}
+}
