@@ -63,6 +63,8 @@ type Server struct {
 	burn    time.Duration
 	metrics *metrics
 	routes  map[string]*route // by pattern; matched in Handle
+	// contentTypes are the net/http engine's shared Content-Type values.
+	contentTypes headerValues
 	replies replyBudget
 	// slots bound the replies being produced at once (a handler's
 	// snapshot and the encoder's buffers) to what the CPUs can work on:
@@ -80,6 +82,7 @@ func New(st *store.Memory, opts Options) (*Server, error) {
 	if s.maxBody <= 0 {
 		s.maxBody = DefaultMaxBody
 	}
+	s.contentTypes = newHeaderValues(f)
 	s.slots = make(chan struct{}, max(2, runtime.GOMAXPROCS(0)))
 	s.replies.limit = opts.MaxReplyBytes
 	if s.replies.limit <= 0 {
