@@ -81,7 +81,6 @@ var okBody = []byte("ok\n")
 // render metrics.
 const textPlain = "text/plain; charset=utf-8"
 
-
 // Handle answers one request: routing, negotiation, decoding, the store,
 // encoding, content coding and metrics. Every engine serves the API
 // through it, so they answer alike.

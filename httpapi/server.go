@@ -65,7 +65,7 @@ type Server struct {
 	routes  map[string]*route // by pattern; matched in Handle
 	// contentTypes are the net/http engine's shared Content-Type values.
 	contentTypes headerValues
-	replies replyBudget
+	replies      replyBudget
 	// slots bound the replies being produced at once (a handler's
 	// snapshot and the encoder's buffers) to what the CPUs can work on:
 	// encoding is CPU-bound, so more at once only adds memory.
