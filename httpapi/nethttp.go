@@ -12,7 +12,8 @@ import (
 var (
 	varyValues       = []string{VaryValue}
 	retryAfterValues = []string{"1"}
-	codingValues     = map[string][]string{codingGzip: {codingGzip}, codingZstd: {codingZstd}}
+	// codingValues has every coding Response.encode applies.
+	codingValues = map[string][]string{codingGzip: {codingGzip}, codingZstd: {codingZstd}}
 )
 
 // headerValues holds one shared Content-Type value per media type the core
@@ -27,11 +28,12 @@ func newHeaderValues(f *formats) headerValues {
 	return hv
 }
 
-// chunkingThreshold is net/http's bufferBeforeChunkingSize: a body shorter
-// than this, written in one call by a handler that then returns, gets its
-// Content-Length from net/http itself (HTTP/1 and h2 alike, HEAD too),
-// without a header-map entry to clone, parse and sort. A longer one would
-// be chunked, so it gets an explicit Content-Length.
+// chunkingThreshold is net/http's bufferBeforeChunkingSize: a body of at
+// most this many bytes, written in one call by a handler that then
+// returns, stays in net/http's buffer and gets its Content-Length from
+// net/http itself (HTTP/1 and h2 alike, HEAD too), without a header-map
+// entry to clone, parse and sort. A longer one would be chunked, so it
+// gets an explicit Content-Length.
 const chunkingThreshold = 2048
 
 // header returns the first value of an incoming header. net/http stores
@@ -73,12 +75,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		} else {
 			h.Set("Content-Type", resp.ContentType)
 		}
-		if v, ok := codingValues[resp.ContentEncoding]; ok {
-			h["Content-Encoding"] = v
-		} else if resp.ContentEncoding != "" {
-			h.Set("Content-Encoding", resp.ContentEncoding)
+		if resp.ContentEncoding != "" {
+			h["Content-Encoding"] = codingValues[resp.ContentEncoding]
 		}
-		if len(resp.Body) >= chunkingThreshold || len(resp.Body) == 0 {
+		if len(resp.Body) > chunkingThreshold {
 			h["Content-Length"] = []string{strconv.Itoa(len(resp.Body))}
 		}
 	}
