@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"strings"
 
 	"github.com/wirebench/wirebench/api"
 )
@@ -28,10 +29,8 @@ func canonicalInt(s string) bool {
 	if s == "0" {
 		return true
 	}
-	if len(s) > 1 && s[0] == '-' {
-		s = s[1:]
-	}
-	return s[0] >= '1' && s[0] <= '9'
+	s = strings.TrimPrefix(s, "-")
+	return s != "" && '1' <= s[0] && s[0] <= '9'
 }
 
 func (s *Server) listUsers(q *request) (int, any, error) {

@@ -147,6 +147,13 @@ func TestCodingMemo(t *testing.T) {
 	if _, ok := codings.load("gzip, deflate, br, zstd"); !ok {
 		t.Error("a browser's Accept-Encoding was not remembered")
 	}
+	edge := strings.Repeat(" ", memoKeyLen-len("zstd")) + "zstd"
+	if got := chooseCoding(edge); got != codingZstd {
+		t.Errorf("%d-byte Accept-Encoding: %q", len(edge), got)
+	}
+	if _, ok := codings.load(edge); !ok {
+		t.Errorf("a %d-byte Accept-Encoding (the longest remembered) was not remembered", len(edge))
+	}
 	long := strings.Repeat("x", memoKeyLen) + ", gzip"
 	if got := chooseCoding(long); got != codingGzip {
 		t.Errorf("long Accept-Encoding: %q", got)
