@@ -142,12 +142,12 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 		}
 		s.grpcLn = ln
 		to := opts.Timeouts.withDefaults()
-		s.grpcSrv = grpcapi.NewServer(st,
+		s.grpcSrv = grpcapi.NewServer(st, append(grpcapi.TransportOptions(int32(to.H2StreamBuffer)),
 			grpc.MaxRecvMsgSize(int(cmp.Or(opts.HTTP.MaxBody, httpapi.DefaultMaxBody))),
 			grpc.MaxConcurrentStreams(uint32(to.H2MaxStreams)),
 			grpc.ConnectionTimeout(to.ReadHeader),
 			grpc.KeepaliveParams(keepalive.ServerParameters{MaxConnectionIdle: to.Idle}),
-			grpc.InTapHandle(grpcapi.StreamDeadline(opts.MaxStreamDuration)))
+			grpc.InTapHandle(grpcapi.StreamDeadline(opts.MaxStreamDuration)))...)
 		go func() { s.serveErr <- ignoreClosed(s.grpcSrv.Serve(ln)) }()
 		if s.tunnel != nil { // gRPC over WebSocket on the REST port: the same server
 			go func() { s.serveErr <- ignoreClosed(s.grpcSrv.Serve(s.tunnel)) }()
