@@ -47,6 +47,9 @@ type Options struct {
 	// Timeouts bound how long one connection or stream may hold the
 	// server's memory and goroutines; the zero value is DefaultTimeouts.
 	Timeouts Timeouts
+	// Airports, when set, serves /airports in front of the REST API (the
+	// bulk upsert, package bulkapi); net/http engine only.
+	Airports http.Handler
 }
 
 // Server is a running service.
@@ -82,9 +85,17 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 			var protos http.Protocols
 			protos.SetHTTP1(true)
 			protos.SetUnencryptedHTTP2(true) // h2c with prior knowledge on the same port
-			s.httpSrv = newHTTPServer(h, &protos, opts.Timeouts.withDefaults())
+			var handler http.Handler = h
+			if opts.Airports != nil {
+				handler = mountAirports(opts.Airports, h)
+			}
+			s.httpSrv = newHTTPServer(handler, &protos, opts.Timeouts.withDefaults())
 			go func() { s.serveErr <- ignoreClosed(s.httpSrv.Serve(s.httpLn)) }()
 		case EngineFastHTTP:
+			if opts.Airports != nil {
+				s.httpLn.Close()
+				return nil, fmt.Errorf("server: /airports needs the %s engine", EngineNetHTTP)
+			}
 			s.fastSrv = newFastServer(h, opts)
 			go func() { s.serveErr <- s.fastSrv.Serve(s.httpLn) }()
 		default:
@@ -112,6 +123,17 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 		go func() { <-ctx.Done(); s.Close() }()
 	}
 	return s, nil
+}
+
+// mountAirports routes /airports to bulk and everything else to api.
+func mountAirports(bulk, api http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/airports" {
+			bulk.ServeHTTP(w, r)
+			return
+		}
+		api.ServeHTTP(w, r)
+	})
 }
 
 // HTTPAddr is the REST listener's address ("" when HTTP is off).

@@ -38,6 +38,7 @@ func runServe(ctx context.Context, env *cliEnv, args []string) error {
 	fs.DurationVar(&o.Timeouts.Idle, "idle-timeout", d.Idle, "time a keep-alive connection waits for its next request (gRPC: with no RPC)")
 	fs.IntVar(&o.Timeouts.H2MaxStreams, "h2-max-streams", d.H2MaxStreams, "concurrent streams per h2c or gRPC connection")
 	fs.IntVar(&o.Timeouts.H2StreamBuffer, "h2-stream-buffer", d.H2StreamBuffer, "h2c flow-control window per stream and per connection, in `bytes` (64 KiB to under 4 MiB): request data buffered before the handler reads")
+	bulkf := addBulkFlags(fs)
 	cpus := fs.String("cpus", "", "pin the server to these `CPUs` (e.g. 1 or 2,3), so a load client on other CPUs measures it fairly")
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -69,6 +70,11 @@ func runServe(ctx context.Context, env *cliEnv, args []string) error {
 	if b := o.Timeouts.H2StreamBuffer; b < 64<<10 || b >= 4<<20 {
 		return usagef("-h2-stream-buffer: want 65536 <= bytes < 4194304, got %d", b)
 	}
+	closeBulk, err := bulkf.open(&o)
+	if err != nil {
+		return err
+	}
+	defer closeBulk()
 	srv, err := server.Start(context.Background(), o)
 	if err != nil {
 		return err

@@ -1,0 +1,59 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"flag"
+
+	"github.com/wirebench/wirebench/bulkapi"
+	"github.com/wirebench/wirebench/server"
+	"github.com/wirebench/wirebench/store/sqlite"
+)
+
+// bulkFlags are serve's flags for POST /airports (package bulkapi).
+type bulkFlags struct {
+	path    string
+	maxBody int64
+	db      sqlite.Options
+}
+
+func addBulkFlags(fs *flag.FlagSet) *bulkFlags {
+	b := &bulkFlags{}
+	fs.StringVar(&b.path, "sqlite", "", "SQLite `file` holding the airports table for POST /airports (created if missing; default: a fresh file in a temporary directory, removed at exit)")
+	fs.Int64Var(&b.maxBody, "bulk-max-body", bulkapi.DefaultMaxBody, "streamed POST /airports body limit in `bytes` (413 beyond); ?mode=buffered is limited by --max-body")
+	fs.StringVar(&b.db.Journal, "sqlite-journal", sqlite.DefaultJournal, "SQLite journal_mode for the airports database")
+	fs.StringVar(&b.db.Sync, "sqlite-sync", sqlite.DefaultSync, "SQLite synchronous setting for the airports database")
+	fs.IntVar(&b.db.CacheKiB, "sqlite-cache", sqlite.DefaultCacheKiB, "SQLite page cache in `KiB` (the bulk path's largest memory)")
+	return b
+}
+
+// open opens the database and mounts the handler on o; done closes the
+// database and removes a temporary one.
+func (b *bulkFlags) open(o *server.Options) (done func(), err error) {
+	if b.maxBody <= 0 {
+		return nil, usagef("-bulk-max-body must be > 0")
+	}
+	path, tmp := b.path, ""
+	if path == "" {
+		if tmp, err = os.MkdirTemp("", "wirebench-airports-"); err != nil {
+			return nil, fmt.Errorf("serve: %w", err)
+		}
+		path = filepath.Join(tmp, "airports.db")
+	}
+	db, err := sqlite.Open(path, b.db)
+	if err != nil {
+		if tmp != "" {
+			os.RemoveAll(tmp)
+		}
+		return nil, err
+	}
+	o.Airports = bulkapi.New(db, bulkapi.Options{MaxBody: b.maxBody, MaxBufferedBody: o.HTTP.MaxBody})
+	return func() {
+		db.Close()
+		if tmp != "" {
+			os.RemoveAll(tmp)
+		}
+	}, nil
+}
