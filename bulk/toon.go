@@ -73,20 +73,36 @@ func (d *toonDecoder) Next(a *Airport) error {
 
 type toonEncoder struct {
 	w *bufio.Writer
-	e *toon.Encoder
+	e *toon.Encoder // nil for an empty table
 }
+
+// emptyTable is an empty airports table with its header: toon.Encoder
+// writes an empty table as "airports: []", which holds no field list.
+const emptyTable = "airports[0]{iata_code,name,city,country}:\n"
 
 func newTOONEncoder(w io.Writer, n int) (*toonEncoder, error) {
 	bw := bufio.NewWriterSize(w, readBufSize)
-	e := &toonEncoder{w: bw, e: toon.NewEncoder(bw, toon.MarshalOptions{})}
+	e := &toonEncoder{w: bw}
+	if n == 0 {
+		_, err := bw.WriteString(emptyTable)
+		return e, err
+	}
+	e.e = toon.NewEncoder(bw, toon.MarshalOptions{})
 	return e, e.e.BeginTable("airports", n, Fields)
 }
 
-func (e *toonEncoder) Write(a *Airport) error { return e.e.Row(a) }
+func (e *toonEncoder) Write(a *Airport) error {
+	if e.e == nil {
+		return fmt.Errorf("toon: %w: a record past the announced count 0", ErrSyntax)
+	}
+	return e.e.Row(a)
+}
 
 func (e *toonEncoder) Close() error {
-	if err := e.e.End(); err != nil {
-		return err
+	if e.e != nil {
+		if err := e.e.End(); err != nil {
+			return err
+		}
 	}
 	return e.w.Flush()
 }
