@@ -44,6 +44,9 @@ var (
 	ErrMissing = errors.New("missing field")
 	ErrInvalid = errors.New("invalid field")
 	ErrFormat  = errors.New("unknown bulk format")
+	// ErrRead marks a failure to read the body itself (wrapped with the
+	// reader's error), as opposed to a bad record.
+	ErrRead = errors.New("reading the body")
 )
 
 // Limits on one record. They bound a decoder's memory: a record is never
@@ -139,8 +142,19 @@ func FormatOf(contentType string) (string, error) {
 }
 
 // NewDecoder returns a decoder of format f reading r. It reads r through
-// its own fixed-size buffer.
+// its own fixed-size buffer. When reading r fails (a body limit, a
+// timeout, a closed connection), Next returns that error, wrapped in a
+// *RecordError with the index of the record being read.
 func NewDecoder(f string, r io.Reader) (Decoder, error) {
+	er := &errReader{r: r}
+	d, err := newDecoder(f, er)
+	if err != nil {
+		return nil, err
+	}
+	return &guard{d: d, r: er}, nil
+}
+
+func newDecoder(f string, r io.Reader) (Decoder, error) {
 	switch f {
 	case FormatJSON:
 		return newJSONDecoder(r, true), nil
@@ -210,4 +224,37 @@ func (a *Airport) field(name []byte) *string {
 		return &a.Country
 	}
 	return nil
+}
+
+// errReader remembers the first error other than io.EOF from r, so that
+// a decoder's syntax error caused by it can be reported as what it was.
+type errReader struct {
+	r   io.Reader
+	err error
+}
+
+func (e *errReader) Read(p []byte) (int, error) {
+	n, err := e.r.Read(p)
+	if err != nil && err != io.EOF && e.err == nil {
+		e.err = err
+	}
+	return n, err
+}
+
+type guard struct {
+	d Decoder
+	r *errReader
+}
+
+func (g *guard) Next(a *Airport) error {
+	err := g.d.Next(a)
+	if err == nil || err == io.EOF || g.r.err == nil {
+		return err
+	}
+	idx := 0
+	var re *RecordError
+	if errors.As(err, &re) {
+		idx = re.Index
+	}
+	return &RecordError{Index: idx, Err: fmt.Errorf("%w: %w", ErrRead, g.r.err)}
 }

@@ -178,12 +178,12 @@ func (h *Handler) fail(w http.ResponseWriter, err error) {
 	switch {
 	case errors.As(err, &mb):
 		writeErr(w, http.StatusRequestEntityTooLarge, "too_large", fmt.Sprintf("body over the limit of %d bytes; nothing committed", mb.Limit))
-	case errors.As(err, &re):
+	case errors.Is(err, errStalled), errors.Is(err, context.DeadlineExceeded):
+		writeErr(w, http.StatusRequestTimeout, "timeout", err.Error()+"; nothing committed")
+	case errors.As(err, &re) && !errors.Is(err, bulk.ErrRead):
 		idx := re.Index
 		body := ErrorReply{Error: re.Error() + "; nothing committed", Code: "bad_record", Index: &idx, Field: re.Field}
 		writeJSON(w, http.StatusBadRequest, body)
-	case errors.Is(err, errStalled), errors.Is(err, context.DeadlineExceeded):
-		writeErr(w, http.StatusRequestTimeout, "timeout", err.Error()+"; nothing committed")
 	case errors.Is(err, sqlite.ErrClosed):
 		writeErr(w, http.StatusServiceUnavailable, "unavailable", err.Error())
 	case errors.Is(err, sqlite.ErrDB):

@@ -21,7 +21,7 @@ type bulkFlags struct {
 
 func addBulkFlags(fs *flag.FlagSet) *bulkFlags {
 	b := &bulkFlags{}
-	fs.StringVar(&b.path, "sqlite", "", "SQLite `file` holding the airports table for POST /airports (created if missing; default: a fresh file in a temporary directory, removed at exit)")
+	fs.StringVar(&b.path, "sqlite", "", "SQLite `file` holding the airports table for POST /airports (created if missing; default: a fresh file in a temporary directory, removed at exit; net/http engine only)")
 	fs.Int64Var(&b.maxBody, "bulk-max-body", bulkapi.DefaultMaxBody, "streamed POST /airports body limit in `bytes` (413 beyond); ?mode=buffered is limited by --max-body")
 	fs.StringVar(&b.db.Journal, "sqlite-journal", sqlite.DefaultJournal, "SQLite journal_mode for the airports database")
 	fs.StringVar(&b.db.Sync, "sqlite-sync", sqlite.DefaultSync, "SQLite synchronous setting for the airports database")
@@ -34,6 +34,12 @@ func addBulkFlags(fs *flag.FlagSet) *bulkFlags {
 func (b *bulkFlags) open(o *server.Options) (done func(), err error) {
 	if b.maxBody <= 0 {
 		return nil, usagef("-bulk-max-body must be > 0")
+	}
+	if o.Engine == server.EngineFastHTTP {
+		if b.path != "" {
+			return nil, usagef("-sqlite: POST /airports is served by the %s engine only", server.EngineNetHTTP)
+		}
+		return func() {}, nil // no bulk route on fasthttp
 	}
 	path, tmp := b.path, ""
 	if path == "" {

@@ -17,6 +17,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
+	"strings"
 	"sync"
 
 	sqlite3 "github.com/ncruces/go-sqlite3"
@@ -96,6 +98,13 @@ func Open(path string, o Options) (*DB, error) {
 	}
 	if cache == 0 {
 		cache = DefaultCacheKiB
+	}
+	journal, syncMode = strings.ToUpper(journal), strings.ToUpper(syncMode)
+	if !slices.Contains([]string{"DELETE", "TRUNCATE", "PERSIST", "MEMORY", "WAL", "OFF"}, journal) {
+		return nil, fmt.Errorf("sqlite: journal_mode %q: want DELETE, TRUNCATE, PERSIST, MEMORY, WAL or OFF", journal)
+	}
+	if !slices.Contains([]string{"OFF", "NORMAL", "FULL", "EXTRA"}, syncMode) {
+		return nil, fmt.Errorf("sqlite: synchronous %q: want OFF, NORMAL, FULL or EXTRA", syncMode)
 	}
 	conn, err := sqlite3.Open(path)
 	if err != nil {
