@@ -246,8 +246,6 @@ func TestStreamingHeapIsBounded(t *testing.T) {
 	}
 }
 
-
-
 func ioPipe() (*pipeReader, *pipeWriter) {
 	c := make(chan []byte, 16)
 	return &pipeReader{c: c}, &pipeWriter{c: c}
@@ -275,5 +273,8 @@ func (p *pipeReader) Read(b []byte) (int, error) {
 
 type pipeWriter struct{ c chan []byte }
 
-func (p *pipeWriter) Write(b []byte) (int, error) { p.c <- append([]byte(nil), b...); return len(b), nil }
-func (p *pipeWriter) Close() error                { close(p.c); return nil }
+func (p *pipeWriter) Write(b []byte) (int, error) {
+	p.c <- append([]byte(nil), b...)
+	return len(b), nil
+}
+func (p *pipeWriter) Close() error { close(p.c); return nil }
