@@ -206,19 +206,22 @@ func (d *jsonDecoder) missing(seen [4]bool) error {
 	return nil
 }
 
-// skipSpace discards whitespace and peeks at the next byte.
+// skipSpace discards whitespace and peeks at the next byte, scanning the
+// read buffer in place rather than a byte per call.
 func (d *jsonDecoder) skipSpace() (byte, error) {
 	for {
-		c, err := d.r.ReadByte()
-		if err != nil {
+		buf, err := d.r.Peek(max(d.r.Buffered(), 1))
+		if len(buf) == 0 {
 			return 0, err
 		}
-		switch c {
-		case ' ', '\t', '\n', '\r':
-			continue
+		i := 0
+		for i < len(buf) && (buf[i] == ' ' || buf[i] == '\n' || buf[i] == '\r' || buf[i] == '\t') {
+			i++
 		}
-		d.r.UnreadByte()
-		return c, nil
+		d.r.Discard(i)
+		if i < len(buf) {
+			return buf[i], nil
+		}
 	}
 }
 

@@ -47,10 +47,11 @@ echo "== $N airports: JSON $(stat -c %s "$work/rows.json") bytes, CSV $(stat -c 
 sqlite3 "$work/ref.db" "$schema"
 sync
 t0=$(now)
-taskset -c "$SERVER_CPU" sqlite3 "$work/ref.db" ".import --csv --skip 1 $work/rows.csv airports"
+/usr/bin/time -f '%U %S %M' -o "$work/import.time" taskset -c "$SERVER_CPU" sqlite3 "$work/ref.db" ".import --csv --skip 1 $work/rows.csv airports"
 t1=$(now)
 t_import=$(echo "$t1 - $t0" | bc)
-echo "== sqlite3 .import: ${t_import}s"
+read -r iu is imax <"$work/import.time"
+echo "== sqlite3 .import: ${t_import}s wall, CPU ${iu}s user + ${is}s sys, max RSS ${imax} KiB"
 
 start_server() { # start_server DB -> sets pid, url
 	taskset -c "$SERVER_CPU" "$wb" serve --http 127.0.0.1:0 --grpc 127.0.0.1:0 --sqlite "$1" ${SERVE_ARGS:-} >"$work/serve.out" 2>"$work/serve.err" &
@@ -77,6 +78,7 @@ sample() { # sample PID FILE
 
 start_server "$work/srv.db"
 idle=$(awk '/^VmRSS/{print $2}' "/proc/$pid/status")
+cpu0=$(awk '{print $14 + $15}' "/proc/$pid/stat")
 sample "$pid" "$work/rss.csv" &
 pids+=("$!")
 t0=$(now)
@@ -84,15 +86,18 @@ code=$(taskset -c "$CLIENT_CPU" curl -sS -o "$work/reply.json" -w '%{http_code}'
 t1=$(now)
 t_server=$(echo "$t1 - $t0" | bc)
 hwm=$(awk '/^VmHWM/{print $2}' "/proc/$pid/status")
+anon=$(awk '/^RssAnon/{print $2}' "/proc/$pid/status")
+cpu1=$(awk '{print $14 + $15}' "/proc/$pid/stat")
+server_cpu=$(echo "scale=2; ($cpu1 - $cpu0) / $(getconf CLK_TCK)" | bc)
 sampled=$(tail -n +2 "$work/rss.csv" | cut -d, -f2 | sort -n | tail -1)
-echo "== POST /airports (streaming JSON): HTTP $code in ${t_server}s: $(cat "$work/reply.json")"
+echo "== POST /airports (streaming JSON): HTTP $code in ${t_server}s wall, server CPU ${server_cpu}s: $(cat "$work/reply.json")"
 check "status" "$([[ $code == 200 ]] && echo 1 || echo 0)" "HTTP $code"
 diff=$(sqlite3 "$work/srv.db" "ATTACH '$work/ref.db' AS r;
   SELECT (SELECT count(*) FROM main.airports) || ' rows, ' ||
          (SELECT count(*) FROM (SELECT * FROM main.airports EXCEPT SELECT * FROM r.airports)) || ' not in .import, ' ||
          (SELECT count(*) FROM (SELECT * FROM r.airports EXCEPT SELECT * FROM main.airports)) || ' missing';")
 check "rows" "$([[ $diff == "$N rows, 0 not in .import, 0 missing" ]] && echo 1 || echo 0)" "$diff"
-check "peak RSS" "$([[ $hwm -le 20480 ]] && echo 1 || echo 0)" "VmHWM $((hwm / 1024)) MiB ($hwm KiB; sampled max $sampled KiB; idle $idle KiB) <= 20 MiB"
+check "peak RSS" "$([[ $hwm -le 20480 ]] && echo 1 || echo 0)" "VmHWM $((hwm / 1024)) MiB ($hwm KiB; sampled max $sampled KiB; idle before the upload $idle KiB; anonymous at the end $anon KiB) <= 20 MiB"
 ratio=$(echo "scale=3; $t_import / $t_server" | bc)
 check "speed" "$([[ $(echo "$ratio >= 0.7" | bc) == 1 ]] && echo 1 || echo 0)" "server ${t_server}s vs sqlite3 .import ${t_import}s: ${ratio}x (bar 0.7x)"
 cp "$work/rss.csv" "${RSS_OUT:-/tmp/bulk-judge-rss.csv}"
