@@ -147,6 +147,11 @@ func RunBulkUpsert(ctx context.Context, o BulkOptions) (*BulkResults, error) {
 	if len(o.Formats) == 0 {
 		o.Formats = bulk.Formats()
 	}
+	for _, f := range o.Formats {
+		if bulk.MediaType(f) == "" {
+			return nil, fmt.Errorf("%w: format %q (want %v)", ErrDefinition, f, bulk.Formats())
+		}
+	}
 	o.MaxBufferedBody = cmp.Or(o.MaxBufferedBody, 1<<30)
 	if o.Binary == "" {
 		exe, err := os.Executable()
@@ -317,17 +322,26 @@ func importTrial(ctx context.Context, o BulkOptions, sqlite3, csvPath, dbPath st
 	}
 	t.ServerPID = p.pid()
 	smp, serr := startSampler(t.ServerPID, bulkSampleInterval)
-	<-p.done
+	// Peak RSS: VmHWM sampled until it exits. Not wait4's ru_maxrss,
+	// which counts the forking study process's RSS from before exec.
+	for done := false; !done; {
+		select {
+		case <-p.done:
+			done = true
+		case <-time.After(bulkSampleInterval):
+			if ps, err := measure.SampleProc(t.ServerPID); err == nil {
+				t.PeakRSS = max(t.PeakRSS, ps.PeakRSS)
+			}
+		}
+	}
 	t.Wall = time.Since(start)
 	if serr == nil {
 		st := smp.stop()
 		t.takeSamples(st.Samples)
 	}
-	// CPU and peak RSS from wait4's rusage: exact, however short the run
-	// (a sampler can miss a process that lives 20 ms).
+	// CPU from wait4's rusage: exact, however short the run.
 	if ru, ok := p.cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
 		t.ServerCPU = time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-		t.PeakRSS = ru.Maxrss << 10
 	}
 	if p.err != nil {
 		t.Error = fmt.Sprintf("sqlite3 .import: %v: %s", p.err, p.output())

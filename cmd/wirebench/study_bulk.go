@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/wirebench/wirebench/bulk"
 	"github.com/wirebench/wirebench/results"
 	"github.com/wirebench/wirebench/study"
 )
@@ -15,6 +16,14 @@ import (
 // study.RunBulkUpsert); the common flags mean the same. records and
 // formats are its own flags.
 func runBulkStudy(ctx context.Context, env *cliEnv, o study.Options, out string, records int, formats []string) error {
+	for _, f := range formats {
+		if bulk.MediaType(f) == "" {
+			return usagef("--formats: %q is not one of %v", f, bulk.Formats())
+		}
+	}
+	if records < 0 || records > bulk.MaxGenerate {
+		return usagef("--records: want 1..%d", bulk.MaxGenerate)
+	}
 	dir, err := results.NewRunDir(out, study.BulkUpsertName)
 	if err != nil {
 		return err
