@@ -123,6 +123,10 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	rc := http.NewResponseController(w)
 	deadline := time.Now().Add(h.o.Timeout)
 	rc.SetWriteDeadline(deadline.Add(h.o.StallTimeout))
+	// Until the body is first read (this request may wait for another's
+	// transaction), only the request's deadline applies; each read then
+	// allows StallTimeout for the next.
+	rc.SetReadDeadline(deadline)
 	body := &stallReader{r: http.MaxBytesReader(w, r.Body, limit), rc: rc, stall: h.o.StallTimeout, deadline: deadline}
 	var res sqlite.Result
 	if mode == "buffered" {

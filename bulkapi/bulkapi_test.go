@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -278,3 +279,40 @@ func (p *pipeWriter) Write(b []byte) (int, error) {
 	return len(b), nil
 }
 func (p *pipeWriter) Close() error { close(p.c); return nil }
+
+// Two uploads at once: the second waits for the first's transaction
+// (SQLite has one writer) longer than the server's read timeout (sized for
+// small requests) without its body being timed out, and both commit.
+func TestConcurrentUploadsTakeTurns(t *testing.T) {
+	db, err := sqlite.Open(filepath.Join(t.TempDir(), "a.db"), sqlite.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewUnstartedServer(New(db, Options{StallTimeout: 5 * time.Second}))
+	srv.Config.ReadTimeout = 200 * time.Millisecond // an upload of 60k records takes longer
+	srv.Start()
+	defer func() { srv.Close(); db.Close() }()
+	var wg sync.WaitGroup
+	errs := make(chan string, 2)
+	for i := range 2 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			// Different formats, same records: the second is all updates
+			// or all inserts depending on which goes first.
+			f := []string{bulk.FormatCSV, bulk.FormatProtobuf}[i]
+			res, err := load.PostBulk(context.Background(), load.BulkOptions{URL: srv.URL + "/airports", Format: f, Records: 60_000})
+			if err != nil || res.Status != 200 {
+				errs <- fmt.Sprintf("%s: %+v %v", f, res, err)
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for e := range errs {
+		t.Error(e)
+	}
+	if sum, _ := db.Checksum(); sum != bulk.GeneratedChecksum(60_000) {
+		t.Fatalf("table %v", sum)
+	}
+}
