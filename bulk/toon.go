@@ -103,6 +103,7 @@ func (e *toonEncoder) Close() error {
 		if err := e.e.End(); err != nil {
 			return err
 		}
+		e.w.WriteByte('\n') // a text file ends with one (the empty table has its own)
 	}
 	return e.w.Flush()
 }
