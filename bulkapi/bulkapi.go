@@ -17,6 +17,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/wirebench/wirebench/bulk"
@@ -51,13 +52,20 @@ type Options struct {
 // Handler serves POST /airports. Safe for concurrent use; requests are
 // written one at a time (SQLite has one writer).
 type Handler struct {
-	db       *sqlite.DB
+	openDB   func() (*sqlite.DB, error)
 	o        Options
 	buffered chan struct{} // one buffered request at a time
 }
 
 // New returns the handler over db.
 func New(db *sqlite.DB, o Options) *Handler {
+	return NewLazy(func() (*sqlite.DB, error) { return db, nil }, o)
+}
+
+// NewLazy returns a handler that opens its database with open on the
+// first request that needs it (open's result is kept, error included):
+// a server that never sees a bulk request never pays for SQLite.
+func NewLazy(open func() (*sqlite.DB, error), o Options) *Handler {
 	if o.MaxBody <= 0 {
 		o.MaxBody = DefaultMaxBody
 	}
@@ -70,7 +78,7 @@ func New(db *sqlite.DB, o Options) *Handler {
 	if o.Timeout <= 0 {
 		o.Timeout = DefaultTimeout
 	}
-	return &Handler{db: db, o: o, buffered: make(chan struct{}, 1)}
+	return &Handler{openDB: sync.OnceValues(open), o: o, buffered: make(chan struct{}, 1)}
 }
 
 // Reply is the body of a successful request.
@@ -134,7 +142,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	} else {
 		var dec bulk.Decoder
 		if dec, err = bulk.NewDecoder(f, body); err == nil {
-			res, err = h.db.Upsert(ctx, dec)
+			res, err = h.upsert(ctx, dec)
 		}
 	}
 	if err != nil {
@@ -173,7 +181,15 @@ func (h *Handler) bufferedUpsert(ctx context.Context, f string, body io.Reader) 
 		recs = append(recs, a)
 	}
 	all = nil
-	return h.db.Upsert(ctx, &sliceDecoder{recs: recs})
+	return h.upsert(ctx, &sliceDecoder{recs: recs})
+}
+
+func (h *Handler) upsert(ctx context.Context, dec bulk.Decoder) (sqlite.Result, error) {
+	db, err := h.openDB()
+	if err != nil {
+		return sqlite.Result{}, fmt.Errorf("%w: %w", sqlite.ErrDB, err)
+	}
+	return db.Upsert(ctx, dec)
 }
 
 func (h *Handler) fail(w http.ResponseWriter, err error) {
