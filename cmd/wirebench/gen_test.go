@@ -62,6 +62,15 @@ func TestServeSQLite(t *testing.T) {
 	if resp.StatusCode != 200 || !strings.Contains(string(reply), `"inserted":100`) {
 		t.Fatalf("%d %s", resp.StatusCode, reply)
 	}
+	// gen --post streams to the same route: all updates now; a bad URL path
+	// is an error.
+	if code, out, _ := runCLI(t, "gen", "airports", "-n", "100", "--format", "ndjson", "--post", base+"/airports", "--content-length"); code != 0 ||
+		!strings.Contains(out, `HTTP 200`) || !strings.Contains(out, `"updated":100`) {
+		t.Fatalf("gen --post: exit %d %s", code, out)
+	}
+	if code, _, _ := runCLI(t, "gen", "airports", "-n", "10", "--post", base+"/airports?mode=nonsense"); code != 1 {
+		t.Fatalf("gen --post to a refusing server: exit %d, want 1", code)
+	}
 	if resp, err := http.Get(base + "/users/1"); err != nil || resp.StatusCode != 200 {
 		t.Fatalf("the API behind /airports: %v %v", resp, err)
 	}
