@@ -204,3 +204,22 @@ func TestFormatOf(t *testing.T) {
 		t.Fatal("negative n accepted")
 	}
 }
+
+// Protobuf: unknown fields of every wire type are skipped; a repeated
+// field's last value wins (proto3 merge semantics for scalars).
+func TestProtobufUnknownAndRepeatedFields(t *testing.T) {
+	msg := []byte{
+		0x0a, 1, 'A', // iata_code "A"
+		0x28, 0x96, 0x01, // field 5 varint 150
+		0x31, 1, 2, 3, 4, 5, 6, 7, 8, // field 6 fixed64
+		0x3d, 1, 2, 3, 4, // field 7 fixed32
+		0x42, 2, 'x', 'y', // field 8 bytes
+		0x12, 1, 'n', 0x12, 1, 'N', // name "n" then "N"
+		0x1a, 1, 'c', 0x22, 1, 'k',
+	}
+	body := append([]byte{byte(len(msg))}, msg...)
+	got, err := decodeAll(t, FormatProtobuf, body)
+	if err != nil || len(got) != 1 || got[0] != (Airport{"A", "N", "c", "k"}) {
+		t.Fatalf("%+v %v", got, err)
+	}
+}
