@@ -217,19 +217,19 @@ func bulkHTML(w io.Writer, r *BulkResults, md string) {
 		if maxT == 0 {
 			continue
 		}
-		const W, H, L, B = 900, 260, 60, 30
-		fmt.Fprintf(w, "<h3>RSS over time: %s</h3>\n<svg width=%d height=%d style=\"border:1px solid #ccc\">\n", html.EscapeString(f), W, H+B)
+		const W, H, L, B, T = 900, 260, 60, 30, 12 // width, plot height, left/bottom/top margins
+		fmt.Fprintf(w, "<h3>RSS over time: %s</h3>\n<svg width=%d height=%d style=\"border:1px solid #ccc\">\n", html.EscapeString(f), W, T+H+B)
 		for i := 0; i <= 4; i++ {
-			y := H - H*i/4
+			y := T + H - H*i/4
 			fmt.Fprintf(w, "<line x1=%d x2=%d y1=%d y2=%d stroke=#eee /><text x=2 y=%d font-size=11>%s</text>\n", L, W, y, y, y+4, mib(maxR*int64(i)/4))
 		}
-		fmt.Fprintf(w, "<text x=%d y=%d font-size=11>0 s</text><text x=%d y=%d font-size=11 text-anchor=end>%.2f s</text>\n", L, H+20, W-5, H+20, maxT.Seconds())
+		fmt.Fprintf(w, "<text x=%d y=%d font-size=11>0 s</text><text x=%d y=%d font-size=11 text-anchor=end>%.2f s</text>\n", L, T+H+20, W-5, T+H+20, maxT.Seconds())
 		for li, c := range cells {
 			for ti, t := range c.Trials {
 				var pts []string
 				for _, s := range t.Samples {
 					x := L + int(float64(W-L)*float64(s.T)/float64(maxT))
-					y := H - int(float64(H)*float64(s.RSS)/float64(maxR))
+					y := T + H - int(float64(H)*float64(s.RSS)/float64(maxR))
 					pts = append(pts, fmt.Sprintf("%d,%d", x, y))
 				}
 				op := "0.9"
@@ -238,7 +238,7 @@ func bulkHTML(w io.Writer, r *BulkResults, md string) {
 				}
 				fmt.Fprintf(w, "<polyline fill=none stroke=%q stroke-opacity=%s points=%q />\n", colors[c.Mode], op, strings.Join(pts, " "))
 			}
-			fmt.Fprintf(w, "<text x=%d y=%d font-size=12 fill=%q>%s</text>\n", L+10, 15+15*li, colors[c.Mode], html.EscapeString(c.ID()))
+			fmt.Fprintf(w, "<text x=%d y=%d font-size=12 fill=%q>%s</text>\n", L+10, T+15+15*li, colors[c.Mode], html.EscapeString(c.ID()))
 		}
 		fmt.Fprintln(w, "</svg>")
 	}
