@@ -63,6 +63,9 @@ type Options struct {
 	KV       kv.Options
 	RESPAddr string
 	RESP     resp.Options
+	// Airports, when set, serves /airports in front of the REST API (the
+	// bulk upsert, package bulkapi); net/http engine only.
+	Airports http.Handler
 }
 
 // Server is a running service.
@@ -118,12 +121,20 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 			if !opts.NoGRPC {
 				s.tunnel = grpcws.NewListener(s.httpLn.Addr())
 			}
-			kh := kvhttp.Mount(s.KV, h, kvhttp.Options{MaxBody: cmp.Or(opts.HTTP.MaxBody, httpapi.DefaultMaxBody)})
+			var base http.Handler = h
+			if opts.Airports != nil {
+				base = mountAirports(opts.Airports, h)
+			}
+			kh := kvhttp.Mount(s.KV, base, kvhttp.Options{MaxBody: cmp.Or(opts.HTTP.MaxBody, httpapi.DefaultMaxBody)})
 			sh := streamapi.New(st, kh, streamapi.Options{MaxDuration: opts.MaxStreamDuration, MaxMessage: cmp.Or(opts.HTTP.MaxBody, httpapi.DefaultMaxBody), Tunnel: s.tunnel})
 			wb := webbench.New(sh, webbench.Options{MaxDuration: opts.MaxStreamDuration}) // /bench/: the in-browser benchmark
 			s.httpSrv = newHTTPServer(wb, &protos, opts.Timeouts.withDefaults())
 			go func() { s.serveErr <- ignoreClosed(s.httpSrv.Serve(s.httpLn)) }()
 		case EngineFastHTTP:
+			if opts.Airports != nil {
+				s.httpLn.Close()
+				return nil, fmt.Errorf("server: /airports needs the %s engine", EngineNetHTTP)
+			}
 			s.fastSrv = newFastServer(h, opts)
 			mountKVFast(s.fastSrv, s.KV, cmp.Or(opts.HTTP.MaxBody, httpapi.DefaultMaxBody))
 			go func() { s.serveErr <- s.fastSrv.Serve(s.httpLn) }()
@@ -157,6 +168,17 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 		go func() { <-ctx.Done(); s.Close() }()
 	}
 	return s, nil
+}
+
+// mountAirports routes /airports to bulk and everything else to api.
+func mountAirports(bulk, api http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/airports" {
+			bulk.ServeHTTP(w, r)
+			return
+		}
+		api.ServeHTTP(w, r)
+	})
 }
 
 // HTTPAddr is the REST listener's address ("" when HTTP is off).

@@ -46,6 +46,7 @@ func runServe(ctx context.Context, env *cliEnv, args []string) error {
 	fs.StringVar(&o.KV.Dir, "data-dir", "", "`directory` of the KV store's append-only file; empty: memory only")
 	fsync := fs.String("appendfsync", "everysec", "KV AOF fsync `policy`: always (ack after fsync, group commit), everysec, no (Redis's meanings)")
 	fs.BoolVar(&o.KV.Repair, "aof-repair", false, "start even when the AOF is corrupt in the middle, truncating it at the bad record")
+	bulkf := addBulkFlags(fs)
 	cpus := fs.String("cpus", "", "pin the server to these `CPUs` (e.g. 1 or 2,3), so a load client on other CPUs measures it fairly")
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -86,6 +87,11 @@ func runServe(ctx context.Context, env *cliEnv, args []string) error {
 	}
 	o.KV.Fsync = pol
 	o.KV.Logf = func(format string, args ...any) { fmt.Fprintf(env.stderr, format+"\n", args...) }
+	closeBulk, err := bulkf.open(&o)
+	if err != nil {
+		return err
+	}
+	defer closeBulk()
 	srv, err := server.Start(context.Background(), o)
 	if err != nil {
 		return err
