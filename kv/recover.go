@@ -99,6 +99,8 @@ func (s *Store) replay(ops []Op, now int64) {
 			for i := range s.shards {
 				s.shards[i].m = make(map[string]entry)
 			}
+		case opMeta:
+			s.setMeta(op.Val)
 		}
 	}
 }

@@ -75,6 +75,8 @@ type Options struct {
 	OpenFile func(path string) (File, error)
 	// Now is the clock in Unix milliseconds (time.Now when nil).
 	Now func() int64
+	// Tap, when set, sees every change (replication; see tap.go).
+	Tap Tap
 }
 
 // Store is the key-value store. Its methods are safe for concurrent use.
@@ -87,6 +89,9 @@ type Store struct {
 	stop   chan struct{}
 	wg     sync.WaitGroup
 	closed atomic.Bool
+	tapMu  sync.Mutex // the tap's buffer and meta
+	tapBuf []byte
+	meta   []byte // last replication position (tap.go)
 }
 
 // Stats are cumulative counters, read with atomic loads.

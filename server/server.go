@@ -17,6 +17,8 @@ import (
 	"github.com/wirebench/wirebench/grpcapi"
 	"github.com/wirebench/wirebench/httpapi"
 	"github.com/wirebench/wirebench/kv"
+	"github.com/wirebench/wirebench/kv/access"
+	"github.com/wirebench/wirebench/kv/repl"
 	"github.com/wirebench/wirebench/kv/resp"
 	"github.com/wirebench/wirebench/kvhttp"
 	"github.com/wirebench/wirebench/store"
@@ -55,12 +57,18 @@ type Options struct {
 	KV       kv.Options
 	RESPAddr string
 	RESP     resp.Options
+	// Repl is the KV store's replication role; AuthToken and RateLimit
+	// (requests a second per client, 0: none) guard /kv/ and RESP.
+	Repl      repl.Options
+	AuthToken string
+	RateLimit float64
 }
 
 // Server is a running service.
 type Server struct {
 	Store    *store.Memory
 	KV       *kv.Store
+	Repl     *repl.Node
 	respSrv  *resp.Server
 	httpSrv  *http.Server
 	fastSrv  *fasthttp.Server
@@ -79,9 +87,14 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 	}
 	s := &Server{Store: st, serveErr: make(chan error, 2)}
 	var err error
+	s.Repl = repl.New(opts.Repl)
+	opts.KV.Tap = s.Repl.Tap()
 	if s.KV, err = kv.Open(opts.KV); err != nil {
 		return nil, err
 	}
+	lim := access.NewLimiter(opts.RateLimit, 0)
+	opts.RESP.Guard = resp.Guard{Password: opts.AuthToken, Limiter: lim, ReadOnly: s.Repl.ReadOnly, Info: s.Repl.Info}
+	kvGuard := kvhttp.Guard{Token: opts.AuthToken, Limiter: lim, ReadOnly: s.Repl.ReadOnly, Repl: s.Repl.Handler(), Metrics: s.Repl.Metrics}
 	if opts.RESPAddr != "" {
 		if s.respSrv, err = resp.Listen(opts.RESPAddr, s.KV, opts.RESP); err != nil {
 			s.KV.Close()
@@ -104,7 +117,8 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 			var protos http.Protocols
 			protos.SetHTTP1(true)
 			protos.SetUnencryptedHTTP2(true) // h2c with prior knowledge on the same port
-			s.httpSrv = newHTTPServer(kvhttp.Mount(s.KV, h, kvhttp.Options{MaxBody: cmp.Or(opts.HTTP.MaxBody, httpapi.DefaultMaxBody)}), &protos, opts.Timeouts.withDefaults())
+			s.httpSrv = newHTTPServer(kvhttp.Mount(s.KV, h, kvhttp.Options{MaxBody: cmp.Or(opts.HTTP.MaxBody, httpapi.DefaultMaxBody), Guard: kvGuard}), &protos, opts.Timeouts.withDefaults())
+			s.httpSrv.RegisterOnShutdown(s.Repl.Close) // replication streams never end by themselves
 			go func() { s.serveErr <- ignoreClosed(s.httpSrv.Serve(s.httpLn)) }()
 		case EngineFastHTTP:
 			s.fastSrv = newFastServer(h, opts)
@@ -130,6 +144,10 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 			grpc.ConnectionTimeout(to.ReadHeader),
 			grpc.KeepaliveParams(keepalive.ServerParameters{MaxConnectionIdle: to.Idle}))
 		go func() { s.serveErr <- ignoreClosed(s.grpcSrv.Serve(ln)) }()
+	}
+	if err := s.Repl.Start(s.KV, s.HTTPAddr()); err != nil {
+		s.Close()
+		return nil, err
 	}
 	if ctx.Done() != nil {
 		go func() { <-ctx.Done(); s.Close() }()
@@ -174,6 +192,9 @@ func (s *Server) closeKV() error {
 	var errs []error
 	if s.respSrv != nil {
 		errs = append(errs, s.respSrv.Close())
+	}
+	if s.Repl != nil {
+		s.Repl.Close() // no replicated write after the store closes
 	}
 	if s.KV != nil {
 		errs = append(errs, s.KV.Close())

@@ -10,6 +10,7 @@ import (
 	"github.com/tidwall/redcon"
 
 	"github.com/wirebench/wirebench/kv"
+	"github.com/wirebench/wirebench/kv/access"
 )
 
 // Engines: our own reader (the default, see README) or tidwall/redcon.
@@ -29,6 +30,7 @@ const flushAt = 64 << 10
 type Options struct {
 	Engine   string // EngineOwn ("" too) or EngineRedcon
 	MaxConns int    // DefaultMaxConns when 0; more are refused with Redis's error
+	Guard    Guard  // access control and replication (guard.go)
 }
 
 // Server serves a Store over RESP.
@@ -99,8 +101,8 @@ func (s *Server) Close() error {
 	return err
 }
 
-func (s *Server) newSession() *Session {
-	return &Session{st: s.st, srv: s, id: s.nextID.Add(1), r: reply{b: make([]byte, 0, 4096)}}
+func (s *Server) newSession(remote string) *Session {
+	return &Session{st: s.st, srv: s, id: s.nextID.Add(1), r: reply{b: make([]byte, 0, 4096)}, client: access.ClientOf(remote)}
 }
 
 // admit counts a connection in; false (after Redis's error) past the limit.
@@ -152,7 +154,7 @@ func (s *Server) serveConn(c net.Conn) {
 		s.conns.Add(-1)
 		s.wg.Done()
 	}()
-	sess := s.newSession()
+	sess := s.newSession(c.RemoteAddr().String())
 	rd := reqReader{buf: make([]byte, 16<<10)}
 	for {
 		if rd.r == rd.w {
@@ -268,7 +270,7 @@ func (s *Server) serveRedcon() {
 			conn.WriteError("ERR max number of clients reached")
 			return false
 		}
-		conn.SetContext(s.newSession())
+		conn.SetContext(s.newSession(conn.RemoteAddr()))
 		return true
 	}, func(conn redcon.Conn, err error) {
 		s.conns.Add(-1)
