@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/wirebench/wirebench/kv"
@@ -35,7 +36,7 @@ type Node struct {
 	o        Options
 	Leader   *Leader
 	Follower *Follower
-	st       *kv.Store
+	st       atomic.Pointer[kv.Store] // set by Start; the HTTP server may run before
 	once     sync.Once
 }
 
@@ -61,7 +62,7 @@ func (n *Node) Tap() kv.Tap {
 // history; name identifies a follower to its leader when Options.Name is
 // empty (the server's HTTP address).
 func (n *Node) Start(st *kv.Store, name string) error {
-	n.st = st
+	n.st.Store(st)
 	if n.o.Name == "" {
 		n.o.Name = name
 	}
@@ -81,10 +82,16 @@ func (n *Node) ReadOnly() bool { return n.o.ReplicaOf != "" }
 
 // Handler serves PathPrefix: the leader's routes, or 404 on a follower.
 func (n *Node) Handler() http.Handler {
-	if n.Leader != nil {
-		return n.Leader.Handler(n.st)
-	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		st := n.st.Load()
+		if n.Leader != nil && st != nil {
+			n.Leader.Handler(st).ServeHTTP(w, r)
+			return
+		}
+		if n.Leader != nil {
+			jsonError(w, http.StatusServiceUnavailable, map[string]any{"error": "replication is starting"})
+			return
+		}
 		jsonError(w, http.StatusNotFound, map[string]any{"error": fmt.Sprintf("this server is a replica of %s and serves no replication routes", n.o.ReplicaOf)})
 	})
 }
