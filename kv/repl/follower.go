@@ -60,6 +60,7 @@ type Follower struct {
 	resyncs   int64
 	reconns   int64
 	applied   int64
+	seqErrors int64 // records out of sequence (never with a correct leader)
 	lastErr   string
 }
 
@@ -233,6 +234,9 @@ func (f *Follower) stream(ctx context.Context) error {
 			return fmt.Errorf("%w: kind %q in a stream", ErrFrame, fm.Kind)
 		}
 		if fm.Seq != pos.Seq+1 {
+			f.mu.Lock()
+			f.seqErrors++
+			f.mu.Unlock()
 			// Never with one history; resync rather than guess.
 			return fmt.Errorf("%w: record %d after %d", errResync, fm.Seq, pos.Seq)
 		}

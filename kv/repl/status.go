@@ -23,7 +23,10 @@ type Status struct {
 	Resyncs    int64
 	Reconnects int64
 	Applied    int64
-	LastError  string
+	// SeqErrors counts records that did not follow the last one (the
+	// follower refused them and resynced); 0 with a correct leader.
+	SeqErrors int64
+	LastError string
 }
 
 // Status returns the follower's figures.
@@ -31,7 +34,7 @@ func (f *Follower) Status() Status {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	s := Status{Leader: f.o.Leader, Pos: f.pos, LeaderOffset: f.leaderOff, Link: f.link, Syncing: f.syncing, LastIO: f.lastIO,
-		Resyncs: f.resyncs, Reconnects: f.reconns, Applied: f.applied, LastError: f.lastErr}
+		Resyncs: f.resyncs, Reconnects: f.reconns, Applied: f.applied, SeqErrors: f.seqErrors, LastError: f.lastErr}
 	if f.pos.ID == "" {
 		s.LagBytes = f.leaderOff
 	} else {
