@@ -244,6 +244,7 @@ func cmdKeys(s *Session, args [][]byte) kv.Ticket {
 		}
 		return true
 	})
+	slices.Sort(keys) // Redis's order is its hash table's; ours is at least stable
 	s.r.array(len(keys))
 	for _, k := range keys {
 		s.r.bulkString(k)
