@@ -101,8 +101,8 @@ func (s *Server) Close() error {
 	return err
 }
 
-func (s *Server) newSession(remote string) *Session {
-	return &Session{st: s.st, srv: s, id: s.nextID.Add(1), r: reply{b: make([]byte, 0, 4096)}, client: access.ClientOf(remote)}
+func (s *Server) newSession() *Session {
+	return &Session{st: s.st, srv: s, id: s.nextID.Add(1), r: reply{b: make([]byte, 0, 4096)}}
 }
 
 // admit counts a connection in; false (after Redis's error) past the limit.
@@ -154,7 +154,8 @@ func (s *Server) serveConn(c net.Conn) {
 		s.conns.Add(-1)
 		s.wg.Done()
 	}()
-	sess := s.newSession(c.RemoteAddr().String())
+	sess := s.newSession()
+	sess.client = access.ClientOf(c.RemoteAddr().String()) // the rate limit's key
 	rd := reqReader{buf: make([]byte, 16<<10)}
 	for {
 		if rd.r == rd.w {
@@ -270,7 +271,9 @@ func (s *Server) serveRedcon() {
 			conn.WriteError("ERR max number of clients reached")
 			return false
 		}
-		conn.SetContext(s.newSession(conn.RemoteAddr()))
+		sess := s.newSession()
+		sess.client = access.ClientOf(conn.RemoteAddr())
+		conn.SetContext(sess)
 		return true
 	}, func(conn redcon.Conn, err error) {
 		s.conns.Add(-1)
