@@ -65,7 +65,9 @@ func Run(ctx context.Context, opts Options, sc Scenario) (*Result, error) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				r.work(issue, hard, i, vus[i], r.stats[i])
+				if !r.workBatch(issue, hard, i, vus[i], r.stats[i]) { // RESP pipelining (kv_batch.go)
+					r.work(issue, hard, i, vus[i], r.stats[i])
+				}
 			}()
 		}
 		wg.Wait()

@@ -19,6 +19,9 @@ type LoadSpec struct {
 	// Scenario, if set, drives the reference API; otherwise Raw is used.
 	Scenario *load.ScenarioOptions
 	Raw      *load.RawOptions
+	// KV, if set, runs a key-value scenario (kv-set, kv-get, kv-mixed)
+	// over RESP or HTTP (study kv).
+	KV *load.KVOptions
 }
 
 // scenario builds a fresh scenario for one run with the trial's ports.
@@ -27,6 +30,11 @@ func (l LoadSpec) scenario(v vars) (load.Scenario, error) {
 		o := *l.Scenario
 		o.URL = v.expand(o.URL)
 		return load.NewScenario(o)
+	}
+	if l.KV != nil {
+		o := *l.KV
+		o.URL = v.expand(o.URL)
+		return load.NewKV(o)
 	}
 	o := *l.Raw
 	o.URL, o.Header = v.expand(o.URL), v.expandAll(o.Header)
@@ -40,6 +48,9 @@ func (l LoadSpec) url() string {
 	}
 	if l.Raw != nil {
 		return l.Raw.URL
+	}
+	if l.KV != nil {
+		return l.KV.URL
 	}
 	return ""
 }
@@ -57,6 +68,8 @@ func (l LoadSpec) describe() map[string]any {
 	if s := l.Scenario; s != nil {
 		maps.Copy(d, map[string]any{"scenario": s.Name, "format": s.Format, "transport": transportName(s.Transport),
 			"connections": s.Connections, "no_keepalive": s.NoKeepAlive, "compression": s.Compression})
+	} else if k := l.KV; k != nil {
+		maps.Copy(d, map[string]any{"scenario": k.Name, "protocol": k.Protocol, "keys": k.Keys, "value_size": k.ValueSize, "pipeline": k.Pipeline})
 	} else if r := l.Raw; r != nil {
 		d["scenario"] = "raw"
 		d["url"], d["method"], d["transport"] = r.URL, method(r.Method), transportName(r.Transport)

@@ -99,6 +99,9 @@ func Run(ctx context.Context, def Definition, opts Options) (*report.Results, er
 		}
 		res.Payloads = p
 	}
+	if def.Notes != nil {
+		res.Notes = def.Notes(res)
+	}
 	res.End = time.Now()
 	return res, nil
 }
@@ -114,7 +117,7 @@ func validate(def Definition) error {
 		if c.Server == nil && c.External == "" {
 			return fmt.Errorf("%w: cell %s has neither a server nor an external URL", ErrDefinition, c.ID())
 		}
-		if c.Load.Scenario == nil && c.Load.Raw == nil {
+		if c.Load.Scenario == nil && c.Load.Raw == nil && c.Load.KV == nil {
 			return fmt.Errorf("%w: cell %s has no load", ErrDefinition, c.ID())
 		}
 		n, err := c.ports()

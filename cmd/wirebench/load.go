@@ -42,6 +42,7 @@ type loadFlags struct {
 	o                        load.Options
 	raw                      load.RawOptions
 	sc                       load.ScenarioOptions
+	kv                       load.KVOptions // --scenario kv-*
 	body, stages, segment    string
 	expect, thresholds, hdrs []string
 	scenario, out, cpus      string
@@ -111,7 +112,12 @@ func newLoadFlags(env *cliEnv, f *loadFlags) *pflag.FlagSet {
 	fs.StringVar(&f.raw.CAFile, "cacert", "", "https: verify the server against the CA certificates in this PEM `file`")
 	fs.StringVar(&f.raw.CertFile, "cert", "", "https: client certificate (PEM `file`), with --key")
 	fs.StringVar(&f.raw.KeyFile, "key", "", "https: client certificate's private key (PEM `file`)")
-	fs.StringVar(&f.scenario, "scenario", "", "reference-API `scenario`: crud, echo, get, list, create")
+	fs.StringVar(&f.scenario, "scenario", "", "reference-API `scenario`: crud, echo, get, list, create; or a key-value one: kv-set, kv-get, kv-mixed")
+	fs.StringVar(&f.kv.Protocol, "protocol", "", "kv-* `protocol`: resp (redis://host:port), http-raw or http-json (http://host:port, wirebench serve's /kv); default from the URL")
+	fs.IntVarP(&f.kv.Pipeline, "pipeline", "P", 1, "kv-* over resp: `P` commands written, then P replies read, per connection (redis-benchmark -P)")
+	fs.IntVar(&f.kv.Keys, "keys", load.DefaultKVKeys, "kv-*: key space `N`, keys key:000000000000.. (redis-benchmark -r)")
+	fs.IntVar(&f.kv.ValueSize, "value-size", load.DefaultKVValueSize, "kv-*: value size in `bytes` (redis-benchmark -d)")
+	fs.BoolVar(&f.kv.NoPreload, "no-preload", false, "kv-get, kv-mixed: the keys are already there (do not write them first); their values are still checked")
 	fs.StringVar(&f.sc.Format, "format", "json", "scenario wire `format`: json, toon, protobuf, msgpack, cbor")
 	fs.StringVar(&f.sc.Compression, "compression", "", "scenario: ask for gzip-coded responses (`gzip`) and decode them before the checks")
 	fs.BoolVar(&f.latency, "latency", false, "print the latency distribution (wrk's --latency: 50, 75, 90, 99%)")
@@ -266,6 +272,13 @@ func (f *loadFlags) check(fs *pflag.FlagSet) error {
 		return loadUsagef("--open needs -r or --stages")
 	case (f.raw.CertFile == "") != (f.raw.KeyFile == ""):
 		return loadUsagef("--cert and --key go together")
+	case f.kv.Pipeline != 1 && (f.o.Rate > 0 || f.o.Open):
+		return loadUsagef("-P %d: pipelining runs closed loop; drop -r/--open", f.kv.Pipeline)
+	}
+	for _, name := range []string{"protocol", "pipeline", "keys", "value-size", "no-preload"} {
+		if fs.Changed(name) && !strings.HasPrefix(f.scenario, "kv-") {
+			return loadUsagef("--%s applies to the kv-* scenarios", name)
+		}
 	}
 	if f.stages != "" && !f.o.Open && !fs.Changed("concurrency") {
 		f.o.Concurrency = 0 // closed-loop --stages size the pool from their largest target
@@ -331,6 +344,9 @@ func (f *loadFlags) scenarioFrom(pos []string) (load.Scenario, map[string]any, e
 			}
 			f.raw.ExpectStatus = append(f.raw.ExpectStatus, n)
 		}
+	}
+	if strings.HasPrefix(f.scenario, "kv-") {
+		return f.kvScenario(url)
 	}
 	if f.scenario != "" {
 		f.sc.Name, f.sc.URL, f.sc.Transport = f.scenario, url, f.raw.Transport
