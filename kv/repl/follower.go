@@ -54,6 +54,7 @@ type Follower struct {
 	pos       Position
 	leaderOff int64     // the leader's offset at its last heartbeat
 	lastTS    int64     // leader's time of the last applied record (Unix ms)
+	delay     int64     // ms from the leader's recording to our applying it, last record
 	lastIO    time.Time // last frame received
 	link      bool      // a stream is open
 	syncing   bool      // a snapshot is loading
@@ -227,6 +228,9 @@ func (f *Follower) stream(ctx context.Context) error {
 			}
 			f.mu.Lock()
 			f.leaderOff, f.lastIO = int64(lo), now
+			if f.leaderOff <= pos.Offset {
+				f.delay = 0 // caught up
+			}
 			f.mu.Unlock()
 			continue
 		case KindRecord:
@@ -249,6 +253,7 @@ func (f *Follower) stream(ctx context.Context) error {
 		last = t
 		f.mu.Lock()
 		f.pos, f.lastTS, f.lastIO = pos, fm.TS, now
+		f.delay = max(now.UnixMilli()-fm.TS, 0)
 		f.leaderOff = max(f.leaderOff, pos.Offset)
 		f.applied++
 		f.mu.Unlock()

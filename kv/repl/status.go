@@ -14,8 +14,11 @@ type Status struct {
 	Pos          Position
 	LeaderOffset int64 // at the last heartbeat or record
 	LagBytes     int64
-	// LagSeconds is how old the newest applied record is while records
-	// are still missing (0 when caught up): the data's staleness.
+	// LagSeconds is, with the link up, how long the last record took
+	// from the leader's recording it to our applying it (0 once a
+	// heartbeat shows we are caught up); with the link down and records
+	// missing, the age of the newest applied record. Both clocks are
+	// Unix time: across machines their skew adds to it.
 	LagSeconds float64
 	Link       bool
 	Syncing    bool
@@ -40,7 +43,10 @@ func (f *Follower) Status() Status {
 	} else {
 		s.LagBytes = max(f.leaderOff-f.pos.Offset, 0)
 	}
-	if s.LagBytes > 0 && f.lastTS > 0 {
+	switch {
+	case f.link:
+		s.LagSeconds = float64(f.delay) / 1000
+	case s.LagBytes > 0 && f.lastTS > 0:
 		s.LagSeconds = max(float64(time.Now().UnixMilli()-f.lastTS)/1000, 0)
 	}
 	return s
@@ -147,7 +153,7 @@ func (f *Follower) Metrics() []byte {
 	b = fmt.Appendf(b, "# HELP wirebench_kv_repl_offset Replication offsets in bytes of the history's stream.\n# TYPE wirebench_kv_repl_offset gauge\nwirebench_kv_repl_offset{of=\"follower\"} %d\nwirebench_kv_repl_offset{of=\"leader\"} %d\n", s.Pos.Offset, s.LeaderOffset)
 	b = fmt.Appendf(b, "# HELP wirebench_kv_repl_seq Number of the last record applied.\n# TYPE wirebench_kv_repl_seq gauge\nwirebench_kv_repl_seq %d\n", s.Pos.Seq)
 	b = fmt.Appendf(b, "# HELP wirebench_kv_repl_lag_bytes Bytes of the leader's history not yet applied.\n# TYPE wirebench_kv_repl_lag_bytes gauge\nwirebench_kv_repl_lag_bytes %d\n", s.LagBytes)
-	b = fmt.Appendf(b, "# HELP wirebench_kv_repl_lag_seconds Age of the newest applied record while records are missing.\n# TYPE wirebench_kv_repl_lag_seconds gauge\nwirebench_kv_repl_lag_seconds %.3f\n", s.LagSeconds)
+	b = fmt.Appendf(b, "# HELP wirebench_kv_repl_lag_seconds Seconds from the leader recording the last record to the follower applying it (link down: age of the newest applied record).\n# TYPE wirebench_kv_repl_lag_seconds gauge\nwirebench_kv_repl_lag_seconds %.3f\n", s.LagSeconds)
 	b = fmt.Appendf(b, "# HELP wirebench_kv_repl_link 1 while a stream from the leader is open.\n# TYPE wirebench_kv_repl_link gauge\nwirebench_kv_repl_link %d\n", b2i(s.Link))
 	b = fmt.Appendf(b, "# HELP wirebench_kv_repl_resyncs_total Full resyncs from a snapshot.\n# TYPE wirebench_kv_repl_resyncs_total counter\nwirebench_kv_repl_resyncs_total %d\n", s.Resyncs)
 	b = fmt.Appendf(b, "# HELP wirebench_kv_repl_reconnects_total Failed attempts followed by a backoff.\n# TYPE wirebench_kv_repl_reconnects_total counter\nwirebench_kv_repl_reconnects_total %d\n", s.Reconnects)
