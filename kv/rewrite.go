@@ -122,7 +122,7 @@ func (a *aof) runRewrite(rw *rewrite) (err error) {
 		now := s.now()
 		sh.mu.RLock()
 		for k, e := range sh.m {
-			if e.expired(now) {
+			if e.expired(now) && !s.opts.Replica {
 				continue
 			}
 			var start int

@@ -175,7 +175,6 @@ func (s *Store) Apply(payload, meta []byte) (Ticket, error) {
 			return 0, err
 		}
 	}
-	now := s.now()
 	var us []undo
 	for _, op := range ops {
 		key := string(op.Key)
@@ -192,12 +191,11 @@ func (s *Store) Apply(payload, meta []byte) (Ticket, error) {
 		}
 		old, had := sh.m[key]
 		us = append(us, undo{sh: sh, key: key, old: old, had: had})
+		// An expiry already past is kept, not applied as a deletion: the
+		// leader sent it while the key was live, and a later record may
+		// act on the key (see Options.Replica).
 		switch op.Code {
 		case opSet:
-			if op.Exp != 0 && op.Exp <= now {
-				delete(sh.m, key)
-				continue
-			}
 			sh.m[key] = entry{val: slices.Clone(op.Val), exp: op.Exp}
 			s.stats.Writes.Add(1)
 		case opDel:
@@ -207,10 +205,6 @@ func (s *Store) Apply(payload, meta []byte) (Ticket, error) {
 			}
 		case opExpireAt:
 			if !had {
-				continue
-			}
-			if op.Exp != 0 && op.Exp <= now {
-				delete(sh.m, key)
 				continue
 			}
 			old.exp = op.Exp

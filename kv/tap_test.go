@@ -198,3 +198,57 @@ func TestTapDivergedOnRefusal(t *testing.T) {
 		t.Fatalf("refused write: %v, diverged %d", err, tap.diverged.Load())
 	}
 }
+
+// TestReplicaKeepsExpiredUntilDel: on a replica, a record applied after
+// its key's expiry time does not delete it — a later record sent while
+// the key was live on the leader (PERSIST) brings it back — through
+// replay and rewrite too; reads hide it meanwhile, and only a DEL
+// removes it. The leader taps its active expiry's deletions.
+func TestReplicaKeepsExpiredUntilDel(t *testing.T) {
+	now := int64(1_000_000)
+	dir := t.TempDir()
+	o := Options{Dir: dir, Replica: true, RewritePercent: -1, Now: func() int64 { return now }}
+	s, err := Open(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Apply(AppendSetOp(nil, "k", []byte("v"), 0), nil)
+	s.Apply(appendExpireOp(nil, "k", now-10), nil) // late: already past
+	if _, _, ok := s.Get("k"); ok {
+		t.Fatal("an expired key is visible on the replica")
+	}
+	s.Close()
+	if s, err = Open(o); err != nil { // replay keeps it
+		t.Fatal(err)
+	}
+	done, _ := s.Rewrite() // and so does a rewrite
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	if s, err = Open(o); err != nil {
+		t.Fatal(err)
+	}
+	s.Apply(appendExpireOp(nil, "k", 0), nil) // the PERSIST sent before the expiry
+	if v, exp, ok := s.Get("k"); !ok || string(v) != "v" || exp != 0 {
+		t.Fatalf("after PERSIST: %q %d %v", v, exp, ok)
+	}
+	s.Apply(appendDelOp(nil, "k"), nil)
+	if s.Len() != 0 {
+		t.Fatal("DEL did not remove it")
+	}
+	s.Close()
+
+	tap := &recTap{}
+	l, err := Open(Options{Tap: tap, Now: func() int64 { return now }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	l.Set("e", []byte("v"), SetOpts{Exp: now + 5})
+	now += 10
+	l.expireShard(&l.shards[shardOf("e")], now, 64)
+	if n := tap.n(); n != 2 || tap.recs[1][0].Code != opDel || string(tap.recs[1][0].Key) != "e" {
+		t.Fatalf("active expiry was not tapped as a DEL: %v", tap.recs)
+	}
+}

@@ -88,7 +88,7 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 	s := &Server{Store: st, serveErr: make(chan error, 2)}
 	var err error
 	s.Repl = repl.New(opts.Repl)
-	opts.KV.Tap = s.Repl.Tap()
+	opts.KV.Tap, opts.KV.Replica = s.Repl.Tap(), s.Repl.ReadOnly()
 	if s.KV, err = kv.Open(opts.KV); err != nil {
 		return nil, err
 	}
