@@ -26,7 +26,7 @@ type FollowerOptions struct {
 	// Name identifies this follower to the leader (its own address).
 	Name string
 	// MinBackoff and MaxBackoff bound the wait between failed attempts
-	// (doubling, with jitter): 100 ms and 5 s when 0.
+	// (doubling, with jitter): 50 ms and 1 s when 0.
 	MinBackoff, MaxBackoff time.Duration
 	// IdleTimeout drops a stream or snapshot silent for this long (the
 	// leader sends a heartbeat every second): 5 s when 0.
@@ -71,16 +71,19 @@ var errResync = errors.New("repl: resync needed")
 // StartFollower starts replicating into st from the position st recorded
 // (kv.Store.Meta), or with a full resync when it has none.
 func StartFollower(st *kv.Store, o FollowerOptions) (*Follower, error) {
+	if !strings.Contains(o.Leader, "://") {
+		o.Leader = "http://" + o.Leader // host:port
+	}
 	u, err := url.Parse(o.Leader)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return nil, fmt.Errorf("repl: leader URL %q: want http://host:port", o.Leader)
 	}
 	o.Leader = strings.TrimRight(o.Leader, "/")
 	if o.MinBackoff <= 0 {
-		o.MinBackoff = 100 * time.Millisecond
+		o.MinBackoff = 50 * time.Millisecond
 	}
 	if o.MaxBackoff <= 0 {
-		o.MaxBackoff = 5 * time.Second
+		o.MaxBackoff = time.Second // Redis's replicas retry every second
 	}
 	if o.IdleTimeout <= 0 {
 		o.IdleTimeout = 5 * time.Second
