@@ -75,6 +75,10 @@ func (s *Session) Exec(args [][]byte) bool {
 	if len(args) == 0 {
 		return true
 	}
+	if !s.srv.opts.Guard.Limiter.Allow(s.client) { // unknown commands count too
+		s.r.err(ErrRateLimited)
+		return true
+	}
 	var low [maxNameLen]byte
 	var c *command
 	if n := len(args[0]); n <= maxNameLen {

@@ -32,14 +32,12 @@ var writeCommands = map[string]bool{
 // noAuth are the commands a client may send before authenticating.
 var noAuth = map[string]bool{"auth": true, "hello": true, "quit": true}
 
-// admit applies the rate limit, the password and the read-only switch
-// to a known command of the right arity; false when it replied.
+// admit applies the password and the read-only switch to a known command
+// of the right arity (Exec applied the rate limit before the lookup, as
+// redis-server checks existence and arity before authentication); false
+// when it replied.
 func (s *Session) admit(c *command) bool {
 	g := &s.srv.opts.Guard
-	if !g.Limiter.Allow(s.client) {
-		s.r.err(ErrRateLimited)
-		return false
-	}
 	if g.Password != "" && !s.authed && !noAuth[c.name] {
 		s.r.err("NOAUTH Authentication required.")
 		return false

@@ -146,7 +146,7 @@ func TestRateLimit(t *testing.T) {
 			t.Fatalf("command %d within the burst: %s", i, got)
 		}
 	}
-	if got := b.do(t, "PING"); got != "-"+ErrRateLimited {
-		t.Fatalf("4th command: %s", got)
+	if got := b.do(t, "NOSUCHCOMMAND"); got != "-"+ErrRateLimited {
+		t.Fatalf("4th command (unknown ones count too): %s", got)
 	}
 }
