@@ -203,6 +203,28 @@ func (s *Store) Get(key string) (val []byte, exp int64, ok bool) {
 	return e.val, e.exp, true
 }
 
+// GetBytes is Get for a key in a byte slice, without converting it to a
+// string (the RESP hot path: no allocation per GET).
+func (s *Store) GetBytes(key []byte) (val []byte, exp int64, ok bool) {
+	h := uint32(2166136261)
+	for _, c := range key {
+		h ^= uint32(c)
+		h *= 16777619
+	}
+	sh := &s.shards[h%nShards]
+	now := s.now()
+	sh.mu.RLock()
+	e, ok := sh.m[string(key)]
+	sh.mu.RUnlock()
+	s.stats.Gets.Add(1)
+	if !ok || e.expired(now) {
+		s.stats.Misses.Add(1)
+		return nil, 0, false
+	}
+	s.stats.Hits.Add(1)
+	return e.val, e.exp, true
+}
+
 // Exists reports whether key is present.
 func (s *Store) Exists(key string) bool {
 	sh := &s.shards[shardOf(key)]

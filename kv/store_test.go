@@ -397,3 +397,23 @@ func TestAutoRewriteOnGrowth(t *testing.T) {
 		t.Fatalf("AOF still %d bytes", in.AOFSize)
 	}
 }
+
+func TestGetBytesMatchesGet(t *testing.T) {
+	s := open(t, Options{})
+	for i := range 300 {
+		mustSet(t, s, fmt.Sprint("key-", i), fmt.Sprint(i), 0)
+	}
+	for i := range 300 {
+		k := fmt.Sprint("key-", i)
+		v, _, ok := s.GetBytes([]byte(k))
+		if !ok || string(v) != fmt.Sprint(i) {
+			t.Fatalf("GetBytes(%q) = %q, %v", k, v, ok)
+		}
+	}
+	if _, _, ok := s.GetBytes([]byte("absent")); ok {
+		t.Fatal("absent key found")
+	}
+	if n := testing.AllocsPerRun(100, func() { s.GetBytes([]byte("key-7")) }); n != 0 {
+		t.Fatalf("GetBytes allocates %v times", n)
+	}
+}

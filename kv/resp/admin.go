@@ -373,8 +373,35 @@ func cmdInfo(s *Session, args [][]byte) kv.Ticket {
 	if in.Keys > 0 {
 		fmt.Fprintf(&b, "db0:keys=%d,expires=0,avg_ttl=0\r\n", in.Keys)
 	}
-	s.r.verbatim(b.String())
+	s.r.verbatim(infoSections(b.String(), args[1:]))
 	return 0
+}
+
+// infoSections keeps the sections named in args (all, default and
+// everything keep all), as INFO [section ...].
+func infoSections(all string, args [][]byte) string {
+	if len(args) == 0 {
+		return all
+	}
+	want := map[string]bool{}
+	for _, a := range args {
+		n := strings.ToLower(string(a))
+		if n == "all" || n == "default" || n == "everything" {
+			return all
+		}
+		want[n] = true
+	}
+	var out []string
+	for _, sec := range strings.Split(all, "\r\n\r\n") {
+		name, _, _ := strings.Cut(strings.TrimPrefix(sec, "# "), "\r\n")
+		if want[strings.ToLower(name)] {
+			out = append(out, strings.TrimSuffix(sec, "\r\n"))
+		}
+	}
+	if len(out) == 0 {
+		return ""
+	}
+	return strings.Join(out, "\r\n\r\n") + "\r\n"
 }
 
 // match is Redis's glob (stringmatchlen): * ? [abc] [^a-z] and \ escapes.

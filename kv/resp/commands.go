@@ -175,7 +175,7 @@ func (s *Session) storeErr(err error) {
 func eq(b []byte, s string) bool { return strings.EqualFold(string(b), s) }
 
 func cmdGet(s *Session, args [][]byte) kv.Ticket {
-	v, _, ok := s.st.Get(string(args[1]))
+	v, _, ok := s.st.GetBytes(args[1])
 	if !ok {
 		s.r.null()
 		return 0
@@ -373,7 +373,7 @@ func cmdType(s *Session, args [][]byte) kv.Ticket {
 func cmdMGet(s *Session, args [][]byte) kv.Ticket {
 	s.r.array(len(args) - 1)
 	for _, k := range args[1:] {
-		if v, _, ok := s.st.Get(string(k)); ok {
+		if v, _, ok := s.st.GetBytes(k); ok {
 			s.r.bulk(v)
 		} else {
 			s.r.null()

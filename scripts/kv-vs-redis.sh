@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# kv-vs-redis.sh: redis-benchmark against redis-server and wirebench's RESP
+# face at matched persistence (none, AOF everysec, AOF always), in one run:
+# servers pinned to CPU 1, redis-benchmark on CPU 0. Run it under the load
+# lock: flock /tmp/wirebench-load.lock scripts/kv-vs-redis.sh
+# Env: N (requests, 200000), C (connections, 50), P (pipeline, 1),
+# ENGINE (own|redcon), MODES ("none everysec always"), ROUNDS (1; rounds
+# alternate which server goes first, as the shared machine drifts), WB.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+N=${N:-200000} C=${C:-50} P=${P:-1} ENGINE=${ENGINE:-own} MODES=${MODES:-"none everysec always"} ROUNDS=${ROUNDS:-1}
+WB=${WB:-$(mktemp -d)/wirebench}
+[ -x "$WB" ] || go build -o "$WB" ./cmd/wirebench
+tmp=$(mktemp -d)
+trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$tmp"' EXIT
+# ticks: CPU time (user+system, in clock ticks) a process has used.
+ticks() { awk '{print $14+$15}' "/proc/$1/stat"; }
+bench() { # port label pid: one line per test, with the server's CPU per request
+  for t in set get; do
+    local t0 r t1
+    t0=$(ticks "$3")
+    r=$(timeout 300 taskset -c 0 redis-benchmark -p "$1" -c "$C" -d 128 -r 10000 -n "$N" -P "$P" -t $t -q 2>/dev/null |
+      tr '\r' '\n' | grep -E '^(SET|GET): [0-9.]+ requests')
+    t1=$(ticks "$3")
+    echo "$2 $r; server CPU $(awk -v d=$((t1 - t0)) -v n="$N" -v hz="$(getconf CLK_TCK)" 'BEGIN{printf "%.2f", d/hz*1e6/n}') us/request"
+  done
+}
+port() { python3 -c 'import socket;s=socket.socket();s.bind(("127.0.0.1",0));print(s.getsockname()[1])'; }
+echo "# $(date -u +%FT%TZ) $(uname -m) $(nproc) CPUs; -c $C -d 128 -r 10000 -n $N -P $P; engine $ENGINE"
+for round in $(seq "$ROUNDS"); do
+for mode in $MODES; do
+  rp=$(port); wp=$(port); d="$tmp/$mode"; mkdir -p "$d/r" "$d/w"
+  case $mode in
+    none) rargs=(--appendonly no); wargs=() ;;
+    *) rargs=(--appendonly yes --appendfsync "$mode"); wargs=(--data-dir "$d/w" --appendfsync "$mode") ;;
+  esac
+  taskset -c 1 redis-server --port "$rp" --bind 127.0.0.1 --save '' --dir "$d/r" --loglevel warning "${rargs[@]}" >/dev/null 2>&1 &
+  rpid=$!
+  taskset -c 1 "$WB" serve --http 127.0.0.1:0 --grpc 127.0.0.1:0 --no-grpc --seed-users 0 --seed-todos 0 \
+    --resp "127.0.0.1:$wp" --resp-engine "$ENGINE" "${wargs[@]}" >/dev/null 2>"$tmp/wb.err" &
+  wpid=$!
+  for p in $rp $wp; do # both must answer before the run
+    for _ in $(seq 50); do redis-cli -p "$p" ping >/dev/null 2>&1 && break; sleep 0.1; done
+    redis-cli -p "$p" ping >/dev/null || { echo "server on $p did not start:"; cat "$tmp/wb.err"; exit 1; }
+  done
+  if [ $((round % 2)) = 1 ]; then
+    bench "$rp" "redis/$mode" $rpid; bench "$wp" "ours/$mode" $wpid
+  else
+    bench "$wp" "ours/$mode" $wpid; bench "$rp" "redis/$mode" $rpid
+  fi
+  kill $rpid $wpid; wait $rpid $wpid 2>/dev/null || true
+  rm -rf "$d"
+done
+done
