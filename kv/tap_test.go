@@ -158,7 +158,7 @@ func TestSnapshotIsExact(t *testing.T) {
 			}
 		}()
 	}
-	for range 20 {
+	for i := 0; i < 20 || tap.n() < 2000; i++ { // while the writers write
 		marked := -1
 		got := 0
 		err := s.Snapshot(func() { marked = tap.n() }, func(string, []byte, int64) error { got++; return nil })
