@@ -352,10 +352,6 @@ func (s *Session) commandInfo(c *command) {
 }
 
 func cmdInfo(s *Session, args [][]byte) kv.Ticket {
-	if len(args) == 2 && eq(args[1], "replication") {
-		s.r.verbatim(s.replInfo())
-		return 0
-	}
 	in := s.st.Info()
 	aof := 0
 	if in.Policy != "" {
