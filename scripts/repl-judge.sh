@@ -61,14 +61,15 @@ writes() {
 
 repl_field() { cli "$1" INFO replication | tr -d '\r' | sed -n "s/^$2://p"; }
 
-# converge: the follower has the leader's replid and offset, link up.
+# converge: the follower has the leader's replid and (at least, the leader read
+# first) its offset, link up.
 converge() {
   for _ in $(seq 300); do
     local lid lo fid fo link
     lid=$(repl_field "$RESP_L" master_replid); lo=$(repl_field "$RESP_L" master_repl_offset)
     fid=$(repl_field "$RESP_F" master_replid); fo=$(repl_field "$RESP_F" slave_repl_offset)
     link=$(repl_field "$RESP_F" master_link_status)
-    if [ "$lid" = "$fid" ] && [ "$lo" = "$fo" ] && [ "$link" = up ]; then
+    if [ "$lid" = "$fid" ] && [ -n "$fo" ] && [ "$fo" -ge "$lo" ] && [ "$link" = up ]; then
       echo "converged: replid $lid offset $lo"
       return 0
     fi
