@@ -25,10 +25,28 @@ const childEnv = "WIREBENCH_REPL_LEADER_CHILD"
 
 const token = "chaos-token"
 
+// followerEnv makes the test binary a follower of that leader URL, over
+// the AOF in followerEnv_DIR (TestFollowerKill9Resumes).
+const followerEnv = "WIREBENCH_REPL_FOLLOWER_CHILD"
+
 func TestMain(m *testing.M) {
 	if dir := os.Getenv(childEnv); dir != "" {
 		runLeader(dir)
 		return
+	}
+	if leader := os.Getenv(followerEnv); leader != "" {
+		srv, err := server.Start(context.Background(), server.Options{
+			HTTPAddr: "127.0.0.1:0", NoGRPC: true, RESPAddr: "127.0.0.1:0",
+			KV:        kv.Options{Dir: os.Getenv(followerEnv + "_DIR"), Fsync: kv.FsyncEverySec},
+			Repl:      repl.Options{ReplicaOf: leader, Token: token},
+			AuthToken: token,
+		})
+		if err != nil {
+			fmt.Println("error", err)
+			os.Exit(2)
+		}
+		fmt.Println("listening", srv.HTTPAddr(), srv.RESPAddr())
+		select {}
 	}
 	os.Exit(m.Run())
 }
@@ -58,8 +76,14 @@ type leaderProc struct {
 
 func startLeader(t *testing.T, dir string) *leaderProc {
 	t.Helper()
+	return startChild(t, childEnv+"="+dir)
+}
+
+// startChild starts the test binary as a server with env.
+func startChild(t *testing.T, env ...string) *leaderProc {
+	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), childEnv+"="+dir)
+	cmd.Env = append(os.Environ(), env...)
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -72,7 +96,7 @@ func startLeader(t *testing.T, dir string) *leaderProc {
 	if err != nil || len(f) != 3 || f[0] != "listening" {
 		cmd.Process.Kill()
 		cmd.Wait()
-		t.Fatalf("leader child: %q %v", line, err)
+		t.Fatalf("server child: %q %v", line, err)
 	}
 	return &leaderProc{cmd: cmd, http: f[1], resp: f[2]}
 }
