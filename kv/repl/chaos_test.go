@@ -84,6 +84,7 @@ func startChild(t *testing.T, env ...string) *leaderProc {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), env...)
+	cmd.Stderr = os.Stderr // a panic or a race report in the child shows
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
