@@ -4,7 +4,10 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"strconv"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/wirebench/wirebench/kv"
 )
@@ -152,5 +155,40 @@ func TestLeaderBacklog(t *testing.T) {
 	}
 	if _, _, _, ok := l.batch(id, offs[9], 1<<20); ok {
 		t.Fatal("the old history streams after Diverged")
+	}
+}
+
+func TestFollowersLag(t *testing.T) {
+	l := NewLeader(0)
+	now := time.Unix(1000, 0)
+	l.now = func() time.Time { return now }
+	start := l.markSnapshot()
+	l.Record([]byte("a"))
+	now = now.Add(2 * time.Second)
+	l.Record([]byte("b"))
+	pos := l.Position()
+	l.touch("f1", "127.0.0.1:1", pos.ID, func(f *followerState) { f.acked = start.Offset })
+	l.touch("f2", "127.0.0.1:2", pos.ID, func(f *followerState) { f.acked = pos.Offset })
+	l.touch("f3", "127.0.0.1:3", newID(), nil)
+	now = now.Add(time.Second)
+	fs := l.Followers()
+	if len(fs) != 3 || fs[0].LagBytes != pos.Offset-start.Offset || fs[0].LagSeconds != 3 || fs[1].LagBytes != 0 || fs[1].LagSeconds != 0 || fs[2].LagSeconds != -1 {
+		t.Fatalf("%+v", fs)
+	}
+	if !fs[0].Online {
+		t.Fatal("a follower seen 1 s ago is offline")
+	}
+	now = now.Add(followerTTL)
+	if l.Followers()[0].Online {
+		t.Fatal("a follower silent for followerTTL is online")
+	}
+	m := string(l.Metrics())
+	for _, want := range []string{`wirebench_kv_repl_follower_lag_seconds{follower="f1"} 8.000`, `wirebench_kv_repl_role{role="leader",replid="` + pos.ID + `"} 1`, "wirebench_kv_repl_followers 0"} {
+		if !strings.Contains(m, want) {
+			t.Errorf("metrics lack %q:\n%s", want, m)
+		}
+	}
+	if in := l.Info(); !strings.Contains(in, "master_repl_offset:"+strconv.FormatInt(pos.Offset, 10)) || !strings.Contains(in, "connected_slaves:0") {
+		t.Errorf("INFO:\n%s", in)
 	}
 }

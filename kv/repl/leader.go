@@ -2,6 +2,7 @@ package repl
 
 import (
 	"crypto/rand"
+	"encoding/binary"
 	"encoding/hex"
 	"sort"
 	"sync"
@@ -190,15 +191,19 @@ func (l *Leader) batch(id string, off int64, max int) (frames [][]byte, next int
 
 // FollowerInfo is what the leader knows of one follower.
 type FollowerInfo struct {
-	Name     string    `json:"name"`
-	Addr     string    `json:"addr"`
-	ID       string    `json:"replid"`
-	Acked    int64     `json:"acked_offset"`
-	Sent     int64     `json:"sent_offset"`
-	Streams  int       `json:"streams"`
-	LagBytes int64     `json:"lag_bytes"`
-	LastSeen time.Time `json:"last_seen"`
-	Online   bool      `json:"online"`
+	Name     string `json:"name"`
+	Addr     string `json:"addr"`
+	ID       string `json:"replid"`
+	Acked    int64  `json:"acked_offset"`
+	Sent     int64  `json:"sent_offset"`
+	Streams  int    `json:"streams"`
+	LagBytes int64  `json:"lag_bytes"`
+	// LagSeconds is the age of the oldest record the follower has not
+	// acknowledged (0 when it has them all; -1 when that record left
+	// the backlog or the follower is in another history).
+	LagSeconds float64   `json:"lag_seconds"`
+	LastSeen   time.Time `json:"last_seen"`
+	Online     bool      `json:"online"`
 }
 
 // followerTTL: a follower neither streaming nor acking for this long is
@@ -245,8 +250,16 @@ func (l *Leader) Followers() []FollowerInfo {
 	for _, f := range l.foll {
 		fi := FollowerInfo{Name: f.name, Addr: f.addr, ID: f.id, Acked: f.acked, Sent: f.sent, Streams: f.streams, LastSeen: f.lastSeen,
 			Online: f.streams > 0 || now.Sub(f.lastSeen) < followerTTL}
+		fi.LagSeconds = -1
 		if f.id == l.id {
 			fi.LagBytes = l.off - f.acked
+			if i, ok := l.indexLocked(f.acked); ok {
+				fi.LagSeconds = 0
+				if i < len(l.recs) {
+					ts := int64(binary.LittleEndian.Uint64(l.recs[i].frame[frameHead+9:]))
+					fi.LagSeconds = max(float64(now.UnixMilli()-ts)/1000, 0)
+				}
+			}
 		} else {
 			fi.LagBytes = l.off // another history: all of this one is missing
 		}

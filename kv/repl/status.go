@@ -141,6 +141,10 @@ func (l *Leader) Metrics() []byte {
 		for _, f := range fs {
 			b = fmt.Appendf(b, "wirebench_kv_repl_follower_lag_bytes{follower=%q} %d\n", f.Name, f.LagBytes)
 		}
+		b = fmt.Appendf(b, "# HELP wirebench_kv_repl_follower_lag_seconds Age of the oldest record a follower has not acknowledged (-1: unknown).\n# TYPE wirebench_kv_repl_follower_lag_seconds gauge\n")
+		for _, f := range fs {
+			b = fmt.Appendf(b, "wirebench_kv_repl_follower_lag_seconds{follower=%q} %.3f\n", f.Name, f.LagSeconds)
+		}
 	}
 	return b
 }
