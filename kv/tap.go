@@ -24,6 +24,11 @@ type Tap interface {
 	// Diverged says that changes already given to Record were undone (a
 	// batch the AOF refused): the history is no longer what was tapped.
 	Diverged()
+	// Active reports whether Record wants changes at all; checked under
+	// the changed shards' locks, so a tap that turns active while holding
+	// every shard lock (a snapshot) misses nothing after. A server
+	// without followers pays one atomic load per write.
+	Active() bool
 }
 
 // opMeta carries an opaque position (kv/repl's replication ID and
@@ -79,6 +84,9 @@ func (s *Store) setMeta(m []byte) {
 // tap hands one change to the tap; build appends its ops to a buffer.
 // Called under the changed shards' locks.
 func (s *Store) tap(build func([]byte) []byte) {
+	if !s.opts.Tap.Active() {
+		return
+	}
 	s.tapMu.Lock()
 	s.tapBuf = build(s.tapBuf[:0])
 	s.opts.Tap.Record(s.tapBuf)

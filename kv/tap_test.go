@@ -11,6 +11,7 @@ import (
 
 // recTap keeps every payload it sees, decoded.
 type recTap struct {
+	off      bool // Active reports false
 	mu       sync.Mutex
 	recs     [][]Op
 	diverged atomic.Int64
@@ -30,6 +31,8 @@ func (r *recTap) Record(p []byte) {
 }
 
 func (r *recTap) Diverged() { r.diverged.Add(1) }
+
+func (r *recTap) Active() bool { return !r.off }
 
 func (r *recTap) n() int {
 	r.mu.Lock()
@@ -250,5 +253,24 @@ func TestReplicaKeepsExpiredUntilDel(t *testing.T) {
 	l.expireShard(&l.shards[shardOf("e")], now, 64)
 	if n := tap.n(); n != 2 || tap.recs[1][0].Code != opDel || string(tap.recs[1][0].Key) != "e" {
 		t.Fatalf("active expiry was not tapped as a DEL: %v", tap.recs)
+	}
+}
+
+func TestInactiveTapGetsNothing(t *testing.T) {
+	tap := &recTap{off: true}
+	s, err := Open(Options{Tap: tap})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	s.Set("a", []byte("1"), SetOpts{})
+	s.Del("a")
+	if tap.n() != 0 {
+		t.Fatalf("an inactive tap got %d records", tap.n())
+	}
+	tap.off = false
+	s.Set("a", []byte("1"), SetOpts{})
+	if tap.n() != 1 {
+		t.Fatalf("an active tap got %d records", tap.n())
 	}
 }

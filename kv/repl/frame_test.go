@@ -108,15 +108,17 @@ func FuzzFrameReader(f *testing.F) {
 func TestLeaderBacklog(t *testing.T) {
 	l := NewLeader(200)
 	id := l.Position().ID
-	// Inactive (no follower yet): offsets advance, nothing is kept.
-	l.Record([]byte("aaaa"))
-	if p := l.Position(); p.Offset != frameHead+bodyHead+4 || p.Seq != 1 || l.BacklogStart() != p.Offset {
-		t.Fatalf("inactive: %+v start %d", p, l.BacklogStart())
+	// Inactive (no follower yet): the store taps nothing, no stream.
+	if l.Active() {
+		t.Fatal("a new leader is active")
 	}
 	if _, _, _, ok := l.batch(id, 0, 1<<20); ok {
-		t.Fatal("offset 0 streamed though it was never kept")
+		t.Fatal("a stream before any snapshot")
 	}
 	start := l.markSnapshot().Offset
+	if !l.Active() || start != 0 {
+		t.Fatalf("after a snapshot: active %v at %d", l.Active(), start)
+	}
 	var offs []int64
 	for i := range 10 {
 		offs = append(offs, l.Position().Offset)

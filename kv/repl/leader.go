@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -34,11 +35,14 @@ type Leader struct {
 	limit   int64
 	wake    chan struct{} // closed at the next record when someone waits
 	waiting bool
-	active  bool // a follower has synced: keep a backlog
-	foll    map[string]*followerState
-	now     func() time.Time
-	closed  chan struct{} // closed by Close: streams end
-	once    sync.Once
+	// active: a follower has taken a snapshot, so the history is kept
+	// (as Redis creates its backlog when the first replica attaches);
+	// before, the store does not even tap (Active) and the offset stays.
+	active atomic.Bool
+	foll   map[string]*followerState
+	now    func() time.Time
+	closed chan struct{} // closed by Close: streams end
+	once   sync.Once
 }
 
 // Close ends every stream (followers reconnect to whoever serves next).
@@ -72,13 +76,6 @@ func newID() string {
 func (l *Leader) Record(payload []byte) {
 	l.mu.Lock()
 	l.seq++
-	if !l.active {
-		// No follower yet: count the history, keep nothing (as Redis
-		// creates its backlog when the first replica attaches).
-		l.off += int64(frameHead + bodyHead + len(payload))
-		l.mu.Unlock()
-		return
-	}
 	fr := appendFrame(make([]byte, 0, frameHead+bodyHead+len(payload)), KindRecord, l.seq, l.now().UnixMilli(), payload)
 	l.recs = append(l.recs, rec{l.off, fr})
 	l.off += int64(len(fr))
@@ -95,6 +92,9 @@ func (l *Leader) Record(payload []byte) {
 	l.notifyLocked()
 	l.mu.Unlock()
 }
+
+// Active implements kv.Tap.
+func (l *Leader) Active() bool { return l.active.Load() }
 
 // Diverged implements kv.Tap: the store undid changes already streamed,
 // so this history ends; followers resync into a new one.
@@ -126,7 +126,7 @@ func (l *Leader) Position() Position {
 func (l *Leader) markSnapshot() Position {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.active = true
+	l.active.Store(true)
 	return Position{ID: l.id, Offset: l.off, Seq: l.seq}
 }
 
@@ -168,7 +168,7 @@ func (l *Leader) indexLocked(off int64) (int, bool) {
 func (l *Leader) batch(id string, off int64, max int) (frames [][]byte, next int64, wake <-chan struct{}, ok bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if id != l.id {
+	if id != l.id || !l.active.Load() { // streams follow a snapshot
 		return nil, off, nil, false
 	}
 	i, ok := l.indexLocked(off)
@@ -181,7 +181,6 @@ func (l *Leader) batch(id string, off int64, max int) (frames [][]byte, next int
 		n += len(l.recs[i].frame)
 		off += int64(len(l.recs[i].frame))
 	}
-	l.active = true
 	if len(frames) == 0 {
 		l.waiting = true
 		wake = l.wake
