@@ -10,7 +10,7 @@ import (
 
 // BenchmarkSetTap is what every server pays for being a possible leader:
 // parallel SETs on a memory-only store without a tap, with a leader that
-// has no follower yet (records counted, not kept) and with one whose
+// has no follower yet (the store only asks Active) and with one whose
 // backlog is active.
 //
 //	go test ./kv/repl -run '^$' -bench SetTap -cpu 2
