@@ -75,6 +75,7 @@ type aof struct {
 	done     uint64 // every seq <= done is settled
 	failed   []seqRange
 	flushing bool // one goroutine writes at a time
+	syncing  bool // everysec's background fsync is running (writes go on)
 	dirty    bool // written since the last fsync
 	// broken refuses new writes: a failed fsync of acknowledged data
 	// (everysec), or a file we could not cut back to its good size.
@@ -415,10 +416,12 @@ func (a *aof) tick() {
 		}
 		a.mu.Lock()
 		if !a.flushing && !a.fatal {
-			a.flushLocked(a.policy == FsyncEverySec)
-			if a.policy == FsyncEverySec {
-				a.syncBrokenLocked()
-			}
+			// Settling records marks them acknowledged: under always
+			// that needs the fsync, even for this unrequested flush.
+			a.flushLocked(a.policy == FsyncAlways)
+		}
+		if a.policy == FsyncEverySec && !a.syncing && !a.fatal {
+			a.syncBrokenLocked()
 		}
 		a.mu.Unlock()
 	}
@@ -434,21 +437,27 @@ func (a *aof) syncBrokenLocked() {
 		}
 		return
 	}
-	a.flushing = true
-	f := a.f
+	// Writers keep going during this fsync, as Redis's background fsync:
+	// only writes already made are covered, so dirty stays set if more
+	// came meanwhile.
+	a.syncing = true
+	f, size := a.f, a.size
 	a.mu.Unlock()
 	err := f.Sync()
 	a.fsyncs.Add(1)
 	a.mu.Lock()
-	a.flushing = false
+	a.syncing = false
 	a.cond.Broadcast()
+	if f != a.f {
+		return // a rewrite replaced the file (fsynced) meanwhile
+	}
 	if err != nil {
 		e := fmt.Errorf("%w: fsync failed: %v", ErrDurability, err)
 		a.broken.Store(&e)
 		a.s.opts.Logf("kv: %v; refusing writes until an fsync succeeds", e)
 		return
 	}
-	a.dirty = false
+	a.dirty = a.size != size
 	if a.broken.Load() != nil && !a.fatal {
 		a.broken.Store(nil)
 		a.s.opts.Logf("kv: AOF fsync works again; accepting writes")
@@ -459,7 +468,7 @@ func (a *aof) close() error {
 	close(a.stop)
 	a.wg.Wait()
 	a.mu.Lock()
-	for a.flushing || (a.rw != nil && !a.rw.finished) {
+	for a.flushing || a.syncing || (a.rw != nil && !a.rw.finished) {
 		a.cond.Wait()
 	}
 	a.closing = true

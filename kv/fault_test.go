@@ -223,3 +223,76 @@ func TestEverysecFailedFsyncRefusesUntilRecovered(t *testing.T) {
 	mustSet(t, s, "b", "2", 0)
 	wantVal(t, s, "a", "1")
 }
+
+// syncCounting counts fsyncs and the bytes written since the last one.
+type syncCounting struct {
+	f        *os.File
+	mu       sync.Mutex
+	unsynced int
+}
+
+func (c *syncCounting) Write(b []byte) (int, error) {
+	c.mu.Lock()
+	c.unsynced += len(b)
+	c.mu.Unlock()
+	return c.f.Write(b)
+}
+
+func (c *syncCounting) Sync() error {
+	c.mu.Lock()
+	c.unsynced = 0
+	c.mu.Unlock()
+	return c.f.Sync()
+}
+func (c *syncCounting) Truncate(n int64) error { return c.f.Truncate(n) }
+func (c *syncCounting) Close() error           { return c.f.Close() }
+
+// TestAlwaysAcksOnlyFsyncedWrites: under always, no write is acknowledged
+// while bytes are written and not fsynced — including writes the
+// background ticker happened to flush.
+func TestAlwaysAcksOnlyFsyncedWrites(t *testing.T) {
+	var sc *syncCounting
+	s := open(t, Options{Dir: t.TempDir(), Fsync: FsyncAlways, OpenFile: func(p string) (File, error) {
+		f, err := osOpen(p)
+		if err != nil {
+			return nil, err
+		}
+		sc = &syncCounting{f: f.(*os.File)}
+		return sc, nil
+	}})
+	// One writer (so unsynced bytes after its ack can only be its own),
+	// across two ticks (1 s each) so that the ticker's flush lands between
+	// an append and its wait.
+	deadline := time.Now().Add(2500 * time.Millisecond)
+	var wg sync.WaitGroup
+	var bad atomic.Int64
+	for w := range 1 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; time.Now().Before(deadline); i++ {
+				_, tk, err := s.Set(fmt.Sprint(w, "-", i), []byte("v"), SetOpts{})
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				// Stall between the append and the wait, as a connection
+				// that still parses its pipeline: the ticker may flush it.
+				time.Sleep(time.Millisecond)
+				if err := s.Wait(tk); err != nil {
+					t.Error(err)
+					return
+				}
+				sc.mu.Lock()
+				if sc.unsynced > 0 {
+					bad.Add(1)
+				}
+				sc.mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	if bad.Load() > 0 {
+		t.Fatalf("%d acknowledgements while written bytes were not fsynced", bad.Load())
+	}
+}

@@ -155,7 +155,7 @@ func (a *aof) runRewrite(rw *rewrite) (err error) {
 		}
 	}
 	defer a.mu.Unlock()
-	for a.flushing { // the switch must not race a batch's write
+	for a.flushing || a.syncing { // the switch must not race a batch's write or fsync
 		a.cond.Wait()
 	}
 	if rw.abort != nil {
