@@ -122,7 +122,7 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 			go func() { s.serveErr <- ignoreClosed(s.httpSrv.Serve(s.httpLn)) }()
 		case EngineFastHTTP:
 			s.fastSrv = newFastServer(h, opts)
-			mountKVFast(s.fastSrv, s.KV, cmp.Or(opts.HTTP.MaxBody, httpapi.DefaultMaxBody))
+			mountKVFast(s.fastSrv, s.KV, kvhttp.Options{MaxBody: cmp.Or(opts.HTTP.MaxBody, httpapi.DefaultMaxBody), Guard: kvGuard})
 			go func() { s.serveErr <- s.fastSrv.Serve(s.httpLn) }()
 		default:
 			s.httpLn.Close()
