@@ -18,8 +18,10 @@ cd "$(dirname "$0")/.."
 W=$(mktemp -d /tmp/wirebench-repl-judge.XXXXXX)
 PIDS=()
 cleanup() {
-  for p in "${PIDS[@]}"; do kill -9 "$p" 2>/dev/null || true; done
+  local rc=$?
+  for p in "${PIDS[@]}"; do { kill -9 "$p" && wait "$p"; } 2>/dev/null || true; done
   rm -rf "$W"
+  exit $rc
 }
 trap cleanup EXIT
 go build -o "$W/wirebench" ./cmd/wirebench
