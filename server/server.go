@@ -19,6 +19,8 @@ import (
 	"github.com/wirebench/wirebench/grpcws"
 	"github.com/wirebench/wirebench/httpapi"
 	"github.com/wirebench/wirebench/kv"
+	"github.com/wirebench/wirebench/kv/access"
+	"github.com/wirebench/wirebench/kv/repl"
 	"github.com/wirebench/wirebench/kv/resp"
 	"github.com/wirebench/wirebench/kvhttp"
 	"github.com/wirebench/wirebench/store"
@@ -66,12 +68,18 @@ type Options struct {
 	// Airports, when set, serves /airports in front of the REST API (the
 	// bulk upsert, package bulkapi); net/http engine only.
 	Airports http.Handler
+	// Repl is the KV store's replication role; AuthToken and RateLimit
+	// (requests a second per client, 0: none) guard /kv/ and RESP.
+	Repl      repl.Options
+	AuthToken string
+	RateLimit float64
 }
 
 // Server is a running service.
 type Server struct {
 	Store    *store.Memory
 	KV       *kv.Store
+	Repl     *repl.Node
 	respSrv  *resp.Server
 	httpSrv  *http.Server
 	fastSrv  *fasthttp.Server
@@ -91,9 +99,14 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 	}
 	s := &Server{Store: st, serveErr: make(chan error, 3)}
 	var err error
+	s.Repl = repl.New(opts.Repl)
+	opts.KV.Tap, opts.KV.Replica = s.Repl.Tap(), s.Repl.ReadOnly()
 	if s.KV, err = kv.Open(opts.KV); err != nil {
 		return nil, err
 	}
+	lim := access.NewLimiter(opts.RateLimit, 0)
+	opts.RESP.Guard = resp.Guard{Password: opts.AuthToken, Limiter: lim, ReadOnly: s.Repl.ReadOnly, Info: s.Repl.Info}
+	kvGuard := kvhttp.Guard{Token: opts.AuthToken, Limiter: lim, ReadOnly: s.Repl.ReadOnly, Repl: s.Repl.Handler(), Metrics: s.Repl.Metrics}
 	if opts.RESPAddr != "" {
 		if s.respSrv, err = resp.Listen(opts.RESPAddr, s.KV, opts.RESP); err != nil {
 			s.KV.Close()
@@ -125,10 +138,11 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 			if opts.Airports != nil {
 				base = mountAirports(opts.Airports, h)
 			}
-			kh := kvhttp.Mount(s.KV, base, kvhttp.Options{MaxBody: cmp.Or(opts.HTTP.MaxBody, httpapi.DefaultMaxBody)})
+			kh := kvhttp.Mount(s.KV, base, kvhttp.Options{MaxBody: cmp.Or(opts.HTTP.MaxBody, httpapi.DefaultMaxBody), Guard: kvGuard})
 			sh := streamapi.New(st, kh, streamapi.Options{MaxDuration: opts.MaxStreamDuration, MaxMessage: cmp.Or(opts.HTTP.MaxBody, httpapi.DefaultMaxBody), Tunnel: s.tunnel})
 			wb := webbench.New(sh, webbench.Options{MaxDuration: opts.MaxStreamDuration}) // /bench/: the in-browser benchmark
 			s.httpSrv = newHTTPServer(wb, &protos, opts.Timeouts.withDefaults())
+			s.httpSrv.RegisterOnShutdown(s.Repl.Close) // replication streams never end by themselves
 			go func() { s.serveErr <- ignoreClosed(s.httpSrv.Serve(s.httpLn)) }()
 		case EngineFastHTTP:
 			if opts.Airports != nil {
@@ -136,7 +150,7 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 				return nil, fmt.Errorf("server: /airports needs the %s engine", EngineNetHTTP)
 			}
 			s.fastSrv = newFastServer(h, opts)
-			mountKVFast(s.fastSrv, s.KV, cmp.Or(opts.HTTP.MaxBody, httpapi.DefaultMaxBody))
+			mountKVFast(s.fastSrv, s.KV, kvhttp.Options{MaxBody: cmp.Or(opts.HTTP.MaxBody, httpapi.DefaultMaxBody), Guard: kvGuard})
 			go func() { s.serveErr <- s.fastSrv.Serve(s.httpLn) }()
 		default:
 			s.httpLn.Close()
@@ -163,6 +177,10 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 		if s.tunnel != nil { // gRPC over WebSocket on the REST port: the same server
 			go func() { s.serveErr <- ignoreClosed(s.grpcSrv.Serve(s.tunnel)) }()
 		}
+	}
+	if err := s.Repl.Start(s.KV, s.HTTPAddr()); err != nil {
+		s.Close()
+		return nil, err
 	}
 	if ctx.Done() != nil {
 		go func() { <-ctx.Done(); s.Close() }()
@@ -221,6 +239,9 @@ func (s *Server) closeKV() error {
 	var errs []error
 	if s.respSrv != nil {
 		errs = append(errs, s.respSrv.Close())
+	}
+	if s.Repl != nil {
+		s.Repl.Close() // no replicated write after the store closes
 	}
 	if s.KV != nil {
 		errs = append(errs, s.KV.Close())

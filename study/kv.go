@@ -86,6 +86,7 @@ func kvStudy() Definition {
 			}
 		}
 	}
+	kvReplAdd(&def) // kv_repl.go: the replication cells (issue 13)
 	return def
 }
 
