@@ -62,11 +62,13 @@ func TestPostBulkStreamsWithoutBuffering(t *testing.T) {
 		if res.WireSent <= res.BodyBytes || res.Checksum != bulk.GeneratedChecksum(n) {
 			t.Fatalf("wire %d for body %d; checksum %v", res.WireSent, res.BodyBytes, res.Checksum)
 		}
-		// 10 MiB: the generator holds one record and a 32 KiB buffer; the
-		// httptest server copies through a 32 KiB buffer. A buffered body
-		// (30-100 MB) fails this at once.
+		// 20 MiB: the generator holds one record and a 32 KiB buffer; the
+		// httptest server copies through a 32 KiB buffer, so the live heap
+		// is a few MiB — but HeapInuse also counts garbage the GC has not
+		// reached yet, which lags on a loaded 2-CPU machine (11.3 MiB
+		// seen). A buffered body (31-104 MB) still fails this at once.
 		t.Logf("Content-Length %v: %s body bytes, peak heap in use %.1f MiB", withLength, strconv.FormatInt(res.BodyBytes, 10), float64(peak)/(1<<20))
-		if peak > 10<<20 || res.BodyBytes < 2*(10<<20) {
+		if peak > 20<<20 || res.BodyBytes < 25<<20 {
 			t.Fatalf("peak heap %d for a %d-byte body", peak, res.BodyBytes)
 		}
 	}
