@@ -32,8 +32,10 @@ func getUser() *fasthttp.RequestCtx {
 // TestGetAllocations bounds the adapter's per-request allocations for the
 // hot path (GET one user in JSON): the engine's advantage is reusing its
 // buffers, so a regression here is a regression of the engine comparison.
-// The bound counts the path string, the core's request and response, the
-// JSON encoding and the metrics lookup; measured 5 when written.
+// Measured 3 (issue 17): the path string, and encoding/json's two (its
+// result and time.Time's MarshalJSON); the core's request state is pooled
+// and its counters resolved. The bound allows one more: a GC during the
+// run empties the pool once.
 func TestGetAllocations(t *testing.T) {
 	a := newAdapter(t)
 	ctx := getUser()
@@ -45,8 +47,8 @@ func TestGetAllocations(t *testing.T) {
 		t.Fatalf("GET /users/1: %d %q", ctx.Response.StatusCode(), ctx.Response.Body())
 	}
 	t.Logf("%.0f allocations per GET", allocs)
-	if allocs > 10 {
-		t.Errorf("%.0f allocations per GET /users/1, want <= 10", allocs)
+	if allocs > 4 {
+		t.Errorf("%.0f allocations per GET /users/1, want <= 4", allocs)
 	}
 }
 

@@ -39,13 +39,21 @@ func (serverCodec) Name() string { return grpcproto.Name }
 func (serverCodec) Marshal(v any) (mem.BufferSlice, error) { return grpcProto.Marshal(v) }
 
 func (serverCodec) Unmarshal(data mem.BufferSlice, v any) error {
-	buf := data.MaterializeToBuffer(mem.DefaultBufferPool())
-	defer buf.Free()
+	var b []byte
+	if len(data) == 1 {
+		// One buffer (a message in one DATA frame: every small call)
+		// is decoded where it is, without a copy into a pooled buffer.
+		b = data[0].ReadOnlyData()
+	} else {
+		buf := data.MaterializeToBuffer(mem.DefaultBufferPool())
+		defer buf.Free()
+		b = buf.ReadOnlyData()
+	}
 	if p, ok := v.(*pendingRequest); ok {
-		p.err = protoCodec.Unmarshal(buf.ReadOnlyData(), p.msg)
+		p.err = protoCodec.Unmarshal(b, p.msg)
 		return nil
 	}
-	return protoCodec.Unmarshal(buf.ReadOnlyData(), v)
+	return protoCodec.Unmarshal(b, v)
 }
 
 // pendingRequest carries a request message through grpc-go's decoding and

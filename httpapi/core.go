@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"io"
 	"net/http"
-	"strconv"
 	"strings"
 
 	"github.com/prometheus/common/expfmt"
@@ -78,13 +77,17 @@ func (r *Response) encode(acceptEncoding string) {
 
 var okBody = []byte("ok\n")
 
+// textPlain is the media type of the health check and of failures to
+// render metrics.
+const textPlain = "text/plain; charset=utf-8"
+
 // Handle answers one request: routing, negotiation, decoding, the store,
 // encoding, content coding and metrics. Every engine serves the API
 // through it, so they answer alike.
 func (s *Server) Handle(r *Request, resp *Response) {
 	switch r.Path {
 	case "/healthz":
-		resp.Status, resp.ContentType, resp.Body = http.StatusOK, "text/plain; charset=utf-8", okBody
+		resp.Status, resp.ContentType, resp.Body = http.StatusOK, textPlain, okBody
 		return
 	case "/metrics":
 		s.metricsText(r, resp)
@@ -132,14 +135,14 @@ func (s *Server) metricsText(r *Request, resp *Response) {
 	resp.buf = getBuffer()
 	mfs, err := s.metrics.reg.Gather()
 	if err != nil {
-		resp.Status, resp.ContentType, resp.Body = http.StatusInternalServerError, "text/plain; charset=utf-8", []byte("gathering metrics: "+err.Error()+"\n")
+		resp.Status, resp.ContentType, resp.Body = http.StatusInternalServerError, textPlain, []byte("gathering metrics: "+err.Error()+"\n")
 		return
 	}
 	format := expfmt.NewFormat(expfmt.TypeTextPlain)
 	enc := expfmt.NewEncoder(resp.buf, format)
 	for _, mf := range mfs {
 		if err := enc.Encode(mf); err != nil {
-			resp.Status, resp.ContentType, resp.Body = http.StatusInternalServerError, "text/plain; charset=utf-8", []byte("encoding metrics: "+err.Error()+"\n")
+			resp.Status, resp.ContentType, resp.Body = http.StatusInternalServerError, textPlain, []byte("encoding metrics: "+err.Error()+"\n")
 			return
 		}
 	}
@@ -147,38 +150,4 @@ func (s *Server) metricsText(r *Request, resp *Response) {
 	// The text is copied out of buf: encode reuses buf for the coding.
 	resp.Body = bytes.Clone(resp.buf.Bytes())
 	resp.encode(r.AcceptEncoding)
-}
-
-// ServeHTTP is the net/http engine's adapter.
-func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	req := Request{
-		Method: r.Method, Path: r.URL.Path,
-		ContentType: r.Header.Get("Content-Type"), Accept: r.Header.Get("Accept"),
-		ContentEncoding: r.Header.Get("Content-Encoding"), AcceptEncoding: r.Header.Get("Accept-Encoding"),
-		ContentLength: r.ContentLength, Body: r.Body,
-	}
-	var resp Response
-	s.Handle(&req, &resp)
-	h := w.Header()
-	if resp.Vary {
-		h.Set("Vary", VaryValue)
-	}
-	if resp.Allow != "" {
-		h.Set("Allow", resp.Allow)
-	}
-	if resp.RetryAfter != "" {
-		h.Set("Retry-After", resp.RetryAfter)
-	}
-	if resp.Body != nil {
-		h.Set("Content-Type", resp.ContentType)
-		if resp.ContentEncoding != "" {
-			h.Set("Content-Encoding", resp.ContentEncoding)
-		}
-		h.Set("Content-Length", strconv.Itoa(len(resp.Body)))
-	}
-	w.WriteHeader(resp.Status)
-	if resp.Body != nil {
-		_, _ = w.Write(resp.Body)
-	}
-	resp.Release()
 }

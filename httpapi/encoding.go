@@ -142,9 +142,27 @@ func wireError(err error, limit int64) error {
 // chooseCoding picks a response coding from Accept-Encoding: the highest q
 // among gzip and zstd, zstd on a tie (it is cheaper at the same ratio).
 func chooseCoding(acceptEncoding string) string {
-	if acceptEncoding == "" {
+	switch acceptEncoding {
+	case "":
 		return codingIdentity
+	case codingGzip, codingZstd:
+		return acceptEncoding
 	}
+	if c, ok := codings.load(acceptEncoding); ok {
+		return c
+	}
+	c := parseCodings(acceptEncoding)
+	if len(acceptEncoding) <= memoKeyLen {
+		codings.store(acceptEncoding, c)
+	}
+	return c
+}
+
+// codings remembers chooseCoding's answers (browsers send one long value).
+var codings memo[string, string]
+
+// parseCodings parses an Accept-Encoding value for chooseCoding.
+func parseCodings(acceptEncoding string) string {
 	best, bestQ := codingIdentity, 0.0
 	for part := range strings.SplitSeq(acceptEncoding, ",") {
 		c, q := parseRange(part)

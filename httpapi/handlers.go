@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"strings"
 
 	"github.com/wirebench/wirebench/api"
 )
@@ -14,26 +15,39 @@ import (
 func userID(q *request) (int64, error) {
 	s := q.id
 	id, err := strconv.ParseInt(s, 10, 64)
-	if err != nil || strconv.FormatInt(id, 10) != s {
+	if err != nil || !canonicalInt(s) {
 		return 0, fmt.Errorf("user %q: %w", s, api.ErrNotFound)
 	}
 	return id, nil
 }
 
+// canonicalInt reports whether s, which strconv.ParseInt accepted, is
+// strconv.FormatInt's spelling of its value: no sign but a minus, no
+// leading zero, "0" alone. It compares without formatting, which would
+// allocate a string for every id past 99.
+func canonicalInt(s string) bool {
+	if s == "0" {
+		return true
+	}
+	s = strings.TrimPrefix(s, "-")
+	return s != "" && '1' <= s[0] && s[0] <= '9'
+}
+
 func (s *Server) listUsers(q *request) (int, any, error) {
-	return http.StatusOK, &api.UserList{Users: s.store.ListUsers()}, nil
+	q.users.Users = s.store.ListUsers()
+	return http.StatusOK, &q.users, nil
 }
 
 func (s *Server) createUser(q *request) (int, any, error) {
-	var u api.User
-	if err := q.decode(&u); err != nil {
+	if err := q.decode(&q.user); err != nil {
 		return 0, nil, err
 	}
-	u, err := s.store.CreateUser(u)
+	u, err := s.store.CreateUser(q.user)
 	if err != nil {
 		return 0, nil, err
 	}
-	return http.StatusCreated, &u, nil
+	q.user = u
+	return http.StatusCreated, &q.user, nil
 }
 
 func (s *Server) getUser(q *request) (int, any, error) {
@@ -41,11 +55,10 @@ func (s *Server) getUser(q *request) (int, any, error) {
 	if err != nil {
 		return 0, nil, err
 	}
-	u, err := s.store.GetUser(id)
-	if err != nil {
+	if q.user, err = s.store.GetUser(id); err != nil {
 		return 0, nil, err
 	}
-	return http.StatusOK, &u, nil
+	return http.StatusOK, &q.user, nil
 }
 
 func (s *Server) updateUser(q *request) (int, any, error) {
@@ -53,14 +66,13 @@ func (s *Server) updateUser(q *request) (int, any, error) {
 	if err != nil {
 		return 0, nil, err
 	}
-	var u api.User
-	if err := q.decode(&u); err != nil {
+	if err := q.decode(&q.user); err != nil {
 		return 0, nil, err
 	}
-	if u, err = s.store.UpdateUser(id, u); err != nil {
+	if q.user, err = s.store.UpdateUser(id, q.user); err != nil {
 		return 0, nil, err
 	}
-	return http.StatusOK, &u, nil
+	return http.StatusOK, &q.user, nil
 }
 
 func (s *Server) deleteUser(q *request) (int, any, error) {
@@ -75,19 +87,20 @@ func (s *Server) deleteUser(q *request) (int, any, error) {
 }
 
 func (s *Server) listTodos(q *request) (int, any, error) {
-	return http.StatusOK, &api.TodoList{Todos: s.store.ListTodos()}, nil
+	q.todos.Todos = s.store.ListTodos()
+	return http.StatusOK, &q.todos, nil
 }
 
 func (s *Server) createTodo(q *request) (int, any, error) {
-	var t api.Todo
-	if err := q.decode(&t); err != nil {
+	if err := q.decode(&q.todo); err != nil {
 		return 0, nil, err
 	}
-	t, err := s.store.CreateTodo(t)
+	t, err := s.store.CreateTodo(q.todo)
 	if err != nil {
 		return 0, nil, err
 	}
-	return http.StatusCreated, &t, nil
+	q.todo = t
+	return http.StatusCreated, &q.todo, nil
 }
 
 func (s *Server) getTodo(q *request) (int, any, error) {
@@ -95,19 +108,20 @@ func (s *Server) getTodo(q *request) (int, any, error) {
 	if err != nil {
 		return 0, nil, err
 	}
-	return http.StatusOK, &t, nil
+	q.todo = t
+	return http.StatusOK, &q.todo, nil
 }
 
 func (s *Server) updateTodo(q *request) (int, any, error) {
-	var t api.Todo
-	if err := q.decode(&t); err != nil {
+	if err := q.decode(&q.todo); err != nil {
 		return 0, nil, err
 	}
-	t, err := s.store.UpdateTodo(q.id, t)
+	t, err := s.store.UpdateTodo(q.id, q.todo)
 	if err != nil {
 		return 0, nil, err
 	}
-	return http.StatusOK, &t, nil
+	q.todo = t
+	return http.StatusOK, &q.todo, nil
 }
 
 func (s *Server) deleteTodo(q *request) (int, any, error) {

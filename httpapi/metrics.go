@@ -3,6 +3,7 @@ package httpapi
 import (
 	"strconv"
 	"sync"
+	"sync/atomic"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -15,14 +16,6 @@ import (
 type metrics struct {
 	reg      *prometheus.Registry
 	requests *prometheus.CounterVec
-	// counters caches label lookups so a request costs one sync.Map load,
-	// not a label hash and a strconv allocation.
-	counters sync.Map // metricKey -> prometheus.Counter
-}
-
-type metricKey struct {
-	route, format string
-	status        int
 }
 
 func newMetrics() *metrics {
@@ -37,11 +30,55 @@ func newMetrics() *metrics {
 	return m
 }
 
-func (m *metrics) count(route, format string, status int) {
-	k := metricKey{route, format, status}
-	c, ok := m.counters.Load(k)
-	if !ok {
-		c, _ = m.counters.LoadOrStore(k, m.requests.WithLabelValues(route, format, strconv.Itoa(status)))
+// routeCounters are one route's request counters, each resolved from the
+// CounterVec once: a copy-on-write list read with one atomic load and a
+// scan of the few (format, status) pairs the route has answered, where a
+// label lookup hashes three labels and formats the status on every
+// request. The list is bounded by formats × statuses.
+type routeCounters struct {
+	list atomic.Pointer[[]resolvedCounter]
+	mu   sync.Mutex // serializes additions
+}
+
+type resolvedCounter struct {
+	format string
+	status int
+	c      prometheus.Counter
+}
+
+func (rc *routeCounters) find(format string, status int) prometheus.Counter {
+	if l := rc.list.Load(); l != nil {
+		for i := range *l {
+			if e := &(*l)[i]; e.status == status && e.format == format {
+				return e.c
+			}
+		}
 	}
-	c.(prometheus.Counter).Inc()
+	return nil
+}
+
+// count adds one request of route rc (labelled route) answered in format
+// with status.
+func (m *metrics) count(rc *routeCounters, route, format string, status int) {
+	c := rc.find(format, status)
+	if c == nil {
+		c = rc.add(m.requests, route, format, status)
+	}
+	c.Inc()
+}
+
+func (rc *routeCounters) add(vec *prometheus.CounterVec, route, format string, status int) prometheus.Counter {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	if c := rc.find(format, status); c != nil {
+		return c // added while this call waited
+	}
+	c := vec.WithLabelValues(route, format, strconv.Itoa(status))
+	var l []resolvedCounter
+	if old := rc.list.Load(); old != nil {
+		l = append(l, *old...)
+	}
+	l = append(l, resolvedCounter{format, status, c})
+	rc.list.Store(&l)
+	return c
 }

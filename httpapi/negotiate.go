@@ -5,6 +5,8 @@ import (
 	"mime"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	"github.com/wirebench/wirebench/api"
 	"github.com/wirebench/wirebench/codec"
@@ -15,6 +17,55 @@ import (
 type formats struct {
 	byMedia map[string]codec.Entry
 	json    codec.Entry
+	// accepts remembers response's answers: clients send the same few
+	// Accept values on every request.
+	accepts memo[acceptKey, negotiated]
+}
+
+type acceptKey struct {
+	accept string
+	def    codec.Codec
+}
+
+type negotiated struct {
+	e   codec.Entry
+	err error
+}
+
+// Bounds of each negotiation cache (memo): entries, and the longest header
+// value remembered. Real clients send one or a few fixed values, so a few
+// remembered cover every run; past the bounds (a client sending ever new
+// or huge values) headers are parsed every time, as without a cache.
+const (
+	memoEntries = 64
+	memoKeyLen  = 256
+)
+
+// memo is a bounded cache of a pure function of header values: a lookup
+// costs a sync.Map load, where parsing a header splits and lower-cases it.
+type memo[K comparable, V any] struct {
+	m sync.Map
+	n atomic.Int64 // entries stored
+}
+
+func (c *memo[K, V]) load(k K) (V, bool) {
+	v, ok := c.m.Load(k)
+	if !ok {
+		var zero V
+		return zero, false
+	}
+	return v.(V), true
+}
+
+// store remembers v for k unless memoEntries are stored already.
+func (c *memo[K, V]) store(k K, v V) {
+	if c.n.Add(1) > memoEntries {
+		c.n.Add(-1)
+		return
+	}
+	if _, loaded := c.m.LoadOrStore(k, v); loaded {
+		c.n.Add(-1)
+	}
 }
 
 func newFormats(jsonLib string) (*formats, error) {
@@ -40,6 +91,9 @@ func newFormats(jsonLib string) (*formats, error) {
 func (f *formats) request(contentType string) (codec.Entry, error) {
 	if contentType == "" {
 		return codec.Entry{}, fmt.Errorf("%w: Content-Type is required", api.ErrUnsupportedType)
+	}
+	if e, ok := f.byMedia[contentType]; ok {
+		return e, nil // a bare media type, as clients send it: nothing to parse
 	}
 	e, ok := f.byMedia[codec.BaseMediaType(contentType)]
 	if !ok {
@@ -76,9 +130,25 @@ func (f *formats) response(accept string, def codec.Entry) (codec.Entry, error) 
 	if def.Codec == nil {
 		def = f.json
 	}
-	if accept == "" {
+	if accept == "" || accept == "*/*" {
 		return def, nil
 	}
+	if e, ok := f.byMedia[accept]; ok {
+		return e, nil // one bare media type, q=1
+	}
+	k := acceptKey{accept, def.Codec}
+	if n, ok := f.accepts.load(k); ok {
+		return n.e, n.err
+	}
+	e, err := f.negotiate(accept, def)
+	if len(accept) <= memoKeyLen {
+		f.accepts.store(k, negotiated{e, err})
+	}
+	return e, err
+}
+
+// negotiate parses accept for response.
+func (f *formats) negotiate(accept string, def codec.Entry) (codec.Entry, error) {
 	var best codec.Entry
 	bestQ := 0.0
 	for part := range strings.SplitSeq(accept, ",") {

@@ -13,6 +13,7 @@ import (
 	"runtime"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -63,7 +64,9 @@ type Server struct {
 	burn    time.Duration
 	metrics *metrics
 	routes  map[string]*route // by pattern; matched in Handle
-	replies replyBudget
+	// contentTypes are the net/http engine's shared Content-Type values.
+	contentTypes headerValues
+	replies      replyBudget
 	// slots bound the replies being produced at once (a handler's
 	// snapshot and the encoder's buffers) to what the CPUs can work on:
 	// encoding is CPU-bound, so more at once only adds memory.
@@ -80,6 +83,7 @@ func New(st *store.Memory, opts Options) (*Server, error) {
 	if s.maxBody <= 0 {
 		s.maxBody = DefaultMaxBody
 	}
+	s.contentTypes = newHeaderValues(f)
 	s.slots = make(chan struct{}, max(2, runtime.GOMAXPROCS(0)))
 	s.replies.limit = opts.MaxReplyBytes
 	if s.replies.limit <= 0 {
@@ -109,13 +113,33 @@ type request struct {
 	in      codec.Entry   // the request body's format, zero when no body was read
 	scratch *bytes.Buffer // the request body; taken on first use, released with the response
 	slot    bool          // holds one of s.slots
+	// The values a handler decodes into and returns a pointer to: a
+	// local would escape to the heap through the handler's `any`, one
+	// allocation per request; requests are pooled, so these cost none.
+	// They are valid until the reply is encoded.
+	user  api.User
+	todo  api.Todo
+	users api.UserList
+	todos api.TodoList
 }
+
+// requests pools the core's per-request state: a handler is called
+// through a function value, so a request on the stack would escape anyway.
+var requests = sync.Pool{New: func() any { return new(request) }}
 
 func (q *request) takeSlot() {
 	if !q.slot {
 		q.s.slots <- struct{}{}
 		q.slot = true
 	}
+}
+
+// done releases q's slot and returns q to the pool. Nothing may use q
+// afterwards: the reply is encoded, so no body points into it.
+func (q *request) done() {
+	q.releaseSlot()
+	*q = request{}
+	requests.Put(q)
 }
 
 func (q *request) releaseSlot() {
@@ -149,6 +173,7 @@ type route struct {
 	pattern string
 	methods map[string]handlerFunc // nil: every method is a 404
 	allow   string
+	counted routeCounters
 }
 
 func (s *Server) route(pattern string, methods map[string]handlerFunc) {
@@ -162,7 +187,8 @@ func (s *Server) route(pattern string, methods map[string]handlerFunc) {
 
 // serveRoute answers one API request on rt into resp.
 func (s *Server) serveRoute(rt *route, r *Request, id string, resp *Response) {
-	q := request{r: *r, id: id, s: s}
+	q := requests.Get().(*request)
+	*q = request{r: *r, id: id, s: s}
 	// Negotiate before the handler runs, so that a request whose reply
 	// cannot be encoded (406) changes nothing.
 	if ct := r.ContentType; ct != "" {
@@ -185,12 +211,12 @@ func (s *Server) serveRoute(rt *route, r *Request, id string, resp *Response) {
 	if r.Method == "GET" || r.Method == "HEAD" {
 		q.takeSlot()
 	}
-	defer q.releaseSlot() // also when a handler panics
+	defer q.done() // also when a handler panics
 	status, body := 0, any(nil)
 	switch h, ok := rt.methods[r.Method]; {
 	case err != nil:
 	case ok:
-		status, body, err = h(&q)
+		status, body, err = h(q)
 	case rt.methods == nil:
 		err = fmt.Errorf("%s: %w", r.Path, api.ErrNotFound)
 	default:
@@ -202,8 +228,9 @@ func (s *Server) serveRoute(rt *route, r *Request, id string, resp *Response) {
 		body = &api.Error{Error: err.Error(), Code: api.Code(err)}
 	}
 	resp.buf = q.scratch // nil unless a body was read; the reply's coding reuses it
-	s.respond(resp, &q, out, status, body)
-	s.metrics.count(rt.pattern, out.Codec.Name(), resp.Status)
+	q.scratch = nil
+	s.respond(resp, q, out, status, body)
+	s.metrics.count(&rt.counted, rt.pattern, out.Codec.Name(), resp.Status)
 }
 
 // respond encodes body (none when nil) into resp in format out, with the

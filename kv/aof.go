@@ -179,6 +179,9 @@ func (a *aof) pushLocked(start int, u ...undo) uint64 {
 }
 
 func (s *Store) logSet(sh *shard, key string, e, old entry, had bool) Ticket {
+	if s.opts.Tap != nil {
+		s.tap(func(b []byte) []byte { return appendSetOp(b, key, e.val, e.exp) })
+	}
 	if s.aof == nil {
 		return 0
 	}
@@ -193,6 +196,9 @@ func (s *Store) logSet(sh *shard, key string, e, old entry, had bool) Ticket {
 }
 
 func (s *Store) logDel(sh *shard, key string, old entry) Ticket {
+	if s.opts.Tap != nil {
+		s.tap(func(b []byte) []byte { return appendDelOp(b, key) })
+	}
 	if s.aof == nil {
 		return 0
 	}
@@ -207,6 +213,9 @@ func (s *Store) logDel(sh *shard, key string, old entry) Ticket {
 }
 
 func (s *Store) logExpire(sh *shard, key string, e, old entry) Ticket {
+	if s.opts.Tap != nil {
+		s.tap(func(b []byte) []byte { return appendExpireOp(b, key, e.exp) })
+	}
 	if s.aof == nil {
 		return 0
 	}
@@ -223,6 +232,9 @@ func (s *Store) logExpire(sh *shard, key string, e, old entry) Ticket {
 // logMSet logs items as one record; items with Exp < 0 are deletions.
 // The shards of idx are locked by the caller.
 func (s *Store) logMSet(items []Item, idx []int) Ticket {
+	if s.opts.Tap != nil {
+		s.tap(func(b []byte) []byte { return appendItems(b, items) })
+	}
 	if s.aof == nil {
 		return 0
 	}
@@ -236,19 +248,16 @@ func (s *Store) logMSet(items []Item, idx []int) Ticket {
 	a.mu.Lock()
 	var start int
 	a.buf, start = beginFrame(a.buf)
-	for _, it := range items {
-		if it.Exp < 0 {
-			a.buf = appendDelOp(a.buf, it.Key)
-		} else {
-			a.buf = appendSetOp(a.buf, it.Key, it.Val, it.Exp)
-		}
-	}
+	a.buf = appendItems(a.buf, items)
 	t := a.pushLocked(start, us...)
 	a.mu.Unlock()
 	return Ticket(t)
 }
 
 func (s *Store) logFlush(olds *[nShards]map[string]entry) Ticket {
+	if s.opts.Tap != nil {
+		s.tap(func(b []byte) []byte { return append(b, opFlushAll) })
+	}
 	if s.aof == nil {
 		return 0
 	}
@@ -260,6 +269,17 @@ func (s *Store) logFlush(olds *[nShards]map[string]entry) Ticket {
 	t := a.pushLocked(start, undo{flush: olds})
 	a.mu.Unlock()
 	return Ticket(t)
+}
+
+func appendItems(b []byte, items []Item) []byte {
+	for _, it := range items {
+		if it.Exp < 0 {
+			b = appendDelOp(b, it.Key)
+		} else {
+			b = appendSetOp(b, it.Key, it.Val, it.Exp)
+		}
+	}
+	return b
 }
 
 // wait settles seq: the first waiter to find no write in progress becomes
@@ -371,6 +391,9 @@ func (a *aof) fail(f File, good int64, us []undo, upto uint64, cause error) {
 	}
 	a.mu.Lock()
 	s.opts.Logf("kv: AOF write refused, undoing %d pending writes: %v", a.seq-a.done, cause)
+	if s.opts.Tap != nil {
+		s.opts.Tap.Diverged() // replicas got what is undone now
+	}
 	all := append(us, a.undo...)
 	for i := len(all) - 1; i >= 0; i-- {
 		u := all[i]

@@ -28,6 +28,7 @@ import (
 //	         0x02 DEL        klen:uvarint key
 //	         0x03 PEXPIREAT  exp:uvarint klen:uvarint key   (exp 0: persist)
 //	         0x04 FLUSHALL
+//	         0x05 META       mlen:uvarint meta   (replication position, tap.go)
 //
 // exp is an absolute time in Unix milliseconds (0: none), so expiry
 // survives restarts; a replayed SET whose time has passed is dropped.
@@ -158,13 +159,17 @@ func decodePayload(p []byte, ops []Op) ([]Op, error) {
 				return nil, err
 			}
 		case opFlushAll:
+		case opMeta:
+			if op.Val, p, err = lenBytes(p, MaxMetaLen); err != nil {
+				return nil, err
+			}
 		default:
 			return nil, fmt.Errorf("unknown op 0x%02x", op.Code)
 		}
 		if op.Exp < 0 {
 			return nil, errors.New("expiry out of range")
 		}
-		if op.Code != opFlushAll && len(op.Key) == 0 {
+		if op.Code != opFlushAll && op.Code != opMeta && len(op.Key) == 0 {
 			return nil, errors.New("empty key")
 		}
 		ops = append(ops, op)

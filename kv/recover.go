@@ -76,7 +76,7 @@ func (s *Store) replay(ops []Op, now int64) {
 		switch op.Code {
 		case opSet:
 			sh := &s.shards[shardOf(string(op.Key))]
-			if op.Exp != 0 && op.Exp <= now {
+			if op.Exp != 0 && op.Exp <= now && !s.opts.Replica {
 				delete(sh.m, string(op.Key))
 				continue
 			}
@@ -89,7 +89,7 @@ func (s *Store) replay(ops []Op, now int64) {
 			if !ok {
 				continue
 			}
-			if op.Exp != 0 && op.Exp <= now {
+			if op.Exp != 0 && op.Exp <= now && !s.opts.Replica {
 				delete(sh.m, string(op.Key))
 				continue
 			}
@@ -99,6 +99,8 @@ func (s *Store) replay(ops []Op, now int64) {
 			for i := range s.shards {
 				s.shards[i].m = make(map[string]entry)
 			}
+		case opMeta:
+			s.setMeta(op.Val)
 		}
 	}
 }

@@ -99,6 +99,13 @@ func (a *aof) runRewrite(rw *rewrite) (err error) {
 		}
 	}()
 	buf := append(make([]byte, 0, 1<<20), aofMagic...)
+	if m := a.s.Meta(); m != nil {
+		// The replication position first: records logged from now on
+		// (in rw.buf) carry their own, later ones.
+		var start int
+		buf, start = beginFrame(buf)
+		buf = endFrame(AppendMetaOp(buf, m), start)
+	}
 	written := int64(0)
 	flush := func() error {
 		n, err := f.Write(buf)
@@ -115,7 +122,7 @@ func (a *aof) runRewrite(rw *rewrite) (err error) {
 		now := s.now()
 		sh.mu.RLock()
 		for k, e := range sh.m {
-			if e.expired(now) {
+			if e.expired(now) && !s.opts.Replica {
 				continue
 			}
 			var start int

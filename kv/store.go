@@ -75,6 +75,15 @@ type Options struct {
 	OpenFile func(path string) (File, error)
 	// Now is the clock in Unix milliseconds (time.Now when nil).
 	Now func() int64
+	// Tap, when set, sees every change (replication; see tap.go),
+	// active expiry's deletions included.
+	Tap Tap
+	// Replica keeps expired entries (hidden from reads) until a
+	// replicated DEL removes them, in memory, replay and rewrite: the
+	// leader decides expiry, as for Redis's replicas. A record applied
+	// late may still act on a key it expired meanwhile (a PERSIST sent
+	// before the expiry): deleting it would lose the key.
+	Replica bool
 }
 
 // Store is the key-value store. Its methods are safe for concurrent use.
@@ -87,6 +96,9 @@ type Store struct {
 	stop   chan struct{}
 	wg     sync.WaitGroup
 	closed atomic.Bool
+	tapMu  sync.Mutex // the tap's buffer and meta
+	tapBuf []byte
+	meta   []byte // last replication position (tap.go)
 }
 
 // Stats are cumulative counters, read with atomic loads.
@@ -115,8 +127,10 @@ func Open(opts Options) (*Store, error) {
 		}
 		s.aof = a
 	}
-	s.wg.Add(1)
-	go s.expireLoop()
+	if !opts.Replica {
+		s.wg.Add(1)
+		go s.expireLoop()
+	}
 	return s, nil
 }
 
@@ -281,6 +295,9 @@ func (s *Store) expireShard(sh *shard, now int64, limit int) {
 	seen := 0
 	for k, e := range sh.m {
 		if e.expired(now) {
+			if s.opts.Tap != nil { // replicas delete only what we delete
+				s.tap(func(b []byte) []byte { return appendDelOp(b, k) })
+			}
 			delete(sh.m, k)
 			s.stats.Expired.Add(1)
 		}

@@ -31,6 +31,8 @@ const (
 type Options struct {
 	// MaxBody bounds request bodies in bytes (413 beyond); required.
 	MaxBody int64
+	// Access control and replication (guard.go); zero values are off.
+	Guard Guard
 }
 
 type handler struct {
@@ -52,7 +54,9 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	p := r.URL.Path
 	switch {
 	case strings.HasPrefix(p, "/kv/"):
-		h.serveKV(w, r)
+		if h.guard(w, r) {
+			h.serveKV(w, r)
+		}
 	case p == "/metrics":
 		h.metrics(w, r)
 	default:

@@ -59,6 +59,9 @@ func kvMetrics(h *handler) []byte {
 		w("wirebench_kv_aof_records_total", "counter", "Records appended to the append-only file.", in.Records)
 		w("wirebench_kv_aof_rewrites_total", "counter", "Completed rewrites (compactions) of the append-only file.", in.Rewrites)
 	}
+	if h.opts.Guard.Metrics != nil {
+		b = append(b, h.opts.Guard.Metrics()...)
+	}
 	return b
 }
 

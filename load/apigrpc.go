@@ -43,6 +43,13 @@ func newGRPCPool(addr string, n int, timeout time.Duration, count bool) (*grpcPo
 		c, err := grpc.NewClient("passthrough:///"+addr,
 			grpc.WithTransportCredentials(insecure.NewCredentials()),
 			grpc.WithContextDialer(func(ctx context.Context, a string) (net.Conn, error) { return dial(ctx, "tcp", a) }),
+			// A static window turns off grpc-go's BDP estimation, whose
+			// PING and ACK per burst of data are frames, writes and
+			// wake-ups a load client should not add to each call; 1 MiB
+			// is what the reference server's h2c and gRPC windows are.
+			grpc.WithInitialWindowSize(grpcWindow),
+			grpc.WithInitialConnWindowSize(grpcWindow),
+			grpc.WithSharedWriteBuffer(true),
 		)
 		if err != nil {
 			p.close()
@@ -52,6 +59,10 @@ func newGRPCPool(addr string, n int, timeout time.Duration, count bool) (*grpcPo
 	}
 	return p, nil
 }
+
+// grpcWindow is the client's flow-control window per stream and per
+// connection.
+const grpcWindow = 1 << 20
 
 func (p *grpcPool) close() {
 	for _, c := range p.conns {

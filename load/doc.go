@@ -33,8 +33,9 @@ import "errors"
 var (
 	// ErrOptions reports an invalid Options value.
 	ErrOptions = errors.New("load: invalid options")
-	// ErrMalformed reports a response the HTTP/1.1 parser cannot read.
-	ErrMalformed = errors.New("load: malformed HTTP response")
+	// ErrMalformed reports a response the HTTP/1.1 or RESP parser cannot
+	// read.
+	ErrMalformed = errors.New("load: malformed response")
 	// ErrTooLarge reports a response over the client's size limits
 	// (maxHead, maxBody).
 	ErrTooLarge = errors.New("load: response too large")

@@ -59,6 +59,8 @@ func Merge(rs ...*Result) (*Result, error) {
 		m.CPU.User += r.CPU.User
 		m.CPU.System += r.CPU.System
 		m.CPU.CPUs += r.CPU.CPUs
+		m.CPU.Allocs += r.CPU.Allocs
+		m.CPU.AllocBytes += r.CPU.AllocBytes
 		conc += r.Options.Concurrency
 		rate += r.Options.Rate
 		if len(r.Segments) > 0 {
@@ -68,6 +70,10 @@ func Merge(rs ...*Result) (*Result, error) {
 		}
 	}
 	m.Options.Concurrency, m.Options.Rate = conc, rate
+	m.Test = first.Test
+	if first.Test != nil && CheckSegments(anonymous(rs)) == nil {
+		m.Options = *first.Test // the whole test's, exactly (not n shares added up)
+	}
 	// Rates of the merge are over the segments' measured windows, from the
 	// first start to the last window's end: not diluted by graceful stops.
 	m.Window = windowEnd.Sub(m.Start)
@@ -86,4 +92,14 @@ func Merge(rs ...*Result) (*Result, error) {
 	}
 	m.Warnings = Diagnose(m)
 	return m, nil
+}
+
+// anonymous names results by their place, for checks whose error text is
+// not shown.
+func anonymous(rs []*Result) []Part {
+	ps := make([]Part, len(rs))
+	for i, r := range rs {
+		ps[i] = Part{Name: fmt.Sprintf("result %d", i+1), Result: r}
+	}
+	return ps
 }

@@ -33,6 +33,11 @@ type Options struct {
 	GracefulStop time.Duration `json:"graceful_stop"`
 	// Segment runs a share of the load (see Segment).
 	Segment Segment `json:"segment"`
+	// StartAt, if set, is when the schedule starts: Run connects its VUs,
+	// then waits for it, so that the segments of one test run one shared
+	// schedule (start.go). Barrier, if set, decides it at run time.
+	StartAt time.Time `json:"start_at,omitzero"`
+	Barrier Barrier   `json:"-"`
 	// EventLoop runs raw mode over lean HTTP/1.1 in closed loop on
 	// wrk-style event loops (h1loop.go): the cheapest client per request,
 	// for measuring servers in other processes. A loop holds its P while it

@@ -21,6 +21,10 @@ type Result struct {
 	Scenario string `json:"scenario"`
 	// Options are the effective options (defaults filled, segment applied).
 	Options Options `json:"options"`
+	// Test is the whole test's options (defaults filled, no segment
+	// share) in a segment's result and in their merge: the segments of
+	// one test have the same (segment_check.go).
+	Test *Options `json:"test,omitempty"`
 	// Config is the scenario's and CLI's configuration (target, method,
 	// headers, format, transport, every flag as given).
 	Config map[string]any `json:"config,omitempty"`

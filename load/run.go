@@ -22,13 +22,16 @@ func Run(ctx context.Context, opts Options, sc Scenario) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	test, err := o.test(opts)
+	if err != nil {
+		return nil, err
+	}
 	ops := sc.Ops()
 	r := &runner{o: o, sc: sc, nops: len(ops)}
 	if o.open() {
-		if len(o.Stages) > 0 {
-			r.pacer = RampPacer{Start: o.StartTarget, Stages: o.Stages}
-		} else {
-			r.pacer = ConstantPacer{Rate: o.Rate}
+		r.pacer = test.pacer() // the whole test's schedule, of which…
+		if o.Segment.N > 1 {
+			r.pacer = segmentPacer{whole: r.pacer, seg: o.Segment} // …a segment sends its stripe
 		}
 	}
 	vus := make([]VU, o.Concurrency)
@@ -45,9 +48,12 @@ func Run(ctx context.Context, opts Options, sc Scenario) (*Result, error) {
 	// issue ends when no more requests may start; hard cuts the ones in
 	// flight GracefulStop later.
 	// Both count from the run's start, so the measured window is -d.
+	if r.start, err = waitStart(ctx, &r.o); err != nil {
+		closeVUs(vus)
+		return nil, err
+	}
 	u0, s0 := measure.SelfCPU()
 	a0, b0 := heapAllocs()
-	r.start = time.Now()
 	issue, hard := ctx, ctx
 	var cancelIssue, cancelHard context.CancelFunc = func() {}, func() {}
 	if o.Duration > 0 {
@@ -66,7 +72,9 @@ func Run(ctx context.Context, opts Options, sc Scenario) (*Result, error) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				r.work(issue, hard, i, vus[i], r.stats[i])
+				if !r.workBatch(issue, hard, i, vus[i], r.stats[i]) { // RESP pipelining (kv_batch.go)
+					r.work(issue, hard, i, vus[i], r.stats[i])
+				}
 			}()
 		}
 		wg.Wait()
@@ -82,6 +90,10 @@ func Run(ctx context.Context, opts Options, sc Scenario) (*Result, error) {
 		res.Scenario = n.Name()
 	}
 	res.Start, res.End, res.Window = r.start, end, end.Sub(r.start)
+	if o.Segment.N >= 1 { // run as a segment, if only 1/1: mergeable as one test
+		test.StartAt = r.o.StartAt
+		res.Test = &test
+	}
 	if o.Duration > 0 && o.Duration < res.Window {
 		res.Window = o.Duration // the graceful stop is not part of the window
 	}

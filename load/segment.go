@@ -5,6 +5,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // Segment is the i-th of n equal shares of a run's load, for running one
@@ -16,14 +17,49 @@ import (
 // rate target) is multiplied by 1/n. An integral quantity q (VUs,
 // requests, a stage's VU target) gets floor(q·i/n) − floor(q·(i−1)/n),
 // so the n segments' shares always add up to q exactly.
+//
+// In open loop the segments also share one arrival schedule: segment i
+// sends arrivals i−1, i−1+n, i−1+2n, … of the whole run's schedule (see
+// segmentPacer), so n segments started at one instant (Options.StartAt,
+// a Barrier) send exactly the single run's requests at exactly its
+// intended times, interleaved — not n copies of a slower schedule that
+// would all fire at t=0. A bounded open-loop run's requests are split the
+// same way (segment i gets the arrivals ≡ i−1 mod n below q).
 type Segment struct {
 	I int `json:"i,omitempty"`
 	N int `json:"n,omitempty"`
 }
 
+// IndexEnv is the variable a Kubernetes Indexed Job sets to the pod's
+// completion index, 0-based: "auto/n" reads the segment from it.
+const IndexEnv = "JOB_COMPLETION_INDEX"
+
 // ParseSegment reads "i/n" with 1 ≤ i ≤ n.
-func ParseSegment(s string) (Segment, error) {
+func ParseSegment(s string) (Segment, error) { return ParseSegmentEnv(s, nil) }
+
+// ParseSegmentEnv reads "i/n", or "auto/n", which takes i from the
+// environment: i = $JOB_COMPLETION_INDEX + 1 (getenv is os.Getenv outside
+// tests; nil refuses "auto").
+func ParseSegmentEnv(s string, getenv func(string) string) (Segment, error) {
 	a, b, ok := strings.Cut(s, "/")
+	if a == "auto" && ok {
+		n, err := strconv.Atoi(b)
+		if err != nil || n < 1 {
+			return Segment{}, fmt.Errorf("%w: segment %q: want auto/n with n ≥ 1", ErrOptions, s)
+		}
+		v := ""
+		if getenv != nil {
+			v = getenv(IndexEnv)
+		}
+		if v == "" {
+			return Segment{}, fmt.Errorf("%w: segment %q: %s is not set (a Kubernetes Indexed Job sets it; elsewhere give i/n)", ErrOptions, s, IndexEnv)
+		}
+		idx, err := strconv.Atoi(v)
+		if err != nil || idx < 0 || idx >= n {
+			return Segment{}, fmt.Errorf("%w: segment %q: %s=%q is not an index in 0..%d", ErrOptions, s, IndexEnv, v, n-1)
+		}
+		return Segment{I: idx + 1, N: n}, nil
+	}
 	i, err1 := strconv.Atoi(a)
 	n, err2 := strconv.Atoi(b)
 	seg := Segment{I: i, N: n}
@@ -58,6 +94,18 @@ func (s Segment) share(q int64) int64 {
 	return q*int64(s.I)/int64(s.N) - q*int64(s.I-1)/int64(s.N)
 }
 
+// stripe is the number of arrivals k < q with k ≡ i−1 (mod n): the
+// segment's share of a bounded open-loop run. The stripes add up to q.
+func (s Segment) stripe(q int64) int64 {
+	if s.N <= 1 {
+		return q
+	}
+	if first := int64(s.I - 1); q > first {
+		return (q-first-1)/int64(s.N) + 1
+	}
+	return 0
+}
+
 // fshare splits a fractional quantity.
 func (s Segment) fshare(q float64) float64 {
 	if s.N <= 1 {
@@ -71,7 +119,11 @@ func (s Segment) apply(o Options) Options {
 	if s.N <= 1 {
 		return o
 	}
-	o.Requests = s.share(o.Requests) // 0 of a bounded run is caught by withDefaults
+	if o.open() {
+		o.Requests = s.stripe(o.Requests) // the arrivals segmentPacer gives it
+	} else {
+		o.Requests = s.share(o.Requests) // 0 of a bounded run is caught by withDefaults
+	}
 	o.Rate = s.fshare(o.Rate)
 	st := make([]Stage, len(o.Stages))
 	for i, g := range o.Stages {
@@ -90,4 +142,36 @@ func (s Segment) apply(o Options) Options {
 	}
 	o.Concurrency = int(s.share(int64(o.Concurrency)))
 	return o
+}
+
+// segmentPacer is segment I of N's share of a whole run's schedule: its
+// j-th request is the whole run's arrival (I−1)+j·N, at that arrival's
+// intended time. The N segments' schedules are disjoint and their union
+// is the whole schedule, for any Pacer (constant or ramping).
+type segmentPacer struct {
+	whole Pacer
+	seg   Segment
+}
+
+// Due implements Pacer.
+func (p segmentPacer) Due(hit uint64) (time.Duration, bool) {
+	return p.whole.Due(uint64(p.seg.I-1) + hit*uint64(p.seg.N))
+}
+
+// test returns the whole test's options of which o, filled from opts, is
+// a segment's share: opts with defaults and without the share.
+func (o Options) test(opts Options) (Options, error) {
+	if o.Segment.N <= 1 {
+		return o, nil
+	}
+	opts.Segment = Segment{}
+	return opts.withDefaults()
+}
+
+// pacer is the open-loop schedule of o.
+func (o Options) pacer() Pacer {
+	if len(o.Stages) > 0 {
+		return RampPacer{Start: o.StartTarget, Stages: o.Stages}
+	}
+	return ConstantPacer{Rate: o.Rate}
 }

@@ -22,6 +22,7 @@ func WriteHTML(w io.Writer, rep *Report) error {
 	d := htmlData{
 		Title: title(r), Warnings: allWarnings(rep), Meta: strings.ReplaceAll(metaLine(rep), "`", ""),
 		Env: envRows(r), Note: tableNote(rep), Question: question(r), Baseline: baselines(rep),
+		Notes: r.Notes,
 	}
 	if r.Quick && r.HasLoad() {
 		d.Quick = trialsLine(r)
@@ -96,6 +97,7 @@ type htmlData struct {
 	Groups             []htmlGroup
 	Payloads           []htmlPayload
 	Warnings           []string
+	Notes              []string // the study's own Markdown sections, shown as written
 }
 
 type htmlFinding struct{ Text, Class string }

@@ -29,6 +29,9 @@ func WriteMarkdown(w io.Writer, rep *Report) error {
 	if len(rep.Groups) > 0 {
 		fmt.Fprintf(bw, "%s\n\n", mdEscape(tableNote(rep)))
 	}
+	for _, n := range r.Notes { // the study's own sections, Markdown already
+		fmt.Fprintf(bw, "%s\n\n", strings.TrimSpace(n))
+	}
 
 	if len(r.Payloads) > 0 {
 		sets := payloadSets(r.Payloads)

@@ -44,6 +44,9 @@ type Study struct {
 	// Payloads are static size measurements (the payload-size study).
 	Payloads []Payload `json:"payloads,omitempty"`
 	Warnings []string  `json:"warnings,omitempty"`
+	// Notes are the study's own Markdown sections (study kv: the seed's
+	// tables beside this run's), rendered after the tables.
+	Notes []string `json:"notes,omitempty"`
 }
 
 // Cell is one compared configuration.
@@ -88,6 +91,10 @@ type Trial struct {
 	Ports []int `json:"ports,omitempty"`
 	// Checks are the outcomes of the cell's check commands after the load.
 	Checks []CheckResult `json:"checks,omitempty"`
+	// External are figures measured beside the trial by another tool on
+	// the same server (study kv: redis-benchmark's requests/s, as
+	// "redis-benchmark SET rps").
+	External map[string]float64 `json:"external,omitempty"`
 }
 
 // CheckResult is one check command run after a trial's load.

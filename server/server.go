@@ -19,6 +19,8 @@ import (
 	"github.com/wirebench/wirebench/grpcws"
 	"github.com/wirebench/wirebench/httpapi"
 	"github.com/wirebench/wirebench/kv"
+	"github.com/wirebench/wirebench/kv/access"
+	"github.com/wirebench/wirebench/kv/repl"
 	"github.com/wirebench/wirebench/kv/resp"
 	"github.com/wirebench/wirebench/kvhttp"
 	"github.com/wirebench/wirebench/store"
@@ -63,12 +65,21 @@ type Options struct {
 	KV       kv.Options
 	RESPAddr string
 	RESP     resp.Options
+	// Airports, when set, serves /airports in front of the REST API (the
+	// bulk upsert, package bulkapi); net/http engine only.
+	Airports http.Handler
+	// Repl is the KV store's replication role; AuthToken and RateLimit
+	// (requests a second per client, 0: none) guard /kv/ and RESP.
+	Repl      repl.Options
+	AuthToken string
+	RateLimit float64
 }
 
 // Server is a running service.
 type Server struct {
 	Store    *store.Memory
 	KV       *kv.Store
+	Repl     *repl.Node
 	respSrv  *resp.Server
 	httpSrv  *http.Server
 	fastSrv  *fasthttp.Server
@@ -88,9 +99,14 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 	}
 	s := &Server{Store: st, serveErr: make(chan error, 3)}
 	var err error
+	s.Repl = repl.New(opts.Repl)
+	opts.KV.Tap, opts.KV.Replica = s.Repl.Tap(), s.Repl.ReadOnly()
 	if s.KV, err = kv.Open(opts.KV); err != nil {
 		return nil, err
 	}
+	lim := access.NewLimiter(opts.RateLimit, 0)
+	opts.RESP.Guard = resp.Guard{Password: opts.AuthToken, Limiter: lim, ReadOnly: s.Repl.ReadOnly, Info: s.Repl.Info}
+	kvGuard := kvhttp.Guard{Token: opts.AuthToken, Limiter: lim, ReadOnly: s.Repl.ReadOnly, Repl: s.Repl.Handler(), Metrics: s.Repl.Metrics}
 	if opts.RESPAddr != "" {
 		if s.respSrv, err = resp.Listen(opts.RESPAddr, s.KV, opts.RESP); err != nil {
 			s.KV.Close()
@@ -118,14 +134,23 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 			if !opts.NoGRPC {
 				s.tunnel = grpcws.NewListener(s.httpLn.Addr())
 			}
-			kh := kvhttp.Mount(s.KV, h, kvhttp.Options{MaxBody: cmp.Or(opts.HTTP.MaxBody, httpapi.DefaultMaxBody)})
+			var base http.Handler = h
+			if opts.Airports != nil {
+				base = mountAirports(opts.Airports, h)
+			}
+			kh := kvhttp.Mount(s.KV, base, kvhttp.Options{MaxBody: cmp.Or(opts.HTTP.MaxBody, httpapi.DefaultMaxBody), Guard: kvGuard})
 			sh := streamapi.New(st, kh, streamapi.Options{MaxDuration: opts.MaxStreamDuration, MaxMessage: cmp.Or(opts.HTTP.MaxBody, httpapi.DefaultMaxBody), Tunnel: s.tunnel})
 			wb := webbench.New(sh, webbench.Options{MaxDuration: opts.MaxStreamDuration}) // /bench/: the in-browser benchmark
 			s.httpSrv = newHTTPServer(wb, &protos, opts.Timeouts.withDefaults())
+			s.httpSrv.RegisterOnShutdown(s.Repl.Close) // replication streams never end by themselves
 			go func() { s.serveErr <- ignoreClosed(s.httpSrv.Serve(s.httpLn)) }()
 		case EngineFastHTTP:
+			if opts.Airports != nil {
+				s.httpLn.Close()
+				return nil, fmt.Errorf("server: /airports needs the %s engine", EngineNetHTTP)
+			}
 			s.fastSrv = newFastServer(h, opts)
-			mountKVFast(s.fastSrv, s.KV, cmp.Or(opts.HTTP.MaxBody, httpapi.DefaultMaxBody))
+			mountKVFast(s.fastSrv, s.KV, kvhttp.Options{MaxBody: cmp.Or(opts.HTTP.MaxBody, httpapi.DefaultMaxBody), Guard: kvGuard})
 			go func() { s.serveErr <- s.fastSrv.Serve(s.httpLn) }()
 		default:
 			s.httpLn.Close()
@@ -142,21 +167,36 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 		}
 		s.grpcLn = ln
 		to := opts.Timeouts.withDefaults()
-		s.grpcSrv = grpcapi.NewServer(st,
+		s.grpcSrv = grpcapi.NewServer(st, append(grpcapi.TransportOptions(int32(to.H2StreamBuffer)),
 			grpc.MaxRecvMsgSize(int(cmp.Or(opts.HTTP.MaxBody, httpapi.DefaultMaxBody))),
 			grpc.MaxConcurrentStreams(uint32(to.H2MaxStreams)),
 			grpc.ConnectionTimeout(to.ReadHeader),
 			grpc.KeepaliveParams(keepalive.ServerParameters{MaxConnectionIdle: to.Idle}),
-			grpc.InTapHandle(grpcapi.StreamDeadline(opts.MaxStreamDuration)))
+			grpc.InTapHandle(grpcapi.StreamDeadline(opts.MaxStreamDuration)))...)
 		go func() { s.serveErr <- ignoreClosed(s.grpcSrv.Serve(ln)) }()
 		if s.tunnel != nil { // gRPC over WebSocket on the REST port: the same server
 			go func() { s.serveErr <- ignoreClosed(s.grpcSrv.Serve(s.tunnel)) }()
 		}
 	}
+	if err := s.Repl.Start(s.KV, s.HTTPAddr()); err != nil {
+		s.Close()
+		return nil, err
+	}
 	if ctx.Done() != nil {
 		go func() { <-ctx.Done(); s.Close() }()
 	}
 	return s, nil
+}
+
+// mountAirports routes /airports to bulk and everything else to api.
+func mountAirports(bulk, api http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/airports" {
+			bulk.ServeHTTP(w, r)
+			return
+		}
+		api.ServeHTTP(w, r)
+	})
 }
 
 // HTTPAddr is the REST listener's address ("" when HTTP is off).
@@ -199,6 +239,9 @@ func (s *Server) closeKV() error {
 	var errs []error
 	if s.respSrv != nil {
 		errs = append(errs, s.respSrv.Close())
+	}
+	if s.Repl != nil {
+		s.Repl.Close() // no replicated write after the store closes
 	}
 	if s.KV != nil {
 		errs = append(errs, s.KV.Close())

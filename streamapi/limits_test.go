@@ -19,7 +19,10 @@ func TestStalledReadersHoldLittleAndAreCut(t *testing.T) {
 		t.Skip("seeds 100,000 users")
 	}
 	const users, clients = 100_000, 4
-	const limit = time.Second
+	// The limit must outlast settle() below, which waits for the writers
+	// to block: over a second on a loaded 2-CPU machine (a 1 s limit cut
+	// the streams before they were counted).
+	const limit = 3 * time.Second
 	// handlers() counts every server's in this process: let the streams
 	// of earlier tests (closed servers, hijacked sockets) wind down.
 	for deadline := time.Now().Add(10 * time.Second); handlers() > 0; time.Sleep(50 * time.Millisecond) {
@@ -42,10 +45,14 @@ func TestStalledReadersHoldLittleAndAreCut(t *testing.T) {
 			for i := range conns {
 				conns[i] = stall(t, srv.HTTPAddr(), c.req)
 			}
+			started := time.Now()
 			// Wait until the writers have filled the sockets and block:
 			// while they still run, what they allocate during the GC
 			// counts as live.
 			settle(t)
+			if waited := time.Since(started); waited > limit-500*time.Millisecond {
+				t.Fatalf("the writers took %v to block, too close to the %v limit to measure them", waited, limit)
+			}
 			runtime.GC()
 			var during runtime.MemStats
 			runtime.ReadMemStats(&during)

@@ -23,11 +23,14 @@ type LoadSpec struct {
 	// page instead (built-in studies only; URLs are templates).
 	Stream  *load.StreamOptions
 	Browser *load.BrowserOptions
+	// KV, if set, runs a key-value scenario (kv-set, kv-get, kv-mixed)
+	// over RESP or HTTP (study kv).
+	KV *load.KVOptions
 }
 
 // hasLoad reports whether the spec names a client.
 func (l LoadSpec) hasLoad() bool {
-	return l.Scenario != nil || l.Raw != nil || l.Stream != nil || l.Browser != nil
+	return l.Scenario != nil || l.Raw != nil || l.Stream != nil || l.Browser != nil || l.KV != nil
 }
 
 // scenario builds a fresh scenario for one run with the trial's ports.
@@ -47,6 +50,11 @@ func (l LoadSpec) scenario(v vars) (load.Scenario, error) {
 		o.URL = v.expand(o.URL)
 		return load.NewBrowser(o)
 	}
+	if l.KV != nil {
+		o := *l.KV
+		o.URL = v.expand(o.URL)
+		return load.NewKV(o)
+	}
 	o := *l.Raw
 	o.URL, o.Header = v.expand(o.URL), v.expandAll(o.Header)
 	return load.NewRaw(o)
@@ -65,6 +73,9 @@ func (l LoadSpec) url() string {
 	}
 	if l.Browser != nil {
 		return l.Browser.URL
+	}
+	if l.KV != nil {
+		return l.KV.URL
 	}
 	return ""
 }
@@ -89,6 +100,8 @@ func (l LoadSpec) describe() map[string]any {
 		d["scenario"], d["kind"], d["messages"] = "stream", st.Kind, st.Messages
 	} else if b := l.Browser; b != nil {
 		d["scenario"], d["kind"], d["batch"], d["in_browser"] = "browser", b.Kind, b.Batch, true
+	} else if k := l.KV; k != nil {
+		maps.Copy(d, map[string]any{"scenario": k.Name, "protocol": k.Protocol, "keys": k.Keys, "value_size": k.ValueSize, "pipeline": k.Pipeline})
 	} else if r := l.Raw; r != nil {
 		d["scenario"] = "raw"
 		d["url"], d["method"], d["transport"] = r.URL, method(r.Method), transportName(r.Transport)

@@ -99,6 +99,9 @@ func Run(ctx context.Context, def Definition, opts Options) (*report.Results, er
 		}
 		res.Payloads = p
 	}
+	if def.Notes != nil {
+		res.Notes = def.Notes(res)
+	}
 	res.End = time.Now()
 	return res, nil
 }

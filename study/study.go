@@ -45,6 +45,10 @@ type Definition struct {
 	Seed             int64
 	// Warnings go into the results as they are (e.g. a study file's notes).
 	Warnings []string
+	// Notes, if set, writes the study's own Markdown sections from its
+	// results once the trials are done (study kv: the seed's tables
+	// beside this run's).
+	Notes func(res *report.Results) []string
 }
 
 // Cell is one server variant under one client scenario.

@@ -2,9 +2,16 @@ package main
 
 import (
 	"context"
+	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"time"
 
 	"github.com/wirebench/wirebench/load"
 	"github.com/wirebench/wirebench/results"
@@ -12,58 +19,251 @@ import (
 
 func init() {
 	register("merge", command{
-		summary: "merge load result files (segments of one test) exactly; JSON to stdout or --out",
+		summary: "merge the segments of one load test exactly and check its thresholds; JSON to stdout or --out",
 		run:     runMerge,
 	})
 }
 
+const mergeUsage = `[--out all.json [--force]] [--threshold EXPR]... [--unchecked] INPUT...
+
+INPUT is a result file (load --out; JSON Lines of several results too),
+a directory (its *.json and *.jsonl files), or - for standard input
+(load --out - of every segment, one JSON line each).
+The inputs must be exactly the segments of one test: same scenario,
+configuration and options, every segment i/n once (--unchecked merges any
+results of one scenario). The thresholds the segments were run with, and
+any --threshold, are evaluated on the merged result.
+Exit status: 0 ok, 1 unreadable or not one test, 2 bad usage, 99 a
+threshold failed (the merged result is written all the same).`
+
+// mergeFlags are merge's options.
+type mergeFlags struct {
+	summary, force, unchecked bool
+	out                       string
+	wait                      time.Duration
+	thresholds                []string
+}
+
+func newMergeFlags(env *cliEnv, f *mergeFlags) *flag.FlagSet {
+	fs := newFlagSet(env, "merge", mergeUsage)
+	fs.BoolVar(&f.summary, "summary", false, "also print the merged summary (on stderr when the result goes to stdout)")
+	fs.StringVar(&f.out, "out", "", "write the merged result to this `file` (whole or not at all) instead of stdout")
+	fs.BoolVar(&f.force, "force", false, "replace an existing --out file")
+	fs.BoolVar(&f.unchecked, "unchecked", false, "merge any results of one scenario (repeated runs, some segments only): no one-test checks")
+	fs.DurationVar(&f.wait, "wait", 0, "wait up to this `long` for missing segments to appear in the inputs (a merge Job started beside the segments)")
+	fs.Func("threshold", "pass/fail `criterion` on the merged result (repeatable), as load's", func(s string) error {
+		f.thresholds = append(f.thresholds, s)
+		return nil
+	})
+	return fs
+}
+
 func runMerge(ctx context.Context, env *cliEnv, args []string) error {
-	fs := newFlagSet(env, "merge", "[--out all.json [--force]] a.json b.json ...")
-	summary := fs.Bool("summary", false, "also print the merged summary on stderr")
-	out := fs.String("out", "", "write the merged result to this `file` (whole or not at all) instead of stdout")
-	force := fs.Bool("force", false, "replace an existing --out file")
+	var f mergeFlags
+	fs := newMergeFlags(env, &f)
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
 		return err
 	}
 	if len(pos) == 0 {
-		return usagef("want result files to merge")
+		return usagef("want result files, directories or - to merge")
 	}
-	if err := checkNewOut(*out, *force); err != nil {
+	if err := checkNewOut(f.out, f.force); err != nil {
 		return err
 	}
-	var rs []*load.Result
-	for _, path := range pos {
-		r, err := readLoadResult(path)
-		if err != nil {
-			return err
-		}
-		rs = append(rs, r)
+	if f.wait > 0 && (f.unchecked || slices.Contains(pos, "-")) {
+		return usagef("--wait reads files and directories again until the segments are complete: not with - or --unchecked")
+	}
+	parts, err := readChecked(ctx, env.stdin, pos, !f.unchecked, f.wait)
+	if err != nil {
+		return err
+	}
+	rs := make([]*load.Result, len(parts))
+	for i, p := range parts {
+		rs[i] = p.Result
 	}
 	m, err := load.Merge(rs...)
 	if err != nil {
 		return err
 	}
-	if *summary {
-		if err := load.WriteSummary(env.stderr, m); err != nil {
+	ths, err := mergeThresholds(m, f.thresholds)
+	if err != nil {
+		return err
+	}
+	// The summary and threshold lines go where the JSON does not.
+	w := env.stderr
+	if f.out != "" {
+		w = env.stdout
+	}
+	if f.summary || f.out != "" {
+		if err := load.WriteSummary(w, m); err != nil {
 			return err
 		}
 	}
-	if *out == "" {
-		return m.WriteJSON(env.stdout)
+	if f.out == "" {
+		err = m.WriteJSON(env.stdout)
+	} else {
+		err = results.WriteFile(f.out, f.force, m.WriteJSON)
 	}
-	return results.WriteFile(*out, *force, m.WriteJSON)
+	if err != nil {
+		return err
+	}
+	return checkThresholds(w, m, ths)
 }
 
-func readLoadResult(path string) (*load.Result, error) {
+// mergePoll is how often merge --wait reads its inputs again.
+const mergePoll = time.Second
+
+// readChecked reads the inputs and checks that they are one test's
+// segments (if check). With wait > 0, inputs not there yet and missing
+// segments are waited for, up to wait; any other error ends it at once.
+func readChecked(ctx context.Context, stdin io.Reader, inputs []string, check bool, wait time.Duration) ([]load.Part, error) {
+	deadline := time.Now().Add(wait)
+	for {
+		parts, err := readParts(stdin, inputs)
+		if err == nil && check {
+			err = load.CheckSegments(parts)
+		}
+		pending := errors.Is(err, load.ErrIncomplete) || errors.Is(err, os.ErrNotExist) || errors.Is(err, errNoResultFiles)
+		if err == nil || !pending || wait <= 0 || time.Now().After(deadline) {
+			if errors.Is(err, load.ErrNotOneTest) {
+				err = errors.New(cliMessage(err)) // no "load: " inside "wirebench merge: "
+			}
+			if err != nil && pending && wait > 0 {
+				err = fmt.Errorf("after waiting %v: %w", wait, err)
+			}
+			if err != nil {
+				return nil, err
+			}
+			return parts, nil
+		}
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("%w (waiting for segments: %w)", err, ctx.Err())
+		case <-time.After(mergePoll):
+		}
+	}
+}
+
+// errNoResultFiles marks a directory without result files (yet).
+var errNoResultFiles = errors.New("no *.json or *.jsonl result files")
+
+// mergeThresholds are the thresholds the segments were run with (load
+// records them in Config) and those given to merge, each once.
+func mergeThresholds(m *load.Result, extra []string) ([]load.Threshold, error) {
+	var exprs []string
+	if rec, ok := m.Config["thresholds"].([]any); ok {
+		for _, e := range rec {
+			if s, ok := e.(string); ok {
+				exprs = append(exprs, s)
+			}
+		}
+	}
+	var ths []load.Threshold
+	seen := map[string]bool{}
+	for _, e := range append(exprs, extra...) {
+		if seen[strings.TrimSpace(e)] {
+			continue
+		}
+		seen[strings.TrimSpace(e)] = true
+		th, err := load.ParseThreshold(e)
+		if err != nil {
+			return nil, usagef("--threshold: %s", cliMessage(err))
+		}
+		ths = append(ths, th)
+	}
+	return ths, nil
+}
+
+// readParts reads every input: files, directories (their *.json and
+// *.jsonl files, sorted; hidden and temporary files skipped) and - for
+// stdin. Each result is named by its file, and its place when a file
+// holds several.
+func readParts(stdin io.Reader, inputs []string) ([]load.Part, error) {
+	var parts []load.Part
+	if i := slices.Index(inputs, "-"); i >= 0 && slices.Contains(inputs[i+1:], "-") {
+		return nil, usagef("- (stdin) given twice")
+	}
+	for _, in := range inputs {
+		if in == "-" {
+			ps, err := readStream(stdin, "stdin")
+			if err != nil {
+				return nil, err
+			}
+			parts = append(parts, ps...)
+			continue
+		}
+		fi, err := os.Stat(in)
+		if err != nil {
+			return nil, err
+		}
+		files := []string{in}
+		if fi.IsDir() {
+			if files, err = resultFiles(in); err != nil {
+				return nil, err
+			}
+		}
+		for _, path := range files {
+			ps, err := readFileParts(path)
+			if err != nil {
+				return nil, err
+			}
+			parts = append(parts, ps...)
+		}
+	}
+	return parts, nil
+}
+
+// resultFiles lists a directory's result files.
+func resultFiles(dir string) ([]string, error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	var files []string
+	for _, e := range entries {
+		n := e.Name()
+		if e.IsDir() || strings.HasPrefix(n, ".") || !(strings.HasSuffix(n, ".json") || strings.HasSuffix(n, ".jsonl")) {
+			continue
+		}
+		files = append(files, filepath.Join(dir, n))
+	}
+	sort.Strings(files)
+	if len(files) == 0 {
+		return nil, fmt.Errorf("%s: %w", dir, errNoResultFiles)
+	}
+	return files, nil
+}
+
+func readFileParts(path string) ([]load.Part, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	r, err := load.ReadResult(io.LimitReader(f, results.MaxFileSize))
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+	return readStream(f, path)
+}
+
+// readStream reads the results on one stream, at most
+// results.MaxFileSize bytes of it.
+func readStream(r io.Reader, name string) ([]load.Part, error) {
+	lr := &io.LimitedReader{R: r, N: results.MaxFileSize + 1}
+	rs, err := load.ReadResults(lr)
+	if lr.N <= 0 {
+		return nil, fmt.Errorf("%s: larger than %d MiB", name, results.MaxFileSize>>20)
 	}
-	return r, nil
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	if len(rs) == 0 {
+		return nil, fmt.Errorf("%s: no result in it", name)
+	}
+	parts := make([]load.Part, len(rs))
+	for i, r := range rs {
+		parts[i] = load.Part{Name: name, Result: r}
+		if len(rs) > 1 {
+			parts[i].Name = fmt.Sprintf("%s (result %d)", name, i+1)
+		}
+	}
+	return parts, nil
 }

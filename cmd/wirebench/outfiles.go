@@ -38,6 +38,9 @@ func (o *outFlags) register(fs flagAdder) {
 
 // check refuses, before the run, output files that exist (without --force).
 func (o *outFlags) check(out string) error {
+	if out == "-" {
+		out = "" // stdout
+	}
 	for _, path := range []string{out, o.hdrOut} {
 		if err := checkNewOut(path, o.force); err != nil {
 			return err
@@ -49,8 +52,12 @@ func (o *outFlags) check(out string) error {
 // write writes a load run's --out result and --hdr-out log, each whole or
 // not at all (a temporary file renamed into place), so an interrupted run
 // leaves the previous file intact.
-func (o *outFlags) write(out string, res *load.Result) error {
-	if out != "" {
+func (o *outFlags) write(env *cliEnv, out string, res *load.Result) error {
+	if out == "-" {
+		if err := res.WriteJSONLine(env.stdout); err != nil {
+			return err
+		}
+	} else if out != "" {
 		if err := results.WriteFile(out, o.force, res.WriteJSON); err != nil {
 			return err
 		}

@@ -176,7 +176,7 @@ func TestMergeOut(t *testing.T) {
 	if code, _, errs := runCLI(t, "merge", "--out", all, a, b); code != 1 || !strings.Contains(errs, "file exists") {
 		t.Errorf("second merge: exit %d, %s", code, errs)
 	}
-	if code, _, errs := runCLI(t, "merge", "--force", "--out", all, a); code != 0 {
+	if code, _, errs := runCLI(t, "merge", "--unchecked", "--force", "--out", all, a); code != 0 {
 		t.Errorf("merge --force: exit %d, %s", code, errs)
 	}
 	f, _ = os.Open(all)

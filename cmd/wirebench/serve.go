@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"os"
 	"time"
 
 	"github.com/wirebench/wirebench/grpcapi"
@@ -46,6 +47,11 @@ func runServe(ctx context.Context, env *cliEnv, args []string) error {
 	fs.StringVar(&o.KV.Dir, "data-dir", "", "`directory` of the KV store's append-only file; empty: memory only")
 	fsync := fs.String("appendfsync", "everysec", "KV AOF fsync `policy`: always (ack after fsync, group commit), everysec, no (Redis's meanings)")
 	fs.BoolVar(&o.KV.Repair, "aof-repair", false, "start even when the AOF is corrupt in the middle, truncating it at the bad record")
+	bulkf := addBulkFlags(fs)
+	fs.StringVar(&o.Repl.ReplicaOf, "replica-of", "", "leader's HTTP base `URL` (http://127.0.0.1:8080): this server becomes a read-only KV replica of it")
+	fs.Int64Var(&o.Repl.Backlog, "repl-backlog", 0, "replication backlog in `bytes` (default 64 MiB): a follower further behind resyncs from a snapshot")
+	fs.StringVar(&o.AuthToken, "auth-token", os.Getenv("WIREBENCH_AUTH_TOKEN"), "`secret` required by /kv/ (Authorization: Bearer) and RESP (AUTH), and sent to the leader by --replica-of (default $WIREBENCH_AUTH_TOKEN)")
+	fs.Float64Var(&o.RateLimit, "rate-limit", 0, "KV requests (RESP commands) a `second` per client IP, token bucket with one second of burst; 0: none")
 	cpus := fs.String("cpus", "", "pin the server to these `CPUs` (e.g. 1 or 2,3), so a load client on other CPUs measures it fairly")
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -85,7 +91,17 @@ func runServe(ctx context.Context, env *cliEnv, args []string) error {
 		return usagef("-appendfsync: %v", err)
 	}
 	o.KV.Fsync = pol
+	o.Repl.Token = o.AuthToken
+	o.Repl.Logf = func(format string, args ...any) { fmt.Fprintf(env.stderr, format+"\n", args...) }
+	if o.RateLimit < 0 || o.Repl.Backlog < 0 {
+		return usagef("-rate-limit and -repl-backlog must be >= 0")
+	}
 	o.KV.Logf = func(format string, args ...any) { fmt.Fprintf(env.stderr, format+"\n", args...) }
+	closeBulk, err := bulkf.open(&o)
+	if err != nil {
+		return err
+	}
+	defer closeBulk()
 	srv, err := server.Start(context.Background(), o)
 	if err != nil {
 		return err

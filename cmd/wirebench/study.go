@@ -41,6 +41,8 @@ func runStudy(ctx context.Context, env *cliEnv, args []string) error {
 	out := fs.String("out", "results", "`directory` under which <study>-<timestamp>/ is written")
 	bin := fs.String("bin", "", "wirebench `binary`, {wirebench} in server commands (default: this executable)")
 	serveArgs := fs.String("serve-args", "", "extra `args` appended to every server command, space-separated (e.g. '--delay 200us')")
+	records := fs.Int("records", 0, "bulk-upsert: records per upload (default 1000000; 100000 with --quick)")
+	bulkFormats := fs.String("formats", "", "bulk-upsert: comma-separated `formats` (default: json,ndjson,toon,protobuf,csv)")
 	if err := parseFlags(fs, reorder(args)); err != nil {
 		return err
 	}
@@ -80,6 +82,13 @@ func runStudy(ctx context.Context, env *cliEnv, args []string) error {
 		o.Binary = *bin
 	}
 	o.Progress = func(line string) { fmt.Fprintln(env.stderr, line) }
+	if def.Name == study.BulkUpsertName {
+		var fl []string
+		if *bulkFormats != "" {
+			fl = strings.Split(*bulkFormats, ",")
+		}
+		return runBulkStudy(ctx, env, o, *out, *records, fl)
+	}
 
 	dir, err := results.NewRunDir(*out, def.Name) // exclusive: two runs in one second never share a dir
 	if err != nil {

@@ -31,15 +31,18 @@ func cmdQuit(s *Session, args [][]byte) kv.Ticket { s.r.ok(); s.quit = true; ret
 
 const errNoPass = "ERR AUTH <password> called without any password configured for the default user. Are you sure your configuration is correct?"
 
-// auth: there is no password, as redis-server's default "nopass" user.
-func auth(user []byte) bool { return string(user) == "default" }
-
 func cmdAuth(s *Session, args [][]byte) kv.Ticket {
 	switch len(args) {
 	case 2:
-		s.r.err(errNoPass)
+		if s.srv.opts.Guard.Password == "" {
+			s.r.err(errNoPass)
+		} else if s.auth([]byte("default"), args[1]) {
+			s.r.ok()
+		} else {
+			s.r.err("WRONGPASS invalid username-password pair or user is disabled.")
+		}
 	case 3:
-		if auth(args[1]) {
+		if s.auth(args[1], args[2]) {
 			s.r.ok()
 		} else {
 			s.r.err("WRONGPASS invalid username-password pair or user is disabled.")
@@ -73,7 +76,7 @@ func cmdHello(s *Session, args [][]byte) kv.Ticket {
 		more := len(args) - i - 1
 		switch {
 		case eq(args[i], "auth") && more >= 2:
-			if !auth(args[i+1]) {
+			if !s.auth(args[i+1], args[i+2]) {
 				s.r.err("WRONGPASS invalid username-password pair or user is disabled.")
 				return 0
 			}
@@ -89,6 +92,10 @@ func cmdHello(s *Session, args [][]byte) kv.Ticket {
 			s.r.err("ERR Syntax error in HELLO option '" + sanitize(string(args[i])) + "'")
 			return 0
 		}
+	}
+	if s.srv.opts.Guard.Password != "" && !s.authed {
+		s.r.err("NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO <proto> AUTH <user> <pass> option can be used to authenticate the client and select the RESP protocol version at the same time")
+		return 0
 	}
 	if setName {
 		s.name = name
@@ -106,7 +113,7 @@ func cmdHello(s *Session, args [][]byte) kv.Ticket {
 	s.r.bulkString("mode")
 	s.r.bulkString("standalone")
 	s.r.bulkString("role")
-	s.r.bulkString("master")
+	s.r.bulkString(s.role())
 	s.r.bulkString("modules")
 	s.r.array(0)
 	return 0
@@ -357,6 +364,7 @@ func cmdInfo(s *Session, args [][]byte) kv.Ticket {
 		aof, b2i(in.RewriteInProgress), in.AOFSize, in.Policy, in.Fsyncs, in.Batches, in.Records, in.Rewrites)
 	fmt.Fprintf(&b, "\r\n# Stats\r\nkeyspace_hits:%d\r\nkeyspace_misses:%d\r\nexpired_keys:%d\r\nwrites:%d\r\nrefused_writes:%d\r\n",
 		in.Hits, in.Misses, in.Expired, in.Writes, in.Refused)
+	fmt.Fprintf(&b, "\r\n%s", s.replInfo())
 	fmt.Fprintf(&b, "\r\n# Keyspace\r\n")
 	if in.Keys > 0 {
 		fmt.Fprintf(&b, "db0:keys=%d,expires=0,avg_ttl=0\r\n", in.Keys)

@@ -22,6 +22,10 @@ type Session struct {
 	r     reply
 	quit  bool
 	ticks []pending // writes awaiting the AOF in this batch of replies
+	// client is the remote IP (the rate limit's key); authed is set by
+	// AUTH or HELLO AUTH when a password is required (guard.go).
+	client string
+	authed bool
 }
 
 // pending is a reply that must become an error if its write is undone.
@@ -71,6 +75,10 @@ func (s *Session) Exec(args [][]byte) bool {
 	if len(args) == 0 {
 		return true
 	}
+	if !s.srv.opts.Guard.Limiter.Allow(s.client) { // unknown commands count too
+		s.r.err(ErrRateLimited)
+		return true
+	}
 	var low [maxNameLen]byte
 	var c *command
 	if n := len(args[0]); n <= maxNameLen {
@@ -88,6 +96,9 @@ func (s *Session) Exec(args [][]byte) bool {
 	}
 	if (c.arity > 0 && len(args) != c.arity) || (c.arity < 0 && len(args) < -c.arity) {
 		s.r.err("ERR wrong number of arguments for '" + c.name + "' command")
+		return true
+	}
+	if !s.admit(c) {
 		return true
 	}
 	start := len(s.r.b)

@@ -10,6 +10,7 @@ import (
 	"github.com/tidwall/redcon"
 
 	"github.com/wirebench/wirebench/kv"
+	"github.com/wirebench/wirebench/kv/access"
 )
 
 // Engines: our own reader (the default, see README) or tidwall/redcon.
@@ -29,6 +30,7 @@ const flushAt = 64 << 10
 type Options struct {
 	Engine   string // EngineOwn ("" too) or EngineRedcon
 	MaxConns int    // DefaultMaxConns when 0; more are refused with Redis's error
+	Guard    Guard  // access control and replication (guard.go)
 }
 
 // Server serves a Store over RESP.
@@ -153,6 +155,7 @@ func (s *Server) serveConn(c net.Conn) {
 		s.wg.Done()
 	}()
 	sess := s.newSession()
+	sess.client = access.ClientOf(c.RemoteAddr().String()) // the rate limit's key
 	rd := reqReader{buf: make([]byte, 16<<10)}
 	for {
 		if rd.r == rd.w {
@@ -268,7 +271,9 @@ func (s *Server) serveRedcon() {
 			conn.WriteError("ERR max number of clients reached")
 			return false
 		}
-		conn.SetContext(s.newSession())
+		sess := s.newSession()
+		sess.client = access.ClientOf(conn.RemoteAddr())
+		conn.SetContext(sess)
 		return true
 	}, func(conn redcon.Conn, err error) {
 		s.conns.Add(-1)

@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# gRPC unary against REST JSON at c=1 (issue 17's goal: gRPC p50 ≤ 1.0×
+# REST's): one `wirebench serve` pinned to one CPU; on another CPU, in the
+# same run and alternating, our load client's `get` scenario over REST
+# JSON and over gRPC, and ghz calling UserService/Get (when installed).
+# Prints each run's p50 and the ratios of the means.
+#
+# usage: bench/grpc-p50.sh [seconds=5] [rounds=2]
+# needs: taskset; ghz optional (go install github.com/bojand/ghz/cmd/ghz@v0.121.0).
+# On a shared machine: flock /tmp/wirebench-load.lock bench/grpc-p50.sh
+set -euo pipefail
+cd "$(dirname "$0")/.."
+secs=${1:-5} rounds=${2:-2}
+server_cpu=${SERVER_CPU:-1} client_cpu=${CLIENT_CPU:-0}
+command -v taskset >/dev/null || { echo "missing taskset (apt-get install -y util-linux)" >&2; exit 1; }
+tmp=$(mktemp -d)
+srv=
+trap '[ -n "$srv" ] && kill "$srv" 2>/dev/null; rm -rf "$tmp"' EXIT
+go build -o "$tmp/wirebench" ./cmd/wirebench
+taskset -c "$server_cpu" "$tmp/wirebench" serve --http 127.0.0.1:0 --grpc 127.0.0.1:0 > "$tmp/out" 2>"$tmp/err" &
+srv=$!
+for _ in $(seq 100); do
+  grep -q '^listening' "$tmp/out" && break
+  sleep 0.05
+done
+http=$(sed -n 's/^listening http=\([^ ]*\).*/\1/p' "$tmp/out")
+grpc=$(sed -n 's/^listening.* grpc=\([^ ]*\).*/\1/p' "$tmp/out")
+[ -n "$http" ] && [ -n "$grpc" ] || { echo "server did not start: $(cat "$tmp/err")" >&2; exit 1; }
+
+# p50 in µs from our client's --percentiles 50 output ("50%  106µs").
+p50() { awk '$1 == "50%" { v = $2; u = v; sub(/[0-9.]+/, "", u); sub(/[^0-9.].*/, "", v);
+  printf "%.1f\n", v * (u == "ms" ? 1000 : u == "s" ? 1e6 : u == "ns" ? 1e-3 : 1) }'; }
+ours() { taskset -c "$client_cpu" "$tmp/wirebench" load -q -c 1 -d "${secs}s" --percentiles 50 --scenario get "$@" | p50; }
+ghz_p50() { taskset -c "$client_cpu" ghz --insecure --call wirebench.v1.UserService/Get -d '{"id":1}' -c 1 -z "${secs}s" "$grpc" |
+  awk '/50 % in/ { v = $4; printf "%.1f\n", v * ($5 == "ms" ? 1000 : $5 == "s" ? 1e6 : 1) }'; }
+
+# warm-up: connections, pools, the server's first GC cycles
+ours --transport grpc -d 1s "$grpc" > /dev/null
+ours -d 1s "http://$http" > /dev/null
+for round in $(seq "$rounds"); do
+  r=$(ours "http://$http"); echo "round $round rest-json-ours $r us" | tee -a "$tmp/results"
+  g=$(ours --transport grpc "$grpc"); echo "round $round grpc-ours $g us" | tee -a "$tmp/results"
+  if command -v ghz >/dev/null; then
+    z=$(ghz_p50); echo "round $round grpc-ghz $z us" | tee -a "$tmp/results"
+  fi
+done
+awk '{ s[$3] += $4; n[$3]++ }
+  END {
+    for (k in s) m[k] = s[k] / n[k]
+    printf "mean p50: rest-json-ours %.1f us  grpc-ours %.1f us", m["rest-json-ours"], m["grpc-ours"]
+    if ("grpc-ghz" in m) printf "  grpc-ghz %.1f us", m["grpc-ghz"]
+    printf "\nratio to REST JSON: grpc-ours %.2f", m["grpc-ours"] / m["rest-json-ours"]
+    if ("grpc-ghz" in m) printf "  grpc-ghz %.2f", m["grpc-ghz"] / m["rest-json-ours"]
+    printf "\n"
+  }' "$tmp/results"

@@ -1,0 +1,59 @@
+package kvhttp
+
+import (
+	"net/http"
+	"strings"
+
+	"github.com/wirebench/wirebench/kv/access"
+)
+
+// Guard is access control and replication for the /kv/ routes.
+type Guard struct {
+	// Token, when set, is required of every /kv/ request as
+	// "Authorization: Bearer TOKEN" (401 without it).
+	Token string
+	// Limiter, when set, limits each client's /kv/ requests (429).
+	Limiter *access.Limiter
+	// ReadOnly, when it returns true, refuses writes with 403 (a replica).
+	ReadOnly func() bool
+	// Repl serves /kv/_repl/ (replication; behind the token too).
+	Repl http.Handler
+	// Metrics appends replication lines to /metrics.
+	Metrics func() []byte
+}
+
+// guard applies the token, the rate limit, replication routes and the
+// read-only switch; false when it answered.
+func (h *handler) guard(w http.ResponseWriter, r *http.Request) bool {
+	g := &h.opts.Guard
+	if !access.BearerOK(r, g.Token) {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="wirebench-kv"`)
+		fail(w, http.StatusUnauthorized, "authentication required: send Authorization: Bearer <token>")
+		return false
+	}
+	if !g.Limiter.Allow(access.ClientOf(r.RemoteAddr)) {
+		w.Header().Set("Retry-After", "1")
+		fail(w, http.StatusTooManyRequests, "rate limit exceeded for %s", access.ClientOf(r.RemoteAddr))
+		return false
+	}
+	if strings.HasPrefix(r.URL.Path, "/kv/_repl/") && g.Repl != nil {
+		g.Repl.ServeHTTP(w, r)
+		return false
+	}
+	if g.ReadOnly != nil && g.ReadOnly() && isWrite(r) {
+		fail(w, http.StatusForbidden, "READONLY You can't write against a read only replica.")
+		return false
+	}
+	return true
+}
+
+// isWrite: PUT and DELETE of a key, POST of mset.
+func isWrite(r *http.Request) bool {
+	switch r.Method {
+	case http.MethodPut, http.MethodDelete:
+		return true
+	case http.MethodPost:
+		return r.URL.EscapedPath() == "/kv/mset"
+	}
+	return false
+}

@@ -1,0 +1,78 @@
+package load
+
+import (
+	"context"
+	"time"
+)
+
+// batchVU is a VU that performs several operations per exchange: RESP
+// pipelining (-P), as redis-benchmark does it — depth commands written
+// at once, then depth replies read.
+type batchVU interface {
+	VU
+	// depth is the most operations per exchange (1: no pipelining).
+	depth() int
+	// doBatch performs len(outs) operations in one exchange and fills
+	// one outcome per operation.
+	doBatch(ctx context.Context, outs []Outcome)
+}
+
+// workBatch is work for a pipelining VU in closed loop, and reports
+// whether it applied (a VU of depth 1, or an open-loop run, goes through
+// work one operation at a time).
+//
+// Each operation of a batch is a request in the result, with the batch's
+// time as its latency: from the write of the batch to the last reply.
+// (redis-benchmark records for every reply of a pipeline the time to the
+// batch's first reply; ours is the longer, honest figure for a caller
+// that must wait for its whole batch.) With -n the batch is cut so that
+// exactly -n operations are sent.
+func (r *runner) workBatch(issue, hard context.Context, id int, vu VU, st *workerStats) bool {
+	b, ok := vu.(batchVU)
+	if !ok || b.depth() <= 1 || r.pacer != nil {
+		return false
+	}
+	timer := time.NewTimer(time.Hour)
+	timer.Stop()
+	defer timer.Stop()
+	ramp := len(r.o.Stages) > 0
+	p := b.depth()
+	outs := make([]Outcome, p)
+	for issue.Err() == nil {
+		if ramp && !r.waitActive(issue, timer, id) {
+			return true
+		}
+		n := p
+		if r.o.Requests > 0 {
+			k := r.hits.Add(uint64(p)) - uint64(p)
+			if k >= uint64(r.o.Requests) {
+				return true
+			}
+			n = int(min(uint64(p), uint64(r.o.Requests)-k))
+		}
+		batch := outs[:n]
+		for i := range batch {
+			batch[i].reset()
+		}
+		t0 := time.Now()
+		b.doBatch(hard, batch)
+		lat := time.Since(t0)
+		if hard.Err() != nil && anyFailed(batch) {
+			st.interrupted += int64(n) // cut by the end of the run: not the server's doing
+			return true
+		}
+		for i := range batch {
+			st.record(&batch[i], lat, lat, 0, false)
+		}
+	}
+	return true
+}
+
+func anyFailed(outs []Outcome) bool {
+	for i := range outs {
+		if outs[i].Fail != "" {
+			return true
+		}
+	}
+	return false
+}

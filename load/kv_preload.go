@@ -1,0 +1,77 @@
+package load
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	"github.com/wirebench/wirebench/measure"
+)
+
+// preloadBatch is how many SETs the RESP preload pipelines per write.
+const preloadBatch = 1000
+
+// preloadConns is how many connections the HTTP preload spreads over.
+const preloadConns = 8
+
+// preload writes every key of the key space once (not measured: its
+// connections count into a Bytes of their own and its requests are not
+// in the result), so that kv-get and kv-mixed find every key present and
+// a missing key is the server's fault.
+func (s *kvScenario) preload(ctx context.Context) error {
+	if s.o.Protocol == ProtocolRESP {
+		return s.preloadRESP(ctx)
+	}
+	var wg sync.WaitGroup
+	errs := make([]error, preloadConns)
+	for w := range preloadConns {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			v := newHTTPKVVU(kvVU{s: s}, newH1Conn(s.addr, new(measure.Bytes), s.o.Timeout, true), s.o.Protocol == ProtocolHTTPJSON)
+			defer v.Close()
+			for k := w; k < s.o.Keys; k += preloadConns {
+				var o Outcome
+				if v.put(ctx, k, &o); o.Fail != "" {
+					errs[w] = fmt.Errorf("load: preloading %d keys into %s: key %d: %s", s.o.Keys, s.addr, k, o.Fail)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (s *kvScenario) preloadRESP(ctx context.Context) error {
+	v := &respVU{kvVU: kvVU{s: s}, c: newRESPConn(s.addr, new(measure.Bytes), s.o.Timeout)}
+	defer v.Close()
+	for k0 := 0; k0 < s.o.Keys; k0 += preloadBatch {
+		v.cmds = v.cmds[:0]
+		n := min(preloadBatch, s.o.Keys-k0)
+		for k := k0; k < k0+n; k++ {
+			v.key = appendKVKey(v.key[:0], k)
+			v.val = appendKVValue(v.val[:0], k, s.o.ValueSize)
+			v.cmds = appendRESPCommand(v.cmds, respSet, v.key, v.val)
+		}
+		if err := v.c.send(ctx, v.cmds); err != nil {
+			return fmt.Errorf("load: preloading %d keys into %s: %w", s.o.Keys, s.addr, err)
+		}
+		for k := k0; k < k0+n; k++ {
+			r, err := v.c.read()
+			if err != nil {
+				return fmt.Errorf("load: preloading %d keys into %s: %w", s.o.Keys, s.addr, err)
+			}
+			var o Outcome
+			if v.check(r, respDue{kvOpSet, k}, &o); o.Fail != "" {
+				return fmt.Errorf("load: preloading %d keys into %s: key %d: %s", s.o.Keys, s.addr, k, o.Fail)
+			}
+		}
+	}
+	return nil
+}

@@ -1,0 +1,52 @@
+package load_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/wirebench/wirebench/kv"
+	"github.com/wirebench/wirebench/load"
+	"github.com/wirebench/wirebench/server"
+)
+
+// TestKVAgainstReferenceServer drives wirebench serve's own KV store (in
+// process, memory and AOF) over RESP and both HTTP protocols, and checks
+// across them: values written over HTTP JSON are read over RESP and raw
+// HTTP, and values written over RESP are read back over HTTP.
+func TestKVAgainstReferenceServer(t *testing.T) {
+	for _, dir := range []string{"", t.TempDir()} {
+		srv, err := server.Start(context.Background(), server.Options{HTTPAddr: "127.0.0.1:0", NoGRPC: true, RESPAddr: "127.0.0.1:0",
+			KV: kv.Options{Dir: dir, Fsync: kv.FsyncEverySec}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp, http := "redis://"+srv.RESPAddr(), "http://"+srv.HTTPAddr()
+		const keys, n = 300, 900
+		for _, step := range []struct {
+			sc, proto, url string
+			noPreload      bool
+			pipeline       int
+		}{
+			{load.ScenarioKVGet, load.ProtocolHTTPJSON, http, false, 1}, // preloads over JSON
+			{load.ScenarioKVGet, load.ProtocolRESP, resp, true, 16},     // reads JSON's values over RESP
+			{load.ScenarioKVGet, load.ProtocolHTTPRaw, http, true, 1},   // and as raw bodies
+			{load.ScenarioKVSet, load.ProtocolRESP, resp, false, 8},
+			{load.ScenarioKVMixed, load.ProtocolRESP, resp, true, 4},
+			{load.ScenarioKVMixed, load.ProtocolHTTPRaw, http, true, 1},
+			{load.ScenarioKVMixed, load.ProtocolHTTPJSON, http, true, 1},
+		} {
+			sc, err := load.NewKV(load.KVOptions{Name: step.sc, Protocol: step.proto, URL: step.url, Keys: keys, NoPreload: step.noPreload, Pipeline: step.pipeline})
+			if err != nil {
+				t.Fatal(err)
+			}
+			res, err := load.Run(context.Background(), load.Options{Concurrency: 4, Requests: n}, sc)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Requests != n || res.Failed != 0 {
+				t.Errorf("dir %q: %s over %s: %d requests, %d failed %v", dir, step.sc, step.proto, res.Requests, res.Failed, res.Failures)
+			}
+		}
+		srv.Close()
+	}
+}

@@ -1,0 +1,47 @@
+package load
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+)
+
+// WriteJSONLine writes r as one line of JSON (JSON Lines), for results
+// sent down a pipe or a log rather than into a file: one line per run,
+// any number of runs on one stream.
+func (r *Result) WriteJSONLine(w io.Writer) error {
+	b, err := json.Marshal(r)
+	if err != nil {
+		return fmt.Errorf("load: write result: %w", err)
+	}
+	if _, err := w.Write(append(b, '\n')); err != nil {
+		return fmt.Errorf("load: write result: %w", err)
+	}
+	return nil
+}
+
+// ReadResults reads every result on a stream: JSON Lines, a result file
+// (indented JSON), or several concatenated, each checked as ReadResult
+// checks one. Errors say which value on the stream (1-based) is wrong.
+// An empty stream holds no results.
+func ReadResults(rd io.Reader) ([]*Result, error) {
+	dec := json.NewDecoder(rd)
+	var out []*Result
+	for i := 1; ; i++ {
+		var raw json.RawMessage
+		err := dec.Decode(&raw)
+		if errors.Is(err, io.EOF) {
+			return out, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%w: result %d: %v", ErrResult, i, err)
+		}
+		r, err := ReadResult(bytes.NewReader(raw))
+		if err != nil {
+			return nil, fmt.Errorf("result %d: %w", i, err)
+		}
+		out = append(out, r)
+	}
+}

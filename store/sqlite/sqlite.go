@@ -1,0 +1,259 @@
+// Package sqlite keeps the airports table in a SQLite file:
+//
+//	CREATE TABLE airports(iata_code TEXT PRIMARY KEY, name TEXT NOT NULL,
+//	                      city TEXT NOT NULL, country TEXT NOT NULL)
+//
+// exactly, so that other tools (the sqlite3 shell, .import) read and write
+// the same table. Upsert runs one bulk request as one transaction, reading
+// records from a bulk.Decoder one at a time.
+//
+// The driver is github.com/ncruces/go-sqlite3 (SQLite compiled to Wasm and
+// translated to Go: no cgo, so CGO_ENABLED=0 builds and the static image
+// keep working); bench/sqlitedrivers has the measurement that chose it.
+package sqlite
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"sync"
+
+	sqlite3 "github.com/ncruces/go-sqlite3"
+
+	"github.com/wirebench/wirebench/bulk"
+)
+
+// Schema is the table, exactly as the issue fixes it.
+const Schema = `CREATE TABLE airports(iata_code TEXT PRIMARY KEY, name TEXT NOT NULL, city TEXT NOT NULL, country TEXT NOT NULL)`
+
+const upsertSQL = `INSERT INTO airports(iata_code, name, city, country) VALUES(?1, ?2, ?3, ?4)
+ON CONFLICT(iata_code) DO UPDATE SET name = excluded.name, city = excluded.city, country = excluded.country`
+
+// Defaults for Options; see Options for why.
+const (
+	DefaultJournal  = "TRUNCATE"
+	DefaultSync     = "FULL"
+	DefaultCacheKiB = 2000
+	MaxCacheKiB     = 1 << 20
+)
+
+// Options tune the connection. The zero value is the defaults:
+//
+//   - journal_mode=TRUNCATE: a rollback journal, so a bulk load writes each
+//     new page once, into the database (WAL writes every page twice, and a
+//     million random-key inserts that spill the cache rewrite hot index
+//     pages into the WAL again and again); TRUNCATE rather than DELETE
+//     spares a file create and unlink per request. Readers wait for a
+//     bulk request's commit; that is the trade.
+//   - synchronous=FULL: a 200 answer means the rows survive power loss. It
+//     costs two or three fsyncs per request, nothing per row.
+//   - cache_size=-2000 (2000 KiB, SQLite's default, the same as the sqlite3
+//     shell's .import has): the page cache is the bulk path's largest
+//     memory; more makes random-key inserts faster (fewer spilled pages)
+//     and the process bigger, one for one.
+type Options struct {
+	Journal  string // journal_mode; "" is DefaultJournal
+	Sync     string // synchronous; "" is DefaultSync
+	CacheKiB int    // page cache; 0 is DefaultCacheKiB
+}
+
+// Result is what one Upsert did.
+type Result struct {
+	Inserted int64 `json:"inserted"`
+	Updated  int64 `json:"updated"`
+}
+
+// Sentinel errors: ErrClosed after Close; ErrDB wraps every failure of
+// the database itself (as opposed to the records it was given).
+var (
+	ErrClosed = errors.New("sqlite: database closed")
+	ErrDB     = errors.New("sqlite: database error")
+)
+
+// DB is the airports database: one connection, one writer at a time (SQLite
+// has one writer; a second bulk request waits for the first to commit).
+// Safe for concurrent use.
+type DB struct {
+	mu     sync.Mutex
+	conn   *sqlite3.Conn
+	upsert *sqlite3.Stmt
+	path   string
+}
+
+// Open opens (creating if needed) the database at path and makes sure the
+// airports table exists.
+func Open(path string, o Options) (*DB, error) {
+	if o.CacheKiB < 0 || o.CacheKiB > MaxCacheKiB {
+		return nil, fmt.Errorf("sqlite: cache of %d KiB: want 0..%d", o.CacheKiB, MaxCacheKiB)
+	}
+	journal, syncMode, cache := o.Journal, o.Sync, o.CacheKiB
+	if journal == "" {
+		journal = DefaultJournal
+	}
+	if syncMode == "" {
+		syncMode = DefaultSync
+	}
+	if cache == 0 {
+		cache = DefaultCacheKiB
+	}
+	journal, syncMode = strings.ToUpper(journal), strings.ToUpper(syncMode)
+	if !slices.Contains([]string{"DELETE", "TRUNCATE", "PERSIST", "MEMORY", "WAL", "OFF"}, journal) {
+		return nil, fmt.Errorf("sqlite: journal_mode %q: want DELETE, TRUNCATE, PERSIST, MEMORY, WAL or OFF", journal)
+	}
+	if !slices.Contains([]string{"OFF", "NORMAL", "FULL", "EXTRA"}, syncMode) {
+		return nil, fmt.Errorf("sqlite: synchronous %q: want OFF, NORMAL, FULL or EXTRA", syncMode)
+	}
+	conn, err := sqlite3.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
+	}
+	db := &DB{conn: conn, path: path}
+	setup := []string{
+		"PRAGMA journal_mode=" + journal,
+		"PRAGMA synchronous=" + syncMode,
+		fmt.Sprintf("PRAGMA cache_size=-%d", cache),
+		// Temporary b-trees (none expected) stay on disk, not in memory.
+		"PRAGMA temp_store=FILE",
+		"CREATE TABLE IF NOT EXISTS " + Schema[len("CREATE TABLE "):],
+	}
+	for _, q := range setup {
+		if err := conn.Exec(q); err != nil {
+			conn.Close()
+			return nil, fmt.Errorf("%w: %s: %w", ErrDB, q, err)
+		}
+	}
+	if db.upsert, _, err = conn.Prepare(upsertSQL); err != nil {
+		conn.Close()
+		return nil, fmt.Errorf("sqlite: prepare upsert: %w", err)
+	}
+	return db, nil
+}
+
+// Path is the database file.
+func (db *DB) Path() string { return db.path }
+
+// Close closes the database.
+func (db *DB) Close() error {
+	db.mu.Lock()
+	defer db.mu.Unlock()
+	if db.conn == nil {
+		return nil
+	}
+	db.upsert.Close()
+	err := db.conn.Close()
+	db.conn = nil
+	return err
+}
+
+// Upsert reads dec to its end and upserts every record (insert, or update
+// of name, city and country on the same iata_code) in one transaction. On
+// any error — a bad record, a read error, ctx done — nothing is committed,
+// and the decoder's error (a *bulk.RecordError) is returned as it is.
+//
+// Inserted rows are those whose rowid is past the table's largest before
+// the transaction (SQLite gives new rows max(rowid)+1; the table is a
+// rowid table and we never delete, so this holds until rowids reach 2^63).
+func (db *DB) Upsert(ctx context.Context, dec bulk.Decoder) (Result, error) {
+	db.mu.Lock()
+	defer db.mu.Unlock()
+	var res Result
+	if db.conn == nil {
+		return res, ErrClosed
+	}
+	if err := db.conn.Exec("BEGIN IMMEDIATE"); err != nil {
+		return res, fmt.Errorf("%w: begin: %w", ErrDB, err)
+	}
+	committed := false
+	defer func() {
+		if !committed {
+			db.conn.Exec("ROLLBACK")
+		}
+	}()
+	maxRow, err := db.int64("SELECT coalesce(max(rowid), 0) FROM airports")
+	if err != nil {
+		return res, err
+	}
+	var n int64
+	st := db.upsert
+	var a bulk.Airport
+	for {
+		if err := dec.Next(&a); err == io.EOF {
+			break
+		} else if err != nil {
+			return res, err
+		}
+		if n&1023 == 0 && ctx.Err() != nil {
+			return res, ctx.Err()
+		}
+		st.BindText(1, a.IATACode)
+		st.BindText(2, a.Name)
+		st.BindText(3, a.City)
+		st.BindText(4, a.Country)
+		if err := st.Exec(); err != nil {
+			return res, fmt.Errorf("%w: upsert record %d: %w", ErrDB, n, err)
+		}
+		n++
+	}
+	ins, err := db.int64(fmt.Sprintf("SELECT count(*) FROM airports WHERE rowid > %d", maxRow))
+	if err != nil {
+		return res, err
+	}
+	if err := db.conn.Exec("COMMIT"); err != nil {
+		return res, fmt.Errorf("%w: commit: %w", ErrDB, err)
+	}
+	committed = true
+	res.Inserted, res.Updated = ins, n-ins
+	return res, nil
+}
+
+func (db *DB) int64(q string) (int64, error) {
+	st, _, err := db.conn.Prepare(q)
+	if err != nil {
+		return 0, fmt.Errorf("%w: %s: %w", ErrDB, q, err)
+	}
+	defer st.Close()
+	if !st.Step() {
+		if err := st.Err(); err != nil {
+			return 0, fmt.Errorf("%w: %s: %w", ErrDB, q, err)
+		}
+		return 0, fmt.Errorf("sqlite: %s: no row", q)
+	}
+	return st.ColumnInt64(0), nil
+}
+
+// Count is the number of rows.
+func (db *DB) Count() (int64, error) {
+	db.mu.Lock()
+	defer db.mu.Unlock()
+	if db.conn == nil {
+		return 0, ErrClosed
+	}
+	return db.int64("SELECT count(*) FROM airports")
+}
+
+// Checksum reads every row and returns their bulk.Checksum, to compare
+// with the generator's.
+func (db *DB) Checksum() (bulk.Checksum, error) {
+	db.mu.Lock()
+	defer db.mu.Unlock()
+	var c bulk.Checksum
+	if db.conn == nil {
+		return c, ErrClosed
+	}
+	st, _, err := db.conn.Prepare("SELECT iata_code, name, city, country FROM airports")
+	if err != nil {
+		return c, fmt.Errorf("sqlite: checksum: %w", err)
+	}
+	defer st.Close()
+	for st.Step() {
+		a := bulk.Airport{IATACode: st.ColumnText(0), Name: st.ColumnText(1), City: st.ColumnText(2), Country: st.ColumnText(3)}
+		c.Add(&a)
+	}
+	if err := st.Err(); err != nil {
+		return c, fmt.Errorf("sqlite: checksum: %w", err)
+	}
+	return c, nil
+}
