@@ -128,8 +128,10 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 			kh := kvhttp.Mount(s.KV, base, kvhttp.Options{MaxBody: cmp.Or(opts.HTTP.MaxBody, httpapi.DefaultMaxBody)})
 			sh := streamapi.New(st, kh, streamapi.Options{MaxDuration: opts.MaxStreamDuration, MaxMessage: cmp.Or(opts.HTTP.MaxBody, httpapi.DefaultMaxBody), Tunnel: s.tunnel})
 			wb := webbench.New(sh, webbench.Options{MaxDuration: opts.MaxStreamDuration}) // /bench/: the in-browser benchmark
-			s.httpSrv = newHTTPServer(wb, &protos, opts.Timeouts.withDefaults())
-			go func() { s.serveErr <- ignoreClosed(s.httpSrv.Serve(s.httpLn)) }()
+			t := opts.Timeouts.withDefaults()
+			s.httpSrv = newHTTPServer(wb, &protos, t)
+			ln := newWatchdog(s.httpLn, watchPeriod(t)) // coarse deadlines: see watchdog.go
+			go func() { s.serveErr <- ignoreClosed(s.httpSrv.Serve(ln)) }()
 		case EngineFastHTTP:
 			if opts.Airports != nil {
 				s.httpLn.Close()
