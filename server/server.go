@@ -139,7 +139,8 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 			}
 			s.fastSrv = newFastServer(h, opts)
 			mountKVFast(s.fastSrv, s.KV, cmp.Or(opts.HTTP.MaxBody, httpapi.DefaultMaxBody))
-			go func() { s.serveErr <- s.fastSrv.Serve(s.httpLn) }()
+			ln := newWatchdog(s.httpLn, watchPeriod(opts.Timeouts.withDefaults())) // coarse deadlines: see watchdog.go
+			go func() { s.serveErr <- s.fastSrv.Serve(ln) }()
 		default:
 			s.httpLn.Close()
 			s.closeKV()
