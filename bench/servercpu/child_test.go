@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"runtime"
 	"runtime/pprof"
 	"strconv"
 	"strings"
@@ -87,6 +88,17 @@ func runChild(name string) error {
 			return fmt.Errorf("cpu profile: %w", err)
 		}
 		defer func() { pprof.StopCPUProfile(); f.Close() }()
+	}
+	// WIREBENCH_SERVERCPU_ALLOCS names a file for an allocation profile
+	// (every 512th byte sampled) written when the child ends.
+	if path := os.Getenv("WIREBENCH_SERVERCPU_ALLOCS"); path != "" {
+		runtime.MemProfileRate = 512
+		defer func() {
+			if f, err := os.Create(path); err == nil {
+				_ = pprof.Lookup("allocs").WriteTo(f, 0)
+				f.Close()
+			}
+		}()
 	}
 	fmt.Printf("listening http=%s\n", addr)
 	sc := bufio.NewScanner(os.Stdin)
