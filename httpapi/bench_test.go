@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"testing"
 
+	"github.com/wirebench/wirebench/bench/servercpu"
 	"github.com/wirebench/wirebench/httpapi"
 	"github.com/wirebench/wirebench/store"
 )
@@ -70,6 +71,33 @@ func BenchmarkServeHTTP(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// BenchmarkBareGet is BenchmarkServeHTTP/get's yardstick: the bare
+// handler of issue 17 (bench/servercpu) answering GET /users/1 from the
+// same 100 users, on the same sinkWriter. The difference in ns/op is what
+// the adapter and the core (routing, negotiation, metrics, limits, the
+// pooled state, encoding/json.Marshal's copy against Encoder.Encode) add
+// to a request before net/http's own work and the syscalls.
+func BenchmarkBareGet(b *testing.B) {
+	st := store.NewMemory(store.Options{})
+	if err := st.Seed(100, 0); err != nil {
+		b.Fatal(err)
+	}
+	h := servercpu.BareHandler(st.ListUsers())
+	r, err := http.NewRequest("GET", "/users/1", nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	w := &sinkWriter{}
+	b.ReportAllocs()
+	for b.Loop() {
+		w.h, w.status = http.Header{}, 0
+		h.ServeHTTP(w, r)
+		if w.status != 0 && w.status != http.StatusOK || w.n == 0 {
+			b.Fatalf("status %d, %d bytes", w.status, w.n)
+		}
 	}
 }
 

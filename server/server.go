@@ -141,9 +141,11 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 			kh := kvhttp.Mount(s.KV, base, kvhttp.Options{MaxBody: cmp.Or(opts.HTTP.MaxBody, httpapi.DefaultMaxBody), Guard: kvGuard})
 			sh := streamapi.New(st, kh, streamapi.Options{MaxDuration: opts.MaxStreamDuration, MaxMessage: cmp.Or(opts.HTTP.MaxBody, httpapi.DefaultMaxBody), Tunnel: s.tunnel})
 			wb := webbench.New(sh, webbench.Options{MaxDuration: opts.MaxStreamDuration}) // /bench/: the in-browser benchmark
-			s.httpSrv = newHTTPServer(wb, &protos, opts.Timeouts.withDefaults())
+			t := opts.Timeouts.withDefaults()
+			s.httpSrv = newHTTPServer(wb, &protos, t)
 			s.httpSrv.RegisterOnShutdown(s.Repl.Close) // replication streams never end by themselves
-			go func() { s.serveErr <- ignoreClosed(s.httpSrv.Serve(s.httpLn)) }()
+			ln := newWatchdog(s.httpLn, watchPeriod(t)) // coarse deadlines: see watchdog.go
+			go func() { s.serveErr <- ignoreClosed(s.httpSrv.Serve(ln)) }()
 		case EngineFastHTTP:
 			if opts.Airports != nil {
 				s.httpLn.Close()
@@ -151,7 +153,8 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 			}
 			s.fastSrv = newFastServer(h, opts)
 			mountKVFast(s.fastSrv, s.KV, kvhttp.Options{MaxBody: cmp.Or(opts.HTTP.MaxBody, httpapi.DefaultMaxBody), Guard: kvGuard})
-			go func() { s.serveErr <- s.fastSrv.Serve(s.httpLn) }()
+			ln := newWatchdog(s.httpLn, watchPeriod(opts.Timeouts.withDefaults())) // coarse deadlines: see watchdog.go
+			go func() { s.serveErr <- s.fastSrv.Serve(ln) }()
 		default:
 			s.httpLn.Close()
 			s.closeKV()

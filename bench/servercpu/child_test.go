@@ -8,6 +8,8 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"runtime"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"testing"
@@ -73,6 +75,30 @@ func runChild(name string) error {
 		}
 		defer s.Close()
 		addr = s.HTTPAddr()
+	}
+	// WIREBENCH_SERVERCPU_PROFILE names a file for a CPU profile of the
+	// child's whole life (to find where a server's time goes: run the child
+	// by hand under wrk, then `go tool pprof`); never on in the benchmark.
+	if path := os.Getenv("WIREBENCH_SERVERCPU_PROFILE"); path != "" {
+		f, err := os.Create(path)
+		if err != nil {
+			return err
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return fmt.Errorf("cpu profile: %w", err)
+		}
+		defer func() { pprof.StopCPUProfile(); f.Close() }()
+	}
+	// WIREBENCH_SERVERCPU_ALLOCS names a file for an allocation profile
+	// (every 512th byte sampled) written when the child ends.
+	if path := os.Getenv("WIREBENCH_SERVERCPU_ALLOCS"); path != "" {
+		runtime.MemProfileRate = 512
+		defer func() {
+			if f, err := os.Create(path); err == nil {
+				_ = pprof.Lookup("allocs").WriteTo(f, 0)
+				f.Close()
+			}
+		}()
 	}
 	fmt.Printf("listening http=%s\n", addr)
 	sc := bufio.NewScanner(os.Stdin)

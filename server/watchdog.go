@@ -1,0 +1,192 @@
+package server
+
+import (
+	"errors"
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// A watchdog enforces the REST connections' read and write deadlines
+// coarsely, in place of the runtime's per-connection timers.
+//
+// net/http arms a socket deadline several times per keep-alive request
+// (header, whole request, write, idle, and its background read's reset):
+// with our four timeouts, about 7 SetReadDeadline/SetWriteDeadline calls,
+// each re-arming a runtime timer under the poller's lock — 4–5% of the
+// server's CPU per GET in a profile (issue 17), all of it work the bare
+// handler never does. Through the watchdog a future deadline is one atomic
+// store; a single goroutine looks at every connection each period and
+// applies a deadline that has passed to the socket itself (a deadline in
+// the past), so a blocked Read or Write fails with os.ErrDeadlineExceeded
+// exactly as it would have, at most one period late. A deadline already
+// in the past when set (net/http's way of aborting its background read) is
+// applied at once (aLongTimeAgo). The limits are thus unchanged, their precision is the
+// period (a tenth of the shortest timeout, at most 250 ms).
+type watchdog struct {
+	net.Listener
+	period time.Duration
+
+	// now is the Unix nanoseconds of the last tick (of the start before
+	// the first): deadlines before it have passed.
+	now atomic.Int64
+
+	mu    sync.Mutex
+	conns map[*watchedConn]struct{}
+	done  chan struct{}
+	once  sync.Once
+}
+
+// forced marks a deadline the watchdog (or a past deadline) has applied
+// to the socket: the next one set must be applied to the socket too.
+const forced = -1
+
+// watchPeriod is a tenth of the shortest of the timeouts, between 5 ms and
+// 250 ms: late by at most 10% of a limit, and a handful of wake-ups per
+// second on an idle server.
+func watchPeriod(t Timeouts) time.Duration {
+	shortest := min(t.ReadHeader, t.Read, t.Write, t.Idle)
+	return min(max(shortest/10, 5*time.Millisecond), 250*time.Millisecond)
+}
+
+func newWatchdog(ln net.Listener, period time.Duration) *watchdog {
+	w := &watchdog{Listener: ln, period: period, conns: map[*watchedConn]struct{}{}, done: make(chan struct{})}
+	w.now.Store(time.Now().UnixNano())
+	go w.run()
+	return w
+}
+
+func (w *watchdog) Accept() (net.Conn, error) {
+	c, err := w.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	wc := &watchedConn{Conn: c, w: w}
+	w.mu.Lock()
+	w.conns[wc] = struct{}{}
+	w.mu.Unlock()
+	return wc, nil
+}
+
+// Close closes the listener and stops the watchdog; connections already
+// accepted are closed by their server.
+func (w *watchdog) Close() error {
+	w.once.Do(func() { close(w.done) })
+	return w.Listener.Close()
+}
+
+func (w *watchdog) run() {
+	t := time.NewTicker(w.period)
+	defer t.Stop()
+	var live []*watchedConn
+	for {
+		select {
+		case <-w.done:
+			return
+		case now := <-t.C:
+			live = live[:0]
+			w.mu.Lock()
+			for c := range w.conns {
+				live = append(live, c)
+			}
+			w.mu.Unlock()
+			n := now.UnixNano()
+			w.now.Store(n)
+			for _, c := range live {
+				c.expire(&c.read, n, c.Conn.SetReadDeadline)
+				c.expire(&c.write, n, c.Conn.SetWriteDeadline)
+			}
+			clear(live)
+		}
+	}
+}
+
+// watchedConn keeps its deadlines as Unix nanoseconds (0: none; forced:
+// applied to the socket).
+type watchedConn struct {
+	net.Conn
+	w           *watchdog
+	read, write atomic.Int64
+	// mu orders the socket deadline calls of the slow path, so that a
+	// deadline set just after the watchdog fired is the one that stays.
+	mu     sync.Mutex
+	closed atomic.Bool
+}
+
+// aLongTimeAgo is the deadline that makes a blocked call return at once.
+var aLongTimeAgo = time.Unix(1, 0)
+
+// expire applies *d to the socket if it has passed.
+func (c *watchedConn) expire(d *atomic.Int64, now int64, set func(time.Time) error) {
+	v := d.Load()
+	if v <= 0 || v > now {
+		return
+	}
+	c.mu.Lock()
+	if d.CompareAndSwap(v, forced) {
+		_ = set(aLongTimeAgo)
+	}
+	c.mu.Unlock()
+}
+
+// setDeadline records t in *d, touching the socket only when t has already
+// passed or the socket holds a deadline the watchdog applied.
+func (c *watchedConn) setDeadline(d *atomic.Int64, t time.Time, set func(time.Time) error) error {
+	var v int64
+	if !t.IsZero() {
+		v = t.UnixNano()
+		// The last tick's time, not time.Now (a measurable part of
+		// the saving): a deadline between the two is applied by the
+		// next tick, as any other.
+		if v <= c.w.now.Load() {
+			c.mu.Lock()
+			d.Store(forced)
+			err := set(t)
+			c.mu.Unlock()
+			return err
+		}
+	}
+	if d.Swap(v) == forced {
+		c.mu.Lock()
+		// Unless the watchdog fired again since, clear the socket's past
+		// deadline (v itself is enforced by the watchdog).
+		var err error
+		if d.Load() != forced {
+			err = set(time.Time{})
+		}
+		c.mu.Unlock()
+		return err
+	}
+	return nil
+}
+
+func (c *watchedConn) SetReadDeadline(t time.Time) error {
+	return c.setDeadline(&c.read, t, c.Conn.SetReadDeadline)
+}
+
+func (c *watchedConn) SetWriteDeadline(t time.Time) error {
+	return c.setDeadline(&c.write, t, c.Conn.SetWriteDeadline)
+}
+
+func (c *watchedConn) SetDeadline(t time.Time) error {
+	return errors.Join(c.SetReadDeadline(t), c.SetWriteDeadline(t))
+}
+
+func (c *watchedConn) Close() error {
+	if c.closed.CompareAndSwap(false, true) {
+		c.w.mu.Lock()
+		delete(c.w.conns, c)
+		c.w.mu.Unlock()
+	}
+	return c.Conn.Close()
+}
+
+// CloseWrite keeps net/http's half-close before it drops a connection
+// after an error reply (so the client reads the reply, not a reset).
+func (c *watchedConn) CloseWrite() error {
+	if cw, ok := c.Conn.(interface{ CloseWrite() error }); ok {
+		return cw.CloseWrite()
+	}
+	return nil
+}
