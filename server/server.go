@@ -143,7 +143,7 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 			wb := webbench.New(sh, webbench.Options{MaxDuration: opts.MaxStreamDuration}) // /bench/: the in-browser benchmark
 			t := opts.Timeouts.withDefaults()
 			s.httpSrv = newHTTPServer(wb, &protos, t)
-			s.httpSrv.RegisterOnShutdown(s.Repl.Close) // replication streams never end by themselves
+			s.httpSrv.RegisterOnShutdown(s.Repl.Close)  // replication streams never end by themselves
 			ln := newWatchdog(s.httpLn, watchPeriod(t)) // coarse deadlines: see watchdog.go
 			go func() { s.serveErr <- ignoreClosed(s.httpSrv.Serve(ln)) }()
 		case EngineFastHTTP:
