@@ -64,7 +64,7 @@ func checkStream(t *testing.T, res *Result, exchanges int64, itemsPer int, perMe
 		payload += s.In.Envelope
 	}
 	if payload != res.Bytes.BodyIn || s.In.Other+s.Out.Other != 0 {
-		t.Errorf("%s: message layer %d, decoded payload %d (in %+v)", s.Kind, s.In.Message, res.Bytes.BodyIn, s.In)
+		t.Errorf("%s: message layer %d, decoded payload %d (in %+v out %+v)", s.Kind, s.In.Message, res.Bytes.BodyIn, s.In, s.Out)
 	}
 }
 

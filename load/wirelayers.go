@@ -3,6 +3,7 @@ package load
 import (
 	"context"
 	"net"
+	"sync"
 	"sync/atomic"
 
 	"github.com/wirebench/wirebench/measure"
@@ -146,10 +147,24 @@ func newParsers(s Stack, w *WireLayers) (in, out parser) {
 }
 
 // layerConn attributes the bytes of a client connection to layers.
+//
+// Each direction's parser is fed under a lock held across the socket call
+// as well, so that it sees the bytes in the order they went on the wire.
+// Feeding after the call without it loses that order when two goroutines
+// write: net/http's writeLoop sends the WebSocket upgrade request, the
+// server answers 101, and the tunnel's gRPC preface is written (and fed)
+// by another goroutine before the writeLoop, descheduled between its
+// Write returning and its feed, feeds the request — the parser then reads
+// the preface as part of an HTTP head, and the rest of the connection
+// goes to Other (a data race on the parser, too). The lock costs nothing
+// more than the socket's own: a net.Conn serializes its Writes (and its
+// Reads) the same way.
 type layerConn struct {
 	net.Conn
 	in, out parser
 	bytes   *measure.Bytes
+	rmu     sync.Mutex // Read and in
+	wmu     sync.Mutex // Write and out
 }
 
 // LayerConn wraps c, parsing what passes with the parsers of stack s into
@@ -160,6 +175,8 @@ func LayerConn(c net.Conn, s Stack, w *WireLayers, b *measure.Bytes) net.Conn {
 }
 
 func (c *layerConn) Read(p []byte) (int, error) {
+	c.rmu.Lock()
+	defer c.rmu.Unlock()
 	n, err := c.Conn.Read(p)
 	if n > 0 {
 		c.in.feed(p[:n])
@@ -171,6 +188,8 @@ func (c *layerConn) Read(p []byte) (int, error) {
 }
 
 func (c *layerConn) Write(p []byte) (int, error) {
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
 	n, err := c.Conn.Write(p)
 	if n > 0 {
 		c.out.feed(p[:n])
