@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/gorilla/websocket"
@@ -25,6 +26,12 @@ type wsConn struct {
 	rmu sync.Mutex
 	r   io.Reader // the message being read, nil between messages
 	wmu sync.Mutex
+	// wdl is the write deadline (unix nanoseconds, 0: none). gorilla keeps
+	// its own in a plain field read by the writer, and grpc-go sets
+	// deadlines while its writer goroutine writes: so it is stored here and
+	// handed to gorilla under wmu, and set on the socket at once to
+	// interrupt a write already blocked.
+	wdl atomic.Int64
 }
 
 func newConn(ws *websocket.Conn) *wsConn { return &wsConn{ws: ws} }
@@ -65,6 +72,13 @@ func (c *wsConn) Read(p []byte) (int, error) {
 func (c *wsConn) Write(p []byte) (int, error) {
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
+	var dl time.Time
+	if ns := c.wdl.Load(); ns != 0 {
+		dl = time.Unix(0, ns)
+	}
+	if err := c.ws.SetWriteDeadline(dl); err != nil {
+		return 0, err
+	}
 	if err := c.ws.WriteMessage(websocket.BinaryMessage, p); err != nil {
 		return 0, err
 	}
@@ -82,7 +96,17 @@ func (c *wsConn) LocalAddr() net.Addr  { return c.ws.LocalAddr() }
 func (c *wsConn) RemoteAddr() net.Addr { return c.ws.RemoteAddr() }
 
 func (c *wsConn) SetDeadline(t time.Time) error {
-	return errors.Join(c.ws.SetReadDeadline(t), c.ws.SetWriteDeadline(t))
+	return errors.Join(c.SetReadDeadline(t), c.SetWriteDeadline(t))
 }
-func (c *wsConn) SetReadDeadline(t time.Time) error  { return c.ws.SetReadDeadline(t) }
-func (c *wsConn) SetWriteDeadline(t time.Time) error { return c.ws.SetWriteDeadline(t) }
+
+// SetReadDeadline: gorilla sets the socket's at once (safe: net.Conn).
+func (c *wsConn) SetReadDeadline(t time.Time) error { return c.ws.SetReadDeadline(t) }
+
+func (c *wsConn) SetWriteDeadline(t time.Time) error {
+	var ns int64
+	if !t.IsZero() {
+		ns = t.UnixNano()
+	}
+	c.wdl.Store(ns)
+	return c.ws.NetConn().SetWriteDeadline(t)
+}
