@@ -178,6 +178,10 @@ func (r *runner) work(issue, hard context.Context, id int, vu VU, st *workerStat
 				return
 			}
 			intended = r.start.Add(at)
+			// An arrival a worker reaches only after -d is not sent (nor,
+			// yet, counted as dropped, as k6 counts dropped_iterations):
+			// sending the backlog in the graceful stop would overstate an
+			// overloaded server's rate.
 			if !sl.until(issue, intended) {
 				return
 			}
