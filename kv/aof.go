@@ -178,9 +178,11 @@ func (a *aof) pushLocked(start int, u ...undo) uint64 {
 	return a.seq
 }
 
-func (s *Store) logSet(sh *shard, key string, e, old entry, had bool) Ticket {
+// logOp taps one record built by enc, then, with an AOF, appends it as
+// one frame with the undo entries that take it back if the write fails.
+func (s *Store) logOp(enc func([]byte) []byte, us ...undo) Ticket {
 	if s.opts.Tap != nil {
-		s.tap(func(b []byte) []byte { return appendSetOp(b, key, e.val, e.exp) })
+		s.tap(enc)
 	}
 	if s.aof == nil {
 		return 0
@@ -189,86 +191,45 @@ func (s *Store) logSet(sh *shard, key string, e, old entry, had bool) Ticket {
 	a.mu.Lock()
 	var start int
 	a.buf, start = beginFrame(a.buf)
-	a.buf = appendSetOp(a.buf, key, e.val, e.exp)
-	t := a.pushLocked(start, undo{sh: sh, key: key, old: old, had: had})
+	a.buf = enc(a.buf)
+	t := a.pushLocked(start, us...)
 	a.mu.Unlock()
 	return Ticket(t)
+}
+
+func (s *Store) logSet(sh *shard, key string, e, old entry, had bool) Ticket {
+	return s.logOp(func(b []byte) []byte { return appendSetOp(b, key, e.val, e.exp) },
+		undo{sh: sh, key: key, old: old, had: had})
 }
 
 func (s *Store) logDel(sh *shard, key string, old entry) Ticket {
-	if s.opts.Tap != nil {
-		s.tap(func(b []byte) []byte { return appendDelOp(b, key) })
-	}
-	if s.aof == nil {
-		return 0
-	}
-	a := s.aof
-	a.mu.Lock()
-	var start int
-	a.buf, start = beginFrame(a.buf)
-	a.buf = appendDelOp(a.buf, key)
-	t := a.pushLocked(start, undo{sh: sh, key: key, old: old, had: true})
-	a.mu.Unlock()
-	return Ticket(t)
+	return s.logOp(func(b []byte) []byte { return appendDelOp(b, key) },
+		undo{sh: sh, key: key, old: old, had: true})
 }
 
 func (s *Store) logExpire(sh *shard, key string, e, old entry) Ticket {
-	if s.opts.Tap != nil {
-		s.tap(func(b []byte) []byte { return appendExpireOp(b, key, e.exp) })
-	}
-	if s.aof == nil {
-		return 0
-	}
-	a := s.aof
-	a.mu.Lock()
-	var start int
-	a.buf, start = beginFrame(a.buf)
-	a.buf = appendExpireOp(a.buf, key, e.exp)
-	t := a.pushLocked(start, undo{sh: sh, key: key, old: old, had: true})
-	a.mu.Unlock()
-	return Ticket(t)
+	return s.logOp(func(b []byte) []byte { return appendExpireOp(b, key, e.exp) },
+		undo{sh: sh, key: key, old: old, had: true})
 }
 
 // logMSet logs items as one record; items with Exp < 0 are deletions.
 // The shards of idx are locked by the caller.
 func (s *Store) logMSet(items []Item, idx []int) Ticket {
-	if s.opts.Tap != nil {
-		s.tap(func(b []byte) []byte { return appendItems(b, items) })
-	}
+	enc := func(b []byte) []byte { return appendItems(b, items) }
 	if s.aof == nil {
-		return 0
+		return s.logOp(enc) // no undo entries to build
 	}
-	a := s.aof
 	us := make([]undo, len(items))
 	for i, it := range items {
 		sh := &s.shards[idx[i]]
 		old, had := sh.m[it.Key]
 		us[i] = undo{sh: sh, key: it.Key, old: old, had: had}
 	}
-	a.mu.Lock()
-	var start int
-	a.buf, start = beginFrame(a.buf)
-	a.buf = appendItems(a.buf, items)
-	t := a.pushLocked(start, us...)
-	a.mu.Unlock()
-	return Ticket(t)
+	return s.logOp(enc, us...)
 }
 
 func (s *Store) logFlush(olds *[nShards]map[string]entry) Ticket {
-	if s.opts.Tap != nil {
-		s.tap(func(b []byte) []byte { return append(b, opFlushAll) })
-	}
-	if s.aof == nil {
-		return 0
-	}
-	a := s.aof
-	a.mu.Lock()
-	var start int
-	a.buf, start = beginFrame(a.buf)
-	a.buf = append(a.buf, opFlushAll)
-	t := a.pushLocked(start, undo{flush: olds})
-	a.mu.Unlock()
-	return Ticket(t)
+	return s.logOp(func(b []byte) []byte { return append(b, opFlushAll) }, undo{flush: olds})
 }
 
 func appendItems(b []byte, items []Item) []byte {
