@@ -288,7 +288,10 @@ func TestDockerfile(t *testing.T) {
 // CGO_ENABLED=0 build of the Dockerfile works alike (a cgo-only driver,
 // such as a SQLite binding over the C library, would build under
 // CGO_ENABLED=0 as a stub that fails at run time: this catches it).
-// The standard library's cgo parts (net, os/user) have Go fallbacks.
+// The standard library's cgo parts (net, os/user) have Go fallbacks, and
+// so has each package in cgoWithFallback: store/sqlite uses mattn's C
+// SQLite only in its //go:build cgo files and ncruces otherwise, so the
+// CGO_ENABLED=0 build must not even list it (TestCgoFallbacksLeaveNoStub).
 func TestNoCgoDependency(t *testing.T) {
 	t.Parallel()
 	if _, err := exec.LookPath("go"); err != nil {
@@ -305,8 +308,48 @@ func TestNoCgoDependency(t *testing.T) {
 	if err != nil {
 		t.Fatalf("go list: %v\n%s", err, errb.String())
 	}
-	if pkgs := strings.Fields(string(out)); len(pkgs) > 0 {
+	var pkgs []string
+	for _, p := range strings.Fields(string(out)) {
+		if !cgoWithFallback[p] {
+			pkgs = append(pkgs, p)
+		}
+	}
+	if len(pkgs) > 0 {
 		t.Errorf("packages with cgo in the binary: %v: the scratch image's CGO_ENABLED=0 build would lose them", pkgs)
+	}
+}
+
+// cgoWithFallback are the cgo packages a cgo build may use because a pure
+// Go one replaces them, by build constraint, without cgo.
+var cgoWithFallback = map[string]bool{"github.com/mattn/go-sqlite3": true}
+
+// TestCgoFallbacksLeaveNoStub: under CGO_ENABLED=0 no package of
+// cgoWithFallback is in the binary at all (mattn's !cgo build is a stub
+// that fails at run time).
+func TestCgoFallbacksLeaveNoStub(t *testing.T) {
+	t.Parallel()
+	if _, err := exec.LookPath("go"); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatal("go not in PATH")
+		}
+		t.Skip("go not in PATH")
+	}
+	cmd := exec.Command("go", "list", "-deps", ".")
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	var errb bytes.Buffer
+	cmd.Stderr = &errb
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list: %v\n%s", err, errb.String())
+	}
+	deps := strings.Fields(string(out))
+	if len(deps) < 10 {
+		t.Fatalf("go list -deps listed %d packages: %v", len(deps), deps)
+	}
+	for _, p := range deps {
+		if cgoWithFallback[p] {
+			t.Errorf("%s is in the CGO_ENABLED=0 build: its stub would fail at run time", p)
+		}
 	}
 }
 

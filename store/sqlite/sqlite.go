@@ -21,8 +21,6 @@ import (
 	"strings"
 	"sync"
 
-	sqlite3 "github.com/ncruces/go-sqlite3"
-
 	"github.com/wirebench/wirebench/bulk"
 )
 
@@ -78,8 +76,8 @@ var (
 // Safe for concurrent use.
 type DB struct {
 	mu     sync.Mutex
-	conn   *sqlite3.Conn
-	upsert *sqlite3.Stmt
+	conn   conn
+	upsert stmt
 	path   string
 }
 
@@ -106,7 +104,7 @@ func Open(path string, o Options) (*DB, error) {
 	if !slices.Contains([]string{"OFF", "NORMAL", "FULL", "EXTRA"}, syncMode) {
 		return nil, fmt.Errorf("sqlite: synchronous %q: want OFF, NORMAL, FULL or EXTRA", syncMode)
 	}
-	conn, err := sqlite3.Open(path)
+	conn, err := openConn(path)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
 	}
@@ -120,13 +118,13 @@ func Open(path string, o Options) (*DB, error) {
 		"CREATE TABLE IF NOT EXISTS " + Schema[len("CREATE TABLE "):],
 	}
 	for _, q := range setup {
-		if err := conn.Exec(q); err != nil {
-			conn.Close()
+		if err := conn.exec(q); err != nil {
+			conn.close()
 			return nil, fmt.Errorf("%w: %s: %w", ErrDB, q, err)
 		}
 	}
-	if db.upsert, _, err = conn.Prepare(upsertSQL); err != nil {
-		conn.Close()
+	if db.upsert, err = conn.prepare(upsertSQL); err != nil {
+		conn.close()
 		return nil, fmt.Errorf("sqlite: prepare upsert: %w", err)
 	}
 	return db, nil
@@ -142,8 +140,8 @@ func (db *DB) Close() error {
 	if db.conn == nil {
 		return nil
 	}
-	db.upsert.Close()
-	err := db.conn.Close()
+	db.upsert.close()
+	err := db.conn.close()
 	db.conn = nil
 	return err
 }
@@ -163,13 +161,13 @@ func (db *DB) Upsert(ctx context.Context, dec bulk.Decoder) (Result, error) {
 	if db.conn == nil {
 		return res, ErrClosed
 	}
-	if err := db.conn.Exec("BEGIN IMMEDIATE"); err != nil {
+	if err := db.conn.exec("BEGIN IMMEDIATE"); err != nil {
 		return res, fmt.Errorf("%w: begin: %w", ErrDB, err)
 	}
 	committed := false
 	defer func() {
 		if !committed {
-			db.conn.Exec("ROLLBACK")
+			db.conn.exec("ROLLBACK")
 		}
 	}()
 	maxRow, err := db.int64("SELECT coalesce(max(rowid), 0) FROM airports")
@@ -188,11 +186,13 @@ func (db *DB) Upsert(ctx context.Context, dec bulk.Decoder) (Result, error) {
 		if n&1023 == 0 && ctx.Err() != nil {
 			return res, ctx.Err()
 		}
-		st.BindText(1, a.IATACode)
-		st.BindText(2, a.Name)
-		st.BindText(3, a.City)
-		st.BindText(4, a.Country)
-		if err := st.Exec(); err != nil {
+		// Binding four text parameters of a statement prepared with four
+		// cannot fail; a failure would surface as exec's error anyway.
+		st.bindText(1, a.IATACode)
+		st.bindText(2, a.Name)
+		st.bindText(3, a.City)
+		st.bindText(4, a.Country)
+		if err := st.exec(); err != nil {
 			return res, fmt.Errorf("%w: upsert record %d: %w", ErrDB, n, err)
 		}
 		n++
@@ -201,7 +201,7 @@ func (db *DB) Upsert(ctx context.Context, dec bulk.Decoder) (Result, error) {
 	if err != nil {
 		return res, err
 	}
-	if err := db.conn.Exec("COMMIT"); err != nil {
+	if err := db.conn.exec("COMMIT"); err != nil {
 		return res, fmt.Errorf("%w: commit: %w", ErrDB, err)
 	}
 	committed = true
@@ -210,18 +210,19 @@ func (db *DB) Upsert(ctx context.Context, dec bulk.Decoder) (Result, error) {
 }
 
 func (db *DB) int64(q string) (int64, error) {
-	st, _, err := db.conn.Prepare(q)
+	st, err := db.conn.prepare(q)
 	if err != nil {
 		return 0, fmt.Errorf("%w: %s: %w", ErrDB, q, err)
 	}
-	defer st.Close()
-	if !st.Step() {
-		if err := st.Err(); err != nil {
-			return 0, fmt.Errorf("%w: %s: %w", ErrDB, q, err)
-		}
-		return 0, fmt.Errorf("sqlite: %s: no row", q)
+	defer st.close()
+	ok, err := st.step()
+	if err != nil {
+		return 0, fmt.Errorf("%w: %s: %w", ErrDB, q, err)
 	}
-	return st.ColumnInt64(0), nil
+	if !ok {
+		return 0, fmt.Errorf("%w: %s: no row", ErrDB, q)
+	}
+	return st.columnInt64(0), nil
 }
 
 // Count is the number of rows.
@@ -243,17 +244,20 @@ func (db *DB) Checksum() (bulk.Checksum, error) {
 	if db.conn == nil {
 		return c, ErrClosed
 	}
-	st, _, err := db.conn.Prepare("SELECT iata_code, name, city, country FROM airports")
+	st, err := db.conn.prepare("SELECT iata_code, name, city, country FROM airports")
 	if err != nil {
-		return c, fmt.Errorf("sqlite: checksum: %w", err)
+		return c, fmt.Errorf("%w: checksum: %w", ErrDB, err)
 	}
-	defer st.Close()
-	for st.Step() {
-		a := bulk.Airport{IATACode: st.ColumnText(0), Name: st.ColumnText(1), City: st.ColumnText(2), Country: st.ColumnText(3)}
+	defer st.close()
+	for {
+		ok, err := st.step()
+		if err != nil {
+			return c, fmt.Errorf("%w: checksum: %w", ErrDB, err)
+		}
+		if !ok {
+			return c, nil
+		}
+		a := bulk.Airport{IATACode: st.columnText(0), Name: st.columnText(1), City: st.columnText(2), Country: st.columnText(3)}
 		c.Add(&a)
 	}
-	if err := st.Err(); err != nil {
-		return c, fmt.Errorf("sqlite: checksum: %w", err)
-	}
-	return c, nil
 }

@@ -40,28 +40,37 @@ func upsert(t *testing.T, db *DB, rs ...bulk.Airport) (Result, error) {
 
 func rows(t *testing.T, db *DB) map[string]bulk.Airport {
 	t.Helper()
-	st, _, err := db.conn.Prepare("SELECT iata_code, name, city, country FROM airports")
+	st, err := db.conn.prepare("SELECT iata_code, name, city, country FROM airports")
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer st.Close()
+	defer st.close()
 	m := map[string]bulk.Airport{}
-	for st.Step() {
-		a := bulk.Airport{IATACode: st.ColumnText(0), Name: st.ColumnText(1), City: st.ColumnText(2), Country: st.ColumnText(3)}
+	for {
+		ok, err := st.step()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !ok {
+			return m
+		}
+		a := bulk.Airport{IATACode: st.columnText(0), Name: st.columnText(1), City: st.columnText(2), Country: st.columnText(3)}
 		m[a.IATACode] = a
 	}
-	return m
 }
 
 func TestSchemaIsExactlyTheIssuesTable(t *testing.T) {
 	db := open(t)
-	st, _, err := db.conn.Prepare("SELECT sql FROM sqlite_master WHERE name = 'airports'")
+	st, err := db.conn.prepare("SELECT sql FROM sqlite_master WHERE name = 'airports'")
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer st.Close()
-	if !st.Step() || st.ColumnText(0) != Schema {
-		t.Fatalf("schema %q, want %q", st.ColumnText(0), Schema)
+	defer st.close()
+	if ok, err := st.step(); !ok {
+		t.Fatalf("schema: row %v, err %v", ok, err)
+	}
+	if got := st.columnText(0); got != Schema {
+		t.Fatalf("schema %q, want %q", got, Schema)
 	}
 }
 

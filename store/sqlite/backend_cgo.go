@@ -1,0 +1,131 @@
+//go:build cgo
+
+package sqlite
+
+import (
+	"context"
+	"database/sql/driver"
+	"fmt"
+	"io"
+	"strconv"
+
+	sqlite3 "github.com/mattn/go-sqlite3"
+)
+
+// Driver names the SQLite binding this build uses.
+const Driver = "mattn/go-sqlite3 v1.14.53 (SQLite's C via cgo)"
+
+// mattn/go-sqlite3 is SQLite's C code behind cgo. We use its driver types
+// directly, not database/sql: no connection pool, no per-call context
+// goroutine, no driver.Value conversion pass, one reused argument slice.
+// Its per-row path (SQLiteStmt.ExecContext with a context that is never
+// done) is one cgo call for reset, one per bound value and one for the
+// step; the context is context.Background because a cancellable one
+// makes mattn start a goroutine per statement (Upsert checks ctx itself).
+
+type mConn struct{ c *sqlite3.SQLiteConn }
+
+func openConn(path string) (conn, error) {
+	c, err := (&sqlite3.SQLiteDriver{}).Open(path)
+	if err != nil {
+		return nil, err
+	}
+	return mConn{c.(*sqlite3.SQLiteConn)}, nil
+}
+
+func (c mConn) exec(sql string) error {
+	_, err := c.c.ExecContext(context.Background(), sql, nil)
+	return err
+}
+
+func (c mConn) close() error { return c.c.Close() }
+
+func (c mConn) prepare(sql string) (stmt, error) {
+	s, err := c.c.PrepareContext(context.Background(), sql)
+	if err != nil {
+		return nil, err
+	}
+	ms := s.(*sqlite3.SQLiteStmt)
+	m := &mStmt{s: ms, args: make([]driver.NamedValue, ms.NumInput())}
+	for i := range m.args {
+		m.args[i].Ordinal = i + 1
+		m.args[i].Value = ""
+	}
+	return m, nil
+}
+
+type mStmt struct {
+	s    *sqlite3.SQLiteStmt
+	args []driver.NamedValue // bound values, Ordinal i+1
+	rows driver.Rows         // the query step has started, or nil
+	row  []driver.Value      // the current row
+}
+
+func (m *mStmt) bindText(i int, v string) error {
+	if i < 1 || i > len(m.args) {
+		return fmt.Errorf("bind parameter %d of %d", i, len(m.args))
+	}
+	m.args[i-1].Value = v
+	return nil
+}
+
+func (m *mStmt) exec() error {
+	_, err := m.s.ExecContext(context.Background(), m.args)
+	return err
+}
+
+func (m *mStmt) step() (bool, error) {
+	if m.rows == nil {
+		r, err := m.s.QueryContext(context.Background(), m.args)
+		if err != nil {
+			return false, err
+		}
+		m.rows = r
+		m.row = make([]driver.Value, len(r.Columns()))
+	}
+	switch err := m.rows.Next(m.row); err {
+	case nil:
+		return true, nil
+	case io.EOF:
+		return false, nil
+	default:
+		return false, err
+	}
+}
+
+// columnText and columnInt64 convert as SQLite's sqlite3_column_text and
+// sqlite3_column_int64 do for the types our queries return.
+func (m *mStmt) columnText(i int) string {
+	switch v := m.row[i].(type) {
+	case string:
+		return v
+	case []byte:
+		return string(v)
+	case int64:
+		return strconv.FormatInt(v, 10)
+	case float64:
+		return strconv.FormatFloat(v, 'g', -1, 64)
+	}
+	return ""
+}
+
+func (m *mStmt) columnInt64(i int) int64 {
+	switch v := m.row[i].(type) {
+	case int64:
+		return v
+	case float64:
+		return int64(v)
+	case string:
+		n, _ := strconv.ParseInt(v, 10, 64)
+		return n
+	}
+	return 0
+}
+
+func (m *mStmt) close() error {
+	if m.rows != nil {
+		m.rows.Close()
+		m.rows = nil
+	}
+	return m.s.Close()
+}
