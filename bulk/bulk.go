@@ -189,7 +189,11 @@ func NewEncoder(f string, w io.Writer, n int) (Encoder, error) {
 
 // Validate checks a decoded record: every field present, non-empty, valid
 // UTF-8 and within its limit. It names the first bad field.
-func (a *Airport) Validate(index int) error {
+func (a *Airport) Validate(index int) error { return a.validate(index, true) }
+
+// validate is Validate for decoders that have checked UTF-8 as they read
+// (checkUTF8 false), which spares a second pass over every byte.
+func (a *Airport) validate(index int, checkUTF8 bool) error {
 	for i, v := range [4]string{a.IATACode, a.Name, a.City, a.Country} {
 		max := MaxText
 		if i == 0 {
@@ -201,7 +205,7 @@ func (a *Airport) Validate(index int) error {
 			err = fmt.Errorf("%w: empty", ErrMissing)
 		case len(v) > max:
 			err = fmt.Errorf("%w: %d bytes, over the limit of %d", ErrInvalid, len(v), max)
-		case !utf8.ValidString(v):
+		case checkUTF8 && !utf8.ValidString(v):
 			err = fmt.Errorf("%w: not valid UTF-8", ErrInvalid)
 		}
 		if err != nil {
@@ -211,19 +215,20 @@ func (a *Airport) Validate(index int) error {
 	return nil
 }
 
-// field returns a pointer to the field named name, or nil.
-func (a *Airport) field(name []byte) *string {
+// fieldOf is the index in Fields of the field named name, or -1 (a
+// switch on string(name) does not allocate).
+func fieldOf(name []byte) int {
 	switch string(name) {
 	case "iata_code":
-		return &a.IATACode
+		return 0
 	case "name":
-		return &a.Name
+		return 1
 	case "city":
-		return &a.City
+		return 2
 	case "country":
-		return &a.Country
+		return 3
 	}
-	return nil
+	return -1
 }
 
 // errReader remembers the first error other than io.EOF from r, so that

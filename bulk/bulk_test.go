@@ -6,6 +6,7 @@ import (
 	"io"
 	"strings"
 	"testing"
+	"testing/iotest"
 )
 
 func decodeAll(t testing.TB, f string, body []byte) ([]Airport, error) {
@@ -185,6 +186,44 @@ func TestJSONUnknownAndRepeatedFields(t *testing.T) {
 	got, err = decodeAll(t, FormatJSON, []byte(`[{"iata_code":"\ud83d\ude00","name":"n","city":"c","country":"k"}]`))
 	if err != nil || got[0].IATACode != "😀" {
 		t.Fatalf("surrogate pair: %+v, %v", got, err)
+	}
+}
+
+// UTF-8 is checked on every raw byte of every string, kept or skipped,
+// also when a rune is cut between two reads; an unknown field's non-ASCII
+// value is accepted (the first decoder checked only the bytes it kept:
+// it refused "é" in an unknown field and let "0\xa3" through).
+func TestJSONUTF8EverywhereAndAcrossReads(t *testing.T) {
+	rec := func(extra string) []byte {
+		return []byte(`[{"iata_code":"A","note":"` + extra + `","name":"Zürich ` + strings.Repeat("é", 40) + `","city":"c","country":"k"}]`)
+	}
+	for _, oneByte := range []bool{false, true} {
+		read := func(b []byte) ([]Airport, error) {
+			var r io.Reader = bytes.NewReader(b)
+			if oneByte {
+				r = iotest.OneByteReader(r)
+			}
+			dec, _ := NewDecoder(FormatJSON, r)
+			var got []Airport
+			for {
+				var a Airport
+				if err := dec.Next(&a); err == io.EOF {
+					return got, nil
+				} else if err != nil {
+					return got, err
+				}
+				got = append(got, a)
+			}
+		}
+		got, err := read(rec("é😀"))
+		if err != nil || len(got) != 1 || got[0].Name != "Zürich "+strings.Repeat("é", 40) {
+			t.Fatalf("one byte %v: %+v %v", oneByte, got, err)
+		}
+		for _, bad := range []string{"0\xa3", "\xc3", "\xed\xa0\x80", "\xf0\x9f\x98"} {
+			if _, err := read(rec(bad)); !errors.Is(err, ErrSyntax) || !strings.Contains(err.Error(), "UTF-8") {
+				t.Errorf("one byte %v, %q in an unknown field: %v", oneByte, bad, err)
+			}
+		}
 	}
 }
 

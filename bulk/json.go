@@ -21,36 +21,27 @@ const maxSkipDepth = 64
 // separated sequence of objects (NDJSON). It is a byte scanner over a
 // fixed buffer: strings are the only values kept, and only those of the
 // four known fields; other fields' values are checked and skipped.
+//
+// The four kept values of a record are gathered in rec and become one
+// string, which the record's fields share (one allocation per record, not
+// four).
 type jsonDecoder struct {
-	r     *bufio.Reader
-	cr    countingReader
+	r     *scanReader
 	array bool
 	state int // 0 before '[', 1 inside, 2 after the last record
 	index int
 	err   error
-	buf   []byte
-}
-
-type countingReader struct {
-	r io.Reader
-	n int64
-}
-
-func (c *countingReader) Read(p []byte) (int, error) {
-	n, err := c.r.Read(p)
-	c.n += int64(n)
-	return n, err
+	buf   []byte // the string being read
+	rec   []byte // the record's kept values, back to back
+	span  [4][2]int
 }
 
 func newJSONDecoder(r io.Reader, array bool) *jsonDecoder {
-	d := &jsonDecoder{array: array, buf: make([]byte, 0, 256)}
-	d.cr.r = r
-	d.r = bufio.NewReaderSize(&d.cr, readBufSize)
-	return d
+	return &jsonDecoder{array: array, buf: make([]byte, 0, 256), rec: make([]byte, 0, 256), r: newScanReader(r, readBufSize)}
 }
 
 // offset is the body offset of the next unread byte.
-func (d *jsonDecoder) offset() int64 { return d.cr.n - int64(d.r.Buffered()) }
+func (d *jsonDecoder) offset() int64 { return d.r.offset() }
 
 func (d *jsonDecoder) fail(field string, format string, args ...any) error {
 	d.err = &RecordError{Index: d.index, Field: field,
@@ -105,7 +96,8 @@ func (d *jsonDecoder) Next(a *Airport) error {
 	if err := d.object(a); err != nil {
 		return err
 	}
-	if err := a.Validate(d.index); err != nil {
+	// str has checked UTF-8 already.
+	if err := a.validate(d.index, false); err != nil {
 		d.err = err
 		return err
 	}
@@ -126,6 +118,7 @@ func (d *jsonDecoder) end() error {
 // object reads the members of a record after its '{'.
 func (d *jsonDecoder) object(a *Airport) error {
 	*a = Airport{}
+	d.rec = d.rec[:0]
 	var seen [4]bool
 	c, err := d.skipSpace()
 	if err == nil && c == '}' {
@@ -141,16 +134,11 @@ func (d *jsonDecoder) object(a *Airport) error {
 		if err != nil {
 			return d.fail("", "field name: %v", err)
 		}
-		var dst *string
-		name := ""
+		f, name := -1, ""
 		if !long {
-			if dst = a.field(key); dst != nil {
-				name = string(key) // one of four constants: no allocation kept
-				for i, f := range Fields {
-					if f == name {
-						seen[i] = true
-					}
-				}
+			if f = fieldOf(key); f >= 0 {
+				name = Fields[f]
+				seen[f] = true
 			}
 		}
 		if c, err = d.skipSpace(); err != nil || c != ':' {
@@ -160,14 +148,14 @@ func (d *jsonDecoder) object(a *Airport) error {
 		if c, err = d.skipSpace(); err != nil {
 			return d.fail(name, "want a value")
 		}
-		if dst != nil {
+		if f >= 0 {
 			if c != '"' {
 				d.err = &RecordError{Index: d.index, Field: name, Err: fmt.Errorf("%w: want a string", ErrInvalid)}
 				return d.err
 			}
 			d.r.Discard(1)
 			max := MaxText
-			if dst == &a.IATACode {
+			if f == 0 {
 				max = MaxKey
 			}
 			v, long, err := d.str(max)
@@ -178,7 +166,10 @@ func (d *jsonDecoder) object(a *Airport) error {
 				d.err = &RecordError{Index: d.index, Field: name, Err: fmt.Errorf("%w: over the limit of %d bytes", ErrInvalid, max)}
 				return d.err
 			}
-			*dst = string(v)
+			// A repeated field's last value wins (as in encoding/json);
+			// the earlier one stays in rec, unreferenced.
+			d.span[f] = [2]int{len(d.rec), len(d.rec) + len(v)}
+			d.rec = append(d.rec, v...)
 		} else if err := d.skip(0); err != nil {
 			return d.fail("", "%v", err)
 		}
@@ -187,7 +178,13 @@ func (d *jsonDecoder) object(a *Airport) error {
 		}
 		d.r.Discard(1)
 		if c == '}' {
-			return d.missing(seen)
+			if err := d.missing(seen); err != nil {
+				return err
+			}
+			s := string(d.rec)
+			a.IATACode, a.Name = s[d.span[0][0]:d.span[0][1]], s[d.span[1][0]:d.span[1][1]]
+			a.City, a.Country = s[d.span[2][0]:d.span[2][1]], s[d.span[3][0]:d.span[3][1]]
+			return nil
 		}
 		if c != ',' {
 			return d.fail("", "want ',' or '}' after a field, got %q", c)
@@ -210,7 +207,7 @@ func (d *jsonDecoder) missing(seen [4]bool) error {
 // read buffer in place rather than a byte per call.
 func (d *jsonDecoder) skipSpace() (byte, error) {
 	for {
-		buf, err := d.r.Peek(max(d.r.Buffered(), 1))
+		buf, err := d.r.avail()
 		if len(buf) == 0 {
 			return 0, err
 		}
@@ -227,20 +224,40 @@ func (d *jsonDecoder) skipSpace() (byte, error) {
 
 // str reads a string's contents after its opening quote into d.buf,
 // keeping at most max bytes (long reports that more followed; the rest is
-// still checked and consumed).
+// still checked and consumed). Every raw byte is checked as UTF-8, kept or
+// not; escapes only ever add valid UTF-8.
 func (d *jsonDecoder) str(limit int) (s []byte, long bool, err error) {
 	d.buf = d.buf[:0]
 	for {
-		chunk, _ := d.r.Peek(max(d.r.Buffered(), 1))
+		chunk, _ := d.r.avail()
 		if len(chunk) == 0 {
 			return nil, false, io.ErrUnexpectedEOF
 		}
 		i := 0
+		var high byte // the OR of the raw bytes: < 0x80 if all are ASCII
 		for i < len(chunk) && chunk[i] != '"' && chunk[i] != '\\' && chunk[i] >= 0x20 {
+			high |= chunk[i]
 			i++
 		}
-		d.keep(chunk[:i], limit)
-		d.r.Discard(i)
+		seg := chunk[:i]
+		if high >= 0x80 {
+			if i == len(chunk) {
+				// A rune cut by the end of the buffer is checked whole
+				// with the next read.
+				seg = seg[:completeRunes(seg)]
+			}
+			if !utf8.Valid(seg) {
+				return nil, false, fmt.Errorf("string is not valid UTF-8")
+			}
+		}
+		d.keep(seg, limit)
+		d.r.Discard(len(seg))
+		if len(seg) < i {
+			if p, _ := d.r.Peek(i - len(seg) + 1); len(p) <= i-len(seg) {
+				return nil, false, io.ErrUnexpectedEOF
+			}
+			continue
+		}
 		if i == len(chunk) {
 			continue
 		}
@@ -248,9 +265,6 @@ func (d *jsonDecoder) str(limit int) (s []byte, long bool, err error) {
 		d.r.Discard(1)
 		switch {
 		case c == '"':
-			if !utf8.Valid(d.buf) {
-				return nil, false, fmt.Errorf("string is not valid UTF-8")
-			}
 			return d.buf, len(d.buf) > limit, nil
 		case c < 0x20:
 			return nil, false, fmt.Errorf("control character %#x in a string", c)
@@ -262,6 +276,20 @@ func (d *jsonDecoder) str(limit int) (s []byte, long bool, err error) {
 		var u [4]byte
 		d.keep(u[:utf8.EncodeRune(u[:], r)], limit)
 	}
+}
+
+// completeRunes is the length of b without a trailing incomplete UTF-8
+// sequence (one that more bytes could complete).
+func completeRunes(b []byte) int {
+	for k := 1; k < utf8.UTFMax && k <= len(b); k++ {
+		if utf8.RuneStart(b[len(b)-k]) {
+			if utf8.FullRune(b[len(b)-k:]) {
+				return len(b)
+			}
+			return len(b) - k
+		}
+	}
+	return len(b)
 }
 
 // keep appends b to d.buf up to one byte past max (enough to know it is
