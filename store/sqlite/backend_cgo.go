@@ -18,10 +18,9 @@ const Driver = "mattn/go-sqlite3 v1.14.53 (SQLite's C via cgo)"
 // mattn/go-sqlite3 is SQLite's C code behind cgo. We use its driver types
 // directly, not database/sql: no connection pool, no per-call context
 // goroutine, no driver.Value conversion pass, one reused argument slice.
-// Its per-row path (SQLiteStmt.ExecContext with a context that is never
-// done) is one cgo call for reset, one per bound value and one for the
-// step; the context is context.Background because a cancellable one
-// makes mattn start a goroutine per statement (Upsert checks ctx itself).
+// The context is context.Background because a cancellable one makes
+// mattn start a goroutine or an AfterFunc per statement (Upsert checks
+// ctx itself every 1024 records).
 
 type mConn struct{ c *sqlite3.SQLiteConn }
 
@@ -69,9 +68,19 @@ func (m *mStmt) bindText(i int, v string) error {
 	return nil
 }
 
+// exec goes through mattn's query path, not ExecContext: for positional
+// text arguments it copies them into the statement's C buffer and resets,
+// binds and steps in one cgo call (ExecContext makes one per value, plus
+// reset and step); Close is the second call (sqlite3_reset). mattn says
+// so itself: a statement issued through Query runs at once, without Next.
+// 120-160 ns less per row (go test -bench MemUpsert, an in-memory
+// database, CPU 1: 2092-2172 ns/row by ExecContext, 1968-2008 this way).
 func (m *mStmt) exec() error {
-	_, err := m.s.ExecContext(context.Background(), m.args)
-	return err
+	r, err := m.s.QueryContext(context.Background(), m.args)
+	if err != nil {
+		return err
+	}
+	return r.Close()
 }
 
 func (m *mStmt) step() (bool, error) {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/wirebench/wirebench/bulk"
@@ -191,5 +192,26 @@ func TestOptionsAndClose(t *testing.T) {
 	}
 	if _, err := db.Count(); !errors.Is(err, ErrClosed) {
 		t.Fatal(err)
+	}
+}
+
+// A failure of the upsert statement itself (here a trigger's RAISE, as a
+// full disk or an I/O error would) is an ErrDB naming the record, and
+// rolls the whole request back, on both backends.
+func TestStatementErrorRollsBack(t *testing.T) {
+	db := open(t)
+	bad := bulk.Generated(2)
+	if err := db.conn.exec(`CREATE TRIGGER refuse BEFORE INSERT ON airports WHEN new.iata_code = '` + bad.IATACode + `' BEGIN SELECT RAISE(ABORT, 'refused by test'); END`); err != nil {
+		t.Fatal(err)
+	}
+	_, err := upsert(t, db, bulk.Generated(0), bulk.Generated(1), bad, bulk.Generated(3))
+	if !errors.Is(err, ErrDB) || !strings.Contains(err.Error(), "record 2") || !strings.Contains(err.Error(), "refused by test") {
+		t.Fatalf("err %v", err)
+	}
+	if c, err := db.Count(); c != 0 || err != nil {
+		t.Fatalf("count %d %v after the failed request", c, err)
+	}
+	if res, err := upsert(t, db, bulk.Generated(0)); err != nil || res.Inserted != 1 {
+		t.Fatalf("after rollback: %+v %v", res, err)
 	}
 }
