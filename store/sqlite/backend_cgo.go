@@ -7,7 +7,9 @@ import (
 	"database/sql/driver"
 	"fmt"
 	"io"
+	"net/url"
 	"strconv"
+	"strings"
 
 	sqlite3 "github.com/mattn/go-sqlite3"
 )
@@ -25,7 +27,7 @@ const Driver = "mattn/go-sqlite3 v1.14.53 (SQLite's C via cgo)"
 type mConn struct{ c *sqlite3.SQLiteConn }
 
 func openConn(path string) (conn, error) {
-	c, err := (&sqlite3.SQLiteDriver{}).Open(path)
+	c, err := (&sqlite3.SQLiteDriver{}).Open(dsn(path))
 	if err != nil {
 		return nil, err
 	}
@@ -51,6 +53,26 @@ func (c mConn) prepare(sql string) (stmt, error) {
 		m.args[i].Value = ""
 	}
 	return m, nil
+}
+
+// dsn turns a file name into a mattn DSN that opens exactly that file,
+// with _mutex=no: DB serialises every call on its own mutex, so SQLite's
+// per-call mutex (the default, SQLITE_OPEN_FULLMUTEX) is pure cost.
+// mattn cuts a DSN at its first '?' (its parameters follow), so a name
+// with a '?' would open another file; but it hands a "file:" URI to
+// SQLite whole, and SQLite decodes the URI's %HH escapes and ignores the
+// parameters it does not know.
+func dsn(path string) string {
+	if path == "" || path == ":memory:" {
+		return "file:" + path + "?_mutex=no" // temporary, in-memory
+	}
+	u := url.URL{Scheme: "file", Path: path, RawQuery: "_mutex=no"}
+	if !strings.HasPrefix(path, "/") {
+		// url.URL would turn "a:b" into "./a:b"; an opaque URI keeps a
+		// relative name relative.
+		u = url.URL{Scheme: "file", Opaque: (&url.URL{Path: path}).EscapedPath(), RawQuery: "_mutex=no"}
+	}
+	return u.String()
 }
 
 type mStmt struct {

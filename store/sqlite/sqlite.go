@@ -7,9 +7,17 @@
 // the same table. Upsert runs one bulk request as one transaction, reading
 // records from a bulk.Decoder one at a time.
 //
-// The driver is github.com/ncruces/go-sqlite3 (SQLite compiled to Wasm and
-// translated to Go: no cgo, so CGO_ENABLED=0 builds and the static image
-// keep working); bench/sqlitedrivers has the measurement that chose it.
+// The driver is chosen at build time, behind two small unexported
+// interfaces (backend.go), so every other line and every test is the same
+// on both: with cgo (go build on a machine with a C compiler, and CI)
+// github.com/mattn/go-sqlite3, SQLite's C code, used through its driver
+// types without database/sql (backend_cgo.go); without cgo (CGO_ENABLED=0:
+// the static image, a machine without a C compiler)
+// github.com/ncruces/go-sqlite3, SQLite compiled to Wasm and translated to
+// Go (backend_nocgo.go). Driver names the one built in. The C build uses
+// less CPU per row (bench/sqlitedrivers, and the commit that added it:
+// scripts/bulk-judge.sh at 1M rows); both keep the same pragmas, one
+// transaction per Upsert and the same errors.
 package sqlite
 
 import (

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -213,5 +214,44 @@ func TestStatementErrorRollsBack(t *testing.T) {
 	}
 	if res, err := upsert(t, db, bulk.Generated(0)); err != nil || res.Inserted != 1 {
 		t.Fatalf("after rollback: %+v %v", res, err)
+	}
+}
+
+// Open opens the file it is given, whatever the name: not a URI, not a
+// DSN with parameters ('?', '%', '#', ':' and spaces are only characters),
+// relative or absolute, on both backends.
+func TestOpenTakesTheNameLiterally(t *testing.T) {
+	dir := t.TempDir()
+	t.Chdir(dir)
+	for _, name := range []string{
+		filepath.Join(dir, "a?mode=ro&_mutex=full.db"),
+		filepath.Join(dir, "b%3F c#d.db"),
+		"rel:ative?x.db",
+	} {
+		db, err := Open(name, Options{})
+		if err != nil {
+			t.Fatalf("%q: %v", name, err)
+		}
+		if _, err := upsert(t, db, bulk.Generated(0)); err != nil {
+			t.Fatalf("%q: %v", name, err)
+		}
+		db.Close()
+		abs := name
+		if !filepath.IsAbs(name) {
+			abs = filepath.Join(dir, name)
+		}
+		if fi, err := os.Stat(abs); err != nil || fi.Size() == 0 {
+			t.Errorf("%q: not created as named: %v", name, err)
+		}
+	}
+	var names []string // the journal_mode=TRUNCATE journals aside
+	ents, _ := os.ReadDir(dir)
+	for _, e := range ents {
+		if !strings.HasSuffix(e.Name(), "-journal") {
+			names = append(names, e.Name())
+		}
+	}
+	if len(names) != 3 {
+		t.Errorf("files %q, want the three named", names)
 	}
 }
