@@ -27,8 +27,9 @@ import (
 // counts it. A request with a body still gets the whole Read timeout: the
 // HeaderReceived hook sets it as an explicit read deadline, which takes
 // precedence over the phase's until the handler starts. A phase past its
-// limit gets both socket deadlines in the past: the blocked call fails
-// and fasthttp closes the connection, as with its own deadlines.
+// limit gets the socket deadline of its direction in the past: the
+// blocked call fails and fasthttp answers (408) or closes the connection,
+// as with its own deadlines.
 const (
 	phaseNew int32 = iota
 	phaseIdle
@@ -80,18 +81,21 @@ func (c *watchedConn) enter(ph int32) {
 
 // expirePhase applies the phase's limit, unless an explicit deadline of
 // the same direction is set (the watchdog's expire enforces that one).
+// Reading phases fail the blocked Read only, so that fasthttp can still
+// write its 408; the handling phase fails the blocked Write.
 func (c *watchedConn) expirePhase(limits *phaseLimits, now int64) {
 	ph := c.phase.Load()
-	if ph == phaseHandling && c.write.Load() != 0 || ph != phaseHandling && c.read.Load() != 0 {
-		return
-	}
 	if c.since.Load()+limits[ph] > now {
 		return
 	}
+	d, set := &c.read, c.Conn.SetReadDeadline
+	if ph == phaseHandling {
+		d, set = &c.write, c.Conn.SetWriteDeadline
+	}
 	c.mu.Lock()
-	c.read.Store(forced)
-	c.write.Store(forced)
-	_ = c.Conn.SetDeadline(aLongTimeAgo)
+	if d.CompareAndSwap(0, forced) {
+		_ = set(aLongTimeAgo)
+	}
 	c.mu.Unlock()
 }
 
