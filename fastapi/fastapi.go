@@ -81,7 +81,11 @@ func NewServer(h *httpapi.Server, o Options) *fasthttp.Server {
 		// request without one keeps its deadline: resetting it costs a
 		// clock read and a timer update per request for nothing.
 		s.HeaderReceived = func(h *fasthttp.RequestHeader) fasthttp.RequestConfig {
-			if h.ContentLength() == 0 {
+			// -2 is fasthttp's "identity": a request with neither
+			// Content-Length nor chunked coding has no body (every
+			// GET; treating it as a body re-armed the deadline with
+			// a clock read per GET).
+			if n := h.ContentLength(); n == 0 || n == -2 {
 				return fasthttp.RequestConfig{}
 			}
 			return fasthttp.RequestConfig{ReadTimeout: o.Read}

@@ -133,7 +133,7 @@ func (s *Server) Fail(r *Request, err error, resp *Response) {
 // metricsText renders the registry in the Prometheus text format.
 func (s *Server) metricsText(r *Request, resp *Response) {
 	resp.buf = getBuffer()
-	mfs, err := s.metrics.reg.Gather()
+	mfs, err := s.metrics.gatherer().Gather()
 	if err != nil {
 		resp.Status, resp.ContentType, resp.Body = http.StatusInternalServerError, textPlain, []byte("gathering metrics: "+err.Error()+"\n")
 		return

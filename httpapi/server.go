@@ -70,7 +70,7 @@ type Server struct {
 	// slots bound the replies being produced at once (a handler's
 	// snapshot and the encoder's buffers) to what the CPUs can work on:
 	// encoding is CPU-bound, so more at once only adds memory.
-	slots chan struct{}
+	slots *sema
 }
 
 // New returns the REST API over st.
@@ -84,7 +84,7 @@ func New(st *store.Memory, opts Options) (*Server, error) {
 		s.maxBody = DefaultMaxBody
 	}
 	s.contentTypes = newHeaderValues(f)
-	s.slots = make(chan struct{}, max(2, runtime.GOMAXPROCS(0)))
+	s.slots = newSema(max(2, runtime.GOMAXPROCS(0)))
 	s.replies.limit = opts.MaxReplyBytes
 	if s.replies.limit <= 0 {
 		s.replies.limit = DefaultMaxReplyBytes
@@ -129,7 +129,7 @@ var requests = sync.Pool{New: func() any { return new(request) }}
 
 func (q *request) takeSlot() {
 	if !q.slot {
-		q.s.slots <- struct{}{}
+		q.s.slots.acquire()
 		q.slot = true
 	}
 }
@@ -144,7 +144,7 @@ func (q *request) done() {
 
 func (q *request) releaseSlot() {
 	if q.slot {
-		<-q.s.slots
+		q.s.slots.release()
 		q.slot = false
 	}
 }
@@ -188,7 +188,9 @@ func (s *Server) route(pattern string, methods map[string]handlerFunc) {
 // serveRoute answers one API request on rt into resp.
 func (s *Server) serveRoute(rt *route, r *Request, id string, resp *Response) {
 	q := requests.Get().(*request)
-	*q = request{r: *r, id: id, s: s}
+	// q is zero (new, or cleared by done): set the fields, not the whole
+	// struct (a copy of its every field, write barriers included).
+	q.r, q.id, q.s = *r, id, s
 	// Negotiate before the handler runs, so that a request whose reply
 	// cannot be encoded (406) changes nothing.
 	if ct := r.ContentType; ct != "" {

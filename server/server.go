@@ -153,7 +153,10 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 			}
 			s.fastSrv = newFastServer(h, opts)
 			mountKVFast(s.fastSrv, s.KV, kvhttp.Options{MaxBody: cmp.Or(opts.HTTP.MaxBody, httpapi.DefaultMaxBody), Guard: kvGuard})
-			ln := newWatchdog(s.httpLn, watchPeriod(opts.Timeouts.withDefaults())) // coarse deadlines: see watchdog.go
+			// Phased timeouts (phases.go): fasthttp arms no deadline itself.
+			s.fastSrv.ReadTimeout, s.fastSrv.WriteTimeout, s.fastSrv.IdleTimeout = 0, 0, 0
+			s.fastSrv.Handler = phasedHandler(s.fastSrv.Handler)
+			ln := newPhasedWatchdog(s.httpLn, opts.Timeouts.withDefaults())
 			go func() { s.serveErr <- s.fastSrv.Serve(ln) }()
 		default:
 			s.httpLn.Close()

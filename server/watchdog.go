@@ -32,6 +32,9 @@ type watchdog struct {
 	// the first): deadlines before it have passed.
 	now atomic.Int64
 
+	// phases, when set, puts the connections in phases (phases.go).
+	phases *phaseLimits
+
 	mu    sync.Mutex
 	conns map[*watchedConn]struct{}
 	done  chan struct{}
@@ -66,6 +69,10 @@ func (w *watchdog) Accept() (net.Conn, error) {
 	w.mu.Lock()
 	w.conns[wc] = struct{}{}
 	w.mu.Unlock()
+	if w.phases != nil {
+		wc.enter(phaseNew)
+		return phasedConn{wc}, nil
+	}
 	return wc, nil
 }
 
@@ -96,6 +103,9 @@ func (w *watchdog) run() {
 			for _, c := range live {
 				c.expire(&c.read, n, c.Conn.SetReadDeadline)
 				c.expire(&c.write, n, c.Conn.SetWriteDeadline)
+				if w.phases != nil {
+					c.expirePhase(w.phases, n)
+				}
 			}
 			clear(live)
 		}
@@ -112,6 +122,10 @@ type watchedConn struct {
 	// deadline set just after the watchdog fired is the one that stays.
 	mu     sync.Mutex
 	closed atomic.Bool
+	// phase and since (coarse Unix ns) track the request under phased
+	// timeouts (phases.go); unused otherwise.
+	phase atomic.Int32
+	since atomic.Int64
 }
 
 // aLongTimeAgo is the deadline that makes a blocked call return at once.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"runtime/pprof"
 	"time"
 
 	"github.com/wirebench/wirebench/grpcapi"
@@ -53,6 +54,7 @@ func runServe(ctx context.Context, env *cliEnv, args []string) error {
 	fs.StringVar(&o.AuthToken, "auth-token", os.Getenv("WIREBENCH_AUTH_TOKEN"), "`secret` required by /kv/ (Authorization: Bearer) and RESP (AUTH), and sent to the leader by --replica-of (default $WIREBENCH_AUTH_TOKEN)")
 	fs.Float64Var(&o.RateLimit, "rate-limit", 0, "KV requests (RESP commands) a `second` per client IP, token bucket with one second of burst; 0: none")
 	cpus := fs.String("cpus", "", "pin the server to these `CPUs` (e.g. 1 or 2,3), so a load client on other CPUs measures it fairly")
+	cpuprofile := fs.String("cpuprofile", "", "write a CPU profile of the server's whole run to `file` (go tool pprof; bench/pgo.sh merges such profiles into cmd/wirebench/default.pgo)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -97,6 +99,13 @@ func runServe(ctx context.Context, env *cliEnv, args []string) error {
 		return usagef("-rate-limit and -repl-backlog must be >= 0")
 	}
 	o.KV.Logf = func(format string, args ...any) { fmt.Fprintf(env.stderr, format+"\n", args...) }
+	if *cpuprofile != "" {
+		stop, err := startCPUProfile(*cpuprofile)
+		if err != nil {
+			return err
+		}
+		defer stop()
+	}
 	closeBulk, err := bulkf.open(&o)
 	if err != nil {
 		return err
@@ -117,4 +126,18 @@ func runServe(ctx context.Context, env *cliEnv, args []string) error {
 	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	return srv.Shutdown(sctx)
+}
+
+// startCPUProfile profiles the process into path until the returned stop
+// runs (after the server has shut down).
+func startCPUProfile(path string) (stop func(), err error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("-cpuprofile: %w", err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("-cpuprofile: %w", err)
+	}
+	return func() { pprof.StopCPUProfile(); f.Close() }, nil
 }

@@ -1,0 +1,65 @@
+package server
+
+import (
+	"bytes"
+	"fmt"
+	"net"
+	"testing"
+	"time"
+
+	"github.com/valyala/fasthttp"
+)
+
+// TestPhasedWriteTimeout: a client that asks for a large reply and does
+// not read it loses the connection at the write timeout (the handling
+// phase's limit), seen from fasthttp's own count of open connections.
+func TestPhasedWriteTimeout(t *testing.T) {
+	const write = 200 * time.Millisecond
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := newPhasedWatchdog(ln, Timeouts{ReadHeader: time.Minute, Read: time.Minute, Write: write, Idle: time.Minute})
+	big := bytes.Repeat([]byte("x"), 16<<20) // more than the socket buffers hold
+	srv := &fasthttp.Server{Handler: phasedHandler(func(ctx *fasthttp.RequestCtx) { ctx.SetBody(big) })}
+	go srv.Serve(w)
+	defer srv.Shutdown()
+
+	c, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.(*net.TCPConn).SetReadBuffer(4096) // a small window: the server's write blocks
+	fmt.Fprintf(c, "GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+	start := time.Now()
+	for srv.GetOpenConnectionsCount() == 0 {
+		if time.Since(start) > 5*time.Second {
+			t.Fatal("the connection never opened")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	for srv.GetOpenConnectionsCount() != 0 {
+		// Generous: the limit plus a watchdog period, on a loaded machine.
+		if d := time.Since(start); d > write+5*time.Second {
+			t.Fatalf("connection still open %v after the request, write timeout %v", d, write)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if d := time.Since(start); d < write/2 {
+		t.Errorf("connection closed after %v, before the write timeout %v", d, write)
+	}
+}
+
+// TestPhaseLimits: each phase gets the timeout fasthttp would apply.
+func TestPhaseLimits(t *testing.T) {
+	l := newPhaseLimits(Timeouts{ReadHeader: 1, Read: 2, Write: 3, Idle: 4})
+	want := phaseLimits{phaseNew: 1, phaseIdle: 4, phaseReading: 1, phaseHandling: 3}
+	if *l != want {
+		t.Errorf("limits %v, want %v", *l, want)
+	}
+	l = newPhaseLimits(Timeouts{ReadHeader: 5, Read: 2, Write: 3, Idle: 4})
+	if l[phaseNew] != 2 || l[phaseReading] != 2 {
+		t.Errorf("read limits %v, want min(ReadHeader, Read) = 2", *l)
+	}
+}
