@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# engine-cpu-interleaved.sh — issue 17's yardstick measured so that host
+# noise hits every server alike: the bare handler (bench/bare) and
+# `wirebench serve` on both engines all run at once, pinned to the same
+# CPU; wrk (on another CPU) turns between them in short slices, and each
+# server's CPU per request (utime+stime from /proc/PID/stat over its
+# slices, divided by wrk's requests) is summed over all its slices. On a
+# VM whose host moves single runs by ±10%, this is the steadier ratio;
+# bench/engine-cpu.sh is the judge's shape (each server alone, in turn).
+#
+# usage: bench/engine-cpu-interleaved.sh [rounds=12] [seconds per slice=2]
+# needs: wrk, taskset, ss; 2 CPUs. On a shared machine run it under the
+# load lock: flock /tmp/wirebench-load.lock bench/engine-cpu-interleaved.sh
+set -euo pipefail
+cd "$(dirname "$0")/.."
+rounds=${1:-12} secs=${2:-2}
+server_cpu=${SERVER_CPU:-1} client_cpu=${CLIENT_CPU:-0}
+for tool in wrk taskset; do
+  command -v "$tool" >/dev/null || { echo "missing $tool (apt-get install -y wrk util-linux)" >&2; exit 1; }
+done
+tmp=$(mktemp -d)
+pids=()
+trap 'for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; rm -rf "$tmp"' EXIT
+go build -o "$tmp/bare" ./bench/bare
+go build -o "$tmp/wirebench" ./cmd/wirebench
+
+names=(bare nethttp fasthttp)
+declare -A cmd=(
+  [bare]="$tmp/bare -addr 127.0.0.1:0"
+  [nethttp]="$tmp/wirebench serve --no-grpc --http 127.0.0.1:0 --engine nethttp"
+  [fasthttp]="$tmp/wirebench serve --no-grpc --http 127.0.0.1:0 --engine fasthttp"
+)
+declare -A pid addr cpu req
+for n in "${names[@]}"; do
+  # shellcheck disable=SC2086
+  taskset -c "$server_cpu" ${cmd[$n]} >"$tmp/$n.out" 2>"$tmp/$n.err" &
+  pid[$n]=$!
+  pids+=("$!")
+done
+for n in "${names[@]}"; do
+  for _ in $(seq 100); do
+    addr[$n]=$(sed -n 's/^listening http=\([^ ]*\).*/\1/p' "$tmp/$n.out")
+    [ -n "${addr[$n]}" ] && break
+    sleep 0.05
+  done
+  [ -n "${addr[$n]}" ] || { echo "$n did not start: $(cat "$tmp/$n.err")" >&2; exit 1; }
+  taskset -c "$client_cpu" wrk -t1 -c50 -d1s "http://${addr[$n]}/users/1" >/dev/null # warm-up
+  cpu[$n]=0 req[$n]=0
+done
+ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+for r in $(seq "$rounds"); do
+  line="round $r:"
+  for n in "${names[@]}"; do
+    t0=$(ticks "${pid[$n]}")
+    out=$(taskset -c "$client_cpu" wrk -t1 -c50 -d"${secs}s" "http://${addr[$n]}/users/1")
+    t1=$(ticks "${pid[$n]}")
+    if grep -q Non-2xx <<<"$out"; then echo "$n: non-2xx replies:"$'\n'"$out" >&2; exit 1; fi
+    k=$(awk '/requests in/{print $1}' <<<"$out")
+    cpu[$n]=$((cpu[$n] + t1 - t0)) req[$n]=$((req[$n] + k))
+    line+=$(awk -v n="$n" -v t=$((t1 - t0)) -v k="$k" -v hz="$(getconf CLK_TCK)" 'BEGIN{printf "  %s %.2f us", n, t/hz*1e6/k}')
+  done
+  echo "$line"
+done
+hz=$(getconf CLK_TCK)
+for n in "${names[@]}"; do
+  awk -v n="$n" -v t="${cpu[$n]}" -v k="${req[$n]}" -v b="${cpu[bare]}" -v kb="${req[bare]}" -v hz="$hz" \
+    'BEGIN{u=t/hz*1e6/k; ub=b/hz*1e6/kb; printf "%-9s %6.2f us/req  ratio to bare %.3f  (%d requests)\n", n, u, u/ub, k}'
+done
