@@ -46,8 +46,8 @@ func TestReplyBudgetOption(t *testing.T) {
 		if s.replies.limit != tc.want {
 			t.Errorf("MaxReplyBytes %d: budget %d, want %d", tc.opt, s.replies.limit, tc.want)
 		}
-		if s.slots.cap() < 2 {
-			t.Errorf("%d encoding slots, want at least 2", s.slots.cap())
+		if s.slots.Cap() < 2 {
+			t.Errorf("%d encoding slots, want at least 2", s.slots.Cap())
 		}
 	}
 }

@@ -19,6 +19,7 @@ import (
 
 	"github.com/wirebench/wirebench/api"
 	"github.com/wirebench/wirebench/codec"
+	"github.com/wirebench/wirebench/internal/sema"
 	"github.com/wirebench/wirebench/store"
 )
 
@@ -70,7 +71,7 @@ type Server struct {
 	// slots bound the replies being produced at once (a handler's
 	// snapshot and the encoder's buffers) to what the CPUs can work on:
 	// encoding is CPU-bound, so more at once only adds memory.
-	slots *sema
+	slots *sema.Sema
 }
 
 // New returns the REST API over st.
@@ -84,7 +85,7 @@ func New(st *store.Memory, opts Options) (*Server, error) {
 		s.maxBody = DefaultMaxBody
 	}
 	s.contentTypes = newHeaderValues(f)
-	s.slots = newSema(max(2, runtime.GOMAXPROCS(0)))
+	s.slots = sema.New(max(2, runtime.GOMAXPROCS(0)))
 	s.replies.limit = opts.MaxReplyBytes
 	if s.replies.limit <= 0 {
 		s.replies.limit = DefaultMaxReplyBytes
@@ -129,7 +130,7 @@ var requests = sync.Pool{New: func() any { return new(request) }}
 
 func (q *request) takeSlot() {
 	if !q.slot {
-		q.s.slots.acquire()
+		q.s.slots.Acquire()
 		q.slot = true
 	}
 }
@@ -144,7 +145,7 @@ func (q *request) done() {
 
 func (q *request) releaseSlot() {
 	if q.slot {
-		q.s.slots.release()
+		q.s.slots.Release()
 		q.slot = false
 	}
 }

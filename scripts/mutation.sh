@@ -30,7 +30,8 @@ mkdir -p "$out"
 fail=0
 for p in "${pkgs[@]}"; do
   s=$SECONDS
-  args=(unleash "./$p" --workers "${WORKERS:-1}" --timeout-coefficient "${TIMEOUT_COEFFICIENT:-10}" -o "$out/$p.json")
+  rep=${p//\//_} # internal/sema -> internal_sema: report file names
+  args=(unleash "./$p" --workers "${WORKERS:-1}" --timeout-coefficient "${TIMEOUT_COEFFICIENT:-10}" -o "$out/$rep.json")
   # Not gremlins' --threshold-efficacy: in v0.6.0 it let 100% pass a
   # threshold of 101 (exit 0), so the gate reads the summary line itself.
   if [ -n "${ONLY:-}" ]; then
@@ -43,15 +44,15 @@ for p in "${pkgs[@]}"; do
   rc=0
   # httpapi's tests run once per REST engine; the code gremlins mutates is
   # the engine-neutral core, so one engine is enough (and half the time).
-  WIREBENCH_TEST_ENGINE=nethttp flock /tmp/wirebench-load.lock gremlins "${args[@]}" > "$out/$p.log" 2>&1 || rc=$?
+  WIREBENCH_TEST_ENGINE=nethttp flock /tmp/wirebench-load.lock gremlins "${args[@]}" > "$out/$rep.log" 2>&1 || rc=$?
   # gremlins ends its log with: Killed: K, Lived: L, Not covered: N / ... / Test efficacy: E%
-  summary=$(grep -E '^(Killed|Test efficacy)' "$out/$p.log" | tr '\n' ' ')
+  summary=$(grep -E '^(Killed|Test efficacy)' "$out/$rep.log" | tr '\n' ' ')
   echo "$p: ${summary:-no summary} ($((SECONDS - s)) s)"
-  grep -E '^ +LIVED' "$out/$p.log" | sed "s|^ *|  $p: |" || true
-  eff=$(sed -n 's/^Test efficacy: \([0-9.]*\)%$/\1/p' "$out/$p.log")
+  grep -E '^ +LIVED' "$out/$rep.log" | sed "s|^ *|  $p: |" || true
+  eff=$(sed -n 's/^Test efficacy: \([0-9.]*\)%$/\1/p' "$out/$rep.log")
   if [ "$rc" -ne 0 ] || [ -z "$eff" ]; then
     echo "$p: gremlins failed (exit $rc):"
-    tail -5 "$out/$p.log"
+    tail -5 "$out/$rep.log"
     fail=1
   elif [ -n "$gate" ] && awk -v e="$eff" -v g="$gate" 'BEGIN { exit !(e < g) }'; then
     echo "$p: efficacy $eff% is below $gate%"

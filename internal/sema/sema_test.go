@@ -1,4 +1,4 @@
-package httpapi
+package sema
 
 import (
 	"sync"
@@ -11,13 +11,13 @@ import (
 // than 3 hold one at once, every acquire eventually succeeds (a lost
 // hand-off would hang the test), and the count returns to zero.
 func TestSemaBoundsAndWakes(t *testing.T) {
-	s := newSema(3)
+	s := New(3)
 	var held, peak atomic.Int64
 	var wg sync.WaitGroup
 	for range 50 {
 		wg.Go(func() {
 			for range 200 {
-				s.acquire()
+				s.Acquire()
 				h := held.Add(1)
 				for {
 					p := peak.Load()
@@ -29,7 +29,7 @@ func TestSemaBoundsAndWakes(t *testing.T) {
 					t.Errorf("%d holders of 3 slots", h)
 				}
 				held.Add(-1)
-				s.release()
+				s.Release()
 			}
 		})
 	}
@@ -37,8 +37,8 @@ func TestSemaBoundsAndWakes(t *testing.T) {
 	go func() { wg.Wait(); close(done) }()
 	select {
 	case <-done:
-	case <-time.After(30 * time.Second): // generous: 10,000 acquires take milliseconds
-		t.Fatal("acquires still blocked after 30 s: a release lost its hand-off")
+	case <-time.After(5 * time.Second): // generous: 10,000 acquires take milliseconds
+		t.Fatal("acquires still blocked after 5 s: a release lost its hand-off")
 	}
 	if n := s.n.Load(); n != 0 {
 		t.Errorf("count %d after every release, want 0", n)
@@ -51,24 +51,29 @@ func TestSemaBoundsAndWakes(t *testing.T) {
 // TestSemaBlocksAtLimit: with every slot held, acquire waits until one is
 // released.
 func TestSemaBlocksAtLimit(t *testing.T) {
-	s := newSema(2)
-	s.acquire()
-	s.acquire()
+	s := New(2)
+	held := make(chan struct{})
+	go func() { s.Acquire(); s.Acquire(); close(held) }()
+	select {
+	case <-held:
+	case <-time.After(5 * time.Second): // fail fast rather than hang: mutation testing times out hangs
+		t.Fatal("two acquires of 2 free slots blocked")
+	}
 	got := make(chan struct{})
-	go func() { s.acquire(); close(got) }()
+	go func() { s.Acquire(); close(got) }()
 	select {
 	case <-got:
 		t.Fatal("a third acquire of 2 slots did not wait")
 	case <-time.After(50 * time.Millisecond):
 	}
-	s.release()
+	s.Release()
 	select {
 	case <-got:
 	case <-time.After(10 * time.Second):
 		t.Fatal("the waiter was not handed the released slot")
 	}
-	s.release()
-	s.release()
+	s.Release()
+	s.Release()
 	if n := s.n.Load(); n != 0 {
 		t.Errorf("count %d, want 0", n)
 	}
