@@ -3,6 +3,8 @@ package httpapi
 import (
 	"net/http"
 	"strconv"
+	"sync/atomic"
+	"time"
 )
 
 // Header values shared by every response of the net/http engine. Assigning
@@ -15,6 +17,29 @@ var (
 	// codingValues has every coding Response.encode applies.
 	codingValues = map[string][]string{codingGzip: {codingGzip}, codingZstd: {codingZstd}}
 )
+
+// dates is the Date header of the current second. net/http formats a Date
+// for every reply whose handler set none (a clock read and about 1,700
+// instructions, 3.5% of the engine's own per GET, issue 17); like nginx's
+// and fasthttp's cached date, this formats it once a second. The value
+// is what net/http would write: the reply's second, in http.TimeFormat.
+var dates atomic.Pointer[dateValue]
+
+type dateValue struct {
+	unix int64
+	v    []string
+}
+
+// dateHeader returns the Date header value for now, shared (see above).
+func dateHeader(now time.Time) []string {
+	sec := now.Unix()
+	if d := dates.Load(); d != nil && d.unix == sec {
+		return d.v
+	}
+	d := &dateValue{sec, []string{now.UTC().Format(http.TimeFormat)}}
+	dates.Store(d)
+	return d.v
+}
 
 // headerValues holds one shared Content-Type value per media type the core
 // answers with, built once in New.
@@ -56,6 +81,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	var resp Response
 	s.Handle(&req, &resp)
 	h := w.Header()
+	h["Date"] = dateHeader(time.Now())
 	if resp.Vary {
 		h["Vary"] = varyValues
 	}

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/wirebench/wirebench/store"
 )
@@ -87,5 +88,43 @@ func TestNetHTTPHeaders(t *testing.T) {
 	shared("health Content-Type", serveRaw(t, s, "GET", "/healthz", "").h["Content-Type"], s.contentTypes[textPlain])
 	if ct := serveRaw(t, s, "GET", "/metrics", "").sent["Content-Type"]; len(ct) != 1 || !strings.HasPrefix(ct[0], "text/plain; version=") {
 		t.Errorf("/metrics Content-Type %q (not in the shared table: set as is)", ct)
+	}
+}
+
+// TestDateHeader: every reply of the net/http adapter carries the Date
+// net/http would have written (http.TimeFormat, the reply's second), one
+// formatted value shared within a second and a new one the next second.
+func TestDateHeader(t *testing.T) {
+	t0 := time.Date(2026, 11, 23, 21, 59, 59, 900e6, time.FixedZone("CET", 3600))
+	a, b := dateHeader(t0), dateHeader(t0.Add(50*time.Millisecond))
+	if len(a) != 1 || a[0] != "Mon, 23 Nov 2026 20:59:59 GMT" {
+		t.Fatalf("Date %q, want Mon, 23 Nov 2026 20:59:59 GMT", a)
+	}
+	if &a[0] != &b[0] {
+		t.Errorf("Date formatted twice within one second")
+	}
+	if c := dateHeader(t0.Add(150 * time.Millisecond)); c[0] != "Mon, 23 Nov 2026 21:00:00 GMT" {
+		t.Errorf("next second's Date %q", c)
+	}
+
+	st := store.NewMemory(store.Options{})
+	if err := st.Seed(1, 0); err != nil {
+		t.Fatal(err)
+	}
+	s, err := New(st, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, path := range []string{"/users/1", "/nope", "/healthz"} {
+		before := time.Now().Truncate(time.Second)
+		d := serveRaw(t, s, "GET", path, "").sent["Date"]
+		after := time.Now()
+		if len(d) != 1 {
+			t.Fatalf("GET %s: Date %q", path, d)
+		}
+		got, err := http.ParseTime(d[0])
+		if err != nil || got.Before(before) || got.After(after) || d[0] != got.UTC().Format(http.TimeFormat) {
+			t.Errorf("GET %s: Date %q (%v), want the reply's second in http.TimeFormat", path, d[0], err)
+		}
 	}
 }
