@@ -1,6 +1,7 @@
 package server
 
 import (
+	"math"
 	"net"
 
 	"github.com/valyala/fasthttp"
@@ -35,14 +36,17 @@ const (
 	phaseIdle
 	phaseReading
 	phaseHandling
+	// phaseOff: a connection that keeps its own deadlines (an h2c
+	// connection of the net/http engine, netphases.go).
+	phaseOff
 )
 
 // phaseLimits are the limits of the phases, in nanoseconds.
-type phaseLimits [4]int64
+type phaseLimits [5]int64
 
 func newPhaseLimits(t Timeouts) *phaseLimits {
 	read := min(t.ReadHeader, t.Read)
-	return &phaseLimits{phaseNew: int64(read), phaseIdle: int64(t.Idle), phaseReading: int64(read), phaseHandling: int64(t.Write)}
+	return &phaseLimits{phaseNew: int64(read), phaseIdle: int64(t.Idle), phaseReading: int64(read), phaseHandling: int64(t.Write), phaseOff: math.MaxInt64}
 }
 
 // phasedConn is a watched connection that tracks its request's phase.
@@ -85,7 +89,7 @@ func (c *watchedConn) enter(ph int32) {
 // write its 408; the handling phase fails the blocked Write.
 func (c *watchedConn) expirePhase(limits *phaseLimits, now int64) {
 	ph := c.phase.Load()
-	if c.since.Load()+limits[ph] > now {
+	if ph == phaseOff || c.since.Load()+limits[ph] > now {
 		return
 	}
 	d, set := &c.read, c.Conn.SetReadDeadline

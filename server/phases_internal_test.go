@@ -3,6 +3,7 @@ package server
 import (
 	"bytes"
 	"fmt"
+	"math"
 	"net"
 	"testing"
 	"time"
@@ -54,7 +55,7 @@ func TestPhasedWriteTimeout(t *testing.T) {
 // TestPhaseLimits: each phase gets the timeout fasthttp would apply.
 func TestPhaseLimits(t *testing.T) {
 	l := newPhaseLimits(Timeouts{ReadHeader: 1, Read: 2, Write: 3, Idle: 4})
-	want := phaseLimits{phaseNew: 1, phaseIdle: 4, phaseReading: 1, phaseHandling: 3}
+	want := phaseLimits{phaseNew: 1, phaseIdle: 4, phaseReading: 1, phaseHandling: 3, phaseOff: math.MaxInt64}
 	if *l != want {
 		t.Errorf("limits %v, want %v", *l, want)
 	}

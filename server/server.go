@@ -142,9 +142,13 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 			sh := streamapi.New(st, kh, streamapi.Options{MaxDuration: opts.MaxStreamDuration, MaxMessage: cmp.Or(opts.HTTP.MaxBody, httpapi.DefaultMaxBody), Tunnel: s.tunnel})
 			wb := webbench.New(sh, webbench.Options{MaxDuration: opts.MaxStreamDuration}) // /bench/: the in-browser benchmark
 			t := opts.Timeouts.withDefaults()
-			s.httpSrv = newHTTPServer(wb, &protos, t)
-			s.httpSrv.RegisterOnShutdown(s.Repl.Close)  // replication streams never end by themselves
-			ln := newWatchdog(s.httpLn, watchPeriod(t)) // coarse deadlines: see watchdog.go
+			if s.httpSrv, err = newPhasedHTTPServer(wb, &protos, t); err != nil {
+				s.httpLn.Close()
+				s.closeKV()
+				return nil, err
+			}
+			s.httpSrv.RegisterOnShutdown(s.Repl.Close) // replication streams never end by themselves
+			ln := newHTTPWatchdog(s.httpLn, t)         // timeouts in phases: see netphases.go
 			go func() { s.serveErr <- ignoreClosed(s.httpSrv.Serve(ln)) }()
 		case EngineFastHTTP:
 			if opts.Airports != nil {

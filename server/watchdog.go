@@ -32,8 +32,10 @@ type watchdog struct {
 	// the first): deadlines before it have passed.
 	now atomic.Int64
 
-	// phases, when set, puts the connections in phases (phases.go).
-	phases *phaseLimits
+	// phases, when set, puts the connections in phases (phases.go);
+	// netHTTP picks net/http's flavour of them (netphases.go).
+	phases  *phaseLimits
+	netHTTP bool
 
 	mu    sync.Mutex
 	conns map[*watchedConn]struct{}
@@ -71,6 +73,9 @@ func (w *watchdog) Accept() (net.Conn, error) {
 	w.mu.Unlock()
 	if w.phases != nil {
 		wc.enter(phaseNew)
+		if w.netHTTP {
+			return httpPhasedConn{wc}, nil
+		}
 		return phasedConn{wc}, nil
 	}
 	return wc, nil
@@ -126,6 +131,9 @@ type watchedConn struct {
 	// timeouts (phases.go); unused otherwise.
 	phase atomic.Int32
 	since atomic.Int64
+	// bodyFrom is when the current request's first byte came (net/http
+	// flavour): its body's read deadline counts from there.
+	bodyFrom atomic.Int64
 }
 
 // aLongTimeAgo is the deadline that makes a blocked call return at once.
@@ -150,16 +158,21 @@ func (c *watchedConn) setDeadline(d *atomic.Int64, t time.Time, set func(time.Ti
 	var v int64
 	if !t.IsZero() {
 		v = t.UnixNano()
-		// The last tick's time, not time.Now (a measurable part of
-		// the saving): a deadline between the two is applied by the
-		// next tick, as any other.
-		if v <= c.w.now.Load() {
-			c.mu.Lock()
-			d.Store(forced)
-			err := set(t)
-			c.mu.Unlock()
-			return err
-		}
+	}
+	return c.setDeadlineNs(d, v, set)
+}
+
+// setDeadlineNs is setDeadline of a Unix nanosecond time (0: none).
+func (c *watchedConn) setDeadlineNs(d *atomic.Int64, v int64, set func(time.Time) error) error {
+	// The last tick's time, not time.Now (a measurable part of the
+	// saving): a deadline between the two is applied by the next tick,
+	// as any other.
+	if v != 0 && v <= c.w.now.Load() {
+		c.mu.Lock()
+		d.Store(forced)
+		err := set(time.Unix(0, v))
+		c.mu.Unlock()
+		return err
 	}
 	if d.Swap(v) == forced {
 		c.mu.Lock()
