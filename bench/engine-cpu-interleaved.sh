@@ -57,12 +57,23 @@ for r in $(seq "$rounds"); do
     if grep -q Non-2xx <<<"$out"; then echo "$n: non-2xx replies:"$'\n'"$out" >&2; exit 1; fi
     k=$(awk '/requests in/{print $1}' <<<"$out")
     cpu[$n]=$((cpu[$n] + t1 - t0)) req[$n]=$((req[$n] + k))
-    line+=$(awk -v n="$n" -v t=$((t1 - t0)) -v k="$k" -v hz="$(getconf CLK_TCK)" 'BEGIN{printf "  %s %.2f us", n, t/hz*1e6/k}')
+    us=$(awk -v t=$((t1 - t0)) -v k="$k" -v hz="$(getconf CLK_TCK)" 'BEGIN{printf "%.3f", t/hz*1e6/k}')
+    echo "$r $n $us" >>"$tmp/rounds"
+    line+="  $n $us us"
   done
   echo "$line"
 done
 hz=$(getconf CLK_TCK)
+echo "totals over all rounds:"
 for n in "${names[@]}"; do
   awk -v n="$n" -v t="${cpu[$n]}" -v k="${req[$n]}" -v b="${cpu[bare]}" -v kb="${req[bare]}" -v hz="$hz" \
     'BEGIN{u=t/hz*1e6/k; ub=b/hz*1e6/kb; printf "%-9s %6.2f us/req  ratio to bare %.3f  (%d requests)\n", n, u, u/ub, k}'
+done
+# The spread: each round's ratio to that round's bare slice, as median and
+# quartiles (a single slice moves by ±10-20% on a shared host).
+echo "per-round ratio to bare (median, quartiles):"
+for n in "${names[@]}"; do
+  [ "$n" = bare ] && continue
+  awk -v n="$n" '$2 == "bare" {b[$1] = $3} $2 == n {v[$1] = $3} END {for (r in v) print v[r] / b[r]}' "$tmp/rounds" | sort -g |
+    awk -v n="$n" '{x[NR] = $1} END {printf "%-9s median %.3f  quartiles %.3f-%.3f  (%d rounds)\n", n, x[int((NR + 1) / 2)], x[int((NR + 3) / 4)], x[int((3 * NR + 3) / 4)], NR}'
 done
