@@ -2,7 +2,9 @@
 # gRPC unary against REST JSON at c=1 (issue 17's goal: gRPC p50 ≤ 1.0×
 # REST's): one `wirebench serve` pinned to one CPU; on another CPU, in the
 # same run and alternating, our load client's `get` scenario over REST
-# JSON and over gRPC, and ghz calling UserService/Get (when installed).
+# JSON and over gRPC, ghz calling UserService/Get (when installed), and
+# bench/grpcbare, the same call over a bare HTTP/2 framer in one goroutine
+# (the server's share: what grpc-go's client adds is the difference).
 # Prints each run's p50 and the ratios of the means.
 #
 # usage: bench/grpc-p50.sh [seconds=5] [rounds=2]
@@ -17,6 +19,7 @@ tmp=$(mktemp -d)
 srv=
 trap '[ -n "$srv" ] && kill "$srv" 2>/dev/null; rm -rf "$tmp"' EXIT
 go build -o "$tmp/wirebench" ./cmd/wirebench
+go build -o "$tmp/grpcbare" ./bench/grpcbare
 taskset -c "$server_cpu" "$tmp/wirebench" serve --http 127.0.0.1:0 --grpc 127.0.0.1:0 > "$tmp/out" 2>"$tmp/err" &
 srv=$!
 for _ in $(seq 100); do
@@ -34,12 +37,15 @@ ours() { taskset -c "$client_cpu" "$tmp/wirebench" load -q -c 1 -d "${secs}s" --
 ghz_p50() { taskset -c "$client_cpu" ghz --insecure --call wirebench.v1.UserService/Get -d '{"id":1}' -c 1 -z "${secs}s" "$grpc" |
   awk '/50 % in/ { v = $4; printf "%.1f\n", v * ($5 == "ms" ? 1000 : $5 == "s" ? 1e6 : 1) }'; }
 
+bare_p50() { taskset -c "$client_cpu" "$tmp/grpcbare" -n $((secs * 6000)) "$grpc" | awk '{ print $4 }'; }
+
 # warm-up: connections, pools, the server's first GC cycles
 ours --transport grpc -d 1s "$grpc" > /dev/null
 ours -d 1s "http://$http" > /dev/null
 for round in $(seq "$rounds"); do
   r=$(ours "http://$http"); echo "round $round rest-json-ours $r us" | tee -a "$tmp/results"
   g=$(ours --transport grpc "$grpc"); echo "round $round grpc-ours $g us" | tee -a "$tmp/results"
+  b=$(bare_p50); echo "round $round grpc-bare $b us" | tee -a "$tmp/results"
   if command -v ghz >/dev/null; then
     z=$(ghz_p50); echo "round $round grpc-ghz $z us" | tee -a "$tmp/results"
   fi
@@ -47,9 +53,9 @@ done
 awk '{ s[$3] += $4; n[$3]++ }
   END {
     for (k in s) m[k] = s[k] / n[k]
-    printf "mean p50: rest-json-ours %.1f us  grpc-ours %.1f us", m["rest-json-ours"], m["grpc-ours"]
+    printf "mean p50: rest-json-ours %.1f us  grpc-ours %.1f us  grpc-bare %.1f us", m["rest-json-ours"], m["grpc-ours"], m["grpc-bare"]
     if ("grpc-ghz" in m) printf "  grpc-ghz %.1f us", m["grpc-ghz"]
-    printf "\nratio to REST JSON: grpc-ours %.2f", m["grpc-ours"] / m["rest-json-ours"]
+    printf "\nratio to REST JSON: grpc-ours %.2f  grpc-bare %.2f", m["grpc-ours"] / m["rest-json-ours"], m["grpc-bare"] / m["rest-json-ours"]
     if ("grpc-ghz" in m) printf "  grpc-ghz %.2f", m["grpc-ghz"] / m["rest-json-ours"]
     printf "\n"
   }' "$tmp/results"
