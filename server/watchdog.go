@@ -11,12 +11,14 @@ import (
 // A watchdog enforces the REST connections' read and write deadlines
 // coarsely, in place of the runtime's per-connection timers.
 //
-// net/http arms a socket deadline several times per keep-alive request
-// (header, whole request, write, idle, and its background read's reset):
-// with our four timeouts, about 7 SetReadDeadline/SetWriteDeadline calls,
-// each re-arming a runtime timer under the poller's lock — 4–5% of the
-// server's CPU per GET in a profile (issue 17), all of it work the bare
-// handler never does. Through the watchdog a future deadline is one atomic
+// Given our four timeouts, net/http armed a socket deadline about seven
+// times per keep-alive request (header, whole request, write, idle, and
+// its background read's reset), each re-arming a runtime timer under the
+// poller's lock — 4–5% of the server's CPU per GET in a profile (issue
+// 17), all of it work the bare handler never does. HTTP/1 connections now
+// keep their limits in phases (phases.go, netphases.go); h2c streams'
+// deadlines and the calls net/http still makes (clearing deadlines,
+// aborting its background read) come here. A future deadline is one atomic
 // store; a single goroutine looks at every connection each period and
 // applies a deadline that has passed to the socket itself (a deadline in
 // the past), so a blocked Read or Write fails with os.ErrDeadlineExceeded
