@@ -127,8 +127,9 @@ func request(ctx *fasthttp.RequestCtx, body []byte) httpapi.Request {
 }
 
 // acceptHeaders returns the first Accept and Accept-Encoding values, as
-// Peek would. Peek canonicalizes its key on every call (about 250
-// instructions each, 4% of the engine's own per GET, issue 17); the
+// Peek would. Peek canonicalizes its key on every call (about 310
+// instructions each, 3.8% of the process's per GET by cachegrind, issue
+// 17); the
 // stored names are canonical already (fasthttp normalizes them as it
 // parses), so one pass comparing them exactly finds the same values.
 func acceptHeaders(h *fasthttp.RequestHeader) (accept, acceptEncoding string) {

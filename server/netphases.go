@@ -65,8 +65,7 @@ func phaseHook(read time.Duration) func(net.Conn, http.ConnState) {
 		}
 		switch st {
 		case http.StateActive: // (h2c connections are not reported here)
-			from := c.since.Load()
-			c.bodyFrom.Store(from)
+			from := c.since.Load() // the request's first byte
 			c.enter(phaseHandling)
 			_ = c.setDeadlineNs(&c.read, from+int64(read), c.Conn.SetReadDeadline)
 		case http.StateIdle:

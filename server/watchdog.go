@@ -133,9 +133,6 @@ type watchedConn struct {
 	// timeouts (phases.go); unused otherwise.
 	phase atomic.Int32
 	since atomic.Int64
-	// bodyFrom is when the current request's first byte came (net/http
-	// flavour): its body's read deadline counts from there.
-	bodyFrom atomic.Int64
 }
 
 // aLongTimeAgo is the deadline that makes a blocked call return at once.
