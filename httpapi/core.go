@@ -6,7 +6,7 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/prometheus/common/expfmt"
+	"github.com/wirebench/wirebench/promtext"
 
 	"github.com/wirebench/wirebench/api"
 )
@@ -130,24 +130,17 @@ func (s *Server) Fail(r *Request, err error, resp *Response) {
 	s.respond(resp, &q, out, status, &api.Error{Error: err.Error(), Code: api.Code(err)})
 }
 
-// metricsText renders the registry in the Prometheus text format.
+// metricsText renders the counters and the runtime's and process's
+// figures in the Prometheus text format.
 func (s *Server) metricsText(r *Request, resp *Response) {
-	resp.buf = getBuffer()
-	mfs, err := s.metrics.gatherer().Gather()
+	b := promtext.AppendGo(s.metrics.appendRequests(nil))
+	b, err := promtext.AppendProcess(b)
 	if err != nil {
-		resp.Status, resp.ContentType, resp.Body = http.StatusInternalServerError, textPlain, []byte("gathering metrics: "+err.Error()+"\n")
-		return
+		// What could be read is served; a comment says what is missing.
+		b = append(b, "# process metrics incomplete: "...)
+		b = append(b, strings.ReplaceAll(err.Error(), "\n", " ")...)
+		b = append(b, '\n')
 	}
-	format := expfmt.NewFormat(expfmt.TypeTextPlain)
-	enc := expfmt.NewEncoder(resp.buf, format)
-	for _, mf := range mfs {
-		if err := enc.Encode(mf); err != nil {
-			resp.Status, resp.ContentType, resp.Body = http.StatusInternalServerError, textPlain, []byte("encoding metrics: "+err.Error()+"\n")
-			return
-		}
-	}
-	resp.Status, resp.ContentType = http.StatusOK, string(format)
-	// The text is copied out of buf: encode reuses buf for the coding.
-	resp.Body = bytes.Clone(resp.buf.Bytes())
+	resp.Status, resp.ContentType, resp.Body = http.StatusOK, promtext.ContentType, b
 	resp.encode(r.AcceptEncoding)
 }

@@ -1,11 +1,16 @@
 package httpapi
 
 import (
+	"bytes"
 	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
 
 	"github.com/wirebench/wirebench/codec"
 )
@@ -52,7 +57,9 @@ func TestRouteCounters(t *testing.T) {
 		"/a json 200": workers * each, "/a json 404": 3, "/a msgpack 200": 2, "/b json 200": 1,
 	}
 	got := map[string]float64{}
-	mfs, err := m.reg.Gather()
+	// Read back with Prometheus' own parser (a test-only dependency).
+	p := expfmt.NewTextParser(model.LegacyValidation)
+	mfs, err := p.TextToMetricFamilies(bytes.NewReader(m.appendRequests(nil)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,6 +77,21 @@ func TestRouteCounters(t *testing.T) {
 	}
 	if !maps.Equal(got, want) {
 		t.Errorf("counters %v, want %v", got, want)
+	}
+	// client_golang's order: by label values, labels by name.
+	var order []string
+	for line := range strings.Lines(string(m.appendRequests(nil))) {
+		if !strings.HasPrefix(line, "#") {
+			order = append(order, line[:strings.LastIndexByte(line, ' ')])
+		}
+	}
+	if wantOrder := []string{
+		`wirebench_http_requests_total{format="json",route="/a",status="200"}`,
+		`wirebench_http_requests_total{format="json",route="/a",status="404"}`,
+		`wirebench_http_requests_total{format="json",route="/b",status="200"}`,
+		`wirebench_http_requests_total{format="msgpack",route="/a",status="200"}`,
+	}; !slices.Equal(order, wantOrder) {
+		t.Errorf("series in order\n%q\nwant\n%q", order, wantOrder)
 	}
 	if n := len(*a.list.Load()); n != 3 {
 		t.Errorf("route /a resolved %d counters, want 3 (one per pair)", n)

@@ -1,69 +1,48 @@
 package httpapi
 
 import (
+	"cmp"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
 
-	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/wirebench/wirebench/promtext"
 )
 
-// metrics is the server's Prometheus registry: requests by route, format and
-// status, plus the Go runtime's memory and GC statistics and the process
-// collector. A private registry keeps tests and several servers in one
-// process apart.
+// metrics are the server's request counters, by route, response format
+// and status, written with the Go runtime's and the process's figures in
+// the Prometheus text format (promtext: not client_golang, whose init
+// alone keeps ~130 kB live that every GC cycle under load marks again,
+// issue 17).
 type metrics struct {
-	reg      *prometheus.Registry
-	requests *prometheus.CounterVec
-	// runtime registers the Go and process collectors on the first
-	// scrape: the Go collector's descriptions of the runtime's metrics
-	// are ~0.5 MB of live heap, which a server nobody scrapes would
-	// carry, and collect more often for, on every request (issue 17).
-	runtime sync.Once
+	mu  sync.Mutex // serializes additions to all
+	all []*series
 }
 
-func newMetrics() *metrics {
-	m := &metrics{reg: prometheus.NewRegistry()}
-	m.requests = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "wirebench_http_requests_total",
-		Help: "HTTP requests handled, by route, response format and status code.",
-	}, []string{"route", "format", "status"})
-	m.reg.MustRegister(m.requests)
-	return m
+// series is one (route, format, status) counter.
+type series struct {
+	route, format string
+	status        int
+	n             atomic.Uint64
 }
 
-// gatherer is the registry with the runtime's collectors registered.
-func (m *metrics) gatherer() prometheus.Gatherer {
-	m.runtime.Do(func() {
-		m.reg.MustRegister(
-			collectors.NewGoCollector(collectors.WithGoCollectorRuntimeMetrics(collectors.MetricsGC, collectors.MetricsMemory)),
-			collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	})
-	return m.reg
-}
+func newMetrics() *metrics { return &metrics{} }
 
-// routeCounters are one route's request counters, each resolved from the
-// CounterVec once: a copy-on-write list read with one atomic load and a
-// scan of the few (format, status) pairs the route has answered, where a
-// label lookup hashes three labels and formats the status on every
-// request. The list is bounded by formats × statuses.
+// routeCounters are one route's request counters, each found with one
+// atomic load and a scan of the few (format, status) pairs the route has
+// answered: a copy-on-write list, where a map keyed by three labels would
+// hash them on every request. The list is bounded by formats × statuses.
 type routeCounters struct {
-	list atomic.Pointer[[]resolvedCounter]
+	list atomic.Pointer[[]*series]
 	mu   sync.Mutex // serializes additions
 }
 
-type resolvedCounter struct {
-	format string
-	status int
-	c      prometheus.Counter
-}
-
-func (rc *routeCounters) find(format string, status int) prometheus.Counter {
+func (rc *routeCounters) find(format string, status int) *series {
 	if l := rc.list.Load(); l != nil {
-		for i := range *l {
-			if e := &(*l)[i]; e.status == status && e.format == format {
-				return e.c
+		for _, c := range *l {
+			if c.status == status && c.format == format {
+				return c
 			}
 		}
 	}
@@ -75,23 +54,48 @@ func (rc *routeCounters) find(format string, status int) prometheus.Counter {
 func (m *metrics) count(rc *routeCounters, route, format string, status int) {
 	c := rc.find(format, status)
 	if c == nil {
-		c = rc.add(m.requests, route, format, status)
+		c = m.add(rc, route, format, status)
 	}
-	c.Inc()
+	c.n.Add(1)
 }
 
-func (rc *routeCounters) add(vec *prometheus.CounterVec, route, format string, status int) prometheus.Counter {
+func (m *metrics) add(rc *routeCounters, route, format string, status int) *series {
 	rc.mu.Lock()
 	defer rc.mu.Unlock()
 	if c := rc.find(format, status); c != nil {
 		return c // added while this call waited
 	}
-	c := vec.WithLabelValues(route, format, strconv.Itoa(status))
-	var l []resolvedCounter
+	c := &series{route: route, format: format, status: status}
+	var l []*series
 	if old := rc.list.Load(); old != nil {
 		l = append(l, *old...)
 	}
-	l = append(l, resolvedCounter{format, status, c})
-	rc.list.Store(&l)
+	rc.list.Store(new(append(l, c)))
+	m.mu.Lock()
+	m.all = append(m.all, c)
+	m.mu.Unlock()
 	return c
+}
+
+const requestsName = "wirebench_http_requests_total"
+
+// appendRequests writes the request counters, ordered as client_golang
+// orders them (by label values, labels by name), none before the first
+// request.
+func (m *metrics) appendRequests(b []byte) []byte {
+	m.mu.Lock()
+	all := slices.Clone(m.all)
+	m.mu.Unlock()
+	if len(all) == 0 {
+		return b
+	}
+	slices.SortFunc(all, func(x, y *series) int {
+		return cmp.Or(cmp.Compare(x.format, y.format), cmp.Compare(x.route, y.route),
+			cmp.Compare(strconv.Itoa(x.status), strconv.Itoa(y.status)))
+	})
+	b = promtext.AppendHeader(b, requestsName, "HTTP requests handled, by route, response format and status code.", promtext.Counter)
+	for _, c := range all {
+		b = promtext.AppendUint(b, requestsName, c.n.Load(), "format", c.format, "route", c.route, "status", strconv.Itoa(c.status))
+	}
+	return b
 }

@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -52,7 +53,9 @@ type FileBarrier struct {
 	now func() time.Time
 }
 
-var readyRE = regexp.MustCompile(`^ready-([0-9]+)-of-([0-9]+)$`)
+// Built on first use: a package-level one would be live heap in every
+// process linking the package, the server's too (issue 17).
+var readyRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^ready-([0-9]+)-of-([0-9]+)$`) })
 
 func readyName(s Segment) string { return fmt.Sprintf("ready-%d-of-%d", s.I, s.N) }
 
@@ -138,7 +141,7 @@ func (b FileBarrier) read() (times []time.Time, missing []string, err error) {
 	}
 	seen := map[int]time.Time{}
 	for _, e := range entries {
-		m := readyRE.FindStringSubmatch(e.Name())
+		m := readyRE().FindStringSubmatch(e.Name())
 		if m == nil {
 			continue
 		}

@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"regexp"
 	"strings"
+	"sync"
 	"syscall"
 )
 
@@ -31,7 +32,9 @@ func isClosedErr(err error) bool {
 // streamID matches the per-stream part of net/http's HTTP/2 errors
 // ("stream error: stream ID 7; INTERNAL_ERROR"), which would otherwise
 // make one failure reason per stream.
-var streamID = regexp.MustCompile(`stream ID [0-9]+; ?`)
+// Built on first use: a package-level one would be live heap in every
+// process linking the package, the server's too (issue 17).
+var streamID = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`stream ID [0-9]+; ?`) })
 
 // failReason maps an error to a low-cardinality reason: the kind of
 // failure without addresses, ports, URLs or stream IDs, so failures count
@@ -72,5 +75,5 @@ func failReason(err error) string {
 		}
 		return fmt.Sprintf("%s: %v", oe.Op, inner)
 	}
-	return streamID.ReplaceAllString(err.Error(), "")
+	return streamID().ReplaceAllString(err.Error(), "")
 }

@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -33,7 +34,9 @@ type Barrier interface {
 	Wait(ctx context.Context) (time.Time, error)
 }
 
-var unixRE = regexp.MustCompile(`^[0-9]{1,11}(\.[0-9]{1,9})?$`)
+// Built on first use: a package-level one would be live heap in every
+// process linking the package, the server's too (issue 17).
+var unixRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[0-9]{1,11}(\.[0-9]{1,9})?$`) })
 
 // ParseStartAt reads a start time: RFC 3339 (2026-11-23T18:00:00Z, with
 // or without fractional seconds) or Unix time in seconds (1795456800,
@@ -46,7 +49,7 @@ func ParseStartAt(s string) (time.Time, error) {
 	// Digits only: ParseFloat would also take 1e9, 0x1p30, Inf and NaN.
 	// Seconds and nanoseconds are read apart, exactly (a float64 of
 	// 1.8e9 s keeps only about 0.2 µs).
-	if !unixRE.MatchString(s) {
+	if !unixRE().MatchString(s) {
 		return time.Time{}, fmt.Errorf("%w: start time %q: want RFC 3339 (2026-11-23T18:00:00Z) or Unix seconds", ErrOptions, s)
 	}
 	a, b, _ := strings.Cut(s, ".")

@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -19,11 +20,15 @@ type Threshold struct {
 	value  float64 // seconds for latency, fraction for errors, req/s for rps
 }
 
-var thresholdRE = regexp.MustCompile(`^\s*(p[0-9.]+|avg|min|max|errors|rps)\s*(<=|>=|<|>)\s*([0-9.]+)\s*([a-zµ%]*)\s*$`)
+// Built on first use: a package-level one would be live heap in every
+// process linking the package, the server's too (issue 17).
+var thresholdRE = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^\s*(p[0-9.]+|avg|min|max|errors|rps)\s*(<=|>=|<|>)\s*([0-9.]+)\s*([a-zµ%]*)\s*$`)
+})
 
 // ParseThreshold parses one threshold expression.
 func ParseThreshold(s string) (Threshold, error) {
-	m := thresholdRE.FindStringSubmatch(s)
+	m := thresholdRE().FindStringSubmatch(s)
 	if m == nil {
 		return Threshold{}, fmt.Errorf("%w: %q (want e.g. p99<50ms, errors<1%%, rps>1000)", ErrThreshold, s)
 	}

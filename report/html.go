@@ -6,12 +6,15 @@ import (
 	"html/template"
 	"io"
 	"strings"
+	"sync"
 )
 
 //go:embed html.tmpl
 var htmlSource string
 
-var htmlTmpl = template.Must(template.New("report").Parse(htmlSource))
+// Built on first use: a package-level one would be live heap in every
+// process linking the package, the server's too (issue 17).
+var htmlTmpl = sync.OnceValue(func() *template.Template { return template.Must(template.New("report").Parse(htmlSource)) })
 
 // WriteHTML renders report.html: one self-contained file (inline CSS and
 // SVG, no script, nothing fetched) with the plots first and the same
@@ -51,7 +54,7 @@ func WriteHTML(w io.Writer, rep *Report) error {
 			BarsTitle: fmt.Sprintf("%s: body bytes at %d items", s.Dataset, n), Bars: template.HTML(payloadBars(s, n)),
 			Table: htmlTableOf(payloadTable(s))})
 	}
-	if err := htmlTmpl.Execute(w, d); err != nil {
+	if err := htmlTmpl().Execute(w, d); err != nil {
 		return fmt.Errorf("report: write html: %w", err)
 	}
 	return nil

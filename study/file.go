@@ -12,6 +12,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	yaml "go.yaml.in/yaml/v3"
@@ -32,7 +33,9 @@ const (
 // the file, the line and the field.
 var ErrStudyFile = errors.New("bad study file")
 
-var nameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
+// Built on first use: a package-level one would be live heap in every
+// process linking the package, the server's too (issue 17).
+var nameRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`) })
 
 // parser holds one file's state: its name for messages and its directory
 // for relative paths.
@@ -103,7 +106,7 @@ func (p *parser) definition(doc *yaml.Node, spec *fileSpec) Definition {
 	if def.Name == "" {
 		def.Name = strings.TrimSuffix(filepath.Base(p.file), filepath.Ext(p.file))
 	}
-	if !nameRE.MatchString(def.Name) {
+	if !nameRE().MatchString(def.Name) {
 		p.errorf(lineOf(doc, "name"), "name %q: want letters, digits, '.', '_' or '-' (it names the results directory), at most 64", def.Name)
 	}
 	if def.Title == "" {

@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // MaxPorts is how many free ports one cell may ask for: {port} and {port2}
@@ -13,11 +14,15 @@ import (
 const MaxPorts = 9
 
 // placeholderRE matches our placeholders, valid or not ({port10}).
-var placeholderRE = regexp.MustCompile(`\{(port[0-9]*|wirebench)\}`)
+// Built on first use: a package-level one would be live heap in every
+// process linking the package, the server's too (issue 17).
+var placeholderRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\{(port[0-9]*|wirebench)\}`) })
 
 // braceWordRE finds {word}s, to catch misspelt placeholders ({prot});
 // other words in braces ({print} in an awk script) are left alone.
-var braceWordRE = regexp.MustCompile(`\{([A-Za-z][A-Za-z0-9_]*)\}`)
+// Built on first use: a package-level one would be live heap in every
+// process linking the package, the server's too (issue 17).
+var braceWordRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\{([A-Za-z][A-Za-z0-9_]*)\}`) })
 
 // nearPlaceholder reports whether name looks like a misspelt placeholder.
 func nearPlaceholder(name string) bool {
@@ -38,7 +43,7 @@ func (v vars) expand(s string) string {
 	if !strings.Contains(s, "{") {
 		return s
 	}
-	return placeholderRE.ReplaceAllStringFunc(s, func(m string) string {
+	return placeholderRE().ReplaceAllStringFunc(s, func(m string) string {
 		name := m[1 : len(m)-1]
 		if name == "wirebench" {
 			if v.wirebench == "" {
@@ -82,12 +87,12 @@ func portIndex(name string) (int, bool) {
 func portsUsed(templates ...string) (int, error) {
 	n := 0
 	for _, s := range templates {
-		for _, m := range braceWordRE.FindAllStringSubmatch(s, -1) {
-			if !placeholderRE.MatchString(m[0]) && nearPlaceholder(m[1]) {
+		for _, m := range braceWordRE().FindAllStringSubmatch(s, -1) {
+			if !placeholderRE().MatchString(m[0]) && nearPlaceholder(m[1]) {
 				return 0, fmt.Errorf("unknown placeholder %s (have {port}, {port2} ... {port%d}, {wirebench})", m[0], MaxPorts)
 			}
 		}
-		for _, m := range placeholderRE.FindAllString(s, -1) {
+		for _, m := range placeholderRE().FindAllString(s, -1) {
 			name := m[1 : len(m)-1]
 			if name == "wirebench" {
 				continue
