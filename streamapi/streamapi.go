@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"connectrpc.com/connect"
+	"google.golang.org/grpc"
 
 	"github.com/wirebench/wirebench/grpcapi"
 	"github.com/wirebench/wirebench/grpcws"
@@ -97,13 +98,12 @@ func New(st *store.Memory, next http.Handler, opts Options) *Handler {
 		return mux
 	})
 	// Every streaming RPC of wirebench.v1 gets the stream bounds (bound).
-	svcs := pb.File_wirebench_proto.Services()
-	for i := range svcs.Len() {
-		ms := svcs.Get(i).Methods()
-		for j := range ms.Len() {
-			if m := ms.Get(j); m.IsStreamingClient() || m.IsStreamingServer() {
-				h.streams["/"+string(svcs.Get(i).FullName())+"/"+string(m.Name())] = true
-			}
+	// The gRPC service descriptions list them without protoreflect, whose
+	// method list would unpack the whole file descriptor (13 kB of live
+	// heap) in a server that may never serve protobuf.
+	for _, sd := range []*grpc.ServiceDesc{&pb.UserService_ServiceDesc, &pb.TodoService_ServiceDesc, &pb.EchoService_ServiceDesc} {
+		for _, m := range sd.Streams {
+			h.streams["/"+sd.ServiceName+"/"+m.StreamName] = true
 		}
 	}
 	if opts.Tunnel != nil {
