@@ -11,7 +11,6 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/health"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
-	"google.golang.org/grpc/reflection"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/emptypb"
 
@@ -40,7 +39,7 @@ func Register(s *grpc.Server, st *store.Memory) {
 		hs.SetServingStatus(name, healthpb.HealthCheckResponse_SERVING)
 	}
 	healthpb.RegisterHealthServer(s, hs)
-	reflection.Register(s)
+	registerReflection(s)
 }
 
 // codeOf is the one table from API errors to gRPC status codes.
