@@ -2,6 +2,7 @@ package grpcapi
 
 import (
 	"context"
+	"errors"
 	"net"
 	"os/exec"
 	"slices"
@@ -16,6 +17,7 @@ import (
 	rpbalpha "google.golang.org/grpc/reflection/grpc_reflection_v1alpha"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protodesc" // tests only: the binary must not link it
+	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/reflect/protoregistry"
 	"google.golang.org/protobuf/types/descriptorpb"
 
@@ -219,5 +221,35 @@ func TestServerLinksNoHeavyInit(t *testing.T) {
 		if slices.Contains(strings.Fields(string(out)), pkg) {
 			t.Errorf("cmd/wirebench links %s", pkg)
 		}
+	}
+}
+
+// TestRawDescriptorEveryFile: every file registered in this test binary
+// (ours, grpc's, the well-known types, descriptor.proto itself) is
+// served, identical to protodesc's rendering, or refused with
+// errNoDescriptor when it declares neither message nor enum.
+func TestRawDescriptorEveryFile(t *testing.T) {
+	n := 0
+	protoregistry.GlobalFiles.RangeFiles(func(fd protoreflect.FileDescriptor) bool {
+		n++
+		b, err := rawDescriptor(fd)
+		if fd.Messages().Len() == 0 && fd.Enums().Len() == 0 {
+			if !errors.Is(err, errNoDescriptor) {
+				t.Errorf("%s declares no message or enum: %v", fd.Path(), err)
+			}
+			return true
+		}
+		if err != nil {
+			t.Errorf("%s: %v", fd.Path(), err)
+			return true
+		}
+		var got descriptorpb.FileDescriptorProto
+		if err := proto.Unmarshal(b, &got); err != nil || !proto.Equal(&got, protodesc.ToFileDescriptorProto(fd)) {
+			t.Errorf("%s: served descriptor differs from the registry's (%v)", fd.Path(), err)
+		}
+		return true
+	})
+	if n < 6 {
+		t.Fatalf("only %d registered files", n)
 	}
 }
