@@ -7,7 +7,15 @@
 # divided by wrk's request count. Rounds alternate the servers so
 # background load hits all alike; the ratios are of the means.
 #
-# usage: bench/engine-cpu.sh [seconds=5] [rounds=2]
+# With GC=1 the servers run with GODEBUG=gctrace=1 and each line adds the
+# garbage collector's share, summed from the runtime's own trace lines
+# (mark assist, background and idle workers, both pauses): cycles per
+# million requests and GC CPU per request. Far steadier than total CPU on
+# a noisy host, it shows what the live heap and globals cost (each cycle
+# marks them again; a larger live heap leaves less room under the 4 MB
+# minimum heap goal, so cycles come more often).
+#
+# usage: [GC=1] bench/engine-cpu.sh [seconds=5] [rounds=2]
 # needs: wrk, taskset; 2 CPUs or more. On a shared machine run it under
 # the load lock: flock /tmp/wirebench-load.lock bench/engine-cpu.sh
 set -euo pipefail
@@ -29,7 +37,9 @@ cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 # run NAME CMD... : one measured run; appends "NAME us/req req/s" to $tmp/results.
 run() {
   local name=$1; shift
-  taskset -c "$server_cpu" "$@" > "$tmp/out" 2>"$tmp/err" &
+  local godebug=${GODEBUG:-}
+  [ "${GC:-}" = 1 ] && godebug=gctrace=1
+  GODEBUG=$godebug taskset -c "$server_cpu" "$@" > "$tmp/out" 2>"$tmp/err" &
   srv=$!
   local addr=
   for _ in $(seq 100); do
@@ -40,7 +50,8 @@ run() {
   [ -n "$addr" ] || { echo "$name did not start: $(cat "$tmp/err")" >&2; exit 1; }
   local url="http://$addr/users/1"
   taskset -c "$client_cpu" wrk -t1 -c50 -d1s "$url" > /dev/null
-  local t0 t1 out req rps
+  local t0 t1 out req rps gcs gc=
+  gcs=$(grep -c '^gc ' "$tmp/err" || true)
   t0=$(cpu_ticks "$srv")
   out=$(taskset -c "$client_cpu" wrk -t1 -c50 -d"${secs}s" "$url")
   t1=$(cpu_ticks "$srv")
@@ -48,8 +59,14 @@ run() {
   if grep -q Non-2xx <<<"$out"; then echo "$name: non-2xx replies:"$'\n'"$out" >&2; exit 1; fi
   req=$(awk '/requests in/{print $1}' <<<"$out")
   rps=$(awk '/Requests\/sec/{print $2}' <<<"$out")
-  awk -v n="$name" -v t=$((t1 - t0)) -v hz="$hz" -v r="$req" -v rps="$rps" \
-    'BEGIN{printf "%-9s %7.2f us/req  %9.0f req/s\n", n, t/hz*1e6/r, rps}' | tee -a "$tmp/results"
+  if [ "${GC:-}" = 1 ]; then
+    # A trace line: "gc N @T s P%: a+b+c ms clock, A+B/C/D+E ms cpu, ..."
+    gc=$(tail -n +"$((gcs + 1))" "$tmp/err" | grep '^gc ' | awk -v k="$req" '
+      { for (i = 1; i <= NF; i++) if ($i == "cpu,") { split($(i - 2), a, "[+/]"); ms += a[1] + a[2] + a[3] + a[4] + a[5] }; c++ }
+      END { printf "  GC: %4.0f cycles per 1M requests, %.3f us/req", c / k * 1e6, ms * 1000 / k }')
+  fi
+  awk -v n="$name" -v t=$((t1 - t0)) -v hz="$hz" -v r="$req" -v rps="$rps" -v gc="$gc" \
+    'BEGIN{printf "%-9s %7.2f us/req  %9.0f req/s%s\n", n, t/hz*1e6/r, rps, gc}' | tee -a "$tmp/results"
 }
 
 for round in $(seq "$rounds"); do
