@@ -6,11 +6,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
+
+	"github.com/wirebench/wirebench/internal/lazy"
 )
 
 // Defaults and bounds of a FileBarrier (README, limits table).
@@ -53,9 +53,7 @@ type FileBarrier struct {
 	now func() time.Time
 }
 
-// Built on first use: a package-level one would be live heap in every
-// process linking the package, the server's too (issue 17).
-var readyRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^ready-([0-9]+)-of-([0-9]+)$`) })
+var readyRE = lazy.Regexp(`^ready-([0-9]+)-of-([0-9]+)$`)
 
 func readyName(s Segment) string { return fmt.Sprintf("ready-%d-of-%d", s.I, s.N) }
 

@@ -7,10 +7,10 @@ import (
 	"io"
 	"net"
 	"net/url"
-	"regexp"
 	"strings"
-	"sync"
 	"syscall"
+
+	"github.com/wirebench/wirebench/internal/lazy"
 )
 
 // Reasons a request got no complete response, shared by every engine so
@@ -32,9 +32,7 @@ func isClosedErr(err error) bool {
 // streamID matches the per-stream part of net/http's HTTP/2 errors
 // ("stream error: stream ID 7; INTERNAL_ERROR"), which would otherwise
 // make one failure reason per stream.
-// Built on first use: a package-level one would be live heap in every
-// process linking the package, the server's too (issue 17).
-var streamID = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`stream ID [0-9]+; ?`) })
+var streamID = lazy.Regexp(`stream ID [0-9]+; ?`)
 
 // failReason maps an error to a low-cardinality reason: the kind of
 // failure without addresses, ports, URLs or stream IDs, so failures count

@@ -4,11 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
+
+	"github.com/wirebench/wirebench/internal/lazy"
 )
 
 // ErrStart reports that a synchronized start could not be kept: the start
@@ -34,9 +34,7 @@ type Barrier interface {
 	Wait(ctx context.Context) (time.Time, error)
 }
 
-// Built on first use: a package-level one would be live heap in every
-// process linking the package, the server's too (issue 17).
-var unixRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[0-9]{1,11}(\.[0-9]{1,9})?$`) })
+var unixRE = lazy.Regexp(`^[0-9]{1,11}(\.[0-9]{1,9})?$`)
 
 // ParseStartAt reads a start time: RFC 3339 (2026-11-23T18:00:00Z, with
 // or without fractional seconds) or Unix time in seconds (1795456800,

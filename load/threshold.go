@@ -2,11 +2,11 @@ package load
 
 import (
 	"fmt"
-	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
+
+	"github.com/wirebench/wirebench/internal/lazy"
 )
 
 // Threshold is a pass/fail criterion on a result, k6-style:
@@ -20,11 +20,7 @@ type Threshold struct {
 	value  float64 // seconds for latency, fraction for errors, req/s for rps
 }
 
-// Built on first use: a package-level one would be live heap in every
-// process linking the package, the server's too (issue 17).
-var thresholdRE = sync.OnceValue(func() *regexp.Regexp {
-	return regexp.MustCompile(`^\s*(p[0-9.]+|avg|min|max|errors|rps)\s*(<=|>=|<|>)\s*([0-9.]+)\s*([a-zµ%]*)\s*$`)
-})
+var thresholdRE = lazy.Regexp(`^\s*(p[0-9.]+|avg|min|max|errors|rps)\s*(<=|>=|<|>)\s*([0-9.]+)\s*([a-zµ%]*)\s*$`)
 
 // ParseThreshold parses one threshold expression.
 func ParseThreshold(s string) (Threshold, error) {

@@ -9,14 +9,13 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
-	"regexp"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	yaml "go.yaml.in/yaml/v3"
 
+	"github.com/wirebench/wirebench/internal/lazy"
 	"github.com/wirebench/wirebench/load"
 )
 
@@ -33,9 +32,7 @@ const (
 // the file, the line and the field.
 var ErrStudyFile = errors.New("bad study file")
 
-// Built on first use: a package-level one would be live heap in every
-// process linking the package, the server's too (issue 17).
-var nameRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`) })
+var nameRE = lazy.Regexp(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
 
 // parser holds one file's state: its name for messages and its directory
 // for relative paths.

@@ -3,10 +3,10 @@ package study
 import (
 	"fmt"
 	"net"
-	"regexp"
 	"strconv"
 	"strings"
-	"sync"
+
+	"github.com/wirebench/wirebench/internal/lazy"
 )
 
 // MaxPorts is how many free ports one cell may ask for: {port} and {port2}
@@ -14,15 +14,11 @@ import (
 const MaxPorts = 9
 
 // placeholderRE matches our placeholders, valid or not ({port10}).
-// Built on first use: a package-level one would be live heap in every
-// process linking the package, the server's too (issue 17).
-var placeholderRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\{(port[0-9]*|wirebench)\}`) })
+var placeholderRE = lazy.Regexp(`\{(port[0-9]*|wirebench)\}`)
 
 // braceWordRE finds {word}s, to catch misspelt placeholders ({prot});
 // other words in braces ({print} in an awk script) are left alone.
-// Built on first use: a package-level one would be live heap in every
-// process linking the package, the server's too (issue 17).
-var braceWordRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\{([A-Za-z][A-Za-z0-9_]*)\}`) })
+var braceWordRE = lazy.Regexp(`\{([A-Za-z][A-Za-z0-9_]*)\}`)
 
 // nearPlaceholder reports whether name looks like a misspelt placeholder.
 func nearPlaceholder(name string) bool {
