@@ -2,7 +2,8 @@
 # gRPC unary against REST JSON at c=1 (issue 17's goal: gRPC p50 ≤ 1.0×
 # REST's): one `wirebench serve` pinned to one CPU; on another CPU, in the
 # same run and alternating, our load client's `get` scenario over REST
-# JSON and over gRPC, ghz calling UserService/Get (when installed), and
+# JSON and over gRPC with each of its clients (lean, the default, and std,
+# grpc-go's), ghz calling UserService/Get (when installed), and
 # bench/grpcbare, the same call over a bare HTTP/2 framer in one goroutine
 # (the server's share: what grpc-go's client adds is the difference).
 # Prints each run's p50 and the ratios of the means.
@@ -45,6 +46,7 @@ ours -d 1s "http://$http" > /dev/null
 for round in $(seq "$rounds"); do
   r=$(ours "http://$http"); echo "round $round rest-json-ours $r us" | tee -a "$tmp/results"
   g=$(ours --transport grpc "$grpc"); echo "round $round grpc-ours $g us" | tee -a "$tmp/results"
+  s=$(ours --transport grpc --client std "$grpc"); echo "round $round grpc-ours-std $s us" | tee -a "$tmp/results"
   b=$(bare_p50); echo "round $round grpc-bare $b us" | tee -a "$tmp/results"
   if command -v ghz >/dev/null; then
     z=$(ghz_p50); echo "round $round grpc-ghz $z us" | tee -a "$tmp/results"
@@ -53,9 +55,9 @@ done
 awk '{ s[$3] += $4; n[$3]++ }
   END {
     for (k in s) m[k] = s[k] / n[k]
-    printf "mean p50: rest-json-ours %.1f us  grpc-ours %.1f us  grpc-bare %.1f us", m["rest-json-ours"], m["grpc-ours"], m["grpc-bare"]
+    printf "mean p50: rest-json-ours %.1f us  grpc-ours %.1f us  grpc-ours-std %.1f us  grpc-bare %.1f us", m["rest-json-ours"], m["grpc-ours"], m["grpc-ours-std"], m["grpc-bare"]
     if ("grpc-ghz" in m) printf "  grpc-ghz %.1f us", m["grpc-ghz"]
-    printf "\nratio to REST JSON: grpc-ours %.2f  grpc-bare %.2f", m["grpc-ours"] / m["rest-json-ours"], m["grpc-bare"] / m["rest-json-ours"]
+    printf "\nratio to REST JSON: grpc-ours %.2f  grpc-ours-std %.2f  grpc-bare %.2f", m["grpc-ours"] / m["rest-json-ours"], m["grpc-ours-std"] / m["rest-json-ours"], m["grpc-bare"] / m["rest-json-ours"]
     if ("grpc-ghz" in m) printf "  grpc-ghz %.2f", m["grpc-ghz"] / m["rest-json-ours"]
     printf "\n"
   }' "$tmp/results"

@@ -24,21 +24,33 @@ import (
 // concurrent streams per connection are VUs/n (recorded in the result's
 // configuration). Bytes are counted on the TCP connections beneath gRPC,
 // so they include HTTP/2 and gRPC framing; message sizes are the body.
+//
+// The connections are the lean client's (grpclean.go) unless the client
+// is ClientStd, grpc-go's.
 type grpcPool struct {
-	conns []*grpc.ClientConn
+	conns []*grpc.ClientConn // ClientStd
+	lean  []*grpcLeanConn    // ClientLean
 	bytes measure.Bytes
 }
 
-func newGRPCPool(addr string, n int, timeout time.Duration, count bool) (*grpcPool, error) {
+func newGRPCPool(addr string, n int, timeout time.Duration, count bool, client string) (*grpcPool, error) {
 	if n <= 0 {
 		n = 1
 	}
-	p := &grpcPool{conns: make([]*grpc.ClientConn, n)}
+	p := &grpcPool{}
 	d := &net.Dialer{Timeout: timeout}
 	dial := measure.DialFunc(d.DialContext)
 	if count {
 		dial = measure.CountingDialer(dial, &p.bytes)
 	}
+	if client != ClientStd {
+		p.lean = make([]*grpcLeanConn, n)
+		for i := range p.lean {
+			p.lean[i] = newGRPCLeanConn(addr, dial)
+		}
+		return p, nil
+	}
+	p.conns = make([]*grpc.ClientConn, n)
 	for i := range p.conns {
 		c, err := grpc.NewClient("passthrough:///"+addr,
 			grpc.WithTransportCredentials(insecure.NewCredentials()),
@@ -70,33 +82,54 @@ func (p *grpcPool) close() {
 			c.Close()
 		}
 	}
+	for _, c := range p.lean {
+		c.close()
+	}
 }
 
 func (p *grpcPool) client(vu int, timeout time.Duration) *grpcClient {
-	cc := p.conns[vu%len(p.conns)]
-	return &grpcClient{
-		users: pb.NewUserServiceClient(cc), echoes: pb.NewEchoServiceClient(cc), timeout: timeout,
+	c := &grpcClient{timeout: timeout}
+	if p.lean != nil {
+		c.lean = p.lean[vu%len(p.lean)]
+		c.call.done = make(chan struct{}, 1)
+	} else {
+		c.std = p.conns[vu%len(p.conns)]
 	}
+	return c
 }
 
 // grpcClient is one VU's view of the pool.
 type grpcClient struct {
-	users   pb.UserServiceClient
-	echoes  pb.EchoServiceClient
+	std     *grpc.ClientConn
+	lean    *grpcLeanConn
+	call    leanCall // the lean client's call state, reused
+	req     []byte   // the lean client's request buffer, reused
 	timeout time.Duration
 }
 
 func (c *grpcClient) close() {}
 
-// call runs one unary call with the per-request timeout and fills o.
-func grpcCall[Req, Resp proto.Message](ctx context.Context, c *grpcClient, fn func(context.Context, Req, ...grpc.CallOption) (Resp, error), in Req, o *Outcome) (Resp, bool) {
+// invoke makes one unary call with either client.
+func (c *grpcClient) invoke(ctx context.Context, method string, in, out proto.Message) error {
+	if c.lean == nil {
+		return c.std.Invoke(ctx, method, in, out)
+	}
+	var err error
+	if c.req, err = appendGRPCMessage(c.req[:0], in); err != nil {
+		return err
+	}
+	return c.lean.invoke(ctx, &c.call, method, c.req, out)
+}
+
+// grpcCall runs one unary call with the per-request timeout and fills o.
+func grpcCall[Resp proto.Message](ctx context.Context, c *grpcClient, method string, in proto.Message, out Resp, o *Outcome) (Resp, bool) {
 	o.BodyOut += proto.Size(in)
 	if c.timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, c.timeout)
 		defer cancel()
 	}
-	out, err := fn(ctx, in)
+	err := c.invoke(ctx, method, in, out)
 	st, _ := status.FromError(err)
 	o.Status = GRPCStatus(uint32(st.Code()))
 	if err != nil {
@@ -111,7 +144,7 @@ func grpcCall[Req, Resp proto.Message](ctx context.Context, c *grpcClient, fn fu
 }
 
 func (c *grpcClient) listUsers(ctx context.Context, out *api.UserList, o *Outcome) bool {
-	m, ok := grpcCall(ctx, c, c.users.List, &pb.ListUsersRequest{}, o)
+	m, ok := grpcCall(ctx, c, pb.UserService_List_FullMethodName, &pb.ListUsersRequest{}, new(pb.UserList), o)
 	if ok {
 		pb.ToUserList(m, out)
 	}
@@ -119,7 +152,7 @@ func (c *grpcClient) listUsers(ctx context.Context, out *api.UserList, o *Outcom
 }
 
 func (c *grpcClient) createUser(ctx context.Context, in *encoded[api.User], out *api.User, o *Outcome) bool {
-	m, ok := grpcCall(ctx, c, c.users.Create, pb.FromUser(&in.v), o)
+	m, ok := grpcCall(ctx, c, pb.UserService_Create_FullMethodName, pb.FromUser(&in.v), new(pb.User), o)
 	if ok {
 		pb.ToUser(m, out)
 	}
@@ -127,7 +160,7 @@ func (c *grpcClient) createUser(ctx context.Context, in *encoded[api.User], out 
 }
 
 func (c *grpcClient) getUser(ctx context.Context, id int64, out *api.User, o *Outcome) bool {
-	m, ok := grpcCall(ctx, c, c.users.Get, &pb.GetUserRequest{Id: id}, o)
+	m, ok := grpcCall(ctx, c, pb.UserService_Get_FullMethodName, &pb.GetUserRequest{Id: id}, new(pb.User), o)
 	if ok {
 		pb.ToUser(m, out)
 	}
@@ -137,7 +170,7 @@ func (c *grpcClient) getUser(ctx context.Context, id int64, out *api.User, o *Ou
 func (c *grpcClient) updateUser(ctx context.Context, id int64, in *encoded[api.User], out *api.User, o *Outcome) bool {
 	msg := pb.FromUser(&in.v)
 	msg.Id = id
-	m, ok := grpcCall(ctx, c, c.users.Update, msg, o)
+	m, ok := grpcCall(ctx, c, pb.UserService_Update_FullMethodName, msg, new(pb.User), o)
 	if ok {
 		pb.ToUser(m, out)
 	}
@@ -145,12 +178,12 @@ func (c *grpcClient) updateUser(ctx context.Context, id int64, in *encoded[api.U
 }
 
 func (c *grpcClient) deleteUser(ctx context.Context, id int64, o *Outcome) bool {
-	_, ok := grpcCall[*pb.DeleteUserRequest, *emptypb.Empty](ctx, c, c.users.Delete, &pb.DeleteUserRequest{Id: id}, o)
+	_, ok := grpcCall(ctx, c, pb.UserService_Delete_FullMethodName, &pb.DeleteUserRequest{Id: id}, new(emptypb.Empty), o)
 	return ok
 }
 
 func (c *grpcClient) echo(ctx context.Context, in *encoded[api.EchoRequest], out *api.EchoResponse, o *Outcome) bool {
-	m, ok := grpcCall(ctx, c, c.echoes.Echo, &pb.EchoRequest{FirstMessage: in.v.FirstMessage, SecondMessage: in.v.SecondMessage}, o)
+	m, ok := grpcCall(ctx, c, pb.EchoService_Echo_FullMethodName, &pb.EchoRequest{FirstMessage: in.v.FirstMessage, SecondMessage: in.v.SecondMessage}, new(pb.EchoResponse), o)
 	if ok {
 		*out = api.EchoResponse{Message: m.GetMessage()}
 	}

@@ -47,6 +47,9 @@ type ScenarioOptions struct {
 	// (Accept-Encoding) and decodes them before the checks; request bodies
 	// stay uncompressed. Body bytes then count the coded payload.
 	Compression string `json:"compression,omitempty"`
+	// Client is ClientLean (default: ours, for HTTP/1.1 and gRPC) or
+	// ClientStd (net/http's Transport on HTTP/1.1, grpc-go on gRPC).
+	Client string `json:"client,omitempty"`
 }
 
 // apiScenario is the Scenario of every reference-API scenario: it owns the
@@ -91,6 +94,13 @@ func NewScenario(o ScenarioOptions) (Scenario, error) {
 	if o.Timeout == 0 {
 		o.Timeout = 10 * time.Second
 	}
+	switch o.Client {
+	case "":
+		o.Client = ClientLean
+	case ClientLean, ClientStd:
+	default:
+		return nil, fmt.Errorf("%w: client %q (want lean or std)", ErrOptions, o.Client)
+	}
 	s := &apiScenario{o: o, ops: ops}
 	host := o.URL
 	if u, err := url.Parse(o.URL); err == nil && u.Host != "" {
@@ -118,7 +128,7 @@ func NewScenario(o ScenarioOptions) (Scenario, error) {
 			s.h2 = newH2Pool(o.Connections, o.Timeout, nil)
 		}
 	case TransportGRPC:
-		p, err := newGRPCPool(s.addr, o.Connections, o.Timeout, true)
+		p, err := newGRPCPool(s.addr, o.Connections, o.Timeout, true, o.Client)
 		if err != nil {
 			return nil, err
 		}
@@ -174,6 +184,8 @@ func (s *apiScenario) client(id int, wire *measure.Bytes) apiClient {
 		return s.grpc.client(id, s.o.Timeout)
 	case s.h2 != nil:
 		return s.restClient(nil, s.h2.client(id))
+	case s.o.Client == ClientStd:
+		return s.restClient(nil, newStdClient(wire, s.o.Timeout, s.o.NoKeepAlive, nil))
 	}
 	return s.restClient(newH1Conn(s.addr, wire, s.o.Timeout, !s.o.NoKeepAlive), nil)
 }
@@ -197,7 +209,7 @@ func (s *apiScenario) snapshot(ctx context.Context) error {
 	s.once.Do(func() {
 		var c apiClient
 		if s.grpc != nil {
-			p, err := newGRPCPool(s.addr, 1, s.o.Timeout, false)
+			p, err := newGRPCPool(s.addr, 1, s.o.Timeout, false, s.o.Client)
 			if err != nil {
 				s.seedErr = err
 				return

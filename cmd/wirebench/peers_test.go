@@ -101,6 +101,43 @@ func TestPeerGRPCTools(t *testing.T) {
 	}
 }
 
+// TestPeerGRPCClientsBesideGhz runs ghz and both of our gRPC clients
+// (lean, the default; std, grpc-go) against one server at the same time:
+// every client counts exactly the calls it made, all OK, and our clients'
+// checks of each reply pass while ghz loads the same connection limit.
+func TestPeerGRPCClientsBesideGhz(t *testing.T) {
+	ghz := needTool(t, "ghz", "go install github.com/bojand/ghz/cmd/ghz@latest")
+	bin := buildBinary(t)
+	_, addr := startServe(t, bin, "--seed-users", "50", "--h2-max-streams", "4")
+	type report struct {
+		Count          int            `json:"count"`
+		StatusCodeDist map[string]int `json:"statusCodeDistribution"`
+	}
+	ghzDone := make(chan report, 1)
+	go func() {
+		var rep report
+		out, err := exec.Command(ghz, "--insecure", "--call", "wirebench.v1.UserService.Get", "-d", `{"id":1}`,
+			"-n", "3000", "-c", "8", "--format", "json", addr).Output()
+		if err == nil {
+			err = json.Unmarshal(out, &rep)
+		}
+		if err != nil {
+			t.Errorf("ghz: %v\n%s", err, out)
+		}
+		ghzDone <- rep
+	}()
+	for _, client := range []string{"lean", "std"} {
+		res := runWirebench(t, []string{bin, "load", "-q", "--scenario", "crud", "--transport", "grpc", "--client", client,
+			"-c", "8", "-n", "3000", "--out"}, addr)
+		if res.Requests != 3000 || res.Failed != 0 {
+			t.Errorf("%s client: %d requests, %d failed; want 3000 and 0", client, res.Requests, res.Failed)
+		}
+	}
+	if rep := <-ghzDone; rep.Count != 3000 || rep.StatusCodeDist["OK"] != 3000 {
+		t.Errorf("ghz beside them: count %d, status %v", rep.Count, rep.StatusCodeDist)
+	}
+}
+
 // TestPeerK6CRUD runs the TOON seed's CRUD iteration in k6 against the REST
 // API; the script's threshold fails k6 unless 100% of checks pass.
 func TestPeerK6CRUD(t *testing.T) {
