@@ -720,4 +720,3 @@ func FuzzDecodeGRPCMessage(f *testing.F) {
 		}
 	})
 }
-
