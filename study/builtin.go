@@ -100,7 +100,8 @@ func grpcVsRESTStudy() Definition {
 		Name:     "grpc-vs-rest",
 		Title:    "gRPC vs REST: unary operations, payload sizes, streams, bidirectional, connections, the WebSocket tunnel and the browser",
 		Question: "Is gRPC faster than REST for the same operations, and what do streams, tunnels and browsers change?",
-		Description: "CRUD (list 100 users, create, get, update, delete; per operation in the load results) at c=1 and c=50; " +
+		Description: "CRUD (list 100 users, create, get, update, delete; per operation in the load results) at c=1 and c=50, " +
+			"gRPC with our lean client and with grpc-go's; " +
 			"lists of 10, 100 and 1000 users; a server stream of 1000 users against a REST list of 1000, NDJSON, SSE, Connect and gRPC-Web streams; " +
 			"100 bidirectional messages over gRPC and over a WebSocket; one request per new connection against a kept connection, REST and gRPC; " +
 			"unary gRPC natively, through the gRPC-over-WebSocket tunnel, and over Connect and gRPC-Web on the REST port; " +
@@ -114,6 +115,9 @@ func grpcVsRESTStudy() Definition {
 			apiCell(g, "REST json", defaultDataset, nil, lo, load.ScenarioOptions{Name: load.ScenarioCRUD, Format: "json"}),
 			apiCell(g, "REST protobuf", defaultDataset, nil, lo, load.ScenarioOptions{Name: load.ScenarioCRUD, Format: "protobuf"}),
 			apiCell(g, "gRPC", defaultDataset, nil, lo, load.ScenarioOptions{Name: load.ScenarioCRUD, Transport: load.TransportGRPC, Connections: 1}),
+			// What an application's client library adds: every other cell
+			// uses our lean clients, which measure the server.
+			apiCell(g, "gRPC, grpc-go's client", defaultDataset, nil, lo, load.ScenarioOptions{Name: load.ScenarioCRUD, Transport: load.TransportGRPC, Connections: 1, Client: load.ClientStd}),
 		)
 	}
 	one := load.Options{Concurrency: 1}
