@@ -40,6 +40,9 @@ func newGRPCPool(addr string, n int, timeout time.Duration, count bool, client s
 	p := &grpcPool{}
 	d := &net.Dialer{Timeout: timeout}
 	dial := measure.DialFunc(d.DialContext)
+	if client != ClientStd {
+		dial = rawIODialer(dial) // see rawIOConn
+	}
 	if count {
 		dial = measure.CountingDialer(dial, &p.bytes)
 	}

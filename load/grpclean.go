@@ -294,8 +294,18 @@ func (s *h2Session) call(ctx context.Context, call *leanCall, method string, req
 	if err := s.readWhile(ctx, call, nil); err != nil {
 		return err
 	}
+	if call.err == errResetCancel {
+		// As grpc-go's client: a server cancels a call whose deadline
+		// passed, and its reset may arrive before our own timer fires.
+		if d, ok := ctx.Deadline(); ok && !d.After(time.Now()) {
+			return status.Error(codes.DeadlineExceeded, "deadline exceeded (the server reset the stream: CANCEL)")
+		}
+	}
 	return call.err
 }
+
+// errResetCancel is a call the server reset with CANCEL.
+var errResetCancel = status.Error(codes.Canceled, "stream reset by the server: CANCEL")
 
 func (s *h2Session) peerWindow() int64 {
 	s.mu.Lock()
@@ -560,7 +570,11 @@ func (s *h2Session) handle(f http2.Frame) error {
 		s.headers(f)
 	case *http2.RSTStreamFrame:
 		err := error(errRefused)
-		if f.ErrCode != http2.ErrCodeRefusedStream {
+		switch f.ErrCode {
+		case http2.ErrCodeRefusedStream:
+		case http2.ErrCodeCancel:
+			err = errResetCancel
+		default:
 			err = status.Errorf(rstCode(f.ErrCode), "stream reset by the server: %v", f.ErrCode)
 		}
 		s.complete(f.StreamID, err)

@@ -34,7 +34,7 @@ import (
 
 func leanClient(addr string, wire *measure.Bytes, timeout time.Duration) *grpcClient {
 	d := &net.Dialer{Timeout: time.Second}
-	dial := measure.DialFunc(d.DialContext)
+	dial := rawIODialer(d.DialContext)
 	if wire != nil {
 		dial = measure.CountingDialer(dial, wire)
 	}
@@ -719,4 +719,38 @@ func FuzzDecodeGRPCMessage(f *testing.F) {
 			t.Fatalf("decode(encode(%q)) = %q", s, got)
 		}
 	})
+}
+
+// flipDeadline is a context whose deadline is an hour away until past is
+// set, and whose Done never closes: a deadline that has passed without
+// the timer having fired yet, on demand.
+type flipDeadline struct {
+	context.Context
+	past atomic.Bool
+}
+
+func (c *flipDeadline) Deadline() (time.Time, bool) {
+	if c.past.Load() {
+		return time.Now().Add(-time.Millisecond), true
+	}
+	return time.Now().Add(time.Hour), true
+}
+
+// TestGRPCLeanResetAfterDeadline: a server's RST_STREAM CANCEL that
+// arrives once the call's deadline has passed, but before the client's
+// own timer fired, is DeadlineExceeded (as grpc-go's client reports it:
+// the server cancelled because the deadline passed); before the
+// deadline, it is Canceled (TestGRPCLeanReplies).
+func TestGRPCLeanResetAfterDeadline(t *testing.T) {
+	ctx := &flipDeadline{Context: context.Background()}
+	addr := startH2Script(t, nil, func(_ *testing.T, _ int, id uint32, fr *http2.Framer, _ *bytes.Buffer, _ *hpack.Encoder) {
+		ctx.past.Store(true)
+		fr.WriteRSTStream(id, http2.ErrCodeCancel)
+	})
+	c := leanClient(addr, nil, 0)
+	defer c.lean.close()
+	err := c.invoke(ctx, pb.UserService_Get_FullMethodName, &pb.GetUserRequest{Id: 1}, new(pb.User))
+	if codeOf(err) != codes.DeadlineExceeded {
+		t.Fatalf("got %v, want DeadlineExceeded", err)
+	}
 }
