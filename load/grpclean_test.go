@@ -367,7 +367,13 @@ func serveH2Script(t *testing.T, c net.Conn, n int, settings []http2.Setting, an
 	}
 	bw := bufio.NewWriter(c)
 	fr := http2.NewFramer(bw, br)
-	fr.ReadMetaHeaders = hpack.NewDecoder(4096, nil)
+	table := uint32(4096)
+	for _, st := range settings {
+		if st.ID == http2.SettingHeaderTableSize {
+			table = st.Val // the decoder keeps what it announced
+		}
+	}
+	fr.ReadMetaHeaders = hpack.NewDecoder(table, nil)
 	var hb bytes.Buffer
 	he := hpack.NewEncoder(&hb)
 	fr.WriteSettings(settings...)
@@ -752,5 +758,152 @@ func TestGRPCLeanResetAfterDeadline(t *testing.T) {
 	err := c.invoke(ctx, pb.UserService_Get_FullMethodName, &pb.GetUserRequest{Id: 1}, new(pb.User))
 	if codeOf(err) != codes.DeadlineExceeded {
 		t.Fatalf("got %v, want DeadlineExceeded", err)
+	}
+}
+
+// TestLeanReaderWatch: the reader's context watch. A context's end wakes
+// a read made under it, not one made under another context; a context
+// that ended between readers (its AfterFunc found no reader) still makes
+// the next read under it return at once.
+func TestLeanReaderWatch(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		c, err := ln.Accept()
+		if err == nil {
+			defer c.Close()
+			io.Copy(io.Discard, c) // never writes: every read blocks
+		}
+	}()
+	conn, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	s := &h2Session{conn: conn}
+	endRead := func() {
+		s.wakeMu.Lock()
+		s.readerCtx = nil
+		s.wakeMu.Unlock()
+	}
+	// readFor reports whether a read returns within d (with a timeout).
+	readFor := func(d time.Duration) bool {
+		got := make(chan error, 1)
+		go func() {
+			var b [1]byte
+			_, err := conn.Read(b[:])
+			got <- err
+		}()
+		select {
+		case err := <-got:
+			if !isTimeout(err) {
+				t.Fatalf("read: %v, want a timeout", err)
+			}
+			return true
+		case <-time.After(d):
+			// Unblock the reader for the next step.
+			s.wakeMu.Lock()
+			s.setReadDeadline(wake)
+			s.wakeMu.Unlock()
+			<-got
+			return false
+		}
+	}
+
+	a, cancelA := context.WithCancel(context.Background())
+	s.watch(a)
+	endRead()
+	cancelA() // ends between readers
+	time.Sleep(20 * time.Millisecond)
+	s.watch(a)
+	if !readFor(time.Second) {
+		t.Fatal("a read under a context that ended between readers blocked")
+	}
+	endRead()
+
+	b, cancelB := context.WithCancel(context.Background())
+	defer cancelB()
+	c, cancelC := context.WithCancel(context.Background())
+	s.watch(b)
+	endRead()
+	s.watch(c)
+	cancelB() // not the reader's context
+	if readFor(100 * time.Millisecond) {
+		t.Fatal("another context's end woke the reader")
+	}
+	s.watch(c) // the same reader again, after the unblocking above
+	time.AfterFunc(20*time.Millisecond, cancelC)
+	if !readFor(time.Second) {
+		t.Fatal("the reader's context ended and its read blocked")
+	}
+}
+
+// TestGRPCLeanHeaderBlocks: header blocks stay right as they are reused
+// and re-encoded. Against grpc-go, runs of one method and changes of
+// method (each change inserts a :path, moving every index) get the right
+// replies; against a server whose decoder keeps a 64-byte table, which
+// our encoder must honour, every call decodes.
+func TestGRPCLeanHeaderBlocks(t *testing.T) {
+	addr, _ := startGRPC(t, 10)
+	c := leanClient(addr, nil, 5*time.Second)
+	defer c.lean.close()
+	ctx := context.Background()
+	for i, m := range []string{"get", "get", "get", "get", "list", "get", "get", "list", "list", "list", "get", "echo", "echo", "get", "get", "get"} {
+		switch m {
+		case "get":
+			id := int64(i%10 + 1)
+			u := new(pb.User)
+			if err := c.invoke(ctx, pb.UserService_Get_FullMethodName, &pb.GetUserRequest{Id: id}, u); err != nil || u.GetId() != id {
+				t.Fatalf("call %d, get %d: %v, id %d", i, id, err, u.GetId())
+			}
+		case "list":
+			l := new(pb.UserList)
+			if err := c.invoke(ctx, pb.UserService_List_FullMethodName, &pb.ListUsersRequest{}, l); err != nil || len(l.GetUsers()) != 10 {
+				t.Fatalf("call %d, list: %v, %d users", i, err, len(l.GetUsers()))
+			}
+		case "echo":
+			e := new(pb.EchoResponse)
+			if err := c.invoke(ctx, pb.EchoService_Echo_FullMethodName, &pb.EchoRequest{FirstMessage: "a", SecondMessage: "b"}, e); err != nil || e.GetMessage() != "ab" {
+				t.Fatalf("call %d, echo: %v, %q", i, err, e.GetMessage())
+			}
+		}
+	}
+	if !c.lean.sess.hdrStable {
+		t.Error("three calls of one method in a row did not settle on a reusable header block")
+	}
+
+	small := startH2Script(t, []http2.Setting{{ID: http2.SettingHeaderTableSize, Val: 64}}, func(_ *testing.T, _ int, id uint32, fr *http2.Framer, hb *bytes.Buffer, he *hpack.Encoder) {
+		replyUser(fr, hb, he, id, 1)
+	})
+	// A server that shrinks its table mid-connection: the next block must
+	// be encoded afresh (announcing the size), not taken from the cache.
+	var calls atomic.Int32
+	shrinking := startH2Script(t, nil, func(_ *testing.T, _ int, id uint32, fr *http2.Framer, hb *bytes.Buffer, he *hpack.Encoder) {
+		if calls.Add(1) == 3 {
+			fr.WriteSettings(http2.Setting{ID: http2.SettingHeaderTableSize, Val: 64})
+			fr.ReadMetaHeaders.SetAllowedMaxDynamicTableSize(64)
+		}
+		replyUser(fr, hb, he, id, 1)
+	})
+	c3 := leanClient(shrinking, nil, 5*time.Second)
+	defer c3.lean.close()
+	for i := range 5 {
+		if err := c3.invoke(ctx, pb.UserService_Get_FullMethodName, &pb.GetUserRequest{Id: 1}, new(pb.User)); err != nil {
+			t.Fatalf("call %d to a server that shrinks its header table: %v", i, err)
+		}
+		if i == 2 && c3.lean.sess.hdrStable {
+			t.Fatal("the header block cache outlived the server's new table size")
+		}
+	}
+
+	c2 := leanClient(small, nil, 5*time.Second)
+	defer c2.lean.close()
+	for i, m := range []string{pb.UserService_Get_FullMethodName, pb.UserService_Get_FullMethodName, pb.UserService_Delete_FullMethodName, pb.UserService_Get_FullMethodName, pb.UserService_Get_FullMethodName, pb.UserService_Get_FullMethodName} {
+		if err := c2.invoke(ctx, m, &pb.GetUserRequest{Id: 1}, new(pb.User)); err != nil {
+			t.Fatalf("call %d to a server with a 64-byte header table: %v", i, err)
+		}
 	}
 }
