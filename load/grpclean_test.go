@@ -907,3 +907,53 @@ func TestGRPCLeanHeaderBlocks(t *testing.T) {
 		}
 	}
 }
+
+// TestGRPCCallContext: a VU's calls share one timeout context while
+// more than 90% of the timeout is left (one context and timer per tenth
+// of the timeout, not per call); it is replaced once less is left, once
+// it has ended, or for another parent, and its deadline is always within
+// [0.9·timeout, timeout] of the call; close cancels it.
+func TestGRPCCallContext(t *testing.T) {
+	const timeout = 200 * time.Millisecond
+	c := &grpcClient{timeout: timeout}
+	parent := context.Background()
+	within := func(ctx context.Context) {
+		t.Helper()
+		d, ok := ctx.Deadline()
+		left := time.Until(d)
+		if !ok || left > timeout || left < timeout*9/10-5*time.Millisecond {
+			t.Fatalf("deadline %v from now, want within [0.9, 1] × %v", left, timeout)
+		}
+	}
+	a := c.callCtx(parent)
+	within(a)
+	if b := c.callCtx(parent); b != a {
+		t.Fatal("a second call at once got a new context")
+	}
+	time.Sleep(timeout / 5) // past a tenth of the timeout
+	b := c.callCtx(parent)
+	if b == a || a.Err() == nil {
+		t.Fatal("the context was kept with less than 90% of the timeout left, or the old one was not cancelled")
+	}
+	within(b)
+	other, cancel := context.WithCancel(parent)
+	defer cancel()
+	if d := c.callCtx(other); d == b {
+		t.Fatal("another parent got the same context")
+	}
+	e := c.callCtx(other)
+	cancel() // the parent ends: so does the shared context
+	if e.Err() == nil {
+		t.Fatal("the shared context outlived its parent")
+	}
+	if f := c.callCtx(other); f == e {
+		t.Fatal("an ended context was handed out again")
+	}
+	c.close()
+	if c.tctx.Err() == nil {
+		t.Fatal("close left the context running")
+	}
+	if (&grpcClient{}).callCtx(parent) != parent {
+		t.Fatal("without a timeout the call's context is its parent")
+	}
+}
