@@ -4,7 +4,9 @@
 # net/http engine and on the fasthttp engine. Each server is pinned to one
 # CPU, wrk to another (-t1 -c50, 1 s warm-up then the measured run); the
 # server's CPU is utime+stime from /proc/PID/stat across the measured run,
-# divided by wrk's request count. Rounds alternate the servers so
+# divided by wrk's request count, and each line splits it into user and
+# system time (the system calls per GET are the same on all three: where a
+# ratio moves, the split tells whether it was the server's own code). Rounds alternate the servers so
 # background load hits all alike; the ratios are of the means.
 #
 # With GC=1 the servers run with GODEBUG=gctrace=1 and each line adds the
@@ -32,7 +34,8 @@ go build -o "$tmp/bare" ./bench/bare
 go build -o "$tmp/wirebench" ./cmd/wirebench
 hz=$(getconf CLK_TCK)
 
-cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+# user and system clock ticks of a process
+cpu_ticks() { awk '{print $14, $15}' "/proc/$1/stat"; }
 
 # run NAME CMD... : one measured run; appends "NAME us/req req/s" to $tmp/results.
 run() {
@@ -50,11 +53,11 @@ run() {
   [ -n "$addr" ] || { echo "$name did not start: $(cat "$tmp/err")" >&2; exit 1; }
   local url="http://$addr/users/1"
   taskset -c "$client_cpu" wrk -t1 -c50 -d1s "$url" > /dev/null
-  local t0 t1 out req rps gcs gc=
+  local u0 s0 u1 s1 out req rps gcs gc=
   gcs=$(grep -c '^gc ' "$tmp/err" || true)
-  t0=$(cpu_ticks "$srv")
+  read -r u0 s0 < <(cpu_ticks "$srv")
   out=$(taskset -c "$client_cpu" wrk -t1 -c50 -d"${secs}s" "$url")
-  t1=$(cpu_ticks "$srv")
+  read -r u1 s1 < <(cpu_ticks "$srv")
   kill "$srv"; wait "$srv" 2>/dev/null || true; srv=
   if grep -q Non-2xx <<<"$out"; then echo "$name: non-2xx replies:"$'\n'"$out" >&2; exit 1; fi
   req=$(awk '/requests in/{print $1}' <<<"$out")
@@ -65,8 +68,8 @@ run() {
       { for (i = 1; i <= NF; i++) if ($i == "cpu,") { split($(i - 2), a, "[+/]"); ms += a[1] + a[2] + a[3] + a[4] + a[5] }; c++ }
       END { printf "  GC: %4.0f cycles per 1M requests, %.3f us/req", c / k * 1e6, ms * 1000 / k }')
   fi
-  awk -v n="$name" -v t=$((t1 - t0)) -v hz="$hz" -v r="$req" -v rps="$rps" -v gc="$gc" \
-    'BEGIN{printf "%-9s %7.2f us/req  %9.0f req/s%s\n", n, t/hz*1e6/r, rps, gc}' | tee -a "$tmp/results"
+  awk -v n="$name" -v u=$((u1 - u0)) -v s=$((s1 - s0)) -v hz="$hz" -v r="$req" -v rps="$rps" -v gc="$gc" \
+    'BEGIN{printf "%-9s %7.2f us/req  %9.0f req/s  user %.2f  system %.2f us/req%s\n", n, (u+s)/hz*1e6/r, rps, u/hz*1e6/r, s/hz*1e6/r, gc}' | tee -a "$tmp/results"
 }
 
 for round in $(seq "$rounds"); do
@@ -75,9 +78,11 @@ for round in $(seq "$rounds"); do
   run nethttp "$tmp/wirebench" serve --no-grpc --http 127.0.0.1:0 --engine nethttp
   run fasthttp "$tmp/wirebench" serve --no-grpc --http 127.0.0.1:0 --engine fasthttp
 done
-awk '{s[$1] += $2; n[$1]++}
+awk '{s[$1] += $2; u[$1] += $7; y[$1] += $9; n[$1]++}
   END {
     for (k in s) m[k] = s[k] / n[k]
     printf "mean us/req: bare %.2f  nethttp %.2f  fasthttp %.2f\n", m["bare"], m["nethttp"], m["fasthttp"]
+    printf "of which user / system: bare %.2f / %.2f  nethttp %.2f / %.2f  fasthttp %.2f / %.2f\n",
+      u["bare"] / n["bare"], y["bare"] / n["bare"], u["nethttp"] / n["nethttp"], y["nethttp"] / n["nethttp"], u["fasthttp"] / n["fasthttp"], y["fasthttp"] / n["fasthttp"]
     printf "ratio to bare: nethttp %.2f  fasthttp %.2f\n", m["nethttp"] / m["bare"], m["fasthttp"] / m["bare"]
   }' "$tmp/results"
