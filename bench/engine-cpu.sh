@@ -17,7 +17,7 @@
 # marks them again; a larger live heap leaves less room under the 4 MB
 # minimum heap goal, so cycles come more often).
 #
-# usage: [GC=1] bench/engine-cpu.sh [seconds=5] [rounds=2]
+# usage: [GC=1] [SERVE_FLAGS="--json-lib fast"] bench/engine-cpu.sh [seconds=5] [rounds=2]
 # needs: wrk, taskset; 2 CPUs or more. On a shared machine run it under
 # the load lock: flock /tmp/wirebench-load.lock bench/engine-cpu.sh
 set -euo pipefail
@@ -72,11 +72,12 @@ run() {
     'BEGIN{printf "%-9s %7.2f us/req  %9.0f req/s  user %.2f  system %.2f us/req%s\n", n, (u+s)/hz*1e6/r, rps, u/hz*1e6/r, s/hz*1e6/r, gc}' | tee -a "$tmp/results"
 }
 
+# shellcheck disable=SC2086 # SERVE_FLAGS: extra `wirebench serve` flags for both engines
 for round in $(seq "$rounds"); do
   echo "round $round"
   run bare "$tmp/bare" -addr 127.0.0.1:0
-  run nethttp "$tmp/wirebench" serve --no-grpc --http 127.0.0.1:0 --engine nethttp
-  run fasthttp "$tmp/wirebench" serve --no-grpc --http 127.0.0.1:0 --engine fasthttp
+  run nethttp "$tmp/wirebench" serve --no-grpc --http 127.0.0.1:0 --engine nethttp ${SERVE_FLAGS:-}
+  run fasthttp "$tmp/wirebench" serve --no-grpc --http 127.0.0.1:0 --engine fasthttp ${SERVE_FLAGS:-}
 done
 awk '{s[$1] += $2; u[$1] += $7; y[$1] += $9; n[$1]++}
   END {

@@ -8,7 +8,7 @@
 # (the server's share: what grpc-go's client adds is the difference).
 # Prints each run's p50 and the ratios of the means.
 #
-# usage: bench/grpc-p50.sh [seconds=5] [rounds=2]
+# usage: [SERVE_FLAGS="--json-lib fast"] bench/grpc-p50.sh [seconds=5] [rounds=2]
 # needs: taskset; ghz optional (go install github.com/bojand/ghz/cmd/ghz@v0.121.0).
 # On a shared machine: flock /tmp/wirebench-load.lock bench/grpc-p50.sh
 set -euo pipefail
@@ -21,7 +21,8 @@ srv=
 trap '[ -n "$srv" ] && kill "$srv" 2>/dev/null; rm -rf "$tmp"' EXIT
 go build -o "$tmp/wirebench" ./cmd/wirebench
 go build -o "$tmp/grpcbare" ./bench/grpcbare
-taskset -c "$server_cpu" "$tmp/wirebench" serve --http 127.0.0.1:0 --grpc 127.0.0.1:0 > "$tmp/out" 2>"$tmp/err" &
+# shellcheck disable=SC2086 # SERVE_FLAGS: extra `wirebench serve` flags
+taskset -c "$server_cpu" "$tmp/wirebench" serve --http 127.0.0.1:0 --grpc 127.0.0.1:0 ${SERVE_FLAGS:-} > "$tmp/out" 2>"$tmp/err" &
 srv=$!
 for _ in $(seq 100); do
   grep -q '^listening' "$tmp/out" && break

@@ -41,7 +41,7 @@ func newGRPCPool(addr string, n int, timeout time.Duration, count bool, client s
 	d := &net.Dialer{Timeout: timeout}
 	dial := measure.DialFunc(d.DialContext)
 	if client != ClientStd {
-		dial = rawIODialer(dial) // see rawIOConn
+		dial = rawIODialer(dial) // raw system calls: see rawIODialer
 	}
 	if count {
 		dial = measure.CountingDialer(dial, &p.bytes)

@@ -7,6 +7,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/wirebench/wirebench/internal/rawio"
 	"github.com/wirebench/wirebench/measure"
 )
 
@@ -67,7 +68,7 @@ func (r *fdReader) read(fd uintptr) bool {
 		return false // wait for the response
 	}
 	for {
-		r.k, r.err = readNB(int(fd), r.p)
+		r.k, r.err = rawio.Read(int(fd), r.p)
 		if r.err != unix.EINTR {
 			break
 		}
@@ -100,7 +101,7 @@ func (r *fdReader) write(fd uintptr) bool {
 
 func writeFD(fd uintptr, b []byte) (int, error) {
 	for {
-		k, err := writeNB(int(fd), b)
+		k, err := rawio.Write(int(fd), b)
 		if err != unix.EINTR {
 			return max(k, 0), err
 		}

@@ -11,6 +11,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/wirebench/wirebench/internal/rawio"
 	"github.com/wirebench/wirebench/measure"
 )
 
@@ -303,7 +304,7 @@ func (l *h1Loop) connect(i int) error {
 		return &wrappedErr{op: "connect", err: err}
 	}
 	// Try the request now; EAGAIN means the handshake is not done yet.
-	k, err := writeNB(fd, c.out)
+	k, err := rawio.Write(fd, c.out)
 	if k > 0 {
 		l.wire.Out.Add(int64(k))
 		c.out = c.out[k:]
@@ -349,7 +350,7 @@ func (l *h1Loop) connected(i int) bool {
 func (l *h1Loop) flush(i int) error {
 	c := &l.conns[i]
 	for len(c.out) > 0 {
-		k, err := writeNB(c.fd, c.out)
+		k, err := rawio.Write(c.fd, c.out)
 		if k > 0 {
 			l.wire.Out.Add(int64(k))
 			c.out = c.out[k:]
@@ -378,7 +379,7 @@ func (l *h1Loop) flush(i int) error {
 // records it; true when the connection is free for the next request.
 func (l *h1Loop) receive(i int) bool {
 	c := &l.conns[i]
-	k, err := readNB(c.fd, l.rbuf)
+	k, err := rawio.Read(c.fd, l.rbuf)
 	if err == unix.EAGAIN || err == unix.EINTR {
 		return false
 	}

@@ -1,0 +1,251 @@
+package rawio
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"net"
+	"os"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// pair is a wrapped server-side connection and its plain client.
+func pair(t *testing.T) (*Conn, *net.TCPConn) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	wl := Listener(ln)
+	type accepted struct {
+		c   net.Conn
+		err error
+	}
+	ch := make(chan accepted, 1)
+	go func() { c, err := wl.Accept(); ch <- accepted{c, err} }()
+	cc, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := <-ch
+	if a.err != nil {
+		t.Fatal(a.err)
+	}
+	rc, ok := a.c.(*Conn)
+	if !ok {
+		t.Fatalf("Listener accepted a %T, want *Conn", a.c)
+	}
+	t.Cleanup(func() { rc.Close(); cc.Close() })
+	return rc, cc.(*net.TCPConn)
+}
+
+// TestReadWrite: bytes go both ways intact, a read returns what has
+// arrived, and the peer's close is io.EOF.
+func TestReadWrite(t *testing.T) {
+	c, peer := pair(t)
+	if n, err := c.Write([]byte("hello")); n != 5 || err != nil {
+		t.Fatalf("Write: %d, %v", n, err)
+	}
+	buf := make([]byte, 16)
+	if _, err := io.ReadFull(peer, buf[:5]); err != nil || string(buf[:5]) != "hello" {
+		t.Fatalf("peer read %q, %v", buf[:5], err)
+	}
+	if n, err := c.Read(nil); n != 0 || err != nil {
+		t.Fatalf("Read(nil): %d, %v", n, err)
+	}
+	go peer.Write([]byte("world"))
+	n, err := c.Read(buf) // blocks in the poller until the bytes arrive
+	if err != nil || string(buf[:n]) != "world" {
+		t.Fatalf("Read: %q, %v", buf[:n], err)
+	}
+	peer.CloseWrite()
+	if n, err := c.Read(buf); n != 0 || err != io.EOF {
+		t.Fatalf("after the peer's close: %d, %v, want 0, EOF", n, err)
+	}
+}
+
+// TestLargeWrite: a write larger than the socket buffers completes once
+// the peer reads (the EAGAIN path waits in the poller), and all of it
+// arrives in order.
+func TestLargeWrite(t *testing.T) {
+	c, peer := pair(t)
+	// 32 MiB: more than loopback's socket buffers hold, so the write
+	// meets EAGAIN while the peer sleeps.
+	want := bytes.Repeat([]byte("0123456789abcdef"), 1<<21)
+	got := make(chan []byte)
+	go func() {
+		time.Sleep(50 * time.Millisecond) // the writer fills the buffers first
+		b, _ := io.ReadAll(io.LimitReader(peer, int64(len(want))))
+		got <- b
+	}()
+	if n, err := c.Write(want); n != len(want) || err != nil {
+		t.Fatalf("Write: %d of %d, %v", n, len(want), err)
+	}
+	if b := <-got; !bytes.Equal(b, want) {
+		t.Fatalf("peer got %d bytes, not the %d written", len(b), len(want))
+	}
+}
+
+// TestErrors: errors have net.Conn's shape, *net.OpError with Op "read"
+// or "write", so that callers classifying them (net/http, our load
+// client) see what a *net.TCPConn would give.
+func TestErrors(t *testing.T) {
+	c, peer := pair(t)
+
+	c.SetReadDeadline(time.Now().Add(20 * time.Millisecond))
+	_, err := c.Read(make([]byte, 8))
+	var oe *net.OpError
+	if !errors.As(err, &oe) || oe.Op != "read" || !oe.Timeout() || !errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Fatalf("read past the deadline: %#v, want a timeout *net.OpError with Op read", err)
+	}
+	if oe.Source == nil || oe.Addr == nil || oe.Source.String() != c.LocalAddr().String() || oe.Addr.String() != c.RemoteAddr().String() {
+		t.Errorf("deadline error addresses %v -> %v, want %v -> %v", oe.Source, oe.Addr, c.LocalAddr(), c.RemoteAddr())
+	}
+	c.SetReadDeadline(time.Time{})
+
+	// The peer resets: reads and then writes fail with the errno inside.
+	peer.SetLinger(0)
+	peer.Close()
+	time.Sleep(20 * time.Millisecond)
+	_, err = c.Read(make([]byte, 8))
+	if !errors.As(err, &oe) || oe.Op != "read" || !errors.Is(err, syscall.ECONNRESET) {
+		t.Fatalf("read after a reset: %v, want a read *net.OpError with ECONNRESET", err)
+	}
+	var se *os.SyscallError
+	if !errors.As(err, &se) || se.Syscall != "read" {
+		t.Errorf("read after a reset: %v, want an *os.SyscallError inside as net's", err)
+	}
+	_, err = c.Write([]byte("x"))
+	if !errors.As(err, &oe) || oe.Op != "write" || !(errors.Is(err, syscall.EPIPE) || errors.Is(err, syscall.ECONNRESET)) {
+		t.Fatalf("write after a reset: %v, want a write *net.OpError with EPIPE or ECONNRESET", err)
+	}
+
+	c.Close()
+	if _, err := c.Read(make([]byte, 8)); !errors.Is(err, net.ErrClosed) || !errors.As(err, &oe) || oe.Op != "read" {
+		t.Fatalf("read after Close: %v, want net.ErrClosed in a read *net.OpError", err)
+	}
+	if _, err := c.Write([]byte("x")); !errors.Is(err, net.ErrClosed) || !errors.As(err, &oe) || oe.Op != "write" {
+		t.Fatalf("write after Close: %v, want net.ErrClosed in a write *net.OpError", err)
+	}
+}
+
+// TestCloseUnblocks: Close wakes a Read blocked in the poller, as on
+// *net.TCPConn (servers shut down this way).
+func TestCloseUnblocks(t *testing.T) {
+	c, _ := pair(t)
+	done := make(chan error)
+	go func() { _, err := c.Read(make([]byte, 8)); done <- err }()
+	time.Sleep(20 * time.Millisecond)
+	c.Close()
+	select {
+	case err := <-done:
+		if !errors.Is(err, net.ErrClosed) {
+			t.Fatalf("blocked read after Close: %v, want net.ErrClosed", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("Close did not wake the blocked read")
+	}
+}
+
+// TestConcurrent: Reads and Writes from several goroutines at once (as
+// net.Conn allows) lose nothing; run with -race.
+func TestConcurrent(t *testing.T) {
+	c, peer := pair(t)
+	const writers, each = 4, 500
+	msg := []byte("0123456789")
+	var wg sync.WaitGroup
+	for range writers {
+		wg.Go(func() {
+			for range each {
+				if _, err := c.Write(msg); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		})
+	}
+	echoed := make(chan int)
+	go func() { // the peer sends back what it gets
+		n, _ := io.Copy(peer, io.LimitReader(peer, writers*each*int64(len(msg))))
+		echoed <- int(n)
+	}()
+	var mu sync.Mutex
+	total := 0
+	var rg sync.WaitGroup
+	for range 2 {
+		rg.Go(func() {
+			buf := make([]byte, 64)
+			for {
+				c.SetReadDeadline(time.Now().Add(500 * time.Millisecond))
+				n, err := c.Read(buf)
+				mu.Lock()
+				total += n
+				mu.Unlock()
+				if err != nil {
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	want := writers * each * len(msg)
+	if n := <-echoed; n != want {
+		t.Fatalf("peer got %d bytes, want %d", n, want)
+	}
+	rg.Wait()
+	if total != want {
+		t.Fatalf("read back %d bytes, want %d", total, want)
+	}
+}
+
+// TestWrapOther: a connection that is not TCP is returned as it is.
+func TestWrapOther(t *testing.T) {
+	a, b := net.Pipe()
+	defer a.Close()
+	defer b.Close()
+	w, err := Wrap(a)
+	if err != nil || w != a {
+		t.Fatalf("Wrap(pipe) = %T, %v; want the pipe itself", w, err)
+	}
+}
+
+// TestSyscalls: Read and Write return what read(2) and write(2) did, and
+// on an error 0 bytes (never -1: callers pass the count on as io.Reader's)
+// with the errno, the common ones as the shared values.
+func TestSyscalls(t *testing.T) {
+	fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_NONBLOCK, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer syscall.Close(fds[0])
+	if n, err := Read(fds[0], make([]byte, 4)); n != 0 || err != syscall.EAGAIN {
+		t.Fatalf("Read with nothing sent: %d, %v; want 0, EAGAIN", n, err)
+	}
+	if n, err := Write(fds[1], []byte("abc")); n != 3 || err != nil {
+		t.Fatalf("Write: %d, %v", n, err)
+	}
+	buf := make([]byte, 4)
+	if n, err := Read(fds[0], buf); n != 3 || err != nil || string(buf[:3]) != "abc" {
+		t.Fatalf("Read: %d %q, %v", n, buf[:n], err)
+	}
+	if n, err := Read(fds[0], nil); n != 0 || err != nil {
+		t.Fatalf("Read(nil): %d, %v", n, err)
+	}
+	if n, err := Write(fds[1], nil); n != 0 || err != nil {
+		t.Fatalf("Write(nil): %d, %v", n, err)
+	}
+	syscall.Close(fds[1])
+	if n, err := Read(fds[1], buf); n != 0 || err != syscall.EBADF {
+		t.Fatalf("Read on a closed descriptor: %d, %v; want 0, EBADF", n, err)
+	}
+	if n, err := Write(fds[1], buf); n != 0 || err != syscall.EBADF {
+		t.Fatalf("Write on a closed descriptor: %d, %v; want 0, EBADF", n, err)
+	}
+	if Errno(syscall.EINTR) != syscall.EINTR || Errno(syscall.EPIPE) != syscall.EPIPE {
+		t.Fatal("Errno changed an errno")
+	}
+}
