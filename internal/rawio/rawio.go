@@ -36,24 +36,18 @@ import (
 // Read is read(2) on a non-blocking descriptor without telling the
 // runtime: it must not be called on a descriptor that can block. On an
 // error it returns 0, as io.Reader does.
-func Read(fd int, p []byte) (int, error) {
-	if len(p) == 0 {
-		return 0, nil
-	}
-	n, _, e := unix.RawSyscall(unix.SYS_READ, uintptr(fd), uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)))
-	if e != 0 {
-		return 0, Errno(e)
-	}
-	return int(n), nil
-}
+func Read(fd int, p []byte) (int, error) { return rawRW(unix.SYS_READ, fd, p) }
 
 // Write is write(2) on a non-blocking descriptor without telling the
 // runtime, as Read.
-func Write(fd int, p []byte) (int, error) {
+func Write(fd int, p []byte) (int, error) { return rawRW(unix.SYS_WRITE, fd, p) }
+
+// rawRW is read(2) or write(2) (trap) of p on fd through RawSyscall.
+func rawRW(trap uintptr, fd int, p []byte) (int, error) {
 	if len(p) == 0 {
 		return 0, nil
 	}
-	n, _, e := unix.RawSyscall(unix.SYS_WRITE, uintptr(fd), uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)))
+	n, _, e := unix.RawSyscall(trap, uintptr(fd), uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)))
 	if e != 0 {
 		return 0, Errno(e)
 	}
