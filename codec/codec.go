@@ -4,6 +4,7 @@
 package codec
 
 import (
+	"bytes"
 	"fmt"
 	"mime"
 	"sort"
@@ -19,6 +20,30 @@ type Codec interface {
 	Name() string
 	Marshal(v any) ([]byte, error)
 	Unmarshal(data []byte, v any) error
+}
+
+// BufferMarshaler is a Codec that can encode straight into a caller's
+// buffer. encoding/json's Marshal encodes into a pooled buffer and returns a
+// copy of it; a server that has a pooled reply buffer of its own saves that
+// copy and its allocation on every reply (issue 17).
+type BufferMarshaler interface {
+	// MarshalTo appends the encoding of v to dst: the bytes Marshal returns.
+	// On error dst is as it was.
+	MarshalTo(dst *bytes.Buffer, v any) error
+}
+
+// MarshalTo appends c's encoding of v to dst: through c's MarshalTo when it
+// has one, else through Marshal and a copy.
+func MarshalTo(c Codec, dst *bytes.Buffer, v any) error {
+	if m, ok := c.(BufferMarshaler); ok {
+		return m.MarshalTo(dst, v)
+	}
+	b, err := c.Marshal(v)
+	if err != nil {
+		return err
+	}
+	dst.Write(b)
+	return nil
 }
 
 // Entry is a registered codec with its media types; MediaTypes[0] is the

@@ -1,6 +1,7 @@
 package codec_test
 
 import (
+	"bytes"
 	"reflect"
 	"testing"
 	"time"
@@ -111,5 +112,43 @@ func TestProtobufRejectsForeignTypes(t *testing.T) {
 	}
 	if err := c.Unmarshal(nil, new(int)); err == nil {
 		t.Error("Unmarshal into a foreign type succeeded")
+	}
+}
+
+// TestMarshalToIsMarshal: every codec's MarshalTo (its own, or the
+// fallback through Marshal) appends exactly Marshal's bytes after what dst
+// holds, HTML escaping included, and leaves dst as it was on failure.
+func TestMarshalToIsMarshal(t *testing.T) {
+	html := &api.User{ID: 7, Name: "<b>&amp;</b> \u2028", Email: "a@b.c", CreatedAt: ts}
+	own := 0
+	for _, name := range codec.Names() {
+		c := codec.MustLookup(name).Codec
+		if _, ok := c.(codec.BufferMarshaler); ok {
+			own++
+		}
+		for _, v := range append(values(), html) {
+			want, err := c.Marshal(v)
+			if err != nil {
+				t.Fatalf("%s: Marshal(%T): %v", name, v, err)
+			}
+			var dst bytes.Buffer
+			dst.WriteString("prefix")
+			if err := codec.MarshalTo(c, &dst, v); err != nil {
+				t.Fatalf("%s: MarshalTo(%T): %v", name, v, err)
+			}
+			if got := dst.Bytes(); !bytes.Equal(got[:6], []byte("prefix")) || !bytes.Equal(got[6:], want) {
+				t.Errorf("%s: MarshalTo(%T) = %q, want prefix%q", name, v, got, want)
+			}
+		}
+		var dst bytes.Buffer
+		dst.WriteString("kept")
+		if err := codec.MarshalTo(c, &dst, func() {}); err == nil {
+			t.Errorf("%s: MarshalTo(a func) succeeded: %q", name, dst.Bytes())
+		} else if dst.String() != "kept" {
+			t.Errorf("%s: MarshalTo failed (%v) but changed dst to %q", name, err, dst.Bytes())
+		}
+	}
+	if own < 2 {
+		t.Errorf("%d codecs encode into a buffer themselves, want both JSON libraries", own)
 	}
 }

@@ -1,6 +1,7 @@
 package codec
 
 import (
+	"bytes"
 	"encoding/json"
 
 	gojson "github.com/goccy/go-json"
@@ -14,6 +15,20 @@ type stdJSON struct{}
 
 func (stdJSON) Name() string                  { return "json" }
 func (stdJSON) Marshal(v any) ([]byte, error) { return json.Marshal(v) }
+
+// MarshalTo is Marshal into dst: an Encoder writes its pooled buffer to dst
+// where Marshal would copy it into a new slice. Both escape HTML alike;
+// the newline Encode adds is dropped, so the bytes are Marshal's.
+func (stdJSON) MarshalTo(dst *bytes.Buffer, v any) error {
+	n := dst.Len()
+	if err := json.NewEncoder(dst).Encode(v); err != nil {
+		dst.Truncate(n)
+		return err
+	}
+	dst.Truncate(dst.Len() - 1)
+	return nil
+}
+
 func (stdJSON) Unmarshal(data []byte, v any) (err error) {
 	if err := scanJSON(data, DefaultLimits); err != nil {
 		return err
@@ -31,6 +46,18 @@ type fastJSON struct{}
 
 func (fastJSON) Name() string                  { return "json-fast" }
 func (fastJSON) Marshal(v any) ([]byte, error) { return gojson.Marshal(v) }
+
+// MarshalTo is Marshal into dst, as stdJSON's.
+func (fastJSON) MarshalTo(dst *bytes.Buffer, v any) error {
+	n := dst.Len()
+	if err := gojson.NewEncoder(dst).Encode(v); err != nil {
+		dst.Truncate(n)
+		return err
+	}
+	dst.Truncate(dst.Len() - 1)
+	return nil
+}
+
 func (fastJSON) Unmarshal(data []byte, v any) (err error) {
 	if err := scanJSON(data, DefaultLimits); err != nil {
 		return err

@@ -6,9 +6,9 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/wirebench/wirebench/promtext"
-
 	"github.com/wirebench/wirebench/api"
+	"github.com/wirebench/wirebench/codec"
+	"github.com/wirebench/wirebench/promtext"
 )
 
 // Request is an HTTP request as the engine-neutral core sees it: what an
@@ -59,20 +59,41 @@ func (r *Response) Release() {
 	*r = Response{}
 }
 
-// encode applies the content coding the client prefers to Body, into buf.
-func (r *Response) encode(acceptEncoding string) {
-	coding := chooseCoding(acceptEncoding)
-	if coding == codingIdentity {
-		return
+// marshal encodes v with c: into buf when c can encode into a buffer
+// (encoding/json then skips copying its reply into a new slice, one
+// allocation per reply), else with c.Marshal. The bytes are valid until
+// Release.
+func (r *Response) marshal(c codec.Codec, v any) ([]byte, error) {
+	m, ok := c.(codec.BufferMarshaler)
+	if !ok {
+		return c.Marshal(v)
 	}
 	if r.buf == nil {
 		r.buf = getBuffer()
 	}
 	r.buf.Reset()
-	if err := compress(r.buf, r.Body, coding); err == nil {
-		r.ContentEncoding = coding
-		r.Body = r.buf.Bytes()
+	if err := m.MarshalTo(r.buf, v); err != nil {
+		return nil, err
 	}
+	return r.buf.Bytes(), nil
+}
+
+// encode applies the content coding the client prefers to Body, into a
+// buffer of its own (Body may be in buf), which then becomes buf.
+func (r *Response) encode(acceptEncoding string) {
+	coding := chooseCoding(acceptEncoding)
+	if coding == codingIdentity {
+		return
+	}
+	dst := getBuffer()
+	if err := compress(dst, r.Body, coding); err != nil {
+		putBuffer(dst)
+		return
+	}
+	if r.buf != nil {
+		putBuffer(r.buf)
+	}
+	r.buf, r.Body, r.ContentEncoding = dst, dst.Bytes(), coding
 }
 
 var okBody = []byte("ok\n")

@@ -248,7 +248,7 @@ func (s *Server) respond(resp *Response, q *request, out codec.Entry, status int
 		return
 	}
 	q.takeSlot()
-	data, err := out.Codec.Marshal(body)
+	data, err := resp.marshal(out.Codec, body)
 	if err != nil {
 		resp.Status = http.StatusInternalServerError
 		out = s.formats.json
