@@ -8,7 +8,11 @@
 # VM whose host moves single runs by ±10%, this is the steadier ratio;
 # bench/engine-cpu.sh is the judge's shape (each server alone, in turn).
 #
-# usage: bench/engine-cpu-interleaved.sh [rounds=12] [seconds per slice=2]
+# With BASE=<git revision> a fourth server joins the rotation: that
+# revision's `wirebench serve` on the net/http engine ("base"), for an A/B
+# of a change to the hot path measured in the same slices.
+#
+# usage: [BASE=rev] [SERVE_FLAGS=...] bench/engine-cpu-interleaved.sh [rounds=12] [seconds per slice=2]
 # needs: wrk, taskset, ss; 2 CPUs. On a shared machine run it under the
 # load lock: flock /tmp/wirebench-load.lock bench/engine-cpu-interleaved.sh
 set -euo pipefail
@@ -27,9 +31,16 @@ go build -o "$tmp/wirebench" ./cmd/wirebench
 names=(bare nethttp fasthttp)
 declare -A cmd=(
   [bare]="$tmp/bare -addr 127.0.0.1:0"
-  [nethttp]="$tmp/wirebench serve --no-grpc --http 127.0.0.1:0 --engine nethttp"
-  [fasthttp]="$tmp/wirebench serve --no-grpc --http 127.0.0.1:0 --engine fasthttp"
+  [nethttp]="$tmp/wirebench serve --no-grpc --http 127.0.0.1:0 --engine nethttp ${SERVE_FLAGS:-}"
+  [fasthttp]="$tmp/wirebench serve --no-grpc --http 127.0.0.1:0 --engine fasthttp ${SERVE_FLAGS:-}"
 )
+if [ -n "${BASE:-}" ]; then
+  mkdir "$tmp/base"
+  git archive "$BASE" | tar -x -C "$tmp/base"
+  (cd "$tmp/base" && go build -o "$tmp/wirebench-base" ./cmd/wirebench)
+  names+=(base)
+  cmd[base]="$tmp/wirebench-base serve --no-grpc --http 127.0.0.1:0 --engine nethttp ${SERVE_FLAGS:-}"
+fi
 declare -A pid addr cpu req
 for n in "${names[@]}"; do
   # shellcheck disable=SC2086

@@ -10,6 +10,8 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"os/signal"
+	"syscall"
 
 	"github.com/wirebench/wirebench/bench/servercpu"
 	"github.com/wirebench/wirebench/store"
@@ -29,6 +31,11 @@ func main() {
 		fmt.Fprintln(os.Stderr, "bare:", err)
 		os.Exit(1)
 	}
+	// A clean exit on SIGINT or SIGTERM, so that a tool the server runs
+	// under (valgrind's cachegrind, perf) writes its output.
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
+	go func() { <-sig; os.Exit(0) }()
 	fmt.Printf("listening http=%s\n", ln.Addr())
 	fmt.Fprintln(os.Stderr, "bare:", http.Serve(ln, servercpu.BareHandler(st.ListUsers())))
 	os.Exit(1)
