@@ -25,22 +25,8 @@ done
 tmp=$(mktemp -d)
 pids=()
 trap 'for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; rm -rf "$tmp"' EXIT
-go build -o "$tmp/bare" ./bench/bare
-go build -o "$tmp/wirebench" ./cmd/wirebench
-
-names=(bare nethttp fasthttp)
-declare -A cmd=(
-  [bare]="$tmp/bare -addr 127.0.0.1:0"
-  [nethttp]="$tmp/wirebench serve --no-grpc --http 127.0.0.1:0 --engine nethttp ${SERVE_FLAGS:-}"
-  [fasthttp]="$tmp/wirebench serve --no-grpc --http 127.0.0.1:0 --engine fasthttp ${SERVE_FLAGS:-}"
-)
-if [ -n "${BASE:-}" ]; then
-  mkdir "$tmp/base"
-  git archive "$BASE" | tar -x -C "$tmp/base"
-  (cd "$tmp/base" && go build -o "$tmp/wirebench-base" ./cmd/wirebench)
-  names+=(base)
-  cmd[base]="$tmp/wirebench-base serve --no-grpc --http 127.0.0.1:0 --engine nethttp ${SERVE_FLAGS:-}"
-fi
+# shellcheck source=bench/servers.sh
+. bench/servers.sh
 declare -A pid addr cpu req
 for n in "${names[@]}"; do
   # shellcheck disable=SC2086

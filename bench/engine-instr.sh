@@ -33,21 +33,8 @@ done
 tmp=$(mktemp -d)
 srv=
 trap '[ -n "$srv" ] && kill -9 "$srv" 2>/dev/null; rm -rf "$tmp"' EXIT
-go build -o "$tmp/bare" ./bench/bare
-go build -o "$tmp/wirebench" ./cmd/wirebench
-names=(bare nethttp fasthttp)
-declare -A cmd=(
-  [bare]="$tmp/bare -addr 127.0.0.1:0"
-  [nethttp]="$tmp/wirebench serve --no-grpc --http 127.0.0.1:0 --engine nethttp ${SERVE_FLAGS:-}"
-  [fasthttp]="$tmp/wirebench serve --no-grpc --http 127.0.0.1:0 --engine fasthttp ${SERVE_FLAGS:-}"
-)
-if [ -n "${BASE:-}" ]; then
-  mkdir "$tmp/base"
-  git archive "$BASE" | tar -x -C "$tmp/base"
-  (cd "$tmp/base" && go build -o "$tmp/wirebench-base" ./cmd/wirebench)
-  names+=(base)
-  cmd[base]="$tmp/wirebench-base serve --no-grpc --http 127.0.0.1:0 --engine nethttp ${SERVE_FLAGS:-}"
-fi
+# shellcheck source=bench/servers.sh
+. bench/servers.sh
 
 # instructions NAME N: the server's instruction total over a run of N GETs.
 instructions() {

@@ -47,7 +47,8 @@ type fastJSON struct{}
 func (fastJSON) Name() string                  { return "json-fast" }
 func (fastJSON) Marshal(v any) ([]byte, error) { return gojson.Marshal(v) }
 
-// MarshalTo is Marshal into dst, as stdJSON's.
+// MarshalTo is Marshal into dst, as stdJSON's. (The two are not one helper
+// taking a closure: the closure brought back the allocation saved here.)
 func (fastJSON) MarshalTo(dst *bytes.Buffer, v any) error {
 	n := dst.Len()
 	if err := gojson.NewEncoder(dst).Encode(v); err != nil {
