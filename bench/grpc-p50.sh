@@ -6,6 +6,8 @@
 # grpc-go's), ghz calling UserService/Get (when installed), and
 # bench/grpcbare, the same call over a bare HTTP/2 framer in one goroutine
 # (the server's share: what grpc-go's client adds is the difference).
+# The same client also calls a second server in the same rotation, with
+# grpc-go's server transport (--grpc-transport grpc-go): grpc-ours-grpcgo.
 # Prints each run's p50 and the ratios of the means.
 #
 # usage: [SERVE_FLAGS="--json-lib fast"] bench/grpc-p50.sh [seconds=5] [rounds=2]
@@ -17,20 +19,24 @@ secs=${1:-5} rounds=${2:-2}
 server_cpu=${SERVER_CPU:-1} client_cpu=${CLIENT_CPU:-0}
 command -v taskset >/dev/null || { echo "missing taskset (apt-get install -y util-linux)" >&2; exit 1; }
 tmp=$(mktemp -d)
-srv=
-trap '[ -n "$srv" ] && kill "$srv" 2>/dev/null; rm -rf "$tmp"' EXIT
+srv= srv2=
+trap '[ -n "$srv" ] && kill "$srv" 2>/dev/null; [ -n "$srv2" ] && kill "$srv2" 2>/dev/null; rm -rf "$tmp"' EXIT
 go build -o "$tmp/wirebench" ./cmd/wirebench
 go build -o "$tmp/grpcbare" ./bench/grpcbare
 # shellcheck disable=SC2086 # SERVE_FLAGS: extra `wirebench serve` flags
 taskset -c "$server_cpu" "$tmp/wirebench" serve --http 127.0.0.1:0 --grpc 127.0.0.1:0 ${SERVE_FLAGS:-} > "$tmp/out" 2>"$tmp/err" &
 srv=$!
+# shellcheck disable=SC2086
+taskset -c "$server_cpu" "$tmp/wirebench" serve --http 127.0.0.1:0 --grpc 127.0.0.1:0 --grpc-transport grpc-go ${SERVE_FLAGS:-} > "$tmp/out2" 2>"$tmp/err2" &
+srv2=$!
 for _ in $(seq 100); do
-  grep -q '^listening' "$tmp/out" && break
+  grep -q '^listening' "$tmp/out" && grep -q '^listening' "$tmp/out2" && break
   sleep 0.05
 done
+grpc2=$(sed -n 's/^listening.* grpc=\([^ ]*\).*/\1/p' "$tmp/out2")
 http=$(sed -n 's/^listening http=\([^ ]*\).*/\1/p' "$tmp/out")
 grpc=$(sed -n 's/^listening.* grpc=\([^ ]*\).*/\1/p' "$tmp/out")
-[ -n "$http" ] && [ -n "$grpc" ] || { echo "server did not start: $(cat "$tmp/err")" >&2; exit 1; }
+[ -n "$http" ] && [ -n "$grpc" ] && [ -n "$grpc2" ] || { echo "server did not start: $(cat "$tmp/err")" >&2; exit 1; }
 
 # p50 in µs from our client's --percentiles 50 output ("50%  106µs").
 p50() { awk '$1 == "50%" { v = $2; u = v; sub(/[0-9.]+/, "", u); sub(/[^0-9.].*/, "", v);
@@ -43,10 +49,12 @@ bare_p50() { taskset -c "$client_cpu" "$tmp/grpcbare" -n $((secs * 6000)) "$grpc
 
 # warm-up: connections, pools, the server's first GC cycles
 ours --transport grpc -d 1s "$grpc" > /dev/null
+ours --transport grpc -d 1s "$grpc2" > /dev/null
 ours -d 1s "http://$http" > /dev/null
 for round in $(seq "$rounds"); do
   r=$(ours "http://$http"); echo "round $round rest-json-ours $r us" | tee -a "$tmp/results"
   g=$(ours --transport grpc "$grpc"); echo "round $round grpc-ours $g us" | tee -a "$tmp/results"
+  g2=$(ours --transport grpc "$grpc2"); echo "round $round grpc-ours-grpcgo $g2 us" | tee -a "$tmp/results"
   s=$(ours --transport grpc --client std "$grpc"); echo "round $round grpc-ours-std $s us" | tee -a "$tmp/results"
   b=$(bare_p50); echo "round $round grpc-bare $b us" | tee -a "$tmp/results"
   if command -v ghz >/dev/null; then
@@ -56,9 +64,9 @@ done
 awk '{ s[$3] += $4; n[$3]++ }
   END {
     for (k in s) m[k] = s[k] / n[k]
-    printf "mean p50: rest-json-ours %.1f us  grpc-ours %.1f us  grpc-ours-std %.1f us  grpc-bare %.1f us", m["rest-json-ours"], m["grpc-ours"], m["grpc-ours-std"], m["grpc-bare"]
+    printf "mean p50: rest-json-ours %.1f us  grpc-ours %.1f us  grpc-ours-grpcgo %.1f us  grpc-ours-std %.1f us  grpc-bare %.1f us", m["rest-json-ours"], m["grpc-ours"], m["grpc-ours-grpcgo"], m["grpc-ours-std"], m["grpc-bare"]
     if ("grpc-ghz" in m) printf "  grpc-ghz %.1f us", m["grpc-ghz"]
-    printf "\nratio to REST JSON: grpc-ours %.2f  grpc-ours-std %.2f  grpc-bare %.2f", m["grpc-ours"] / m["rest-json-ours"], m["grpc-ours-std"] / m["rest-json-ours"], m["grpc-bare"] / m["rest-json-ours"]
+    printf "\nratio to REST JSON: grpc-ours %.2f  grpc-ours-grpcgo %.2f  grpc-ours-std %.2f  grpc-bare %.2f", m["grpc-ours"] / m["rest-json-ours"], m["grpc-ours-grpcgo"] / m["rest-json-ours"], m["grpc-ours-std"] / m["rest-json-ours"], m["grpc-bare"] / m["rest-json-ours"]
     if ("grpc-ghz" in m) printf "  grpc-ghz %.2f", m["grpc-ghz"] / m["rest-json-ours"]
     printf "\n"
   }' "$tmp/results"

@@ -15,6 +15,7 @@ import (
 	"google.golang.org/protobuf/types/known/emptypb"
 
 	"github.com/wirebench/wirebench/api"
+	"github.com/wirebench/wirebench/h2grpc"
 	"github.com/wirebench/wirebench/pb"
 	"github.com/wirebench/wirebench/store"
 )
@@ -27,10 +28,27 @@ func NewServer(st *store.Memory, opts ...grpc.ServerOption) *grpc.Server {
 	return s
 }
 
+// NewLean returns our own transport (package h2grpc: a unary call is
+// answered on its connection's goroutine) serving what NewServer serves,
+// with ServerCodec's decoding.
+func NewLean(st *store.Memory, opts h2grpc.Options) *h2grpc.Server {
+	opts.Codec = serverCodec{}
+	s := h2grpc.New(opts)
+	Register(s, st)
+	return s
+}
+
+// Registrar is a server to register services on: a *grpc.Server or an
+// *h2grpc.Server. Server reflection lists its services.
+type Registrar interface {
+	grpc.ServiceRegistrar
+	GetServiceInfo() map[string]grpc.ServiceInfo
+}
+
 // Register adds the wirebench.v1 services, reflection and health (serving)
 // to s. With ServerCodec (NewServer installs it) a malformed request is
 // InvalidArgument, as our error table says; without it, grpc-go's Internal.
-func Register(s *grpc.Server, st *store.Memory) {
+func Register(s Registrar, st *store.Memory) {
 	s.RegisterService(decodeErrors(&pb.UserService_ServiceDesc), users{st: st})
 	s.RegisterService(decodeErrors(&pb.TodoService_ServiceDesc), todos{st: st})
 	s.RegisterService(decodeErrors(&pb.EchoService_ServiceDesc), echo{})

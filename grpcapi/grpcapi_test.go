@@ -2,6 +2,7 @@ package grpcapi_test
 
 import (
 	"context"
+	"flag"
 	"slices"
 	"testing"
 	"time"
@@ -17,9 +18,13 @@ import (
 	"github.com/wirebench/wirebench/server"
 )
 
+// transport is the gRPC server transport the tests run on (server.Start's
+// default, ours, unless -grpc-transport grpc-go: CI runs both).
+var transport = flag.String("grpc-transport", server.GRPCLean, "gRPC server transport under test: lean or grpc-go")
+
 func dial(t *testing.T) (*server.Server, *grpc.ClientConn) {
 	t.Helper()
-	srv, err := server.Start(context.Background(), server.Options{HTTPAddr: "127.0.0.1:0", GRPCAddr: "127.0.0.1:0", NoHTTP: true, SeedUsers: 10, SeedTodos: 10})
+	srv, err := server.Start(context.Background(), server.Options{HTTPAddr: "127.0.0.1:0", GRPCAddr: "127.0.0.1:0", NoHTTP: true, SeedUsers: 10, SeedTodos: 10, GRPCTransport: *transport})
 	if err != nil {
 		t.Fatal(err)
 	}

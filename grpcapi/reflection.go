@@ -37,7 +37,7 @@ type reflection struct {
 }
 
 // registerReflection adds both reflection versions to s.
-func registerReflection(s *grpc.Server) {
+func registerReflection(s Registrar) {
 	r := &reflection{srv: s}
 	rpb.RegisterServerReflectionServer(s, r)
 	rpbalpha.RegisterServerReflectionServer(s, alphaReflection{r: r})

@@ -24,7 +24,7 @@ import (
 
 func dialWith(t *testing.T, o server.Options) (*server.Server, *grpc.ClientConn) {
 	t.Helper()
-	o.HTTPAddr, o.GRPCAddr, o.NoHTTP = "127.0.0.1:0", "127.0.0.1:0", true
+	o.HTTPAddr, o.GRPCAddr, o.NoHTTP, o.GRPCTransport = "127.0.0.1:0", "127.0.0.1:0", true, *transport
 	srv, err := server.Start(context.Background(), o)
 	if err != nil {
 		t.Fatal(err)

@@ -17,6 +17,7 @@ import (
 
 	"github.com/wirebench/wirebench/grpcapi"
 	"github.com/wirebench/wirebench/grpcws"
+	"github.com/wirebench/wirebench/h2grpc"
 	"github.com/wirebench/wirebench/httpapi"
 	"github.com/wirebench/wirebench/kv"
 	"github.com/wirebench/wirebench/kv/access"
@@ -42,6 +43,19 @@ const (
 	EngineFastHTTP = "fasthttp"
 )
 
+// gRPC transports (Options.GRPCTransport).
+const (
+	GRPCLean   = "lean"    // package h2grpc: unary calls answered on the connection's goroutine
+	GRPCGrpcGo = "grpc-go" // grpc-go's own server transport
+)
+
+// grpcServer is what Start and Close need of either gRPC transport.
+type grpcServer interface {
+	Serve(net.Listener) error
+	Stop()
+	GracefulStop()
+}
+
 // Options configures the service. The zero value listens on the default
 // addresses with an empty store; NoGRPC or NoHTTP turn a transport off.
 type Options struct {
@@ -53,6 +67,9 @@ type Options struct {
 	// Engine serves REST: EngineNetHTTP ("" too) or EngineFastHTTP
 	// (HTTP/1.1 only, no h2c).
 	Engine string
+	// GRPCTransport serves gRPC: GRPCLean ("" too) or GRPCGrpcGo. The
+	// same services, limits and timeouts either way.
+	GRPCTransport string
 	// Timeouts bound how long one connection or stream may hold the
 	// server's memory and goroutines; the zero value is DefaultTimeouts.
 	Timeouts Timeouts
@@ -83,7 +100,7 @@ type Server struct {
 	respSrv  *resp.Server
 	httpSrv  *http.Server
 	fastSrv  *fasthttp.Server
-	grpcSrv  *grpc.Server
+	grpcSrv  grpcServer
 	httpLn   net.Listener
 	grpcLn   net.Listener
 	serveErr chan error
@@ -177,12 +194,29 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 		}
 		s.grpcLn = ln
 		to := opts.Timeouts.withDefaults()
-		s.grpcSrv = grpcapi.NewServer(st, append(grpcapi.TransportOptions(int32(to.H2StreamBuffer)),
-			grpc.MaxRecvMsgSize(int(cmp.Or(opts.HTTP.MaxBody, httpapi.DefaultMaxBody))),
-			grpc.MaxConcurrentStreams(uint32(to.H2MaxStreams)),
-			grpc.ConnectionTimeout(to.ReadHeader),
-			grpc.KeepaliveParams(keepalive.ServerParameters{MaxConnectionIdle: to.Idle}),
-			grpc.InTapHandle(grpcapi.StreamDeadline(opts.MaxStreamDuration)))...)
+		maxMsg := int(cmp.Or(opts.HTTP.MaxBody, httpapi.DefaultMaxBody))
+		switch opts.GRPCTransport {
+		case GRPCLean, "":
+			s.grpcSrv = grpcapi.NewLean(st, h2grpc.Options{
+				MaxRecvMsgSize:       maxMsg,
+				MaxConcurrentStreams: uint32(to.H2MaxStreams),
+				Window:               int32(to.H2StreamBuffer),
+				ConnectionTimeout:    to.ReadHeader,
+				MaxConnectionIdle:    to.Idle,
+				Tap:                  grpcapi.StreamDeadline(opts.MaxStreamDuration),
+			})
+		case GRPCGrpcGo:
+			s.grpcSrv = grpcapi.NewServer(st, append(grpcapi.TransportOptions(int32(to.H2StreamBuffer)),
+				grpc.MaxRecvMsgSize(maxMsg),
+				grpc.MaxConcurrentStreams(uint32(to.H2MaxStreams)),
+				grpc.ConnectionTimeout(to.ReadHeader),
+				grpc.KeepaliveParams(keepalive.ServerParameters{MaxConnectionIdle: to.Idle}),
+				grpc.InTapHandle(grpcapi.StreamDeadline(opts.MaxStreamDuration)))...)
+		default:
+			ln.Close()
+			s.Close()
+			return nil, fmt.Errorf("server: unknown gRPC transport %q (want %s or %s)", opts.GRPCTransport, GRPCLean, GRPCGrpcGo)
+		}
 		go func() { s.serveErr <- ignoreClosed(s.grpcSrv.Serve(ln)) }()
 		if s.tunnel != nil { // gRPC over WebSocket on the REST port: the same server
 			go func() { s.serveErr <- ignoreClosed(s.grpcSrv.Serve(s.tunnel)) }()
@@ -300,7 +334,7 @@ func addrOf(ln net.Listener) string {
 }
 
 func ignoreClosed(err error) error {
-	if errors.Is(err, http.ErrServerClosed) || errors.Is(err, grpc.ErrServerStopped) {
+	if errors.Is(err, http.ErrServerClosed) || errors.Is(err, grpc.ErrServerStopped) || errors.Is(err, h2grpc.ErrServerStopped) {
 		return nil
 	}
 	return err
