@@ -37,12 +37,14 @@ type conn struct {
 	bw   *bufio.Writer
 	henc *hpack.Encoder
 	hbuf bytes.Buffer
-	werr error // the first write error; later writes are dropped
+	werr error     // the first write error; later writes are dropped
+	wdl  time.Time // the socket's write deadline (WriteTimeout)
 
 	mu           sync.Mutex
 	cond         *sync.Cond // windows grew, a stream ended, data arrived, the connection closed
 	streams      map[uint32]*stream
 	active       uint32 // streams open, against MaxConcurrentStreams
+	running      uint32 // handlers running on goroutines of their own (a reset stream's may outlive it)
 	maxID        uint32 // the highest stream ID the client opened
 	sendWin      int64  // the connection's send window
 	peerInitWin  int64  // the client's SETTINGS_INITIAL_WINDOW_SIZE
@@ -120,8 +122,18 @@ func (c *conn) write(f func() error, flush bool) error {
 	if c.werr != nil {
 		return c.werr
 	}
+	if wt := c.s.opts.WriteTimeout; wt > 0 {
+		// Any write may reach the socket (a full buffer flushes itself):
+		// the deadline is kept at least half a timeout ahead, so a write
+		// stalled by a client that does not read fails within
+		// [0.5, 1] x WriteTimeout, at one timer update per half timeout.
+		if now := time.Now(); c.wdl.Sub(now) < wt/2 {
+			c.wdl = now.Add(wt)
+			c.nc.SetWriteDeadline(c.wdl)
+		}
+	}
 	err := f()
-	if err == nil && flush {
+	if err == nil && flush && c.bw.Buffered() > 0 {
 		err = c.bw.Flush()
 	}
 	if err != nil {
@@ -359,7 +371,9 @@ func (c *conn) headers(f *http2.MetaHeadersFrame) error {
 		return errStreamClosed
 	}
 	c.maxID = id
-	refuse := c.goingAway || c.active >= c.s.opts.MaxConcurrentStreams
+	// Handlers still running count too: a client that opens and resets
+	// streams in a loop (rapid reset) gets no more goroutines than streams.
+	refuse := c.goingAway || c.active >= c.s.opts.MaxConcurrentStreams || c.running >= c.s.opts.MaxConcurrentStreams
 	c.mu.Unlock()
 	if refuse {
 		c.resetStreamFrame(id, http2.ErrCodeRefusedStream)
@@ -423,7 +437,7 @@ func (c *conn) headers(f *http2.MetaHeadersFrame) error {
 	}
 	c.mu.Unlock()
 	if m.stream != nil {
-		go st.runStream()
+		c.goHandler(st, st.runStream)
 	} else if st.eof {
 		c.unary(st)
 	}
@@ -494,6 +508,10 @@ func (c *conn) data(f *http2.DataFrame) error {
 // in batches of a quarter window.
 func (c *conn) returnWindow(st *stream, n int32, flush bool) {
 	c.mu.Lock()
+	if d := min(st.extra, n); d > 0 { // already granted ahead (RecvMsg)
+		st.extra -= d
+		n -= d
+	}
 	st.inflow += n
 	st.unacked += n
 	inc := st.unacked
@@ -527,6 +545,10 @@ func (c *conn) endStream(st *stream, reset bool) {
 		return
 	}
 	st.ended, st.reset = true, reset
+	if !reset && st.counted { // ended by its handler: its slot is free now
+		st.counted = false
+		c.running--
+	}
 	delete(c.streams, st.id)
 	c.active--
 	last := c.active == 0 && c.goingAway
@@ -539,8 +561,30 @@ func (c *conn) endStream(st *stream, reset bool) {
 		st.cancel()
 	}
 	if last {
-		c.close()
+		go func() {
+			c.write(func() error { return nil }, true)
+			c.close()
+		}()
 	}
+}
+
+// goHandler runs f on a goroutine of its own, counted in running.
+func (c *conn) goHandler(st *stream, f func()) {
+	c.mu.Lock()
+	c.running++
+	st.counted = true
+	c.mu.Unlock()
+	go func() {
+		defer func() {
+			c.mu.Lock()
+			if st.counted {
+				st.counted = false
+				c.running--
+			}
+			c.mu.Unlock()
+		}()
+		f()
+	}()
 }
 
 func (c *conn) startIdle() {

@@ -58,6 +58,10 @@ type Options struct {
 	// MaxConnectionIdle closes (GOAWAY) a connection without calls for
 	// that long; 0 keeps idle connections.
 	MaxConnectionIdle time.Duration
+	// WriteTimeout bounds a write of replies to the socket: a client that
+	// stops reading loses the connection within [0.5, 1] x WriteTimeout.
+	// 0: no bound.
+	WriteTimeout time.Duration
 	// MaxHeaderListSize bounds a request's decoded header block.
 	MaxHeaderListSize uint32
 	// Codec marshals replies and unmarshals requests; nil is grpc-go's

@@ -39,9 +39,12 @@ type stream struct {
 	recvErr error  // the request can no longer be read (too large)
 	inflow  int32  // receive window left
 	unacked int32  // receive window taken back, not yet sent as WINDOW_UPDATE
+	extra   int32  // window granted beyond the stream's for a message larger than it
 	sendWin int64
 	pending []byte         // reply bytes waiting for send window
 	final   *status.Status // the call's status, sent after pending
+
+	counted bool // under c.mu: counted in c.running
 
 	// the handler's
 	headerSent bool
@@ -95,10 +98,11 @@ func (c *conn) unary(st *stream) {
 		c.answerUnary(st, false)
 		return
 	}
-	go c.answerUnary(st, true)
+	c.goHandler(st, func() { c.answerUnary(st, true) })
 }
 
 func (c *conn) answerUnary(st *stream, own bool) {
+	defer st.done()
 	msg, err := st.takeUnary()
 	var reply []byte
 	if err == nil {
@@ -122,7 +126,7 @@ func (c *conn) answerUnary(st *stream, own bool) {
 		c.mu.Unlock()
 		// A reply beyond the send windows waits in pending; the reader
 		// sends the rest, then the trailers, as WINDOW_UPDATEs arrive.
-		return st.finish(status.New(codes.OK, ""))
+		return st.finish(statusOK)
 	}, own)
 }
 
@@ -297,6 +301,11 @@ func (st *stream) pump() error {
 // client still sending. Under wmu.
 func (st *stream) writeTrailers(s *status.Status, rst bool) error {
 	c := st.c
+	if !st.headerSent && len(st.header) > 0 {
+		if err := st.writeHeader(); err != nil {
+			return err
+		}
+	}
 	c.hbuf.Reset()
 	if !st.headerSent {
 		st.headerSent = true
@@ -442,6 +451,17 @@ func (ss *serverStream) RecvMsg(m any) error {
 			} else if len(st.buf) >= 5+int(size) {
 				n = 5 + int(size)
 				break
+			} else if need := int32(5 + int(size) - len(st.buf)); need > st.inflow && !st.eof {
+				// A message larger than the window: grant what it still
+				// needs now (as grpc-go's inFlow.maybeAdjust), and take
+				// the grant back from the window returned when it is read.
+				grow := need - st.inflow
+				st.inflow += grow
+				st.extra += grow
+				c.mu.Unlock()
+				c.write(func() error { return c.fr.WriteWindowUpdate(st.id, uint32(grow)) }, true)
+				c.mu.Lock()
+				continue
 			}
 		}
 		if st.eof {
@@ -492,7 +512,7 @@ func unknownMethod(path string) *status.Status {
 // callStatus is the status a handler's error ends its call with.
 func callStatus(err error) *status.Status {
 	if err == nil {
-		return status.New(codes.OK, "")
+		return statusOK
 	}
 	if s, ok := status.FromError(err); ok {
 		return s

@@ -77,6 +77,9 @@ func encodeGrpcMessage(msg string) string {
 
 // statusDetails is grpc-status-details-bin for s, "" without details.
 func statusDetails(s *status.Status) string {
+	if s.Code() == codes.OK {
+		return "" // no details, and no copy of the status to find out
+	}
 	p := s.Proto()
 	if len(p.GetDetails()) == 0 {
 		return ""
@@ -97,6 +100,9 @@ func decodeBin(v string) ([]byte, error) {
 	}
 	return base64.RawStdEncoding.DecodeString(v)
 }
+
+// statusOK ends every call that succeeds (a Status is immutable).
+var statusOK = status.New(codes.OK, "")
 
 // isReserved: headers gRPC itself uses, never metadata.
 func isReserved(name string) bool {

@@ -202,6 +202,7 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 				MaxConcurrentStreams: uint32(to.H2MaxStreams),
 				Window:               int32(to.H2StreamBuffer),
 				ConnectionTimeout:    to.ReadHeader,
+				WriteTimeout:         to.Write,
 				MaxConnectionIdle:    to.Idle,
 				Tap:                  grpcapi.StreamDeadline(opts.MaxStreamDuration),
 			})
