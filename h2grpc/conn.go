@@ -74,6 +74,7 @@ func newConn(s *Server, nc net.Conn) *conn {
 	c.fr.SetMaxReadFrameSize(16384) // we never advertise more
 	c.fr.MaxHeaderListSize = s.opts.MaxHeaderListSize
 	c.fr.ReadMetaHeaders = hpack.NewDecoder(4096, nil)
+	c.fr.SetReuseFrames() // a DATA frame's payload is copied out before the next read
 	c.henc = hpack.NewEncoder(&c.hbuf)
 	return c
 }
