@@ -8,9 +8,9 @@
 # VM whose host moves single runs by ±10%, this is the steadier ratio;
 # bench/engine-cpu.sh is the judge's shape (each server alone, in turn).
 #
-# With BASE=<git revision> a fourth server joins the rotation: that
-# revision's `wirebench serve` on the net/http engine ("base"), for an A/B
-# of a change to the hot path measured in the same slices.
+# With BASE=<git revision> that revision's `wirebench serve` joins the
+# rotation on both engines ("base", "basefast"), for an A/B of a change to
+# the hot path measured in the same slices.
 #
 # usage: [BASE=rev] [SERVE_FLAGS=...] bench/engine-cpu-interleaved.sh [rounds=12] [seconds per slice=2]
 # needs: wrk, taskset, ss; 2 CPUs. On a shared machine run it under the

@@ -17,7 +17,11 @@
 # marks them again; a larger live heap leaves less room under the 4 MB
 # minimum heap goal, so cycles come more often).
 #
-# usage: [GC=1] [SERVE_FLAGS="--json-lib fast"] bench/engine-cpu.sh [seconds=5] [rounds=2]
+# With SYSCALLS=1 (needs perf and permission to trace) each line adds the
+# server's system calls per request over the measured run, counted in the
+# kernel: reads, the reads that found nothing (EAGAIN) and writes.
+#
+# usage: [GC=1] [SYSCALLS=1] [SERVE_FLAGS="--json-lib fast"] bench/engine-cpu.sh [seconds=5] [rounds=2]
 # needs: wrk, taskset; 2 CPUs or more. On a shared machine run it under
 # the load lock: flock /tmp/wirebench-load.lock bench/engine-cpu.sh
 set -euo pipefail
@@ -53,11 +57,20 @@ run() {
   [ -n "$addr" ] || { echo "$name did not start: $(cat "$tmp/err")" >&2; exit 1; }
   local url="http://$addr/users/1"
   taskset -c "$client_cpu" wrk -t1 -c50 -d1s "$url" > /dev/null
-  local u0 s0 u1 s1 out req rps gcs gc=
+  local u0 s0 u1 s1 out req rps gcs gc= sc= perf=
   gcs=$(grep -c '^gc ' "$tmp/err" || true)
+  if [ "${SYSCALLS:-}" = 1 ]; then
+    perf stat -x, -o "$tmp/perf" -e syscalls:sys_enter_read,syscalls:sys_enter_write \
+      -e syscalls:sys_exit_read --filter 'ret < 0' -p "$srv" &
+    perf=$!
+    sleep 0.2
+  fi
   read -r u0 s0 < <(cpu_ticks "$srv")
   out=$(taskset -c "$client_cpu" wrk -t1 -c50 -d"${secs}s" "$url")
   read -r u1 s1 < <(cpu_ticks "$srv")
+  if [ -n "$perf" ]; then
+    kill -INT "$perf"; wait "$perf" || true
+  fi
   kill "$srv"; wait "$srv" 2>/dev/null || true; srv=
   if grep -q Non-2xx <<<"$out"; then echo "$name: non-2xx replies:"$'\n'"$out" >&2; exit 1; fi
   req=$(awk '/requests in/{print $1}' <<<"$out")
@@ -68,7 +81,13 @@ run() {
       { for (i = 1; i <= NF; i++) if ($i == "cpu,") { split($(i - 2), a, "[+/]"); ms += a[1] + a[2] + a[3] + a[4] + a[5] }; c++ }
       END { printf "  GC: %4.0f cycles per 1M requests, %.3f us/req", c / k * 1e6, ms * 1000 / k }')
   fi
-  awk -v n="$name" -v u=$((u1 - u0)) -v s=$((s1 - s0)) -v hz="$hz" -v r="$req" -v rps="$rps" -v gc="$gc" \
+  if [ -n "$perf" ]; then
+    # perf counts from its start to its end, a little more than wrk's run:
+    # the requests are those wrk counted, so the rates are slight overestimates.
+    sc=$(awk -F, -v k="$req" '/sys_enter_read/{r=$1} /sys_exit_read/{e=$1} /sys_enter_write/{w=$1}
+      END{printf "  syscalls/req: read %.2f (EAGAIN %.2f) write %.2f", r/k, e/k, w/k}' "$tmp/perf")
+  fi
+  awk -v n="$name" -v u=$((u1 - u0)) -v s=$((s1 - s0)) -v hz="$hz" -v r="$req" -v rps="$rps" -v gc="$gc$sc" \
     'BEGIN{printf "%-9s %7.2f us/req  %9.0f req/s  user %.2f  system %.2f us/req%s\n", n, (u+s)/hz*1e6/r, rps, u/hz*1e6/r, s/hz*1e6/r, gc}' | tee -a "$tmp/results"
 }
 

@@ -18,7 +18,7 @@
 # a larger binary, a larger heap for the GC to walk). Slower by about 3x.
 #
 # With BASE=<git revision> that revision's `wirebench serve` runs too, as
-# "base", for an A/B of a change.
+# "base" and "basefast" (its two engines), for an A/B of a change.
 #
 # usage: [CACHE=1] [BASE=rev] [SERVE_FLAGS=...] bench/engine-instr.sh [N1=5000] [N2=25000]
 # needs: valgrind (apt-get install -y valgrind), taskset. About 2 minutes

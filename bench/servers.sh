@@ -3,8 +3,8 @@
 # into $tmp and fills `names` (in the order they run) and `cmd` (how to
 # start each, listening on 127.0.0.1:0). With BASE=<git revision> it also
 # builds that revision's `wirebench serve` (git archive, so uncommitted
-# changes stay out) and adds it as "base" on the net/http engine, for an
-# A/B in the same run. SERVE_FLAGS are extra flags for every wirebench.
+# changes stay out) and adds it as "base" on the net/http engine and
+# "basefast" on the fasthttp engine, for an A/B in the same run. SERVE_FLAGS are extra flags for every wirebench.
 go build -o "$tmp/bare" ./bench/bare
 go build -o "$tmp/wirebench" ./cmd/wirebench
 names=(bare nethttp fasthttp)
@@ -17,6 +17,7 @@ if [ -n "${BASE:-}" ]; then
   mkdir "$tmp/base"
   git archive "$BASE" | tar -x -C "$tmp/base"
   (cd "$tmp/base" && go build -o "$tmp/wirebench-base" ./cmd/wirebench)
-  names+=(base)
+  names+=(base basefast)
   cmd[base]="$tmp/wirebench-base serve --no-grpc --http 127.0.0.1:0 --engine nethttp ${SERVE_FLAGS:-}"
+  cmd[basefast]="$tmp/wirebench-base serve --no-grpc --http 127.0.0.1:0 --engine fasthttp ${SERVE_FLAGS:-}"
 fi

@@ -8,6 +8,7 @@ import (
 	"io"
 	"math"
 	"net"
+	"runtime"
 	"strings"
 	"sync"
 	"time"
@@ -186,6 +187,11 @@ func (c *conn) serve() {
 			if c.write(func() error { return nil }, true) != nil {
 				return
 			}
+			// The client has rarely sent its next frame yet: a read now
+			// would fail (EAGAIN) and park until the poller's wake-up.
+			// Under load, letting the other connections run first
+			// usually finds the frame there (as server.phasedConn does).
+			runtime.Gosched()
 		}
 		if f, err = c.fr.ReadFrame(); err != nil {
 			var se http2.StreamError

@@ -44,6 +44,9 @@ type httpPhasedConn struct {
 }
 
 func (c httpPhasedConn) Read(p []byte) (int, error) {
+	if c.phase.Load() == phaseIdle {
+		yieldBeforeIdleRead() // the read of the next request
+	}
 	n, err := c.Conn.Read(p)
 	// A new connection's first request counts from the accept, as
 	// net/http's does; bytes during handling are the background read's
