@@ -12,13 +12,15 @@
 # rotation on both engines ("base", "basefast"), for an A/B of a change to
 # the hot path measured in the same slices.
 #
-# usage: [BASE=rev] [SERVE_FLAGS=...] bench/engine-cpu-interleaved.sh [rounds=12] [seconds per slice=2]
+# usage: [BASE=rev] [WRK="-t1 -c50"] [SERVE_FLAGS=...] bench/engine-cpu-interleaved.sh [rounds=12] [seconds per slice=2]
 # needs: wrk, taskset, ss; 2 CPUs. On a shared machine run it under the
 # load lock: flock /tmp/wirebench-load.lock bench/engine-cpu-interleaved.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 rounds=${1:-12} secs=${2:-2}
 server_cpu=${SERVER_CPU:-1} client_cpu=${CLIENT_CPU:-0}
+# wrk's threads and connections (e.g. WRK="-t2 -c10", wrk's defaults)
+WRK=${WRK:--t1 -c50}
 for tool in wrk taskset; do
   command -v "$tool" >/dev/null || { echo "missing $tool (apt-get install -y wrk util-linux)" >&2; exit 1; }
 done
@@ -41,7 +43,8 @@ for n in "${names[@]}"; do
     sleep 0.05
   done
   [ -n "${addr[$n]}" ] || { echo "$n did not start: $(cat "$tmp/$n.err")" >&2; exit 1; }
-  taskset -c "$client_cpu" wrk -t1 -c50 -d1s "http://${addr[$n]}/users/1" >/dev/null # warm-up
+  # shellcheck disable=SC2086 # WRK: words
+  taskset -c "$client_cpu" wrk $WRK -d1s "http://${addr[$n]}/users/1" >/dev/null # warm-up
   cpu[$n]=0 req[$n]=0
 done
 ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
@@ -49,7 +52,8 @@ for r in $(seq "$rounds"); do
   line="round $r:"
   for n in "${names[@]}"; do
     t0=$(ticks "${pid[$n]}")
-    out=$(taskset -c "$client_cpu" wrk -t1 -c50 -d"${secs}s" "http://${addr[$n]}/users/1")
+    # shellcheck disable=SC2086 # WRK: words
+    out=$(taskset -c "$client_cpu" wrk $WRK -d"${secs}s" "http://${addr[$n]}/users/1")
     t1=$(ticks "${pid[$n]}")
     if grep -q Non-2xx <<<"$out"; then echo "$n: non-2xx replies:"$'\n'"$out" >&2; exit 1; fi
     k=$(awk '/requests in/{print $1}' <<<"$out")

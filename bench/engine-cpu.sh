@@ -21,13 +21,15 @@
 # server's system calls per request over the measured run, counted in the
 # kernel: reads, the reads that found nothing (EAGAIN) and writes.
 #
-# usage: [GC=1] [SYSCALLS=1] [SERVE_FLAGS="--json-lib fast"] bench/engine-cpu.sh [seconds=5] [rounds=2]
+# usage: [GC=1] [SYSCALLS=1] [WRK="-t1 -c50"] [SERVE_FLAGS="--json-lib fast"] bench/engine-cpu.sh [seconds=5] [rounds=2]
 # needs: wrk, taskset; 2 CPUs or more. On a shared machine run it under
 # the load lock: flock /tmp/wirebench-load.lock bench/engine-cpu.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 secs=${1:-5} rounds=${2:-2}
 server_cpu=${SERVER_CPU:-1} client_cpu=${CLIENT_CPU:-0}
+# wrk's threads and connections (e.g. WRK="-t2 -c10", wrk's defaults)
+WRK=${WRK:--t1 -c50}
 for tool in wrk taskset; do
   command -v "$tool" >/dev/null || { echo "missing $tool (apt-get install -y wrk util-linux)" >&2; exit 1; }
 done
@@ -56,7 +58,8 @@ run() {
   done
   [ -n "$addr" ] || { echo "$name did not start: $(cat "$tmp/err")" >&2; exit 1; }
   local url="http://$addr/users/1"
-  taskset -c "$client_cpu" wrk -t1 -c50 -d1s "$url" > /dev/null
+  # shellcheck disable=SC2086 # WRK: words
+  taskset -c "$client_cpu" wrk $WRK -d1s "$url" > /dev/null
   local u0 s0 u1 s1 out req rps gcs gc= sc= perf=
   gcs=$(grep -c '^gc ' "$tmp/err" || true)
   if [ "${SYSCALLS:-}" = 1 ]; then
@@ -66,7 +69,8 @@ run() {
     sleep 0.2
   fi
   read -r u0 s0 < <(cpu_ticks "$srv")
-  out=$(taskset -c "$client_cpu" wrk -t1 -c50 -d"${secs}s" "$url")
+  # shellcheck disable=SC2086 # WRK: words
+  out=$(taskset -c "$client_cpu" wrk $WRK -d"${secs}s" "$url")
   read -r u1 s1 < <(cpu_ticks "$srv")
   if [ -n "$perf" ]; then
     kill -INT "$perf"; wait "$perf" || true
