@@ -8,11 +8,11 @@ import (
 	"io"
 	"math"
 	"net"
-	"runtime"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/wirebench/wirebench/internal/idleread"
 	"golang.org/x/net/http2"
 	"golang.org/x/net/http2/hpack"
 	"google.golang.org/grpc/codes"
@@ -28,6 +28,7 @@ import (
 type conn struct {
 	s      *Server
 	nc     net.Conn
+	src    source // br's: the connection, through idleread after a flush
 	br     *bufio.Reader
 	fr     *http2.Framer
 	ctx    context.Context // cancelled when the connection closes
@@ -61,7 +62,6 @@ func newConn(s *Server, nc net.Conn) *conn {
 	c := &conn{
 		s:            s,
 		nc:           nc,
-		br:           bufio.NewReaderSize(nc, 16<<10),
 		bw:           bufio.NewWriterSize(nc, 16<<10),
 		window:       s.opts.Window,
 		streams:      map[uint32]*stream{},
@@ -69,6 +69,9 @@ func newConn(s *Server, nc net.Conn) *conn {
 		peerInitWin:  65535,
 		peerMaxFrame: 16384,
 	}
+	c.src.nc = nc
+	c.src.idle.Init(nc)
+	c.br = bufio.NewReaderSize(&c.src, 16<<10)
 	c.cond = sync.NewCond(&c.mu)
 	c.ctx, c.cancel = context.WithCancel(context.Background())
 	c.fr = http2.NewFramer(c.bw, c.br)
@@ -187,11 +190,7 @@ func (c *conn) serve() {
 			if c.write(func() error { return nil }, true) != nil {
 				return
 			}
-			// The client has rarely sent its next frame yet: a read now
-			// would fail (EAGAIN) and park until the poller's wake-up.
-			// Under load, letting the other connections run first
-			// usually finds the frame there (as server.phasedConn does).
-			runtime.Gosched()
+			c.src.afterFlush = true
 		}
 		if f, err = c.fr.ReadFrame(); err != nil {
 			var se http2.StreamError
@@ -204,6 +203,23 @@ func (c *conn) serve() {
 			return
 		}
 	}
+}
+
+// source is the reader's connection. The read after a flush of all
+// there was to write is the one that, under load, would find nothing
+// yet: idleread makes it, after a yield while yielding pays.
+type source struct {
+	nc         net.Conn
+	idle       idleread.Reader
+	afterFlush bool
+}
+
+func (s *source) Read(p []byte) (int, error) {
+	if s.afterFlush {
+		s.afterFlush = false
+		return s.idle.Read(p)
+	}
+	return s.nc.Read(p)
 }
 
 // fail answers a connection error with GOAWAY before the connection closes.

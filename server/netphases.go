@@ -44,10 +44,13 @@ type httpPhasedConn struct {
 }
 
 func (c httpPhasedConn) Read(p []byte) (int, error) {
+	var n int
+	var err error
 	if c.phase.Load() == phaseIdle {
-		yieldBeforeIdleRead() // the read of the next request
+		n, err = c.idle.Read(p) // the next request's first read
+	} else {
+		n, err = c.Conn.Read(p)
 	}
-	n, err := c.Conn.Read(p)
 	// A new connection's first request counts from the accept, as
 	// net/http's does; bytes during handling are the background read's
 	// (the phase changes at net/http's StateIdle).

@@ -3,7 +3,6 @@ package server
 import (
 	"math"
 	"net"
-	"runtime"
 
 	"github.com/valyala/fasthttp"
 )
@@ -60,7 +59,11 @@ func (c phasedConn) Read(p []byte) (int, error) {
 		// fasthttp reads the next request only once the reply is
 		// flushed: the connection is idle from here.
 		c.enter(phaseIdle)
-		yieldBeforeIdleRead()
+		n, err := c.idle.Read(p) // the next request's first bytes
+		if n > 0 {
+			c.enter(phaseReading)
+		}
+		return n, err
 	}
 	n, err := c.Conn.Read(p)
 	if n > 0 {
@@ -70,17 +73,6 @@ func (c phasedConn) Read(p []byte) (int, error) {
 	}
 	return n, err
 }
-
-// yieldBeforeIdleRead lets the other goroutines run before a connection
-// reads its next request. Right after a reply the client has rarely sent
-// the next request yet, so the read would fail (EAGAIN), park the
-// goroutine and take the poller's wake-up to retry: a system call and two
-// scheduler hand-offs per request for nothing. Under load, by the time
-// the other connections' work is done the request is usually there and
-// the first read gets it (issue 17: failed reads per GET under wrk -c50
-// 0.99 -> 0.22-0.32). With nothing else runnable it costs one trip
-// through the scheduler.
-func yieldBeforeIdleRead() { runtime.Gosched() }
 
 // handlerStarted marks the request read: its explicit body deadline (if
 // any) is over, and the Write limit runs from here.

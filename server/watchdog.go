@@ -6,6 +6,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/wirebench/wirebench/internal/idleread"
 )
 
 // A watchdog enforces the REST connections' read and write deadlines
@@ -74,6 +76,7 @@ func (w *watchdog) Accept() (net.Conn, error) {
 	w.conns[wc] = struct{}{}
 	w.mu.Unlock()
 	if w.phases != nil {
+		wc.idle.Init(c)
 		wc.enter(phaseNew)
 		if w.netHTTP {
 			return httpPhasedConn{wc}, nil
@@ -133,6 +136,9 @@ type watchedConn struct {
 	// timeouts (phases.go); unused otherwise.
 	phase atomic.Int32
 	since atomic.Int64
+	// idle makes the read after a reply (phases only; used by the
+	// connection's reading goroutine alone).
+	idle idleread.Reader
 }
 
 // aLongTimeAgo is the deadline that makes a blocked call return at once.
