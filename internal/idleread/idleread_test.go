@@ -9,6 +9,12 @@ import (
 	"time"
 )
 
+func TestMain(m *testing.M) {
+	// The tests set busy themselves: no sampler of the real CPU use.
+	samplerOnce.Do(func() {})
+	os.Exit(m.Run())
+}
+
 // pair is a loopback TCP connection: the server's end and the client's.
 func pair(t *testing.T) (srv, cli net.Conn) {
 	t.Helper()
@@ -29,115 +35,57 @@ func pair(t *testing.T) (srv, cli net.Conn) {
 	return srv, cli
 }
 
-// A client that sends its next request only after the reply, as at c=1:
-// every read after a yield waits, so the Reader backs off to one yield in
-// 2^maxShift reads, and every read still returns the request's bytes.
-func TestBacksOffWhenYieldingDoesNotPay(t *testing.T) {
+// Reads yield while the process is busy and only then, and return what
+// the connection holds either way.
+func TestYieldsOnlyWhenBusy(t *testing.T) {
+	defer busy.Store(false)
 	srv, cli := pair(t)
 	var r Reader
 	r.Init(srv)
-	const n = 300
-	go func() {
-		buf := make([]byte, 1)
-		for i := range n {
-			if _, err := cli.Write([]byte{byte(i)}); err != nil {
-				return
-			}
-			if _, err := io.ReadFull(cli, buf); err != nil {
-				return
-			}
-			time.Sleep(50 * time.Microsecond) // the client's think time: the read after the yield waits
-		}
-	}()
-	buf := make([]byte, 16)
-	for i := range n {
-		k, err := r.Read(buf)
-		if err != nil || k != 1 || buf[0] != byte(i) {
-			t.Fatalf("read %d: %d bytes %v, err %v", i, k, buf[:k], err)
-		}
-		if _, err := srv.Write(buf[:1]); err != nil {
-			t.Fatal(err)
-		}
-	}
-	yields, waits := r.Stats()
-	// Backing off: 1 try, then 1, 3, 7, ... 63 skipped reads between tries.
-	if yields > n/16 || yields < 5 {
-		t.Errorf("%d yields in %d reads that all waited: want a few (backoff to 1 in %d)", yields, n, 1<<maxShift)
-	}
-	if waits < yields*9/10 {
-		t.Errorf("%d of %d yields found the request there; the client never sent before the reply", yields-waits, yields)
-	}
-}
-
-// Requests already there when the read comes (a busy server, or a
-// pipelining client): every read yields and none waits.
-func TestKeepsYieldingWhenItPays(t *testing.T) {
-	srv, cli := pair(t)
-	var r Reader
-	r.Init(srv)
-	const n = 200
-	if _, err := cli.Write(make([]byte, n)); err != nil {
+	const n = 50
+	if _, err := cli.Write(make([]byte, 2*n)); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(10 * time.Millisecond)
 	buf := make([]byte, 1)
-	for i := range n {
-		if k, err := r.Read(buf); k != 1 || err != nil {
-			t.Fatalf("read %d: %d bytes, %v", i, k, err)
+	for _, b := range []bool{false, true} {
+		busy.Store(b)
+		before := r.Yields()
+		for i := range n {
+			if k, err := r.Read(buf); k != 1 || err != nil {
+				t.Fatalf("busy %v, read %d: %d bytes, %v", b, i, k, err)
+			}
 		}
-	}
-	if yields, waits := r.Stats(); yields != n || waits != 0 {
-		t.Errorf("yields %d, waits %d; want %d and 0", yields, waits, n)
+		want := uint64(0)
+		if b {
+			want = n
+		}
+		if got := r.Yields() - before; got != want {
+			t.Errorf("busy %v: %d yields in %d reads, want %d", b, got, n, want)
+		}
 	}
 }
 
-// The errors are net.Conn's: end of stream, a deadline, a closed
-// connection.
-func TestErrorsAreNetConns(t *testing.T) {
+// The errors are the connection's: a deadline, end of stream, closed; the
+// zero Reader fails instead of panicking.
+func TestErrorsAreTheConnections(t *testing.T) {
+	defer busy.Store(false)
+	busy.Store(true)
 	srv, cli := pair(t)
 	var r Reader
 	r.Init(srv)
 	buf := make([]byte, 8)
-
 	srv.SetReadDeadline(time.Now().Add(20 * time.Millisecond))
-	_, err := r.Read(buf)
-	var ne net.Error
-	if !errors.As(err, &ne) || !ne.Timeout() || !errors.Is(err, os.ErrDeadlineExceeded) {
-		t.Fatalf("past the deadline: %v, want a net.Error timeout", err)
+	if _, err := r.Read(buf); !errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Fatalf("past the deadline: %v", err)
 	}
 	srv.SetReadDeadline(time.Time{})
-
-	cli.Write([]byte("x"))
-	if k, err := r.Read(buf); k != 1 || err != nil {
-		t.Fatalf("after the deadline was cleared: %d, %v", k, err)
-	}
 	cli.Close()
-	for range 2 * (1 << maxShift) { // through the backoff's plain reads too
-		if _, err = r.Read(buf); err != io.EOF {
-			t.Fatalf("after the client closed: %v, want io.EOF", err)
-		}
+	if _, err := r.Read(buf); err != io.EOF {
+		t.Fatalf("after the client closed: %v, want io.EOF", err)
 	}
 	srv.Close()
-	if _, err = r.Read(buf); !errors.Is(err, net.ErrClosed) {
+	if _, err := r.Read(buf); !errors.Is(err, net.ErrClosed) {
 		t.Fatalf("on a closed connection: %v, want net.ErrClosed", err)
-	}
-}
-
-// A connection that is not a socket reads plainly; the zero Reader fails
-// instead of panicking.
-func TestNotASocket(t *testing.T) {
-	a, b := net.Pipe()
-	defer a.Close()
-	defer b.Close()
-	var r Reader
-	r.Init(a)
-	go b.Write([]byte("hi"))
-	buf := make([]byte, 4)
-	if k, err := r.Read(buf); k != 2 || err != nil {
-		t.Fatalf("pipe: %d, %v", k, err)
-	}
-	if y, _ := r.Stats(); y != 0 {
-		t.Errorf("%d yields on a pipe", y)
 	}
 	var zero Reader
 	if _, err := zero.Read(buf); err == nil {
@@ -145,20 +93,80 @@ func TestNotASocket(t *testing.T) {
 	}
 }
 
-// A read after a yield allocates nothing: it is made once per request.
-func TestReadAllocatesNothing(t *testing.T) {
-	srv, cli := pair(t)
-	var r Reader
-	r.Init(srv)
-	if _, err := cli.Write(make([]byte, 10000)); err != nil {
-		t.Fatal(err)
+func TestIsBusy(t *testing.T) {
+	ms := time.Millisecond
+	for _, c := range []struct {
+		used, wall time.Duration
+		procs      int
+		want       bool
+	}{
+		{95 * ms, 100 * ms, 2, false},
+		{60 * ms, 100 * ms, 1, true}, // one P: always
+		{0, 100 * ms, 1, true},
+		{180 * ms, 100 * ms, 2, true}, // busyShare exactly
+		{179 * ms, 100 * ms, 2, false},
+		{190 * ms, 100 * ms, 2, true},
+		{150 * ms, 100 * ms, 2, false}, // one of two processors idle half the time
+		{30 * ms, 100 * ms, 2, false},  // a server at c=1
+		{720 * ms, 100 * ms, 8, true},
+		{700 * ms, 100 * ms, 8, false},
+		{0, 0, 2, false},
+		{-5 * ms, 100 * ms, 2, false}, // a failed getrusage
+	} {
+		if got := isBusy(c.used, c.wall, c.procs); got != c.want {
+			t.Errorf("isBusy(%v, %v, %d) = %v, want %v", c.used, c.wall, c.procs, got, c.want)
+		}
 	}
-	time.Sleep(10 * time.Millisecond)
-	buf := make([]byte, 1)
-	if a := testing.AllocsPerRun(1000, func() { r.Read(buf) }); a != 0 {
-		t.Errorf("%v allocations per read", a)
+}
+
+// The sampler sets busy from each period's CPU use, the first tick being
+// the baseline.
+func TestSampleFollowsTheLoad(t *testing.T) {
+	defer busy.Store(false)
+	busy.Store(false)
+	tick := make(chan time.Time)
+	cpuNow := make(chan time.Duration)
+	done := make(chan struct{})
+	go func() {
+		sample(tick, func() time.Duration { return <-cpuNow }, func(int) int { return 2 })
+		close(done)
+	}()
+	ms := time.Millisecond
+	steps := []struct {
+		cpu  time.Duration // the process's total at tick i, 100 ms apart
+		want bool          // busy once tick i is taken
+	}{
+		{1000 * ms, false}, // the baseline: no decision yet
+		{1195 * ms, true},  // 195 ms of 200
+		{1300 * ms, false}, // 105 ms of 200
+		{1490 * ms, true},  // 190 ms of 200
+		{1490 * ms, false}, // idle
+		{1690 * ms, true},  // all of both
 	}
-	if y, w := r.Stats(); y < 1000 || w != 0 {
-		t.Errorf("yields %d, waits %d: the reads were not the yielding kind", y, w)
+	for i, s := range steps {
+		tick <- time.Unix(1000, 0).Add(time.Duration(i) * 100 * ms)
+		// The sampler took this tick: it is done with the previous one.
+		if i > 0 {
+			if got := busy.Load(); got != steps[i-1].want {
+				t.Fatalf("after tick %d: busy %v, want %v", i-1, got, steps[i-1].want)
+			}
+		}
+		cpuNow <- s.cpu
+	}
+	close(tick)
+	<-done
+	if got, want := busy.Load(), steps[len(steps)-1].want; got != want {
+		t.Fatalf("after the last tick: busy %v, want %v", got, want)
+	}
+}
+
+// cpuTime counts the process's own CPU.
+func TestCPUTime(t *testing.T) {
+	start := cpuTime()
+	deadline := time.Now().Add(5 * time.Second)
+	for cpuTime()-start < 20*time.Millisecond {
+		if time.Now().After(deadline) {
+			t.Fatalf("5 s of spinning counted as %v of CPU", cpuTime()-start)
+		}
 	}
 }
