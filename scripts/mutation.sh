@@ -8,7 +8,8 @@
 #   default packages: the gated ones, api codec measure httpapi; load and
 #   report may be named too (slow: see scripts/mutation-efficacy.md)
 #   --gate PCT   exit non-zero if any package's efficacy is below PCT (CI
-#                runs: scripts/mutation.sh --gate 90 api codec measure httpapi)
+#                runs it on api codec measure httpapi internal/sema
+#                internal/idleread promtext: see .ci/run)
 # Environment: WORKERS (default 1: it is CPU heavy; CI may raise it),
 #   TIMEOUT_COEFFICIENT (default 10: the machine is noisy), OUT (directory for
 #   the per-package JSON reports, default a temporary one), ONLY (a regexp:
