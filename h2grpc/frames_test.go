@@ -776,3 +776,58 @@ func TestWriteTimeout(t *testing.T) {
 		t.Fatal("the handler's sends to a client that reads nothing still block after 4 s (WriteTimeout 300 ms)")
 	}
 }
+
+// TestRawStreamWindowBoundary: a stream's send window may reach 2^31-1
+// exactly (RFC 9113 §6.9.1); one more byte of credit resets the stream
+// with FLOW_CONTROL_ERROR and leaves the connection served.
+func TestRawStreamWindowBoundary(t *testing.T) {
+	ts := start(t, h2grpc.Options{}, &svc{})
+	r := dialRaw(t, ts.addr, true)
+	r.call(1, bidiPath, false)
+	r.check(r.fr.WriteWindowUpdate(1, 1<<31-1-65535)) // to 2^31-1 exactly
+	r.data(1, false, grpcMsg(t, &pb.EchoRequest{FirstMessage: "x"}))
+	r.until("the echo", func(f http2.Frame) bool {
+		if rst, ok := f.(*http2.RSTStreamFrame); ok {
+			t.Fatalf("stream reset with %v at a window of 2^31-1", rst.ErrCode)
+		}
+		return f.Header().StreamID == 1 && f.Header().Type == http2.FrameData
+	})
+	// The echo took some of the window: credit it back and one more.
+	r.check(r.fr.WriteWindowUpdate(1, 1<<31-1))
+	f := r.until("the reset", func(f http2.Frame) bool { _, ok := f.(*http2.RSTStreamFrame); return ok }).(*http2.RSTStreamFrame)
+	if f.StreamID != 1 || f.ErrCode != http2.ErrCodeFlowControl {
+		t.Fatalf("RST_STREAM %d %v, want 1 FLOW_CONTROL_ERROR", f.StreamID, f.ErrCode)
+	}
+	r.ping()
+}
+
+// TestRawStreamIDReused: a new stream must have a higher ID than every
+// stream before it; HEADERS on the ID of a stream that has ended is a
+// connection error (STREAM_CLOSED), not a new call.
+func TestRawStreamIDReused(t *testing.T) {
+	ts := start(t, h2grpc.Options{}, &svc{})
+	r := dialRaw(t, ts.addr, true)
+	r.call(1, unaryPath, false)
+	r.data(1, true, grpcMsg(t, &pb.EchoRequest{FirstMessage: "hi"}))
+	r.response(1)
+	r.call(1, unaryPath, false)
+	if ga := r.goAway(); ga.ErrCode != http2.ErrCodeStreamClosed {
+		t.Fatalf("GOAWAY %v, want STREAM_CLOSED", ga.ErrCode)
+	}
+}
+
+// TestRawWindowUpdateUnopenedStream: WINDOW_UPDATE on a stream never
+// opened is a connection error; on one that has ended it is ignored.
+func TestRawWindowUpdateUnopenedStream(t *testing.T) {
+	ts := start(t, h2grpc.Options{}, &svc{})
+	r := dialRaw(t, ts.addr, true)
+	r.call(1, unaryPath, false)
+	r.data(1, true, grpcMsg(t, &pb.EchoRequest{FirstMessage: "hi"}))
+	r.response(1)
+	r.check(r.fr.WriteWindowUpdate(1, 100)) // ended: ignored
+	r.ping()
+	r.check(r.fr.WriteWindowUpdate(3, 100)) // never opened
+	if ga := r.goAway(); ga.ErrCode != http2.ErrCodeProtocol {
+		t.Fatalf("GOAWAY %v, want PROTOCOL_ERROR", ga.ErrCode)
+	}
+}
