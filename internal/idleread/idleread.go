@@ -6,15 +6,15 @@
 // poller's wake-up: a system call and two scheduler hand-offs per request
 // for nothing. Yielding first (runtime.Gosched) lets the other connections'
 // work run, after which the request is usually there: under wrk on one
-// CPU, failed reads per GET fell from 0.99 to 0.01-0.04 (-c50) and 0.04
-// (-c10).
+// CPU, failed reads per GET fell from 0.99 to 0.00-0.07 (-c50) and
+// 0.01-0.05 (-c10).
 //
 // Yielding pays only when other goroutines are waiting for a processor.
 // With one P (GOMAXPROCS=1) a yield that finds none returns at once and
 // costs nothing measurable (gRPC at c=1 on one CPU: 59.3 against 60.1 us
 // of server CPU per call), so the Readers always yield. With more, a yield
 // while some P is idle wakes one for nothing: fasthttp at c=1 on two CPUs
-// used 27% more CPU per request. So there the Readers yield only while
+// used 27-32% more CPU per request. So there the Readers yield only while
 // the process has used at least busyShare of its GOMAXPROCS over the last
 // samplePeriod (getrusage, sampled by one goroutine per process), as at
 // saturation. The share is not a signal on one P: a server whose yields
