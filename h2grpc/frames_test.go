@@ -90,6 +90,14 @@ func (r *rawConn) data(id uint32, end bool, p []byte) {
 }
 
 // grpcMsg is m as one length-prefixed gRPC message.
+// unaryDone makes a whole unary call on stream id and reads its reply.
+func (r *rawConn) unaryDone(id uint32) {
+	r.t.Helper()
+	r.call(id, unaryPath, false)
+	r.data(id, true, grpcMsg(r.t, &pb.EchoRequest{FirstMessage: "hi"}))
+	r.response(id)
+}
+
 func grpcMsg(t testing.TB, m proto.Message) []byte {
 	b, err := proto.Marshal(m)
 	if err != nil {
@@ -807,9 +815,7 @@ func TestRawStreamWindowBoundary(t *testing.T) {
 func TestRawStreamIDReused(t *testing.T) {
 	ts := start(t, h2grpc.Options{}, &svc{})
 	r := dialRaw(t, ts.addr, true)
-	r.call(1, unaryPath, false)
-	r.data(1, true, grpcMsg(t, &pb.EchoRequest{FirstMessage: "hi"}))
-	r.response(1)
+	r.unaryDone(1)
 	r.call(1, unaryPath, false)
 	if ga := r.goAway(); ga.ErrCode != http2.ErrCodeStreamClosed {
 		t.Fatalf("GOAWAY %v, want STREAM_CLOSED", ga.ErrCode)
@@ -821,9 +827,7 @@ func TestRawStreamIDReused(t *testing.T) {
 func TestRawWindowUpdateUnopenedStream(t *testing.T) {
 	ts := start(t, h2grpc.Options{}, &svc{})
 	r := dialRaw(t, ts.addr, true)
-	r.call(1, unaryPath, false)
-	r.data(1, true, grpcMsg(t, &pb.EchoRequest{FirstMessage: "hi"}))
-	r.response(1)
+	r.unaryDone(1)
 	r.check(r.fr.WriteWindowUpdate(1, 100)) // ended: ignored
 	r.ping()
 	r.check(r.fr.WriteWindowUpdate(3, 100)) // never opened
