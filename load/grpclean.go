@@ -1,13 +1,11 @@
 package load
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"strconv"
 	"sync"
@@ -19,6 +17,7 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/wirebench/wirebench/internal/rawio"
 	"github.com/wirebench/wirebench/measure"
 )
 
@@ -36,8 +35,11 @@ import (
 // Here the caller writes its call's HEADERS and DATA in one write, and a
 // caller waiting for its reply reads the connection itself (whoever holds
 // the read token), completing the other callers' calls as their frames
-// arrive; so one call at a time costs one write and one read, as an
-// HTTP/1.1 request does. --client std keeps grpc-go for comparison.
+// arrive; frames are read in place (h2Reader). A caller that can take the
+// read token at once queues its request for its own read to write
+// (rawio.Conn.Queue), so one call at a time costs one write(2) and one
+// read(2), as an HTTP/1.1 request does (fdReader). --client std keeps
+// grpc-go for comparison.
 //
 // Limits, each an error naming it: a request message must fit the
 // server's flow-control window for a stream (65,535 bytes unless the
@@ -77,8 +79,8 @@ type h2Session struct {
 	// token is the right to read: a caller holds it while its value sits
 	// in the channel. The reader state below is its holder's alone.
 	token chan struct{}
-	cr    *frameCounter
-	fr    *http2.Framer // reads through cr, writes through bw under wmu
+	rd    *h2Reader
+	raw   *rawio.Conn // conn, when it can queue a write for its next read
 
 	// wakeMu guards the reader's watch on its context: ctx's end wakes
 	// the reader whose context it is, and no other. One AfterFunc is kept
@@ -92,7 +94,8 @@ type h2Session struct {
 	readDL    time.Time // the read deadline the socket holds
 
 	wmu  sync.Mutex
-	bw   *bufio.Writer
+	out  outBuf        // frames to write: fr writes here
+	fr   *http2.Framer // writes only
 	henc *hpack.Encoder
 	hbuf bytes.Buffer
 	// The last call's header block (without grpc-timeout), by method.
@@ -131,19 +134,13 @@ type leanCall struct {
 	err         error // the call's outcome: nil, a status error, or errRefused
 }
 
-// frameCounter counts the bytes the framer has taken, so that a read
-// interrupted by a deadline can tell a clean stop (between frames) from a
-// frame cut in two, after which the connection cannot be read on.
-type frameCounter struct {
-	r     io.Reader
-	n     int64
-	start int64
-}
+// outBuf is where the session's framer writes: frames are sent in one
+// write when flushed (or queued for the next read).
+type outBuf []byte
 
-func (c *frameCounter) Read(p []byte) (int, error) {
-	k, err := c.r.Read(p)
-	c.n += int64(k)
-	return k, err
+func (b *outBuf) Write(p []byte) (int, error) {
+	*b = append(*b, p...)
+	return len(p), nil
 }
 
 // invoke makes one unary call: in is sent, the reply decoded into out. A
@@ -214,13 +211,11 @@ func dialH2Session(ctx context.Context, dial measure.DialFunc, addr string) (*h2
 	}
 	s := &h2Session{
 		conn: conn, authority: addr, token: make(chan struct{}, 1),
-		bw: bufio.NewWriterSize(conn, 16<<10), calls: make(map[uint32]*leanCall),
+		rd: newH2Reader(conn), calls: make(map[uint32]*leanCall),
 		nextID: 1, sendWin: 65535, peerWin: 65535, maxFrame: 16384, tableFull: true,
 	}
-	s.cr = &frameCounter{r: bufio.NewReaderSize(conn, 16<<10)}
-	s.fr = http2.NewFramer(s.bw, s.cr)
-	s.fr.ReadMetaHeaders = hpack.NewDecoder(4096, nil)
-	s.fr.MaxHeaderListSize = maxHead
+	s.raw, _ = conn.(*rawio.Conn)
+	s.fr = http2.NewFramer(&s.out, nil)
 	s.henc = hpack.NewEncoder(&s.hbuf)
 	if d, ok := ctx.Deadline(); ok {
 		conn.SetDeadline(d)
@@ -239,7 +234,7 @@ func dialH2Session(ctx context.Context, dial measure.DialFunc, addr string) (*h2
 }
 
 func (s *h2Session) handshake() error {
-	io.WriteString(s.bw, http2.ClientPreface)
+	s.out = append(s.out, http2.ClientPreface...)
 	if err := s.fr.WriteSettings(
 		http2.Setting{ID: http2.SettingEnablePush, Val: 0},
 		http2.Setting{ID: http2.SettingInitialWindowSize, Val: grpcLeanWindow},
@@ -250,27 +245,44 @@ func (s *h2Session) handshake() error {
 	if err := s.fr.WriteWindowUpdate(0, grpcLeanWindow-65535); err != nil {
 		return err
 	}
-	if err := s.bw.Flush(); err != nil {
+	if err := s.flushLocked(); err != nil {
 		return err
 	}
 	// The server's first frame must be its SETTINGS (RFC 9113 §3.4).
-	f, err := s.fr.ReadFrame()
+	f, err := s.rd.next()
 	if err != nil {
+		var ce *h2ConnError
+		if errors.As(err, &ce) {
+			return fmt.Errorf("server's first frame: %w: not an HTTP/2 (gRPC) server?", err)
+		}
 		return err
 	}
-	sf, ok := f.(*http2.SettingsFrame)
-	if !ok || sf.IsAck() {
-		return fmt.Errorf("server's first frame is %v, not SETTINGS: not an HTTP/2 (gRPC) server", f.Header().Type)
+	if f.typ != http2.FrameSettings || f.flags.Has(http2.FlagSettingsAck) {
+		return fmt.Errorf("server's first frame is %v, not SETTINGS: not an HTTP/2 (gRPC) server", f.typ)
 	}
 	streams := uint32(maxStreamsUnannounced)
-	if v, ok := sf.Value(http2.SettingMaxConcurrentStreams); ok {
-		streams = min(max(v, 1), maxStreamsUnannounced)
-	}
+	eachSetting(f.data, func(st http2.Setting) error {
+		if st.ID == http2.SettingMaxConcurrentStreams {
+			streams = min(max(st.Val, 1), maxStreamsUnannounced)
+		}
+		return nil
+	})
 	s.slots = make(chan struct{}, streams)
-	if err := s.settings(sf); err != nil {
+	if err := s.settings(&f); err != nil {
 		return err
 	}
-	return s.bw.Flush()
+	return s.flush()
+}
+
+// flushLocked writes the frames the framer has written out; the caller
+// holds wmu (or is alone: the handshake).
+func (s *h2Session) flushLocked() error {
+	if len(s.out) == 0 {
+		return nil
+	}
+	_, err := s.conn.Write(s.out)
+	s.out = s.out[:0]
+	return err
 }
 
 // call sends one call and waits for its end: nil with call.body holding
@@ -289,13 +301,20 @@ func (s *h2Session) call(ctx context.Context, call *leanCall, method string, req
 	// the server's WINDOW_UPDATE, which only a reader sees. The stream ID
 	// is taken under wmu: IDs must reach the server in increasing order.
 	deadline, hasDeadline := ctx.Deadline()
+	reading := false // holding the token, with the request queued for our read
 	for {
 		s.wmu.Lock()
-		ok, err := s.open(call, len(req))
+		ok, alone, err := s.open(call, len(req))
 		if ok {
 			err = s.write(call.id, method, req, deadline, hasDeadline)
+			if err == nil {
+				reading, err = s.send(alone)
+			}
 			s.wmu.Unlock()
 			if err != nil {
+				if reading {
+					<-s.token
+				}
 				s.fail(err) // completes call
 				<-call.done
 				return status.Error(codes.Unavailable, err.Error())
@@ -310,8 +329,18 @@ func (s *h2Session) call(ctx context.Context, call *leanCall, method string, req
 			return err
 		}
 	}
-	if err := s.readWhile(ctx, call, nil); err != nil {
-		return err
+	if reading {
+		finished, err := s.read(ctx, call, nil)
+		<-s.token
+		if !finished && err != nil {
+			return err
+		}
+		reading = finished
+	}
+	if !reading {
+		if err := s.readWhile(ctx, call, nil); err != nil {
+			return err
+		}
 	}
 	if call.err == errResetCancel {
 		// As grpc-go's client: a server cancels a call whose deadline
@@ -339,29 +368,49 @@ func (s *h2Session) connWindow() int64 {
 }
 
 // open registers call under a new stream ID and reserves n bytes of the
-// connection's send window; false when the window is short. The caller
-// holds wmu.
-func (s *h2Session) open(call *leanCall, n int) (bool, error) {
+// connection's send window; false when the window is short. alone: no
+// other call is in flight. The caller holds wmu.
+func (s *h2Session) open(call *leanCall, n int) (ok, alone bool, err error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	switch {
 	case s.err != nil:
-		return false, status.Error(codes.Unavailable, s.err.Error())
+		return false, false, status.Error(codes.Unavailable, s.err.Error())
 	case s.goaway || s.nextID > 1<<31-1:
 		s.goaway = true // stream IDs used up: the next call dials anew
-		return false, errRefused
+		return false, false, errRefused
 	case s.sendWin < int64(n):
-		return false, nil
+		return false, false, nil
 	}
 	s.sendWin -= int64(n)
 	call.id, call.gotHeaders, call.body, call.recvUnacked, call.err = s.nextID, false, call.body[:0], 0, nil
 	s.nextID += 2
 	s.calls[call.id] = call
-	return true, nil
+	return true, len(s.calls) == 1, nil
 }
 
-// write sends the call's HEADERS and DATA frames in one write; the
-// caller holds wmu.
+// send sends the frames written so far; the caller holds wmu. When the
+// read token is free, the caller takes it (true) and the frames are queued
+// for its own next read to write (rawio.Conn.Queue): a caller that reads
+// next writes with that read. Alone on the connection, that read also
+// waits before it tries: nothing else is due before this call's reply.
+// Otherwise (another caller is reading, or the connection cannot queue)
+// they are written now.
+func (s *h2Session) send(alone bool) (bool, error) {
+	if s.raw != nil {
+		select {
+		case s.token <- struct{}{}:
+			s.raw.Queue(s.out, alone)
+			s.out = s.out[:0]
+			return true, nil
+		default:
+		}
+	}
+	return false, s.flushLocked()
+}
+
+// write writes the call's HEADERS and DATA frames to s.out; the caller
+// holds wmu.
 func (s *h2Session) write(id uint32, method string, req []byte, deadline time.Time, hasDeadline bool) error {
 	s.hbuf.Reset()
 	if s.hdrStable && method == s.hdrMethod {
@@ -376,8 +425,16 @@ func (s *h2Session) write(id uint32, method string, req []byte, deadline time.Ti
 		s.hdrMethod, s.hdrBlock = method, append(s.hdrBlock[:0], b...)
 	}
 	if hasDeadline {
-		// never indexed: a different value every call
-		s.henc.WriteField(hpack.HeaderField{Name: "grpc-timeout", Value: grpcTimeout(time.Until(deadline)), Sensitive: true})
+		// A literal never indexed (a different value every call), encoded
+		// here without Huffman coding: hpack's encoder spent ~0.6 µs per
+		// call on it, and the dynamic table is not involved.
+		b := append(s.hbuf.AvailableBuffer(), 0x10, byte(len("grpc-timeout")))
+		b = append(b, "grpc-timeout"...)
+		b = append(b, 0) // the value's length, below
+		n := len(b)
+		b = appendGRPCTimeout(b, time.Until(deadline))
+		b[n-1] = byte(len(b) - n) // at most 9 bytes: one byte of length
+		s.hbuf.Write(b)
 	}
 	s.mu.Lock()
 	maxFrame := int(s.maxFrame)
@@ -394,27 +451,28 @@ func (s *h2Session) write(id uint32, method string, req []byte, deadline time.Ti
 			return err
 		}
 		if req = req[n:]; len(req) == 0 {
-			break
+			return nil
 		}
 	}
-	return s.bw.Flush()
 }
 
 // grpcTimeout renders d as a grpc-timeout value: at most 8 digits and a
 // unit, rounded up (the gRPC over HTTP/2 spec).
-func grpcTimeout(d time.Duration) string {
+func grpcTimeout(d time.Duration) string { return string(appendGRPCTimeout(nil, d)) }
+
+func appendGRPCTimeout(b []byte, d time.Duration) []byte {
 	if d <= 0 {
-		return "1n"
+		return append(b, "1n"...)
 	}
 	for _, u := range [...]struct {
-		unit string
+		unit byte
 		d    time.Duration
-	}{{"n", time.Nanosecond}, {"u", time.Microsecond}, {"m", time.Millisecond}, {"S", time.Second}, {"M", time.Minute}} {
+	}{{'n', time.Nanosecond}, {'u', time.Microsecond}, {'m', time.Millisecond}, {'S', time.Second}, {'M', time.Minute}} {
 		if v := ceilDiv(d, u.d); v < 1e8 {
-			return strconv.FormatInt(int64(v), 10) + u.unit
+			return append(strconv.AppendInt(b, int64(v), 10), u.unit)
 		}
 	}
-	return strconv.FormatInt(int64(ceilDiv(d, time.Hour)), 10) + "H" // below 1e8 for any Duration
+	return append(strconv.AppendInt(b, int64(ceilDiv(d, time.Hour)), 10), 'H') // below 1e8 for any Duration
 }
 
 func ceilDiv(a, b time.Duration) time.Duration {
@@ -474,20 +532,20 @@ func (s *h2Session) read(ctx context.Context, call *leanCall, wait func() bool) 
 		if wait != nil && !wait() {
 			return false, nil
 		}
-		s.cr.start = s.cr.n
-		f, err := s.fr.ReadFrame()
+		f, err := s.rd.next()
 		if err == nil {
-			err = s.handle(f)
+			err = s.handle(&f)
 		}
 		var se http2.StreamError
 		switch {
 		case err == nil:
 		case errors.As(err, &se):
-			// One stream's headers were bad; the connection reads on.
+			// One stream's frames were bad; the connection reads on.
 			s.reset(se.StreamID, se.Code)
-			s.complete(se.StreamID, status.Errorf(codes.Internal, "reply headers: %v", se))
-		case isTimeout(err) && s.cr.n == s.cr.start:
-			// Stopped between frames: the connection stays usable.
+			s.complete(se.StreamID, status.Errorf(codes.Internal, "stream error: %v", se))
+		case isTimeout(err):
+			// h2Reader takes only whole frames: the connection stays
+			// usable, a frame's first bytes kept for the next reader.
 			return false, s.abandon(ctx, call)
 		default:
 			s.fail(err)
@@ -577,7 +635,7 @@ func (s *h2Session) reset(id uint32, code http2.ErrCode) {
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
 	if s.fr.WriteRSTStream(id, code) == nil {
-		s.bw.Flush()
+		s.flushLocked()
 	}
 }
 
@@ -614,53 +672,58 @@ func (s *h2Session) fail(err error) {
 	}
 }
 
-// handle acts on one frame read by the token holder.
-func (s *h2Session) handle(f http2.Frame) error {
-	switch f := f.(type) {
-	case *http2.DataFrame:
+// handle acts on one frame read by the token holder (h2Reader checked
+// its shape).
+func (s *h2Session) handle(f *h2Frame) error {
+	switch f.typ {
+	case http2.FrameData:
 		return s.data(f)
-	case *http2.MetaHeadersFrame:
-		s.headers(f)
-	case *http2.RSTStreamFrame:
+	case http2.FrameHeaders:
+		s.headers(&s.rd.head)
+	case http2.FrameRSTStream:
+		code := http2.ErrCode(binary.BigEndian.Uint32(f.data))
 		err := error(errRefused)
-		switch f.ErrCode {
+		switch code {
 		case http2.ErrCodeRefusedStream:
 		case http2.ErrCodeCancel:
 			err = errResetCancel
 		default:
-			err = status.Errorf(rstCode(f.ErrCode), "stream reset by the server: %v", f.ErrCode)
+			err = status.Errorf(rstCode(code), "stream reset by the server: %v", code)
 		}
-		s.complete(f.StreamID, err)
-	case *http2.SettingsFrame:
-		if !f.IsAck() {
+		s.complete(f.stream, err)
+	case http2.FrameSettings:
+		if !f.flags.Has(http2.FlagSettingsAck) {
 			if err := s.settings(f); err != nil {
 				return err
 			}
 			return s.flush()
 		}
-	case *http2.PingFrame:
-		if !f.IsAck() {
+	case http2.FramePing:
+		if !f.flags.Has(http2.FlagPingAck) {
 			s.wmu.Lock()
 			defer s.wmu.Unlock()
-			if err := s.fr.WritePing(true, f.Data); err != nil {
+			if err := s.fr.WritePing(true, [8]byte(f.data)); err != nil {
 				return err
 			}
-			return s.bw.Flush()
+			return s.flushLocked()
 		}
-	case *http2.WindowUpdateFrame:
-		if f.StreamID == 0 {
+	case http2.FrameWindowUpdate:
+		if f.stream == 0 {
 			s.mu.Lock()
-			s.sendWin += int64(f.Increment)
-			s.mu.Unlock()
+			defer s.mu.Unlock()
+			if s.sendWin += int64(windowIncrement(f)); s.sendWin > 1<<31-1 {
+				return connErr(http2.ErrCodeFlowControl, "connection window over 2^31-1")
+			}
 		}
-	case *http2.GoAwayFrame:
+	case http2.FrameGoAway:
 		// Calls the server never saw are refused (sent again elsewhere);
 		// the others finish here; new ones go to a new connection.
+		last := binary.BigEndian.Uint32(f.data) & (1<<31 - 1)
 		s.mu.Lock()
 		s.goaway = true
 		var refused []uint32
 		for id := range s.calls {
-			if id > f.LastStreamID {
+			if id > last {
 				refused = append(refused, id)
 			}
 		}
@@ -668,8 +731,6 @@ func (s *h2Session) handle(f http2.Frame) error {
 		for _, id := range refused {
 			s.complete(id, errRefused)
 		}
-	case *http2.PushPromiseFrame:
-		return errors.New("PUSH_PROMISE after SETTINGS_ENABLE_PUSH=0")
 	}
 	return nil
 }
@@ -677,14 +738,14 @@ func (s *h2Session) handle(f http2.Frame) error {
 func (s *h2Session) flush() error {
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
-	return s.bw.Flush()
+	return s.flushLocked()
 }
 
-// settings applies the server's SETTINGS and queues the ack.
-func (s *h2Session) settings(f *http2.SettingsFrame) error {
+// settings applies the server's SETTINGS and writes the ack to s.out.
+func (s *h2Session) settings(f *h2Frame) error {
 	table, tableSet := uint32(0), false
 	s.mu.Lock()
-	err := f.ForeachSetting(func(st http2.Setting) error {
+	err := eachSetting(f.data, func(st http2.Setting) error {
 		switch st.ID {
 		case http2.SettingInitialWindowSize:
 			s.peerWin = int64(st.Val)
@@ -712,10 +773,11 @@ func (s *h2Session) settings(f *http2.SettingsFrame) error {
 }
 
 // data takes a DATA frame's payload for its call and returns the window.
-func (s *h2Session) data(f *http2.DataFrame) error {
-	n := int64(f.Length) // padding included: it counts against the window
+func (s *h2Session) data(f *h2Frame) error {
+	n := int64(f.length) // padding included: it counts against the window
+	ended := f.flags.Has(http2.FlagDataEndStream)
 	s.mu.Lock()
-	c := s.calls[f.StreamID]
+	c := s.calls[f.stream]
 	var connInc, streamInc uint32
 	if s.recvUnacked += n; s.recvUnacked >= grpcLeanWindow/2 {
 		connInc, s.recvUnacked = uint32(s.recvUnacked), 0
@@ -725,12 +787,12 @@ func (s *h2Session) data(f *http2.DataFrame) error {
 		switch {
 		case !c.gotHeaders:
 			fail = status.Error(codes.Internal, "reply DATA before HEADERS")
-		case len(c.body)+len(f.Data()) > maxBody:
+		case len(c.body)+len(f.data) > maxBody:
 			fail = status.Errorf(codes.ResourceExhausted, "reply over %d bytes", maxBody)
-		case f.StreamEnded():
+		case ended:
 			fail = status.Error(codes.Internal, "server closed the stream without sending trailers")
 		default:
-			c.body = append(c.body, f.Data()...)
+			c.body = append(c.body, f.data...)
 			if c.recvUnacked += n; c.recvUnacked >= grpcLeanWindow/2 {
 				streamInc, c.recvUnacked = uint32(c.recvUnacked), 0
 			}
@@ -738,10 +800,10 @@ func (s *h2Session) data(f *http2.DataFrame) error {
 	}
 	s.mu.Unlock()
 	if fail != nil {
-		if !f.StreamEnded() {
-			s.reset(f.StreamID, http2.ErrCodeCancel)
+		if !ended {
+			s.reset(f.stream, http2.ErrCodeCancel)
 		}
-		s.complete(f.StreamID, fail)
+		s.complete(f.stream, fail)
 	}
 	if connInc == 0 && streamInc == 0 {
 		return nil
@@ -754,17 +816,17 @@ func (s *h2Session) data(f *http2.DataFrame) error {
 		}
 	}
 	if streamInc > 0 {
-		if err := s.fr.WriteWindowUpdate(f.StreamID, streamInc); err != nil {
+		if err := s.fr.WriteWindowUpdate(f.stream, streamInc); err != nil {
 			return err
 		}
 	}
-	return s.bw.Flush()
+	return s.flushLocked()
 }
 
 // headers handles a call's reply headers, trailers, or trailers-only reply.
-func (s *h2Session) headers(f *http2.MetaHeadersFrame) {
+func (s *h2Session) headers(f *h2Head) {
 	s.mu.Lock()
-	c := s.calls[f.StreamID]
+	c := s.calls[f.stream]
 	first := c != nil && !c.gotHeaders
 	if first {
 		c.gotHeaders = true
@@ -775,34 +837,24 @@ func (s *h2Session) headers(f *http2.MetaHeadersFrame) {
 	}
 	var err error
 	switch {
-	case f.Truncated:
+	case f.truncated:
 		err = status.Errorf(codes.Internal, "reply headers over %d bytes", maxHead)
-	case first && f.PseudoValue("status") != "200":
-		st := f.PseudoValue("status")
-		code, _ := strconv.Atoi(st)
-		err = status.Errorf(httpStatusCode(code), "unexpected HTTP status %s", st)
-	case first && !isGRPCContentType(metaValue(f, "content-type")):
-		err = status.Errorf(codes.Unknown, "reply content-type %q is not application/grpc", metaValue(f, "content-type"))
-	case !f.StreamEnded() && !first:
+	case first && f.status != "200":
+		code, _ := strconv.Atoi(f.status)
+		err = status.Errorf(httpStatusCode(code), "unexpected HTTP status %s", f.status)
+	case first && !isGRPCContentType(f.contentType):
+		err = status.Errorf(codes.Unknown, "reply content-type %q is not application/grpc", f.contentType)
+	case !f.endStream && !first:
 		err = status.Error(codes.Internal, "trailers without END_STREAM")
-	case !f.StreamEnded():
+	case !f.endStream:
 		return // the reply's headers; its messages and trailers follow
 	default:
 		err = trailerStatus(f)
 	}
-	if !f.StreamEnded() {
-		s.reset(f.StreamID, http2.ErrCodeCancel)
+	if !f.endStream {
+		s.reset(f.stream, http2.ErrCodeCancel)
 	}
-	s.complete(f.StreamID, err)
-}
-
-func metaValue(f *http2.MetaHeadersFrame, name string) string {
-	for _, h := range f.RegularFields() {
-		if h.Name == name {
-			return h.Value
-		}
-	}
-	return ""
+	s.complete(f.stream, err)
 }
 
 func isGRPCContentType(ct string) bool {
@@ -814,8 +866,8 @@ func isGRPCContentType(ct string) bool {
 }
 
 // trailerStatus is the call's outcome from its trailers.
-func trailerStatus(f *http2.MetaHeadersFrame) error {
-	v := metaValue(f, "grpc-status")
+func trailerStatus(f *h2Head) error {
+	v := f.grpcStatus
 	if v == "" {
 		return status.Error(codes.Internal, "reply trailers without grpc-status")
 	}
@@ -826,7 +878,7 @@ func trailerStatus(f *http2.MetaHeadersFrame) error {
 	if code == 0 {
 		return nil
 	}
-	return status.Error(codes.Code(code), decodeGRPCMessage(metaValue(f, "grpc-message")))
+	return status.Error(codes.Code(code), decodeGRPCMessage(f.grpcMessage))
 }
 
 // decodeGRPCMessage undoes grpc-message's percent-encoding; a malformed

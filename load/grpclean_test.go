@@ -9,6 +9,7 @@ import (
 	"io"
 	"math"
 	"net"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -34,10 +35,7 @@ import (
 
 func leanClient(addr string, wire *measure.Bytes, timeout time.Duration) *grpcClient {
 	d := &net.Dialer{Timeout: time.Second}
-	dial := rawIODialer(d.DialContext)
-	if wire != nil {
-		dial = measure.CountingDialer(dial, wire)
-	}
+	dial := rawIODialer(d.DialContext, wire)
 	c := &grpcClient{lean: newGRPCLeanConn(addr, dial), timeout: timeout}
 	c.call.done = make(chan struct{}, 1)
 	return c
@@ -389,6 +387,16 @@ func serveH2Script(t *testing.T, c net.Conn, n int, settings []http2.Setting, an
 			if f.PseudoValue("path") == "" || metaValue(f, "content-type") != "application/grpc" || metaValue(f, "te") != "trailers" {
 				t.Errorf("request headers %v", f.Fields)
 			}
+			if v := metaValue(f, "grpc-timeout"); v != "" {
+				// The lean client encodes it by hand: it must decode as a
+				// timeout no longer than the client's (at most 5 s, or an
+				// hour for flipDeadline).
+				units := map[byte]time.Duration{'n': time.Nanosecond, 'u': time.Microsecond, 'm': time.Millisecond, 'S': time.Second, 'M': time.Minute, 'H': time.Hour}
+				n, err := strconv.ParseInt(v[:len(v)-1], 10, 64)
+				if u, ok := units[v[len(v)-1]]; !ok || err != nil || len(v) > 9 || n <= 0 || time.Duration(n)*u > time.Hour {
+					t.Errorf("grpc-timeout %q", v)
+				}
+			}
 			body = body[:0]
 		case *http2.DataFrame:
 			body = append(body, f.Data()...)
@@ -408,6 +416,15 @@ func serveH2Script(t *testing.T, c net.Conn, n int, settings []http2.Setting, an
 			}
 		}
 	}
+}
+
+func metaValue(f *http2.MetaHeadersFrame, name string) string {
+	for _, h := range f.RegularFields() {
+		if h.Name == name {
+			return h.Value
+		}
+	}
+	return ""
 }
 
 func writeHeaders(fr *http2.Framer, hb *bytes.Buffer, he *hpack.Encoder, id uint32, end bool, kv ...string) {
@@ -955,5 +972,39 @@ func TestGRPCCallContext(t *testing.T) {
 	}
 	if (&grpcClient{}).callCtx(parent) != parent {
 		t.Fatal("without a timeout the call's context is its parent")
+	}
+}
+
+// TestGRPCLeanOneReadPerCall: one call at a time costs one write(2) and
+// one read(2), none of them failing with EAGAIN: the request is written
+// by the read that then waits for its reply (rawio.Conn.Queue), as the
+// HTTP/1.1 client does (issue 17). Calls made beside each other still get
+// their replies (TestGRPCLeanSharedConnection).
+func TestGRPCLeanOneReadPerCall(t *testing.T) {
+	// Static windows: grpc-go's server would otherwise send a BDP PING
+	// per call, whose ack is a write.
+	addr, _ := startGRPC(t, 8, grpc.InitialWindowSize(1<<20), grpc.InitialConnWindowSize(1<<20))
+	c := leanClient(addr, nil, 5*time.Second)
+	defer c.lean.close()
+	get := func() {
+		if err := c.invoke(context.Background(), pb.UserService_Get_FullMethodName, &pb.GetUserRequest{Id: 2}, new(pb.User)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	get() // the connection's setup: settings, their acks, window updates
+	raw := c.lean.sess.raw
+	if raw == nil {
+		t.Fatal("the lean client's connection is not a rawio.Conn")
+	}
+	before := raw.Stats()
+	const calls = 200
+	for range calls {
+		get()
+	}
+	st := raw.Stats()
+	reads, eagain, writes := st.Reads-before.Reads, st.EAGAIN-before.EAGAIN, st.Writes-before.Writes
+	t.Logf("%d calls: %d reads (%d EAGAIN), %d writes", calls, reads, eagain, writes)
+	if eagain > calls/10 || writes > calls+calls/10 || reads > calls+calls/5 {
+		t.Errorf("%d calls made %d reads, %d of them EAGAIN, and %d writes; want about one read and one write per call, no EAGAIN", calls, reads, eagain, writes)
 	}
 }

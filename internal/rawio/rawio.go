@@ -27,10 +27,13 @@ import (
 	"net"
 	"os"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/wirebench/wirebench/measure"
 )
 
 // Read is read(2) on a non-blocking descriptor without telling the
@@ -70,21 +73,48 @@ func Errno(e syscall.Errno) error {
 // deadlines and Close work as for it. Errors have net.Conn's shape: a
 // *net.OpError with Op "read" or "write". Safe for concurrent use as
 // net.Conn is.
+//
+// Bytes can also be queued (Queue) to be written by the next Read before
+// it waits, so that a request and the wait for its reply cost one write
+// and one read, as in wrk: see Queue.
 type Conn struct {
 	*net.TCPConn
 	rc   syscall.RawConn
 	rmu  sync.Mutex // one Read at a time: r is the Read's state
-	wmu  sync.Mutex // one Write at a time: w is the Write's state
+	wmu  sync.Mutex // one write at a time: w, q, qn and waitFirst are its state
 	r, w op
+
+	q         []byte      // queued bytes; q[:qn] are written
+	qn        int         //
+	queued    atomic.Bool // len(q) > qn, for Read's check without wmu
+	waitFirst bool        // the Read that writes q waits before reading
+	n         *measure.Bytes
+
+	reads, eagain, writes atomic.Int64 // system calls made: Stats
+}
+
+// Stats is what a Conn's system calls were.
+type Stats struct {
+	Reads  int64 // read(2) calls
+	EAGAIN int64 // of which found nothing to read
+	Writes int64 // write(2) calls
+}
+
+// Stats returns the system calls made so far: a test's, or a report's,
+// view of what a request costs.
+func (c *Conn) Stats() Stats {
+	return Stats{Reads: c.reads.Load(), EAGAIN: c.eagain.Load(), Writes: c.writes.Load()}
 }
 
 // op is the state of a Read or Write in progress, kept in the Conn so that
 // its function, bound once, allocates nothing per call.
 type op struct {
-	p   []byte
-	k   int
-	err error // an errno
-	fn  func(fd uintptr) bool
+	p       []byte
+	k       int
+	err     error // an errno
+	werr    error // a Read's error writing the queue
+	partial bool  // a Read wrote part of the queue: the rest blocks
+	fn      func(fd uintptr) bool
 }
 
 // Wrap returns c as a *Conn when it is a *net.TCPConn, c itself otherwise.
@@ -120,15 +150,115 @@ func (l listener) Accept() (net.Conn, error) {
 	return w, nil
 }
 
+// Count makes the connection add the bytes it reads to n.In and those it
+// writes to n.Out (nil: none). Call it before the connection is used.
+func (c *Conn) Count(n *measure.Bytes) { c.n = n }
+
+// Queue copies p to be written before the next Read waits, or by the
+// next Write or Flush if one comes first. With waitFirst, that Read,
+// having written, waits for the poller before it tries read(2):
+// RawConn.Read resets the poller's readiness on entry, so whatever
+// arrives after the write wakes it, and the read(2) that would have met
+// EAGAIN (the reply cannot be there microseconds after the request) is
+// not made. Bytes that had arrived before and were left unread then wait
+// for the next arrival: waitFirst is for a caller that knows a reply to
+// what it queued is coming, and nothing else it needs sooner.
+//
+// Whoever queues must then Read (or Flush): a Read already waiting in
+// another goroutine does not see the queue.
+func (c *Conn) Queue(p []byte, waitFirst bool) {
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	if c.qn == len(c.q) {
+		c.q, c.qn = c.q[:0], 0
+	}
+	c.q = append(c.q, p...)
+	c.waitFirst = waitFirst
+	c.queued.Store(len(c.q) > c.qn)
+}
+
+// Flush writes the queued bytes, blocking until they are written.
+func (c *Conn) Flush() error {
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	if _, err := c.flushLocked(); err != nil {
+		return c.opError("write", err)
+	}
+	return nil
+}
+
+// flushLocked writes the queue with the blocking write; wmu is held. The
+// error is RawConn's or a *os.SyscallError.
+func (c *Conn) flushLocked() (int, error) {
+	if c.qn == len(c.q) {
+		return 0, nil
+	}
+	k, err := c.writeLocked(c.q[c.qn:])
+	c.qn += k
+	c.queued.Store(len(c.q) > c.qn)
+	return k, err
+}
+
+// writeQueued writes what it can of the queue without blocking, from
+// inside a Read; wmu is held. EAGAIN: part is left.
+func (c *Conn) writeQueued(fd uintptr) error {
+	for c.qn < len(c.q) {
+		k, err := Write(int(fd), c.q[c.qn:])
+		c.writes.Add(1)
+		switch err {
+		case nil:
+			c.qn += k
+			c.countOut(k)
+		case unix.EINTR:
+		default:
+			c.queued.Store(len(c.q) > c.qn)
+			return err
+		}
+	}
+	c.queued.Store(false)
+	return nil
+}
+
+func (c *Conn) countIn(k int) {
+	if c.n != nil && k > 0 {
+		c.n.In.Add(int64(k))
+	}
+}
+
+func (c *Conn) countOut(k int) {
+	if c.n != nil && k > 0 {
+		c.n.Out.Add(int64(k))
+	}
+}
+
 func (c *Conn) read(fd uintptr) bool {
 	o := &c.r
+	// A writer holding wmu writes the queue itself, before its own bytes.
+	if c.queued.Load() && c.wmu.TryLock() {
+		wait := c.waitFirst
+		c.waitFirst = false
+		err := c.writeQueued(fd)
+		c.wmu.Unlock()
+		switch {
+		case err == unix.EAGAIN:
+			o.partial = true // the socket is full: Read finishes with Flush
+			return true
+		case err != nil:
+			o.werr = err
+			return true
+		case wait:
+			return false // wait for the reply
+		}
+	}
 	for {
 		o.k, o.err = Read(int(fd), o.p)
+		c.reads.Add(1)
 		if o.err != unix.EINTR {
 			break
 		}
 	}
 	if o.err == unix.EAGAIN {
+		c.eagain.Add(1)
 		return false // wait for the poller
 	}
 	if o.err != nil {
@@ -141,9 +271,11 @@ func (c *Conn) write(fd uintptr) bool {
 	o := &c.w
 	for o.k < len(o.p) {
 		k, err := Write(int(fd), o.p[o.k:])
+		c.writes.Add(1)
 		switch err {
 		case nil:
 			o.k += k
+			c.countOut(k)
 		case unix.EINTR:
 		case unix.EAGAIN:
 			return false // the send buffer is full: wait for room
@@ -164,24 +296,48 @@ func (c *Conn) Read(p []byte) (int, error) {
 	defer c.rmu.Unlock()
 	o := &c.r
 	o.p, o.k, o.err = p, 0, nil
-	err := c.rc.Read(o.fn)
-	k, errno := o.k, o.err
-	o.p, o.err = nil, nil
-	switch {
-	case err != nil: // deadline, closed connection
-		return 0, c.opError("read", err)
-	case errno != nil:
-		return 0, c.opError("read", os.NewSyscallError("read", errno))
-	case k == 0:
-		return 0, io.EOF
+	defer func() { o.p, o.err, o.werr = nil, nil, nil }()
+	for {
+		err := c.rc.Read(o.fn)
+		switch {
+		case err != nil: // deadline, closed connection
+			return 0, c.opError("read", err)
+		case o.werr != nil:
+			return 0, c.opError("write", os.NewSyscallError("write", o.werr))
+		case o.partial:
+			o.partial = false
+			if err := c.Flush(); err != nil {
+				return 0, err
+			}
+			continue
+		case o.err != nil:
+			return 0, c.opError("read", os.NewSyscallError("read", o.err))
+		case o.k == 0:
+			return 0, io.EOF
+		}
+		c.countIn(o.k)
+		return o.k, nil
+	}
+}
+
+// Write implements net.Conn: all of p, or an error. Queued bytes are
+// written first.
+func (c *Conn) Write(p []byte) (int, error) {
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	if _, err := c.flushLocked(); err != nil {
+		return 0, c.opError("write", err)
+	}
+	k, err := c.writeLocked(p)
+	if err != nil {
+		return k, c.opError("write", err)
 	}
 	return k, nil
 }
 
-// Write implements net.Conn: all of p, or an error.
-func (c *Conn) Write(p []byte) (int, error) {
-	c.wmu.Lock()
-	defer c.wmu.Unlock()
+// writeLocked writes all of p, waiting in the poller when the socket is
+// full; wmu is held.
+func (c *Conn) writeLocked(p []byte) (int, error) {
 	o := &c.w
 	o.p, o.k, o.err = p, 0, nil
 	err := c.rc.Write(o.fn)
@@ -189,9 +345,9 @@ func (c *Conn) Write(p []byte) (int, error) {
 	o.p, o.err = nil, nil
 	switch {
 	case err != nil:
-		return k, c.opError("write", err)
+		return k, err
 	case errno != nil:
-		return k, c.opError("write", os.NewSyscallError("write", errno))
+		return k, os.NewSyscallError("write", errno)
 	}
 	return k, nil
 }

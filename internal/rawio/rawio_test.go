@@ -3,6 +3,7 @@ package rawio
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"os"
@@ -10,6 +11,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/wirebench/wirebench/measure"
 )
 
 // pair is a wrapped server-side connection and its plain client.
@@ -247,5 +250,119 @@ func TestSyscalls(t *testing.T) {
 	}
 	if Errno(syscall.EINTR) != syscall.EINTR || Errno(syscall.EPIPE) != syscall.EPIPE {
 		t.Fatal("Errno changed an errno")
+	}
+}
+
+// TestQueue: queued bytes are written by the next Read before it waits
+// (the peer answers what it received), by a Write before its own bytes,
+// or by Flush; the counters see every byte once.
+func TestQueue(t *testing.T) {
+	c, peer := pair(t)
+	var n measure.Bytes
+	c.Count(&n)
+	go func() { // echo each 4-byte request as its reply
+		buf := make([]byte, 4)
+		for {
+			if _, err := io.ReadFull(peer, buf); err != nil {
+				return
+			}
+			peer.Write(bytes.ToUpper(buf))
+		}
+	}()
+	buf := make([]byte, 16)
+	for i, wait := range []bool{true, false} {
+		c.Queue([]byte("req"), wait)
+		c.Queue([]byte{byte('0' + i)}, wait) // appended to the first
+		k, err := io.ReadFull(c, buf[:4])
+		if err != nil || string(buf[:k]) != fmt.Sprintf("REQ%d", i) {
+			t.Fatalf("waitFirst=%v: read %q, %v", wait, buf[:k], err)
+		}
+		if st := c.Stats(); wait && st != (Stats{Reads: 1, Writes: 1}) {
+			t.Errorf("waitFirst: system calls %+v, want one write and one read that found the reply", st)
+		}
+	}
+	c.Queue([]byte("ab"), true)
+	if k, err := c.Write([]byte("cd")); k != 2 || err != nil {
+		t.Fatalf("Write after Queue: %d, %v", k, err)
+	}
+	if _, err := io.ReadFull(c, buf[:4]); err != nil || string(buf[:4]) != "ABCD" {
+		t.Fatalf("Write after Queue: the peer answered %q, %v; want the queue first", buf[:4], err)
+	}
+	c.Queue([]byte("wxyz"), false)
+	if err := c.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Flush(); err != nil { // nothing left: writes nothing
+		t.Fatal(err)
+	}
+	if _, err := io.ReadFull(c, buf[:4]); err != nil || string(buf[:4]) != "WXYZ" {
+		t.Fatalf("after Flush: %q, %v", buf[:4], err)
+	}
+	if n.Out.Load() != 16 || n.In.Load() != 16 {
+		t.Errorf("counted %d out, %d in; want 16 and 16", n.Out.Load(), n.In.Load())
+	}
+}
+
+// TestQueueWaitFirst: with waitFirst the Read that writes the queue waits
+// for the next arrival before it reads, so bytes already in the socket
+// stay there until then; without it, they are read at once.
+func TestQueueWaitFirst(t *testing.T) {
+	c, peer := pair(t)
+	peer.Write([]byte("early"))
+	time.Sleep(50 * time.Millisecond) // arrived, and seen by the poller
+	buf := make([]byte, 1)
+	if k, err := c.Read(buf); k != 1 || err != nil { // leaves "arly" unread
+		t.Fatalf("first read: %d, %v", k, err)
+	}
+	c.Queue([]byte("q1"), true)
+	c.SetReadDeadline(time.Now().Add(100 * time.Millisecond))
+	if k, err := c.Read(buf); !errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Fatalf("waitFirst read: %d %q, %v; want it to wait for new bytes until the deadline", k, buf[:k], err)
+	}
+	c.SetReadDeadline(time.Time{})
+	c.Queue([]byte("q2"), false)
+	if k, err := c.Read(buf); k != 1 || err != nil || buf[0] != 'a' {
+		t.Fatalf("read without waitFirst: %d %q, %v; want the unread byte at once", k, buf[:k], err)
+	}
+	got := make([]byte, 4)
+	if _, err := io.ReadFull(peer, got); err != nil || string(got) != "q1q2" {
+		t.Fatalf("the peer received %q, %v; want both queues", got, err)
+	}
+}
+
+// TestQueueLarge: a queue larger than the socket buffers is finished by a
+// blocking write inside Read, and the reply after it is read.
+func TestQueueLarge(t *testing.T) {
+	c, peer := pair(t)
+	want := bytes.Repeat([]byte("0123456789abcdef"), 1<<21) // 32 MiB
+	c.Queue(want, true)
+	got := make(chan []byte)
+	go func() {
+		time.Sleep(50 * time.Millisecond) // the socket fills first
+		b, _ := io.ReadAll(io.LimitReader(peer, int64(len(want))))
+		peer.Write([]byte("done"))
+		got <- b
+	}()
+	buf := make([]byte, 4)
+	if _, err := io.ReadFull(c, buf); err != nil || string(buf) != "done" {
+		t.Fatalf("reply after a large queue: %q, %v", buf, err)
+	}
+	if !bytes.Equal(<-got, want) {
+		t.Fatal("the peer received other bytes than queued")
+	}
+}
+
+// TestQueueWriteError: a failed write of the queue inside Read is a
+// write error.
+func TestQueueWriteError(t *testing.T) {
+	c, peer := pair(t)
+	peer.SetLinger(0)
+	peer.Close()
+	time.Sleep(20 * time.Millisecond)
+	c.Queue([]byte("x"), true)
+	_, err := c.Read(make([]byte, 4))
+	var oe *net.OpError
+	if !errors.As(err, &oe) || oe.Op != "write" || !(errors.Is(err, syscall.EPIPE) || errors.Is(err, syscall.ECONNRESET)) {
+		t.Fatalf("Read with a queue to a reset peer: %v, want an EPIPE or ECONNRESET *net.OpError", err)
 	}
 }
