@@ -25,6 +25,7 @@ import (
 	"google.golang.org/protobuf/types/known/emptypb"
 
 	"github.com/wirebench/wirebench/grpcapi"
+	"github.com/wirebench/wirebench/internal/rawio"
 	"github.com/wirebench/wirebench/measure"
 	"github.com/wirebench/wirebench/pb"
 	"github.com/wirebench/wirebench/store"
@@ -520,26 +521,46 @@ func TestGRPCLeanReplies(t *testing.T) {
 			fr.WriteData(id, false, msg) // and no trailers: the server closes
 		}, codes.Unavailable, "connection failed"},
 	}
+	// Over a rawio.Conn the caller's request is queued for its own read;
+	// over any other connection it is written, then read for.
 	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			var addr string
-			if tc.name == "closed mid-reply" {
-				addr = startClosingScript(t, tc.answer)
-			} else {
-				addr = startH2Script(t, nil, tc.answer)
-			}
-			c := leanClient(addr, nil, 5*time.Second)
-			defer c.lean.close()
-			u := new(pb.User)
-			err := c.invoke(context.Background(), pb.UserService_Get_FullMethodName, &pb.GetUserRequest{Id: 1}, u)
-			if codeOf(err) != tc.want || !strings.Contains(status.Convert(err).Message(), tc.text) {
-				t.Fatalf("got %v, want %v with %q", err, tc.want, tc.text)
-			}
-			if tc.want == codes.OK && u.GetId() != 1 {
-				t.Fatalf("reply user %d", u.GetId())
-			}
-		})
+		for _, raw := range []bool{true, false} {
+			t.Run(fmt.Sprintf("%s/raw=%v", tc.name, raw), func(t *testing.T) {
+				var addr string
+				if tc.name == "closed mid-reply" {
+					addr = startClosingScript(t, tc.answer)
+				} else {
+					addr = startH2Script(t, nil, tc.answer)
+				}
+				c := leanClient(addr, nil, 5*time.Second)
+				if !raw {
+					c = plainLeanClient(addr, 5*time.Second)
+				}
+				defer c.lean.close()
+				u := new(pb.User)
+				err := c.invoke(context.Background(), pb.UserService_Get_FullMethodName, &pb.GetUserRequest{Id: 1}, u)
+				if codeOf(err) != tc.want || !strings.Contains(status.Convert(err).Message(), tc.text) {
+					t.Fatalf("got %v, want %v with %q", err, tc.want, tc.text)
+				}
+				if tc.want == codes.OK && u.GetId() != 1 {
+					t.Fatalf("reply user %d", u.GetId())
+				}
+				if s := c.lean.sess; s != nil {
+					if _, isRaw := s.conn.(*rawio.Conn); isRaw != raw {
+						t.Fatalf("connection %T, want raw %v", s.conn, raw)
+					}
+				}
+			})
+		}
 	}
+}
+
+// plainLeanClient is leanClient over a *net.TCPConn: no queued writes.
+func plainLeanClient(addr string, timeout time.Duration) *grpcClient {
+	d := &net.Dialer{Timeout: time.Second}
+	c := &grpcClient{lean: newGRPCLeanConn(addr, d.DialContext), timeout: timeout}
+	c.call.done = make(chan struct{}, 1)
+	return c
 }
 
 // startClosingScript is a scripted server that closes the connection
@@ -1006,5 +1027,38 @@ func TestGRPCLeanOneReadPerCall(t *testing.T) {
 	t.Logf("%d calls: %d reads (%d EAGAIN), %d writes", calls, reads, eagain, writes)
 	if eagain > calls/10 || writes > calls+calls/10 || reads > calls+calls/5 {
 		t.Errorf("%d calls made %d reads, %d of them EAGAIN, and %d writes; want about one read and one write per call, no EAGAIN", calls, reads, eagain, writes)
+	}
+}
+
+// TestGRPCLeanConnectionWindow: requests beyond the connection's first
+// 65,535 bytes of window go once the server's WINDOW_UPDATEs on stream 0
+// return it; an update beyond 2^31-1 fails the connection
+// (FLOW_CONTROL_ERROR, RFC 9113 §6.9.1).
+func TestGRPCLeanConnectionWindow(t *testing.T) {
+	big := &pb.User{Name: strings.Repeat("n", 30000)}
+	addr := startH2Script(t, []http2.Setting{{ID: http2.SettingInitialWindowSize, Val: 1 << 20}},
+		func(_ *testing.T, _ int, id uint32, fr *http2.Framer, hb *bytes.Buffer, he *hpack.Encoder) {
+			replyUser(fr, hb, he, id, 1)
+			fr.WriteWindowUpdate(0, 30100) // a request's worth, framing included
+		})
+	c := leanClient(addr, nil, 2*time.Second)
+	defer c.lean.close()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	for i := range 5 { // 150 KB: more than twice the first window
+		if err := c.invoke(ctx, pb.UserService_Create_FullMethodName, big, new(pb.User)); err != nil {
+			t.Fatalf("request %d of 30 KB: %v", i, err)
+		}
+	}
+
+	addr = startH2Script(t, nil, func(_ *testing.T, _ int, id uint32, fr *http2.Framer, hb *bytes.Buffer, he *hpack.Encoder) {
+		fr.WriteWindowUpdate(0, 1<<31-1)
+		replyUser(fr, hb, he, id, 1)
+	})
+	c = leanClient(addr, nil, 2*time.Second)
+	defer c.lean.close()
+	err := c.invoke(ctx, pb.UserService_Get_FullMethodName, &pb.GetUserRequest{Id: 1}, new(pb.User))
+	if codeOf(err) != codes.Unavailable || !strings.Contains(err.Error(), "FLOW_CONTROL") {
+		t.Fatalf("window overflow: %v, want Unavailable naming FLOW_CONTROL", err)
 	}
 }

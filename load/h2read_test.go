@@ -3,6 +3,7 @@ package load
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"strings"
 	"testing"
@@ -69,6 +70,7 @@ func h2Seeds() [][]byte {
 		{"Upper", "x"},                          // not lower case
 		{"x", "a\x00b"},                         // invalid value
 		{"content-type", "", "content-type", "application/grpc"},
+		{"a-A", "x"}, {"z-Z", "x"}, {"a-@", "x"}, {"a-[", "x"}, // the ends of upper case, and beside them
 	} {
 		add(func(fr *http2.Framer, hb *bytes.Buffer, he *hpack.Encoder) {
 			fr.WriteHeaders(http2.HeadersFrameParam{StreamID: 1, BlockFragment: block(kv...), EndHeaders: true})
@@ -78,6 +80,10 @@ func h2Seeds() [][]byte {
 	raw(http2.FrameData, 0, 0, 'x')                                  // stream 0
 	raw(http2.FrameData, http2.FlagDataPadded, 1, 5, 'x')            // padding beyond the frame
 	raw(http2.FrameData, http2.FlagDataPadded, 1)                    // no pad length
+	raw(http2.FrameData, http2.FlagDataPadded, 1, 1)                 // padding of the frame's length
+	raw(http2.FrameData, http2.FlagDataPadded, 1, 1, 'x')            // all padding: no data
+	raw(http2.FrameHeaders, http2.FlagHeadersPadded|4, 1, 1, 0)      // all padding: an empty block
+	raw(http2.FrameHeaders, http2.FlagHeadersPadded|4, 1, 2, 0)      // padding beyond the frame
 	raw(http2.FrameHeaders, http2.FlagHeadersEndHeaders, 0, 0x88)    // stream 0
 	raw(http2.FrameHeaders, http2.FlagHeadersPriority|4, 1, 0, 0, 0) // short priority
 	raw(http2.FrameHeaders, http2.FlagHeadersEndHeaders, 1, 0xff)    // bad hpack
@@ -116,7 +122,13 @@ func FuzzH2Reader(f *testing.F) {
 	for _, s := range h2Seeds() {
 		f.Add(s)
 	}
-	f.Fuzz(func(t *testing.T, b []byte) {
+	f.Fuzz(diffH2)
+}
+
+// diffH2 reads b with h2Reader and with x/net's Framer and fails t where
+// they differ (FuzzH2Reader).
+func diffH2(t *testing.T, b []byte) {
+	{
 		ours := newH2Reader(iotest.OneByteReader(bytes.NewReader(b))) // frames in pieces: fill's work
 		fr := http2.NewFramer(nil, bytes.NewReader(b))
 		fr.ReadMetaHeaders = hpack.NewDecoder(4096, nil)
@@ -178,7 +190,7 @@ func FuzzH2Reader(f *testing.F) {
 			}
 			sameFrame(t, i, xf, &of, &ours.head)
 		}
-	})
+	}
 }
 
 func hasRequestPseudo(mh *http2.MetaHeadersFrame) bool {
@@ -292,4 +304,85 @@ func (s *stutter) Read(p []byte) (int, error) {
 		return 0, errStutter
 	}
 	return copy(p, c), nil
+}
+
+// TestH2ReaderHeaderLimit: a header list of exactly maxHead bytes is
+// kept, one byte more truncates it (RFC 9113 §6.5.2's size: name, value
+// and 32 per field), a truncated block may end with an empty CONTINUATION
+// but not a CONTINUATION with more; all as x/net's Framer (diffH2).
+func TestH2ReaderHeaderLimit(t *testing.T) {
+	// :status, then fields of at most 16,384 bytes up to maxHead+extra
+	block := func(extra int) []byte {
+		var hb bytes.Buffer
+		he := hpack.NewEncoder(&hb)
+		he.SetMaxDynamicTableSizeLimit(0) // literals only
+		he.WriteField(hpack.HeaderField{Name: ":status", Value: "200"})
+		left := maxHead + extra - (len(":status") + len("200") + 32)
+		for i := 0; left > 0; i++ {
+			name := fmt.Sprintf("x-%03d", i)
+			size := min(16384, left)
+			if left-size > 0 && left-size < 64 {
+				size = left / 2 // leave the last field room for its name
+			}
+			he.WriteField(hpack.HeaderField{Name: name, Value: strings.Repeat("v", size-len(name)-32)})
+			left -= size
+		}
+		return hb.Bytes()
+	}
+	frames := func(b []byte, tail ...[]byte) []byte {
+		var out bytes.Buffer
+		fr := http2.NewFramer(&out, nil)
+		fr.WriteSettings()
+		first := true
+		for len(b) > 0 {
+			n := min(len(b), h2MaxFrame)
+			end := n == len(b) && len(tail) == 0
+			if first {
+				fr.WriteHeaders(http2.HeadersFrameParam{StreamID: 1, BlockFragment: b[:n], EndHeaders: end, EndStream: true})
+				first = false
+			} else {
+				fr.WriteContinuation(1, end, b[:n])
+			}
+			b = b[n:]
+		}
+		for i, p := range tail {
+			fr.WriteContinuation(1, i == len(tail)-1, p)
+		}
+		fr.WritePing(false, [8]byte{1})
+		return out.Bytes()
+	}
+	for _, tc := range []struct {
+		name      string
+		in        []byte
+		truncated bool
+		err       bool
+	}{
+		{"exactly the limit", frames(block(0)), false, false},
+		{"one byte over", frames(block(1)), true, false},
+		{"over, then an empty CONTINUATION", frames(block(1), []byte{}), true, false},
+		{"over, then more", frames(block(1), []byte{0x88}), false, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			diffH2(t, tc.in)
+			r := newH2Reader(bytes.NewReader(tc.in))
+			r.next() // SETTINGS
+			f, err := r.next()
+			if tc.err {
+				var ce *h2ConnError
+				if !errors.As(err, &ce) {
+					t.Fatalf("got %v, want a connection error", err)
+				}
+				return
+			}
+			if err != nil || f.typ != http2.FrameHeaders || r.head.truncated != tc.truncated || r.head.status != "200" {
+				t.Fatalf("got %v %v, truncated %v, status %q; want truncated %v", f.typ, err, r.head.truncated, r.head.status, tc.truncated)
+			}
+			if !tc.truncated && r.head.size != maxHead {
+				t.Fatalf("header list of %d bytes, want exactly %d", r.head.size, maxHead)
+			}
+			if f, err := r.next(); err != nil || f.typ != http2.FramePing {
+				t.Fatalf("after the block: %v, %v; want the PING", f.typ, err)
+			}
+		})
+	}
 }
