@@ -272,6 +272,23 @@ func TestGRPCLeanTimeoutKeepsConnection(t *testing.T) {
 	c.lean.close()
 }
 
+// TestTimeoutField: the hand-encoded grpc-timeout field is byte for byte
+// what hpack's Encoder writes for it as a sensitive field, and decodes back.
+func TestTimeoutField(t *testing.T) {
+	for _, d := range []time.Duration{0, time.Nanosecond, 1500 * time.Microsecond, 5 * time.Second, 99999999, math.MaxInt64} {
+		var want bytes.Buffer
+		hpack.NewEncoder(&want).WriteField(hpack.HeaderField{Name: "grpc-timeout", Value: grpcTimeout(d), Sensitive: true})
+		got := appendTimeoutField([]byte("prefix"), d)
+		if !bytes.Equal(got[6:], want.Bytes()) || string(got[:6]) != "prefix" {
+			t.Errorf("%v: %x, want %x", d, got, want.Bytes())
+		}
+		fields, err := hpack.NewDecoder(4096, nil).DecodeFull(got[6:])
+		if err != nil || len(fields) != 1 || fields[0].Name != "grpc-timeout" || fields[0].Value != grpcTimeout(d) || !fields[0].Sensitive {
+			t.Errorf("%v: decodes to %v, %v", d, fields, err)
+		}
+	}
+}
+
 func TestGRPCTimeoutHeader(t *testing.T) {
 	for _, c := range []struct {
 		d    time.Duration
