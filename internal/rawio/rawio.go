@@ -202,20 +202,27 @@ func (c *Conn) flushLocked() (int, error) {
 // writeQueued writes what it can of the queue without blocking, from
 // inside a Read; wmu is held. EAGAIN: part is left.
 func (c *Conn) writeQueued(fd uintptr) error {
-	for c.qn < len(c.q) {
-		k, err := Write(int(fd), c.q[c.qn:])
+	err := c.writeFrom(fd, c.q, &c.qn)
+	c.queued.Store(len(c.q) > c.qn)
+	return err
+}
+
+// writeFrom writes p[*off:] with write(2) until all is written or a call
+// fails with other than EINTR (EAGAIN: the socket is full), advancing
+// *off and the counters.
+func (c *Conn) writeFrom(fd uintptr, p []byte, off *int) error {
+	for *off < len(p) {
+		k, err := Write(int(fd), p[*off:])
 		c.writes.Add(1)
 		switch err {
 		case nil:
-			c.qn += k
+			*off += k
 			c.countOut(k)
 		case unix.EINTR:
 		default:
-			c.queued.Store(len(c.q) > c.qn)
 			return err
 		}
 	}
-	c.queued.Store(false)
 	return nil
 }
 
@@ -269,20 +276,12 @@ func (c *Conn) read(fd uintptr) bool {
 
 func (c *Conn) write(fd uintptr) bool {
 	o := &c.w
-	for o.k < len(o.p) {
-		k, err := Write(int(fd), o.p[o.k:])
-		c.writes.Add(1)
-		switch err {
-		case nil:
-			o.k += k
-			c.countOut(k)
-		case unix.EINTR:
-		case unix.EAGAIN:
-			return false // the send buffer is full: wait for room
-		default:
-			o.err = err
-			return true
-		}
+	switch err := c.writeFrom(fd, o.p, &o.k); err {
+	case nil:
+	case unix.EAGAIN:
+		return false // the send buffer is full: wait for room
+	default:
+		o.err = err
 	}
 	return true
 }
