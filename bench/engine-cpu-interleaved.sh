@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # engine-cpu-interleaved.sh — issue 17's yardstick measured so that host
-# noise hits every server alike: the bare handler (bench/bare) and
-# `wirebench serve` on both engines all run at once, pinned to the same
+# noise hits every server alike: the bare handler (bench/bare),
+# `wirebench serve` on both engines and the bare fasthttp handler (the
+# fasthttp engine's floor) all run at once, pinned to the same
 # CPU; wrk (on another CPU) turns between them in short slices, and each
 # server's CPU per request (utime+stime from /proc/PID/stat over its
 # slices, divided by wrk's requests) is summed over all its slices. On a
@@ -78,3 +79,6 @@ for n in "${names[@]}"; do
   awk -v n="$n" '$2 == "bare" {b[$1] = $3} $2 == n {v[$1] = $3} END {for (r in v) print v[r] / b[r]}' "$tmp/rounds" | sort -g |
     awk -v n="$n" '{x[NR] = $1} END {printf "%-9s median %.3f  quartiles %.3f-%.3f  (%d rounds)\n", n, x[int((NR + 1) / 2)], x[int((NR + 3) / 4)], x[int((3 * NR + 3) / 4)], NR}'
 done
+# The fasthttp engine against its floor, the bare fasthttp handler, in the same rounds.
+awk '$2 == "barefast" {b[$1] = $3} $2 == "fasthttp" {v[$1] = $3} END {for (r in v) if (b[r]) print v[r] / b[r]}' "$tmp/rounds" | sort -g |
+  awk 'NR {x[NR] = $1} END {if (NR) printf "fasthttp to barefast (its floor): median %.3f  quartiles %.3f-%.3f  (%d rounds)\n", x[int((NR + 1) / 2)], x[int((NR + 3) / 4)], x[int((3 * NR + 3) / 4)], NR}'

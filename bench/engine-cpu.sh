@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Server CPU per request for GET /users/1 in JSON (issue 17's yardstick):
 # the in-repo bare net/http handler (bench/bare), `wirebench serve` on the
-# net/http engine and on the fasthttp engine. Each server is pinned to one
+# net/http engine and on the fasthttp engine, and the bare fasthttp handler
+# (bench/bare -engine fasthttp: the fasthttp engine's floor, what fasthttp
+# itself costs per GET on this machine). Each server is pinned to one
 # CPU, wrk to another (-t1 -c50, 1 s warm-up then the measured run); the
 # server's CPU is utime+stime from /proc/PID/stat across the measured run,
 # divided by wrk's request count, and each line splits it into user and
@@ -101,12 +103,15 @@ for round in $(seq "$rounds"); do
   run bare "$tmp/bare" -addr 127.0.0.1:0
   run nethttp "$tmp/wirebench" serve --no-grpc --http 127.0.0.1:0 --engine nethttp ${SERVE_FLAGS:-}
   run fasthttp "$tmp/wirebench" serve --no-grpc --http 127.0.0.1:0 --engine fasthttp ${SERVE_FLAGS:-}
+  run barefast "$tmp/bare" -engine fasthttp -addr 127.0.0.1:0
 done
 awk '{s[$1] += $2; u[$1] += $7; y[$1] += $9; n[$1]++}
   END {
     for (k in s) m[k] = s[k] / n[k]
-    printf "mean us/req: bare %.2f  nethttp %.2f  fasthttp %.2f\n", m["bare"], m["nethttp"], m["fasthttp"]
-    printf "of which user / system: bare %.2f / %.2f  nethttp %.2f / %.2f  fasthttp %.2f / %.2f\n",
-      u["bare"] / n["bare"], y["bare"] / n["bare"], u["nethttp"] / n["nethttp"], y["nethttp"] / n["nethttp"], u["fasthttp"] / n["fasthttp"], y["fasthttp"] / n["fasthttp"]
-    printf "ratio to bare: nethttp %.2f  fasthttp %.2f\n", m["nethttp"] / m["bare"], m["fasthttp"] / m["bare"]
+    printf "mean us/req: bare %.2f  nethttp %.2f  fasthttp %.2f  barefast %.2f\n", m["bare"], m["nethttp"], m["fasthttp"], m["barefast"]
+    printf "of which user / system: bare %.2f / %.2f  nethttp %.2f / %.2f  fasthttp %.2f / %.2f  barefast %.2f / %.2f\n",
+      u["bare"] / n["bare"], y["bare"] / n["bare"], u["nethttp"] / n["nethttp"], y["nethttp"] / n["nethttp"], u["fasthttp"] / n["fasthttp"], y["fasthttp"] / n["fasthttp"],
+      u["barefast"] / n["barefast"], y["barefast"] / n["barefast"]
+    printf "ratio to bare: nethttp %.2f  fasthttp %.2f  barefast %.2f (the fasthttp engine to its floor: %.2f)\n",
+      m["nethttp"] / m["bare"], m["fasthttp"] / m["bare"], m["barefast"] / m["bare"], m["fasthttp"] / m["barefast"]
   }' "$tmp/results"

@@ -70,4 +70,5 @@ for n in "${names[@]}"; do
       printf "\n"
     }'
 done
-awk '$1 == "bare" {b = $2} {v[$1] = $2} END {for (n in v) if (n != "bare") printf "ratio to bare: %s %.3f\n", n, v[n] / b}' "$tmp/results"
+awk '$1 == "bare" {b = $2} {v[$1] = $2} END {for (n in v) if (n != "bare") printf "ratio to bare: %s %.3f\n", n, v[n] / b
+  if (v["barefast"]) printf "fasthttp to barefast (its floor): %.3f\n", v["fasthttp"] / v["barefast"]}' "$tmp/results"

@@ -1,15 +1,17 @@
 # servers.sh — sourced by bench/engine-cpu-interleaved.sh and
 # bench/engine-instr.sh, with $tmp set: builds issue 17's three servers
 # into $tmp and fills `names` (in the order they run) and `cmd` (how to
-# start each, listening on 127.0.0.1:0). With BASE=<git revision> it also
+# start each, listening on 127.0.0.1:0): the bare net/http handler, both
+# engines, and the bare fasthttp handler (the fasthttp engine's floor). With BASE=<git revision> it also
 # builds that revision's `wirebench serve` (git archive, so uncommitted
 # changes stay out) and adds it as "base" on the net/http engine and
 # "basefast" on the fasthttp engine, for an A/B in the same run. SERVE_FLAGS are extra flags for every wirebench.
 go build -o "$tmp/bare" ./bench/bare
 go build -o "$tmp/wirebench" ./cmd/wirebench
-names=(bare nethttp fasthttp)
+names=(bare nethttp fasthttp barefast)
 declare -A cmd=(
   [bare]="$tmp/bare -addr 127.0.0.1:0"
+  [barefast]="$tmp/bare -engine fasthttp -addr 127.0.0.1:0"
   [nethttp]="$tmp/wirebench serve --no-grpc --http 127.0.0.1:0 --engine nethttp ${SERVE_FLAGS:-}"
   [fasthttp]="$tmp/wirebench serve --no-grpc --http 127.0.0.1:0 --engine fasthttp ${SERVE_FLAGS:-}"
 )

@@ -1,7 +1,9 @@
 // Command bare is the simplest hand-written server a user would compare
-// wirebench serve with (issue 17's yardstick): servercpu.BareHandler, the
-// same 100 seeded users. bench/engine-cpu.sh measures the server CPU per
-// request of both against it.
+// wirebench serve with (issue 17's yardstick): servercpu.BareHandler on
+// net/http, or with -engine fasthttp servercpu.BareFastHandler (the
+// fasthttp engine's floor), serving the same 100 seeded users.
+// bench/engine-cpu.sh measures the server CPU per request of both engines
+// against them.
 package main
 
 import (
@@ -13,6 +15,8 @@ import (
 	"os/signal"
 	"syscall"
 
+	"github.com/valyala/fasthttp"
+
 	"github.com/wirebench/wirebench/bench/servercpu"
 	"github.com/wirebench/wirebench/store"
 )
@@ -20,7 +24,12 @@ import (
 func main() {
 	addr := flag.String("addr", "127.0.0.1:0", "listen `address`")
 	n := flag.Int("users", 100, "seeded users, the same as wirebench serve's")
+	engine := flag.String("engine", "nethttp", "`server`: nethttp (BareHandler) or fasthttp (BareFastHandler)")
 	flag.Parse()
+	if *engine != "nethttp" && *engine != "fasthttp" {
+		fmt.Fprintf(os.Stderr, "bare: -engine %q: want nethttp or fasthttp\n", *engine)
+		os.Exit(2)
+	}
 	st := store.NewMemory(store.Options{})
 	if err := st.Seed(*n, 0); err != nil {
 		fmt.Fprintln(os.Stderr, "bare:", err)
@@ -37,6 +46,11 @@ func main() {
 	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
 	go func() { <-sig; os.Exit(0) }()
 	fmt.Printf("listening http=%s\n", ln.Addr())
-	fmt.Fprintln(os.Stderr, "bare:", http.Serve(ln, servercpu.BareHandler(st.ListUsers())))
+	if *engine == "fasthttp" {
+		err = fasthttp.Serve(ln, servercpu.BareFastHandler(st.ListUsers()))
+	} else {
+		err = http.Serve(ln, servercpu.BareHandler(st.ListUsers()))
+	}
+	fmt.Fprintln(os.Stderr, "bare:", err)
 	os.Exit(1)
 }

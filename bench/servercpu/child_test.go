@@ -15,13 +15,16 @@ import (
 	"testing"
 	"time"
 
+	"github.com/valyala/fasthttp"
+
 	"github.com/wirebench/wirebench/measure"
 	"github.com/wirebench/wirebench/server"
 	"github.com/wirebench/wirebench/store"
 )
 
 // childEnv names the server a re-executed test binary runs instead of the
-// tests: "bare", or a REST engine of `wirebench serve`.
+// tests: "bare" (BareHandler), "barefast" (BareFastHandler), or a REST
+// engine of `wirebench serve`.
 const childEnv = "WIREBENCH_SERVERCPU_CHILD"
 
 func TestMain(m *testing.M) {
@@ -52,7 +55,7 @@ func runChild(name string) error {
 	}
 	var addr string
 	switch name {
-	case "bare":
+	case "bare", "barefast":
 		st := store.NewMemory(store.Options{})
 		if err := st.Seed(server.DefaultSeedUsers, 0); err != nil {
 			return err
@@ -61,7 +64,11 @@ func runChild(name string) error {
 		if err != nil {
 			return err
 		}
-		go func() { _ = http.Serve(ln, BareHandler(st.ListUsers())) }()
+		if name == "barefast" {
+			go func() { _ = fasthttp.Serve(ln, BareFastHandler(st.ListUsers())) }()
+		} else {
+			go func() { _ = http.Serve(ln, BareHandler(st.ListUsers())) }()
+		}
 		addr = ln.Addr().String()
 	default:
 		// What `wirebench serve --no-grpc --engine NAME` runs, defaults

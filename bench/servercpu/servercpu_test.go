@@ -123,10 +123,11 @@ func drive(tb testing.TB, c *child, clients []*client, n int) time.Duration {
 	return c.cpu(tb) - before
 }
 
-// pair is a server under test and the bare handler, each with its clients.
+// pair is a server under test and the bare handler, each with its clients,
+// and for the fasthttp engine its floor, the bare fasthttp handler.
 type pair struct {
-	own, bare         *child
-	ownConns, bareCon []*client
+	own, bare, floor            *child
+	ownConns, bareCon, floorCon []*client
 }
 
 func newPair(tb testing.TB, engine string, nconns int) *pair {
@@ -146,9 +147,15 @@ func newPair(tb testing.TB, engine string, nconns int) *pair {
 		serverCPU = 1
 	}
 	p := &pair{own: startChild(tb, engine, serverCPU), bare: startChild(tb, "bare", serverCPU)}
+	if engine == "fasthttp" {
+		p.floor = startChild(tb, "barefast", serverCPU)
+	}
 	for range nconns {
 		p.ownConns = append(p.ownConns, dial(tb, p.own.addr))
 		p.bareCon = append(p.bareCon, dial(tb, p.bare.addr))
+		if p.floor != nil {
+			p.floorCon = append(p.floorCon, dial(tb, p.floor.addr))
+		}
 	}
 	return p
 }
@@ -159,8 +166,11 @@ func newPair(tb testing.TB, engine string, nconns int) *pair {
 // each a child process pinned to CPU 1 with the load on CPU 0, in
 // alternating turns of 5000 requests over 50 keep-alive connections.
 // Metrics: cpu-ns/req (the engine's), bare-cpu-ns/req, and x-bare (their
-// ratio; issue 17's goals: ≤ 1.0 on nethttp, ≤ 0.6 on fasthttp). ns/op is
-// the wall time of one request to each server and means little.
+// ratio; issue 17's goals: ≤ 1.0 on nethttp, ≤ 0.6 on fasthttp); on
+// fasthttp also x-barefast, the ratio to the bare fasthttp handler
+// (BareFastHandler, in the same turns): what the adapter and the core add
+// to fasthttp itself. ns/op is the wall time of one request to each server
+// and means little.
 //
 //	flock /tmp/wirebench-load.lock go test ./bench/servercpu -run '^$' -bench ServerCPU -benchtime 100000x -count 4
 func BenchmarkServerCPU(b *testing.B) {
@@ -169,17 +179,26 @@ func BenchmarkServerCPU(b *testing.B) {
 			p := newPair(b, engine, conns)
 			drive(b, p.own, p.ownConns, chunk) // warm-up: connections, pools, GC pacing
 			drive(b, p.bare, p.bareCon, chunk)
-			var own, bare time.Duration
+			if p.floor != nil {
+				drive(b, p.floor, p.floorCon, chunk)
+			}
+			var own, bare, floor time.Duration
 			b.ResetTimer()
 			for done := 0; done < b.N; {
 				n := min(chunk, b.N-done)
 				bare += drive(b, p.bare, p.bareCon, n)
 				own += drive(b, p.own, p.ownConns, n)
+				if p.floor != nil {
+					floor += drive(b, p.floor, p.floorCon, n)
+				}
 				done += n
 			}
 			b.ReportMetric(float64(own.Nanoseconds())/float64(b.N), "cpu-ns/req")
 			b.ReportMetric(float64(bare.Nanoseconds())/float64(b.N), "bare-cpu-ns/req")
 			b.ReportMetric(float64(own)/float64(bare), "x-bare")
+			if p.floor != nil {
+				b.ReportMetric(float64(own)/float64(floor), "x-barefast")
+			}
 		})
 	}
 }
@@ -191,10 +210,15 @@ func TestServerCPUMeasures(t *testing.T) {
 	t.Setenv("WIREBENCH_SERVERCPU_NOPIN", "1")
 	for _, engine := range []string{"nethttp", "fasthttp"} {
 		p := newPair(t, engine, 4)
-		for _, s := range []struct {
+		type served struct {
 			c  *child
 			cl []*client
-		}{{p.own, p.ownConns}, {p.bare, p.bareCon}} {
+		}
+		servers := []served{{p.own, p.ownConns}, {p.bare, p.bareCon}}
+		if p.floor != nil {
+			servers = append(servers, served{p.floor, p.floorCon})
+		}
+		for _, s := range servers {
 			if cpu := drive(t, s.c, s.cl, 400); cpu <= 0 {
 				t.Errorf("%s: 400 requests cost %v of CPU", s.c.name, cpu)
 			}
