@@ -9,7 +9,8 @@
 # divided by wrk's request count, and each line splits it into user and
 # system time (the system calls per GET are the same on all three: where a
 # ratio moves, the split tells whether it was the server's own code). Rounds alternate the servers so
-# background load hits all alike; the ratios are of the means.
+# background load hits all alike; the ratios are of the means, and the
+# last line gives their spread (min-max of the per-round ratios).
 #
 # With GC=1 the servers run with GODEBUG=gctrace=1 and each line adds the
 # garbage collector's share, summed from the runtime's own trace lines
@@ -105,7 +106,7 @@ for round in $(seq "$rounds"); do
   run fasthttp "$tmp/wirebench" serve --no-grpc --http 127.0.0.1:0 --engine fasthttp ${SERVE_FLAGS:-}
   run barefast "$tmp/bare" -engine fasthttp -addr 127.0.0.1:0
 done
-awk '{s[$1] += $2; u[$1] += $7; y[$1] += $9; n[$1]++}
+awk '$1 == "bare" {r++} {s[$1] += $2; u[$1] += $7; y[$1] += $9; n[$1]++; v[r, $1] = $2}
   END {
     for (k in s) m[k] = s[k] / n[k]
     printf "mean us/req: bare %.2f  nethttp %.2f  fasthttp %.2f  barefast %.2f\n", m["bare"], m["nethttp"], m["fasthttp"], m["barefast"]
@@ -114,4 +115,13 @@ awk '{s[$1] += $2; u[$1] += $7; y[$1] += $9; n[$1]++}
       u["barefast"] / n["barefast"], y["barefast"] / n["barefast"]
     printf "ratio to bare: nethttp %.2f  fasthttp %.2f  barefast %.2f (the fasthttp engine to its floor: %.2f)\n",
       m["nethttp"] / m["bare"], m["fasthttp"] / m["bare"], m["barefast"] / m["bare"], m["fasthttp"] / m["barefast"]
+    # The spread: the ratio to the bare handler of the same round, each round.
+    printf "per-round ratio to bare (min-max of %d):", r
+    split("nethttp fasthttp barefast", names, " ")
+    for (i = 1; i <= 3; i++) {
+      lo = 1e9; hi = 0
+      for (k = 1; k <= r; k++) { q = v[k, names[i]] / v[k, "bare"]; if (q < lo) lo = q; if (q > hi) hi = q }
+      printf "  %s %.2f-%.2f", names[i], lo, hi
+    }
+    printf "\n"
   }' "$tmp/results"
