@@ -7,8 +7,8 @@
 # CPU, wrk to another (-t1 -c50, 1 s warm-up then the measured run); the
 # server's CPU is utime+stime from /proc/PID/stat across the measured run,
 # divided by wrk's request count, and each line splits it into user and
-# system time (the system calls per GET are the same on all three: where a
-# ratio moves, the split tells whether it was the server's own code). Rounds alternate the servers so
+# system time (where a ratio moves, the split tells whether it was the
+# server's own code or the kernel's work). Rounds alternate the servers so
 # background load hits all alike; the ratios are of the means, and the
 # last line gives their spread (min-max of the per-round ratios).
 #
