@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"os"
 	"time"
 )
 
@@ -44,6 +45,11 @@ type httpPhasedConn struct {
 }
 
 func (c httpPhasedConn) Read(p []byte) (int, error) {
+	c.reading.Add(1)
+	if c.readPast.Load() {
+		c.reading.Add(-1)
+		return 0, os.ErrDeadlineExceeded
+	}
 	var n int
 	var err error
 	if c.phase.Load() == phaseIdle {
@@ -51,6 +57,7 @@ func (c httpPhasedConn) Read(p []byte) (int, error) {
 	} else {
 		n, err = c.Conn.Read(p)
 	}
+	c.reading.Add(-1)
 	// A new connection's first request counts from the accept, as
 	// net/http's does; bytes during handling are the background read's
 	// (the phase changes at net/http's StateIdle).
@@ -58,6 +65,33 @@ func (c httpPhasedConn) Read(p []byte) (int, error) {
 		c.enter(phaseReading)
 	}
 	return n, err
+}
+
+// SetReadDeadline keeps a deadline that has already passed in the
+// connection (readPast) when no Read is in progress: Read then fails at
+// once, as the socket would have made it fail, and the next deadline set
+// clears it. net/http sets one on every request to stop its background
+// read (a past deadline, then none) and the background goroutine has
+// rarely started its read by then, so two socket deadline calls and two
+// locks per request are spared. A Read in progress still gets the
+// socket's deadline, which wakes it. reading and readPast are ordered
+// as two flags each written before the other is read (sequentially
+// consistent atomics): either Read sees readPast, or this sees reading.
+func (c httpPhasedConn) SetReadDeadline(t time.Time) error {
+	if !t.IsZero() && t.UnixNano() <= c.w.now.Load() {
+		c.readPast.Store(true)
+		if c.reading.Load() == 0 {
+			return nil
+		}
+	} else if c.readPast.Load() {
+		c.readPast.Store(false)
+	}
+	return c.watchedConn.SetReadDeadline(t)
+}
+
+// SetDeadline is SetReadDeadline's and SetWriteDeadline's.
+func (c httpPhasedConn) SetDeadline(t time.Time) error {
+	return errors.Join(c.SetReadDeadline(t), c.SetWriteDeadline(t))
 }
 
 // phaseHook is the net/http server's ConnState hook: net/http calls it

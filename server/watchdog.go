@@ -139,6 +139,11 @@ type watchedConn struct {
 	// idle makes the read after a reply (phases only; used by the
 	// connection's reading goroutine alone).
 	idle idleread.Reader
+	// reading counts the net/http engine's Reads in progress; readPast
+	// is a read deadline already past kept here instead of in the socket
+	// (httpPhasedConn.SetReadDeadline).
+	reading  atomic.Int32
+	readPast atomic.Bool
 }
 
 // aLongTimeAgo is the deadline that makes a blocked call return at once.
