@@ -165,11 +165,17 @@ func (c *watchedConn) expire(d *atomic.Int64, now int64, set func(time.Time) err
 // setDeadline records t in *d, touching the socket only when t has already
 // passed or the socket holds a deadline the watchdog applied.
 func (c *watchedConn) setDeadline(d *atomic.Int64, t time.Time, set func(time.Time) error) error {
-	var v int64
-	if !t.IsZero() {
-		v = t.UnixNano()
+	if t.IsZero() {
+		// No deadline where there is none: net/http clears its deadlines
+		// about six times per request. A load instead of the swap: were
+		// the watchdog to force one between the two, it is as if this
+		// call had come just before it.
+		if d.Load() == 0 {
+			return nil
+		}
+		return c.setDeadlineNs(d, 0, set)
 	}
-	return c.setDeadlineNs(d, v, set)
+	return c.setDeadlineNs(d, t.UnixNano(), set)
 }
 
 // setDeadlineNs is setDeadline of a Unix nanosecond time (0: none).
