@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"runtime"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -255,6 +256,9 @@ type h2conn struct {
 	fr *http2.Framer
 	hb bytes.Buffer
 	he *hpack.Encoder
+	// wmu orders the Framer's writes: frames answers SETTINGS and PINGs
+	// while a test's goroutine may be writing DATA (TestSlowBodyH2).
+	wmu sync.Mutex
 }
 
 // dialH2 opens an h2c connection with prior knowledge and the given
@@ -305,11 +309,15 @@ func (h *h2conn) frames(done func(http2.Frame) bool) (maxStreams uint32) {
 				if v, ok := f.Value(http2.SettingMaxConcurrentStreams); ok {
 					maxStreams = v
 				}
+				h.wmu.Lock()
 				h.fr.WriteSettingsAck()
+				h.wmu.Unlock()
 			}
 		case *http2.PingFrame:
 			if !f.IsAck() {
+				h.wmu.Lock()
 				h.fr.WritePing(true, f.Data)
+				h.wmu.Unlock()
 			}
 		}
 		if done(f) {
@@ -378,7 +386,10 @@ func TestSlowBodyH2(t *testing.T) {
 				return
 			case <-time.After(50 * time.Millisecond):
 			}
-			if h.fr.WriteData(1, false, []byte(" ")) != nil {
+			h.wmu.Lock()
+			err := h.fr.WriteData(1, false, []byte(" "))
+			h.wmu.Unlock()
+			if err != nil {
 				return
 			}
 		}
