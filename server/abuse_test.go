@@ -138,7 +138,7 @@ func TestSlowReaders(t *testing.T) {
 // back and a list is served again.
 func TestReplyBudget(t *testing.T) {
 	const users, clients = 60_000, 4 // ~7 MiB of JSON each; the budget holds one
-	srv := startAbuse(t, users, server.Timeouts{Write: time.Second}, httpapi.Options{MaxReplyBytes: 10 << 20})
+	srv := startAbuse(t, users, server.Timeouts{Write: time.Second * raceSlowdown}, httpapi.Options{MaxReplyBytes: 10 << 20})
 	status := make(chan int, clients)
 	for range clients {
 		c, err := net.Dial("tcp", srv.HTTPAddr())
@@ -167,7 +167,7 @@ func TestReplyBudget(t *testing.T) {
 	// The held reply ends at the write timeout; then a reader is served.
 	// (Uncompressed: a gzip reply of the list is small enough to fit.)
 	hc := &http.Client{Transport: &http.Transport{DisableCompression: true}}
-	deadline := time.Now().Add(time.Second + slack)
+	deadline := time.Now().Add(time.Second*raceSlowdown + slack)
 	shed := 0
 	for {
 		resp, err := hc.Get("http://" + srv.HTTPAddr() + "/users")
@@ -215,7 +215,7 @@ func TestManyListsBoundedMemory(t *testing.T) {
 		var m runtime.MemStats
 		runtime.ReadMemStats(&m)
 		peak = max(peak, m.HeapAlloc)
-		if time.Since(start) > 2*slack { // 20 encodings one or two at a time, each ending at the write timeout
+		if time.Since(start) > 2*slack*raceSlowdown { // 20 encodings one or two at a time, each ending at the write timeout
 			t.Fatalf("handlers still running after %v", time.Since(start))
 		}
 		time.Sleep(10 * time.Millisecond)
@@ -270,7 +270,7 @@ func dialH2(t *testing.T, addr string, settings ...http2.Setting) *h2conn {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { c.Close() })
-	c.SetDeadline(time.Now().Add(4 * slack))
+	c.SetDeadline(time.Now().Add(4 * slack * raceSlowdown))
 	h := &h2conn{t: t, c: c, fr: http2.NewFramer(c, c)}
 	h.he = hpack.NewEncoder(&h.hb)
 	if _, err := io.WriteString(c, http2.ClientPreface); err != nil {
@@ -362,14 +362,38 @@ func TestZeroWindowStreams(t *testing.T) {
 	if refused != streams-maxStreams || data != 0 {
 		t.Errorf("%d streams refused (want %d), %d data bytes sent into a zero window", refused, streams-maxStreams, data)
 	}
-	if d := time.Since(start); d > tick+slack {
+	if d := time.Since(start); d > tick+slack*raceSlowdown {
 		t.Errorf("streams reset after %v, write timeout %v", d, tick)
 	}
 	checkHeap(t, base)
 	// The connection itself still works: a small request with a window.
+	// A request queued behind reset streams whose handlers are still
+	// encoding (under the race detector they outlast the write timeout) is
+	// reset at the write timeout too, so a reset asks again; a dead
+	// connection fails the read.
 	h.fr.WriteSettings(http2.Setting{ID: http2.SettingInitialWindowSize, Val: 1 << 20})
-	h.request(101, "GET", "/healthz", true)
-	h.frames(func(f http2.Frame) bool { d, ok := f.(*http2.DataFrame); return ok && d.StreamID == 101 })
+	start = time.Now()
+	for id := uint32(101); ; id += 2 {
+		h.request(id, "GET", "/healthz", true)
+		served := false
+		h.frames(func(f http2.Frame) bool {
+			switch f := f.(type) {
+			case *http2.DataFrame:
+				served = f.StreamID == id
+				return served
+			case *http2.RSTStreamFrame:
+				return f.StreamID == id
+			}
+			return false
+		})
+		if served {
+			break
+		}
+		if d := time.Since(start); d > slack*raceSlowdown {
+			t.Fatalf("/healthz on the connection still reset after %v", d)
+		}
+		time.Sleep(tick)
+	}
 }
 
 // TestSlowBodyH2: on h2c the read timeout applies per stream.
