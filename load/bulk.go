@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"sync/atomic"
 	"time"
 
 	"github.com/wirebench/wirebench/bulk"
@@ -105,7 +106,7 @@ func PostBulk(ctx context.Context, o BulkOptions) (BulkResult, error) {
 	pr.CloseWithError(io.ErrClosedPipe)
 	<-genDone
 	res.Status, res.Reply = resp.StatusCode, string(bytes.TrimSpace(reply))
-	res.BodyBytes = body.n
+	res.BodyBytes = body.n.Load()
 	res.WireSent, res.WireReceived = wire.Out.Load(), wire.In.Load()
 	if rerr != nil {
 		return res, fmt.Errorf("load: bulk: reading the reply: %w", rerr)
@@ -117,13 +118,16 @@ type countWriter struct{ n int64 }
 
 func (c *countWriter) Write(p []byte) (int, error) { c.n += int64(len(p)); return len(p), nil }
 
+// countReader counts the body bytes the transport read. The transport
+// may still be reading (a last Read that fails on the closed pipe) when
+// RoundTrip has returned and PostBulk reads the count, so it is atomic.
 type countReader struct {
 	r io.Reader
-	n int64
+	n atomic.Int64
 }
 
 func (c *countReader) Read(p []byte) (int, error) {
 	n, err := c.r.Read(p)
-	c.n += int64(n)
+	c.n.Add(int64(n))
 	return n, err
 }
