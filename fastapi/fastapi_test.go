@@ -6,6 +6,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/wirebench/wirebench/httpapi"
+	"github.com/wirebench/wirebench/internal/race"
 	"github.com/wirebench/wirebench/store"
 )
 
@@ -37,7 +38,7 @@ func getUser() *fasthttp.RequestCtx {
 // and its counters resolved. The bound allows one more: a GC during the
 // run empties the pool once.
 func TestGetAllocations(t *testing.T) {
-	if raceEnabled {
+	if race.Enabled {
 		t.Skip("the race detector drops pooled objects on purpose: allocation counts mean nothing")
 	}
 	a := newAdapter(t)

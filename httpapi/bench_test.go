@@ -9,6 +9,7 @@ import (
 
 	"github.com/wirebench/wirebench/bench/servercpu"
 	"github.com/wirebench/wirebench/httpapi"
+	"github.com/wirebench/wirebench/internal/race"
 	"github.com/wirebench/wirebench/store"
 )
 
@@ -109,7 +110,7 @@ func BenchmarkBareGet(b *testing.B) {
 // core's request state pooled. The bound allows one more: a GC during
 // the run empties the pool once.
 func TestServeHTTPAllocations(t *testing.T) {
-	if raceEnabled {
+	if race.Enabled {
 		t.Skip("the race detector drops pooled objects on purpose: allocation counts mean nothing")
 	}
 	st := store.NewMemory(store.Options{})

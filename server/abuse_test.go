@@ -19,6 +19,7 @@ import (
 	"golang.org/x/net/http2/hpack"
 
 	"github.com/wirebench/wirebench/httpapi"
+	"github.com/wirebench/wirebench/internal/race"
 	"github.com/wirebench/wirebench/server"
 )
 
@@ -138,7 +139,7 @@ func TestSlowReaders(t *testing.T) {
 // back and a list is served again.
 func TestReplyBudget(t *testing.T) {
 	const users, clients = 60_000, 4 // ~7 MiB of JSON each; the budget holds one
-	srv := startAbuse(t, users, server.Timeouts{Write: time.Second * raceSlowdown}, httpapi.Options{MaxReplyBytes: 10 << 20})
+	srv := startAbuse(t, users, server.Timeouts{Write: time.Second * race.Slowdown}, httpapi.Options{MaxReplyBytes: 10 << 20})
 	status := make(chan int, clients)
 	for range clients {
 		c, err := net.Dial("tcp", srv.HTTPAddr())
@@ -167,7 +168,7 @@ func TestReplyBudget(t *testing.T) {
 	// The held reply ends at the write timeout; then a reader is served.
 	// (Uncompressed: a gzip reply of the list is small enough to fit.)
 	hc := &http.Client{Transport: &http.Transport{DisableCompression: true}}
-	deadline := time.Now().Add(time.Second*raceSlowdown + slack)
+	deadline := time.Now().Add(time.Second*race.Slowdown + slack)
 	shed := 0
 	for {
 		resp, err := hc.Get("http://" + srv.HTTPAddr() + "/users")
@@ -215,7 +216,7 @@ func TestManyListsBoundedMemory(t *testing.T) {
 		var m runtime.MemStats
 		runtime.ReadMemStats(&m)
 		peak = max(peak, m.HeapAlloc)
-		if time.Since(start) > 2*slack*raceSlowdown { // 20 encodings one or two at a time, each ending at the write timeout
+		if time.Since(start) > 2*slack*race.Slowdown { // 20 encodings one or two at a time, each ending at the write timeout
 			t.Fatalf("handlers still running after %v", time.Since(start))
 		}
 		time.Sleep(10 * time.Millisecond)
@@ -270,7 +271,7 @@ func dialH2(t *testing.T, addr string, settings ...http2.Setting) *h2conn {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { c.Close() })
-	c.SetDeadline(time.Now().Add(4 * slack * raceSlowdown))
+	c.SetDeadline(time.Now().Add(4 * slack * race.Slowdown))
 	h := &h2conn{t: t, c: c, fr: http2.NewFramer(c, c)}
 	h.he = hpack.NewEncoder(&h.hb)
 	if _, err := io.WriteString(c, http2.ClientPreface); err != nil {
@@ -362,7 +363,7 @@ func TestZeroWindowStreams(t *testing.T) {
 	if refused != streams-maxStreams || data != 0 {
 		t.Errorf("%d streams refused (want %d), %d data bytes sent into a zero window", refused, streams-maxStreams, data)
 	}
-	if d := time.Since(start); d > tick+slack*raceSlowdown {
+	if d := time.Since(start); d > tick+slack*race.Slowdown {
 		t.Errorf("streams reset after %v, write timeout %v", d, tick)
 	}
 	checkHeap(t, base)
@@ -389,7 +390,7 @@ func TestZeroWindowStreams(t *testing.T) {
 		if served {
 			break
 		}
-		if d := time.Since(start); d > slack*raceSlowdown {
+		if d := time.Since(start); d > slack*race.Slowdown {
 			t.Fatalf("/healthz on the connection still reset after %v", d)
 		}
 		time.Sleep(tick)

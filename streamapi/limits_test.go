@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wirebench/wirebench/internal/race"
 	"github.com/wirebench/wirebench/server"
 )
 
@@ -23,7 +24,7 @@ func TestStalledReadersHoldLittleAndAreCut(t *testing.T) {
 	// to block: over a second on a loaded 2-CPU machine (a 1 s limit cut
 	// the streams before they were counted).
 	limit := 3 * time.Second
-	if raceEnabled { // the writers fill the sockets several times slower
+	if race.Enabled { // the writers fill the sockets several times slower
 		limit *= 3
 	}
 	// handlers() counts every server's in this process: let the streams
