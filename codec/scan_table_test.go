@@ -100,6 +100,12 @@ func TestScanJSONTable(t *testing.T) {
 		{"\"\\ud800\\ud", "json: malformed at offset 1: unpaired high surrogate \\ud800"},
 		{"\"\\udc00\"", "json: malformed at offset 1: unpaired low surrogate \\udc00"},
 		{"\"\\udfff\"", "json: malformed at offset 1: unpaired low surrogate \\udfff"},
+		{"\"\\uDC00\"", "json: malformed at offset 1: unpaired low surrogate \\udc00"},
+		{"\"\\uDBFF\"", "json: malformed at offset 1: unpaired high surrogate \\udbff"},
+		{"\"\\uD83D\\uDE00\"", ""},
+		{"\"\\uDbFf\\uDfFf\"", ""},
+		{"\"\\u0041", "json: malformed at offset 0: unterminated string"},
+		{"\"\\uD800\\uDC00", "json: malformed at offset 0: unterminated string"},
 		{"\"\xef\xbf\xbd\"", ""}, // U+FFFD itself is valid text
 		{"\"\xc3\xa9\"", ""},
 		{"\"\xff\"", "json: malformed at offset 1: string is not valid UTF-8"},

@@ -221,6 +221,17 @@ func TestAdversarialCorpus(t *testing.T) {
 				cs.send(t, m, "/users/"+id, h)
 			}
 		}
+		// A trailing slash names no item: 404 for every method (an empty
+		// id routed to the item would answer POST with 405).
+		for _, p := range []string{"/users/", "/todos/"} {
+			for _, m := range []string{"GET", "POST", "PUT", "DELETE"} {
+				h := hostile{name: m + " " + p, ctype: "application/json", status: 404, codes: []string{"not_found"}}
+				if m == "POST" || m == "PUT" {
+					h.body = body
+				}
+				cs.send(t, m, p, h)
+			}
+		}
 		for _, id := range []string{"nope", "00000000-0000-0000-0000-000000000000", strings.Repeat("a", 4000), "%00", "..", "%2e%2e"} {
 			for _, m := range []string{"GET", "PUT", "DELETE"} {
 				h := hostile{name: m + " /todos/" + id[:min(len(id), 40)], ctype: "application/json", status: 404, codes: []string{"not_found"}}
