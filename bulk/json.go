@@ -130,9 +130,9 @@ func (d *jsonDecoder) object(a *Airport) error {
 			return d.fail("", "want a field name")
 		}
 		d.r.Discard(1)
-		key, long, err := d.str(MaxKey)
-		if err != nil {
-			return d.fail("", "field name: %v", err)
+		key, long, kerr := d.str(MaxKey)
+		if kerr != nil {
+			return d.fail("", "field name: %v", kerr)
 		}
 		f, name := -1, ""
 		if !long {

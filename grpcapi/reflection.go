@@ -1,5 +1,7 @@
 package grpcapi
 
+//lint:file-ignore SA1019 v1alpha is served beside v1 for clients that still ask for it.
+
 import (
 	"bytes"
 	"cmp"

@@ -1,5 +1,7 @@
 package grpcapi
 
+//lint:file-ignore SA1019 the test calls v1alpha, which the server still serves.
+
 import (
 	"context"
 	"errors"

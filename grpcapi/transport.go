@@ -17,14 +17,14 @@ import (
 //     below 64 KiB is raised to it (grpc-go ignores smaller ones).
 //   - Stream workers, one per CPU: a call runs on a waiting goroutine
 //     instead of a new one per stream.
-//   - A shared write buffer: a connection's 32 KiB write buffer goes back
-//     to a pool between flushes, so idle connections hold none.
+//   - A shared write buffer (a connection's 32 KiB write buffer goes back
+//     to a pool between flushes, so idle connections hold none) is
+//     grpc-go's default since the option was deprecated.
 func TransportOptions(window int32) []grpc.ServerOption {
 	window = max(window, 64<<10)
 	return []grpc.ServerOption{
 		grpc.InitialWindowSize(window),
 		grpc.InitialConnWindowSize(window),
 		grpc.NumStreamWorkers(uint32(runtime.GOMAXPROCS(0))),
-		grpc.SharedWriteBuffer(true),
 	}
 }

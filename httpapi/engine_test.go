@@ -39,10 +39,6 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// onEngine reports whether the tests run on the named engine; for the few
-// expectations that differ by engine (framing refused before the API).
-func onEngine(name string) bool { return engine == name }
-
 // framingByEngine overrides framingCases' status where an engine answers
 // raw framing differently before the API sees the request; 0 is "closes
 // the connection without a reply". Everything else in every table is the

@@ -66,7 +66,7 @@ func newGRPCPool(addr string, n int, timeout time.Duration, count bool, client s
 			// is what the reference server's h2c and gRPC windows are.
 			grpc.WithInitialWindowSize(grpcWindow),
 			grpc.WithInitialConnWindowSize(grpcWindow),
-			grpc.WithSharedWriteBuffer(true),
+			// (A shared write buffer is grpc-go's default.)
 		)
 		if err != nil {
 			p.close()

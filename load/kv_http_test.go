@@ -47,7 +47,7 @@ func (p *kvPeer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			val = v.Value
 		default:
 			p.badCT.Add(1)
-			http.Error(w, "content type", 415)
+			http.Error(w, "content type", http.StatusUnsupportedMediaType)
 			return
 		}
 		p.mu.Lock()

@@ -309,13 +309,12 @@ type h1Parser struct {
 	up       parser
 	upgraded bool
 
-	head      []byte
-	bodyLeft  int64 // Content-Length left; -1: to EOF
-	chunked   bool
-	chunk     chunkState
-	inBody    bool
-	broken    bool
-	switching bool // the head just read switches protocols
+	head     []byte
+	bodyLeft int64 // Content-Length left; -1: to EOF
+	chunked  bool
+	chunk    chunkState
+	inBody   bool
+	broken   bool
 }
 
 type chunkState struct {
@@ -323,7 +322,6 @@ type chunkState struct {
 	left     int64  // chunk data left
 	crlf     int    // CRLF bytes left after the data
 	trailers bool   // in the trailer section after the last chunk
-	lineLen  int
 }
 
 func newH1Parser(c *layerCounts, response bool, body parser) *h1Parser {

@@ -99,7 +99,9 @@ func Build(r *Results) *Report {
 func groupLoad(r *Results, g Group) string {
 	var seen []string
 	for _, c := range g.Cells {
-		for _, t := range r.TrialsOf(c.Cell.ID) {
+		// Every trial of a cell has its cell's load options: the first says it.
+		if ts := r.TrialsOf(c.Cell.ID); len(ts) > 0 {
+			t := ts[0]
 			d := LoadModel(t.Load.Options)
 			if t.Load.Options.Duration > 0 && t.Load.Options.Requests == 0 {
 				d += fmt.Sprintf(", %v per %s", t.Load.Options.Duration, map[bool]string{true: "run", false: "trial"}[r.SingleRun])
@@ -109,7 +111,6 @@ func groupLoad(r *Results, g Group) string {
 			if !slices.Contains(seen, d) {
 				seen = append(seen, d)
 			}
-			break
 		}
 	}
 	return strings.Join(seen, "; ")

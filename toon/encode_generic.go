@@ -16,10 +16,9 @@ type field struct {
 
 // genEncoder writes one document of generic values.
 type genEncoder struct {
-	buf      []byte
-	indent   int
-	delim    Delimiter
-	maxDepth int
+	buf    []byte
+	indent int
+	delim  Delimiter
 }
 
 func (e *genEncoder) newLine(depth int) {
@@ -42,11 +41,6 @@ func isPrimitive(v any) bool {
 		return true
 	}
 	return false
-}
-
-func isEmptyObject(v any) bool {
-	o, ok := v.(Object)
-	return ok && len(o) == 0
 }
 
 // appendPrimitive appends a normalized primitive with quoting for delim.

@@ -130,13 +130,6 @@ func (b *objBuilder) set(k string, v any) {
 }
 
 // has reports whether k was set.
-func (b *objBuilder) has(k string) bool {
-	if b.idx != nil {
-		_, ok := b.idx[k]
-		return ok
-	}
-	return b.o.index(k) >= 0
-}
 
 func (b *objBuilder) object() Object {
 	if b.o == nil {

@@ -31,14 +31,10 @@ const (
 	classHigh               // non-ASCII
 )
 
-// needsQuotes reports whether string value s must be quoted when delim is
-// the relevant delimiter (spec §7.2, §11.1).
-func needsQuotes(s string, delim Delimiter) bool {
-	return scanString(s, delim)&classQuote != 0
-}
-
 // scanString classifies s in one pass: the union of its bytes' classes,
-// with classQuote added for the rules that look at the whole string.
+// with classQuote added for the rules that look at the whole string; s
+// must be quoted when delim is the relevant delimiter (spec §7.2, §11.1)
+// if the result has classQuote.
 func scanString(s string, delim Delimiter) uint8 {
 	if s == "" {
 		return classQuote

@@ -16,6 +16,8 @@ const (
 
 // ErrProtocol is a malformed request; the connection is answered with the
 // error and closed, as redis-server does.
+//
+//lint:ignore ST1005 redis-server's own wording ("ERR Protocol error: ...").
 var ErrProtocol = errors.New("Protocol error")
 
 type protoError string
