@@ -1,6 +1,7 @@
 package codec
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"strings"
@@ -173,6 +174,8 @@ func TestScanMsgpackTable(t *testing.T) {
 		{"\xdd\x00\x00\x00\x02\x01\x02", ""},
 		{"\xdd\x00\x00\x00\x05\x01\x02\x03\x04\x05", "msgpack: length over the limit at offset 0: 5 elements, limit 4"},
 		{"\xdd\xff\xff\xff\xff", "msgpack: length over the limit at offset 0: length 4294967295 exceeds the 5-byte body"},
+		{"\xc4\x03\x00", "msgpack: malformed at offset 0: truncated: 3-byte payload, 1 bytes left"}, // a length equal to the body's
+		{"\xdc\x00\x03", "msgpack: length over the limit at offset 0: 3 values declared, 0 bytes left"},
 		{"\xde\x00\x01\x01\x02", ""},
 		{"\xde\x00\x02\x01\x02", "msgpack: length over the limit at offset 0: 4 values declared, 2 bytes left"},
 		{"\xdf\x00\x00\x00\x01\x01\x02", ""},
@@ -241,4 +244,27 @@ func TestScanProtobufTable(t *testing.T) {
 		{"\t\x00", "protobuf: malformed at offset 0: field 1: unexpected EOF"},
 		{"\x0f", "protobuf: malformed at offset 0: field 1: proto: cannot parse reserved wire type"},
 	})
+}
+
+// TestScanJSONDeepEmpty: empty containers at every depth around the
+// scanner's fixed 16-level buffers and at the default limit, with the
+// default limits (the table's small ones never reach the buffers' end).
+func TestScanJSONDeepEmpty(t *testing.T) {
+	for _, d := range []int{1, 15, 16, 17, DefaultLimits.MaxDepth} {
+		for _, open := range []string{"[", "{\"k\":"} {
+			closer := "]"
+			if open != "[" {
+				closer = "}"
+			}
+			// d levels, the innermost empty
+			in := strings.Repeat(open, d-1) + "[]" + strings.Repeat(closer, d-1)
+			if err := scanJSON([]byte(in), DefaultLimits); err != nil {
+				t.Errorf("%d levels of %q: %v", d, open, err)
+			}
+		}
+	}
+	in := strings.Repeat("[", DefaultLimits.MaxDepth) + "[]" + strings.Repeat("]", DefaultLimits.MaxDepth)
+	if err := scanJSON([]byte(in), DefaultLimits); !errors.Is(err, ErrDepth) {
+		t.Errorf("%d levels: %v, want ErrDepth", DefaultLimits.MaxDepth+1, err)
+	}
 }
