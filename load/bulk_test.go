@@ -3,6 +3,7 @@ package load
 import (
 	"context"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"runtime"
@@ -11,6 +12,7 @@ import (
 	"time"
 
 	"github.com/wirebench/wirebench/bulk"
+	"github.com/wirebench/wirebench/measure"
 )
 
 // The client never holds the body: a million records (about 100 MB of
@@ -70,6 +72,53 @@ func TestPostBulkStreamsWithoutBuffering(t *testing.T) {
 		t.Logf("Content-Length %v: %s body bytes, peak heap in use %.1f MiB", withLength, strconv.FormatInt(res.BodyBytes, 10), float64(peak)/(1<<20))
 		if peak > 20<<20 || res.BodyBytes < 25<<20 {
 			t.Fatalf("peak heap %d for a %d-byte body", peak, res.BodyBytes)
+		}
+	}
+}
+
+// slowReturnConn returns from each Write some time after the kernel took
+// the bytes: the server has them and may answer first, as happens when the
+// transport's writing goroutine is descheduled (seen under -race in CI).
+type slowReturnConn struct{ net.Conn }
+
+func (c slowReturnConn) Write(p []byte) (int, error) {
+	n, err := c.Conn.Write(p)
+	time.Sleep(30 * time.Millisecond)
+	return n, err
+}
+
+// WireSent counts every byte the server received even when the reply
+// overtakes the Write that sent the last of them.
+func TestPostBulkCountsWritesStillReturning(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	server := &measure.Listener{Listener: ln}
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		w.Write([]byte(`{"ok":true}`))
+	}))
+	srv.Listener.Close()
+	srv.Listener = server
+	srv.Start()
+	defer srv.Close()
+	defer func(d measure.DialFunc) { bulkDial = d }(bulkDial)
+	bulkDial = func(ctx context.Context, network, addr string) (net.Conn, error) {
+		c, err := (&net.Dialer{}).DialContext(ctx, network, addr)
+		if err != nil {
+			return nil, err
+		}
+		return slowReturnConn{c}, nil
+	}
+	for _, withLength := range []bool{false, true} {
+		res, err := PostBulk(context.Background(), BulkOptions{URL: srv.URL, Format: bulk.FormatJSON, Records: 50, ContentLength: withLength})
+		if err != nil || res.Status != 200 {
+			t.Fatalf("%+v %v", res, err)
+		}
+		// The server read the whole request before answering.
+		if in := server.Bytes.In.Swap(0); res.WireSent != in {
+			t.Errorf("Content-Length %v: client counted %d bytes sent, server read %d", withLength, res.WireSent, in)
 		}
 	}
 }
