@@ -1,14 +1,14 @@
 package load
 
 import (
+	"bufio"
 	"bytes"
 	"context"
+	"crypto/tls"
 	"fmt"
 	"io"
 	"net"
-	"net/http"
-	"sync"
-	"sync/atomic"
+	"net/url"
 	"time"
 
 	"github.com/wirebench/wirebench/bulk"
@@ -42,16 +42,32 @@ type BulkResult struct {
 	WireSent     int64         `json:"wire_sent_bytes"`
 	WireReceived int64         `json:"wire_received_bytes"`
 	Checksum     bulk.Checksum `json:"checksum"` // of the records sent
+	// AnsweredEarly: the server answered before it had read the whole
+	// body and stopped reading (the rest could not be sent).
+	AnsweredEarly bool `json:"answered_early,omitempty"`
 }
 
 // maxBulkReply bounds the reply kept from the server.
 const maxBulkReply = 64 << 10
 
 // PostBulk streams one generated body to o.URL.
+//
+// It writes the request and reads the response at once, on a connection
+// of its own, as curl does: a server may answer before it has read the
+// body (413 over its limit, 400 at a bad record halfway) and hang up, and
+// that answer is the upload's outcome (AnsweredEarly), not the write it
+// cut short. net/http's Transport reports the write error instead when it
+// comes first (golang/go#51109), and its reply may overtake the return of
+// the Write that sent the body's end, and so that Write's byte count: the
+// writer here is waited for before the counters are read.
 func PostBulk(ctx context.Context, o BulkOptions) (BulkResult, error) {
 	var res BulkResult
 	if bulk.MediaType(o.Format) == "" {
 		return res, fmt.Errorf("load: bulk: %w: %q", bulk.ErrFormat, o.Format)
+	}
+	u, err := url.Parse(o.URL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return res, fmt.Errorf("load: bulk: URL %q: want http://host:port/path or https://", o.URL)
 	}
 	if o.Timeout > 0 {
 		var cancel context.CancelFunc
@@ -67,100 +83,99 @@ func PostBulk(ctx context.Context, o BulkOptions) (BulkResult, error) {
 		size = c.n
 	}
 	var wire measure.Bytes
-	var conns settledConns
-	tr := &http.Transport{
-		DialContext:       conns.dialer(measure.CountingDialer(bulkDial, &wire)),
-		DisableKeepAlives: true,
-		// The body goes out as it is generated, in the generator's 32 KiB
-		// writes; no write buffer beyond the kernel's.
-		WriteBufferSize: 32 << 10,
-	}
-	defer tr.CloseIdleConnections()
-	pr, pw := io.Pipe()
-	body := &countReader{r: pr}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, o.URL, body)
+	conn, err := bulkConnect(ctx, u, &wire)
 	if err != nil {
 		return res, fmt.Errorf("load: bulk: %w", err)
 	}
-	req.ContentLength = size
-	req.Header.Set("Content-Type", bulk.MediaType(o.Format))
-	genDone := make(chan error, 1)
-	go func() {
-		sum, err := bulk.Generate(pw, o.Format, o.Records)
-		res.Checksum = sum
-		pw.CloseWithError(err)
-		genDone <- err
-	}()
+	defer conn.Close()
+	defer context.AfterFunc(ctx, func() { conn.Close() })() // ctx ends the upload
+
 	start := time.Now()
-	resp, err := tr.RoundTrip(req)
-	if err != nil {
-		pr.CloseWithError(err)
-		<-genDone
-		return res, fmt.Errorf("load: bulk: %w", err)
-	}
-	reply, rerr := io.ReadAll(io.LimitReader(resp.Body, maxBulkReply))
-	io.Copy(io.Discard, resp.Body)
-	resp.Body.Close()
+	var body countWriter // the writer's; read after sent
+	sent := make(chan error, 1)
+	go func() {
+		var err error
+		res.Checksum, err = writeBulk(conn, u, o.Format, size, o.Records, &body)
+		sent <- err
+	}()
+	var resp h1Response
+	reply, rerr := parseResponse(bufio.NewReader(conn), &resp, nil, false, false)
 	res.Duration = time.Since(start)
-	// The server may answer (400, 413) before reading the whole body; the
-	// generator then stops at the closed pipe.
-	pr.CloseWithError(io.ErrClosedPipe)
-	<-genDone
-	conns.settle()
-	res.Status, res.Reply = resp.StatusCode, string(bytes.TrimSpace(reply))
-	res.BodyBytes = body.n.Load()
+	conn.Close() // stops the writer if the server answered before the body's end
+	werr := <-sent
+	res.BodyBytes = body.n
 	res.WireSent, res.WireReceived = wire.Out.Load(), wire.In.Load()
-	if rerr != nil {
+	switch {
+	case rerr != nil && ctx.Err() != nil:
+		return res, fmt.Errorf("load: bulk: %w", ctx.Err())
+	case rerr != nil && werr != nil:
+		return res, fmt.Errorf("load: bulk: sending the body: %w (then reading the reply: %v)", werr, rerr)
+	case rerr != nil:
 		return res, fmt.Errorf("load: bulk: reading the reply: %w", rerr)
 	}
+	res.Status, res.AnsweredEarly = resp.Status, werr != nil
+	res.Reply = string(bytes.TrimSpace(reply[:min(len(reply), maxBulkReply)]))
 	return res, nil
 }
 
-// settledConns lets PostBulk read the wire counters only when no write is
-// in flight. The transport writes the body from its own goroutine; the
-// server can read the last chunk, answer, and the reply reach us before
-// that goroutine returns from the Write that sent the chunk and counts it
-// (seen under the race detector: 12 KB missing from WireSent). settle
-// closes the connections, which ends any blocked Write, and waits for the
-// Writes already under way to return.
-type settledConns struct {
-	mu    sync.Mutex
-	conns []*settledConn
-}
-
-type settledConn struct {
-	net.Conn
-	writing sync.RWMutex // read-held by every Write
-}
-
-func (c *settledConn) Write(p []byte) (int, error) {
-	c.writing.RLock()
-	defer c.writing.RUnlock()
-	return c.Conn.Write(p)
-}
-
-func (s *settledConns) dialer(dial measure.DialFunc) measure.DialFunc {
-	return func(ctx context.Context, network, addr string) (net.Conn, error) {
-		c, err := dial(ctx, network, addr)
-		if err != nil {
-			return nil, err
-		}
-		sc := &settledConn{Conn: c}
-		s.mu.Lock()
-		s.conns = append(s.conns, sc)
-		s.mu.Unlock()
-		return sc, nil
+// bulkConnect dials u's host (TLS for https), counting into wire.
+func bulkConnect(ctx context.Context, u *url.URL, wire *measure.Bytes) (net.Conn, error) {
+	addr := u.Host
+	if u.Port() == "" {
+		addr = net.JoinHostPort(u.Hostname(), map[string]string{"http": "80", "https": "443"}[u.Scheme])
 	}
+	conn, err := measure.CountingDialer(bulkDial, wire)(ctx, "tcp", addr)
+	if err != nil || u.Scheme != "https" {
+		return conn, err
+	}
+	// TLS runs over the counting connection: its records count as framing.
+	tc := tls.Client(conn, &tls.Config{ServerName: u.Hostname(), NextProtos: []string{"http/1.1"}})
+	if err := tc.HandshakeContext(ctx); err != nil {
+		conn.Close()
+		return nil, err
+	}
+	return tc, nil
 }
 
-func (s *settledConns) settle() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for _, c := range s.conns {
-		c.Conn.Close() // the transport may have closed it already
-		c.writing.Lock()
-		c.writing.Unlock() //lint:ignore SA2001 waiting for the Writes under way is the point
+// writeBulk writes the request: its head, then the records as they are
+// generated, with Content-Length size, or chunked when size < 0. body
+// counts the body bytes generated.
+func writeBulk(w io.Writer, u *url.URL, format string, size int64, records int, body *countWriter) (bulk.Checksum, error) {
+	// The generator writes 32 KiB at a time; with a chunk's framing that
+	// fits the buffer, so each goes out in about one write(2).
+	bw := bufio.NewWriterSize(w, 64<<10)
+	fmt.Fprintf(bw, "POST %s HTTP/1.1\r\nHost: %s\r\nUser-Agent: wirebench\r\nContent-Type: %s\r\nConnection: close\r\n",
+		u.RequestURI(), u.Host, bulk.MediaType(format))
+	var out io.Writer = bw
+	if size >= 0 {
+		fmt.Fprintf(bw, "Content-Length: %d\r\n\r\n", size)
+	} else {
+		bw.WriteString("Transfer-Encoding: chunked\r\n\r\n")
+		out = chunkWriter{bw}
 	}
+	sum, err := bulk.Generate(io.MultiWriter(out, body), format, records)
+	if err != nil {
+		return sum, err
+	}
+	if size < 0 {
+		bw.WriteString("0\r\n\r\n")
+	}
+	return sum, bw.Flush()
+}
+
+// chunkWriter frames each Write as one chunk.
+type chunkWriter struct{ w *bufio.Writer }
+
+func (c chunkWriter) Write(p []byte) (int, error) {
+	if len(p) == 0 {
+		return 0, nil // a chunk of length 0 would end the body
+	}
+	fmt.Fprintf(c.w, "%x\r\n", len(p))
+	c.w.Write(p)
+	if _, err := c.w.WriteString("\r\n"); err != nil {
+		return 0, err
+	}
+	return len(p), nil
 }
 
 // bulkDial is PostBulk's dialer; a test replaces it to slow down Writes.
@@ -169,17 +184,3 @@ var bulkDial measure.DialFunc = (&net.Dialer{}).DialContext
 type countWriter struct{ n int64 }
 
 func (c *countWriter) Write(p []byte) (int, error) { c.n += int64(len(p)); return len(p), nil }
-
-// countReader counts the body bytes the transport read. The transport
-// may still be reading (a last Read that fails on the closed pipe) when
-// RoundTrip has returned and PostBulk reads the count, so it is atomic.
-type countReader struct {
-	r io.Reader
-	n atomic.Int64
-}
-
-func (c *countReader) Read(p []byte) (int, error) {
-	n, err := c.r.Read(p)
-	c.n.Add(int64(n))
-	return n, err
-}

@@ -122,3 +122,23 @@ func TestPostBulkCountsWritesStillReturning(t *testing.T) {
 		}
 	}
 }
+
+// A server that refuses the upload as soon as it has read the head and
+// hangs up (the kernel resets the connection on the unread body) gets its
+// answer counted, as curl does; net/http's Transport reported the write
+// error ("broken pipe", "connection reset").
+func TestPostBulkAnsweredEarly(t *testing.T) {
+	const resp = "HTTP/1.1 413 Content Too Large\r\nContent-Type: application/json\r\nContent-Length: 13\r\n"
+	for _, then := range []string{"close", "linger"} {
+		s := startRawServer(t, answerEarly(resp+"Connection: close\r\n\r\n{\"too\":\"big\"}", then))
+		for _, withLength := range []bool{false, true} {
+			res, err := PostBulk(context.Background(), BulkOptions{URL: s.URL + "airports", Format: bulk.FormatJSON, Records: 300_000, ContentLength: withLength, Timeout: 10 * time.Second})
+			if err != nil || res.Status != 413 || res.Reply != `{"too":"big"}` || !res.AnsweredEarly {
+				t.Fatalf("%s, Content-Length %v: %+v %v", then, withLength, res, err)
+			}
+			if res.WireSent >= 31<<20 || res.WireReceived < int64(len(resp)) {
+				t.Errorf("%s, Content-Length %v: sent %d bytes of a 31 MB body, received %d", then, withLength, res.WireSent, res.WireReceived)
+			}
+		}
+	}
+}

@@ -36,8 +36,13 @@ type fdReader struct {
 	k       int
 	err     error
 	partial bool // the write was short; finish it with a blocking write
-	fn      func(fd uintptr) bool
-	wfn     func(fd uintptr) bool
+	// werr is the request's failed write. The server may have answered
+	// before reading the whole request (a 413 for a body over its limit)
+	// and closed: its response is read first, and werr only stands in
+	// for an end of the connection before any byte of it.
+	werr error
+	fn   func(fd uintptr) bool
+	wfn  func(fd uintptr) bool
 }
 
 func newFDReader(rc syscall.RawConn, n *measure.Bytes) *fdReader {
@@ -47,7 +52,7 @@ func newFDReader(rc syscall.RawConn, n *measure.Bytes) *fdReader {
 }
 
 // sendWithNextRead queues req to be written by the next Read.
-func (r *fdReader) sendWithNextRead(req []byte) { r.send = req }
+func (r *fdReader) sendWithNextRead(req []byte) { r.send, r.werr = req, nil }
 
 func (r *fdReader) read(fd uintptr) bool {
 	if r.send != nil {
@@ -58,14 +63,14 @@ func (r *fdReader) read(fd uintptr) bool {
 		}
 		switch {
 		case err != nil && err != unix.EAGAIN:
-			r.send, r.err = nil, &wrappedErr{op: "write", err: err}
-			return true
+			r.send, r.werr = nil, &wrappedErr{op: "write", err: err} // and read what came
 		case len(r.send) > 0:
 			r.partial = true
 			return true
+		default:
+			r.send = nil
+			return false // wait for the response
 		}
-		r.send = nil
-		return false // wait for the response
 	}
 	for {
 		r.k, r.err = rawio.Read(int(fd), r.p)
@@ -93,10 +98,17 @@ func (r *fdReader) write(fd uintptr) bool {
 		return false
 	}
 	if err != nil {
-		r.send, r.err = nil, &wrappedErr{op: "write", err: err}
-		return true
+		r.send, r.werr = nil, &wrappedErr{op: "write", err: err}
+		return true // Read reads what came
 	}
-	return len(r.send) == 0
+	if len(r.send) > 0 {
+		return false
+	}
+	// Written whole. The response may have come while the write blocked
+	// (the server answered before reading the body): its readiness is
+	// spent, so the next Read must try read(2) before it waits.
+	r.send = nil
+	return true
 }
 
 func writeFD(fd uintptr, b []byte) (int, error) {
@@ -128,11 +140,10 @@ func (r *fdReader) Read(p []byte) (int, error) {
 			r.send = nil
 			return 0, err
 		}
-		if r.err != nil {
-			break
-		}
 	}
 	switch {
+	case r.werr != nil && r.got == 0 && (r.err != nil || r.k == 0):
+		return 0, r.werr
 	case r.err != nil:
 		return 0, r.err
 	case r.k == 0:

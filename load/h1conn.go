@@ -102,20 +102,28 @@ func (c *h1Conn) try(ctx context.Context, req []byte, noBody, discard bool) (*h1
 		c.close()
 		return nil, err
 	}
+	var werr error // see fdReader.werr
 	if c.fr != nil && c.br.Buffered() == 0 {
 		c.fr.sendWithNextRead(req) // written by the parser's first read
-	} else if _, err := c.conn.Write(req); err != nil { // the server sent more than asked: stay correct
-		c.close()
-		return nil, err
+	} else {
+		// The server sent more than asked (stay correct), or TLS. A failed
+		// write may still have a response behind it (see fdReader.werr).
+		_, werr = c.conn.Write(req)
 	}
 	var err error
 	c.body, err = parseResponse(c.br, &c.resp, c.body, discard, noBody)
-	if err != nil || c.resp.Close || !c.keepAlive {
+	if c.fr != nil && c.fr.werr != nil {
+		werr = c.fr.werr
+	}
+	if err != nil || c.resp.Close || !c.keepAlive || werr != nil {
 		c.close()
 	} else {
 		c.reused = true
 	}
-	if err != nil {
+	switch {
+	case err != nil && werr != nil && c.got() == 0:
+		return nil, werr
+	case err != nil:
 		return nil, err
 	}
 	return &c.resp, nil

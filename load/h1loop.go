@@ -53,6 +53,10 @@ type loopConn struct {
 	reused     bool // a response was read on this connection before
 	rcvd       bool // a byte arrived for the request in flight
 	retried    bool // the request in flight was already retried once
+	// werr is the request's failed write: the server may have answered
+	// before reading it all (a 413 for a body over its limit) and closed,
+	// so its response is read before the request counts as failed.
+	werr error
 }
 
 // h1Loop drives conns for the runner.
@@ -269,7 +273,7 @@ func (l *h1Loop) send(i int) bool {
 // needed; false if it failed at once (recorded).
 func (l *h1Loop) start(i int) bool {
 	c := &l.conns[i]
-	c.busy, c.rcvd = true, false
+	c.busy, c.rcvd, c.werr = true, false, nil
 	c.s.reset(l.keep, l.noBody)
 	c.out = l.raw.wire
 	if c.fd < 0 {
@@ -365,7 +369,10 @@ func (l *h1Loop) flush(i int) error {
 			}
 			return nil
 		case err != nil:
-			return &wrappedErr{op: "write", err: err}
+			// Stop writing and wait for the response (see werr), as curl
+			// and wrk do; a socket that failed a write reports EPOLLHUP or
+			// EPOLLERR, so receive runs next even if nothing came.
+			c.out, c.werr = nil, &wrappedErr{op: "write", err: err}
 		}
 	}
 	if c.wantOut {
@@ -388,13 +395,13 @@ func (l *h1Loop) receive(i int) bool {
 		return false
 	}
 	if err != nil {
-		return !l.broken(i, &wrappedErr{op: "read", err: err})
+		return !l.broken(i, l.whyBroken(i, &wrappedErr{op: "read", err: err}))
 	}
 	var done bool
 	extra := false
 	if k == 0 {
 		if done, err = c.s.eof(); err != nil {
-			return !l.broken(i, err)
+			return !l.broken(i, l.whyBroken(i, err))
 		}
 	} else {
 		c.rcvd = true
@@ -418,12 +425,25 @@ func (l *h1Loop) receive(i int) bool {
 	c.busy = false
 	l.st.record(&o, t1.Sub(c.sent), t1.Sub(c.sent), 0, false)
 	// More bytes than one response: the server is out of step; start clean.
-	if k == 0 || r.Close || l.raw.o.NoKeepAlive || extra {
+	// So is a response that came before the request was written whole: the
+	// rest of it cannot be sent after it.
+	if k == 0 || r.Close || l.raw.o.NoKeepAlive || extra || len(c.out) > 0 || c.werr != nil {
 		l.closeConn(i)
 	} else {
 		c.reused = true
 	}
 	return true
+}
+
+// whyBroken is the cause to record when connection i ends before a
+// response: its failed write if nothing arrived after it (what the old
+// code reported, and what a retry on a reused connection looks for),
+// else err.
+func (l *h1Loop) whyBroken(i int, err error) error {
+	if c := &l.conns[i]; c.werr != nil && !c.rcvd {
+		return c.werr
+	}
+	return err
 }
 
 // broken handles connection i failing under its request with err. A
@@ -496,6 +516,6 @@ func (l *h1Loop) closeConn(i int) {
 		closeNB(c.fd) // also leaves the epoll set
 		c.fd = -1
 	}
-	c.out = nil
+	c.out, c.werr = nil, nil
 	c.connecting, c.wantOut, c.reused = false, false, false
 }
