@@ -76,8 +76,15 @@ func genPost(ctx context.Context, env *cliEnv, o load.BulkOptions) error {
 		return err
 	}
 	fmt.Fprintf(env.stdout, "HTTP %d in %v: %s\n", res.Status, res.Duration.Round(time.Millisecond), res.Reply)
-	fmt.Fprintf(env.stdout, "%d records (%s), %.0f records/s; body %d bytes, on the wire %d sent + %d received\n",
-		o.Records, res.Checksum, float64(o.Records)/res.Duration.Seconds(), res.BodyBytes, res.WireSent, res.WireReceived)
+	rate := ""
+	if res.Status == 200 {
+		rate = fmt.Sprintf(", %.0f records/s", float64(o.Records)/res.Duration.Seconds())
+	}
+	fmt.Fprintf(env.stdout, "%d records (%s)%s; body %d bytes, on the wire %d sent + %d received\n",
+		o.Records, res.Checksum, rate, res.BodyBytes, res.WireSent, res.WireReceived)
+	if res.AnsweredEarly {
+		fmt.Fprintf(env.stdout, "the server answered before the body's end and stopped reading: %d of its bytes generated, the rest not sent\n", res.BodyBytes)
+	}
 	if res.Status != 200 {
 		return fmt.Errorf("gen: %s answered %d", o.URL, res.Status)
 	}
