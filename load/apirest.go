@@ -59,7 +59,7 @@ func (c *restClient) do(ctx context.Context, method string, path []byte, body []
 			rd = body
 		}
 		var ce string
-		status, respBody, err = stdDo(ctx, c.h2, method, c.base+string(path), c.header, rd, &c.buf, &ce)
+		status, respBody, err = stdDo(ctx, c.h2, method, c.base+string(path), c.header, rd, &c.buf, &ce, nil)
 		if err != nil {
 			o.Fail = failReason(err)
 			return false

@@ -40,9 +40,10 @@ type fdReader struct {
 	// before reading the whole request (a 413 for a body over its limit)
 	// and closed: its response is read first, and werr only stands in
 	// for an end of the connection before any byte of it.
-	werr error
-	fn   func(fd uintptr) bool
-	wfn  func(fd uintptr) bool
+	werr  error
+	wrote int // bytes of the request written
+	fn    func(fd uintptr) bool
+	wfn   func(fd uintptr) bool
 }
 
 func newFDReader(rc syscall.RawConn, n *measure.Bytes) *fdReader {
@@ -52,14 +53,14 @@ func newFDReader(rc syscall.RawConn, n *measure.Bytes) *fdReader {
 }
 
 // sendWithNextRead queues req to be written by the next Read.
-func (r *fdReader) sendWithNextRead(req []byte) { r.send, r.werr = req, nil }
+func (r *fdReader) sendWithNextRead(req []byte) { r.send, r.werr, r.wrote = req, nil, 0 }
 
 func (r *fdReader) read(fd uintptr) bool {
 	if r.send != nil {
 		k, err := writeFD(fd, r.send)
 		if k > 0 {
 			r.n.Out.Add(int64(k))
-			r.send = r.send[k:]
+			r.send, r.wrote = r.send[k:], r.wrote+k
 		}
 		switch {
 		case err != nil && err != unix.EAGAIN:
@@ -92,7 +93,7 @@ func (r *fdReader) write(fd uintptr) bool {
 	k, err := writeFD(fd, r.send)
 	if k > 0 {
 		r.n.Out.Add(int64(k))
-		r.send = r.send[k:]
+		r.send, r.wrote = r.send[k:], r.wrote+k
 	}
 	if err == unix.EAGAIN {
 		return false

@@ -37,6 +37,9 @@ type h1Conn struct {
 	resp     h1Response
 	body     []byte
 	reused   bool // a response was read on this connection before
+	// sent is how much of the last request was written (all of it unless
+	// the server answered before its end and hung up)
+	sent int
 	// wasReused: the exchange in progress went out on a reused connection
 	wasReused bool
 }
@@ -81,7 +84,7 @@ func (c *h1Conn) retryable(err error) bool {
 }
 
 func (c *h1Conn) try(ctx context.Context, req []byte, noBody, discard bool) (*h1Response, error) {
-	c.wasReused = false
+	c.wasReused, c.sent = false, 0
 	if c.conn == nil {
 		if err := c.connect(ctx); err != nil {
 			return nil, err
@@ -103,17 +106,18 @@ func (c *h1Conn) try(ctx context.Context, req []byte, noBody, discard bool) (*h1
 		return nil, err
 	}
 	var werr error // see fdReader.werr
-	if c.fr != nil && c.br.Buffered() == 0 {
+	viaRead := c.fr != nil && c.br.Buffered() == 0
+	if viaRead {
 		c.fr.sendWithNextRead(req) // written by the parser's first read
 	} else {
 		// The server sent more than asked (stay correct), or TLS. A failed
 		// write may still have a response behind it (see fdReader.werr).
-		_, werr = c.conn.Write(req)
+		c.sent, werr = c.conn.Write(req)
 	}
 	var err error
 	c.body, err = parseResponse(c.br, &c.resp, c.body, discard, noBody)
-	if c.fr != nil && c.fr.werr != nil {
-		werr = c.fr.werr
+	if viaRead {
+		c.sent, werr = c.fr.wrote, c.fr.werr
 	}
 	if err != nil || c.resp.Close || !c.keepAlive || werr != nil {
 		c.close()

@@ -56,7 +56,8 @@ type loopConn struct {
 	// werr is the request's failed write: the server may have answered
 	// before reading it all (a 413 for a body over its limit) and closed,
 	// so its response is read before the request counts as failed.
-	werr error
+	werr  error
+	wrote int // bytes of the request in flight written
 }
 
 // h1Loop drives conns for the runner.
@@ -273,7 +274,7 @@ func (l *h1Loop) send(i int) bool {
 // needed; false if it failed at once (recorded).
 func (l *h1Loop) start(i int) bool {
 	c := &l.conns[i]
-	c.busy, c.rcvd, c.werr = true, false, nil
+	c.busy, c.rcvd, c.werr, c.wrote = true, false, nil, 0
 	c.s.reset(l.keep, l.noBody)
 	c.out = l.raw.wire
 	if c.fd < 0 {
@@ -311,7 +312,7 @@ func (l *h1Loop) connect(i int) error {
 	k, err := rawio.Write(fd, c.out)
 	if k > 0 {
 		l.wire.Out.Add(int64(k))
-		c.out = c.out[k:]
+		c.out, c.wrote = c.out[k:], c.wrote+k
 	}
 	events := uint32(unix.EPOLLIN)
 	switch {
@@ -357,7 +358,7 @@ func (l *h1Loop) flush(i int) error {
 		k, err := rawio.Write(c.fd, c.out)
 		if k > 0 {
 			l.wire.Out.Add(int64(k))
-			c.out = c.out[k:]
+			c.out, c.wrote = c.out[k:], c.wrote+k
 		}
 		switch {
 		case err == unix.EINTR:
@@ -420,7 +421,7 @@ func (l *h1Loop) receive(i int) bool {
 	}
 	t1 := time.Now()
 	r := &c.s.resp
-	o := Outcome{BodyOut: len(l.raw.o.Body), Status: r.Status, BodyIn: r.BodyLen}
+	o := Outcome{BodyOut: l.raw.bodySent(c.wrote), Status: r.Status, BodyIn: r.BodyLen}
 	o.Fail = l.raw.check(r.Status, r.Body)
 	c.busy = false
 	l.st.record(&o, t1.Sub(c.sent), t1.Sub(c.sent), 0, false)
@@ -496,7 +497,7 @@ func (*timeoutError) Temporary() bool { return true }
 func (l *h1Loop) fail(i int, err error) {
 	c := &l.conns[i]
 	c.busy = false
-	o := Outcome{Fail: failReason(err), BodyOut: len(l.raw.o.Body)}
+	o := Outcome{Fail: failReason(err), BodyOut: l.raw.bodySent(c.wrote)}
 	d := time.Since(c.sent)
 	l.st.record(&o, d, d, 0, false)
 }

@@ -9,6 +9,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"sync/atomic"
 	"time"
 
 	"github.com/wirebench/wirebench/measure"
@@ -85,8 +86,9 @@ type rawStdVU struct {
 }
 
 func (v *rawStdVU) Do(ctx context.Context, o *Outcome) {
-	o.BodyOut = len(v.r.o.Body)
-	status, body, err := stdDo(ctx, v.c, v.r.o.Method, v.r.o.URL, v.r.o.Header, v.r.o.Body, &v.buf, nil)
+	var sent atomic.Int64
+	status, body, err := stdDo(ctx, v.c, v.r.o.Method, v.r.o.URL, v.r.o.Header, v.r.o.Body, &v.buf, nil, &sent)
+	o.BodyOut = int(sent.Load())
 	if err != nil {
 		o.Fail = failReason(err)
 		return
@@ -95,13 +97,28 @@ func (v *rawStdVU) Do(ctx context.Context, o *Outcome) {
 	o.Fail = v.r.check(status, body)
 }
 
+// countedBody counts the bytes read from r into n. It hides r's WriteTo,
+// so that every byte goes through Read.
+type countedBody struct {
+	r *bytes.Reader
+	n *atomic.Int64
+}
+
+func (b *countedBody) Read(p []byte) (int, error) {
+	k, err := b.r.Read(p)
+	b.n.Add(int64(k))
+	return k, err
+}
+
 func (v *rawStdVU) Close() error { v.c.CloseIdleConnections(); return nil }
 
-// stdDo performs one request with a net/http client, reading the body
-// into buf (reused); the body is valid until the next call.
-// stdDo sends one request with net/http's client. If ce is not nil it
-// receives the response's Content-Encoding (the body is left coded).
-func stdDo(ctx context.Context, c *http.Client, method, url string, header []string, body []byte, buf *bytes.Buffer, ce *string) (int, []byte, error) {
+// stdDo sends one request with net/http's client, reading the response's
+// body into buf (reused); the body is valid until the next call. If ce is
+// not nil it receives the response's Content-Encoding (the body is left
+// coded); if sent is not nil, it counts the request body's bytes the
+// transport took (all of them, unless the server answered before their
+// end and the transport stopped).
+func stdDo(ctx context.Context, c *http.Client, method, url string, header []string, body []byte, buf *bytes.Buffer, ce *string, sent *atomic.Int64) (int, []byte, error) {
 	var rd io.Reader
 	if body != nil {
 		rd = bytes.NewReader(body)
@@ -109,6 +126,14 @@ func stdDo(ctx context.Context, c *http.Client, method, url string, header []str
 	req, err := http.NewRequestWithContext(ctx, method, url, rd)
 	if err != nil {
 		return 0, nil, err
+	}
+	if sent != nil && len(body) > 0 {
+		// As NewRequest does for a bytes.Reader, with the reads counted
+		// (atomic: the transport may read on after the response).
+		req.GetBody = func() (io.ReadCloser, error) {
+			return io.NopCloser(&countedBody{r: bytes.NewReader(body), n: sent}), nil
+		}
+		req.Body, _ = req.GetBody()
 	}
 	for _, h := range header {
 		k, val, _ := cutHeader(h)

@@ -172,6 +172,13 @@ func (r *Raw) check(status int, body []byte) string {
 	return ""
 }
 
+// bodySent is how much of the body went out when wrote bytes of the
+// request did: all of it, unless the server answered before the body's
+// end and hung up.
+func (r *Raw) bodySent(wrote int) int {
+	return min(len(r.o.Body), max(0, wrote-(len(r.wire)-len(r.o.Body))))
+}
+
 type rawVU struct {
 	r *Raw
 	c *h1Conn
@@ -180,7 +187,7 @@ type rawVU struct {
 func (v *rawVU) Do(ctx context.Context, o *Outcome) {
 	discard := v.r.o.ExpectBodyContains == ""
 	resp, err := v.c.roundTrip(ctx, v.r.wire, v.r.o.Method == "HEAD", discard)
-	o.BodyOut = len(v.r.o.Body)
+	o.BodyOut = v.r.bodySent(v.c.sent)
 	if err != nil {
 		o.Fail = failReason(err)
 		return
