@@ -3,7 +3,6 @@ package load
 import (
 	"bytes"
 	"context"
-	"io"
 	"net/http"
 	"strconv"
 
@@ -24,11 +23,11 @@ type restClient struct {
 	h2     *http.Client
 	req    []byte // reused request buffer (h1)
 	path   []byte
-	buf    bytes.Buffer // reused response buffer (h2)
+	buf    []byte // reused response buffer (h2)
 	// gzip is set when the scenario asks for compressed responses: it
 	// decodes them into plain, so checks see the real body.
 	gzip  *gzip.Reader
-	plain bytes.Buffer
+	plain []byte
 }
 
 func (c *restClient) close() {
@@ -98,12 +97,12 @@ func (c *restClient) decompress(b []byte) ([]byte, bool) {
 	if err := c.gzip.Reset(bytes.NewReader(b)); err != nil {
 		return nil, false
 	}
-	c.plain.Reset()
 	// A gzip bomb is refused at maxBody decoded bytes, as a raw body is.
-	if n, err := c.plain.ReadFrom(io.LimitReader(c.gzip, maxBody+1)); err != nil || n > maxBody {
+	var err error
+	if c.plain, err = readLimited(c.plain, c.gzip, maxBody); err != nil {
 		return nil, false
 	}
-	return c.plain.Bytes(), true
+	return c.plain, true
 }
 
 func (c *restClient) userPath(id int64) []byte {
