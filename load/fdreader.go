@@ -3,6 +3,7 @@ package load
 import (
 	"errors"
 	"io"
+	"sync/atomic"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -32,28 +33,39 @@ type fdReader struct {
 
 	// state of the call in progress, kept here so that fn, bound once,
 	// allocates nothing per request
-	p       []byte
-	k       int
-	err     error
-	partial bool // the write was short; finish it with a blocking write
+	p   []byte
+	k   int
+	err error
 	// werr is the request's failed write. The server may have answered
 	// before reading the whole request (a 413 for a body over its limit)
 	// and closed: its response is read first, and werr only stands in
 	// for an end of the connection before any byte of it.
 	werr  error
 	wrote int // bytes of the request written
-	fn    func(fd uintptr) bool
-	wfn   func(fd uintptr) bool
+	// A request longer than the socket takes at once is finished by a
+	// goroutine of its own (writeRest), so that a response the server
+	// sends before reading it all is read meanwhile, as wrk does. rest,
+	// wrote and werr are the writer's until writing is closed; stop ends
+	// its wait (a write deadline in the past).
+	rest    []byte
+	writing chan struct{}
+	stop    func()
+	stopped atomic.Bool // by settle: the writer's error is not the request's
+	fn      func(fd uintptr) bool
+	wfn     func(fd uintptr) bool
 }
 
-func newFDReader(rc syscall.RawConn, n *measure.Bytes) *fdReader {
-	r := &fdReader{rc: rc, n: n}
+func newFDReader(rc syscall.RawConn, n *measure.Bytes, stop func()) *fdReader {
+	r := &fdReader{rc: rc, n: n, stop: stop}
 	r.fn, r.wfn = r.read, r.write
 	return r
 }
 
 // sendWithNextRead queues req to be written by the next Read.
-func (r *fdReader) sendWithNextRead(req []byte) { r.send, r.werr, r.wrote = req, nil, 0 }
+func (r *fdReader) sendWithNextRead(req []byte) {
+	r.send, r.werr, r.wrote = req, nil, 0
+	r.stopped.Store(false)
+}
 
 func (r *fdReader) read(fd uintptr) bool {
 	if r.send != nil {
@@ -66,8 +78,10 @@ func (r *fdReader) read(fd uintptr) bool {
 		case err != nil && err != unix.EAGAIN:
 			r.send, r.werr = nil, &wrappedErr{op: "write", err: err} // and read what came
 		case len(r.send) > 0:
-			r.partial = true
-			return true
+			r.rest, r.send = r.send, nil
+			r.writing = make(chan struct{})
+			go r.writeRest(r.writing)
+			// and read: nothing there yet, most likely
 		default:
 			r.send = nil
 			return false // wait for the response
@@ -88,28 +102,52 @@ func (r *fdReader) read(fd uintptr) bool {
 	return true
 }
 
-// write finishes a short write, waiting for the socket to drain.
+// writeRest writes r.rest, waiting for the socket to drain, and closes
+// done.
+func (r *fdReader) writeRest(done chan struct{}) {
+	defer close(done)
+	if err := r.rc.Write(r.wfn); err != nil && r.werr == nil && !r.stopped.Load() {
+		r.werr = err // the deadline
+	}
+	r.rest = nil
+}
+
+// write is writeRest's step.
 func (r *fdReader) write(fd uintptr) bool {
-	k, err := writeFD(fd, r.send)
+	k, err := writeFD(fd, r.rest)
 	if k > 0 {
 		r.n.Out.Add(int64(k))
-		r.send, r.wrote = r.send[k:], r.wrote+k
+		r.rest, r.wrote = r.rest[k:], r.wrote+k
 	}
-	if err == unix.EAGAIN {
+	switch {
+	case err == unix.EAGAIN:
 		return false
+	case err != nil:
+		r.werr = &wrappedErr{op: "write", err: err}
+		return true
 	}
-	if err != nil {
-		r.send, r.werr = nil, &wrappedErr{op: "write", err: err}
-		return true // Read reads what came
+	return len(r.rest) == 0
+}
+
+// settle ends the request's write: it returns at once if the request was
+// written whole or failed, else stops the writer and waits for it (the
+// response, or the end of the connection, came before the request's
+// end). True if the request is not whole on the wire: the caller closes
+// the connection, whose framing is lost.
+func (r *fdReader) settle() bool {
+	cut := false
+	if r.writing != nil {
+		select {
+		case <-r.writing:
+		default:
+			r.stopped.Store(true)
+			r.stop()
+			<-r.writing
+			cut = true
+		}
+		r.writing = nil
 	}
-	if len(r.send) > 0 {
-		return false
-	}
-	// Written whole. The response may have come while the write blocked
-	// (the server answered before reading the body): its readiness is
-	// spent, so the next Read must try read(2) before it waits.
-	r.send = nil
-	return true
+	return cut || r.werr != nil
 }
 
 func writeFD(fd uintptr, b []byte) (int, error) {
@@ -128,22 +166,12 @@ func (r *fdReader) Read(p []byte) (int, error) {
 	}
 	r.p, r.k, r.err = p, 0, nil
 	defer func() { r.p = nil }()
-	for {
-		if err := r.rc.Read(r.fn); err != nil {
-			r.send = nil
-			return 0, err // deadline, closed connection
-		}
-		if !r.partial {
-			break
-		}
-		r.partial = false
-		if err := r.rc.Write(r.wfn); err != nil {
-			r.send = nil
-			return 0, err
-		}
+	if err := r.rc.Read(r.fn); err != nil {
+		r.send = nil
+		return 0, err // deadline, closed connection
 	}
 	switch {
-	case r.werr != nil && r.got == 0 && (r.err != nil || r.k == 0):
+	case r.got == 0 && (r.err != nil || r.k == 0) && r.settle() && r.werr != nil:
 		return 0, r.werr
 	case r.err != nil:
 		return 0, r.err

@@ -116,10 +116,12 @@ func (c *h1Conn) try(ctx context.Context, req []byte, noBody, discard bool) (*h1
 	}
 	var err error
 	c.body, err = parseResponse(c.br, &c.resp, c.body, discard, noBody)
+	cut := false
 	if viaRead {
+		cut = c.fr.settle()
 		c.sent, werr = c.fr.wrote, c.fr.werr
 	}
-	if err != nil || c.resp.Close || !c.keepAlive || werr != nil {
+	if err != nil || c.resp.Close || !c.keepAlive || cut || werr != nil {
 		c.close()
 	} else {
 		c.reused = true
@@ -153,7 +155,8 @@ func (c *h1Conn) connect(ctx context.Context) error {
 	}
 	c.conn = measure.CountConn(conn, c.wire)
 	c.deadline = time.Time{}
-	c.fr, c.tr = newFDReader(rc, c.wire), nil
+	// A write deadline in the past ends a writer the response overtook.
+	c.fr, c.tr = newFDReader(rc, c.wire, func() { conn.SetWriteDeadline(time.Unix(1, 0)) }), nil
 	if c.br == nil {
 		c.br = bufio.NewReaderSize(c.fr, 32<<10)
 	} else {

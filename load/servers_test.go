@@ -448,8 +448,10 @@ func TestLocalhost(t *testing.T) {
 // answerEarly answers each request with resp as soon as its head is read,
 // before its body; then, as then says: "close" hangs up on the unread
 // body (the kernel sends RST), "linger" stops writing and reads the body
-// away until the client hangs up (nginx's lingering close), "drain" reads
-// the body (Content-Length) and keeps the connection for the next request.
+// away until the client hangs up (nginx's lingering close), "hold" reads
+// nothing for holdFor and hangs up (net/http lingers so, 500 ms), "drain"
+// reads the body (Content-Length) and keeps the connection for the next
+// request.
 func answerEarly(resp, then string) behaviour {
 	return func(br *bufio.Reader, c net.Conn, served *atomic.Int64) {
 		for {
@@ -475,6 +477,9 @@ func answerEarly(resp, then string) behaviour {
 				c.(*net.TCPConn).CloseWrite()
 				io.Copy(io.Discard, br)
 				return
+			case "hold":
+				time.Sleep(holdFor)
+				return
 			}
 			if _, err := io.CopyN(io.Discard, br, length); err != nil {
 				return
@@ -482,6 +487,8 @@ func answerEarly(resp, then string) behaviour {
 		}
 	}
 }
+
+const holdFor = 2 * time.Second
 
 // TestServersThatAnswerEarly: a server may answer before it has read the
 // request's body (a 413 for a body over its limit, Python's http.server's
@@ -502,6 +509,7 @@ func TestServersThatAnswerEarly(t *testing.T) {
 		{"close", answerEarly(resp+"Connection: close\r\n\r\nlarge", "close")},
 		{"linger", answerEarly(resp+"Connection: close\r\n\r\nlarge", "linger")},
 		{"drain and keep-alive", answerEarly(resp+"\r\nlarge", "drain")},
+		{"hold", answerEarly(resp+"Connection: close\r\n\r\nlarge", "hold")},
 	} {
 		for _, e := range engines {
 			t.Run(sv.name+"/"+e.name, func(t *testing.T) {
@@ -513,7 +521,14 @@ func TestServersThatAnswerEarly(t *testing.T) {
 				ro := e.ro
 				ro.URL, ro.Method, ro.Body, ro.ExpectStatus = s.URL, "POST", body, []int{413}
 				const n = 20
+				t0 := time.Now()
 				res := runRaw(t, Options{Concurrency: 2, Requests: n, EventLoop: e.loop, Rate: e.rate / 100, Timeout: 5 * time.Second}, ro)
+				// A response is a response when it comes, not when the server
+				// lets the rest of the request in: the goroutine engine waited
+				// for its write to end, holdFor a request (n/2 × holdFor here).
+				if el := time.Since(t0); sv.name == "hold" && el > holdFor {
+					t.Errorf("%d requests took %v against a server that holds each connection %v after its answer", n, el, holdFor)
+				}
 				s.stop()
 				if res.Failed != 0 || res.Requests != n || s.served.Load() != n {
 					t.Fatalf("%d requests, %d failed %v, statuses %v; server answered %d; want %d, none failed", res.Requests, res.Failed, res.Failures, res.Status, s.served.Load(), n)
