@@ -50,7 +50,8 @@ type fdReader struct {
 	rest    []byte
 	writing chan struct{}
 	stop    func()
-	stopped atomic.Bool // by settle: the writer's error is not the request's
+	stopped atomic.Bool  // by settle: the writer's error is not the request's
+	left    atomic.Int64 // bytes of rest not yet written
 	fn      func(fd uintptr) bool
 	wfn     func(fd uintptr) bool
 }
@@ -65,6 +66,7 @@ func newFDReader(rc syscall.RawConn, n *measure.Bytes, stop func()) *fdReader {
 func (r *fdReader) sendWithNextRead(req []byte) {
 	r.send, r.werr, r.wrote = req, nil, 0
 	r.stopped.Store(false)
+	r.left.Store(0)
 }
 
 func (r *fdReader) read(fd uintptr) bool {
@@ -79,6 +81,7 @@ func (r *fdReader) read(fd uintptr) bool {
 			r.send, r.werr = nil, &wrappedErr{op: "write", err: err} // and read what came
 		case len(r.send) > 0:
 			r.rest, r.send = r.send, nil
+			r.left.Store(int64(len(r.rest)))
 			r.writing = make(chan struct{})
 			go r.writeRest(r.writing)
 			// and read: nothing there yet, most likely
@@ -118,6 +121,7 @@ func (r *fdReader) write(fd uintptr) bool {
 	if k > 0 {
 		r.n.Out.Add(int64(k))
 		r.rest, r.wrote = r.rest[k:], r.wrote+k
+		r.left.Add(int64(-k))
 	}
 	switch {
 	case err == unix.EAGAIN:
@@ -137,17 +141,23 @@ func (r *fdReader) write(fd uintptr) bool {
 func (r *fdReader) settle() bool {
 	cut := false
 	if r.writing != nil {
-		select {
-		case <-r.writing:
-		default:
-			r.stopped.Store(true)
-			r.stop()
-			<-r.writing
-			cut = true
+		// A request written whole is not stopped: its writer is only
+		// returning (a server answers once it has the whole request, so
+		// that happens). Stopped, the connection is not used again, if
+		// only for its write deadline left in the past.
+		if r.left.Load() > 0 {
+			select {
+			case <-r.writing:
+			default:
+				r.stopped.Store(true)
+				r.stop()
+				cut = true
+			}
 		}
+		<-r.writing
 		r.writing = nil
 	}
-	return cut || r.werr != nil
+	return cut || r.left.Load() > 0 || r.werr != nil
 }
 
 func writeFD(fd uintptr, b []byte) (int, error) {

@@ -445,6 +445,18 @@ func TestLocalhost(t *testing.T) {
 	}
 }
 
+// readHead reads a request head and returns its Content-Length.
+func readHead(br *bufio.Reader) (length int64, err error) {
+	line, err := br.ReadString('\n')
+	for err == nil && line != "\r\n" {
+		if k, v, ok := strings.Cut(line, ":"); ok && strings.EqualFold(k, "Content-Length") {
+			fmt.Sscan(strings.TrimSpace(v), &length)
+		}
+		line, err = br.ReadString('\n')
+	}
+	return length, err
+}
+
 // answerEarly answers each request with resp as soon as its head is read,
 // before its body; then, as then says: "close" hangs up on the unread
 // body (the kernel sends RST), "linger" stops writing and reads the body
@@ -455,14 +467,7 @@ func TestLocalhost(t *testing.T) {
 func answerEarly(resp, then string) behaviour {
 	return func(br *bufio.Reader, c net.Conn, served *atomic.Int64) {
 		for {
-			var length int64
-			line, err := br.ReadString('\n')
-			for err == nil && line != "\r\n" {
-				if k, v, ok := strings.Cut(line, ":"); ok && strings.EqualFold(k, "Content-Length") {
-					fmt.Sscan(strings.TrimSpace(v), &length)
-				}
-				line, err = br.ReadString('\n')
-			}
+			length, err := readHead(br)
 			if err != nil {
 				return
 			}
@@ -543,5 +548,49 @@ func TestServersThatAnswerEarly(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// A body larger than the socket takes at once, read whole by the server
+// before it answers, keeps the connection: the writer that finished it is
+// not taken for one the answer overtook (each engine used to close after
+// such a request at most when the server said so).
+func TestLargeBodiesKeepTheConnection(t *testing.T) {
+	t.Parallel()
+	body := make([]byte, 16<<20)
+	for _, e := range engines[:2] {
+		t.Run(e.name, func(t *testing.T) {
+			t.Parallel()
+			var conns atomic.Int64
+			s := startRawServer(t, func(br *bufio.Reader, c net.Conn, served *atomic.Int64) {
+				conns.Add(1)
+				for {
+					length, err := readHead(br)
+					if err != nil {
+						return
+					}
+					if _, err := io.CopyN(io.Discard, br, length); err != nil {
+						return
+					}
+					if _, err := io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"); err != nil {
+						return
+					}
+					served.Add(1)
+				}
+			})
+			ro := e.ro
+			ro.URL, ro.Method, ro.Body = s.URL, "POST", body
+			const n = 20
+			res := runRaw(t, Options{Concurrency: 2, Requests: n, EventLoop: e.loop, Timeout: 5 * time.Second}, ro)
+			s.stop()
+			if res.Failed != 0 || res.Requests != n {
+				t.Fatalf("%d requests, %d failed %v", res.Requests, res.Failed, res.Failures)
+			}
+			// 2 connections; a rare writer caught just before it returns may
+			// cost one more, a close after every request would be 20.
+			if c := conns.Load(); c > n/2 {
+				t.Errorf("%d connections for %d keep-alive requests on 2 VUs", c, n)
+			}
+		})
 	}
 }
