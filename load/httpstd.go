@@ -86,9 +86,14 @@ type rawStdVU struct {
 }
 
 func (v *rawStdVU) Do(ctx context.Context, o *Outcome) {
-	var sent atomic.Int64
-	status, body, err := stdDo(ctx, v.c, v.r.o.Method, v.r.o.URL, v.r.o.Header, v.r.o.Body, &v.buf, nil, &sent)
-	o.BodyOut = int(sent.Load())
+	var sent *atomic.Int64 // only with a body: it escapes, one allocation
+	if len(v.r.o.Body) > 0 {
+		sent = new(atomic.Int64)
+	}
+	status, body, err := stdDo(ctx, v.c, v.r.o.Method, v.r.o.URL, v.r.o.Header, v.r.o.Body, &v.buf, nil, sent)
+	if sent != nil {
+		o.BodyOut = int(sent.Load())
+	}
 	if err != nil {
 		o.Fail = failReason(err)
 		return
