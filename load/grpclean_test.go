@@ -120,8 +120,10 @@ func TestGRPCLeanCalls(t *testing.T) {
 	}
 	s := c.lean.sess
 	c.lean.close()
+	// The server counts a write when its Write returns, which may be after
+	// the client has read those bytes: wait for both counts to catch up.
 	deadline := time.Now().Add(5 * time.Second)
-	for ml.Bytes.In.Load() != wire.Out.Load() && time.Now().Before(deadline) {
+	for (ml.Bytes.In.Load() != wire.Out.Load() || ml.Bytes.Out.Load() < wire.In.Load()) && time.Now().Before(deadline) {
 		time.Sleep(10 * time.Millisecond)
 	}
 	if got, want := wire.Out.Load(), ml.Bytes.In.Load(); got != want {
