@@ -90,7 +90,45 @@ func Merge(rs ...*Result) (*Result, error) {
 			m.Ops[i].Service.Merge(r.Ops[i].Service)
 		}
 	}
+	stream, err := mergeStream(rs)
+	if err != nil {
+		return nil, err
+	}
+	m.Stream = stream
 	m.Warnings = Diagnose(m)
+	return m, nil
+}
+
+// mergeStream sums the stream sections of a stream run's segments: every
+// segment has one, of the same kind, or none has (a section missing from
+// some would be dropped from the sums unseen).
+func mergeStream(rs []*Result) (*StreamResult, error) {
+	first := rs[0].Stream
+	for i, r := range rs {
+		s := r.Stream
+		if (s == nil) != (first == nil) {
+			return nil, fmt.Errorf("%w: of results 1 and %d, one has a stream section and the other none", ErrResult, i+1)
+		}
+		if s != nil && (s.Kind != first.Kind || s.InBrowser != first.InBrowser) {
+			return nil, fmt.Errorf("%w: cannot merge stream kind %q (in browser %v) with %q (in browser %v)", ErrResult, s.Kind, s.InBrowser, first.Kind, first.InBrowser)
+		}
+	}
+	if first == nil {
+		return nil, nil
+	}
+	m := &StreamResult{Kind: first.Kind, InBrowser: first.InBrowser,
+		First: measure.NewHistogram(), Last: measure.NewHistogram(), PerMessage: measure.NewHistogram()}
+	for _, r := range rs {
+		s := r.Stream
+		m.Exchanges += s.Exchanges
+		m.Items += s.Items
+		for _, h := range []struct{ to, from *measure.Histogram }{{m.First, s.First}, {m.Last, s.Last}, {m.PerMessage, s.PerMessage}} {
+			if h.from != nil {
+				h.to.Merge(h.from)
+			}
+		}
+		m.In, m.Out = m.In.Add(s.In), m.Out.Add(s.Out)
+	}
 	return m, nil
 }
 

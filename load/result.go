@@ -57,8 +57,8 @@ type Result struct {
 	Bytes    ByteCounts       `json:"bytes"`
 	CPU      CPUUsage         `json:"client_cpu"`
 
-	// Stream is set by the stream scenarios (stream.go); merging keeps
-	// none.
+	// Stream is set by the stream scenarios (stream.go); Merge sums the
+	// segments' sections.
 	Stream *StreamResult `json:"stream,omitempty"`
 
 	// Segments lists the segments merged into this result.

@@ -1,6 +1,7 @@
 package load
 
 import (
+	"bytes"
 	"context"
 	"strings"
 	"testing"
@@ -137,5 +138,54 @@ func TestWriteStreamSummary(t *testing.T) {
 	b.Reset()
 	if err := WriteStreamSummary(&b, &Result{}); err != nil || b.Len() != 0 {
 		t.Errorf("a run without streams printed %q", b.String())
+	}
+}
+
+// TestMergeStreamSegments: a stream run split in segments, each written
+// to its result file as separate processes would, merges into one whose
+// stream section holds every exchange, item and byte; results whose
+// sections differ are refused rather than summed partly.
+func TestMergeStreamSegments(t *testing.T) {
+	rest, grpcAddr := startStreamServer(t, 300)
+	var parts []*Result
+	for i := 1; i <= 3; i++ {
+		sc, err := NewStream(StreamOptions{Kind: StreamNDJSON, URL: rest, GRPC: grpcAddr})
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := Run(context.Background(), Options{Concurrency: 3, Requests: 9, Segment: Segment{i, 3}}, sc)
+		sc.(*streamScenario).Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var buf bytes.Buffer
+		if err := res.WriteJSON(&buf); err != nil {
+			t.Fatal(err)
+		}
+		back, err := ReadResult(&buf)
+		if err != nil {
+			t.Fatal(err)
+		}
+		parts = append(parts, back)
+	}
+	m, err := Merge(parts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkStream(t, m, 9, 300, true)
+	if n := parts[0].Stream.PerMessage.Count() + parts[1].Stream.PerMessage.Count() + parts[2].Stream.PerMessage.Count(); m.Stream.PerMessage.Count() != n {
+		t.Errorf("merged %d per-message latencies of %d", m.Stream.PerMessage.Count(), n)
+	}
+
+	other := *parts[1]
+	other.Stream = nil
+	if _, err := Merge(parts[0], &other); err == nil || !strings.Contains(err.Error(), "stream section") {
+		t.Errorf("a segment without its stream section merged: %v", err)
+	}
+	kind := *parts[1].Stream
+	kind.Kind = StreamSSE
+	other.Stream = &kind
+	if _, err := Merge(parts[0], &other); err == nil || !strings.Contains(err.Error(), "stream kind") {
+		t.Errorf("two stream kinds merged: %v", err)
 	}
 }

@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -22,6 +24,20 @@ func TestLoadStreamCLI(t *testing.T) {
 		if code != 0 || !strings.Contains(out, "failed 0 (0.00%)") || !strings.Contains(out, kind+":") || !strings.Contains(out, "bytes per exchange") {
 			t.Errorf("--stream %s: exit %d\n%s%s", kind, code, out, errOut)
 		}
+	}
+	// Segments of a stream run merge with their stream sections summed.
+	dir := t.TempDir()
+	var files []string
+	for _, seg := range []string{"1/2", "2/2"} {
+		f := filepath.Join(dir, strings.ReplaceAll(seg, "/", "of")+".json")
+		if code, out, errOut := runLoadCLI(t, "load", "-q", "--stream", "ndjson", "-c", "2", "-n", "7", "--segment", seg, "--out", f, url); code != 0 {
+			t.Fatalf("segment %s: exit %d\n%s%s", seg, code, out, errOut)
+		}
+		files = append(files, f)
+	}
+	code, out, errOut := runLoadCLI(t, append([]string{"merge", "--out", filepath.Join(dir, "merged.json")}, files...)...)
+	if code != 0 || !regexp.MustCompile(`ndjson: +7 exchanges, 210 items`).MatchString(out) {
+		t.Errorf("merge of stream segments: exit %d\n%s%s", code, out, errOut)
 	}
 	for _, args := range [][]string{
 		{"load", "--stream", "nope", url},

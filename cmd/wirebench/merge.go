@@ -99,6 +99,9 @@ func runMerge(ctx context.Context, env *cliEnv, args []string) error {
 		if err := load.WriteSummary(w, m); err != nil {
 			return err
 		}
+		if err := load.WriteStreamSummary(w, m); err != nil {
+			return err
+		}
 	}
 	if f.out == "" {
 		err = m.WriteJSON(env.stdout)
