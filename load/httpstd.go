@@ -39,55 +39,11 @@ func newStdClient(wire *measure.Bytes, timeout time.Duration, noKeepAlive bool, 
 	}
 }
 
-// h2Pool is a fixed set of HTTP/2 connections (h2c, or h2 over TLS when
-// tlsCfg is set) shared by all VUs, VU i using connection i mod n: the connection count is
-// explicit and streams per connection = VUs / connections.
-type h2Pool struct {
-	clients []*http.Client
-	bytes   measure.Bytes
-}
-
-func newH2Pool(conns int, timeout time.Duration, tlsCfg *tls.Config) *h2Pool {
-	if conns <= 0 {
-		conns = 1
-	}
-	p := &h2Pool{clients: make([]*http.Client, conns)}
-	for i := range p.clients {
-		var protos http.Protocols
-		if tlsCfg != nil {
-			protos.SetHTTP2(true)
-		} else {
-			protos.SetUnencryptedHTTP2(true)
-		}
-		d := &net.Dialer{Timeout: timeout}
-		p.clients[i] = &http.Client{
-			Timeout: timeout,
-			Transport: &http.Transport{
-				Protocols:              &protos,
-				DialContext:            measure.CountingDialer(d.DialContext, &p.bytes),
-				TLSClientConfig:        tlsCfg.Clone(), // net/http edits it (NextProtos): one each
-				DisableCompression:     true,
-				MaxResponseHeaderBytes: maxHead,
-				// One connection per transport; HTTP/2 multiplexes the VUs on it.
-				MaxConnsPerHost: 1,
-			},
-		}
-	}
-	return p
-}
-
-func (p *h2Pool) client(vu int) *http.Client { return p.clients[vu%len(p.clients)] }
-
-// rawStdVU sends the raw request through a net/http client (std or h2c).
-type rawStdVU struct {
-	r   *Raw
-	c   *http.Client
-	buf []byte
-}
-
 func (v *rawStdVU) Do(ctx context.Context, o *Outcome) {
-	var sent *atomic.Int64 // only with a body: it escapes, one allocation
-	if len(v.r.o.Body) > 0 {
+	// Only with a body (it escapes, one allocation), and not over HTTP/2,
+	// whose DATA frames count the body (Raw.BodyBytesOut).
+	var sent *atomic.Int64
+	if len(v.r.o.Body) > 0 && v.r.h2 == nil {
 		sent = new(atomic.Int64)
 	}
 	status, body, err := stdDo(ctx, v.c, v.r.o.Method, v.r.o.URL, v.r.o.Header, v.r.o.Body, &v.buf, nil, sent)

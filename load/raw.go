@@ -161,6 +161,15 @@ func (r *Raw) WireBytes() (in, out int64) {
 	return r.h2.bytes.In.Load(), r.h2.bytes.Out.Load()
 }
 
+// BodyBytesOut implements BodyCounter: over HTTP/2, the body bytes the
+// DATA frames carried.
+func (r *Raw) BodyBytesOut() int64 {
+	if r.h2 == nil {
+		return 0
+	}
+	return r.h2.BodyOut()
+}
+
 // check validates status and body, returning the failure reason or "".
 func (r *Raw) check(status int, body []byte) string {
 	if status < 0 || status >= len(r.want) || !r.want[status] {

@@ -110,6 +110,9 @@ func Run(ctx context.Context, opts Options, sc Scenario) (*Result, error) {
 		res.Bytes.WireIn += in
 		res.Bytes.WireOut += out
 	}
+	if bc, ok := sc.(BodyCounter); ok {
+		res.Bytes.BodyOut += bc.BodyBytesOut()
+	}
 	if !o.open() {
 		res.Service.Merge(res.Latency)
 		for i := range res.Ops {

@@ -34,6 +34,13 @@ type WireCounter interface {
 	WireBytes() (in, out int64)
 }
 
+// BodyCounter is implemented by scenarios whose shared connections count
+// the request body bytes sent (HTTP/2's DATA frames), which a VU cannot:
+// the transport reads a body ahead of what it sends.
+type BodyCounter interface {
+	BodyBytesOut() int64
+}
+
 // Outcome is what one operation produced.
 type Outcome struct {
 	Op     int // index into Scenario.Ops

@@ -119,6 +119,8 @@ const (
 	// StackWSH2GRPC is the gRPC tunnel: HTTP/1.1 upgrade, WebSocket
 	// frames, and inside them gRPC over HTTP/2.
 	StackWSH2GRPC
+	// StackH2 is HTTP/2 whose DATA payload is the body, whole Message.
+	StackH2
 )
 
 // newParsers returns the (client-side) parsers of one connection's two
@@ -128,6 +130,10 @@ func newParsers(s Stack, w *WireLayers) (in, out parser) {
 	switch s {
 	case StackH2GRPC:
 		return newH2Parser(&w.in, false), newH2Parser(&w.out, true)
+	case StackH2:
+		in, out := newH2Parser(&w.in, false), newH2Parser(&w.out, true)
+		in.plain, out.plain = true, true
+		return in, out
 	case StackH1:
 		return newH1Parser(&w.in, true, rawBody(&w.in)), newH1Parser(&w.out, false, rawBody(&w.out))
 	case StackH1NDJSON:

@@ -57,6 +57,7 @@ type h2Parser struct {
 	needPadLen bool
 	streams    map[uint32]*envelopeParser
 	broken     bool
+	plain      bool // DATA payload is Message whole (no envelopes)
 }
 
 func newH2Parser(c *layerCounts, client bool) *h2Parser {
@@ -154,7 +155,11 @@ func (h *h2Parser) payload(p []byte) []byte {
 		n := min(h.body, len(p))
 		switch h.typ {
 		case h2Data:
-			h.dataSink().feed(p[:n])
+			if h.plain {
+				h.c.add(lMessage, n)
+			} else {
+				h.dataSink().feed(p[:n])
+			}
 		case h2Headers, h2PushPromise, h2Continuation:
 			h.c.add(lH2Headers, n)
 		default:

@@ -1,0 +1,205 @@
+//lint:file-ignore SA1019 x/net's HTTP/2 client is deprecated for net/http's, whose connections hide the bytes after TLS, which this pool parses; x/net keeps ConnPool and NewClientConn working over net/http from Go 1.27.
+
+package load
+
+import (
+	"context"
+	"crypto/tls"
+	"fmt"
+	"net"
+	"net/http"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/wirebench/wirebench/measure"
+	"golang.org/x/net/http2"
+)
+
+// h2Pool is a fixed set of HTTP/2 connections (h2c, or h2 over TLS when
+// tlsCfg is set) shared by all VUs, VU i using connection i mod n: the
+// connection count is explicit and streams per connection = VUs / n.
+//
+// It runs x/net's HTTP/2 client connections rather than net/http's
+// Transport, for two things the Transport hides: the connection (a
+// request past the server's stream limit opened another one: 2 for
+// --conns 1 against nginx's 128 streams), and the bytes after TLS, where
+// the DATA frames say how much of a body went out — a transport reads up
+// to 512 KiB of a body ahead of its flow-control window, so counting its
+// reads overcounts a body the server answered early and reset (11.76 GiB
+// of body in 1.48 GiB of wire against nginx's 413s).
+type h2Pool struct {
+	clients []*http.Client
+	bytes   measure.Bytes // on the sockets (TLS records included)
+	layers  WireLayers    // in the HTTP/2 frames
+}
+
+func newH2Pool(conns int, timeout time.Duration, tlsCfg *tls.Config) *h2Pool {
+	if conns <= 0 {
+		conns = 1
+	}
+	p := &h2Pool{clients: make([]*http.Client, conns)}
+	d := &net.Dialer{Timeout: timeout}
+	for i := range p.clients {
+		slot := &h2Slot{dial: func(ctx context.Context, addr string) (net.Conn, error) {
+			return p.dial(ctx, d, addr, tlsCfg)
+		}}
+		slot.t = &http2.Transport{
+			AllowHTTP:          tlsCfg == nil,
+			DisableCompression: true,
+			MaxHeaderListSize:  maxHead, // as the lean client: a server's head is refused past it
+			// Requests past the server's stream limit wait for a stream
+			// on the slot's connection instead of opening another.
+			StrictMaxConcurrentStreams: true,
+			ConnPool:                   slot,
+		}
+		p.clients[i] = &http.Client{Timeout: timeout, Transport: slot}
+	}
+	return p
+}
+
+// dial opens one connection: TCP counted into p.bytes, TLS over it if
+// cfg is set (it must agree on h2), and the HTTP/2 frames parsed above.
+func (p *h2Pool) dial(ctx context.Context, d *net.Dialer, addr string, cfg *tls.Config) (net.Conn, error) {
+	c, err := d.DialContext(ctx, "tcp", addr)
+	if err != nil {
+		return nil, err
+	}
+	if cfg == nil {
+		return LayerConn(c, StackH2, &p.layers, &p.bytes), nil
+	}
+	cfg = cfg.Clone()
+	if cfg.ServerName == "" {
+		cfg.ServerName, _, _ = net.SplitHostPort(addr)
+	}
+	tc := tls.Client(measure.CountConn(c, &p.bytes), cfg)
+	if err := tc.HandshakeContext(ctx); err != nil {
+		c.Close()
+		return nil, err
+	}
+	if proto := tc.ConnectionState().NegotiatedProtocol; proto != http2.NextProtoTLS {
+		tc.Close()
+		return nil, fmt.Errorf("%s: TLS agreed on %q, not h2: the server does not offer HTTP/2", addr, proto)
+	}
+	return LayerConn(tc, StackH2, &p.layers, nil), nil
+}
+
+// h2Slot is one connection of an h2Pool, dialed again when the server
+// ends it (GOAWAY, close). It is the transport's connection pool, and
+// does not reserve streams as x/net's does: with
+// StrictMaxConcurrentStreams, reservations of requests queued behind the
+// server's stream limit count as open streams, and the connection stalls
+// for good (golang/go#70809; 200 VUs on one connection to nginx stopped
+// after 1,125 requests).
+type h2Slot struct {
+	t    *http2.Transport
+	dial func(ctx context.Context, addr string) (net.Conn, error)
+
+	mu      sync.Mutex
+	cc      *http2.ClientConn
+	dialing *h2Dial             // the dial under way, if any
+	all     []*http2.ClientConn // every connection not known closed
+}
+
+type h2Dial struct {
+	done chan struct{}
+	err  error
+}
+
+// RoundTrip implements http.RoundTripper (the transport's retries
+// included: a request the server refused with GOAWAY goes again on the
+// next connection).
+func (s *h2Slot) RoundTrip(req *http.Request) (*http.Response, error) { return s.t.RoundTrip(req) }
+
+// GetClientConn implements http2.ClientConnPool: the slot's connection,
+// or a new one if it cannot take requests any more.
+func (s *h2Slot) GetClientConn(req *http.Request, addr string) (*http2.ClientConn, error) {
+	for {
+		s.mu.Lock()
+		if s.cc != nil && s.cc.CanTakeNewRequest() {
+			cc := s.cc
+			s.mu.Unlock()
+			return cc, nil
+		}
+		d := s.dialing
+		if d == nil { // this caller dials, the others wait for it
+			d = &h2Dial{done: make(chan struct{})}
+			s.dialing = d
+			s.mu.Unlock()
+			cc, err := s.newConn(context.WithoutCancel(req.Context()), addr)
+			s.mu.Lock()
+			s.dialing, d.err = nil, err
+			if err == nil {
+				s.cc = cc
+				s.all = append(slices.DeleteFunc(s.all, func(c *http2.ClientConn) bool { return c.State().Closed }), cc)
+			}
+			close(d.done)
+			s.mu.Unlock()
+			if err != nil {
+				return nil, err
+			}
+			return cc, nil
+		}
+		s.mu.Unlock()
+		select {
+		case <-d.done:
+			if d.err != nil {
+				return nil, d.err
+			}
+		case <-req.Context().Done():
+			return nil, req.Context().Err()
+		}
+	}
+}
+
+func (s *h2Slot) newConn(ctx context.Context, addr string) (*http2.ClientConn, error) {
+	c, err := s.dial(ctx, addr) // bounded by the dialer's timeout
+	if err != nil {
+		return nil, err
+	}
+	cc, err := s.t.NewClientConn(c)
+	if err != nil {
+		c.Close()
+		return nil, err
+	}
+	return cc, nil
+}
+
+// MarkDead implements http2.ClientConnPool.
+func (s *h2Slot) MarkDead(cc *http2.ClientConn) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cc == cc {
+		s.cc = nil
+	}
+}
+
+// CloseIdleConnections closes the slot's connections that carry no
+// stream (http.Client.CloseIdleConnections calls it).
+func (s *h2Slot) CloseIdleConnections() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.all = slices.DeleteFunc(s.all, func(c *http2.ClientConn) bool {
+		if st := c.State(); st.Closed || st.StreamsActive == 0 && st.StreamsPending == 0 {
+			c.Close()
+			if s.cc == c {
+				s.cc = nil
+			}
+			return true
+		}
+		return false
+	})
+}
+
+// BodyOut is the request body bytes the connections sent: the payload of
+// their DATA frames.
+func (p *h2Pool) BodyOut() int64 { return p.layers.Out().Message }
+
+func (p *h2Pool) client(vu int) *http.Client { return p.clients[vu%len(p.clients)] }
+
+// rawStdVU sends the raw request through a net/http client (std or h2c).
+type rawStdVU struct {
+	r   *Raw
+	c   *http.Client
+	buf []byte
+}

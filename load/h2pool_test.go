@@ -1,0 +1,136 @@
+package load
+
+import (
+	"bytes"
+	"io"
+	"net"
+	"net/http"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/wirebench/wirebench/measure"
+)
+
+// h2Server is an h2c server (net/http's) that counts the connections it
+// accepted, the requests it handled and the bytes on its sockets.
+type h2Server struct {
+	URL      string
+	ln       *measure.Listener
+	srv      *http.Server
+	accepts  atomic.Int64
+	requests atomic.Int64
+}
+
+type acceptCounter struct {
+	net.Listener
+	n *atomic.Int64
+}
+
+func (a acceptCounter) Accept() (net.Conn, error) {
+	c, err := a.Listener.Accept()
+	if err == nil {
+		a.n.Add(1)
+	}
+	return c, err
+}
+
+// settle waits (up to 2 s) until the server has read and written as many
+// bytes as res counted: the client's last frames may still be on their
+// way when the run returns.
+func (s *h2Server) settle(res *Result) {
+	for deadline := time.Now().Add(2 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		if s.ln.Bytes.In.Load() == res.Bytes.WireOut && s.ln.Bytes.Out.Load() >= res.Bytes.WireIn {
+			return
+		}
+	}
+}
+
+func startH2Server(t *testing.T, maxStreams uint32, h func(n int64, w http.ResponseWriter, r *http.Request)) *h2Server {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &h2Server{URL: "http://" + ln.Addr().String() + "/"}
+	s.ln = &measure.Listener{Listener: acceptCounter{ln, &s.accepts}}
+	var protos http.Protocols
+	protos.SetUnencryptedHTTP2(true)
+	s.srv = &http.Server{Protocols: &protos, HTTP2: &http.HTTP2Config{MaxConcurrentStreams: int(maxStreams)},
+		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { h(s.requests.Add(1), w, r) })}
+	go s.srv.Serve(s.ln)
+	t.Cleanup(func() { s.srv.Close() })
+	return s
+}
+
+// TestH2ConnectionsExact: more VUs than the server's stream limit share
+// exactly the connections asked for, waiting for a stream; net/http's
+// Transport opened more, and x/net's own pool stalled for good
+// (golang/go#70809).
+func TestH2ConnectionsExact(t *testing.T) {
+	t.Parallel()
+	s := startH2Server(t, 4, func(_ int64, w http.ResponseWriter, _ *http.Request) {
+		time.Sleep(time.Millisecond) // streams overlap
+		w.Write([]byte("hello, wirebench"))
+	})
+	res := runRaw(t, Options{Concurrency: 32, Requests: 400, Timeout: 10 * time.Second}, RawOptions{URL: s.URL, Transport: TransportH2C, Connections: 2})
+	if res.Requests != 400 || res.Failed != 0 || s.requests.Load() != 400 {
+		t.Errorf("%d requests, %d failed %v; the server handled %d", res.Requests, res.Failed, res.Failures, s.requests.Load())
+	}
+	if n := s.accepts.Load(); n != 2 {
+		t.Errorf("%d connections for --conns 2", n)
+	}
+}
+
+// TestH2GoAwayCounted: a server that ends connections with GOAWAY every
+// 25 requests (as nginx does every 1,000) gets each request once, every
+// one counted, on new connections.
+func TestH2GoAwayCounted(t *testing.T) {
+	t.Parallel()
+	s := startH2Server(t, 100, func(n int64, w http.ResponseWriter, _ *http.Request) {
+		if n%25 == 0 {
+			w.Header().Set("Connection", "close") // net/http's h2 server: GOAWAY
+		}
+		w.Write([]byte("hello, wirebench"))
+	})
+	res := runRaw(t, Options{Concurrency: 8, Requests: 500, Timeout: 10 * time.Second}, RawOptions{URL: s.URL, Transport: TransportH2C})
+	s.settle(res)
+	if res.Requests != 500 || res.Failed != 0 || s.requests.Load() != 500 || res.Status["200"] != 500 {
+		t.Errorf("%d requests, %d failed %v, status %v; the server handled %d", res.Requests, res.Failed, res.Failures, res.Status, s.requests.Load())
+	}
+	if n := s.accepts.Load(); n < 10 {
+		t.Errorf("%d connections: the server's GOAWAYs did not end them", n)
+	}
+	if res.Bytes.WireOut != s.ln.Bytes.In.Load() || res.Bytes.WireIn != s.ln.Bytes.Out.Load() {
+		t.Errorf("we counted %d out %d in; the server %d in %d out", res.Bytes.WireOut, res.Bytes.WireIn, s.ln.Bytes.In.Load(), s.ln.Bytes.Out.Load())
+	}
+}
+
+// TestH2BodyAnsweredEarly: a server that answers a 16 MiB body with 413
+// before reading it resets the stream; the body bytes out are the DATA
+// the connection sent (at most the server's window), not what the
+// transport read ahead (512 KiB a request, more than the wire carried).
+func TestH2BodyAnsweredEarly(t *testing.T) {
+	t.Parallel()
+	s := startH2Server(t, 100, func(_ int64, w http.ResponseWriter, _ *http.Request) {
+		http.Error(w, "too large", http.StatusRequestEntityTooLarge)
+	})
+	body := bytes.Repeat([]byte("a"), 16<<20)
+	res := runRaw(t, Options{Concurrency: 2, Requests: 20, Timeout: 10 * time.Second},
+		RawOptions{URL: s.URL, Transport: TransportH2C, Method: "POST", Body: body, ExpectStatus: []int{413}})
+	s.settle(res)
+	if res.Requests != 20 || res.Failed != 0 || res.Status["413"] != 20 {
+		t.Fatalf("%d requests, %d failed %v, status %v", res.Requests, res.Failed, res.Failures, res.Status)
+	}
+	b := res.Bytes
+	if b.BodyOut > b.WireOut || b.WireOut != s.ln.Bytes.In.Load() || b.BodyOut >= 20*int64(len(body)) {
+		t.Errorf("body out %d in wire out %d (the server read %d bytes) for 20 bodies of %d answered early", b.BodyOut, b.WireOut, s.ln.Bytes.In.Load(), len(body))
+	}
+	// A whole body read by the server is counted whole.
+	s2 := startH2Server(t, 100, func(_ int64, w http.ResponseWriter, r *http.Request) { io.Copy(io.Discard, r.Body) })
+	res = runRaw(t, Options{Concurrency: 2, Requests: 4, Timeout: 10 * time.Second},
+		RawOptions{URL: s2.URL, Transport: TransportH2C, Method: "POST", Body: body})
+	if res.Failed != 0 || res.Bytes.BodyOut != 4*int64(len(body)) {
+		t.Errorf("%d failed %v; body out %d, want %d", res.Failed, res.Failures, res.Bytes.BodyOut, 4*len(body))
+	}
+}
