@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/wirebench/wirebench/measure"
@@ -30,6 +31,7 @@ import (
 // of body in 1.48 GiB of wire against nginx's 413s).
 type h2Pool struct {
 	clients []*http.Client
+	slots   []*h2Slot
 	bytes   measure.Bytes // on the sockets (TLS records included)
 	layers  WireLayers    // in the HTTP/2 frames
 }
@@ -38,7 +40,7 @@ func newH2Pool(conns int, timeout time.Duration, tlsCfg *tls.Config) *h2Pool {
 	if conns <= 0 {
 		conns = 1
 	}
-	p := &h2Pool{clients: make([]*http.Client, conns)}
+	p := &h2Pool{clients: make([]*http.Client, conns), slots: make([]*h2Slot, conns)}
 	d := &net.Dialer{Timeout: timeout}
 	for i := range p.clients {
 		slot := &h2Slot{dial: func(ctx context.Context, addr string) (net.Conn, error) {
@@ -53,7 +55,7 @@ func newH2Pool(conns int, timeout time.Duration, tlsCfg *tls.Config) *h2Pool {
 			StrictMaxConcurrentStreams: true,
 			ConnPool:                   slot,
 		}
-		p.clients[i] = &http.Client{Timeout: timeout, Transport: slot}
+		p.clients[i], p.slots[i] = &http.Client{Timeout: timeout, Transport: slot}, slot
 	}
 	return p
 }
@@ -95,6 +97,10 @@ type h2Slot struct {
 	t    *http2.Transport
 	dial func(ctx context.Context, addr string) (net.Conn, error)
 
+	// requests and connection lookups: the transport looks once more
+	// for each time it sends a request again
+	trips, gets atomic.Int64
+
 	mu      sync.Mutex
 	cc      *http2.ClientConn
 	dialing *h2Dial             // the dial under way, if any
@@ -109,11 +115,15 @@ type h2Dial struct {
 // RoundTrip implements http.RoundTripper (the transport's retries
 // included: a request the server refused with GOAWAY goes again on the
 // next connection).
-func (s *h2Slot) RoundTrip(req *http.Request) (*http.Response, error) { return s.t.RoundTrip(req) }
+func (s *h2Slot) RoundTrip(req *http.Request) (*http.Response, error) {
+	s.trips.Add(1)
+	return s.t.RoundTrip(req)
+}
 
 // GetClientConn implements http2.ClientConnPool: the slot's connection,
 // or a new one if it cannot take requests any more.
 func (s *h2Slot) GetClientConn(req *http.Request, addr string) (*http2.ClientConn, error) {
+	s.gets.Add(1)
 	for {
 		s.mu.Lock()
 		if s.cc != nil && s.cc.CanTakeNewRequest() {
@@ -194,6 +204,17 @@ func (s *h2Slot) CloseIdleConnections() {
 // BodyOut is the request body bytes the connections sent: the payload of
 // their DATA frames.
 func (p *h2Pool) BodyOut() int64 { return p.layers.Out().Message }
+
+// Resent is how many requests the transport sent again, on a new
+// connection or after a pause, because the server refused them
+// unprocessed (GOAWAY past their stream, REFUSED_STREAM).
+func (p *h2Pool) Resent() int64 {
+	var n int64
+	for _, s := range p.slots {
+		n += s.gets.Load() - s.trips.Load()
+	}
+	return n
+}
 
 func (p *h2Pool) client(vu int) *http.Client { return p.clients[vu%len(p.clients)] }
 

@@ -1,13 +1,20 @@
 package load
 
 import (
+	"bufio"
 	"bytes"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
+	"slices"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"golang.org/x/net/http2"
+	"golang.org/x/net/http2/hpack"
 
 	"github.com/wirebench/wirebench/measure"
 )
@@ -132,5 +139,73 @@ func TestH2BodyAnsweredEarly(t *testing.T) {
 		RawOptions{URL: s2.URL, Transport: TransportH2C, Method: "POST", Body: body})
 	if res.Failed != 0 || res.Bytes.BodyOut != 4*int64(len(body)) {
 		t.Errorf("%d failed %v; body out %d, want %d", res.Failed, res.Failures, res.Bytes.BodyOut, 4*len(body))
+	}
+}
+
+// TestH2RefusedStreamsResent: a server that refuses every 10th stream
+// unprocessed (REFUSED_STREAM) has each request answered once, none
+// counted as failed, and the run says how many were sent again.
+func TestH2RefusedStreamsResent(t *testing.T) {
+	t.Parallel()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	var streams, refused, answered atomic.Int64
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				br, bw := bufio.NewReader(c), bufio.NewWriter(c)
+				preface := make([]byte, len(http2.ClientPreface))
+				if _, err := io.ReadFull(br, preface); err != nil {
+					return
+				}
+				fr := http2.NewFramer(bw, br)
+				fr.ReadMetaHeaders = hpack.NewDecoder(4096, nil)
+				var hb bytes.Buffer
+				he := hpack.NewEncoder(&hb)
+				fr.WriteSettings()
+				bw.Flush()
+				for {
+					f, err := fr.ReadFrame()
+					if err != nil {
+						return
+					}
+					switch f := f.(type) {
+					case *http2.SettingsFrame:
+						if !f.IsAck() {
+							fr.WriteSettingsAck()
+						}
+					case *http2.MetaHeadersFrame:
+						if streams.Add(1)%10 == 0 {
+							refused.Add(1)
+							fr.WriteRSTStream(f.StreamID, http2.ErrCodeRefusedStream)
+							break
+						}
+						answered.Add(1)
+						hb.Reset()
+						he.WriteField(hpack.HeaderField{Name: ":status", Value: "200"})
+						fr.WriteHeaders(http2.HeadersFrameParam{StreamID: f.StreamID, BlockFragment: hb.Bytes(), EndHeaders: true, EndStream: true})
+					}
+					if bw.Flush() != nil {
+						return
+					}
+				}
+			}()
+		}
+	}()
+	res := runRaw(t, Options{Concurrency: 4, Requests: 300, Timeout: 10 * time.Second}, RawOptions{URL: "http://" + ln.Addr().String() + "/", Transport: TransportH2C})
+	if res.Requests != 300 || res.Failed != 0 || answered.Load() != 300 {
+		t.Errorf("%d requests, %d failed %v; the server answered %d", res.Requests, res.Failed, res.Failures, answered.Load())
+	}
+	want := fmt.Sprintf("%d HTTP/2 requests were sent again", refused.Load())
+	if refused.Load() == 0 || !slices.ContainsFunc(res.Warnings, func(w string) bool { return strings.HasPrefix(w, want) }) {
+		t.Errorf("the server refused %d streams; warnings %q", refused.Load(), res.Warnings)
 	}
 }

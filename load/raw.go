@@ -170,6 +170,14 @@ func (r *Raw) BodyBytesOut() int64 {
 	return r.h2.BodyOut()
 }
 
+// Resent implements Resender (HTTP/2).
+func (r *Raw) Resent() int64 {
+	if r.h2 == nil {
+		return 0
+	}
+	return r.h2.Resent()
+}
+
 // check validates status and body, returning the failure reason or "".
 func (r *Raw) check(status int, body []byte) string {
 	if status < 0 || status >= len(r.want) || !r.want[status] {

@@ -104,6 +104,11 @@ func Run(ctx context.Context, opts Options, sc Scenario) (*Result, error) {
 	if retried > 0 {
 		res.Warnings = append(res.Warnings, fmt.Sprintf("%d requests were sent again on a new connection: the server closed an idle keep-alive connection as they were sent (not counted as failures)", retried))
 	}
+	if rs, ok := sc.(Resender); ok {
+		if n := rs.Resent(); n > 0 {
+			res.Warnings = append(res.Warnings, fmt.Sprintf("%d HTTP/2 requests were sent again: the server refused them unprocessed (GOAWAY past their stream, REFUSED_STREAM; not counted as failures)", n))
+		}
+	}
 	res.CPU = CPUUsage{User: u1 - u0, System: s1 - s0, CPUs: len(measure.Affinity()), Allocs: a1 - a0, AllocBytes: b1 - b0}
 	if wc, ok := sc.(WireCounter); ok {
 		in, out := wc.WireBytes()

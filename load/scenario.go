@@ -41,6 +41,13 @@ type BodyCounter interface {
 	BodyBytesOut() int64
 }
 
+// Resender is implemented by scenarios whose transport sends a request
+// again, unseen by the VU, when the server refused it unprocessed
+// (HTTP/2's GOAWAY and REFUSED_STREAM): the run reports how many.
+type Resender interface {
+	Resent() int64
+}
+
 // Outcome is what one operation produced.
 type Outcome struct {
 	Op     int // index into Scenario.Ops

@@ -155,6 +155,14 @@ func NewScenario(o ScenarioOptions) (Scenario, error) {
 
 func (s *apiScenario) Ops() []string { return s.ops }
 
+// Resent implements Resender (h2c).
+func (s *apiScenario) Resent() int64 {
+	if s.h2 == nil {
+		return 0
+	}
+	return s.h2.Resent()
+}
+
 // WireBytes implements WireCounter for the shared h2c and gRPC connections.
 func (s *apiScenario) WireBytes() (in, out int64) {
 	switch {

@@ -61,8 +61,8 @@ func TestPeerH2BesideH2load(t *testing.T) {
 		res := runWirebench(t, slices.Concat(client, []string{bin, "load", "-q"}, args, []string{"--out"}), url)
 		after := ng.status(t)
 		r := &resultAndServer{res.Requests, res.Failed, after.requests - before.requests - 1, after.accepts - before.accepts - 1}
-		t.Logf("%v: %d requests (%.0f/s), %d failed %v, status %v; nginx served %d on %d connections; bytes out %d wire, %d body",
-			args, res.Requests, res.RPS(), res.Failed, res.Failures, res.Status, r.served, r.conns, res.Bytes.WireOut, res.Bytes.BodyOut)
+		t.Logf("%v: %d requests (%.0f/s), %d failed %v, status %v; nginx served %d on %d connections; bytes out %d wire, %d body; warnings %q",
+			args, res.Requests, res.RPS(), res.Failed, res.Failures, res.Status, r.served, r.conns, res.Bytes.WireOut, res.Bytes.BodyOut, res.Warnings)
 		if res.Failed != 0 || res.Requests == 0 || r.served != res.Requests {
 			t.Errorf("wirebench counted %d requests, %d failed; nginx served %d", res.Requests, res.Failed, r.served)
 		}
