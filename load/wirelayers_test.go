@@ -146,7 +146,7 @@ func FuzzLayers(f *testing.F) {
 	f.Add([]byte("HTTP/1.1 101 Switching\r\n\r\n\x82\x7e\x00\x05\x00\x00\x00\x00\x00"), uint8(2), uint8(6))
 	f.Add([]byte("HTTP/1.1 200 OK\r\n\r\ndata: x\r\n\r\nid: 3\n"), uint8(1), uint8(3))
 	f.Fuzz(func(t *testing.T, in []byte, chunk, stack uint8) {
-		s := Stack(int(stack) % (int(StackWSH2GRPC) + 1))
+		s := Stack(int(stack) % (int(StackH2) + 1))
 		for _, response := range []bool{true, false} {
 			whole := feedAll(s, response, in, 0)
 			if whole.Total() != int64(len(in)) {
@@ -157,6 +157,22 @@ func FuzzLayers(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestLayersPlainH2: over plain HTTP/2 (raw h2c and h2 runs) a DATA
+// frame's payload is the body, whole, whatever it holds; its padding and
+// header are frames.
+func TestLayersPlainH2(t *testing.T) {
+	// DATA, padded (flag 0x8), stream 1: pad length 2, "\x00\x00\x00\x00\x05" (a
+	// gRPC prefix look-alike) and "abc", 2 bytes of padding.
+	frame := "\x00\x00\x0b\x00\x08\x00\x00\x00\x01\x02\x00\x00\x00\x00\x05abc\x00\x00"
+	got := feedAll(StackH2, true, []byte(frame), 0)
+	if got.Message != 8 || got.Envelope != 0 || got.H2Frames != 9+1+2 {
+		t.Errorf("plain h2 DATA: %+v", got)
+	}
+	if g := feedAll(StackH2GRPC, true, []byte(frame), 0); g.Envelope != 5 || g.Message != 3 {
+		t.Errorf("gRPC DATA: %+v", g)
+	}
 }
 
 func TestLayersTotalAndAdd(t *testing.T) {
