@@ -41,9 +41,13 @@ func newH2Pool(conns int, timeout time.Duration, tlsCfg *tls.Config) *h2Pool {
 		conns = 1
 	}
 	p := &h2Pool{clients: make([]*http.Client, conns), slots: make([]*h2Slot, conns)}
-	d := &net.Dialer{Timeout: timeout}
+	dialTimeout := timeout
+	if dialTimeout <= 0 { // no request timeout: a dial still ends
+		dialTimeout = defaultH2DialTimeout
+	}
+	d := &net.Dialer{Timeout: dialTimeout}
 	for i := range p.clients {
-		slot := &h2Slot{dial: func(ctx context.Context, addr string) (net.Conn, error) {
+		slot := &h2Slot{timeout: dialTimeout, dial: func(ctx context.Context, addr string) (net.Conn, error) {
 			return p.dial(ctx, d, addr, tlsCfg)
 		}}
 		slot.t = &http2.Transport{
@@ -86,6 +90,10 @@ func (p *h2Pool) dial(ctx context.Context, d *net.Dialer, addr string, cfg *tls.
 	return LayerConn(tc, StackH2, &p.layers, nil), nil
 }
 
+// defaultH2DialTimeout bounds a dial (TCP and TLS) when the run sets no
+// timeout.
+const defaultH2DialTimeout = 30 * time.Second
+
 // h2Slot is one connection of an h2Pool, dialed again when the server
 // ends it (GOAWAY, close). It is the transport's connection pool, and
 // does not reserve streams as x/net's does: with
@@ -94,8 +102,9 @@ func (p *h2Pool) dial(ctx context.Context, d *net.Dialer, addr string, cfg *tls.
 // for good (golang/go#70809; 200 VUs on one connection to nginx stopped
 // after 1,125 requests).
 type h2Slot struct {
-	t    *http2.Transport
-	dial func(ctx context.Context, addr string) (net.Conn, error)
+	t       *http2.Transport
+	dial    func(ctx context.Context, addr string) (net.Conn, error)
+	timeout time.Duration // of a dial, the TLS handshake included
 
 	// requests and connection lookups: the transport looks once more
 	// for each time it sends a request again
@@ -132,23 +141,13 @@ func (s *h2Slot) GetClientConn(req *http.Request, addr string) (*http2.ClientCon
 			return cc, nil
 		}
 		d := s.dialing
-		if d == nil { // this caller dials, the others wait for it
+		if d == nil {
+			// One dial for every request waiting, bounded by the
+			// timeout and by no request's context: each waits for it
+			// or its own end.
 			d = &h2Dial{done: make(chan struct{})}
 			s.dialing = d
-			s.mu.Unlock()
-			cc, err := s.newConn(context.WithoutCancel(req.Context()), addr)
-			s.mu.Lock()
-			s.dialing, d.err = nil, err
-			if err == nil {
-				s.cc = cc
-				s.all = append(slices.DeleteFunc(s.all, func(c *http2.ClientConn) bool { return c.State().Closed }), cc)
-			}
-			close(d.done)
-			s.mu.Unlock()
-			if err != nil {
-				return nil, err
-			}
-			return cc, nil
+			go s.finishDial(d, addr)
 		}
 		s.mu.Unlock()
 		select {
@@ -162,8 +161,22 @@ func (s *h2Slot) GetClientConn(req *http.Request, addr string) (*http2.ClientCon
 	}
 }
 
+func (s *h2Slot) finishDial(d *h2Dial, addr string) {
+	ctx, cancel := context.WithTimeout(context.Background(), s.timeout)
+	defer cancel()
+	cc, err := s.newConn(ctx, addr)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.dialing, d.err = nil, err
+	if err == nil {
+		s.cc = cc
+		s.all = append(slices.DeleteFunc(s.all, func(c *http2.ClientConn) bool { return c.State().Closed }), cc)
+	}
+	close(d.done)
+}
+
 func (s *h2Slot) newConn(ctx context.Context, addr string) (*http2.ClientConn, error) {
-	c, err := s.dial(ctx, addr) // bounded by the dialer's timeout
+	c, err := s.dial(ctx, addr) // TCP and TLS, bounded by ctx
 	if err != nil {
 		return nil, err
 	}

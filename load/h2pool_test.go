@@ -209,3 +209,30 @@ func TestH2RefusedStreamsResent(t *testing.T) {
 		t.Errorf("the server refused %d streams; warnings %q", refused.Load(), res.Warnings)
 	}
 }
+
+// TestH2TLSHandshakeBounded: a server that accepts and never answers the
+// TLS handshake fails each request by the run's timeout; the dial does not
+// hang the run.
+func TestH2TLSHandshakeBounded(t *testing.T) {
+	t.Parallel()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go io.Copy(io.Discard, c) // reads the ClientHello, answers nothing
+		}
+	}()
+	start := time.Now()
+	res := runRaw(t, Options{Concurrency: 2, Requests: 4, Timeout: 300 * time.Millisecond},
+		RawOptions{URL: "https://" + ln.Addr().String() + "/", Transport: TransportH2, Insecure: true})
+	if res.Failed != 4 || time.Since(start) > 5*time.Second {
+		t.Errorf("%d of %d failed (%v) in %v", res.Failed, res.Requests, res.Failures, time.Since(start))
+	}
+}
