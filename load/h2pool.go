@@ -230,10 +230,3 @@ func (p *h2Pool) Resent() int64 {
 }
 
 func (p *h2Pool) client(vu int) *http.Client { return p.clients[vu%len(p.clients)] }
-
-// rawStdVU sends the raw request through a net/http client (std or h2c).
-type rawStdVU struct {
-	r   *Raw
-	c   *http.Client
-	buf []byte
-}

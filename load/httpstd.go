@@ -39,6 +39,14 @@ func newStdClient(wire *measure.Bytes, timeout time.Duration, noKeepAlive bool, 
 	}
 }
 
+// rawStdVU sends the raw request through a net/http client (std, or
+// HTTP/2 through an h2Pool).
+type rawStdVU struct {
+	r   *Raw
+	c   *http.Client
+	buf []byte
+}
+
 func (v *rawStdVU) Do(ctx context.Context, o *Outcome) {
 	// Only with a body (it escapes, one allocation), and not over HTTP/2,
 	// whose DATA frames count the body (Raw.BodyBytesOut).
