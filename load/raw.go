@@ -80,10 +80,12 @@ func NewRaw(o RawOptions) (*Raw, error) {
 		if r.tls, err = tlsConfig(o, u.Hostname()); err != nil {
 			return nil, err
 		}
-		switch o.Transport {
-		case "":
+		switch {
+		case o.Transport == "" && o.NoKeepAlive: // a connection per request is HTTP/1.1's
+			o.Transport = TransportHTTP1
+		case o.Transport == "":
 			o.Transport = probeALPN(r.addr, r.tls, cmp.Or(o.Timeout, 10*time.Second))
-		case TransportH2C:
+		case o.Transport == TransportH2C:
 			return nil, fmt.Errorf("%w: h2c is HTTP/2 without TLS: use --transport h2 for https", ErrOptions)
 		}
 	} else if o.Transport == TransportH2 {
@@ -91,6 +93,9 @@ func NewRaw(o RawOptions) (*Raw, error) {
 	}
 	if o.Transport == "" {
 		o.Transport = TransportHTTP1
+	}
+	if o.NoKeepAlive && o.Transport != TransportHTTP1 {
+		return nil, fmt.Errorf("%w: --no-keepalive (a connection per request) is HTTP/1.1's: over HTTP/2 the connections are --conns", ErrOptions)
 	}
 	r.o = o
 	if len(o.ExpectStatus) == 0 {

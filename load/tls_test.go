@@ -8,6 +8,7 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
+	"errors"
 	"io"
 	"log"
 	"math/big"
@@ -79,6 +80,7 @@ func TestHTTPS(t *testing.T) {
 		{"std -k", RawOptions{Insecure: true, Client: ClientStd, Transport: TransportHTTP1}, false, 1, ""},
 		{"auto picks h2 by ALPN", RawOptions{Insecure: true}, false, 2, ""},
 		{"h2", RawOptions{Insecure: true, Transport: TransportH2, Connections: 2}, false, 2, ""},
+		{"auto with --no-keepalive is HTTP/1.1", RawOptions{Insecure: true, NoKeepAlive: true}, false, 1, ""},
 		{"unverified certificate", RawOptions{Transport: TransportHTTP1}, false, 1, "tls: failed to verify certificate"},
 	}
 	for _, tc := range tests {
@@ -110,6 +112,19 @@ func TestHTTPS(t *testing.T) {
 				t.Errorf("wire bytes %+v: TLS framing not counted", res.Bytes)
 			}
 		})
+	}
+}
+
+// TestNoKeepAliveIsHTTP1: a connection per request is HTTP/1.1's; asked
+// over HTTP/2 it is refused, not ignored.
+func TestNoKeepAliveIsHTTP1(t *testing.T) {
+	for _, o := range []RawOptions{
+		{URL: "http://127.0.0.1:1/", Transport: TransportH2C, NoKeepAlive: true},
+		{URL: "https://127.0.0.1:1/", Transport: TransportH2, NoKeepAlive: true},
+	} {
+		if _, err := NewRaw(o); !errors.Is(err, ErrOptions) || !strings.Contains(err.Error(), "--no-keepalive") {
+			t.Errorf("%s over %s: %v", o.URL, o.Transport, err)
+		}
 	}
 }
 
