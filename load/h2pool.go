@@ -90,6 +90,18 @@ func (p *h2Pool) dial(ctx context.Context, d *net.Dialer, addr string, cfg *tls.
 	return LayerConn(tc, StackH2, &p.layers, nil), nil
 }
 
+// h2Only refuses the HTTP/1.1 options an HTTP/2 run would ignore: one
+// client (x/net's) and the connections of --conns.
+func h2Only(client string, noKeepAlive bool) error {
+	switch {
+	case noKeepAlive:
+		return fmt.Errorf("%w: --no-keepalive (a connection per request) is HTTP/1.1's: over HTTP/2 the connections are --conns", ErrOptions)
+	case client == ClientStd:
+		return fmt.Errorf("%w: --client std is net/http's HTTP/1.1 Transport or grpc-go: HTTP/2 runs on x/net's client connections", ErrOptions)
+	}
+	return nil
+}
+
 // defaultH2DialTimeout bounds a dial (TCP and TLS) when the run sets no
 // timeout.
 const defaultH2DialTimeout = 30 * time.Second

@@ -94,8 +94,10 @@ func NewRaw(o RawOptions) (*Raw, error) {
 	if o.Transport == "" {
 		o.Transport = TransportHTTP1
 	}
-	if o.NoKeepAlive && o.Transport != TransportHTTP1 {
-		return nil, fmt.Errorf("%w: --no-keepalive (a connection per request) is HTTP/1.1's: over HTTP/2 the connections are --conns", ErrOptions)
+	if o.Transport != TransportHTTP1 {
+		if err := h2Only(o.Client, o.NoKeepAlive); err != nil {
+			return nil, err
+		}
 	}
 	r.o = o
 	if len(o.ExpectStatus) == 0 {

@@ -125,6 +125,9 @@ func NewScenario(o ScenarioOptions) (Scenario, error) {
 		}
 		s.entry = e
 		if o.Transport == TransportH2C {
+			if err := h2Only(o.Client, o.NoKeepAlive); err != nil {
+				return nil, err
+			}
 			s.h2 = newH2Pool(o.Connections, o.Timeout, nil)
 		}
 	case TransportGRPC:

@@ -115,14 +115,15 @@ func TestHTTPS(t *testing.T) {
 	}
 }
 
-// TestNoKeepAliveIsHTTP1: a connection per request is HTTP/1.1's; asked
-// over HTTP/2 it is refused, not ignored.
+// TestNoKeepAliveIsHTTP1: a connection per request and net/http's client
+// are HTTP/1.1's; asked over HTTP/2 they are refused, not ignored.
 func TestNoKeepAliveIsHTTP1(t *testing.T) {
 	for _, o := range []RawOptions{
 		{URL: "http://127.0.0.1:1/", Transport: TransportH2C, NoKeepAlive: true},
 		{URL: "https://127.0.0.1:1/", Transport: TransportH2, NoKeepAlive: true},
+		{URL: "http://127.0.0.1:1/", Transport: TransportH2C, Client: ClientStd},
 	} {
-		if _, err := NewRaw(o); !errors.Is(err, ErrOptions) || !strings.Contains(err.Error(), "--no-keepalive") {
+		if _, err := NewRaw(o); !errors.Is(err, ErrOptions) || !strings.Contains(err.Error(), "--") {
 			t.Errorf("%s over %s: %v", o.URL, o.Transport, err)
 		}
 	}
