@@ -81,7 +81,7 @@ func NewRaw(o RawOptions) (*Raw, error) {
 			return nil, err
 		}
 		switch {
-		case o.Transport == "" && o.NoKeepAlive: // a connection per request is HTTP/1.1's
+		case o.Transport == "" && (o.NoKeepAlive || o.Client == ClientStd): // HTTP/1.1's options
 			o.Transport = TransportHTTP1
 		case o.Transport == "":
 			o.Transport = probeALPN(r.addr, r.tls, cmp.Or(o.Timeout, 10*time.Second))

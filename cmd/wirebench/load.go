@@ -107,7 +107,7 @@ func newLoadFlags(env *cliEnv, f *loadFlags) *pflag.FlagSet {
 	fs.StringSliceVar(&f.expect, "expect-status", nil, "accepted `status` (repeatable or comma-separated; default any 2xx)")
 	fs.StringVar(&f.raw.ExpectBodyContains, "expect-body-contains", "", "fail responses whose body lacks this `text`")
 	fs.BoolVar(&f.raw.NoKeepAlive, "no-keepalive", false, "close and redial the connection after every request (HTTP/1.1; https then skips the ALPN probe)")
-	fs.StringVar(&f.raw.Client, "client", load.ClientLean, "`client`: lean (ours) or std (net/http on HTTP/1.1, grpc-go on gRPC)")
+	fs.StringVar(&f.raw.Client, "client", load.ClientLean, "`client`: lean (ours) or std (net/http on HTTP/1.1, grpc-go on gRPC; https then skips the ALPN probe); HTTP/2 runs on x/net's")
 	fs.StringVar(&f.engine, "engine", "loop", "raw lean HTTP/1.1 in closed loop runs on wrk-style event `loops` (loop) or one goroutine per VU (goroutine)")
 	fs.StringVar(&f.raw.Transport, "transport", "", "`transport`: http1, h2 (HTTP/2 over TLS), h2c, grpc (grpc with --scenario only); default http1, or h2 when https:// and the server offers it")
 	fs.IntVar(&f.raw.Connections, "conns", 1, "h2c/h2/gRPC: `connections` shared by the VUs (streams per connection = VUs/conns)")
