@@ -374,28 +374,44 @@ func startH2Script(t *testing.T, settings []http2.Setting, answer script) string
 	return ln.Addr().String()
 }
 
-// serveH2Script serves one connection; closeAfter closes it after the
-// first answer.
-func serveH2Script(t *testing.T, c net.Conn, n int, settings []http2.Setting, answer script, closeAfter bool) {
-	defer c.Close()
+// fakeH2 is the server side of a test's HTTP/2 connection, opened by
+// openFakeH2: the client's preface read, the server's SETTINGS sent.
+type fakeH2 struct {
+	fr *http2.Framer
+	bw *bufio.Writer
+	hb bytes.Buffer // the HPACK block he writes
+	he *hpack.Encoder
+}
+
+func openFakeH2(c net.Conn, settings ...http2.Setting) (*fakeH2, error) {
 	br := bufio.NewReader(c)
 	preface := make([]byte, len(http2.ClientPreface))
 	if _, err := io.ReadFull(br, preface); err != nil || string(preface) != http2.ClientPreface {
-		return
+		return nil, fmt.Errorf("no HTTP/2 preface (%v)", err)
 	}
-	bw := bufio.NewWriter(c)
-	fr := http2.NewFramer(bw, br)
+	h := &fakeH2{bw: bufio.NewWriter(c)}
+	h.fr = http2.NewFramer(h.bw, br)
 	table := uint32(4096)
 	for _, st := range settings {
 		if st.ID == http2.SettingHeaderTableSize {
 			table = st.Val // the decoder keeps what it announced
 		}
 	}
-	fr.ReadMetaHeaders = hpack.NewDecoder(table, nil)
-	var hb bytes.Buffer
-	he := hpack.NewEncoder(&hb)
-	fr.WriteSettings(settings...)
-	bw.Flush()
+	h.fr.ReadMetaHeaders = hpack.NewDecoder(table, nil)
+	h.he = hpack.NewEncoder(&h.hb)
+	h.fr.WriteSettings(settings...)
+	return h, h.bw.Flush()
+}
+
+// serveH2Script serves one connection; closeAfter closes it after the
+// first answer.
+func serveH2Script(t *testing.T, c net.Conn, n int, settings []http2.Setting, answer script, closeAfter bool) {
+	defer c.Close()
+	h, err := openFakeH2(c, settings...)
+	if err != nil {
+		return
+	}
+	fr, bw, hb, he := h.fr, h.bw, &h.hb, h.he
 	var body []byte
 	for {
 		f, err := fr.ReadFrame()
@@ -424,7 +440,7 @@ func serveH2Script(t *testing.T, c net.Conn, n int, settings []http2.Setting, an
 				if err := decodeGRPCReply(body, new(pb.GetUserRequest)); err != nil {
 					t.Errorf("request body: %v", err)
 				}
-				answer(t, n, f.StreamID, fr, &hb, he)
+				answer(t, n, f.StreamID, fr, hb, he)
 				if bw.Flush() != nil || closeAfter {
 					return
 				}
@@ -617,15 +633,11 @@ func TestGRPCLeanPingAck(t *testing.T) {
 			return
 		}
 		defer c.Close()
-		br := bufio.NewReader(c)
-		io.ReadFull(br, make([]byte, len(http2.ClientPreface)))
-		bw := bufio.NewWriter(c)
-		fr := http2.NewFramer(bw, br)
-		fr.ReadMetaHeaders = hpack.NewDecoder(4096, nil)
-		var hb bytes.Buffer
-		he := hpack.NewEncoder(&hb)
-		fr.WriteSettings()
-		bw.Flush()
+		h, err := openFakeH2(c)
+		if err != nil {
+			return
+		}
+		fr, bw, hb, he := h.fr, h.bw, &h.hb, h.he
 		for {
 			f, err := fr.ReadFrame()
 			if err != nil {
@@ -646,7 +658,7 @@ func TestGRPCLeanPingAck(t *testing.T) {
 						break
 					}
 				}
-				replyUser(fr, &hb, he, f.StreamID, 1)
+				replyUser(fr, hb, he, f.StreamID, 1)
 				bw.Flush()
 			}
 		}

@@ -1,7 +1,6 @@
 package load
 
 import (
-	"bufio"
 	"bytes"
 	"fmt"
 	"io"
@@ -161,17 +160,11 @@ func TestH2RefusedStreamsResent(t *testing.T) {
 			}
 			go func() {
 				defer c.Close()
-				br, bw := bufio.NewReader(c), bufio.NewWriter(c)
-				preface := make([]byte, len(http2.ClientPreface))
-				if _, err := io.ReadFull(br, preface); err != nil {
+				h, err := openFakeH2(c)
+				if err != nil {
 					return
 				}
-				fr := http2.NewFramer(bw, br)
-				fr.ReadMetaHeaders = hpack.NewDecoder(4096, nil)
-				var hb bytes.Buffer
-				he := hpack.NewEncoder(&hb)
-				fr.WriteSettings()
-				bw.Flush()
+				fr, bw, hb, he := h.fr, h.bw, &h.hb, h.he
 				for {
 					f, err := fr.ReadFrame()
 					if err != nil {
@@ -181,6 +174,10 @@ func TestH2RefusedStreamsResent(t *testing.T) {
 					case *http2.SettingsFrame:
 						if !f.IsAck() {
 							fr.WriteSettingsAck()
+						}
+					case *http2.PingFrame:
+						if !f.IsAck() {
+							fr.WritePing(true, f.Data)
 						}
 					case *http2.MetaHeadersFrame:
 						if streams.Add(1)%10 == 0 {
