@@ -37,7 +37,7 @@ import (
 //   - a 1 s run beside h2load -c1 -m10 on a server that keeps its
 //     connections: at least 0.5× h2load's req/s. Our HTTP/2 client (x/net,
 //     a goroutine per stream) costs more CPU per request than nghttp2's
-//     event loop: 0.6–0.65× here, client-bound on one CPU.
+//     event loop: 0.60–0.67× here, client-bound on one CPU.
 //
 // It holds the machine's load lock itself: do not wrap it in flock.
 func TestPeerH2BesideH2load(t *testing.T) {
