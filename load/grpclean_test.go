@@ -355,23 +355,10 @@ type script func(t *testing.T, conn int, id uint32, fr *http2.Framer, hb *bytes.
 // from 0. Every call's request must be one valid gRPC message.
 func startH2Script(t *testing.T, settings []http2.Setting, answer script) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
 	var conns atomic.Int32
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			n := int(conns.Add(1)) - 1
-			go serveH2Script(t, c, n, settings, answer, false)
-		}
-	}()
-	return ln.Addr().String()
+	return serveTCP(t, func(c net.Conn) {
+		serveH2Script(t, c, int(conns.Add(1))-1, settings, answer, false)
+	})
 }
 
 // fakeH2 is the server side of a test's HTTP/2 connection, opened by
@@ -602,21 +589,7 @@ func plainLeanClient(addr string, timeout time.Duration) *grpcClient {
 // right after answer's frames.
 func startClosingScript(t *testing.T, answer script) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go serveH2Script(t, c, 0, nil, answer, true)
-		}
-	}()
-	return ln.Addr().String()
+	return serveTCP(t, func(c net.Conn) { serveH2Script(t, c, 0, nil, answer, true) })
 }
 
 // TestGRPCLeanPingAck: a server's PING is answered with its data.
@@ -702,23 +675,11 @@ func TestGRPCLeanLimits(t *testing.T) {
 // startPlainHTTP1 answers anything with an HTTP/1.1 400, as an HTTP/1.1
 // server does to the HTTP/2 preface.
 func startPlainHTTP1(t *testing.T) string {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			c.Read(make([]byte, 1024))
-			io.WriteString(c, "HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
-			c.Close()
-		}
-	}()
-	return ln.Addr().String()
+	return serveTCP(t, func(c net.Conn) {
+		c.Read(make([]byte, 1024))
+		io.WriteString(c, "HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+		c.Close()
+	})
 }
 
 // FuzzGRPCLeanServerBytes: whatever a server sends after its SETTINGS,

@@ -146,58 +146,44 @@ func TestH2BodyAnsweredEarly(t *testing.T) {
 // counted as failed, and the run says how many were sent again.
 func TestH2RefusedStreamsResent(t *testing.T) {
 	t.Parallel()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
 	var streams, refused, answered atomic.Int64
-	go func() {
+	addr := serveTCP(t, func(c net.Conn) {
+		defer c.Close()
+		h, err := openFakeH2(c)
+		if err != nil {
+			return
+		}
 		for {
-			c, err := ln.Accept()
+			f, err := h.fr.ReadFrame()
 			if err != nil {
 				return
 			}
-			go func() {
-				defer c.Close()
-				h, err := openFakeH2(c)
-				if err != nil {
-					return
+			switch f := f.(type) {
+			case *http2.SettingsFrame:
+				if !f.IsAck() {
+					h.fr.WriteSettingsAck()
 				}
-				fr, bw, hb, he := h.fr, h.bw, &h.hb, h.he
-				for {
-					f, err := fr.ReadFrame()
-					if err != nil {
-						return
-					}
-					switch f := f.(type) {
-					case *http2.SettingsFrame:
-						if !f.IsAck() {
-							fr.WriteSettingsAck()
-						}
-					case *http2.PingFrame:
-						if !f.IsAck() {
-							fr.WritePing(true, f.Data)
-						}
-					case *http2.MetaHeadersFrame:
-						if streams.Add(1)%10 == 0 {
-							refused.Add(1)
-							fr.WriteRSTStream(f.StreamID, http2.ErrCodeRefusedStream)
-							break
-						}
-						answered.Add(1)
-						hb.Reset()
-						he.WriteField(hpack.HeaderField{Name: ":status", Value: "200"})
-						fr.WriteHeaders(http2.HeadersFrameParam{StreamID: f.StreamID, BlockFragment: hb.Bytes(), EndHeaders: true, EndStream: true})
-					}
-					if bw.Flush() != nil {
-						return
-					}
+			case *http2.PingFrame:
+				if !f.IsAck() {
+					h.fr.WritePing(true, f.Data)
 				}
-			}()
+			case *http2.MetaHeadersFrame:
+				if streams.Add(1)%10 == 0 {
+					refused.Add(1)
+					h.fr.WriteRSTStream(f.StreamID, http2.ErrCodeRefusedStream)
+					break
+				}
+				answered.Add(1)
+				h.hb.Reset()
+				h.he.WriteField(hpack.HeaderField{Name: ":status", Value: "200"})
+				h.fr.WriteHeaders(http2.HeadersFrameParam{StreamID: f.StreamID, BlockFragment: h.hb.Bytes(), EndHeaders: true, EndStream: true})
+			}
+			if h.bw.Flush() != nil {
+				return
+			}
 		}
-	}()
-	res := runRaw(t, Options{Concurrency: 4, Requests: 300, Timeout: 10 * time.Second}, RawOptions{URL: "http://" + ln.Addr().String() + "/", Transport: TransportH2C})
+	})
+	res := runRaw(t, Options{Concurrency: 4, Requests: 300, Timeout: 10 * time.Second}, RawOptions{URL: "http://" + addr + "/", Transport: TransportH2C})
 	if res.Requests != 300 || res.Failed != 0 || answered.Load() != 300 {
 		t.Errorf("%d requests, %d failed %v; the server answered %d", res.Requests, res.Failed, res.Failures, answered.Load())
 	}
@@ -212,23 +198,10 @@ func TestH2RefusedStreamsResent(t *testing.T) {
 // hang the run.
 func TestH2TLSHandshakeBounded(t *testing.T) {
 	t.Parallel()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go io.Copy(io.Discard, c) // reads the ClientHello, answers nothing
-		}
-	}()
+	addr := serveTCP(t, func(c net.Conn) { io.Copy(io.Discard, c) }) // reads the ClientHello, answers nothing
 	start := time.Now()
 	res := runRaw(t, Options{Concurrency: 2, Requests: 4, Timeout: 300 * time.Millisecond},
-		RawOptions{URL: "https://" + ln.Addr().String() + "/", Transport: TransportH2, Insecure: true})
+		RawOptions{URL: "https://" + addr + "/", Transport: TransportH2, Insecure: true})
 	if res.Failed != 4 || time.Since(start) > 5*time.Second {
 		t.Errorf("%d of %d failed (%v) in %v", res.Failed, res.Requests, res.Failures, time.Since(start))
 	}

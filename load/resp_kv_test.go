@@ -169,33 +169,19 @@ func TestKVRESPServerKillsClients(t *testing.T) {
 // keep, it answers every read so and keeps the connection.
 func fakeRESP(t *testing.T, reply string, keep bool) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
-	go func() {
+	return "redis://" + serveTCP(t, func(c net.Conn) {
+		defer c.Close()
+		buf := make([]byte, 4096)
 		for {
-			c, err := ln.Accept()
-			if err != nil {
+			if _, err := c.Read(buf); err != nil {
 				return
 			}
-			go func() {
-				defer c.Close()
-				buf := make([]byte, 4096)
-				for {
-					if _, err := c.Read(buf); err != nil {
-						return
-					}
-					c.Write([]byte(reply))
-					if !keep {
-						return
-					}
-				}
-			}()
+			c.Write([]byte(reply))
+			if !keep {
+				return
+			}
 		}
-	}()
-	return "redis://" + ln.Addr().String()
+	})
 }
 
 // TestKVRESPClosedConnections: a server that closes before replying, or
