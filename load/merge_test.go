@@ -19,6 +19,21 @@ func emptyResult(seg Segment) *Result {
 	}
 }
 
+// throughFile writes r as a result file and reads it back, as merge
+// reads the files of separate processes.
+func throughFile(t *testing.T, r *Result) *Result {
+	t.Helper()
+	var buf bytes.Buffer
+	if err := r.WriteJSON(&buf); err != nil {
+		t.Fatal(err)
+	}
+	back, err := ReadResult(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return back
+}
+
 // TestMergeExact: segments written to result files and merged hold the
 // same histogram as one result that recorded every value.
 func TestMergeExact(t *testing.T) {
@@ -38,15 +53,7 @@ func TestMergeExact(t *testing.T) {
 	}
 	var files []*Result
 	for _, s := range segs {
-		var buf bytes.Buffer
-		if err := s.WriteJSON(&buf); err != nil {
-			t.Fatal(err)
-		}
-		back, err := ReadResult(&buf)
-		if err != nil {
-			t.Fatal(err)
-		}
-		files = append(files, back)
+		files = append(files, throughFile(t, s))
 	}
 	m, err := Merge(files...)
 	if err != nil {

@@ -1,7 +1,6 @@
 package load
 
 import (
-	"bytes"
 	"context"
 	"strings"
 	"testing"
@@ -158,15 +157,7 @@ func TestMergeStreamSegments(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var buf bytes.Buffer
-		if err := res.WriteJSON(&buf); err != nil {
-			t.Fatal(err)
-		}
-		back, err := ReadResult(&buf)
-		if err != nil {
-			t.Fatal(err)
-		}
-		parts = append(parts, back)
+		parts = append(parts, throughFile(t, res))
 	}
 	m, err := Merge(parts...)
 	if err != nil {
