@@ -12,12 +12,13 @@ import (
 	"google.golang.org/grpc/codes"
 
 	"github.com/wirebench/wirebench/measure"
+	"github.com/wirebench/wirebench/results"
 )
 
 // Run drives sc with opts until the request count or duration is reached
 // or ctx ends, and returns what it measured. Failed requests are in the
 // result; Run returns an error only when the run could not start.
-func Run(ctx context.Context, opts Options, sc Scenario) (*Result, error) {
+func Run(ctx context.Context, opts Options, sc Scenario) (*results.Load, error) {
 	o, err := opts.withDefaults()
 	if err != nil {
 		return nil, err
@@ -28,7 +29,7 @@ func Run(ctx context.Context, opts Options, sc Scenario) (*Result, error) {
 	}
 	ops := sc.Ops()
 	r := &runner{o: o, sc: sc, nops: len(ops)}
-	if o.open() {
+	if o.OpenLoop() {
 		r.pacer = test.pacer() // the whole test's schedule, of which…
 		if o.Segment.N > 1 {
 			r.pacer = segmentPacer{whole: r.pacer, seg: o.Segment} // …a segment sends its stripe
@@ -64,7 +65,7 @@ func Run(ctx context.Context, opts Options, sc Scenario) (*Result, error) {
 	defer cancelHard()
 
 	stopLive := r.startLive()
-	if raw, ok := sc.(*Raw); ok && raw.loopable() && !o.open() && len(o.Stages) == 0 && o.EventLoop {
+	if raw, ok := sc.(*Raw); ok && raw.loopable() && !o.OpenLoop() && len(o.Stages) == 0 && o.EventLoop {
 		r.runLoops(issue, hard, raw)
 	} else {
 		var wg sync.WaitGroup
@@ -92,7 +93,7 @@ func Run(ctx context.Context, opts Options, sc Scenario) (*Result, error) {
 	res.Start, res.End, res.Window = r.start, end, end.Sub(r.start)
 	if o.Segment.N >= 1 { // run as a segment, if only 1/1: mergeable as one test
 		test.StartAt = r.o.StartAt
-		res.Test = &test
+		res.Test = &test.Options
 	}
 	if o.Duration > 0 && o.Duration < res.Window {
 		res.Window = o.Duration // the graceful stop is not part of the window
@@ -109,7 +110,7 @@ func Run(ctx context.Context, opts Options, sc Scenario) (*Result, error) {
 			res.Warnings = append(res.Warnings, fmt.Sprintf("%d HTTP/2 requests were sent again: the server refused them unprocessed (GOAWAY past their stream, REFUSED_STREAM; not counted as failures)", n))
 		}
 	}
-	res.CPU = CPUUsage{User: u1 - u0, System: s1 - s0, CPUs: len(measure.Affinity()), Allocs: a1 - a0, AllocBytes: b1 - b0}
+	res.CPU = results.CPU{User: u1 - u0, System: s1 - s0, CPUs: len(measure.Affinity()), Allocs: a1 - a0, AllocBytes: b1 - b0}
 	if wc, ok := sc.(WireCounter); ok {
 		in, out := wc.WireBytes()
 		res.Bytes.WireIn += in
@@ -118,7 +119,7 @@ func Run(ctx context.Context, opts Options, sc Scenario) (*Result, error) {
 	if bc, ok := sc.(BodyCounter); ok {
 		res.Bytes.BodyOut += bc.BodyBytesOut()
 	}
-	if !o.open() {
+	if !o.OpenLoop() {
 		res.Service.Merge(res.Latency)
 		for i := range res.Ops {
 			res.Ops[i].Service.Merge(res.Ops[i].Latency)
@@ -129,7 +130,7 @@ func Run(ctx context.Context, opts Options, sc Scenario) (*Result, error) {
 		res.Ops[0].Service.Merge(res.Service)
 	}
 	finishStream(res, sc)
-	res.Warnings = append(res.Warnings, Diagnose(res)...)
+	res.Warnings = append(res.Warnings, results.Diagnose(res)...)
 	return res, nil
 }
 
@@ -172,7 +173,7 @@ func (r *runner) work(issue, hard context.Context, id int, vu VU, st *workerStat
 		sl = newSleeper(issue)
 		defer sl.close()
 	}
-	ramp := !r.o.open() && len(r.o.Stages) > 0
+	ramp := !r.o.OpenLoop() && len(r.o.Stages) > 0
 	for issue.Err() == nil {
 		var intended time.Time
 		switch {
@@ -289,15 +290,15 @@ func (r *runner) waitActive(ctx context.Context, timer *time.Timer, id int) bool
 }
 
 // result merges the workers' stats.
-func (r *runner) result(names []string) *Result {
-	res := &Result{
-		Schema: Schema, Options: r.o,
+func (r *runner) result(names []string) *results.Load {
+	res := &results.Load{
+		Schema: results.LoadSchema, Options: r.o.Options,
 		Latency: measure.NewHistogram(), Service: measure.NewHistogram(), Lag: measure.NewHistogram(),
 		Status: map[string]int64{}, Failures: map[string]int64{},
 	}
-	res.Ops = make([]OpResult, len(names))
+	res.Ops = make([]results.Op, len(names))
 	for i, n := range names {
-		res.Ops[i] = OpResult{Name: n, Latency: measure.NewHistogram(), Service: measure.NewHistogram()}
+		res.Ops[i] = results.Op{Name: n, Latency: measure.NewHistogram(), Service: measure.NewHistogram()}
 	}
 	for i, st := range r.stats {
 		res.Latency.Merge(st.lat)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/wirebench/wirebench/measure"
+	"github.com/wirebench/wirebench/results"
 )
 
 // Stream scenarios: one operation is one whole exchange — a server stream
@@ -62,47 +63,21 @@ type StreamOptions struct {
 	Timeout  time.Duration `json:"timeout"`
 }
 
-// StreamResult is what a stream scenario adds to a Result.
-type StreamResult struct {
-	Kind string `json:"kind"`
-	// Exchanges completed (streams, lists, calls) and items they carried.
-	Exchanges int64 `json:"exchanges"`
-	Items     int64 `json:"items"`
-	// First is from the request's start to the first item; Last to the
-	// last; PerMessage as the scenario defines it (see the kinds).
-	First      *measure.Histogram `json:"first"`
-	Last       *measure.Histogram `json:"last"`
-	PerMessage *measure.Histogram `json:"per_message"`
-	// In and Out split the bytes on every connection by layer.
-	In  Layers `json:"in"`
-	Out Layers `json:"out"`
-	// InBrowser marks latencies measured by a page with performance.now().
-	InBrowser bool `json:"in_browser,omitempty"`
-}
-
-// ItemsPerSecond is the rate of items over the run's measured window.
-func (s *StreamResult) ItemsPerSecond(window time.Duration) float64 {
-	if window <= 0 {
-		return 0
-	}
-	return float64(s.Items) / window.Seconds()
-}
-
 // streamReporter is a scenario that adds a StreamResult to its run's
 // Result (finishStream, called by Run).
 type streamReporter interface {
-	streamResult() *StreamResult
+	streamResult() *results.Stream
 }
 
 // finishStream fills res.Stream from a stream scenario; a scenario that
 // measured its own latencies (the browser) replaces the run's.
-func finishStream(res *Result, sc Scenario) {
+func finishStream(res *results.Load, sc Scenario) {
 	sr, ok := sc.(streamReporter)
 	if !ok {
 		return
 	}
 	res.Stream = sr.streamResult()
-	if ol, ok := sc.(interface{ ownLatency(*Result) }); ok {
+	if ol, ok := sc.(interface{ ownLatency(*results.Load) }); ok {
 		ol.ownLatency(res)
 	}
 }
@@ -134,8 +109,8 @@ type streamScenario struct {
 	sharedErr  error
 	sharedOnce sync.Once
 	closers    []func()
-	final      *[2]Layers // the layers when WireBytes was read
-	expect     int        // the list's length at the start (checked per exchange)
+	final      *[2]results.Layers // the layers when WireBytes was read
+	expect     int                // the list's length at the start (checked per exchange)
 }
 
 // NewStream validates o and returns its scenario.
@@ -205,18 +180,18 @@ func (s *streamScenario) WireBytes() (in, out int64) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	in, out = s.raw.In.Load(), s.raw.Out.Load()
-	s.final = &[2]Layers{s.layers.In(), s.layers.Out()}
+	s.final = &[2]results.Layers{s.layers.In(), s.layers.Out()}
 	return in, out
 }
 
-func (s *streamScenario) streamResult() *StreamResult {
+func (s *streamScenario) streamResult() *results.Stream {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	in, out := s.layers.In(), s.layers.Out()
 	if s.final != nil {
 		in, out = s.final[0], s.final[1]
 	}
-	return &StreamResult{Kind: s.o.Kind, Exchanges: s.stats.exchanges, Items: s.stats.items,
+	return &results.Stream{Kind: s.o.Kind, Exchanges: s.stats.exchanges, Items: s.stats.items,
 		First: s.stats.first, Last: s.stats.last, PerMessage: s.stats.perMessage, In: in, Out: out}
 }
 
