@@ -217,6 +217,16 @@ func (s *browserScenario) streamResult() *results.Stream {
 		First: s.lat, Last: s.lat, PerMessage: measure.NewHistogram(), InBrowser: true}
 }
 
+// Driver implements Scenario.
+func (s *browserScenario) Driver() Driver { return PerVU }
+
+// Finish implements Scenario: the stream section, and the page's own
+// latencies in place of the batches'.
+func (s *browserScenario) Finish(res *results.Load) {
+	res.Stream = s.streamResult()
+	s.ownLatency(res)
+}
+
 // ownLatency puts the page's measurements in place of the batches'.
 func (s *browserScenario) ownLatency(res *results.Load) {
 	s.mu.Lock()

@@ -65,20 +65,13 @@ func Run(ctx context.Context, opts Options, sc Scenario) (*results.Load, error) 
 	defer cancelHard()
 
 	stopLive := r.startLive()
-	if raw, ok := sc.(*Raw); ok && raw.loopable() && !o.OpenLoop() && len(o.Stages) == 0 && o.EventLoop {
-		r.runLoops(issue, hard, raw)
-	} else {
-		var wg sync.WaitGroup
-		for i := range vus {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				if !r.workBatch(issue, hard, i, vus[i], r.stats[i]) { // RESP pipelining (kv_batch.go)
-					r.work(issue, hard, i, vus[i], r.stats[i])
-				}
-			}()
-		}
-		wg.Wait()
+	switch pickDriver(&o, sc) {
+	case EventLoops:
+		r.runLoops(issue, hard, sc.(*Raw)) // only raw mode names EventLoops
+	case Batches:
+		r.eachVU(vus, func(i int) { r.workBatch(issue, hard, i, vus[i].(batchVU), r.stats[i]) })
+	default:
+		r.eachVU(vus, func(i int) { r.work(issue, hard, i, vus[i], r.stats[i]) })
 	}
 	end := time.Now()
 	u1, s1 := measure.SelfCPU()
@@ -87,9 +80,7 @@ func Run(ctx context.Context, opts Options, sc Scenario) (*results.Load, error) 
 	closeVUs(vus)
 
 	res := r.result(ops)
-	if n, ok := sc.(interface{ Name() string }); ok {
-		res.Scenario = n.Name()
-	}
+	res.Scenario = sc.Name()
 	res.Start, res.End, res.Window = r.start, end, end.Sub(r.start)
 	if o.Segment.N >= 1 { // run as a segment, if only 1/1: mergeable as one test
 		test.StartAt = r.o.StartAt
@@ -105,20 +96,7 @@ func Run(ctx context.Context, opts Options, sc Scenario) (*results.Load, error) 
 	if retried > 0 {
 		res.Warnings = append(res.Warnings, fmt.Sprintf("%d requests were sent again on a new connection: the server closed an idle keep-alive connection as they were sent (not counted as failures)", retried))
 	}
-	if rs, ok := sc.(Resender); ok {
-		if n := rs.Resent(); n > 0 {
-			res.Warnings = append(res.Warnings, fmt.Sprintf("%d HTTP/2 requests were sent again: the server refused them unprocessed (GOAWAY past their stream, REFUSED_STREAM; not counted as failures)", n))
-		}
-	}
 	res.CPU = results.CPU{User: u1 - u0, System: s1 - s0, CPUs: len(measure.Affinity()), Allocs: a1 - a0, AllocBytes: b1 - b0}
-	if wc, ok := sc.(WireCounter); ok {
-		in, out := wc.WireBytes()
-		res.Bytes.WireIn += in
-		res.Bytes.WireOut += out
-	}
-	if bc, ok := sc.(BodyCounter); ok {
-		res.Bytes.BodyOut += bc.BodyBytesOut()
-	}
 	if !o.OpenLoop() {
 		res.Service.Merge(res.Latency)
 		for i := range res.Ops {
@@ -129,9 +107,23 @@ func Run(ctx context.Context, opts Options, sc Scenario) (*results.Load, error) 
 		res.Ops[0].Latency.Merge(res.Latency)
 		res.Ops[0].Service.Merge(res.Service)
 	}
-	finishStream(res, sc)
+	sc.Finish(res)
 	res.Warnings = append(res.Warnings, results.Diagnose(res)...)
 	return res, nil
+}
+
+// eachVU runs work(i) for every VU in a goroutine of its own and waits
+// for them all.
+func (r *runner) eachVU(vus []VU, work func(i int)) {
+	var wg sync.WaitGroup
+	for i := range vus {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			work(i)
+		}()
+	}
+	wg.Wait()
 }
 
 func closeVUs(vus []VU) {

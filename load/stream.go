@@ -63,25 +63,6 @@ type StreamOptions struct {
 	Timeout  time.Duration `json:"timeout"`
 }
 
-// streamReporter is a scenario that adds a StreamResult to its run's
-// Result (finishStream, called by Run).
-type streamReporter interface {
-	streamResult() *results.Stream
-}
-
-// finishStream fills res.Stream from a stream scenario; a scenario that
-// measured its own latencies (the browser) replaces the run's.
-func finishStream(res *results.Load, sc Scenario) {
-	sr, ok := sc.(streamReporter)
-	if !ok {
-		return
-	}
-	res.Stream = sr.streamResult()
-	if ol, ok := sc.(interface{ ownLatency(*results.Load) }); ok {
-		ol.ownLatency(res)
-	}
-}
-
 // streamStats are one VU's measurements, merged into the scenario's when
 // the VU closes (no lock per message).
 type streamStats struct {
@@ -172,8 +153,20 @@ func streamOp(kind string) string {
 	return "list users"
 }
 
-// WireBytes closes the shared connections (the run is over: Run asks
-// after its VUs closed) so that nothing more crosses them, then snapshots
+// Driver implements Scenario.
+func (s *streamScenario) Driver() Driver { return PerVU }
+
+// Finish implements Scenario: the shared connections' bytes and the
+// stream section.
+func (s *streamScenario) Finish(res *results.Load) {
+	in, out := s.WireBytes()
+	res.Bytes.WireIn += in
+	res.Bytes.WireOut += out
+	res.Stream = s.streamResult()
+}
+
+// WireBytes closes the shared connections (the run is over: Finish asks
+// after the VUs closed) so that nothing more crosses them, then snapshots
 // their bytes and the layers together, so the two agree exactly.
 func (s *streamScenario) WireBytes() (in, out int64) {
 	s.Close()
