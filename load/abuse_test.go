@@ -10,6 +10,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/wirebench/wirebench/results"
 )
 
 // Resource-abuse tests (issue 10): a server sending an endless head, an
@@ -116,8 +118,7 @@ func TestAbusiveServers(t *testing.T) {
 					stop := make(chan struct{})
 					peak := peakHeap(stop)
 					t0 := time.Now()
-					res := runRaw(t, Options{Concurrency: 1, Duration: 700 * time.Millisecond, GracefulStop: 200 * time.Millisecond,
-						EventLoop: e.loop, Timeout: 500 * time.Millisecond}, ro)
+					res := runRaw(t, Options{Options: results.Options{Concurrency: 1, Duration: 700 * time.Millisecond, GracefulStop: 200 * time.Millisecond, EventLoop: e.loop, Timeout: 500 * time.Millisecond}}, ro)
 					close(stop)
 					el, p := time.Since(t0), <-peak
 					// -d 0.7s + graceful stop 0.2s; 5s leaves room for a

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/wirebench/wirebench/internal/lazy"
+	"github.com/wirebench/wirebench/results"
 )
 
 // Defaults and bounds of a FileBarrier (README, limits table).
@@ -42,7 +43,7 @@ const (
 //	…
 type FileBarrier struct {
 	Dir     string
-	Segment Segment
+	Segment results.Segment
 	// Lead is the time from the last arrival to the start (default
 	// DefaultBarrierLead); a segment that learns of the last arrival
 	// later than MaxStartLate after the start fails.
@@ -55,11 +56,11 @@ type FileBarrier struct {
 
 var readyRE = lazy.Regexp(`^ready-([0-9]+)-of-([0-9]+)$`)
 
-func readyName(s Segment) string { return fmt.Sprintf("ready-%d-of-%d", s.I, s.N) }
+func readyName(s results.Segment) string { return fmt.Sprintf("ready-%d-of-%d", s.I, s.N) }
 
 // Wait implements Barrier.
 func (b FileBarrier) Wait(ctx context.Context) (time.Time, error) {
-	if b.Segment.N < 1 || b.Segment.validate() != nil {
+	if b.Segment.N < 1 || b.Segment.Validate() != nil {
 		return time.Time{}, fmt.Errorf("%w: a barrier needs the segment i/n, got %s", ErrOptions, b.Segment)
 	}
 	lead, timeout, now := b.Lead, b.Timeout, b.now
@@ -157,7 +158,7 @@ func (b FileBarrier) read() (times []time.Time, missing []string, err error) {
 		if t, ok := seen[i]; ok {
 			times = append(times, t)
 		} else {
-			missing = append(missing, Segment{I: i, N: b.Segment.N}.String())
+			missing = append(missing, results.Segment{I: i, N: b.Segment.N}.String())
 		}
 	}
 	return times, missing, nil

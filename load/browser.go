@@ -15,6 +15,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/wirebench/wirebench/measure"
+	"github.com/wirebench/wirebench/results"
 )
 
 // Browser scenarios run the page the server serves at /bench/ (package
@@ -209,15 +210,25 @@ func firstLine(s string) string {
 	return s
 }
 
-func (s *browserScenario) streamResult() *StreamResult {
+func (s *browserScenario) streamResult() *results.Stream {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return &StreamResult{Kind: "browser " + s.o.Kind, Exchanges: s.calls - s.failed, Items: s.items,
+	return &results.Stream{Kind: "browser " + s.o.Kind, Exchanges: s.calls - s.failed, Items: s.items,
 		First: s.lat, Last: s.lat, PerMessage: measure.NewHistogram(), InBrowser: true}
 }
 
+// Driver implements Scenario.
+func (s *browserScenario) Driver() Driver { return PerVU }
+
+// Finish implements Scenario: the stream section, and the page's own
+// latencies in place of the batches'.
+func (s *browserScenario) Finish(res *results.Load) {
+	res.Stream = s.streamResult()
+	s.ownLatency(res)
+}
+
 // ownLatency puts the page's measurements in place of the batches'.
-func (s *browserScenario) ownLatency(res *Result) {
+func (s *browserScenario) ownLatency(res *results.Load) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	res.Latency, res.Service = s.lat, s.lat

@@ -6,6 +6,8 @@ import (
 	"os"
 	"testing"
 	"time"
+
+	"github.com/wirebench/wirebench/results"
 )
 
 // needChromium skips outside CI when there is no browser, and fails in CI.
@@ -34,7 +36,7 @@ func TestBrowserQuick(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			res, err := Run(context.Background(), Options{Concurrency: 1, Requests: 2}, sc)
+			res, err := Run(context.Background(), Options{Options: results.Options{Concurrency: 1, Requests: 2}}, sc)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/wirebench/wirebench/api"
 	"github.com/wirebench/wirebench/load"
+	"github.com/wirebench/wirebench/results"
 )
 
 // Fairness rule 2: every response is decoded and checked. These tests
@@ -122,7 +123,7 @@ func runCase(t *testing.T, c checkCase, transport string) map[string]int64 {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { sc.(interface{ Close() error }).Close() })
-	r, err := load.Run(context.Background(), load.Options{Concurrency: 1, Requests: c.n}, sc)
+	r, err := load.Run(context.Background(), load.Options{Options: results.Options{Concurrency: 1, Requests: c.n}}, sc)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -269,7 +270,7 @@ func TestRawChecks(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				r, err := load.Run(context.Background(), load.Options{Concurrency: 1, Requests: n, EventLoop: cl.loop}, sc)
+				r, err := load.Run(context.Background(), load.Options{Options: results.Options{Concurrency: 1, Requests: n, EventLoop: cl.loop}}, sc)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -307,7 +308,7 @@ func TestRawTransportFailures(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		r, err := load.Run(context.Background(), load.Options{Concurrency: 1, Requests: n, EventLoop: c.loop}, sc)
+		r, err := load.Run(context.Background(), load.Options{Options: results.Options{Concurrency: 1, Requests: n, EventLoop: c.loop}}, sc)
 		if err != nil {
 			t.Fatal(err)
 		}

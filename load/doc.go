@@ -27,20 +27,21 @@
 // A failed request is data: it is counted by reason and the run goes on.
 package load
 
-import "errors"
+import (
+	"errors"
+
+	"github.com/wirebench/wirebench/results"
+)
 
 // Sentinel errors; each is wrapped with detail where it is returned.
 var (
-	// ErrOptions reports an invalid Options value.
-	ErrOptions = errors.New("load: invalid options")
+	// ErrOptions reports an invalid Options value; it is
+	// results.ErrOptions, which the options' parsers there return too.
+	ErrOptions = results.ErrOptions
 	// ErrMalformed reports a response the HTTP/1.1 or RESP parser cannot
 	// read.
 	ErrMalformed = errors.New("load: malformed response")
 	// ErrTooLarge reports a response over the client's size limits
 	// (maxHead, maxBody).
 	ErrTooLarge = errors.New("load: response too large")
-	// ErrResult reports a result file that cannot be read or merged.
-	ErrResult = errors.New("load: bad result")
-	// ErrThreshold reports a threshold expression that cannot be parsed.
-	ErrThreshold = errors.New("load: bad threshold")
 )

@@ -13,6 +13,7 @@ import (
 
 	"github.com/wirebench/wirebench/internal/rawio"
 	"github.com/wirebench/wirebench/measure"
+	"github.com/wirebench/wirebench/results"
 )
 
 // The event loop is wrk's design in Go: one goroutine owns many HTTP/1.1
@@ -100,7 +101,7 @@ func (r *runner) runLoops(issue, hard context.Context, raw *Raw) {
 	}
 	done := make(chan struct{}, loops)
 	for i := range loops {
-		n := int(Segment{I: i + 1, N: loops}.share(int64(r.o.Concurrency)))
+		n := int(results.Segment{I: i + 1, N: loops}.Share(int64(r.o.Concurrency)))
 		l := &h1Loop{r: r, raw: raw, st: r.stats[i], wire: &r.wire[i], conns: make([]loopConn, n),
 			rbuf: make([]byte, 64<<10), sa: newRawSockaddr(sa), issue: issue, issueEnd: issueEnd,
 			keep: raw.o.ExpectBodyContains != "", noBody: raw.o.Method == "HEAD"}

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/wirebench/wirebench/measure"
+	"github.com/wirebench/wirebench/results"
 	"golang.org/x/net/http2"
 )
 
@@ -251,3 +252,11 @@ func (p *h2Pool) Resent() int64 {
 }
 
 func (p *h2Pool) client(vu int) *http.Client { return p.clients[vu%len(p.clients)] }
+
+// resentWarning tells the reader of res that n HTTP/2 requests were sent
+// again (Resent), if any.
+func resentWarning(res *results.Load, n int64) {
+	if n > 0 {
+		res.Warnings = append(res.Warnings, fmt.Sprintf("%d HTTP/2 requests were sent again: the server refused them unprocessed (GOAWAY past their stream, REFUSED_STREAM; not counted as failures)", n))
+	}
+}

@@ -16,6 +16,7 @@ import (
 	"golang.org/x/net/http2/hpack"
 
 	"github.com/wirebench/wirebench/measure"
+	"github.com/wirebench/wirebench/results"
 )
 
 // h2Server is an h2c server (net/http's) that counts the connections it
@@ -44,7 +45,7 @@ func (a acceptCounter) Accept() (net.Conn, error) {
 // settle waits (up to 2 s) until the server has read and written as many
 // bytes as res counted: the client's last frames may still be on their
 // way when the run returns.
-func (s *h2Server) settle(res *Result) {
+func (s *h2Server) settle(res *results.Load) {
 	for deadline := time.Now().Add(2 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
 		if s.ln.Bytes.In.Load() == res.Bytes.WireOut && s.ln.Bytes.Out.Load() >= res.Bytes.WireIn {
 			return
@@ -79,7 +80,7 @@ func TestH2ConnectionsExact(t *testing.T) {
 		time.Sleep(time.Millisecond) // streams overlap
 		w.Write([]byte("hello, wirebench"))
 	})
-	res := runRaw(t, Options{Concurrency: 32, Requests: 400, Timeout: 10 * time.Second}, RawOptions{URL: s.URL, Transport: TransportH2C, Connections: 2})
+	res := runRaw(t, Options{Options: results.Options{Concurrency: 32, Requests: 400, Timeout: 10 * time.Second}}, RawOptions{URL: s.URL, Transport: TransportH2C, Connections: 2})
 	if res.Requests != 400 || res.Failed != 0 || s.requests.Load() != 400 {
 		t.Errorf("%d requests, %d failed %v; the server handled %d", res.Requests, res.Failed, res.Failures, s.requests.Load())
 	}
@@ -99,7 +100,7 @@ func TestH2GoAwayCounted(t *testing.T) {
 		}
 		w.Write([]byte("hello, wirebench"))
 	})
-	res := runRaw(t, Options{Concurrency: 8, Requests: 500, Timeout: 10 * time.Second}, RawOptions{URL: s.URL, Transport: TransportH2C})
+	res := runRaw(t, Options{Options: results.Options{Concurrency: 8, Requests: 500, Timeout: 10 * time.Second}}, RawOptions{URL: s.URL, Transport: TransportH2C})
 	s.settle(res)
 	if res.Requests != 500 || res.Failed != 0 || s.requests.Load() != 500 || res.Status["200"] != 500 {
 		t.Errorf("%d requests, %d failed %v, status %v; the server handled %d", res.Requests, res.Failed, res.Failures, res.Status, s.requests.Load())
@@ -122,7 +123,7 @@ func TestH2BodyAnsweredEarly(t *testing.T) {
 		http.Error(w, "too large", http.StatusRequestEntityTooLarge)
 	})
 	body := bytes.Repeat([]byte("a"), 16<<20)
-	res := runRaw(t, Options{Concurrency: 2, Requests: 20, Timeout: 10 * time.Second},
+	res := runRaw(t, Options{Options: results.Options{Concurrency: 2, Requests: 20, Timeout: 10 * time.Second}},
 		RawOptions{URL: s.URL, Transport: TransportH2C, Method: "POST", Body: body, ExpectStatus: []int{413}})
 	s.settle(res)
 	if res.Requests != 20 || res.Failed != 0 || res.Status["413"] != 20 {
@@ -134,7 +135,7 @@ func TestH2BodyAnsweredEarly(t *testing.T) {
 	}
 	// A whole body read by the server is counted whole.
 	s2 := startH2Server(t, 100, func(_ int64, w http.ResponseWriter, r *http.Request) { io.Copy(io.Discard, r.Body) })
-	res = runRaw(t, Options{Concurrency: 2, Requests: 4, Timeout: 10 * time.Second},
+	res = runRaw(t, Options{Options: results.Options{Concurrency: 2, Requests: 4, Timeout: 10 * time.Second}},
 		RawOptions{URL: s2.URL, Transport: TransportH2C, Method: "POST", Body: body})
 	if res.Failed != 0 || res.Bytes.BodyOut != 4*int64(len(body)) {
 		t.Errorf("%d failed %v; body out %d, want %d", res.Failed, res.Failures, res.Bytes.BodyOut, 4*len(body))
@@ -183,7 +184,7 @@ func TestH2RefusedStreamsResent(t *testing.T) {
 			}
 		}
 	})
-	res := runRaw(t, Options{Concurrency: 4, Requests: 300, Timeout: 10 * time.Second}, RawOptions{URL: "http://" + addr + "/", Transport: TransportH2C})
+	res := runRaw(t, Options{Options: results.Options{Concurrency: 4, Requests: 300, Timeout: 10 * time.Second}}, RawOptions{URL: "http://" + addr + "/", Transport: TransportH2C})
 	if res.Requests != 300 || res.Failed != 0 || answered.Load() != 300 {
 		t.Errorf("%d requests, %d failed %v; the server answered %d", res.Requests, res.Failed, res.Failures, answered.Load())
 	}
@@ -200,7 +201,7 @@ func TestH2TLSHandshakeBounded(t *testing.T) {
 	t.Parallel()
 	addr := serveTCP(t, func(c net.Conn) { io.Copy(io.Discard, c) }) // reads the ClientHello, answers nothing
 	start := time.Now()
-	res := runRaw(t, Options{Concurrency: 2, Requests: 4, Timeout: 300 * time.Millisecond},
+	res := runRaw(t, Options{Options: results.Options{Concurrency: 2, Requests: 4, Timeout: 300 * time.Millisecond}},
 		RawOptions{URL: "https://" + addr + "/", Transport: TransportH2, Insecure: true})
 	if res.Failed != 4 || time.Since(start) > 5*time.Second {
 		t.Errorf("%d of %d failed (%v) in %v", res.Failed, res.Requests, res.Failures, time.Since(start))

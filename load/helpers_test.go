@@ -1,6 +1,7 @@
 package load
 
 import (
+	"bytes"
 	"context"
 	"net"
 	"net/http"
@@ -9,6 +10,7 @@ import (
 	"time"
 
 	"github.com/wirebench/wirebench/measure"
+	"github.com/wirebench/wirebench/results"
 )
 
 // testServer is an HTTP server on 127.0.0.1:0 that counts the requests
@@ -53,7 +55,7 @@ func okHandler(w http.ResponseWriter, r *http.Request) {
 	w.Write([]byte("hello, wirebench"))
 }
 
-func runRaw(t *testing.T, o Options, ro RawOptions) *Result {
+func runRaw(t *testing.T, o Options, ro RawOptions) *results.Load {
 	t.Helper()
 	if ro.Timeout == 0 { // the CLI sets both from -t
 		ro.Timeout = o.Timeout
@@ -89,4 +91,19 @@ func serveTCP(t *testing.T, serve func(c net.Conn)) string {
 		}
 	}()
 	return ln.Addr().String()
+}
+
+// throughFile writes r as a result file and reads it back, as merge
+// reads the files of separate processes.
+func throughFile(t *testing.T, r *results.Load) *results.Load {
+	t.Helper()
+	var buf bytes.Buffer
+	if err := r.WriteJSON(&buf); err != nil {
+		t.Fatal(err)
+	}
+	back, err := results.ReadLoad(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return back
 }

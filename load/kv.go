@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/wirebench/wirebench/measure"
+	"github.com/wirebench/wirebench/results"
 )
 
 // KV scenario names: the key-value workloads of redis-benchmark (-t set,
@@ -138,6 +139,17 @@ func (s *kvScenario) Ops() []string { return s.ops }
 
 // Name is the scenario's name in results.
 func (s *kvScenario) Name() string { return s.o.Name }
+
+// Driver implements Scenario: pipelined RESP (-P > 1) runs in batches.
+func (s *kvScenario) Driver() Driver {
+	if s.o.Pipeline > 1 {
+		return Batches
+	}
+	return PerVU
+}
+
+// Finish implements Scenario: a KV VU counts all its bytes itself.
+func (s *kvScenario) Finish(*results.Load) {}
 
 // Options are the effective options (defaults filled), for result files.
 func (s *kvScenario) Options() KVOptions { return s.o }

@@ -17,9 +17,9 @@ type batchVU interface {
 	doBatch(ctx context.Context, outs []Outcome)
 }
 
-// workBatch is work for a pipelining VU in closed loop, and reports
-// whether it applied (a VU of depth 1, or an open-loop run, goes through
-// work one operation at a time).
+// workBatch is work for a pipelining VU in closed loop: the Batches
+// driver (pickDriver). A VU of depth 1, or an open-loop run, goes through
+// work one operation at a time.
 //
 // Each operation of a batch is a request in the result, with the batch's
 // time as its latency: from the write of the batch to the last reply.
@@ -27,11 +27,7 @@ type batchVU interface {
 // batch's first reply; ours is the longer, honest figure for a caller
 // that must wait for its whole batch.) With -n the batch is cut so that
 // exactly -n operations are sent.
-func (r *runner) workBatch(issue, hard context.Context, id int, vu VU, st *workerStats) bool {
-	b, ok := vu.(batchVU)
-	if !ok || b.depth() <= 1 || r.pacer != nil {
-		return false
-	}
+func (r *runner) workBatch(issue, hard context.Context, id int, b batchVU, st *workerStats) {
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
 	defer timer.Stop()
@@ -40,13 +36,13 @@ func (r *runner) workBatch(issue, hard context.Context, id int, vu VU, st *worke
 	outs := make([]Outcome, p)
 	for issue.Err() == nil {
 		if ramp && !r.waitActive(issue, timer, id) {
-			return true
+			return
 		}
 		n := p
 		if r.o.Requests > 0 {
 			k := r.hits.Add(uint64(p)) - uint64(p)
 			if k >= uint64(r.o.Requests) {
-				return true
+				return
 			}
 			n = int(min(uint64(p), uint64(r.o.Requests)-k))
 		}
@@ -59,13 +55,12 @@ func (r *runner) workBatch(issue, hard context.Context, id int, vu VU, st *worke
 		lat := time.Since(t0)
 		if hard.Err() != nil && anyFailed(batch) {
 			st.interrupted += int64(n) // cut by the end of the run: not the server's doing
-			return true
+			return
 		}
 		for i := range batch {
 			st.record(&batch[i], lat, lat, 0, false)
 		}
 	}
-	return true
 }
 
 func anyFailed(outs []Outcome) bool {

@@ -9,6 +9,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/wirebench/wirebench/results"
 )
 
 // kvPeer is the KV contract's HTTP face as this test reads the contract
@@ -84,7 +86,7 @@ func TestKVHTTP(t *testing.T) {
 			peer := &kvPeer{m: map[string]string{}}
 			ts := startServer(t, peer.ServeHTTP)
 			const n, keys = 600, 100
-			res := runKV(t, Options{Concurrency: 3, Requests: n}, KVOptions{Name: sc, Protocol: proto, URL: strings.TrimSuffix(ts.URL, "/"), Keys: keys, ValueSize: 50})
+			res := runKV(t, Options{Options: results.Options{Concurrency: 3, Requests: n}}, KVOptions{Name: sc, Protocol: proto, URL: strings.TrimSuffix(ts.URL, "/"), Keys: keys, ValueSize: 50})
 			ts.Close()
 			preload := int64(0)
 			if sc != ScenarioKVSet {
@@ -122,7 +124,7 @@ func TestKVHTTPChecks(t *testing.T) {
 		peer.m["key:000000000000"] = strings.Repeat("0", 128) // right size, wrong bytes
 		delete(peer.m, "key:000000000001")
 		peer.mu.Unlock()
-		res, err := Run(t.Context(), Options{Concurrency: 1, Requests: 200}, sc)
+		res, err := Run(t.Context(), Options{Options: results.Options{Concurrency: 1, Requests: 200}}, sc)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/wirebench/wirebench/kv"
 	"github.com/wirebench/wirebench/load"
+	"github.com/wirebench/wirebench/results"
 	"github.com/wirebench/wirebench/server"
 )
 
@@ -39,7 +40,7 @@ func TestKVAgainstReferenceServer(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			res, err := load.Run(context.Background(), load.Options{Concurrency: 4, Requests: n}, sc)
+			res, err := load.Run(context.Background(), load.Options{Options: results.Options{Concurrency: 4, Requests: n}}, sc)
 			if err != nil {
 				t.Fatal(err)
 			}

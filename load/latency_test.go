@@ -5,6 +5,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/wirebench/wirebench/results"
 )
 
 // TestFixedDelayP50: against a server that answers in 20 ms, p50 lies in
@@ -22,7 +24,7 @@ func TestFixedDelayP50(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 		okHandler(w, r)
 	})
-	res := runRaw(t, Options{Concurrency: 4, Requests: 200}, RawOptions{URL: ts.URL})
+	res := runRaw(t, Options{Options: results.Options{Concurrency: 4, Requests: 200}}, RawOptions{URL: ts.URL})
 	p50 := res.Latency.Quantile(0.5)
 	if p50 < 20*time.Millisecond || p50 > 26*time.Millisecond {
 		t.Errorf("p50 = %v, want [20ms, 26ms]", p50)
@@ -57,7 +59,7 @@ func stallServer(t *testing.T, period, stall time.Duration) *testServer {
 // connection sees it in its service time, so the service-time p99 does not.
 func TestCoordinatedOmission(t *testing.T) {
 	ts := stallServer(t, 2*time.Second, 500*time.Millisecond)
-	res := runRaw(t, Options{Concurrency: 2, Rate: 1000, Duration: 4 * time.Second}, RawOptions{URL: ts.URL})
+	res := runRaw(t, Options{Options: results.Options{Concurrency: 2, Rate: 1000, Duration: 4 * time.Second}}, RawOptions{URL: ts.URL})
 	if res.Requests < 3500 {
 		t.Fatalf("only %d requests", res.Requests)
 	}
@@ -86,7 +88,7 @@ func TestServerKilled(t *testing.T) {
 		ts.srv.Close() // closes the listener and every connection
 	}()
 	start := time.Now()
-	res := runRaw(t, Options{Concurrency: 4, Duration: time.Second, Timeout: time.Second}, RawOptions{URL: ts.URL})
+	res := runRaw(t, Options{Options: results.Options{Concurrency: 4, Duration: time.Second, Timeout: time.Second}}, RawOptions{URL: ts.URL})
 	if el := time.Since(start); el > 2*time.Second {
 		t.Errorf("run took %v after the server died", el)
 	}

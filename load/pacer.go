@@ -3,6 +3,8 @@ package load
 import (
 	"math"
 	"time"
+
+	"github.com/wirebench/wirebench/results"
 )
 
 // Pacer schedules an open-loop run. Due returns when request number hit
@@ -41,7 +43,7 @@ func (p ConstantPacer) Due(hit uint64) (time.Duration, bool) {
 // k is due when the integral of the rate reaches k.
 type RampPacer struct {
 	Start  float64
-	Stages []Stage
+	Stages []results.Stage
 }
 
 // Due implements Pacer by walking the stages' areas and solving the

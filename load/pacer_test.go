@@ -3,6 +3,8 @@ package load
 import (
 	"testing"
 	"time"
+
+	"github.com/wirebench/wirebench/results"
 )
 
 func TestConstantPacer(t *testing.T) {
@@ -25,7 +27,7 @@ func TestConstantPacer(t *testing.T) {
 // 100 arrivals, a flat 100/s for 1 s another 100, then the schedule stops.
 func TestRampPacer(t *testing.T) {
 	t.Parallel()
-	p := RampPacer{Stages: []Stage{{2 * time.Second, 100}, {time.Second, 100}}}
+	p := RampPacer{Stages: []results.Stage{{Duration: 2 * time.Second, Target: 100}, {Duration: time.Second, Target: 100}}}
 	counts := map[int]int{}
 	n := 0
 	for hit := uint64(0); ; hit++ {

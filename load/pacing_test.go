@@ -3,6 +3,8 @@ package load
 import (
 	"testing"
 	"time"
+
+	"github.com/wirebench/wirebench/results"
 )
 
 // TestScheduleEnds: a stage's last arrival is the one before its end, so a
@@ -10,17 +12,17 @@ import (
 // very end of the last stage the schedule stops, and the interpolated
 // target says done.
 func TestScheduleEnds(t *testing.T) {
-	p := RampPacer{Start: 10, Stages: []Stage{{time.Second, 10}}}
+	p := RampPacer{Start: 10, Stages: []results.Stage{{Duration: time.Second, Target: 10}}}
 	if at, stop := p.Due(9); stop || at != 900*time.Millisecond {
 		t.Errorf("Due(9) = %v, %v; want 900ms", at, stop)
 	}
 	if at, stop := p.Due(10); !stop {
 		t.Errorf("Due(10) = %v: a 1 s stage at 10 req/s has 10 requests", at)
 	}
-	if v, done := stageValue(0, []Stage{{time.Second, 10}}, time.Second); !done || v != 10 {
+	if v, done := stageValue(0, []results.Stage{{Duration: time.Second, Target: 10}}, time.Second); !done || v != 10 {
 		t.Errorf("stageValue at the end = %v, %v; want 10, done", v, done)
 	}
-	if v, done := stageValue(0, []Stage{{time.Second, 10}, {time.Second, 30}}, 1500*time.Millisecond); done || v != 20 {
+	if v, done := stageValue(0, []results.Stage{{Duration: time.Second, Target: 10}, {Duration: time.Second, Target: 30}}, 1500*time.Millisecond); done || v != 20 {
 		t.Errorf("stageValue mid second stage = %v, %v; want 20", v, done)
 	}
 }
@@ -44,7 +46,7 @@ func TestZeroLengthStageIsAStep(t *testing.T) {
 // TestStagesSizeTheRun: with stages, the run lasts their sum and a
 // closed-loop run gets as many VUs as the largest target.
 func TestStagesSizeTheRun(t *testing.T) {
-	o, err := Options{StartTarget: 2, Stages: []Stage{{time.Second, 5}, {2 * time.Second, 20}, {time.Second, 3}}}.withDefaults()
+	o, err := Options{Options: results.Options{StartTarget: 2, Stages: []results.Stage{{Duration: time.Second, Target: 5}, {Duration: 2 * time.Second, Target: 20}, {Duration: time.Second, Target: 3}}}}.withDefaults()
 	if err != nil {
 		t.Fatal(err)
 	}

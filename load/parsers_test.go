@@ -69,25 +69,3 @@ func FuzzParseStages(f *testing.F) {
 		}
 	})
 }
-
-// FuzzParseThreshold: never panics; an accepted threshold evaluates on
-// an empty and a busy result without panicking.
-func FuzzParseThreshold(f *testing.F) {
-	for _, s := range []string{"p99<50ms", "p99.9<=200ms", "avg<10ms", "errors<1%", "rps>1000", "p0<1s", "p101<1s", "max<"} {
-		f.Add(s)
-	}
-	r := emptyResult(Segment{})
-	f.Fuzz(func(t *testing.T, s string) {
-		th, err := ParseThreshold(s)
-		if err != nil {
-			if !errors.Is(err, ErrThreshold) {
-				t.Fatalf("%q: error %v not ErrThreshold", s, err)
-			}
-			return
-		}
-		if math.IsNaN(th.value) || math.IsInf(th.value, 0) {
-			t.Fatalf("%q: value %v", s, th.value)
-		}
-		th.Check(r)
-	})
-}

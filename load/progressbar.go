@@ -5,6 +5,8 @@ import (
 	"io"
 	"strings"
 	"time"
+
+	"github.com/wirebench/wirebench/results"
 )
 
 // progressBarWidth is the bar's length in cells: with the figures beside
@@ -49,7 +51,7 @@ func FormatProgress(p Progress, o Options) string {
 		}
 		fmt.Fprintf(&b, "  ETA %s", eta)
 	}
-	fmt.Fprintf(&b, "  %s req/s  %d errors  p50 %s  p99 %s", fmtRate(p.RPS), p.Failed, fmtDur(p.P50), fmtDur(p.P99))
+	fmt.Fprintf(&b, "  %s req/s  %d errors  p50 %s  p99 %s", fmtRate(p.RPS), p.Failed, results.FormatDuration(p.P50), results.FormatDuration(p.P99))
 	return b.String()
 }
 

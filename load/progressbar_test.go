@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/wirebench/wirebench/results"
 )
 
 func TestFormatProgress(t *testing.T) {
@@ -16,13 +18,13 @@ func TestFormatProgress(t *testing.T) {
 		p    Progress
 		want string
 	}{
-		{"duration", Options{Duration: 10 * time.Second}, p,
+		{"duration", Options{Options: results.Options{Duration: 10 * time.Second}}, p,
 			"[==========>             ]  42%  4.2s/10s  ETA 5.8s  12.3k req/s  3 errors  p50 1.20ms  p99 3.40ms"},
-		{"requests", Options{Requests: 840}, Progress{Elapsed: time.Second, Requests: 420, RPS: 420},
+		{"requests", Options{Options: results.Options{Requests: 840}}, Progress{Elapsed: time.Second, Requests: 420, RPS: 420},
 			"[============>           ]  50%  1s  ETA 1s  420 req/s  0 errors  p50 0µs  p99 0µs"},
-		{"no rate yet", Options{Requests: 840}, Progress{Elapsed: time.Second},
+		{"no rate yet", Options{Options: results.Options{Requests: 840}}, Progress{Elapsed: time.Second},
 			"[>                       ]   0%  1s  ETA ?  0 req/s  0 errors  p50 0µs  p99 0µs"},
-		{"overrun", Options{Duration: time.Second}, Progress{Elapsed: 2 * time.Second, RPS: 2e6},
+		{"overrun", Options{Options: results.Options{Duration: time.Second}}, Progress{Elapsed: 2 * time.Second, RPS: 2e6},
 			"[========================] 100%  2s/1s  ETA 0s  2.00M req/s  0 errors  p50 0µs  p99 0µs"},
 	}
 	for _, tt := range tests {

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/wirebench/wirebench/measure"
+	"github.com/wirebench/wirebench/results"
 )
 
 // HTTP client implementations for raw mode and the REST scenarios.
@@ -160,7 +161,26 @@ func (r *Raw) h1TLS() *tls.Config {
 	return withALPN(r.tls, "http/1.1")
 }
 
-// WireBytes implements WireCounter for h2c's shared connections.
+// Driver implements Scenario: raw mode over lean HTTP/1.1 may run on
+// event loops (h1loop.go).
+func (r *Raw) Driver() Driver {
+	if r.loopable() {
+		return EventLoops
+	}
+	return PerVU
+}
+
+// Finish implements Scenario: over HTTP/2, the shared connections' bytes,
+// the body bytes their DATA frames carried and the requests resent.
+func (r *Raw) Finish(res *results.Load) {
+	in, out := r.WireBytes()
+	res.Bytes.WireIn += in
+	res.Bytes.WireOut += out
+	res.Bytes.BodyOut += r.BodyBytesOut()
+	resentWarning(res, r.Resent())
+}
+
+// WireBytes is the bytes of h2c's shared connections.
 func (r *Raw) WireBytes() (in, out int64) {
 	if r.h2 == nil {
 		return 0, 0
@@ -168,7 +188,7 @@ func (r *Raw) WireBytes() (in, out int64) {
 	return r.h2.bytes.In.Load(), r.h2.bytes.Out.Load()
 }
 
-// BodyBytesOut implements BodyCounter: over HTTP/2, the body bytes the
+// BodyBytesOut is, over HTTP/2,, the body bytes the
 // DATA frames carried.
 func (r *Raw) BodyBytesOut() int64 {
 	if r.h2 == nil {
@@ -177,7 +197,7 @@ func (r *Raw) BodyBytesOut() int64 {
 	return r.h2.BodyOut()
 }
 
-// Resent implements Resender (HTTP/2).
+// Resent is the HTTP/2 requests resent (h2Pool.Resent).
 func (r *Raw) Resent() int64 {
 	if r.h2 == nil {
 		return 0

@@ -12,12 +12,13 @@ import (
 	"google.golang.org/grpc/codes"
 
 	"github.com/wirebench/wirebench/measure"
+	"github.com/wirebench/wirebench/results"
 )
 
 // Run drives sc with opts until the request count or duration is reached
 // or ctx ends, and returns what it measured. Failed requests are in the
 // result; Run returns an error only when the run could not start.
-func Run(ctx context.Context, opts Options, sc Scenario) (*Result, error) {
+func Run(ctx context.Context, opts Options, sc Scenario) (*results.Load, error) {
 	o, err := opts.withDefaults()
 	if err != nil {
 		return nil, err
@@ -28,7 +29,7 @@ func Run(ctx context.Context, opts Options, sc Scenario) (*Result, error) {
 	}
 	ops := sc.Ops()
 	r := &runner{o: o, sc: sc, nops: len(ops)}
-	if o.open() {
+	if o.OpenLoop() {
 		r.pacer = test.pacer() // the whole test's schedule, of which…
 		if o.Segment.N > 1 {
 			r.pacer = segmentPacer{whole: r.pacer, seg: o.Segment} // …a segment sends its stripe
@@ -64,20 +65,13 @@ func Run(ctx context.Context, opts Options, sc Scenario) (*Result, error) {
 	defer cancelHard()
 
 	stopLive := r.startLive()
-	if raw, ok := sc.(*Raw); ok && raw.loopable() && !o.open() && len(o.Stages) == 0 && o.EventLoop {
-		r.runLoops(issue, hard, raw)
-	} else {
-		var wg sync.WaitGroup
-		for i := range vus {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				if !r.workBatch(issue, hard, i, vus[i], r.stats[i]) { // RESP pipelining (kv_batch.go)
-					r.work(issue, hard, i, vus[i], r.stats[i])
-				}
-			}()
-		}
-		wg.Wait()
+	switch pickDriver(&o, sc) {
+	case EventLoops:
+		r.runLoops(issue, hard, sc.(*Raw)) // only raw mode names EventLoops
+	case Batches:
+		r.eachVU(vus, func(i int) { r.workBatch(issue, hard, i, vus[i].(batchVU), r.stats[i]) })
+	default:
+		r.eachVU(vus, func(i int) { r.work(issue, hard, i, vus[i], r.stats[i]) })
 	}
 	end := time.Now()
 	u1, s1 := measure.SelfCPU()
@@ -86,13 +80,11 @@ func Run(ctx context.Context, opts Options, sc Scenario) (*Result, error) {
 	closeVUs(vus)
 
 	res := r.result(ops)
-	if n, ok := sc.(interface{ Name() string }); ok {
-		res.Scenario = n.Name()
-	}
+	res.Scenario = sc.Name()
 	res.Start, res.End, res.Window = r.start, end, end.Sub(r.start)
 	if o.Segment.N >= 1 { // run as a segment, if only 1/1: mergeable as one test
 		test.StartAt = r.o.StartAt
-		res.Test = &test
+		res.Test = &test.Options
 	}
 	if o.Duration > 0 && o.Duration < res.Window {
 		res.Window = o.Duration // the graceful stop is not part of the window
@@ -104,21 +96,8 @@ func Run(ctx context.Context, opts Options, sc Scenario) (*Result, error) {
 	if retried > 0 {
 		res.Warnings = append(res.Warnings, fmt.Sprintf("%d requests were sent again on a new connection: the server closed an idle keep-alive connection as they were sent (not counted as failures)", retried))
 	}
-	if rs, ok := sc.(Resender); ok {
-		if n := rs.Resent(); n > 0 {
-			res.Warnings = append(res.Warnings, fmt.Sprintf("%d HTTP/2 requests were sent again: the server refused them unprocessed (GOAWAY past their stream, REFUSED_STREAM; not counted as failures)", n))
-		}
-	}
-	res.CPU = CPUUsage{User: u1 - u0, System: s1 - s0, CPUs: len(measure.Affinity()), Allocs: a1 - a0, AllocBytes: b1 - b0}
-	if wc, ok := sc.(WireCounter); ok {
-		in, out := wc.WireBytes()
-		res.Bytes.WireIn += in
-		res.Bytes.WireOut += out
-	}
-	if bc, ok := sc.(BodyCounter); ok {
-		res.Bytes.BodyOut += bc.BodyBytesOut()
-	}
-	if !o.open() {
+	res.CPU = results.CPU{User: u1 - u0, System: s1 - s0, CPUs: len(measure.Affinity()), Allocs: a1 - a0, AllocBytes: b1 - b0}
+	if !o.OpenLoop() {
 		res.Service.Merge(res.Latency)
 		for i := range res.Ops {
 			res.Ops[i].Service.Merge(res.Ops[i].Latency)
@@ -128,9 +107,23 @@ func Run(ctx context.Context, opts Options, sc Scenario) (*Result, error) {
 		res.Ops[0].Latency.Merge(res.Latency)
 		res.Ops[0].Service.Merge(res.Service)
 	}
-	finishStream(res, sc)
-	res.Warnings = append(res.Warnings, Diagnose(res)...)
+	sc.Finish(res)
+	res.Warnings = append(res.Warnings, results.Diagnose(res)...)
 	return res, nil
+}
+
+// eachVU runs work(i) for every VU in a goroutine of its own and waits
+// for them all.
+func (r *runner) eachVU(vus []VU, work func(i int)) {
+	var wg sync.WaitGroup
+	for i := range vus {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			work(i)
+		}()
+	}
+	wg.Wait()
 }
 
 func closeVUs(vus []VU) {
@@ -172,7 +165,7 @@ func (r *runner) work(issue, hard context.Context, id int, vu VU, st *workerStat
 		sl = newSleeper(issue)
 		defer sl.close()
 	}
-	ramp := !r.o.open() && len(r.o.Stages) > 0
+	ramp := !r.o.OpenLoop() && len(r.o.Stages) > 0
 	for issue.Err() == nil {
 		var intended time.Time
 		switch {
@@ -289,15 +282,15 @@ func (r *runner) waitActive(ctx context.Context, timer *time.Timer, id int) bool
 }
 
 // result merges the workers' stats.
-func (r *runner) result(names []string) *Result {
-	res := &Result{
-		Schema: Schema, Options: r.o,
+func (r *runner) result(names []string) *results.Load {
+	res := &results.Load{
+		Schema: results.LoadSchema, Options: r.o.Options,
 		Latency: measure.NewHistogram(), Service: measure.NewHistogram(), Lag: measure.NewHistogram(),
 		Status: map[string]int64{}, Failures: map[string]int64{},
 	}
-	res.Ops = make([]OpResult, len(names))
+	res.Ops = make([]results.Op, len(names))
 	for i, n := range names {
-		res.Ops[i] = OpResult{Name: n, Latency: measure.NewHistogram(), Service: measure.NewHistogram()}
+		res.Ops[i] = results.Op{Name: n, Latency: measure.NewHistogram(), Service: measure.NewHistogram()}
 	}
 	for i, st := range r.stats {
 		res.Latency.Merge(st.lat)

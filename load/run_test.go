@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/wirebench/wirebench/results"
 )
 
 // TestRequestsExact checks -n: the server sees exactly N requests, for
@@ -16,12 +18,12 @@ func TestRequestsExact(t *testing.T) {
 		o    Options
 		ro   RawOptions
 	}{
-		{"closed lean", Options{Concurrency: 7, Requests: 1003}, RawOptions{}},
-		{"closed lean event loop", Options{Concurrency: 7, Requests: 1003, EventLoop: true}, RawOptions{}},
-		{"closed std", Options{Concurrency: 7, Requests: 1003}, RawOptions{Client: ClientStd}},
-		{"closed no keepalive", Options{Concurrency: 3, Requests: 101}, RawOptions{NoKeepAlive: true}},
-		{"open", Options{Concurrency: 4, Requests: 500, Rate: 5000}, RawOptions{}},
-		{"h2c", Options{Concurrency: 8, Requests: 400}, RawOptions{Transport: TransportH2C, Connections: 2}},
+		{"closed lean", Options{Options: results.Options{Concurrency: 7, Requests: 1003}}, RawOptions{}},
+		{"closed lean event loop", Options{Options: results.Options{Concurrency: 7, Requests: 1003, EventLoop: true}}, RawOptions{}},
+		{"closed std", Options{Options: results.Options{Concurrency: 7, Requests: 1003}}, RawOptions{Client: ClientStd}},
+		{"closed no keepalive", Options{Options: results.Options{Concurrency: 3, Requests: 101}}, RawOptions{NoKeepAlive: true}},
+		{"open", Options{Options: results.Options{Concurrency: 4, Requests: 500, Rate: 5000}}, RawOptions{}},
+		{"h2c", Options{Options: results.Options{Concurrency: 8, Requests: 400}}, RawOptions{Transport: TransportH2C, Connections: 2}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -74,7 +76,7 @@ func TestBytesMatchServer(t *testing.T) {
 				okHandler(w, r)
 			})
 			tc.ro.URL = ts.URL
-			res := runRaw(t, Options{Concurrency: 3, Requests: 300, EventLoop: strings.HasSuffix(tc.name, "event loop")}, tc.ro)
+			res := runRaw(t, Options{Options: results.Options{Concurrency: 3, Requests: 300, EventLoop: strings.HasSuffix(tc.name, "event loop")}}, tc.ro)
 			ts.Close()
 			if res.Bytes.WireOut == 0 || res.Bytes.WireIn == 0 {
 				t.Fatalf("no bytes counted: %+v", res.Bytes)
@@ -103,7 +105,7 @@ func TestDurationBound(t *testing.T) {
 	for _, rate := range []float64{0, 2000} {
 		ts := startServer(t, okHandler)
 		start := time.Now()
-		res := runRaw(t, Options{Concurrency: 4, Duration: 300 * time.Millisecond, Rate: rate}, RawOptions{URL: ts.URL})
+		res := runRaw(t, Options{Options: results.Options{Concurrency: 4, Duration: 300 * time.Millisecond, Rate: rate}}, RawOptions{URL: ts.URL})
 		// Upper bound 1.9 s: still fails a run that waits for the 2 s
 		// graceful stop (2.3 s) or ignores -d (10 s), with 1.6 s of slack
 		// for a 2-core CI box running the package's parallel load tests
@@ -137,10 +139,10 @@ func TestEnginesAgree(t *testing.T) {
 		okHandler(w, r)
 	}
 	for _, path := range []string{"", "eof"} {
-		var got [2]*Result
+		var got [2]*results.Load
 		for i, loop := range []bool{true, false} {
 			ts := startServer(t, handler)
-			got[i] = runRaw(t, Options{Concurrency: 3, Requests: 150, EventLoop: loop},
+			got[i] = runRaw(t, Options{Options: results.Options{Concurrency: 3, Requests: 150, EventLoop: loop}},
 				RawOptions{URL: ts.URL + path, ExpectBodyContains: map[string]string{"eof": "the end"}[path]})
 			ts.Close()
 			if in := ts.ln.Bytes.In.Load(); in != got[i].Bytes.WireOut {

@@ -4,19 +4,36 @@ import (
 	"context"
 
 	"github.com/wirebench/wirebench/measure"
+	"github.com/wirebench/wirebench/results"
 )
 
-// Scenario makes the VUs of a run and names their operations.
-// NewVU is called once per worker before the run starts; implementations
-// must be safe for concurrent use of the VUs they return (shared
-// connection pools, say), each VU being used by one goroutine.
+// Scenario makes the VUs of a run, names their operations, says how
+// they may be driven, and adds to the result what no single request
+// records. This is the whole seam between the engine and a client: Run
+// asks nothing else of a scenario.
+//
+// NewVU is called once per worker before the run starts, and Finish once
+// after every VU closed, both from Run's goroutine. Implementations must
+// be safe for concurrent use of the VUs they return (shared connection
+// pools, say), each VU being used by one goroutine at a time.
 type Scenario interface {
+	// Name names the scenario in the result ("raw", "crud", "stream sse").
+	Name() string
 	// Ops names the operations; Outcome.Op indexes this slice.
 	Ops() []string
 	// NewVU returns worker id's VU. Connections it dials for itself count
 	// their bytes into wire. A VU should dial lazily, so that a refused
 	// connection is a failed request rather than a failed run.
 	NewVU(ctx context.Context, id int, wire *measure.Bytes) (VU, error)
+	// Driver is the driver the scenario's VUs allow (driver.go); Run uses
+	// it where the options allow it too, else PerVU, which fits every VU.
+	Driver() Driver
+	// Finish adds to res what the scenario measured beside its VUs: the
+	// bytes of connections the VUs share (h2c, gRPC, streams), the request
+	// bodies a shared transport sent, requests its transport resent, a
+	// stream section, a browser's own latencies. res holds the VUs'
+	// measurements and the client's CPU; Run diagnoses it afterwards.
+	Finish(res *results.Load)
 }
 
 // VU is one virtual user. Do performs its next operation and fills o;
@@ -26,26 +43,6 @@ type Scenario interface {
 type VU interface {
 	Do(ctx context.Context, o *Outcome)
 	Close() error
-}
-
-// WireCounter is implemented by scenarios whose connections are shared by
-// VUs (h2c, gRPC) and so cannot count into a worker's Bytes.
-type WireCounter interface {
-	WireBytes() (in, out int64)
-}
-
-// BodyCounter is implemented by scenarios whose shared connections count
-// the request body bytes sent (HTTP/2's DATA frames), which a VU cannot:
-// the transport reads a body ahead of what it sends.
-type BodyCounter interface {
-	BodyBytesOut() int64
-}
-
-// Resender is implemented by scenarios whose transport sends a request
-// again, unseen by the VU, when the server refused it unprocessed
-// (HTTP/2's GOAWAY and REFUSED_STREAM): the run reports how many.
-type Resender interface {
-	Resent() int64
 }
 
 // Outcome is what one operation produced.

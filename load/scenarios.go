@@ -15,6 +15,7 @@ import (
 	"github.com/wirebench/wirebench/api"
 	"github.com/wirebench/wirebench/codec"
 	"github.com/wirebench/wirebench/measure"
+	"github.com/wirebench/wirebench/results"
 )
 
 // Scenario names against the reference API.
@@ -158,7 +159,19 @@ func NewScenario(o ScenarioOptions) (Scenario, error) {
 
 func (s *apiScenario) Ops() []string { return s.ops }
 
-// Resent implements Resender (h2c).
+// Driver implements Scenario.
+func (s *apiScenario) Driver() Driver { return PerVU }
+
+// Finish implements Scenario: the shared h2c or gRPC connections' bytes
+// and the h2c requests resent.
+func (s *apiScenario) Finish(res *results.Load) {
+	in, out := s.WireBytes()
+	res.Bytes.WireIn += in
+	res.Bytes.WireOut += out
+	resentWarning(res, s.Resent())
+}
+
+// Resent is the h2c requests resent.
 func (s *apiScenario) Resent() int64 {
 	if s.h2 == nil {
 		return 0
@@ -166,7 +179,7 @@ func (s *apiScenario) Resent() int64 {
 	return s.h2.Resent()
 }
 
-// WireBytes implements WireCounter for the shared h2c and gRPC connections.
+// WireBytes is the bytes of the shared h2c and gRPC connections.
 func (s *apiScenario) WireBytes() (in, out int64) {
 	switch {
 	case s.h2 != nil:

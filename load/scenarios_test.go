@@ -8,6 +8,7 @@ import (
 
 	"github.com/wirebench/wirebench/codec"
 	"github.com/wirebench/wirebench/load"
+	"github.com/wirebench/wirebench/results"
 	"github.com/wirebench/wirebench/server"
 )
 
@@ -51,7 +52,7 @@ func TestAPIScenarios(t *testing.T) {
 					t.Fatal(err)
 				}
 				const n = 60
-				r, err := load.Run(context.Background(), load.Options{Concurrency: 3, Requests: n}, sc)
+				r, err := load.Run(context.Background(), load.Options{Options: results.Options{Concurrency: 3, Requests: n}}, sc)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -89,7 +90,7 @@ func TestCompressionShrinksTheList(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		r, err := load.Run(context.Background(), load.Options{Concurrency: 1, Requests: 20}, sc)
+		r, err := load.Run(context.Background(), load.Options{Options: results.Options{Concurrency: 1, Requests: 20}}, sc)
 		if err != nil || r.Failed != 0 {
 			t.Fatalf("%q: %v %v", comp, err, r.Failures)
 		}
@@ -111,14 +112,14 @@ func TestChecksCatchWrongData(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := load.Run(context.Background(), load.Options{Concurrency: 1, Requests: 4}, sc)
+	r, err := load.Run(context.Background(), load.Options{Options: results.Options{Concurrency: 1, Requests: 4}}, sc)
 	if err != nil || r.Failed != 0 {
 		t.Fatalf("baseline run: %v %v", err, r.Failures)
 	}
 	if err := srv.Store.DeleteUser(2); err != nil {
 		t.Fatal(err)
 	}
-	r, err = load.Run(context.Background(), load.Options{Concurrency: 1, Requests: 40}, sc)
+	r, err = load.Run(context.Background(), load.Options{Options: results.Options{Concurrency: 1, Requests: 40}}, sc)
 	if err != nil {
 		t.Fatal(err)
 	}

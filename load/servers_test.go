@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wirebench/wirebench/results"
 	"golang.org/x/sys/unix"
 )
 
@@ -155,7 +156,7 @@ func TestServersThatClose(t *testing.T) {
 					ro.ExpectStatus = []int{204}
 				}
 				const n = 300
-				res := runRaw(t, Options{Concurrency: 4, Requests: n, EventLoop: e.loop, Rate: e.rate, Timeout: 5 * time.Second}, ro)
+				res := runRaw(t, Options{Options: results.Options{Concurrency: 4, Requests: n, EventLoop: e.loop, Rate: e.rate, Timeout: 5 * time.Second}}, ro)
 				if res.Failed != 0 || res.Requests != n {
 					t.Fatalf("%d requests, %d failed %v; want %d, none failed", res.Requests, res.Failed, res.Failures, n)
 				}
@@ -180,7 +181,7 @@ func TestHEAD(t *testing.T) {
 			s := startRawServer(t, respond("HTTP/1.1 200 OK\r\nContent-Length: 1000\r\n\r\n", 0, 0))
 			ro := e.ro
 			ro.URL, ro.Method = s.URL, "HEAD"
-			res := runRaw(t, Options{Concurrency: 2, Requests: 100, EventLoop: e.loop, Rate: e.rate}, ro)
+			res := runRaw(t, Options{Options: results.Options{Concurrency: 2, Requests: 100, EventLoop: e.loop, Rate: e.rate}}, ro)
 			s.stop()
 			if res.Failed != 0 || s.served.Load() != 100 {
 				t.Errorf("%d failed %v, server served %d of 100", res.Failed, res.Failures, s.served.Load())
@@ -232,7 +233,7 @@ func TestFailuresByReason(t *testing.T) {
 				}
 				// The std client's reasons for a reset come from net/http;
 				// it reports a reset on a fresh connection as EOF or reset.
-				res := runRaw(t, Options{Concurrency: 2, Requests: 6, EventLoop: e.loop, Rate: e.rate, Timeout: 300 * time.Millisecond}, ro)
+				res := runRaw(t, Options{Options: results.Options{Concurrency: 2, Requests: 6, EventLoop: e.loop, Rate: e.rate, Timeout: 300 * time.Millisecond}}, ro)
 				if res.Failed != 6 || res.Failures[tc.reason] == 0 {
 					t.Errorf("failures %v (%d of 6), want all %q", res.Failures, res.Failed, tc.reason)
 				}
@@ -319,8 +320,7 @@ func TestSlowSYNDoesNotStallLoop(t *testing.T) {
 	}()
 	// 4 connections per loop on a 2-CPU box: the served one shares its
 	// loop with stalled ones.
-	res := runRaw(t, Options{Concurrency: 4 * runtime.GOMAXPROCS(0), Duration: time.Second, GracefulStop: 100 * time.Millisecond,
-		EventLoop: true, Timeout: 3 * time.Second}, RawOptions{URL: "http://" + addr + "/"})
+	res := runRaw(t, Options{Options: results.Options{Concurrency: 4 * runtime.GOMAXPROCS(0), Duration: time.Second, GracefulStop: 100 * time.Millisecond, EventLoop: true, Timeout: 3 * time.Second}}, RawOptions{URL: "http://" + addr + "/"})
 	// The loops hold the Ps in epoll_wait, so this in-process server runs
 	// only when the runtime preempts them (Options.EventLoop): about 30
 	// requests a second here. A loop blocked in a connect serves 1 (the
@@ -342,8 +342,7 @@ func TestStalledSYN(t *testing.T) {
 			ro := e.ro
 			ro.URL = stalledListener(t)
 			t0 := time.Now()
-			res := runRaw(t, Options{Concurrency: 3, Duration: time.Second, GracefulStop: 100 * time.Millisecond,
-				EventLoop: e.loop, Timeout: 200 * time.Millisecond}, ro)
+			res := runRaw(t, Options{Options: results.Options{Concurrency: 3, Duration: time.Second, GracefulStop: 100 * time.Millisecond, EventLoop: e.loop, Timeout: 200 * time.Millisecond}}, ro)
 			// Bound: -d 1s + graceful stop 0.1s + a timeout, with slack
 			// for a loaded 2-core CI box.
 			if el := time.Since(t0); el > 3*time.Second {
@@ -372,7 +371,7 @@ func TestPhantomFailuresAtEnd(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			res, err := Run(context.Background(), Options{Concurrency: 4, Duration: 500 * time.Millisecond, EventLoop: e.loop}, sc)
+			res, err := Run(context.Background(), Options{Options: results.Options{Concurrency: 4, Duration: 500 * time.Millisecond, EventLoop: e.loop}}, sc)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -399,8 +398,7 @@ func TestOpenLoopNeverAnswered(t *testing.T) {
 		readRequest(br)
 		time.Sleep(time.Second) // never, within the run
 	})
-	res := runRaw(t, Options{Concurrency: 5, Rate: 200, Duration: 500 * time.Millisecond,
-		GracefulStop: 100 * time.Millisecond, Timeout: 5 * time.Second}, RawOptions{URL: s.URL})
+	res := runRaw(t, Options{Options: results.Options{Concurrency: 5, Rate: 200, Duration: 500 * time.Millisecond, GracefulStop: 100 * time.Millisecond, Timeout: 5 * time.Second}}, RawOptions{URL: s.URL})
 	found := false
 	for _, w := range res.Warnings {
 		found = found || strings.Contains(w, "achieved") && strings.Contains(w, "never sent")
@@ -437,7 +435,7 @@ func TestLocalhost(t *testing.T) {
 			s := startRawServer(t, respond("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok", 0, 0))
 			ro := e.ro
 			ro.URL = strings.Replace(s.URL, "127.0.0.1", "localhost", 1)
-			res := runRaw(t, Options{Concurrency: 2, Requests: 20, EventLoop: e.loop, Rate: e.rate, Timeout: 5 * time.Second}, ro)
+			res := runRaw(t, Options{Options: results.Options{Concurrency: 2, Requests: 20, EventLoop: e.loop, Rate: e.rate, Timeout: 5 * time.Second}}, ro)
 			if res.Failed != 0 {
 				t.Errorf("failures %v", res.Failures)
 			}
@@ -527,7 +525,7 @@ func TestServersThatAnswerEarly(t *testing.T) {
 				ro.URL, ro.Method, ro.Body, ro.ExpectStatus = s.URL, "POST", body, []int{413}
 				const n = 20
 				t0 := time.Now()
-				res := runRaw(t, Options{Concurrency: 2, Requests: n, EventLoop: e.loop, Rate: e.rate / 100, Timeout: 5 * time.Second}, ro)
+				res := runRaw(t, Options{Options: results.Options{Concurrency: 2, Requests: n, EventLoop: e.loop, Rate: e.rate / 100, Timeout: 5 * time.Second}}, ro)
 				// A response is a response when it comes, not when the server
 				// lets the rest of the request in: the goroutine engine waited
 				// for its write to end, holdFor a request (n/2 × holdFor here).
@@ -581,7 +579,7 @@ func TestLargeBodiesKeepTheConnection(t *testing.T) {
 			ro := e.ro
 			ro.URL, ro.Method, ro.Body = s.URL, "POST", body
 			const n = 20
-			res := runRaw(t, Options{Concurrency: 2, Requests: n, EventLoop: e.loop, Timeout: 5 * time.Second}, ro)
+			res := runRaw(t, Options{Options: results.Options{Concurrency: 2, Requests: n, EventLoop: e.loop, Timeout: 5 * time.Second}}, ro)
 			s.stop()
 			if res.Failed != 0 || res.Requests != n {
 				t.Fatalf("%d requests, %d failed %v", res.Requests, res.Failed, res.Failures)

@@ -6,20 +6,13 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/wirebench/wirebench/results"
 )
 
-// Stage is one leg of a ramp, with k6's meaning: over Duration the target
-// (VUs in closed loop, requests per second in open loop) moves linearly
-// from the previous stage's target (the start value for the first stage)
-// to Target.
-type Stage struct {
-	Duration time.Duration `json:"duration"`
-	Target   float64       `json:"target"`
-}
-
 // ParseStages reads "30s:50,1m:50,30s:100".
-func ParseStages(s string) ([]Stage, error) {
-	var out []Stage
+func ParseStages(s string) ([]results.Stage, error) {
+	var out []results.Stage
 	for _, part := range strings.Split(s, ",") {
 		d, t, ok := strings.Cut(strings.TrimSpace(part), ":")
 		if !ok {
@@ -33,13 +26,13 @@ func ParseStages(s string) ([]Stage, error) {
 		if err != nil || tgt < 0 || math.IsInf(tgt, 0) || math.IsNaN(tgt) {
 			return nil, fmt.Errorf("%w: stage %q: bad target", ErrOptions, part)
 		}
-		out = append(out, Stage{Duration: dur, Target: tgt})
+		out = append(out, results.Stage{Duration: dur, Target: tgt})
 	}
 	return out, nil
 }
 
 // stagesDuration is the total length of the ramp.
-func stagesDuration(st []Stage) time.Duration {
+func stagesDuration(st []results.Stage) time.Duration {
 	var d time.Duration
 	for _, s := range st {
 		d += s.Duration
@@ -48,7 +41,7 @@ func stagesDuration(st []Stage) time.Duration {
 }
 
 // stagesMax is the largest target, which sizes the worker pool.
-func stagesMax(start float64, st []Stage) float64 {
+func stagesMax(start float64, st []results.Stage) float64 {
 	m := start
 	for _, s := range st {
 		m = math.Max(m, s.Target)
@@ -58,7 +51,7 @@ func stagesMax(start float64, st []Stage) float64 {
 
 // stageValue is the interpolated target at elapsed; done is true past
 // the last stage.
-func stageValue(start float64, st []Stage, elapsed time.Duration) (v float64, done bool) {
+func stageValue(start float64, st []results.Stage, elapsed time.Duration) (v float64, done bool) {
 	prev := start
 	for _, s := range st {
 		if elapsed < s.Duration {

@@ -9,6 +9,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/wirebench/wirebench/results"
 )
 
 func TestParseStartAt(t *testing.T) {
@@ -56,7 +58,7 @@ func TestWaitStart(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	at := time.Now().Add(150 * time.Millisecond).Round(0)
-	o := Options{StartAt: at}
+	o := Options{Options: results.Options{StartAt: at}}
 	got, err := waitStart(ctx, &o)
 	if err != nil || !got.Equal(at) {
 		t.Fatalf("start %v, %v; want %v", got, err, at)
@@ -64,19 +66,19 @@ func TestWaitStart(t *testing.T) {
 	if time.Now().Before(at) {
 		t.Error("returned before the start time")
 	}
-	if _, err := waitStart(ctx, &Options{StartAt: time.Now().Add(-MaxStartLate - 500*time.Millisecond)}); !errors.Is(err, ErrStart) || !strings.Contains(err.Error(), "passed") {
+	if _, err := waitStart(ctx, &Options{Options: results.Options{StartAt: time.Now().Add(-MaxStartLate - 500*time.Millisecond)}}); !errors.Is(err, ErrStart) || !strings.Contains(err.Error(), "passed") {
 		t.Errorf("a start long past: %v, want ErrStart", err)
 	}
 	late := time.Now().Add(-MaxStartLate / 2) // late but within the limit: starts now, on the shared schedule
-	if got, err := waitStart(ctx, &Options{StartAt: late}); err != nil || !got.Equal(late) {
+	if got, err := waitStart(ctx, &Options{Options: results.Options{StartAt: late}}); err != nil || !got.Equal(late) {
 		t.Errorf("a start %v late: %v, %v", MaxStartLate/2, got, err)
 	}
-	if _, err := waitStart(ctx, &Options{StartAt: time.Now().Add(MaxStartAhead + time.Hour)}); !errors.Is(err, ErrOptions) {
+	if _, err := waitStart(ctx, &Options{Options: results.Options{StartAt: time.Now().Add(MaxStartAhead + time.Hour)}}); !errors.Is(err, ErrOptions) {
 		t.Errorf("a start 25 h away: %v, want ErrOptions", err)
 	}
 	cctx, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
 	defer cancel()
-	if _, err := waitStart(cctx, &Options{StartAt: time.Now().Add(time.Hour)}); !errors.Is(err, context.DeadlineExceeded) || !errors.Is(err, ErrStart) {
+	if _, err := waitStart(cctx, &Options{Options: results.Options{StartAt: time.Now().Add(time.Hour)}}); !errors.Is(err, context.DeadlineExceeded) || !errors.Is(err, ErrStart) {
 		t.Errorf("cancelled wait: %v", err)
 	}
 }
@@ -97,7 +99,7 @@ func TestFileBarrier(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			time.Sleep(time.Duration(i) * 60 * time.Millisecond) // arrive one after another
-			b := FileBarrier{Dir: dir, Segment: Segment{I: i + 1, N: 3}, Lead: lead, Timeout: 10 * time.Second,
+			b := FileBarrier{Dir: dir, Segment: results.Segment{I: i + 1, N: 3}, Lead: lead, Timeout: 10 * time.Second,
 				now: func() time.Time { arrived[i] = time.Now().Add(skew[i]); return arrived[i] }}
 			var err error
 			if starts[i], err = b.Wait(context.Background()); err != nil {
@@ -118,12 +120,12 @@ func TestFileBarrier(t *testing.T) {
 		}
 	}
 	// The same index again (a rerun in the same directory) is refused.
-	b := FileBarrier{Dir: dir, Segment: Segment{I: 2, N: 3}, Timeout: time.Second}
+	b := FileBarrier{Dir: dir, Segment: results.Segment{I: 2, N: 3}, Timeout: time.Second}
 	if _, err := b.Wait(context.Background()); !errors.Is(err, ErrStart) || !strings.Contains(err.Error(), "already arrived") {
 		t.Errorf("second arrival of 2/3: %v", err)
 	}
 	// A segment of a 4-way split meets files of a 3-way one.
-	b = FileBarrier{Dir: dir, Segment: Segment{I: 4, N: 4}, Timeout: time.Second}
+	b = FileBarrier{Dir: dir, Segment: results.Segment{I: 4, N: 4}, Timeout: time.Second}
 	if _, err := b.Wait(context.Background()); !errors.Is(err, ErrStart) || !strings.Contains(err.Error(), "3-way") {
 		t.Errorf("4-way segment in a 3-way barrier: %v", err)
 	}
@@ -136,7 +138,7 @@ func TestFileBarrierTimeout(t *testing.T) {
 	dir := t.TempDir()
 	os.WriteFile(filepath.Join(dir, "ready-3-of-3"), []byte("2026-11-23T18:00:00Z"), 0o644) // half written
 	os.WriteFile(filepath.Join(dir, "unrelated.json"), []byte("{}"), 0o644)
-	b := FileBarrier{Dir: dir, Segment: Segment{I: 1, N: 3}, Timeout: 100 * time.Millisecond}
+	b := FileBarrier{Dir: dir, Segment: results.Segment{I: 1, N: 3}, Timeout: 100 * time.Millisecond}
 	_, err := b.Wait(context.Background())
 	if !errors.Is(err, ErrStart) || !strings.Contains(err.Error(), "segments 2/3, 3/3 of 3 never arrived") {
 		t.Errorf("timeout: %v", err)
@@ -156,7 +158,7 @@ func TestRunBarrierLate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = Run(context.Background(), Options{Rate: 10, Duration: time.Second, Barrier: fixedBarrier(time.Now().Add(-2 * MaxStartLate))}, sc)
+	_, err = Run(context.Background(), Options{Options: results.Options{Rate: 10, Duration: time.Second}, Barrier: fixedBarrier(time.Now().Add(-2 * MaxStartLate))}, sc)
 	if !errors.Is(err, ErrStart) || ts.requests.Load() != 0 {
 		t.Errorf("late barrier: %v, %d requests sent", err, ts.requests.Load())
 	}
@@ -179,7 +181,7 @@ func FuzzBarrierFile(f *testing.F) {
 		if err := os.WriteFile(filepath.Join(dir, "ready-1-of-1"), []byte(content), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		times, missing, err := FileBarrier{Dir: dir, Segment: Segment{I: 1, N: 1}}.read()
+		times, missing, err := FileBarrier{Dir: dir, Segment: results.Segment{I: 1, N: 1}}.read()
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/wirebench/wirebench/measure"
+	"github.com/wirebench/wirebench/results"
 )
 
 // Stream scenarios: one operation is one whole exchange — a server stream
@@ -62,51 +63,6 @@ type StreamOptions struct {
 	Timeout  time.Duration `json:"timeout"`
 }
 
-// StreamResult is what a stream scenario adds to a Result.
-type StreamResult struct {
-	Kind string `json:"kind"`
-	// Exchanges completed (streams, lists, calls) and items they carried.
-	Exchanges int64 `json:"exchanges"`
-	Items     int64 `json:"items"`
-	// First is from the request's start to the first item; Last to the
-	// last; PerMessage as the scenario defines it (see the kinds).
-	First      *measure.Histogram `json:"first"`
-	Last       *measure.Histogram `json:"last"`
-	PerMessage *measure.Histogram `json:"per_message"`
-	// In and Out split the bytes on every connection by layer.
-	In  Layers `json:"in"`
-	Out Layers `json:"out"`
-	// InBrowser marks latencies measured by a page with performance.now().
-	InBrowser bool `json:"in_browser,omitempty"`
-}
-
-// ItemsPerSecond is the rate of items over the run's measured window.
-func (s *StreamResult) ItemsPerSecond(window time.Duration) float64 {
-	if window <= 0 {
-		return 0
-	}
-	return float64(s.Items) / window.Seconds()
-}
-
-// streamReporter is a scenario that adds a StreamResult to its run's
-// Result (finishStream, called by Run).
-type streamReporter interface {
-	streamResult() *StreamResult
-}
-
-// finishStream fills res.Stream from a stream scenario; a scenario that
-// measured its own latencies (the browser) replaces the run's.
-func finishStream(res *Result, sc Scenario) {
-	sr, ok := sc.(streamReporter)
-	if !ok {
-		return
-	}
-	res.Stream = sr.streamResult()
-	if ol, ok := sc.(interface{ ownLatency(*Result) }); ok {
-		ol.ownLatency(res)
-	}
-}
-
 // streamStats are one VU's measurements, merged into the scenario's when
 // the VU closes (no lock per message).
 type streamStats struct {
@@ -134,8 +90,8 @@ type streamScenario struct {
 	sharedErr  error
 	sharedOnce sync.Once
 	closers    []func()
-	final      *[2]Layers // the layers when WireBytes was read
-	expect     int        // the list's length at the start (checked per exchange)
+	final      *[2]results.Layers // the layers when WireBytes was read
+	expect     int                // the list's length at the start (checked per exchange)
 }
 
 // NewStream validates o and returns its scenario.
@@ -197,26 +153,38 @@ func streamOp(kind string) string {
 	return "list users"
 }
 
-// WireBytes closes the shared connections (the run is over: Run asks
-// after its VUs closed) so that nothing more crosses them, then snapshots
+// Driver implements Scenario.
+func (s *streamScenario) Driver() Driver { return PerVU }
+
+// Finish implements Scenario: the shared connections' bytes and the
+// stream section.
+func (s *streamScenario) Finish(res *results.Load) {
+	in, out := s.WireBytes()
+	res.Bytes.WireIn += in
+	res.Bytes.WireOut += out
+	res.Stream = s.streamResult()
+}
+
+// WireBytes closes the shared connections (the run is over: Finish asks
+// after the VUs closed) so that nothing more crosses them, then snapshots
 // their bytes and the layers together, so the two agree exactly.
 func (s *streamScenario) WireBytes() (in, out int64) {
 	s.Close()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	in, out = s.raw.In.Load(), s.raw.Out.Load()
-	s.final = &[2]Layers{s.layers.In(), s.layers.Out()}
+	s.final = &[2]results.Layers{s.layers.In(), s.layers.Out()}
 	return in, out
 }
 
-func (s *streamScenario) streamResult() *StreamResult {
+func (s *streamScenario) streamResult() *results.Stream {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	in, out := s.layers.In(), s.layers.Out()
 	if s.final != nil {
 		in, out = s.final[0], s.final[1]
 	}
-	return &StreamResult{Kind: s.o.Kind, Exchanges: s.stats.exchanges, Items: s.stats.items,
+	return &results.Stream{Kind: s.o.Kind, Exchanges: s.stats.exchanges, Items: s.stats.items,
 		First: s.stats.first, Last: s.stats.last, PerMessage: s.stats.perMessage, In: in, Out: out}
 }
 

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/wirebench/wirebench/results"
 	"github.com/wirebench/wirebench/server"
 )
 
@@ -21,14 +22,14 @@ func startStreamServer(t *testing.T, users int) (restURL, grpcAddr string) {
 }
 
 // runStream runs kind for a fixed number of exchanges on 2 VUs.
-func runStream(t *testing.T, o StreamOptions, exchanges int64) *Result {
+func runStream(t *testing.T, o StreamOptions, exchanges int64) *results.Load {
 	t.Helper()
 	sc, err := NewStream(o)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer sc.(*streamScenario).Close()
-	res, err := Run(context.Background(), Options{Concurrency: 2, Requests: exchanges}, sc)
+	res, err := Run(context.Background(), Options{Options: results.Options{Concurrency: 2, Requests: exchanges}}, sc)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,7 +40,7 @@ func runStream(t *testing.T, o StreamOptions, exchanges int64) *Result {
 // succeeded with the items expected, the histograms are filled, and the
 // layer split is exact: its sum is the socket's bytes, its Message layer
 // the payload bytes the client decoded.
-func checkStream(t *testing.T, res *Result, exchanges int64, itemsPer int, perMessage bool) {
+func checkStream(t *testing.T, res *results.Load, exchanges int64, itemsPer int, perMessage bool) {
 	t.Helper()
 	s := res.Stream
 	if res.Failed != 0 || res.Requests != exchanges || s == nil {
@@ -126,7 +127,7 @@ func TestWriteStreamSummary(t *testing.T) {
 	rest, grpcAddr := startStreamServer(t, 50)
 	res := runStream(t, StreamOptions{Kind: StreamGRPCServer, URL: rest, GRPC: grpcAddr}, 2)
 	var b strings.Builder
-	if err := WriteStreamSummary(&b, res); err != nil {
+	if err := results.WriteStreamSummary(&b, res); err != nil {
 		t.Fatal(err)
 	}
 	for _, want := range []string{"2 exchanges, 100 items", "first item:", "per message:", "HTTP/2 frames", "envelope", "total"} {
@@ -135,7 +136,7 @@ func TestWriteStreamSummary(t *testing.T) {
 		}
 	}
 	b.Reset()
-	if err := WriteStreamSummary(&b, &Result{}); err != nil || b.Len() != 0 {
+	if err := results.WriteStreamSummary(&b, &results.Load{}); err != nil || b.Len() != 0 {
 		t.Errorf("a run without streams printed %q", b.String())
 	}
 }
@@ -146,20 +147,20 @@ func TestWriteStreamSummary(t *testing.T) {
 // sections differ are refused rather than summed partly.
 func TestMergeStreamSegments(t *testing.T) {
 	rest, grpcAddr := startStreamServer(t, 300)
-	var parts []*Result
+	var parts []*results.Load
 	for i := 1; i <= 3; i++ {
 		sc, err := NewStream(StreamOptions{Kind: StreamNDJSON, URL: rest, GRPC: grpcAddr})
 		if err != nil {
 			t.Fatal(err)
 		}
-		res, err := Run(context.Background(), Options{Concurrency: 3, Requests: 9, Segment: Segment{i, 3}}, sc)
+		res, err := Run(context.Background(), Options{Options: results.Options{Concurrency: 3, Requests: 9, Segment: results.Segment{I: i, N: 3}}}, sc)
 		sc.(*streamScenario).Close()
 		if err != nil {
 			t.Fatal(err)
 		}
 		parts = append(parts, throughFile(t, res))
 	}
-	m, err := Merge(parts...)
+	m, err := results.Merge(parts...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -170,13 +171,13 @@ func TestMergeStreamSegments(t *testing.T) {
 
 	other := *parts[1]
 	other.Stream = nil
-	if _, err := Merge(parts[0], &other); err == nil || !strings.Contains(err.Error(), "stream section") {
+	if _, err := results.Merge(parts[0], &other); err == nil || !strings.Contains(err.Error(), "stream section") {
 		t.Errorf("a segment without its stream section merged: %v", err)
 	}
 	kind := *parts[1].Stream
 	kind.Kind = StreamSSE
 	other.Stream = &kind
-	if _, err := Merge(parts[0], &other); err == nil || !strings.Contains(err.Error(), "stream kind") {
+	if _, err := results.Merge(parts[0], &other); err == nil || !strings.Contains(err.Error(), "stream kind") {
 		t.Errorf("two stream kinds merged: %v", err)
 	}
 }

@@ -20,6 +20,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/wirebench/wirebench/results"
 )
 
 // tlsServer is an HTTPS test server (self-signed, HTTP/1.1 and h2 by
@@ -87,7 +89,7 @@ func TestHTTPS(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			before1, before2 := srv.h1.Load(), srv.h2.Load()
 			tc.ro.URL = srv.URL + "/"
-			res := runRaw(t, Options{Concurrency: 4, Requests: n, EventLoop: tc.loop, Timeout: 5 * time.Second}, tc.ro)
+			res := runRaw(t, Options{Options: results.Options{Concurrency: 4, Requests: n, EventLoop: tc.loop, Timeout: 5 * time.Second}}, tc.ro)
 			if tc.reason != "" {
 				for r := range res.Failures {
 					if !strings.Contains(r, tc.reason) {
@@ -169,7 +171,7 @@ func TestHTTPSClientCert(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.ro.URL = srv.URL + "/"
-			res := runRaw(t, Options{Concurrency: 2, Requests: 20, Timeout: 5 * time.Second}, tc.ro)
+			res := runRaw(t, Options{Options: results.Options{Concurrency: 2, Requests: 20, Timeout: 5 * time.Second}}, tc.ro)
 			if (res.Failed == 20) != tc.wantFail || (!tc.wantFail && res.Failed != 0) {
 				t.Errorf("%d of 20 failed %v", res.Failed, res.Failures)
 			}

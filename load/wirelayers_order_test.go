@@ -5,6 +5,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/wirebench/wirebench/results"
 )
 
 // gateConn is a net.Conn whose first Write reaches the "socket" (it is
@@ -67,7 +69,7 @@ func TestLayerConnWriteOrder(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	want := Layers{H1Headers: int64(len(req)), WS: 6, H2Frames: int64(len(h2Preface))}
+	want := results.Layers{H1Headers: int64(len(req)), WS: 6, H2Frames: int64(len(h2Preface))}
 	if got := w.Out(); got != want {
 		t.Errorf("out %+v, want %+v", got, want)
 	}

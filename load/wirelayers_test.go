@@ -15,12 +15,13 @@ import (
 	"github.com/wirebench/wirebench/grpcapi"
 	"github.com/wirebench/wirebench/measure"
 	"github.com/wirebench/wirebench/pb"
+	"github.com/wirebench/wirebench/results"
 	"github.com/wirebench/wirebench/store"
 )
 
 // feedAll runs in through a fresh parser of stack s, direction response
 // (in) or request (out), cut into pieces of size chunk (0: whole).
-func feedAll(s Stack, response bool, in []byte, chunk int) Layers {
+func feedAll(s Stack, response bool, in []byte, chunk int) results.Layers {
 	var w WireLayers
 	pin, pout := newParsers(s, &w)
 	p := pout
@@ -58,24 +59,24 @@ func TestLayersKnownExchanges(t *testing.T) {
 		s        Stack
 		response bool
 		in       string
-		want     Layers
+		want     results.Layers
 	}{
 		{"h1 request with a body", StackH1, false, "POST /users HTTP/1.1\r\nHost: x\r\nContent-Length: 4\r\n\r\n{}{}" + "GET / HTTP/1.1\r\n\r\n",
-			Layers{H1Headers: 52 + 18, Message: 4}},
+			results.Layers{H1Headers: 52 + 18, Message: 4}},
 		{"h1 chunked response", StackH1, true, resHead + "3\r\nabc\r\n0\r\n\r\n",
-			Layers{H1Headers: int64(len(resHead)), H1Framing: 3 + 2 + 5, Message: 3}},
+			results.Layers{H1Headers: int64(len(resHead)), H1Framing: 3 + 2 + 5, Message: 3}},
 		{"ndjson", StackH1NDJSON, true, ndjson,
-			Layers{H1Headers: int64(len(resHead)), H1Framing: 3 + 2 + 5, Message: 10, Envelope: 2}},
+			results.Layers{H1Headers: int64(len(resHead)), H1Framing: 3 + 2 + 5, Message: 10, Envelope: 2}},
 		{"sse", StackH1SSE, true, sse,
-			Layers{H1Headers: int64(len(sse) - 28), Message: 8, Envelope: 28 - 8}},
+			results.Layers{H1Headers: int64(len(sse) - 28), Message: 8, Envelope: 28 - 8}},
 		{"h2 grpc client side", StackH2GRPC, false, h2,
-			Layers{H2Frames: 24 + 9 + 9 + 9 + 1 + 2 + 9 + 4, H2Headers: 3, Envelope: 5, Message: 3}},
+			results.Layers{H2Frames: 24 + 9 + 9 + 9 + 1 + 2 + 9 + 4, H2Headers: 3, Envelope: 5, Message: 3}},
 		{"grpc-web response", StackH1Enveloped, true, "HTTP/1.1 200 OK\r\nContent-Length: 26\r\n\r\n" +
 			"\x00\x00\x00\x00\x02hi" + "\x80\x00\x00\x00\x0egrpc-status:0\r",
-			Layers{H1Headers: 39, Envelope: 5 + 5 + 14, Message: 2}},
+			results.Layers{H1Headers: 39, Envelope: 5 + 5 + 14, Message: 2}},
 		{"websocket, masked client frames", StackWS, false, "GET /ws HTTP/1.1\r\nUpgrade: websocket\r\n\r\n" +
 			"\x81\x82\x01\x02\x03\x04" + string([]byte{'h' ^ 1, 'i' ^ 2}) + "\x88\x80\x00\x00\x00\x00",
-			Layers{H1Headers: 40, WS: 6 + 6, Message: 2}},
+			results.Layers{H1Headers: 40, WS: 6 + 6, Message: 2}},
 	}
 	for _, c := range cases {
 		for _, chunk := range []int{0, 1, 7} {
@@ -175,13 +176,6 @@ func TestLayersPlainH2(t *testing.T) {
 	}
 }
 
-func TestLayersTotalAndAdd(t *testing.T) {
-	a := Layers{1, 2, 3, 4, 5, 6, 7, 8}
-	if a.Total() != 36 || a.Add(a).Total() != 72 {
-		t.Fatalf("Total %d, Add %+v", a.Total(), a.Add(a))
-	}
-}
-
 // TestLayersLimits: a head over maxHead turns the rest into Other (the
 // parser keeps no more); DATA of streams past maxH2Streams is counted as
 // Message without envelope parsing; totals stay exact.
@@ -221,7 +215,7 @@ func TestStreamLineLimit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := Run(context.Background(), Options{Concurrency: 1, Requests: 1}, sc)
+	res, err := Run(context.Background(), Options{Options: results.Options{Concurrency: 1, Requests: 1}}, sc)
 	if err != nil {
 		t.Fatal(err)
 	}

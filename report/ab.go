@@ -8,6 +8,8 @@ import (
 	"text/tabwriter"
 
 	"github.com/wirebench/wirebench/measure"
+	"github.com/wirebench/wirebench/results"
+	"github.com/wirebench/wirebench/results/stats"
 )
 
 // ABMetrics are the metrics an A/B comparison of two result files shows:
@@ -17,7 +19,7 @@ var ABMetrics = []string{"rps", "lat_p50", "lat_p99", "server_cpu_per_req", "pea
 // ABRow compares one cell on one metric across two result files.
 type ABRow struct {
 	Cell  string
-	Delta Delta
+	Delta stats.Delta
 }
 
 // ABTable is every cell present in both files, for one metric.
@@ -29,7 +31,7 @@ type ABTable struct {
 // AB compares two studies benchstat-style: for every cell ID present in
 // both, each of ABMetrics. It also returns why the comparison may mislead
 // (different machines, cells in only one file, too few trials).
-func AB(old, new *Results) ([]ABTable, []string) {
+func AB(old, new *results.Study) ([]ABTable, []string) {
 	oldRep, newRep := Build(old), Build(new)
 	oldCells, newCells := cellIndex(oldRep), cellIndex(newRep)
 	var warnings []string
@@ -57,7 +59,7 @@ func AB(old, new *Results) ([]ABTable, []string) {
 			if len(o) == 0 || len(n) == 0 {
 				continue
 			}
-			d := Compare(o, n)
+			d := stats.Compare(o, n)
 			for _, w := range append(slices.Clone(d.Warnings), append(d.Old.Warnings, d.New.Warnings...)...) {
 				if !seen[w] {
 					seen[w] = true
@@ -75,7 +77,7 @@ func AB(old, new *Results) ([]ABTable, []string) {
 
 // runName is a single run's cell label (its file name), or alt when the
 // label would not tell the two apart.
-func runName(r *Results, alt string) string {
+func runName(r *results.Study, alt string) string {
 	if len(r.Cells) == 1 && r.Cells[0].Label != "" && r.Cells[0].Label != r.Cells[0].ID {
 		return r.Cells[0].Label
 	}
@@ -94,7 +96,7 @@ func cellIndex(rep *Report) map[string]CellSummary {
 
 // envDiff lists the environment fields that differ: numbers from two
 // machines (or two Go versions) compare the machines too.
-func envDiff(old, new *Results) []string { return envWarnings(old.Env, new.Env) }
+func envDiff(old, new *results.Study) []string { return envWarnings(old.Env, new.Env) }
 
 func envWarnings(a, b measure.Env) []string {
 	var out []string
@@ -116,7 +118,7 @@ func envWarnings(a, b measure.Env) []string {
 //
 // Two single load runs are set side by side instead (writeRunCompare):
 // every metric and its change, with no significance claimed.
-func WriteAB(w io.Writer, old, new *Results) error {
+func WriteAB(w io.Writer, old, new *results.Study) error {
 	if o, ok := singleRun(old); ok {
 		if n, ok := singleRun(new); ok {
 			on, nn := runName(old, "old"), runName(new, "new")
@@ -153,7 +155,7 @@ func WriteAB(w io.Writer, old, new *Results) error {
 	}
 	fmt.Fprintf(bw, "\nmedians ± the larger side of the %v%% CI ([lo–hi]: the range of the trials when too few for one); "+
 		"vs old: Mann-Whitney U test at α = %v, ~ = enough trials, no significant difference, "+
-		"? = too few trials to decide (need %d+ per side)\n", Confidence*100, Alpha, minTrials())
+		"? = too few trials to decide (need %d+ per side)\n", stats.Confidence*100, stats.Alpha, minTrials())
 	if err := bw.Flush(); err != nil {
 		return fmt.Errorf("report: write comparison: %w", err)
 	}

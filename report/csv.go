@@ -6,6 +6,9 @@ import (
 	"io"
 	"math"
 	"strconv"
+
+	"github.com/wirebench/wirebench/results"
+	"github.com/wirebench/wirebench/results/stats"
 )
 
 // WriteCSV renders report.csv for spreadsheets and scripts. Every column
@@ -39,7 +42,7 @@ func WriteCSV(w io.Writer, rep *Report) error {
 	payloadAt := len(header)
 	header = append(header, payloadCols...)
 	_ = cw.Write(header) // errors surface from Flush/Error below
-	put := func(row []string, at int, m Metric, s Summary) {
+	put := func(row []string, at int, m Metric, s stats.Summary) {
 		d := csvDivisor(m.Unit)
 		copy(row[at:], []string{num(s.Center / d), num(s.Lo / d), num(s.Hi / d), num(s.Min / d), num(s.Max / d), itoa(s.N)})
 	}
@@ -106,7 +109,7 @@ func csvDivisor(u Unit) float64 {
 
 // codedCell is the body after content coding, empty when uncompressed or
 // not known (gRPC compresses inside its own framing).
-func codedCell(p Payload) string {
+func codedCell(p results.Payload) string {
 	if p.Coded <= 0 {
 		return ""
 	}

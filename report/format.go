@@ -36,7 +36,7 @@ func formatValue(u Unit, v float64) string {
 // so we show what was observed instead: the lowest and highest trial in
 // brackets, "5.501k [3.98–7.03k]". Brackets, never "±", so a range is not
 // mistaken for an interval.
-func formatSummary(u Unit, s Summary) string {
+func formatSummary(u Unit, s stats.Summary) string {
 	if s.N == 0 {
 		return "—"
 	}
@@ -56,13 +56,13 @@ func spreadNote() string {
 	return fmt.Sprintf("Each number is the median over trials with its spread: "+
 		"\"± x%%\" is the larger distance to an end of its %v%% confidence interval (%d or more trials); "+
 		"\"[lo–hi]\" is the lowest and highest trial, shown instead when there are too few trials for an interval.",
-		Confidence*100, stats.MinCISamples(Confidence))
+		stats.Confidence*100, stats.MinCISamples(stats.Confidence))
 }
 
 // formatRange prints the observed range of a summary without an interval:
 // "[3.98–7.03k]" (the unit once when both ends share it), "[n=1]" for a
 // single trial, "[all equal]" when every trial gave the same number.
-func formatRange(u Unit, s Summary) string {
+func formatRange(u Unit, s stats.Summary) string {
 	if s.N == 1 {
 		return "[n=1]"
 	}
@@ -178,6 +178,6 @@ func formatChecks(c CellSummary) string {
 
 // formatVs prints a comparison for a table cell: "+12.30% (p=0.008)" or
 // "~ (p=0.420)".
-func formatVs(d Delta) string {
+func formatVs(d stats.Delta) string {
 	return fmt.Sprintf("%s (p=%.3f)", d.FormatDelta(), d.P)
 }

@@ -3,6 +3,8 @@ package report
 import (
 	"strings"
 	"testing"
+
+	"github.com/wirebench/wirebench/results/stats"
 )
 
 // TestFormatSummary: with an interval, benchstat's "± x%"; without one,
@@ -24,7 +26,7 @@ func TestFormatSummary(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := formatSummary(tt.unit, Summarize(tt.xs))
+			got := formatSummary(tt.unit, stats.Summarize(tt.xs))
 			if got != tt.want {
 				t.Errorf("got %q, want %q", got, tt.want)
 			}

@@ -5,6 +5,7 @@ import (
 	"math"
 	"strings"
 
+	"github.com/wirebench/wirebench/results"
 	"github.com/wirebench/wirebench/results/stats"
 )
 
@@ -137,7 +138,7 @@ func bytesChange(g Group, i int) string {
 
 // question is what the study asks, with a generic question for studies
 // that state none.
-func question(r *Results) string {
+func question(r *results.Study) string {
 	if r.Question != "" {
 		return r.Question
 	}

@@ -5,8 +5,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/wirebench/wirebench/load"
 	"github.com/wirebench/wirebench/measure"
+	"github.com/wirebench/wirebench/results"
 	"github.com/wirebench/wirebench/results/stats"
 )
 
@@ -41,7 +41,7 @@ func TestJudge(t *testing.T) {
 // The cell marked baseline leads its group and every finding compares
 // with it, whatever the order of the cells.
 func TestFindingsAgainstMarkedBaseline(t *testing.T) {
-	r := &Results{Cells: []Cell{
+	r := &results.Study{Cells: []results.Cell{
 		{ID: "g/toon", Group: "g", Label: "toon"},
 		{ID: "g/json", Group: "g", Label: "json", Baseline: true},
 		{ID: "g/cbor", Group: "g", Label: "cbor"},
@@ -69,20 +69,20 @@ func TestFindingsAgainstMarkedBaseline(t *testing.T) {
 }
 
 // opTrialRPS is a trial of one second with rps requests.
-func opTrialRPS(cell string, index int, rps float64) Trial {
+func opTrialRPS(cell string, index int, rps float64) results.Trial {
 	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	res := &load.Result{Latency: measure.NewHistogram(), Requests: int64(rps), Start: start, End: start.Add(time.Second)}
-	return Trial{Cell: cell, Index: index, Load: res}
+	res := &results.Load{Latency: measure.NewHistogram(), Requests: int64(rps), Start: start, End: start.Add(time.Second)}
+	return results.Trial{Cell: cell, Index: index, Load: res}
 }
 
 // A study's check commands show in the checks column, and a failed one
 // becomes a warning with the end of its output.
 func TestCheckCommandsShown(t *testing.T) {
-	r := &Results{Cells: []Cell{{ID: "g/a", Group: "g", Label: "a"}}}
+	r := &results.Study{Cells: []results.Cell{{ID: "g/a", Group: "g", Label: "a"}}}
 	for i := range 3 {
 		tr := opTrialRPS("g/a", i, 100)
 		tr.Load.Requests = 100
-		tr.Checks = []CheckResult{{Command: []string{"sqlite3", "db", "select count(*)"}, OK: i != 1, ExitCode: 1, Output: "rows: 99\nwant 100"}}
+		tr.Checks = []results.CheckResult{{Command: []string{"sqlite3", "db", "select count(*)"}, OK: i != 1, ExitCode: 1, Output: "rows: 99\nwant 100"}}
 		r.Trials = append(r.Trials, tr)
 	}
 	c := Build(r).Groups[0].Cells[0]

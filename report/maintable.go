@@ -77,7 +77,7 @@ func mainTable(g Group) table {
 
 // formatVsMain prints a comparison for the main table: "+12.3% (p=0.002)",
 // "~ (p=0.420)", or "? +12.3% (n=2+2)" when too few trials to decide.
-func formatVsMain(v Verdict, d Delta) string {
+func formatVsMain(v Verdict, d stats.Delta) string {
 	switch v {
 	case Undecided:
 		return fmt.Sprintf("? %s (n=%d+%d)", signedPct(d.Pct()), d.Old.N, d.New.N)
@@ -101,4 +101,4 @@ func groupHas(g Group, key string) bool {
 
 // minTrials is the fewest trials per cell with which a comparison can
 // be significant at Alpha.
-func minTrials() int { return stats.MinUTestSamples(Alpha) }
+func minTrials() int { return stats.MinUTestSamples(stats.Alpha) }

@@ -7,6 +7,9 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/wirebench/wirebench/results"
+	"github.com/wirebench/wirebench/results/stats"
 )
 
 // WriteMarkdown renders report.md: the question and its answer first (one
@@ -134,7 +137,7 @@ func mdDetails(w io.Writer, summary string, body func()) {
 var htmlEscaper = strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;")
 
 // title is the study's title, or one made from its name.
-func title(r *Results) string {
+func title(r *results.Study) string {
 	if r.Title != "" {
 		return r.Title
 	}
@@ -170,7 +173,7 @@ func tableNote(rep *Report) string {
 		fmt.Fprintf(&b, "\"vs baseline\" compares each cell's trials with the baseline's (Mann-Whitney U test): "+
 			"a change with its p-value when significant at α = %v; ~ when enough trials found no significant difference; "+
 			"? when too few trials were run for the test to decide (it needs %d or more per cell), with the observed change. ",
-			Alpha, minTrials())
+			stats.Alpha, minTrials())
 		if ext := externalCells(r); !r.Sampled() {
 			b.WriteString("No server process was sampled, so server CPU and memory are not shown. ")
 		} else if len(ext) > 0 {
@@ -210,7 +213,7 @@ func mdEscape(s string) string {
 }
 
 // externalCells lists the cells whose server was already running.
-func externalCells(r *Results) []string {
+func externalCells(r *results.Study) []string {
 	var out []string
 	for _, c := range r.Cells {
 		if c.External != "" {

@@ -1,6 +1,10 @@
 package report
 
-import "time"
+import (
+	"time"
+
+	"github.com/wirebench/wirebench/results"
+)
 
 // Unit says how a metric's numbers are printed.
 type Unit int
@@ -26,7 +30,7 @@ type Metric struct {
 	HigherIsBetter bool
 	// Value reads the metric from one trial; false when the trial does
 	// not have it (no server samples, no requests).
-	Value func(t Trial) (float64, bool)
+	Value func(t results.Trial) (float64, bool)
 }
 
 // Metrics are the per-trial metrics of every report, in column order.
@@ -34,7 +38,7 @@ type Metric struct {
 // trials, so a trial with a bad tail shows up as spread rather than being
 // averaged away in one merged histogram.
 var Metrics = []Metric{
-	{Key: "rps", CSV: "req_per_s", Name: "req/s", Unit: UnitRate, HigherIsBetter: true, Value: func(t Trial) (float64, bool) {
+	{Key: "rps", CSV: "req_per_s", Name: "req/s", Unit: UnitRate, HigherIsBetter: true, Value: func(t results.Trial) (float64, bool) {
 		return t.Load.RPS(), t.Load.Elapsed() > 0
 	}},
 	{Key: "lat_avg", CSV: "avg_ms", Name: "avg", Unit: UnitDuration, Value: latency(-1)},
@@ -43,17 +47,17 @@ var Metrics = []Metric{
 	{Key: "lat_p95", CSV: "p95_ms", Name: "p95", Unit: UnitDuration, Value: latency(0.95)},
 	{Key: "lat_p99", CSV: "p99_ms", Name: "p99", Unit: UnitDuration, Value: latency(0.99)},
 	{Key: "lat_max", CSV: "max_ms", Name: "max", Unit: UnitDuration, Value: latency(1)},
-	{Key: "recv_body_per_req", CSV: "recv_body_bytes_per_req", Name: "recv body/req", Unit: UnitBytes, Value: perRequest(func(t Trial) int64 { return t.Load.Bytes.BodyIn })},
-	{Key: "recv_wire_per_req", CSV: "recv_wire_bytes_per_req", Name: "recv wire/req", Unit: UnitBytes, Value: perRequest(func(t Trial) int64 { return t.Load.Bytes.WireIn })},
-	{Key: "sent_body_per_req", CSV: "sent_body_bytes_per_req", Name: "sent body/req", Unit: UnitBytes, Value: perRequest(func(t Trial) int64 { return t.Load.Bytes.BodyOut })},
-	{Key: "sent_wire_per_req", CSV: "sent_wire_bytes_per_req", Name: "sent wire/req", Unit: UnitBytes, Value: perRequest(func(t Trial) int64 { return t.Load.Bytes.WireOut })},
-	{Key: "server_cpu_per_req", CSV: "server_cpu_ms_per_req", Name: "server CPU/req", Unit: UnitDuration, Value: func(t Trial) (float64, bool) {
+	{Key: "recv_body_per_req", CSV: "recv_body_bytes_per_req", Name: "recv body/req", Unit: UnitBytes, Value: perRequest(func(t results.Trial) int64 { return t.Load.Bytes.BodyIn })},
+	{Key: "recv_wire_per_req", CSV: "recv_wire_bytes_per_req", Name: "recv wire/req", Unit: UnitBytes, Value: perRequest(func(t results.Trial) int64 { return t.Load.Bytes.WireIn })},
+	{Key: "sent_body_per_req", CSV: "sent_body_bytes_per_req", Name: "sent body/req", Unit: UnitBytes, Value: perRequest(func(t results.Trial) int64 { return t.Load.Bytes.BodyOut })},
+	{Key: "sent_wire_per_req", CSV: "sent_wire_bytes_per_req", Name: "sent wire/req", Unit: UnitBytes, Value: perRequest(func(t results.Trial) int64 { return t.Load.Bytes.WireOut })},
+	{Key: "server_cpu_per_req", CSV: "server_cpu_ms_per_req", Name: "server CPU/req", Unit: UnitDuration, Value: func(t results.Trial) (float64, bool) {
 		if t.Server.CPU <= 0 || t.Load.Requests == 0 {
 			return 0, false
 		}
 		return float64(t.Server.CPU) / float64(t.Load.Requests), true
 	}},
-	{Key: "peak_rss", CSV: "peak_rss_bytes", Name: "peak RSS", Unit: UnitBytes, Value: func(t Trial) (float64, bool) {
+	{Key: "peak_rss", CSV: "peak_rss_bytes", Name: "peak RSS", Unit: UnitBytes, Value: func(t results.Trial) (float64, bool) {
 		return float64(t.Server.PeakRSS), t.Server.PeakRSS > 0
 	}},
 }
@@ -70,8 +74,8 @@ func MetricByKey(key string) (Metric, bool) {
 
 // latency reads a quantile of the trial's latency histogram; q < 0 is the
 // mean and q = 1 the maximum.
-func latency(q float64) func(Trial) (float64, bool) {
-	return func(t Trial) (float64, bool) {
+func latency(q float64) func(results.Trial) (float64, bool) {
+	return func(t results.Trial) (float64, bool) {
 		h := t.Load.Latency
 		if h == nil || h.Count() == 0 {
 			return 0, false
@@ -89,8 +93,8 @@ func latency(q float64) func(Trial) (float64, bool) {
 	}
 }
 
-func perRequest(count func(Trial) int64) func(Trial) (float64, bool) {
-	return func(t Trial) (float64, bool) {
+func perRequest(count func(results.Trial) int64) func(results.Trial) (float64, bool) {
+	return func(t results.Trial) (float64, bool) {
 		if t.Load.Requests == 0 || (t.Load.Stream != nil && t.Load.Stream.InBrowser) { // the browser's bytes are not ours to count
 			return 0, false
 		}

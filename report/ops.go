@@ -3,7 +3,8 @@ package report
 import (
 	"slices"
 
-	"github.com/wirebench/wirebench/load"
+	"github.com/wirebench/wirebench/results"
+	"github.com/wirebench/wirebench/results/stats"
 )
 
 // Scenarios that mix operations (list, create, get, update, delete) hide
@@ -26,13 +27,13 @@ type OpSummary struct {
 	// Values are per-trial latency percentiles by opMetrics key (ns), in
 	// trial order; Stats summarize them.
 	Values map[string][]float64
-	Stats  map[string]Summary
+	Stats  map[string]stats.Summary
 }
 
 // summarizeOps gathers each operation's per-trial percentiles, operations
 // in order of first appearance. Trials where an operation got no response
 // contribute nothing to it.
-func summarizeOps(trials []Trial) []OpSummary {
+func summarizeOps(trials []results.Trial) []OpSummary {
 	var ops []OpSummary
 	index := map[string]int{}
 	for _, t := range trials {
@@ -41,20 +42,20 @@ func summarizeOps(trials []Trial) []OpSummary {
 			if !ok {
 				i = len(ops)
 				index[o.Name] = i
-				ops = append(ops, OpSummary{Name: o.Name, Values: map[string][]float64{}, Stats: map[string]Summary{}})
+				ops = append(ops, OpSummary{Name: o.Name, Values: map[string][]float64{}, Stats: map[string]stats.Summary{}})
 			}
 			addOp(&ops[i], o)
 		}
 	}
 	for i := range ops {
 		for k, vs := range ops[i].Values {
-			ops[i].Stats[k] = Summarize(vs)
+			ops[i].Stats[k] = stats.Summarize(vs)
 		}
 	}
 	return ops
 }
 
-func addOp(s *OpSummary, o load.OpResult) {
+func addOp(s *OpSummary, o results.Op) {
 	s.Requests += o.Requests
 	s.Failed += o.Failed
 	if o.Latency == nil || o.Latency.Count() == 0 {
@@ -134,7 +135,7 @@ func opTable(g Group) table {
 				row = append(row, "—")
 				continue
 			}
-			d := Compare(old, new)
+			d := stats.Compare(old, new)
 			if d.Significant() && d.Old.Center != d.New.Center {
 				t.Sig[[2]int{r, len(row)}] = map[bool]int{true: 1, false: -1}[d.New.Center < d.Old.Center]
 			}

@@ -5,13 +5,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/wirebench/wirebench/load"
 	"github.com/wirebench/wirebench/measure"
 	"github.com/wirebench/wirebench/results"
 )
 
-func opTrial(cell string, index int, ops map[string]time.Duration) Trial {
-	res := &load.Result{Latency: measure.NewHistogram()}
+func opTrial(cell string, index int, ops map[string]time.Duration) results.Trial {
+	res := &results.Load{Latency: measure.NewHistogram()}
 	for _, name := range []string{"list", "get"} {
 		d, ok := ops[name]
 		if !ok {
@@ -19,9 +18,9 @@ func opTrial(cell string, index int, ops map[string]time.Duration) Trial {
 		}
 		h := measure.NewHistogram()
 		h.Record(d)
-		res.Ops = append(res.Ops, load.OpResult{Name: name, Requests: 1, Latency: h})
+		res.Ops = append(res.Ops, results.Op{Name: name, Requests: 1, Latency: h})
 	}
-	return Trial{Cell: cell, Index: index, Load: res}
+	return results.Trial{Cell: cell, Index: index, Load: res}
 }
 
 // TestOpTable: a table only for mixed scenarios, a dash for an operation
@@ -43,7 +42,7 @@ func TestOpTable(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r := &Results{Cells: []Cell{{ID: "g/a", Group: "g", Label: "a"}, {ID: "g/b", Group: "g", Label: "b"}}}
+			r := &results.Study{Cells: []results.Cell{{ID: "g/a", Group: "g", Label: "a"}, {ID: "g/b", Group: "g", Label: "b"}}}
 			for i := range 2 {
 				r.Trials = append(r.Trials, opTrial("g/a", i, tt.a), opTrial("g/b", i, tt.b))
 			}

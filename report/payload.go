@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+
+	"github.com/wirebench/wirebench/results"
 )
 
 // The payload-size study measures one list response per dataset, item
@@ -73,7 +75,7 @@ type payloadFNTC struct {
 }
 
 // payloadSets groups measurements by dataset, in order of appearance.
-func payloadSets(ps []Payload) []*payloadSet {
+func payloadSets(ps []results.Payload) []*payloadSet {
 	var sets []*payloadSet
 	byName := map[string]*payloadSet{}
 	for _, p := range ps {
@@ -103,7 +105,7 @@ func payloadSets(ps []Payload) []*payloadSet {
 	return sets
 }
 
-func (s *payloadSet) add(p Payload) {
+func (s *payloadSet) add(p results.Payload) {
 	if !slices.Contains(s.Ns, p.N) {
 		s.Ns = append(s.Ns, p.N)
 	}

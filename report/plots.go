@@ -5,6 +5,8 @@ import (
 	"math"
 	"slices"
 	"time"
+
+	"github.com/wirebench/wirebench/results"
 )
 
 const (
@@ -227,7 +229,7 @@ func rssPlot(g Group) string {
 	h, top, bottom, left := 280.0, 16.0, 60.0, 76.0
 	var labels, colors []string
 	for i, c := range g.Cells {
-		if slices.ContainsFunc(c.RSS, func(tr []ProcSample) bool { return len(tr) > 0 }) {
+		if slices.ContainsFunc(c.RSS, func(tr []results.ProcSample) bool { return len(tr) > 0 }) {
 			labels = append(labels, c.Cell.Label)
 			colors = append(colors, color(i))
 		}

@@ -9,7 +9,6 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/wirebench/wirebench/load"
 	"github.com/wirebench/wirebench/results"
 )
 
@@ -26,11 +25,11 @@ type runMetric struct {
 	Name           string
 	Unit           Unit
 	HigherIsBetter bool
-	Value          func(r *load.Result) (float64, bool)
+	Value          func(r *results.Load) (float64, bool)
 }
 
-func runLatency(q float64) func(*load.Result) (float64, bool) {
-	return func(r *load.Result) (float64, bool) {
+func runLatency(q float64) func(*results.Load) (float64, bool) {
+	return func(r *results.Load) (float64, bool) {
 		if r.Latency == nil || r.Latency.Count() == 0 {
 			return 0, false
 		}
@@ -44,8 +43,8 @@ func runLatency(q float64) func(*load.Result) (float64, bool) {
 	}
 }
 
-func runPerRequest(count func(*load.Result) int64) func(*load.Result) (float64, bool) {
-	return func(r *load.Result) (float64, bool) {
+func runPerRequest(count func(*results.Load) int64) func(*results.Load) (float64, bool) {
+	return func(r *results.Load) (float64, bool) {
 		if r.Requests == 0 {
 			return 0, false
 		}
@@ -56,25 +55,25 @@ func runPerRequest(count func(*load.Result) int64) func(*load.Result) (float64, 
 // runMetrics are the rows of a single-run comparison: rates, the latency
 // distribution, checks, bytes and the client's cost.
 var runMetrics = []runMetric{
-	{"req/s", UnitRate, true, func(r *load.Result) (float64, bool) { return r.RPS(), r.Elapsed() > 0 }},
-	{"requests", UnitCount, true, func(r *load.Result) (float64, bool) { return float64(r.Requests), true }},
-	{"failed", UnitCount, false, func(r *load.Result) (float64, bool) { return float64(r.Failed), true }},
+	{"req/s", UnitRate, true, func(r *results.Load) (float64, bool) { return r.RPS(), r.Elapsed() > 0 }},
+	{"requests", UnitCount, true, func(r *results.Load) (float64, bool) { return float64(r.Requests), true }},
+	{"failed", UnitCount, false, func(r *results.Load) (float64, bool) { return float64(r.Failed), true }},
 	{"avg", UnitDuration, false, runLatency(-1)},
 	{"p50", UnitDuration, false, runLatency(0.50)},
 	{"p90", UnitDuration, false, runLatency(0.90)},
 	{"p99", UnitDuration, false, runLatency(0.99)},
 	{"p99.9", UnitDuration, false, runLatency(0.999)},
 	{"max", UnitDuration, false, runLatency(1)},
-	{"recv body/req", UnitBytes, false, runPerRequest(func(r *load.Result) int64 { return r.Bytes.BodyIn })},
-	{"recv wire/req", UnitBytes, false, runPerRequest(func(r *load.Result) int64 { return r.Bytes.WireIn })},
-	{"sent wire/req", UnitBytes, false, runPerRequest(func(r *load.Result) int64 { return r.Bytes.WireOut })},
-	{"client CPU/req", UnitDuration, false, func(r *load.Result) (float64, bool) {
+	{"recv body/req", UnitBytes, false, runPerRequest(func(r *results.Load) int64 { return r.Bytes.BodyIn })},
+	{"recv wire/req", UnitBytes, false, runPerRequest(func(r *results.Load) int64 { return r.Bytes.WireIn })},
+	{"sent wire/req", UnitBytes, false, runPerRequest(func(r *results.Load) int64 { return r.Bytes.WireOut })},
+	{"client CPU/req", UnitDuration, false, func(r *results.Load) (float64, bool) {
 		return float64(r.CPUPerRequest()), r.Requests > 0 && r.CPU.User+r.CPU.System > 0
 	}},
 }
 
 // singleRun is the load result of a single-run study (its one trial).
-func singleRun(r *Results) (*load.Result, bool) {
+func singleRun(r *results.Study) (*results.Load, bool) {
 	if !r.SingleRun || len(r.Trials) != 1 || r.Trials[0].Load == nil {
 		return nil, false
 	}
@@ -93,7 +92,7 @@ type RunRow struct {
 // CompareRuns sets two single load runs side by side: every metric with
 // the change in percent, and what makes the comparison unfair (different
 // machines, targets, load models or concurrency).
-func CompareRuns(old, new *load.Result) ([]RunRow, []string) {
+func CompareRuns(old, new *results.Load) ([]RunRow, []string) {
 	var rows []RunRow
 	for _, m := range runMetrics {
 		o, okO := m.Value(old)
@@ -125,7 +124,7 @@ func CompareRuns(old, new *load.Result) ([]RunRow, []string) {
 		diff("target", a, b)
 	}
 	warnings = append(warnings, envWarnings(old.Env, new.Env)...)
-	for _, r := range []*load.Result{old, new} {
+	for _, r := range []*results.Load{old, new} {
 		for _, w := range r.Warnings {
 			if !slices.Contains(warnings, w) {
 				warnings = append(warnings, w)
@@ -136,7 +135,7 @@ func CompareRuns(old, new *load.Result) ([]RunRow, []string) {
 }
 
 // writeRunCompare prints two single runs side by side.
-func writeRunCompare(w io.Writer, oldName, newName string, old, new *load.Result) error {
+func writeRunCompare(w io.Writer, oldName, newName string, old, new *results.Load) error {
 	rows, warnings := CompareRuns(old, new)
 	bw := bufio.NewWriter(w)
 	fmt.Fprintf(bw, "wirebench compare: %s\n\n", SingleRunNote)
@@ -166,7 +165,7 @@ func writeRunCompare(w io.Writer, oldName, newName string, old, new *load.Result
 
 // LoadModel says how load was applied: "closed loop, 20 VUs" or "open
 // loop at 1000 req/s, up to 50 in flight".
-func LoadModel(o load.Options) string {
+func LoadModel(o results.Options) string {
 	open := o.Rate > 0 || o.Open
 	switch {
 	case open && len(o.Stages) > 0:
@@ -188,7 +187,7 @@ func vus(n int) string {
 
 // latencyDistribution is a single run's latency by percentile, as wrk
 // --latency prints it: the table beside the plot.
-func latencyDistribution(r *load.Result) table {
+func latencyDistribution(r *results.Load) table {
 	t := table{Header: []string{"percentile", "latency"}}
 	if r.Latency == nil || r.Latency.Count() == 0 {
 		return t

@@ -3,7 +3,7 @@ package report
 import (
 	"time"
 
-	"github.com/wirebench/wirebench/load"
+	"github.com/wirebench/wirebench/results"
 )
 
 // The metrics of stream and browser cells (load.StreamResult), and the
@@ -14,38 +14,38 @@ import (
 func init() { Metrics = append(Metrics, streamMetrics...) }
 
 var streamMetrics = []Metric{
-	{Key: "first_p50", CSV: "first_item_p50_ms", Name: "first item p50", Unit: UnitDuration, Value: streamHist(func(s *load.StreamResult) bool { return !s.InBrowser }, 0.5, true)},
+	{Key: "first_p50", CSV: "first_item_p50_ms", Name: "first item p50", Unit: UnitDuration, Value: streamHist(func(s *results.Stream) bool { return !s.InBrowser }, 0.5, true)},
 	{Key: "per_msg_p50", CSV: "per_message_p50_ms", Name: "per message p50", Unit: UnitDuration, Value: streamHist(nil, 0.5, false)},
 	{Key: "per_msg_p99", CSV: "per_message_p99_ms", Name: "per message p99", Unit: UnitDuration, Value: streamHist(nil, 0.99, false)},
-	{Key: "items_per_s", CSV: "items_per_s", Name: "items/s", Unit: UnitRate, HigherIsBetter: true, Value: func(t Trial) (float64, bool) {
+	{Key: "items_per_s", CSV: "items_per_s", Name: "items/s", Unit: UnitRate, HigherIsBetter: true, Value: func(t results.Trial) (float64, bool) {
 		s := t.Load.Stream
 		if s == nil || s.Items == 0 {
 			return 0, false
 		}
 		return s.ItemsPerSecond(t.Load.Measured()), true
 	}},
-	{Key: "client_cpu_per_req", CSV: "client_cpu_ms_per_req", Name: "client CPU/req", Unit: UnitDuration, Value: func(t Trial) (float64, bool) {
+	{Key: "client_cpu_per_req", CSV: "client_cpu_ms_per_req", Name: "client CPU/req", Unit: UnitDuration, Value: func(t results.Trial) (float64, bool) {
 		c := t.Load.CPU.User + t.Load.CPU.System
 		return float64(c) / float64(max(t.Load.Requests, 1)), c > 0 && t.Load.Requests > 0
 	}},
-	{Key: "client_allocs_per_req", CSV: "client_allocs_per_req", Name: "client allocs/req", Unit: UnitCount, Value: func(t Trial) (float64, bool) {
+	{Key: "client_allocs_per_req", CSV: "client_allocs_per_req", Name: "client allocs/req", Unit: UnitCount, Value: func(t results.Trial) (float64, bool) {
 		return float64(t.Load.CPU.Allocs) / float64(max(t.Load.Requests, 1)), t.Load.CPU.Allocs > 0 && t.Load.Requests > 0
 	}},
 	{Key: "server_allocs_per_req", CSV: "server_allocs_per_req", Name: "server allocs/req", Unit: UnitCount, Value: serverDelta("go_memstats_mallocs_total")},
 	{Key: "server_alloc_bytes_per_req", CSV: "server_alloc_bytes_per_req", Name: "server alloc bytes/req", Unit: UnitBytes, Value: serverDelta("go_memstats_alloc_bytes_total")},
-	layerMetric("message", "payload (message) bytes/req", func(l load.Layers) int64 { return l.Message }),
-	layerMetric("envelope", "envelope bytes/req", func(l load.Layers) int64 { return l.Envelope }),
-	layerMetric("h2_frames", "HTTP/2 frame bytes/req", func(l load.Layers) int64 { return l.H2Frames }),
-	layerMetric("h2_headers", "HTTP/2 header (HPACK) bytes/req", func(l load.Layers) int64 { return l.H2Headers }),
-	layerMetric("ws", "WebSocket frame bytes/req", func(l load.Layers) int64 { return l.WS }),
-	layerMetric("h1_headers", "HTTP/1.1 head bytes/req", func(l load.Layers) int64 { return l.H1Headers }),
-	layerMetric("h1_framing", "HTTP/1.1 chunking bytes/req", func(l load.Layers) int64 { return l.H1Framing }),
+	layerMetric("message", "payload (message) bytes/req", func(l results.Layers) int64 { return l.Message }),
+	layerMetric("envelope", "envelope bytes/req", func(l results.Layers) int64 { return l.Envelope }),
+	layerMetric("h2_frames", "HTTP/2 frame bytes/req", func(l results.Layers) int64 { return l.H2Frames }),
+	layerMetric("h2_headers", "HTTP/2 header (HPACK) bytes/req", func(l results.Layers) int64 { return l.H2Headers }),
+	layerMetric("ws", "WebSocket frame bytes/req", func(l results.Layers) int64 { return l.WS }),
+	layerMetric("h1_headers", "HTTP/1.1 head bytes/req", func(l results.Layers) int64 { return l.H1Headers }),
+	layerMetric("h1_framing", "HTTP/1.1 chunking bytes/req", func(l results.Layers) int64 { return l.H1Framing }),
 }
 
 // streamHist reads a quantile of a stream histogram: First (first) or
 // PerMessage; only for results that pass keep (nil: all).
-func streamHist(keep func(*load.StreamResult) bool, q float64, first bool) func(Trial) (float64, bool) {
-	return func(t Trial) (float64, bool) {
+func streamHist(keep func(*results.Stream) bool, q float64, first bool) func(results.Trial) (float64, bool) {
+	return func(t results.Trial) (float64, bool) {
 		s := t.Load.Stream
 		if s == nil || (keep != nil && !keep(s)) {
 			return 0, false
@@ -64,8 +64,8 @@ func streamHist(keep func(*load.StreamResult) bool, q float64, first bool) func(
 // serverDelta is a server counter's growth over the measured run per
 // request (study: the Go memory check reads /metrics right before and
 // after it; the two scrapes' own allocations are included, a few hundred).
-func serverDelta(name string) func(Trial) (float64, bool) {
-	return func(t Trial) (float64, bool) {
+func serverDelta(name string) func(results.Trial) (float64, bool) {
+	return func(t results.Trial) (float64, bool) {
 		end, ok1 := t.Server.GoMem[name]
 		start, ok2 := t.Server.GoMem[name+"_at_start"]
 		if !ok1 || !ok2 || t.Load.Requests == 0 || end < start {
@@ -76,9 +76,9 @@ func serverDelta(name string) func(Trial) (float64, bool) {
 }
 
 // layerMetric is one layer's bytes, both directions, per request.
-func layerMetric(key, name string, f func(load.Layers) int64) Metric {
+func layerMetric(key, name string, f func(results.Layers) int64) Metric {
 	return Metric{Key: "layer_" + key, CSV: "layer_" + key + "_bytes_per_req", Name: name, Unit: UnitBytes,
-		Value: func(t Trial) (float64, bool) {
+		Value: func(t results.Trial) (float64, bool) {
 			s := t.Load.Stream
 			if s == nil || s.InBrowser || t.Load.Requests == 0 {
 				return 0, false

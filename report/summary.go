@@ -1,6 +1,7 @@
 package report
 
 import (
+	"github.com/wirebench/wirebench/results"
 	"github.com/wirebench/wirebench/results/stats"
 
 	"fmt"
@@ -16,7 +17,7 @@ import (
 // group's baseline. All renderers (Markdown, CSV, HTML) draw from it, so
 // they cannot disagree.
 type Report struct {
-	Results  *Results
+	Results  *results.Study
 	Groups   []Group
 	Warnings []string // run-wide caveats, quick-run first
 }
@@ -33,13 +34,13 @@ type Group struct {
 
 // CellSummary is one cell over its trials.
 type CellSummary struct {
-	Cell         Cell
+	Cell         results.Cell
 	Trials       int // trials with a load result
 	FailedTrials int // trials that ended in an error
 	// Values are the per-trial values of each metric (by Metric.Key), in
 	// trial-index order; Stats their summaries.
 	Values map[string][]float64
-	Stats  map[string]Summary
+	Stats  map[string]stats.Summary
 	// Checks: every response is checked (fairness rule 2).
 	Requests, Failed int64
 	// CheckRuns and CheckFailed count the study's per-trial check
@@ -51,14 +52,14 @@ type CellSummary struct {
 	// curves; tables use per-trial percentiles instead.
 	Latency *measure.Histogram
 	// RSS holds each trial's server samples, for memory-over-time plots.
-	RSS [][]ProcSample
+	RSS [][]results.ProcSample
 	// Ops are the scenario's operations, each summarized on its own.
 	Ops      []OpSummary
 	Warnings []string
 }
 
 // Build summarizes r. It never fails: missing data becomes warnings.
-func Build(r *Results) *Report {
+func Build(r *results.Study) *Report {
 	rep := &Report{Results: r}
 	for _, w := range r.Warnings {
 		// Renderers build the quick-run banner from what ran; a runner's
@@ -86,9 +87,9 @@ func Build(r *Results) *Report {
 		}
 		g.Load = groupLoad(r, *g)
 	}
-	if n := stats.MinCISamples(Confidence); !r.SingleRun && r.HasLoad() {
+	if n := stats.MinCISamples(stats.Confidence); !r.SingleRun && r.HasLoad() {
 		if lo, _ := trialRange(r); lo < n {
-			rep.Warnings = append(rep.Warnings, fmt.Sprintf("fewer than %d trials per cell: no %v%% confidence intervals; the tables show the range of the trials instead", n, Confidence*100))
+			rep.Warnings = append(rep.Warnings, fmt.Sprintf("fewer than %d trials per cell: no %v%% confidence intervals; the tables show the range of the trials instead", n, stats.Confidence*100))
 		}
 	}
 	return rep
@@ -96,7 +97,7 @@ func Build(r *Results) *Report {
 
 // groupLoad describes the load model of a group's trials, each distinct
 // description once, in cell order.
-func groupLoad(r *Results, g Group) string {
+func groupLoad(r *results.Study, g Group) string {
 	var seen []string
 	for _, c := range g.Cells {
 		// Every trial of a cell has its cell's load options: the first says it.
@@ -116,9 +117,9 @@ func groupLoad(r *Results, g Group) string {
 	return strings.Join(seen, "; ")
 }
 
-func summarizeCell(r *Results, c Cell) CellSummary {
+func summarizeCell(r *results.Study, c results.Cell) CellSummary {
 	cs := CellSummary{
-		Cell: c, Values: map[string][]float64{}, Stats: map[string]Summary{},
+		Cell: c, Values: map[string][]float64{}, Stats: map[string]stats.Summary{},
 		Failures: map[string]int64{}, Latency: measure.NewHistogram(),
 	}
 	for _, t := range r.Trials {
@@ -150,7 +151,7 @@ func summarizeCell(r *Results, c Cell) CellSummary {
 		}
 	}
 	trials := r.TrialsOf(c.ID)
-	slices.SortFunc(trials, func(a, b Trial) int { return a.Index - b.Index })
+	slices.SortFunc(trials, func(a, b results.Trial) int { return a.Index - b.Index })
 	cs.Trials = len(trials)
 	loadWarn := map[string]int{}
 	for _, t := range trials {
@@ -179,7 +180,7 @@ func summarizeCell(r *Results, c Cell) CellSummary {
 	}
 	for _, m := range Metrics {
 		if vs, ok := cs.Values[m.Key]; ok {
-			cs.Stats[m.Key] = Summarize(vs)
+			cs.Stats[m.Key] = stats.Summarize(vs)
 		}
 	}
 	return cs
@@ -189,22 +190,22 @@ func summarizeCell(r *Results, c Cell) CellSummary {
 func (c CellSummary) Passed() int64 { return c.Requests - c.Failed }
 
 // Stat returns the summary of one metric and whether the cell has it.
-func (c CellSummary) Stat(key string) (Summary, bool) {
+func (c CellSummary) Stat(key string) (stats.Summary, bool) {
 	s, ok := c.Stats[key]
 	return s, ok
 }
 
 // VsBaseline compares cell i of the group with the baseline (cell 0) on
 // one metric. ok is false for the baseline itself or missing data.
-func (g Group) VsBaseline(i int, key string) (d Delta, ok bool) {
+func (g Group) VsBaseline(i int, key string) (d stats.Delta, ok bool) {
 	if i == 0 || i >= len(g.Cells) {
-		return Delta{}, false
+		return stats.Delta{}, false
 	}
 	old, new := g.Cells[0].Values[key], g.Cells[i].Values[key]
 	if len(old) == 0 || len(new) == 0 {
-		return Delta{}, false
+		return stats.Delta{}, false
 	}
-	return Compare(old, new), true
+	return stats.Compare(old, new), true
 }
 
 // lastLine is the last line of a command's output, where the reason for

@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/wirebench/wirebench/results"
 )
 
 // table is a rendered-to-text table shared by the Markdown and HTML
@@ -105,7 +107,7 @@ func allWarnings(rep *Report) []string {
 }
 
 // envRows describes the machine (fairness rule 8) as label/value pairs.
-func envRows(r *Results) [][2]string {
+func envRows(r *results.Study) [][2]string {
 	e := r.Env
 	rows := [][2]string{
 		{"CPU", fmt.Sprintf("%s × %d", orDash(e.CPUModel), e.NumCPU)},
@@ -126,7 +128,7 @@ func envRows(r *Results) [][2]string {
 
 // pinning reports the CPU sets of the first trial, or that nothing was
 // pinned (then client and server competed for CPUs: fairness rule 4).
-func pinning(r *Results) string {
+func pinning(r *results.Study) string {
 	for _, t := range r.Trials {
 		if len(t.ServerCPUs) > 0 || len(t.ClientCPUs) > 0 {
 			return fmt.Sprintf("server CPUs %s, client CPUs %s", cpuList(t.ServerCPUs), cpuList(t.ClientCPUs))
@@ -166,7 +168,7 @@ func orDash(s string) string {
 // trialsLine says what was run, from the data alone: "2 trials per
 // cell of 1.5s after 500ms warm-up, interleaved"; "one load run"; "sizes
 // only, no load trials".
-func trialsLine(r *Results) string {
+func trialsLine(r *results.Study) string {
 	if r.SingleRun {
 		return "one load run"
 	}
@@ -202,7 +204,7 @@ func trialsLine(r *Results) string {
 }
 
 // trialRange is the fewest and most successful trials of any cell.
-func trialRange(r *Results) (lo, hi int) {
+func trialRange(r *results.Study) (lo, hi int) {
 	lo = -1
 	for _, c := range r.Cells {
 		n := len(r.TrialsOf(c.ID))

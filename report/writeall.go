@@ -6,24 +6,26 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+
+	"github.com/wirebench/wirebench/results"
 )
 
 // renderers are the files WriteAll produces, in order; results.json
 // first, so the raw data exists even if a renderer fails.
 var renderers = []struct {
 	name  string
-	write func(io.Writer, *Results, *Report) error
+	write func(io.Writer, *results.Study, *Report) error
 }{
-	{"results.json", func(w io.Writer, r *Results, _ *Report) error { return r.Write(w) }},
-	{"report.md", func(w io.Writer, _ *Results, rep *Report) error { return WriteMarkdown(w, rep) }},
-	{"report.csv", func(w io.Writer, _ *Results, rep *Report) error { return WriteCSV(w, rep) }},
-	{"report.html", func(w io.Writer, _ *Results, rep *Report) error { return WriteHTML(w, rep) }},
+	{"results.json", func(w io.Writer, r *results.Study, _ *Report) error { return r.Write(w) }},
+	{"report.md", func(w io.Writer, _ *results.Study, rep *Report) error { return WriteMarkdown(w, rep) }},
+	{"report.csv", func(w io.Writer, _ *results.Study, rep *Report) error { return WriteCSV(w, rep) }},
+	{"report.html", func(w io.Writer, _ *results.Study, rep *Report) error { return WriteHTML(w, rep) }},
 }
 
 // WriteAll writes results.json, report.md, report.csv and report.html into
 // dir (created if missing). Each file is written to a temporary name and
 // renamed, so a reader never sees half a report.
-func WriteAll(dir string, r *Results) error {
+func WriteAll(dir string, r *results.Study) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("report: %w", err)
 	}

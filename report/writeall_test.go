@@ -8,6 +8,7 @@ import (
 
 	"github.com/wirebench/wirebench/report"
 	"github.com/wirebench/wirebench/report/reporttest"
+	"github.com/wirebench/wirebench/results"
 )
 
 func TestWriteAll(t *testing.T) {
@@ -32,7 +33,7 @@ func TestWriteAll(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	back, err := report.Read(f)
+	back, err := results.Read(f)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,12 +13,22 @@
 //	│ payloads[] (sizes-only studies), warnings[]                │
 //	└────────────────────────────────────────────────────────────┘
 //
-//	wirebench.load/v1    one `wirebench load --out` run (package load)
+//	wirebench.load/v1    one `wirebench load --out` run (Load)
 //	┌────────────────────────────────────────────────────────────┐
 //	│ schema, scenario, options, config, env, start, end,        │
 //	│ requests, failed, latency/service/lag histograms, ops[],   │
 //	│ status, failures, bytes, client_cpu, segments, warnings    │
 //	└────────────────────────────────────────────────────────────┘
+//
+// The load result (Load, Op, Stream, Layers, Options, Segment) is plain
+// data: package load fills it, and everything after a run works on it
+// here without the engine or any client — Merge (merge.go) and
+// CheckSegments (segments.go) for the segments of one test, Threshold
+// (threshold.go), Diagnose (diagnose.go), the end-of-run text summary
+// (summary.go, streamsummary.go, distribution.go) and JSON Lines streams
+// of results (loadlines.go). TestResultsImportsNoEngine keeps it so: the
+// package imports only the standard library, measure (the histogram) and
+// internal/lazy.
 //
 // Read gives a Study for both: a load run becomes a study of one cell and
 // one trial marked SingleRun, so every renderer and compare take either.

@@ -8,7 +8,6 @@ import (
 
 	"github.com/HdrHistogram/hdrhistogram-go"
 
-	"github.com/wirebench/wirebench/load"
 	"github.com/wirebench/wirebench/measure"
 )
 
@@ -26,7 +25,7 @@ import (
 // format's convention (its tools divide by 1e6 to print milliseconds, and
 // Interval_Max is in milliseconds), though we record microseconds: each
 // bucket is carried over at the same 3 significant digits.
-func WriteHdrLog(w io.Writer, res *load.Result) error {
+func WriteHdrLog(w io.Writer, res *Load) error {
 	h, err := nanoHistogram(res.Latency)
 	if err != nil {
 		return err

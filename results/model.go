@@ -3,7 +3,6 @@ package results
 import (
 	"time"
 
-	"github.com/wirebench/wirebench/load"
 	"github.com/wirebench/wirebench/measure"
 )
 
@@ -83,9 +82,9 @@ type Trial struct {
 	TodosBefore int `json:"todos_before"`
 	TodosAfter  int `json:"todos_after"`
 
-	Load   *load.Result `json:"load"`
-	Server ServerStats  `json:"server"`
-	Error  string       `json:"error,omitempty"`
+	Load   *Load       `json:"load"`
+	Server ServerStats `json:"server"`
+	Error  string      `json:"error,omitempty"`
 	// Ports are the free loopback ports chosen for this trial ({port},
 	// {port2}, ... in the study's templates).
 	Ports []int `json:"ports,omitempty"`

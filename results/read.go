@@ -9,8 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-
-	"github.com/wirebench/wirebench/load"
 )
 
 // ErrResults marks a result file that cannot be read.
@@ -41,14 +39,14 @@ func Read(rd io.Reader) (*Study, error) {
 	switch head.Schema {
 	case StudySchema:
 		return readStudy(data)
-	case load.Schema:
-		res, err := load.ReadResult(bytes.NewReader(data))
+	case LoadSchema:
+		res, err := ReadLoad(bytes.NewReader(data))
 		if err != nil {
 			return nil, fmt.Errorf("%w: %v", ErrResults, err)
 		}
 		return FromLoad(res), nil
 	}
-	return nil, fmt.Errorf("%w: schema %q, want %q or %q", ErrResults, head.Schema, StudySchema, load.Schema)
+	return nil, fmt.Errorf("%w: schema %q, want %q or %q", ErrResults, head.Schema, StudySchema, LoadSchema)
 }
 
 func readStudy(data []byte) (*Study, error) {
@@ -96,7 +94,7 @@ func ReadFile(path string) (*Study, error) {
 // FromLoad wraps one load run as a study of one cell and one trial, marked
 // SingleRun: no server process was sampled, and one run gives a number
 // but no spread, so nothing may be called significant from it.
-func FromLoad(res *load.Result) *Study {
+func FromLoad(res *Load) *Study {
 	scenario := res.Scenario
 	if scenario == "" {
 		scenario = "load"
@@ -117,21 +115,23 @@ func FromLoad(res *load.Result) *Study {
 
 // LoadTarget digs the URL out of a load run's configuration ("" when
 // unknown): raw mode keeps it under "raw", scenarios under
-// "scenario_options".
-func LoadTarget(res *load.Result) string {
+// "scenario_options". In a result read from a file they are JSON
+// objects; in one just run they may still be the client's options
+// struct, which is read through its JSON form (results knows no client).
+func LoadTarget(res *Load) string {
 	for _, key := range []string{"raw", "scenario_options"} {
-		switch v := res.Config[key].(type) {
-		case map[string]any:
-			if u, ok := v["url"].(string); ok {
-				return u
+		v, ok := res.Config[key].(map[string]any)
+		if !ok && res.Config[key] != nil {
+			b, err := json.Marshal(res.Config[key])
+			if err != nil || json.Unmarshal(b, &v) != nil {
+				continue
 			}
-			if u, ok := v["URL"].(string); ok {
-				return u
-			}
-		case load.RawOptions:
-			return v.URL
-		case *load.RawOptions:
-			return v.URL
+		}
+		if u, ok := v["url"].(string); ok {
+			return u
+		}
+		if u, ok := v["URL"].(string); ok {
+			return u
 		}
 	}
 	return ""

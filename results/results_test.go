@@ -12,22 +12,21 @@ import (
 	"testing"
 	"time"
 
-	"github.com/wirebench/wirebench/load"
 	"github.com/wirebench/wirebench/measure"
 )
 
-func loadRun() *load.Result {
+func loadRun() *Load {
 	h := measure.NewHistogram()
 	for i := 1; i <= 100; i++ {
 		h.Record(time.Duration(i) * time.Millisecond)
 	}
 	start := time.Date(2026, 3, 14, 15, 9, 26, 0, time.UTC)
-	return &load.Result{
-		Schema: load.Schema, Scenario: "raw", Options: load.Options{Concurrency: 20},
+	return &Load{
+		Schema: LoadSchema, Scenario: "raw", Options: Options{Concurrency: 20},
 		Config: map[string]any{"scenario": "raw", "raw": map[string]any{"url": "http://127.0.0.1:8080/"}},
 		Start:  start, End: start.Add(2 * time.Second), Requests: 100,
 		Latency: h, Service: h, Lag: measure.NewHistogram(),
-		Ops:    []load.OpResult{{Name: "GET /", Requests: 100, Latency: h, Service: h}},
+		Ops:    []Op{{Name: "GET /", Requests: 100, Latency: h, Service: h}},
 		Status: map[string]int64{"200": 100}, Failures: map[string]int64{},
 	}
 }

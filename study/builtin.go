@@ -6,7 +6,7 @@ import (
 
 	"github.com/wirebench/wirebench/codec"
 	"github.com/wirebench/wirebench/load"
-	"github.com/wirebench/wirebench/report"
+	"github.com/wirebench/wirebench/results"
 )
 
 func init() {
@@ -20,7 +20,7 @@ func init() {
 // format, closed loop without think time, on a dataset that stays the same
 // size, every response decoded and checked.
 func formatsStudy() Definition {
-	lo := load.Options{Concurrency: 16}
+	lo := load.Options{Options: results.Options{Concurrency: 16}}
 	def := Definition{
 		Name:     "formats",
 		Title:    "Wire formats under the CRUD scenario (the TOON seed, done right)",
@@ -55,8 +55,8 @@ func formatsStudy() Definition {
 // fasthttp), fixed count and fixed duration as in the seed.
 func jsonLibsStudy() Definition {
 	echo := load.ScenarioOptions{Name: load.ScenarioEcho, Format: "json"}
-	count := load.Options{Concurrency: 100, Requests: 200_000}
-	dur := load.Options{Concurrency: 100}
+	count := load.Options{Options: results.Options{Concurrency: 100, Requests: 200_000}}
+	dur := load.Options{Options: results.Options{Concurrency: 100}}
 	def := Definition{
 		Name:     "json-libs",
 		Title:    "encoding/json vs goccy/go-json behind POST /echo, on net/http and fasthttp (the Fiber seed, done right)",
@@ -85,7 +85,7 @@ func payloadSizeStudy() Definition {
 		Title:       "Bytes per format, transport and compression",
 		Question:    "How many bytes does each format put on the wire for the same data?",
 		Description: "GET /users and GET /todos with 1, 10, 100 and 1000 items: the body in each format, and the response bytes on the socket per transport on a warm connection.",
-		Measure: func(c Context) ([]report.Payload, error) {
+		Measure: func(c Context) ([]results.Payload, error) {
 			return measurePayloads(context.Background(), []int{1, 10, 100, 1000})
 		},
 	}
@@ -109,7 +109,7 @@ func grpcVsRESTStudy() Definition {
 			"Stream cells count one whole exchange as a request: their latency is the time to the last item.",
 	}
 	for _, c := range []int{1, 50} {
-		lo := load.Options{Concurrency: c}
+		lo := load.Options{Options: results.Options{Concurrency: c}}
 		g := fmt.Sprintf("CRUD c=%d", c)
 		def.Cells = append(def.Cells,
 			apiCell(g, "REST json", defaultDataset, nil, lo, load.ScenarioOptions{Name: load.ScenarioCRUD, Format: "json"}),
@@ -120,7 +120,7 @@ func grpcVsRESTStudy() Definition {
 			apiCell(g, "gRPC, grpc-go's client", defaultDataset, nil, lo, load.ScenarioOptions{Name: load.ScenarioCRUD, Transport: load.TransportGRPC, Connections: 1, Client: load.ClientStd}),
 		)
 	}
-	one := load.Options{Concurrency: 1}
+	one := load.Options{Options: results.Options{Concurrency: 1}}
 	for _, n := range []int{10, 100, 1000} {
 		ds, g := dataset{users: n, todos: 10}, fmt.Sprintf("list of %d", n)
 		def.Cells = append(def.Cells,

@@ -14,7 +14,7 @@ import (
 	"github.com/wirebench/wirebench/bulk"
 	"github.com/wirebench/wirebench/load"
 	"github.com/wirebench/wirebench/measure"
-	"github.com/wirebench/wirebench/report"
+	"github.com/wirebench/wirebench/results"
 	"github.com/wirebench/wirebench/store/sqlite"
 )
 
@@ -351,7 +351,7 @@ func importTrial(ctx context.Context, o BulkOptions, sqlite3, csvPath, dbPath st
 	return t
 }
 
-func (t *BulkTrial) takeSamples(ss []report.ProcSample) {
+func (t *BulkTrial) takeSamples(ss []results.ProcSample) {
 	for _, s := range ss {
 		t.Samples = append(t.Samples, bulkSample{T: s.T, RSS: s.RSS})
 	}

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/wirebench/wirebench/report"
+	"github.com/wirebench/wirebench/results"
 )
 
 // Command is a command a study runs itself: a build step (once, before any
@@ -85,7 +85,7 @@ type Check struct {
 // TrialEnv is what a check sees of its trial.
 type TrialEnv struct {
 	// Trial is the trial's record; checks add what they measure.
-	Trial *report.Trial
+	Trial *results.Trial
 	v     vars
 }
 
@@ -101,7 +101,7 @@ func CommandCheck(c Command) Check {
 		After: func(ctx context.Context, e *TrialEnv) error {
 			start := time.Now()
 			exit, out, err := c.run(ctx, e.v, DefaultCheckTimeout)
-			e.Trial.Checks = append(e.Trial.Checks, report.CheckResult{
+			e.Trial.Checks = append(e.Trial.Checks, results.CheckResult{
 				Command: e.v.expandAll(c.Args), OK: err == nil, ExitCode: exit, Output: out, Duration: time.Since(start),
 			})
 			if err != nil {

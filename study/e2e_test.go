@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/wirebench/wirebench/report"
+	"github.com/wirebench/wirebench/results"
 )
 
 // writeStudy writes a study file whose {bin} is this test binary (a tiny
@@ -154,7 +155,7 @@ cells:
 	if err != nil {
 		t.Fatal(err)
 	}
-	byCell := map[string]report.Trial{}
+	byCell := map[string]results.Trial{}
 	for _, tr := range res.Trials {
 		byCell[strings.TrimPrefix(tr.Cell, "mixed/")] = tr
 	}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/wirebench/wirebench/internal/lazy"
 	"github.com/wirebench/wirebench/load"
+	"github.com/wirebench/wirebench/results"
 )
 
 // Limits of a study file.
@@ -292,9 +293,9 @@ func (p *parser) load(n *yaml.Node, path string, cellLine int) LoadSpec {
 		p.errorf(line("url"), "%s.url: missing (e.g. http://127.0.0.1:{port}/)", path)
 		return LoadSpec{}
 	}
-	o := load.Options{Concurrency: ls.Concurrency, Requests: ls.Requests, Rate: ls.Rate, Open: ls.Open, Timeout: ls.Timeout}
+	o := load.Options{Options: results.Options{Concurrency: ls.Concurrency, Requests: ls.Requests, Rate: ls.Rate, Open: ls.Open, Timeout: ls.Timeout}}
 	for _, st := range ls.Stages {
-		o.Stages = append(o.Stages, load.Stage{Duration: st.Duration, Target: st.Target})
+		o.Stages = append(o.Stages, results.Stage{Duration: st.Duration, Target: st.Target})
 	}
 	switch {
 	case ls.Concurrency < 0 || ls.Requests < 0 || ls.Rate < 0 || ls.Connections < 0:

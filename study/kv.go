@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/wirebench/wirebench/load"
-	"github.com/wirebench/wirebench/report"
+	"github.com/wirebench/wirebench/results"
 )
 
 func init() {
@@ -93,7 +93,7 @@ func kvStudy() Definition {
 // kvLoad is the seed's client: 50 connections, 10,000 keys, 128 bytes.
 func kvLoad(scenario, protocol, url string) LoadSpec {
 	return LoadSpec{
-		Options: load.Options{Concurrency: kvConns},
+		Options: load.Options{Options: results.Options{Concurrency: kvConns}},
 		KV:      &load.KVOptions{Name: scenario, Protocol: protocol, URL: url, Keys: kvKeys, ValueSize: kvValueSize, Pipeline: 1},
 	}
 }
@@ -205,7 +205,7 @@ func kvRedisBenchCheck(op string) Check {
 				Timeout: 5 * time.Minute}
 			start := time.Now()
 			exit, out, err := c.run(ctx, e.v, DefaultCheckTimeout)
-			cr := report.CheckResult{Command: e.v.expandAll(c.Args), OK: err == nil, ExitCode: exit, Output: out, Duration: time.Since(start)}
+			cr := results.CheckResult{Command: e.v.expandAll(c.Args), OK: err == nil, ExitCode: exit, Output: out, Duration: time.Since(start)}
 			if err != nil {
 				cr.Output += "\n(" + kvRedisInstall + ")"
 			}
@@ -218,7 +218,7 @@ func kvRedisBenchCheck(op string) Check {
 	}
 }
 
-func setExternal(t *report.Trial, name string, v float64) {
+func setExternal(t *results.Trial, name string, v float64) {
 	if t.External == nil {
 		t.External = map[string]float64{}
 	}

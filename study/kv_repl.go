@@ -16,7 +16,7 @@ import (
 	"time"
 
 	"github.com/wirebench/wirebench/load"
-	"github.com/wirebench/wirebench/report"
+	"github.com/wirebench/wirebench/results"
 )
 
 // The replication cell of study kv (issue 13): SET throughput of a
@@ -49,7 +49,7 @@ func kvReplAdd(def *Definition) {
 		def.Cells = append(def.Cells, kvReplCell(followers))
 	}
 	notes := def.Notes
-	def.Notes = func(res *report.Results) []string {
+	def.Notes = func(res *results.Study) []string {
 		var out []string
 		if notes != nil {
 			out = notes(res)
@@ -96,7 +96,7 @@ func kvFollowerCheck(dir string) Check {
 		bytes   []float64
 		seconds []float64
 	}
-	runs := map[*report.Trial]*run{}
+	runs := map[*results.Trial]*run{}
 	leader, follower := "http://127.0.0.1:{port2}/metrics", "http://127.0.0.1:{port3}/metrics"
 	return Check{
 		Name:      "follower (serve --replica-of)",
@@ -250,7 +250,7 @@ func scrape(ctx context.Context, url string) (map[string]float64, error) {
 
 // kvReplNotes is the replication table: throughput with 0 and 1
 // follower, the ratio, and the follower's lag.
-func kvReplNotes(res *report.Results) string {
+func kvReplNotes(res *results.Study) string {
 	var b strings.Builder
 	b.WriteString("## Replication (issue 13)\n\nSET at AOF everysec, the seed's settings, against a wirebench leader alone and with one " +
 		"follower (`serve --replica-of`, AOF everysec, on the server's CPUs: it competes with the leader for them). " +

@@ -8,9 +8,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/wirebench/wirebench/results"
+	"github.com/wirebench/wirebench/results/stats"
 	"golang.org/x/sys/unix"
-
-	"github.com/wirebench/wirebench/report"
 )
 
 // Seed 002's figures, quoted (../shared/seeds/002_*): 100,000 requests,
@@ -33,7 +33,7 @@ type kvCellStats struct {
 	failed, requests           int64
 }
 
-func kvStats(res *report.Results) []kvCellStats {
+func kvStats(res *results.Study) []kvCellStats {
 	var out []kvCellStats
 	for _, c := range res.Cells {
 		op, persistence, _ := strings.Cut(c.Group, ", ")
@@ -65,12 +65,12 @@ func kvMedian(xs []float64) float64 {
 	if len(xs) == 0 {
 		return 0
 	}
-	return report.Summarize(xs).Center
+	return stats.Summarize(xs).Center
 }
 
 // kvNotes writes the seed's two tables beside this run's, and says which
 // comparisons are like for like.
-func kvNotes(res *report.Results) []string {
+func kvNotes(res *results.Study) []string {
 	st := kvStats(res)
 	var b strings.Builder
 	b.WriteString("## The seed beside this run\n\n")

@@ -16,7 +16,7 @@ import (
 	"github.com/wirebench/wirebench/codec"
 	"github.com/wirebench/wirebench/measure"
 	"github.com/wirebench/wirebench/pb"
-	"github.com/wirebench/wirebench/report"
+	"github.com/wirebench/wirebench/results"
 	"github.com/wirebench/wirebench/server"
 )
 
@@ -30,8 +30,8 @@ const payloadRepeats = 10
 // every transport, compressed and not, and counts the response bytes: the
 // body, and everything on the socket (fairness rule 5: never Content-Length,
 // never proto.Size alone).
-func measurePayloads(ctx context.Context, sizes []int) ([]report.Payload, error) {
-	var out []report.Payload
+func measurePayloads(ctx context.Context, sizes []int) ([]results.Payload, error) {
+	var out []results.Payload
 	for _, n := range sizes {
 		srv, err := server.Start(ctx, server.Options{HTTPAddr: "127.0.0.1:0", GRPCAddr: "127.0.0.1:0", SeedUsers: n, SeedTodos: n})
 		if err != nil {
@@ -47,8 +47,8 @@ func measurePayloads(ctx context.Context, sizes []int) ([]report.Payload, error)
 	return out, nil
 }
 
-func payloadsAt(ctx context.Context, srv *server.Server, n int) ([]report.Payload, error) {
-	var out []report.Payload
+func payloadsAt(ctx context.Context, srv *server.Server, n int) ([]results.Payload, error) {
+	var out []results.Payload
 	for _, transport := range []string{"http1", "h2c"} {
 		for _, format := range codec.Formats() {
 			e := codec.MustLookup(format)
@@ -59,7 +59,7 @@ func payloadsAt(ctx context.Context, srv *server.Server, n int) ([]report.Payloa
 					if err != nil {
 						return nil, fmt.Errorf("payload %s %s %s %s n=%d: %w", transport, format, coding, ds, n, err)
 					}
-					p := report.Payload{Dataset: ds, N: n, Format: format, Transport: transport, Compression: coding, Body: body, Wire: wire}
+					p := results.Payload{Dataset: ds, N: n, Format: format, Transport: transport, Compression: coding, Body: body, Wire: wire}
 					if coding == "" {
 						plain = body
 					} else {
@@ -76,7 +76,7 @@ func payloadsAt(ctx context.Context, srv *server.Server, n int) ([]report.Payloa
 			if err != nil {
 				return nil, fmt.Errorf("payload grpc %s %s n=%d: %w", coding, ds, n, err)
 			}
-			out = append(out, report.Payload{Dataset: ds, N: n, Format: "protobuf", Transport: "grpc", Compression: coding, Body: body, Wire: wire})
+			out = append(out, results.Payload{Dataset: ds, N: n, Format: "protobuf", Transport: "grpc", Compression: coding, Body: body, Wire: wire})
 		}
 	}
 	return out, nil

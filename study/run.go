@@ -14,7 +14,7 @@ import (
 
 	"github.com/wirebench/wirebench/load"
 	"github.com/wirebench/wirebench/measure"
-	"github.com/wirebench/wirebench/report"
+	"github.com/wirebench/wirebench/results"
 )
 
 // ErrDefinition marks a study that cannot run as defined.
@@ -23,7 +23,7 @@ var ErrDefinition = errors.New("study: bad definition")
 // Run executes def and returns its results. Trial failures are recorded in
 // the results, not returned; an error means the study could not run at all
 // (a bad definition, a failed build, a cancelled context).
-func Run(ctx context.Context, def Definition, opts Options) (*report.Results, error) {
+func Run(ctx context.Context, def Definition, opts Options) (*results.Study, error) {
 	opts = opts.withDefaults(def)
 	if opts.Binary == "" {
 		exe, err := os.Executable()
@@ -35,8 +35,8 @@ func Run(ctx context.Context, def Definition, opts Options) (*report.Results, er
 	if err := validate(def); err != nil {
 		return nil, err
 	}
-	res := &report.Results{
-		Schema: report.Schema, Study: def.Name, Title: def.Title, Question: def.Question, Quick: opts.Quick, Seed: opts.Seed,
+	res := &results.Study{
+		Schema: results.StudySchema, Study: def.Name, Title: def.Title, Question: def.Question, Quick: opts.Quick, Seed: opts.Seed,
 		Start: time.Now(),
 	}
 	if opts.Quick {
@@ -62,7 +62,7 @@ func Run(ctx context.Context, def Definition, opts Options) (*report.Results, er
 		res.Options["builds"] = append(asStrings(res.Options["builds"]), strings.Join(b.Args, " "))
 	}
 	for i, c := range def.Cells {
-		rc := report.Cell{ID: c.ID(), Group: c.Group, Label: c.Label, ServeArgs: c.ServeArgs, Load: c.Load.describe(),
+		rc := results.Cell{ID: c.ID(), Group: c.Group, Label: c.Label, ServeArgs: c.ServeArgs, Load: c.Load.describe(),
 			Baseline: isBaseline(def.Cells, i), External: c.External}
 		if c.Server != nil {
 			rc.Command = append(append([]string(nil), c.Server.Command...), opts.ServeArgs...)
@@ -217,11 +217,11 @@ func trialOrder(cells, trials int, seed int64) []trialRef {
 // checks' Before, warm-up, the measured load with the server sampled, the
 // checks' After, and the server stopped. warn is a caveat for the whole
 // cell (reported once).
-func runTrial(ctx context.Context, cell Cell, opts Options) (t report.Trial, warn string) {
-	t = report.Trial{Cell: cell.ID(), ClientCPUs: opts.ClientCPUs}
+func runTrial(ctx context.Context, cell Cell, opts Options) (t results.Trial, warn string) {
+	t = results.Trial{Cell: cell.ID(), ClientCPUs: opts.ClientCPUs}
 	v := vars{wirebench: opts.Binary}
 	var srv *proc
-	fail := func(err error) (report.Trial, string) {
+	fail := func(err error) (results.Trial, string) {
 		t.Error = err.Error()
 		if srv != nil {
 			srv.kill()
@@ -333,7 +333,7 @@ func runTrial(ctx context.Context, cell Cell, opts Options) (t report.Trial, war
 
 // runLoad runs one load with a fresh scenario: nothing (connections,
 // pools) carries over from the warm-up but the server's own warmth.
-func runLoad(ctx context.Context, l LoadSpec, o load.Options, v vars, into **load.Result) error {
+func runLoad(ctx context.Context, l LoadSpec, o load.Options, v vars, into **results.Load) error {
 	sc, err := l.scenario(v)
 	if err != nil {
 		return err
@@ -350,7 +350,7 @@ func runLoad(ctx context.Context, l LoadSpec, o load.Options, v vars, into **loa
 }
 
 // topFailure is ": <the most frequent failure reason>", for error lines.
-func topFailure(r *load.Result) string {
+func topFailure(r *results.Load) string {
 	best, n := "", int64(0)
 	for k, c := range r.Failures {
 		if c > n || (c == n && k < best) {
@@ -383,7 +383,7 @@ func waitExternal(ctx context.Context, u string) error {
 	}
 }
 
-func progressLine(i, n int, c Cell, t report.Trial) string {
+func progressLine(i, n int, c Cell, t results.Trial) string {
 	head := fmt.Sprintf("[%d/%d] %-28s trial %d", i, n, c.ID(), t.Index+1)
 	if t.Error != "" {
 		return head + ": ERROR " + t.Error
@@ -400,7 +400,7 @@ func progressLine(i, n int, c Cell, t report.Trial) string {
 // Unsuccessful lists the cells of res without a single successful trial
 // (the server never started, or no request succeeded), one line each with
 // the first reason.
-func Unsuccessful(res *report.Results) []string {
+func Unsuccessful(res *results.Study) []string {
 	var out []string
 	for _, c := range res.Cells {
 		n, reason := 0, ""

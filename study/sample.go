@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/wirebench/wirebench/measure"
-	"github.com/wirebench/wirebench/report"
+	"github.com/wirebench/wirebench/results"
 )
 
 // SampleInterval is how often the server's /proc entries are read.
@@ -19,7 +19,7 @@ type sampler struct {
 	start   time.Time
 	base    time.Duration // CPU at start
 	mu      sync.Mutex
-	samples []report.ProcSample
+	samples []results.ProcSample
 	peak    int64
 	stopc   chan struct{}
 	done    chan struct{}
@@ -55,12 +55,12 @@ func (s *sampler) loop(interval time.Duration) {
 func (s *sampler) add(ps measure.ProcSample) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.samples = append(s.samples, report.ProcSample{T: time.Since(s.start), RSS: ps.RSS, CPU: ps.CPU() - s.base})
+	s.samples = append(s.samples, results.ProcSample{T: time.Since(s.start), RSS: ps.RSS, CPU: ps.CPU() - s.base})
 	s.peak = max(s.peak, ps.RSS)
 }
 
 // stop takes a last sample and returns the statistics.
-func (s *sampler) stop() report.ServerStats {
+func (s *sampler) stop() results.ServerStats {
 	close(s.stopc)
 	<-s.done
 	if ps, err := measure.SampleProc(s.pid); err == nil {
@@ -69,5 +69,5 @@ func (s *sampler) stop() report.ServerStats {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	last := s.samples[len(s.samples)-1]
-	return report.ServerStats{CPU: last.CPU, PeakRSS: s.peak, Samples: s.samples}
+	return results.ServerStats{CPU: last.CPU, PeakRSS: s.peak, Samples: s.samples}
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/wirebench/wirebench/load"
+	"github.com/wirebench/wirebench/results"
 )
 
 // TestGRPCVsRESTDefinition pins the seed's table: every row the issue
@@ -62,7 +63,7 @@ func TestGRPCVsRESTDefinition(t *testing.T) {
 func TestStreamCellEndToEnd(t *testing.T) {
 	bin := buildWirebench(t)
 	ds := dataset{users: 300, todos: 5}
-	one := load.Options{Concurrency: 1}
+	one := load.Options{Options: results.Options{Concurrency: 1}}
 	def := Definition{Name: "tiny-streams", Title: "tiny", Cells: []Cell{
 		streamCell("stream", "gRPC", ds, one, load.StreamGRPCServer, 0),
 		streamCell("stream", "REST list", ds, one, load.StreamRESTList, 0),

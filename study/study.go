@@ -16,7 +16,7 @@ import (
 	"sort"
 	"time"
 
-	"github.com/wirebench/wirebench/report"
+	"github.com/wirebench/wirebench/results"
 )
 
 // Definition is a declarative experiment: built-in (Lookup) or read from a
@@ -37,7 +37,7 @@ type Definition struct {
 	Builds []Command
 	// Measure, if set, runs instead of (or besides) the load trials for
 	// studies that measure something static, such as payload sizes.
-	Measure func(ctx Context) ([]report.Payload, error)
+	Measure func(ctx Context) ([]results.Payload, error)
 	// Trials, Warmup, Duration and Seed, when set, replace the defaults;
 	// Options set explicitly win over them. A negative Warmup is none.
 	Trials           int
@@ -48,7 +48,7 @@ type Definition struct {
 	// Notes, if set, writes the study's own Markdown sections from its
 	// results once the trials are done (study kv: the seed's tables
 	// beside this run's).
-	Notes func(res *report.Results) []string
+	Notes func(res *results.Study) []string
 }
 
 // Cell is one server variant under one client scenario.

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/wirebench/wirebench/load"
+	"github.com/wirebench/wirebench/results"
 )
 
 func buildWirebench(t *testing.T) string {
@@ -29,7 +30,7 @@ func buildWirebench(t *testing.T) string {
 // was sampled.
 func TestTinyStudyEndToEnd(t *testing.T) {
 	bin := buildWirebench(t)
-	lo := load.Options{Concurrency: 2}
+	lo := load.Options{Options: results.Options{Concurrency: 2}}
 	ds := dataset{users: 20, todos: 5}
 	def := Definition{
 		Name: "tiny", Title: "tiny",

@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/wirebench/wirebench/load"
+	"github.com/wirebench/wirebench/results"
 )
 
 // The Kubernetes recipe (deploy/kubernetes) is checked without a cluster:
@@ -147,7 +148,7 @@ func TestKubernetesRecipe(t *testing.T) {
 	for idx := range n {
 		var o load.Options
 		env := func(string) string { return strconv.Itoa(idx) }
-		if err := f.dist.apply(f.segment, &o, env); err != nil || o.Segment != (load.Segment{I: idx + 1, N: n}) {
+		if err := f.dist.apply(f.segment, &o, env); err != nil || o.Segment != (results.Segment{I: idx + 1, N: n}) {
 			t.Fatalf("pod %d: --segment %s gives %v, %v; want %d/%d", idx, f.segment, o.Segment, err, idx+1, n)
 		}
 		if o.Barrier == nil {
@@ -161,7 +162,7 @@ func TestKubernetesRecipe(t *testing.T) {
 		t.Error("no --threshold: the recipe should show thresholds judged on the merge")
 	}
 	for _, th := range f.thresholds {
-		if _, err := load.ParseThreshold(th); err != nil {
+		if _, err := results.ParseThreshold(th); err != nil {
 			t.Error(err)
 		}
 	}

@@ -19,7 +19,7 @@ import (
 	"time"
 
 	"github.com/wirebench/wirebench/httpapi"
-	"github.com/wirebench/wirebench/load"
+	"github.com/wirebench/wirebench/results"
 	"github.com/wirebench/wirebench/store"
 )
 
@@ -148,7 +148,7 @@ func TestDistributedEqualsSingle(t *testing.T) {
 	stderrs := make([]bytes.Buffer, n)
 	codes := make([]int, n)
 	for i := range n {
-		cmd := wirebenchProcess(ctx, []string{fmt.Sprintf("%s=%d", load.IndexEnv, i)},
+		cmd := wirebenchProcess(ctx, []string{fmt.Sprintf("%s=%d", results.IndexEnv, i)},
 			append(test, "--segment", fmt.Sprintf("auto/%d", n), "--barrier", filepath.Join(dir, "barrier"), "--barrier-lead", "1s",
 				"--out", "-", api.URL)...)
 		cmd.Stdout, cmd.Stderr = &stdouts[i], &stderrs[i]
@@ -221,7 +221,7 @@ func TestDistributedEqualsSingle(t *testing.T) {
 	for i := range n {
 		segs.Write(stdouts[i].Bytes())
 	}
-	rs, err := load.ReadResults(&segs)
+	rs, err := results.ReadLoads(&segs)
 	if err != nil || len(rs) != n {
 		t.Fatalf("segment results: %v (%d)", err, len(rs))
 	}
@@ -239,14 +239,14 @@ func TestDistributedEqualsSingle(t *testing.T) {
 	}
 }
 
-func readLoad(t *testing.T, path string) *load.Result {
+func readLoad(t *testing.T, path string) *results.Load {
 	t.Helper()
 	f, err := os.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	r, err := load.ReadResult(f)
+	r, err := results.ReadLoad(f)
 	if err != nil {
 		t.Fatal(err)
 	}

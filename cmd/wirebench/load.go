@@ -17,6 +17,7 @@ import (
 
 	"github.com/wirebench/wirebench/load"
 	"github.com/wirebench/wirebench/measure"
+	"github.com/wirebench/wirebench/results"
 )
 
 // exitThreshold is the exit code of a run whose --threshold failed: not 1
@@ -196,18 +197,18 @@ func runLoad(ctx context.Context, env *cliEnv, args []string) error {
 	if err != nil {
 		return err
 	}
-	ths := make([]load.Threshold, len(f.thresholds))
+	ths := make([]results.Threshold, len(f.thresholds))
 	for i, s := range f.thresholds {
-		if ths[i], err = load.ParseThreshold(s); err != nil {
+		if ths[i], err = results.ParseThreshold(s); err != nil {
 			return loadUsagef("--threshold: %s", cliMessage(err))
 		}
 	}
 	var pcts []float64
 	if f.latency {
-		pcts = load.WrkPercentiles
+		pcts = results.WrkPercentiles
 	}
 	if f.percentiles != "" {
-		if pcts, err = load.ParsePercentiles(f.percentiles); err != nil {
+		if pcts, err = results.ParsePercentiles(f.percentiles); err != nil {
 			return loadUsagef("--percentiles: %s", cliMessage(err))
 		}
 	}
@@ -250,14 +251,14 @@ func runLoad(ctx context.Context, env *cliEnv, args []string) error {
 	res.Config = cfg
 	res.Env = measure.Environment(ctx)
 	sum := summaryWriter(env, f.out)
-	if err := load.WriteSummary(sum, res); err != nil {
+	if err := results.WriteSummary(sum, res); err != nil {
 		return err
 	}
-	if err := load.WriteStreamSummary(sum, res); err != nil {
+	if err := results.WriteStreamSummary(sum, res); err != nil {
 		return err
 	}
 	if len(pcts) > 0 {
-		if err := load.WriteDistribution(sum, res, pcts); err != nil {
+		if err := results.WriteDistribution(sum, res, pcts); err != nil {
 			return err
 		}
 	}
@@ -314,7 +315,7 @@ func (f *loadFlags) check(fs *pflag.FlagSet) error {
 // noSuccess fails a run in which no request succeeded: the target was
 // unreachable, or answered only with failures. Exit status 1, so that a
 // script sees what the summary shows.
-func noSuccess(res *load.Result) error {
+func noSuccess(res *results.Load) error {
 	if res.Requests > res.Failed {
 		return nil
 	}
@@ -402,7 +403,7 @@ func (f *loadFlags) scenarioFrom(pos []string) (load.Scenario, map[string]any, e
 	return sc, map[string]any{"scenario": "raw", "raw": sc.Options(), "body_bytes": len(f.raw.Body)}, nil
 }
 
-func checkThresholds(w io.Writer, res *load.Result, ths []load.Threshold) error {
+func checkThresholds(w io.Writer, res *results.Load, ths []results.Threshold) error {
 	if len(ths) == 0 {
 		return nil
 	}

@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/wirebench/wirebench/kv"
-	"github.com/wirebench/wirebench/load"
+	"github.com/wirebench/wirebench/results"
 	"github.com/wirebench/wirebench/server"
 )
 
@@ -54,7 +54,7 @@ func TestLoadKVCLI(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	res, err := load.ReadResult(f)
+	res, err := results.ReadLoad(f)
 	if err != nil {
 		t.Fatal(err)
 	}

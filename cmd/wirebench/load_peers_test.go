@@ -15,9 +15,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wirebench/wirebench/results"
 	"golang.org/x/sys/unix"
-
-	"github.com/wirebench/wirebench/load"
 )
 
 // TestPeerLoadBesideWrk runs `wirebench load` beside wrk against servers
@@ -229,7 +228,7 @@ func runWrk(t *testing.T, argv []string) (float64, string) {
 
 // runWirebench runs the load command (argv ends with --out) and reads its
 // result file.
-func runWirebench(t *testing.T, argv []string, url string) *load.Result {
+func runWirebench(t *testing.T, argv []string, url string) *results.Load {
 	f := filepath.Join(t.TempDir(), "result.json")
 	argv = append(argv, f, url)
 	out, err := exec.Command(argv[0], argv[1:]...).CombinedOutput()
@@ -241,7 +240,7 @@ func runWirebench(t *testing.T, argv []string, url string) *load.Result {
 		t.Fatalf("result: %v\n%s", err, out)
 	}
 	defer rf.Close()
-	res, err := load.ReadResult(rf)
+	res, err := results.ReadLoad(rf)
 	if err != nil {
 		t.Fatal(err)
 	}

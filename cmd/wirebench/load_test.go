@@ -16,7 +16,7 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/wirebench/wirebench/load"
+	"github.com/wirebench/wirebench/results"
 	"github.com/wirebench/wirebench/server"
 )
 
@@ -96,7 +96,7 @@ func TestLoadSegmentsMerge(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("merge: exit %d: %s", code, errOut)
 	}
-	m, err := load.ReadResult(strings.NewReader(out))
+	m, err := results.ReadLoad(strings.NewReader(out))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,7 +13,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/wirebench/wirebench/load"
 	"github.com/wirebench/wirebench/results"
 )
 
@@ -78,11 +77,11 @@ func runMerge(ctx context.Context, env *cliEnv, args []string) error {
 	if err != nil {
 		return err
 	}
-	rs := make([]*load.Result, len(parts))
+	rs := make([]*results.Load, len(parts))
 	for i, p := range parts {
 		rs[i] = p.Result
 	}
-	m, err := load.Merge(rs...)
+	m, err := results.Merge(rs...)
 	if err != nil {
 		return err
 	}
@@ -96,10 +95,10 @@ func runMerge(ctx context.Context, env *cliEnv, args []string) error {
 		w = env.stdout
 	}
 	if f.summary || f.out != "" {
-		if err := load.WriteSummary(w, m); err != nil {
+		if err := results.WriteSummary(w, m); err != nil {
 			return err
 		}
-		if err := load.WriteStreamSummary(w, m); err != nil {
+		if err := results.WriteStreamSummary(w, m); err != nil {
 			return err
 		}
 	}
@@ -120,16 +119,16 @@ const mergePoll = time.Second
 // readChecked reads the inputs and checks that they are one test's
 // segments (if check). With wait > 0, inputs not there yet and missing
 // segments are waited for, up to wait; any other error ends it at once.
-func readChecked(ctx context.Context, stdin io.Reader, inputs []string, check bool, wait time.Duration) ([]load.Part, error) {
+func readChecked(ctx context.Context, stdin io.Reader, inputs []string, check bool, wait time.Duration) ([]results.Part, error) {
 	deadline := time.Now().Add(wait)
 	for {
 		parts, err := readParts(stdin, inputs)
 		if err == nil && check {
-			err = load.CheckSegments(parts)
+			err = results.CheckSegments(parts)
 		}
-		pending := errors.Is(err, load.ErrIncomplete) || errors.Is(err, os.ErrNotExist) || errors.Is(err, errNoResultFiles)
+		pending := errors.Is(err, results.ErrIncomplete) || errors.Is(err, os.ErrNotExist) || errors.Is(err, errNoResultFiles)
 		if err == nil || !pending || wait <= 0 || time.Now().After(deadline) {
-			if errors.Is(err, load.ErrNotOneTest) {
+			if errors.Is(err, results.ErrNotOneTest) {
 				err = errors.New(cliMessage(err)) // no "load: " inside "wirebench merge: "
 			}
 			if err != nil && pending && wait > 0 {
@@ -153,7 +152,7 @@ var errNoResultFiles = errors.New("no *.json or *.jsonl result files")
 
 // mergeThresholds are the thresholds the segments were run with (load
 // records them in Config) and those given to merge, each once.
-func mergeThresholds(m *load.Result, extra []string) ([]load.Threshold, error) {
+func mergeThresholds(m *results.Load, extra []string) ([]results.Threshold, error) {
 	var exprs []string
 	if rec, ok := m.Config["thresholds"].([]any); ok {
 		for _, e := range rec {
@@ -162,14 +161,14 @@ func mergeThresholds(m *load.Result, extra []string) ([]load.Threshold, error) {
 			}
 		}
 	}
-	var ths []load.Threshold
+	var ths []results.Threshold
 	seen := map[string]bool{}
 	for _, e := range append(exprs, extra...) {
 		if seen[strings.TrimSpace(e)] {
 			continue
 		}
 		seen[strings.TrimSpace(e)] = true
-		th, err := load.ParseThreshold(e)
+		th, err := results.ParseThreshold(e)
 		if err != nil {
 			return nil, usagef("--threshold: %s", cliMessage(err))
 		}
@@ -182,8 +181,8 @@ func mergeThresholds(m *load.Result, extra []string) ([]load.Threshold, error) {
 // *.jsonl files, sorted; hidden and temporary files skipped) and - for
 // stdin. Each result is named by its file, and its place when a file
 // holds several.
-func readParts(stdin io.Reader, inputs []string) ([]load.Part, error) {
-	var parts []load.Part
+func readParts(stdin io.Reader, inputs []string) ([]results.Part, error) {
+	var parts []results.Part
 	if i := slices.Index(inputs, "-"); i >= 0 && slices.Contains(inputs[i+1:], "-") {
 		return nil, usagef("- (stdin) given twice")
 	}
@@ -238,7 +237,7 @@ func resultFiles(dir string) ([]string, error) {
 	return files, nil
 }
 
-func readFileParts(path string) ([]load.Part, error) {
+func readFileParts(path string) ([]results.Part, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
@@ -249,9 +248,9 @@ func readFileParts(path string) ([]load.Part, error) {
 
 // readStream reads the results on one stream, at most
 // results.MaxFileSize bytes of it.
-func readStream(r io.Reader, name string) ([]load.Part, error) {
+func readStream(r io.Reader, name string) ([]results.Part, error) {
 	lr := &io.LimitedReader{R: r, N: results.MaxFileSize + 1}
-	rs, err := load.ReadResults(lr)
+	rs, err := results.ReadLoads(lr)
 	if lr.N <= 0 {
 		return nil, fmt.Errorf("%s: larger than %d MiB", name, results.MaxFileSize>>20)
 	}
@@ -261,9 +260,9 @@ func readStream(r io.Reader, name string) ([]load.Part, error) {
 	if len(rs) == 0 {
 		return nil, fmt.Errorf("%s: no result in it", name)
 	}
-	parts := make([]load.Part, len(rs))
+	parts := make([]results.Part, len(rs))
 	for i, r := range rs {
-		parts[i] = load.Part{Name: name, Result: r}
+		parts[i] = results.Part{Name: name, Result: r}
 		if len(rs) > 1 {
 			parts[i].Name = fmt.Sprintf("%s (result %d)", name, i+1)
 		}

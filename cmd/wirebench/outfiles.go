@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/wirebench/wirebench/load"
 	"github.com/wirebench/wirebench/results"
 )
 
@@ -52,7 +51,7 @@ func (o *outFlags) check(out string) error {
 // write writes a load run's --out result and --hdr-out log, each whole or
 // not at all (a temporary file renamed into place), so an interrupted run
 // leaves the previous file intact.
-func (o *outFlags) write(env *cliEnv, out string, res *load.Result) error {
+func (o *outFlags) write(env *cliEnv, out string, res *results.Load) error {
 	if out == "-" {
 		if err := res.WriteJSONLine(env.stdout); err != nil {
 			return err

@@ -15,7 +15,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/wirebench/wirebench/load"
 	"github.com/wirebench/wirebench/results"
 )
 
@@ -168,7 +167,7 @@ func TestMergeOut(t *testing.T) {
 		t.Fatal(errs)
 	}
 	f, _ := os.Open(all)
-	m, err := load.ReadResult(f)
+	m, err := results.ReadLoad(f)
 	f.Close()
 	if err != nil || m.Requests != 300 {
 		t.Fatalf("merged: %v, %d requests", err, m.Requests)
@@ -180,7 +179,7 @@ func TestMergeOut(t *testing.T) {
 		t.Errorf("merge --force: exit %d, %s", code, errs)
 	}
 	f, _ = os.Open(all)
-	m, err = load.ReadResult(f)
+	m, err = results.ReadLoad(f)
 	f.Close()
 	if err != nil || m.Requests != 150 {
 		t.Errorf("after --force: %v, %d requests, want 150", err, m.Requests)

@@ -71,7 +71,7 @@ func formatNames() []string {
 
 // readResults reads a study result file or a load result file, naming
 // it in errors.
-func readResults(path string) (*report.Results, error) { return results.ReadFile(path) }
+func readResults(path string) (*results.Study, error) { return results.ReadFile(path) }
 
 // parseInterspersed parses flags before, between and after positional
 // arguments ("report results.json --format md"), which the flag package

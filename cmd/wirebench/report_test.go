@@ -11,10 +11,11 @@ import (
 
 	"github.com/wirebench/wirebench/report"
 	"github.com/wirebench/wirebench/report/reporttest"
+	"github.com/wirebench/wirebench/results"
 )
 
 // writeResults stores a synthetic study as results.json in a temp dir.
-func writeResults(t *testing.T, name string, o reporttest.Options) (string, *report.Results) {
+func writeResults(t *testing.T, name string, o reporttest.Options) (string, *results.Study) {
 	t.Helper()
 	r := reporttest.Results(o)
 	path := filepath.Join(t.TempDir(), name)
@@ -43,7 +44,7 @@ func TestReportCommand(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	read, err := report.Read(f)
+	read, err := results.Read(f)
 	f.Close()
 	if err != nil {
 		t.Fatal(err)

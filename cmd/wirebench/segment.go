@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/wirebench/wirebench/load"
+	"github.com/wirebench/wirebench/results"
 )
 
 // distFlags are load's flags for one test run as n segments (separate
@@ -36,7 +37,7 @@ func (d *distFlags) register(fs *pflag.FlagSet) {
 func (d *distFlags) apply(segment string, o *load.Options, getenv func(string) string) error {
 	var err error
 	if segment != "" {
-		if o.Segment, err = load.ParseSegmentEnv(segment, getenv); err != nil {
+		if o.Segment, err = results.ParseSegmentEnv(segment, getenv); err != nil {
 			return loadUsagef("--segment: %s", cliMessage(err))
 		}
 	}
@@ -64,7 +65,7 @@ func (d *distFlags) apply(segment string, o *load.Options, getenv func(string) s
 // or a path ending in /) gets segment-<i>-of-<n>.json inside, so that the
 // n pods of an Indexed Job can share one command line. A directory named
 // with a trailing / is created.
-func segmentOut(out string, seg load.Segment) (string, error) {
+func segmentOut(out string, seg results.Segment) (string, error) {
 	if out == "" || out == "-" {
 		return out, nil
 	}
@@ -76,7 +77,7 @@ func segmentOut(out string, seg load.Segment) (string, error) {
 		return "", fmt.Errorf("--out: %w", err)
 	}
 	if seg.N < 1 {
-		seg = load.Segment{I: 1, N: 1}
+		seg = results.Segment{I: 1, N: 1}
 	}
 	return filepath.Join(out, "segment-"+strings.ReplaceAll(seg.String(), "/", "-of-")+".json"), nil
 }

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/wirebench/wirebench/load"
+	"github.com/wirebench/wirebench/results"
 )
 
 func quietServer(t *testing.T) string {
@@ -45,7 +45,7 @@ func TestMergeChecksOneTest(t *testing.T) {
 	if code != exitThreshold || !strings.Contains(errs, "✗ rps>1000000000") {
 		t.Fatalf("merge of the directory: exit %d, want %d\n%s", code, exitThreshold, errs)
 	}
-	m, err := load.ReadResult(strings.NewReader(out))
+	m, err := results.ReadLoad(strings.NewReader(out))
 	if err != nil || m.Requests != 30 || m.Options.Requests != 30 || m.Options.Concurrency != 3 {
 		t.Fatalf("merged: %v, %d requests, options %+v", err, m.Requests, m.Options)
 	}
@@ -94,7 +94,7 @@ func TestLoadOutStdout(t *testing.T) {
 	if code := run(context.Background(), &cliEnv{stdin: &lines, stdout: &out, stderr: &errs}, []string{"merge", "-"}); code != 0 {
 		t.Fatalf("merge -: exit %d\n%s", code, errs.String())
 	}
-	if m, err := load.ReadResult(&out); err != nil || m.Requests != 20 || len(m.Segments) != 2 {
+	if m, err := results.ReadLoad(&out); err != nil || m.Requests != 20 || len(m.Segments) != 2 {
 		t.Errorf("merged from stdin: %v", err)
 	}
 }
@@ -134,17 +134,17 @@ func TestLoadStartFlags(t *testing.T) {
 // TestSegmentAuto: auto/n reads the Indexed Job's 0-based index.
 func TestSegmentAuto(t *testing.T) {
 	url := quietServer(t)
-	t.Setenv(load.IndexEnv, "")
-	os.Unsetenv(load.IndexEnv)
+	t.Setenv(results.IndexEnv, "")
+	os.Unsetenv(results.IndexEnv)
 	if code, _, errs := runCLI(t, "load", "-q", "-n", "5", "--segment", "auto/2", url); code != 2 || !strings.Contains(errs, "JOB_COMPLETION_INDEX is not set") {
 		t.Errorf("auto without the index: exit %d\n%s", code, errs)
 	}
-	t.Setenv(load.IndexEnv, "1")
+	t.Setenv(results.IndexEnv, "1")
 	dir := t.TempDir()
 	if code, _, errs := runCLI(t, "load", "-q", "-n", "5", "--segment", "auto/2", "--out", dir, url); code != 0 {
 		t.Fatal(errs)
 	}
-	if r := readLoad(t, filepath.Join(dir, "segment-2-of-2.json")); r.Options.Segment != (load.Segment{I: 2, N: 2}) || r.Requests != 3 {
+	if r := readLoad(t, filepath.Join(dir, "segment-2-of-2.json")); r.Options.Segment != (results.Segment{I: 2, N: 2}) || r.Requests != 3 {
 		t.Errorf("index 1 of 2: segment %v, %d requests; want 2/2 and 3 of 5", r.Options.Segment, r.Requests)
 	}
 }
@@ -173,7 +173,7 @@ func TestMergeWait(t *testing.T) {
 		}
 	}()
 	code, out, errs := runCLI(t, "merge", "--wait", "20s", dir)
-	if m, err := load.ReadResult(strings.NewReader(out)); code != 0 || err != nil || m.Requests != 10 {
+	if m, err := results.ReadLoad(strings.NewReader(out)); code != 0 || err != nil || m.Requests != 10 {
 		t.Fatalf("merge --wait: exit %d, %v\n%s", code, err, errs)
 	}
 	half := t.TempDir()

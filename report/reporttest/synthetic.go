@@ -7,9 +7,8 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/wirebench/wirebench/load"
 	"github.com/wirebench/wirebench/measure"
-	"github.com/wirebench/wirebench/report"
+	"github.com/wirebench/wirebench/results"
 )
 
 // Options shape the synthetic study. The zero value is a clean 6-trial
@@ -51,7 +50,7 @@ var cells = []cellSpec{
 // Results returns a synthetic study. Every number is a function of the
 // cell, the trial index and the options: the same call gives the same
 // bytes.
-func Results(o Options) *report.Results {
+func Results(o Options) *results.Study {
 	if o.Trials == 0 {
 		o.Trials = 6
 	}
@@ -59,8 +58,8 @@ func Results(o Options) *report.Results {
 		o.Slowdown = 1
 	}
 	start := time.Date(2026, 3, 14, 15, 9, 26, 0, time.UTC)
-	r := &report.Results{
-		Schema: report.Schema, Study: "synthetic", Title: "Synthetic study: formats and transports",
+	r := &results.Study{
+		Schema: results.StudySchema, Study: "synthetic", Title: "Synthetic study: formats and transports",
 		Quick: o.Quick, Seed: 42,
 		Options: map[string]any{"trials": o.Trials, "duration": "10s", "warmup": "3s"},
 		Env: measure.Env{
@@ -81,7 +80,7 @@ func Results(o Options) *report.Results {
 		return r
 	}
 	for _, c := range cells {
-		r.Cells = append(r.Cells, report.Cell{
+		r.Cells = append(r.Cells, results.Cell{
 			ID: c.group + "/" + c.label, Group: c.group, Label: c.label,
 			ServeArgs: []string{"--format", c.label}, Load: map[string]any{"scenario": c.group},
 		})
@@ -114,45 +113,45 @@ func jitter(cell, trial int) float64 {
 	return 1 + 0.015*float64((trial*7+cell*3)%5-2)
 }
 
-func trial(c cellSpec, ci, i int, o Options) report.Trial {
+func trial(c cellSpec, ci, i int, o Options) results.Trial {
 	j := jitter(ci, i)
 	lat := time.Duration(float64(c.lat) * j * o.Slowdown)
 	h := skewed(lat)
 	elapsed := 10 * time.Second
 	reqs := int64(c.rps * elapsed.Seconds() / j / o.Slowdown)
 	start := time.Date(2026, 3, 14, 15, 10, 0, 0, time.UTC).Add(time.Duration(i) * time.Minute)
-	res := &load.Result{
-		Schema: load.Schema, Scenario: c.group, Start: start, End: start.Add(elapsed),
-		Options:  load.Options{Concurrency: c.conc, Duration: elapsed, Timeout: 10 * time.Second, GracefulStop: 2 * time.Second},
+	res := &results.Load{
+		Schema: results.LoadSchema, Scenario: c.group, Start: start, End: start.Add(elapsed),
+		Options:  results.Options{Concurrency: c.conc, Duration: elapsed, Timeout: 10 * time.Second, GracefulStop: 2 * time.Second},
 		Requests: reqs, Latency: h, Service: h, Lag: measure.NewHistogram(),
 		Status: map[string]int64{"200": reqs}, Failures: map[string]int64{},
-		Bytes: load.ByteCounts{
+		Bytes: results.Bytes{
 			BodyIn: reqs * c.body, WireIn: reqs * (c.body + 120),
 			BodyOut: reqs * c.body / 4, WireOut: reqs * (c.body/4 + 95),
 		},
-		CPU: load.CPUUsage{User: 3 * time.Second, System: time.Second, CPUs: 2},
+		CPU: results.CPU{User: 3 * time.Second, System: time.Second, CPUs: 2},
 	}
 	if c.group == "crud c=50" {
 		res.Ops = crudOps(c, lat, reqs)
 	}
 	cpuPerReq := time.Duration(float64(28*time.Microsecond) * j * o.Slowdown * float64(c.lat) / float64(800*time.Microsecond))
 	rss := int64(float64(c.rss) * j)
-	var samples []report.ProcSample
+	var samples []results.ProcSample
 	for s := 0; s <= 20; s++ {
 		t := time.Duration(s) * 500 * time.Millisecond
 		grow := int64(s) * (rss / 80) // warms up, then levels off
 		if s > 10 {
 			grow = 10 * (rss / 80)
 		}
-		samples = append(samples, report.ProcSample{T: t, RSS: rss*3/4 + grow, CPU: cpuPerReq * time.Duration(reqs*int64(s)/20)})
+		samples = append(samples, results.ProcSample{T: t, RSS: rss*3/4 + grow, CPU: cpuPerReq * time.Duration(reqs*int64(s)/20)})
 	}
 	peak := samples[len(samples)-1].RSS
-	return report.Trial{
+	return results.Trial{
 		Cell: c.group + "/" + c.label, Index: i, ServerPID: 1000 + 10*i + ci,
 		ServerCPUs: []int{0, 1}, ClientCPUs: []int{2, 3},
 		UsersBefore: 100, UsersAfter: 100, TodosBefore: 50, TodosAfter: 50,
 		Load:   res,
-		Server: report.ServerStats{CPU: cpuPerReq * time.Duration(reqs), PeakRSS: peak, Samples: samples},
+		Server: results.ServerStats{CPU: cpuPerReq * time.Duration(reqs), PeakRSS: peak, Samples: samples},
 	}
 }
 
@@ -180,23 +179,23 @@ func skewed(lat time.Duration) *measure.Histogram {
 // crudOps splits a CRUD trial into its five operations, lists the
 // slowest; protobuf lists faster than its other operations suggest, so
 // one operation differs from the baseline where the others do not.
-func crudOps(c cellSpec, lat time.Duration, reqs int64) []load.OpResult {
+func crudOps(c cellSpec, lat time.Duration, reqs int64) []results.Op {
 	names := []string{"list users", "create user", "get user", "update user", "delete user"}
 	factor := []float64{1.6, 1.2, 0.7, 1.0, 0.8}
-	var ops []load.OpResult
+	var ops []results.Op
 	for i, n := range names {
 		f := factor[i]
 		if c.label == "protobuf" && i == 0 {
 			f *= 0.8
 		}
 		h := skewed(time.Duration(float64(lat) * f))
-		ops = append(ops, load.OpResult{Name: n, Requests: reqs / 5, Latency: h, Service: h})
+		ops = append(ops, results.Op{Name: n, Requests: reqs / 5, Latency: h, Service: h})
 	}
 	return ops
 }
 
-func payloads() []report.Payload {
-	var ps []report.Payload
+func payloads() []results.Payload {
+	var ps []results.Payload
 	body := map[string]float64{"json": 1, "toon": 0.62, "protobuf": 0.5, "msgpack": 0.78, "cbor": 0.8}
 	for _, ds := range []string{"users", "todos"} {
 		for _, n := range []int{10, 1000} {
@@ -215,7 +214,7 @@ func payloads() []report.Payload {
 						}
 						coded := map[string]int64{"": b, "gzip": b / 4, "zstd": b / 5}[comp]
 						frame := map[string]int64{"http1": 130, "h2c": 40, "grpc": 55}[tr]
-						p := report.Payload{Dataset: ds, N: n, Format: f, Transport: tr, Compression: comp, Body: b, Wire: coded + frame}
+						p := results.Payload{Dataset: ds, N: n, Format: f, Transport: tr, Compression: comp, Body: b, Wire: coded + frame}
 						if comp != "" && tr != "grpc" {
 							p.Coded = coded
 						}

@@ -1,7 +1,8 @@
-package load
+package results
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"time"
@@ -9,21 +10,29 @@ import (
 	"github.com/wirebench/wirebench/measure"
 )
 
-// Schema names the result file format. A reader refuses other schemas;
-// a change that old readers would misread gets a new version.
-const Schema = "wirebench.load/v1"
+// ErrLoad reports a load result that cannot be read or merged;
+// ErrThreshold a threshold expression that cannot be parsed. Their texts
+// name the domain, "load", as the command line prints them.
+var (
+	ErrLoad      = errors.New("load: bad result")
+	ErrThreshold = errors.New("load: bad threshold")
+)
 
-// Result is one run (or the merge of several segments), written as the
+// LoadSchema names the load result file format. A reader refuses other schemas;
+// a change that old readers would misread gets a new version.
+const LoadSchema = "wirebench.load/v1"
+
+// Load is one load run's result (or the merge of several segments), written as the
 // JSON result file. Histograms are serialized whole, so results merge
 // exactly and percentiles can be recomputed later.
-type Result struct {
+type Load struct {
 	Schema   string `json:"schema"`
 	Scenario string `json:"scenario"`
 	// Options are the effective options (defaults filled, segment applied).
 	Options Options `json:"options"`
 	// Test is the whole test's options (defaults filled, no segment
 	// share) in a segment's result and in their merge: the segments of
-	// one test have the same (segment_check.go).
+	// one test have the same (segments.go).
 	Test *Options `json:"test,omitempty"`
 	// Config is the scenario's and CLI's configuration (target, method,
 	// headers, format, transport, every flag as given).
@@ -51,23 +60,23 @@ type Result struct {
 	// Lag is how late requests were sent against the schedule (open loop).
 	Lag *measure.Histogram `json:"lag"`
 
-	Ops      []OpResult       `json:"ops"`
+	Ops      []Op             `json:"ops"`
 	Status   map[string]int64 `json:"status"`
 	Failures map[string]int64 `json:"failures"`
-	Bytes    ByteCounts       `json:"bytes"`
-	CPU      CPUUsage         `json:"client_cpu"`
+	Bytes    Bytes            `json:"bytes"`
+	CPU      CPU              `json:"client_cpu"`
 
-	// Stream is set by the stream scenarios (stream.go); Merge sums the
+	// Stream is set by the stream scenarios (load/stream); Merge sums the
 	// segments' sections.
-	Stream *StreamResult `json:"stream,omitempty"`
+	Stream *Stream `json:"stream,omitempty"`
 
 	// Segments lists the segments merged into this result.
 	Segments []string `json:"segments,omitempty"`
 	Warnings []string `json:"warnings,omitempty"`
 }
 
-// OpResult is the per-operation share of a result.
-type OpResult struct {
+// Op is the per-operation share of a result.
+type Op struct {
 	Name     string             `json:"name"`
 	Requests int64              `json:"requests"`
 	Failed   int64              `json:"failed"`
@@ -75,17 +84,17 @@ type OpResult struct {
 	Service  *measure.Histogram `json:"service"`
 }
 
-// ByteCounts splits traffic into payload (Body) and everything on the
+// Bytes splits traffic into payload (Body) and everything on the
 // wire (Wire = body + HTTP headers, chunk framing, HTTP/2 and gRPC frames).
-type ByteCounts struct {
+type Bytes struct {
 	WireIn  int64 `json:"wire_in"`
 	WireOut int64 `json:"wire_out"`
 	BodyIn  int64 `json:"body_in"`
 	BodyOut int64 `json:"body_out"`
 }
 
-// CPUUsage is the client's own CPU use over the run (fairness rule 4).
-type CPUUsage struct {
+// CPU is the client's own CPU use over the run (fairness rule 4).
+type CPU struct {
 	User   time.Duration `json:"user_ns"`
 	System time.Duration `json:"system_ns"`
 	// CPUs is how many CPUs the client was allowed (its affinity).
@@ -98,10 +107,10 @@ type CPUUsage struct {
 }
 
 // Elapsed is the wall-clock length of the run.
-func (r *Result) Elapsed() time.Duration { return r.End.Sub(r.Start) }
+func (r *Load) Elapsed() time.Duration { return r.End.Sub(r.Start) }
 
 // Measured is the window rates are taken over (see Window).
-func (r *Result) Measured() time.Duration {
+func (r *Load) Measured() time.Duration {
 	if r.Window > 0 {
 		return r.Window
 	}
@@ -109,7 +118,7 @@ func (r *Result) Measured() time.Duration {
 }
 
 // RPS is completed requests per second of the measured window.
-func (r *Result) RPS() float64 {
+func (r *Load) RPS() float64 {
 	if s := r.Measured().Seconds(); s > 0 {
 		return float64(r.Requests) / s
 	}
@@ -117,7 +126,7 @@ func (r *Result) RPS() float64 {
 }
 
 // ErrorRate is the failed fraction of requests.
-func (r *Result) ErrorRate() float64 {
+func (r *Load) ErrorRate() float64 {
 	if r.Requests == 0 {
 		return 0
 	}
@@ -125,7 +134,7 @@ func (r *Result) ErrorRate() float64 {
 }
 
 // CPUPerRequest is client CPU time per completed request.
-func (r *Result) CPUPerRequest() time.Duration {
+func (r *Load) CPUPerRequest() time.Duration {
 	if r.Requests == 0 {
 		return 0
 	}
@@ -133,7 +142,7 @@ func (r *Result) CPUPerRequest() time.Duration {
 }
 
 // CPUUtil is the client's CPU use as a fraction of the CPUs it had.
-func (r *Result) CPUUtil() float64 {
+func (r *Load) CPUUtil() float64 {
 	e := r.Elapsed().Seconds()
 	if e <= 0 || r.CPU.CPUs == 0 {
 		return 0
@@ -142,7 +151,7 @@ func (r *Result) CPUUtil() float64 {
 }
 
 // WriteJSON writes r as an indented result file.
-func (r *Result) WriteJSON(w io.Writer) error {
+func (r *Load) WriteJSON(w io.Writer) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	if err := enc.Encode(r); err != nil {
@@ -151,21 +160,21 @@ func (r *Result) WriteJSON(w io.Writer) error {
 	return nil
 }
 
-// ReadResult reads a result file, refusing other schemas.
-func ReadResult(rd io.Reader) (*Result, error) {
-	var r Result
+// ReadLoad reads a load result file, refusing other schemas.
+func ReadLoad(rd io.Reader) (*Load, error) {
+	var r Load
 	if err := json.NewDecoder(rd).Decode(&r); err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrResult, err)
+		return nil, fmt.Errorf("%w: %v", ErrLoad, err)
 	}
-	if r.Schema != Schema {
-		return nil, fmt.Errorf("%w: schema %q, want %q", ErrResult, r.Schema, Schema)
+	if r.Schema != LoadSchema {
+		return nil, fmt.Errorf("%w: schema %q, want %q", ErrLoad, r.Schema, LoadSchema)
 	}
 	if r.Latency == nil || r.Service == nil || r.Lag == nil {
-		return nil, fmt.Errorf("%w: missing histograms", ErrResult)
+		return nil, fmt.Errorf("%w: missing histograms", ErrLoad)
 	}
 	for _, op := range r.Ops {
 		if op.Latency == nil || op.Service == nil {
-			return nil, fmt.Errorf("%w: op %q: missing histograms", ErrResult, op.Name)
+			return nil, fmt.Errorf("%w: op %q: missing histograms", ErrLoad, op.Name)
 		}
 	}
 	return &r, nil

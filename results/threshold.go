@@ -1,4 +1,4 @@
-package load
+package results
 
 import (
 	"fmt"
@@ -63,7 +63,7 @@ func ParseThreshold(s string) (Threshold, error) {
 }
 
 // Check evaluates t on r, returning the measured value and whether it passed.
-func (t Threshold) Check(r *Result) (got string, ok bool) {
+func (t Threshold) Check(r *Load) (got string, ok bool) {
 	var v float64
 	switch t.metric {
 	case "errors":
@@ -84,7 +84,7 @@ func (t Threshold) Check(r *Result) (got string, ok bool) {
 		default:
 			d = r.Latency.Quantile(t.q / 100)
 		}
-		v, got = d.Seconds(), fmtDur(d)
+		v, got = d.Seconds(), FormatDuration(d)
 	}
 	switch t.op {
 	case "<":

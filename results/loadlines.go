@@ -1,4 +1,4 @@
-package load
+package results
 
 import (
 	"bytes"
@@ -11,7 +11,7 @@ import (
 // WriteJSONLine writes r as one line of JSON (JSON Lines), for results
 // sent down a pipe or a log rather than into a file: one line per run,
 // any number of runs on one stream.
-func (r *Result) WriteJSONLine(w io.Writer) error {
+func (r *Load) WriteJSONLine(w io.Writer) error {
 	b, err := json.Marshal(r)
 	if err != nil {
 		return fmt.Errorf("load: write result: %w", err)
@@ -22,13 +22,13 @@ func (r *Result) WriteJSONLine(w io.Writer) error {
 	return nil
 }
 
-// ReadResults reads every result on a stream: JSON Lines, a result file
-// (indented JSON), or several concatenated, each checked as ReadResult
+// ReadLoads reads every load result on a stream: JSON Lines, a result file
+// (indented JSON), or several concatenated, each checked as ReadLoad
 // checks one. Errors say which value on the stream (1-based) is wrong.
 // An empty stream holds no results.
-func ReadResults(rd io.Reader) ([]*Result, error) {
+func ReadLoads(rd io.Reader) ([]*Load, error) {
 	dec := json.NewDecoder(rd)
-	var out []*Result
+	var out []*Load
 	for i := 1; ; i++ {
 		var raw json.RawMessage
 		err := dec.Decode(&raw)
@@ -36,9 +36,9 @@ func ReadResults(rd io.Reader) ([]*Result, error) {
 			return out, nil
 		}
 		if err != nil {
-			return nil, fmt.Errorf("%w: result %d: %v", ErrResult, i, err)
+			return nil, fmt.Errorf("%w: result %d: %v", ErrLoad, i, err)
 		}
-		r, err := ReadResult(bytes.NewReader(raw))
+		r, err := ReadLoad(bytes.NewReader(raw))
 		if err != nil {
 			return nil, fmt.Errorf("result %d: %w", i, err)
 		}

@@ -1,4 +1,4 @@
-package load
+package results
 
 import (
 	"bytes"
@@ -10,7 +10,7 @@ import (
 )
 
 // segmentOf is segment i of n of one test, as Run and the CLI record it.
-func segmentOf(i, n int) *Result {
+func segmentOf(i, n int) *Load {
 	r := emptyResult(Segment{I: i, N: n})
 	test := Options{Rate: 400, Duration: 10 * time.Second, Concurrency: 40, StartAt: time.Date(2026, 11, 23, 18, 0, 0, 0, time.UTC)}
 	r.Test = &test
@@ -20,7 +20,7 @@ func segmentOf(i, n int) *Result {
 	return r
 }
 
-func parts(rs ...*Result) []Part {
+func parts(rs ...*Load) []Part {
 	ps := make([]Part, len(rs))
 	for i, r := range rs {
 		ps[i] = Part{Name: fmt.Sprintf("s%d.json", i), Result: r}
@@ -30,7 +30,7 @@ func parts(rs ...*Result) []Part {
 
 func TestCheckSegments(t *testing.T) {
 	t.Parallel()
-	four := func() []*Result { return []*Result{segmentOf(1, 4), segmentOf(2, 4), segmentOf(3, 4), segmentOf(4, 4)} }
+	four := func() []*Load { return []*Load{segmentOf(1, 4), segmentOf(2, 4), segmentOf(3, 4), segmentOf(4, 4)} }
 	if err := CheckSegments(parts(four()...)); err != nil {
 		t.Fatalf("the four segments of one test: %v", err)
 	}
@@ -48,22 +48,22 @@ func TestCheckSegments(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		name string
-		edit func([]*Result) []*Result
+		edit func([]*Load) []*Load
 		want string // in the error
 	}{
-		{"missing", func(rs []*Result) []*Result { return rs[:3] }, "segments 4/4 missing (have 3 of 4)"},
-		{"duplicate", func(rs []*Result) []*Result { return append(rs, segmentOf(2, 4)) }, "segment 2/4 is in both s1.json and s4.json"},
-		{"other rate", func(rs []*Result) []*Result { rs[2].Test.Rate = 500; return rs }, "s0.json and s2.json were run with different options: rate 400 vs 500"},
-		{"other start", func(rs []*Result) []*Result { rs[1].Test.StartAt = rs[1].Test.StartAt.Add(time.Second); return rs }, "start_at"},
-		{"other scenario", func(rs []*Result) []*Result { rs[3].Scenario = "crud"; return rs }, `s3.json is scenario "crud"`},
-		{"other target", func(rs []*Result) []*Result {
+		{"missing", func(rs []*Load) []*Load { return rs[:3] }, "segments 4/4 missing (have 3 of 4)"},
+		{"duplicate", func(rs []*Load) []*Load { return append(rs, segmentOf(2, 4)) }, "segment 2/4 is in both s1.json and s4.json"},
+		{"other rate", func(rs []*Load) []*Load { rs[2].Test.Rate = 500; return rs }, "s0.json and s2.json were run with different options: rate 400 vs 500"},
+		{"other start", func(rs []*Load) []*Load { rs[1].Test.StartAt = rs[1].Test.StartAt.Add(time.Second); return rs }, "start_at"},
+		{"other scenario", func(rs []*Load) []*Load { rs[3].Scenario = "crud"; return rs }, `s3.json is scenario "crud"`},
+		{"other target", func(rs []*Load) []*Load {
 			rs[1].Config["raw"] = map[string]any{"url": "http://127.0.0.1:9090/"}
 			return rs
 		}, "different configurations: raw"},
-		{"other thresholds", func(rs []*Result) []*Result { rs[1].Config["thresholds"] = []any{"p99<1s"}; return rs }, "thresholds"},
-		{"other split", func(rs []*Result) []*Result { return append(rs[:3], segmentOf(4, 5)) }, "s3.json holds segment 4/5, but s0.json is of a 4-way split"},
-		{"a whole run", func(rs []*Result) []*Result { rs[0].Test = nil; return rs }, "s0.json is not a segment of a test"},
-		{"nothing", func([]*Result) []*Result { return nil }, "nothing to merge"},
+		{"other thresholds", func(rs []*Load) []*Load { rs[1].Config["thresholds"] = []any{"p99<1s"}; return rs }, "thresholds"},
+		{"other split", func(rs []*Load) []*Load { return append(rs[:3], segmentOf(4, 5)) }, "s3.json holds segment 4/5, but s0.json is of a 4-way split"},
+		{"a whole run", func(rs []*Load) []*Load { rs[0].Test = nil; return rs }, "s0.json is not a segment of a test"},
+		{"nothing", func([]*Load) []*Load { return nil }, "nothing to merge"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := CheckSegments(parts(tc.edit(four())...))
@@ -84,7 +84,7 @@ func TestCheckSegments(t *testing.T) {
 // options exactly; an incomplete merge keeps the shares added up.
 func TestMergeKeepsTest(t *testing.T) {
 	t.Parallel()
-	rs := []*Result{segmentOf(1, 3), segmentOf(2, 3), segmentOf(3, 3)}
+	rs := []*Load{segmentOf(1, 3), segmentOf(2, 3), segmentOf(3, 3)}
 	for i, r := range rs {
 		r.CPU.Allocs, r.CPU.AllocBytes = int64(10*(i+1)), int64(1000*(i+1))
 	}
@@ -121,18 +121,18 @@ func TestReadResults(t *testing.T) {
 		t.Fatalf("3 results in %d lines", n)
 	}
 	segmentOf(1, 1).WriteJSON(&stream) // an indented one after them
-	rs, err := ReadResults(bytes.NewReader(stream.Bytes()))
+	rs, err := ReadLoads(bytes.NewReader(stream.Bytes()))
 	if err != nil || len(rs) != 4 || rs[2].Options.Segment != (Segment{3, 3}) || rs[0].Test.Rate != 400 {
 		t.Fatalf("read %d results: %v", len(rs), err)
 	}
-	if rs, err := ReadResults(strings.NewReader("")); err != nil || len(rs) != 0 {
+	if rs, err := ReadLoads(strings.NewReader("")); err != nil || len(rs) != 0 {
 		t.Errorf("empty stream: %v, %d", err, len(rs))
 	}
 	bad := stream.String() + `{"schema":"other"}` + "\n"
-	if _, err := ReadResults(strings.NewReader(bad)); !errors.Is(err, ErrResult) || !strings.Contains(err.Error(), "result 5") {
+	if _, err := ReadLoads(strings.NewReader(bad)); !errors.Is(err, ErrLoad) || !strings.Contains(err.Error(), "result 5") {
 		t.Errorf("bad fifth value: %v", err)
 	}
-	if _, err := ReadResults(strings.NewReader(stream.String()[:stream.Len()/2])); !errors.Is(err, ErrResult) {
+	if _, err := ReadLoads(strings.NewReader(stream.String()[:stream.Len()/2])); !errors.Is(err, ErrLoad) {
 		t.Errorf("truncated stream: %v", err)
 	}
 }
@@ -144,12 +144,12 @@ func FuzzReadResults(f *testing.F) {
 	f.Add(`{"schema":"wirebench.load/v1"}` + "\n" + `[1]`)
 	f.Add("null\n{}")
 	f.Fuzz(func(t *testing.T, s string) {
-		rs, err := ReadResults(strings.NewReader(s))
+		rs, err := ReadLoads(strings.NewReader(s))
 		if err != nil {
 			return
 		}
 		for _, r := range rs {
-			if r.Latency == nil || r.Service == nil || r.Lag == nil || r.Schema != Schema {
+			if r.Latency == nil || r.Service == nil || r.Lag == nil || r.Schema != LoadSchema {
 				t.Fatalf("accepted a result without its histograms or schema: %+v", r)
 			}
 			_ = CheckSegments([]Part{{Name: "a", Result: r}, {Name: "b", Result: r}}) // must not panic

@@ -1,4 +1,4 @@
-package load
+package results
 
 import (
 	"testing"
@@ -9,12 +9,12 @@ import (
 
 // openSegment is segment i of n of an open-loop run: rate req/s from
 // start for dur, each request recording lag, service and latency values.
-func openSegment(i, n int, rate float64, start time.Time, dur time.Duration, lag, service []time.Duration) *Result {
+func openSegment(i, n int, rate float64, start time.Time, dur time.Duration, lag, service []time.Duration) *Load {
 	r := emptyResult(Segment{i, n})
 	r.Scenario = "crud"
 	r.Options.Rate, r.Options.Concurrency, r.Options.Duration = rate, 10, dur
 	r.Start, r.End = start, start.Add(dur)
-	r.Ops = []OpResult{
+	r.Ops = []Op{
 		{Name: "list users", Latency: measure.NewHistogram(), Service: measure.NewHistogram()},
 		{Name: "get user", Latency: measure.NewHistogram(), Service: measure.NewHistogram()},
 	}
@@ -29,8 +29,8 @@ func openSegment(i, n int, rate float64, start time.Time, dur time.Duration, lag
 		op.Latency.Record(l + s)
 		r.Requests++
 	}
-	r.Bytes = ByteCounts{WireIn: 1000, WireOut: 100, BodyIn: 800, BodyOut: 50}
-	r.CPU = CPUUsage{User: time.Second, System: time.Millisecond, CPUs: 1}
+	r.Bytes = Bytes{WireIn: 1000, WireOut: 100, BodyIn: 800, BodyOut: 50}
+	r.CPU = CPU{User: time.Second, System: time.Millisecond, CPUs: 1}
 	return r
 }
 
@@ -46,7 +46,7 @@ func TestMergeOpenLoopSegments(t *testing.T) {
 		[]time.Duration{1 * ms, 2 * ms, 3 * ms, 4 * ms}, []time.Duration{10 * ms, 20 * ms, 30 * ms, 40 * ms})
 	b := openSegment(2, 2, 150, t0.Add(500*ms), 10*time.Second, // started later, ended later
 		[]time.Duration{100 * ms, 200 * ms}, []time.Duration{50 * ms, 60 * ms})
-	for _, order := range [][]*Result{{a, b}, {b, a}} {
+	for _, order := range [][]*Load{{a, b}, {b, a}} {
 		m, err := Merge(order...)
 		if err != nil {
 			t.Fatal(err)
@@ -77,10 +77,10 @@ func TestMergeOpenLoopSegments(t *testing.T) {
 				t.Errorf("op %s: service max %v, want %v", op.Name, op.Service.Max(), w.serviceMax)
 			}
 		}
-		if m.Bytes != (ByteCounts{WireIn: 2000, WireOut: 200, BodyIn: 1600, BodyOut: 100}) {
+		if m.Bytes != (Bytes{WireIn: 2000, WireOut: 200, BodyIn: 1600, BodyOut: 100}) {
 			t.Errorf("bytes %+v", m.Bytes)
 		}
-		if m.CPU != (CPUUsage{User: 2 * time.Second, System: 2 * ms, CPUs: 2}) {
+		if m.CPU != (CPU{User: 2 * time.Second, System: 2 * ms, CPUs: 2}) {
 			t.Errorf("cpu %+v", m.CPU)
 		}
 		if len(m.Segments) != 2 {

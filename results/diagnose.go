@@ -1,4 +1,4 @@
-package load
+package results
 
 import (
 	"fmt"
@@ -14,19 +14,19 @@ const (
 )
 
 // Diagnose returns the warnings a reader must see next to the numbers.
-func Diagnose(r *Result) []string {
+func Diagnose(r *Load) []string {
 	var w []string
 	if u := r.CPUUtil(); u > busyCPU {
 		w = append(w, fmt.Sprintf("client CPU at %.0f%% of its %d CPUs: the client may be the bottleneck; pin it apart from the server (--cpu) or give it more CPUs",
 			u*100, r.CPU.CPUs))
 	}
-	if r.Options.open() && r.Lag.Count() > 0 {
+	if r.Options.OpenLoop() && r.Lag.Count() > 0 {
 		if p := r.Lag.Quantile(0.99); p > lagLimit {
 			w = append(w, fmt.Sprintf("schedule lag p99 %v: requests left late (client saturated or too few connections, -c %d); latency includes the wait",
 				p, r.Options.Concurrency))
 		}
 	}
-	if r.Options.open() && r.Options.Rate > 0 && len(r.Options.Stages) == 0 && r.Measured() > 0 {
+	if r.Options.OpenLoop() && r.Options.Rate > 0 && len(r.Options.Stages) == 0 && r.Measured() > 0 {
 		// Requests sent, answered or not: a server that never answers
 		// holds all -c slots, and the schedule's later requests are never
 		// sent — say so rather than report a quiet short run.

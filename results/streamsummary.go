@@ -1,4 +1,4 @@
-package load
+package results
 
 import (
 	"fmt"
@@ -9,7 +9,7 @@ import (
 // WriteStreamSummary prints what a stream or browser run adds to the
 // summary: items, time to first and last item, per-message latency, and
 // the bytes per exchange by layer. It prints nothing for other runs.
-func WriteStreamSummary(w io.Writer, r *Result) error {
+func WriteStreamSummary(w io.Writer, r *Load) error {
 	s := r.Stream
 	if s == nil {
 		return nil

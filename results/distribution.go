@@ -1,4 +1,4 @@
-package load
+package results
 
 import (
 	"fmt"
@@ -27,11 +27,11 @@ func ParsePercentiles(s string) ([]float64, error) {
 
 // WriteDistribution prints the latency at each percentile, as wrk's
 // --latency does ("Latency Distribution", one row per percentile).
-func WriteDistribution(w io.Writer, r *Result, percentiles []float64) error {
+func WriteDistribution(w io.Writer, r *Load, percentiles []float64) error {
 	ew := &errWriter{w: w}
 	ew.printf("\n  latency distribution\n")
 	for _, p := range percentiles {
-		ew.printf("    %7s%%  %v\n", strconv.FormatFloat(p, 'f', -1, 64), fmtDur(r.Latency.Quantile(p/100)))
+		ew.printf("    %7s%%  %v\n", strconv.FormatFloat(p, 'f', -1, 64), FormatDuration(r.Latency.Quantile(p/100)))
 	}
 	return ew.err
 }

@@ -1,4 +1,4 @@
-package load
+package results
 
 import (
 	"fmt"
@@ -11,13 +11,13 @@ import (
 // the same scenario) into one: counts add, histograms merge exactly, the
 // run spans the earliest start to the latest end, CPU times add up.
 // Options and Env are the first result's, with the segment cleared.
-func Merge(rs ...*Result) (*Result, error) {
+func Merge(rs ...*Load) (*Load, error) {
 	if len(rs) == 0 {
-		return nil, fmt.Errorf("%w: nothing to merge", ErrResult)
+		return nil, fmt.Errorf("%w: nothing to merge", ErrLoad)
 	}
 	first := rs[0]
-	m := &Result{
-		Schema: Schema, Scenario: first.Scenario, Options: first.Options, Config: first.Config, Env: first.Env,
+	m := &Load{
+		Schema: LoadSchema, Scenario: first.Scenario, Options: first.Options, Config: first.Config, Env: first.Env,
 		Start: first.Start, End: first.End,
 		Latency: measure.NewHistogram(), Service: measure.NewHistogram(), Lag: measure.NewHistogram(),
 		Status: map[string]int64{}, Failures: map[string]int64{},
@@ -29,7 +29,7 @@ func Merge(rs ...*Result) (*Result, error) {
 	for _, r := range rs {
 		if r.Scenario != first.Scenario || len(r.Ops) != len(first.Ops) {
 			return nil, fmt.Errorf("%w: cannot merge scenario %q (%d ops) with %q (%d ops)",
-				ErrResult, r.Scenario, len(r.Ops), first.Scenario, len(first.Ops))
+				ErrLoad, r.Scenario, len(r.Ops), first.Scenario, len(first.Ops))
 		}
 		if r.Start.Before(m.Start) {
 			m.Start = r.Start
@@ -77,12 +77,12 @@ func Merge(rs ...*Result) (*Result, error) {
 	// Rates of the merge are over the segments' measured windows, from the
 	// first start to the last window's end: not diluted by graceful stops.
 	m.Window = windowEnd.Sub(m.Start)
-	m.Ops = make([]OpResult, len(first.Ops))
+	m.Ops = make([]Op, len(first.Ops))
 	for i, op := range first.Ops {
-		m.Ops[i] = OpResult{Name: op.Name, Latency: measure.NewHistogram(), Service: measure.NewHistogram()}
+		m.Ops[i] = Op{Name: op.Name, Latency: measure.NewHistogram(), Service: measure.NewHistogram()}
 		for _, r := range rs {
 			if r.Ops[i].Name != op.Name {
-				return nil, fmt.Errorf("%w: op %d is %q in one result, %q in another", ErrResult, i, op.Name, r.Ops[i].Name)
+				return nil, fmt.Errorf("%w: op %d is %q in one result, %q in another", ErrLoad, i, op.Name, r.Ops[i].Name)
 			}
 			m.Ops[i].Requests += r.Ops[i].Requests
 			m.Ops[i].Failed += r.Ops[i].Failed
@@ -102,21 +102,21 @@ func Merge(rs ...*Result) (*Result, error) {
 // mergeStream sums the stream sections of a stream run's segments: every
 // segment has one, of the same kind, or none has (a section missing from
 // some would be dropped from the sums unseen).
-func mergeStream(rs []*Result) (*StreamResult, error) {
+func mergeStream(rs []*Load) (*Stream, error) {
 	first := rs[0].Stream
 	for i, r := range rs {
 		s := r.Stream
 		if (s == nil) != (first == nil) {
-			return nil, fmt.Errorf("%w: of results 1 and %d, one has a stream section and the other none", ErrResult, i+1)
+			return nil, fmt.Errorf("%w: of results 1 and %d, one has a stream section and the other none", ErrLoad, i+1)
 		}
 		if s != nil && (s.Kind != first.Kind || s.InBrowser != first.InBrowser) {
-			return nil, fmt.Errorf("%w: cannot merge stream kind %q (in browser %v) with %q (in browser %v)", ErrResult, s.Kind, s.InBrowser, first.Kind, first.InBrowser)
+			return nil, fmt.Errorf("%w: cannot merge stream kind %q (in browser %v) with %q (in browser %v)", ErrLoad, s.Kind, s.InBrowser, first.Kind, first.InBrowser)
 		}
 	}
 	if first == nil {
 		return nil, nil
 	}
-	m := &StreamResult{Kind: first.Kind, InBrowser: first.InBrowser,
+	m := &Stream{Kind: first.Kind, InBrowser: first.InBrowser,
 		First: measure.NewHistogram(), Last: measure.NewHistogram(), PerMessage: measure.NewHistogram()}
 	for _, r := range rs {
 		s := r.Stream
@@ -134,7 +134,7 @@ func mergeStream(rs []*Result) (*StreamResult, error) {
 
 // anonymous names results by their place, for checks whose error text is
 // not shown.
-func anonymous(rs []*Result) []Part {
+func anonymous(rs []*Load) []Part {
 	ps := make([]Part, len(rs))
 	for i, r := range rs {
 		ps[i] = Part{Name: fmt.Sprintf("result %d", i+1), Result: r}

@@ -1,4 +1,4 @@
-package load
+package results
 
 import (
 	"fmt"
@@ -15,11 +15,11 @@ import (
 // WriteSummary prints the end-of-run summary: what a k6 or wrk user reads
 // at a glance, with the client's own CPU and lag, and warnings last so
 // they are not scrolled past.
-func WriteSummary(w io.Writer, r *Result) error {
+func WriteSummary(w io.Writer, r *Load) error {
 	ew := &errWriter{w: w}
 	o := r.Options
 	loop := fmt.Sprintf("closed loop, %d VUs", o.Concurrency)
-	if o.open() {
+	if o.OpenLoop() {
 		loop = fmt.Sprintf("open loop, %g req/s, up to %d in flight", o.Rate, o.Concurrency)
 		if len(o.Stages) > 0 {
 			loop = fmt.Sprintf("open loop, ramping rate, up to %d in flight", o.Concurrency)
@@ -44,12 +44,12 @@ func WriteSummary(w io.Writer, r *Result) error {
 		ew.printf("  interrupted   %d (in flight at the end, not counted)\n", r.Interrupted)
 	}
 	name := "latency"
-	if o.open() {
+	if o.OpenLoop() {
 		name = "latency (from intended send)"
 	}
 	ew.printf("\n  %-30s %s\n", "", "avg      min      p50      p90      p95      p99      p99.9    max")
 	ew.printf("  %-30s %s\n", name, quantiles(r.Latency))
-	if o.open() {
+	if o.OpenLoop() {
 		ew.printf("  %-30s %s\n", "service time", quantiles(r.Service))
 		ew.printf("  %-30s %s\n", "schedule lag", quantiles(r.Lag))
 	}
@@ -64,7 +64,7 @@ func WriteSummary(w io.Writer, r *Result) error {
 				ok = "✗"
 			}
 			fmt.Fprintf(tw, "  %s %s\t%d\t%d\t%d\t%v\t%v\t\n", ok, op.Name, op.Requests, op.Requests-op.Failed,
-				op.Failed, fmtDur(op.Latency.Quantile(0.5)), fmtDur(op.Latency.Quantile(0.99)))
+				op.Failed, FormatDuration(op.Latency.Quantile(0.5)), FormatDuration(op.Latency.Quantile(0.99)))
 		}
 		tw.Flush()
 	}
@@ -101,13 +101,13 @@ func quantiles(h *measure.Histogram) string {
 	var sb strings.Builder
 	for _, d := range []time.Duration{h.Mean(), h.Min(), h.Quantile(.5), h.Quantile(.9), h.Quantile(.95),
 		h.Quantile(.99), h.Quantile(.999), h.Max()} {
-		fmt.Fprintf(&sb, "%-9s", fmtDur(d))
+		fmt.Fprintf(&sb, "%-9s", FormatDuration(d))
 	}
 	return strings.TrimSpace(sb.String())
 }
 
 // fmtDur prints 3 significant digits, as the histogram holds.
-func fmtDur(d time.Duration) string {
+func FormatDuration(d time.Duration) string {
 	switch {
 	case d >= time.Second:
 		return strconv.FormatFloat(d.Seconds(), 'f', 2, 64) + "s"

@@ -1,4 +1,4 @@
-package load
+package results
 
 import (
 	"bytes"
@@ -22,7 +22,7 @@ var ErrIncomplete = errors.New("missing")
 // or "stdin line 3").
 type Part struct {
 	Name   string
-	Result *Result
+	Result *Load
 }
 
 // CheckSegments reports whether parts are exactly the segments of one
@@ -91,7 +91,7 @@ func CheckSegments(parts []Part) error {
 
 // segmentsOf lists the segments a result holds: its own, or those merged
 // into it.
-func segmentsOf(r *Result) ([]Segment, error) {
+func segmentsOf(r *Load) ([]Segment, error) {
 	if len(r.Segments) == 0 {
 		if r.Options.Segment.N < 1 {
 			return nil, errors.New("no segment recorded")
@@ -111,7 +111,7 @@ func segmentsOf(r *Result) ([]Segment, error) {
 
 // configKey is r.Config without "args" (the command line, which names
 // the segment and its output file), as canonical JSON.
-func configKey(r *Result) ([]byte, error) {
+func configKey(r *Load) ([]byte, error) {
 	c := maps.Clone(r.Config)
 	delete(c, "args")
 	b, err := json.Marshal(c) // map keys are sorted: canonical
