@@ -58,6 +58,16 @@ func parseFlags(fs *pflag.FlagSet, args []string) error {
 		if errors.Is(err, pflag.ErrHelp) {
 			return err
 		}
+		// -cnocurrency fails as -c with the value "nocurrency"; the
+		// likelier story is a misspelt --concurrency.
+		var ie *pflag.InvalidValueError
+		if errors.As(err, &ie) {
+			for _, a := range args {
+				if len(a) > 2 && a[0] == '-' && a[1] != '-' && strings.HasSuffix(a, ie.GetValue()) && didYouMeanFlag(fs, a[1:]) != "" {
+					return usageError{unknownFlag(fs, a)}
+				}
+			}
+		}
 		return usageError{flagError(fs, err)}
 	}
 	return nil
@@ -113,7 +123,7 @@ func flagError(fs *pflag.FlagSet, err error) error {
 	var ne *pflag.NotExistError
 	if errors.As(err, &ne) {
 		if s := ne.GetSpecifiedShortnames(); s != "" {
-			return fmt.Errorf("unknown shorthand flag -%s in -%s%s", ne.GetSpecifiedName(), s, didYouMeanFlag(fs, s))
+			return fmt.Errorf("unknown shorthand flag -%s%s", ne.GetSpecifiedName(), didYouMeanFlag(fs, s))
 		}
 		return unknownFlag(fs, "--"+ne.GetSpecifiedName())
 	}
