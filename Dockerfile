@@ -9,9 +9,16 @@ RUN go mod download
 COPY . .
 # The git commit is stamped into the binary and into every result file
 # (.git is in the context); from a git worktree, whose .git points outside
-# the context, build with --build-arg BUILDVCS=false.
+# the context, build with --build-arg BUILDVCS=false and stamp it instead:
+#   docker build --build-arg BUILDVCS=false --build-arg VERSION=v1.2.0 \
+#     --build-arg REVISION=$(git rev-parse HEAD) --build-arg BUILD_TIME=$(git log -1 --format=%cI) \
+#     --build-arg MODIFIED=$(test -z "$(git status --porcelain)" && echo false || echo true) -t wirebench .
+# (wirebench --version prints them; docs/install.md.)
 ARG BUILDVCS=auto
-RUN CGO_ENABLED=0 go build -buildvcs=$BUILDVCS -trimpath -ldflags="-s -w" -o /wirebench ./cmd/wirebench
+ARG VERSION= REVISION= BUILD_TIME= MODIFIED=
+RUN CGO_ENABLED=0 go build -buildvcs=$BUILDVCS -trimpath \
+    -ldflags="-s -w -X main.buildVersion=$VERSION -X main.buildRevision=$REVISION -X main.buildTime=$BUILD_TIME -X main.buildModified=$MODIFIED" \
+    -o /wirebench ./cmd/wirebench
 
 FROM scratch
 COPY --from=build /wirebench /wirebench

@@ -22,21 +22,17 @@ func init() {
 // same bytes, and nothing is held beyond one record and the write buffer.
 func runGen(ctx context.Context, env *cliEnv, args []string) error {
 	fs := newFlagSet(env, "gen", "airports [-n N] [--format json|ndjson|toon|protobuf|csv] [--checksum | --post URL [--content-length]]")
-	n := fs.Int("n", 1000, "number of records")
+	n := fs.IntP("records", "n", 1000, "number of `records`")
 	format := fs.String("format", bulk.FormatJSON, "`format`: "+strings.Join(bulk.Formats(), ", "))
 	post := fs.String("post", "", "stream the records to this `URL` (POST, e.g. http://127.0.0.1:8080/airports) as they are generated, instead of stdout; prints the reply, time and bytes on the wire")
 	withLength := fs.Bool("content-length", false, "with --post: send a Content-Length (the body is generated twice, once to count it) instead of chunked encoding")
 	sum := fs.Bool("checksum", false, "print the dataset's row count and checksum (what the airports table must hold after the upload) instead of the data")
-	if len(args) > 0 && args[0] == "airports" {
-		args = args[1:] // the dataset comes first; flags follow it
-	} else if len(args) == 0 || (args[0] != "-h" && args[0] != "--help") {
-		return usagef("gen: want the dataset name first: gen airports -n N --format F")
-	}
+	aliases(fs, map[string]string{"n": "records"})
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	if fs.NArg() > 0 {
-		return usagef("unexpected argument %q", fs.Arg(0))
+	if fs.NArg() != 1 || fs.Arg(0) != "airports" {
+		return usagef("want the dataset name, airports (gen airports -n N --format F), got %q", fs.Args())
 	}
 	if *n < 0 || *n > bulk.MaxGenerate {
 		return usagef("-n: want 0..%d, got %d", bulk.MaxGenerate, *n)

@@ -3,11 +3,9 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
-	"runtime/debug"
 	"strconv"
 	"strings"
 	"time"
@@ -86,12 +84,7 @@ Exit status: 0 ok, 1 run failed (the target was unreachable or no request
 succeeded), 2 bad usage, 99 a --threshold failed.`
 
 func newLoadFlags(env *cliEnv, f *loadFlags) *pflag.FlagSet {
-	fs := pflag.NewFlagSet("load", pflag.ContinueOnError)
-	fs.SetOutput(env.stderr)
-	fs.SortFlags = false
-	fs.Usage = func() {
-		fmt.Fprintf(env.stderr, "Usage: wirebench load %s\n\nFlags:\n%s", loadUsage, fs.FlagUsages())
-	}
+	fs := newFlagSet(env, "load", loadUsage)
 	fs.IntVarP(&f.o.Concurrency, "concurrency", "c", 10, "`VUs` (closed loop; one HTTP/1.1 connection each) or the cap on requests in flight (open loop)")
 	fs.Int64VarP(&f.o.Requests, "requests", "n", 0, "send exactly `N` requests")
 	fs.VarP(durationFlag{&f.o.Duration}, "duration", "d", "run for this `long` (default 10s unless -n or --stages)")
@@ -143,13 +136,8 @@ func newLoadFlags(env *cliEnv, f *loadFlags) *pflag.FlagSet {
 	return fs
 }
 
-// loadHint ends every usage error: one line, then where to look.
-const loadHint = " (run 'wirebench load -h' for the flags)"
-
-// loadUsagef is a one-line usage error with the hint.
-func loadUsagef(format string, a ...any) error {
-	return usageError{errors.New(fmt.Sprintf(format, a...) + loadHint)}
-}
+// loadUsagef is a one-line usage error (run adds where to look).
+func loadUsagef(format string, a ...any) error { return usagef(format, a...) }
 
 // cliMessage is err's text without the library's "load: ..." prefixes,
 // which the CLI's own "wirebench load:" prefix would double.
@@ -164,12 +152,8 @@ func cliMessage(err error) string {
 func runLoad(ctx context.Context, env *cliEnv, args []string) error {
 	var f loadFlags
 	fs := newLoadFlags(env, &f)
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, pflag.ErrHelp) {
-			fs.Usage()
-			return flag.ErrHelp
-		}
-		return loadUsagef("%v", err)
+	if err := parseFlags(fs, args); err != nil {
+		return err
 	}
 	if f.version {
 		fmt.Fprintln(env.stdout, "wirebench", version())
@@ -329,26 +313,6 @@ func noSuccess(res *results.Load) error {
 		}
 	}
 	return fmt.Errorf("no request succeeded: %d of %d failed (most: %s)", res.Failed, res.Requests, top)
-}
-
-// version is the module version and VCS revision the binary was built from.
-func version() string {
-	bi, ok := debug.ReadBuildInfo()
-	if !ok {
-		return "(unknown version)"
-	}
-	v := bi.Main.Version
-	for _, s := range bi.Settings {
-		switch s.Key {
-		case "vcs.revision":
-			v += " " + s.Value
-		case "vcs.modified":
-			if s.Value == "true" {
-				v += " (modified)"
-			}
-		}
-	}
-	return v + " " + bi.GoVersion
 }
 
 // scenarioFrom builds the scenario from the flags: raw mode with a URL,

@@ -5,13 +5,15 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
 	"os/signal"
 	"sort"
+	"strings"
 	"syscall"
+
+	"github.com/spf13/pflag"
 )
 
 // command is one subcommand. run gets the arguments after the subcommand
@@ -53,36 +55,40 @@ func main() {
 	os.Exit(code)
 }
 
-// run executes the CLI and returns the process exit code.
+// run executes the CLI and returns the process exit code: 0 ok, 1 failed,
+// 2 bad usage, or what an exitCoder error says (99 thresholds, 130/143 a
+// run cut short by SIGINT/SIGTERM).
 func run(ctx context.Context, env *cliEnv, args []string) int {
 	if len(args) == 0 {
 		printHelp(env.stderr)
 		return 2
 	}
 	name := args[0]
-	if name == "help" || name == "-h" || name == "--help" {
+	switch name {
+	case "help", "-h", "--help", "-help":
 		if len(args) > 1 {
 			if _, ok := commands[args[1]]; ok {
 				return run(ctx, env, []string{args[1], "-h"})
 			}
+			return unknownCommand(env, args[1])
 		}
 		printHelp(env.stdout)
 		return 0
+	case "--version", "-version", "-v":
+		name = "version"
 	}
 	c, ok := commands[name]
 	if !ok {
-		fmt.Fprintf(env.stderr, "wirebench: unknown command %q\n\n", name)
-		printHelp(env.stderr)
-		return 2
+		return unknownCommand(env, name)
 	}
 	err := c.run(ctx, env, args[1:])
 	switch {
 	case err == nil:
 		return 0
-	case errors.Is(err, flag.ErrHelp):
+	case errors.Is(err, pflag.ErrHelp):
 		return 0
 	case errors.As(err, new(usageError)):
-		fmt.Fprintf(env.stderr, "wirebench %s: %v\n", name, err)
+		fmt.Fprintf(env.stderr, "wirebench %s: %v; see 'wirebench %s -h'\n", name, err, name)
 		return 2
 	default:
 		fmt.Fprintf(env.stderr, "wirebench %s: %v\n", name, err)
@@ -92,6 +98,22 @@ func run(ctx context.Context, env *cliEnv, args []string) int {
 		}
 		return 1
 	}
+}
+
+// unknownCommand is one line with a suggestion and a pointer to the list.
+func unknownCommand(env *cliEnv, name string) int {
+	names := make([]string, 0, len(commands))
+	for n := range commands {
+		names = append(names, n)
+	}
+	hint := ""
+	if strings.HasPrefix(name, "-") {
+		hint = " (flags go after the command: wirebench <command> [flags])"
+	} else if s := closest(name, names); s != "" {
+		hint = " (did you mean " + s + "?)"
+	}
+	fmt.Fprintf(env.stderr, "wirebench: unknown command %q%s; see 'wirebench -h'\n", name, hint)
+	return 2
 }
 
 // exitCoder lets an error choose a non-1 failure code (a failed threshold, say).
@@ -108,29 +130,5 @@ func printHelp(w io.Writer) {
 	for _, n := range names {
 		fmt.Fprintf(w, "  %-10s %s\n", n, commands[n].summary)
 	}
-	fmt.Fprintln(w, "\nRun 'wirebench <command> -h' for the flags of a command.")
-}
-
-// newFlagSet returns a FlagSet whose errors come back to run (no os.Exit)
-// and whose usage text lists every flag.
-func newFlagSet(env *cliEnv, name, usage string) *flag.FlagSet {
-	fs := flag.NewFlagSet("wirebench "+name, flag.ContinueOnError)
-	fs.SetOutput(env.stderr)
-	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "Usage: wirebench %s %s\n\nFlags:\n", name, usage)
-		fs.PrintDefaults()
-	}
-	return fs
-}
-
-// parseFlags parses args and turns a flag error into a usageError; -h
-// becomes flag.ErrHelp, which run reports as success.
-func parseFlags(fs *flag.FlagSet, args []string) error {
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return err
-		}
-		return usageError{err}
-	}
-	return nil
+	fmt.Fprintln(w, "\nRun 'wirebench <command> -h' for the flags of a command; 'wirebench --version' for the build.")
 }

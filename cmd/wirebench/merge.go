@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -12,6 +11,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/spf13/pflag"
 
 	"github.com/wirebench/wirebench/results"
 )
@@ -43,17 +44,14 @@ type mergeFlags struct {
 	thresholds                []string
 }
 
-func newMergeFlags(env *cliEnv, f *mergeFlags) *flag.FlagSet {
+func newMergeFlags(env *cliEnv, f *mergeFlags) *pflag.FlagSet {
 	fs := newFlagSet(env, "merge", mergeUsage)
 	fs.BoolVar(&f.summary, "summary", false, "also print the merged summary (on stderr when the result goes to stdout)")
 	fs.StringVar(&f.out, "out", "", "write the merged result to this `file` (whole or not at all) instead of stdout")
 	fs.BoolVar(&f.force, "force", false, "replace an existing --out file")
 	fs.BoolVar(&f.unchecked, "unchecked", false, "merge any results of one scenario (repeated runs, some segments only): no one-test checks")
-	fs.DurationVar(&f.wait, "wait", 0, "wait up to this `long` for missing segments to appear in the inputs (a merge Job started beside the segments)")
-	fs.Func("threshold", "pass/fail `criterion` on the merged result (repeatable), as load's", func(s string) error {
-		f.thresholds = append(f.thresholds, s)
-		return nil
-	})
+	fs.Var(durationFlag{&f.wait}, "wait", "wait up to this `long` for missing segments to appear in the inputs (a merge Job started beside the segments)")
+	fs.StringArrayVar(&f.thresholds, "threshold", nil, "pass/fail `criterion` on the merged result (repeatable), as load's")
 	return fs
 }
 

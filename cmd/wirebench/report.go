@@ -3,10 +3,11 @@ package main
 import (
 	"bytes"
 	"context"
-	"flag"
 	"io"
 	"sort"
 	"strings"
+
+	"github.com/spf13/pflag"
 
 	"github.com/wirebench/wirebench/report"
 	"github.com/wirebench/wirebench/results"
@@ -29,8 +30,9 @@ var reportFormats = map[string]func(io.Writer, *report.Report) error{
 func runReport(ctx context.Context, env *cliEnv, args []string) error {
 	fs := newFlagSet(env, "report", "[--format md|html|csv] [-o file [--force]] results.json|load.json")
 	format := fs.String("format", "md", "output format: "+strings.Join(formatNames(), ", "))
-	out := fs.String("o", "", "write to this `file` instead of stdout (never replaced without --force)")
+	out := fs.StringP("output", "o", "", "write to this `file` instead of stdout (never replaced without --force)")
 	force := fs.Bool("force", false, "replace an existing -o file")
+	aliases(fs, map[string]string{"o": "output"})
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
 		return err
@@ -74,22 +76,10 @@ func formatNames() []string {
 func readResults(path string) (*results.Study, error) { return results.ReadFile(path) }
 
 // parseInterspersed parses flags before, between and after positional
-// arguments ("report results.json --format md"), which the flag package
-// alone stops at the first positional one.
-func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
-	var pos []string
-	for {
-		if err := parseFlags(fs, args); err != nil {
-			return nil, err
-		}
-		args = fs.Args()
-		if len(args) == 0 {
-			return pos, nil
-		}
-		if args[0] == "--" {
-			return append(pos, args[1:]...), nil
-		}
-		pos = append(pos, args[0])
-		args = args[1:]
+// arguments ("report results.json --format md"), as pflag does.
+func parseInterspersed(fs *pflag.FlagSet, args []string) ([]string, error) {
+	if err := parseFlags(fs, args); err != nil {
+		return nil, err
 	}
+	return fs.Args(), nil
 }

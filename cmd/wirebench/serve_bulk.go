@@ -6,7 +6,7 @@ import (
 	"path/filepath"
 	"sync"
 
-	"flag"
+	"github.com/spf13/pflag"
 
 	"github.com/wirebench/wirebench/bulkapi"
 	"github.com/wirebench/wirebench/server"
@@ -20,7 +20,7 @@ type bulkFlags struct {
 	db      sqlite.Options
 }
 
-func addBulkFlags(fs *flag.FlagSet) *bulkFlags {
+func addBulkFlags(fs *pflag.FlagSet) *bulkFlags {
 	b := &bulkFlags{}
 	fs.StringVar(&b.path, "sqlite", "", "SQLite `file` holding the airports table for POST /airports (created if missing; default: a fresh file in a temporary directory, removed at exit; net/http engine only)")
 	fs.Int64Var(&b.maxBody, "bulk-max-body", bulkapi.DefaultMaxBody, "streamed POST /airports body limit in `bytes` (413 beyond); ?mode=buffered is limited by --max-body")

@@ -43,7 +43,7 @@ func runStudy(ctx context.Context, env *cliEnv, args []string) error {
 	serveArgs := fs.String("serve-args", "", "extra `args` appended to every server command, space-separated (e.g. '--delay 200us')")
 	records := fs.Int("records", 0, "bulk-upsert: records per upload (default 1000000; 100000 with --quick)")
 	bulkFormats := fs.String("formats", "", "bulk-upsert: comma-separated `formats` (default: json,ndjson,toon,protobuf,csv)")
-	if err := parseFlags(fs, reorder(args)); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	var def study.Definition
@@ -147,35 +147,4 @@ func runStudyInit(env *cliEnv, args []string) error {
 	}
 	fmt.Fprintf(env.stderr, "wrote %s; edit it, then: wirebench study run %s\n", path, path)
 	return nil
-}
-
-// reorder moves flags before positional arguments, so that both
-// `study formats --quick` and `study --quick formats` work.
-func reorder(args []string) []string {
-	var flags, pos []string
-	for i := 0; i < len(args); i++ {
-		a := args[i]
-		switch {
-		case a == "--":
-			pos = append(pos, args[i+1:]...)
-			i = len(args)
-		case strings.HasPrefix(a, "-"):
-			flags = append(flags, a)
-			if !strings.Contains(a, "=") && i+1 < len(args) && takesValue(strings.TrimLeft(a, "-")) {
-				flags = append(flags, args[i+1])
-				i++
-			}
-		default:
-			pos = append(pos, a)
-		}
-	}
-	return append(flags, pos...)
-}
-
-func takesValue(name string) bool {
-	switch name {
-	case "quick", "no-pin", "h", "help":
-		return false
-	}
-	return true
 }

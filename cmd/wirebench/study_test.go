@@ -35,17 +35,6 @@ func TestStudyCommandUsage(t *testing.T) {
 	}
 }
 
-func TestReorderKeepsFlagValues(t *testing.T) {
-	got := strings.Join(reorder([]string{"formats", "--quick", "--trials", "3", "--out=x", "--no-pin"}), " ")
-	if got != "--quick --trials 3 --out=x --no-pin formats" {
-		t.Fatalf("reorder = %q", got)
-	}
-	got = strings.Join(reorder([]string{"run", "s.yaml", "--trials", "4"}), " ")
-	if got != "--trials 4 run s.yaml" {
-		t.Fatalf("reorder = %q", got)
-	}
-}
-
 // TestStudyInitThenRunRefusesAMisspeltField: init writes the example and
 // never overwrites; a misspelt field is refused by name and line, exit 2.
 func TestStudyInitThenRunRefusesAMisspeltField(t *testing.T) {

@@ -25,20 +25,19 @@ func runTOON(ctx context.Context, env *cliEnv, args []string) error {
 	delim := fs.String("delimiter", "comma", "encode: document delimiter: comma (,), tab or pipe (|)")
 	indent := fs.Int("indent", 2, "spaces per indentation level (encode and decode)")
 	strict := fs.Bool("strict", true, "decode: enforce the spec's strict-mode checks (counts, indentation, duplicate keys)")
-	if len(args) == 0 {
-		fs.Usage()
-		return usagef("want encode or decode")
-	}
-	mode, rest := args[0], args[1:]
-	if mode == "-h" || mode == "--help" || mode == "help" {
+	if len(args) > 0 && args[0] == "help" {
 		fs.Usage()
 		return nil
 	}
-	if err := parseFlags(fs, rest); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	if fs.NArg() > 0 {
-		return usagef("unexpected arguments %q: input is read from stdin", fs.Args())
+	if fs.NArg() == 0 {
+		return usagef("want encode or decode")
+	}
+	mode := fs.Arg(0)
+	if fs.NArg() > 1 {
+		return usagef("unexpected arguments %q: input is read from stdin", fs.Args()[1:])
 	}
 	if *indent < 1 {
 		return usagef("--indent must be at least 1, got %d", *indent)

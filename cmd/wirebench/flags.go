@@ -1,0 +1,208 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/spf13/pflag"
+)
+
+// One flag library for every command: pflag, so that flags and arguments
+// may come in any order (report run.json --format md) and short flags may
+// be glued to their values (-c50). Long flags are also accepted with one
+// dash (-http, -quick), as the standard library's flag package took them:
+// scripts written against it keep working.
+
+// flagSetHook, when set (by tests), sees every flag set before it parses:
+// the way a test enumerates every flag of every command.
+var flagSetHook func(cmd string, fs *pflag.FlagSet)
+
+// newFlagSet returns a flag set whose errors come back to run (no os.Exit,
+// nothing printed) and whose -h prints usage and every flag to stdout, once.
+func newFlagSet(env *cliEnv, name, usage string) *pflag.FlagSet {
+	fs := pflag.NewFlagSet("wirebench "+name, pflag.ContinueOnError)
+	fs.SortFlags = false
+	setUsage(env, fs, name, usage)
+	return fs
+}
+
+// setUsage makes -h print "Usage: wirebench name usage" and the flags to
+// stdout: help that was asked for is output, not an error (| less shows it).
+// pflag calls Usage itself on -h and then returns ErrHelp, which
+// parseFlags passes on: printing again there would print it twice.
+func setUsage(env *cliEnv, fs *pflag.FlagSet, name, usage string) {
+	fs.SetOutput(env.stderr)
+	fs.Usage = func() {
+		fmt.Fprintf(env.stdout, "Usage: wirebench %s %s\n", name, usage)
+		if fs.HasAvailableFlags() {
+			fmt.Fprintf(env.stdout, "\nFlags:\n%s", fs.FlagUsages())
+		}
+		fmt.Fprintln(env.stdout, "  -h, --help   print this help")
+	}
+}
+
+// parseFlags parses args and turns a flag error into a one-line usageError
+// with a "did you mean" where a flag name is close; -h becomes
+// pflag.ErrHelp (usage already printed), which run reports as success.
+func parseFlags(fs *pflag.FlagSet, args []string) error {
+	if flagSetHook != nil {
+		flagSetHook(strings.TrimPrefix(fs.Name(), "wirebench "), fs)
+	}
+	args, err := longSingleDash(fs, args)
+	if err != nil {
+		return usageError{err}
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, pflag.ErrHelp) {
+			return err
+		}
+		// -cnocurrency fails as -c with the value "nocurrency"; the
+		// likelier story is a misspelt --concurrency.
+		var ie *pflag.InvalidValueError
+		if errors.As(err, &ie) {
+			for _, a := range args {
+				if len(a) > 2 && a[0] == '-' && a[1] != '-' && strings.HasSuffix(a, ie.GetValue()) && didYouMeanFlag(fs, a[1:]) != "" {
+					return usageError{unknownFlag(fs, a)}
+				}
+			}
+		}
+		return usageError{flagError(fs, err)}
+	}
+	return nil
+}
+
+// longSingleDash rewrites -name to --name when name is a long flag (the
+// standard library's spelling), leaving shorthands (-c 5, -c5, -kq) and
+// the values of flags alone. A single-dash word that is neither a long
+// flag nor starts with a shorthand is an unknown flag, with a suggestion.
+func longSingleDash(fs *pflag.FlagSet, args []string) ([]string, error) {
+	out := make([]string, 0, len(args))
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			return append(out, args[i:]...), nil
+		}
+		if len(a) < 2 || a[0] != '-' {
+			out = append(out, a)
+			continue
+		}
+		long := strings.HasPrefix(a, "--")
+		name, _, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		var f *pflag.Flag
+		switch {
+		case long:
+			f = fs.Lookup(name)
+		case len(name) == 1 && fs.ShorthandLookup(name) != nil:
+			f = fs.ShorthandLookup(name)
+		case fs.Lookup(name) != nil:
+			f, a = fs.Lookup(name), "-"+a
+		case fs.ShorthandLookup(name[:1]) != nil:
+			// A chain or a glued value (-kq, -c50): pflag's to read.
+			out = append(out, a)
+			continue
+		case name == "help" || name == "h":
+			out = append(out, "--help")
+			continue
+		default:
+			return nil, unknownFlag(fs, "-"+name)
+		}
+		out = append(out, a)
+		if f != nil && !hasValue && f.NoOptDefVal == "" && i+1 < len(args) {
+			out = append(out, args[i+1]) // the value, even if it starts with -
+			i++
+		}
+	}
+	return out, nil
+}
+
+// flagError rewrites pflag's errors as one line that names the flag as
+// typed and suggests a close name.
+func flagError(fs *pflag.FlagSet, err error) error {
+	var ne *pflag.NotExistError
+	if errors.As(err, &ne) {
+		if s := ne.GetSpecifiedShortnames(); s != "" {
+			return fmt.Errorf("unknown shorthand flag -%s%s", ne.GetSpecifiedName(), didYouMeanFlag(fs, s))
+		}
+		return unknownFlag(fs, "--"+ne.GetSpecifiedName())
+	}
+	return err
+}
+
+func unknownFlag(fs *pflag.FlagSet, typed string) error {
+	return fmt.Errorf("unknown flag %s%s", typed, didYouMeanFlag(fs, strings.TrimLeft(typed, "-")))
+}
+
+// didYouMeanFlag is " (did you mean --x?)" for the long flag closest to
+// name, or "" when none is close.
+func didYouMeanFlag(fs *pflag.FlagSet, name string) string {
+	var names []string
+	fs.VisitAll(func(f *pflag.Flag) { names = append(names, f.Name) })
+	if s := closest(name, names); s != "" {
+		return " (did you mean --" + s + "?)"
+	}
+	return ""
+}
+
+// closest is the candidate nearest to s by edit distance, if it is near
+// enough to be a typo: at most 2 edits, and fewer than half of s.
+// Ties go to the alphabetically first, so the answer is stable.
+func closest(s string, candidates []string) string {
+	sort.Strings(candidates)
+	best, bestD := "", 3
+	for _, c := range candidates {
+		d := editDistance(strings.ToLower(s), strings.ToLower(c))
+		if d < bestD && 2*d < max(len(s), len(c)) {
+			best, bestD = c, d
+		}
+	}
+	if best == "" {
+		// A prefix of a long name is a guess too: --concur, --thresh.
+		for _, c := range candidates {
+			if len(s) >= 3 && strings.HasPrefix(c, s) {
+				return c
+			}
+		}
+	}
+	return best
+}
+
+// editDistance is the Levenshtein distance, counting an adjacent
+// transposition as one edit (Damerau, optimal string alignment): "htpt"
+// is one slip from "http".
+func editDistance(a, b string) int {
+	ra, rb := []rune(a), []rune(b)
+	d := make([][]int, len(ra)+1)
+	for i := range d {
+		d[i] = make([]int, len(rb)+1)
+		d[i][0] = i
+	}
+	for j := range rb {
+		d[0][j+1] = j + 1
+	}
+	for i := 1; i <= len(ra); i++ {
+		for j := 1; j <= len(rb); j++ {
+			cost := 1
+			if ra[i-1] == rb[j-1] {
+				cost = 0
+			}
+			d[i][j] = min(d[i-1][j]+1, d[i][j-1]+1, d[i-1][j-1]+cost)
+			if i > 1 && j > 1 && ra[i-1] == rb[j-2] && ra[i-2] == rb[j-1] {
+				d[i][j] = min(d[i][j], d[i-2][j-2]+1)
+			}
+		}
+	}
+	return d[len(ra)][len(rb)]
+}
+
+// aliases keeps old long names working (--o for --output), without
+// listing them in the help.
+func aliases(fs *pflag.FlagSet, old map[string]string) {
+	fs.SetNormalizeFunc(func(_ *pflag.FlagSet, name string) pflag.NormalizedName {
+		if n, ok := old[name]; ok {
+			return pflag.NormalizedName(n)
+		}
+		return pflag.NormalizedName(name)
+	})
+}
