@@ -118,7 +118,7 @@ func openAOF(s *Store, opts Options) (*aof, error) {
 		a.open = osOpen
 	}
 	a.cond = sync.NewCond(&a.mu)
-	size, err := recoverAOF(s, a.path, opts.Repair)
+	size, version, err := recoverAOF(s, a.path, opts.Repair)
 	if err != nil {
 		return nil, err
 	}
@@ -126,6 +126,21 @@ func openAOF(s *Store, opts Options) (*aof, error) {
 		return nil, fmt.Errorf("kv: opening AOF: %w", err)
 	}
 	a.size, a.baseSize = size, size
+	if version == 1 {
+		// Version 2 frames cannot follow version 1 ones: rewrite the file
+		// (temp file, fsync, rename) before anything is appended.
+		a.mu.Lock()
+		done, err := a.startRewriteLocked()
+		a.mu.Unlock()
+		if err == nil {
+			err = <-done
+		}
+		if err != nil {
+			a.f.Close()
+			return nil, fmt.Errorf("kv: upgrading the version 1 AOF to version 2: %w", err)
+		}
+		s.opts.Logf("kv: AOF %s: rewritten in format version 2", a.path)
+	}
 	if size == 0 {
 		if _, err := a.f.Write([]byte(aofMagic)); err != nil {
 			a.f.Close()
@@ -166,11 +181,21 @@ func (a *aof) refusing() error {
 	return nil
 }
 
-// push appends a finished frame (already in a.buf) to the bookkeeping.
-func (a *aof) pushLocked(start int, u ...undo) uint64 {
+// push appends a finished frame (already in a.buf) to the bookkeeping. A
+// rewrite in progress gets the frame too, or, when state is not nil, a
+// frame of the ops state builds instead: the rewrite's tail may replay
+// over a snapshot that already holds the change, so it needs ops that set
+// state outright (APPEND logs the command; its state is a SET).
+func (a *aof) pushLocked(start int, state func([]byte) []byte, u ...undo) uint64 {
 	a.buf = endFrame(a.buf, start)
 	if a.rw != nil {
-		a.rw.buf = append(a.rw.buf, a.buf[start:]...)
+		if state == nil {
+			a.rw.buf = append(a.rw.buf, a.buf[start:]...)
+		} else {
+			var s int
+			a.rw.buf, s = beginFrame(a.rw.buf)
+			a.rw.buf = endFrame(state(a.rw.buf), s)
+		}
 	}
 	a.undo = append(a.undo, u...)
 	a.seq++
@@ -181,8 +206,19 @@ func (a *aof) pushLocked(start int, u ...undo) uint64 {
 // logOp taps one record built by enc, then, with an AOF, appends it as
 // one frame with the undo entries that take it back if the write fails.
 func (s *Store) logOp(enc func([]byte) []byte, us ...undo) Ticket {
+	return s.logCmd(enc, nil, us...)
+}
+
+// logCmd is logOp for a change whose ops (cmd) do not set state outright:
+// the tap and a rewrite's tail get the ops of state instead (see
+// pushLocked). nil state: cmd sets state outright.
+func (s *Store) logCmd(cmd, state func([]byte) []byte, us ...undo) Ticket {
 	if s.opts.Tap != nil {
-		s.tap(enc)
+		if state != nil {
+			s.tap(state)
+		} else {
+			s.tap(cmd)
+		}
 	}
 	if s.aof == nil {
 		return 0
@@ -191,8 +227,8 @@ func (s *Store) logOp(enc func([]byte) []byte, us ...undo) Ticket {
 	a.mu.Lock()
 	var start int
 	a.buf, start = beginFrame(a.buf)
-	a.buf = enc(a.buf)
-	t := a.pushLocked(start, us...)
+	a.buf = cmd(a.buf)
+	t := a.pushLocked(start, state, us...)
 	a.mu.Unlock()
 	return Ticket(t)
 }
@@ -200,6 +236,13 @@ func (s *Store) logOp(enc func([]byte) []byte, us ...undo) Ticket {
 func (s *Store) logSet(sh *shard, key string, e, old entry, had bool) Ticket {
 	return s.logOp(func(b []byte) []byte { return appendSetOp(b, key, e.val, e.exp) },
 		undo{sh: sh, key: key, old: old, had: had})
+}
+
+// logAppend logs APPEND of val to key, whose entry became e.
+func (s *Store) logAppend(sh *shard, key string, val []byte, e, old entry) Ticket {
+	return s.logCmd(func(b []byte) []byte { return appendAppendOp(b, key, val, len(e.val), e.exp) },
+		func(b []byte) []byte { return appendSetOp(b, key, e.val, e.exp) },
+		undo{sh: sh, key: key, old: old, had: true})
 }
 
 func (s *Store) logDel(sh *shard, key string, old entry) Ticket {

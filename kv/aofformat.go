@@ -1,25 +1,28 @@
 package kv
 
 import (
-	"bufio"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"hash/crc32"
-	"io"
 )
 
-// The append-only file: a magic header, then CRC-framed records.
+// The append-only file: a magic header naming the format's version, then
+// CRC-framed records. Version 2 (written since the header checksum came):
 //
-//	file:    "WBKVAOF1" record record record ...
+//	file:    "WBKVAOF2" record record record ...
 //
-//	record:  0        4          8
-//	         +--------+----------+---------------------------+
-//	         |  len   |  crc32c  |  payload (len bytes)      |
-//	         +--------+----------+---------------------------+
+//	record:  0        4          8          12
+//	         +--------+----------+----------+--------------------------+
+//	         |  len   | crc32c   | crc32c   |  payload (len bytes)     |
+//	         |        | payload  | header   |                          |
+//	         +--------+----------+----------+--------------------------+
 //	         len:    uint32 little-endian, 1..maxRecord
-//	         crc32c: Castagnoli CRC of the 4 len bytes then the payload,
-//	                 uint32 little-endian (a torn or flipped len fails it)
+//	         payload crc: Castagnoli CRC of the payload
+//	         header crc:  Castagnoli CRC of bytes 0..8 (len and the
+//	                      payload crc), so a flipped length is detected
+//	                      before it is trusted
+//	         (all uint32 little-endian)
 //
 //	payload: one or more ops, applied together or not at all
 //	         (MSET and a multi-key DEL are one record: atomic on replay)
@@ -29,20 +32,46 @@ import (
 //	         0x03 PEXPIREAT  exp:uvarint klen:uvarint key   (exp 0: persist)
 //	         0x04 FLUSHALL
 //	         0x05 META       mlen:uvarint meta   (replication position, tap.go)
+//	         0x06 APPEND     exp:uvarint klen:uvarint key total:uvarint vlen:uvarint val
+//	                         (key holds total-vlen bytes and gets val appended;
+//	                         exp is its unchanged expiry; version 2 only)
 //
 // exp is an absolute time in Unix milliseconds (0: none), so expiry
 // survives restarts; a replayed SET whose time has passed is dropped.
-// Every op sets state outright (APPEND and INCR log the resulting value),
-// so replaying a suffix twice converges: the rewrite relies on it.
+// APPEND to an existing key is logged as the command (50 one-byte APPENDs
+// to a 10 MiB value log 50 small records, not 500 MiB); replay checks that
+// the key holds total-vlen bytes, so a record out of order is corruption,
+// never a wrong value. APPEND is not idempotent: the replication tap and
+// a rewrite's tail (records logged while the snapshot is taken, which may
+// also be in it) get the resulting value as a SET instead, so replaying a
+// suffix twice still converges there. INCR-family commands log their
+// result as a SET: at most 20 bytes, the size of the command.
 //
-// At start the reader stops at the first bad record. When that record
-// runs to the end of the file, or only zero bytes follow it, it is a torn
-// tail (a write cut by a crash, never acknowledged): the file is truncated
-// there and the cut is logged. Anything else is corruption in the middle:
-// Open refuses with the offset, unless Options.Repair truncates there.
+// Recovery (readRecords) tells a torn tail from corruption. A record is
+// acknowledged only after its whole frame was written (and, for always,
+// fsynced), and records are only ever appended, so a crash can leave at
+// most an incomplete final record: fewer than 12 header bytes before the
+// end of the file, or a header whose checksum holds and whose declared
+// length runs past the end. That record was never acknowledged; it is cut
+// off and the cut is logged. Anything else — a header checksum that
+// fails, a payload checksum that fails (the final record included: a cut
+// write is a prefix, never a complete record with wrong bytes), a payload
+// that does not decode — is corruption: Open refuses, naming the offset
+// and the bytes and intact records that follow, unless Options.Repair
+// truncates there and logs what it dropped.
+//
+// Version 1 ("WBKVAOF1", an 8-byte header: len, then a CRC of len and the
+// payload) is still read, with its weaker rules: its length is not checked
+// before it is trusted, so a length that runs past the end of the file is
+// taken for a torn tail even when a flipped bit put it there, and a bad
+// record followed only by zero bytes is torn too. A complete final record
+// whose checksum fails is corruption in both versions. Open rewrites a
+// version 1 file as version 2 before accepting writes.
 const (
-	aofMagic  = "WBKVAOF1"
-	frameHead = 8
+	aofMagic   = "WBKVAOF2"
+	aofMagicV1 = "WBKVAOF1"
+	frameHead  = 12
+	frameHead1 = 8
 	// maxRecord bounds one record: an MSET of large values still fits,
 	// and a flipped length byte cannot make the reader allocate gigabytes.
 	maxRecord = MaxValueLen + 64<<20
@@ -53,6 +82,7 @@ const (
 	opDel      = 2
 	opExpireAt = 3
 	opFlushAll = 4
+	opAppend   = 6
 )
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
@@ -63,31 +93,51 @@ var (
 	ErrCorrupt  = errors.New("kv: corrupt AOF record")
 )
 
-// CorruptError is a bad record that is not a torn tail.
+// CorruptError is a bad record that is not a torn tail: recovery refuses
+// to start unless told to repair, which truncates at Offset.
 type CorruptError struct {
-	Offset int64
-	Reason string
+	Offset int64  // where the bad record starts
+	Reason string // what is wrong with it
+	Bytes  int64  // bytes from Offset to the end of the file
+	// Intact counts the records with good checksums found after the bad
+	// one (a repair drops them too); for version 1 files, whose lengths
+	// are unchecked, it is a lower bound and Exact is false.
+	Intact int
+	Exact  bool
 }
 
 func (e *CorruptError) Error() string {
-	return fmt.Sprintf("kv: corrupt AOF record at offset %d: %s (start with --aof-repair to truncate the file there, losing what follows)", e.Offset, e.Reason)
+	n := fmt.Sprint(e.Intact)
+	if !e.Exact {
+		n = "at least " + n
+	}
+	return fmt.Sprintf("kv: corrupt AOF record at offset %d: %s; %d bytes from there to the end of the file, holding %s intact records after the bad one (start with --aof-repair to truncate the file at offset %d, dropping them)",
+		e.Offset, e.Reason, e.Bytes, n, e.Offset)
 }
 
 func (e *CorruptError) Unwrap() error { return ErrCorrupt }
 
 // beginFrame reserves a frame header at the end of b.
 func beginFrame(b []byte) ([]byte, int) {
-	return append(b, 0, 0, 0, 0, 0, 0, 0, 0), len(b)
+	return append(b, make([]byte, frameHead)...), len(b)
 }
 
 // endFrame fills the header of the frame starting at start.
 func endFrame(b []byte, start int) []byte {
-	n := len(b) - start - frameHead
-	binary.LittleEndian.PutUint32(b[start:], uint32(n))
-	crc := crc32.Update(0, castagnoli, b[start:start+4])
-	crc = crc32.Update(crc, castagnoli, b[start+frameHead:])
-	binary.LittleEndian.PutUint32(b[start+4:], crc)
+	h := b[start : start+frameHead]
+	binary.LittleEndian.PutUint32(h, uint32(len(b)-start-frameHead))
+	binary.LittleEndian.PutUint32(h[4:], crc32.Checksum(b[start+frameHead:], castagnoli))
+	binary.LittleEndian.PutUint32(h[8:], crc32.Checksum(h[:8], castagnoli))
 	return b
+}
+
+// checkHead returns the payload length and checksum of a version 2 frame
+// header, ok when the header's own checksum holds.
+func checkHead(h []byte) (n int64, crc uint32, ok bool) {
+	if crc32.Checksum(h[:8], castagnoli) != binary.LittleEndian.Uint32(h[8:12]) {
+		return 0, 0, false
+	}
+	return int64(binary.LittleEndian.Uint32(h)), binary.LittleEndian.Uint32(h[4:]), true
 }
 
 func appendSetOp(b []byte, key string, val []byte, exp int64) []byte {
@@ -105,6 +155,17 @@ func appendDelOp(b []byte, key string) []byte {
 	return append(b, key...)
 }
 
+// appendAppendOp logs APPEND to a key that held total-len(val) bytes.
+func appendAppendOp(b []byte, key string, val []byte, total int, exp int64) []byte {
+	b = append(b, opAppend)
+	b = binary.AppendUvarint(b, uint64(exp))
+	b = binary.AppendUvarint(b, uint64(len(key)))
+	b = append(b, key...)
+	b = binary.AppendUvarint(b, uint64(total))
+	b = binary.AppendUvarint(b, uint64(len(val)))
+	return append(b, val...)
+}
+
 func appendExpireOp(b []byte, key string, exp int64) []byte {
 	b = append(b, opExpireAt)
 	b = binary.AppendUvarint(b, uint64(exp))
@@ -114,10 +175,11 @@ func appendExpireOp(b []byte, key string, exp int64) []byte {
 
 // Op is one decoded operation of a record.
 type Op struct {
-	Code byte
-	Key  []byte // aliases the payload
-	Val  []byte // aliases the payload
-	Exp  int64
+	Code  byte
+	Key   []byte // aliases the payload
+	Val   []byte // aliases the payload
+	Exp   int64
+	Total int // APPEND: the value's length after it
 }
 
 // decodePayload parses all ops of a payload; it fails without partial
@@ -158,6 +220,25 @@ func decodePayload(p []byte, ops []Op) ([]Op, error) {
 			if op.Key, p, err = lenBytes(p, MaxKeyLen); err != nil {
 				return nil, err
 			}
+		case opAppend:
+			var exp, total uint64
+			if exp, p, err = uvarint(p); err != nil {
+				return nil, err
+			}
+			op.Exp = int64(exp)
+			if op.Key, p, err = lenBytes(p, MaxKeyLen); err != nil {
+				return nil, err
+			}
+			if total, p, err = uvarint(p); err != nil {
+				return nil, err
+			}
+			if op.Val, p, err = lenBytes(p, MaxValueLen); err != nil {
+				return nil, err
+			}
+			if total > MaxValueLen || total < uint64(len(op.Val)) {
+				return nil, fmt.Errorf("APPEND total %d out of range", total)
+			}
+			op.Total = int(total)
 		case opFlushAll:
 		case opMeta:
 			if op.Val, p, err = lenBytes(p, MaxMetaLen); err != nil {
@@ -194,80 +275,4 @@ func lenBytes(p []byte, limit int) ([]byte, []byte, error) {
 		return nil, nil, fmt.Errorf("length %d out of range", n)
 	}
 	return p[:n], p[n:], nil
-}
-
-// errTorn marks a record cut at the end of the file.
-var errTorn = errors.New("torn record at the end of the file")
-
-// readRecords reads the records of r (positioned after the magic, at
-// offset base of a file of size bytes), calling apply for each. It returns
-// the offset after the last good record and nil, errTorn (the rest is a
-// torn tail) or a *CorruptError; zeroTail reports whether the file's bytes
-// from an offset to its end are all zero.
-func readRecords(r io.Reader, base, size int64, zeroTail func(off int64) (bool, error), apply func([]Op) error) (int64, error) {
-	br := bufio.NewReaderSize(r, 1<<16)
-	off := base
-	var head [frameHead]byte
-	var payload []byte
-	var ops []Op
-	for {
-		if off == size {
-			return off, nil
-		}
-		// bad classifies a bad record: torn when it reaches the end of
-		// the file or only zeros follow from zeroFrom (a cut write in a
-		// file the filesystem extended with zeros), else corrupt.
-		bad := func(reason string, end, zeroFrom int64) (int64, error) {
-			if end >= size {
-				return off, errTorn
-			}
-			zero, err := zeroTail(zeroFrom)
-			if err != nil {
-				return off, err
-			}
-			if zero {
-				return off, errTorn
-			}
-			return off, &CorruptError{Offset: off, Reason: reason}
-		}
-		if size-off < frameHead {
-			return bad("short header", size, off)
-		}
-		if _, err := io.ReadFull(br, head[:]); err != nil {
-			return off, fmt.Errorf("kv: reading AOF at %d: %w", off, err)
-		}
-		n := int64(binary.LittleEndian.Uint32(head[:4]))
-		if n == 0 || n > maxRecord {
-			return bad(fmt.Sprintf("record length %d out of range", n), off, off)
-		}
-		end := off + frameHead + n
-		if end > size {
-			// A plausible length running past the end: the write of
-			// this record was cut. (A flipped length byte that still
-			// looks plausible cannot be told from that.)
-			return off, errTorn
-		}
-		if int64(cap(payload)) < n {
-			payload = make([]byte, n)
-		}
-		payload = payload[:n]
-		if _, err := io.ReadFull(br, payload); err != nil {
-			return off, fmt.Errorf("kv: reading AOF at %d: %w", off, err)
-		}
-		crc := crc32.Update(0, castagnoli, head[:4])
-		crc = crc32.Update(crc, castagnoli, payload)
-		if crc != binary.LittleEndian.Uint32(head[4:]) {
-			return bad("checksum mismatch", end, end)
-		}
-		var err error
-		if ops, err = decodePayload(payload, ops); err != nil {
-			// The checksum matched, so these bytes were written as they
-			// are: a bug or tampering, never a torn write.
-			return off, &CorruptError{Offset: off, Reason: err.Error()}
-		}
-		if err := apply(ops); err != nil {
-			return off, err
-		}
-		off = end
-	}
 }

@@ -136,11 +136,15 @@ func (s *Store) Append(key string, val []byte) (int, Ticket, error) {
 	}
 	// append may extend old's array in place: readers of the old slice
 	// never look past its length, and nothing else shares the array.
-	e := entry{val: append(old.val, val...), exp: old.exp}
-	if !had {
+	var t Ticket
+	var e entry
+	if had {
+		e = entry{val: append(old.val, val...), exp: old.exp}
+		t = s.logAppend(sh, key, val, e, old) // the command, not the value
+	} else {
 		e = entry{val: slices.Clone(val)}
+		t = s.logSet(sh, key, e, old, had)
 	}
-	t := s.logSet(sh, key, e, old, had)
 	sh.m[key] = e
 	s.stats.Writes.Add(1)
 	return len(e.val), t, nil

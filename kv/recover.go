@@ -9,69 +9,90 @@ import (
 	"slices"
 )
 
-// recoverAOF replays path into s and returns the size of its good prefix,
-// having truncated a torn tail (or, with repair, a corrupt middle).
-func recoverAOF(s *Store, path string, repair bool) (int64, error) {
+// recoverAOF replays path into s and returns the size of its good prefix
+// and the file's format version (0: no file), having truncated a torn tail
+// (or, with repair, everything from a corrupt record on).
+func recoverAOF(s *Store, path string, repair bool) (int64, int, error) {
 	f, err := os.Open(path)
 	if errors.Is(err, os.ErrNotExist) {
-		return 0, nil
+		return 0, 0, nil
 	}
 	if err != nil {
-		return 0, fmt.Errorf("kv: opening AOF: %w", err)
+		return 0, 0, fmt.Errorf("kv: opening AOF: %w", err)
 	}
 	defer f.Close()
 	fi, err := f.Stat()
 	if err != nil {
-		return 0, fmt.Errorf("kv: AOF stat: %w", err)
+		return 0, 0, fmt.Errorf("kv: AOF stat: %w", err)
 	}
 	size := fi.Size()
 	head := make([]byte, min(size, int64(len(aofMagic))))
 	if _, err := io.ReadFull(f, head); err != nil {
-		return 0, fmt.Errorf("kv: reading AOF header: %w", err)
+		return 0, 0, fmt.Errorf("kv: reading AOF header: %w", err)
 	}
 	if size < int64(len(aofMagic)) {
 		// A crash while the header was written: nothing was ever
 		// acknowledged from this file.
-		if !bytes.HasPrefix([]byte(aofMagic), head) && !allZero(head) {
-			return 0, fmt.Errorf("%w: %s", ErrBadMagic, path)
+		if !bytes.HasPrefix([]byte(aofMagic), head) && !bytes.HasPrefix([]byte(aofMagicV1), head) && !allZero(head) {
+			return 0, 0, fmt.Errorf("%w: %s: offset 0 holds %q", ErrBadMagic, path, head)
 		}
 		s.opts.Logf("kv: AOF %s: torn header (%d bytes), starting empty", path, size)
-		return 0, cutAt(path, 0)
+		return 0, 0, cutAt(path, 0)
 	}
-	if string(head) != aofMagic {
-		return 0, fmt.Errorf("%w: %s", ErrBadMagic, path)
+	version := 0
+	switch string(head) {
+	case aofMagic:
+		version = 2
+	case aofMagicV1:
+		version = 1
+	default:
+		return 0, 0, fmt.Errorf("%w: %s: offset 0 holds %q, want %q", ErrBadMagic, path, head, aofMagic)
 	}
 	now := s.now()
 	n := 0
-	zeroTail := func(off int64) (bool, error) { return zeroFrom(f, off, size) }
-	off, err := readRecords(io.NewSectionReader(f, int64(len(aofMagic)), size), int64(len(aofMagic)), size, zeroTail,
-		func(ops []Op) error {
-			n++
-			s.replay(ops, now)
-			return nil
-		})
+	off, err := readRecords(f, version, int64(len(aofMagic)), size, func(ops []Op) error {
+		if err := s.replay(ops, now); err != nil {
+			return err
+		}
+		n++
+		return nil
+	})
 	var ce *CorruptError
 	switch {
 	case err == nil:
 	case errors.Is(err, errTorn):
-		s.opts.Logf("kv: AOF %s: torn tail at offset %d, truncating %d bytes (never acknowledged)", path, off, size-off)
+		s.opts.Logf("kv: AOF %s: %v at offset %d; truncating %d bytes (an incomplete final record: its write was cut, so it was never acknowledged)", path, err, off, size-off)
 		if err := cutAt(path, off); err != nil {
-			return 0, err
+			return 0, 0, err
 		}
 	case errors.As(err, &ce) && repair:
-		s.opts.Logf("kv: AOF %s: %v; --aof-repair: truncating %d bytes", path, ce, size-off)
+		s.opts.Logf("kv: AOF %s: %v", path, ce)
+		s.opts.Logf("kv: AOF %s: --aof-repair: truncated at offset %d, dropping %d bytes: the bad record and the %d intact records after it; kept %d records before it",
+			path, off, size-off, ce.Intact, n)
 		if err := cutAt(path, off); err != nil {
-			return 0, err
+			return 0, 0, err
 		}
 	default:
-		return 0, fmt.Errorf("kv: AOF %s: %w", path, err)
+		return 0, 0, fmt.Errorf("kv: AOF %s: %w", path, err)
 	}
-	s.opts.Logf("kv: AOF %s: replayed %d records, %d keys", path, n, s.Len())
-	return off, nil
+	s.opts.Logf("kv: AOF %s: replayed %d records (format version %d), %d keys", path, n, version, s.Len())
+	return off, version, nil
 }
 
 // replay applies one record's ops to the maps; no locks (start-up only).
-func (s *Store) replay(ops []Op, now int64) {
+// It fails, changing nothing, on an APPEND that does not fit the value
+// replayed so far.
+func (s *Store) replay(ops []Op, now int64) error {
+	for _, op := range ops {
+		if op.Code != opAppend {
+			continue
+		}
+		e, ok := s.shards[shardOf(string(op.Key))].m[string(op.Key)]
+		if !(op.Exp != 0 && op.Exp <= now && !s.opts.Replica) && (!ok || len(e.val)+len(op.Val) != op.Total) {
+			// Two APPENDs of one key in one record do not occur.
+			return fmt.Errorf("APPEND of %d bytes to key %q holding %d bytes (present %v) does not make the logged %d", len(op.Val), op.Key, len(e.val), ok, op.Total)
+		}
+	}
 	for _, op := range ops {
 		switch op.Code {
 		case opSet:
@@ -99,10 +120,21 @@ func (s *Store) replay(ops []Op, now int64) {
 			for i := range s.shards {
 				s.shards[i].m = make(map[string]entry)
 			}
+		case opAppend:
+			sh := &s.shards[shardOf(string(op.Key))]
+			if op.Exp != 0 && op.Exp <= now && !s.opts.Replica {
+				// The key expired with the expiry it had: the SET before
+				// was dropped for the same reason.
+				delete(sh.m, string(op.Key))
+				continue
+			}
+			e := sh.m[string(op.Key)]
+			sh.m[string(op.Key)] = entry{val: append(e.val, op.Val...), exp: op.Exp}
 		case opMeta:
 			s.setMeta(op.Val)
 		}
 	}
+	return nil
 }
 
 func allZero(b []byte) bool {

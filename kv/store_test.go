@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -211,12 +212,20 @@ func TestTornTailIsTruncated(t *testing.T) {
 	}
 }
 
-func TestZeroFilledTailIsTorn(t *testing.T) {
+// TestZeroFilledTailRefusesUnlessRepair: zeros after the last record
+// (a filesystem that extended the file in a crash, or a zeroed page) are
+// not an incomplete record, so version 2 refuses and says so.
+func TestZeroFilledTailRefusesUnlessRepair(t *testing.T) {
 	path, ends := writeAOF(t, 5)
 	f, _ := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
-	f.Write(make([]byte, 4096)) // a filesystem that extended the file with zeros
+	f.Write(make([]byte, 4096))
 	f.Close()
-	s := open(t, Options{Dir: filepath.Dir(path)})
+	_, err := Open(Options{Dir: filepath.Dir(path)})
+	var ce *CorruptError
+	if !errors.As(err, &ce) || ce.Offset != ends[4] || ce.Bytes != 4096 || !strings.Contains(err.Error(), "every byte from there on is zero") {
+		t.Fatalf("Open = %v, want a CorruptError at %d naming the zeros", err, ends[4])
+	}
+	s := open(t, Options{Dir: filepath.Dir(path), Repair: true})
 	wantVal(t, s, "k4", "value-4")
 	if fi, _ := os.Stat(path); fi.Size() != ends[4] {
 		t.Fatalf("size %d, want %d", fi.Size(), ends[4])

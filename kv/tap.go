@@ -157,6 +157,10 @@ func (s *Store) Apply(payload, meta []byte) (Ticket, error) {
 			all = true
 		case opMeta:
 			return 0, fmt.Errorf("kv: replicated record: a META op in the payload")
+		case opAppend:
+			// The tap sends APPEND's result as a SET; an APPEND here would
+			// not converge if a record were applied twice.
+			return 0, fmt.Errorf("kv: replicated record: an APPEND op in the payload")
 		default:
 			idx = append(idx, shardOf(string(op.Key)))
 		}
@@ -229,7 +233,7 @@ func (s *Store) Apply(payload, meta []byte) (Ticket, error) {
 	a.buf, start = beginFrame(a.buf)
 	a.buf = append(a.buf, payload...)
 	a.buf = AppendMetaOp(a.buf, meta)
-	t := a.pushLocked(start, us...)
+	t := a.pushLocked(start, nil, us...)
 	a.mu.Unlock()
 	return Ticket(t), nil
 }

@@ -1,0 +1,189 @@
+package kv
+
+import (
+	"bufio"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io"
+)
+
+// errTorn marks an incomplete final record: cut by a crash, never
+// acknowledged.
+var errTorn = errors.New("torn record at the end of the file")
+
+// tornError says why a tail is torn; it matches errTorn.
+type tornError struct{ reason string }
+
+func (e *tornError) Error() string        { return "torn tail: " + e.reason }
+func (e *tornError) Is(target error) bool { return target == errTorn }
+
+// readRecords reads the records of r after the magic of the given format
+// version (1 or 2), from offset base of a file of size bytes, calling
+// apply for each. It returns the offset after the last good record and
+// nil, a *tornError (the rest is a torn tail) or a *CorruptError; an
+// error from apply becomes a CorruptError at that record. The rules are
+// in aofformat.go.
+func readRecords(r io.ReaderAt, version int, base, size int64, apply func([]Op) error) (int64, error) {
+	hl := int64(frameHead)
+	if version == 1 {
+		hl = frameHead1
+	}
+	br := bufio.NewReaderSize(io.NewSectionReader(r, base, size-base), 1<<16)
+	off := base
+	head := make([]byte, hl)
+	var payload []byte
+	var ops []Op
+	// corrupt builds the refusal; next is where the record after the bad
+	// one starts when its length is trusted, else -1.
+	corrupt := func(reason string, next int64) (int64, error) {
+		ce := &CorruptError{Offset: off, Reason: reason, Bytes: size - off}
+		if zero, _ := zeroFrom(r, off, size); zero {
+			ce.Reason += "; every byte from there on is zero (a filesystem can extend a file with zeros in a crash: no record is in them)"
+		}
+		if version == 1 {
+			ce.Intact = chainV1(r, next, size)
+		} else {
+			from := next
+			if from < 0 {
+				from = off + 1
+			}
+			ce.Intact, ce.Exact = scanIntact(r, from, size), true
+		}
+		return off, ce
+	}
+	// zerosFrom: version 1 took a bad record followed only by zero bytes
+	// for a cut write in a file the filesystem extended with zeros.
+	zerosFrom := func(from int64) (bool, error) {
+		if version != 1 || from >= size {
+			return false, nil
+		}
+		return zeroFrom(r, from, size)
+	}
+	for off < size {
+		if size-off < hl {
+			return off, &tornError{fmt.Sprintf("%d of the %d header bytes of the final record", size-off, hl)}
+		}
+		if _, err := io.ReadFull(br, head); err != nil {
+			return off, fmt.Errorf("kv: reading AOF at %d: %w", off, err)
+		}
+		var n int64
+		var crc uint32
+		if version == 1 {
+			n = int64(binary.LittleEndian.Uint32(head))
+		} else {
+			var ok bool
+			if n, crc, ok = checkHead(head); !ok {
+				return corrupt("header checksum mismatch (a damaged length or checksum)", -1)
+			}
+		}
+		if n == 0 || n > maxRecord {
+			if zero, err := zerosFrom(off); err != nil {
+				return off, err
+			} else if zero {
+				return off, &tornError{"zero bytes to the end of the file (version 1 rule)"}
+			}
+			return corrupt(fmt.Sprintf("record length %d out of range", n), -1)
+		}
+		end := off + hl + n
+		if end > size {
+			// Version 2: the header's checksum holds, so this length was
+			// written, and the write was cut. Version 1 cannot tell a
+			// flipped length from that.
+			return off, &tornError{fmt.Sprintf("the final record declares %d payload bytes, %d are present", n, size-off-hl)}
+		}
+		if int64(cap(payload)) < n {
+			payload = make([]byte, n)
+		}
+		payload = payload[:n]
+		if _, err := io.ReadFull(br, payload); err != nil {
+			return off, fmt.Errorf("kv: reading AOF at %d: %w", off, err)
+		}
+		if version == 1 {
+			crc = crc32.Update(crc32.Update(0, castagnoli, head[:4]), castagnoli, payload)
+			if crc != binary.LittleEndian.Uint32(head[4:]) {
+				if zero, err := zerosFrom(end); err != nil {
+					return off, err
+				} else if zero {
+					return off, &tornError{"zero bytes follow a bad record (version 1 rule)"}
+				}
+				return corrupt("checksum mismatch", end)
+			}
+		} else if crc32.Checksum(payload, castagnoli) != crc {
+			// Complete, so not a cut write (a cut leaves a prefix), even
+			// when it is the final record.
+			return corrupt("payload checksum mismatch", end)
+		}
+		var err error
+		if ops, err = decodePayload(payload, ops); err != nil {
+			// The checksum matched, so these bytes were written as they
+			// are: a bug or tampering, never a torn write.
+			return corrupt(err.Error(), end)
+		}
+		if err := apply(ops); err != nil {
+			return corrupt(err.Error(), end)
+		}
+		off = end
+	}
+	return off, nil
+}
+
+// scanIntact counts the version 2 records with good checksums from from
+// to the end, resynchronising byte by byte after damage: a header is 12
+// bytes with its own checksum, so a false match is a 1-in-2^32 event.
+func scanIntact(r io.ReaderAt, from, size int64) int {
+	const window = 1 << 20
+	buf := make([]byte, window)
+	bufOff, bufLen := int64(-1), int64(0)
+	count := 0
+	for p := from; p >= 0 && p+frameHead <= size; {
+		if p < bufOff || p+frameHead > bufOff+bufLen {
+			bufLen = min(window, size-p)
+			if n, _ := r.ReadAt(buf[:bufLen], p); int64(n) < bufLen {
+				return count
+			}
+			bufOff = p
+		}
+		n, crc, ok := checkHead(buf[p-bufOff:])
+		if ok && n > 0 && n <= maxRecord && p+frameHead+n <= size && payloadOK(r, p+frameHead, n, crc) {
+			count++
+			p += frameHead + n
+			continue
+		}
+		p++
+	}
+	return count
+}
+
+// chainV1 counts the good version 1 records from next on, stopping at the
+// first bad one: without a header checksum there is no resynchronising.
+func chainV1(r io.ReaderAt, next, size int64) int {
+	count := 0
+	var head [frameHead1]byte
+	for next >= 0 && next+frameHead1 <= size {
+		if _, err := r.ReadAt(head[:], next); err != nil {
+			break
+		}
+		n := int64(binary.LittleEndian.Uint32(head[:]))
+		if n == 0 || n > maxRecord || next+frameHead1+n > size {
+			break
+		}
+		h := crc32.New(castagnoli)
+		h.Write(head[:4])
+		if _, err := io.Copy(h, io.NewSectionReader(r, next+frameHead1, n)); err != nil || h.Sum32() != binary.LittleEndian.Uint32(head[4:]) {
+			break
+		}
+		count++
+		next += frameHead1 + n
+	}
+	return count
+}
+
+// payloadOK streams n bytes at off through the checksum, so a length
+// that only looks plausible allocates nothing.
+func payloadOK(r io.ReaderAt, off, n int64, crc uint32) bool {
+	h := crc32.New(castagnoli)
+	_, err := io.Copy(h, io.NewSectionReader(r, off, n))
+	return err == nil && h.Sum32() == crc
+}
