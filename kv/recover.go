@@ -66,9 +66,12 @@ func recoverAOF(s *Store, path string, repair bool) (int64, int, error) {
 			return 0, 0, err
 		}
 	case errors.As(err, &ce) && repair:
-		s.opts.Logf("kv: AOF %s: %v", path, ce)
-		s.opts.Logf("kv: AOF %s: --aof-repair: truncated at offset %d, dropping %d bytes: the bad record and the %d intact records after it; kept %d records before it",
-			path, off, size-off, ce.Intact, n)
+		intact := fmt.Sprint(ce.Intact)
+		if !ce.Exact {
+			intact = "at least " + intact
+		}
+		s.opts.Logf("kv: AOF %s: corrupt record at offset %d: %s; --aof-repair: truncated at offset %d, dropping %d bytes: the bad record and the %s intact records after it; kept %d records before it",
+			path, ce.Offset, ce.Reason, off, size-off, intact, n)
 		if err := cutAt(path, off); err != nil {
 			return 0, 0, err
 		}

@@ -1,0 +1,154 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/binary"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/wirebench/wirebench/kv"
+)
+
+// TestServeRefusesCorruptAOF is issue 34's reproduction with the real
+// binary: write keys (SETs and APPENDs) through serve with appendfsync
+// always, kill -9, flip the high byte of a mid-file record's length and
+// restart: serve must exit non-zero naming the offset; with --aof-repair
+// it starts, keeps the records before the damage and says what it
+// dropped.
+func TestServeRefusesCorruptAOF(t *testing.T) {
+	bin := buildBinary(t)
+	dir := t.TempDir()
+	const keys = 200
+	cmd, addr := startRESP(t, bin, dir)
+	c, err := net.DialTimeout("tcp", addr, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := bufio.NewReader(c)
+	do := func(args ...string) string {
+		t.Helper()
+		var b bytes.Buffer
+		fmt.Fprintf(&b, "*%d\r\n", len(args))
+		for _, a := range args {
+			fmt.Fprintf(&b, "$%d\r\n%s\r\n", len(a), a)
+		}
+		c.SetDeadline(time.Now().Add(10 * time.Second))
+		if _, err := c.Write(b.Bytes()); err != nil {
+			t.Fatal(err)
+		}
+		line, err := r.ReadString('\n')
+		if err != nil {
+			t.Fatal(err)
+		}
+		return strings.TrimSpace(line)
+	}
+	for i := range keys {
+		k := fmt.Sprint("k", i)
+		if got := do("SET", k, fmt.Sprint("v", i)); got != "+OK" {
+			t.Fatalf("SET: %s", got)
+		}
+		if got := do("APPEND", k, "+a"); !strings.HasPrefix(got, ":") {
+			t.Fatalf("APPEND: %s", got)
+		}
+	}
+	cmd.Process.Kill() // SIGKILL: every write above was acknowledged after its fsync
+	cmd.Wait()
+	c.Close()
+
+	// Find record `keys` (the SET of key keys/2) and flip its length's
+	// high byte: +16 MiB, past the end of the file.
+	path := filepath.Join(dir, kv.AOFName)
+	d, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	off := int64(8)
+	for range keys {
+		off += 12 + int64(binary.LittleEndian.Uint32(d[off:]))
+	}
+	d[off+3] ^= 1
+	os.WriteFile(path, d, 0o644)
+
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, bin, "serve", "--http", "127.0.0.1:0", "--no-grpc", "--resp", "127.0.0.1:0", "--data-dir", dir, "--appendfsync", "always").CombinedOutput()
+	if err == nil {
+		t.Fatalf("serve started on a corrupt AOF: %v\n%s", err, out)
+	}
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() == 0 {
+		t.Fatalf("serve: %v, want a non-zero exit\n%s", err, out)
+	}
+	for _, w := range []string{fmt.Sprint("offset ", off), fmt.Sprint(keys-1, " intact records"), "--aof-repair"} {
+		if !strings.Contains(string(out), w) {
+			t.Fatalf("refusal does not say %q:\n%s", w, out)
+		}
+	}
+	if after, _ := os.ReadFile(path); !bytes.Equal(after, d) {
+		t.Fatal("a refused start changed the AOF")
+	}
+	t.Logf("refused: %s", bytes.TrimSpace(out))
+
+	var stderr bytes.Buffer
+	cmd, addr = startRESP(t, bin, dir, &stderr, "--aof-repair")
+	c, err = net.DialTimeout("tcp", addr, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	r = bufio.NewReader(c)
+	// Records before the flip: SET and APPEND of keys 0..keys/2-1.
+	if got := do("DBSIZE"); got != fmt.Sprint(":", keys/2) {
+		t.Fatalf("DBSIZE after repair = %s, want %d", got, keys/2)
+	}
+	if got := do("GET", fmt.Sprint("k", keys/2-1)); got != "$"+fmt.Sprint(len(fmt.Sprint("v", keys/2-1, "+a"))) {
+		t.Fatalf("GET of the last key kept: %s", got)
+	}
+	cmd.Process.Kill()
+	cmd.Wait() // stderr is complete
+	want := regexp.MustCompile(fmt.Sprintf(`--aof-repair: truncated at offset %d, dropping %d bytes: the bad record and the %d intact records after it; kept %d records`, off, int64(len(d))-off, keys-1, keys))
+	if !want.Match(stderr.Bytes()) {
+		t.Fatalf("repair log does not say what it dropped:\n%s", stderr.String())
+	}
+	t.Logf("repaired: %s", bytes.TrimSpace(stderr.Bytes()))
+}
+
+// startRESP starts serve with a RESP face over dir's AOF (appendfsync
+// always) and returns it and the RESP address; stderr, when given,
+// receives its log.
+func startRESP(t *testing.T, bin, dir string, extra ...any) (*exec.Cmd, string) {
+	t.Helper()
+	args := []string{"serve", "--http", "127.0.0.1:0", "--no-grpc", "--resp", "127.0.0.1:0", "--data-dir", dir, "--appendfsync", "always"}
+	cmd := exec.Command(bin)
+	for _, e := range extra {
+		switch e := e.(type) {
+		case *bytes.Buffer:
+			cmd.Stderr = e
+		case string:
+			args = append(args, e)
+		}
+	}
+	cmd.Args = append(cmd.Args, args...)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	line, err := bufio.NewReader(out).ReadString('\n')
+	m := regexp.MustCompile(`resp=(\S+)`).FindStringSubmatch(line)
+	if err != nil || m == nil {
+		cmd.Process.Kill()
+		t.Fatalf("serve: %q, %v", line, err)
+	}
+	return cmd, m[1]
+}
