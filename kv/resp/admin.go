@@ -253,10 +253,14 @@ func cmdKeys(s *Session, args [][]byte) kv.Ticket {
 }
 
 // configParams are the parameters CONFIG GET knows (redis-benchmark and
-// clients ask for some of them).
+// clients ask for some of them). Without an AOF, appendfsync is "no":
+// redis-server answers its configured default (everysec) even with
+// appendonly no, but nothing is written or fsynced here, and a tool that
+// reads only appendfsync must not conclude that writes reach the disk
+// every second. "no" is a value Redis clients know.
 func (s *Session) configParams() [][2]string {
 	in := s.st.Info()
-	aof, fsync := "no", "everysec"
+	aof, fsync := "no", "no"
 	if in.Policy != "" {
 		aof, fsync = "yes", string(in.Policy)
 	}
@@ -362,8 +366,10 @@ func cmdInfo(s *Session, args [][]byte) kv.Ticket {
 	fmt.Fprintf(&b, "\r\n# Clients\r\nconnected_clients:%d\r\nmaxclients:%d\r\n", s.srv.conns.Load(), s.srv.maxConns())
 	fmt.Fprintf(&b, "\r\n# Persistence\r\naof_enabled:%d\r\naof_rewrite_in_progress:%d\r\naof_current_size:%d\r\naof_fsync_policy:%s\r\naof_fsyncs:%d\r\naof_write_batches:%d\r\naof_records:%d\r\naof_rewrites:%d\r\n",
 		aof, b2i(in.RewriteInProgress), in.AOFSize, in.Policy, in.Fsyncs, in.Batches, in.Records, in.Rewrites)
-	fmt.Fprintf(&b, "\r\n# Stats\r\nkeyspace_hits:%d\r\nkeyspace_misses:%d\r\nexpired_keys:%d\r\nwrites:%d\r\nrefused_writes:%d\r\n",
-		in.Hits, in.Misses, in.Expired, in.Writes, in.Refused)
+	// This session's commands since its last batch count too (INFO
+	// itself does not yet: Redis counts a command after it ran).
+	fmt.Fprintf(&b, "\r\n# Stats\r\ntotal_commands_processed:%d\r\nkeyspace_hits:%d\r\nkeyspace_misses:%d\r\nexpired_keys:%d\r\nwrites:%d\r\nrefused_writes:%d\r\n",
+		s.srv.commands.Load()+s.cmds, in.Hits, in.Misses, in.Expired, in.Writes, in.Refused)
 	fmt.Fprintf(&b, "\r\n%s", s.replInfo())
 	fmt.Fprintf(&b, "\r\n# Keyspace\r\n")
 	if in.Keys > 0 {

@@ -26,6 +26,10 @@ type Session struct {
 	// AUTH or HELLO AUTH when a password is required (guard.go).
 	client string
 	authed bool
+	// cmds counts the commands run since the last finish, which adds
+	// them to the server's total: one shared atomic per batch of replies,
+	// not per command.
+	cmds int64
 }
 
 // pending is a reply that must become an error if its write is undone.
@@ -102,9 +106,11 @@ func (s *Session) Exec(args [][]byte) bool {
 		return true
 	}
 	start := len(s.r.b)
-	if t := c.run(s, args); t != 0 {
+	t := c.run(s, args)
+	if t != 0 {
 		s.ticks = append(s.ticks, pending{start, len(s.r.b), t})
 	}
+	s.cmds++ // after it ran, as Redis's call(): not unknown, refused or rate-limited ones
 	return !s.quit
 }
 

@@ -40,12 +40,15 @@ type Server struct {
 	ln     net.Listener
 	conns  atomic.Int64
 	nextID atomic.Int64
-	mu     sync.Mutex
-	open   map[net.Conn]struct{}
-	closed bool
-	wg     sync.WaitGroup
-	rc     *redcon.Server
-	err    chan error
+	// commands is INFO's total_commands_processed, less what sessions
+	// ran since their last batch of replies (Session.cmds).
+	commands atomic.Int64
+	mu       sync.Mutex
+	open     map[net.Conn]struct{}
+	closed   bool
+	wg       sync.WaitGroup
+	rc       *redcon.Server
+	err      chan error
 }
 
 // Listen starts serving st on addr ("127.0.0.1:0" picks a port).
@@ -222,6 +225,10 @@ func (s *Server) send(c net.Conn, sess *Session) bool {
 // for the last: writes are settled in order) and turns the replies of
 // writes it refused into errors.
 func (sess *Session) finish() {
+	if sess.cmds != 0 {
+		sess.srv.commands.Add(sess.cmds)
+		sess.cmds = 0
+	}
 	if len(sess.ticks) == 0 {
 		return
 	}
