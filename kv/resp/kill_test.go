@@ -53,28 +53,38 @@ func killTrials(t *testing.T) int {
 	return 50
 }
 
+// appendChunk is what the i-th command of a writer appends: varied
+// lengths, so a record replayed twice or skipped changes the value.
+func appendChunk(i int) string { return fmt.Sprint("[", i, strings.Repeat("x", i%7), "]") }
+
 // TestKill9LosesNoAcknowledgedWrite starts a server process with
 // appendfsync always, has 8 connections write (SET of unique keys, INCR of
-// a counter per connection), kills it with SIGKILL at a random moment,
+// a counter and APPEND to a log per connection), kills it with SIGKILL at a random moment,
 // and checks that the recovered store holds every write a client saw
 // acknowledged. A few trials run everysec too: a process crash must not
 // lose its acknowledged writes either (they were written to the OS).
 func TestKill9LosesNoAcknowledgedWrite(t *testing.T) {
 	n := killTrials(t)
-	lost := 0
+	lost, appended := 0, 0
 	for trial := range n + n/5 {
 		pol := kv.FsyncAlways
 		if trial >= n {
 			pol = kv.FsyncEverySec
 		}
-		lost += killTrial(t, trial, pol)
+		l, appends := killTrial(t, trial, pol)
+		lost += l
+		appended += appends
 	}
+	if appended == 0 {
+		t.Fatal("no APPEND was acknowledged in any trial: the APPEND check never ran")
+	}
+	t.Logf("%d acknowledged APPENDs checked", appended)
 	if lost > 0 {
 		t.Fatalf("%d acknowledged writes lost", lost)
 	}
 }
 
-func killTrial(t *testing.T, trial int, pol kv.FsyncPolicy) int {
+func killTrial(t *testing.T, trial int, pol kv.FsyncPolicy) (lost, appends int) {
 	dir := t.TempDir()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), childEnv+"="+dir, childEnv+"_FSYNC="+string(pol))
@@ -106,9 +116,12 @@ func killTrial(t *testing.T, trial int, pol kv.FsyncPolicy) int {
 			defer wg.Done()
 			for i := 0; ; i++ {
 				var args []string
-				if i%4 == 3 {
+				switch i % 4 {
+				case 3:
 					args = []string{"INCR", fmt.Sprint("ctr", w)}
-				} else {
+				case 2: // logged as the command: replay must rebuild the value
+					args = []string{"APPEND", fmt.Sprint("log", w), appendChunk(i)}
+				default:
 					args = []string{"SET", fmt.Sprint("k", w, "-", i), fmt.Sprint("v", trial, "-", i)}
 				}
 				if c.send(args...) != nil {
@@ -121,7 +134,7 @@ func killTrial(t *testing.T, trial int, pol kv.FsyncPolicy) int {
 				switch {
 				case args[0] == "SET" && r == "+OK":
 					acks[w] = append(acks[w], ack{key: args[1], val: args[2]})
-				case args[0] == "INCR" && strings.HasPrefix(r, ":"):
+				case (args[0] == "INCR" || args[0] == "APPEND") && strings.HasPrefix(r, ":"):
 					n, _ := strconv.ParseInt(r[1:], 10, 64)
 					acks[w] = append(acks[w], ack{key: args[1], counter: n})
 				default:
@@ -140,11 +153,25 @@ func killTrial(t *testing.T, trial int, pol kv.FsyncPolicy) int {
 		t.Fatalf("trial %d (%s): recovery: %v", trial, pol, err)
 	}
 	defer st.Close()
-	lost, total := 0, 0
+	total := 0
 	for w := range writers {
 		for _, a := range acks[w] {
 			total++
 			v, _, ok := st.Get(a.key)
+			if strings.HasPrefix(a.key, "log") {
+				appends++
+				// The value is the chunks of i = 2, 6, 10, ... in order;
+				// at least a.counter bytes of it were acknowledged.
+				var want strings.Builder
+				for i := 2; want.Len() < len(v); i += 4 {
+					want.WriteString(appendChunk(i))
+				}
+				if !ok || int64(len(v)) < a.counter || want.String() != string(v) {
+					lost++
+					t.Errorf("trial %d (%s): %s acknowledged at %d bytes, recovered %d bytes %.40q", trial, pol, a.key, a.counter, len(v), v)
+				}
+				continue
+			}
 			if a.counter != 0 {
 				n, _ := kv.ParseInt(v)
 				if !ok || n < a.counter {
@@ -162,5 +189,5 @@ func killTrial(t *testing.T, trial int, pol kv.FsyncPolicy) int {
 	if total == 0 {
 		t.Logf("trial %d (%s): killed before any acknowledgement", trial, pol)
 	}
-	return lost
+	return lost, appends
 }
