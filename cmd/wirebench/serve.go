@@ -48,7 +48,7 @@ func runServe(ctx context.Context, env *cliEnv, args []string) error {
 	fs.StringVar(&o.RESP.Engine, "resp-engine", "own", "RESP `engine`: own (our reader) or redcon (tidwall/redcon)")
 	fs.StringVar(&o.KV.Dir, "data-dir", "", "`directory` of the KV store's append-only file; empty: memory only")
 	fsync := fs.String("appendfsync", "everysec", "KV AOF fsync `policy`: always (ack after fsync, group commit), everysec, no (Redis's meanings)")
-	fs.BoolVar(&o.KV.Repair, "aof-repair", false, "start even when the AOF is corrupt in the middle, truncating it at the bad record")
+	fs.BoolVar(&o.KV.Repair, "aof-repair", false, "start even when the AOF is damaged (anything but an incomplete final record): truncate it at the bad record and log what was dropped (docs/kv-durability.md)")
 	bulkf := addBulkFlags(fs)
 	fs.StringVar(&o.Repl.ReplicaOf, "replica-of", "", "leader's HTTP base `URL` (http://127.0.0.1:8080): this server becomes a read-only KV replica of it")
 	fs.Int64Var(&o.Repl.Backlog, "repl-backlog", 0, "replication backlog in `bytes` (default 64 MiB): a follower further behind resyncs from a snapshot")
