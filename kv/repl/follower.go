@@ -2,11 +2,9 @@ package repl
 
 import (
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
-	"math/rand/v2"
 	"net"
 	"net/http"
 	"net/url"
@@ -25,9 +23,19 @@ type FollowerOptions struct {
 	Token string
 	// Name identifies this follower to the leader (its own address).
 	Name string
-	// MinBackoff and MaxBackoff bound the wait between failed attempts
-	// (doubling, with jitter): 50 ms and 1 s when 0.
+	// MinBackoff and MaxBackoff bound the wait after every failed
+	// attempt, whatever failed (doubling, with jitter in [w/2, w]): 50 ms
+	// and 1 s when 0.
 	MinBackoff, MaxBackoff time.Duration
+	// StableAfter resets the wait to MinBackoff: a stream that stayed up
+	// this long ended a new incident, not the same one again. 5 s when 0.
+	StableAfter time.Duration
+	// Sleep waits between attempts (nil: a timer); it returns an error
+	// when ctx is done. Tests count attempts with it, without waiting.
+	Sleep func(ctx context.Context, d time.Duration) error
+	// Now is the clock of StableAfter and of the lag figures (nil:
+	// time.Now).
+	Now func() time.Time
 	// IdleTimeout drops a stream or snapshot silent for this long (the
 	// leader sends a heartbeat every second): 5 s when 0.
 	IdleTimeout time.Duration
@@ -39,7 +47,10 @@ type FollowerOptions struct {
 	OnApply func(pos Position, snapshot bool)
 	// Transport carries the requests (tests route them through a
 	// faulty proxy by the URL instead); nil is a fresh http.Transport.
+	// Redirects are never followed, whatever the transport.
 	Transport http.RoundTripper
+
+	jitter func(time.Duration) time.Duration // tests
 }
 
 // Follower keeps a store a copy of a leader's.
@@ -63,10 +74,18 @@ type Follower struct {
 	applied   int64
 	seqErrors int64 // records out of sequence (never with a correct leader)
 	lastErr   string
+
+	upAt time.Time // when the current stream got its 200 (run's goroutine only)
 }
 
+func (f *Follower) now() time.Time { return f.o.Now() }
+
 // errResync asks for a full resync.
-var errResync = errors.New("repl: resync needed")
+var errResync = errors.New("resync needed")
+
+// ErrRedirect is a leader that answered with a redirect: never followed,
+// since the request carries the token.
+var ErrRedirect = errors.New("redirects are not followed")
 
 // StartFollower starts replicating into st from the position st recorded
 // (kv.Store.Meta), or with a full resync when it has none.
@@ -88,12 +107,21 @@ func StartFollower(st *kv.Store, o FollowerOptions) (*Follower, error) {
 	if o.IdleTimeout <= 0 {
 		o.IdleTimeout = 5 * time.Second
 	}
+	if o.StableAfter <= 0 {
+		o.StableAfter = 5 * time.Second
+	}
+	if o.Sleep == nil {
+		o.Sleep = sleep
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
 	if o.Logf == nil {
 		o.Logf = func(string, ...any) {}
 	}
 	pos, err := parsePosition(st.Meta())
 	if err != nil {
-		o.Logf("repl: %v; resyncing", err)
+		o.Logf("%v; resyncing", err)
 		pos = Position{}
 	}
 	tr := o.Transport
@@ -105,7 +133,10 @@ func StartFollower(st *kv.Store, o FollowerOptions) (*Follower, error) {
 		}
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	f := &Follower{st: st, o: o, client: &http.Client{Transport: tr}, cancel: cancel, done: make(chan struct{}), pos: pos}
+	client := &http.Client{Transport: tr, CheckRedirect: func(*http.Request, []*http.Request) error {
+		return http.ErrUseLastResponse // get refuses it, naming the Location
+	}}
+	f := &Follower{st: st, o: o, client: client, cancel: cancel, done: make(chan struct{}), pos: pos}
 	go f.run(ctx)
 	return f, nil
 }
@@ -121,44 +152,52 @@ func (f *Follower) run(ctx context.Context) {
 	ackDone := make(chan struct{})
 	go f.ackLoop(ctx, ackDone)
 	defer func() { <-ackDone }()
-	backoff := f.o.MinBackoff
+	bo := backoff{min: f.o.MinBackoff, max: f.o.MaxBackoff, jitter: f.o.jitter}
 	for ctx.Err() == nil {
 		f.mu.Lock()
 		need := f.pos.ID == ""
 		f.mu.Unlock()
 		var err error
+		f.upAt = time.Time{}
 		if need {
-			err = f.resync(ctx)
+			if err = f.resync(ctx); err == nil {
+				continue // straight to the stream from the snapshot's position
+			}
 		} else {
 			err = f.stream(ctx)
-		}
-		switch {
-		case errors.Is(err, errResync):
-			f.mu.Lock()
-			f.pos = Position{}
-			f.mu.Unlock()
-			backoff = f.o.MinBackoff
-			continue
-		case err == nil:
-			backoff = f.o.MinBackoff
-			continue
 		}
 		if ctx.Err() != nil {
 			return
 		}
+		if errors.Is(err, errResync) {
+			f.mu.Lock()
+			f.pos = Position{}
+			f.mu.Unlock()
+		}
+		if !f.upAt.IsZero() && f.now().Sub(f.upAt) >= f.o.StableAfter {
+			bo.reset() // the link had worked for a while: a new incident
+		}
+		d := bo.next()
 		f.mu.Lock()
 		f.lastErr = err.Error()
 		f.reconns++
 		f.mu.Unlock()
-		f.o.Logf("repl: %v; retrying in %v", err, backoff)
-		// Jitter: followers cut off together do not return together.
-		d := backoff/2 + rand.N(backoff/2+1)
-		select {
-		case <-ctx.Done():
+		f.o.Logf("%v; retrying in %v", err, d.Round(time.Millisecond))
+		if f.o.Sleep(ctx, d) != nil {
 			return
-		case <-time.After(d):
 		}
-		backoff = min(2*backoff, f.o.MaxBackoff)
+	}
+}
+
+// sleep waits for d or until ctx is done.
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
 	}
 }
 
@@ -182,6 +221,12 @@ func (f *Follower) get(ctx context.Context, path string) (*http.Response, func()
 		stop()
 		return nil, nil, nil, fmt.Errorf("repl: GET %s: %w", path, err)
 	}
+	if resp.StatusCode >= 300 && resp.StatusCode < 400 {
+		stop()
+		resp.Body.Close()
+		return nil, nil, nil, fmt.Errorf("repl: GET %s: the leader answered %s to %q: %w (the request carries the token); point the follower at the leader itself",
+			path, resp.Status, resp.Header.Get("Location"), ErrRedirect)
+	}
 	return resp, kick, func() { stop(); resp.Body.Close() }, nil
 }
 
@@ -190,160 +235,10 @@ func httpError(resp *http.Response, what string) error {
 	return fmt.Errorf("repl: %s: leader answered %s: %s", what, resp.Status, strings.TrimSpace(string(b)))
 }
 
-// stream applies the leader's records from f.pos until the stream ends.
-func (f *Follower) stream(ctx context.Context) error {
-	f.mu.Lock()
-	pos := f.pos
-	f.mu.Unlock()
-	q := url.Values{"id": {pos.ID}, "offset": {fmt.Sprint(pos.Offset)}, "name": {f.o.Name}}
-	resp, kick, stop, err := f.get(ctx, pathStream+"?"+q.Encode())
-	if err != nil {
-		return err
-	}
-	defer stop()
-	switch resp.StatusCode {
-	case http.StatusOK:
-	case http.StatusConflict:
-		f.o.Logf("repl: leader has no offset %d of history %s; resyncing", pos.Offset, pos.ID)
-		return errResync
-	default:
-		return httpError(resp, "stream")
-	}
-	f.setLink(true)
-	defer f.setLink(false)
-	fr := newFrameReader(resp.Body, MaxFrame)
-	var last kv.Ticket
-	for {
-		fm, err := fr.next()
-		if err != nil {
-			if ctx.Err() == nil && errors.Is(err, context.Canceled) {
-				err = fmt.Errorf("no frame for %v", f.o.IdleTimeout)
-			}
-			return fmt.Errorf("repl: stream from offset %d: %w", pos.Offset, err)
-		}
-		kick()
-		now := time.Now()
-		switch fm.Kind {
-		case KindHeartbeat:
-			lo, n := binary.Uvarint(fm.Payload)
-			if n <= 0 {
-				return fmt.Errorf("%w: heartbeat payload", ErrFrame)
-			}
-			f.mu.Lock()
-			f.leaderOff, f.lastIO = int64(lo), now
-			if f.leaderOff <= pos.Offset {
-				f.delay = 0 // caught up
-			}
-			f.mu.Unlock()
-			continue
-		case KindRecord:
-		default:
-			return fmt.Errorf("%w: kind %q in a stream", ErrFrame, fm.Kind)
-		}
-		if fm.Seq != pos.Seq+1 {
-			f.mu.Lock()
-			f.seqErrors++
-			f.mu.Unlock()
-			// Never with one history; resync rather than guess.
-			return fmt.Errorf("%w: record %d after %d", errResync, fm.Seq, pos.Seq)
-		}
-		next := Position{ID: pos.ID, Offset: pos.Offset + fm.Size, Seq: fm.Seq}
-		t, err := f.st.Apply(fm.Payload, next.encode())
-		if err != nil {
-			return fmt.Errorf("repl: applying record %d: %w", fm.Seq, err)
-		}
-		pos = next
-		last = t
-		f.mu.Lock()
-		f.pos, f.lastTS, f.lastIO = pos, fm.TS, now
-		f.delay = max(now.UnixMilli()-fm.TS, 0)
-		f.leaderOff = max(f.leaderOff, pos.Offset)
-		f.applied++
-		f.mu.Unlock()
-		if f.o.OnApply != nil {
-			f.o.OnApply(pos, false)
-		}
-		if fr.buffered() == 0 && last != 0 {
-			// Nothing more at hand: let the AOF catch up. A refused
-			// write was undone in memory, position included, so the
-			// data no longer matches pos: start over from a snapshot.
-			if err := f.st.Wait(last); err != nil {
-				f.o.Logf("repl: AOF refused a replicated record: %v; resyncing", err)
-				return errResync
-			}
-			last = 0
-		}
-	}
-}
-
 func (f *Follower) setLink(up bool) {
 	f.mu.Lock()
 	f.link = up
 	f.mu.Unlock()
-}
-
-// resync replaces the store's content with the leader's snapshot. The
-// position is cleared first (in the same AOF record as the flush), so a
-// crash or a cut mid-way leaves no position and the next start resyncs.
-func (f *Follower) resync(ctx context.Context) error {
-	resp, kick, stop, err := f.get(ctx, pathSnapshot)
-	if err != nil {
-		return err
-	}
-	defer stop()
-	if resp.StatusCode != http.StatusOK {
-		return httpError(resp, "snapshot")
-	}
-	f.mu.Lock()
-	f.syncing = true
-	f.resyncs++
-	f.mu.Unlock()
-	defer func() {
-		f.mu.Lock()
-		f.syncing = false
-		f.mu.Unlock()
-	}()
-	f.o.Logf("repl: full resync from %s (replid %s, offset %s)", f.o.Leader, resp.Header.Get("X-Repl-Id"), resp.Header.Get("X-Repl-Offset"))
-	if _, err := f.st.Apply(kv.AppendFlushAllOp(nil), nil); err != nil {
-		return fmt.Errorf("repl: clearing for a resync: %w", err)
-	}
-	fr := newFrameReader(resp.Body, MaxFrame)
-	for n := 0; ; n++ {
-		fm, err := fr.next()
-		if err != nil {
-			return fmt.Errorf("repl: snapshot frame %d: %w", n, err)
-		}
-		kick()
-		switch fm.Kind {
-		case KindSnapshot:
-			if _, err := f.st.Apply(fm.Payload, nil); err != nil {
-				return fmt.Errorf("repl: applying snapshot frame %d: %w", n, err)
-			}
-		case KindEnd:
-			pos, err := parsePosition(fm.Payload)
-			if err != nil || pos.ID == "" {
-				return fmt.Errorf("%w: snapshot end: %v", ErrFrame, err)
-			}
-			t, err := f.st.Apply(nil, pos.encode())
-			if err == nil {
-				err = f.st.Wait(t)
-			}
-			if err != nil {
-				return fmt.Errorf("repl: recording the snapshot's position: %w", err)
-			}
-			f.mu.Lock()
-			f.pos, f.lastIO, f.lastTS = pos, time.Now(), fm.TS
-			f.leaderOff = max(f.leaderOff, pos.Offset)
-			f.mu.Unlock()
-			if f.o.OnApply != nil {
-				f.o.OnApply(pos, true)
-			}
-			f.o.Logf("repl: resync done at offset %d (record %d)", pos.Offset, pos.Seq)
-			return nil
-		default:
-			return fmt.Errorf("%w: kind %q in a snapshot", ErrFrame, fm.Kind)
-		}
-	}
 }
 
 // ackLoop tells the leader the follower's position once a second, so

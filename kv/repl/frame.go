@@ -17,6 +17,7 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -36,8 +37,12 @@ import (
 //
 //	kinds:  'R' record     payload: kv ops (as kv.Tap received them)
 //	        'H' heartbeat  payload: uvarint, the leader's offset now
-//	        'S' snapshot   payload: kv SET ops
-//	        'E' end of a snapshot: payload: the position "ID OFFSET SEQ"
+//	        'S' snapshot   payload: kv SET ops; seq: the frame's number
+//	                       in the snapshot (1, 2, ...)
+//	        'E' end of a snapshot: payload: the position and what the
+//	            'S' frames held, "ID OFFSET SEQ FRAMES OPS CRC" (CRC: hex
+//	            crc32c of the 'S' payloads in order), so that a snapshot
+//	            cut, reordered or missing a frame is never taken as whole
 //
 // A record's offset is the byte offset of its frame in the history's
 // stream (the first record is at 0); a follower that applied it is at
@@ -45,7 +50,9 @@ import (
 const (
 	frameHead = 8
 	bodyHead  = 17
-	// MaxFrame bounds one frame: a record of the largest MSET kv accepts.
+	// MaxFrame bounds one frame: a record of the largest MSET kv accepts
+	// (576 MiB). A frame's buffer grows as its bytes arrive (growStep),
+	// so a header alone never allocates that much.
 	MaxFrame = kv.MaxValueLen + 64<<20
 )
 
@@ -60,7 +67,7 @@ const (
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
 // ErrFrame is a malformed frame.
-var ErrFrame = errors.New("repl: bad frame")
+var ErrFrame = errors.New("bad replication frame")
 
 // Frame is one decoded frame; Payload aliases the reader's buffer.
 type Frame struct {
@@ -107,14 +114,8 @@ func (fr *frameReader) next() (Frame, error) {
 	if n < bodyHead || n > fr.max {
 		return Frame{}, fmt.Errorf("%w: length %d out of range %d..%d", ErrFrame, n, bodyHead, fr.max)
 	}
-	if cap(fr.buf) < n {
-		fr.buf = make([]byte, n)
-	}
-	body := fr.buf[:n]
-	if _, err := io.ReadFull(fr.r, body); err != nil {
-		if errors.Is(err, io.EOF) {
-			err = io.ErrUnexpectedEOF
-		}
+	body, err := fr.readBody(n)
+	if err != nil {
 		return Frame{}, err
 	}
 	crc := crc32.Update(0, castagnoli, head[:4])
@@ -130,6 +131,42 @@ func (fr *frameReader) next() (Frame, error) {
 		return Frame{}, fmt.Errorf("%w: unknown kind 0x%02x", ErrFrame, f.Kind)
 	}
 	return f, nil
+}
+
+// growStep is the most the reader allocates ahead of the bytes that
+// arrived: a frame's buffer grows as its body comes in, so a length
+// header alone (up to the limit, 576 MiB) costs at most this much.
+const growStep = 1 << 20
+
+// readBody reads n bytes into the reused buffer, growing it by at most
+// growStep (or doubling) ahead of what has been read.
+func (fr *frameReader) readBody(n int) ([]byte, error) {
+	buf := fr.buf[:0]
+	for len(buf) < n {
+		if len(buf) == cap(buf) { // at most doubling what arrived
+			buf = slices.Grow(buf, min(n-len(buf), max(len(buf), growStep)))
+		}
+		m, err := io.ReadFull(fr.r, buf[len(buf):min(n, cap(buf))])
+		buf = buf[:len(buf)+m]
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				err = io.ErrUnexpectedEOF
+			}
+			fr.keep(buf)
+			return nil, err
+		}
+	}
+	fr.keep(buf)
+	return buf, nil
+}
+
+// keep holds on to buf for the next frame unless it is large.
+func (fr *frameReader) keep(buf []byte) {
+	if cap(buf) <= growStep {
+		fr.buf = buf[:0]
+	} else {
+		fr.buf = nil
+	}
 }
 
 // buffered reports whether a whole frame head may already be read
@@ -180,4 +217,35 @@ func validID(s string) bool {
 		}
 	}
 	return true
+}
+
+// snapshotEnd is the payload of a snapshot's 'E' frame.
+type snapshotEnd struct {
+	Pos    Position
+	Frames int64  // 'S' frames before it
+	Ops    int64  // SET ops in them
+	CRC    uint32 // crc32c of their payloads in order
+}
+
+func (e snapshotEnd) encode() []byte {
+	return fmt.Appendf(nil, "%s %d %d %d %d %08x", e.Pos.ID, e.Pos.Offset, e.Pos.Seq, e.Frames, e.Ops, e.CRC)
+}
+
+// parseSnapshotEnd reads what encode wrote.
+func parseSnapshotEnd(b []byte) (snapshotEnd, error) {
+	f := strings.Fields(string(b))
+	if len(f) != 6 {
+		return snapshotEnd{}, fmt.Errorf("%w: snapshot end %.64q: want 6 fields (a leader too old to verify its snapshots?)", ErrFrame, b)
+	}
+	pos, err := parsePosition([]byte(strings.Join(f[:3], " ")))
+	if err != nil || pos.ID == "" {
+		return snapshotEnd{}, fmt.Errorf("%w: snapshot end %.64q: bad position", ErrFrame, b)
+	}
+	frames, err1 := strconv.ParseInt(f[3], 10, 64)
+	ops, err2 := strconv.ParseInt(f[4], 10, 64)
+	crc, err3 := strconv.ParseUint(f[5], 16, 32)
+	if err1 != nil || err2 != nil || err3 != nil || frames < 0 || ops < 0 || len(f[5]) != 8 {
+		return snapshotEnd{}, fmt.Errorf("%w: snapshot end %.64q: bad counts", ErrFrame, b)
+	}
+	return snapshotEnd{Pos: pos, Frames: frames, Ops: ops, CRC: uint32(crc)}, nil
 }

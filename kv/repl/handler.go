@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"net/http"
 	"strconv"
 	"time"
@@ -179,10 +180,18 @@ func (h *leaderHandler) snapshot(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusOK)
 	}
 	var chunk, fr []byte
-	emit := func(kind byte, payload []byte) error {
-		fr = appendFrame(fr[:0], kind, pos.Seq, h.l.now().UnixMilli(), payload)
+	var end snapshotEnd
+	emit := func(kind byte, seq uint64, payload []byte) error {
+		fr = appendFrame(fr[:0], kind, seq, h.l.now().UnixMilli(), payload)
 		rc.SetWriteDeadline(time.Now().Add(writeTimeout))
 		_, err := w.Write(fr)
+		return err
+	}
+	emitChunk := func() error {
+		end.Frames++
+		end.CRC = crc32.Update(end.CRC, castagnoli, chunk)
+		err := emit(KindSnapshot, uint64(end.Frames), chunk)
+		chunk = chunk[:0]
 		return err
 	}
 	err := h.st.Snapshot(func() { pos = h.l.markSnapshot() }, func(key string, val []byte, exp int64) error {
@@ -190,21 +199,21 @@ func (h *leaderHandler) snapshot(w http.ResponseWriter, r *http.Request) {
 			start()
 		}
 		chunk = kv.AppendSetOp(chunk, key, val, exp)
+		end.Ops++
 		if len(chunk) < snapshotChunk {
 			return nil
 		}
-		err := emit(KindSnapshot, chunk)
-		chunk = chunk[:0]
-		return err
+		return emitChunk()
 	})
 	if !started {
 		start()
 	}
 	if err == nil && len(chunk) > 0 {
-		err = emit(KindSnapshot, chunk)
+		err = emitChunk()
 	}
 	if err == nil {
-		err = emit(KindEnd, pos.encode())
+		end.Pos = pos
+		err = emit(KindEnd, uint64(end.Frames+1), end.encode())
 	}
 	if err != nil && !errors.Is(err, http.ErrAbortHandler) {
 		// The follower sees a cut body without an 'E' frame and retries.

@@ -64,7 +64,7 @@ func TestFollowerIdleTimeout(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case pathSnapshot:
-			w.Write(appendFrame(nil, KindEnd, 0, 0, pos.encode()))
+			w.Write(appendFrame(nil, KindEnd, 1, 0, snapshotEnd{Pos: pos}.encode()))
 		case pathStream:
 			streams.Add(1)
 			w.WriteHeader(http.StatusOK)
