@@ -225,6 +225,7 @@ type snapshotEnd struct {
 	Frames int64  // 'S' frames before it
 	Ops    int64  // SET ops in them
 	CRC    uint32 // crc32c of their payloads in order
+	ts     int64  // the end frame's time (not encoded in the payload)
 }
 
 func (e snapshotEnd) encode() []byte {

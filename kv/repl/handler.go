@@ -37,11 +37,13 @@ const (
 	writeTimeout = 30 * time.Second
 	// batchBytes is the most sent between two looks at the backlog.
 	batchBytes = 1 << 20
-	// snapshotChunk is the size of one snapshot frame's SET ops.
-	snapshotChunk = 256 << 10
 	// maxNameLen bounds a follower's name.
 	maxNameLen = 128
 )
+
+// snapshotChunk is the size of one snapshot frame's SET ops (a variable:
+// tests cut snapshots of many frames from a small store).
+var snapshotChunk = 256 << 10
 
 type leaderHandler struct {
 	l  *Leader

@@ -31,9 +31,9 @@ func (f *Follower) stream(ctx context.Context) error {
 	default:
 		return httpError(resp, "stream")
 	}
+	f.upAt = f.now()
 	f.setLink(true)
 	defer f.setLink(false)
-	f.upAt = f.now()
 	fr := newFrameReader(resp.Body, MaxFrame)
 	var last kv.Ticket
 	for {
