@@ -35,13 +35,15 @@ type itemIn struct {
 // Objects for the reflective codecs. Text formats (JSON, TOON) carry the
 // value as a string, binary ones (msgpack, CBOR) as bytes.
 type (
+	// Value is a pointer in the request objects: a missing or null
+	// value is a 400, not an empty string stored over the old one.
 	putText struct {
-		Value string `json:"value" msgpack:"value" cbor:"value"`
-		TTLMs int64  `json:"ttl_ms" msgpack:"ttl_ms" cbor:"ttl_ms"`
+		Value *string `json:"value" msgpack:"value" cbor:"value"`
+		TTLMs int64   `json:"ttl_ms" msgpack:"ttl_ms" cbor:"ttl_ms"`
 	}
 	putBin struct {
-		Value []byte `json:"value" msgpack:"value" cbor:"value"`
-		TTLMs int64  `json:"ttl_ms" msgpack:"ttl_ms" cbor:"ttl_ms"`
+		Value *[]byte `json:"value" msgpack:"value" cbor:"value"`
+		TTLMs int64   `json:"ttl_ms" msgpack:"ttl_ms" cbor:"ttl_ms"`
 	}
 	getText struct {
 		Key   string `json:"key" msgpack:"key" cbor:"key"`
@@ -63,14 +65,14 @@ type (
 		Values [][]byte `json:"values" msgpack:"values" cbor:"values"`
 	}
 	itemText struct {
-		Key   string `json:"key" msgpack:"key" cbor:"key"`
-		Value string `json:"value" msgpack:"value" cbor:"value"`
-		TTLMs int64  `json:"ttl_ms" msgpack:"ttl_ms" cbor:"ttl_ms"`
+		Key   string  `json:"key" msgpack:"key" cbor:"key"`
+		Value *string `json:"value" msgpack:"value" cbor:"value"`
+		TTLMs int64   `json:"ttl_ms" msgpack:"ttl_ms" cbor:"ttl_ms"`
 	}
 	itemBin struct {
-		Key   string `json:"key" msgpack:"key" cbor:"key"`
-		Value []byte `json:"value" msgpack:"value" cbor:"value"`
-		TTLMs int64  `json:"ttl_ms" msgpack:"ttl_ms" cbor:"ttl_ms"`
+		Key   string  `json:"key" msgpack:"key" cbor:"key"`
+		Value *[]byte `json:"value" msgpack:"value" cbor:"value"`
+		TTLMs int64   `json:"ttl_ms" msgpack:"ttl_ms" cbor:"ttl_ms"`
 	}
 	itemsText struct {
 		Items []itemText `json:"items" msgpack:"items" cbor:"items"`
@@ -90,15 +92,29 @@ type reflective struct {
 func (f reflective) name() string  { return f.c.Name() }
 func (f reflective) media() string { return f.mt }
 
+// errNoValue is a PUT (or an mset item) without a value: a 400 that
+// changes nothing, in every format.
+var errNoValue = errors.New(`no "value" (missing or null; an empty value is "")`)
+
 func (f reflective) decodePut(b []byte) ([]byte, int64, error) {
 	if f.binary {
 		var p putBin
-		err := f.c.Unmarshal(b, &p)
-		return p.Value, p.TTLMs, err
+		if err := f.c.Unmarshal(b, &p); err != nil {
+			return nil, 0, err
+		}
+		if p.Value == nil {
+			return nil, 0, errNoValue
+		}
+		return *p.Value, p.TTLMs, nil
 	}
 	var p putText
-	err := f.c.Unmarshal(b, &p)
-	return []byte(p.Value), p.TTLMs, err
+	if err := f.c.Unmarshal(b, &p); err != nil {
+		return nil, 0, err
+	}
+	if p.Value == nil {
+		return nil, 0, errNoValue
+	}
+	return []byte(*p.Value), p.TTLMs, nil
 }
 
 func (f reflective) encodeGet(key string, val []byte, ttl int64) ([]byte, error) {
@@ -148,8 +164,11 @@ func (f reflective) decodeItems(b []byte) ([]itemIn, error) {
 		if err := f.c.Unmarshal(b, &in); err != nil {
 			return nil, err
 		}
-		for _, it := range in.Items {
-			out = append(out, itemIn{it.Key, it.Value, it.TTLMs})
+		for i, it := range in.Items {
+			if it.Value == nil {
+				return nil, fmt.Errorf("item %d: %w", i, errNoValue)
+			}
+			out = append(out, itemIn{it.Key, *it.Value, it.TTLMs})
 		}
 		return out, nil
 	}
@@ -157,8 +176,11 @@ func (f reflective) decodeItems(b []byte) ([]itemIn, error) {
 	if err := f.c.Unmarshal(b, &in); err != nil {
 		return nil, err
 	}
-	for _, it := range in.Items {
-		out = append(out, itemIn{it.Key, []byte(it.Value), it.TTLMs})
+	for i, it := range in.Items {
+		if it.Value == nil {
+			return nil, fmt.Errorf("item %d: %w", i, errNoValue)
+		}
+		out = append(out, itemIn{it.Key, []byte(*it.Value), it.TTLMs})
 	}
 	return out, nil
 }
@@ -166,8 +188,11 @@ func (f reflective) decodeItems(b []byte) ([]itemIn, error) {
 // protobuf encodes the objects by hand with protowire (no generated code
 // for four small messages). The schema, for clients:
 //
-//	message Put    { bytes value = 2; int64 ttl_ms = 3; }
-//	message Item   { string key = 1; bytes value = 2; int64 ttl_ms = 3; }  // GET reply, MSET items
+//	message Put    { optional bytes value = 2; int64 ttl_ms = 3; }
+//	message Item   { string key = 1; optional bytes value = 2; int64 ttl_ms = 3; }  // GET reply, MSET items
+//
+// value is optional (explicit presence, which proto3 encoders honour by
+// sending an empty value): a Put or an MSET Item without it is a 400.
 //	message Keys   { repeated string keys = 1; }                           // MGET request, keys reply
 //	message Values { repeated Value values = 1; }                          // MGET reply
 //	message Value  { bytes value = 1; bool present = 2; }
@@ -210,15 +235,19 @@ func fields(b []byte, fn func(num protowire.Number, typ protowire.Type, v []byte
 }
 
 func (protobuf) decodePut(b []byte) (val []byte, ttl int64, err error) {
+	has := false
 	err = fields(b, func(num protowire.Number, typ protowire.Type, v []byte, n uint64) error {
 		switch {
 		case num == 2 && typ == protowire.BytesType:
-			val = v
+			val, has = v, true
 		case num == 3 && typ == protowire.VarintType:
 			ttl = int64(n)
 		}
 		return nil
 	})
+	if err == nil && !has {
+		err = errNoValue
+	}
 	return val, ttl, err
 }
 
@@ -281,17 +310,21 @@ func (protobuf) decodeItems(b []byte) ([]itemIn, error) {
 			return nil
 		}
 		var it itemIn
+		has := false
 		err := fields(v, func(num protowire.Number, typ protowire.Type, v []byte, n uint64) error {
 			switch {
 			case num == 1 && typ == protowire.BytesType:
 				it.key = string(v)
 			case num == 2 && typ == protowire.BytesType:
-				it.val = v
+				it.val, has = v, true
 			case num == 3 && typ == protowire.VarintType:
 				it.ttl = int64(n)
 			}
 			return nil
 		})
+		if err == nil && !has {
+			err = fmt.Errorf("item %d: %w", len(out), errNoValue)
+		}
 		out = append(out, it)
 		return err
 	})

@@ -12,7 +12,9 @@ type Guard struct {
 	// Token, when set, is required of every /kv/ request as
 	// "Authorization: Bearer TOKEN" (401 without it).
 	Token string
-	// Limiter, when set, limits each client's /kv/ requests (429).
+	// Limiter, when set, limits each client's /kv/ requests (429),
+	// checked before the token, so that wrong tokens count too (as every
+	// RESP command, AUTH included, does).
 	Limiter *access.Limiter
 	// ReadOnly, when it returns true, refuses writes with 403 (a replica).
 	ReadOnly func() bool
@@ -26,14 +28,16 @@ type Guard struct {
 // read-only switch; false when it answered.
 func (h *handler) guard(w http.ResponseWriter, r *http.Request) bool {
 	g := &h.opts.Guard
-	if !access.BearerOK(r, g.Token) {
-		w.Header().Set("WWW-Authenticate", `Bearer realm="wirebench-kv"`)
-		fail(w, http.StatusUnauthorized, "authentication required: send Authorization: Bearer <token>")
-		return false
-	}
+	// The limiter first: a client guessing tokens is refused (429) once
+	// its bucket is empty, like any other client.
 	if !g.Limiter.Allow(access.ClientOf(r.RemoteAddr)) {
 		w.Header().Set("Retry-After", "1")
 		fail(w, http.StatusTooManyRequests, "rate limit exceeded for %s", access.ClientOf(r.RemoteAddr))
+		return false
+	}
+	if !access.BearerOK(r, g.Token) {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="wirebench-kv"`)
+		fail(w, http.StatusUnauthorized, "authentication required: send Authorization: Bearer <token>")
 		return false
 	}
 	if strings.HasPrefix(r.URL.Path, "/kv/_repl/") && g.Repl != nil {
@@ -53,7 +57,8 @@ func isWrite(r *http.Request) bool {
 	case http.MethodPut, http.MethodDelete:
 		return true
 	case http.MethodPost:
-		return r.URL.EscapedPath() == "/kv/mset"
+		rest, _ := kvRest(r) // as serveKV routes it: /%6Bv/mset is mset
+		return rest == "mset"
 	}
 	return false
 }

@@ -74,9 +74,11 @@ func fail(w http.ResponseWriter, status int, format string, args ...any) {
 }
 
 func (h *handler) serveKV(w http.ResponseWriter, r *http.Request) {
-	// The raw path keeps %2F in keys apart from the separator, and lets
-	// a key named "keys", "mget" or "mset" be addressed as %6Beys etc.
-	raw := strings.TrimPrefix(r.URL.EscapedPath(), "/kv/")
+	raw, ok := kvRest(r)
+	if !ok {
+		fail(w, http.StatusNotFound, "no route %q: the path must start with /kv/", r.URL.EscapedPath())
+		return
+	}
 	switch {
 	case raw == "keys" && r.Method == http.MethodGet:
 		h.keys(w, r)
@@ -108,6 +110,23 @@ func (h *handler) serveKV(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Allow", "GET, HEAD, PUT, DELETE")
 		fail(w, http.StatusMethodNotAllowed, "method %s not allowed on /kv/{key}", r.Method)
 	}
+}
+
+// kvRest is what follows the first segment of the request's escaped
+// path, which must decode to "kv": the same path the route matched
+// (r.URL.Path starts with "/kv/"), so /%6Bv/enc is the key "enc", never
+// "/kv/enc". The rest stays escaped: %2F is part of a key, not a
+// separator, and a key named "keys", "mget" or "mset" is addressed as
+// %6Beys etc.
+func kvRest(r *http.Request) (string, bool) {
+	seg, rest, ok := strings.Cut(strings.TrimPrefix(r.URL.EscapedPath(), "/"), "/")
+	if !ok {
+		return "", false
+	}
+	if d, err := url.PathUnescape(seg); err != nil || d != "kv" {
+		return "", false
+	}
+	return rest, true
 }
 
 // body reads the request body within MaxBody.
