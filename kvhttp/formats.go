@@ -190,13 +190,13 @@ func (f reflective) decodeItems(b []byte) ([]itemIn, error) {
 //
 //	message Put    { optional bytes value = 2; int64 ttl_ms = 3; }
 //	message Item   { string key = 1; optional bytes value = 2; int64 ttl_ms = 3; }  // GET reply, MSET items
-//
-// value is optional (explicit presence, which proto3 encoders honour by
-// sending an empty value): a Put or an MSET Item without it is a 400.
 //	message Keys   { repeated string keys = 1; }                           // MGET request, keys reply
 //	message Values { repeated Value values = 1; }                          // MGET reply
 //	message Value  { bytes value = 1; bool present = 2; }
 //	message Items  { repeated Item items = 1; }                            // MSET request
+//
+// value is optional (explicit presence, which proto3 encoders honour by
+// sending an empty value): a Put or an MSET Item without it is a 400.
 type protobuf struct{}
 
 func (protobuf) name() string  { return "protobuf" }
