@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -78,9 +79,10 @@ func TestGapBackoff(t *testing.T) {
 // StableAfter ends a new incident: the next wait is the shortest again.
 func TestBackoffResetsAfterStableStream(t *testing.T) {
 	var clk *fakeClock
-	var f *Follower
+	var fp atomic.Pointer[Follower]
 	fl := gapLeader(func() { // the stream is up 6 s before the bad record
-		for deadline := time.Now().Add(30 * time.Second); !f.Status().Link && time.Now().Before(deadline); {
+		linked := func() bool { f := fp.Load(); return f != nil && f.Status().Link }
+		for deadline := time.Now().Add(30 * time.Second); !linked() && time.Now().Before(deadline); {
 			time.Sleep(time.Millisecond)
 		}
 		clk.advance(6 * time.Second)
@@ -90,11 +92,11 @@ func TestBackoffResetsAfterStableStream(t *testing.T) {
 	st, _ := kv.Open(kv.Options{Replica: true})
 	defer st.Close()
 	clk = newFakeClock(func(n int, _ time.Duration) bool { return n >= 6 })
-	var err error
-	f, err = StartFollower(st, FollowerOptions{Leader: srv.URL, Now: clk.Now, Sleep: clk.Sleep, jitter: maxJitter})
+	f, err := StartFollower(st, FollowerOptions{Leader: srv.URL, Now: clk.Now, Sleep: clk.Sleep, jitter: maxJitter})
 	if err != nil {
 		t.Fatal(err)
 	}
+	fp.Store(f)
 	clk.wait(t)
 	f.Close()
 	for i, w := range clk.Waits() {
@@ -202,9 +204,13 @@ func TestHostileHeaderAllocation(t *testing.T) {
 			t.Error("a cut frame was accepted")
 		}
 	})
+	// One growStep ahead of the 4 KiB that arrived, the 64 KiB bufio
+	// buffer, and slack for the race detector's accounting: far below
+	// the 576 MiB the header asks for.
+	const limit = 4 * growStep
 	t.Logf("frame reader, hostile header: %d KiB allocated", n>>10)
-	if n > 2*growStep {
-		t.Fatalf("a %d-byte header allocated %d bytes (limit %d)", len(body), n, 2*growStep)
+	if n > limit {
+		t.Fatalf("a %d-byte header allocated %d bytes (limit %d)", len(body), n, limit)
 	}
 	// The follower, on the stream and on the snapshot, 10 attempts each.
 	hostile := func(w http.ResponseWriter, r *http.Request, _ int) { serveBody(w, body, false) }
