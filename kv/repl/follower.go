@@ -33,8 +33,8 @@ type FollowerOptions struct {
 	// Sleep waits between attempts (nil: a timer); it returns an error
 	// when ctx is done. Tests count attempts with it, without waiting.
 	Sleep func(ctx context.Context, d time.Duration) error
-	// Now is the clock of StableAfter and of the lag figures (nil:
-	// time.Now).
+	// Now is the clock of StableAfter, of when frames arrived and of the
+	// lag figures (nil: time.Now).
 	Now func() time.Time
 	// IdleTimeout drops a stream or snapshot silent for this long (the
 	// leader sends a heartbeat every second): 5 s when 0.
@@ -107,6 +107,7 @@ func StartFollower(st *kv.Store, o FollowerOptions) (*Follower, error) {
 	if o.IdleTimeout <= 0 {
 		o.IdleTimeout = 5 * time.Second
 	}
+	o.MaxBackoff = max(o.MaxBackoff, o.MinBackoff)
 	if o.StableAfter <= 0 {
 		o.StableAfter = 5 * time.Second
 	}

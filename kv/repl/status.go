@@ -47,7 +47,7 @@ func (f *Follower) Status() Status {
 	case f.link:
 		s.LagSeconds = float64(f.delay) / 1000
 	case s.LagBytes > 0 && f.lastTS > 0:
-		s.LagSeconds = max(float64(time.Now().UnixMilli()-f.lastTS)/1000, 0)
+		s.LagSeconds = max(float64(f.now().UnixMilli()-f.lastTS)/1000, 0)
 	}
 	return s
 }
