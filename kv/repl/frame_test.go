@@ -211,3 +211,21 @@ func FuzzParsePosition(f *testing.F) {
 		}
 	})
 }
+
+// FuzzParseSnapshotEnd: whatever parses re-encodes to a form that parses
+// to the same end.
+func FuzzParseSnapshotEnd(f *testing.F) {
+	f.Add(snapshotEnd{Pos: Position{ID: newID(), Offset: 5, Seq: 2}, Frames: 3, Ops: 40, CRC: 0xdeadbeef}.encode())
+	f.Add([]byte("x 1 2 3 4 5"))
+	f.Add(Position{ID: newID(), Offset: 5, Seq: 2}.encode())
+	f.Fuzz(func(t *testing.T, b []byte) {
+		e, err := parseSnapshotEnd(b)
+		if err != nil {
+			return
+		}
+		again, err := parseSnapshotEnd(e.encode())
+		if err != nil || again != e {
+			t.Fatalf("%q parsed to %+v, which re-parses to %+v, %v", b, e, again, err)
+		}
+	})
+}
