@@ -221,3 +221,54 @@ func TestSwapAbandonsRewrite(t *testing.T) {
 		t.Fatalf("after a swap during a rewrite: %d keys, meta %q", s.Len(), s.Meta())
 	}
 }
+
+// TestCrashMidReplacement: a follower killed while it loads a snapshot
+// aside (the replacement neither swapped nor aborted) restarts on its old
+// AOF, whole; the swap file left behind is not read, and the next
+// replacement overwrites it.
+func TestCrashMidReplacement(t *testing.T) {
+	dir := t.TempDir()
+	o := Options{Dir: dir, Replica: true, RewritePercent: -1}
+	s, err := Open(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fill(t, s, 300, "pos 1")
+	r, err := s.NewReplacement()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range snapshotPayloads(5000, 100) {
+		if err := r.Load(p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r.flush() // what a crash leaves: part of the file written, no swap
+	s.Close() // the "crash": the replacement is never finished
+	if fi, err := os.Stat(filepath.Join(dir, SwapName)); err != nil || fi.Size() == 0 {
+		t.Fatalf("the test needs a swap file left behind: %v", err)
+	}
+	if s, err = Open(o); err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if s.Len() != 300 || string(s.Meta()) != "pos 1" {
+		t.Fatalf("restarted with %d keys, meta %q; want the old 300 at pos 1", s.Len(), s.Meta())
+	}
+	r, err = s.NewReplacement()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Load(snapshotPayloads(7, 7)[0])
+	if err := s.Swap(r, []byte("pos 2")); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	if s, err = Open(o); err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if s.Len() != 7 || string(s.Meta()) != "pos 2" {
+		t.Fatalf("after the next swap and a restart: %d keys, meta %q", s.Len(), s.Meta())
+	}
+}
