@@ -164,3 +164,88 @@ func (l *lockedLog) String() string {
 	defer l.mu.Unlock()
 	return strings.Join(l.lines, "\n")
 }
+
+// TestFollowerKilledMidResync: the follower process is killed with
+// SIGKILL while it loads a snapshot aside; restarted on its data
+// directory it serves its old keys at once (its AOF was never touched),
+// never fewer, and then resyncs to the leader's.
+func TestFollowerKilledMidResync(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts leader and follower processes")
+	}
+	const had, total = 20000, 60000
+	ldir, fdir := t.TempDir(), t.TempDir()
+	l := startLeader(t, ldir)
+	defer func() { l.kill() }()
+	lc, err := rdial(l.resp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { lc.close() }()
+	lc.do("AUTH", token)
+	setKeys(t, lc, 0, had)
+	p, err := newProxy(l.http)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.close()
+	env := []string{followerEnv + "=http://" + p.addr(), followerEnv + "_DIR=" + fdir}
+	f := startChild(t, env...)
+	defer func() { f.kill() }()
+	dbsize := func(addr string) func() int64 {
+		c, err := rdial(addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(c.close)
+		c.do("AUTH", token)
+		return func() int64 {
+			v, err := c.do("DBSIZE")
+			if err != nil {
+				t.Fatal(err)
+			}
+			return v.(int64)
+		}
+	}
+	size := dbsize(f.resp)
+	waitFor(t, "first sync", 60*time.Second, func() bool { return size() == had })
+
+	p.cut(true)
+	l.kill()
+	l = startLeader(t, ldir) // a new history with more keys
+	lc.close()
+	if lc, err = rdial(l.resp); err != nil {
+		t.Fatal(err)
+	}
+	lc.do("AUTH", token)
+	setKeys(t, lc, had, total)
+	fc, err := rdial(f.resp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fc.do("AUTH", token)
+	p.set(func(p *proxy) { p.target, p.down, p.delay = l.http, false, 2*time.Millisecond })
+	waitFor(t, "the follower's resync", 60*time.Second, func() bool {
+		v, err := fc.do("INFO", "replication")
+		return err == nil && strings.Contains(v.(string), "master_sync_in_progress:1")
+	})
+	time.Sleep(300 * time.Millisecond) // part of the snapshot is loaded aside
+	f.kill()
+	fc.close()
+	p.set(func(p *proxy) { p.delay = 0 })
+
+	f = startChild(t, env...)
+	size = dbsize(f.resp)
+	first := size()
+	fewest, polls := first, 0
+	waitFor(t, "resync after the restart", 120*time.Second, func() bool {
+		n := size()
+		fewest = min(fewest, n)
+		polls++
+		return n == total
+	})
+	t.Logf("killed mid-resync holding %d keys: restarted with %d, fewest %d over %d polls, then %d (leader %d)", had, first, fewest, polls, size(), total)
+	if first != had || fewest < had {
+		t.Fatalf("after a kill mid-resync the follower served %d keys at restart and %d at the fewest, want %d", first, fewest, had)
+	}
+}
