@@ -218,9 +218,12 @@ func TestHostileHeaderAllocation(t *testing.T) {
 		fl := &fakeLeader{snapshot: hostile, stream: hostile}
 		srv := httptest.NewServer(fl)
 		st, _ := kv.Open(kv.Options{Replica: true})
+		var meta []byte
 		if withPos {
-			st.Apply(nil, Position{ID: newID()}.encode())
+			meta = Position{ID: newID()}.encode()
 		}
+		// Data the hostile snapshot used to flush before failing.
+		st.Apply(kv.AppendSetOp(kv.AppendSetOp(nil, "a", []byte("1"), 0), "b", []byte("2"), 0), meta)
 		n := alloc(func() {
 			clk := newFakeClock(func(n int, _ time.Duration) bool { return n >= 10 })
 			f, err := StartFollower(st, FollowerOptions{Leader: srv.URL, Now: clk.Now, Sleep: clk.Sleep})
@@ -231,7 +234,11 @@ func TestHostileHeaderAllocation(t *testing.T) {
 			f.Close()
 		})
 		srv.Close()
+		keys := st.Len()
 		st.Close()
+		if keys != 2 {
+			t.Fatalf("after hostile headers the follower holds %d keys, want its 2", keys)
+		}
 		snaps, streams := fl.counts()
 		t.Logf("follower, %d snapshots and %d streams with a hostile header: %d MiB allocated", snaps, streams, n>>20)
 		if snaps+streams < 10 || n > 64<<20 {
