@@ -4,7 +4,12 @@
 // whole, then written — kept to be measured against.
 //
 // One request is one transaction: a bad record answers 400 naming its
-// index and field, and nothing of that request is committed. The reply is
+// index and field, and nothing of that request is committed. A streamed
+// body is decoded and checked as it arrives into a spool (bulk.Spool:
+// memory, then a temporary file beside the database), and written in one
+// transaction once it has all arrived, so no request holds SQLite's write
+// lock — or the other requests' turn — while it waits for its client
+// (docs/bulk.md). The reply is
 // JSON: {"inserted":N,"updated":M,"records":N+M}, or {"error","code",
 // "index","field"}.
 package bulkapi
@@ -17,6 +22,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"path/filepath"
 	"sync"
 	"time"
 
@@ -42,6 +48,15 @@ type Options struct {
 	// it as soon as it does (413). One buffered request runs at a time,
 	// so the server holds at most one such body and its records.
 	MaxBufferedBody int64
+	// MaxSpool bounds the records of one streamed request waiting for
+	// their transaction, in bytes of the spool format (a little less than
+	// the same records as CSV); beyond, 413. 0 is bulk.DefaultMaxSpool.
+	// SpoolDir holds the spool's temporary file ("" is the database's
+	// directory); SpoolMem is what a spool keeps in memory before it
+	// uses the file (0 is bulk.DefaultSpoolMem).
+	MaxSpool int64
+	SpoolDir string
+	SpoolMem int
 	// StallTimeout drops a request whose body makes no progress for this
 	// long; Timeout bounds a whole bulk request. They replace the
 	// server's read and write timeouts on this route, which are sized
@@ -50,7 +65,7 @@ type Options struct {
 }
 
 // Handler serves POST /airports. Safe for concurrent use; requests are
-// written one at a time (SQLite has one writer).
+// received at once and written one at a time (SQLite has one writer).
 type Handler struct {
 	openDB   func() (*sqlite.DB, error)
 	o        Options
@@ -131,19 +146,16 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	rc := http.NewResponseController(w)
 	deadline := time.Now().Add(h.o.Timeout)
 	rc.SetWriteDeadline(deadline.Add(h.o.StallTimeout))
-	// Until the body is first read (this request may wait for another's
-	// transaction), only the request's deadline applies; each read then
-	// allows StallTimeout for the next.
+	// Each read allows StallTimeout for the next; once the body is all
+	// in, the request may wait for another's transaction, under the
+	// request's deadline only.
 	rc.SetReadDeadline(deadline)
 	body := &stallReader{r: http.MaxBytesReader(w, r.Body, limit), rc: rc, stall: h.o.StallTimeout, deadline: deadline}
 	var res sqlite.Result
 	if mode == "buffered" {
 		res, err = h.bufferedUpsert(ctx, f, body)
 	} else {
-		var dec bulk.Decoder
-		if dec, err = bulk.NewDecoder(f, body); err == nil {
-			res, err = h.upsert(ctx, dec)
-		}
+		res, err = h.spooledUpsert(ctx, f, body)
 	}
 	if err != nil {
 		h.fail(w, err)
@@ -184,6 +196,45 @@ func (h *Handler) bufferedUpsert(ctx context.Context, f string, body io.Reader) 
 	return h.upsert(ctx, &sliceDecoder{recs: recs})
 }
 
+// spooledUpsert decodes and checks the whole body into a spool, then
+// writes it in one transaction: the write lock is taken only for records
+// already received.
+func (h *Handler) spooledUpsert(ctx context.Context, f string, body io.Reader) (sqlite.Result, error) {
+	dec, err := bulk.NewDecoder(f, body)
+	if err != nil {
+		return sqlite.Result{}, err
+	}
+	db, err := h.openDB()
+	if err != nil {
+		return sqlite.Result{}, fmt.Errorf("%w: %w", sqlite.ErrDB, err)
+	}
+	dir := h.o.SpoolDir
+	if p := db.Path(); dir == "" && p != "" && p != ":memory:" {
+		dir = filepath.Dir(p)
+	}
+	sp := bulk.NewSpool(bulk.SpoolOptions{Dir: dir, MemBytes: h.o.SpoolMem, MaxBytes: h.o.MaxSpool})
+	defer sp.Close()
+	var a bulk.Airport
+	for {
+		if err := dec.Next(&a); err == io.EOF {
+			break
+		} else if err != nil {
+			return sqlite.Result{}, err
+		}
+		if err := sp.Add(&a); err != nil {
+			return sqlite.Result{}, err
+		}
+		if sp.Len()&1023 == 0 && ctx.Err() != nil {
+			return sqlite.Result{}, ctx.Err()
+		}
+	}
+	recs, err := sp.Records()
+	if err != nil {
+		return sqlite.Result{}, err
+	}
+	return db.Upsert(ctx, recs)
+}
+
 func (h *Handler) upsert(ctx context.Context, dec bulk.Decoder) (sqlite.Result, error) {
 	db, err := h.openDB()
 	if err != nil {
@@ -198,6 +249,10 @@ func (h *Handler) fail(w http.ResponseWriter, err error) {
 	switch {
 	case errors.As(err, &mb):
 		writeErr(w, http.StatusRequestEntityTooLarge, "too_large", fmt.Sprintf("body over the limit of %d bytes; nothing committed", mb.Limit))
+	case errors.Is(err, bulk.ErrSpoolFull):
+		writeErr(w, http.StatusRequestEntityTooLarge, "too_large", err.Error()+" (--bulk-max-spool); nothing committed")
+	case errors.Is(err, bulk.ErrSpoolIO), errors.Is(err, bulk.ErrSpoolCorrupt):
+		writeErr(w, http.StatusInternalServerError, "internal", err.Error()+"; nothing committed")
 	case errors.Is(err, errStalled), errors.Is(err, context.DeadlineExceeded):
 		writeErr(w, http.StatusRequestTimeout, "timeout", err.Error()+"; nothing committed")
 	case errors.As(err, &re) && !errors.Is(err, bulk.ErrRead):

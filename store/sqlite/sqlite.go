@@ -123,6 +123,10 @@ func Open(path string, o Options) (*DB, error) {
 		fmt.Sprintf("PRAGMA cache_size=-%d", cache),
 		// Temporary b-trees (none expected) stay on disk, not in memory.
 		"PRAGMA temp_store=FILE",
+		// An outside reader (the sqlite3 shell) may hold the shared lock
+		// when a commit needs the exclusive one: wait for it, on both
+		// drivers alike (mattn sets 5 s by itself, ncruces nothing).
+		"PRAGMA busy_timeout=5000",
 		"CREATE TABLE IF NOT EXISTS " + Schema[len("CREATE TABLE "):],
 	}
 	for _, q := range setup {
