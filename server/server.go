@@ -1,5 +1,8 @@
 // Package server runs the reference service: one store shared by the REST
-// API (HTTP/1.1 and h2c on one port) and the gRPC API.
+// API (HTTP/1.1 and h2c on one port) and the gRPC API. It composes every
+// face — REST, KV (HTTP and RESP), bulk upsert, streams, the web bench,
+// gRPC and its WebSocket tunnel — and owns their lifecycle: a listener
+// that fails after Start closes Failed and is reported by Err.
 package server
 
 import (
@@ -25,8 +28,6 @@ import (
 	"github.com/wirebench/wirebench/kv/resp"
 	"github.com/wirebench/wirebench/kvhttp"
 	"github.com/wirebench/wirebench/store"
-	"github.com/wirebench/wirebench/streamapi"
-	"github.com/wirebench/wirebench/webbench"
 )
 
 // Defaults for Options.
@@ -82,9 +83,12 @@ type Options struct {
 	KV       kv.Options
 	RESPAddr string
 	RESP     resp.Options
-	// Airports, when set, serves /airports in front of the REST API (the
-	// bulk upsert, package bulkapi); net/http engine only.
-	Airports http.Handler
+	// Bulk serves POST /airports (the bulk upsert, package bulkapi) on
+	// the net/http engine; with the fasthttp engine Bulk.SQLite must be "".
+	Bulk Bulk
+	// Listen opens the listeners; nil is net.Listen. Embedders and tests
+	// wrap listeners with it.
+	Listen func(network, address string) (net.Listener, error)
 	// Repl is the KV store's replication role; AuthToken and RateLimit
 	// (requests a second per client, 0: none) guard /kv/ and RESP.
 	Repl      repl.Options
@@ -103,8 +107,9 @@ type Server struct {
 	grpcSrv  grpcServer
 	httpLn   net.Listener
 	grpcLn   net.Listener
-	serveErr chan error
 	tunnel   *grpcws.Listener
+	bulkDone func() error // closes the bulk database
+	*life
 }
 
 // Start seeds the store, listens on both addresses and serves until Close
@@ -114,7 +119,11 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 	if err := st.Seed(opts.SeedUsers, opts.SeedTodos); err != nil {
 		return nil, err
 	}
-	s := &Server{Store: st, serveErr: make(chan error, 3)}
+	s := &Server{Store: st, life: newLife()}
+	listen := opts.Listen
+	if listen == nil {
+		listen = net.Listen
+	}
 	var err error
 	s.Repl = repl.New(opts.Repl)
 	opts.KV.Tap, opts.KV.Replica = s.Repl.Tap(), s.Repl.ReadOnly()
@@ -136,8 +145,19 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 			s.closeKV()
 			return nil, err
 		}
+		var bulk http.Handler
+		switch {
+		case opts.Engine == "" || opts.Engine == EngineNetHTTP:
+			if bulk, s.bulkDone, err = openBulk(opts.Bulk); err != nil {
+				s.closeKV()
+				return nil, err
+			}
+		case opts.Bulk.SQLite != "":
+			s.closeKV()
+			return nil, fmt.Errorf("server: /airports needs the %s engine", EngineNetHTTP)
+		}
 		addr := cmp.Or(opts.HTTPAddr, DefaultHTTPAddr)
-		if s.httpLn, err = net.Listen("tcp", addr); err != nil {
+		if s.httpLn, err = listen("tcp", addr); err != nil {
 			s.closeKV()
 			return nil, fmt.Errorf("server: HTTP listen: %w", err)
 		}
@@ -151,34 +171,24 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 			if !opts.NoGRPC {
 				s.tunnel = grpcws.NewListener(s.httpLn.Addr())
 			}
-			var base http.Handler = h
-			if opts.Airports != nil {
-				base = mountAirports(opts.Airports, h)
-			}
-			kh := kvhttp.Mount(s.KV, base, kvhttp.Options{MaxBody: cmp.Or(opts.HTTP.MaxBody, httpapi.DefaultMaxBody), Guard: kvGuard})
-			sh := streamapi.New(st, kh, streamapi.Options{MaxDuration: opts.MaxStreamDuration, MaxMessage: cmp.Or(opts.HTTP.MaxBody, httpapi.DefaultMaxBody), Tunnel: s.tunnel})
-			wb := webbench.New(sh, webbench.Options{MaxDuration: opts.MaxStreamDuration}) // /bench/: the in-browser benchmark
+			mux := s.routes(st, h, bulk, kvGuard, opts)
 			t := opts.Timeouts.withDefaults()
-			if s.httpSrv, err = newPhasedHTTPServer(wb, &protos, t); err != nil {
+			if s.httpSrv, err = newPhasedHTTPServer(mux, &protos, t); err != nil {
 				s.httpLn.Close()
 				s.closeKV()
 				return nil, err
 			}
 			s.httpSrv.RegisterOnShutdown(s.Repl.Close) // replication streams never end by themselves
 			ln := newHTTPWatchdog(s.httpLn, t)         // timeouts in phases: see netphases.go
-			go func() { s.serveErr <- ignoreClosed(s.httpSrv.Serve(ln)) }()
+			go s.serve("HTTP", func() error { return s.httpSrv.Serve(ln) })
 		case EngineFastHTTP:
-			if opts.Airports != nil {
-				s.httpLn.Close()
-				return nil, fmt.Errorf("server: /airports needs the %s engine", EngineNetHTTP)
-			}
 			s.fastSrv = newFastServer(h, opts)
 			mountKVFast(s.fastSrv, s.KV, kvhttp.Options{MaxBody: cmp.Or(opts.HTTP.MaxBody, httpapi.DefaultMaxBody), Guard: kvGuard})
 			// Phased timeouts (phases.go): fasthttp arms no deadline itself.
 			s.fastSrv.ReadTimeout, s.fastSrv.WriteTimeout, s.fastSrv.IdleTimeout = 0, 0, 0
 			s.fastSrv.Handler = phasedHandler(s.fastSrv.Handler)
 			ln := newPhasedWatchdog(s.httpLn, opts.Timeouts.withDefaults())
-			go func() { s.serveErr <- s.fastSrv.Serve(ln) }()
+			go s.serve("HTTP", func() error { return s.fastSrv.Serve(ln) })
 		default:
 			s.httpLn.Close()
 			s.closeKV()
@@ -187,7 +197,7 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 	}
 	if !opts.NoGRPC {
 		addr := cmp.Or(opts.GRPCAddr, DefaultGRPCAddr)
-		ln, err := net.Listen("tcp", addr)
+		ln, err := listen("tcp", addr)
 		if err != nil {
 			s.Close()
 			return nil, fmt.Errorf("server: gRPC listen: %w", err)
@@ -218,30 +228,22 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 			s.Close()
 			return nil, fmt.Errorf("server: unknown gRPC transport %q (want %s or %s)", opts.GRPCTransport, GRPCLean, GRPCGrpcGo)
 		}
-		go func() { s.serveErr <- ignoreClosed(s.grpcSrv.Serve(ln)) }()
+		go s.serve("gRPC", func() error { return s.grpcSrv.Serve(ln) })
 		if s.tunnel != nil { // gRPC over WebSocket on the REST port: the same server
-			go func() { s.serveErr <- ignoreClosed(s.grpcSrv.Serve(s.tunnel)) }()
+			go s.serve("gRPC tunnel", func() error { return s.grpcSrv.Serve(s.tunnel) })
 		}
 	}
 	if err := s.Repl.Start(s.KV, s.HTTPAddr()); err != nil {
 		s.Close()
 		return nil, err
 	}
+	if s.respSrv != nil {
+		go s.watchRESP(s.respSrv)
+	}
 	if ctx.Done() != nil {
 		go func() { <-ctx.Done(); s.Close() }()
 	}
 	return s, nil
-}
-
-// mountAirports routes /airports to bulk and everything else to api.
-func mountAirports(bulk, api http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == "/airports" {
-			bulk.ServeHTTP(w, r)
-			return
-		}
-		api.ServeHTTP(w, r)
-	})
 }
 
 // HTTPAddr is the REST listener's address ("" when HTTP is off).
@@ -260,6 +262,7 @@ func (s *Server) GRPCAddr() string { return addrOf(s.grpcLn) }
 
 // Close stops both servers at once, without draining.
 func (s *Server) Close() error {
+	s.stopping()
 	var errs []error
 	if s.httpSrv != nil {
 		errs = append(errs, s.httpSrv.Close())
@@ -275,8 +278,16 @@ func (s *Server) Close() error {
 	if s.tunnel != nil {
 		s.tunnel.Close()
 	}
-	errs = append(errs, s.closeKV())
+	errs = append(errs, s.closeKV(), s.closeBulk())
 	return errors.Join(errs...)
+}
+
+// closeBulk closes the bulk database (and removes a temporary one).
+func (s *Server) closeBulk() error {
+	if s.bulkDone == nil {
+		return nil
+	}
+	return s.bulkDone()
 }
 
 // closeKV stops RESP, then closes the store (writing what is pending).
@@ -297,6 +308,7 @@ func (s *Server) closeKV() error {
 // Shutdown stops accepting, lets requests in flight finish until ctx ends,
 // then closes.
 func (s *Server) Shutdown(ctx context.Context) error {
+	s.stopping()
 	var errs []error
 	if s.httpSrv != nil {
 		errs = append(errs, s.httpSrv.Shutdown(ctx))
@@ -313,18 +325,8 @@ func (s *Server) Shutdown(ctx context.Context) error {
 			s.grpcSrv.Stop()
 		}
 	}
-	errs = append(errs, s.closeKV())
+	errs = append(errs, s.closeKV(), s.closeBulk())
 	return errors.Join(errs...)
-}
-
-// Err returns the first error a listener failed with, if any so far.
-func (s *Server) Err() error {
-	select {
-	case err := <-s.serveErr:
-		return err
-	default:
-		return nil
-	}
 }
 
 func addrOf(ln net.Listener) string {

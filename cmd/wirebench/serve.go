@@ -2,7 +2,9 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"net"
 	"os"
 	"runtime/pprof"
 	"time"
@@ -107,11 +109,10 @@ func runServe(ctx context.Context, env *cliEnv, args []string) error {
 		}
 		defer stop()
 	}
-	closeBulk, err := bulkf.open(&o)
-	if err != nil {
+	if err := bulkf.apply(&o); err != nil {
 		return err
 	}
-	defer closeBulk()
+	o.Listen, _ = ctx.Value(listenKey{}).(func(network, address string) (net.Listener, error))
 	srv, err := server.Start(context.Background(), o)
 	if err != nil {
 		return err
@@ -123,11 +124,21 @@ func runServe(ctx context.Context, env *cliEnv, args []string) error {
 	} else {
 		fmt.Fprintf(env.stdout, "listening http=%s grpc=%s\n", srv.HTTPAddr(), srv.GRPCAddr())
 	}
-	<-ctx.Done()
+	// Until a signal, or until a listener fails: then the command exits
+	// non-zero with the failure rather than run on with a dead face.
+	select {
+	case <-ctx.Done():
+	case <-srv.Failed():
+		fmt.Fprintf(env.stderr, "serve: %v; shutting down\n", srv.Err())
+	}
 	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	return srv.Shutdown(sctx)
+	return errors.Join(srv.Err(), srv.Shutdown(sctx))
 }
+
+// listenKey carries, in serve's context, a function that opens serve's
+// listeners in place of net.Listen: tests hand it listeners that fail.
+type listenKey struct{}
 
 // startCPUProfile profiles the process into path until the returned stop
 // runs (after the server has shut down).
