@@ -133,3 +133,35 @@ func FuzzSpoolReader(f *testing.F) {
 		t.Fatal("more records than counted")
 	})
 }
+
+// BenchmarkSpool is the spool's cost per record on top of decoding and
+// inserting: add, then read back, 1M generated airports through the
+// file (go test ./bulk -run '^$' -bench Spool -benchtime 1x).
+func BenchmarkSpool(b *testing.B) {
+	const n = 1_000_000
+	recs := make([]Airport, n)
+	for i := range recs {
+		recs[i] = Generated(i)
+	}
+	b.ResetTimer()
+	var size int64
+	for range b.N {
+		s := NewSpool(SpoolOptions{Dir: b.TempDir()})
+		for i := range recs {
+			if err := s.Add(&recs[i]); err != nil {
+				b.Fatal(err)
+			}
+		}
+		d, err := s.Records()
+		if err != nil {
+			b.Fatal(err)
+		}
+		var a Airport
+		for d.Next(&a) == nil {
+		}
+		size = s.Size()
+		s.Close()
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/record")
+	b.ReportMetric(float64(size)/n, "spool-bytes/record")
+}
