@@ -7,3 +7,6 @@ import _ "github.com/mattn/go-sqlite3" // database/sql driver "sqlite3", for an 
 // readerDSN opens path for database/sql as another process would, with no
 // busy timeout: a locked database is an error at once, not a wait.
 func readerDSN(path string) string { return "file:" + path + "?mode=ro&_busy_timeout=0" }
+
+// writerDSN opens path read-write for database/sql, as another process.
+func writerDSN(path string) string { return "file:" + path + "?_busy_timeout=0" }

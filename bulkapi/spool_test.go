@@ -257,3 +257,33 @@ func TestSpoolFileIsUnlinked(t *testing.T) {
 		t.Fatalf("%d spool files open in %s: want the stalled upload's one", open, dir)
 	}
 }
+
+// A request whose body is all in may wait for its turn (here: an outside
+// writer holds the lock for a second) longer than the stall timeout: the
+// stall timeout is for a body that stops coming, not for a turn (the
+// connection's read deadline is left at the last read's; net/http does not
+// end the request for it once the body is read). Both modes.
+func TestWaitForTurnIsNotAStall(t *testing.T) {
+	for _, mode := range []string{"", "?mode=buffered"} {
+		srv, db, _ := spoolServer(t, Options{StallTimeout: 200 * time.Millisecond})
+		w, err := sql.Open("sqlite3", writerDSN(db.Path()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer w.Close()
+		tx, err := w.Begin()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tx.Exec("INSERT INTO airports VALUES('ZZZ','n','c','d')"); err != nil {
+			t.Fatal(err)
+		}
+		go func() { time.Sleep(time.Second); tx.Commit() }()
+		if code, reply := post(t, srv.URL+"/airports"+mode, "text/csv", gen(t, bulk.FormatCSV, 3)); code != 200 {
+			t.Fatalf("mode %q: %d %s", mode, code, reply)
+		}
+		if c, _ := db.Count(); c != 4 {
+			t.Fatalf("mode %q: %d rows, want the outside writer's 1 and the upload's 3", mode, c)
+		}
+	}
+}
