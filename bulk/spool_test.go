@@ -165,3 +165,27 @@ func BenchmarkSpool(b *testing.B) {
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/record")
 	b.ReportMetric(float64(size)/n, "spool-bytes/record")
 }
+
+// The memory part never passes MemBytes and one record, however many
+// records go through, so concurrent slow uploads cost a known amount each.
+func TestSpoolMemoryIsBounded(t *testing.T) {
+	const mem = 8 << 10
+	s := NewSpool(SpoolOptions{Dir: t.TempDir(), MemBytes: mem})
+	defer s.Close()
+	big := Airport{IATACode: strings.Repeat("k", MaxKey), Name: strings.Repeat("n", MaxText), City: strings.Repeat("c", MaxText), Country: strings.Repeat("d", MaxText)}
+	for i := range 5000 {
+		a := Generated(i)
+		if i%7 == 0 {
+			a = big
+		}
+		if err := s.Add(&a); err != nil {
+			t.Fatal(err)
+		}
+		if cap(s.buf) > mem+maxSpooled {
+			t.Fatalf("record %d: buffer capacity %d > %d", i, cap(s.buf), mem+maxSpooled)
+		}
+	}
+	if !s.OnDisk() {
+		t.Fatal("5000 records stayed in memory")
+	}
+}
