@@ -144,3 +144,24 @@ func TestListenerFailureSurfaces(t *testing.T) {
 		})
 	}
 }
+
+// A start that fails after the bulk database opened closes it again.
+func TestFailedStartClosesBulkDatabase(t *testing.T) {
+	if _, err := os.Stat("/proc/self/fd"); err != nil {
+		t.Skip("needs /proc/self/fd (Linux)")
+	}
+	path := filepath.Join(t.TempDir(), "a.db")
+	_, err := server.Start(context.Background(), server.Options{HTTPAddr: "256.0.0.1:1", NoGRPC: true, Bulk: server.Bulk{SQLite: path}})
+	if err == nil || !strings.Contains(err.Error(), "listen") {
+		t.Fatalf("Start = %v, want a listen error", err)
+	}
+	if _, err := os.Stat(path); err != nil {
+		t.Fatalf("the database was not opened first: %v", err)
+	}
+	fds, _ := os.ReadDir("/proc/self/fd")
+	for _, fd := range fds {
+		if l, _ := os.Readlink("/proc/self/fd/" + fd.Name()); strings.HasPrefix(l, path) {
+			t.Fatalf("%s still open after the failed start", l)
+		}
+	}
+}

@@ -159,6 +159,7 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 		addr := cmp.Or(opts.HTTPAddr, DefaultHTTPAddr)
 		if s.httpLn, err = listen("tcp", addr); err != nil {
 			s.closeKV()
+			s.closeBulk()
 			return nil, fmt.Errorf("server: HTTP listen: %w", err)
 		}
 		switch opts.Engine {
@@ -176,6 +177,7 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 			if s.httpSrv, err = newPhasedHTTPServer(mux, &protos, t); err != nil {
 				s.httpLn.Close()
 				s.closeKV()
+				s.closeBulk()
 				return nil, err
 			}
 			s.httpSrv.RegisterOnShutdown(s.Repl.Close) // replication streams never end by themselves
