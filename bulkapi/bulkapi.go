@@ -24,6 +24,7 @@ import (
 	"net/http"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/wirebench/wirebench/bulk"
@@ -35,6 +36,7 @@ const (
 	DefaultMaxBody         = 2 << 30 // streaming: bounded time, not memory
 	DefaultMaxBufferedBody = 8 << 20 // the API's --max-body
 	DefaultStallTimeout    = 30 * time.Second
+	DefaultMaxSpoolTotal   = 8 << 30
 	DefaultTimeout         = time.Hour
 )
 
@@ -57,6 +59,10 @@ type Options struct {
 	MaxSpool int64
 	SpoolDir string
 	SpoolMem int
+	// MaxSpoolTotal bounds the spools of all requests receiving at once
+	// (they no longer wait for one another): beyond, 503 with
+	// Retry-After. 0 is DefaultMaxSpoolTotal.
+	MaxSpoolTotal int64
 	// StallTimeout drops a request whose body makes no progress for this
 	// long; Timeout bounds a whole bulk request. They replace the
 	// server's read and write timeouts on this route, which are sized
@@ -70,7 +76,14 @@ type Handler struct {
 	openDB   func() (*sqlite.DB, error)
 	o        Options
 	buffered chan struct{} // one buffered request at a time
+	spooled  atomic.Int64  // bytes reserved by the spools of requests in flight
 }
+
+// spoolStep is how a request reserves its share of MaxSpoolTotal: ahead
+// of what it spools, so the total is never passed.
+const spoolStep = 256 << 10
+
+var errSpoolBusy = errors.New("uploads in flight hold the server's whole spool budget (--bulk-max-spool-total)")
 
 // New returns the handler over db.
 func New(db *sqlite.DB, o Options) *Handler {
@@ -86,6 +99,9 @@ func NewLazy(open func() (*sqlite.DB, error), o Options) *Handler {
 	}
 	if o.MaxBufferedBody <= 0 {
 		o.MaxBufferedBody = DefaultMaxBufferedBody
+	}
+	if o.MaxSpoolTotal <= 0 {
+		o.MaxSpoolTotal = DefaultMaxSpoolTotal
 	}
 	if o.StallTimeout <= 0 {
 		o.StallTimeout = DefaultStallTimeout
@@ -214,6 +230,8 @@ func (h *Handler) spooledUpsert(ctx context.Context, f string, body io.Reader) (
 	}
 	sp := bulk.NewSpool(bulk.SpoolOptions{Dir: dir, MemBytes: h.o.SpoolMem, MaxBytes: h.o.MaxSpool})
 	defer sp.Close()
+	var reserved int64
+	defer func() { h.spooled.Add(-reserved) }()
 	var a bulk.Airport
 	for {
 		if err := dec.Next(&a); err == io.EOF {
@@ -223,6 +241,13 @@ func (h *Handler) spooledUpsert(ctx context.Context, f string, body io.Reader) (
 		}
 		if err := sp.Add(&a); err != nil {
 			return sqlite.Result{}, err
+		}
+		for sp.Size() > reserved {
+			if h.spooled.Add(spoolStep) > h.o.MaxSpoolTotal {
+				h.spooled.Add(-spoolStep)
+				return sqlite.Result{}, fmt.Errorf("%w: %d bytes", errSpoolBusy, h.o.MaxSpoolTotal)
+			}
+			reserved += spoolStep
 		}
 		if sp.Len()&1023 == 0 && ctx.Err() != nil {
 			return sqlite.Result{}, ctx.Err()
@@ -251,6 +276,9 @@ func (h *Handler) fail(w http.ResponseWriter, err error) {
 		writeErr(w, http.StatusRequestEntityTooLarge, "too_large", fmt.Sprintf("body over the limit of %d bytes; nothing committed", mb.Limit))
 	case errors.Is(err, bulk.ErrSpoolFull):
 		writeErr(w, http.StatusRequestEntityTooLarge, "too_large", err.Error()+" (--bulk-max-spool); nothing committed")
+	case errors.Is(err, errSpoolBusy):
+		w.Header().Set("Retry-After", "1")
+		writeErr(w, http.StatusServiceUnavailable, "busy", err.Error()+"; nothing committed, retry later")
 	case errors.Is(err, bulk.ErrSpoolIO), errors.Is(err, bulk.ErrSpoolCorrupt):
 		writeErr(w, http.StatusInternalServerError, "internal", err.Error()+"; nothing committed")
 	case errors.Is(err, errStalled), errors.Is(err, context.DeadlineExceeded):

@@ -53,13 +53,16 @@ func stalledUpload(t *testing.T, srv *httptest.Server, seen *readCounter, body s
 // readCounter wraps the handler so the test knows how much of a request
 // body the handler has read.
 type readCounter struct {
-	mu      sync.Mutex
-	n       int64
-	waiters map[int64]chan struct{}
+	handlers sync.WaitGroup // handlers running
+	mu       sync.Mutex
+	n        int64
+	waiters  map[int64]chan struct{}
 }
 
 func (c *readCounter) wrap(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		c.handlers.Add(1)
+		defer c.handlers.Done()
 		r.Body = &countingBody{ReadCloser: r.Body, c: c}
 		h.ServeHTTP(w, r)
 	})
@@ -285,5 +288,47 @@ func TestWaitForTurnIsNotAStall(t *testing.T) {
 		if c, _ := db.Count(); c != 4 {
 			t.Fatalf("mode %q: %d rows, want the outside writer's 1 and the upload's 3", mode, c)
 		}
+	}
+}
+
+// MaxSpoolTotal bounds the spools of all uploads receiving at once: an
+// upload that would pass it answers 503 with Retry-After and commits
+// nothing; once the others end, it goes through.
+func TestSpoolTotalAnswers503(t *testing.T) {
+	srv, db, rc := spoolServer(t, Options{MaxSpoolTotal: 2 * spoolStep, SpoolMem: 4 << 10})
+	body := gen(t, bulk.FormatNDJSON, 6000) // about 340 KB spooled: both steps
+	pr, pw := ioPipe()
+	pw.Write([]byte(body))
+	req, _ := http.NewRequest("POST", srv.URL+"/airports", pr)
+	req.Header.Set("Content-Type", "application/x-ndjson")
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if resp, err := http.DefaultClient.Do(req); err == nil {
+			resp.Body.Close()
+		}
+	}()
+	select {
+	case <-rc.reached(int64(len(body))):
+	case <-time.After(time.Minute):
+		t.Fatal("the handler never read the first upload's body")
+	}
+	resp, err := http.Post(srv.URL+"/airports", "text/csv", strings.NewReader(gen(t, bulk.FormatCSV, 3)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 503 || resp.Header.Get("Retry-After") == "" || !strings.Contains(string(b), "spool budget") {
+		t.Fatalf("over the total: %d %s", resp.StatusCode, b)
+	}
+	if c, _ := db.Count(); c != 0 {
+		t.Fatalf("%d rows committed", c)
+	}
+	pw.Close() // the first upload's body breaks off: its reservation goes
+	<-done
+	rc.handlers.Wait()
+	if code, reply := post(t, srv.URL+"/airports", "text/csv", gen(t, bulk.FormatCSV, 3)); code != 200 {
+		t.Fatalf("after the first ended: %d %s", code, reply)
 	}
 }
