@@ -65,6 +65,9 @@ func runMerge(ctx context.Context, env *cliEnv, args []string) error {
 	if len(pos) == 0 {
 		return usagef("want result files, directories or - to merge")
 	}
+	if err := checkDuration("--wait", f.wait, 0, maxMergeWait); err != nil {
+		return err
+	}
 	if err := checkNewOut(f.out, f.force); err != nil {
 		return err
 	}
@@ -100,6 +103,8 @@ func runMerge(ctx context.Context, env *cliEnv, args []string) error {
 			return err
 		}
 	}
+	var thErr error
+	m.Thresholds, thErr = checkThresholds(w, m, ths)
 	if f.out == "" {
 		err = m.WriteJSON(env.stdout)
 	} else {
@@ -108,7 +113,7 @@ func runMerge(ctx context.Context, env *cliEnv, args []string) error {
 	if err != nil {
 		return err
 	}
-	return checkThresholds(w, m, ths)
+	return thErr
 }
 
 // mergePoll is how often merge --wait reads its inputs again.

@@ -46,6 +46,15 @@ func runStudy(ctx context.Context, env *cliEnv, args []string) error {
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
+	for _, err := range []error{
+		checkInt("--trials", int64(o.Trials), 0, study.MaxTrials, ""),
+		checkDuration("--warmup", o.Warmup, 0, study.MaxPhase),
+		checkDuration("--duration", o.Duration, 0, study.MaxPhase),
+	} {
+		if err != nil {
+			return err
+		}
+	}
 	var def study.Definition
 	var err error
 	switch {
