@@ -6,6 +6,7 @@ import (
 
 	"github.com/wirebench/wirebench/load"
 	"github.com/wirebench/wirebench/results"
+	"github.com/wirebench/wirebench/server"
 )
 
 // The CLI's numbers each have a range (docs/limits.md); a value outside it
@@ -19,7 +20,25 @@ const (
 	maxBarrierWait = 24 * time.Hour
 	maxMergeWait   = 24 * time.Hour
 	maxTOONIndent  = 64
+	maxSeed        = 1_000_000 // serve --seed-users, --seed-todos: each list is served whole
+	maxRateLimit   = 1e9       // serve --rate-limit, per second per client
 )
+
+// checkServeLimits bounds serve's numbers that size work done before it
+// listens: --seed-users 9223372036854775807 looped for ever in the seed,
+// deaf to SIGTERM. (Its other numbers are checked in serve.go.)
+func checkServeLimits(o *server.Options) error {
+	for _, err := range []error{
+		checkInt("--seed-users", int64(o.SeedUsers), 0, maxSeed, ""),
+		checkInt("--seed-todos", int64(o.SeedTodos), 0, maxSeed, ""),
+		checkFloat("--rate-limit", o.RateLimit, 0, maxRateLimit),
+	} {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
 
 func checkInt(flag string, v, lo, hi int64, why string) error {
 	if v < lo || v > hi {

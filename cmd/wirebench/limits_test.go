@@ -66,6 +66,10 @@ func TestOtherCommandLimits(t *testing.T) {
 		{[]string{"toon", "encode", "--indent", "1000000000"}, "--indent 1000000000: want 1..64"},
 		{[]string{"toon", "encode", "--indent", "0"}, "--indent 0: want 1..64"},
 		{[]string{"gen", "airports", "-n", "-1"}, "-n: want 0.."},
+		{[]string{"serve", "--seed-users", "9223372036854775807"}, "--seed-users 9223372036854775807: want 0..1000000"},
+		{[]string{"serve", "--seed-todos", "-1"}, "--seed-todos -1: want 0..1000000"},
+		{[]string{"serve", "--rate-limit", "NaN"}, "--rate-limit NaN: want 0..1e+09"},
+		{[]string{"serve", "--rate-limit", "Inf"}, "--rate-limit +Inf: want 0..1e+09"},
 		{[]string{"gen", "airports", "-n", "9223372036854775807"}, "-n: want 0.."},
 	} {
 		code, _, errs := runCLI(t, tc.args...)
