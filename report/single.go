@@ -129,7 +129,7 @@ func CompareRuns(old, new *results.Load) ([]RunRow, []string) {
 		if r.Stop != nil && r.Stop.Interrupted && !slices.ContainsFunc(r.Warnings, func(w string) bool { return strings.HasPrefix(w, "interrupted") }) {
 			warnings = append(warnings, fmt.Sprintf("the %s run was interrupted (%s): its figures cover a cut-short window", side, cmpOr(r.Stop.Signal, "signal")))
 		}
-		if Failed(r) {
+		if FailedThresholds(r) {
 			warnings = append(warnings, fmt.Sprintf("the %s run failed its thresholds", side))
 		}
 	}

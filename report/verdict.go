@@ -47,8 +47,8 @@ func RunVerdict(r *results.Load) []string {
 	return out
 }
 
-// Failed reports whether a run failed any of its thresholds.
-func Failed(r *results.Load) bool {
+// FailedThresholds reports whether a run failed any of its thresholds.
+func FailedThresholds(r *results.Load) bool {
 	for _, th := range r.Thresholds {
 		if !th.Pass {
 			return true
