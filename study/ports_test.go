@@ -106,3 +106,26 @@ cells:
 		t.Errorf("range of 1 for a cell of 2: %v", err)
 	}
 }
+
+// FuzzParsePortRange: any text is a valid range (within 1..65535, LO <=
+// HI) that prints back to what parses to it, or ErrPorts.
+func FuzzParsePortRange(f *testing.F) {
+	for _, s := range []string{"9000-9099", "1-65535", "9100-9000", "", "-", "0-0", " 80 - 81 "} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		r, err := ParsePortRange(s)
+		if err != nil {
+			if !errors.Is(err, ErrPorts) {
+				t.Fatalf("%q: error %v does not wrap ErrPorts", s, err)
+			}
+			return
+		}
+		if r.Lo < 1 || r.Hi > 65535 || r.Lo > r.Hi {
+			t.Fatalf("%q: accepted %v", s, r)
+		}
+		if back, err := ParsePortRange(r.String()); err != nil || back != r {
+			t.Fatalf("%q: %v does not round-trip: %v, %v", s, r, back, err)
+		}
+	})
+}
