@@ -8,6 +8,21 @@ import (
 	"github.com/wirebench/wirebench/results"
 )
 
+// Limits of a run's options, checked by Run (and, with their own names
+// and lines, by the CLI and study files; docs/limits.md). Each is well
+// beyond a useful run from one machine, and bounds what a run allocates
+// before it sends anything: every VU keeps its own latency histograms,
+// about 0.4 MiB, so MaxConcurrency VUs take about 4 GiB.
+const (
+	MaxConcurrency  = 10_000            // VUs, or requests in flight in open loop
+	MaxConnections  = MaxConcurrency    // shared HTTP/2 and gRPC connections
+	MaxRequests     = 1_000_000_000_000 // -n
+	MaxRate         = 10_000_000        // requests per second, and open-loop stage targets
+	MaxDuration     = 7 * 24 * time.Hour
+	MaxTimeout      = time.Hour // per request
+	MaxGracefulStop = time.Hour
+)
+
 // Options configure a run: the options its result records
 // (results.Options: VUs, requests, duration, rate, stages, segment…) and
 // two hooks, which are not data and are not written. The zero value is a
@@ -28,6 +43,9 @@ func (o Options) withDefaults() (Options, error) {
 	}
 	if o.Open && o.Rate == 0 && len(o.Stages) == 0 {
 		return o, fmt.Errorf("%w: open loop needs a rate or stages", ErrOptions)
+	}
+	if err := o.checkLimits(); err != nil {
+		return o, err
 	}
 	if err := o.Segment.Validate(); err != nil {
 		return o, err
@@ -52,6 +70,9 @@ func (o Options) withDefaults() (Options, error) {
 			o.Concurrency = int(math.Ceil(stagesMax(o.StartTarget, o.Stages)))
 		}
 	}
+	if o.Concurrency > MaxConcurrency { // a closed-loop ramp's largest target
+		return o, fmt.Errorf("%w: concurrency %d: want 1..%d", ErrOptions, o.Concurrency, MaxConcurrency)
+	}
 	bounded := o.Requests > 0
 	o.Options = o.Segment.Apply(o.Options)
 	if bounded && o.Requests == 0 {
@@ -61,4 +82,35 @@ func (o Options) withDefaults() (Options, error) {
 		return o, fmt.Errorf("%w: segment %s gets no VUs", ErrOptions, o.Segment)
 	}
 	return o, nil
+}
+
+// checkLimits refuses options beyond the limits above (a NaN or infinite
+// rate too), before anything is allocated for them.
+func (o Options) checkLimits() error {
+	switch {
+	case o.Concurrency > MaxConcurrency:
+		return fmt.Errorf("%w: concurrency %d: want 1..%d", ErrOptions, o.Concurrency, MaxConcurrency)
+	case o.Requests > MaxRequests:
+		return fmt.Errorf("%w: requests %d: want at most %d", ErrOptions, o.Requests, int64(MaxRequests))
+	case math.IsNaN(o.Rate) || o.Rate > MaxRate:
+		return fmt.Errorf("%w: rate %g: want at most %d/s", ErrOptions, o.Rate, MaxRate)
+	case o.Duration > MaxDuration:
+		return fmt.Errorf("%w: duration %v: want at most %v", ErrOptions, o.Duration, MaxDuration)
+	case o.Timeout > MaxTimeout:
+		return fmt.Errorf("%w: timeout %v: want at most %v", ErrOptions, o.Timeout, MaxTimeout)
+	case o.GracefulStop < 0 || o.GracefulStop > MaxGracefulStop:
+		return fmt.Errorf("%w: graceful stop %v: want 0..%v", ErrOptions, o.GracefulStop, MaxGracefulStop)
+	case math.IsNaN(o.StartTarget) || o.StartTarget < 0 || o.StartTarget > MaxRate:
+		return fmt.Errorf("%w: start target %g: want 0..%d", ErrOptions, o.StartTarget, MaxRate)
+	}
+	var total time.Duration
+	for i, st := range o.Stages {
+		if st.Duration < 0 || st.Duration > MaxDuration || math.IsNaN(st.Target) || st.Target < 0 || st.Target > MaxRate {
+			return fmt.Errorf("%w: stage %d (%v:%g): want a duration 0..%v and a target 0..%d", ErrOptions, i+1, st.Duration, st.Target, MaxDuration, MaxRate)
+		}
+		if total += st.Duration; total > MaxDuration {
+			return fmt.Errorf("%w: stages: %v in all, want at most %v", ErrOptions, total, MaxDuration)
+		}
+	}
+	return nil
 }

@@ -39,6 +39,13 @@ func Run(ctx context.Context, opts Options, sc Scenario) (*results.Load, error) 
 	r.wire = make([]measure.Bytes, o.Concurrency)
 	r.stats = make([]*workerStats, o.Concurrency)
 	for i := range vus {
+		// A signal during start-up ends it: thousands of VUs (dials,
+		// histograms) take long enough to start that a run must be
+		// stoppable before its first request.
+		if err := ctx.Err(); err != nil {
+			closeVUs(vus[:i])
+			return nil, fmt.Errorf("load: starting VU %d of %d: %w", i+1, len(vus), context.Cause(ctx))
+		}
 		if vus[i], err = sc.NewVU(ctx, i, &r.wire[i]); err != nil {
 			closeVUs(vus[:i])
 			return nil, fmt.Errorf("load: VU %d: %w", i, err)

@@ -6,6 +6,7 @@ import (
 	"io"
 	"math"
 	"strconv"
+	"strings"
 
 	"github.com/wirebench/wirebench/results"
 	"github.com/wirebench/wirebench/results/stats"
@@ -28,7 +29,7 @@ import (
 // with p, and verdict says what the report concluded (better, worse,
 // same, undecided: too few trials for the test to decide).
 func WriteCSV(w io.Writer, rep *Report) error {
-	cw := csv.NewWriter(w)
+	cw := safeCSV{csv.NewWriter(w)}
 	header := []string{"kind", "group", "cell", "label", "baseline", "operation", "trials", "failed_trials", "requests", "failed_requests"}
 	col := map[string]int{} // metric CSV name → first column
 	for _, m := range Metrics {
@@ -93,6 +94,32 @@ func WriteCSV(w io.Writer, rep *Report) error {
 		return fmt.Errorf("report: write csv: %w", err)
 	}
 	return nil
+}
+
+// safeCSV writes rows with every cell made safe to open in a spreadsheet.
+type safeCSV struct{ *csv.Writer }
+
+func (s safeCSV) Write(row []string) error {
+	for i, c := range row {
+		row[i] = csvSafe(c)
+	}
+	return s.Writer.Write(row)
+}
+
+// csvSafe defuses formula injection (OWASP, "CSV Injection"): a cell that
+// starts with = + - @, a tab or a carriage return is read by spreadsheets
+// as a formula (=cmd|' /C calc'!A0 runs a program), so it gets a leading
+// single quote, which they show as text. Cell and group names come from
+// study files and load targets: anyone's text. Numbers are left alone: a
+// negative change (-3.2) is data, and no number is a formula.
+func csvSafe(c string) string {
+	if c == "" || !strings.ContainsRune("=+-@\t\r", rune(c[0])) {
+		return c
+	}
+	if _, err := strconv.ParseFloat(c, 64); err == nil && !strings.ContainsAny(c, "\t\r") {
+		return c
+	}
+	return "'" + c
 }
 
 var verdictName = map[Verdict]string{Better: "better", Worse: "worse", Same: "same", Undecided: "undecided", NoData: ""}

@@ -25,7 +25,7 @@ func WriteHTML(w io.Writer, rep *Report) error {
 	d := htmlData{
 		Title: title(r), Warnings: allWarnings(rep), Meta: strings.ReplaceAll(metaLine(rep), "`", ""),
 		Env: envRows(r), Note: tableNote(rep), Question: question(r), Baseline: baselines(rep),
-		Notes: r.Notes,
+		Notes: r.Notes, Verdict: verdict(rep),
 	}
 	if r.Quick && r.HasLoad() {
 		d.Quick = trialsLine(r)
@@ -93,7 +93,8 @@ type htmlData struct {
 	Title, Meta, Note  string
 	Question, Baseline string
 	Single             string
-	Quick              string // what a quick run ran; empty for a full run
+	Verdict            []string // a single run's thresholds and interruption, shown first
+	Quick              string   // what a quick run ran; empty for a full run
 	PayloadNote        string
 	Findings           []htmlFinding
 	Env                [][2]string

@@ -20,6 +20,9 @@ func WriteMarkdown(w io.Writer, rep *Report) error {
 	bw := bufio.NewWriter(w)
 	r := rep.Results
 	fmt.Fprintf(bw, "# %s\n\n", mdEscape(title(r)))
+	for _, v := range verdict(rep) { // before anything else: a failed run says so first
+		fmt.Fprintf(bw, "> **%s**\n\n", mdEscape(v))
+	}
 	if r.Quick && r.HasLoad() {
 		fmt.Fprintf(bw, "> **Quick run** (%s). Read these numbers as a smoke test, not as a result.\n\n", trialsLine(r))
 	}

@@ -124,6 +124,15 @@ func CompareRuns(old, new *results.Load) ([]RunRow, []string) {
 		diff("target", a, b)
 	}
 	warnings = append(warnings, envWarnings(old.Env, new.Env)...)
+	for i, r := range []*results.Load{old, new} {
+		side := [2]string{"old", "new"}[i]
+		if r.Stop != nil && r.Stop.Interrupted && !slices.ContainsFunc(r.Warnings, func(w string) bool { return strings.HasPrefix(w, "interrupted") }) {
+			warnings = append(warnings, fmt.Sprintf("the %s run was interrupted (%s): its figures cover a cut-short window", side, cmpOr(r.Stop.Signal, "signal")))
+		}
+		if FailedThresholds(r) {
+			warnings = append(warnings, fmt.Sprintf("the %s run failed its thresholds", side))
+		}
+	}
 	for _, r := range []*results.Load{old, new} {
 		for _, w := range r.Warnings {
 			if !slices.Contains(warnings, w) {
@@ -139,6 +148,14 @@ func writeRunCompare(w io.Writer, oldName, newName string, old, new *results.Loa
 	rows, warnings := CompareRuns(old, new)
 	bw := bufio.NewWriter(w)
 	fmt.Fprintf(bw, "wirebench compare: %s\n\n", SingleRunNote)
+	for _, side := range []struct {
+		name string
+		r    *results.Load
+	}{{oldName, old}, {newName, new}} {
+		for _, v := range RunVerdict(side.r) { // a side that failed or was cut short is said first
+			fmt.Fprintf(bw, "  %s %s\n", side.name, v)
+		}
+	}
 	fmt.Fprintf(bw, "  %s: %s, %s, %v\n", oldName, old.Scenario, LoadModel(old.Options), old.Elapsed().Round(time.Millisecond))
 	fmt.Fprintf(bw, "  %s: %s, %s, %v\n\n", newName, new.Scenario, LoadModel(new.Options), new.Elapsed().Round(time.Millisecond))
 	tw := tabwriter.NewWriter(bw, 0, 4, 2, ' ', 0)
@@ -198,4 +215,11 @@ func latencyDistribution(r *results.Load) table {
 	}
 	t.Rows = append(t.Rows, []string{"max", formatValue(UnitDuration, float64(r.Latency.Max()))})
 	return t
+}
+
+func cmpOr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
 }

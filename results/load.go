@@ -70,9 +70,30 @@ type Load struct {
 	// segments' sections.
 	Stream *Stream `json:"stream,omitempty"`
 
+	// Stop is set when the run was cut short (SIGINT, SIGTERM): Window
+	// is then how long it really ran, not the planned duration.
+	Stop *Stop `json:"stop,omitempty"`
+	// Thresholds are the run's pass/fail criteria with their verdicts on
+	// this result, so the verdict travels with the numbers (report,
+	// compare). A segment's result has none: merge evaluates them.
+	Thresholds []ThresholdResult `json:"thresholds,omitempty"`
+
 	// Segments lists the segments merged into this result.
 	Segments []string `json:"segments,omitempty"`
 	Warnings []string `json:"warnings,omitempty"`
+}
+
+// Stop says why a run ended before its planned end.
+type Stop struct {
+	Interrupted bool   `json:"interrupted"`
+	Signal      string `json:"signal,omitempty"` // "SIGINT", "SIGTERM"
+}
+
+// ThresholdResult is one threshold and its verdict.
+type ThresholdResult struct {
+	Expr     string `json:"expr"`     // as given: p99<50ms
+	Measured string `json:"measured"` // the value it was checked against
+	Pass     bool   `json:"pass"`
 }
 
 // Op is the per-operation share of a result.

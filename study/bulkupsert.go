@@ -243,7 +243,7 @@ func writeGenerated(path string, n int) error {
 // generated body to it and stops it.
 func uploadTrial(ctx context.Context, o BulkOptions, c *BulkCell, dbPath string) *BulkTrial {
 	t := &BulkTrial{}
-	ports, err := freePorts(2)
+	ports, err := freePorts(2, o.Ports)
 	if err != nil {
 		t.Error = err.Error()
 		return t

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"math"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -22,11 +23,11 @@ import (
 
 // Limits of a study file.
 const (
-	MaxFileSize     = 1 << 20  // bytes of YAML
-	MaxCells        = 100      // cells in one study
-	MaxTrials       = 100      // trials per cell
-	MaxBodyFileSize = 64 << 20 // load.body_file
-	maxPhase        = time.Hour
+	MaxFileSize     = 1 << 20   // bytes of YAML
+	MaxCells        = 100       // cells in one study
+	MaxTrials       = 100       // trials per cell
+	MaxBodyFileSize = 64 << 20  // load.body_file
+	MaxPhase        = time.Hour // warmup, duration, and the timeouts of a study file
 )
 
 // ErrStudyFile marks a study file that cannot be used; the message names
@@ -116,10 +117,10 @@ func (p *parser) definition(doc *yaml.Node, spec *fileSpec) Definition {
 	switch {
 	case spec.Trials < 0 || spec.Trials > MaxTrials:
 		p.errorf(lineOf(doc, "trials"), "trials: %d is outside 1..%d", spec.Trials, MaxTrials)
-	case spec.Warmup > maxPhase:
-		p.errorf(lineOf(doc, "warmup"), "warmup: at most %v", maxPhase)
-	case spec.Duration > maxPhase:
-		p.errorf(lineOf(doc, "duration"), "duration: at most %v", maxPhase)
+	case spec.Warmup < 0 || spec.Warmup > MaxPhase:
+		p.errorf(lineOf(doc, "warmup"), "warmup: %v is outside 0s..%v", spec.Warmup, MaxPhase)
+	case spec.Duration < 0 || spec.Duration > MaxPhase:
+		p.errorf(lineOf(doc, "duration"), "duration: %v is outside 0s..%v", spec.Duration, MaxPhase)
 	}
 	if b := spec.Build; b != nil {
 		if c, ok := p.command(b, valueNode(doc, "build"), "build"); ok {
@@ -238,12 +239,68 @@ func (p *parser) cell(doc, cn *yaml.Node, cs *cellSpec, path, study string) (Cel
 	return c, len(p.errs) == before
 }
 
+// loadLimits checks a load's numbers against the engine's limits
+// (docs/limits.md), each error on its own line: concurrency 9223372036854775807
+// panicked in makeslice at the first trial.
+func (p *parser) loadLimits(ls *loadSpec, n *yaml.Node, path string, line func(string) int) {
+	ints := []struct {
+		key    string
+		v, max int64
+	}{
+		{"concurrency", int64(ls.Concurrency), load.MaxConcurrency},
+		{"requests", ls.Requests, load.MaxRequests},
+		{"connections", int64(ls.Connections), load.MaxConnections},
+	}
+	for _, c := range ints {
+		if c.v < 0 || c.v > c.max {
+			p.errorf(line(c.key), "%s.%s: %d is outside 0..%d (0: the default)", path, c.key, c.v, c.max)
+		}
+	}
+	if math.IsNaN(ls.Rate) || ls.Rate < 0 || ls.Rate > load.MaxRate {
+		p.errorf(line("rate"), "%s.rate: %g is outside 0..%d requests/s", path, ls.Rate, load.MaxRate)
+	}
+	if ls.Timeout < 0 || ls.Timeout > load.MaxTimeout {
+		p.errorf(line("timeout"), "%s.timeout: %v is outside 0s..%v", path, ls.Timeout, load.MaxTimeout)
+	}
+	hi, unit := float64(load.MaxConcurrency), "VUs"
+	if ls.Open || ls.Rate > 0 {
+		hi, unit = load.MaxRate, "requests/s"
+	}
+	var total time.Duration
+	stages := valueNode(n, "stages")
+	for i, st := range ls.Stages {
+		l := line("stages")
+		if stages != nil && i < len(stages.Content) {
+			l = stages.Content[i].Line
+		}
+		if math.IsNaN(st.Target) || st.Target < 0 || st.Target > hi {
+			p.errorf(l, "%s.stages[%d].target: %g is outside 0..%g %s", path, i, st.Target, hi, unit)
+		}
+		if st.Duration < 0 || st.Duration > MaxPhase {
+			p.errorf(l, "%s.stages[%d].duration: %v is outside 0s..%v", path, i, st.Duration, MaxPhase)
+		}
+		total += max(st.Duration, 0)
+	}
+	if total > MaxPhase {
+		p.errorf(line("stages"), "%s.stages: %v in all, more than %v", path, total, MaxPhase)
+	}
+}
+
+// checkWait refuses a negative or over-long wait of a server or command.
+func (p *parser) checkWait(n *yaml.Node, key, path string, d time.Duration) {
+	if d < 0 || d > MaxPhase {
+		p.errorf(lineOf(n, key), "%s.%s: %v is outside 0s..%v", path, key, d, MaxPhase)
+	}
+}
+
 func (p *parser) server(ss *serverSpec, n *yaml.Node, path string) *Server {
 	s := &Server{Command: ss.Command, Dir: p.path(ss.Dir), Env: envList(ss.Env), Ready: ss.Ready,
 		ReadyTimeout: ss.ReadyTimeout, StopGrace: ss.StopGrace}
 	if ss.Command[0] == "" {
 		p.errorf(lineOf(n, "command"), "%s.command: the program name is empty", path)
 	}
+	p.checkWait(n, "ready_timeout", path, ss.ReadyTimeout)
+	p.checkWait(n, "stop_grace", path, ss.StopGrace)
 	if r := ss.Ready; r != "" && !strings.HasPrefix(r, "http://") && !strings.HasPrefix(r, "tcp://") {
 		p.errorf(lineOf(n, "ready"), "%s.ready: want http://host:port/path or tcp://host:port, got %q", path, r)
 	}
@@ -267,6 +324,7 @@ func (p *parser) command(cs *commandSpec, n *yaml.Node, path string) (Command, b
 		p.errorf(cmpOr(lineOf(n, "command"), line), "%s.command: missing (a list such as [\"go\", \"build\", \"-o\", \"srv\", \".\"])", path)
 		return Command{}, false
 	}
+	p.checkWait(n, "timeout", path, cs.Timeout)
 	return Command{Args: cs.Command, Dir: p.path(cs.Dir), Env: envList(cs.Env), Timeout: cs.Timeout}, true
 }
 
@@ -297,10 +355,8 @@ func (p *parser) load(n *yaml.Node, path string, cellLine int) LoadSpec {
 	for _, st := range ls.Stages {
 		o.Stages = append(o.Stages, results.Stage{Duration: st.Duration, Target: st.Target})
 	}
-	switch {
-	case ls.Concurrency < 0 || ls.Requests < 0 || ls.Rate < 0 || ls.Connections < 0:
-		p.errorf(n.Line, "%s: concurrency, requests, rate and connections cannot be negative", path)
-	case ls.Open && ls.Rate == 0 && len(ls.Stages) == 0:
+	p.loadLimits(&ls, n, path, line)
+	if ls.Open && ls.Rate == 0 && len(ls.Stages) == 0 {
 		p.errorf(line("open"), "%s.open: an open loop needs a rate or stages", path)
 	}
 	l := LoadSpec{Options: o}

@@ -111,9 +111,9 @@ func TestParseErrors(t *testing.T) {
 		{"trials not a number", "trials: four\nload: {url: http://h/}\n" + cell,
 			`s.yaml:1: trials: want a whole number, got "four"`},
 		{"duration too long", "duration: 2h\nload: {url: http://h/}\n" + cell,
-			`s.yaml:1: duration: at most 1h0m0s`},
+			`s.yaml:1: duration: 2h0m0s is outside 0s..1h0m0s`},
 		{"warmup too long", "warmup: 61m\nload: {url: http://h/}\n" + cell,
-			`s.yaml:1: warmup: at most 1h0m0s`},
+			`s.yaml:1: warmup: 1h1m0s is outside 0s..1h0m0s`},
 		{"negative duration", "duration: -1s\nload: {url: http://h/}\n" + cell,
 			`s.yaml:1: duration: want a duration such as 500ms or 2s, got "-1s"`},
 		{"trials too many", "trials: 1000\nload: {url: http://h/}\n" + cell,
@@ -185,6 +185,52 @@ func TestParseErrors(t *testing.T) {
 			}
 			if got := strings.TrimPrefix(err.Error(), ErrStudyFile.Error()+":\n"); got != tc.want {
 				t.Errorf("got  %s\nwant %s", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestParseNumberLimits: every number of a study file has a range;
+// huge, negative and NaN values are refused with the line and the field
+// (concurrency: 9223372036854775807 panicked in makeslice at the first trial).
+func TestParseNumberLimits(t *testing.T) {
+	srv := "server: {command: [x]}\n"
+	for _, tc := range []struct{ name, file, want string }{
+		{"huge concurrency", srv + "load:\n  url: http://h/\n  concurrency: 9223372036854775807\ncells: [{name: a}]\n",
+			"s.yaml:4: cells[0] (a).load.concurrency: 9223372036854775807 is outside 0..10000 (0: the default)"},
+		{"concurrency over the limit", srv + "load: {url: http://h/, concurrency: 10001}\ncells: [{name: a}]\n",
+			"s.yaml:2: cells[0] (a).load.concurrency: 10001 is outside 0..10000"},
+		{"negative concurrency", srv + "load: {url: http://h/, concurrency: -1}\ncells: [{name: a}]\n",
+			"s.yaml:2: cells[0] (a).load.concurrency: -1 is outside 0..10000"},
+		{"huge requests", srv + "load: {url: http://h/, requests: 9223372036854775807}\ncells: [{name: a}]\n",
+			"load.requests: 9223372036854775807 is outside 0..1000000000000"},
+		{"huge connections", srv + "load: {url: http://h/, connections: 100000000}\ncells: [{name: a}]\n",
+			"load.connections: 100000000 is outside 0..10000"},
+		{"negative rate", srv + "load: {url: http://h/, rate: -5}\ncells: [{name: a}]\n",
+			"load.rate: -5 is outside 0..10000000 requests/s"},
+		{"NaN rate", srv + "load: {url: http://h/, rate: .nan}\ncells: [{name: a}]\n",
+			`s.yaml:2: load.rate: want a number, got ".nan"`},
+		{"infinite rate", srv + "load: {url: http://h/, rate: .inf}\ncells: [{name: a}]\n",
+			`s.yaml:2: load.rate: want a number, got ".inf"`},
+		{"huge timeout", srv + "load: {url: http://h/, timeout: 1000h}\ncells: [{name: a}]\n",
+			"load.timeout: 1000h0m0s is outside 0s..1h0m0s"},
+		{"stage target", srv + "load:\n  url: http://h/\n  stages:\n    - {duration: 1s, target: 1}\n    - {duration: 1s, target: 1e9}\ncells: [{name: a}]\n",
+			"s.yaml:6: cells[0] (a).load.stages[1].target: 1e+09 is outside 0..10000 VUs"},
+		{"open stage target", srv + "load:\n  url: http://h/\n  open: true\n  stages: [{duration: 1s, target: .inf}]\ncells: [{name: a}]\n",
+			`load.stages[0].target: want a number, got ".inf"`},
+		{"open stage target over the rate limit", srv + "load:\n  url: http://h/\n  open: true\n  stages: [{duration: 1s, target: 1e9}]\ncells: [{name: a}]\n",
+			"load.stages[0].target: 1e+09 is outside 0..1e+07 requests/s"},
+		{"stage duration", srv + "load:\n  url: http://h/\n  stages: [{duration: 100h, target: 1}]\ncells: [{name: a}]\n",
+			"load.stages[0].duration: 100h0m0s is outside 0s..1h0m0s"},
+		{"ready timeout", "server: {command: [x], ready_timeout: 100h}\nload: {url: http://h/}\ncells: [{name: a}]\n",
+			"s.yaml:1: cells[0] (a).server.ready_timeout: 100h0m0s is outside 0s..1h0m0s"},
+		{"check timeout", srv + "load: {url: http://h/}\ncheck: {command: [c], timeout: 100h}\ncells: [{name: a}]\n",
+			"s.yaml:3: cells[0] (a).check.timeout: 100h0m0s is outside 0s..1h0m0s"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Parse("s.yaml", []byte(tc.file), noFiles)
+			if !errors.Is(err, ErrStudyFile) || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("got %v\nwant %s", err, tc.want)
 			}
 		})
 	}

@@ -35,6 +35,9 @@ func Run(ctx context.Context, def Definition, opts Options) (*results.Study, err
 	if err := validate(def); err != nil {
 		return nil, err
 	}
+	if err := opts.Ports.Fits(def); err != nil {
+		return nil, err
+	}
 	res := &results.Study{
 		Schema: results.StudySchema, Study: def.Name, Title: def.Title, Question: def.Question, Quick: opts.Quick, Seed: opts.Seed,
 		Start: time.Now(),
@@ -230,7 +233,7 @@ func runTrial(ctx context.Context, cell Cell, opts Options) (t results.Trial, wa
 	}
 	if cell.Server != nil {
 		n, _ := cell.ports() // validated by Run
-		ports, err := freePorts(n)
+		ports, err := freePorts(n, opts.Ports)
 		if err != nil {
 			return fail(err)
 		}

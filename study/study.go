@@ -124,6 +124,9 @@ type Options struct {
 	// ServeArgs are appended to every cell's server command (e.g. --delay
 	// 200us for a deliberately slowed reference server).
 	ServeArgs []string
+	// Ports, if set, keeps the servers' ports ({port}, {port2}, ...) in
+	// this range (--ports LO-HI); by default the kernel picks free ones.
+	Ports PortRange
 	// Progress receives one line per trial; nil discards.
 	Progress func(string)
 }

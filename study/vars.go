@@ -2,7 +2,6 @@ package study
 
 import (
 	"fmt"
-	"net"
 	"strconv"
 	"strings"
 
@@ -101,27 +100,4 @@ func portsUsed(templates ...string) (int, error) {
 		}
 	}
 	return n, nil
-}
-
-// freePorts asks the kernel for n distinct free loopback ports. They are
-// released before the server binds them, so another process could take one
-// in between; on a quiet machine that does not happen, and when it does
-// the trial fails visibly (the server cannot bind) rather than silently.
-func freePorts(n int) ([]int, error) {
-	ports := make([]int, 0, n)
-	var ls []net.Listener
-	defer func() {
-		for _, l := range ls {
-			l.Close()
-		}
-	}()
-	for range n {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return nil, fmt.Errorf("study: find a free port: %w", err)
-		}
-		ls = append(ls, l)
-		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
-	}
-	return ports, nil
 }

@@ -2,8 +2,11 @@ package main
 
 import (
 	"context"
+	"fmt"
+	"time"
 
 	"github.com/wirebench/wirebench/report"
+	"github.com/wirebench/wirebench/results"
 )
 
 func init() {
@@ -35,5 +38,19 @@ func runCompare(ctx context.Context, env *cliEnv, args []string) error {
 	if err != nil {
 		return err
 	}
+	for i, r := range []*results.Study{old, new} {
+		warnInterrupted(env, "compare", pos[i], r)
+	}
 	return report.WriteAB(env.stdout, old, new)
+}
+
+// warnInterrupted warns on stderr about each cut-short run in a result
+// file, whose figures cover less than planned.
+func warnInterrupted(env *cliEnv, cmd, name string, r *results.Study) {
+	for _, t := range r.Trials {
+		if t.Load != nil && t.Load.Stop != nil && t.Load.Stop.Interrupted {
+			fmt.Fprintf(env.stderr, "wirebench %s: warning: %s was interrupted (%s) after %v: a partial run\n",
+				cmd, name, t.Load.Stop.Signal, t.Load.Measured().Round(time.Millisecond))
+		}
+	}
 }

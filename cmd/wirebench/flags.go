@@ -92,7 +92,7 @@ func longSingleDash(fs *pflag.FlagSet, args []string) ([]string, error) {
 		name, _, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
 		var f *pflag.Flag
 		switch {
-		case long:
+		case long || name == "": // -= and ---x: pflag's syntax errors
 			f = fs.Lookup(name)
 		case len(name) == 1 && fs.ShorthandLookup(name) != nil:
 			f = fs.ShorthandLookup(name)

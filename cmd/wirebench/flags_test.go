@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"slices"
 	"sort"
 	"strings"
@@ -177,6 +178,7 @@ func TestUnknownFlagShapes(t *testing.T) {
 		{[]string{"load", "-Z", "http://x/"}, "unknown flag -Z;"},
 		{[]string{"load", "-kZ", "http://x/"}, "unknown shorthand flag -Z;"},
 		{[]string{"report", "--format"}, "flag needs an argument: --format"},
+		{[]string{"load", "-="}, "unknown shorthand flag -="}, // panicked in longSingleDash (found by FuzzParseFlags)
 		{[]string{"load", "-c", "x", "http://x/"}, `invalid argument "x" for "-c, --concurrency"`},
 		{[]string{"study", "formats", "--trials", "lots"}, `invalid argument "lots" for "--trials"`},
 	} {
@@ -218,4 +220,28 @@ func TestEditDistance(t *testing.T) {
 			t.Errorf("editDistance(%q, %q) = %d, want %d", tc.a, tc.b, got, tc.d)
 		}
 	}
+}
+
+// FuzzParseFlags: any argument list either parses or is a one-line usage
+// error; single-dash long names never lose a value or a positional.
+func FuzzParseFlags(f *testing.F) {
+	for _, s := range []string{"-c 5 url", "-concurrency=5 -kq url", "--htp x", "-H -out url", "-- -c", "-c", "-cnocurrency", "-=", "--=x", "-h"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		fs := pflag.NewFlagSet("fuzz", pflag.ContinueOnError)
+		fs.Usage = func() {}
+		fs.IntP("concurrency", "c", 0, "")
+		fs.BoolP("insecure", "k", false, "")
+		fs.BoolP("quiet", "q", false, "")
+		fs.StringArrayP("header", "H", nil, "")
+		fs.String("out", "", "")
+		err := parseFlags(fs, strings.Fields(s))
+		if err != nil && !errors.Is(err, pflag.ErrHelp) {
+			var ue usageError
+			if !errors.As(err, &ue) || strings.Contains(err.Error(), "\n") {
+				t.Fatalf("%q: %v is not a one-line usage error", s, err)
+			}
+		}
+	})
 }

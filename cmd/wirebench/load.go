@@ -162,6 +162,15 @@ func runLoad(ctx context.Context, env *cliEnv, args []string) error {
 	if err := f.check(fs); err != nil {
 		return err
 	}
+	if f.stages != "" {
+		var err error
+		if f.o.Stages, err = load.ParseStages(f.stages); err != nil {
+			return loadUsagef("--stages: %s", cliMessage(err))
+		}
+		if err := checkStages(f.o.Stages, f.o.Open); err != nil {
+			return err
+		}
+	}
 	if err := f.dist.apply(f.segment, &f.o, os.Getenv); err != nil {
 		return err
 	}
@@ -196,11 +205,6 @@ func runLoad(ctx context.Context, env *cliEnv, args []string) error {
 			return loadUsagef("--percentiles: %s", cliMessage(err))
 		}
 	}
-	if f.stages != "" {
-		if f.o.Stages, err = load.ParseStages(f.stages); err != nil {
-			return loadUsagef("--stages: %s", cliMessage(err))
-		}
-	}
 	if f.cpus != "" {
 		cpus, err := parseCPUList(f.cpus)
 		if err != nil {
@@ -225,7 +229,16 @@ func runLoad(ctx context.Context, env *cliEnv, args []string) error {
 		if errors.Is(err, load.ErrOptions) {
 			return loadUsagef("%s", cliMessage(err))
 		}
+		if sig, ok := interruption(ctx); ok { // before the first request: nothing to write
+			return exitError{sig.ExitCode(), fmt.Errorf("%v while starting: no result", sig)}
+		}
 		return err
+	}
+	sig, interrupted := interruption(ctx)
+	if interrupted {
+		res.Stop = &results.Stop{Interrupted: true, Signal: signalName(sig.sig)}
+		res.Warnings = append(res.Warnings, fmt.Sprintf("interrupted by %s after %v%s: the figures cover only that window",
+			signalName(sig.sig), res.Measured().Round(time.Millisecond), planned(f.o)))
 	}
 	res.Scenario = cfg["scenario"].(string)
 	cfg["args"] = args
@@ -233,7 +246,7 @@ func runLoad(ctx context.Context, env *cliEnv, args []string) error {
 		cfg["thresholds"] = f.thresholds // wirebench merge evaluates them on the merged result
 	}
 	res.Config = cfg
-	res.Env = measure.Environment(ctx)
+	res.Env = measure.Environment(context.WithoutCancel(ctx))
 	sum := summaryWriter(env, f.out)
 	if err := results.WriteSummary(sum, res); err != nil {
 		return err
@@ -246,8 +259,8 @@ func runLoad(ctx context.Context, env *cliEnv, args []string) error {
 			return err
 		}
 	}
-	if err := f.outs.write(env, f.out, res); err != nil {
-		return err
+	if interrupted {
+		fmt.Fprintf(sum, "\n  INTERRUPTED by %s after %v%s: a partial result\n", signalName(sig.sig), res.Measured().Round(time.Millisecond), planned(f.o))
 	}
 	if f.o.Segment.N > 1 && len(ths) > 0 {
 		// A segment's share of a test says nothing about the test's
@@ -255,10 +268,40 @@ func runLoad(ctx context.Context, env *cliEnv, args []string) error {
 		fmt.Fprintln(sum, "\n  thresholds: evaluated by wirebench merge on the merged result")
 		ths = nil
 	}
-	if err := checkThresholds(sum, res, ths); err != nil {
+	// The verdicts go into --out, so that report and compare show them.
+	var thErr error
+	res.Thresholds, thErr = checkThresholds(sum, res, ths)
+	if err := f.outs.write(env, f.out, res); err != nil {
 		return err
 	}
+	if interrupted {
+		return exitError{sig.ExitCode(), fmt.Errorf("%v after %v: partial result", sig, res.Measured().Round(time.Millisecond))}
+	}
+	if thErr != nil {
+		return thErr
+	}
 	return noSuccess(res)
+}
+
+// exitError is an error with its own exit code.
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e exitError) Error() string { return e.err.Error() }
+func (e exitError) Unwrap() error { return e.err }
+func (e exitError) ExitCode() int { return e.code }
+
+// planned is " of the planned 30s" (or N requests) for an interrupted run.
+func planned(o load.Options) string {
+	switch {
+	case o.Duration > 0:
+		return " of the planned " + o.Duration.String()
+	case o.Requests > 0:
+		return fmt.Sprintf(" (planned: %d requests)", o.Requests)
+	}
+	return ""
 }
 
 // check refuses flags that contradict each other, with one line each.
@@ -268,14 +311,6 @@ func (f *loadFlags) check(fs *pflag.FlagSet) error {
 		return loadUsagef("--stages sets the run's length: drop -d")
 	case f.stages != "" && fs.Changed("rate"):
 		return loadUsagef("--stages with -r: for a ramping rate use --stages with --open (targets are req/s)")
-	case f.o.Concurrency < 1:
-		return loadUsagef("-c %d: want at least 1 VU/connection", f.o.Concurrency)
-	case f.o.Requests < 0:
-		return loadUsagef("-n %d: want a positive request count", f.o.Requests)
-	case f.o.Rate < 0:
-		return loadUsagef("-r %g: want a positive rate", f.o.Rate)
-	case f.o.Timeout <= 0:
-		return loadUsagef("-t must be > 0")
 	case f.engine != "loop" && f.engine != "goroutine":
 		return loadUsagef("--engine: want loop or goroutine, got %q", f.engine)
 	case f.o.Open && f.o.Rate == 0 && f.stages == "":
@@ -284,6 +319,9 @@ func (f *loadFlags) check(fs *pflag.FlagSet) error {
 		return loadUsagef("--cert and --key go together")
 	case f.kv.Pipeline != 1 && (f.o.Rate > 0 || f.o.Open):
 		return loadUsagef("-P %d: pipelining runs closed loop; drop -r/--open", f.kv.Pipeline)
+	}
+	if err := f.checkLimits(); err != nil {
+		return err
 	}
 	for _, name := range []string{"protocol", "pipeline", "keys", "value-size", "no-preload"} {
 		if fs.Changed(name) && !strings.HasPrefix(f.scenario, "kv-") {
@@ -367,14 +405,18 @@ func (f *loadFlags) scenarioFrom(pos []string) (load.Scenario, map[string]any, e
 	return sc, map[string]any{"scenario": "raw", "raw": sc.Options(), "body_bytes": len(f.raw.Body)}, nil
 }
 
-func checkThresholds(w io.Writer, res *results.Load, ths []results.Threshold) error {
+// checkThresholds prints each threshold's verdict and returns them all,
+// with a thresholdError (exit 99) when any failed.
+func checkThresholds(w io.Writer, res *results.Load, ths []results.Threshold) ([]results.ThresholdResult, error) {
 	if len(ths) == 0 {
-		return nil
+		return nil, nil
 	}
 	var failed []string
+	var out []results.ThresholdResult
 	fmt.Fprintln(w, "\n  thresholds")
 	for _, th := range ths {
 		got, ok := th.Check(res)
+		out = append(out, results.ThresholdResult{Expr: th.Expr, Measured: got, Pass: ok})
 		mark := "✓"
 		if !ok {
 			mark = "✗"
@@ -383,9 +425,9 @@ func checkThresholds(w io.Writer, res *results.Load, ths []results.Threshold) er
 		fmt.Fprintf(w, "    %s %-20s measured %s\n", mark, th.Expr, got)
 	}
 	if len(failed) > 0 {
-		return thresholdError{failed}
+		return out, thresholdError{failed}
 	}
-	return nil
+	return out, nil
 }
 
 // parseCPUList reads "0", "0-3", "0,2-3".

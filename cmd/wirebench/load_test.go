@@ -205,7 +205,7 @@ func TestLoadFlags(t *testing.T) {
 		{"version", []string{"--version"}, 0, "wirebench "},
 		{"stages and -d", []string{"--stages", "1s:5", "-d", "5s", ts.URL}, 2, "--stages sets the run's length: drop -d; see 'wirebench load -h'"},
 		{"stages and -r", []string{"--stages", "1s:5", "-r", "10", ts.URL}, 2, "--open"},
-		{"zero VUs", []string{"-c", "0", ts.URL}, 2, "-c 0: want at least 1"},
+		{"zero VUs", []string{"-c", "0", ts.URL}, 2, "-c 0: want 1..10000"},
 		{"bad duration", []string{"-d", "5x", ts.URL}, 2, `duration "5x"`},
 		{"bad threshold", []string{"--threshold", "p99", ts.URL}, 2, "--threshold: "},
 		{"unknown flag", []string{"--bogus", ts.URL}, 2, "unknown flag --bogus"},

@@ -49,10 +49,55 @@ func (e usageError) Unwrap() error { return e.err }
 func usagef(format string, a ...any) error { return usageError{fmt.Errorf(format, a...)} }
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := signalContext()
 	code := run(ctx, &cliEnv{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr}, os.Args[1:])
 	stop()
 	os.Exit(code)
+}
+
+// signalError is the cause of a context ended by SIGINT or SIGTERM, so
+// that a command can say which and exit 128+n (130, 143) as shells do.
+type signalError struct{ sig syscall.Signal }
+
+func (e signalError) Error() string {
+	return "interrupted by " + signalName(e.sig)
+}
+func (e signalError) ExitCode() int { return 128 + int(e.sig) }
+
+func signalName(s syscall.Signal) string {
+	switch s {
+	case syscall.SIGINT:
+		return "SIGINT"
+	case syscall.SIGTERM:
+		return "SIGTERM"
+	}
+	return s.String()
+}
+
+// signalContext ends on the first SIGINT or SIGTERM with a signalError as
+// its cause. The second signal is left to its default action: a run that
+// does not stop in time can still be killed with another Ctrl-C.
+func signalContext() (context.Context, func()) {
+	ctx, cancel := context.WithCancelCause(context.Background())
+	ch := make(chan os.Signal, 1)
+	signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
+	done := make(chan struct{})
+	go func() {
+		select {
+		case sig := <-ch:
+			signal.Stop(ch)
+			cancel(signalError{sig.(syscall.Signal)})
+		case <-done:
+		}
+	}()
+	return ctx, func() { signal.Stop(ch); close(done); cancel(nil) }
+}
+
+// interruption is the signal that ended ctx, if one did.
+func interruption(ctx context.Context) (signalError, bool) {
+	var se signalError
+	ok := errors.As(context.Cause(ctx), &se)
+	return se, ok
 }
 
 // run executes the CLI and returns the process exit code: 0 ok, 1 failed,

@@ -65,6 +65,9 @@ func runMerge(ctx context.Context, env *cliEnv, args []string) error {
 	if len(pos) == 0 {
 		return usagef("want result files, directories or - to merge")
 	}
+	if err := checkDuration("--wait", f.wait, 0, maxMergeWait); err != nil {
+		return err
+	}
 	if err := checkNewOut(f.out, f.force); err != nil {
 		return err
 	}
@@ -76,12 +79,21 @@ func runMerge(ctx context.Context, env *cliEnv, args []string) error {
 		return err
 	}
 	rs := make([]*results.Load, len(parts))
+	var stop *results.Stop
 	for i, p := range parts {
 		rs[i] = p.Result
+		if p.Result.Stop != nil && p.Result.Stop.Interrupted {
+			fmt.Fprintf(env.stderr, "wirebench merge: warning: %s was interrupted (%s): it covers less than its segment's share\n", p.Name, p.Result.Stop.Signal)
+			stop = p.Result.Stop
+		}
 	}
 	m, err := results.Merge(rs...)
 	if err != nil {
 		return err
+	}
+	if stop != nil { // the merge of a cut-short run is cut short too
+		m.Stop = &results.Stop{Interrupted: true, Signal: stop.Signal}
+		m.Warnings = append(m.Warnings, "merged from interrupted results: the figures cover less than the test planned")
 	}
 	ths, err := mergeThresholds(m, f.thresholds)
 	if err != nil {
@@ -100,6 +112,8 @@ func runMerge(ctx context.Context, env *cliEnv, args []string) error {
 			return err
 		}
 	}
+	var thErr error
+	m.Thresholds, thErr = checkThresholds(w, m, ths)
 	if f.out == "" {
 		err = m.WriteJSON(env.stdout)
 	} else {
@@ -108,7 +122,7 @@ func runMerge(ctx context.Context, env *cliEnv, args []string) error {
 	if err != nil {
 		return err
 	}
-	return checkThresholds(w, m, ths)
+	return thErr
 }
 
 // mergePoll is how often merge --wait reads its inputs again.
@@ -236,6 +250,9 @@ func resultFiles(dir string) ([]string, error) {
 }
 
 func readFileParts(path string) ([]results.Part, error) {
+	if err := results.CheckFileSize(path); err != nil {
+		return nil, err
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
@@ -263,6 +280,9 @@ func readStream(r io.Reader, name string) ([]results.Part, error) {
 		parts[i] = results.Part{Name: name, Result: r}
 		if len(rs) > 1 {
 			parts[i].Name = fmt.Sprintf("%s (result %d)", name, i+1)
+		}
+		if err := results.ValidateLoad(r); err != nil {
+			return nil, fmt.Errorf("%s: %w", parts[i].Name, err)
 		}
 	}
 	return parts, nil

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"sort"
 	"strings"
@@ -72,8 +73,21 @@ func formatNames() []string {
 }
 
 // readResults reads a study result file or a load result file, naming
-// it in errors.
-func readResults(path string) (*results.Study, error) { return results.ReadFile(path) }
+// it in errors: one over results.MaxFileSize is refused from its size,
+// and one whose numbers cannot be true (results.Validate) is refused too.
+func readResults(path string) (*results.Study, error) {
+	if err := results.CheckFileSize(path); err != nil {
+		return nil, err
+	}
+	r, err := results.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := results.Validate(r); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return r, nil
+}
 
 // parseInterspersed parses flags before, between and after positional
 // arguments ("report results.json --format md"), as pflag does.

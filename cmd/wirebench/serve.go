@@ -61,6 +61,9 @@ func runServe(ctx context.Context, env *cliEnv, args []string) error {
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
+	if err := checkServeLimits(&o); err != nil { // limits.go
+		return err
+	}
 	if *cpus != "" {
 		set, err := parseCPUList(*cpus)
 		if err != nil {

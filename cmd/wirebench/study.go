@@ -41,10 +41,20 @@ func runStudy(ctx context.Context, env *cliEnv, args []string) error {
 	out := fs.String("out", "results", "`directory` under which <study>-<timestamp>/ is written")
 	bin := fs.String("bin", "", "wirebench `binary`, {wirebench} in server commands (default: this executable)")
 	serveArgs := fs.String("serve-args", "", "extra `args` appended to every server command, space-separated (e.g. '--delay 200us')")
+	ports := fs.String("ports", "", "bind the servers' ports ({port}, {port2}, ...) only in this range, `LO-HI` (e.g. 9000-9099); default: free ports the kernel picks")
 	records := fs.Int("records", 0, "bulk-upsert: records per upload (default 1000000; 100000 with --quick)")
 	bulkFormats := fs.String("formats", "", "bulk-upsert: comma-separated `formats` (default: json,ndjson,toon,protobuf,csv)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
+	}
+	for _, err := range []error{
+		checkInt("--trials", int64(o.Trials), 0, study.MaxTrials, ""),
+		checkDuration("--warmup", o.Warmup, 0, study.MaxPhase),
+		checkDuration("--duration", o.Duration, 0, study.MaxPhase),
+	} {
+		if err != nil {
+			return err
+		}
 	}
 	var def study.Definition
 	var err error
@@ -77,6 +87,11 @@ func runStudy(ctx context.Context, env *cliEnv, args []string) error {
 			return usagef("-%s: %v", flagName, err)
 		}
 	}
+	if *ports != "" {
+		if o.Ports, err = study.ParsePortRange(*ports); err != nil {
+			return usagef("--ports: %s", strings.TrimPrefix(err.Error(), study.ErrPorts.Error()+": "))
+		}
+	}
 	o.ServeArgs = strings.Fields(*serveArgs)
 	if *bin != "" {
 		o.Binary = *bin
@@ -90,6 +105,9 @@ func runStudy(ctx context.Context, env *cliEnv, args []string) error {
 		return runBulkStudy(ctx, env, o, *out, *records, fl)
 	}
 
+	if err := o.Ports.Fits(def); err != nil { // before the results directory is made
+		return usageError{err}
+	}
 	dir, err := results.NewRunDir(*out, def.Name) // exclusive: two runs in one second never share a dir
 	if err != nil {
 		return err

@@ -24,6 +24,9 @@ func runBulkStudy(ctx context.Context, env *cliEnv, o study.Options, out string,
 	if records < 0 || records > bulk.MaxGenerate {
 		return usagef("--records: want 1..%d", bulk.MaxGenerate)
 	}
+	if n := o.Ports.Hi - o.Ports.Lo + 1; o.Ports.Lo > 0 && n < 2 {
+		return usagef("--ports %s holds %d port; bulk-upsert's server needs 2", o.Ports, n)
+	}
 	dir, err := results.NewRunDir(out, study.BulkUpsertName)
 	if err != nil {
 		return err

@@ -27,6 +27,10 @@ func TestStudyCommandUsage(t *testing.T) {
 		{[]string{"study", "run", "a.yaml", "b.yaml"}, 2, "want one study file, got 2"},
 		{[]string{"study", "run", "/nonexistent/s.yaml"}, 2, "no such file"},
 		{[]string{"study", "init", "a", "b"}, 2, "at most one file"},
+		{[]string{"study", "formats", "--ports", "9100-9000"}, 2, `--ports: "9100-9000": want LO-HI with 1 <= LO <= HI <= 65535`},
+		{[]string{"study", "formats", "--ports", "9000"}, 2, "want LO-HI"},
+		{[]string{"study", "formats", "--ports", "9000-9000"}, 2, "--ports 9000-9000 holds 1 ports; cell"},
+		{[]string{"study", "bulk-upsert", "--ports", "9000-9000"}, 2, "bulk-upsert's server needs 2"},
 	} {
 		code, out, errs := runCLI(t, tc.args...)
 		if code != tc.code || !strings.Contains(out+errs, tc.want) {

@@ -39,8 +39,8 @@ func runTOON(ctx context.Context, env *cliEnv, args []string) error {
 	if fs.NArg() > 1 {
 		return usagef("unexpected arguments %q: input is read from stdin", fs.Args()[1:])
 	}
-	if *indent < 1 {
-		return usagef("--indent must be at least 1, got %d", *indent)
+	if err := checkInt("--indent", int64(*indent), 1, maxTOONIndent, ""); err != nil {
+		return err
 	}
 	in, err := io.ReadAll(env.stdin)
 	if err != nil {
