@@ -10,6 +10,7 @@ import (
 
 	"github.com/wirebench/wirebench/api"
 	"github.com/wirebench/wirebench/codec"
+	"github.com/wirebench/wirebench/load/clientio"
 )
 
 // restClient speaks the REST API in one format over lean HTTP/1.1 (h1)
@@ -47,7 +48,7 @@ func (c *restClient) do(ctx context.Context, method string, path []byte, body []
 		c.req = appendRequest(c.req[:0], method, string(path), c.host, c.header, body, c.h1.keepAlive)
 		resp, err := c.h1.roundTrip(ctx, c.req, false, false)
 		if err != nil {
-			o.Fail = failReason(err)
+			o.Fail = clientio.FailReason(err)
 			return false
 		}
 		status, respBody, coded = resp.Status, resp.Body, len(resp.ContentEncoding) > 0
@@ -60,7 +61,7 @@ func (c *restClient) do(ctx context.Context, method string, path []byte, body []
 		var ce string
 		status, respBody, err = stdDo(ctx, c.h2, method, c.base+string(path), c.header, rd, &c.buf, &ce, nil)
 		if err != nil {
-			o.Fail = failReason(err)
+			o.Fail = clientio.FailReason(err)
 			return false
 		}
 		coded = ce != ""
@@ -99,7 +100,7 @@ func (c *restClient) decompress(b []byte) ([]byte, bool) {
 	}
 	// A gzip bomb is refused at maxBody decoded bytes, as a raw body is.
 	var err error
-	if c.plain, err = readLimited(c.plain, c.gzip, maxBody); err != nil {
+	if c.plain, err = readLimited(c.plain, c.gzip, clientio.MaxBody); err != nil {
 		return nil, false
 	}
 	return c.plain, true

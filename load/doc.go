@@ -28,8 +28,7 @@
 package load
 
 import (
-	"errors"
-
+	"github.com/wirebench/wirebench/load/clientio"
 	"github.com/wirebench/wirebench/results"
 )
 
@@ -38,10 +37,8 @@ var (
 	// ErrOptions reports an invalid Options value; it is
 	// results.ErrOptions, which the options' parsers there return too.
 	ErrOptions = results.ErrOptions
-	// ErrMalformed reports a response the HTTP/1.1 or RESP parser cannot
-	// read.
-	ErrMalformed = errors.New("load: malformed response")
-	// ErrTooLarge reports a response over the client's size limits
-	// (maxHead, maxBody).
-	ErrTooLarge = errors.New("load: response too large")
+	// ErrMalformed reports a response a client's parser cannot read;
+	// ErrTooLarge one over the clients' size limits (clientio).
+	ErrMalformed = clientio.ErrMalformed
+	ErrTooLarge  = clientio.ErrTooLarge
 )

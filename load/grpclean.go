@@ -18,6 +18,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/wirebench/wirebench/internal/rawio"
+	"github.com/wirebench/wirebench/load/clientio"
 	"github.com/wirebench/wirebench/measure"
 )
 
@@ -238,7 +239,7 @@ func (s *h2Session) handshake() error {
 	if err := s.fr.WriteSettings(
 		http2.Setting{ID: http2.SettingEnablePush, Val: 0},
 		http2.Setting{ID: http2.SettingInitialWindowSize, Val: grpcLeanWindow},
-		http2.Setting{ID: http2.SettingMaxHeaderListSize, Val: maxHead},
+		http2.Setting{ID: http2.SettingMaxHeaderListSize, Val: clientio.MaxHead},
 	); err != nil {
 		return err
 	}
@@ -800,8 +801,8 @@ func (s *h2Session) data(f *h2Frame) error {
 		switch {
 		case !c.gotHeaders:
 			fail = status.Error(codes.Internal, "reply DATA before HEADERS")
-		case len(c.body)+len(f.data) > maxBody:
-			fail = status.Errorf(codes.ResourceExhausted, "reply over %d bytes", maxBody)
+		case len(c.body)+len(f.data) > clientio.MaxBody:
+			fail = status.Errorf(codes.ResourceExhausted, "reply over %d bytes", clientio.MaxBody)
 		case ended:
 			fail = status.Error(codes.Internal, "server closed the stream without sending trailers")
 		default:
@@ -851,7 +852,7 @@ func (s *h2Session) headers(f *h2Head) {
 	var err error
 	switch {
 	case f.truncated:
-		err = status.Errorf(codes.Internal, "reply headers over %d bytes", maxHead)
+		err = status.Errorf(codes.Internal, "reply headers over %d bytes", clientio.MaxHead)
 	case first && f.status != "200":
 		code, _ := strconv.Atoi(f.status)
 		err = status.Errorf(httpStatusCode(code), "unexpected HTTP status %s", f.status)

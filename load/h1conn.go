@@ -10,6 +10,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/wirebench/wirebench/load/clientio"
 	"github.com/wirebench/wirebench/measure"
 )
 
@@ -70,9 +71,9 @@ func (c *h1Conn) roundTrip(ctx context.Context, req []byte, noBody, discard bool
 	}
 	if err != nil && errors.Is(err, io.ErrUnexpectedEOF) {
 		if c.got() > 0 {
-			return nil, errClosedDuring
+			return nil, clientio.ErrClosedDuring
 		}
-		return nil, errClosedBefore
+		return nil, clientio.ErrClosedBefore
 	}
 	return resp, err
 }
@@ -80,7 +81,7 @@ func (c *h1Conn) roundTrip(ctx context.Context, req []byte, noBody, discard bool
 // retryable reports whether the failed exchange may be sent again: the
 // connection was reused and nothing of the response arrived.
 func (c *h1Conn) retryable(err error) bool {
-	return c.wasReused && c.got() == 0 && isClosedErr(err)
+	return c.wasReused && c.got() == 0 && clientio.IsClosed(err)
 }
 
 func (c *h1Conn) try(ctx context.Context, req []byte, noBody, discard bool) (*h1Response, error) {

@@ -12,6 +12,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/wirebench/wirebench/internal/rawio"
+	"github.com/wirebench/wirebench/load/clientio"
 	"github.com/wirebench/wirebench/measure"
 	"github.com/wirebench/wirebench/results"
 )
@@ -91,7 +92,7 @@ func (r *runner) runLoops(issue, hard context.Context, raw *Raw) {
 	sa, err := resolveSockaddr(issue, raw.addr)
 	if err != nil {
 		for range r.o.Concurrency {
-			r.stats[0].record(&Outcome{Fail: failReason(err)}, 0, 0, 0, false)
+			r.stats[0].record(&Outcome{Fail: clientio.FailReason(err)}, 0, 0, 0, false)
 		}
 		return
 	}
@@ -457,7 +458,7 @@ func (l *h1Loop) whyBroken(i int, err error) error {
 // True if the request is in flight again.
 func (l *h1Loop) broken(i int, err error) bool {
 	c := &l.conns[i]
-	retry := c.reused && !c.rcvd && !c.retried && isClosedErr(err)
+	retry := c.reused && !c.rcvd && !c.retried && clientio.IsClosed(err)
 	l.closeConn(i)
 	if retry {
 		c.retried = true
@@ -465,9 +466,9 @@ func (l *h1Loop) broken(i int, err error) bool {
 		return l.start(i)
 	}
 	if errors.Is(err, io.ErrUnexpectedEOF) {
-		err = errClosedBefore
+		err = clientio.ErrClosedBefore
 		if c.rcvd {
-			err = errClosedDuring
+			err = clientio.ErrClosedDuring
 		}
 	}
 	l.fail(i, err)
@@ -498,7 +499,7 @@ func (*timeoutError) Temporary() bool { return true }
 func (l *h1Loop) fail(i int, err error) {
 	c := &l.conns[i]
 	c.busy = false
-	o := Outcome{Fail: failReason(err), BodyOut: l.raw.bodySent(c.wrote)}
+	o := Outcome{Fail: clientio.FailReason(err), BodyOut: l.raw.bodySent(c.wrote)}
 	d := time.Since(c.sent)
 	l.st.record(&o, d, d, 0, false)
 }

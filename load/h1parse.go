@@ -5,19 +5,8 @@ import (
 	"bytes"
 	"fmt"
 	"io"
-)
 
-// Response size limits (README: limits). A response over them fails
-// with ErrTooLarge, so no peer can make the client grow without bound.
-const (
-	// maxBody bounds a response body the client keeps in memory (to check
-	// or decode it); a discarded body is counted, not kept, and only the
-	// request timeout bounds it.
-	maxBody = 64 << 20
-	// maxHead bounds a response's status line and headers, 1xx heads
-	// included (Go's net/http allows 1 MiB by default; a server sending
-	// more is broken or hostile).
-	maxHead = 1 << 20
+	"github.com/wirebench/wirebench/load/clientio"
 )
 
 // h1Response is a parsed HTTP/1.1 response. Body and ContentType alias
@@ -49,7 +38,7 @@ func parseResponse(br *bufio.Reader, r *h1Response, body []byte, discard, noBody
 	for {
 		line, err := br.ReadSlice('\n')
 		if err != nil {
-			return body, readErr(err)
+			return body, clientio.ReadErr(err)
 		}
 		if err := h.line(r, line); err != nil {
 			return body, err
@@ -73,7 +62,7 @@ func parseResponse(br *bufio.Reader, r *h1Response, body []byte, discard, noBody
 	case h.chunked:
 		body, err = readChunked(br, body, discard, &r.BodyLen)
 	case h.length >= 0:
-		if h.length > maxBody && !discard {
+		if h.length > clientio.MaxBody && !discard {
 			return body, fmt.Errorf("%w: body of %d bytes", ErrTooLarge, h.length)
 		}
 		body, err = readN(br, body, h.length, discard, &r.BodyLen)
@@ -104,8 +93,8 @@ func (h *headState) bodiless(noBody bool) bool {
 
 // line takes one line of the head, with its line ending.
 func (h *headState) line(r *h1Response, line []byte) error {
-	if h.size += len(line); h.size > maxHead {
-		return fmt.Errorf("%w: response head over %d bytes", ErrTooLarge, maxHead)
+	if h.size += len(line); h.size > clientio.MaxHead {
+		return fmt.Errorf("%w: response head over %d bytes", ErrTooLarge, clientio.MaxHead)
 	}
 	h.n++
 	if h.n == 1 {
@@ -175,7 +164,7 @@ func readN(br *bufio.Reader, body []byte, n64 int64, discard bool, cnt *int) ([]
 			*cnt += k
 			n64 -= int64(k)
 			if err != nil {
-				return body, readErr(err)
+				return body, clientio.ReadErr(err)
 			}
 		}
 		return body, nil
@@ -188,7 +177,7 @@ func readN(br *bufio.Reader, body []byte, n64 int64, discard bool, cnt *int) ([]
 	}
 	k, err := io.ReadFull(br, body[len(body):len(body)+n])
 	*cnt += k
-	return body[:len(body)+k], readErr(err)
+	return body[:len(body)+k], clientio.ReadErr(err)
 }
 
 func readChunked(br *bufio.Reader, body []byte, discard bool, cnt *int) ([]byte, error) {
@@ -196,7 +185,7 @@ func readChunked(br *bufio.Reader, body []byte, discard bool, cnt *int) ([]byte,
 	for {
 		line, err := br.ReadSlice('\n')
 		if err != nil {
-			return body, readErr(err)
+			return body, clientio.ReadErr(err)
 		}
 		line = trimCRLF(line)
 		if i := bytes.IndexByte(line, ';'); i >= 0 {
@@ -206,14 +195,14 @@ func readChunked(br *bufio.Reader, body []byte, discard bool, cnt *int) ([]byte,
 		if !ok {
 			return body, fmt.Errorf("%w: chunk size %q", ErrMalformed, line)
 		}
-		if total += size; total > maxBody && !discard {
-			return body, fmt.Errorf("%w: chunked body over %d bytes", ErrTooLarge, maxBody)
+		if total += size; total > clientio.MaxBody && !discard {
+			return body, fmt.Errorf("%w: chunked body over %d bytes", ErrTooLarge, clientio.MaxBody)
 		}
 		if size == 0 {
 			for { // trailers up to the empty line
 				line, err = br.ReadSlice('\n')
 				if err != nil {
-					return body, readErr(err)
+					return body, clientio.ReadErr(err)
 				}
 				if len(trimCRLF(line)) == 0 {
 					return body, nil
@@ -225,7 +214,7 @@ func readChunked(br *bufio.Reader, body []byte, discard bool, cnt *int) ([]byte,
 		}
 		line, err = br.ReadSlice('\n')
 		if err != nil {
-			return body, readErr(err)
+			return body, clientio.ReadErr(err)
 		}
 		if len(trimCRLF(line)) != 0 {
 			return body, fmt.Errorf("%w: no CRLF after chunk", ErrMalformed)
@@ -235,8 +224,8 @@ func readChunked(br *bufio.Reader, body []byte, discard bool, cnt *int) ([]byte,
 
 func readToEOF(br *bufio.Reader, body []byte, discard bool, cnt *int) ([]byte, error) {
 	for {
-		if *cnt > maxBody && !discard {
-			return body, fmt.Errorf("%w: body over %d bytes", ErrTooLarge, maxBody)
+		if *cnt > clientio.MaxBody && !discard {
+			return body, fmt.Errorf("%w: body over %d bytes", ErrTooLarge, clientio.MaxBody)
 		}
 		if discard {
 			k, err := br.Discard(br.Buffered() + 1)
@@ -264,20 +253,6 @@ func readToEOF(br *bufio.Reader, body []byte, discard bool, cnt *int) ([]byte, e
 			return body, err
 		}
 	}
-}
-
-// readErr turns a short read into io.ErrUnexpectedEOF and a line longer
-// than the read buffer into ErrMalformed.
-func readErr(err error) error {
-	switch err {
-	case nil:
-		return nil
-	case io.EOF:
-		return io.ErrUnexpectedEOF
-	case bufio.ErrBufferFull:
-		return fmt.Errorf("%w: header line too long", ErrMalformed)
-	}
-	return err
 }
 
 func trimCRLF(b []byte) []byte {

@@ -7,6 +7,8 @@ import (
 	"io"
 	"strings"
 	"testing"
+
+	"github.com/wirebench/wirebench/load/clientio"
 )
 
 // TestParseResponseLimits: a head of exactly maxHead bytes and a kept body
@@ -34,7 +36,7 @@ func TestParseResponseLimits(t *testing.T) {
 	for _, tc := range []struct {
 		size int
 		err  error
-	}{{maxHead, nil}, {maxHead + 1, ErrTooLarge}} {
+	}{{clientio.MaxHead, nil}, {clientio.MaxHead + 1, ErrTooLarge}} {
 		var r h1Response
 		_, err := parseResponse(bufio.NewReader(strings.NewReader(head(tc.size))), &r, nil, false, false)
 		if !errors.Is(err, tc.err) || err == nil && r.Status != 200 {
@@ -44,7 +46,7 @@ func TestParseResponseLimits(t *testing.T) {
 	for _, tc := range []struct {
 		length int64
 		err    error
-	}{{maxBody, nil}, {maxBody + 1, ErrTooLarge}} {
+	}{{clientio.MaxBody, nil}, {clientio.MaxBody + 1, ErrTooLarge}} {
 		in := io.MultiReader(strings.NewReader(fmt.Sprintf("HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n", tc.length)),
 			io.LimitReader(zeros{}, tc.length))
 		var r h1Response

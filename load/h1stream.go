@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+
+	"github.com/wirebench/wirebench/load/clientio"
 )
 
 // h1Stream is the push form of parseResponse for the event loop: bytes go
@@ -104,7 +106,7 @@ func (s *h1Stream) eof() (done bool, err error) {
 func (s *h1Stream) takeLine(p []byte) (line []byte, k int, err error) {
 	max := maxChunkLine
 	if s.st == sHead || s.st == sTrailer {
-		max = maxHead - s.head.size // the head and trailers share maxHead
+		max = clientio.MaxHead - s.head.size // the head and trailers share maxHead
 	}
 	i := bytes.IndexByte(p, '\n')
 	if i < 0 {
@@ -128,7 +130,7 @@ func (s *h1Stream) takeLine(p []byte) (line []byte, k int, err error) {
 
 func (s *h1Stream) tooLong() error {
 	if s.st == sHead || s.st == sTrailer {
-		return fmt.Errorf("%w: response head over %d bytes", ErrTooLarge, maxHead)
+		return fmt.Errorf("%w: response head over %d bytes", ErrTooLarge, clientio.MaxHead)
 	}
 	return fmt.Errorf("%w: chunk line over %d bytes", ErrMalformed, maxChunkLine)
 }
@@ -141,7 +143,7 @@ func (s *h1Stream) onLine(line []byte) error {
 			return err
 		}
 		if s.head.done {
-			if s.keep && s.head.length > maxBody && !s.head.bodiless(s.noBody) {
+			if s.keep && s.head.length > clientio.MaxBody && !s.head.bodiless(s.noBody) {
 				return fmt.Errorf("%w: body of %d bytes", ErrTooLarge, s.head.length)
 			}
 			s.startBody()
@@ -199,8 +201,8 @@ func (s *h1Stream) onBody(b []byte) error {
 	if !s.keep {
 		return nil
 	}
-	if len(s.resp.Body)+len(b) > maxBody {
-		return fmt.Errorf("%w: body over %d bytes", ErrTooLarge, maxBody)
+	if len(s.resp.Body)+len(b) > clientio.MaxBody {
+		return fmt.Errorf("%w: body over %d bytes", ErrTooLarge, clientio.MaxBody)
 	}
 	s.resp.Body = append(s.resp.Body, b...)
 	return nil

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/wirebench/wirebench/load/clientio"
 )
 
 // streamParse runs h1Stream over in, fed step bytes at a time, then EOF.
@@ -41,7 +43,7 @@ func TestStream(t *testing.T) {
 		{"304", "HTTP/1.1 304 Not Modified\r\nContent-Length: 100\r\n\r\n", 304, "", nil},
 		{"cut", "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nok", 200, "", errors.New("unexpected EOF")},
 		{"endless head", "HTTP/1.1 200 OK\r\n" + strings.Repeat("X-Pad: "+strings.Repeat("a", 1000)+"\r\n", 1100), 200, "", ErrTooLarge},
-		{"endless line", "HTTP/1.1 200 OK\r\nX: " + strings.Repeat("a", maxHead+1), 200, "", ErrTooLarge},
+		{"endless line", "HTTP/1.1 200 OK\r\nX: " + strings.Repeat("a", clientio.MaxHead+1), 200, "", ErrTooLarge},
 		{"long chunk line", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n" + strings.Repeat("0", maxChunkLine+1), 200, "", ErrMalformed},
 	}
 	for _, tc := range tests {

@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/wirebench/wirebench/load/clientio"
 	"github.com/wirebench/wirebench/measure"
 	"github.com/wirebench/wirebench/results"
 	"golang.org/x/net/http2"
@@ -54,7 +55,7 @@ func newH2Pool(conns int, timeout time.Duration, tlsCfg *tls.Config) *h2Pool {
 		slot.t = &http2.Transport{
 			AllowHTTP:          tlsCfg == nil,
 			DisableCompression: true,
-			MaxHeaderListSize:  maxHead, // as the lean client: a server's head is refused past it
+			MaxHeaderListSize:  clientio.MaxHead, // as the lean client: a server's head is refused past it
 			// Requests past the server's stream limit wait for a stream
 			// on the slot's connection instead of opening another.
 			StrictMaxConcurrentStreams: true,

@@ -7,6 +7,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/wirebench/wirebench/load/clientio"
 	"golang.org/x/net/http/httpguts"
 	"golang.org/x/net/http2"
 	"golang.org/x/net/http2/hpack"
@@ -77,7 +78,7 @@ type h2Head struct {
 func newH2Reader(src io.Reader) *h2Reader {
 	r := &h2Reader{src: src, buf: make([]byte, 2*(9+h2MaxFrame))}
 	r.dec = hpack.NewDecoder(4096, r.emit) // the method value is made once
-	r.dec.SetMaxStringLength(maxHead)
+	r.dec.SetMaxStringLength(clientio.MaxHead)
 	return r
 }
 
@@ -295,8 +296,8 @@ func (r *h2Reader) fragment(f *h2Frame) (bool, error) {
 		// As x/net: past the limit or a bad field, no more is decoded.
 		return false, connErr(http2.ErrCodeProtocol, "header block continued after it was refused")
 	}
-	if int64(len(f.data)) > 2*int64(maxHead-h.size) {
-		return false, connErr(http2.ErrCodeProtocol, "header list over %d bytes", maxHead)
+	if int64(len(f.data)) > 2*int64(clientio.MaxHead-h.size) {
+		return false, connErr(http2.ErrCodeProtocol, "header list over %d bytes", clientio.MaxHead)
 	}
 	r.dec.SetEmitEnabled(true)
 	if _, err := r.dec.Write(f.data); err != nil {
@@ -347,8 +348,8 @@ func (r *h2Reader) emit(hf hpack.HeaderField) {
 		return
 	}
 	size := hf.Size()
-	if size > maxHead-h.size {
-		h.truncated, h.size = true, maxHead
+	if size > clientio.MaxHead-h.size {
+		h.truncated, h.size = true, clientio.MaxHead
 		r.dec.SetEmitEnabled(false)
 		return
 	}

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"testing/iotest"
 
+	"github.com/wirebench/wirebench/load/clientio"
 	"golang.org/x/net/http2"
 	"golang.org/x/net/http2/hpack"
 )
@@ -132,7 +133,7 @@ func diffH2(t *testing.T, b []byte) {
 		ours := newH2Reader(iotest.OneByteReader(bytes.NewReader(b))) // frames in pieces: fill's work
 		fr := http2.NewFramer(nil, bytes.NewReader(b))
 		fr.ReadMetaHeaders = hpack.NewDecoder(4096, nil)
-		fr.MaxHeaderListSize = maxHead
+		fr.MaxHeaderListSize = clientio.MaxHead
 		fr.SetMaxReadFrameSize(h2MaxFrame)
 		for i := 0; ; i++ {
 			var xf http2.Frame
@@ -317,7 +318,7 @@ func TestH2ReaderHeaderLimit(t *testing.T) {
 		he := hpack.NewEncoder(&hb)
 		he.SetMaxDynamicTableSizeLimit(0) // literals only
 		he.WriteField(hpack.HeaderField{Name: ":status", Value: "200"})
-		left := maxHead + extra - (len(":status") + len("200") + 32)
+		left := clientio.MaxHead + extra - (len(":status") + len("200") + 32)
 		for i := 0; left > 0; i++ {
 			name := fmt.Sprintf("x-%03d", i)
 			size := min(16384, left)
@@ -377,8 +378,8 @@ func TestH2ReaderHeaderLimit(t *testing.T) {
 			if err != nil || f.typ != http2.FrameHeaders || r.head.truncated != tc.truncated || r.head.status != "200" {
 				t.Fatalf("got %v %v, truncated %v, status %q; want truncated %v", f.typ, err, r.head.truncated, r.head.status, tc.truncated)
 			}
-			if !tc.truncated && r.head.size != maxHead {
-				t.Fatalf("header list of %d bytes, want exactly %d", r.head.size, maxHead)
+			if !tc.truncated && r.head.size != clientio.MaxHead {
+				t.Fatalf("header list of %d bytes, want exactly %d", r.head.size, clientio.MaxHead)
 			}
 			if f, err := r.next(); err != nil || f.typ != http2.FramePing {
 				t.Fatalf("after the block: %v, %v; want the PING", f.typ, err)

@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/wirebench/wirebench/load/clientio"
 	"github.com/wirebench/wirebench/measure"
 )
 
@@ -34,7 +35,7 @@ func newStdClient(wire *measure.Bytes, timeout time.Duration, noKeepAlive bool, 
 			DisableKeepAlives:   noKeepAlive,
 			DisableCompression:  true,
 			// as the lean client: a server's head is refused past maxHead
-			MaxResponseHeaderBytes: maxHead,
+			MaxResponseHeaderBytes: clientio.MaxHead,
 		},
 	}
 }
@@ -59,7 +60,7 @@ func (v *rawStdVU) Do(ctx context.Context, o *Outcome) {
 		o.BodyOut = int(sent.Load())
 	}
 	if err != nil {
-		o.Fail = failReason(err)
+		o.Fail = clientio.FailReason(err)
 		return
 	}
 	o.Status, o.BodyIn = status, len(body)
@@ -117,15 +118,15 @@ func stdDo(ctx context.Context, c *http.Client, method, url string, header []str
 	if ce != nil {
 		*ce = resp.Header.Get("Content-Encoding")
 	}
-	if resp.ContentLength > maxBody {
+	if resp.ContentLength > clientio.MaxBody {
 		return resp.StatusCode, nil, fmt.Errorf("%w: body of %d bytes", ErrTooLarge, resp.ContentLength)
 	}
 	// An endless or huge body fails with ErrTooLarge instead of growing
 	// the client without bound.
-	*buf, err = readLimited(*buf, resp.Body, maxBody)
+	*buf, err = readLimited(*buf, resp.Body, clientio.MaxBody)
 	if err != nil {
 		if errors.Is(err, io.ErrUnexpectedEOF) {
-			err = errClosedDuring
+			err = clientio.ErrClosedDuring
 		}
 		return resp.StatusCode, nil, err
 	}

@@ -5,6 +5,7 @@ import (
 	"strconv"
 
 	"github.com/wirebench/wirebench/codec"
+	"github.com/wirebench/wirebench/load/clientio"
 )
 
 // The KV scenarios over HTTP, per the KV contract: PUT /kv/{key} answers
@@ -80,7 +81,7 @@ func (v *kvHTTPVU) put(ctx context.Context, k int, o *Outcome) {
 	v.req = appendRequest(v.req[:0], "PUT", string(v.path), v.host, v.setHdr, body, true)
 	resp, err := v.c.roundTrip(ctx, v.req, false, false)
 	if err != nil {
-		o.Fail = failReason(err)
+		o.Fail = clientio.FailReason(err)
 		return
 	}
 	o.Status, o.BodyIn = resp.Status, len(resp.Body)
@@ -94,7 +95,7 @@ func (v *kvHTTPVU) getKey(ctx context.Context, k int, o *Outcome) {
 	v.req = appendRequest(v.req[:0], "GET", string(v.path), v.host, v.getHdr, nil, true)
 	resp, err := v.c.roundTrip(ctx, v.req, false, false)
 	if err != nil {
-		o.Fail = failReason(err)
+		o.Fail = clientio.FailReason(err)
 		return
 	}
 	o.Status, o.BodyIn = resp.Status, len(resp.Body)

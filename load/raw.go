@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/wirebench/wirebench/load/clientio"
 	"github.com/wirebench/wirebench/measure"
 	"github.com/wirebench/wirebench/results"
 )
@@ -233,7 +234,7 @@ func (v *rawVU) Do(ctx context.Context, o *Outcome) {
 	resp, err := v.c.roundTrip(ctx, v.r.wire, v.r.o.Method == "HEAD", discard)
 	o.BodyOut = v.r.bodySent(v.c.sent)
 	if err != nil {
-		o.Fail = failReason(err)
+		o.Fail = clientio.FailReason(err)
 		return
 	}
 	o.Status = resp.Status

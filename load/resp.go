@@ -10,6 +10,7 @@ import (
 	"net"
 	"time"
 
+	"github.com/wirebench/wirebench/load/clientio"
 	"github.com/wirebench/wirebench/measure"
 )
 
@@ -74,9 +75,9 @@ func (c *respConn) read() (*respReply, error) {
 			// Bytes of this reply had arrived (left in the buffer by the
 			// previous read, or read by this one): it was cut in the middle.
 			if buffered || c.got.got > got {
-				err = errClosedDuring
+				err = clientio.ErrClosedDuring
 			} else {
-				err = errClosedBefore
+				err = clientio.ErrClosedBefore
 			}
 		}
 		c.close()
@@ -161,13 +162,13 @@ func (v *respVU) doBatch(ctx context.Context, outs []Outcome) {
 		v.due = append(v.due, respDue{op, k})
 	}
 	if err := v.c.send(ctx, v.cmds); err != nil {
-		failAll(outs, failReason(err))
+		failAll(outs, clientio.FailReason(err))
 		return
 	}
 	for i := range outs {
 		r, err := v.c.read()
 		if err != nil {
-			failAll(outs[i:], failReason(err))
+			failAll(outs[i:], clientio.FailReason(err))
 			return
 		}
 		v.check(r, v.due[i], &outs[i])

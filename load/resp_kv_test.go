@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wirebench/wirebench/load/clientio"
 	"github.com/wirebench/wirebench/results"
 )
 
@@ -156,7 +157,7 @@ func TestKVRESPServerKillsClients(t *testing.T) {
 	}
 	for reason := range res.Failures {
 		switch reason {
-		case errClosedBefore.Error(), errClosedDuring.Error(), "connection reset":
+		case clientio.ErrClosedBefore.Error(), clientio.ErrClosedDuring.Error(), "connection reset":
 		default:
 			t.Errorf("unexpected failure %q (%v)", reason, res.Failures)
 		}
@@ -194,9 +195,9 @@ func TestKVRESPClosedConnections(t *testing.T) {
 		reply, want string
 		keep        bool
 	}{
-		{"", errClosedBefore.Error(), false},
-		{"$128\r\n000000000001.0000", errClosedDuring.Error(), false},
-		{"+O", errClosedDuring.Error(), false},
+		{"", clientio.ErrClosedBefore.Error(), false},
+		{"$128\r\n000000000001.0000", clientio.ErrClosedDuring.Error(), false},
+		{"+O", clientio.ErrClosedDuring.Error(), false},
 		{"HTTP/1.1 200 OK\r\n\r\n", "malformed response", true},
 		{"-ERR something broke\r\n", "error reply ERR", true},
 		{"-WRONGTYPE Operation against a key\r\n", "error reply WRONGTYPE", true},

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+
+	"github.com/wirebench/wirebench/load/clientio"
 )
 
 // RESP reply limits (README: limits). A reply over them fails with
@@ -15,7 +17,7 @@ const (
 	maxRESPLine = 64 << 10
 	// maxRESPBulk bounds a bulk string the client keeps (to check it):
 	// the same 64 MiB as an HTTP body.
-	maxRESPBulk = maxBody
+	maxRESPBulk = clientio.MaxBody
 	// maxRESPElems bounds the elements of one array, nested ones counted
 	// too, so that "*2147483647" cannot make the client loop or allocate.
 	maxRESPElems = 1 << 20
@@ -142,7 +144,7 @@ func respLine(br *bufio.Reader) ([]byte, error) {
 		line = acc
 	}
 	if err != nil {
-		return nil, readErr(err)
+		return nil, clientio.ReadErr(err)
 	}
 	if len(line) > maxRESPLine+2 {
 		return nil, fmt.Errorf("%w: RESP line over %d bytes", ErrTooLarge, maxRESPLine)
@@ -184,7 +186,7 @@ func ioReadFull(br *bufio.Reader, p []byte) (int, error) {
 		n += k
 		if err != nil {
 			if n < len(p) {
-				return n, readErr(err)
+				return n, clientio.ReadErr(err)
 			}
 			break
 		}

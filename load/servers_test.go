@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wirebench/wirebench/load/clientio"
 	"github.com/wirebench/wirebench/results"
 	"golang.org/x/sys/unix"
 )
@@ -419,7 +420,7 @@ func TestFailReasonGrouping(t *testing.T) {
 		&url.Error{Op: "Get", URL: "http://127.0.0.1:1/", Err: syscall.ECONNREFUSED}:    "connection refused",
 		fmt.Errorf("read: %w", syscall.ECONNRESET):                                      "connection reset",
 	} {
-		if got := failReason(in); got != want {
+		if got := clientio.FailReason(in); got != want {
 			t.Errorf("failReason(%v) = %q, want %q", in, got, want)
 		}
 	}

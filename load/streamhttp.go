@@ -14,6 +14,7 @@ import (
 
 	"github.com/wirebench/wirebench/api"
 	"github.com/wirebench/wirebench/codec"
+	"github.com/wirebench/wirebench/load/clientio"
 )
 
 // The REST kinds: each VU has its own HTTP/1.1 connection (kept alive),
@@ -59,7 +60,7 @@ func (v *streamVU) httpDo(ctx context.Context, o *Outcome, t0 time.Time) (items 
 	req.Header.Set("Accept", accept)
 	resp, err := c.Do(req)
 	if err != nil {
-		o.Fail = failReason(err)
+		o.Fail = clientio.FailReason(err)
 		return 0, 0, 0, false
 	}
 	defer resp.Body.Close()
@@ -70,8 +71,8 @@ func (v *streamVU) httpDo(ctx context.Context, o *Outcome, t0 time.Time) (items 
 	}
 	if v.s.o.Kind == StreamRESTList {
 		var buf bytes.Buffer
-		if _, err := buf.ReadFrom(http.MaxBytesReader(nil, resp.Body, maxBody)); err != nil {
-			o.Fail = failReason(err)
+		if _, err := buf.ReadFrom(http.MaxBytesReader(nil, resp.Body, clientio.MaxBody)); err != nil {
+			o.Fail = clientio.FailReason(err)
 			return 0, 0, 0, false
 		}
 		var ul api.UserList
@@ -142,7 +143,7 @@ func (v *streamVU) httpDo(ctx context.Context, o *Outcome, t0 time.Time) (items 
 		items++
 	}
 	if err := sc.Err(); err != nil {
-		o.Fail = failReason(err)
+		o.Fail = clientio.FailReason(err)
 		return items, first, 0, false
 	}
 	if !ended {
@@ -162,7 +163,7 @@ func (v *streamVU) wsDo(ctx context.Context, o *Outcome, t0 time.Time) (items in
 		var err error
 		c, _, err = websocket.Dial(ctx, "ws://"+v.s.host+"/ws/echo", &websocket.DialOptions{HTTPClient: hc})
 		if err != nil {
-			o.Fail = "websocket dial: " + failReason(err)
+			o.Fail = "websocket dial: " + clientio.FailReason(err)
 			return 0, 0, 0, false
 		}
 		c.SetReadLimit(maxStreamLine)
@@ -170,7 +171,7 @@ func (v *streamVU) wsDo(ctx context.Context, o *Outcome, t0 time.Time) (items in
 		v.closer = func() { c.Close(websocket.StatusNormalClosure, "") }
 	}
 	fail := func(what string, err error) (int, time.Duration, time.Duration, bool) {
-		o.Fail = what + ": " + failReason(err)
+		o.Fail = what + ": " + clientio.FailReason(err)
 		c.CloseNow()
 		v.conn = nil // the next exchange dials again
 		return 0, 0, 0, false

@@ -13,6 +13,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/wirebench/wirebench/grpcapi"
+	"github.com/wirebench/wirebench/load/clientio"
 	"github.com/wirebench/wirebench/measure"
 	"github.com/wirebench/wirebench/pb"
 	"github.com/wirebench/wirebench/results"
@@ -180,9 +181,9 @@ func TestLayersPlainH2(t *testing.T) {
 // parser keeps no more); DATA of streams past maxH2Streams is counted as
 // Message without envelope parsing; totals stay exact.
 func TestLayersLimits(t *testing.T) {
-	head := "HTTP/1.1 200 OK\r\nX: " + strings.Repeat("a", maxHead) + "\r\n\r\nbody"
+	head := "HTTP/1.1 200 OK\r\nX: " + strings.Repeat("a", clientio.MaxHead) + "\r\n\r\nbody"
 	got := feedAll(StackH1, true, []byte(head), 64<<10)
-	if got.Other == 0 || got.H1Headers != maxHead || got.Total() != int64(len(head)) {
+	if got.Other == 0 || got.H1Headers != clientio.MaxHead || got.Total() != int64(len(head)) {
 		t.Errorf("oversized head: %+v", got)
 	}
 	if whole := feedAll(StackH1, true, []byte(head), 0); whole != got {

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/binary"
 	"strconv"
+
+	"github.com/wirebench/wirebench/load/clientio"
 )
 
 // The streaming parsers of layer accounting (wirelayers.go). Each takes
@@ -363,10 +365,10 @@ func (h *h1Parser) readHead(p []byte) []byte {
 	if i >= 0 {
 		line = p[:i+1]
 	}
-	if len(h.head)+len(line) > maxHead { // the head's first maxHead bytes, whatever the chunks
+	if len(h.head)+len(line) > clientio.MaxHead { // the head's first maxHead bytes, whatever the chunks
 		h.broken = true
-		h.c.add(lH1Headers, maxHead-len(h.head))
-		h.c.add(lOther, len(h.head)+len(line)-maxHead)
+		h.c.add(lH1Headers, clientio.MaxHead-len(h.head))
+		h.c.add(lOther, len(h.head)+len(line)-clientio.MaxHead)
 		return p[len(line):]
 	}
 	h.c.add(lH1Headers, len(line))
@@ -469,10 +471,10 @@ func (h *h1Parser) readChunked(p []byte) []byte {
 	if i >= 0 {
 		line = p[:i+1]
 	}
-	if len(c.line)+len(line) > maxHead { // as for heads: chunk-independent
+	if len(c.line)+len(line) > clientio.MaxHead { // as for heads: chunk-independent
 		h.broken = true
-		h.c.add(lH1Framing, maxHead-len(c.line))
-		h.c.add(lOther, len(c.line)+len(line)-maxHead)
+		h.c.add(lH1Framing, clientio.MaxHead-len(c.line))
+		h.c.add(lOther, len(c.line)+len(line)-clientio.MaxHead)
 		return p[len(line):]
 	}
 	h.c.add(lH1Framing, len(line))

@@ -1,4 +1,4 @@
-package load
+package clientio
 
 import (
 	"context"
@@ -16,17 +16,17 @@ import (
 // Reasons a request got no complete response, shared by every engine so
 // that the same server behaviour counts the same way whatever the client.
 var (
-	errClosedBefore = errors.New("closed before response") // EOF before any byte of the response
-	errClosedDuring = errors.New("closed mid-response")    // EOF inside the response
+	ErrClosedBefore = errors.New("closed before response") // EOF before any byte of the response
+	ErrClosedDuring = errors.New("closed mid-response")    // EOF inside the response
 )
 
-// isClosedErr reports whether err means the server closed or reset the
+// IsClosed reports whether err means the server closed or reset the
 // connection (not a timeout, not a malformed response): the case in which
 // a request on a reused connection is retried once.
-func isClosedErr(err error) bool {
+func IsClosed(err error) bool {
 	return errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
 		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) ||
-		errors.Is(err, errClosedBefore)
+		errors.Is(err, ErrClosedBefore)
 }
 
 // streamID matches the per-stream part of net/http's HTTP/2 errors
@@ -34,10 +34,10 @@ func isClosedErr(err error) bool {
 // make one failure reason per stream.
 var streamID = lazy.Regexp(`stream ID [0-9]+; ?`)
 
-// failReason maps an error to a low-cardinality reason: the kind of
+// FailReason maps an error to a low-cardinality reason: the kind of
 // failure without addresses, ports, URLs or stream IDs, so failures count
 // by cause.
-func failReason(err error) string {
+func FailReason(err error) string {
 	var ne net.Error
 	var ue *url.Error
 	if errors.As(err, &ue) { // net/http: "Get "http://...": cause"
@@ -56,10 +56,10 @@ func failReason(err error) string {
 		return "connection refused"
 	case errors.Is(err, syscall.ECONNRESET), errors.Is(err, syscall.EPIPE):
 		return "connection reset"
-	case errors.Is(err, errClosedDuring):
-		return errClosedDuring.Error()
-	case errors.Is(err, errClosedBefore), errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
-		return errClosedBefore.Error()
+	case errors.Is(err, ErrClosedDuring):
+		return ErrClosedDuring.Error()
+	case errors.Is(err, ErrClosedBefore), errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+		return ErrClosedBefore.Error()
 	}
 	var oe *net.OpError
 	if errors.As(err, &oe) {
