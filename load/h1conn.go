@@ -31,8 +31,8 @@ type h1Conn struct {
 
 	conn     net.Conn // counts written bytes
 	deadline time.Time
-	fr       *fdReader  // plain TCP
-	tr       *gotReader // TLS
+	fr       *fdReader             // plain TCP
+	tr       *clientio.CountReader // TLS
 	br       *bufio.Reader
 	stopWake func() bool
 	resp     h1Response
@@ -191,7 +191,7 @@ func (c *h1Conn) handshake(ctx context.Context, conn net.Conn) error {
 		conn.Close()
 		return err
 	}
-	c.conn, c.fr, c.tr = tc, nil, &gotReader{r: tc}
+	c.conn, c.fr, c.tr = tc, nil, &clientio.CountReader{R: tc}
 	if c.br == nil {
 		c.br = bufio.NewReaderSize(c.tr, 32<<10)
 	} else {
@@ -207,7 +207,7 @@ func (c *h1Conn) got() int {
 	case c.fr != nil:
 		return c.fr.got
 	case c.tr != nil:
-		return c.tr.got
+		return c.tr.Got
 	}
 	return 0
 }
@@ -217,18 +217,6 @@ func (c *h1Conn) resetGot() {
 		c.fr.got = 0
 	}
 	if c.tr != nil {
-		c.tr.got = 0
+		c.tr.Got = 0
 	}
-}
-
-// gotReader counts the bytes read through it.
-type gotReader struct {
-	r   io.Reader
-	got int
-}
-
-func (g *gotReader) Read(p []byte) (int, error) {
-	n, err := g.r.Read(p)
-	g.got += n
-	return n, err
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sync"
 
+	"github.com/wirebench/wirebench/load/resp"
 	"github.com/wirebench/wirebench/measure"
 )
 
@@ -57,7 +58,7 @@ func (s *kvScenario) preloadRESP(ctx context.Context) error {
 		for k := k0; k < k0+n; k++ {
 			v.key = appendKVKey(v.key[:0], k)
 			v.val = appendKVValue(v.val[:0], k, s.o.ValueSize)
-			v.cmds = appendRESPCommand(v.cmds, respSet, v.key, v.val)
+			v.cmds = resp.AppendCommand(v.cmds, respSet, v.key, v.val)
 		}
 		if err := v.c.send(ctx, v.cmds); err != nil {
 			return fmt.Errorf("load: preloading %d keys into %s: %w", s.o.Keys, s.addr, err)

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/wirebench/wirebench/load/clientio"
+	"github.com/wirebench/wirebench/load/resp"
 	"github.com/wirebench/wirebench/measure"
 )
 
@@ -27,11 +28,11 @@ type respConn struct {
 	timeout time.Duration
 
 	conn     net.Conn
-	got      gotReader // counts reply bytes, to tell "closed before" from "closed during"
+	got      clientio.CountReader // counts reply bytes, to tell "closed before" from "closed during"
 	br       *bufio.Reader
 	stopWake func() bool
 	deadline time.Time
-	reply    respReply
+	reply    resp.Reply
 	buf      []byte
 }
 
@@ -66,15 +67,15 @@ func (c *respConn) send(ctx context.Context, cmds []byte) error {
 
 // read reads the next reply; it is valid until the next call. An error
 // closes the connection: the replies still due are lost with it.
-func (c *respConn) read() (*respReply, error) {
-	buffered, got := c.br.Buffered() > 0, c.got.got
+func (c *respConn) read() (*resp.Reply, error) {
+	buffered, got := c.br.Buffered() > 0, c.got.Got
 	var err error
-	c.buf, err = parseRESP(c.br, &c.reply, c.buf)
+	c.buf, err = resp.Parse(c.br, &c.reply, c.buf)
 	if err != nil {
 		if errors.Is(err, io.ErrUnexpectedEOF) {
 			// Bytes of this reply had arrived (left in the buffer by the
 			// previous read, or read by this one): it was cut in the middle.
-			if buffered || c.got.got > got {
+			if buffered || c.got.Got > got {
 				err = clientio.ErrClosedDuring
 			} else {
 				err = clientio.ErrClosedBefore
@@ -96,7 +97,7 @@ func (c *respConn) connect(ctx context.Context) error {
 	}
 	c.conn = measure.CountConn(conn, c.wire)
 	c.deadline = time.Time{}
-	c.got = gotReader{r: c.conn}
+	c.got = clientio.CountReader{R: c.conn}
 	if c.br == nil {
 		c.br = bufio.NewReaderSize(&c.got, 32<<10)
 	} else {
@@ -153,10 +154,10 @@ func (v *respVU) doBatch(ctx context.Context, outs []Outcome) {
 		v.key = appendKVKey(v.key[:0], k)
 		if op == kvOpSet {
 			v.val = appendKVValue(v.val[:0], k, v.s.o.ValueSize)
-			v.cmds = appendRESPCommand(v.cmds, respSet, v.key, v.val)
+			v.cmds = resp.AppendCommand(v.cmds, respSet, v.key, v.val)
 			outs[i].BodyOut = len(v.val)
 		} else {
-			v.cmds = appendRESPCommand(v.cmds, respGet, v.key)
+			v.cmds = resp.AppendCommand(v.cmds, respGet, v.key)
 		}
 		outs[i].Op = v.outcomeOp(op)
 		v.due = append(v.due, respDue{op, k})
@@ -178,7 +179,7 @@ func (v *respVU) doBatch(ctx context.Context, outs []Outcome) {
 // check judges one reply: SET wants +OK, GET the key's own value.
 // Status is 200 for a reply of the expected kind, 500 for an error reply
 // (-ERR ...), so results count RESP replies like HTTP statuses.
-func (v *respVU) check(r *respReply, d respDue, o *Outcome) {
+func (v *respVU) check(r *resp.Reply, d respDue, o *Outcome) {
 	if r.Kind == '-' {
 		o.Status = 500
 		o.Fail = respErrorReason(r.Bulk)

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wirebench/wirebench/load/resp"
 	"github.com/wirebench/wirebench/measure"
 )
 
@@ -77,7 +78,7 @@ func (r *redisServer) command(t *testing.T, args ...string) (string, error) {
 	for i, a := range args {
 		bs[i] = []byte(a)
 	}
-	if err := c.send(context.Background(), appendRESPCommand(nil, bs...)); err != nil {
+	if err := c.send(context.Background(), resp.AppendCommand(nil, bs...)); err != nil {
 		return "", err
 	}
 	rep, err := c.read()

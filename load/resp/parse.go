@@ -1,4 +1,4 @@
-package load
+package resp
 
 import (
 	"bufio"
@@ -25,32 +25,32 @@ const (
 	maxRESPDepth = 32
 )
 
-// respReply is one parsed RESP2 reply. Bulk aliases a buffer reused by
+// Reply is one parsed RESP2 reply. Bulk aliases a buffer reused by
 // the next parse; arrays are read through (elements checked for syntax
 // and limits, not kept): the KV scenarios never ask for one.
-type respReply struct {
+type Reply struct {
 	Kind byte   // '+', '-', ':', '$', '*'
 	Nil  bool   // $-1 or *-1
 	Int  int64  // ':' value, or the element count of '*'
 	Bulk []byte // '$' payload, or the text of '+' and '-'
 }
 
-// errRESPProto marks a reply that is not RESP2 (wrapped in ErrMalformed,
+// errProto marks a reply that is not RESP2 (wrapped in ErrMalformed,
 // so failures count as "malformed response" whatever the protocol).
-var errRESPProto = errors.New("not a RESP2 reply")
+var errProto = errors.New("not a RESP2 reply")
 
-// parseRESP reads one reply from br into r, keeping a bulk string in buf
+// Parse reads one reply from br into r, keeping a bulk string in buf
 // (grown as needed), and returns buf for reuse. It is deliberately
 // minimal — what a load client needs to stay in sync and check GET's
 // value — and fuzzed (FuzzParseRESP).
-func parseRESP(br *bufio.Reader, r *respReply, buf []byte) ([]byte, error) {
-	*r = respReply{}
+func Parse(br *bufio.Reader, r *Reply, buf []byte) ([]byte, error) {
+	*r = Reply{}
 	elems := 0
-	return parseRESPValue(br, r, buf, 0, &elems)
+	return parseValue(br, r, buf, 0, &elems)
 }
 
-func parseRESPValue(br *bufio.Reader, r *respReply, buf []byte, depth int, elems *int) ([]byte, error) {
-	line, err := respLine(br)
+func parseValue(br *bufio.Reader, r *Reply, buf []byte, depth int, elems *int) ([]byte, error) {
+	line, err := readLine(br)
 	if err != nil {
 		return buf, err
 	}
@@ -61,12 +61,12 @@ func parseRESPValue(br *bufio.Reader, r *respReply, buf []byte, depth int, elems
 		r.Bulk = append(buf[:0], body...)
 		return r.Bulk, nil
 	case ':':
-		if r.Int, err = respInt(body); err != nil {
+		if r.Int, err = parseInt(body); err != nil {
 			return buf, err
 		}
 		return buf, nil
 	case '$':
-		n, err := respInt(body)
+		n, err := parseInt(body)
 		if err != nil {
 			return buf, err
 		}
@@ -75,10 +75,10 @@ func parseRESPValue(br *bufio.Reader, r *respReply, buf []byte, depth int, elems
 			return buf, nil
 		}
 		if n < 0 {
-			return buf, fmt.Errorf("%w: %w: bulk length %d", ErrMalformed, errRESPProto, n)
+			return buf, fmt.Errorf("%w: %w: bulk length %d", clientio.ErrMalformed, errProto, n)
 		}
 		if n > maxRESPBulk {
-			return buf, fmt.Errorf("%w: bulk string of %d bytes (limit %d)", ErrTooLarge, n, maxRESPBulk)
+			return buf, fmt.Errorf("%w: bulk string of %d bytes (limit %d)", clientio.ErrTooLarge, n, maxRESPBulk)
 		}
 		// Grown as the value arrives, a MiB at a time: a peer announcing
 		// 64 MiB and sending nothing costs no 64 MiB allocation.
@@ -92,12 +92,12 @@ func parseRESPValue(br *bufio.Reader, r *respReply, buf []byte, depth int, elems
 			}
 		}
 		if buf[n] != '\r' || buf[n+1] != '\n' {
-			return buf[:0], fmt.Errorf("%w: %w: bulk string not ended by CRLF", ErrMalformed, errRESPProto)
+			return buf[:0], fmt.Errorf("%w: %w: bulk string not ended by CRLF", clientio.ErrMalformed, errProto)
 		}
 		r.Bulk = buf[:n]
 		return buf, nil
 	case '*':
-		n, err := respInt(body)
+		n, err := parseInt(body)
 		if err != nil {
 			return buf, err
 		}
@@ -107,36 +107,36 @@ func parseRESPValue(br *bufio.Reader, r *respReply, buf []byte, depth int, elems
 			return buf, nil
 		}
 		if n < 0 {
-			return buf, fmt.Errorf("%w: %w: array length %d", ErrMalformed, errRESPProto, n)
+			return buf, fmt.Errorf("%w: %w: array length %d", clientio.ErrMalformed, errProto, n)
 		}
 		if depth >= maxRESPDepth {
-			return buf, fmt.Errorf("%w: arrays nested deeper than %d", ErrTooLarge, maxRESPDepth)
+			return buf, fmt.Errorf("%w: arrays nested deeper than %d", clientio.ErrTooLarge, maxRESPDepth)
 		}
 		if *elems += int(min(n, maxRESPElems+1)); *elems > maxRESPElems {
-			return buf, fmt.Errorf("%w: more than %d array elements", ErrTooLarge, maxRESPElems)
+			return buf, fmt.Errorf("%w: more than %d array elements", clientio.ErrTooLarge, maxRESPElems)
 		}
-		var el respReply
+		var el Reply
 		for range n {
-			if buf, err = parseRESPValue(br, &el, buf, depth+1, elems); err != nil {
+			if buf, err = parseValue(br, &el, buf, depth+1, elems); err != nil {
 				return buf, err
 			}
 		}
 		r.Bulk = nil
 		return buf, nil
 	}
-	return buf, fmt.Errorf("%w: %w: type byte %q", ErrMalformed, errRESPProto, r.Kind)
+	return buf, fmt.Errorf("%w: %w: type byte %q", clientio.ErrMalformed, errProto, r.Kind)
 }
 
-// respLine reads one CRLF-terminated line without its CRLF; the slice is
+// readLine reads one CRLF-terminated line without its CRLF; the slice is
 // valid until the next read.
-func respLine(br *bufio.Reader) ([]byte, error) {
+func readLine(br *bufio.Reader) ([]byte, error) {
 	line, err := br.ReadSlice('\n')
 	if errors.Is(err, bufio.ErrBufferFull) {
 		// A line longer than the reader's buffer: accumulate up to the limit.
 		acc := append([]byte(nil), line...)
 		for errors.Is(err, bufio.ErrBufferFull) {
 			if len(acc) > maxRESPLine {
-				return nil, fmt.Errorf("%w: RESP line over %d bytes", ErrTooLarge, maxRESPLine)
+				return nil, fmt.Errorf("%w: RESP line over %d bytes", clientio.ErrTooLarge, maxRESPLine)
 			}
 			line, err = br.ReadSlice('\n')
 			acc = append(acc, line...)
@@ -147,27 +147,27 @@ func respLine(br *bufio.Reader) ([]byte, error) {
 		return nil, clientio.ReadErr(err)
 	}
 	if len(line) > maxRESPLine+2 {
-		return nil, fmt.Errorf("%w: RESP line over %d bytes", ErrTooLarge, maxRESPLine)
+		return nil, fmt.Errorf("%w: RESP line over %d bytes", clientio.ErrTooLarge, maxRESPLine)
 	}
 	if len(line) < 3 || line[len(line)-2] != '\r' {
-		return nil, fmt.Errorf("%w: %w: line not ended by CRLF", ErrMalformed, errRESPProto)
+		return nil, fmt.Errorf("%w: %w: line not ended by CRLF", clientio.ErrMalformed, errProto)
 	}
 	return line[:len(line)-2], nil
 }
 
-// respInt reads a RESP integer: an optional '-' and 1..19 digits.
-func respInt(b []byte) (int64, error) {
+// parseInt reads a RESP integer: an optional '-' and 1..19 digits.
+func parseInt(b []byte) (int64, error) {
 	neg := len(b) > 0 && b[0] == '-'
 	if neg {
 		b = b[1:]
 	}
 	if len(b) == 0 || len(b) > 18 {
-		return 0, fmt.Errorf("%w: %w: bad integer %q", ErrMalformed, errRESPProto, b)
+		return 0, fmt.Errorf("%w: %w: bad integer %q", clientio.ErrMalformed, errProto, b)
 	}
 	var n int64
 	for _, c := range b {
 		if c < '0' || c > '9' {
-			return 0, fmt.Errorf("%w: %w: bad integer %q", ErrMalformed, errRESPProto, b)
+			return 0, fmt.Errorf("%w: %w: bad integer %q", clientio.ErrMalformed, errProto, b)
 		}
 		n = n*10 + int64(c-'0')
 	}
@@ -194,9 +194,9 @@ func ioReadFull(br *bufio.Reader, p []byte) (int, error) {
 	return n, nil
 }
 
-// appendRESPCommand appends args as a RESP array of bulk strings, the form
+// AppendCommand appends args as a RESP array of bulk strings, the form
 // redis-benchmark and every client library send.
-func appendRESPCommand(b []byte, args ...[]byte) []byte {
+func AppendCommand(b []byte, args ...[]byte) []byte {
 	b = append(b, '*')
 	b = appendUint(b, len(args))
 	b = append(b, '\r', '\n')

@@ -1,4 +1,4 @@
-package load
+package resp
 
 import (
 	"bufio"
@@ -8,16 +8,18 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/wirebench/wirebench/load/clientio"
 )
 
-func parseAll(data []byte) ([]respReply, error) {
+func parseAll(data []byte) ([]Reply, error) {
 	br := bufio.NewReaderSize(bytes.NewReader(data), 64)
-	var out []respReply
+	var out []Reply
 	var buf []byte
 	for {
-		var r respReply
+		var r Reply
 		var err error
-		buf, err = parseRESP(br, &r, buf)
+		buf, err = Parse(br, &r, buf)
 		if err != nil {
 			if errors.Is(err, io.ErrUnexpectedEOF) && len(out) > 0 && br.Buffered() == 0 {
 				return out, nil // clean end after the last reply
@@ -33,18 +35,18 @@ func parseAll(data []byte) ([]respReply, error) {
 func TestParseRESP(t *testing.T) {
 	for _, tc := range []struct {
 		in   string
-		want respReply
+		want Reply
 	}{
-		{"+OK\r\n", respReply{Kind: '+', Bulk: []byte("OK")}},
-		{"-ERR wrong number of arguments\r\n", respReply{Kind: '-', Bulk: []byte("ERR wrong number of arguments")}},
-		{":1234\r\n", respReply{Kind: ':', Int: 1234}},
-		{":-7\r\n", respReply{Kind: ':', Int: -7}},
-		{"$5\r\nhello\r\n", respReply{Kind: '$', Bulk: []byte("hello")}},
-		{"$0\r\n\r\n", respReply{Kind: '$', Bulk: []byte{}}},
-		{"$4\r\na\r\nb\r\n", respReply{Kind: '$', Bulk: []byte("a\r\nb")}}, // binary-safe
-		{"$-1\r\n", respReply{Kind: '$', Nil: true}},
-		{"*-1\r\n", respReply{Kind: '*', Nil: true, Int: -1}},
-		{"*2\r\n$1\r\na\r\n*1\r\n:1\r\n", respReply{Kind: '*', Int: 2}},
+		{"+OK\r\n", Reply{Kind: '+', Bulk: []byte("OK")}},
+		{"-ERR wrong number of arguments\r\n", Reply{Kind: '-', Bulk: []byte("ERR wrong number of arguments")}},
+		{":1234\r\n", Reply{Kind: ':', Int: 1234}},
+		{":-7\r\n", Reply{Kind: ':', Int: -7}},
+		{"$5\r\nhello\r\n", Reply{Kind: '$', Bulk: []byte("hello")}},
+		{"$0\r\n\r\n", Reply{Kind: '$', Bulk: []byte{}}},
+		{"$4\r\na\r\nb\r\n", Reply{Kind: '$', Bulk: []byte("a\r\nb")}}, // binary-safe
+		{"$-1\r\n", Reply{Kind: '$', Nil: true}},
+		{"*-1\r\n", Reply{Kind: '*', Nil: true, Int: -1}},
+		{"*2\r\n$1\r\na\r\n*1\r\n:1\r\n", Reply{Kind: '*', Int: 2}},
 	} {
 		got, err := parseAll([]byte(tc.in))
 		if err != nil || len(got) != 1 {
@@ -67,21 +69,21 @@ func TestParseRESPLimits(t *testing.T) {
 		in   string
 		want error
 	}{
-		{"$" + strconv.Itoa(maxRESPBulk+1) + "\r\n", ErrTooLarge},
-		{"*" + strconv.Itoa(maxRESPElems+1) + "\r\n", ErrTooLarge},
-		{"*2\r\n*" + strconv.Itoa(maxRESPElems) + "\r\n", ErrTooLarge}, // nested elements count too
-		{"*2147483647\r\n", ErrTooLarge},
-		{tooDeep, ErrTooLarge},
-		{"+" + strings.Repeat("a", maxRESPLine+1) + "\r\n", ErrTooLarge},
-		{"$5\r\nhelloXX", ErrMalformed},
-		{"$-2\r\n", ErrMalformed},
-		{"*-2\r\n", ErrMalformed},
-		{":12a\r\n", ErrMalformed},
-		{":\r\n", ErrMalformed},
-		{":1234567890123456789\r\n", ErrMalformed}, // 19 digits could overflow
-		{"+OK\n", ErrMalformed},
-		{"\r\n", ErrMalformed},
-		{"%1\r\n", ErrMalformed}, // RESP3 map: not asked for
+		{"$" + strconv.Itoa(maxRESPBulk+1) + "\r\n", clientio.ErrTooLarge},
+		{"*" + strconv.Itoa(maxRESPElems+1) + "\r\n", clientio.ErrTooLarge},
+		{"*2\r\n*" + strconv.Itoa(maxRESPElems) + "\r\n", clientio.ErrTooLarge}, // nested elements count too
+		{"*2147483647\r\n", clientio.ErrTooLarge},
+		{tooDeep, clientio.ErrTooLarge},
+		{"+" + strings.Repeat("a", maxRESPLine+1) + "\r\n", clientio.ErrTooLarge},
+		{"$5\r\nhelloXX", clientio.ErrMalformed},
+		{"$-2\r\n", clientio.ErrMalformed},
+		{"*-2\r\n", clientio.ErrMalformed},
+		{":12a\r\n", clientio.ErrMalformed},
+		{":\r\n", clientio.ErrMalformed},
+		{":1234567890123456789\r\n", clientio.ErrMalformed}, // 19 digits could overflow
+		{"+OK\n", clientio.ErrMalformed},
+		{"\r\n", clientio.ErrMalformed},
+		{"%1\r\n", clientio.ErrMalformed}, // RESP3 map: not asked for
 		{"$5\r\nhel", io.ErrUnexpectedEOF},
 		{"+OK", io.ErrUnexpectedEOF},
 	} {
@@ -107,30 +109,13 @@ func TestParseRESPLimits(t *testing.T) {
 
 // TestAppendRESPCommand: commands are arrays of bulk strings, binary-safe.
 func TestAppendRESPCommand(t *testing.T) {
-	got := string(appendRESPCommand(nil, []byte("SET"), []byte("key:000000000001"), []byte("a\r\nb")))
+	got := string(AppendCommand(nil, []byte("SET"), []byte("key:000000000001"), []byte("a\r\nb")))
 	want := "*3\r\n$3\r\nSET\r\n$16\r\nkey:000000000001\r\n$4\r\na\r\nb\r\n"
 	if got != want {
 		t.Errorf("got %q, want %q", got, want)
 	}
 	if s := string(appendUint(nil, 0)) + string(appendUint(nil, 1234567)); s != "01234567" {
 		t.Errorf("appendUint: %q", s)
-	}
-}
-
-// TestKVKeysAndValues: keys are redis-benchmark's, values are derived
-// from keys, sized exactly, and differ between keys.
-func TestKVKeysAndValues(t *testing.T) {
-	if k := string(appendKVKey(nil, 1234)); k != "key:000000001234" {
-		t.Errorf("key %q", k)
-	}
-	if v := string(appendKVValue(nil, 1234, 30)); v != "000000001234.000000001234.0000" {
-		t.Errorf("value %q", v)
-	}
-	for _, size := range []int{1, 12, 13, 14, 128, 1000} {
-		a, b := appendKVValue([]byte("prefix"), 5, size), appendKVValue(nil, 6, size)
-		if len(a) != size+6 || len(b) != size || string(a[6:]) == string(b) && size > 11 {
-			t.Errorf("size %d: %q %q", size, a, b)
-		}
 	}
 }
 
@@ -142,21 +127,21 @@ func FuzzParseRESP(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		src := &gotReader{r: bytes.NewReader(data)}
+		src := &clientio.CountReader{R: bytes.NewReader(data)}
 		br := bufio.NewReaderSize(src, 16)
 		var buf []byte
 		off := 0 // bytes of data consumed by the replies so far
 		for {
-			var r respReply
+			var r Reply
 			var err error
-			buf, err = parseRESP(br, &r, buf)
+			buf, err = Parse(br, &r, buf)
 			if err != nil {
-				if !errors.Is(err, ErrMalformed) && !errors.Is(err, ErrTooLarge) && !errors.Is(err, io.ErrUnexpectedEOF) {
+				if !errors.Is(err, clientio.ErrMalformed) && !errors.Is(err, clientio.ErrTooLarge) && !errors.Is(err, io.ErrUnexpectedEOF) {
 					t.Fatalf("error of no known kind: %v", err)
 				}
 				return
 			}
-			consumed := src.got - br.Buffered() - off
+			consumed := src.Got - br.Buffered() - off
 			if consumed < 3 { // the shortest reply is "+\r\n"
 				t.Fatalf("a reply consumed %d bytes", consumed)
 			}
