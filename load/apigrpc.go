@@ -117,7 +117,7 @@ type grpcClient struct {
 	sizeOut, sizeIn int
 
 	// The calls' timeout context, shared by the VU's successive calls
-	// while more than 90% of the timeout is left, as h1Conn re-arms its
+	// while more than 90% of the timeout is left, as h1.Conn re-arms its
 	// deadline: a context, its timer and its place among the parent's
 	// children once per tenth of the timeout instead of once per call,
 	// and the lean client's reader watches one context (issue 17). A call

@@ -11,6 +11,7 @@ import (
 	"github.com/wirebench/wirebench/api"
 	"github.com/wirebench/wirebench/codec"
 	"github.com/wirebench/wirebench/load/clientio"
+	"github.com/wirebench/wirebench/load/h1"
 )
 
 // restClient speaks the REST API in one format over lean HTTP/1.1 (h1)
@@ -20,7 +21,7 @@ type restClient struct {
 	host   string
 	header []string // Content-Type and Accept, the format's canonical media type
 	codec  codec.Codec
-	h1     *h1Conn
+	h1     *h1.Conn
 	h2     *http.Client
 	req    []byte // reused request buffer (h1)
 	path   []byte
@@ -33,7 +34,7 @@ type restClient struct {
 
 func (c *restClient) close() {
 	if c.h1 != nil {
-		c.h1.close()
+		c.h1.Close()
 	}
 }
 
@@ -45,8 +46,8 @@ func (c *restClient) do(ctx context.Context, method string, path []byte, body []
 	var respBody []byte
 	var coded bool // the body has a content coding
 	if c.h1 != nil {
-		c.req = appendRequest(c.req[:0], method, string(path), c.host, c.header, body, c.h1.keepAlive)
-		resp, err := c.h1.roundTrip(ctx, c.req, false, false)
+		c.req = appendRequest(c.req[:0], method, string(path), c.host, c.header, body, c.h1.KeepAlive)
+		resp, err := c.h1.RoundTrip(ctx, c.req, false, false)
 		if err != nil {
 			o.Fail = clientio.FailReason(err)
 			return false

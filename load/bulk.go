@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/wirebench/wirebench/bulk"
+	"github.com/wirebench/wirebench/load/h1"
 	"github.com/wirebench/wirebench/measure"
 )
 
@@ -98,8 +99,8 @@ func PostBulk(ctx context.Context, o BulkOptions) (BulkResult, error) {
 		res.Checksum, err = writeBulk(conn, u, o.Format, size, o.Records, &body)
 		sent <- err
 	}()
-	var resp h1Response
-	reply, rerr := parseResponse(bufio.NewReader(conn), &resp, nil, false, false)
+	var resp h1.Response
+	reply, rerr := h1.ParseResponse(bufio.NewReader(conn), &resp, nil, false, false)
 	res.Duration = time.Since(start)
 	conn.Close() // stops the writer if the server answered before the body's end
 	werr := <-sent

@@ -221,7 +221,7 @@ func dialH2Session(ctx context.Context, dial measure.DialFunc, addr string) (*h2
 	if d, ok := ctx.Deadline(); ok {
 		conn.SetDeadline(d)
 	}
-	stop := context.AfterFunc(ctx, func() { conn.SetDeadline(wake) })
+	stop := context.AfterFunc(ctx, func() { conn.SetDeadline(clientio.Wake) })
 	err = s.handshake()
 	if !stop() || err != nil {
 		conn.Close()
@@ -590,12 +590,12 @@ func (s *h2Session) watch(ctx context.Context) {
 			s.wakeMu.Lock()
 			defer s.wakeMu.Unlock()
 			if s.readerCtx == ctx {
-				s.setReadDeadline(wake)
+				s.setReadDeadline(clientio.Wake)
 			}
 		})
 	}
 	if ctx.Err() != nil {
-		d = wake
+		d = clientio.Wake
 	}
 	s.setReadDeadline(d)
 }

@@ -26,6 +26,7 @@ import (
 
 	"github.com/wirebench/wirebench/grpcapi"
 	"github.com/wirebench/wirebench/internal/rawio"
+	"github.com/wirebench/wirebench/load/clientio"
 	"github.com/wirebench/wirebench/measure"
 	"github.com/wirebench/wirebench/pb"
 	"github.com/wirebench/wirebench/store"
@@ -836,7 +837,7 @@ func TestLeanReaderWatch(t *testing.T) {
 		case <-time.After(d):
 			// Unblock the reader for the next step.
 			s.wakeMu.Lock()
-			s.setReadDeadline(wake)
+			s.setReadDeadline(clientio.Wake)
 			s.wakeMu.Unlock()
 			<-got
 			return false

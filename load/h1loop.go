@@ -13,6 +13,7 @@ import (
 
 	"github.com/wirebench/wirebench/internal/rawio"
 	"github.com/wirebench/wirebench/load/clientio"
+	"github.com/wirebench/wirebench/load/h1"
 	"github.com/wirebench/wirebench/measure"
 	"github.com/wirebench/wirebench/results"
 )
@@ -39,7 +40,7 @@ import (
 // Because the loop holds its P, nothing in it may block: it connects with
 // a non-blocking connect(2) of its own (a slow SYN waits in epoll, not in
 // Go's dialer, which used to stall every connection of the loop), parses
-// responses as they arrive (h1Stream), and ends issuing on the clock, not
+// responses as they arrive (h1.Stream), and ends issuing on the clock, not
 // only when the run's context says so (its timer can fire late while the
 // loops hold the Ps).
 
@@ -48,7 +49,7 @@ type loopConn struct {
 	fd         int // -1 when not connected
 	sent       time.Time
 	out        []byte // request bytes not yet written
-	s          h1Stream
+	s          h1.Stream
 	busy       bool // a request is in flight
 	connecting bool // non-blocking connect in progress (waiting for EPOLLOUT)
 	wantOut    bool // registered for EPOLLOUT
@@ -277,7 +278,7 @@ func (l *h1Loop) send(i int) bool {
 func (l *h1Loop) start(i int) bool {
 	c := &l.conns[i]
 	c.busy, c.rcvd, c.werr, c.wrote = true, false, nil, 0
-	c.s.reset(l.keep, l.noBody)
+	c.s.Reset(l.keep, l.noBody)
 	c.out = l.raw.wire
 	if c.fd < 0 {
 		if err := l.connect(i); err != nil {
@@ -300,7 +301,7 @@ func (l *h1Loop) start(i int) bool {
 func (l *h1Loop) connect(i int) error {
 	fd, err := socketNB(l.sa.family)
 	if err != nil {
-		return &wrappedErr{op: "socket", err: err}
+		return &clientio.OpError{Op: "socket", Err: err}
 	}
 	c := &l.conns[i]
 	c.fd, c.reused, c.connecting, c.wantOut = fd, false, false, false
@@ -308,7 +309,7 @@ func (l *h1Loop) connect(i int) error {
 	case nil, unix.EINPROGRESS, unix.EINTR:
 	default:
 		l.closeConn(i)
-		return &wrappedErr{op: "connect", err: err}
+		return &clientio.OpError{Op: "connect", Err: err}
 	}
 	// Try the request now; EAGAIN means the handshake is not done yet.
 	k, err := rawio.Write(fd, c.out)
@@ -323,7 +324,7 @@ func (l *h1Loop) connect(i int) error {
 		events |= unix.EPOLLOUT
 	case err != nil:
 		l.closeConn(i)
-		return &wrappedErr{op: "connect", err: err} // ECONNREFUSED, reported by the write
+		return &clientio.OpError{Op: "connect", Err: err} // ECONNREFUSED, reported by the write
 	}
 	if err := l.watch(i, unix.EPOLL_CTL_ADD, events); err != nil {
 		l.closeConn(i)
@@ -342,7 +343,7 @@ func (l *h1Loop) connected(i int) bool {
 	}
 	if err != nil {
 		l.closeConn(i)
-		l.fail(i, &wrappedErr{op: "connect", err: err})
+		l.fail(i, &clientio.OpError{Op: "connect", Err: err})
 		return true
 	}
 	c.connecting = false
@@ -375,7 +376,7 @@ func (l *h1Loop) flush(i int) error {
 			// Stop writing and wait for the response (see werr), as curl
 			// and wrk do; a socket that failed a write reports EPOLLHUP or
 			// EPOLLERR, so receive runs next even if nothing came.
-			c.out, c.werr = nil, &wrappedErr{op: "write", err: err}
+			c.out, c.werr = nil, &clientio.OpError{Op: "write", Err: err}
 		}
 	}
 	if c.wantOut {
@@ -398,19 +399,19 @@ func (l *h1Loop) receive(i int) bool {
 		return false
 	}
 	if err != nil {
-		return !l.broken(i, l.whyBroken(i, &wrappedErr{op: "read", err: err}))
+		return !l.broken(i, l.whyBroken(i, &clientio.OpError{Op: "read", Err: err}))
 	}
 	var done bool
 	extra := false
 	if k == 0 {
-		if done, err = c.s.eof(); err != nil {
+		if done, err = c.s.EOF(); err != nil {
 			return !l.broken(i, l.whyBroken(i, err))
 		}
 	} else {
 		c.rcvd = true
 		l.wire.In.Add(int64(k))
 		var n int
-		n, done, err = c.s.feed(l.rbuf[:k])
+		n, done, err = c.s.Feed(l.rbuf[:k])
 		extra = n < k
 	}
 	if err != nil {
@@ -422,7 +423,7 @@ func (l *h1Loop) receive(i int) bool {
 		return false
 	}
 	t1 := time.Now()
-	r := &c.s.resp
+	r := &c.s.Resp
 	o := Outcome{BodyOut: l.raw.bodySent(c.wrote), Status: r.Status, BodyIn: r.BodyLen}
 	o.Fail = l.raw.check(r.Status, r.Body)
 	c.busy = false
@@ -508,7 +509,7 @@ func (l *h1Loop) fail(i int, err error) {
 func (l *h1Loop) watch(i, op int, events uint32) error {
 	ev := unix.EpollEvent{Events: events, Fd: int32(l.conns[i].fd), Pad: int32(i)}
 	if err := epollCtlNB(l.epfd, op, l.conns[i].fd, &ev); err != nil {
-		return &wrappedErr{op: "epoll_ctl", err: err}
+		return &clientio.OpError{Op: "epoll_ctl", Err: err}
 	}
 	return nil
 }

@@ -17,8 +17,8 @@ import (
 )
 
 // newStdClient is one VU's net/http client: its own Transport with one
-// connection, so its bytes count into the VU's worker like h1Conn's do.
-// It exists to measure net/http against h1Conn (bench/), not as the default.
+// connection, so its bytes count into the VU's worker like h1.Conn's do.
+// It exists to measure net/http against h1.Conn (bench/), not as the default.
 func newStdClient(wire *measure.Bytes, timeout time.Duration, noKeepAlive bool, tlsCfg *tls.Config) *http.Client {
 	d := &net.Dialer{Timeout: timeout}
 	var protos http.Protocols

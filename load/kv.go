@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/wirebench/wirebench/load/h1"
 	"github.com/wirebench/wirebench/measure"
 	"github.com/wirebench/wirebench/results"
 )
@@ -168,7 +169,7 @@ func (s *kvScenario) NewVU(ctx context.Context, id int, wire *measure.Bytes) (VU
 	if s.o.Protocol == ProtocolRESP {
 		return &respVU{kvVU: v, c: newRESPConn(s.addr, wire, s.o.Timeout)}, nil
 	}
-	return newHTTPKVVU(v, newH1Conn(s.addr, wire, s.o.Timeout, true), s.o.Protocol == ProtocolHTTPJSON), nil
+	return newHTTPKVVU(v, h1.NewConn(s.addr, wire, s.o.Timeout, true), s.o.Protocol == ProtocolHTTPJSON), nil
 }
 
 // kvVU is what every KV VU shares: the key choice and the value buffers.

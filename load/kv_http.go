@@ -6,6 +6,7 @@ import (
 
 	"github.com/wirebench/wirebench/codec"
 	"github.com/wirebench/wirebench/load/clientio"
+	"github.com/wirebench/wirebench/load/h1"
 )
 
 // The KV scenarios over HTTP, per the KV contract: PUT /kv/{key} answers
@@ -17,7 +18,7 @@ import (
 // kvHTTPVU is a KV VU over the lean HTTP/1.1 client.
 type kvHTTPVU struct {
 	kvVU
-	c      *h1Conn
+	c      *h1.Conn
 	json   bool
 	host   string
 	setHdr []string
@@ -36,8 +37,8 @@ type kvJSONItem struct {
 	TTLMs int64  `json:"ttl_ms"`
 }
 
-func newHTTPKVVU(v kvVU, c *h1Conn, json bool) *kvHTTPVU {
-	h := &kvHTTPVU{kvVU: v, c: c, json: json, host: c.addr}
+func newHTTPKVVU(v kvVU, c *h1.Conn, json bool) *kvHTTPVU {
+	h := &kvHTTPVU{kvVU: v, c: c, json: json, host: c.Addr}
 	mt := "application/octet-stream"
 	if json {
 		mt = codec.MediaJSON
@@ -79,7 +80,7 @@ func (v *kvHTTPVU) put(ctx context.Context, k int, o *Outcome) {
 	o.BodyOut = len(body)
 	v.path = kvURLPath(v.path[:0], k)
 	v.req = appendRequest(v.req[:0], "PUT", string(v.path), v.host, v.setHdr, body, true)
-	resp, err := v.c.roundTrip(ctx, v.req, false, false)
+	resp, err := v.c.RoundTrip(ctx, v.req, false, false)
 	if err != nil {
 		o.Fail = clientio.FailReason(err)
 		return
@@ -93,7 +94,7 @@ func (v *kvHTTPVU) put(ctx context.Context, k int, o *Outcome) {
 func (v *kvHTTPVU) getKey(ctx context.Context, k int, o *Outcome) {
 	v.path = kvURLPath(v.path[:0], k)
 	v.req = appendRequest(v.req[:0], "GET", string(v.path), v.host, v.getHdr, nil, true)
-	resp, err := v.c.roundTrip(ctx, v.req, false, false)
+	resp, err := v.c.RoundTrip(ctx, v.req, false, false)
 	if err != nil {
 		o.Fail = clientio.FailReason(err)
 		return
@@ -128,6 +129,6 @@ func (v *kvHTTPVU) getKey(ctx context.Context, k int, o *Outcome) {
 
 // Close implements VU.
 func (v *kvHTTPVU) Close() error {
-	v.c.close()
+	v.c.Close()
 	return nil
 }

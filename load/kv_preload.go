@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sync"
 
+	"github.com/wirebench/wirebench/load/h1"
 	"github.com/wirebench/wirebench/load/resp"
 	"github.com/wirebench/wirebench/measure"
 )
@@ -29,7 +30,7 @@ func (s *kvScenario) preload(ctx context.Context) error {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			v := newHTTPKVVU(kvVU{s: s}, newH1Conn(s.addr, new(measure.Bytes), s.o.Timeout, true), s.o.Protocol == ProtocolHTTPJSON)
+			v := newHTTPKVVU(kvVU{s: s}, h1.NewConn(s.addr, new(measure.Bytes), s.o.Timeout, true), s.o.Protocol == ProtocolHTTPJSON)
 			defer v.Close()
 			for k := w; k < s.o.Keys; k += preloadConns {
 				var o Outcome

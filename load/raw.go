@@ -13,13 +13,14 @@ import (
 	"time"
 
 	"github.com/wirebench/wirebench/load/clientio"
+	"github.com/wirebench/wirebench/load/h1"
 	"github.com/wirebench/wirebench/measure"
 	"github.com/wirebench/wirebench/results"
 )
 
 // HTTP client implementations for raw mode and the REST scenarios.
 const (
-	ClientLean = "lean" // h1Conn: the default, as cheap per request as wrk
+	ClientLean = "lean" // h1.Conn: the default, as cheap per request as wrk
 	ClientStd  = "std"  // net/http's Transport, kept for comparison
 )
 
@@ -149,8 +150,8 @@ func (r *Raw) NewVU(_ context.Context, id int, wire *measure.Bytes) (VU, error) 
 	case r.o.Client == ClientStd:
 		return &rawStdVU{r: r, c: newStdClient(wire, r.o.Timeout, r.o.NoKeepAlive, r.h1TLS())}, nil
 	}
-	c := newH1Conn(r.addr, wire, r.o.Timeout, !r.o.NoKeepAlive)
-	c.tls = r.h1TLS()
+	c := h1.NewConn(r.addr, wire, r.o.Timeout, !r.o.NoKeepAlive)
+	c.TLS = r.h1TLS()
 	return &rawVU{r: r, c: c}, nil
 }
 
@@ -226,13 +227,13 @@ func (r *Raw) bodySent(wrote int) int {
 
 type rawVU struct {
 	r *Raw
-	c *h1Conn
+	c *h1.Conn
 }
 
 func (v *rawVU) Do(ctx context.Context, o *Outcome) {
 	discard := v.r.o.ExpectBodyContains == ""
-	resp, err := v.c.roundTrip(ctx, v.r.wire, v.r.o.Method == "HEAD", discard)
-	o.BodyOut = v.r.bodySent(v.c.sent)
+	resp, err := v.c.RoundTrip(ctx, v.r.wire, v.r.o.Method == "HEAD", discard)
+	o.BodyOut = v.r.bodySent(v.c.Sent)
 	if err != nil {
 		o.Fail = clientio.FailReason(err)
 		return
@@ -242,7 +243,7 @@ func (v *rawVU) Do(ctx context.Context, o *Outcome) {
 	o.Fail = v.r.check(resp.Status, resp.Body)
 }
 
-func (v *rawVU) Close() error { v.c.close(); return nil }
+func (v *rawVU) Close() error { v.c.Close(); return nil }
 
 // appendRequest serializes an HTTP/1.1 request. Content-Length is sent
 // for any body, and for an empty one on methods that usually carry one.

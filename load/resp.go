@@ -48,13 +48,13 @@ func (c *respConn) send(ctx context.Context, cmds []byte) error {
 		}
 	}
 	if c.timeout > 0 {
-		// As h1Conn: re-arm the deadline only when less than 90% is left.
+		// As h1.Conn: re-arm the deadline only when less than 90% is left.
 		if now := time.Now(); c.deadline.Sub(now) < c.timeout*9/10 {
 			c.deadline = now.Add(c.timeout)
 			c.conn.SetDeadline(c.deadline)
 		}
 	}
-	if err := ctx.Err(); err != nil { // after SetDeadline: see h1Conn.connect
+	if err := ctx.Err(); err != nil { // after SetDeadline: see h1.Conn.connect
 		c.close()
 		return err
 	}
@@ -104,7 +104,7 @@ func (c *respConn) connect(ctx context.Context) error {
 		c.br.Reset(&c.got)
 	}
 	// When ctx ends, a read blocked on a stalled server returns at once.
-	c.stopWake = context.AfterFunc(ctx, func() { conn.SetDeadline(wake) })
+	c.stopWake = context.AfterFunc(ctx, func() { conn.SetDeadline(clientio.Wake) })
 	return nil
 }
 

@@ -14,6 +14,7 @@ import (
 
 	"github.com/wirebench/wirebench/api"
 	"github.com/wirebench/wirebench/codec"
+	"github.com/wirebench/wirebench/load/h1"
 	"github.com/wirebench/wirebench/measure"
 	"github.com/wirebench/wirebench/results"
 )
@@ -211,10 +212,10 @@ func (s *apiScenario) client(id int, wire *measure.Bytes) apiClient {
 	case s.o.Client == ClientStd:
 		return s.restClient(nil, newStdClient(wire, s.o.Timeout, s.o.NoKeepAlive, nil))
 	}
-	return s.restClient(newH1Conn(s.addr, wire, s.o.Timeout, !s.o.NoKeepAlive), nil)
+	return s.restClient(h1.NewConn(s.addr, wire, s.o.Timeout, !s.o.NoKeepAlive), nil)
 }
 
-func (s *apiScenario) restClient(h1 *h1Conn, h2 *http.Client) *restClient {
+func (s *apiScenario) restClient(h1 *h1.Conn, h2 *http.Client) *restClient {
 	mt := s.entry.MediaTypes[0]
 	c := &restClient{
 		base: "http://" + s.addr, host: s.addr, codec: s.entry.Codec, h1: h1,
@@ -241,7 +242,7 @@ func (s *apiScenario) snapshot(ctx context.Context) error {
 			defer p.close()
 			c = p.client(0, s.o.Timeout)
 		} else {
-			c = s.restClient(newH1Conn(s.addr, new(measure.Bytes), s.o.Timeout, false), nil)
+			c = s.restClient(h1.NewConn(s.addr, new(measure.Bytes), s.o.Timeout, false), nil)
 		}
 		defer c.close()
 		var o Outcome

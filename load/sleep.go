@@ -6,6 +6,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/wirebench/wirebench/load/clientio"
 	"golang.org/x/sys/unix"
 )
 
@@ -38,7 +39,7 @@ func newSleeper(ctx context.Context) *sleeper {
 		return s
 	}
 	s.fd, s.f = fd, os.NewFile(uintptr(fd), "timerfd") // non-blocking: joins the netpoller
-	s.stop = context.AfterFunc(ctx, func() { s.f.SetReadDeadline(wake) })
+	s.stop = context.AfterFunc(ctx, func() { s.f.SetReadDeadline(clientio.Wake) })
 	return s
 }
 

@@ -75,3 +75,13 @@ func FailReason(err error) string {
 	}
 	return streamID().ReplaceAllString(err.Error(), "")
 }
+
+// OpError gives raw syscall errors the "op: errno" shape FailReason
+// prints for net errors.
+type OpError struct {
+	Op  string
+	Err error
+}
+
+func (e *OpError) Error() string { return e.Op + ": " + e.Err.Error() }
+func (e *OpError) Unwrap() error { return e.Err }

@@ -1,4 +1,4 @@
-package load
+package h1
 
 import (
 	"bufio"
@@ -16,18 +16,18 @@ import (
 
 // h1Conn is the lean HTTP/1.1 client: one keep-alive connection owned by
 // one VU, requests written as pre-serialized bytes in one write, responses
-// read by parseResponse from a reused buffer. It allocates nothing per
+// read by ParseResponse from a reused buffer. It allocates nothing per
 // request in the steady state, which is how it stays cheaper per request
 // than wrk (see bench/wrk-vs-wirebench.sh).
 //
 // Not safe for concurrent use.
-type h1Conn struct {
-	addr      string
+type Conn struct {
+	Addr      string
 	dialer    *net.Dialer
 	wire      *measure.Bytes
 	timeout   time.Duration
-	keepAlive bool
-	tls       *tls.Config // https: HTTP/1.1 over TLS, read through crypto/tls
+	KeepAlive bool
+	TLS       *tls.Config // https: HTTP/1.1 over TLS, read through crypto/tls
 
 	conn     net.Conn // counts written bytes
 	deadline time.Time
@@ -35,26 +35,22 @@ type h1Conn struct {
 	tr       *clientio.CountReader // TLS
 	br       *bufio.Reader
 	stopWake func() bool
-	resp     h1Response
+	Resp     Response
 	body     []byte
 	reused   bool // a response was read on this connection before
 	// sent is how much of the last request was written (all of it unless
 	// the server answered before its end and hung up)
-	sent int
+	Sent int
 	// wasReused: the exchange in progress went out on a reused connection
 	wasReused bool
 }
 
-func newH1Conn(addr string, wire *measure.Bytes, timeout time.Duration, keepAlive bool) *h1Conn {
-	return &h1Conn{
-		addr: addr, dialer: &net.Dialer{Timeout: timeout}, wire: wire,
-		timeout: timeout, keepAlive: keepAlive,
+func NewConn(addr string, wire *measure.Bytes, timeout time.Duration, keepAlive bool) *Conn {
+	return &Conn{
+		Addr: addr, dialer: &net.Dialer{Timeout: timeout}, wire: wire,
+		timeout: timeout, KeepAlive: keepAlive,
 	}
 }
-
-// wake is a deadline in the past: it makes a blocked read or write
-// return at once when the run's context ends.
-var wake = time.Unix(1, 0)
 
 // roundTrip sends req and reads the response, redialling first if the
 // previous exchange closed the connection. The response is valid until
@@ -64,7 +60,7 @@ var wake = time.Unix(1, 0)
 // before any byte of the response is sent again, once, on a new
 // connection (see h1Loop.broken for why); other failures are the
 // request's.
-func (c *h1Conn) roundTrip(ctx context.Context, req []byte, noBody, discard bool) (*h1Response, error) {
+func (c *Conn) RoundTrip(ctx context.Context, req []byte, noBody, discard bool) (*Response, error) {
 	resp, err := c.try(ctx, req, noBody, discard)
 	if err != nil && c.retryable(err) {
 		resp, err = c.try(ctx, req, noBody, discard)
@@ -80,12 +76,12 @@ func (c *h1Conn) roundTrip(ctx context.Context, req []byte, noBody, discard bool
 
 // retryable reports whether the failed exchange may be sent again: the
 // connection was reused and nothing of the response arrived.
-func (c *h1Conn) retryable(err error) bool {
+func (c *Conn) retryable(err error) bool {
 	return c.wasReused && c.got() == 0 && clientio.IsClosed(err)
 }
 
-func (c *h1Conn) try(ctx context.Context, req []byte, noBody, discard bool) (*h1Response, error) {
-	c.wasReused, c.sent = false, 0
+func (c *Conn) try(ctx context.Context, req []byte, noBody, discard bool) (*Response, error) {
+	c.wasReused, c.Sent = false, 0
 	if c.conn == nil {
 		if err := c.connect(ctx); err != nil {
 			return nil, err
@@ -103,7 +99,7 @@ func (c *h1Conn) try(ctx context.Context, req []byte, noBody, discard bool) (*h1
 		}
 	}
 	if err := ctx.Err(); err != nil { // after SetDeadline: see connect
-		c.close()
+		c.Close()
 		return nil, err
 	}
 	var werr error // see fdReader.werr
@@ -113,17 +109,17 @@ func (c *h1Conn) try(ctx context.Context, req []byte, noBody, discard bool) (*h1
 	} else {
 		// The server sent more than asked (stay correct), or TLS. A failed
 		// write may still have a response behind it (see fdReader.werr).
-		c.sent, werr = c.conn.Write(req)
+		c.Sent, werr = c.conn.Write(req)
 	}
 	var err error
-	c.body, err = parseResponse(c.br, &c.resp, c.body, discard, noBody)
+	c.body, err = ParseResponse(c.br, &c.Resp, c.body, discard, noBody)
 	cut := false
 	if viaRead {
 		cut = c.fr.settle()
-		c.sent, werr = c.fr.wrote, c.fr.werr
+		c.Sent, werr = c.fr.wrote, c.fr.werr
 	}
-	if err != nil || c.resp.Close || !c.keepAlive || cut || werr != nil {
-		c.close()
+	if err != nil || c.Resp.Close || !c.KeepAlive || cut || werr != nil {
+		c.Close()
 	} else {
 		c.reused = true
 	}
@@ -133,15 +129,15 @@ func (c *h1Conn) try(ctx context.Context, req []byte, noBody, discard bool) (*h1
 	case err != nil:
 		return nil, err
 	}
-	return &c.resp, nil
+	return &c.Resp, nil
 }
 
-func (c *h1Conn) connect(ctx context.Context) error {
-	conn, err := c.dialer.DialContext(ctx, "tcp", c.addr)
+func (c *Conn) connect(ctx context.Context) error {
+	conn, err := c.dialer.DialContext(ctx, "tcp", c.Addr)
 	if err != nil {
 		return err
 	}
-	if c.tls != nil {
+	if c.TLS != nil {
 		return c.handshake(ctx, conn)
 	}
 	sc, ok := conn.(syscall.Conn)
@@ -166,11 +162,11 @@ func (c *h1Conn) connect(ctx context.Context) error {
 	// When ctx ends, a read blocked on a stalled server returns at once.
 	// roundTrip checks ctx after each SetDeadline, so a deadline set just
 	// after this fires cannot hide the cancellation.
-	c.stopWake = context.AfterFunc(ctx, func() { conn.SetDeadline(wake) })
+	c.stopWake = context.AfterFunc(ctx, func() { conn.SetDeadline(clientio.Wake) })
 	return nil
 }
 
-func (c *h1Conn) close() {
+func (c *Conn) Close() {
 	if c.conn == nil {
 		return
 	}
@@ -181,8 +177,8 @@ func (c *h1Conn) close() {
 
 // handshake runs TLS over conn, counted below TLS so that records count
 // as framing, and reads through crypto/tls instead of fdReader.
-func (c *h1Conn) handshake(ctx context.Context, conn net.Conn) error {
-	tc := tls.Client(measure.CountConn(conn, c.wire), c.tls)
+func (c *Conn) handshake(ctx context.Context, conn net.Conn) error {
+	tc := tls.Client(measure.CountConn(conn, c.wire), c.TLS)
 	if c.timeout > 0 {
 		c.deadline = time.Now().Add(c.timeout)
 		conn.SetDeadline(c.deadline)
@@ -197,12 +193,12 @@ func (c *h1Conn) handshake(ctx context.Context, conn net.Conn) error {
 	} else {
 		c.br.Reset(c.tr)
 	}
-	c.stopWake = context.AfterFunc(ctx, func() { conn.SetDeadline(wake) })
+	c.stopWake = context.AfterFunc(ctx, func() { conn.SetDeadline(clientio.Wake) })
 	return nil
 }
 
 // got is how many bytes arrived since resetGot.
-func (c *h1Conn) got() int {
+func (c *Conn) got() int {
 	switch {
 	case c.fr != nil:
 		return c.fr.got
@@ -212,7 +208,7 @@ func (c *h1Conn) got() int {
 	return 0
 }
 
-func (c *h1Conn) resetGot() {
+func (c *Conn) resetGot() {
 	if c.fr != nil {
 		c.fr.got = 0
 	}

@@ -1,4 +1,4 @@
-package load
+package h1
 
 import (
 	"bufio"
@@ -9,9 +9,9 @@ import (
 	"github.com/wirebench/wirebench/load/clientio"
 )
 
-// h1Response is a parsed HTTP/1.1 response. Body and ContentType alias
+// Response is a parsed HTTP/1.1 response. Body and ContentType alias
 // buffers reused by the next parse.
-type h1Response struct {
+type Response struct {
 	Status      int
 	ContentType []byte
 	// ContentEncoding is the response's content coding ("gzip"), empty
@@ -25,7 +25,7 @@ type h1Response struct {
 	ceBuf           [16]byte
 }
 
-// parseResponse reads one response from br: status line, headers, and a
+// ParseResponse reads one response from br: status line, headers, and a
 // body framed by Content-Length, chunked encoding or the end of the
 // connection. It keeps the body in body (grown as needed) unless discard
 // is set, and returns the body buffer for reuse. noBody is set for a
@@ -33,7 +33,7 @@ type h1Response struct {
 //
 // It is deliberately minimal — what a load client needs to stay in sync
 // with the server and check the response — and fuzzed (FuzzParseResponse).
-func parseResponse(br *bufio.Reader, r *h1Response, body []byte, discard, noBody bool) ([]byte, error) {
+func ParseResponse(br *bufio.Reader, r *Response, body []byte, discard, noBody bool) ([]byte, error) {
 	var h headState
 	for {
 		line, err := br.ReadSlice('\n')
@@ -60,10 +60,10 @@ func parseResponse(br *bufio.Reader, r *h1Response, body []byte, discard, noBody
 	var err error
 	switch {
 	case h.chunked:
-		body, err = readChunked(br, body, discard, &r.BodyLen)
+		body, err = ReadChunked(br, body, discard, &r.BodyLen)
 	case h.length >= 0:
 		if h.length > clientio.MaxBody && !discard {
-			return body, fmt.Errorf("%w: body of %d bytes", ErrTooLarge, h.length)
+			return body, fmt.Errorf("%w: body of %d bytes", clientio.ErrTooLarge, h.length)
 		}
 		body, err = readN(br, body, h.length, discard, &r.BodyLen)
 	default: // until EOF
@@ -75,7 +75,7 @@ func parseResponse(br *bufio.Reader, r *h1Response, body []byte, discard, noBody
 }
 
 // headState parses a response head line by line; both parsers (pull:
-// parseResponse, push: h1Stream) feed it, so they agree on every header.
+// ParseResponse, push: Stream) feed it, so they agree on every header.
 type headState struct {
 	n       int   // lines seen
 	size    int   // bytes seen, bounded by maxHead
@@ -92,9 +92,9 @@ func (h *headState) bodiless(noBody bool) bool {
 }
 
 // line takes one line of the head, with its line ending.
-func (h *headState) line(r *h1Response, line []byte) error {
+func (h *headState) line(r *Response, line []byte) error {
 	if h.size += len(line); h.size > clientio.MaxHead {
-		return fmt.Errorf("%w: response head over %d bytes", ErrTooLarge, clientio.MaxHead)
+		return fmt.Errorf("%w: response head over %d bytes", clientio.ErrTooLarge, clientio.MaxHead)
 	}
 	h.n++
 	if h.n == 1 {
@@ -108,14 +108,14 @@ func (h *headState) line(r *h1Response, line []byte) error {
 	}
 	colon := bytes.IndexByte(line, ':')
 	if colon <= 0 {
-		return fmt.Errorf("%w: header %q", ErrMalformed, trim(line))
+		return fmt.Errorf("%w: header %q", clientio.ErrMalformed, trim(line))
 	}
 	name, val := line[:colon], bytes.TrimSpace(line[colon+1:])
 	switch {
 	case asciiEq(name, "content-length"):
 		n, ok := parseUint(val)
 		if !ok || (h.length >= 0 && n != h.length) {
-			return fmt.Errorf("%w: Content-Length %q", ErrMalformed, trim(val))
+			return fmt.Errorf("%w: Content-Length %q", clientio.ErrMalformed, trim(val))
 		}
 		h.length = n
 	case asciiEq(name, "transfer-encoding"):
@@ -135,19 +135,19 @@ func (h *headState) line(r *h1Response, line []byte) error {
 }
 
 // statusLine reads "HTTP/1.1 200 OK\r\n".
-func (h *headState) statusLine(r *h1Response, line []byte) error {
+func (h *headState) statusLine(r *Response, line []byte) error {
 	if len(line) < 12 || !bytes.HasPrefix(line, []byte("HTTP/1.")) || line[8] != ' ' {
-		return fmt.Errorf("%w: status line %q", ErrMalformed, trim(line))
+		return fmt.Errorf("%w: status line %q", clientio.ErrMalformed, trim(line))
 	}
 	st := 0
 	for _, c := range line[9:12] {
 		if c < '0' || c > '9' {
-			return fmt.Errorf("%w: status code %q", ErrMalformed, line[9:12])
+			return fmt.Errorf("%w: status code %q", clientio.ErrMalformed, line[9:12])
 		}
 		st = st*10 + int(c-'0')
 	}
 	if st < 100 {
-		return fmt.Errorf("%w: status code %d", ErrMalformed, st)
+		return fmt.Errorf("%w: status code %d", clientio.ErrMalformed, st)
 	}
 	h.status, h.length = st, -1
 	r.Status = st
@@ -180,7 +180,7 @@ func readN(br *bufio.Reader, body []byte, n64 int64, discard bool, cnt *int) ([]
 	return body[:len(body)+k], clientio.ReadErr(err)
 }
 
-func readChunked(br *bufio.Reader, body []byte, discard bool, cnt *int) ([]byte, error) {
+func ReadChunked(br *bufio.Reader, body []byte, discard bool, cnt *int) ([]byte, error) {
 	total := 0
 	for {
 		line, err := br.ReadSlice('\n')
@@ -193,10 +193,10 @@ func readChunked(br *bufio.Reader, body []byte, discard bool, cnt *int) ([]byte,
 		}
 		size, ok := parseHex(bytes.TrimSpace(line))
 		if !ok {
-			return body, fmt.Errorf("%w: chunk size %q", ErrMalformed, line)
+			return body, fmt.Errorf("%w: chunk size %q", clientio.ErrMalformed, line)
 		}
 		if total += size; total > clientio.MaxBody && !discard {
-			return body, fmt.Errorf("%w: chunked body over %d bytes", ErrTooLarge, clientio.MaxBody)
+			return body, fmt.Errorf("%w: chunked body over %d bytes", clientio.ErrTooLarge, clientio.MaxBody)
 		}
 		if size == 0 {
 			for { // trailers up to the empty line
@@ -217,7 +217,7 @@ func readChunked(br *bufio.Reader, body []byte, discard bool, cnt *int) ([]byte,
 			return body, clientio.ReadErr(err)
 		}
 		if len(trimCRLF(line)) != 0 {
-			return body, fmt.Errorf("%w: no CRLF after chunk", ErrMalformed)
+			return body, fmt.Errorf("%w: no CRLF after chunk", clientio.ErrMalformed)
 		}
 	}
 }
@@ -225,7 +225,7 @@ func readChunked(br *bufio.Reader, body []byte, discard bool, cnt *int) ([]byte,
 func readToEOF(br *bufio.Reader, body []byte, discard bool, cnt *int) ([]byte, error) {
 	for {
 		if *cnt > clientio.MaxBody && !discard {
-			return body, fmt.Errorf("%w: body over %d bytes", ErrTooLarge, clientio.MaxBody)
+			return body, fmt.Errorf("%w: body over %d bytes", clientio.ErrTooLarge, clientio.MaxBody)
 		}
 		if discard {
 			k, err := br.Discard(br.Buffered() + 1)

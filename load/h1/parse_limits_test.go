@@ -1,4 +1,4 @@
-package load
+package h1
 
 import (
 	"bufio"
@@ -36,9 +36,9 @@ func TestParseResponseLimits(t *testing.T) {
 	for _, tc := range []struct {
 		size int
 		err  error
-	}{{clientio.MaxHead, nil}, {clientio.MaxHead + 1, ErrTooLarge}} {
-		var r h1Response
-		_, err := parseResponse(bufio.NewReader(strings.NewReader(head(tc.size))), &r, nil, false, false)
+	}{{clientio.MaxHead, nil}, {clientio.MaxHead + 1, clientio.ErrTooLarge}} {
+		var r Response
+		_, err := ParseResponse(bufio.NewReader(strings.NewReader(head(tc.size))), &r, nil, false, false)
 		if !errors.Is(err, tc.err) || err == nil && r.Status != 200 {
 			t.Errorf("head of %d bytes: status %d, err %v; want err %v", tc.size, r.Status, err, tc.err)
 		}
@@ -46,11 +46,11 @@ func TestParseResponseLimits(t *testing.T) {
 	for _, tc := range []struct {
 		length int64
 		err    error
-	}{{clientio.MaxBody, nil}, {clientio.MaxBody + 1, ErrTooLarge}} {
+	}{{clientio.MaxBody, nil}, {clientio.MaxBody + 1, clientio.ErrTooLarge}} {
 		in := io.MultiReader(strings.NewReader(fmt.Sprintf("HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n", tc.length)),
 			io.LimitReader(zeros{}, tc.length))
-		var r h1Response
-		_, err := parseResponse(bufio.NewReader(in), &r, nil, false, false)
+		var r Response
+		_, err := ParseResponse(bufio.NewReader(in), &r, nil, false, false)
 		if !errors.Is(err, tc.err) || err == nil && r.BodyLen != int(tc.length) {
 			t.Errorf("kept body of %d bytes: %d read, err %v; want err %v", tc.length, r.BodyLen, err, tc.err)
 		}

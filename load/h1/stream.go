@@ -1,4 +1,4 @@
-package load
+package h1
 
 import (
 	"bytes"
@@ -8,17 +8,17 @@ import (
 	"github.com/wirebench/wirebench/load/clientio"
 )
 
-// h1Stream is the push form of parseResponse for the event loop: bytes go
+// Stream is the push form of ParseResponse for the event loop: bytes go
 // in as they arrive (feed, then eof when the server hangs up), each byte
 // is looked at once, and only what must be kept is kept — the head (up to
 // maxHead), a chunk-size line, and the body when it is checked (up to
 // maxBody). The loop used to append every byte and re-parse from the
 // start on each read: quadratic, and unbounded against an endless head.
 //
-// It shares headState with parseResponse, and FuzzStreamMatchesParse
+// It shares headState with ParseResponse, and FuzzStreamMatchesParse
 // holds the two to the same answers.
-type h1Stream struct {
-	resp   h1Response
+type Stream struct {
+	Resp   Response
 	head   headState
 	line   []byte // the partial line: status/header, chunk size, trailer
 	st     streamState
@@ -44,19 +44,19 @@ const (
 const maxChunkLine = 4 << 10
 
 // reset prepares for the next response.
-func (s *h1Stream) reset(keep, noBody bool) {
+func (s *Stream) Reset(keep, noBody bool) {
 	s.head = headState{}
 	s.line = s.line[:0]
 	s.st, s.remain = sHead, 0
 	s.keep, s.noBody = keep, noBody
-	s.resp.Body = s.resp.Body[:0]
-	s.resp.BodyLen, s.resp.ToEOF = 0, false
+	s.Resp.Body = s.Resp.Body[:0]
+	s.Resp.BodyLen, s.Resp.ToEOF = 0, false
 }
 
 // feed consumes p and returns how many bytes it used: fewer than len(p)
 // only when the response ended inside p (the rest belongs to no request).
 // done reports a whole response; err a malformed or oversized one.
-func (s *h1Stream) feed(p []byte) (n int, done bool, err error) {
+func (s *Stream) Feed(p []byte) (n int, done bool, err error) {
 	for n < len(p) && s.st != sDone {
 		var k int
 		switch s.st {
@@ -90,7 +90,7 @@ func (s *h1Stream) feed(p []byte) (n int, done bool, err error) {
 
 // eof tells the stream the server closed the connection: a body that runs
 // to EOF is complete; anything else was cut short.
-func (s *h1Stream) eof() (done bool, err error) {
+func (s *Stream) EOF() (done bool, err error) {
 	switch s.st {
 	case sDone:
 		return true, nil
@@ -103,7 +103,7 @@ func (s *h1Stream) eof() (done bool, err error) {
 
 // takeLine gathers a line ending in '\n' from p; nil until it is whole.
 // Lines arriving whole in one read are not copied.
-func (s *h1Stream) takeLine(p []byte) (line []byte, k int, err error) {
+func (s *Stream) takeLine(p []byte) (line []byte, k int, err error) {
 	max := maxChunkLine
 	if s.st == sHead || s.st == sTrailer {
 		max = clientio.MaxHead - s.head.size // the head and trailers share maxHead
@@ -128,23 +128,23 @@ func (s *h1Stream) takeLine(p []byte) (line []byte, k int, err error) {
 	return line, k, nil
 }
 
-func (s *h1Stream) tooLong() error {
+func (s *Stream) tooLong() error {
 	if s.st == sHead || s.st == sTrailer {
-		return fmt.Errorf("%w: response head over %d bytes", ErrTooLarge, clientio.MaxHead)
+		return fmt.Errorf("%w: response head over %d bytes", clientio.ErrTooLarge, clientio.MaxHead)
 	}
-	return fmt.Errorf("%w: chunk line over %d bytes", ErrMalformed, maxChunkLine)
+	return fmt.Errorf("%w: chunk line over %d bytes", clientio.ErrMalformed, maxChunkLine)
 }
 
 // onLine handles one whole line in the current state.
-func (s *h1Stream) onLine(line []byte) error {
+func (s *Stream) onLine(line []byte) error {
 	switch s.st {
 	case sHead:
-		if err := s.head.line(&s.resp, line); err != nil {
+		if err := s.head.line(&s.Resp, line); err != nil {
 			return err
 		}
 		if s.head.done {
 			if s.keep && s.head.length > clientio.MaxBody && !s.head.bodiless(s.noBody) {
-				return fmt.Errorf("%w: body of %d bytes", ErrTooLarge, s.head.length)
+				return fmt.Errorf("%w: body of %d bytes", clientio.ErrTooLarge, s.head.length)
 			}
 			s.startBody()
 		}
@@ -156,7 +156,7 @@ func (s *h1Stream) onLine(line []byte) error {
 		size, ok := parseHex(bytes.TrimSpace(l))
 		switch {
 		case !ok:
-			return fmt.Errorf("%w: chunk size %q", ErrMalformed, trim(l))
+			return fmt.Errorf("%w: chunk size %q", clientio.ErrMalformed, trim(l))
 		case size == 0:
 			s.st = sTrailer
 		default:
@@ -164,7 +164,7 @@ func (s *h1Stream) onLine(line []byte) error {
 		}
 	case sChunkCRLF:
 		if len(trimCRLF(line)) != 0 {
-			return fmt.Errorf("%w: no CRLF after chunk", ErrMalformed)
+			return fmt.Errorf("%w: no CRLF after chunk", clientio.ErrMalformed)
 		}
 		s.st = sChunkSize
 	case sTrailer:
@@ -176,11 +176,11 @@ func (s *h1Stream) onLine(line []byte) error {
 }
 
 // startBody picks the body framing once the head is complete.
-func (s *h1Stream) startBody() {
+func (s *Stream) startBody() {
 	h := &s.head
 	switch {
 	case h.interim: // 1xx: the final response follows on the same connection
-		s.reset(s.keep, s.noBody)
+		s.Reset(s.keep, s.noBody)
 	case h.bodiless(s.noBody):
 		s.st = sDone
 	case h.chunked:
@@ -190,20 +190,20 @@ func (s *h1Stream) startBody() {
 	case h.length > 0:
 		s.st, s.remain = sBody, h.length
 	default:
-		s.resp.Close, s.resp.ToEOF = true, true
+		s.Resp.Close, s.Resp.ToEOF = true, true
 		s.st = sToEOF
 	}
 }
 
 // onBody counts body bytes and keeps them if asked, up to maxBody.
-func (s *h1Stream) onBody(b []byte) error {
-	s.resp.BodyLen += len(b)
+func (s *Stream) onBody(b []byte) error {
+	s.Resp.BodyLen += len(b)
 	if !s.keep {
 		return nil
 	}
-	if len(s.resp.Body)+len(b) > clientio.MaxBody {
-		return fmt.Errorf("%w: body over %d bytes", ErrTooLarge, clientio.MaxBody)
+	if len(s.Resp.Body)+len(b) > clientio.MaxBody {
+		return fmt.Errorf("%w: body over %d bytes", clientio.ErrTooLarge, clientio.MaxBody)
 	}
-	s.resp.Body = append(s.resp.Body, b...)
+	s.Resp.Body = append(s.Resp.Body, b...)
 	return nil
 }

@@ -1,4 +1,4 @@
-package load
+package h1
 
 import (
 	"bufio"
@@ -10,23 +10,23 @@ import (
 	"github.com/wirebench/wirebench/load/clientio"
 )
 
-// streamParse runs h1Stream over in, fed step bytes at a time, then EOF.
-func streamParse(in []byte, step int, keep bool) (r *h1Response, used int, err error) {
-	var s h1Stream
-	s.reset(keep, false)
+// streamParse runs Stream over in, fed step bytes at a time, then EOF.
+func streamParse(in []byte, step int, keep bool) (r *Response, used int, err error) {
+	var s Stream
+	s.Reset(keep, false)
 	for used < len(in) {
 		k := min(step, len(in)-used)
-		n, done, err := s.feed(in[used : used+k])
+		n, done, err := s.Feed(in[used : used+k])
 		used += n
 		if err != nil {
-			return &s.resp, used, err
+			return &s.Resp, used, err
 		}
 		if done {
-			return &s.resp, used, nil
+			return &s.Resp, used, nil
 		}
 	}
-	_, err = s.eof()
-	return &s.resp, used, err
+	_, err = s.EOF()
+	return &s.Resp, used, err
 }
 
 func TestStream(t *testing.T) {
@@ -42,9 +42,9 @@ func TestStream(t *testing.T) {
 		{"to eof", "HTTP/1.0 200 OK\r\n\r\nuntil the end", 200, "until the end", nil},
 		{"304", "HTTP/1.1 304 Not Modified\r\nContent-Length: 100\r\n\r\n", 304, "", nil},
 		{"cut", "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nok", 200, "", errors.New("unexpected EOF")},
-		{"endless head", "HTTP/1.1 200 OK\r\n" + strings.Repeat("X-Pad: "+strings.Repeat("a", 1000)+"\r\n", 1100), 200, "", ErrTooLarge},
-		{"endless line", "HTTP/1.1 200 OK\r\nX: " + strings.Repeat("a", clientio.MaxHead+1), 200, "", ErrTooLarge},
-		{"long chunk line", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n" + strings.Repeat("0", maxChunkLine+1), 200, "", ErrMalformed},
+		{"endless head", "HTTP/1.1 200 OK\r\n" + strings.Repeat("X-Pad: "+strings.Repeat("a", 1000)+"\r\n", 1100), 200, "", clientio.ErrTooLarge},
+		{"endless line", "HTTP/1.1 200 OK\r\nX: " + strings.Repeat("a", clientio.MaxHead+1), 200, "", clientio.ErrTooLarge},
+		{"long chunk line", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n" + strings.Repeat("0", maxChunkLine+1), 200, "", clientio.ErrMalformed},
 	}
 	for _, tc := range tests {
 		for _, step := range []int{1, 7, 1 << 20} {
@@ -76,13 +76,13 @@ func FuzzStreamMatchesParse(f *testing.F) {
 		f.Add([]byte(s), uint8(3))
 	}
 	f.Fuzz(func(t *testing.T, in []byte, step uint8) {
-		var want h1Response
+		var want Response
 		rd := bytes.NewReader(in)
 		br := bufio.NewReaderSize(rd, len(in)+16) // no line is too long for it
-		body, perr := parseResponse(br, &want, nil, false, false)
+		body, perr := ParseResponse(br, &want, nil, false, false)
 		got, used, serr := streamParse(in, int(step)+1, true)
 		if perr != nil {
-			if serr == nil && !errors.Is(perr, ErrTooLarge) {
+			if serr == nil && !errors.Is(perr, clientio.ErrTooLarge) {
 				t.Fatalf("pull: %v; push accepted %d %q", perr, got.Status, got.Body)
 			}
 			return

@@ -1,4 +1,4 @@
-package load
+package h1
 
 import (
 	"errors"
@@ -9,6 +9,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/wirebench/wirebench/internal/rawio"
+	"github.com/wirebench/wirebench/load/clientio"
 	"github.com/wirebench/wirebench/measure"
 )
 
@@ -78,7 +79,7 @@ func (r *fdReader) read(fd uintptr) bool {
 		}
 		switch {
 		case err != nil && err != unix.EAGAIN:
-			r.send, r.werr = nil, &wrappedErr{op: "write", err: err} // and read what came
+			r.send, r.werr = nil, &clientio.OpError{Op: "write", Err: err} // and read what came
 		case len(r.send) > 0:
 			r.rest, r.send = r.send, nil
 			r.left.Store(int64(len(r.rest)))
@@ -100,7 +101,7 @@ func (r *fdReader) read(fd uintptr) bool {
 		return false
 	}
 	if r.err != nil {
-		r.err = &wrappedErr{op: "read", err: r.err}
+		r.err = &clientio.OpError{Op: "read", Err: r.err}
 	}
 	return true
 }
@@ -127,7 +128,7 @@ func (r *fdReader) write(fd uintptr) bool {
 	case err == unix.EAGAIN:
 		return false
 	case err != nil:
-		r.werr = &wrappedErr{op: "write", err: err}
+		r.werr = &clientio.OpError{Op: "write", Err: err}
 		return true
 	}
 	return len(r.rest) == 0
@@ -192,15 +193,5 @@ func (r *fdReader) Read(p []byte) (int, error) {
 	r.got += r.k
 	return r.k, nil
 }
-
-// wrappedErr gives raw syscall errors the "op: errno" shape failReason
-// prints for net errors.
-type wrappedErr struct {
-	op  string
-	err error
-}
-
-func (e *wrappedErr) Error() string { return e.op + ": " + e.err.Error() }
-func (e *wrappedErr) Unwrap() error { return e.err }
 
 var errNoRawConn = errors.New("load: connection has no raw file descriptor")
