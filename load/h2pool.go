@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/wirebench/wirebench/load/clientio"
+	"github.com/wirebench/wirebench/load/wire"
 	"github.com/wirebench/wirebench/measure"
 	"github.com/wirebench/wirebench/results"
 	"golang.org/x/net/http2"
@@ -35,7 +36,7 @@ type h2Pool struct {
 	clients []*http.Client
 	slots   []*h2Slot
 	bytes   measure.Bytes // on the sockets (TLS records included)
-	layers  WireLayers    // in the HTTP/2 frames
+	layers  wire.Counter  // in the HTTP/2 frames
 }
 
 func newH2Pool(conns int, timeout time.Duration, tlsCfg *tls.Config) *h2Pool {
@@ -74,7 +75,7 @@ func (p *h2Pool) dial(ctx context.Context, d *net.Dialer, addr string, cfg *tls.
 		return nil, err
 	}
 	if cfg == nil {
-		return LayerConn(c, StackH2, &p.layers, &p.bytes), nil
+		return wire.Conn(c, wire.StackH2, &p.layers, &p.bytes), nil
 	}
 	cfg = cfg.Clone()
 	if cfg.ServerName == "" {
@@ -89,7 +90,7 @@ func (p *h2Pool) dial(ctx context.Context, d *net.Dialer, addr string, cfg *tls.
 		tc.Close()
 		return nil, fmt.Errorf("%s: TLS agreed on %q, not h2: the server does not offer HTTP/2", addr, proto)
 	}
-	return LayerConn(tc, StackH2, &p.layers, nil), nil
+	return wire.Conn(tc, wire.StackH2, &p.layers, nil), nil
 }
 
 // h2Only refuses the HTTP/1.1 options an HTTP/2 run would ignore: one

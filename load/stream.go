@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/wirebench/wirebench/load/wire"
 	"github.com/wirebench/wirebench/measure"
 	"github.com/wirebench/wirebench/results"
 )
@@ -79,7 +80,7 @@ func newStreamStats() *streamStats {
 type streamScenario struct {
 	o      StreamOptions
 	host   string // host:port of the REST port
-	layers WireLayers
+	layers wire.Counter
 	raw    measure.Bytes // shared connections' bytes (WireCounter)
 
 	mu    sync.Mutex

@@ -2,6 +2,8 @@ package load
 
 import (
 	"context"
+	"fmt"
+	"net/http"
 	"strings"
 	"testing"
 
@@ -180,4 +182,25 @@ func TestMergeStreamSegments(t *testing.T) {
 	if _, err := results.Merge(parts[0], &other); err == nil || !strings.Contains(err.Error(), "stream kind") {
 		t.Errorf("two stream kinds merged: %v", err)
 	}
+}
+
+// TestStreamLineLimit: an NDJSON record over maxStreamLine fails the
+// exchange rather than growing the client's buffer.
+func TestStreamLineLimit(t *testing.T) {
+	ts := startServer(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/x-ndjson")
+		fmt.Fprintf(w, "{\"id\":1,\"email\":\"%s\"}\n", strings.Repeat("x", maxStreamLine))
+	})
+	sc, err := NewStream(StreamOptions{Kind: StreamNDJSON, URL: strings.TrimSuffix(ts.URL, "/")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := Run(context.Background(), Options{Options: results.Options{Concurrency: 1, Requests: 1}}, sc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Failed != 1 {
+		t.Fatalf("a %d-byte record: %d failed (%v)", maxStreamLine, res.Failed, res.Failures)
+	}
+	t.Log(res.Failures)
 }

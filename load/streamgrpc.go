@@ -16,6 +16,7 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/wirebench/wirebench/load/wire"
 	"github.com/wirebench/wirebench/pb"
 	"github.com/wirebench/wirebench/pb/pbconnect"
 )
@@ -35,7 +36,7 @@ func (s *streamScenario) grpcConn() (*grpc.ClientConn, error) {
 		switch s.o.Kind {
 		case StreamTunnelGet, StreamTunnelSrv:
 			hc := &http.Client{Transport: &http.Transport{
-				DialContext: LayerDialer(d.DialContext, StackWSH2GRPC, &s.layers, &s.raw), ForceAttemptHTTP2: false,
+				DialContext: wire.Dialer(d.DialContext, wire.StackWSH2GRPC, &s.layers, &s.raw), ForceAttemptHTTP2: false,
 			}}
 			u := "ws://" + s.host + "/grpc-ws"
 			target = s.host
@@ -51,7 +52,7 @@ func (s *streamScenario) grpcConn() (*grpc.ClientConn, error) {
 				return websocket.NetConn(context.Background(), c, websocket.MessageBinary), nil
 			}
 		default:
-			dial := LayerDialer(d.DialContext, StackH2GRPC, &s.layers, &s.raw)
+			dial := wire.Dialer(d.DialContext, wire.StackH2GRPC, &s.layers, &s.raw)
 			dialer = func(ctx context.Context, a string) (net.Conn, error) { return dial(ctx, "tcp", a) }
 		}
 		cc, err := grpc.NewClient("passthrough:///"+target,
@@ -220,7 +221,7 @@ func (v *streamVU) connectClient() pbconnect.UserServiceClient {
 	if c, ok := v.conn.(pbconnect.UserServiceClient); ok {
 		return c
 	}
-	stack := StackH1Enveloped // gRPC-Web, and Connect streams
+	stack := wire.StackH1Enveloped // gRPC-Web, and Connect streams
 	// no compression: the message layer is then the message, as on
 	// native gRPC (connect-go's client accepts gzip by default)
 	opts := []connect.ClientOption{connect.WithAcceptCompression("gzip", nil, nil)}
@@ -228,10 +229,10 @@ func (v *streamVU) connectClient() pbconnect.UserServiceClient {
 	case StreamGRPCWebGet, StreamGRPCWebSrv:
 		opts = append(opts, connect.WithGRPCWeb())
 	case StreamConnectGet:
-		stack = StackH1 // a Connect unary body is the bare message
+		stack = wire.StackH1 // a Connect unary body is the bare message
 	}
 	d := &net.Dialer{Timeout: v.s.o.Timeout}
-	tr := &http.Transport{DialContext: LayerDialer(d.DialContext, stack, &v.s.layers, v.wire), MaxIdleConnsPerHost: 1}
+	tr := &http.Transport{DialContext: wire.Dialer(d.DialContext, stack, &v.s.layers, v.wire), MaxIdleConnsPerHost: 1}
 	v.closer = tr.CloseIdleConnections
 	c := pbconnect.NewUserServiceClient(&http.Client{Transport: tr}, "http://"+v.s.host, opts...)
 	v.conn = c
@@ -298,7 +299,7 @@ func (v *streamVU) connectDo(ctx context.Context, o *Outcome, t0 time.Time) (ite
 // grpcNewConnDo makes one Get on a connection of its own, closed after.
 func (v *streamVU) grpcNewConnDo(ctx context.Context, o *Outcome, t0 time.Time) (items int, first, last time.Duration, ok bool) {
 	d := &net.Dialer{Timeout: v.s.o.Timeout}
-	dial := LayerDialer(d.DialContext, StackH2GRPC, &v.s.layers, v.wire)
+	dial := wire.Dialer(d.DialContext, wire.StackH2GRPC, &v.s.layers, v.wire)
 	cc, err := grpc.NewClient("passthrough:///"+v.s.o.GRPC,
 		grpc.WithTransportCredentials(insecure.NewCredentials()),
 		grpc.WithContextDialer(func(ctx context.Context, a string) (net.Conn, error) { return dial(ctx, "tcp", a) }))

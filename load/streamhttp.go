@@ -15,6 +15,7 @@ import (
 	"github.com/wirebench/wirebench/api"
 	"github.com/wirebench/wirebench/codec"
 	"github.com/wirebench/wirebench/load/clientio"
+	"github.com/wirebench/wirebench/load/wire"
 )
 
 // The REST kinds: each VU has its own HTTP/1.1 connection (kept alive),
@@ -27,12 +28,12 @@ const maxStreamLine = 1 << 20
 
 var fastJSON = codec.MustLookup("json-fast").Codec
 
-func (v *streamVU) httpClient(stack Stack) *http.Client {
+func (v *streamVU) httpClient(stack wire.Stack) *http.Client {
 	if c, ok := v.conn.(*http.Client); ok {
 		return c
 	}
 	d := &net.Dialer{Timeout: v.s.o.Timeout}
-	tr := &http.Transport{DialContext: LayerDialer(d.DialContext, stack, &v.s.layers, v.wire),
+	tr := &http.Transport{DialContext: wire.Dialer(d.DialContext, stack, &v.s.layers, v.wire),
 		MaxIdleConnsPerHost: 1, DisableCompression: true}
 	v.closer = tr.CloseIdleConnections
 	c := &http.Client{Transport: tr}
@@ -42,12 +43,12 @@ func (v *streamVU) httpClient(stack Stack) *http.Client {
 
 // httpDo runs one list exchange: GET /users as JSON, NDJSON or SSE.
 func (v *streamVU) httpDo(ctx context.Context, o *Outcome, t0 time.Time) (items int, first, last time.Duration, ok bool) {
-	path, accept, stack := "/users", codec.MediaJSON, StackH1
+	path, accept, stack := "/users", codec.MediaJSON, wire.StackH1
 	switch v.s.o.Kind {
 	case StreamNDJSON:
-		accept, stack = "application/x-ndjson", StackH1NDJSON
+		accept, stack = "application/x-ndjson", wire.StackH1NDJSON
 	case StreamSSE:
-		path, accept, stack = "/users/events", "text/event-stream", StackH1SSE
+		path, accept, stack = "/users/events", "text/event-stream", wire.StackH1SSE
 	}
 	c := v.httpClient(stack)
 	var gotFirst time.Duration
@@ -159,7 +160,7 @@ func (v *streamVU) wsDo(ctx context.Context, o *Outcome, t0 time.Time) (items in
 	c, _ := v.conn.(*websocket.Conn)
 	if c == nil {
 		d := &net.Dialer{Timeout: v.s.o.Timeout}
-		hc := &http.Client{Transport: &http.Transport{DialContext: LayerDialer(d.DialContext, StackWS, &v.s.layers, v.wire)}}
+		hc := &http.Client{Transport: &http.Transport{DialContext: wire.Dialer(d.DialContext, wire.StackWS, &v.s.layers, v.wire)}}
 		var err error
 		c, _, err = websocket.Dial(ctx, "ws://"+v.s.host+"/ws/echo", &websocket.DialOptions{HTTPClient: hc})
 		if err != nil {

@@ -1,4 +1,4 @@
-package load
+package wire
 
 import (
 	"bytes"

@@ -1,4 +1,4 @@
-package load
+package wire
 
 import (
 	"net"
@@ -47,8 +47,8 @@ func TestLayerConnWriteOrder(t *testing.T) {
 		frame = append(frame, h2Preface[i]^mask[i%4])
 	}
 	g := &gateConn{written: make(chan struct{}), release: make(chan struct{})}
-	var w WireLayers
-	c := LayerConn(g, StackWSH2GRPC, &w, nil)
+	var w Counter
+	c := Conn(g, StackWSH2GRPC, &w, nil)
 
 	errs := make(chan error, 2)
 	go func() { _, err := c.Write([]byte(req)); errs <- err }()

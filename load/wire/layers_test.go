@@ -1,10 +1,8 @@
-package load
+package wire
 
 import (
 	"context"
-	"fmt"
 	"net"
-	"net/http"
 	"strings"
 	"testing"
 
@@ -23,7 +21,7 @@ import (
 // feedAll runs in through a fresh parser of stack s, direction response
 // (in) or request (out), cut into pieces of size chunk (0: whole).
 func feedAll(s Stack, response bool, in []byte, chunk int) results.Layers {
-	var w WireLayers
+	var w Counter
 	pin, pout := newParsers(s, &w)
 	p := pout
 	if response {
@@ -108,10 +106,10 @@ func TestLayersGRPCUnary(t *testing.T) {
 	go srv.Serve(ln)
 	defer srv.Stop()
 
-	var w WireLayers
+	var w Counter
 	var raw measure.Bytes
 	d := &net.Dialer{}
-	dial := LayerDialer(d.DialContext, StackH2GRPC, &w, &raw)
+	dial := Dialer(d.DialContext, StackH2GRPC, &w, &raw)
 	cc, err := grpc.NewClient("passthrough:///"+ln.Addr().String(),
 		grpc.WithTransportCredentials(insecure.NewCredentials()),
 		grpc.WithContextDialer(func(ctx context.Context, a string) (net.Conn, error) { return dial(ctx, "tcp", a) }))
@@ -189,7 +187,7 @@ func TestLayersLimits(t *testing.T) {
 	if whole := feedAll(StackH1, true, []byte(head), 0); whole != got {
 		t.Errorf("oversized head whole %+v, in chunks %+v", whole, got)
 	}
-	var w WireLayers
+	var w Counter
 	h := newH2Parser(&w.in, false)
 	frame := func(stream uint32, payload string) []byte {
 		b := []byte{0, 0, byte(len(payload)), h2Data, 0, byte(stream >> 24), byte(stream >> 16), byte(stream >> 8), byte(stream)}
@@ -203,25 +201,4 @@ func TestLayersLimits(t *testing.T) {
 	if l.Envelope != 5*maxH2Streams || l.Message != maxH2Streams+6 || len(h.streams) != maxH2Streams {
 		t.Errorf("past the stream bound: %+v, %d streams tracked", l, len(h.streams))
 	}
-}
-
-// TestStreamLineLimit: an NDJSON record over maxStreamLine fails the
-// exchange rather than growing the client's buffer.
-func TestStreamLineLimit(t *testing.T) {
-	ts := startServer(t, func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "application/x-ndjson")
-		fmt.Fprintf(w, "{\"id\":1,\"email\":\"%s\"}\n", strings.Repeat("x", maxStreamLine))
-	})
-	sc, err := NewStream(StreamOptions{Kind: StreamNDJSON, URL: strings.TrimSuffix(ts.URL, "/")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := Run(context.Background(), Options{Options: results.Options{Concurrency: 1, Requests: 1}}, sc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if res.Failed != 1 {
-		t.Fatalf("a %d-byte record: %d failed (%v)", maxStreamLine, res.Failed, res.Failures)
-	}
-	t.Log(res.Failures)
 }

@@ -1,4 +1,4 @@
-package load
+package wire
 
 import (
 	"context"
@@ -51,15 +51,15 @@ func (c *layerCounts) snapshot() results.Layers {
 	}
 }
 
-// WireLayers accumulates the layers of every connection of a stream
+// Counter accumulates the layers of every connection of a stream
 // scenario, per direction (safe for concurrent use).
-type WireLayers struct {
+type Counter struct {
 	in, out layerCounts
 }
 
 // In and Out are the received and sent splits so far.
-func (w *WireLayers) In() results.Layers  { return w.in.snapshot() }
-func (w *WireLayers) Out() results.Layers { return w.out.snapshot() }
+func (w *Counter) In() results.Layers  { return w.in.snapshot() }
+func (w *Counter) Out() results.Layers { return w.out.snapshot() }
 
 // Stack names the layers a connection carries, outermost first, and so
 // which parsers its bytes go through.
@@ -91,7 +91,7 @@ const (
 // newParsers returns the (client-side) parsers of one connection's two
 // directions. The client writes requests and reads responses; in the
 // tunnel the client's WebSocket frames are masked, the server's are not.
-func newParsers(s Stack, w *WireLayers) (in, out parser) {
+func newParsers(s Stack, w *Counter) (in, out parser) {
 	switch s {
 	case StackH2GRPC:
 		return newH2Parser(&w.in, false), newH2Parser(&w.out, true)
@@ -138,9 +138,9 @@ type layerConn struct {
 	wmu     sync.Mutex // Write and out
 }
 
-// LayerConn wraps c, parsing what passes with the parsers of stack s into
+// Conn wraps c, parsing what passes with the parsers of stack s into
 // w, and counting the raw bytes into b as well (nil: not).
-func LayerConn(c net.Conn, s Stack, w *WireLayers, b *measure.Bytes) net.Conn {
+func Conn(c net.Conn, s Stack, w *Counter, b *measure.Bytes) net.Conn {
 	in, out := newParsers(s, w)
 	return &layerConn{Conn: c, in: in, out: out, bytes: b}
 }
@@ -171,13 +171,13 @@ func (c *layerConn) Write(p []byte) (int, error) {
 	return n, err
 }
 
-// LayerDialer wraps dial so that every connection it makes is a layerConn.
-func LayerDialer(dial measure.DialFunc, s Stack, w *WireLayers, b *measure.Bytes) measure.DialFunc {
+// Dialer wraps dial so that every connection it makes is a layerConn.
+func Dialer(dial measure.DialFunc, s Stack, w *Counter, b *measure.Bytes) measure.DialFunc {
 	return func(ctx context.Context, network, addr string) (net.Conn, error) {
 		c, err := dial(ctx, network, addr)
 		if err != nil {
 			return nil, err
 		}
-		return LayerConn(c, s, w, b), nil
+		return Conn(c, s, w, b), nil
 	}
 }
