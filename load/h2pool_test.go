@@ -15,6 +15,7 @@ import (
 	"golang.org/x/net/http2"
 	"golang.org/x/net/http2/hpack"
 
+	"github.com/wirebench/wirebench/load/internal/loadtest"
 	"github.com/wirebench/wirebench/measure"
 	"github.com/wirebench/wirebench/results"
 )
@@ -148,38 +149,38 @@ func TestH2BodyAnsweredEarly(t *testing.T) {
 func TestH2RefusedStreamsResent(t *testing.T) {
 	t.Parallel()
 	var streams, refused, answered atomic.Int64
-	addr := serveTCP(t, func(c net.Conn) {
+	addr := loadtest.ServeTCP(t, func(c net.Conn) {
 		defer c.Close()
-		h, err := openFakeH2(c)
+		h, err := loadtest.OpenFakeH2(c)
 		if err != nil {
 			return
 		}
 		for {
-			f, err := h.fr.ReadFrame()
+			f, err := h.Fr.ReadFrame()
 			if err != nil {
 				return
 			}
 			switch f := f.(type) {
 			case *http2.SettingsFrame:
 				if !f.IsAck() {
-					h.fr.WriteSettingsAck()
+					h.Fr.WriteSettingsAck()
 				}
 			case *http2.PingFrame:
 				if !f.IsAck() {
-					h.fr.WritePing(true, f.Data)
+					h.Fr.WritePing(true, f.Data)
 				}
 			case *http2.MetaHeadersFrame:
 				if streams.Add(1)%10 == 0 {
 					refused.Add(1)
-					h.fr.WriteRSTStream(f.StreamID, http2.ErrCodeRefusedStream)
+					h.Fr.WriteRSTStream(f.StreamID, http2.ErrCodeRefusedStream)
 					break
 				}
 				answered.Add(1)
-				h.hb.Reset()
-				h.he.WriteField(hpack.HeaderField{Name: ":status", Value: "200"})
-				h.fr.WriteHeaders(http2.HeadersFrameParam{StreamID: f.StreamID, BlockFragment: h.hb.Bytes(), EndHeaders: true, EndStream: true})
+				h.HB.Reset()
+				h.HE.WriteField(hpack.HeaderField{Name: ":status", Value: "200"})
+				h.Fr.WriteHeaders(http2.HeadersFrameParam{StreamID: f.StreamID, BlockFragment: h.HB.Bytes(), EndHeaders: true, EndStream: true})
 			}
-			if h.bw.Flush() != nil {
+			if h.BW.Flush() != nil {
 				return
 			}
 		}
@@ -199,7 +200,7 @@ func TestH2RefusedStreamsResent(t *testing.T) {
 // hang the run.
 func TestH2TLSHandshakeBounded(t *testing.T) {
 	t.Parallel()
-	addr := serveTCP(t, func(c net.Conn) { io.Copy(io.Discard, c) }) // reads the ClientHello, answers nothing
+	addr := loadtest.ServeTCP(t, func(c net.Conn) { io.Copy(io.Discard, c) }) // reads the ClientHello, answers nothing
 	start := time.Now()
 	res := runRaw(t, Options{Options: results.Options{Concurrency: 2, Requests: 4, Timeout: 300 * time.Millisecond}},
 		RawOptions{URL: "https://" + addr + "/", Transport: TransportH2, Insecure: true})

@@ -71,28 +71,6 @@ func runRaw(t *testing.T, o Options, ro RawOptions) *results.Load {
 	return res
 }
 
-// serveTCP listens on 127.0.0.1:0 and serves each connection it accepts
-// with serve, in a goroutine of its own, until the test ends; it returns
-// the address.
-func serveTCP(t *testing.T, serve func(c net.Conn)) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go serve(c)
-		}
-	}()
-	return ln.Addr().String()
-}
-
 // throughFile writes r as a result file and reads it back, as merge
 // reads the files of separate processes.
 func throughFile(t *testing.T, r *results.Load) *results.Load {

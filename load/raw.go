@@ -14,6 +14,7 @@ import (
 
 	"github.com/wirebench/wirebench/load/clientio"
 	"github.com/wirebench/wirebench/load/h1"
+	"github.com/wirebench/wirebench/load/h2"
 	"github.com/wirebench/wirebench/measure"
 	"github.com/wirebench/wirebench/results"
 )
@@ -62,7 +63,7 @@ type Raw struct {
 	addr string
 	wire []byte // the whole pre-serialized HTTP/1.1 request
 	want [600]bool
-	h2   *h2Pool
+	h2   *h2.Pool
 	tls  *tls.Config // https: nil for http
 }
 
@@ -121,9 +122,9 @@ func NewRaw(o RawOptions) (*Raw, error) {
 	}
 	switch {
 	case o.Transport == TransportH2C:
-		r.h2 = newH2Pool(o.Connections, o.Timeout, nil)
+		r.h2 = h2.NewPool(o.Connections, o.Timeout, nil)
 	case o.Transport == TransportH2:
-		r.h2 = newH2Pool(o.Connections, o.Timeout, withALPN(r.tls, "h2"))
+		r.h2 = h2.NewPool(o.Connections, o.Timeout, withALPN(r.tls, "h2"))
 	case o.Transport != TransportHTTP1:
 		return nil, fmt.Errorf("%w: transport %q", ErrOptions, o.Transport)
 	case o.Client != ClientLean && o.Client != ClientStd:
@@ -146,7 +147,7 @@ func (r *Raw) Ops() []string { return []string{r.o.Method + " " + r.u.Path} }
 func (r *Raw) NewVU(_ context.Context, id int, wire *measure.Bytes) (VU, error) {
 	switch {
 	case r.h2 != nil:
-		return &rawStdVU{r: r, c: r.h2.client(id)}, nil
+		return &rawStdVU{r: r, c: r.h2.Client(id)}, nil
 	case r.o.Client == ClientStd:
 		return &rawStdVU{r: r, c: newStdClient(wire, r.o.Timeout, r.o.NoKeepAlive, r.h1TLS())}, nil
 	}
@@ -187,7 +188,7 @@ func (r *Raw) WireBytes() (in, out int64) {
 	if r.h2 == nil {
 		return 0, 0
 	}
-	return r.h2.bytes.In.Load(), r.h2.bytes.Out.Load()
+	return r.h2.Bytes.In.Load(), r.h2.Bytes.Out.Load()
 }
 
 // BodyBytesOut is, over HTTP/2,, the body bytes the
@@ -287,4 +288,24 @@ func hostPort(u *url.URL) string {
 func cutHeader(h string) (k, v string, ok bool) {
 	k, v, ok = strings.Cut(h, ":")
 	return strings.TrimSpace(k), strings.TrimSpace(v), ok
+}
+
+// h2Only refuses the HTTP/1.1 options an HTTP/2 run would ignore: one
+// client (x/net's) and the connections of --conns.
+func h2Only(client string, noKeepAlive bool) error {
+	switch {
+	case noKeepAlive:
+		return fmt.Errorf("%w: --no-keepalive (a connection per request) is HTTP/1.1's: over HTTP/2 the connections are --conns", ErrOptions)
+	case client == ClientStd:
+		return fmt.Errorf("%w: --client std is net/http's HTTP/1.1 Transport or grpc-go: HTTP/2 runs on x/net's client connections", ErrOptions)
+	}
+	return nil
+}
+
+// resentWarning tells the reader of res that n HTTP/2 requests were sent
+// again (Resent), if any.
+func resentWarning(res *results.Load, n int64) {
+	if n > 0 {
+		res.Warnings = append(res.Warnings, fmt.Sprintf("%d HTTP/2 requests were sent again: the server refused them unprocessed (GOAWAY past their stream, REFUSED_STREAM; not counted as failures)", n))
+	}
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/wirebench/wirebench/load/clientio"
+	"github.com/wirebench/wirebench/load/internal/loadtest"
 	"github.com/wirebench/wirebench/results"
 )
 
@@ -172,7 +173,7 @@ func TestKVRESPServerKillsClients(t *testing.T) {
 // keep, it answers every read so and keeps the connection.
 func fakeRESP(t *testing.T, reply string, keep bool) string {
 	t.Helper()
-	return "redis://" + serveTCP(t, func(c net.Conn) {
+	return "redis://" + loadtest.ServeTCP(t, func(c net.Conn) {
 		defer c.Close()
 		buf := make([]byte, 4096)
 		for {

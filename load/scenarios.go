@@ -15,6 +15,7 @@ import (
 	"github.com/wirebench/wirebench/api"
 	"github.com/wirebench/wirebench/codec"
 	"github.com/wirebench/wirebench/load/h1"
+	"github.com/wirebench/wirebench/load/h2"
 	"github.com/wirebench/wirebench/measure"
 	"github.com/wirebench/wirebench/results"
 )
@@ -61,8 +62,8 @@ type apiScenario struct {
 	ops   []string
 	entry codec.Entry
 	addr  string // host:port
-	h2    *h2Pool
-	grpc  *grpcPool
+	h2    *h2.Pool
+	grpc  *h2.GRPCPool
 	vus   atomic.Int64
 
 	once     sync.Once
@@ -130,10 +131,10 @@ func NewScenario(o ScenarioOptions) (Scenario, error) {
 			if err := h2Only(o.Client, o.NoKeepAlive); err != nil {
 				return nil, err
 			}
-			s.h2 = newH2Pool(o.Connections, o.Timeout, nil)
+			s.h2 = h2.NewPool(o.Connections, o.Timeout, nil)
 		}
 	case TransportGRPC:
-		p, err := newGRPCPool(s.addr, o.Connections, o.Timeout, true, o.Client)
+		p, err := h2.NewGRPCPool(s.addr, o.Connections, o.Timeout, true, o.Client != ClientStd)
 		if err != nil {
 			return nil, err
 		}
@@ -184,9 +185,9 @@ func (s *apiScenario) Resent() int64 {
 func (s *apiScenario) WireBytes() (in, out int64) {
 	switch {
 	case s.h2 != nil:
-		return s.h2.bytes.In.Load(), s.h2.bytes.Out.Load()
+		return s.h2.Bytes.In.Load(), s.h2.Bytes.Out.Load()
 	case s.grpc != nil:
-		return s.grpc.bytes.In.Load(), s.grpc.bytes.Out.Load()
+		return s.grpc.Bytes.In.Load(), s.grpc.Bytes.Out.Load()
 	}
 	return 0, 0
 }
@@ -206,9 +207,9 @@ func (s *apiScenario) encode(v any) ([]byte, error) {
 func (s *apiScenario) client(id int, wire *measure.Bytes) apiClient {
 	switch {
 	case s.grpc != nil:
-		return s.grpc.client(id, s.o.Timeout)
+		return grpcClient{s.grpc.Client(id, s.o.Timeout)}
 	case s.h2 != nil:
-		return s.restClient(nil, s.h2.client(id))
+		return s.restClient(nil, s.h2.Client(id))
 	case s.o.Client == ClientStd:
 		return s.restClient(nil, newStdClient(wire, s.o.Timeout, s.o.NoKeepAlive, nil))
 	}
@@ -234,13 +235,13 @@ func (s *apiScenario) snapshot(ctx context.Context) error {
 	s.once.Do(func() {
 		var c apiClient
 		if s.grpc != nil {
-			p, err := newGRPCPool(s.addr, 1, s.o.Timeout, false, s.o.Client)
+			p, err := h2.NewGRPCPool(s.addr, 1, s.o.Timeout, false, s.o.Client != ClientStd)
 			if err != nil {
 				s.seedErr = err
 				return
 			}
-			defer p.close()
-			c = p.client(0, s.o.Timeout)
+			defer p.Close()
+			c = grpcClient{p.Client(0, s.o.Timeout)}
 		} else {
 			c = s.restClient(h1.NewConn(s.addr, new(measure.Bytes), s.o.Timeout, false), nil)
 		}
@@ -289,7 +290,7 @@ func (s *apiScenario) NewVU(ctx context.Context, id int, wire *measure.Bytes) (V
 // Close releases the shared connections.
 func (s *apiScenario) Close() error {
 	if s.grpc != nil {
-		s.grpc.close()
+		s.grpc.Close()
 	}
 	return nil
 }

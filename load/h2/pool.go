@@ -1,6 +1,6 @@
 //lint:file-ignore SA1019 x/net's HTTP/2 client is deprecated for net/http's, whose connections hide the bytes after TLS, which this pool parses; x/net keeps ConnPool and NewClientConn working over net/http from Go 1.27.
 
-package load
+package h2
 
 import (
 	"context"
@@ -16,7 +16,6 @@ import (
 	"github.com/wirebench/wirebench/load/clientio"
 	"github.com/wirebench/wirebench/load/wire"
 	"github.com/wirebench/wirebench/measure"
-	"github.com/wirebench/wirebench/results"
 	"golang.org/x/net/http2"
 )
 
@@ -32,18 +31,18 @@ import (
 // to 512 KiB of a body ahead of its flow-control window, so counting its
 // reads overcounts a body the server answered early and reset (11.76 GiB
 // of body in 1.48 GiB of wire against nginx's 413s).
-type h2Pool struct {
+type Pool struct {
 	clients []*http.Client
 	slots   []*h2Slot
-	bytes   measure.Bytes // on the sockets (TLS records included)
+	Bytes   measure.Bytes // on the sockets (TLS records included)
 	layers  wire.Counter  // in the HTTP/2 frames
 }
 
-func newH2Pool(conns int, timeout time.Duration, tlsCfg *tls.Config) *h2Pool {
+func NewPool(conns int, timeout time.Duration, tlsCfg *tls.Config) *Pool {
 	if conns <= 0 {
 		conns = 1
 	}
-	p := &h2Pool{clients: make([]*http.Client, conns), slots: make([]*h2Slot, conns)}
+	p := &Pool{clients: make([]*http.Client, conns), slots: make([]*h2Slot, conns)}
 	dialTimeout := timeout
 	if dialTimeout <= 0 { // no request timeout: a dial still ends
 		dialTimeout = defaultH2DialTimeout
@@ -69,19 +68,19 @@ func newH2Pool(conns int, timeout time.Duration, tlsCfg *tls.Config) *h2Pool {
 
 // dial opens one connection: TCP counted into p.bytes, TLS over it if
 // cfg is set (it must agree on h2), and the HTTP/2 frames parsed above.
-func (p *h2Pool) dial(ctx context.Context, d *net.Dialer, addr string, cfg *tls.Config) (net.Conn, error) {
+func (p *Pool) dial(ctx context.Context, d *net.Dialer, addr string, cfg *tls.Config) (net.Conn, error) {
 	c, err := d.DialContext(ctx, "tcp", addr)
 	if err != nil {
 		return nil, err
 	}
 	if cfg == nil {
-		return wire.Conn(c, wire.StackH2, &p.layers, &p.bytes), nil
+		return wire.Conn(c, wire.StackH2, &p.layers, &p.Bytes), nil
 	}
 	cfg = cfg.Clone()
 	if cfg.ServerName == "" {
 		cfg.ServerName, _, _ = net.SplitHostPort(addr)
 	}
-	tc := tls.Client(measure.CountConn(c, &p.bytes), cfg)
+	tc := tls.Client(measure.CountConn(c, &p.Bytes), cfg)
 	if err := tc.HandshakeContext(ctx); err != nil {
 		c.Close()
 		return nil, err
@@ -91,18 +90,6 @@ func (p *h2Pool) dial(ctx context.Context, d *net.Dialer, addr string, cfg *tls.
 		return nil, fmt.Errorf("%s: TLS agreed on %q, not h2: the server does not offer HTTP/2", addr, proto)
 	}
 	return wire.Conn(tc, wire.StackH2, &p.layers, nil), nil
-}
-
-// h2Only refuses the HTTP/1.1 options an HTTP/2 run would ignore: one
-// client (x/net's) and the connections of --conns.
-func h2Only(client string, noKeepAlive bool) error {
-	switch {
-	case noKeepAlive:
-		return fmt.Errorf("%w: --no-keepalive (a connection per request) is HTTP/1.1's: over HTTP/2 the connections are --conns", ErrOptions)
-	case client == ClientStd:
-		return fmt.Errorf("%w: --client std is net/http's HTTP/1.1 Transport or grpc-go: HTTP/2 runs on x/net's client connections", ErrOptions)
-	}
-	return nil
 }
 
 // defaultH2DialTimeout bounds a dial (TCP and TLS) when the run sets no
@@ -240,12 +227,12 @@ func (s *h2Slot) CloseIdleConnections() {
 
 // BodyOut is the request body bytes the connections sent: the payload of
 // their DATA frames.
-func (p *h2Pool) BodyOut() int64 { return p.layers.Out().Message }
+func (p *Pool) BodyOut() int64 { return p.layers.Out().Message }
 
 // Resent is how many requests the transport sent again, on a new
 // connection or after a pause, because the server refused them
 // unprocessed (GOAWAY past their stream, REFUSED_STREAM).
-func (p *h2Pool) Resent() int64 {
+func (p *Pool) Resent() int64 {
 	var n int64
 	for _, s := range p.slots {
 		n += s.gets.Load() - s.trips.Load()
@@ -253,12 +240,4 @@ func (p *h2Pool) Resent() int64 {
 	return n
 }
 
-func (p *h2Pool) client(vu int) *http.Client { return p.clients[vu%len(p.clients)] }
-
-// resentWarning tells the reader of res that n HTTP/2 requests were sent
-// again (Resent), if any.
-func resentWarning(res *results.Load, n int64) {
-	if n > 0 {
-		res.Warnings = append(res.Warnings, fmt.Sprintf("%d HTTP/2 requests were sent again: the server refused them unprocessed (GOAWAY past their stream, REFUSED_STREAM; not counted as failures)", n))
-	}
-}
+func (p *Pool) Client(vu int) *http.Client { return p.clients[vu%len(p.clients)] }

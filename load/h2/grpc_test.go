@@ -1,7 +1,6 @@
-package load
+package h2
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"errors"
@@ -27,6 +26,7 @@ import (
 	"github.com/wirebench/wirebench/grpcapi"
 	"github.com/wirebench/wirebench/internal/rawio"
 	"github.com/wirebench/wirebench/load/clientio"
+	"github.com/wirebench/wirebench/load/internal/loadtest"
 	"github.com/wirebench/wirebench/measure"
 	"github.com/wirebench/wirebench/pb"
 	"github.com/wirebench/wirebench/store"
@@ -35,17 +35,17 @@ import (
 // The lean gRPC client against grpc-go's server (a server nobody here
 // wrote) and against a scripted HTTP/2 server for what grpc-go never sends.
 
-func leanClient(addr string, wire *measure.Bytes, timeout time.Duration) *grpcClient {
+func leanClient(addr string, wire *measure.Bytes, timeout time.Duration) *GRPCClient {
 	d := &net.Dialer{Timeout: time.Second}
-	dial := rawIODialer(d.DialContext, wire)
-	c := &grpcClient{lean: newGRPCLeanConn(addr, dial), timeout: timeout}
+	dial := RawIODialer(d.DialContext, wire)
+	c := &GRPCClient{lean: NewGRPCConn(addr, dial), timeout: timeout}
 	c.call.done = make(chan struct{}, 1)
 	return c
 }
 
 // vuClient is another VU's client on the same connection.
-func (c *grpcClient) vuClient() *grpcClient {
-	v := &grpcClient{lean: c.lean, timeout: c.timeout}
+func (c *GRPCClient) vuClient() *GRPCClient {
+	v := &GRPCClient{lean: c.lean, timeout: c.timeout}
 	v.call.done = make(chan struct{}, 1)
 	return v
 }
@@ -80,39 +80,39 @@ func TestGRPCLeanCalls(t *testing.T) {
 	ctx := context.Background()
 
 	u := new(pb.User)
-	if err := c.invoke(ctx, pb.UserService_Get_FullMethodName, &pb.GetUserRequest{Id: 3}, u); err != nil || u.GetId() != 3 {
+	if err := c.Invoke(ctx, pb.UserService_Get_FullMethodName, &pb.GetUserRequest{Id: 3}, u); err != nil || u.GetId() != 3 {
 		t.Fatalf("get 3: %v, id %d", err, u.GetId())
 	}
-	err := c.invoke(ctx, pb.UserService_Get_FullMethodName, &pb.GetUserRequest{Id: 1 << 40}, new(pb.User))
+	err := c.Invoke(ctx, pb.UserService_Get_FullMethodName, &pb.GetUserRequest{Id: 1 << 40}, new(pb.User))
 	if codeOf(err) != codes.NotFound || !strings.Contains(status.Convert(err).Message(), "not found") {
 		t.Fatalf("get missing: %v, want NotFound with the server's message", err)
 	}
 	created := new(pb.User)
-	if err := c.invoke(ctx, pb.UserService_Create_FullMethodName, &pb.User{Name: "ünïcode", Email: "a@b.test"}, created); err != nil || created.GetId() == 0 || created.GetName() != "ünïcode" {
+	if err := c.Invoke(ctx, pb.UserService_Create_FullMethodName, &pb.User{Name: "ünïcode", Email: "a@b.test"}, created); err != nil || created.GetId() == 0 || created.GetName() != "ünïcode" {
 		t.Fatalf("create: %v, %v", err, created)
 	}
 	updated := new(pb.User)
-	if err := c.invoke(ctx, pb.UserService_Update_FullMethodName, &pb.User{Id: created.Id, Name: "renamed", Email: "a@b.test"}, updated); err != nil || updated.GetName() != "renamed" {
+	if err := c.Invoke(ctx, pb.UserService_Update_FullMethodName, &pb.User{Id: created.Id, Name: "renamed", Email: "a@b.test"}, updated); err != nil || updated.GetName() != "renamed" {
 		t.Fatalf("update: %v, %v", err, updated)
 	}
-	if err := c.invoke(ctx, pb.UserService_Delete_FullMethodName, &pb.DeleteUserRequest{Id: created.Id}, new(emptypb.Empty)); err != nil {
+	if err := c.Invoke(ctx, pb.UserService_Delete_FullMethodName, &pb.DeleteUserRequest{Id: created.Id}, new(emptypb.Empty)); err != nil {
 		t.Fatalf("delete: %v", err)
 	}
-	if err := c.invoke(ctx, pb.UserService_Delete_FullMethodName, &pb.DeleteUserRequest{Id: created.Id}, new(emptypb.Empty)); codeOf(err) != codes.NotFound {
+	if err := c.Invoke(ctx, pb.UserService_Delete_FullMethodName, &pb.DeleteUserRequest{Id: created.Id}, new(emptypb.Empty)); codeOf(err) != codes.NotFound {
 		t.Fatalf("delete again: %v, want NotFound", err)
 	}
 	echo := new(pb.EchoResponse)
-	if err := c.invoke(ctx, pb.EchoService_Echo_FullMethodName, &pb.EchoRequest{FirstMessage: "a", SecondMessage: "b"}, echo); err != nil || echo.GetMessage() != "ab" {
+	if err := c.Invoke(ctx, pb.EchoService_Echo_FullMethodName, &pb.EchoRequest{FirstMessage: "a", SecondMessage: "b"}, echo); err != nil || echo.GetMessage() != "ab" {
 		t.Fatalf("echo: %v, %q", err, echo.GetMessage())
 	}
-	if err := c.invoke(ctx, "/wirebench.v1.UserService/Nope", &pb.GetUserRequest{}, new(pb.User)); codeOf(err) != codes.Unimplemented {
+	if err := c.Invoke(ctx, "/wirebench.v1.UserService/Nope", &pb.GetUserRequest{}, new(pb.User)); codeOf(err) != codes.Unimplemented {
 		t.Fatalf("unknown method: %v, want Unimplemented", err)
 	}
 	// 20000 users are ~1.3 MB a list, beyond the 1 MiB windows per stream
 	// and per connection: a list completes only if WINDOW_UPDATEs go back.
 	for i := range 2 {
 		l := new(pb.UserList)
-		if err := c.invoke(ctx, pb.UserService_List_FullMethodName, &pb.ListUsersRequest{}, l); err != nil || len(l.GetUsers()) != 20000 {
+		if err := c.Invoke(ctx, pb.UserService_List_FullMethodName, &pb.ListUsersRequest{}, l); err != nil || len(l.GetUsers()) != 20000 {
 			t.Fatalf("list %d: %v, %d users", i, err, len(l.GetUsers()))
 		}
 		if i == 0 && proto.Size(l) < grpcLeanWindow {
@@ -120,7 +120,7 @@ func TestGRPCLeanCalls(t *testing.T) {
 		}
 	}
 	s := c.lean.sess
-	c.lean.close()
+	c.lean.Close()
 	// The server counts a write when its Write returns, which may be after
 	// the client has read those bytes: wait for both counts to catch up.
 	deadline := time.Now().Add(5 * time.Second)
@@ -151,7 +151,7 @@ func TestGRPCLeanSharedConnection(t *testing.T) {
 			for i := range 100 {
 				id := int64((g+i)%64 + 1)
 				u := new(pb.User)
-				if err := v.invoke(context.Background(), pb.UserService_Get_FullMethodName, &pb.GetUserRequest{Id: id}, u); err != nil || u.GetId() != id {
+				if err := v.Invoke(context.Background(), pb.UserService_Get_FullMethodName, &pb.GetUserRequest{Id: id}, u); err != nil || u.GetId() != id {
 					errs <- fmt.Errorf("VU %d call %d: %v, got user %d want %d", g, i, err, u.GetId(), id)
 					return
 				}
@@ -166,7 +166,7 @@ func TestGRPCLeanSharedConnection(t *testing.T) {
 	if cap(c.lean.sess.slots) != 4 {
 		t.Errorf("slots %d, want the server's limit 4", cap(c.lean.sess.slots))
 	}
-	c.lean.close()
+	c.lean.Close()
 }
 
 // slowUsers answers Get at once, except id 13, which it holds until the
@@ -203,9 +203,9 @@ func TestGRPCLeanTimeoutKeepsConnection(t *testing.T) {
 	go srv.Serve(ln)
 	defer srv.Stop()
 	c := leanClient(ln.Addr().String(), nil, 0)
-	get := func(cl *grpcClient, ctx context.Context, id int64) error {
+	get := func(cl *GRPCClient, ctx context.Context, id int64) error {
 		u := new(pb.User)
-		err := cl.invoke(ctx, pb.UserService_Get_FullMethodName, &pb.GetUserRequest{Id: id}, u)
+		err := cl.Invoke(ctx, pb.UserService_Get_FullMethodName, &pb.GetUserRequest{Id: id}, u)
 		if err == nil && u.GetId() != id {
 			err = fmt.Errorf("got user %d, want %d", u.GetId(), id)
 		}
@@ -272,7 +272,7 @@ func TestGRPCLeanTimeoutKeepsConnection(t *testing.T) {
 	if !su.hadDeadline.Load() {
 		t.Error("the server never saw a grpc-timeout")
 	}
-	c.lean.close()
+	c.lean.Close()
 }
 
 // TestTimeoutField: the hand-encoded grpc-timeout field is byte for byte
@@ -328,7 +328,7 @@ func TestDecodeGRPCMessage(t *testing.T) {
 }
 
 func TestDecodeGRPCReply(t *testing.T) {
-	good, _ := appendGRPCMessage(nil, &pb.User{Id: 7, Name: "x"})
+	good, _ := AppendGRPCMessage(nil, &pb.User{Id: 7, Name: "x"})
 	u := new(pb.User)
 	if err := decodeGRPCReply(good, u); err != nil || u.GetId() != 7 {
 		t.Fatalf("good reply: %v, %v", err, u)
@@ -357,49 +357,20 @@ type script func(t *testing.T, conn int, id uint32, fr *http2.Framer, hb *bytes.
 func startH2Script(t *testing.T, settings []http2.Setting, answer script) string {
 	t.Helper()
 	var conns atomic.Int32
-	return serveTCP(t, func(c net.Conn) {
+	return loadtest.ServeTCP(t, func(c net.Conn) {
 		serveH2Script(t, c, int(conns.Add(1))-1, settings, answer, false)
 	})
-}
-
-// fakeH2 is the server side of a test's HTTP/2 connection, opened by
-// openFakeH2: the client's preface read, the server's SETTINGS sent.
-type fakeH2 struct {
-	fr *http2.Framer
-	bw *bufio.Writer
-	hb bytes.Buffer // the HPACK block he writes
-	he *hpack.Encoder
-}
-
-func openFakeH2(c net.Conn, settings ...http2.Setting) (*fakeH2, error) {
-	br := bufio.NewReader(c)
-	preface := make([]byte, len(http2.ClientPreface))
-	if _, err := io.ReadFull(br, preface); err != nil || string(preface) != http2.ClientPreface {
-		return nil, fmt.Errorf("no HTTP/2 preface (%v)", err)
-	}
-	h := &fakeH2{bw: bufio.NewWriter(c)}
-	h.fr = http2.NewFramer(h.bw, br)
-	table := uint32(4096)
-	for _, st := range settings {
-		if st.ID == http2.SettingHeaderTableSize {
-			table = st.Val // the decoder keeps what it announced
-		}
-	}
-	h.fr.ReadMetaHeaders = hpack.NewDecoder(table, nil)
-	h.he = hpack.NewEncoder(&h.hb)
-	h.fr.WriteSettings(settings...)
-	return h, h.bw.Flush()
 }
 
 // serveH2Script serves one connection; closeAfter closes it after the
 // first answer.
 func serveH2Script(t *testing.T, c net.Conn, n int, settings []http2.Setting, answer script, closeAfter bool) {
 	defer c.Close()
-	h, err := openFakeH2(c, settings...)
+	h, err := loadtest.OpenFakeH2(c, settings...)
 	if err != nil {
 		return
 	}
-	fr, bw, hb, he := h.fr, h.bw, &h.hb, h.he
+	fr, bw, hb, he := h.Fr, h.BW, &h.HB, h.HE
 	var body []byte
 	for {
 		f, err := fr.ReadFrame()
@@ -463,7 +434,7 @@ var okHead = []string{":status", "200", "content-type", "application/grpc"}
 
 func replyUser(fr *http2.Framer, hb *bytes.Buffer, he *hpack.Encoder, id uint32, userID int64) {
 	writeHeaders(fr, hb, he, id, false, okHead...)
-	msg, _ := appendGRPCMessage(nil, &pb.User{Id: userID})
+	msg, _ := AppendGRPCMessage(nil, &pb.User{Id: userID})
 	fr.WriteData(id, false, msg)
 	writeHeaders(fr, hb, he, id, true, "grpc-status", "0")
 }
@@ -471,7 +442,7 @@ func replyUser(fr *http2.Framer, hb *bytes.Buffer, he *hpack.Encoder, id uint32,
 // TestGRPCLeanReplies: what a server may answer, and the status the call
 // ends with, as grpc-go's client would report it.
 func TestGRPCLeanReplies(t *testing.T) {
-	msg, _ := appendGRPCMessage(nil, &pb.User{Id: 1})
+	msg, _ := AppendGRPCMessage(nil, &pb.User{Id: 1})
 	cases := []struct {
 		name   string
 		answer script
@@ -559,9 +530,9 @@ func TestGRPCLeanReplies(t *testing.T) {
 				if !raw {
 					c = plainLeanClient(addr, 5*time.Second)
 				}
-				defer c.lean.close()
+				defer c.lean.Close()
 				u := new(pb.User)
-				err := c.invoke(context.Background(), pb.UserService_Get_FullMethodName, &pb.GetUserRequest{Id: 1}, u)
+				err := c.Invoke(context.Background(), pb.UserService_Get_FullMethodName, &pb.GetUserRequest{Id: 1}, u)
 				if codeOf(err) != tc.want || !strings.Contains(status.Convert(err).Message(), tc.text) {
 					t.Fatalf("got %v, want %v with %q", err, tc.want, tc.text)
 				}
@@ -579,9 +550,9 @@ func TestGRPCLeanReplies(t *testing.T) {
 }
 
 // plainLeanClient is leanClient over a *net.TCPConn: no queued writes.
-func plainLeanClient(addr string, timeout time.Duration) *grpcClient {
+func plainLeanClient(addr string, timeout time.Duration) *GRPCClient {
 	d := &net.Dialer{Timeout: time.Second}
-	c := &grpcClient{lean: newGRPCLeanConn(addr, d.DialContext), timeout: timeout}
+	c := &GRPCClient{lean: NewGRPCConn(addr, d.DialContext), timeout: timeout}
 	c.call.done = make(chan struct{}, 1)
 	return c
 }
@@ -590,7 +561,7 @@ func plainLeanClient(addr string, timeout time.Duration) *grpcClient {
 // right after answer's frames.
 func startClosingScript(t *testing.T, answer script) string {
 	t.Helper()
-	return serveTCP(t, func(c net.Conn) { serveH2Script(t, c, 0, nil, answer, true) })
+	return loadtest.ServeTCP(t, func(c net.Conn) { serveH2Script(t, c, 0, nil, answer, true) })
 }
 
 // TestGRPCLeanPingAck: a server's PING is answered with its data.
@@ -607,11 +578,11 @@ func TestGRPCLeanPingAck(t *testing.T) {
 			return
 		}
 		defer c.Close()
-		h, err := openFakeH2(c)
+		h, err := loadtest.OpenFakeH2(c)
 		if err != nil {
 			return
 		}
-		fr, bw, hb, he := h.fr, h.bw, &h.hb, h.he
+		fr, bw, hb, he := h.Fr, h.BW, &h.HB, h.HE
 		for {
 			f, err := fr.ReadFrame()
 			if err != nil {
@@ -638,8 +609,8 @@ func TestGRPCLeanPingAck(t *testing.T) {
 		}
 	}()
 	c := leanClient(ln.Addr().String(), nil, 5*time.Second)
-	defer c.lean.close()
-	if err := c.invoke(context.Background(), pb.UserService_Get_FullMethodName, &pb.GetUserRequest{Id: 1}, new(pb.User)); err != nil {
+	defer c.lean.Close()
+	if err := c.Invoke(context.Background(), pb.UserService_Get_FullMethodName, &pb.GetUserRequest{Id: 1}, new(pb.User)); err != nil {
 		t.Fatal(err)
 	}
 	if got := <-acked; got != [8]byte{9, 8, 7, 6, 5, 4, 3, 2} {
@@ -656,18 +627,18 @@ func TestGRPCLeanLimits(t *testing.T) {
 			replyUser(fr, hb, he, id, 1)
 		})
 	c := leanClient(addr, nil, 5*time.Second)
-	defer c.lean.close()
-	err := c.invoke(context.Background(), pb.EchoService_Echo_FullMethodName, &pb.EchoRequest{FirstMessage: strings.Repeat("x", 200)}, new(pb.EchoResponse))
+	defer c.lean.Close()
+	err := c.Invoke(context.Background(), pb.EchoService_Echo_FullMethodName, &pb.EchoRequest{FirstMessage: strings.Repeat("x", 200)}, new(pb.EchoResponse))
 	if codeOf(err) != codes.ResourceExhausted || !strings.Contains(err.Error(), "flow-control window") {
 		t.Fatalf("large request: %v, want ResourceExhausted naming the window", err)
 	}
-	if err := c.invoke(context.Background(), pb.UserService_Get_FullMethodName, &pb.GetUserRequest{Id: 1}, new(pb.User)); err != nil {
+	if err := c.Invoke(context.Background(), pb.UserService_Get_FullMethodName, &pb.GetUserRequest{Id: 1}, new(pb.User)); err != nil {
 		t.Fatalf("small request after: %v", err)
 	}
 
 	http1 := startPlainHTTP1(t)
 	c2 := leanClient(http1, nil, 5*time.Second)
-	err = c2.invoke(context.Background(), pb.UserService_Get_FullMethodName, &pb.GetUserRequest{Id: 1}, new(pb.User))
+	err = c2.Invoke(context.Background(), pb.UserService_Get_FullMethodName, &pb.GetUserRequest{Id: 1}, new(pb.User))
 	if codeOf(err) != codes.Unavailable || !strings.Contains(err.Error(), "handshake") {
 		t.Fatalf("HTTP/1.1 server: %v, want Unavailable naming the handshake", err)
 	}
@@ -676,7 +647,7 @@ func TestGRPCLeanLimits(t *testing.T) {
 // startPlainHTTP1 answers anything with an HTTP/1.1 400, as an HTTP/1.1
 // server does to the HTTP/2 preface.
 func startPlainHTTP1(t *testing.T) string {
-	return serveTCP(t, func(c net.Conn) {
+	return loadtest.ServeTCP(t, func(c net.Conn) {
 		c.Read(make([]byte, 1024))
 		io.WriteString(c, "HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
 		c.Close()
@@ -711,7 +682,7 @@ func FuzzGRPCLeanServerBytes(f *testing.F) {
 			server.Write(reply)
 		}()
 		used := false
-		c := &grpcClient{lean: newGRPCLeanConn("fuzz", func(context.Context, string, string) (net.Conn, error) {
+		c := &GRPCClient{lean: NewGRPCConn("fuzz", func(context.Context, string, string) (net.Conn, error) {
 			if used {
 				return nil, errors.New("one connection only")
 			}
@@ -723,7 +694,7 @@ func FuzzGRPCLeanServerBytes(f *testing.F) {
 		defer cancel()
 		start := time.Now()
 		u := new(pb.User)
-		err := c.invoke(ctx, pb.UserService_Get_FullMethodName, &pb.GetUserRequest{Id: 1}, u)
+		err := c.Invoke(ctx, pb.UserService_Get_FullMethodName, &pb.GetUserRequest{Id: 1}, u)
 		if time.Since(start) > 5*time.Second {
 			t.Fatalf("call took %v", time.Since(start))
 		}
@@ -732,7 +703,7 @@ func FuzzGRPCLeanServerBytes(f *testing.F) {
 				t.Fatalf("error without a status: %v", err)
 			}
 		}
-		c.lean.close()
+		c.lean.Close()
 	})
 }
 
@@ -785,8 +756,8 @@ func TestGRPCLeanResetAfterDeadline(t *testing.T) {
 		fr.WriteRSTStream(id, http2.ErrCodeCancel)
 	})
 	c := leanClient(addr, nil, 0)
-	defer c.lean.close()
-	err := c.invoke(ctx, pb.UserService_Get_FullMethodName, &pb.GetUserRequest{Id: 1}, new(pb.User))
+	defer c.lean.Close()
+	err := c.Invoke(ctx, pb.UserService_Get_FullMethodName, &pb.GetUserRequest{Id: 1}, new(pb.User))
 	if codeOf(err) != codes.DeadlineExceeded {
 		t.Fatalf("got %v, want DeadlineExceeded", err)
 	}
@@ -880,24 +851,24 @@ func TestLeanReaderWatch(t *testing.T) {
 func TestGRPCLeanHeaderBlocks(t *testing.T) {
 	addr, _ := startGRPC(t, 10)
 	c := leanClient(addr, nil, 5*time.Second)
-	defer c.lean.close()
+	defer c.lean.Close()
 	ctx := context.Background()
 	for i, m := range []string{"get", "get", "get", "get", "list", "get", "get", "list", "list", "list", "get", "echo", "echo", "get", "get", "get"} {
 		switch m {
 		case "get":
 			id := int64(i%10 + 1)
 			u := new(pb.User)
-			if err := c.invoke(ctx, pb.UserService_Get_FullMethodName, &pb.GetUserRequest{Id: id}, u); err != nil || u.GetId() != id {
+			if err := c.Invoke(ctx, pb.UserService_Get_FullMethodName, &pb.GetUserRequest{Id: id}, u); err != nil || u.GetId() != id {
 				t.Fatalf("call %d, get %d: %v, id %d", i, id, err, u.GetId())
 			}
 		case "list":
 			l := new(pb.UserList)
-			if err := c.invoke(ctx, pb.UserService_List_FullMethodName, &pb.ListUsersRequest{}, l); err != nil || len(l.GetUsers()) != 10 {
+			if err := c.Invoke(ctx, pb.UserService_List_FullMethodName, &pb.ListUsersRequest{}, l); err != nil || len(l.GetUsers()) != 10 {
 				t.Fatalf("call %d, list: %v, %d users", i, err, len(l.GetUsers()))
 			}
 		case "echo":
 			e := new(pb.EchoResponse)
-			if err := c.invoke(ctx, pb.EchoService_Echo_FullMethodName, &pb.EchoRequest{FirstMessage: "a", SecondMessage: "b"}, e); err != nil || e.GetMessage() != "ab" {
+			if err := c.Invoke(ctx, pb.EchoService_Echo_FullMethodName, &pb.EchoRequest{FirstMessage: "a", SecondMessage: "b"}, e); err != nil || e.GetMessage() != "ab" {
 				t.Fatalf("call %d, echo: %v, %q", i, err, e.GetMessage())
 			}
 		}
@@ -920,9 +891,9 @@ func TestGRPCLeanHeaderBlocks(t *testing.T) {
 		replyUser(fr, hb, he, id, 1)
 	})
 	c3 := leanClient(shrinking, nil, 5*time.Second)
-	defer c3.lean.close()
+	defer c3.lean.Close()
 	for i := range 5 {
-		if err := c3.invoke(ctx, pb.UserService_Get_FullMethodName, &pb.GetUserRequest{Id: 1}, new(pb.User)); err != nil {
+		if err := c3.Invoke(ctx, pb.UserService_Get_FullMethodName, &pb.GetUserRequest{Id: 1}, new(pb.User)); err != nil {
 			t.Fatalf("call %d to a server that shrinks its header table: %v", i, err)
 		}
 		if i == 2 && c3.lean.sess.hdrStable {
@@ -931,9 +902,9 @@ func TestGRPCLeanHeaderBlocks(t *testing.T) {
 	}
 
 	c2 := leanClient(small, nil, 5*time.Second)
-	defer c2.lean.close()
+	defer c2.lean.Close()
 	for i, m := range []string{pb.UserService_Get_FullMethodName, pb.UserService_Get_FullMethodName, pb.UserService_Delete_FullMethodName, pb.UserService_Get_FullMethodName, pb.UserService_Get_FullMethodName, pb.UserService_Get_FullMethodName} {
-		if err := c2.invoke(ctx, m, &pb.GetUserRequest{Id: 1}, new(pb.User)); err != nil {
+		if err := c2.Invoke(ctx, m, &pb.GetUserRequest{Id: 1}, new(pb.User)); err != nil {
 			t.Fatalf("call %d to a server with a 64-byte header table: %v", i, err)
 		}
 	}
@@ -946,7 +917,7 @@ func TestGRPCLeanHeaderBlocks(t *testing.T) {
 // [0.9·timeout, timeout] of the call; close cancels it.
 func TestGRPCCallContext(t *testing.T) {
 	const timeout = 200 * time.Millisecond
-	c := &grpcClient{timeout: timeout}
+	c := &GRPCClient{timeout: timeout}
 	parent := context.Background()
 	within := func(ctx context.Context) {
 		t.Helper()
@@ -956,35 +927,35 @@ func TestGRPCCallContext(t *testing.T) {
 			t.Fatalf("deadline %v from now, want within [0.9, 1] × %v", left, timeout)
 		}
 	}
-	a := c.callCtx(parent)
+	a := c.CallCtx(parent)
 	within(a)
-	if b := c.callCtx(parent); b != a {
+	if b := c.CallCtx(parent); b != a {
 		t.Fatal("a second call at once got a new context")
 	}
 	time.Sleep(timeout / 5) // past a tenth of the timeout
-	b := c.callCtx(parent)
+	b := c.CallCtx(parent)
 	if b == a || a.Err() == nil {
 		t.Fatal("the context was kept with less than 90% of the timeout left, or the old one was not cancelled")
 	}
 	within(b)
 	other, cancel := context.WithCancel(parent)
 	defer cancel()
-	if d := c.callCtx(other); d == b {
+	if d := c.CallCtx(other); d == b {
 		t.Fatal("another parent got the same context")
 	}
-	e := c.callCtx(other)
+	e := c.CallCtx(other)
 	cancel() // the parent ends: so does the shared context
 	if e.Err() == nil {
 		t.Fatal("the shared context outlived its parent")
 	}
-	if f := c.callCtx(other); f == e {
+	if f := c.CallCtx(other); f == e {
 		t.Fatal("an ended context was handed out again")
 	}
-	c.close()
+	c.Close()
 	if c.tctx.Err() == nil {
 		t.Fatal("close left the context running")
 	}
-	if (&grpcClient{}).callCtx(parent) != parent {
+	if (&GRPCClient{}).CallCtx(parent) != parent {
 		t.Fatal("without a timeout the call's context is its parent")
 	}
 }
@@ -1003,9 +974,9 @@ func TestGRPCLeanOneReadPerCall(t *testing.T) {
 		replyUser(fr, hb, he, id, 2)
 	})
 	c := leanClient(addr, nil, 5*time.Second)
-	defer c.lean.close()
+	defer c.lean.Close()
 	get := func() {
-		if err := c.invoke(context.Background(), pb.UserService_Get_FullMethodName, &pb.GetUserRequest{Id: 2}, new(pb.User)); err != nil {
+		if err := c.Invoke(context.Background(), pb.UserService_Get_FullMethodName, &pb.GetUserRequest{Id: 2}, new(pb.User)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -1039,11 +1010,11 @@ func TestGRPCLeanConnectionWindow(t *testing.T) {
 			fr.WriteWindowUpdate(0, 30100) // a request's worth, framing included
 		})
 	c := leanClient(addr, nil, 2*time.Second)
-	defer c.lean.close()
+	defer c.lean.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	for i := range 5 { // 150 KB: more than twice the first window
-		if err := c.invoke(ctx, pb.UserService_Create_FullMethodName, big, new(pb.User)); err != nil {
+		if err := c.Invoke(ctx, pb.UserService_Create_FullMethodName, big, new(pb.User)); err != nil {
 			t.Fatalf("request %d of 30 KB: %v", i, err)
 		}
 	}
@@ -1053,8 +1024,8 @@ func TestGRPCLeanConnectionWindow(t *testing.T) {
 		replyUser(fr, hb, he, id, 1)
 	})
 	c = leanClient(addr, nil, 2*time.Second)
-	defer c.lean.close()
-	err := c.invoke(ctx, pb.UserService_Get_FullMethodName, &pb.GetUserRequest{Id: 1}, new(pb.User))
+	defer c.lean.Close()
+	err := c.Invoke(ctx, pb.UserService_Get_FullMethodName, &pb.GetUserRequest{Id: 1}, new(pb.User))
 	if codeOf(err) != codes.Unavailable || !strings.Contains(err.Error(), "FLOW_CONTROL") {
 		t.Fatalf("window overflow: %v, want Unavailable naming FLOW_CONTROL", err)
 	}

@@ -1,4 +1,4 @@
-package load
+package h2
 
 import (
 	"bytes"
@@ -130,7 +130,7 @@ func FuzzH2Reader(f *testing.F) {
 // they differ (FuzzH2Reader).
 func diffH2(t *testing.T, b []byte) {
 	{
-		ours := newH2Reader(iotest.OneByteReader(bytes.NewReader(b))) // frames in pieces: fill's work
+		ours := NewReader(iotest.OneByteReader(bytes.NewReader(b))) // frames in pieces: fill's work
 		fr := http2.NewFramer(nil, bytes.NewReader(b))
 		fr.ReadMetaHeaders = hpack.NewDecoder(4096, nil)
 		fr.MaxHeaderListSize = clientio.MaxHead
@@ -278,7 +278,7 @@ func TestH2ReaderKeepsPartialFrames(t *testing.T) {
 	http2.NewFramer(&b, nil).WriteData(1, true, []byte("payload"))
 	frame := b.Bytes()
 	src := &stutter{chunks: [][]byte{frame[:4], nil, frame[4:12], nil, frame[12:]}}
-	r := newH2Reader(src)
+	r := NewReader(src)
 	for _, wantErr := range []bool{true, true} {
 		if _, err := r.next(); (err != nil) != wantErr || err != nil && !errors.Is(err, errStutter) {
 			t.Fatalf("next: %v, want the source's error", err)
@@ -365,7 +365,7 @@ func TestH2ReaderHeaderLimit(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			diffH2(t, tc.in)
-			r := newH2Reader(bytes.NewReader(tc.in))
+			r := NewReader(bytes.NewReader(tc.in))
 			r.next() // SETTINGS
 			f, err := r.next()
 			if tc.err {

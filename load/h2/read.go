@@ -1,4 +1,4 @@
-package load
+package h2
 
 import (
 	"encoding/binary"
@@ -33,7 +33,7 @@ import (
 // Connection errors end the connection (h2ConnError); a malformed header
 // block is an http2.StreamError for its stream, after which reading goes
 // on. FuzzH2Reader holds it to that.
-type h2Reader struct {
+type Reader struct {
 	src  io.Reader
 	buf  []byte // room for two frames of the largest size
 	r, w int    // buf[r:w] is read and not yet taken
@@ -75,8 +75,8 @@ type h2Head struct {
 	invalid     error // a malformed field: a stream error once decoded
 }
 
-func newH2Reader(src io.Reader) *h2Reader {
-	r := &h2Reader{src: src, buf: make([]byte, 2*(9+h2MaxFrame))}
+func NewReader(src io.Reader) *Reader {
+	r := &Reader{src: src, buf: make([]byte, 2*(9+h2MaxFrame))}
 	r.dec = hpack.NewDecoder(4096, r.emit) // the method value is made once
 	r.dec.SetMaxStringLength(clientio.MaxHead)
 	return r
@@ -97,7 +97,7 @@ func connErr(code http2.ErrCode, format string, a ...any) error {
 // next returns the next frame. A header block is returned once complete,
 // as one HEADERS frame whose fields are in r.head. Errors: the source's,
 // *h2ConnError, or http2.StreamError.
-func (r *h2Reader) next() (h2Frame, error) {
+func (r *Reader) next() (h2Frame, error) {
 	for {
 		if r.w-r.r >= 9 {
 			b := r.buf[r.r:r.w]
@@ -129,7 +129,7 @@ func (r *h2Reader) next() (h2Frame, error) {
 }
 
 // fill reads more from the source, first making room for a whole frame.
-func (r *h2Reader) fill() error {
+func (r *Reader) fill() error {
 	if r.r == r.w {
 		r.r, r.w = 0, 0
 	} else if len(r.buf)-r.r < 9+h2MaxFrame {
@@ -149,7 +149,7 @@ func (r *h2Reader) fill() error {
 
 // parse checks f and strips its padding; false for a frame that is not
 // returned (a header block's fragment before its end).
-func (r *h2Reader) parse(f *h2Frame) (bool, error) {
+func (r *Reader) parse(f *h2Frame) (bool, error) {
 	if r.cont != 0 && (f.typ != http2.FrameContinuation || f.stream != r.cont) {
 		return false, connErr(http2.ErrCodeProtocol, "%v frame where stream %d's CONTINUATION was due", f.typ, r.cont)
 	}
@@ -290,7 +290,7 @@ func eachSetting(p []byte, fn func(http2.Setting) error) error {
 
 // fragment decodes a HEADERS or CONTINUATION frame's part of a header
 // block; true once the block is complete.
-func (r *h2Reader) fragment(f *h2Frame) (bool, error) {
+func (r *Reader) fragment(f *h2Frame) (bool, error) {
 	h := &r.head
 	if h.invalid != nil || h.truncated && len(f.data) > 0 {
 		// As x/net: past the limit or a bad field, no more is decoded.
@@ -322,7 +322,7 @@ func (r *h2Reader) fragment(f *h2Frame) (bool, error) {
 }
 
 // emit takes one decoded header field into r.head.
-func (r *h2Reader) emit(hf hpack.HeaderField) {
+func (r *Reader) emit(hf hpack.HeaderField) {
 	h := &r.head
 	switch {
 	case !httpguts.ValidHeaderFieldValue(hf.Value):

@@ -1,4 +1,4 @@
-package load
+package h2
 
 import (
 	"context"
@@ -16,7 +16,7 @@ import (
 // Other connections pass as they are. Bytes are counted into n (nil:
 // not counted) by the rawio.Conn itself, which also writes from inside its
 // reads (rawio.Conn.Queue), or by a measure.Conn around the others.
-func rawIODialer(dial measure.DialFunc, n *measure.Bytes) measure.DialFunc {
+func RawIODialer(dial measure.DialFunc, n *measure.Bytes) measure.DialFunc {
 	return func(ctx context.Context, network, addr string) (net.Conn, error) {
 		c, err := dial(ctx, network, addr)
 		if err != nil {

@@ -1,4 +1,4 @@
-package load
+package h2
 
 import (
 	"bytes"
@@ -47,7 +47,7 @@ import (
 // server announces more); a reply of over maxBody bytes fails the call.
 // A server's PING is answered when a caller next reads, so a connection
 // left idle between calls does not answer keepalive pings until then.
-type grpcLeanConn struct {
+type GRPCConn struct {
 	addr string
 	dial measure.DialFunc
 
@@ -55,13 +55,13 @@ type grpcLeanConn struct {
 	sess *h2Session // nil until the first call, or after the last one failed
 }
 
-func newGRPCLeanConn(addr string, dial measure.DialFunc) *grpcLeanConn {
-	return &grpcLeanConn{addr: addr, dial: dial}
+func NewGRPCConn(addr string, dial measure.DialFunc) *GRPCConn {
+	return &GRPCConn{addr: addr, dial: dial}
 }
 
 // grpcLeanWindow is what the lean client announces as its receive window,
 // per stream and per connection: the same as the grpc-go client's here.
-const grpcLeanWindow = grpcWindow
+const grpcLeanWindow = GRPCWindow
 
 // maxStreamsUnannounced caps the concurrent calls on a connection whose
 // server announces no SETTINGS_MAX_CONCURRENT_STREAMS (no limit).
@@ -80,7 +80,7 @@ type h2Session struct {
 	// token is the right to read: a caller holds it while its value sits
 	// in the channel. The reader state below is its holder's alone.
 	token chan struct{}
-	rd    *h2Reader
+	rd    *Reader
 	raw   *rawio.Conn // conn, when it can queue a write for its next read
 
 	// wakeMu guards the reader's watch on its context: ctx's end wakes
@@ -114,7 +114,7 @@ type h2Session struct {
 	slots chan struct{} // a value per call in flight: the server's stream limit
 
 	mu          sync.Mutex // guards what follows
-	calls       map[uint32]*leanCall
+	calls       map[uint32]*Call
 	nextID      uint32
 	sendWin     int64 // connection-level send window
 	peerWin     int64 // the server's initial window per stream
@@ -126,7 +126,7 @@ type h2Session struct {
 
 // leanCall is one call in flight. A VU reuses its own across calls: done
 // carries exactly one value per completed call.
-type leanCall struct {
+type Call struct {
 	id          uint32
 	done        chan struct{}
 	gotHeaders  bool
@@ -134,6 +134,14 @@ type leanCall struct {
 	recvUnacked int64
 	err         error // the call's outcome: nil, a status error, or errRefused
 }
+
+// NewCall returns a Call ready for Invoke; a VU reuses one for all its
+// calls.
+func NewCall() Call { return Call{done: make(chan struct{}, 1)} }
+
+// Reply is the last reply's message, its 5-byte prefix included, valid
+// until the next Invoke.
+func (c *Call) Reply() []byte { return c.body }
 
 // outBuf is where the session's framer writes: frames are sent in one
 // write when flushed (or queued for the next read).
@@ -144,12 +152,12 @@ func (b *outBuf) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// invoke makes one unary call: in is sent, the reply decoded into out. A
+// Invoke makes one unary call: in is sent, the reply decoded into out. A
 // call refused before the server processed it is sent once more on a new
 // connection. The error is a gRPC status error, as grpc-go's Invoke
 // returns: Unavailable for a connection that fails, DeadlineExceeded or
 // Canceled when ctx ends first.
-func (c *grpcLeanConn) invoke(ctx context.Context, call *leanCall, method string, req []byte, out proto.Message) error {
+func (c *GRPCConn) Invoke(ctx context.Context, call *Call, method string, req []byte, out proto.Message) error {
 	for attempt := 0; ; attempt++ {
 		s, err := c.session(ctx)
 		if err != nil {
@@ -173,7 +181,7 @@ func (c *grpcLeanConn) invoke(ctx context.Context, call *leanCall, method string
 }
 
 // session returns the live connection, dialling one if there is none.
-func (c *grpcLeanConn) session(ctx context.Context) (*h2Session, error) {
+func (c *GRPCConn) session(ctx context.Context) (*h2Session, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if s := c.sess; s != nil {
@@ -193,7 +201,7 @@ func (c *grpcLeanConn) session(ctx context.Context) (*h2Session, error) {
 	return s, nil
 }
 
-func (c *grpcLeanConn) close() {
+func (c *GRPCConn) Close() {
 	c.mu.Lock()
 	s := c.sess
 	c.sess = nil
@@ -212,7 +220,7 @@ func dialH2Session(ctx context.Context, dial measure.DialFunc, addr string) (*h2
 	}
 	s := &h2Session{
 		conn: conn, authority: addr, token: make(chan struct{}, 1),
-		rd: newH2Reader(conn), calls: make(map[uint32]*leanCall),
+		rd: NewReader(conn), calls: make(map[uint32]*Call),
 		nextID: 1, sendWin: 65535, peerWin: 65535, maxFrame: 16384, tableFull: true,
 	}
 	s.raw, _ = conn.(*rawio.Conn)
@@ -288,7 +296,7 @@ func (s *h2Session) flushLocked() error {
 
 // call sends one call and waits for its end: nil with call.body holding
 // the reply's messages, a status error, or errRefused.
-func (s *h2Session) call(ctx context.Context, call *leanCall, method string, req []byte) error {
+func (s *h2Session) call(ctx context.Context, call *Call, method string, req []byte) error {
 	select {
 	case s.slots <- struct{}{}:
 	case <-ctx.Done():
@@ -371,7 +379,7 @@ func (s *h2Session) connWindow() int64 {
 // open registers call under a new stream ID and reserves n bytes of the
 // connection's send window; false when the window is short. alone: no
 // other call is in flight. The caller holds wmu.
-func (s *h2Session) open(call *leanCall, n int) (ok, alone bool, err error) {
+func (s *h2Session) open(call *Call, n int) (ok, alone bool, err error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	switch {
@@ -499,7 +507,7 @@ func ceilDiv(a, b time.Duration) time.Duration {
 // readWhile waits until call (when not nil) is complete and wait (when not
 // nil) reports false, reading the connection whenever no other caller is.
 // A call abandoned because ctx ended is reset on the wire.
-func (s *h2Session) readWhile(ctx context.Context, call *leanCall, wait func() bool) error {
+func (s *h2Session) readWhile(ctx context.Context, call *Call, wait func() bool) error {
 	var done <-chan struct{}
 	if call != nil {
 		done = call.done
@@ -528,7 +536,7 @@ func (s *h2Session) readWhile(ctx context.Context, call *leanCall, wait func() b
 
 // read is the token holder's loop: frames are read and handled until call
 // completes, wait reports false, the connection fails, or ctx ends.
-func (s *h2Session) read(ctx context.Context, call *leanCall, wait func() bool) (bool, error) {
+func (s *h2Session) read(ctx context.Context, call *Call, wait func() bool) (bool, error) {
 	s.watch(ctx)
 	defer func() {
 		s.wakeMu.Lock()
@@ -617,7 +625,7 @@ func isTimeout(err error) bool {
 // abandon gives up on call because ctx ended: a call still in flight is
 // forgotten and reset on the wire; one that completed meanwhile consumes
 // its completion. Either way the caller reports ctx's error.
-func (s *h2Session) abandon(ctx context.Context, call *leanCall) error {
+func (s *h2Session) abandon(ctx context.Context, call *Call) error {
 	cerr := ctx.Err()
 	if cerr == nil { // the read deadline, ctx's, fired before ctx's own timer
 		cerr = context.DeadlineExceeded
@@ -635,7 +643,7 @@ func (s *h2Session) abandon(ctx context.Context, call *leanCall) error {
 }
 
 // forget removes call from the connection; false if it already completed.
-func (s *h2Session) forget(call *leanCall) bool {
+func (s *h2Session) forget(call *Call) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.calls[call.id] != call {
@@ -949,7 +957,7 @@ func rstCode(c http2.ErrCode) codes.Code {
 
 // appendGRPCMessage appends msg as one length-prefixed, uncompressed gRPC
 // message.
-func appendGRPCMessage(b []byte, msg proto.Message) ([]byte, error) {
+func AppendGRPCMessage(b []byte, msg proto.Message) ([]byte, error) {
 	b = append(b, 0, 0, 0, 0, 0)
 	b, err := proto.MarshalOptions{}.MarshalAppend(b, msg)
 	if err != nil {
@@ -975,3 +983,7 @@ func decodeGRPCReply(b []byte, out proto.Message) error {
 	}
 	return nil
 }
+
+// grpcWindow is the client's flow-control window per stream and per
+// connection.
+const GRPCWindow = 1 << 20

@@ -1,0 +1,181 @@
+package h2
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"time"
+
+	"github.com/wirebench/wirebench/measure"
+	"github.com/wirebench/wirebench/results"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/protobuf/proto"
+)
+
+// GRPCPool is a fixed set of gRPC connections shared by the VUs, VU i
+// using connection i mod n: the connection count is explicit, and the
+// concurrent streams per connection are VUs/n (recorded in the result's
+// configuration). Bytes are counted on the TCP connections beneath gRPC,
+// so they include HTTP/2 and gRPC framing; message sizes are the body.
+//
+// The connections are the lean client's (grpc.go) when lean is set,
+// else grpc-go's (--client std).
+type GRPCPool struct {
+	conns []*grpc.ClientConn // --client std
+	lean  []*GRPCConn        // --client lean
+	// Bytes are those of every connection (if NewGRPCPool counts them).
+	Bytes measure.Bytes
+}
+
+func NewGRPCPool(addr string, n int, timeout time.Duration, count, lean bool) (*GRPCPool, error) {
+	if n <= 0 {
+		n = 1
+	}
+	p := &GRPCPool{}
+	d := &net.Dialer{Timeout: timeout}
+	dial := measure.DialFunc(d.DialContext)
+	var counter *measure.Bytes
+	if count {
+		counter = &p.Bytes
+	}
+	if lean {
+		dial = RawIODialer(dial, counter) // raw system calls: see rawIODialer
+		p.lean = make([]*GRPCConn, n)
+		for i := range p.lean {
+			p.lean[i] = NewGRPCConn(addr, dial)
+		}
+		return p, nil
+	}
+	if count {
+		dial = measure.CountingDialer(dial, counter)
+	}
+	p.conns = make([]*grpc.ClientConn, n)
+	for i := range p.conns {
+		c, err := grpc.NewClient("passthrough:///"+addr,
+			grpc.WithTransportCredentials(insecure.NewCredentials()),
+			grpc.WithContextDialer(func(ctx context.Context, a string) (net.Conn, error) { return dial(ctx, "tcp", a) }),
+			// A static window turns off grpc-go's BDP estimation, whose
+			// PING and ACK per burst of data are frames, writes and
+			// wake-ups a load client should not add to each call; 1 MiB
+			// is what the reference server's h2c and gRPC windows are.
+			grpc.WithInitialWindowSize(GRPCWindow),
+			grpc.WithInitialConnWindowSize(GRPCWindow),
+			// (A shared write buffer is grpc-go's default.)
+		)
+		if err != nil {
+			p.Close()
+			return nil, fmt.Errorf("%w: gRPC client for %s: %v", results.ErrOptions, addr, err)
+		}
+		p.conns[i] = c
+	}
+	return p, nil
+}
+
+// Close closes every connection.
+func (p *GRPCPool) Close() {
+	for _, c := range p.conns {
+		if c != nil {
+			c.Close()
+		}
+	}
+	for _, c := range p.lean {
+		c.Close()
+	}
+}
+
+// Client is VU vu's client: connection vu mod n, calls bounded by
+// timeout. Not safe for concurrent use.
+func (p *GRPCPool) Client(vu int, timeout time.Duration) *GRPCClient {
+	c := &GRPCClient{timeout: timeout}
+	if p.lean != nil {
+		c.lean = p.lean[vu%len(p.lean)]
+		c.call = NewCall()
+	} else {
+		c.std = p.conns[vu%len(p.conns)]
+	}
+	return c
+}
+
+// GRPCClient is one VU's view of the pool.
+type GRPCClient struct {
+	std     *grpc.ClientConn
+	lean    *GRPCConn
+	call    Call   // the lean client's call state, reused
+	req     []byte // the lean client's request buffer, reused
+	timeout time.Duration
+
+	// The last call's message sizes: the lean client has them from the
+	// wire (proto.Size, which grpc-go's path needs, was 3-4% of a call's
+	// client CPU).
+	sizeOut, sizeIn int
+
+	// The calls' timeout context, shared by the VU's successive calls
+	// while more than 90% of the timeout is left, as h1.Conn re-arms its
+	// deadline: a context, its timer and its place among the parent's
+	// children once per tenth of the timeout instead of once per call,
+	// and the lean client's reader watches one context (issue 17). A call
+	// times out anywhere in [0.9·timeout, timeout].
+	tctx, tparent context.Context
+	tcancel       context.CancelFunc
+	tdeadline     time.Time
+}
+
+// CallCtx is ctx with the per-call timeout (see tctx).
+func (c *GRPCClient) CallCtx(ctx context.Context) context.Context {
+	if c.timeout <= 0 {
+		return ctx
+	}
+	now := time.Now()
+	if c.tctx == nil || c.tparent != ctx || c.tdeadline.Sub(now) < c.timeout*9/10 || c.tctx.Err() != nil {
+		if c.tcancel != nil {
+			c.tcancel()
+		}
+		c.tdeadline = now.Add(c.timeout)
+		c.tctx, c.tcancel = context.WithDeadline(ctx, c.tdeadline)
+		c.tparent = ctx
+	}
+	return c.tctx
+}
+
+// Close releases the shared timeout context.
+func (c *GRPCClient) Close() {
+	if c.tcancel != nil {
+		c.tcancel()
+	}
+}
+
+// Invoke makes one unary call with either client.
+// On success, Sizes are the messages' sizes.
+func (c *GRPCClient) Invoke(ctx context.Context, method string, in, out proto.Message) error {
+	if c.lean == nil {
+		err := c.std.Invoke(ctx, method, in, out)
+		if err == nil {
+			c.sizeOut, c.sizeIn = proto.Size(in), proto.Size(out)
+		}
+		return err
+	}
+	var err error
+	if c.req, err = AppendGRPCMessage(c.req[:0], in); err != nil {
+		return err
+	}
+	if err := c.lean.Invoke(ctx, &c.call, method, c.req, out); err != nil {
+		return err
+	}
+	c.sizeOut, c.sizeIn = len(c.req)-5, len(c.call.Reply())-5 // one message each, after its 5-byte prefix
+	return nil
+}
+
+// Sizes are the last successful call's message sizes, without their
+// 5-byte prefixes.
+func (c *GRPCClient) Sizes() (out, in int) { return c.sizeOut, c.sizeIn }
+
+// SentSize is the size of request message in as the last call sent it: the
+// lean client's encoded request, else proto.Size (a failed call has no
+// Sizes).
+func (c *GRPCClient) SentSize(in proto.Message) int {
+	if c.lean == nil || len(c.req) == 0 {
+		return proto.Size(in)
+	}
+	return len(c.req) - 5
+}

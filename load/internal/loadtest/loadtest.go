@@ -1,0 +1,67 @@
+// Package loadtest holds the fake servers that the tests of load and of
+// its client packages share.
+package loadtest
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"io"
+	"net"
+	"testing"
+
+	"golang.org/x/net/http2"
+	"golang.org/x/net/http2/hpack"
+)
+
+// ServeTCP listens on 127.0.0.1:0 and serves each connection it accepts
+// with serve, in a goroutine of its own, until the test ends; it returns
+// the address.
+func ServeTCP(t *testing.T, serve func(c net.Conn)) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go serve(c)
+		}
+	}()
+	return ln.Addr().String()
+}
+
+// FakeH2 is the server side of a test's HTTP/2 connection, opened by
+// OpenFakeH2: the client's preface read, the server's SETTINGS sent.
+type FakeH2 struct {
+	Fr *http2.Framer
+	BW *bufio.Writer
+	HB bytes.Buffer // the HPACK block HE writes
+	HE *hpack.Encoder
+}
+
+// OpenFakeH2 reads the client's preface from c and sends SETTINGS.
+func OpenFakeH2(c net.Conn, settings ...http2.Setting) (*FakeH2, error) {
+	br := bufio.NewReader(c)
+	preface := make([]byte, len(http2.ClientPreface))
+	if _, err := io.ReadFull(br, preface); err != nil || string(preface) != http2.ClientPreface {
+		return nil, fmt.Errorf("no HTTP/2 preface (%v)", err)
+	}
+	h := &FakeH2{BW: bufio.NewWriter(c)}
+	h.Fr = http2.NewFramer(h.BW, br)
+	table := uint32(4096)
+	for _, st := range settings {
+		if st.ID == http2.SettingHeaderTableSize {
+			table = st.Val // the decoder keeps what it announced
+		}
+	}
+	h.Fr.ReadMetaHeaders = hpack.NewDecoder(table, nil)
+	h.HE = hpack.NewEncoder(&h.HB)
+	h.Fr.WriteSettings(settings...)
+	return h, h.BW.Flush()
+}
