@@ -136,12 +136,12 @@ func (s *streamScenario) needsGRPCPort() bool {
 }
 
 func (s *streamScenario) Name() string  { return "stream " + s.o.Kind }
-func (s *streamScenario) Ops() []string { return []string{streamOp(s.o.Kind)} }
+func (s *streamScenario) Ops() []string { return []string{StreamOp(s.o.Kind)} }
 
-// streamOp names a kind's operation as the reference-API scenarios name
+// StreamOp names a stream or browser kind's operation as the reference-API scenarios name
 // theirs, so per-operation tables line up across cells of a group: a
 // stream or a list of users is "list users", a unary call "get user".
-func streamOp(kind string) string {
+func StreamOp(kind string) string {
 	switch kind {
 	case StreamGRPCGet, StreamGRPCGetNewConn, StreamTunnelGet, StreamConnectGet, StreamGRPCWebGet,
 		"fetch-json", "connect", "grpc-web", "ws-tunnel":

@@ -7,21 +7,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/wirebench/wirebench/load/internal/loadtest"
 	"github.com/wirebench/wirebench/results"
-	"github.com/wirebench/wirebench/server"
 )
-
-// startStreamServer runs the reference server (REST and gRPC) on
-// 127.0.0.1:0 with users seeded users.
-func startStreamServer(t *testing.T, users int) (restURL, grpcAddr string) {
-	t.Helper()
-	srv, err := server.Start(context.Background(), server.Options{HTTPAddr: "127.0.0.1:0", GRPCAddr: "127.0.0.1:0", SeedUsers: users, SeedTodos: 3})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { srv.Close() })
-	return "http://" + srv.HTTPAddr(), srv.GRPCAddr()
-}
 
 // runStream runs kind for a fixed number of exchanges on 2 VUs.
 func runStream(t *testing.T, o StreamOptions, exchanges int64) *results.Load {
@@ -72,7 +60,7 @@ func checkStream(t *testing.T, res *results.Load, exchanges int64, itemsPer int,
 }
 
 func TestStreamGRPCKinds(t *testing.T) {
-	rest, grpcAddr := startStreamServer(t, 300)
+	rest, grpcAddr := loadtest.StartServer(t, 300)
 	for _, c := range []struct {
 		kind       string
 		items      int
@@ -104,7 +92,7 @@ func TestStreamGRPCKinds(t *testing.T) {
 }
 
 func TestStreamGRPCClientStream(t *testing.T) {
-	rest, grpcAddr := startStreamServer(t, 10)
+	rest, grpcAddr := loadtest.StartServer(t, 10)
 	res := runStream(t, StreamOptions{Kind: StreamGRPCClient, URL: rest, GRPC: grpcAddr, Messages: 50}, 4)
 	s := res.Stream
 	if res.Failed != 0 || s.Items != 200 || s.Out.Message != res.Bytes.BodyOut || s.Out.Envelope < 200*5 {
@@ -126,7 +114,7 @@ func TestStreamOptionsRefused(t *testing.T) {
 }
 
 func TestWriteStreamSummary(t *testing.T) {
-	rest, grpcAddr := startStreamServer(t, 50)
+	rest, grpcAddr := loadtest.StartServer(t, 50)
 	res := runStream(t, StreamOptions{Kind: StreamGRPCServer, URL: rest, GRPC: grpcAddr}, 2)
 	var b strings.Builder
 	if err := results.WriteStreamSummary(&b, res); err != nil {
@@ -148,7 +136,7 @@ func TestWriteStreamSummary(t *testing.T) {
 // stream section holds every exchange, item and byte; results whose
 // sections differ are refused rather than summed partly.
 func TestMergeStreamSegments(t *testing.T) {
-	rest, grpcAddr := startStreamServer(t, 300)
+	rest, grpcAddr := loadtest.StartServer(t, 300)
 	var parts []*results.Load
 	for i := 1; i <= 3; i++ {
 		sc, err := NewStream(StreamOptions{Kind: StreamNDJSON, URL: rest, GRPC: grpcAddr})

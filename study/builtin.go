@@ -6,6 +6,7 @@ import (
 
 	"github.com/wirebench/wirebench/codec"
 	"github.com/wirebench/wirebench/load"
+	"github.com/wirebench/wirebench/load/browser"
 	"github.com/wirebench/wirebench/results"
 )
 
@@ -149,7 +150,7 @@ func grpcVsRESTStudy() Definition {
 		streamCell("unary transports", "gRPC-Web (HTTP/1.1)", defaultDataset, one, load.StreamGRPCWebGet, 0),
 		apiCell("unary transports", "REST json get", defaultDataset, nil, one, load.ScenarioOptions{Name: load.ScenarioGet, Format: "json"}),
 	)
-	if _, err := load.FindChromium(""); err != nil {
+	if _, err := browser.FindChromium(""); err != nil {
 		def.Warnings = append(def.Warnings, fmt.Sprintf("in-browser cells left out: %v", err))
 		return def
 	}

@@ -6,6 +6,7 @@ import (
 	"math"
 
 	"github.com/wirebench/wirebench/load"
+	"github.com/wirebench/wirebench/load/browser"
 )
 
 // LoadSpec is a cell's client: load options and one scenario, either a
@@ -22,7 +23,7 @@ type LoadSpec struct {
 	// Stream and Browser, if set, run a stream scenario or the in-browser
 	// page instead (built-in studies only; URLs are templates).
 	Stream  *load.StreamOptions
-	Browser *load.BrowserOptions
+	Browser *browser.Options
 	// KV, if set, runs a key-value scenario (kv-set, kv-get, kv-mixed)
 	// over RESP or HTTP (study kv).
 	KV *load.KVOptions
@@ -48,7 +49,7 @@ func (l LoadSpec) scenario(v vars) (load.Scenario, error) {
 	if l.Browser != nil {
 		o := *l.Browser
 		o.URL = v.expand(o.URL)
-		return load.NewBrowser(o)
+		return browser.New(o)
 	}
 	if l.KV != nil {
 		o := *l.KV

@@ -12,6 +12,7 @@ import (
 	"github.com/wirebench/wirebench/api"
 	"github.com/wirebench/wirebench/codec"
 	"github.com/wirebench/wirebench/load"
+	"github.com/wirebench/wirebench/load/browser"
 	"github.com/wirebench/wirebench/results"
 )
 
@@ -69,7 +70,7 @@ func browserCell(group, label string, ds dataset, kind string, batch int) Cell {
 	return Cell{
 		Group: group, Label: label,
 		Server: referenceServer(ds, nil),
-		Load:   LoadSpec{Options: load.Options{Options: results.Options{Concurrency: 1}}, Browser: &load.BrowserOptions{Kind: kind, URL: refHTTP, Batch: batch}},
+		Load:   LoadSpec{Options: load.Options{Options: results.Options{Concurrency: 1}}, Browser: &browser.Options{Kind: kind, URL: refHTTP, Batch: batch}},
 		Checks: []Check{datasetCheck(), goMemCheck()},
 	}
 }

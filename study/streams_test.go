@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/wirebench/wirebench/load"
+	"github.com/wirebench/wirebench/load/browser"
 	"github.com/wirebench/wirebench/results"
 )
 
@@ -36,7 +37,7 @@ func TestGRPCVsRESTDefinition(t *testing.T) {
 	wantKinds := []string{load.StreamRESTList, load.StreamNDJSON, load.StreamSSE, load.StreamGRPCServer, load.StreamGRPCBidi,
 		load.StreamWebSocket, load.StreamGRPCGetNewConn, load.StreamTunnelGet, load.StreamTunnelSrv, load.StreamConnectGet,
 		load.StreamGRPCWebGet}
-	if _, err := load.FindChromium(""); err == nil {
+	if _, err := browser.FindChromium(""); err == nil {
 		wantGroups = append(wantGroups, "in browser: get user", "in browser: stream of 1000")
 		wantKinds = append(wantKinds, "browser fetch-json", "browser connect", "browser grpc-web", "browser ws-tunnel")
 	} else if len(def.Warnings) == 0 {

@@ -14,6 +14,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/wirebench/wirebench/load"
+	"github.com/wirebench/wirebench/load/browser"
 	"github.com/wirebench/wirebench/measure"
 	"github.com/wirebench/wirebench/results"
 )
@@ -46,7 +47,7 @@ type loadFlags struct {
 	expect, thresholds, hdrs []string
 	scenario, out, cpus      string
 	stream                   load.StreamOptions
-	browser                  load.BrowserOptions
+	browser                  browser.Options
 	engine, percentiles      string
 	quiet, latency, version  bool
 	outs                     outFlags // --hdr-out, --force

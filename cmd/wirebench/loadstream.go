@@ -2,6 +2,7 @@ package main
 
 import (
 	"github.com/wirebench/wirebench/load"
+	"github.com/wirebench/wirebench/load/browser"
 )
 
 // streamScenario builds a --stream or --browser scenario against the REST
@@ -22,7 +23,7 @@ func (f *loadFlags) streamScenario(url string) (load.Scenario, map[string]any, e
 		return nil, nil, loadUsagef("--browser runs one page: use -c 1")
 	}
 	f.browser.URL = url
-	sc, err := load.NewBrowser(f.browser)
+	sc, err := browser.New(f.browser)
 	if err != nil {
 		return nil, nil, loadUsagef("%s", cliMessage(err))
 	}

@@ -5,11 +5,13 @@ package loadtest
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"fmt"
 	"io"
 	"net"
 	"testing"
 
+	"github.com/wirebench/wirebench/server"
 	"golang.org/x/net/http2"
 	"golang.org/x/net/http2/hpack"
 )
@@ -64,4 +66,16 @@ func OpenFakeH2(c net.Conn, settings ...http2.Setting) (*FakeH2, error) {
 	h.HE = hpack.NewEncoder(&h.HB)
 	h.Fr.WriteSettings(settings...)
 	return h, h.BW.Flush()
+}
+
+// StartServer runs the reference server (REST and gRPC) on
+// 127.0.0.1:0 with users seeded users.
+func StartServer(t *testing.T, users int) (restURL, grpcAddr string) {
+	t.Helper()
+	srv, err := server.Start(context.Background(), server.Options{HTTPAddr: "127.0.0.1:0", GRPCAddr: "127.0.0.1:0", SeedUsers: users, SeedTodos: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Close() })
+	return "http://" + srv.HTTPAddr(), srv.GRPCAddr()
 }

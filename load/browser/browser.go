@@ -1,4 +1,4 @@
-package load
+package browser
 
 import (
 	"context"
@@ -14,28 +14,19 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/wirebench/wirebench/load"
 	"github.com/wirebench/wirebench/measure"
 	"github.com/wirebench/wirebench/results"
 )
 
-// Browser scenarios run the page the server serves at /bench/ (package
-// webbench) in headless chromium, driven through the DevTools protocol:
-// one operation asks the page for a batch of calls of one kind, made one
-// after another, and gets back each call's latency as the page measured it
-// with performance.now(). Those in-page latencies, not the DevTools round
-// trip of the batch, become the run's latency histogram and request count
-// (ownLatency). Client CPU is the Go driver's plus every chromium process's.
-// The browser's sockets are its own: no byte split for these cells (the Go
-// kinds of the same protocols have one).
-
-// BrowserKinds are the page's kinds (browser/src/bench.ts).
-var BrowserKinds = []string{"fetch-json", "connect", "grpc-web", "ws-tunnel", "connect-stream", "ws-tunnel-stream"}
+// Kinds are the page's kinds (browser/src/bench.ts).
+var Kinds = []string{"fetch-json", "connect", "grpc-web", "ws-tunnel", "connect-stream", "ws-tunnel-stream"}
 
 // ErrNoBrowser is returned when no chromium executable is found.
 var ErrNoBrowser = errors.New("load: no chromium executable (set WIREBENCH_CHROMIUM or install chromium)")
 
-// BrowserOptions configure a browser scenario.
-type BrowserOptions struct {
+// Options configure a browser scenario.
+type Options struct {
 	Kind string `json:"kind"`
 	// URL is the REST port (http://host:port); the page is URL/bench/.
 	URL string `json:"url"`
@@ -64,8 +55,8 @@ func FindChromium(path string) (string, error) {
 	return "", ErrNoBrowser
 }
 
-type browserScenario struct {
-	o    BrowserOptions
+type scenario struct {
+	o    Options
 	exe  string
 	page string
 
@@ -79,19 +70,19 @@ type browserScenario struct {
 	procs      int
 }
 
-// NewBrowser validates o and finds the browser; it starts when the run's
+// New validates o and finds the browser; it starts when the run's
 // VU is made.
-func NewBrowser(o BrowserOptions) (Scenario, error) {
+func New(o Options) (load.Scenario, error) {
 	found := false
-	for _, k := range BrowserKinds {
+	for _, k := range Kinds {
 		found = found || k == o.Kind
 	}
 	if !found {
-		return nil, fmt.Errorf("%w: browser kind %q (want one of %s)", ErrOptions, o.Kind, strings.Join(BrowserKinds, ", "))
+		return nil, fmt.Errorf("%w: browser kind %q (want one of %s)", load.ErrOptions, o.Kind, strings.Join(Kinds, ", "))
 	}
 	u, err := url.Parse(o.URL)
 	if err != nil || u.Host == "" || u.Scheme != "http" {
-		return nil, fmt.Errorf("%w: browser URL %q: want http://host:port", ErrOptions, o.URL)
+		return nil, fmt.Errorf("%w: browser URL %q: want http://host:port", load.ErrOptions, o.URL)
 	}
 	if o.Batch <= 0 {
 		o.Batch = 50
@@ -103,23 +94,23 @@ func NewBrowser(o BrowserOptions) (Scenario, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &browserScenario{o: o, exe: exe, page: "http://" + u.Host + "/bench/", lat: measure.NewHistogram()}, nil
+	return &scenario{o: o, exe: exe, page: "http://" + u.Host + "/bench/", lat: measure.NewHistogram()}, nil
 }
 
-func (s *browserScenario) Name() string  { return "browser " + s.o.Kind }
-func (s *browserScenario) Ops() []string { return []string{streamOp(s.o.Kind)} }
+func (s *scenario) Name() string  { return "browser " + s.o.Kind }
+func (s *scenario) Ops() []string { return []string{load.StreamOp(s.o.Kind)} }
 
 // NewVU starts chromium on the page; a browser run has one VU (the page
 // makes its calls one after another).
-func (s *browserScenario) NewVU(ctx context.Context, id int, _ *measure.Bytes) (VU, error) {
+func (s *scenario) NewVU(ctx context.Context, id int, _ *measure.Bytes) (load.VU, error) {
 	if id > 0 {
-		return nil, fmt.Errorf("%w: a browser scenario runs one page: concurrency 1", ErrOptions)
+		return nil, fmt.Errorf("%w: a browser scenario runs one page: concurrency 1", load.ErrOptions)
 	}
 	actx, acancel := chromedp.NewExecAllocator(context.Background(), chromedp.ExecPath(s.exe),
 		chromedp.Headless, chromedp.NoSandbox, chromedp.NoFirstRun, chromedp.NoDefaultBrowserCheck,
 		chromedp.DisableGPU, chromedp.Flag("disable-extensions", true), chromedp.Flag("mute-audio", true))
 	bctx, bcancel := chromedp.NewContext(actx)
-	v := &browserVU{s: s, ctx: bctx, cancel: func() { bcancel(); acancel() }}
+	v := &vu{s: s, ctx: bctx, cancel: func() { bcancel(); acancel() }}
 	// the first Run starts the browser: no timeout on it (that would end
 	// the browser); the navigation below is bounded instead
 	if err := chromedp.Do(bctx); err != nil {
@@ -143,8 +134,8 @@ func (s *browserScenario) NewVU(ctx context.Context, id int, _ *measure.Bytes) (
 	return v, nil
 }
 
-type browserVU struct {
-	s      *browserScenario
+type vu struct {
+	s      *scenario
 	ctx    context.Context
 	cancel func()
 	pid    int
@@ -161,7 +152,7 @@ type pageRun struct {
 	CrossOriginIsolated bool      `json:"cross_origin_isolated"`
 }
 
-func (v *browserVU) Do(ctx context.Context, o *Outcome) {
+func (v *vu) Do(ctx context.Context, o *load.Outcome) {
 	rctx, cancel := context.WithTimeout(v.ctx, v.s.o.Timeout)
 	defer cancel()
 	stop := context.AfterFunc(ctx, cancel)
@@ -191,7 +182,7 @@ func (v *browserVU) Do(ctx context.Context, o *Outcome) {
 	}
 }
 
-func (v *browserVU) Close() error {
+func (v *vu) Close() error {
 	if v.pid > 0 {
 		u1, s1, n := treeCPU(v.pid)
 		v.s.mu.Lock()
@@ -210,7 +201,7 @@ func firstLine(s string) string {
 	return s
 }
 
-func (s *browserScenario) streamResult() *results.Stream {
+func (s *scenario) streamResult() *results.Stream {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return &results.Stream{Kind: "browser " + s.o.Kind, Exchanges: s.calls - s.failed, Items: s.items,
@@ -218,17 +209,17 @@ func (s *browserScenario) streamResult() *results.Stream {
 }
 
 // Driver implements Scenario.
-func (s *browserScenario) Driver() Driver { return PerVU }
+func (s *scenario) Driver() load.Driver { return load.PerVU }
 
 // Finish implements Scenario: the stream section, and the page's own
 // latencies in place of the batches'.
-func (s *browserScenario) Finish(res *results.Load) {
+func (s *scenario) Finish(res *results.Load) {
 	res.Stream = s.streamResult()
 	s.ownLatency(res)
 }
 
 // ownLatency puts the page's measurements in place of the batches'.
-func (s *browserScenario) ownLatency(res *results.Load) {
+func (s *scenario) ownLatency(res *results.Load) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	res.Latency, res.Service = s.lat, s.lat

@@ -1,4 +1,4 @@
-package load
+package browser
 
 import (
 	"context"
@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wirebench/wirebench/load"
+	"github.com/wirebench/wirebench/load/internal/loadtest"
 	"github.com/wirebench/wirebench/results"
 )
 
@@ -29,14 +31,14 @@ func TestBrowserQuick(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts chromium (a few seconds)")
 	}
-	rest, _ := startStreamServer(t, 20)
+	rest, _ := loadtest.StartServer(t, 20)
 	for _, kind := range browserTestKinds {
 		t.Run(kind, func(t *testing.T) {
-			sc, err := NewBrowser(BrowserOptions{Kind: kind, URL: rest, Batch: 20, Timeout: 30 * time.Second})
+			sc, err := New(Options{Kind: kind, URL: rest, Batch: 20, Timeout: 30 * time.Second})
 			if err != nil {
 				t.Fatal(err)
 			}
-			res, err := Run(context.Background(), Options{Options: results.Options{Concurrency: 1, Requests: 2}}, sc)
+			res, err := load.Run(context.Background(), load.Options{Options: results.Options{Concurrency: 1, Requests: 2}}, sc)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -62,10 +64,10 @@ func TestBrowserQuick(t *testing.T) {
 var browserTestKinds = []string{"fetch-json", "grpc-web", "ws-tunnel", "connect-stream"}
 
 func TestBrowserOptionsRefused(t *testing.T) {
-	if _, err := NewBrowser(BrowserOptions{Kind: "nope", URL: "http://127.0.0.1:1"}); !errors.Is(err, ErrOptions) {
+	if _, err := New(Options{Kind: "nope", URL: "http://127.0.0.1:1"}); !errors.Is(err, load.ErrOptions) {
 		t.Errorf("unknown kind: %v", err)
 	}
-	if _, err := NewBrowser(BrowserOptions{Kind: "connect", URL: "ws://127.0.0.1:1"}); !errors.Is(err, ErrOptions) {
+	if _, err := New(Options{Kind: "connect", URL: "ws://127.0.0.1:1"}); !errors.Is(err, load.ErrOptions) {
 		t.Errorf("bad URL: %v", err)
 	}
 	if _, err := FindChromium("/nonexistent/chromium"); err == nil {
