@@ -1,7 +1,6 @@
 package load
 
 import (
-	"bytes"
 	"context"
 	"net"
 	"net/http"
@@ -69,19 +68,4 @@ func runRaw(t *testing.T, o Options, ro RawOptions) *results.Load {
 		t.Fatal(err)
 	}
 	return res
-}
-
-// throughFile writes r as a result file and reads it back, as merge
-// reads the files of separate processes.
-func throughFile(t *testing.T, r *results.Load) *results.Load {
-	t.Helper()
-	var buf bytes.Buffer
-	if err := r.WriteJSON(&buf); err != nil {
-		t.Fatal(err)
-	}
-	back, err := results.ReadLoad(&buf)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return back
 }

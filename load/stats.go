@@ -1,6 +1,7 @@
 package load
 
 import (
+	"runtime/metrics"
 	"sync"
 	"sync/atomic"
 
@@ -47,4 +48,15 @@ func newWorkerStats(nops int, live bool) *workerStats {
 		}
 	}
 	return w
+}
+
+// heapAllocs reads the process's cumulative heap allocations (objects and
+// bytes) from runtime/metrics, which needs no stop-the-world.
+func heapAllocs() (objects, bytes int64) {
+	s := []metrics.Sample{{Name: "/gc/heap/allocs:objects"}, {Name: "/gc/heap/allocs:bytes"}}
+	metrics.Read(s)
+	if s[0].Value.Kind() != metrics.KindUint64 || s[1].Value.Kind() != metrics.KindUint64 {
+		return 0, 0
+	}
+	return int64(s[0].Value.Uint64()), int64(s[1].Value.Uint64())
 }

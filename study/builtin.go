@@ -7,6 +7,7 @@ import (
 	"github.com/wirebench/wirebench/codec"
 	"github.com/wirebench/wirebench/load"
 	"github.com/wirebench/wirebench/load/browser"
+	"github.com/wirebench/wirebench/load/stream"
 	"github.com/wirebench/wirebench/results"
 )
 
@@ -131,23 +132,23 @@ func grpcVsRESTStudy() Definition {
 	}
 	big := dataset{users: 1000, todos: 10}
 	def.Cells = append(def.Cells,
-		streamCell("stream of 1000", "REST list (one JSON array)", big, one, load.StreamRESTList, 0),
-		streamCell("stream of 1000", "REST NDJSON stream", big, one, load.StreamNDJSON, 0),
-		streamCell("stream of 1000", "REST SSE", big, one, load.StreamSSE, 0),
-		streamCell("stream of 1000", "gRPC server stream", big, one, load.StreamGRPCServer, 0),
-		streamCell("stream of 1000", "Connect server stream", big, one, load.StreamConnectSrv, 0),
-		streamCell("stream of 1000", "gRPC-Web server stream", big, one, load.StreamGRPCWebSrv, 0),
-		streamCell("stream of 1000", "gRPC server stream, WebSocket tunnel", big, one, load.StreamTunnelSrv, 0),
-		streamCell("bidi 100", "gRPC bidi stream", defaultDataset, one, load.StreamGRPCBidi, 100),
-		streamCell("bidi 100", "WebSocket (JSON)", defaultDataset, one, load.StreamWebSocket, 100),
+		streamCell("stream of 1000", "REST list (one JSON array)", big, one, stream.RESTList, 0),
+		streamCell("stream of 1000", "REST NDJSON stream", big, one, stream.NDJSON, 0),
+		streamCell("stream of 1000", "REST SSE", big, one, stream.SSE, 0),
+		streamCell("stream of 1000", "gRPC server stream", big, one, stream.GRPCServer, 0),
+		streamCell("stream of 1000", "Connect server stream", big, one, stream.ConnectSrv, 0),
+		streamCell("stream of 1000", "gRPC-Web server stream", big, one, stream.GRPCWebSrv, 0),
+		streamCell("stream of 1000", "gRPC server stream, WebSocket tunnel", big, one, stream.TunnelSrv, 0),
+		streamCell("bidi 100", "gRPC bidi stream", defaultDataset, one, stream.GRPCBidi, 100),
+		streamCell("bidi 100", "WebSocket (JSON)", defaultDataset, one, stream.WebSocket, 100),
 		apiCell("connection reuse", "REST keep-alive", defaultDataset, nil, one, load.ScenarioOptions{Name: load.ScenarioGet, Format: "json"}),
 		apiCell("connection reuse", "REST new connection each", defaultDataset, nil, one, load.ScenarioOptions{Name: load.ScenarioGet, Format: "json", NoKeepAlive: true}),
-		streamCell("connection reuse", "gRPC one connection", defaultDataset, one, load.StreamGRPCGet, 0),
-		streamCell("connection reuse", "gRPC new connection each", defaultDataset, one, load.StreamGRPCGetNewConn, 0),
-		streamCell("unary transports", "gRPC native", defaultDataset, one, load.StreamGRPCGet, 0),
-		streamCell("unary transports", "gRPC, WebSocket tunnel", defaultDataset, one, load.StreamTunnelGet, 0),
-		streamCell("unary transports", "Connect (HTTP/1.1)", defaultDataset, one, load.StreamConnectGet, 0),
-		streamCell("unary transports", "gRPC-Web (HTTP/1.1)", defaultDataset, one, load.StreamGRPCWebGet, 0),
+		streamCell("connection reuse", "gRPC one connection", defaultDataset, one, stream.GRPCGet, 0),
+		streamCell("connection reuse", "gRPC new connection each", defaultDataset, one, stream.GRPCGetNewConn, 0),
+		streamCell("unary transports", "gRPC native", defaultDataset, one, stream.GRPCGet, 0),
+		streamCell("unary transports", "gRPC, WebSocket tunnel", defaultDataset, one, stream.TunnelGet, 0),
+		streamCell("unary transports", "Connect (HTTP/1.1)", defaultDataset, one, stream.ConnectGet, 0),
+		streamCell("unary transports", "gRPC-Web (HTTP/1.1)", defaultDataset, one, stream.GRPCWebGet, 0),
 		apiCell("unary transports", "REST json get", defaultDataset, nil, one, load.ScenarioOptions{Name: load.ScenarioGet, Format: "json"}),
 	)
 	if _, err := browser.FindChromium(""); err != nil {

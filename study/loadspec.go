@@ -7,6 +7,7 @@ import (
 
 	"github.com/wirebench/wirebench/load"
 	"github.com/wirebench/wirebench/load/browser"
+	"github.com/wirebench/wirebench/load/stream"
 )
 
 // LoadSpec is a cell's client: load options and one scenario, either a
@@ -22,7 +23,7 @@ type LoadSpec struct {
 	Raw      *load.RawOptions
 	// Stream and Browser, if set, run a stream scenario or the in-browser
 	// page instead (built-in studies only; URLs are templates).
-	Stream  *load.StreamOptions
+	Stream  *stream.Options
 	Browser *browser.Options
 	// KV, if set, runs a key-value scenario (kv-set, kv-get, kv-mixed)
 	// over RESP or HTTP (study kv).
@@ -44,7 +45,7 @@ func (l LoadSpec) scenario(v vars) (load.Scenario, error) {
 	if l.Stream != nil {
 		o := *l.Stream
 		o.URL, o.GRPC = v.expand(o.URL), v.expand(o.GRPC)
-		return load.NewStream(o)
+		return stream.New(o)
 	}
 	if l.Browser != nil {
 		o := *l.Browser

@@ -13,6 +13,7 @@ import (
 	"github.com/wirebench/wirebench/codec"
 	"github.com/wirebench/wirebench/load"
 	"github.com/wirebench/wirebench/load/browser"
+	"github.com/wirebench/wirebench/load/stream"
 	"github.com/wirebench/wirebench/results"
 )
 
@@ -59,7 +60,7 @@ func streamCell(group, label string, ds dataset, lo load.Options, kind string, m
 	return Cell{
 		Group: group, Label: label,
 		Server: referenceServer(ds, nil),
-		Load:   LoadSpec{Options: lo, Stream: &load.StreamOptions{Kind: kind, URL: refHTTP, GRPC: refGRPC, Messages: messages}},
+		Load:   LoadSpec{Options: lo, Stream: &stream.Options{Kind: kind, URL: refHTTP, GRPC: refGRPC, Messages: messages}},
 		Checks: []Check{datasetCheck(), goMemCheck()},
 	}
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/wirebench/wirebench/load"
 	"github.com/wirebench/wirebench/load/browser"
+	"github.com/wirebench/wirebench/load/stream"
 	"github.com/wirebench/wirebench/results"
 )
 
@@ -34,9 +35,9 @@ func TestGRPCVsRESTDefinition(t *testing.T) {
 	}
 	wantGroups := []string{"CRUD c=1", "CRUD c=50", "list of 10", "list of 100", "list of 1000", "stream of 1000", "bidi 100",
 		"connection reuse", "unary transports"}
-	wantKinds := []string{load.StreamRESTList, load.StreamNDJSON, load.StreamSSE, load.StreamGRPCServer, load.StreamGRPCBidi,
-		load.StreamWebSocket, load.StreamGRPCGetNewConn, load.StreamTunnelGet, load.StreamTunnelSrv, load.StreamConnectGet,
-		load.StreamGRPCWebGet}
+	wantKinds := []string{stream.RESTList, stream.NDJSON, stream.SSE, stream.GRPCServer, stream.GRPCBidi,
+		stream.WebSocket, stream.GRPCGetNewConn, stream.TunnelGet, stream.TunnelSrv, stream.ConnectGet,
+		stream.GRPCWebGet}
 	if _, err := browser.FindChromium(""); err == nil {
 		wantGroups = append(wantGroups, "in browser: get user", "in browser: stream of 1000")
 		wantKinds = append(wantKinds, "browser fetch-json", "browser connect", "browser grpc-web", "browser ws-tunnel")
@@ -66,8 +67,8 @@ func TestStreamCellEndToEnd(t *testing.T) {
 	ds := dataset{users: 300, todos: 5}
 	one := load.Options{Options: results.Options{Concurrency: 1}}
 	def := Definition{Name: "tiny-streams", Title: "tiny", Cells: []Cell{
-		streamCell("stream", "gRPC", ds, one, load.StreamGRPCServer, 0),
-		streamCell("stream", "REST list", ds, one, load.StreamRESTList, 0),
+		streamCell("stream", "gRPC", ds, one, stream.GRPCServer, 0),
+		streamCell("stream", "REST list", ds, one, stream.RESTList, 0),
 	}}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()

@@ -15,6 +15,7 @@ import (
 
 	"github.com/wirebench/wirebench/load"
 	"github.com/wirebench/wirebench/load/browser"
+	"github.com/wirebench/wirebench/load/stream"
 	"github.com/wirebench/wirebench/measure"
 	"github.com/wirebench/wirebench/results"
 )
@@ -46,7 +47,7 @@ type loadFlags struct {
 	body, stages, segment    string
 	expect, thresholds, hdrs []string
 	scenario, out, cpus      string
-	stream                   load.StreamOptions
+	stream                   stream.Options
 	browser                  browser.Options
 	engine, percentiles      string
 	quiet, latency, version  bool

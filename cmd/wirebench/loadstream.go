@@ -3,6 +3,7 @@ package main
 import (
 	"github.com/wirebench/wirebench/load"
 	"github.com/wirebench/wirebench/load/browser"
+	"github.com/wirebench/wirebench/load/stream"
 )
 
 // streamScenario builds a --stream or --browser scenario against the REST
@@ -13,7 +14,7 @@ func (f *loadFlags) streamScenario(url string) (load.Scenario, map[string]any, e
 	}
 	if f.stream.Kind != "" {
 		f.stream.URL, f.stream.Timeout = url, f.o.Timeout
-		sc, err := load.NewStream(f.stream)
+		sc, err := stream.New(f.stream)
 		if err != nil {
 			return nil, nil, loadUsagef("%s", cliMessage(err))
 		}

@@ -15,6 +15,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/wirebench/wirebench/load"
+	"github.com/wirebench/wirebench/load/stream"
 	"github.com/wirebench/wirebench/measure"
 	"github.com/wirebench/wirebench/results"
 )
@@ -98,7 +99,7 @@ func New(o Options) (load.Scenario, error) {
 }
 
 func (s *scenario) Name() string  { return "browser " + s.o.Kind }
-func (s *scenario) Ops() []string { return []string{load.StreamOp(s.o.Kind)} }
+func (s *scenario) Ops() []string { return []string{stream.Op(s.o.Kind)} }
 
 // NewVU starts chromium on the page; a browser run has one VU (the page
 // makes its calls one after another).

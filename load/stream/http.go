@@ -1,4 +1,4 @@
-package load
+package stream
 
 import (
 	"bufio"
@@ -14,6 +14,7 @@ import (
 
 	"github.com/wirebench/wirebench/api"
 	"github.com/wirebench/wirebench/codec"
+	"github.com/wirebench/wirebench/load"
 	"github.com/wirebench/wirebench/load/clientio"
 	"github.com/wirebench/wirebench/load/wire"
 )
@@ -42,12 +43,12 @@ func (v *streamVU) httpClient(stack wire.Stack) *http.Client {
 }
 
 // httpDo runs one list exchange: GET /users as JSON, NDJSON or SSE.
-func (v *streamVU) httpDo(ctx context.Context, o *Outcome, t0 time.Time) (items int, first, last time.Duration, ok bool) {
+func (v *streamVU) httpDo(ctx context.Context, o *load.Outcome, t0 time.Time) (items int, first, last time.Duration, ok bool) {
 	path, accept, stack := "/users", codec.MediaJSON, wire.StackH1
 	switch v.s.o.Kind {
-	case StreamNDJSON:
+	case NDJSON:
 		accept, stack = "application/x-ndjson", wire.StackH1NDJSON
-	case StreamSSE:
+	case SSE:
 		path, accept, stack = "/users/events", "text/event-stream", wire.StackH1SSE
 	}
 	c := v.httpClient(stack)
@@ -70,7 +71,7 @@ func (v *streamVU) httpDo(ctx context.Context, o *Outcome, t0 time.Time) (items 
 		o.Fail = fmt.Sprintf("status %d", resp.StatusCode)
 		return 0, 0, 0, false
 	}
-	if v.s.o.Kind == StreamRESTList {
+	if v.s.o.Kind == RESTList {
 		var buf bytes.Buffer
 		if _, err := buf.ReadFrom(http.MaxBytesReader(nil, resp.Body, clientio.MaxBody)); err != nil {
 			o.Fail = clientio.FailReason(err)
@@ -97,13 +98,13 @@ func (v *streamVU) httpDo(ctx context.Context, o *Outcome, t0 time.Time) (items 
 	sc.Buffer(make([]byte, 0, 4096), maxStreamLine)
 	var prev time.Duration
 	var lastID int64
-	ended := v.s.o.Kind == StreamNDJSON // NDJSON ends with the body; SSE with an "end" event
+	ended := v.s.o.Kind == NDJSON // NDJSON ends with the body; SSE with an "end" event
 	event := ""
 	for sc.Scan() {
 		line := sc.Bytes()
 		o.BodyIn += len(line) + 1
 		data := line
-		if v.s.o.Kind == StreamSSE {
+		if v.s.o.Kind == SSE {
 			k, val, _ := bytes.Cut(line, []byte(":"))
 			val = bytes.TrimPrefix(val, []byte(" "))
 			switch string(k) {
@@ -156,7 +157,7 @@ func (v *streamVU) httpDo(ctx context.Context, o *Outcome, t0 time.Time) (items 
 
 // wsDo runs one WebSocket exchange on the VU's WebSocket (opened once,
 // kept): Messages JSON echo requests, each answered before the next.
-func (v *streamVU) wsDo(ctx context.Context, o *Outcome, t0 time.Time) (items int, first, last time.Duration, ok bool) {
+func (v *streamVU) wsDo(ctx context.Context, o *load.Outcome, t0 time.Time) (items int, first, last time.Duration, ok bool) {
 	c, _ := v.conn.(*websocket.Conn)
 	if c == nil {
 		d := &net.Dialer{Timeout: v.s.o.Timeout}

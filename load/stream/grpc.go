@@ -1,4 +1,4 @@
-package load
+package stream
 
 import (
 	"context"
@@ -16,6 +16,7 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/wirebench/wirebench/load"
 	"github.com/wirebench/wirebench/load/wire"
 	"github.com/wirebench/wirebench/pb"
 	"github.com/wirebench/wirebench/pb/pbconnect"
@@ -34,7 +35,7 @@ func (s *streamScenario) grpcConn() (*grpc.ClientConn, error) {
 		var dialer func(context.Context, string) (net.Conn, error)
 		target := s.o.GRPC
 		switch s.o.Kind {
-		case StreamTunnelGet, StreamTunnelSrv:
+		case TunnelGet, TunnelSrv:
 			hc := &http.Client{Transport: &http.Transport{
 				DialContext: wire.Dialer(d.DialContext, wire.StackWSH2GRPC, &s.layers, &s.raw), ForceAttemptHTTP2: false,
 			}}
@@ -58,7 +59,7 @@ func (s *streamScenario) grpcConn() (*grpc.ClientConn, error) {
 		cc, err := grpc.NewClient("passthrough:///"+target,
 			grpc.WithTransportCredentials(insecure.NewCredentials()), grpc.WithContextDialer(dialer))
 		if err != nil {
-			s.sharedErr = fmt.Errorf("%w: gRPC client for %s: %v", ErrOptions, target, err)
+			s.sharedErr = fmt.Errorf("%w: gRPC client for %s: %v", load.ErrOptions, target, err)
 			return
 		}
 		s.shared = cc
@@ -70,15 +71,15 @@ func (s *streamScenario) grpcConn() (*grpc.ClientConn, error) {
 	return s.shared.(*grpc.ClientConn), nil
 }
 
-func grpcFail(o *Outcome, err error) bool {
+func grpcFail(o *load.Outcome, err error) bool {
 	st, _ := status.FromError(err)
-	o.Status = GRPCStatus(uint32(st.Code()))
+	o.Status = load.GRPCStatus(uint32(st.Code()))
 	o.Fail = "grpc " + st.Code().String()
 	return false
 }
 
 // grpcDo runs one exchange of a gRPC kind.
-func (v *streamVU) grpcDo(ctx context.Context, o *Outcome, t0 time.Time) (items int, first, last time.Duration, ok bool) {
+func (v *streamVU) grpcDo(ctx context.Context, o *load.Outcome, t0 time.Time) (items int, first, last time.Duration, ok bool) {
 	cc, err := v.s.grpcConn()
 	if err != nil {
 		o.Fail = "dial: " + err.Error()
@@ -86,7 +87,7 @@ func (v *streamVU) grpcDo(ctx context.Context, o *Outcome, t0 time.Time) (items 
 	}
 	users := pb.NewUserServiceClient(cc)
 	switch v.s.o.Kind {
-	case StreamGRPCGet, StreamTunnelGet:
+	case GRPCGet, TunnelGet:
 		req := &pb.GetUserRequest{Id: v.nextID()}
 		u, err := users.Get(ctx, req)
 		if err != nil {
@@ -99,7 +100,7 @@ func (v *streamVU) grpcDo(ctx context.Context, o *Outcome, t0 time.Time) (items 
 		}
 		d := time.Since(t0)
 		return 1, d, d, true
-	case StreamGRPCServer, StreamTunnelSrv:
+	case GRPCServer, TunnelSrv:
 		st, err := users.Stream(ctx, &pb.ListUsersRequest{})
 		if err != nil {
 			return 0, 0, 0, grpcFail(o, err)
@@ -129,9 +130,9 @@ func (v *streamVU) grpcDo(ctx context.Context, o *Outcome, t0 time.Time) (items 
 			o.BodyIn += proto.Size(u)
 			items++
 		}
-		o.Status = GRPCStatus(0)
+		o.Status = load.GRPCStatus(0)
 		return items, first, time.Since(t0), v.checkCount(o, items)
-	case StreamGRPCClient:
+	case GRPCClient:
 		st, err := users.CreateMany(ctx)
 		if err != nil {
 			return 0, 0, 0, grpcFail(o, err)
@@ -155,13 +156,13 @@ func (v *streamVU) grpcDo(ctx context.Context, o *Outcome, t0 time.Time) (items 
 		if err != nil {
 			return 0, 0, 0, grpcFail(o, err)
 		}
-		o.Status = GRPCStatus(0)
+		o.Status = load.GRPCStatus(0)
 		if r.GetCreated() != int64(v.s.o.Messages) {
 			o.Fail = "check: created count"
 			return 0, 0, 0, false
 		}
 		return v.s.o.Messages, first, time.Since(t0), true
-	case StreamGRPCBidi:
+	case GRPCBidi:
 		st, err := pb.NewEchoServiceClient(cc).Chat(ctx)
 		if err != nil {
 			return 0, 0, 0, grpcFail(o, err)
@@ -193,7 +194,7 @@ func (v *streamVU) grpcDo(ctx context.Context, o *Outcome, t0 time.Time) (items 
 		if _, err := st.Recv(); !errors.Is(err, io.EOF) {
 			return 0, 0, 0, grpcFail(o, err)
 		}
-		o.Status = GRPCStatus(0)
+		o.Status = load.GRPCStatus(0)
 		return v.s.o.Messages, first, time.Since(t0), true
 	}
 	return 0, 0, 0, false
@@ -202,7 +203,7 @@ func (v *streamVU) grpcDo(ctx context.Context, o *Outcome, t0 time.Time) (items 
 // checkCount compares a list's length with the first complete one's: the
 // scenarios leave the dataset as they found it, so every list has the same
 // length.
-func (v *streamVU) checkCount(o *Outcome, items int) bool {
+func (v *streamVU) checkCount(o *load.Outcome, items int) bool {
 	v.s.mu.Lock()
 	defer v.s.mu.Unlock()
 	if v.s.expect == 0 {
@@ -226,9 +227,9 @@ func (v *streamVU) connectClient() pbconnect.UserServiceClient {
 	// native gRPC (connect-go's client accepts gzip by default)
 	opts := []connect.ClientOption{connect.WithAcceptCompression("gzip", nil, nil)}
 	switch v.s.o.Kind {
-	case StreamGRPCWebGet, StreamGRPCWebSrv:
+	case GRPCWebGet, GRPCWebSrv:
 		opts = append(opts, connect.WithGRPCWeb())
-	case StreamConnectGet:
+	case ConnectGet:
 		stack = wire.StackH1 // a Connect unary body is the bare message
 	}
 	d := &net.Dialer{Timeout: v.s.o.Timeout}
@@ -239,23 +240,23 @@ func (v *streamVU) connectClient() pbconnect.UserServiceClient {
 	return c
 }
 
-func connectFail(o *Outcome, err error) bool {
+func connectFail(o *load.Outcome, err error) bool {
 	o.Fail = "connect " + connect.CodeOf(err).String()
-	o.Status = GRPCStatus(uint32(connect.CodeOf(err)))
+	o.Status = load.GRPCStatus(uint32(connect.CodeOf(err)))
 	return false
 }
 
 // connectDo runs one exchange over Connect or gRPC-Web.
-func (v *streamVU) connectDo(ctx context.Context, o *Outcome, t0 time.Time) (items int, first, last time.Duration, ok bool) {
+func (v *streamVU) connectDo(ctx context.Context, o *load.Outcome, t0 time.Time) (items int, first, last time.Duration, ok bool) {
 	c := v.connectClient()
 	switch v.s.o.Kind {
-	case StreamConnectGet, StreamGRPCWebGet:
+	case ConnectGet, GRPCWebGet:
 		req := &pb.GetUserRequest{Id: v.nextID()}
 		r, err := c.Get(ctx, connect.NewRequest(req))
 		if err != nil {
 			return 0, 0, 0, connectFail(o, err)
 		}
-		o.Status = GRPCStatus(0)
+		o.Status = load.GRPCStatus(0)
 		o.BodyOut, o.BodyIn = proto.Size(req), proto.Size(r.Msg)
 		if r.Msg.GetId() != req.Id {
 			o.Fail = "check: wrong user"
@@ -291,13 +292,13 @@ func (v *streamVU) connectDo(ctx context.Context, o *Outcome, t0 time.Time) (ite
 		if err := st.Err(); err != nil {
 			return items, first, 0, connectFail(o, err)
 		}
-		o.Status = GRPCStatus(0)
+		o.Status = load.GRPCStatus(0)
 		return items, first, time.Since(t0), v.checkCount(o, items)
 	}
 }
 
 // grpcNewConnDo makes one Get on a connection of its own, closed after.
-func (v *streamVU) grpcNewConnDo(ctx context.Context, o *Outcome, t0 time.Time) (items int, first, last time.Duration, ok bool) {
+func (v *streamVU) grpcNewConnDo(ctx context.Context, o *load.Outcome, t0 time.Time) (items int, first, last time.Duration, ok bool) {
 	d := &net.Dialer{Timeout: v.s.o.Timeout}
 	dial := wire.Dialer(d.DialContext, wire.StackH2GRPC, &v.s.layers, v.wire)
 	cc, err := grpc.NewClient("passthrough:///"+v.s.o.GRPC,
@@ -313,7 +314,7 @@ func (v *streamVU) grpcNewConnDo(ctx context.Context, o *Outcome, t0 time.Time) 
 	if err != nil {
 		return 0, 0, 0, grpcFail(o, err)
 	}
-	o.Status = GRPCStatus(0)
+	o.Status = load.GRPCStatus(0)
 	o.BodyOut, o.BodyIn = proto.Size(req), proto.Size(u)
 	if u.GetId() != req.Id {
 		o.Fail = "check: wrong user"

@@ -1,25 +1,28 @@
-package load
+package stream
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
+	"github.com/wirebench/wirebench/load"
 	"github.com/wirebench/wirebench/load/internal/loadtest"
 	"github.com/wirebench/wirebench/results"
 )
 
 // runStream runs kind for a fixed number of exchanges on 2 VUs.
-func runStream(t *testing.T, o StreamOptions, exchanges int64) *results.Load {
+func runStream(t *testing.T, o Options, exchanges int64) *results.Load {
 	t.Helper()
-	sc, err := NewStream(o)
+	sc, err := New(o)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer sc.(*streamScenario).Close()
-	res, err := Run(context.Background(), Options{Options: results.Options{Concurrency: 2, Requests: exchanges}}, sc)
+	res, err := load.Run(context.Background(), load.Options{Options: results.Options{Concurrency: 2, Requests: exchanges}}, sc)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,7 +54,7 @@ func checkStream(t *testing.T, res *results.Load, exchanges int64, itemsPer int,
 	}
 	payload := s.In.Message // a gRPC, Connect or WebSocket message
 	switch s.Kind {
-	case StreamRESTList, StreamNDJSON, StreamSSE: // the HTTP body, its framing included
+	case RESTList, NDJSON, SSE: // the HTTP body, its framing included
 		payload += s.In.Envelope
 	}
 	if payload != res.Bytes.BodyIn || s.In.Other+s.Out.Other != 0 {
@@ -66,25 +69,25 @@ func TestStreamGRPCKinds(t *testing.T) {
 		items      int
 		perMessage bool
 	}{
-		{StreamGRPCServer, 300, true},
-		{StreamGRPCBidi, 20, true},
-		{StreamGRPCGet, 1, false},
-		{StreamGRPCGetNewConn, 1, false},
-		{StreamRESTList, 300, false},
-		{StreamNDJSON, 300, true},
-		{StreamSSE, 300, true},
-		{StreamWebSocket, 20, true},
-		{StreamConnectGet, 1, false},
-		{StreamConnectSrv, 300, true},
-		{StreamGRPCWebGet, 1, false},
-		{StreamGRPCWebSrv, 300, true},
-		{StreamTunnelGet, 1, false},
-		{StreamTunnelSrv, 300, true},
+		{GRPCServer, 300, true},
+		{GRPCBidi, 20, true},
+		{GRPCGet, 1, false},
+		{GRPCGetNewConn, 1, false},
+		{RESTList, 300, false},
+		{NDJSON, 300, true},
+		{SSE, 300, true},
+		{WebSocket, 20, true},
+		{ConnectGet, 1, false},
+		{ConnectSrv, 300, true},
+		{GRPCWebGet, 1, false},
+		{GRPCWebSrv, 300, true},
+		{TunnelGet, 1, false},
+		{TunnelSrv, 300, true},
 	} {
 		t.Run(c.kind, func(t *testing.T) {
-			res := runStream(t, StreamOptions{Kind: c.kind, URL: rest, GRPC: grpcAddr, Messages: 20}, 6)
+			res := runStream(t, Options{Kind: c.kind, URL: rest, GRPC: grpcAddr, Messages: 20}, 6)
 			checkStream(t, res, 6, c.items, c.perMessage)
-			if c.kind == StreamGRPCServer && res.Stream.In.Envelope != 6*300*5 {
+			if c.kind == GRPCServer && res.Stream.In.Envelope != 6*300*5 {
 				t.Errorf("gRPC prefixes: %d bytes, want 5 per user", res.Stream.In.Envelope)
 			}
 		})
@@ -93,7 +96,7 @@ func TestStreamGRPCKinds(t *testing.T) {
 
 func TestStreamGRPCClientStream(t *testing.T) {
 	rest, grpcAddr := loadtest.StartServer(t, 10)
-	res := runStream(t, StreamOptions{Kind: StreamGRPCClient, URL: rest, GRPC: grpcAddr, Messages: 50}, 4)
+	res := runStream(t, Options{Kind: GRPCClient, URL: rest, GRPC: grpcAddr, Messages: 50}, 4)
 	s := res.Stream
 	if res.Failed != 0 || s.Items != 200 || s.Out.Message != res.Bytes.BodyOut || s.Out.Envelope < 200*5 {
 		t.Fatalf("failed %d (%v), items %d, out %+v, body out %d", res.Failed, res.Failures, s.Items, s.Out, res.Bytes.BodyOut)
@@ -101,13 +104,13 @@ func TestStreamGRPCClientStream(t *testing.T) {
 }
 
 func TestStreamOptionsRefused(t *testing.T) {
-	for _, o := range []StreamOptions{
+	for _, o := range []Options{
 		{Kind: "nope", URL: "http://127.0.0.1:1"},
-		{Kind: StreamGRPCServer, URL: "http://127.0.0.1:1"},
-		{Kind: StreamNDJSON},
-		{Kind: StreamNDJSON, URL: "::"},
+		{Kind: GRPCServer, URL: "http://127.0.0.1:1"},
+		{Kind: NDJSON},
+		{Kind: NDJSON, URL: "::"},
 	} {
-		if _, err := NewStream(o); err == nil {
+		if _, err := New(o); err == nil {
 			t.Errorf("%+v: accepted", o)
 		}
 	}
@@ -115,7 +118,7 @@ func TestStreamOptionsRefused(t *testing.T) {
 
 func TestWriteStreamSummary(t *testing.T) {
 	rest, grpcAddr := loadtest.StartServer(t, 50)
-	res := runStream(t, StreamOptions{Kind: StreamGRPCServer, URL: rest, GRPC: grpcAddr}, 2)
+	res := runStream(t, Options{Kind: GRPCServer, URL: rest, GRPC: grpcAddr}, 2)
 	var b strings.Builder
 	if err := results.WriteStreamSummary(&b, res); err != nil {
 		t.Fatal(err)
@@ -139,11 +142,11 @@ func TestMergeStreamSegments(t *testing.T) {
 	rest, grpcAddr := loadtest.StartServer(t, 300)
 	var parts []*results.Load
 	for i := 1; i <= 3; i++ {
-		sc, err := NewStream(StreamOptions{Kind: StreamNDJSON, URL: rest, GRPC: grpcAddr})
+		sc, err := New(Options{Kind: NDJSON, URL: rest, GRPC: grpcAddr})
 		if err != nil {
 			t.Fatal(err)
 		}
-		res, err := Run(context.Background(), Options{Options: results.Options{Concurrency: 3, Requests: 9, Segment: results.Segment{I: i, N: 3}}}, sc)
+		res, err := load.Run(context.Background(), load.Options{Options: results.Options{Concurrency: 3, Requests: 9, Segment: results.Segment{I: i, N: 3}}}, sc)
 		sc.(*streamScenario).Close()
 		if err != nil {
 			t.Fatal(err)
@@ -165,7 +168,7 @@ func TestMergeStreamSegments(t *testing.T) {
 		t.Errorf("a segment without its stream section merged: %v", err)
 	}
 	kind := *parts[1].Stream
-	kind.Kind = StreamSSE
+	kind.Kind = SSE
 	other.Stream = &kind
 	if _, err := results.Merge(parts[0], &other); err == nil || !strings.Contains(err.Error(), "stream kind") {
 		t.Errorf("two stream kinds merged: %v", err)
@@ -175,15 +178,16 @@ func TestMergeStreamSegments(t *testing.T) {
 // TestStreamLineLimit: an NDJSON record over maxStreamLine fails the
 // exchange rather than growing the client's buffer.
 func TestStreamLineLimit(t *testing.T) {
-	ts := startServer(t, func(w http.ResponseWriter, r *http.Request) {
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/x-ndjson")
 		fmt.Fprintf(w, "{\"id\":1,\"email\":\"%s\"}\n", strings.Repeat("x", maxStreamLine))
-	})
-	sc, err := NewStream(StreamOptions{Kind: StreamNDJSON, URL: strings.TrimSuffix(ts.URL, "/")})
+	}))
+	t.Cleanup(ts.Close)
+	sc, err := New(Options{Kind: NDJSON, URL: strings.TrimSuffix(ts.URL, "/")})
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := Run(context.Background(), Options{Options: results.Options{Concurrency: 1, Requests: 1}}, sc)
+	res, err := load.Run(context.Background(), load.Options{Options: results.Options{Concurrency: 1, Requests: 1}}, sc)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -191,4 +195,19 @@ func TestStreamLineLimit(t *testing.T) {
 		t.Fatalf("a %d-byte record: %d failed (%v)", maxStreamLine, res.Failed, res.Failures)
 	}
 	t.Log(res.Failures)
+}
+
+// throughFile writes r as a result file and reads it back, as merge
+// reads the files of separate processes.
+func throughFile(t *testing.T, r *results.Load) *results.Load {
+	t.Helper()
+	var buf bytes.Buffer
+	if err := r.WriteJSON(&buf); err != nil {
+		t.Fatal(err)
+	}
+	back, err := results.ReadLoad(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return back
 }

@@ -1,14 +1,14 @@
-package load
+package stream
 
 import (
 	"context"
 	"fmt"
 	"net/url"
-	"runtime/metrics"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/wirebench/wirebench/load"
 	"github.com/wirebench/wirebench/load/wire"
 	"github.com/wirebench/wirebench/measure"
 	"github.com/wirebench/wirebench/results"
@@ -24,35 +24,35 @@ import (
 // message of a client stream), and every connection's bytes split by
 // layer (wirelayers.go). Every item is decoded and checked.
 const (
-	StreamGRPCServer = "grpc-server-stream" // UserService.Stream, native gRPC
-	StreamGRPCClient = "grpc-client-stream" // UserService.CreateMany of Messages users (the dataset grows)
-	StreamGRPCBidi   = "grpc-bidi"          // EchoService.Chat, Messages round trips
-	StreamGRPCGet    = "grpc-get"           // UserService.Get, native gRPC (the tunnel's baseline)
+	GRPCServer = "grpc-server-stream" // UserService.Stream, native gRPC
+	GRPCClient = "grpc-client-stream" // UserService.CreateMany of Messages users (the dataset grows)
+	GRPCBidi   = "grpc-bidi"          // EchoService.Chat, Messages round trips
+	GRPCGet    = "grpc-get"           // UserService.Get, native gRPC (the tunnel's baseline)
 	// StreamGRPCGetNewConn is UserService.Get on a new gRPC connection
 	// each (dial, HTTP/2 preface and settings, the call, close): the
 	// seed's connection table for gRPC.
-	StreamGRPCGetNewConn = "grpc-get-new-conn"
-	StreamTunnelGet      = "tunnel-get" // UserService.Get through the gRPC-over-WebSocket tunnel
-	StreamTunnelSrv      = "tunnel-server-stream"
-	StreamConnectGet     = "connect-get"           // UserService.Get, Connect protocol on the REST port (HTTP/1.1)
-	StreamConnectSrv     = "connect-server-stream" // UserService.Stream over Connect
-	StreamGRPCWebGet     = "grpcweb-get"           // UserService.Get, gRPC-Web on the REST port (HTTP/1.1)
-	StreamGRPCWebSrv     = "grpcweb-server-stream"
-	StreamRESTList       = "rest-list" // GET /users, one JSON array
-	StreamNDJSON         = "ndjson"    // GET /users, Accept: application/x-ndjson
-	StreamSSE            = "sse"       // GET /users/events
-	StreamWebSocket      = "websocket" // /ws/echo, Messages round trips of JSON text messages
-	defaultStreamMsgs    = 100
+	GRPCGetNewConn    = "grpc-get-new-conn"
+	TunnelGet         = "tunnel-get" // UserService.Get through the gRPC-over-WebSocket tunnel
+	TunnelSrv         = "tunnel-server-stream"
+	ConnectGet        = "connect-get"           // UserService.Get, Connect protocol on the REST port (HTTP/1.1)
+	ConnectSrv        = "connect-server-stream" // UserService.Stream over Connect
+	GRPCWebGet        = "grpcweb-get"           // UserService.Get, gRPC-Web on the REST port (HTTP/1.1)
+	GRPCWebSrv        = "grpcweb-server-stream"
+	RESTList          = "rest-list" // GET /users, one JSON array
+	NDJSON            = "ndjson"    // GET /users, Accept: application/x-ndjson
+	SSE               = "sse"       // GET /users/events
+	WebSocket         = "websocket" // /ws/echo, Messages round trips of JSON text messages
+	defaultStreamMsgs = 100
 )
 
-// StreamKinds lists the stream scenarios.
-func StreamKinds() []string {
-	return []string{StreamGRPCServer, StreamGRPCClient, StreamGRPCBidi, StreamGRPCGet, StreamGRPCGetNewConn, StreamTunnelGet, StreamTunnelSrv,
-		StreamConnectGet, StreamConnectSrv, StreamGRPCWebGet, StreamGRPCWebSrv, StreamRESTList, StreamNDJSON, StreamSSE, StreamWebSocket}
+// Kinds lists the stream scenarios.
+func Kinds() []string {
+	return []string{GRPCServer, GRPCClient, GRPCBidi, GRPCGet, GRPCGetNewConn, TunnelGet, TunnelSrv,
+		ConnectGet, ConnectSrv, GRPCWebGet, GRPCWebSrv, RESTList, NDJSON, SSE, WebSocket}
 }
 
-// StreamOptions configure a stream scenario.
-type StreamOptions struct {
+// Options configure a stream scenario.
+type Options struct {
 	Kind string `json:"kind"`
 	// URL is the REST port (http://host:port): REST, NDJSON, SSE,
 	// WebSocket, Connect, gRPC-Web and the tunnel (ws://host:port/grpc-ws).
@@ -78,7 +78,7 @@ func newStreamStats() *streamStats {
 // streamScenario holds what every stream kind shares: options, layer
 // counters, merged statistics and shared connections.
 type streamScenario struct {
-	o      StreamOptions
+	o      Options
 	host   string // host:port of the REST port
 	layers wire.Counter
 	raw    measure.Bytes // shared connections' bytes (WireCounter)
@@ -95,14 +95,14 @@ type streamScenario struct {
 	expect     int                // the list's length at the start (checked per exchange)
 }
 
-// NewStream validates o and returns its scenario.
-func NewStream(o StreamOptions) (Scenario, error) {
+// New validates o and returns its scenario.
+func New(o Options) (load.Scenario, error) {
 	known := false
-	for _, k := range StreamKinds() {
+	for _, k := range Kinds() {
 		known = known || k == o.Kind
 	}
 	if !known {
-		return nil, fmt.Errorf("%w: stream kind %q (want one of %s)", ErrOptions, o.Kind, strings.Join(StreamKinds(), ", "))
+		return nil, fmt.Errorf("%w: stream kind %q (want one of %s)", load.ErrOptions, o.Kind, strings.Join(Kinds(), ", "))
 	}
 	if o.Messages <= 0 {
 		o.Messages = defaultStreamMsgs
@@ -114,48 +114,48 @@ func NewStream(o StreamOptions) (Scenario, error) {
 	if o.URL != "" {
 		u, err := url.Parse(o.URL)
 		if err != nil || u.Host == "" {
-			return nil, fmt.Errorf("%w: stream URL %q: want http://host:port", ErrOptions, o.URL)
+			return nil, fmt.Errorf("%w: stream URL %q: want http://host:port", load.ErrOptions, o.URL)
 		}
 		s.host = u.Host
 	}
 	if s.needsGRPCPort() && o.GRPC == "" {
-		return nil, fmt.Errorf("%w: stream kind %s needs the gRPC address", ErrOptions, o.Kind)
+		return nil, fmt.Errorf("%w: stream kind %s needs the gRPC address", load.ErrOptions, o.Kind)
 	}
 	if !s.needsGRPCPort() && s.host == "" {
-		return nil, fmt.Errorf("%w: stream kind %s needs the REST URL", ErrOptions, o.Kind)
+		return nil, fmt.Errorf("%w: stream kind %s needs the REST URL", load.ErrOptions, o.Kind)
 	}
 	return s, nil
 }
 
 func (s *streamScenario) needsGRPCPort() bool {
 	switch s.o.Kind {
-	case StreamGRPCServer, StreamGRPCClient, StreamGRPCBidi, StreamGRPCGet, StreamGRPCGetNewConn:
+	case GRPCServer, GRPCClient, GRPCBidi, GRPCGet, GRPCGetNewConn:
 		return true
 	}
 	return false
 }
 
 func (s *streamScenario) Name() string  { return "stream " + s.o.Kind }
-func (s *streamScenario) Ops() []string { return []string{StreamOp(s.o.Kind)} }
+func (s *streamScenario) Ops() []string { return []string{Op(s.o.Kind)} }
 
-// StreamOp names a stream or browser kind's operation as the reference-API scenarios name
+// Op names a stream or browser kind's operation as the reference-API scenarios name
 // theirs, so per-operation tables line up across cells of a group: a
 // stream or a list of users is "list users", a unary call "get user".
-func StreamOp(kind string) string {
+func Op(kind string) string {
 	switch kind {
-	case StreamGRPCGet, StreamGRPCGetNewConn, StreamTunnelGet, StreamConnectGet, StreamGRPCWebGet,
+	case GRPCGet, GRPCGetNewConn, TunnelGet, ConnectGet, GRPCWebGet,
 		"fetch-json", "connect", "grpc-web", "ws-tunnel":
 		return "get user"
-	case StreamGRPCBidi, StreamWebSocket:
+	case GRPCBidi, WebSocket:
 		return "echo exchange"
-	case StreamGRPCClient:
+	case GRPCClient:
 		return "create users"
 	}
 	return "list users"
 }
 
 // Driver implements Scenario.
-func (s *streamScenario) Driver() Driver { return PerVU }
+func (s *streamScenario) Driver() load.Driver { return load.PerVU }
 
 // Finish implements Scenario: the shared connections' bytes and the
 // stream section.
@@ -210,18 +210,18 @@ func (s *streamScenario) merge(st *streamStats) {
 	s.stats.perMessage.Merge(st.perMessage)
 }
 
-func (s *streamScenario) NewVU(ctx context.Context, id int, wire *measure.Bytes) (VU, error) {
+func (s *streamScenario) NewVU(ctx context.Context, id int, wire *measure.Bytes) (load.VU, error) {
 	v := &streamVU{s: s, st: newStreamStats(), wire: wire}
 	switch s.o.Kind {
-	case StreamGRPCServer, StreamGRPCClient, StreamGRPCBidi, StreamGRPCGet, StreamTunnelGet, StreamTunnelSrv:
+	case GRPCServer, GRPCClient, GRPCBidi, GRPCGet, TunnelGet, TunnelSrv:
 		v.do = v.grpcDo
-	case StreamGRPCGetNewConn:
+	case GRPCGetNewConn:
 		v.do = v.grpcNewConnDo
-	case StreamConnectGet, StreamConnectSrv, StreamGRPCWebGet, StreamGRPCWebSrv:
+	case ConnectGet, ConnectSrv, GRPCWebGet, GRPCWebSrv:
 		v.do = v.connectDo
-	case StreamRESTList, StreamNDJSON, StreamSSE:
+	case RESTList, NDJSON, SSE:
 		v.do = v.httpDo
-	case StreamWebSocket:
+	case WebSocket:
 		v.do = v.wsDo
 	}
 	return v, nil
@@ -232,13 +232,13 @@ type streamVU struct {
 	s    *streamScenario
 	st   *streamStats
 	wire *measure.Bytes
-	do   func(ctx context.Context, o *Outcome, t0 time.Time) (items int, first, last time.Duration, ok bool)
+	do   func(ctx context.Context, o *load.Outcome, t0 time.Time) (items int, first, last time.Duration, ok bool)
 	// per-VU connection state, made lazily by the kind
 	conn   any
 	closer func()
 }
 
-func (v *streamVU) Do(ctx context.Context, o *Outcome) {
+func (v *streamVU) Do(ctx context.Context, o *load.Outcome) {
 	if v.s.o.Timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, v.s.o.Timeout)
@@ -277,14 +277,3 @@ func (v *streamVU) gap(prev, now time.Duration) { v.st.perMessage.Record(now - p
 const getIDs = 10
 
 func (v *streamVU) nextID() int64 { return 1 + v.st.exchanges%getIDs }
-
-// heapAllocs reads the process's cumulative heap allocations (objects and
-// bytes) from runtime/metrics, which needs no stop-the-world.
-func heapAllocs() (objects, bytes int64) {
-	s := []metrics.Sample{{Name: "/gc/heap/allocs:objects"}, {Name: "/gc/heap/allocs:bytes"}}
-	metrics.Read(s)
-	if s[0].Value.Kind() != metrics.KindUint64 || s[1].Value.Kind() != metrics.KindUint64 {
-		return 0, 0
-	}
-	return int64(s[0].Value.Uint64()), int64(s[1].Value.Uint64())
-}
