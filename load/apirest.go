@@ -46,7 +46,7 @@ func (c *restClient) do(ctx context.Context, method string, path []byte, body []
 	var respBody []byte
 	var coded bool // the body has a content coding
 	if c.h1 != nil {
-		c.req = appendRequest(c.req[:0], method, string(path), c.host, c.header, body, c.h1.KeepAlive)
+		c.req = h1.AppendRequest(c.req[:0], method, string(path), c.host, c.header, body, c.h1.KeepAlive)
 		resp, err := c.h1.RoundTrip(ctx, c.req, false, false)
 		if err != nil {
 			o.Fail = clientio.FailReason(err)
@@ -60,7 +60,7 @@ func (c *restClient) do(ctx context.Context, method string, path []byte, body []
 			rd = body
 		}
 		var ce string
-		status, respBody, err = stdDo(ctx, c.h2, method, c.base+string(path), c.header, rd, &c.buf, &ce, nil)
+		status, respBody, err = h1.StdDo(ctx, c.h2, method, c.base+string(path), c.header, rd, &c.buf, &ce, nil)
 		if err != nil {
 			o.Fail = clientio.FailReason(err)
 			return false
@@ -101,7 +101,7 @@ func (c *restClient) decompress(b []byte) ([]byte, bool) {
 	}
 	// A gzip bomb is refused at maxBody decoded bytes, as a raw body is.
 	var err error
-	if c.plain, err = readLimited(c.plain, c.gzip, clientio.MaxBody); err != nil {
+	if c.plain, err = h1.ReadLimited(c.plain, c.gzip, clientio.MaxBody); err != nil {
 		return nil, false
 	}
 	return c.plain, true

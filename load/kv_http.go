@@ -79,7 +79,7 @@ func (v *kvHTTPVU) put(ctx context.Context, k int, o *Outcome) {
 	body := v.setBody(k)
 	o.BodyOut = len(body)
 	v.path = kvURLPath(v.path[:0], k)
-	v.req = appendRequest(v.req[:0], "PUT", string(v.path), v.host, v.setHdr, body, true)
+	v.req = h1.AppendRequest(v.req[:0], "PUT", string(v.path), v.host, v.setHdr, body, true)
 	resp, err := v.c.RoundTrip(ctx, v.req, false, false)
 	if err != nil {
 		o.Fail = clientio.FailReason(err)
@@ -93,7 +93,7 @@ func (v *kvHTTPVU) put(ctx context.Context, k int, o *Outcome) {
 
 func (v *kvHTTPVU) getKey(ctx context.Context, k int, o *Outcome) {
 	v.path = kvURLPath(v.path[:0], k)
-	v.req = appendRequest(v.req[:0], "GET", string(v.path), v.host, v.getHdr, nil, true)
+	v.req = h1.AppendRequest(v.req[:0], "GET", string(v.path), v.host, v.getHdr, nil, true)
 	resp, err := v.c.RoundTrip(ctx, v.req, false, false)
 	if err != nil {
 		o.Fail = clientio.FailReason(err)

@@ -130,7 +130,7 @@ func NewRaw(o RawOptions) (*Raw, error) {
 	case o.Client != ClientLean && o.Client != ClientStd:
 		return nil, fmt.Errorf("%w: client %q", ErrOptions, o.Client)
 	}
-	r.wire = appendRequest(nil, o.Method, u.RequestURI(), u.Host, o.Header, o.Body, !o.NoKeepAlive)
+	r.wire = h1.AppendRequest(nil, o.Method, u.RequestURI(), u.Host, o.Header, o.Body, !o.NoKeepAlive)
 	return r, nil
 }
 
@@ -149,7 +149,7 @@ func (r *Raw) NewVU(_ context.Context, id int, wire *measure.Bytes) (VU, error) 
 	case r.h2 != nil:
 		return &rawStdVU{r: r, c: r.h2.Client(id)}, nil
 	case r.o.Client == ClientStd:
-		return &rawStdVU{r: r, c: newStdClient(wire, r.o.Timeout, r.o.NoKeepAlive, r.h1TLS())}, nil
+		return &rawStdVU{r: r, c: h1.NewStdClient(wire, r.o.Timeout, r.o.NoKeepAlive, r.h1TLS())}, nil
 	}
 	c := h1.NewConn(r.addr, wire, r.o.Timeout, !r.o.NoKeepAlive)
 	c.TLS = r.h1TLS()
@@ -180,7 +180,7 @@ func (r *Raw) Finish(res *results.Load) {
 	res.Bytes.WireIn += in
 	res.Bytes.WireOut += out
 	res.Bytes.BodyOut += r.BodyBytesOut()
-	resentWarning(res, r.Resent())
+	h2.ResentWarning(res, r.Resent())
 }
 
 // WireBytes is the bytes of h2c's shared connections.
@@ -246,34 +246,6 @@ func (v *rawVU) Do(ctx context.Context, o *Outcome) {
 
 func (v *rawVU) Close() error { v.c.Close(); return nil }
 
-// appendRequest serializes an HTTP/1.1 request. Content-Length is sent
-// for any body, and for an empty one on methods that usually carry one.
-func appendRequest(b []byte, method, uri, host string, header []string, body []byte, keepAlive bool) []byte {
-	b = append(b, method...)
-	b = append(b, ' ')
-	b = append(b, uri...)
-	b = append(b, " HTTP/1.1\r\nHost: "...)
-	b = append(b, host...)
-	b = append(b, "\r\nUser-Agent: wirebench\r\n"...)
-	for _, h := range header {
-		k, v, _ := cutHeader(h)
-		b = append(b, k...)
-		b = append(b, ": "...)
-		b = append(b, v...)
-		b = append(b, "\r\n"...)
-	}
-	if len(body) > 0 || method == "POST" || method == "PUT" || method == "PATCH" {
-		b = append(b, "Content-Length: "...)
-		b = strconv.AppendInt(b, int64(len(body)), 10)
-		b = append(b, "\r\n"...)
-	}
-	if !keepAlive {
-		b = append(b, "Connection: close\r\n"...)
-	}
-	b = append(b, "\r\n"...)
-	return append(b, body...)
-}
-
 func hostPort(u *url.URL) string {
 	if u.Port() != "" {
 		return u.Host
@@ -282,12 +254,6 @@ func hostPort(u *url.URL) string {
 		return net.JoinHostPort(u.Hostname(), "443")
 	}
 	return net.JoinHostPort(u.Hostname(), "80")
-}
-
-// cutHeader splits "Key: Value".
-func cutHeader(h string) (k, v string, ok bool) {
-	k, v, ok = strings.Cut(h, ":")
-	return strings.TrimSpace(k), strings.TrimSpace(v), ok
 }
 
 // h2Only refuses the HTTP/1.1 options an HTTP/2 run would ignore: one
@@ -300,12 +266,4 @@ func h2Only(client string, noKeepAlive bool) error {
 		return fmt.Errorf("%w: --client std is net/http's HTTP/1.1 Transport or grpc-go: HTTP/2 runs on x/net's client connections", ErrOptions)
 	}
 	return nil
-}
-
-// resentWarning tells the reader of res that n HTTP/2 requests were sent
-// again (Resent), if any.
-func resentWarning(res *results.Load, n int64) {
-	if n > 0 {
-		res.Warnings = append(res.Warnings, fmt.Sprintf("%d HTTP/2 requests were sent again: the server refused them unprocessed (GOAWAY past their stream, REFUSED_STREAM; not counted as failures)", n))
-	}
 }

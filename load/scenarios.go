@@ -170,7 +170,7 @@ func (s *apiScenario) Finish(res *results.Load) {
 	in, out := s.WireBytes()
 	res.Bytes.WireIn += in
 	res.Bytes.WireOut += out
-	resentWarning(res, s.Resent())
+	h2.ResentWarning(res, s.Resent())
 }
 
 // Resent is the h2c requests resent.
@@ -211,7 +211,7 @@ func (s *apiScenario) client(id int, wire *measure.Bytes) apiClient {
 	case s.h2 != nil:
 		return s.restClient(nil, s.h2.Client(id))
 	case s.o.Client == ClientStd:
-		return s.restClient(nil, newStdClient(wire, s.o.Timeout, s.o.NoKeepAlive, nil))
+		return s.restClient(nil, h1.NewStdClient(wire, s.o.Timeout, s.o.NoKeepAlive, nil))
 	}
 	return s.restClient(h1.NewConn(s.addr, wire, s.o.Timeout, !s.o.NoKeepAlive), nil)
 }

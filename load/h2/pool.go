@@ -16,6 +16,7 @@ import (
 	"github.com/wirebench/wirebench/load/clientio"
 	"github.com/wirebench/wirebench/load/wire"
 	"github.com/wirebench/wirebench/measure"
+	"github.com/wirebench/wirebench/results"
 	"golang.org/x/net/http2"
 )
 
@@ -241,3 +242,11 @@ func (p *Pool) Resent() int64 {
 }
 
 func (p *Pool) Client(vu int) *http.Client { return p.clients[vu%len(p.clients)] }
+
+// ResentWarning tells the reader of res that n HTTP/2 requests were sent
+// again (Pool.Resent), if any.
+func ResentWarning(res *results.Load, n int64) {
+	if n > 0 {
+		res.Warnings = append(res.Warnings, fmt.Sprintf("%d HTTP/2 requests were sent again: the server refused them unprocessed (GOAWAY past their stream, REFUSED_STREAM; not counted as failures)", n))
+	}
+}

@@ -1,4 +1,4 @@
-package load
+package h1
 
 import (
 	"bytes"
@@ -16,10 +16,10 @@ import (
 	"github.com/wirebench/wirebench/measure"
 )
 
-// newStdClient is one VU's net/http client: its own Transport with one
+// NewStdClient is one VU's net/http client: its own Transport with one
 // connection, so its bytes count into the VU's worker like h1.Conn's do.
 // It exists to measure net/http against h1.Conn (bench/), not as the default.
-func newStdClient(wire *measure.Bytes, timeout time.Duration, noKeepAlive bool, tlsCfg *tls.Config) *http.Client {
+func NewStdClient(wire *measure.Bytes, timeout time.Duration, noKeepAlive bool, tlsCfg *tls.Config) *http.Client {
 	d := &net.Dialer{Timeout: timeout}
 	var protos http.Protocols
 	protos.SetHTTP1(true) // HTTP/1.1 also over TLS: h2 is --transport h2
@@ -40,33 +40,6 @@ func newStdClient(wire *measure.Bytes, timeout time.Duration, noKeepAlive bool, 
 	}
 }
 
-// rawStdVU sends the raw request through a net/http client (std, or
-// HTTP/2 through an h2Pool).
-type rawStdVU struct {
-	r   *Raw
-	c   *http.Client
-	buf []byte
-}
-
-func (v *rawStdVU) Do(ctx context.Context, o *Outcome) {
-	// Only with a body (it escapes, one allocation), and not over HTTP/2,
-	// whose DATA frames count the body (Raw.BodyBytesOut).
-	var sent *atomic.Int64
-	if len(v.r.o.Body) > 0 && v.r.h2 == nil {
-		sent = new(atomic.Int64)
-	}
-	status, body, err := stdDo(ctx, v.c, v.r.o.Method, v.r.o.URL, v.r.o.Header, v.r.o.Body, &v.buf, nil, sent)
-	if sent != nil {
-		o.BodyOut = int(sent.Load())
-	}
-	if err != nil {
-		o.Fail = clientio.FailReason(err)
-		return
-	}
-	o.Status, o.BodyIn = status, len(body)
-	o.Fail = v.r.check(status, body)
-}
-
 // countedBody counts the bytes read from r into n. It hides r's WriteTo,
 // so that every byte goes through Read.
 type countedBody struct {
@@ -80,15 +53,13 @@ func (b *countedBody) Read(p []byte) (int, error) {
 	return k, err
 }
 
-func (v *rawStdVU) Close() error { v.c.CloseIdleConnections(); return nil }
-
-// stdDo sends one request with net/http's client, reading the response's
+// StdDo sends one request with net/http's client, reading the response's
 // body into buf (reused); the body is valid until the next call. If ce is
 // not nil it receives the response's Content-Encoding (the body is left
 // coded); if sent is not nil, it counts the request body's bytes the
 // transport took (all of them, unless the server answered before their
 // end and the transport stopped).
-func stdDo(ctx context.Context, c *http.Client, method, url string, header []string, body []byte, buf *[]byte, ce *string, sent *atomic.Int64) (int, []byte, error) {
+func StdDo(ctx context.Context, c *http.Client, method, url string, header []string, body []byte, buf *[]byte, ce *string, sent *atomic.Int64) (int, []byte, error) {
 	var rd io.Reader
 	if body != nil {
 		rd = bytes.NewReader(body)
@@ -106,7 +77,7 @@ func stdDo(ctx context.Context, c *http.Client, method, url string, header []str
 		req.Body, _ = req.GetBody()
 	}
 	for _, h := range header {
-		k, val, _ := cutHeader(h)
+		k, val, _ := CutHeader(h)
 		req.Header.Add(k, val)
 	}
 	req.Header.Set("User-Agent", "wirebench")
@@ -119,11 +90,11 @@ func stdDo(ctx context.Context, c *http.Client, method, url string, header []str
 		*ce = resp.Header.Get("Content-Encoding")
 	}
 	if resp.ContentLength > clientio.MaxBody {
-		return resp.StatusCode, nil, fmt.Errorf("%w: body of %d bytes", ErrTooLarge, resp.ContentLength)
+		return resp.StatusCode, nil, fmt.Errorf("%w: body of %d bytes", clientio.ErrTooLarge, resp.ContentLength)
 	}
 	// An endless or huge body fails with ErrTooLarge instead of growing
 	// the client without bound.
-	*buf, err = readLimited(*buf, resp.Body, clientio.MaxBody)
+	*buf, err = ReadLimited(*buf, resp.Body, clientio.MaxBody)
 	if err != nil {
 		if errors.Is(err, io.ErrUnexpectedEOF) {
 			err = clientio.ErrClosedDuring
@@ -133,18 +104,18 @@ func stdDo(ctx context.Context, c *http.Client, method, url string, header []str
 	return resp.StatusCode, *buf, nil
 }
 
-// readLimited reads r to its end into b[:0] and returns it; more than
+// ReadLimited reads r to its end into b[:0] and returns it; more than
 // limit bytes fail with ErrTooLarge. b grows by doubling, but never past
 // limit+1 bytes: bytes.Buffer.ReadFrom doubles a full 64 MiB buffer to
 // 128 MiB to read the one byte that proves a body too large (the std
 // client peaked at 264-385 MiB against an endless body; the abuse test's
 // bound is 400).
-func readLimited(b []byte, r io.Reader, limit int) ([]byte, error) {
+func ReadLimited(b []byte, r io.Reader, limit int) ([]byte, error) {
 	b = b[:0]
 	for {
 		if len(b) == cap(b) {
 			if len(b) > limit {
-				return nil, fmt.Errorf("%w: body over %d bytes", ErrTooLarge, limit)
+				return nil, fmt.Errorf("%w: body over %d bytes", clientio.ErrTooLarge, limit)
 			}
 			// make, not append: append's growth may round past the limit.
 			nb := make([]byte, len(b), len(b)+min(max(cap(b), 4<<10), limit+1-len(b)))
@@ -154,7 +125,7 @@ func readLimited(b []byte, r io.Reader, limit int) ([]byte, error) {
 		b = b[:len(b)+k]
 		switch {
 		case err == io.EOF && len(b) > limit:
-			return nil, fmt.Errorf("%w: body over %d bytes", ErrTooLarge, limit)
+			return nil, fmt.Errorf("%w: body over %d bytes", clientio.ErrTooLarge, limit)
 		case err == io.EOF:
 			return b, nil
 		case err != nil:

@@ -1,4 +1,4 @@
-package load
+package h1
 
 import (
 	"errors"
@@ -6,9 +6,11 @@ import (
 	"strings"
 	"testing"
 	"testing/iotest"
+
+	"github.com/wirebench/wirebench/load/clientio"
 )
 
-// readLimited keeps a body of exactly limit bytes, refuses one more, and
+// ReadLimited keeps a body of exactly limit bytes, refuses one more, and
 // never grows its buffer past limit+1 (bytes.Buffer doubled it to 2×),
 // give or take the allocator's rounding to a page.
 func TestReadLimited(t *testing.T) {
@@ -22,9 +24,9 @@ func TestReadLimited(t *testing.T) {
 		if tc.oneByte {
 			r = iotest.OneByteReader(r)
 		}
-		b, err := readLimited(nil, r, limit)
+		b, err := ReadLimited(nil, r, limit)
 		switch {
-		case tc.tooBig && !errors.Is(err, ErrTooLarge):
+		case tc.tooBig && !errors.Is(err, clientio.ErrTooLarge):
 			t.Errorf("%d bytes: err %v, want ErrTooLarge", tc.n, err)
 		case !tc.tooBig && (err != nil || len(b) != tc.n || strings.Count(string(b), "x") != tc.n):
 			t.Errorf("%d bytes: got %d, %v", tc.n, len(b), err)
@@ -32,7 +34,7 @@ func TestReadLimited(t *testing.T) {
 			t.Errorf("%d bytes: buffer grew to %d, past the limit+1", tc.n, cap(b))
 		}
 	}
-	if _, err := readLimited(nil, iotest.ErrReader(io.ErrUnexpectedEOF), limit); !errors.Is(err, io.ErrUnexpectedEOF) {
+	if _, err := ReadLimited(nil, iotest.ErrReader(io.ErrUnexpectedEOF), limit); !errors.Is(err, io.ErrUnexpectedEOF) {
 		t.Errorf("read error: got %v", err)
 	}
 }
