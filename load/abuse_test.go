@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wirebench/wirebench/load/internal/loadtest"
 	"github.com/wirebench/wirebench/results"
 )
 
@@ -107,7 +108,7 @@ func TestAbusiveServers(t *testing.T) {
 						if sv.h == nil {
 							t.Skip("no endless head over h2c from net/http's server")
 						}
-						ro.URL = startServer(t, sv.h).URL
+						ro.URL = loadtest.StartHTTP(t, sv.h).URL
 					} else {
 						ro.URL = startRawServer(t, sv.b).URL
 					}

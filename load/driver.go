@@ -20,7 +20,7 @@ const (
 	// PerVU runs each VU in a goroutine of its own (run.go, work).
 	PerVU Driver = iota
 	// Batches runs each VU's operations in batches of its depth
-	// (kv_batch.go, workBatch); its VUs implement batchVU.
+	// (kv_batch.go, workBatch); its VUs implement BatchVU.
 	Batches
 	// EventLoops runs raw mode's connections on GOMAXPROCS event loops
 	// (h1loop.go, runLoops); only *Raw names it.

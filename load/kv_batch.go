@@ -5,16 +5,17 @@ import (
 	"time"
 )
 
-// batchVU is a VU that performs several operations per exchange: RESP
-// pipelining (-P), as redis-benchmark does it — depth commands written
-// at once, then depth replies read.
-type batchVU interface {
+// BatchVU is a VU that performs several operations per exchange: RESP
+// pipelining (-P), as redis-benchmark does it — Depth commands written
+// at once, then Depth replies read. A scenario whose Driver is Batches
+// makes only BatchVUs.
+type BatchVU interface {
 	VU
-	// depth is the most operations per exchange (1: no pipelining).
-	depth() int
-	// doBatch performs len(outs) operations in one exchange and fills
+	// Depth is the most operations per exchange (1: no pipelining).
+	Depth() int
+	// DoBatch performs len(outs) operations in one exchange and fills
 	// one outcome per operation.
-	doBatch(ctx context.Context, outs []Outcome)
+	DoBatch(ctx context.Context, outs []Outcome)
 }
 
 // workBatch is work for a pipelining VU in closed loop: the Batches
@@ -27,12 +28,12 @@ type batchVU interface {
 // batch's first reply; ours is the longer, honest figure for a caller
 // that must wait for its whole batch.) With -n the batch is cut so that
 // exactly -n operations are sent.
-func (r *runner) workBatch(issue, hard context.Context, id int, b batchVU, st *workerStats) {
+func (r *runner) workBatch(issue, hard context.Context, id int, b BatchVU, st *workerStats) {
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
 	defer timer.Stop()
 	ramp := len(r.o.Stages) > 0
-	p := b.depth()
+	p := b.Depth()
 	outs := make([]Outcome, p)
 	for issue.Err() == nil {
 		if ramp && !r.waitActive(issue, timer, id) {
@@ -51,7 +52,7 @@ func (r *runner) workBatch(issue, hard context.Context, id int, b batchVU, st *w
 			batch[i].reset()
 		}
 		t0 := time.Now()
-		b.doBatch(hard, batch)
+		b.DoBatch(hard, batch)
 		lat := time.Since(t0)
 		if hard.Err() != nil && anyFailed(batch) {
 			st.interrupted += int64(n) // cut by the end of the run: not the server's doing

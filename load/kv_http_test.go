@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wirebench/wirebench/load/internal/loadtest"
 	"github.com/wirebench/wirebench/results"
 )
 
@@ -84,7 +85,7 @@ func TestKVHTTP(t *testing.T) {
 	for _, proto := range []string{ProtocolHTTPRaw, ProtocolHTTPJSON} {
 		for _, sc := range []string{ScenarioKVSet, ScenarioKVGet, ScenarioKVMixed} {
 			peer := &kvPeer{m: map[string]string{}}
-			ts := startServer(t, peer.ServeHTTP)
+			ts := loadtest.StartHTTP(t, peer.ServeHTTP)
 			const n, keys = 600, 100
 			res := runKV(t, Options{Options: results.Options{Concurrency: 3, Requests: n}}, KVOptions{Name: sc, Protocol: proto, URL: strings.TrimSuffix(ts.URL, "/"), Keys: keys, ValueSize: 50})
 			ts.Close()
@@ -95,8 +96,8 @@ func TestKVHTTP(t *testing.T) {
 			if res.Requests != n || res.Failed != 0 || peer.puts.Load()+peer.gets.Load() != n+preload || peer.badCT.Load() != 0 {
 				t.Errorf("%s %s: requests %d failed %d %v; peer served %d PUT %d GET (preload %d)", proto, sc, res.Requests, res.Failed, res.Failures, peer.puts.Load(), peer.gets.Load(), preload)
 			}
-			if sc == ScenarioKVSet && (res.Bytes.WireOut != ts.ln.Bytes.In.Load() || res.Bytes.WireIn != ts.ln.Bytes.Out.Load()) {
-				t.Errorf("%s %s: we counted %d out %d in; the peer %d in %d out", proto, sc, res.Bytes.WireOut, res.Bytes.WireIn, ts.ln.Bytes.In.Load(), ts.ln.Bytes.Out.Load())
+			if sc == ScenarioKVSet && (res.Bytes.WireOut != ts.Ln.Bytes.In.Load() || res.Bytes.WireIn != ts.Ln.Bytes.Out.Load()) {
+				t.Errorf("%s %s: we counted %d out %d in; the peer %d in %d out", proto, sc, res.Bytes.WireOut, res.Bytes.WireIn, ts.Ln.Bytes.In.Load(), ts.Ln.Bytes.Out.Load())
 			}
 			if sc == ScenarioKVGet && res.Bytes.BodyIn < n*50 {
 				t.Errorf("%s: %d body bytes in for %d GETs of 50 bytes", proto, res.Bytes.BodyIn, n)
@@ -110,7 +111,7 @@ func TestKVHTTP(t *testing.T) {
 func TestKVHTTPChecks(t *testing.T) {
 	for _, proto := range []string{ProtocolHTTPRaw, ProtocolHTTPJSON} {
 		peer := &kvPeer{m: map[string]string{}}
-		ts := startServer(t, peer.ServeHTTP)
+		ts := loadtest.StartHTTP(t, peer.ServeHTTP)
 		sc, err := NewKV(KVOptions{Name: ScenarioKVGet, Protocol: proto, URL: strings.TrimSuffix(ts.URL, "/"), Keys: 2, Timeout: 5 * time.Second})
 		if err != nil {
 			t.Fatal(err)

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wirebench/wirebench/load/internal/loadtest"
 	"github.com/wirebench/wirebench/results"
 )
 
@@ -20,9 +21,9 @@ import (
 // flakes yet still catches a latency counted over two exchanges (40 ms)
 // or including the server's sleep twice.
 func TestFixedDelayP50(t *testing.T) {
-	ts := startServer(t, func(w http.ResponseWriter, r *http.Request) {
+	ts := loadtest.StartHTTP(t, func(w http.ResponseWriter, r *http.Request) {
 		time.Sleep(20 * time.Millisecond)
-		okHandler(w, r)
+		loadtest.OK(w, r)
 	})
 	res := runRaw(t, Options{Options: results.Options{Concurrency: 4, Requests: 200}}, RawOptions{URL: ts.URL})
 	p50 := res.Latency.Quantile(0.5)
@@ -37,10 +38,10 @@ func TestFixedDelayP50(t *testing.T) {
 // stallServer answers at once except that, once every period, the whole
 // server stalls for stall: every request arriving in that window waits
 // until it ends (a GC pause, a fsync, a lock).
-func stallServer(t *testing.T, period, stall time.Duration) *testServer {
+func stallServer(t *testing.T, period, stall time.Duration) *loadtest.HTTPServer {
 	var mu sync.Mutex
 	start := time.Now()
-	return startServer(t, func(w http.ResponseWriter, r *http.Request) {
+	return loadtest.StartHTTP(t, func(w http.ResponseWriter, r *http.Request) {
 		mu.Lock()
 		since := time.Since(start)
 		mu.Unlock()
@@ -49,7 +50,7 @@ func stallServer(t *testing.T, period, stall time.Duration) *testServer {
 		if phase < stall {
 			time.Sleep(stall - phase)
 		}
-		okHandler(w, r)
+		loadtest.OK(w, r)
 	})
 }
 
@@ -82,10 +83,10 @@ func TestCoordinatedOmission(t *testing.T) {
 // TestServerKilled: a server that dies mid-run gives failures in the
 // result and a bounded run, never a hang.
 func TestServerKilled(t *testing.T) {
-	ts := startServer(t, okHandler)
+	ts := loadtest.StartHTTP(t, loadtest.OK)
 	go func() {
 		time.Sleep(200 * time.Millisecond)
-		ts.srv.Close() // closes the listener and every connection
+		ts.Srv.Close() // closes the listener and every connection
 	}()
 	start := time.Now()
 	res := runRaw(t, Options{Options: results.Options{Concurrency: 4, Duration: time.Second, Timeout: time.Second}}, RawOptions{URL: ts.URL})

@@ -4,13 +4,14 @@ import (
 	"context"
 	"testing"
 
+	"github.com/wirebench/wirebench/load/internal/loadtest"
 	"github.com/wirebench/wirebench/results"
 )
 
 // TestSegmentedRun: three segments of -n 1000 send 1000 requests in all.
 func TestSegmentedRun(t *testing.T) {
 	t.Parallel()
-	ts := startServer(t, okHandler)
+	ts := loadtest.StartHTTP(t, loadtest.OK)
 	sc, err := NewRaw(RawOptions{URL: ts.URL})
 	if err != nil {
 		t.Fatal(err)
@@ -27,7 +28,7 @@ func TestSegmentedRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if ts.requests.Load() != 1000 || m.Requests != 1000 || m.Options.Concurrency != 5 || m.Scenario != "raw" {
-		t.Errorf("server %d, merged %d requests, %d VUs; want 1000, 1000, 5", ts.requests.Load(), m.Requests, m.Options.Concurrency)
+	if ts.Requests.Load() != 1000 || m.Requests != 1000 || m.Options.Concurrency != 5 || m.Scenario != "raw" {
+		t.Errorf("server %d, merged %d requests, %d VUs; want 1000, 1000, 5", ts.Requests.Load(), m.Requests, m.Options.Concurrency)
 	}
 }

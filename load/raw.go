@@ -99,7 +99,7 @@ func NewRaw(o RawOptions) (*Raw, error) {
 		o.Transport = TransportHTTP1
 	}
 	if o.Transport != TransportHTTP1 {
-		if err := h2Only(o.Client, o.NoKeepAlive); err != nil {
+		if err := H2Only(o.Client, o.NoKeepAlive); err != nil {
 			return nil, err
 		}
 	}
@@ -256,9 +256,9 @@ func hostPort(u *url.URL) string {
 	return net.JoinHostPort(u.Hostname(), "80")
 }
 
-// h2Only refuses the HTTP/1.1 options an HTTP/2 run would ignore: one
+// H2Only refuses the HTTP/1.1 options an HTTP/2 run would ignore: one
 // client (x/net's) and the connections of --conns.
-func h2Only(client string, noKeepAlive bool) error {
+func H2Only(client string, noKeepAlive bool) error {
 	switch {
 	case noKeepAlive:
 		return fmt.Errorf("%w: --no-keepalive (a connection per request) is HTTP/1.1's: over HTTP/2 the connections are --conns", ErrOptions)

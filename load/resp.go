@@ -138,16 +138,16 @@ var (
 // Do implements VU: one command, one reply.
 func (v *respVU) Do(ctx context.Context, o *Outcome) {
 	v.one[0] = *o
-	v.doBatch(ctx, v.one[:])
+	v.DoBatch(ctx, v.one[:])
 	*o = v.one[0]
 }
 
-// depth implements batchVU.
-func (v *respVU) depth() int { return v.s.o.Pipeline }
+// Depth implements load.BatchVU.
+func (v *respVU) Depth() int { return v.s.o.Pipeline }
 
-// doBatch implements batchVU: len(outs) commands written at once, then
+// DoBatch implements load.BatchVU: len(outs) commands written at once, then
 // their replies read and checked in order.
-func (v *respVU) doBatch(ctx context.Context, outs []Outcome) {
+func (v *respVU) DoBatch(ctx context.Context, outs []Outcome) {
 	v.cmds, v.due = v.cmds[:0], v.due[:0]
 	for i := range outs {
 		op, k := v.next()

@@ -76,7 +76,7 @@ func Run(ctx context.Context, opts Options, sc Scenario) (*results.Load, error) 
 	case EventLoops:
 		r.runLoops(issue, hard, sc.(*Raw)) // only raw mode names EventLoops
 	case Batches:
-		r.eachVU(vus, func(i int) { r.workBatch(issue, hard, i, vus[i].(batchVU), r.stats[i]) })
+		r.eachVU(vus, func(i int) { r.workBatch(issue, hard, i, vus[i].(BatchVU), r.stats[i]) })
 	default:
 		r.eachVU(vus, func(i int) { r.work(issue, hard, i, vus[i], r.stats[i]) })
 	}

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wirebench/wirebench/load/internal/loadtest"
 	"github.com/wirebench/wirebench/results"
 )
 
@@ -28,10 +29,10 @@ func TestRequestsExact(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			ts := startServer(t, okHandler)
+			ts := loadtest.StartHTTP(t, loadtest.OK)
 			tc.ro.URL = ts.URL
 			res := runRaw(t, tc.o, tc.ro)
-			if got := ts.requests.Load(); got != tc.o.Requests {
+			if got := ts.Requests.Load(); got != tc.o.Requests {
 				t.Errorf("server saw %d requests, want %d", got, tc.o.Requests)
 			}
 			if res.Requests != tc.o.Requests || res.Failed != 0 || res.Status["200"] != tc.o.Requests {
@@ -66,14 +67,14 @@ func TestBytesMatchServer(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			ts := startServer(t, func(w http.ResponseWriter, r *http.Request) {
+			ts := loadtest.StartHTTP(t, func(w http.ResponseWriter, r *http.Request) {
 				if r.Header.Get("X-Chunked") != "" {
 					w.Write([]byte("part one,"))
 					w.(http.Flusher).Flush()
 					w.Write([]byte("part two"))
 					return
 				}
-				okHandler(w, r)
+				loadtest.OK(w, r)
 			})
 			tc.ro.URL = ts.URL
 			res := runRaw(t, Options{Options: results.Options{Concurrency: 3, Requests: 300, EventLoop: strings.HasSuffix(tc.name, "event loop")}}, tc.ro)
@@ -81,7 +82,7 @@ func TestBytesMatchServer(t *testing.T) {
 			if res.Bytes.WireOut == 0 || res.Bytes.WireIn == 0 {
 				t.Fatalf("no bytes counted: %+v", res.Bytes)
 			}
-			in, out := ts.ln.Bytes.In.Load(), ts.ln.Bytes.Out.Load()
+			in, out := ts.Ln.Bytes.In.Load(), ts.Ln.Bytes.Out.Load()
 			if in != res.Bytes.WireOut || (out != res.Bytes.WireIn && out != res.Bytes.WireIn+tc.unread) {
 				t.Errorf("server in/out %d/%d, client out/in %d/%d", in, out, res.Bytes.WireOut, res.Bytes.WireIn)
 			}
@@ -103,7 +104,7 @@ func TestBytesMatchServer(t *testing.T) {
 func TestDurationBound(t *testing.T) {
 	t.Parallel()
 	for _, rate := range []float64{0, 2000} {
-		ts := startServer(t, okHandler)
+		ts := loadtest.StartHTTP(t, loadtest.OK)
 		start := time.Now()
 		res := runRaw(t, Options{Options: results.Options{Concurrency: 4, Duration: 300 * time.Millisecond, Rate: rate}}, RawOptions{URL: ts.URL})
 		// Upper bound 1.9 s: still fails a run that waits for the 2 s
@@ -136,16 +137,16 @@ func TestEnginesAgree(t *testing.T) {
 			hj.Close()
 			return
 		}
-		okHandler(w, r)
+		loadtest.OK(w, r)
 	}
 	for _, path := range []string{"", "eof"} {
 		var got [2]*results.Load
 		for i, loop := range []bool{true, false} {
-			ts := startServer(t, handler)
+			ts := loadtest.StartHTTP(t, handler)
 			got[i] = runRaw(t, Options{Options: results.Options{Concurrency: 3, Requests: 150, EventLoop: loop}},
 				RawOptions{URL: ts.URL + path, ExpectBodyContains: map[string]string{"eof": "the end"}[path]})
 			ts.Close()
-			if in := ts.ln.Bytes.In.Load(); in != got[i].Bytes.WireOut {
+			if in := ts.Ln.Bytes.In.Load(); in != got[i].Bytes.WireOut {
 				t.Errorf("/%s loop=%v: server read %d, client wrote %d", path, loop, in, got[i].Bytes.WireOut)
 			}
 		}

@@ -128,7 +128,7 @@ func NewScenario(o ScenarioOptions) (Scenario, error) {
 		}
 		s.entry = e
 		if o.Transport == TransportH2C {
-			if err := h2Only(o.Client, o.NoKeepAlive); err != nil {
+			if err := H2Only(o.Client, o.NoKeepAlive); err != nil {
 				return nil, err
 			}
 			s.h2 = h2.NewPool(o.Connections, o.Timeout, nil)

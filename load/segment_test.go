@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wirebench/wirebench/load/internal/loadtest"
 	"github.com/wirebench/wirebench/results"
 )
 
@@ -61,7 +62,7 @@ func TestSegmentPacerInterleaves(t *testing.T) {
 // not four shares added up).
 func TestSegmentsRunTogether(t *testing.T) {
 	t.Parallel()
-	ts := startServer(t, okHandler)
+	ts := loadtest.StartHTTP(t, loadtest.OK)
 	sc, err := NewRaw(RawOptions{URL: ts.URL, Timeout: 5 * time.Second})
 	if err != nil {
 		t.Fatal(err)
@@ -97,8 +98,8 @@ func TestSegmentsRunTogether(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if m.Requests != 100 || ts.requests.Load() != 100 || m.Failed != 0 {
-		t.Errorf("merged %d requests (%d failed), server saw %d; want 100", m.Requests, m.Failed, ts.requests.Load())
+	if m.Requests != 100 || ts.Requests.Load() != 100 || m.Failed != 0 {
+		t.Errorf("merged %d requests (%d failed), server saw %d; want 100", m.Requests, m.Failed, ts.Requests.Load())
 	}
 	if m.Options.Rate != 100 || m.Options.Concurrency != 8 || m.Options.Segment != (results.Segment{}) || m.Options.Duration != time.Second {
 		t.Errorf("merged options %+v: want the whole test's (rate 100, 8 VUs, 1s)", m.Options)

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wirebench/wirebench/load/internal/loadtest"
 	"github.com/wirebench/wirebench/results"
 )
 
@@ -153,14 +154,14 @@ func TestFileBarrierTimeout(t *testing.T) {
 // rather than firing a burst of overdue requests.
 func TestRunBarrierLate(t *testing.T) {
 	t.Parallel()
-	ts := startServer(t, okHandler)
+	ts := loadtest.StartHTTP(t, loadtest.OK)
 	sc, err := NewRaw(RawOptions{URL: ts.URL, Timeout: time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
 	_, err = Run(context.Background(), Options{Options: results.Options{Rate: 10, Duration: time.Second}, Barrier: fixedBarrier(time.Now().Add(-2 * MaxStartLate))}, sc)
-	if !errors.Is(err, ErrStart) || ts.requests.Load() != 0 {
-		t.Errorf("late barrier: %v, %d requests sent", err, ts.requests.Load())
+	if !errors.Is(err, ErrStart) || ts.Requests.Load() != 0 {
+		t.Errorf("late barrier: %v, %d requests sent", err, ts.Requests.Load())
 	}
 }
 

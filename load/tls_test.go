@@ -21,6 +21,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wirebench/wirebench/load/internal/loadtest"
 	"github.com/wirebench/wirebench/results"
 )
 
@@ -40,7 +41,7 @@ func startTLSServer(t *testing.T, cfg *tls.Config) *tlsServer {
 		} else {
 			s.h1.Add(1)
 		}
-		okHandler(w, r)
+		loadtest.OK(w, r)
 	}))
 	s.EnableHTTP2 = true
 	s.TLS = cfg

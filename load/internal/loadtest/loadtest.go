@@ -9,8 +9,12 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/http"
+	"sync/atomic"
 	"testing"
+	"time"
 
+	"github.com/wirebench/wirebench/measure"
 	"github.com/wirebench/wirebench/server"
 	"golang.org/x/net/http2"
 	"golang.org/x/net/http2/hpack"
@@ -78,4 +82,48 @@ func StartServer(t *testing.T, users int) (restURL, grpcAddr string) {
 	}
 	t.Cleanup(func() { srv.Close() })
 	return "http://" + srv.HTTPAddr(), srv.GRPCAddr()
+}
+
+// HTTPServer is an HTTP server on 127.0.0.1:0 that counts the requests
+// it handled and the bytes on its sockets.
+type HTTPServer struct {
+	URL      string
+	Ln       *measure.Listener // counts the bytes on the server's sockets
+	Srv      *http.Server
+	Requests atomic.Int64
+}
+
+// StartHTTP serves h over HTTP/1.1 and h2c until the test ends.
+func StartHTTP(t *testing.T, h http.HandlerFunc) *HTTPServer {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := &HTTPServer{URL: "http://" + ln.Addr().String() + "/", Ln: &measure.Listener{Listener: ln}}
+	var protos http.Protocols
+	protos.SetHTTP1(true)
+	protos.SetUnencryptedHTTP2(true)
+	ts.Srv = &http.Server{Protocols: &protos, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ts.Requests.Add(1)
+		h(w, r)
+	})}
+	go ts.Srv.Serve(ts.Ln)
+	t.Cleanup(func() { ts.Close() })
+	return ts
+}
+
+// Close stops the server and waits for its connections to end, so its
+// byte counters are final.
+func (ts *HTTPServer) Close() {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	ts.Srv.Shutdown(ctx)
+	ts.Srv.Close()
+}
+
+// OK answers 200 with a short text body.
+func OK(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Type", "text/plain")
+	w.Write([]byte("hello, wirebench"))
 }
