@@ -19,7 +19,7 @@ import (
 	"time"
 
 	"github.com/wirebench/wirebench/bulk"
-	"github.com/wirebench/wirebench/load"
+	"github.com/wirebench/wirebench/load/scenario"
 	"github.com/wirebench/wirebench/store/sqlite"
 )
 
@@ -132,7 +132,7 @@ func TestRefusals(t *testing.T) {
 	// A chunked body (no Content-Length) over the limit is cut at the
 	// limit, in both modes, with nothing committed.
 	for _, mode := range []string{"", "?mode=buffered"} {
-		res, err := load.PostBulk(context.Background(), load.BulkOptions{URL: srv.URL + "/airports" + mode, Format: bulk.FormatCSV, Records: 2000})
+		res, err := scenario.PostBulk(context.Background(), scenario.BulkOptions{URL: srv.URL + "/airports" + mode, Format: bulk.FormatCSV, Records: 2000})
 		if err != nil || res.Status != 413 {
 			t.Fatalf("chunked over the limit %q: %+v %v", mode, res, err)
 		}
@@ -234,7 +234,7 @@ func TestStreamingHeapIsBounded(t *testing.T) {
 		defer debug.SetMemoryLimit(debug.SetMemoryLimit(8 << 20))
 		runtime.GC()
 		stop := heapPeak()
-		res, err := load.PostBulk(context.Background(), load.BulkOptions{URL: srv.URL + "/airports", Format: f, Records: n, ContentLength: f == bulk.FormatNDJSON})
+		res, err := scenario.PostBulk(context.Background(), scenario.BulkOptions{URL: srv.URL + "/airports", Format: f, Records: n, ContentLength: f == bulk.FormatNDJSON})
 		peak := stop()
 		if err != nil || res.Status != 200 {
 			t.Fatalf("%s: %+v %v", f, res, err)
@@ -309,7 +309,7 @@ func TestConcurrentUploadsTakeTurns(t *testing.T) {
 			// Different formats, same records: the second is all updates
 			// or all inserts depending on which goes first.
 			f := []string{bulk.FormatCSV, bulk.FormatProtobuf}[i]
-			res, err := load.PostBulk(context.Background(), load.BulkOptions{URL: srv.URL + "/airports", Format: f, Records: 60_000})
+			res, err := scenario.PostBulk(context.Background(), scenario.BulkOptions{URL: srv.URL + "/airports", Format: f, Records: 60_000})
 			if err != nil || res.Status != 200 {
 				errs <- fmt.Sprintf("%s: %+v %v", f, res, err)
 			}

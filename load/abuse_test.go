@@ -22,9 +22,9 @@ import (
 // by the request timeout.
 
 // endless writes s forever (until the client goes away).
-func endless(head, s string) behaviour {
+func endless(head, s string) loadtest.Behaviour {
 	return func(br *bufio.Reader, c net.Conn, _ *atomic.Int64) {
-		if _, err := readRequest(br); err != nil {
+		if _, err := loadtest.ReadRequest(br); err != nil {
 			return
 		}
 		if _, err := io.WriteString(c, head); err != nil {
@@ -65,7 +65,7 @@ func peakHeap(stop <-chan struct{}) <-chan uint64 {
 func TestAbusiveServers(t *testing.T) {
 	servers := []struct {
 		name string
-		b    behaviour
+		b    loadtest.Behaviour
 		h    http.HandlerFunc // for h2c
 	}{
 		{"endless head", endless("HTTP/1.1 200 OK\r\n", "X-Pad: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\r\n"), nil},
@@ -110,7 +110,7 @@ func TestAbusiveServers(t *testing.T) {
 						}
 						ro.URL = loadtest.StartHTTP(t, sv.h).URL
 					} else {
-						ro.URL = startRawServer(t, sv.b).URL
+						ro.URL = loadtest.StartRawServer(t, sv.b).URL
 					}
 					if keep {
 						ro.ExpectBodyContains = "never there"

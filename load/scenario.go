@@ -59,3 +59,8 @@ type Outcome struct {
 
 // reset prepares o for the next operation.
 func (o *Outcome) reset() { *o = Outcome{} }
+
+// GRPCStatus is the Outcome.Status of a gRPC call: 1000 + the gRPC code,
+// so it cannot be mistaken for an HTTP status (result files and summaries
+// print it as "grpc <Code>").
+func GRPCStatus(code uint32) int { return 1000 + int(code) }

@@ -12,103 +12,16 @@ import (
 	"os"
 	"runtime"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/wirebench/wirebench/load/clientio"
+	"github.com/wirebench/wirebench/load/internal/loadtest"
 	"github.com/wirebench/wirebench/results"
 	"golang.org/x/sys/unix"
 )
-
-// rawServer is an HTTP/1.x server written on bare TCP so that it can
-// misbehave the ways real servers do (close after each response, speak
-// HTTP/1.0, close idle keep-alive connections, frame bodies by EOF or
-// chunks, send 1xx first). It counts the responses it wrote whole: the
-// number every engine's count of successful requests must equal.
-type rawServer struct {
-	URL    string
-	ln     net.Listener
-	served atomic.Int64
-	wg     sync.WaitGroup
-}
-
-// behaviour answers requests on one connection: it reads each request
-// head from br and writes its response to c; it returns to close the
-// connection. served counts each response written whole.
-type behaviour func(br *bufio.Reader, c net.Conn, served *atomic.Int64)
-
-func startRawServer(t *testing.T, b behaviour) *rawServer {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := &rawServer{URL: "http://" + ln.Addr().String() + "/", ln: ln}
-	s.wg.Add(1)
-	go func() {
-		defer s.wg.Done()
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			s.wg.Add(1)
-			go func() {
-				defer s.wg.Done()
-				defer c.Close()
-				b(bufio.NewReader(c), c, &s.served)
-			}()
-		}
-	}()
-	t.Cleanup(s.stop)
-	return s
-}
-
-// stop closes the listener and waits for the connections to end, so that
-// served is final (a response can reach the client before its handler
-// counts it).
-func (s *rawServer) stop() { s.ln.Close(); s.wg.Wait() }
-
-// readRequest reads one request head (our requests have no body here).
-func readRequest(br *bufio.Reader) (method string, err error) {
-	line, err := br.ReadString('\n')
-	if err != nil {
-		return "", err
-	}
-	method, _, _ = strings.Cut(line, " ")
-	for {
-		l, err := br.ReadString('\n')
-		if err != nil {
-			return "", err
-		}
-		if l == "\r\n" || l == "\n" {
-			return method, nil
-		}
-	}
-}
-
-// respond answers every request on the connection with resp (HEAD gets
-// the head only when head is set) until perConn responses (0: no limit),
-// then closes; idle > 0 closes a connection idle that long.
-func respond(resp string, perConn int, idle time.Duration) behaviour {
-	return func(br *bufio.Reader, c net.Conn, served *atomic.Int64) {
-		for n := 0; perConn == 0 || n < perConn; n++ {
-			if idle > 0 && n > 0 {
-				c.SetReadDeadline(time.Now().Add(idle))
-			}
-			if _, err := readRequest(br); err != nil {
-				return
-			}
-			if _, err := io.WriteString(c, resp); err != nil {
-				return
-			}
-			served.Add(1)
-		}
-	}
-}
 
 // The engines every correctness test runs: the event loop, the lean
 // client on goroutines, and net/http.
@@ -133,24 +46,24 @@ func TestServersThatClose(t *testing.T) {
 	const hello = "Content-Type: text/plain\r\nContent-Length: 5\r\n\r\nhello"
 	servers := []struct {
 		name string
-		b    behaviour
+		b    loadtest.Behaviour
 		body int64 // body bytes per response
 	}{
-		{"connection close", respond("HTTP/1.1 200 OK\r\nConnection: close\r\n"+hello, 1, 0), 5},
-		{"http/1.0", respond("HTTP/1.0 200 OK\r\n"+hello, 1, 0), 5},
-		{"http/1.0 close-delimited", respond("HTTP/1.0 200 OK\r\n\r\nhello, until EOF", 1, 0), 16},
-		{"http/1.1 close-delimited", respond("HTTP/1.1 200 OK\r\n\r\nhello, until EOF", 1, 0), 16},
-		{"close between keep-alive requests", respond("HTTP/1.1 200 OK\r\n"+hello, 3, 0), 5},
-		{"close idle keep-alive", respond("HTTP/1.1 200 OK\r\n"+hello, 0, 200*time.Microsecond), 5},
-		{"chunked keep-alive", respond("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nhe\r\n3;ext=1\r\nllo\r\n0\r\nX-Trailer: 1\r\n\r\n", 0, 0), 5},
-		{"103 early hints", respond("HTTP/1.1 103 Early Hints\r\nLink: </a.css>; rel=preload\r\n\r\nHTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\n"+hello, 0, 0), 5},
-		{"204 then keep-alive", respond("HTTP/1.1 204 No Content\r\nContent-Length: 0\r\n\r\n", 0, 0), 0},
+		{"connection close", loadtest.Respond("HTTP/1.1 200 OK\r\nConnection: close\r\n"+hello, 1, 0), 5},
+		{"http/1.0", loadtest.Respond("HTTP/1.0 200 OK\r\n"+hello, 1, 0), 5},
+		{"http/1.0 close-delimited", loadtest.Respond("HTTP/1.0 200 OK\r\n\r\nhello, until EOF", 1, 0), 16},
+		{"http/1.1 close-delimited", loadtest.Respond("HTTP/1.1 200 OK\r\n\r\nhello, until EOF", 1, 0), 16},
+		{"close between keep-alive requests", loadtest.Respond("HTTP/1.1 200 OK\r\n"+hello, 3, 0), 5},
+		{"close idle keep-alive", loadtest.Respond("HTTP/1.1 200 OK\r\n"+hello, 0, 200*time.Microsecond), 5},
+		{"chunked keep-alive", loadtest.Respond("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nhe\r\n3;ext=1\r\nllo\r\n0\r\nX-Trailer: 1\r\n\r\n", 0, 0), 5},
+		{"103 early hints", loadtest.Respond("HTTP/1.1 103 Early Hints\r\nLink: </a.css>; rel=preload\r\n\r\nHTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\n"+hello, 0, 0), 5},
+		{"204 then keep-alive", loadtest.Respond("HTTP/1.1 204 No Content\r\nContent-Length: 0\r\n\r\n", 0, 0), 0},
 	}
 	for _, sv := range servers {
 		for _, e := range engines {
 			t.Run(sv.name+"/"+e.name, func(t *testing.T) {
 				t.Parallel()
-				s := startRawServer(t, sv.b)
+				s := loadtest.StartRawServer(t, sv.b)
 				ro := e.ro
 				ro.URL = s.URL
 				if sv.body == 0 {
@@ -161,8 +74,8 @@ func TestServersThatClose(t *testing.T) {
 				if res.Failed != 0 || res.Requests != n {
 					t.Fatalf("%d requests, %d failed %v; want %d, none failed", res.Requests, res.Failed, res.Failures, n)
 				}
-				s.stop()
-				if got := s.served.Load(); got != n {
+				s.Stop()
+				if got := s.Served.Load(); got != n {
 					t.Errorf("server wrote %d responses, client counted %d", got, n)
 				}
 				if res.Bytes.BodyIn != n*sv.body {
@@ -179,13 +92,13 @@ func TestHEAD(t *testing.T) {
 	for _, e := range engines {
 		t.Run(e.name, func(t *testing.T) {
 			t.Parallel()
-			s := startRawServer(t, respond("HTTP/1.1 200 OK\r\nContent-Length: 1000\r\n\r\n", 0, 0))
+			s := loadtest.StartRawServer(t, loadtest.Respond("HTTP/1.1 200 OK\r\nContent-Length: 1000\r\n\r\n", 0, 0))
 			ro := e.ro
 			ro.URL, ro.Method = s.URL, "HEAD"
 			res := runRaw(t, Options{Options: results.Options{Concurrency: 2, Requests: 100, EventLoop: e.loop, Rate: e.rate}}, ro)
-			s.stop()
-			if res.Failed != 0 || s.served.Load() != 100 {
-				t.Errorf("%d failed %v, server served %d of 100", res.Failed, res.Failures, s.served.Load())
+			s.Stop()
+			if res.Failed != 0 || s.Served.Load() != 100 {
+				t.Errorf("%d failed %v, server served %d of 100", res.Failed, res.Failures, s.Served.Load())
 			}
 		})
 	}
@@ -199,27 +112,27 @@ func TestFailuresByReason(t *testing.T) {
 	tests := []struct {
 		name   string
 		url    string
-		b      behaviour
+		b      loadtest.Behaviour
 		reason string
 	}{
 		{"refused", refused, nil, "connection refused"},
 		{"closed before response", "", func(br *bufio.Reader, c net.Conn, _ *atomic.Int64) {
-			readRequest(br)
+			loadtest.ReadRequest(br)
 		}, "closed before response"},
 		{"closed mid-response", "", func(br *bufio.Reader, c net.Conn, _ *atomic.Int64) {
-			readRequest(br)
+			loadtest.ReadRequest(br)
 			io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nhalf")
 		}, "closed mid-response"},
 		{"reset", "", func(br *bufio.Reader, c net.Conn, _ *atomic.Int64) {
-			readRequest(br)
+			loadtest.ReadRequest(br)
 			c.(*net.TCPConn).SetLinger(0) // RST, not FIN
 		}, "connection reset"},
 		{"malformed", "", func(br *bufio.Reader, c net.Conn, _ *atomic.Int64) {
-			readRequest(br)
+			loadtest.ReadRequest(br)
 			io.WriteString(c, "SSH-2.0-OpenSSH_9.6\r\n\r\n")
 		}, "malformed response"},
 		{"timeout", "", func(br *bufio.Reader, c net.Conn, _ *atomic.Int64) {
-			readRequest(br)
+			loadtest.ReadRequest(br)
 			time.Sleep(2 * time.Second) // longer than the client's timeout
 		}, "timeout"},
 	}
@@ -230,7 +143,7 @@ func TestFailuresByReason(t *testing.T) {
 				ro := e.ro
 				ro.URL = tc.url
 				if tc.b != nil {
-					ro.URL = startRawServer(t, tc.b).URL
+					ro.URL = loadtest.StartRawServer(t, tc.b).URL
 				}
 				// The std client's reasons for a reset come from net/http;
 				// it reports a reset on a fresh connection as EOF or reset.
@@ -317,7 +230,7 @@ func TestSlowSYNDoesNotStallLoop(t *testing.T) {
 			return
 		}
 		defer c.Close()
-		respond("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok", 0, 0)(bufio.NewReader(c), c, &served)
+		loadtest.Respond("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok", 0, 0)(bufio.NewReader(c), c, &served)
 	}()
 	// 4 connections per loop on a 2-CPU box: the served one shares its
 	// loop with stalled ones.
@@ -365,7 +278,7 @@ func TestPhantomFailuresAtEnd(t *testing.T) {
 	for _, e := range engines {
 		t.Run(e.name, func(t *testing.T) {
 			t.Parallel()
-			s := startRawServer(t, respond("HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 2\r\n\r\nok", 1, 0))
+			s := loadtest.StartRawServer(t, loadtest.Respond("HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 2\r\n\r\nok", 1, 0))
 			ro := e.ro
 			ro.URL = s.URL
 			sc, err := NewRaw(ro)
@@ -379,8 +292,8 @@ func TestPhantomFailuresAtEnd(t *testing.T) {
 			if res.Failed != 0 || res.Requests == 0 {
 				t.Errorf("%d requests, failures %v", res.Requests, res.Failures)
 			}
-			s.stop()
-			if got := s.served.Load(); got != res.Requests {
+			s.Stop()
+			if got := s.Served.Load(); got != res.Requests {
 				t.Errorf("server served %d, client counted %d", got, res.Requests)
 			}
 			if res.Window != 500*time.Millisecond {
@@ -395,8 +308,8 @@ func TestPhantomFailuresAtEnd(t *testing.T) {
 // are reported, not silently dropped (issue 10).
 func TestOpenLoopNeverAnswered(t *testing.T) {
 	t.Parallel()
-	s := startRawServer(t, func(br *bufio.Reader, c net.Conn, _ *atomic.Int64) {
-		readRequest(br)
+	s := loadtest.StartRawServer(t, func(br *bufio.Reader, c net.Conn, _ *atomic.Int64) {
+		loadtest.ReadRequest(br)
 		time.Sleep(time.Second) // never, within the run
 	})
 	res := runRaw(t, Options{Options: results.Options{Concurrency: 5, Rate: 200, Duration: 500 * time.Millisecond, GracefulStop: 100 * time.Millisecond, Timeout: 5 * time.Second}}, RawOptions{URL: s.URL})
@@ -433,7 +346,7 @@ func TestLocalhost(t *testing.T) {
 	for _, e := range engines {
 		t.Run(e.name, func(t *testing.T) {
 			t.Parallel()
-			s := startRawServer(t, respond("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok", 0, 0))
+			s := loadtest.StartRawServer(t, loadtest.Respond("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok", 0, 0))
 			ro := e.ro
 			ro.URL = strings.Replace(s.URL, "127.0.0.1", "localhost", 1)
 			res := runRaw(t, Options{Options: results.Options{Concurrency: 2, Requests: 20, EventLoop: e.loop, Rate: e.rate, Timeout: 5 * time.Second}}, ro)
@@ -443,56 +356,6 @@ func TestLocalhost(t *testing.T) {
 		})
 	}
 }
-
-// readHead reads a request head and returns its Content-Length.
-func readHead(br *bufio.Reader) (length int64, err error) {
-	line, err := br.ReadString('\n')
-	for err == nil && line != "\r\n" {
-		if k, v, ok := strings.Cut(line, ":"); ok && strings.EqualFold(k, "Content-Length") {
-			fmt.Sscan(strings.TrimSpace(v), &length)
-		}
-		line, err = br.ReadString('\n')
-	}
-	return length, err
-}
-
-// answerEarly answers each request with resp as soon as its head is read,
-// before its body; then, as then says: "close" hangs up on the unread
-// body (the kernel sends RST), "linger" stops writing and reads the body
-// away until the client hangs up (nginx's lingering close), "hold" reads
-// nothing for holdFor and hangs up (net/http lingers so, 500 ms), "drain"
-// reads the body (Content-Length) and keeps the connection for the next
-// request.
-func answerEarly(resp, then string) behaviour {
-	return func(br *bufio.Reader, c net.Conn, served *atomic.Int64) {
-		for {
-			length, err := readHead(br)
-			if err != nil {
-				return
-			}
-			if _, err := io.WriteString(c, resp); err != nil {
-				return
-			}
-			served.Add(1)
-			switch then {
-			case "close":
-				return
-			case "linger":
-				c.(*net.TCPConn).CloseWrite()
-				io.Copy(io.Discard, br)
-				return
-			case "hold":
-				time.Sleep(holdFor)
-				return
-			}
-			if _, err := io.CopyN(io.Discard, br, length); err != nil {
-				return
-			}
-		}
-	}
-}
-
-const holdFor = 4 * time.Second // 4× the slowest run seen here (1.1 s, 16 subtests at once)
 
 // TestServersThatAnswerEarly: a server may answer before it has read the
 // request's body (a 413 for a body over its limit, Python's http.server's
@@ -508,12 +371,12 @@ func TestServersThatAnswerEarly(t *testing.T) {
 	body := make([]byte, 16<<20)
 	for _, sv := range []struct {
 		name string
-		b    behaviour
+		b    loadtest.Behaviour
 	}{
-		{"close", answerEarly(resp+"Connection: close\r\n\r\nlarge", "close")},
-		{"linger", answerEarly(resp+"Connection: close\r\n\r\nlarge", "linger")},
-		{"drain and keep-alive", answerEarly(resp+"\r\nlarge", "drain")},
-		{"hold", answerEarly(resp+"Connection: close\r\n\r\nlarge", "hold")},
+		{"close", loadtest.AnswerEarly(resp+"Connection: close\r\n\r\nlarge", "close")},
+		{"linger", loadtest.AnswerEarly(resp+"Connection: close\r\n\r\nlarge", "linger")},
+		{"drain and keep-alive", loadtest.AnswerEarly(resp+"\r\nlarge", "drain")},
+		{"hold", loadtest.AnswerEarly(resp+"Connection: close\r\n\r\nlarge", "hold")},
 	} {
 		for _, e := range engines {
 			t.Run(sv.name+"/"+e.name, func(t *testing.T) {
@@ -521,7 +384,7 @@ func TestServersThatAnswerEarly(t *testing.T) {
 					t.Skip("net/http's Transport reports the write error when it comes before the response (golang/go#51109); --client std is net/http as it is")
 				}
 				t.Parallel()
-				s := startRawServer(t, sv.b)
+				s := loadtest.StartRawServer(t, sv.b)
 				ro := e.ro
 				ro.URL, ro.Method, ro.Body, ro.ExpectStatus = s.URL, "POST", body, []int{413}
 				const n = 20
@@ -530,12 +393,12 @@ func TestServersThatAnswerEarly(t *testing.T) {
 				// A response is a response when it comes, not when the server
 				// lets the rest of the request in: the goroutine engine waited
 				// for its write to end, holdFor a request (n/2 × holdFor here).
-				if el := time.Since(t0); sv.name == "hold" && el > holdFor {
-					t.Errorf("%d requests took %v against a server that holds each connection %v after its answer", n, el, holdFor)
+				if el := time.Since(t0); sv.name == "hold" && el > loadtest.HoldFor {
+					t.Errorf("%d requests took %v against a server that holds each connection %v after its answer", n, el, loadtest.HoldFor)
 				}
-				s.stop()
-				if res.Failed != 0 || res.Requests != n || s.served.Load() != n {
-					t.Fatalf("%d requests, %d failed %v, statuses %v; server answered %d; want %d, none failed", res.Requests, res.Failed, res.Failures, res.Status, s.served.Load(), n)
+				s.Stop()
+				if res.Failed != 0 || res.Requests != n || s.Served.Load() != n {
+					t.Fatalf("%d requests, %d failed %v, statuses %v; server answered %d; want %d, none failed", res.Requests, res.Failed, res.Failures, res.Status, s.Served.Load(), n)
 				}
 				// The body counts what went out of it, so the framing is the
 				// heads' (about 100 bytes a request), never negative. Not so
@@ -561,10 +424,10 @@ func TestLargeBodiesKeepTheConnection(t *testing.T) {
 		t.Run(e.name, func(t *testing.T) {
 			t.Parallel()
 			var conns atomic.Int64
-			s := startRawServer(t, func(br *bufio.Reader, c net.Conn, served *atomic.Int64) {
+			s := loadtest.StartRawServer(t, func(br *bufio.Reader, c net.Conn, served *atomic.Int64) {
 				conns.Add(1)
 				for {
-					length, err := readHead(br)
+					length, err := loadtest.ReadHead(br)
 					if err != nil {
 						return
 					}
@@ -581,7 +444,7 @@ func TestLargeBodiesKeepTheConnection(t *testing.T) {
 			ro.URL, ro.Method, ro.Body = s.URL, "POST", body
 			const n = 20
 			res := runRaw(t, Options{Options: results.Options{Concurrency: 2, Requests: n, EventLoop: e.loop, Timeout: 5 * time.Second}}, ro)
-			s.stop()
+			s.Stop()
 			if res.Failed != 0 || res.Requests != n {
 				t.Fatalf("%d requests, %d failed %v", res.Requests, res.Failed, res.Failures)
 			}

@@ -7,6 +7,7 @@ import (
 	"github.com/wirebench/wirebench/codec"
 	"github.com/wirebench/wirebench/load"
 	"github.com/wirebench/wirebench/load/browser"
+	"github.com/wirebench/wirebench/load/scenario"
 	"github.com/wirebench/wirebench/load/stream"
 	"github.com/wirebench/wirebench/results"
 )
@@ -30,8 +31,8 @@ func formatsStudy() Definition {
 		Description: "GET all users, POST, GET one, PUT, DELETE per iteration against 100 seeded users; " +
 			"16 closed-loop connections, no think time; every response decoded and checked.",
 	}
-	crud := func(format string) load.ScenarioOptions {
-		return load.ScenarioOptions{Name: load.ScenarioCRUD, Format: format}
+	crud := func(format string) scenario.Options {
+		return scenario.Options{Name: scenario.CRUD, Format: format}
 	}
 	def.Cells = append(def.Cells,
 		apiCell("crud", "json (encoding/json)", defaultDataset, nil, lo, crud("json")),
@@ -56,7 +57,7 @@ func formatsStudy() Definition {
 // fast JSON on the server, on both REST engines (the seed ran Fiber, i.e.
 // fasthttp), fixed count and fixed duration as in the seed.
 func jsonLibsStudy() Definition {
-	echo := load.ScenarioOptions{Name: load.ScenarioEcho, Format: "json"}
+	echo := scenario.Options{Name: scenario.Echo, Format: "json"}
 	count := load.Options{Options: results.Options{Concurrency: 100, Requests: 200_000}}
 	dur := load.Options{Options: results.Options{Concurrency: 100}}
 	def := Definition{
@@ -114,20 +115,20 @@ func grpcVsRESTStudy() Definition {
 		lo := load.Options{Options: results.Options{Concurrency: c}}
 		g := fmt.Sprintf("CRUD c=%d", c)
 		def.Cells = append(def.Cells,
-			apiCell(g, "REST json", defaultDataset, nil, lo, load.ScenarioOptions{Name: load.ScenarioCRUD, Format: "json"}),
-			apiCell(g, "REST protobuf", defaultDataset, nil, lo, load.ScenarioOptions{Name: load.ScenarioCRUD, Format: "protobuf"}),
-			apiCell(g, "gRPC", defaultDataset, nil, lo, load.ScenarioOptions{Name: load.ScenarioCRUD, Transport: load.TransportGRPC, Connections: 1}),
+			apiCell(g, "REST json", defaultDataset, nil, lo, scenario.Options{Name: scenario.CRUD, Format: "json"}),
+			apiCell(g, "REST protobuf", defaultDataset, nil, lo, scenario.Options{Name: scenario.CRUD, Format: "protobuf"}),
+			apiCell(g, "gRPC", defaultDataset, nil, lo, scenario.Options{Name: scenario.CRUD, Transport: scenario.TransportGRPC, Connections: 1}),
 			// What an application's client library adds: every other cell
 			// uses our lean clients, which measure the server.
-			apiCell(g, "gRPC, grpc-go's client", defaultDataset, nil, lo, load.ScenarioOptions{Name: load.ScenarioCRUD, Transport: load.TransportGRPC, Connections: 1, Client: load.ClientStd}),
+			apiCell(g, "gRPC, grpc-go's client", defaultDataset, nil, lo, scenario.Options{Name: scenario.CRUD, Transport: scenario.TransportGRPC, Connections: 1, Client: load.ClientStd}),
 		)
 	}
 	one := load.Options{Options: results.Options{Concurrency: 1}}
 	for _, n := range []int{10, 100, 1000} {
 		ds, g := dataset{users: n, todos: 10}, fmt.Sprintf("list of %d", n)
 		def.Cells = append(def.Cells,
-			apiCell(g, "REST json", ds, nil, one, load.ScenarioOptions{Name: load.ScenarioList, Format: "json"}),
-			apiCell(g, "gRPC", ds, nil, one, load.ScenarioOptions{Name: load.ScenarioList, Transport: load.TransportGRPC, Connections: 1}),
+			apiCell(g, "REST json", ds, nil, one, scenario.Options{Name: scenario.List, Format: "json"}),
+			apiCell(g, "gRPC", ds, nil, one, scenario.Options{Name: scenario.List, Transport: scenario.TransportGRPC, Connections: 1}),
 		)
 	}
 	big := dataset{users: 1000, todos: 10}
@@ -141,15 +142,15 @@ func grpcVsRESTStudy() Definition {
 		streamCell("stream of 1000", "gRPC server stream, WebSocket tunnel", big, one, stream.TunnelSrv, 0),
 		streamCell("bidi 100", "gRPC bidi stream", defaultDataset, one, stream.GRPCBidi, 100),
 		streamCell("bidi 100", "WebSocket (JSON)", defaultDataset, one, stream.WebSocket, 100),
-		apiCell("connection reuse", "REST keep-alive", defaultDataset, nil, one, load.ScenarioOptions{Name: load.ScenarioGet, Format: "json"}),
-		apiCell("connection reuse", "REST new connection each", defaultDataset, nil, one, load.ScenarioOptions{Name: load.ScenarioGet, Format: "json", NoKeepAlive: true}),
+		apiCell("connection reuse", "REST keep-alive", defaultDataset, nil, one, scenario.Options{Name: scenario.Get, Format: "json"}),
+		apiCell("connection reuse", "REST new connection each", defaultDataset, nil, one, scenario.Options{Name: scenario.Get, Format: "json", NoKeepAlive: true}),
 		streamCell("connection reuse", "gRPC one connection", defaultDataset, one, stream.GRPCGet, 0),
 		streamCell("connection reuse", "gRPC new connection each", defaultDataset, one, stream.GRPCGetNewConn, 0),
 		streamCell("unary transports", "gRPC native", defaultDataset, one, stream.GRPCGet, 0),
 		streamCell("unary transports", "gRPC, WebSocket tunnel", defaultDataset, one, stream.TunnelGet, 0),
 		streamCell("unary transports", "Connect (HTTP/1.1)", defaultDataset, one, stream.ConnectGet, 0),
 		streamCell("unary transports", "gRPC-Web (HTTP/1.1)", defaultDataset, one, stream.GRPCWebGet, 0),
-		apiCell("unary transports", "REST json get", defaultDataset, nil, one, load.ScenarioOptions{Name: load.ScenarioGet, Format: "json"}),
+		apiCell("unary transports", "REST json get", defaultDataset, nil, one, scenario.Options{Name: scenario.Get, Format: "json"}),
 	)
 	if _, err := browser.FindChromium(""); err != nil {
 		def.Warnings = append(def.Warnings, fmt.Sprintf("in-browser cells left out: %v", err))

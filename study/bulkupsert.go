@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/wirebench/wirebench/bulk"
-	"github.com/wirebench/wirebench/load"
+	"github.com/wirebench/wirebench/load/scenario"
 	"github.com/wirebench/wirebench/measure"
 	"github.com/wirebench/wirebench/results"
 	"github.com/wirebench/wirebench/store/sqlite"
@@ -106,14 +106,14 @@ type BulkTrial struct {
 	// PeakRSS is the server's VmHWM at the end of the upload (the
 	// kernel's own peak, which samples can miss); Samples are VmRSS over
 	// time from the same PID.
-	PeakRSS   int64            `json:"peak_rss_bytes"`
-	Samples   []bulkSample     `json:"samples"`
-	Upload    *load.BulkResult `json:"upload,omitempty"`
-	Rows      int64            `json:"rows"`
-	Checksum  bulk.Checksum    `json:"checksum"`
-	Verified  bool             `json:"verified"` // rows and checksum equal the generator's
-	Error     string           `json:"error,omitempty"`
-	ServerLog string           `json:"server_log,omitempty"`
+	PeakRSS   int64                `json:"peak_rss_bytes"`
+	Samples   []bulkSample         `json:"samples"`
+	Upload    *scenario.BulkResult `json:"upload,omitempty"`
+	Rows      int64                `json:"rows"`
+	Checksum  bulk.Checksum        `json:"checksum"`
+	Verified  bool                 `json:"verified"` // rows and checksum equal the generator's
+	Error     string               `json:"error,omitempty"`
+	ServerLog string               `json:"server_log,omitempty"`
 }
 
 type bulkSample struct {
@@ -277,7 +277,7 @@ func uploadTrial(ctx context.Context, o BulkOptions, c *BulkCell, dbPath string)
 	if c.Mode == ModeBuffered {
 		url += "?mode=buffered"
 	}
-	up, err := load.PostBulk(ctx, load.BulkOptions{URL: url, Format: c.Format, Records: o.Records})
+	up, err := scenario.PostBulk(ctx, scenario.BulkOptions{URL: url, Format: c.Format, Records: o.Records})
 	if ps, perr := measure.SampleProc(t.ServerPID); perr == nil {
 		t.PeakRSS = ps.PeakRSS
 	}

@@ -18,6 +18,7 @@ import (
 
 	"github.com/wirebench/wirebench/internal/lazy"
 	"github.com/wirebench/wirebench/load"
+	"github.com/wirebench/wirebench/load/scenario"
 	"github.com/wirebench/wirebench/results"
 )
 
@@ -366,7 +367,7 @@ func (p *parser) load(n *yaml.Node, path string, cellLine int) LoadSpec {
 				p.errorf(line(k), "%s.%s: applies to raw requests; the %s scenario makes and checks its own", path, k, ls.Scenario)
 			}
 		}
-		l.Scenario = &load.ScenarioOptions{Name: ls.Scenario, URL: ls.URL, Format: ls.Format, Transport: ls.Transport,
+		l.Scenario = &scenario.Options{Name: ls.Scenario, URL: ls.URL, Format: ls.Format, Transport: ls.Transport,
 			Connections: ls.Connections, NoKeepAlive: ls.NoKeepAlive, Timeout: ls.Timeout, Compression: ls.Compression}
 	} else {
 		for _, k := range []string{"format", "compression"} {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/wirebench/wirebench/load"
+	"github.com/wirebench/wirebench/load/scenario"
 	"github.com/wirebench/wirebench/results"
 )
 
@@ -53,7 +54,7 @@ func kvDataDir(label string) string {
 }
 
 // kvOps are the two operations, in the seed's order.
-var kvOps = []struct{ op, scenario string }{{"SET", load.ScenarioKVSet}, {"GET", load.ScenarioKVGet}}
+var kvOps = []struct{ op, scenario string }{{"SET", scenario.ScenarioKVSet}, {"GET", scenario.ScenarioKVGet}}
 
 // kvStudy is seed 002 done right: Redis and wirebench's KV store driven
 // by one client with the seed's settings, at matched persistence, with
@@ -81,8 +82,8 @@ func kvStudy() Definition {
 			def.Cells = append(def.Cells, kvRedisCell(g, o.op, o.scenario, p), kvWirebenchRESPCell(g, o.scenario, p))
 			if p.key == "everysec" {
 				def.Cells = append(def.Cells,
-					kvWirebenchHTTPCell(g, o.scenario, p, load.ProtocolHTTPRaw),
-					kvWirebenchHTTPCell(g, o.scenario, p, load.ProtocolHTTPJSON))
+					kvWirebenchHTTPCell(g, o.scenario, p, scenario.ProtocolHTTPRaw),
+					kvWirebenchHTTPCell(g, o.scenario, p, scenario.ProtocolHTTPJSON))
 			}
 		}
 	}
@@ -91,10 +92,10 @@ func kvStudy() Definition {
 }
 
 // kvLoad is the seed's client: 50 connections, 10,000 keys, 128 bytes.
-func kvLoad(scenario, protocol, url string) LoadSpec {
+func kvLoad(name, protocol, url string) LoadSpec {
 	return LoadSpec{
 		Options: load.Options{Options: results.Options{Concurrency: kvConns}},
-		KV:      &load.KVOptions{Name: scenario, Protocol: protocol, URL: url, Keys: kvKeys, ValueSize: kvValueSize, Pipeline: 1},
+		KV:      &scenario.KVOptions{Name: name, Protocol: protocol, URL: url, Keys: kvKeys, ValueSize: kvValueSize, Pipeline: 1},
 	}
 }
 
@@ -105,7 +106,7 @@ func kvWithDir(dir string, args ...string) []string {
 }
 
 // kvRedisCell runs redis-server at one persistence setting.
-func kvRedisCell(group, op, scenario string, p kvPersistence) Cell {
+func kvRedisCell(group, op, name string, p kvPersistence) Cell {
 	dir := kvDataDir("redis-" + p.key)
 	cmd := append([]string{"redis-server", "--bind", "127.0.0.1", "--port", "{port}", "--dir", dir,
 		"--protected-mode", "no", "--daemonize", "no", "--logfile", ""}, p.redis...)
@@ -116,14 +117,14 @@ func kvRedisCell(group, op, scenario string, p kvPersistence) Cell {
 	return Cell{
 		Group: group, Label: "Redis", Baseline: true,
 		Server: &Server{Command: append([]string{"sh", "-c", script, "sh", dir}, cmd...)},
-		Load:   kvLoad(scenario, load.ProtocolRESP, "redis://127.0.0.1:{port}"),
+		Load:   kvLoad(name, scenario.ProtocolRESP, "redis://127.0.0.1:{port}"),
 		Checks: kvDataChecks(dir, kvRedisBenchCheck(op)),
 	}
 }
 
 // kvWirebenchRESPCell runs wirebench serve --resp at one persistence
 // setting (the HTTP face is there too, on a port of its own, unused).
-func kvWirebenchRESPCell(group, scenario string, p kvPersistence) Cell {
+func kvWirebenchRESPCell(group, name string, p kvPersistence) Cell {
 	dir := kvDataDir("wirebench-resp-" + p.key)
 	args := []string{"--resp", "127.0.0.1:{port}", "--http", "127.0.0.1:{port2}", "--no-grpc", "--seed-users", "0", "--seed-todos", "0"}
 	if p.fsync != "" {
@@ -132,23 +133,23 @@ func kvWirebenchRESPCell(group, scenario string, p kvPersistence) Cell {
 	return Cell{
 		Group: group, Label: "wirebench RESP", ServeArgs: args,
 		Server: &Server{Command: kvWithDir(dir, append([]string{"{wirebench}", "serve"}, args...)...)},
-		Load:   kvLoad(scenario, load.ProtocolRESP, "redis://127.0.0.1:{port}"),
+		Load:   kvLoad(name, scenario.ProtocolRESP, "redis://127.0.0.1:{port}"),
 		Checks: kvDataChecks(dir),
 	}
 }
 
 // kvWirebenchHTTPCell runs wirebench serve's /kv over HTTP.
-func kvWirebenchHTTPCell(group, scenario string, p kvPersistence, protocol string) Cell {
+func kvWirebenchHTTPCell(group, name string, p kvPersistence, protocol string) Cell {
 	dir := kvDataDir("wirebench-" + protocol + "-" + p.key)
 	args := []string{"--http", "127.0.0.1:{port}", "--no-grpc", "--seed-users", "0", "--seed-todos", "0"}
 	if p.fsync != "" {
 		args = append(args, "--data-dir", dir, "--appendfsync", p.fsync)
 	}
-	label := map[string]string{load.ProtocolHTTPRaw: "wirebench HTTP raw", load.ProtocolHTTPJSON: "wirebench HTTP JSON"}[protocol]
+	label := map[string]string{scenario.ProtocolHTTPRaw: "wirebench HTTP raw", scenario.ProtocolHTTPJSON: "wirebench HTTP JSON"}[protocol]
 	return Cell{
 		Group: group, Label: label, ServeArgs: args,
 		Server: &Server{Command: kvWithDir(dir, append([]string{"{wirebench}", "serve"}, args...)...), Ready: "http://127.0.0.1:{port}/healthz"},
-		Load:   kvLoad(scenario, protocol, "http://127.0.0.1:{port}"),
+		Load:   kvLoad(name, protocol, "http://127.0.0.1:{port}"),
 		Checks: kvDataChecks(dir),
 	}
 }
@@ -210,7 +211,7 @@ func kvRedisBenchCheck(op string) Check {
 				cr.Output += "\n(" + kvRedisInstall + ")"
 			}
 			e.Trial.Checks = append(e.Trial.Checks, cr)
-			if rps, ok := load.ParseRedisBenchmarkCSV(out)[op]; ok && err == nil {
+			if rps, ok := scenario.ParseRedisBenchmarkCSV(out)[op]; ok && err == nil {
 				setExternal(e.Trial, "redis-benchmark "+op+" rps", rps)
 			}
 			return nil

@@ -15,7 +15,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/wirebench/wirebench/load"
+	"github.com/wirebench/wirebench/load/scenario"
 	"github.com/wirebench/wirebench/results"
 )
 
@@ -72,7 +72,7 @@ func kvReplCell(followers int) Cell {
 	c := Cell{
 		Group: kvReplGroup, Label: fmt.Sprintf("wirebench RESP, %d follower(s)", followers), Baseline: followers == 0, ServeArgs: args,
 		Server: &Server{Command: kvWithDir(dir, append([]string{"{wirebench}", "serve"}, args...)...)},
-		Load:   kvLoad(load.ScenarioKVSet, load.ProtocolRESP, "redis://127.0.0.1:{port}"),
+		Load:   kvLoad(scenario.ScenarioKVSet, scenario.ProtocolRESP, "redis://127.0.0.1:{port}"),
 	}
 	if followers == 0 {
 		c.Checks = kvDataChecks(dir)

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/wirebench/wirebench/load"
+	"github.com/wirebench/wirebench/load/scenario"
 )
 
 // TestKVStudyDefinition pins the study's shape: the seed's settings in
@@ -40,7 +40,7 @@ func TestKVStudyDefinition(t *testing.T) {
 			t.Errorf("%s: not the seed's settings: %+v %+v", c.ID(), k, c.Load.Options)
 			continue
 		}
-		if want := map[string]string{"SET": load.ScenarioKVSet, "GET": load.ScenarioKVGet}[strings.Split(c.Group, ",")[0]]; k.Name != want {
+		if want := map[string]string{"SET": scenario.ScenarioKVSet, "GET": scenario.ScenarioKVGet}[strings.Split(c.Group, ",")[0]]; k.Name != want {
 			t.Errorf("%s: scenario %s, want %s", c.ID(), k.Name, want)
 		}
 		cmd := strings.Join(c.Server.Command, " ")
@@ -48,7 +48,7 @@ func TestKVStudyDefinition(t *testing.T) {
 		hasBench := slices.ContainsFunc(c.Checks, func(ch Check) bool { return strings.HasPrefix(ch.Name, "redis-benchmark") })
 		switch {
 		case c.Label == "Redis":
-			if !isBaseline(def.Cells, i) || !hasBench || k.Protocol != load.ProtocolRESP {
+			if !isBaseline(def.Cells, i) || !hasBench || k.Protocol != scenario.ProtocolRESP {
 				t.Errorf("%s: baseline %v, redis-benchmark %v, protocol %s", c.ID(), isBaseline(def.Cells, i), hasBench, k.Protocol)
 			}
 			want := map[string]string{"no persistence": "--appendonly no", "AOF everysec": "--appendonly yes --appendfsync everysec", "AOF always": "--appendonly yes --appendfsync always"}[persist]

@@ -7,6 +7,7 @@ import (
 
 	"github.com/wirebench/wirebench/load"
 	"github.com/wirebench/wirebench/load/browser"
+	"github.com/wirebench/wirebench/load/scenario"
 	"github.com/wirebench/wirebench/load/stream"
 )
 
@@ -19,7 +20,7 @@ type LoadSpec struct {
 	// the study.
 	Options load.Options
 	// Scenario, if set, drives the reference API; otherwise Raw is used.
-	Scenario *load.ScenarioOptions
+	Scenario *scenario.Options
 	Raw      *load.RawOptions
 	// Stream and Browser, if set, run a stream scenario or the in-browser
 	// page instead (built-in studies only; URLs are templates).
@@ -27,7 +28,7 @@ type LoadSpec struct {
 	Browser *browser.Options
 	// KV, if set, runs a key-value scenario (kv-set, kv-get, kv-mixed)
 	// over RESP or HTTP (study kv).
-	KV *load.KVOptions
+	KV *scenario.KVOptions
 }
 
 // hasLoad reports whether the spec names a client.
@@ -40,7 +41,7 @@ func (l LoadSpec) scenario(v vars) (load.Scenario, error) {
 	if l.Scenario != nil {
 		o := *l.Scenario
 		o.URL = v.expand(o.URL)
-		return load.NewScenario(o)
+		return scenario.New(o)
 	}
 	if l.Stream != nil {
 		o := *l.Stream
@@ -55,7 +56,7 @@ func (l LoadSpec) scenario(v vars) (load.Scenario, error) {
 	if l.KV != nil {
 		o := *l.KV
 		o.URL = v.expand(o.URL)
-		return load.NewKV(o)
+		return scenario.NewKV(o)
 	}
 	o := *l.Raw
 	o.URL, o.Header = v.expand(o.URL), v.expandAll(o.Header)

@@ -13,6 +13,7 @@ import (
 	"github.com/wirebench/wirebench/codec"
 	"github.com/wirebench/wirebench/load"
 	"github.com/wirebench/wirebench/load/browser"
+	"github.com/wirebench/wirebench/load/scenario"
 	"github.com/wirebench/wirebench/load/stream"
 	"github.com/wirebench/wirebench/results"
 )
@@ -41,9 +42,9 @@ func referenceServer(ds dataset, extra []string) *Server {
 
 // apiCell is a cell driving one reference-API scenario against a fresh
 // reference server with the given extra flags.
-func apiCell(group, label string, ds dataset, serve []string, lo load.Options, so load.ScenarioOptions) Cell {
+func apiCell(group, label string, ds dataset, serve []string, lo load.Options, so scenario.Options) Cell {
 	so.URL = refHTTP
-	if so.Transport == load.TransportGRPC {
+	if so.Transport == scenario.TransportGRPC {
 		so.URL = refGRPC
 	}
 	return Cell{

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/wirebench/wirebench/load"
+	"github.com/wirebench/wirebench/load/scenario"
 	"github.com/wirebench/wirebench/results"
 )
 
@@ -35,8 +36,8 @@ func TestTinyStudyEndToEnd(t *testing.T) {
 	def := Definition{
 		Name: "tiny", Title: "tiny",
 		Cells: []Cell{
-			apiCell("crud", "json", ds, nil, lo, load.ScenarioOptions{Name: load.ScenarioCRUD, Format: "json"}),
-			apiCell("crud", "msgpack", ds, []string{"--json-lib", "fast"}, lo, load.ScenarioOptions{Name: load.ScenarioCRUD, Format: "msgpack"}),
+			apiCell("crud", "json", ds, nil, lo, scenario.Options{Name: scenario.CRUD, Format: "json"}),
+			apiCell("crud", "msgpack", ds, []string{"--json-lib", "fast"}, lo, scenario.Options{Name: scenario.CRUD, Format: "msgpack"}),
 		},
 	}
 	var lines []string

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/wirebench/wirebench/bulk"
-	"github.com/wirebench/wirebench/load"
+	"github.com/wirebench/wirebench/load/scenario"
 )
 
 func init() {
@@ -45,7 +45,7 @@ func runGen(ctx context.Context, env *cliEnv, args []string) error {
 		return nil
 	}
 	if *post != "" {
-		return genPost(ctx, env, load.BulkOptions{URL: *post, Format: *format, Records: *n, ContentLength: *withLength})
+		return genPost(ctx, env, scenario.BulkOptions{URL: *post, Format: *format, Records: *n, ContentLength: *withLength})
 	}
 	_, err := bulk.Generate(ctxWriter{ctx, env.stdout}, *format, *n)
 	return err
@@ -66,8 +66,8 @@ func (c ctxWriter) Write(p []byte) (int, error) {
 
 // genPost streams the dataset to a server (load.PostBulk) and prints what
 // happened; a reply other than 200 is an error (exit 1).
-func genPost(ctx context.Context, env *cliEnv, o load.BulkOptions) error {
-	res, err := load.PostBulk(ctx, o)
+func genPost(ctx context.Context, env *cliEnv, o scenario.BulkOptions) error {
+	res, err := scenario.PostBulk(ctx, o)
 	if err != nil {
 		return err
 	}

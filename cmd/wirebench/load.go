@@ -15,6 +15,7 @@ import (
 
 	"github.com/wirebench/wirebench/load"
 	"github.com/wirebench/wirebench/load/browser"
+	"github.com/wirebench/wirebench/load/scenario"
 	"github.com/wirebench/wirebench/load/stream"
 	"github.com/wirebench/wirebench/measure"
 	"github.com/wirebench/wirebench/results"
@@ -42,8 +43,8 @@ func (e thresholdError) ExitCode() int { return exitThreshold }
 type loadFlags struct {
 	o                        load.Options
 	raw                      load.RawOptions
-	sc                       load.ScenarioOptions
-	kv                       load.KVOptions // --scenario kv-*
+	sc                       scenario.Options
+	kv                       scenario.KVOptions // --scenario kv-*
 	body, stages, segment    string
 	expect, thresholds, hdrs []string
 	scenario, out, cpus      string
@@ -114,8 +115,8 @@ func newLoadFlags(env *cliEnv, f *loadFlags) *pflag.FlagSet {
 	fs.StringVar(&f.scenario, "scenario", "", "reference-API `scenario`: crud, echo, get, list, create; or a key-value one: kv-set, kv-get, kv-mixed")
 	fs.StringVar(&f.kv.Protocol, "protocol", "", "kv-* `protocol`: resp (redis://host:port), http-raw or http-json (http://host:port, wirebench serve's /kv); default from the URL")
 	fs.IntVarP(&f.kv.Pipeline, "pipeline", "P", 1, "kv-* over resp: `P` commands written, then P replies read, per connection (redis-benchmark -P)")
-	fs.IntVar(&f.kv.Keys, "keys", load.DefaultKVKeys, "kv-*: key space `N`, keys key:000000000000.. (redis-benchmark -r)")
-	fs.IntVar(&f.kv.ValueSize, "value-size", load.DefaultKVValueSize, "kv-*: value size in `bytes` (redis-benchmark -d)")
+	fs.IntVar(&f.kv.Keys, "keys", scenario.DefaultKVKeys, "kv-*: key space `N`, keys key:000000000000.. (redis-benchmark -r)")
+	fs.IntVar(&f.kv.ValueSize, "value-size", scenario.DefaultKVValueSize, "kv-*: value size in `bytes` (redis-benchmark -d)")
 	fs.BoolVar(&f.kv.NoPreload, "no-preload", false, "kv-get, kv-mixed: the keys are already there (do not write them first); their values are still checked")
 	fs.StringVar(&f.sc.Format, "format", "json", "scenario wire `format`: json, toon, protobuf, msgpack, cbor")
 	fs.StringVar(&f.stream.Kind, "stream", "", "stream `kind` against the reference server's REST port URL (see load.StreamKinds): grpc-server-stream, grpc-bidi, ndjson, sse, websocket, connect-get, tunnel-get, ...")
@@ -385,7 +386,7 @@ func (f *loadFlags) scenarioFrom(pos []string) (load.Scenario, map[string]any, e
 		f.sc.Name, f.sc.URL, f.sc.Transport = f.scenario, url, f.raw.Transport
 		f.sc.Connections, f.sc.Timeout, f.sc.NoKeepAlive = f.raw.Connections, f.o.Timeout, f.raw.NoKeepAlive
 		f.sc.Client = f.raw.Client
-		sc, err := load.NewScenario(f.sc)
+		sc, err := scenario.New(f.sc)
 		if err != nil {
 			return nil, nil, loadUsagef("%s", cliMessage(err))
 		}

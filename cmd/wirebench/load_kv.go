@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/wirebench/wirebench/load"
+	"github.com/wirebench/wirebench/load/scenario"
 )
 
 // kvScenario builds a kv-* scenario from the flags: RESP to
@@ -11,12 +12,12 @@ import (
 func (f *loadFlags) kvScenario(url string) (load.Scenario, map[string]any, error) {
 	f.kv.Name, f.kv.URL, f.kv.Timeout = f.scenario, url, f.o.Timeout
 	if f.kv.Protocol == "" {
-		f.kv.Protocol = load.ProtocolHTTPRaw
+		f.kv.Protocol = scenario.ProtocolHTTPRaw
 		if strings.HasPrefix(url, "redis://") {
-			f.kv.Protocol = load.ProtocolRESP
+			f.kv.Protocol = scenario.ProtocolRESP
 		}
 	}
-	sc, err := load.NewKV(f.kv)
+	sc, err := scenario.NewKV(f.kv)
 	if err != nil {
 		return nil, nil, loadUsagef("%s", cliMessage(err))
 	}

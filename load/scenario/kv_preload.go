@@ -1,10 +1,11 @@
-package load
+package scenario
 
 import (
 	"context"
 	"fmt"
 	"sync"
 
+	"github.com/wirebench/wirebench/load"
 	"github.com/wirebench/wirebench/load/h1"
 	"github.com/wirebench/wirebench/load/resp"
 	"github.com/wirebench/wirebench/measure"
@@ -33,7 +34,7 @@ func (s *kvScenario) preload(ctx context.Context) error {
 			v := newHTTPKVVU(kvVU{s: s}, h1.NewConn(s.addr, new(measure.Bytes), s.o.Timeout, true), s.o.Protocol == ProtocolHTTPJSON)
 			defer v.Close()
 			for k := w; k < s.o.Keys; k += preloadConns {
-				var o Outcome
+				var o load.Outcome
 				if v.put(ctx, k, &o); o.Fail != "" {
 					errs[w] = fmt.Errorf("load: preloading %d keys into %s: key %d: %s", s.o.Keys, s.addr, k, o.Fail)
 					return
@@ -69,7 +70,7 @@ func (s *kvScenario) preloadRESP(ctx context.Context) error {
 			if err != nil {
 				return fmt.Errorf("load: preloading %d keys into %s: %w", s.o.Keys, s.addr, err)
 			}
-			var o Outcome
+			var o load.Outcome
 			if v.check(r, respDue{kvOpSet, k}, &o); o.Fail != "" {
 				return fmt.Errorf("load: preloading %d keys into %s: key %d: %s", s.o.Keys, s.addr, k, o.Fail)
 			}

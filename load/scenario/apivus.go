@@ -1,10 +1,11 @@
-package load
+package scenario
 
 import (
 	"context"
 	"time"
 
 	"github.com/wirebench/wirebench/api"
+	"github.com/wirebench/wirebench/load"
 )
 
 // Name names the scenario in results: "crud", "echo", ...
@@ -26,7 +27,7 @@ type echoVU struct {
 	out api.EchoResponse
 }
 
-func (v *echoVU) Do(ctx context.Context, o *Outcome) {
+func (v *echoVU) Do(ctx context.Context, o *load.Outcome) {
 	if v.c.echo(ctx, &v.s.echoReq, &v.out, o) && v.out.Message != v.s.echoWant {
 		o.Fail = "check: echo message"
 	}
@@ -39,7 +40,7 @@ type getVU struct {
 	out  api.User
 }
 
-func (v *getVU) Do(ctx context.Context, o *Outcome) {
+func (v *getVU) Do(ctx context.Context, o *load.Outcome) {
 	want := &v.s.seed.Users[v.next%len(v.s.seed.Users)]
 	v.next++
 	if v.c.getUser(ctx, want.ID, &v.out, o) && !sameUser(&v.out, want) {
@@ -54,7 +55,7 @@ type listVU struct {
 	out api.UserList
 }
 
-func (v *listVU) Do(ctx context.Context, o *Outcome) {
+func (v *listVU) Do(ctx context.Context, o *load.Outcome) {
 	if v.c.listUsers(ctx, &v.out, o) && len(v.out.Users) != len(v.s.seed.Users) {
 		o.Fail = "check: list count differs from the dataset"
 	}
@@ -81,7 +82,7 @@ const (
 	opDelete
 )
 
-func (v *crudVU) Do(ctx context.Context, o *Outcome) {
+func (v *crudVU) Do(ctx context.Context, o *load.Outcome) {
 	op := v.step
 	if v.create {
 		op = opCreate + 3*v.step // 0 → create, 1 → delete
@@ -138,7 +139,7 @@ func (v *crudVU) Close() error {
 	if v.pending != 0 {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
-		var o Outcome
+		var o load.Outcome
 		v.c.deleteUser(ctx, v.pending, &o)
 	}
 	return v.apiVU.Close()

@@ -1,10 +1,11 @@
-package load
+package scenario
 
 import (
 	"context"
 	"strconv"
 
 	"github.com/wirebench/wirebench/codec"
+	"github.com/wirebench/wirebench/load"
 	"github.com/wirebench/wirebench/load/clientio"
 	"github.com/wirebench/wirebench/load/h1"
 )
@@ -52,7 +53,7 @@ func newHTTPKVVU(v kvVU, c *h1.Conn, json bool) *kvHTTPVU {
 }
 
 // Do implements VU: one PUT or GET.
-func (v *kvHTTPVU) Do(ctx context.Context, o *Outcome) {
+func (v *kvHTTPVU) Do(ctx context.Context, o *load.Outcome) {
 	op, k := v.next()
 	o.Op = v.outcomeOp(op)
 	if op == kvOpSet {
@@ -75,7 +76,7 @@ func (v *kvHTTPVU) setBody(k int) []byte {
 	return v.body
 }
 
-func (v *kvHTTPVU) put(ctx context.Context, k int, o *Outcome) {
+func (v *kvHTTPVU) put(ctx context.Context, k int, o *load.Outcome) {
 	body := v.setBody(k)
 	o.BodyOut = len(body)
 	v.path = kvURLPath(v.path[:0], k)
@@ -91,7 +92,7 @@ func (v *kvHTTPVU) put(ctx context.Context, k int, o *Outcome) {
 	}
 }
 
-func (v *kvHTTPVU) getKey(ctx context.Context, k int, o *Outcome) {
+func (v *kvHTTPVU) getKey(ctx context.Context, k int, o *load.Outcome) {
 	v.path = kvURLPath(v.path[:0], k)
 	v.req = h1.AppendRequest(v.req[:0], "GET", string(v.path), v.host, v.getHdr, nil, true)
 	resp, err := v.c.RoundTrip(ctx, v.req, false, false)

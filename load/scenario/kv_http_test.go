@@ -1,4 +1,4 @@
-package load
+package scenario
 
 import (
 	"encoding/json"
@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wirebench/wirebench/load"
 	"github.com/wirebench/wirebench/load/internal/loadtest"
 	"github.com/wirebench/wirebench/results"
 )
@@ -87,7 +88,7 @@ func TestKVHTTP(t *testing.T) {
 			peer := &kvPeer{m: map[string]string{}}
 			ts := loadtest.StartHTTP(t, peer.ServeHTTP)
 			const n, keys = 600, 100
-			res := runKV(t, Options{Options: results.Options{Concurrency: 3, Requests: n}}, KVOptions{Name: sc, Protocol: proto, URL: strings.TrimSuffix(ts.URL, "/"), Keys: keys, ValueSize: 50})
+			res := runKV(t, load.Options{Options: results.Options{Concurrency: 3, Requests: n}}, KVOptions{Name: sc, Protocol: proto, URL: strings.TrimSuffix(ts.URL, "/"), Keys: keys, ValueSize: 50})
 			ts.Close()
 			preload := int64(0)
 			if sc != ScenarioKVSet {
@@ -125,7 +126,7 @@ func TestKVHTTPChecks(t *testing.T) {
 		peer.m["key:000000000000"] = strings.Repeat("0", 128) // right size, wrong bytes
 		delete(peer.m, "key:000000000001")
 		peer.mu.Unlock()
-		res, err := Run(t.Context(), Options{Options: results.Options{Concurrency: 1, Requests: 200}}, sc)
+		res, err := load.Run(t.Context(), load.Options{Options: results.Options{Concurrency: 1, Requests: 200}}, sc)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,4 +1,4 @@
-package load
+package scenario
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"google.golang.org/protobuf/types/known/emptypb"
 
 	"github.com/wirebench/wirebench/api"
+	"github.com/wirebench/wirebench/load"
 	"github.com/wirebench/wirebench/load/h2"
 	"github.com/wirebench/wirebench/pb"
 )
@@ -21,11 +22,11 @@ type grpcClient struct{ *h2.GRPCClient }
 func (c grpcClient) close() { c.Close() }
 
 // grpcCall runs one unary call with the per-request timeout and fills o.
-func grpcCall[Resp proto.Message](ctx context.Context, c grpcClient, method string, in proto.Message, out Resp, o *Outcome) (Resp, bool) {
+func grpcCall[Resp proto.Message](ctx context.Context, c grpcClient, method string, in proto.Message, out Resp, o *load.Outcome) (Resp, bool) {
 	ctx = c.CallCtx(ctx)
 	err := c.Invoke(ctx, method, in, out)
 	st, _ := status.FromError(err)
-	o.Status = GRPCStatus(uint32(st.Code()))
+	o.Status = load.GRPCStatus(uint32(st.Code()))
 	if err != nil {
 		o.BodyOut += c.SentSize(in)
 		o.Fail = "grpc " + st.Code().String()
@@ -40,7 +41,7 @@ func grpcCall[Resp proto.Message](ctx context.Context, c grpcClient, method stri
 	return out, true
 }
 
-func (c grpcClient) listUsers(ctx context.Context, out *api.UserList, o *Outcome) bool {
+func (c grpcClient) listUsers(ctx context.Context, out *api.UserList, o *load.Outcome) bool {
 	m, ok := grpcCall(ctx, c, pb.UserService_List_FullMethodName, &pb.ListUsersRequest{}, new(pb.UserList), o)
 	if ok {
 		pb.ToUserList(m, out)
@@ -48,7 +49,7 @@ func (c grpcClient) listUsers(ctx context.Context, out *api.UserList, o *Outcome
 	return ok
 }
 
-func (c grpcClient) createUser(ctx context.Context, in *encoded[api.User], out *api.User, o *Outcome) bool {
+func (c grpcClient) createUser(ctx context.Context, in *encoded[api.User], out *api.User, o *load.Outcome) bool {
 	m, ok := grpcCall(ctx, c, pb.UserService_Create_FullMethodName, pb.FromUser(&in.v), new(pb.User), o)
 	if ok {
 		pb.ToUser(m, out)
@@ -56,7 +57,7 @@ func (c grpcClient) createUser(ctx context.Context, in *encoded[api.User], out *
 	return ok
 }
 
-func (c grpcClient) getUser(ctx context.Context, id int64, out *api.User, o *Outcome) bool {
+func (c grpcClient) getUser(ctx context.Context, id int64, out *api.User, o *load.Outcome) bool {
 	m, ok := grpcCall(ctx, c, pb.UserService_Get_FullMethodName, &pb.GetUserRequest{Id: id}, new(pb.User), o)
 	if ok {
 		pb.ToUser(m, out)
@@ -64,7 +65,7 @@ func (c grpcClient) getUser(ctx context.Context, id int64, out *api.User, o *Out
 	return ok
 }
 
-func (c grpcClient) updateUser(ctx context.Context, id int64, in *encoded[api.User], out *api.User, o *Outcome) bool {
+func (c grpcClient) updateUser(ctx context.Context, id int64, in *encoded[api.User], out *api.User, o *load.Outcome) bool {
 	msg := pb.FromUser(&in.v)
 	msg.Id = id
 	m, ok := grpcCall(ctx, c, pb.UserService_Update_FullMethodName, msg, new(pb.User), o)
@@ -74,12 +75,12 @@ func (c grpcClient) updateUser(ctx context.Context, id int64, in *encoded[api.Us
 	return ok
 }
 
-func (c grpcClient) deleteUser(ctx context.Context, id int64, o *Outcome) bool {
+func (c grpcClient) deleteUser(ctx context.Context, id int64, o *load.Outcome) bool {
 	_, ok := grpcCall(ctx, c, pb.UserService_Delete_FullMethodName, &pb.DeleteUserRequest{Id: id}, new(emptypb.Empty), o)
 	return ok
 }
 
-func (c grpcClient) echo(ctx context.Context, in *encoded[api.EchoRequest], out *api.EchoResponse, o *Outcome) bool {
+func (c grpcClient) echo(ctx context.Context, in *encoded[api.EchoRequest], out *api.EchoResponse, o *load.Outcome) bool {
 	m, ok := grpcCall(ctx, c, pb.EchoService_Echo_FullMethodName, &pb.EchoRequest{FirstMessage: in.v.FirstMessage, SecondMessage: in.v.SecondMessage}, new(pb.EchoResponse), o)
 	if ok {
 		*out = api.EchoResponse{Message: m.GetMessage()}

@@ -1,4 +1,4 @@
-package load_test
+package scenario_test
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 
 	"github.com/wirebench/wirebench/api"
 	"github.com/wirebench/wirebench/load"
+	"github.com/wirebench/wirebench/load/scenario"
 	"github.com/wirebench/wirebench/results"
 )
 
@@ -64,46 +65,46 @@ func checkCases() []checkCase {
 	created := "check: created user"
 	return []checkCase{
 		// echo
-		{"echo/baseline", load.ScenarioEcho, corruption{}, n, nil},
-		{"echo/message", load.ScenarioEcho, corruption{reply: replyEcho, echo: func(e *api.EchoResponse) { e.Message += "!" }}, n,
+		{"echo/baseline", scenario.Echo, corruption{}, n, nil},
+		{"echo/message", scenario.Echo, corruption{reply: replyEcho, echo: func(e *api.EchoResponse) { e.Message += "!" }}, n,
 			map[string]int64{"check: echo message": n}},
 		// get: every field of the user is compared with the snapshot
-		{"get/baseline", load.ScenarioGet, corruption{}, n, nil},
-		{"get/id", load.ScenarioGet, corruption{reply: replyGet, user: bumpID}, n, map[string]int64{dataset: n}},
-		{"get/name", load.ScenarioGet, corruption{reply: replyGet, user: renameUser}, n, map[string]int64{dataset: n}},
-		{"get/email", load.ScenarioGet, corruption{reply: replyGet, user: reEmail}, n, map[string]int64{dataset: n}},
-		{"get/created_at", load.ScenarioGet, corruption{reply: replyGet, user: laterBy1ns}, n, map[string]int64{dataset: n}},
+		{"get/baseline", scenario.Get, corruption{}, n, nil},
+		{"get/id", scenario.Get, corruption{reply: replyGet, user: bumpID}, n, map[string]int64{dataset: n}},
+		{"get/name", scenario.Get, corruption{reply: replyGet, user: renameUser}, n, map[string]int64{dataset: n}},
+		{"get/email", scenario.Get, corruption{reply: replyGet, user: reEmail}, n, map[string]int64{dataset: n}},
+		{"get/created_at", scenario.Get, corruption{reply: replyGet, user: laterBy1ns}, n, map[string]int64{dataset: n}},
 		// list: exactly the snapshot's count
-		{"list/baseline", load.ScenarioList, corruption{}, n, nil},
-		{"list/one more", load.ScenarioList, corruption{reply: replyList, skip: 1, list: addUsers(1)}, n,
+		{"list/baseline", scenario.List, corruption{}, n, nil},
+		{"list/one more", scenario.List, corruption{reply: replyList, skip: 1, list: addUsers(1)}, n,
 			map[string]int64{"check: list count differs from the dataset": n}},
-		{"list/one less", load.ScenarioList, corruption{reply: replyList, skip: 1, list: addUsers(-1)}, n,
+		{"list/one less", scenario.List, corruption{reply: replyList, skip: 1, list: addUsers(-1)}, n,
 			map[string]int64{"check: list count differs from the dataset": n}},
 		// crud's list: between the snapshot and snapshot + VUs (one VU here)
-		{"crud/baseline", load.ScenarioCRUD, corruption{}, n, nil},
-		{"crud/list one less", load.ScenarioCRUD, corruption{reply: replyList, skip: 1, list: addUsers(-1)}, n,
+		{"crud/baseline", scenario.CRUD, corruption{}, n, nil},
+		{"crud/list one less", scenario.CRUD, corruption{reply: replyList, skip: 1, list: addUsers(-1)}, n,
 			map[string]int64{"check: list count outside the dataset's bounds": 2}},
-		{"crud/list one more is one VU's user", load.ScenarioCRUD, corruption{reply: replyList, skip: 1, list: addUsers(1)}, n, nil},
-		{"crud/list two more", load.ScenarioCRUD, corruption{reply: replyList, skip: 1, list: addUsers(2)}, n,
+		{"crud/list one more is one VU's user", scenario.CRUD, corruption{reply: replyList, skip: 1, list: addUsers(1)}, n, nil},
+		{"crud/list two more", scenario.CRUD, corruption{reply: replyList, skip: 1, list: addUsers(2)}, n,
 			map[string]int64{"check: list count outside the dataset's bounds": 2}},
 		// crud's get and update compare with the user created
-		{"crud/got name", load.ScenarioCRUD, corruption{reply: replyGet, user: renameUser}, n,
+		{"crud/got name", scenario.CRUD, corruption{reply: replyGet, user: renameUser}, n,
 			map[string]int64{"check: got user differs from the created one": 2}},
-		{"crud/updated name", load.ScenarioCRUD, corruption{reply: replyUpdate, user: renameUser}, n,
+		{"crud/updated name", scenario.CRUD, corruption{reply: replyUpdate, user: renameUser}, n,
 			map[string]int64{"check: updated user": 2}},
-		{"crud/updated email", load.ScenarioCRUD, corruption{reply: replyUpdate, user: reEmail}, n,
+		{"crud/updated email", scenario.CRUD, corruption{reply: replyUpdate, user: reEmail}, n,
 			map[string]int64{"check: updated user": 2}},
-		{"crud/updated created_at", load.ScenarioCRUD, corruption{reply: replyUpdate, user: laterBy1ns}, n,
+		{"crud/updated created_at", scenario.CRUD, corruption{reply: replyUpdate, user: laterBy1ns}, n,
 			map[string]int64{"check: updated user": 2}},
-		{"crud/updated id", load.ScenarioCRUD, corruption{reply: replyUpdate, user: bumpID}, n,
+		{"crud/updated id", scenario.CRUD, corruption{reply: replyUpdate, user: bumpID}, n,
 			map[string]int64{"check: updated user": 2}},
 		// create: every field of the created user; five creates in ten
-		{"create/baseline", load.ScenarioCreate, corruption{}, n, nil},
-		{"create/name", load.ScenarioCreate, corruption{reply: replyCreate, user: renameUser}, n, map[string]int64{created: 5}},
-		{"create/email", load.ScenarioCreate, corruption{reply: replyCreate, user: reEmail}, n, map[string]int64{created: 5}},
-		{"create/created_at zero", load.ScenarioCreate, corruption{reply: replyCreate, user: zeroTime}, n, map[string]int64{created: 5}},
+		{"create/baseline", scenario.Create, corruption{}, n, nil},
+		{"create/name", scenario.Create, corruption{reply: replyCreate, user: renameUser}, n, map[string]int64{created: 5}},
+		{"create/email", scenario.Create, corruption{reply: replyCreate, user: reEmail}, n, map[string]int64{created: 5}},
+		{"create/created_at zero", scenario.Create, corruption{reply: replyCreate, user: zeroTime}, n, map[string]int64{created: 5}},
 		// id 0 also sends the delete to /users/0, which does not exist
-		{"create/id zero", load.ScenarioCreate, corruption{reply: replyCreate, user: zeroID}, n,
+		{"create/id zero", scenario.Create, corruption{reply: replyCreate, user: zeroID}, n,
 			map[string]int64{created: 5, "status 404": 5}},
 	}
 }
@@ -115,10 +116,10 @@ func runCase(t *testing.T, c checkCase, transport string) map[string]int64 {
 	w := startWrongAPI(t, seedUsers, c.c)
 	url := "http://" + w.HTTPAddr
 	format := "json"
-	if transport == load.TransportGRPC {
+	if transport == scenario.TransportGRPC {
 		url, format = w.GRPCAddr, "protobuf"
 	}
-	sc, err := load.NewScenario(load.ScenarioOptions{Name: c.scenario, URL: url, Format: format, Transport: transport, Timeout: 5 * time.Second})
+	sc, err := scenario.New(scenario.Options{Name: c.scenario, URL: url, Format: format, Transport: transport, Timeout: 5 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -166,7 +167,7 @@ func TestChecksCountWrongContentGRPC(t *testing.T) {
 				delete(c.want, "status 404")
 				c.want["grpc NotFound"] = n
 			}
-			if got := runCase(t, c, load.TransportGRPC); !sameCounts(got, c.want) {
+			if got := runCase(t, c, scenario.TransportGRPC); !sameCounts(got, c.want) {
 				t.Errorf("failures %v, want %v", got, c.want)
 			}
 		})
@@ -183,21 +184,21 @@ func TestExchangeFailuresAreCounted(t *testing.T) {
 		c                         corruption
 		want                      map[string]int64
 	}{
-		{"200 for a create", load.TransportHTTP1, load.ScenarioCreate, corruption{reply: replyCreate, status: http.StatusOK},
+		{"200 for a create", load.TransportHTTP1, scenario.Create, corruption{reply: replyCreate, status: http.StatusOK},
 			map[string]int64{"status 200": n}}, // a failed create restarts the iteration: every request is a create
-		{"undecodable user", load.TransportHTTP1, load.ScenarioGet, corruption{reply: replyGet, body: []byte(`{"id":`)},
+		{"undecodable user", load.TransportHTTP1, scenario.Get, corruption{reply: replyGet, body: []byte(`{"id":`)},
 			map[string]int64{"decode json-fast body": n}},
-		{"undecodable user h2c", load.TransportH2C, load.ScenarioGet, corruption{reply: replyGet, body: []byte(`{"id":`)},
+		{"undecodable user h2c", load.TransportH2C, scenario.Get, corruption{reply: replyGet, body: []byte(`{"id":`)},
 			map[string]int64{"decode json-fast body": n}},
-		{"gzip unasked", load.TransportHTTP1, load.ScenarioEcho, corruption{reply: replyEcho, gzipUnask: true},
+		{"gzip unasked", load.TransportHTTP1, scenario.Echo, corruption{reply: replyEcho, gzipUnask: true},
 			map[string]int64{"decompress body": n}},
-		{"gzip unasked h2c", load.TransportH2C, load.ScenarioEcho, corruption{reply: replyEcho, gzipUnask: true},
+		{"gzip unasked h2c", load.TransportH2C, scenario.Echo, corruption{reply: replyEcho, gzipUnask: true},
 			map[string]int64{"decompress body": n}},
-		{"grpc error", load.TransportGRPC, load.ScenarioGet, corruption{reply: replyGet, code: codes.DataLoss},
+		{"grpc error", scenario.TransportGRPC, scenario.Get, corruption{reply: replyGet, code: codes.DataLoss},
 			map[string]int64{"grpc DataLoss": n}},
-		{"malformed reply", load.TransportHTTP1, load.ScenarioEcho, corruption{reply: replyEcho, hangUp: true},
+		{"malformed reply", load.TransportHTTP1, scenario.Echo, corruption{reply: replyEcho, hangUp: true},
 			map[string]int64{"malformed response": n}},
-		{"reset stream", load.TransportH2C, load.ScenarioEcho, corruption{reply: replyEcho, hangUp: true}, nil}, // counted below
+		{"reset stream", load.TransportH2C, scenario.Echo, corruption{reply: replyEcho, hangUp: true}, nil}, // counted below
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()

@@ -1,4 +1,4 @@
-package load_test
+package scenario_test
 
 import (
 	"bytes"

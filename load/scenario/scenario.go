@@ -1,4 +1,4 @@
-package load
+package scenario
 
 import (
 	"context"
@@ -14,6 +14,7 @@ import (
 
 	"github.com/wirebench/wirebench/api"
 	"github.com/wirebench/wirebench/codec"
+	"github.com/wirebench/wirebench/load"
 	"github.com/wirebench/wirebench/load/h1"
 	"github.com/wirebench/wirebench/load/h2"
 	"github.com/wirebench/wirebench/measure"
@@ -22,11 +23,11 @@ import (
 
 // Scenario names against the reference API.
 const (
-	ScenarioCRUD   = "crud"   // the TOON seed's iteration: list, create, get, update, delete
-	ScenarioEcho   = "echo"   // the Fiber seed: POST /echo, message checked
-	ScenarioGet    = "get"    // GET /users/{id} over the seeded users
-	ScenarioList   = "list"   // GET /users, count checked
-	ScenarioCreate = "create" // create then delete, so the dataset stays fixed
+	CRUD   = "crud"   // the TOON seed's iteration: list, create, get, update, delete
+	Echo   = "echo"   // the Fiber seed: POST /echo, message checked
+	Get    = "get"    // GET /users/{id} over the seeded users
+	List   = "list"   // GET /users, count checked
+	Create = "create" // create then delete, so the dataset stays fixed
 )
 
 // TransportGRPC drives the reference API's gRPC services.
@@ -34,7 +35,7 @@ const TransportGRPC = "grpc"
 
 // ScenarioOptions configure a reference-API scenario. The zero value
 // (plus Name and URL) is JSON over lean HTTP/1.1 keep-alive.
-type ScenarioOptions struct {
+type Options struct {
 	Name string `json:"name"`
 	// URL is http://host:port of the REST API, or host:port of the gRPC
 	// API with Transport "grpc".
@@ -58,7 +59,7 @@ type ScenarioOptions struct {
 // apiScenario is the Scenario of every reference-API scenario: it owns the
 // shared connections and the dataset snapshot the checks compare with.
 type apiScenario struct {
-	o     ScenarioOptions
+	o     Options
 	ops   []string
 	entry codec.Entry
 	addr  string // host:port
@@ -74,35 +75,35 @@ type apiScenario struct {
 }
 
 var scenarioOps = map[string][]string{
-	ScenarioCRUD:   {"list users", "create user", "get user", "update user", "delete user"},
-	ScenarioEcho:   {"echo"},
-	ScenarioGet:    {"get user"},
-	ScenarioList:   {"list users"},
-	ScenarioCreate: {"create user", "delete user"},
+	CRUD:   {"list users", "create user", "get user", "update user", "delete user"},
+	Echo:   {"echo"},
+	Get:    {"get user"},
+	List:   {"list users"},
+	Create: {"create user", "delete user"},
 }
 
 // NewScenario validates o and prepares the shared state; connections are
 // made lazily by the VUs.
-func NewScenario(o ScenarioOptions) (Scenario, error) {
+func New(o Options) (load.Scenario, error) {
 	ops, ok := scenarioOps[o.Name]
 	if !ok {
-		return nil, fmt.Errorf("%w: scenario %q (want crud, echo, get, list, create)", ErrOptions, o.Name)
+		return nil, fmt.Errorf("%w: scenario %q (want crud, echo, get, list, create)", load.ErrOptions, o.Name)
 	}
 	if o.Format == "" {
 		o.Format = "json"
 	}
 	if o.Transport == "" {
-		o.Transport = TransportHTTP1
+		o.Transport = load.TransportHTTP1
 	}
 	if o.Timeout == 0 {
 		o.Timeout = 10 * time.Second
 	}
 	switch o.Client {
 	case "":
-		o.Client = ClientLean
-	case ClientLean, ClientStd:
+		o.Client = load.ClientLean
+	case load.ClientLean, load.ClientStd:
 	default:
-		return nil, fmt.Errorf("%w: client %q (want lean or std)", ErrOptions, o.Client)
+		return nil, fmt.Errorf("%w: client %q (want lean or std)", load.ErrOptions, o.Client)
 	}
 	s := &apiScenario{o: o, ops: ops}
 	host := o.URL
@@ -111,14 +112,14 @@ func NewScenario(o ScenarioOptions) (Scenario, error) {
 	}
 	host = strings.TrimSuffix(host, "/")
 	if _, _, err := splitHostPort(host); err != nil {
-		return nil, fmt.Errorf("%w: URL %q: want http://host:port (or host:port for grpc)", ErrOptions, o.URL)
+		return nil, fmt.Errorf("%w: URL %q: want http://host:port (or host:port for grpc)", load.ErrOptions, o.URL)
 	}
 	s.addr = host
 	switch o.Transport {
-	case TransportHTTP1, TransportH2C:
+	case load.TransportHTTP1, load.TransportH2C:
 		e, ok := codec.Lookup(o.Format)
 		if !ok {
-			return nil, fmt.Errorf("%w: format %q (have %s)", ErrOptions, o.Format, strings.Join(codec.Formats(), ", "))
+			return nil, fmt.Errorf("%w: format %q (have %s)", load.ErrOptions, o.Format, strings.Join(codec.Formats(), ", "))
 		}
 		if e.Codec.Name() == "json" {
 			// The client decodes JSON with the fast library whatever the
@@ -127,28 +128,28 @@ func NewScenario(o ScenarioOptions) (Scenario, error) {
 			e = codec.Entry{Codec: codec.MustLookup("json-fast").Codec, MediaTypes: e.MediaTypes}
 		}
 		s.entry = e
-		if o.Transport == TransportH2C {
-			if err := H2Only(o.Client, o.NoKeepAlive); err != nil {
+		if o.Transport == load.TransportH2C {
+			if err := load.H2Only(o.Client, o.NoKeepAlive); err != nil {
 				return nil, err
 			}
 			s.h2 = h2.NewPool(o.Connections, o.Timeout, nil)
 		}
 	case TransportGRPC:
-		p, err := h2.NewGRPCPool(s.addr, o.Connections, o.Timeout, true, o.Client != ClientStd)
+		p, err := h2.NewGRPCPool(s.addr, o.Connections, o.Timeout, true, o.Client != load.ClientStd)
 		if err != nil {
 			return nil, err
 		}
 		s.grpc = p
 	default:
-		return nil, fmt.Errorf("%w: transport %q (want http1, h2c, grpc)", ErrOptions, o.Transport)
+		return nil, fmt.Errorf("%w: transport %q (want http1, h2c, grpc)", load.ErrOptions, o.Transport)
 	}
 	switch o.Compression {
 	case "", "gzip":
 	default:
-		return nil, fmt.Errorf("%w: compression %q (want gzip or none)", ErrOptions, o.Compression)
+		return nil, fmt.Errorf("%w: compression %q (want gzip or none)", load.ErrOptions, o.Compression)
 	}
 	if o.Compression != "" && o.Transport == TransportGRPC {
-		return nil, fmt.Errorf("%w: compression applies to the REST transports", ErrOptions)
+		return nil, fmt.Errorf("%w: compression applies to the REST transports", load.ErrOptions)
 	}
 	s.echoReq.v = api.EchoRequest{FirstMessage: "Hello, ", SecondMessage: "wirebench!"}
 	s.echoWant = api.Echo(s.echoReq.v).Message
@@ -162,7 +163,7 @@ func NewScenario(o ScenarioOptions) (Scenario, error) {
 func (s *apiScenario) Ops() []string { return s.ops }
 
 // Driver implements Scenario.
-func (s *apiScenario) Driver() Driver { return PerVU }
+func (s *apiScenario) Driver() load.Driver { return load.PerVU }
 
 // Finish implements Scenario: the shared h2c or gRPC connections' bytes
 // and the h2c requests resent.
@@ -210,7 +211,7 @@ func (s *apiScenario) client(id int, wire *measure.Bytes) apiClient {
 		return grpcClient{s.grpc.Client(id, s.o.Timeout)}
 	case s.h2 != nil:
 		return s.restClient(nil, s.h2.Client(id))
-	case s.o.Client == ClientStd:
+	case s.o.Client == load.ClientStd:
 		return s.restClient(nil, h1.NewStdClient(wire, s.o.Timeout, s.o.NoKeepAlive, nil))
 	}
 	return s.restClient(h1.NewConn(s.addr, wire, s.o.Timeout, !s.o.NoKeepAlive), nil)
@@ -235,7 +236,7 @@ func (s *apiScenario) snapshot(ctx context.Context) error {
 	s.once.Do(func() {
 		var c apiClient
 		if s.grpc != nil {
-			p, err := h2.NewGRPCPool(s.addr, 1, s.o.Timeout, false, s.o.Client != ClientStd)
+			p, err := h2.NewGRPCPool(s.addr, 1, s.o.Timeout, false, s.o.Client != load.ClientStd)
 			if err != nil {
 				s.seedErr = err
 				return
@@ -246,7 +247,7 @@ func (s *apiScenario) snapshot(ctx context.Context) error {
 			c = s.restClient(h1.NewConn(s.addr, new(measure.Bytes), s.o.Timeout, false), nil)
 		}
 		defer c.close()
-		var o Outcome
+		var o load.Outcome
 		if !c.listUsers(ctx, &s.seed, &o) {
 			s.seedErr = fmt.Errorf("load: reading the dataset from %s: %s", s.addr, o.Fail)
 		}
@@ -255,8 +256,8 @@ func (s *apiScenario) snapshot(ctx context.Context) error {
 }
 
 // NewVU implements Scenario.
-func (s *apiScenario) NewVU(ctx context.Context, id int, wire *measure.Bytes) (VU, error) {
-	if s.o.Name != ScenarioEcho {
+func (s *apiScenario) NewVU(ctx context.Context, id int, wire *measure.Bytes) (load.VU, error) {
+	if s.o.Name != Echo {
 		if err := s.snapshot(ctx); err != nil {
 			return nil, err
 		}
@@ -264,17 +265,17 @@ func (s *apiScenario) NewVU(ctx context.Context, id int, wire *measure.Bytes) (V
 	s.vus.Add(1)
 	base := apiVU{s: s, c: s.client(id, wire), id: id}
 	switch s.o.Name {
-	case ScenarioEcho:
+	case Echo:
 		return &echoVU{apiVU: base}, nil
-	case ScenarioGet:
+	case Get:
 		if len(s.seed.Users) == 0 {
-			return nil, fmt.Errorf("%w: scenario get needs seeded users, the server has none", ErrOptions)
+			return nil, fmt.Errorf("%w: scenario get needs seeded users, the server has none", load.ErrOptions)
 		}
 		return &getVU{apiVU: base, next: id}, nil
-	case ScenarioList:
+	case List:
 		return &listVU{apiVU: base}, nil
 	}
-	v := &crudVU{apiVU: base, create: s.o.Name == ScenarioCreate}
+	v := &crudVU{apiVU: base, create: s.o.Name == Create}
 	v.newUser.v = api.User{Name: fmt.Sprintf("wirebench vu%d", id), Email: fmt.Sprintf("vu%d@wirebench.test", id)}
 	v.changed.v = api.User{Name: v.newUser.v.Name + " (updated)", Email: v.newUser.v.Email}
 	var err error

@@ -1,4 +1,4 @@
-package load
+package scenario
 
 import (
 	"context"
@@ -10,18 +10,19 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wirebench/wirebench/load"
 	"github.com/wirebench/wirebench/load/clientio"
 	"github.com/wirebench/wirebench/load/internal/loadtest"
 	"github.com/wirebench/wirebench/results"
 )
 
-func runKV(t *testing.T, o Options, ko KVOptions) *results.Load {
+func runKV(t *testing.T, o load.Options, ko KVOptions) *results.Load {
 	t.Helper()
 	sc, err := NewKV(ko)
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := Run(context.Background(), o, sc)
+	res, err := load.Run(context.Background(), o, sc)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -40,7 +41,7 @@ func TestKVRESPCountsMatchRedis(t *testing.T) {
 			r := startRedis(t)
 			const n, keys = 1600, 1000
 			r.do(t, "CONFIG", "RESETSTAT")
-			res := runKV(t, Options{Options: results.Options{Concurrency: 1, Requests: n}}, KVOptions{Name: ScenarioKVSet, URL: r.URL(), Keys: keys, Pipeline: p})
+			res := runKV(t, load.Options{Options: results.Options{Concurrency: 1, Requests: n}}, KVOptions{Name: ScenarioKVSet, URL: r.URL(), Keys: keys, Pipeline: p})
 			in := r.info(t) // this INFO: one more read, its 23 bytes in, its reply not yet out
 			if res.Requests != n || res.Failed != 0 || in["calls_set"] != n {
 				t.Fatalf("kv-set: requests %d failed %d (%v); redis counted %d SETs", res.Requests, res.Failed, res.Failures, in["calls_set"])
@@ -64,7 +65,7 @@ func TestKVRESPCountsMatchRedis(t *testing.T) {
 			}
 
 			r.do(t, "CONFIG", "RESETSTAT")
-			res = runKV(t, Options{Options: results.Options{Concurrency: 4, Requests: n}}, KVOptions{Name: ScenarioKVGet, URL: r.URL(), Keys: keys, Pipeline: p})
+			res = runKV(t, load.Options{Options: results.Options{Concurrency: 4, Requests: n}}, KVOptions{Name: ScenarioKVGet, URL: r.URL(), Keys: keys, Pipeline: p})
 			in = r.info(t)
 			if res.Requests != n || res.Failed != 0 || in["calls_get"] != n || in["calls_set"] != keys || in["keys"] != keys {
 				t.Fatalf("kv-get: requests %d failed %d (%v); redis counted %d GETs, %d SETs (the preload), %d keys",
@@ -86,7 +87,7 @@ func TestKVMixedRedis(t *testing.T) {
 	r := startRedis(t)
 	const n = 2000
 	r.do(t, "CONFIG", "RESETSTAT")
-	res := runKV(t, Options{Options: results.Options{Concurrency: 3, Requests: n}}, KVOptions{Name: ScenarioKVMixed, URL: r.URL(), Keys: 500, Pipeline: 8, ValueSize: 40})
+	res := runKV(t, load.Options{Options: results.Options{Concurrency: 3, Requests: n}}, KVOptions{Name: ScenarioKVMixed, URL: r.URL(), Keys: 500, Pipeline: 8, ValueSize: 40})
 	in := r.info(t)
 	if res.Failed != 0 || res.Requests != n || len(res.Ops) != 2 {
 		t.Fatalf("requests %d failed %d %v ops %d", res.Requests, res.Failed, res.Failures, len(res.Ops))
@@ -114,7 +115,7 @@ func TestKVWrongValueRedis(t *testing.T) {
 	good := string(appendKVValue(nil, bad, 128))
 	r.do(t, "SET", string(appendKVKey(nil, bad)), good[:127]+"x") // one byte off
 	r.do(t, "SET", string(appendKVKey(nil, bad+1)), good)         // another key's value
-	res, err := Run(context.Background(), Options{Options: results.Options{Concurrency: 1, Requests: n}}, sc)
+	res, err := load.Run(context.Background(), load.Options{Options: results.Options{Concurrency: 1, Requests: n}}, sc)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -129,7 +130,7 @@ func TestKVWrongValueRedis(t *testing.T) {
 		t.Fatalf("failures %v (failed %d), want %d × %q", res.Failures, res.Failed, want, kvCheckFail)
 	}
 	r.do(t, "DEL", string(appendKVKey(nil, 3)))
-	res, err = Run(context.Background(), Options{Options: results.Options{Concurrency: 1, Requests: n}}, sc)
+	res, err = load.Run(context.Background(), load.Options{Options: results.Options{Concurrency: 1, Requests: n}}, sc)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -151,7 +152,7 @@ func TestKVRESPServerKillsClients(t *testing.T) {
 			r.command(t, "CLIENT", "KILL", "TYPE", "normal", "SKIPME", "yes")
 		}
 	}()
-	res := runKV(t, Options{Options: results.Options{Concurrency: 4, Duration: 500 * time.Millisecond}}, KVOptions{Name: ScenarioKVSet, URL: r.URL(), Pipeline: 4})
+	res := runKV(t, load.Options{Options: results.Options{Concurrency: 4, Duration: 500 * time.Millisecond}}, KVOptions{Name: ScenarioKVSet, URL: r.URL(), Pipeline: 4})
 	<-done
 	if res.Requests-res.Failed < 100 {
 		t.Fatalf("only %d of %d requests succeeded: the VUs did not reconnect (%v)", res.Requests-res.Failed, res.Requests, res.Failures)
@@ -204,7 +205,7 @@ func TestKVRESPClosedConnections(t *testing.T) {
 		{"-WRONGTYPE Operation against a key\r\n", "error reply WRONGTYPE", true},
 		{":1\r\n", "check: SET reply ':', want +OK", true},
 	} {
-		res := runKV(t, Options{Options: results.Options{Concurrency: 1, Requests: 5}}, KVOptions{Name: ScenarioKVSet, URL: fakeRESP(t, tc.reply, tc.keep), Timeout: 2 * time.Second})
+		res := runKV(t, load.Options{Options: results.Options{Concurrency: 1, Requests: 5}}, KVOptions{Name: ScenarioKVSet, URL: fakeRESP(t, tc.reply, tc.keep), Timeout: 2 * time.Second})
 		if res.Requests != 5 || res.Failures[tc.want] != 5 {
 			t.Errorf("reply %q: %d requests, failures %v; want 5 × %q", tc.reply, res.Requests, res.Failures, tc.want)
 		}
@@ -237,7 +238,7 @@ func TestKVVersusRedisBenchmark(t *testing.T) {
 		theirs := parseRedisBenchmarkCSV(string(out))
 		for _, sc := range []string{ScenarioKVSet, ScenarioKVGet} {
 			op := strings.ToUpper(strings.TrimPrefix(sc, "kv-"))
-			res := runKV(t, Options{Options: results.Options{Concurrency: 50, Requests: int64(n)}}, KVOptions{Name: sc, URL: r.URL(), Pipeline: p})
+			res := runKV(t, load.Options{Options: results.Options{Concurrency: 50, Requests: int64(n)}}, KVOptions{Name: sc, URL: r.URL(), Pipeline: p})
 			if res.Failed != 0 {
 				t.Fatalf("%s -P %d: %d failed %v", sc, p, res.Failed, res.Failures)
 			}
@@ -256,7 +257,7 @@ func TestKVVersusRedisBenchmark(t *testing.T) {
 func TestKVPipelineRampAndDuration(t *testing.T) {
 	r := startRedis(t)
 	r.do(t, "CONFIG", "RESETSTAT")
-	res := runKV(t, Options{Options: results.Options{Stages: []results.Stage{{Duration: 300 * time.Millisecond, Target: 4}}, StartTarget: 1}}, KVOptions{Name: ScenarioKVSet, URL: r.URL(), Pipeline: 8})
+	res := runKV(t, load.Options{Options: results.Options{Stages: []results.Stage{{Duration: 300 * time.Millisecond, Target: 4}}, StartTarget: 1}}, KVOptions{Name: ScenarioKVSet, URL: r.URL(), Pipeline: 8})
 	in := r.info(t)
 	if res.Failed != 0 || res.Requests == 0 || res.Requests%8 != 0 || res.Interrupted != 0 || in["calls_set"] != res.Requests {
 		t.Errorf("ramp: %d requests (%d failed, %d interrupted); redis counted %d SETs", res.Requests, res.Failed, res.Interrupted, in["calls_set"])

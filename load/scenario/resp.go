@@ -1,4 +1,4 @@
-package load
+package scenario
 
 import (
 	"bufio"
@@ -10,6 +10,7 @@ import (
 	"net"
 	"time"
 
+	"github.com/wirebench/wirebench/load"
 	"github.com/wirebench/wirebench/load/clientio"
 	"github.com/wirebench/wirebench/load/resp"
 	"github.com/wirebench/wirebench/measure"
@@ -124,7 +125,7 @@ type respVU struct {
 	c    *respConn
 	cmds []byte
 	due  []respDue // what each command of the batch was, to check its reply
-	one  [1]Outcome
+	one  [1]load.Outcome
 }
 
 // respDue is one command of a batch: its op and key.
@@ -136,7 +137,7 @@ var (
 )
 
 // Do implements VU: one command, one reply.
-func (v *respVU) Do(ctx context.Context, o *Outcome) {
+func (v *respVU) Do(ctx context.Context, o *load.Outcome) {
 	v.one[0] = *o
 	v.DoBatch(ctx, v.one[:])
 	*o = v.one[0]
@@ -147,7 +148,7 @@ func (v *respVU) Depth() int { return v.s.o.Pipeline }
 
 // DoBatch implements load.BatchVU: len(outs) commands written at once, then
 // their replies read and checked in order.
-func (v *respVU) DoBatch(ctx context.Context, outs []Outcome) {
+func (v *respVU) DoBatch(ctx context.Context, outs []load.Outcome) {
 	v.cmds, v.due = v.cmds[:0], v.due[:0]
 	for i := range outs {
 		op, k := v.next()
@@ -179,7 +180,7 @@ func (v *respVU) DoBatch(ctx context.Context, outs []Outcome) {
 // check judges one reply: SET wants +OK, GET the key's own value.
 // Status is 200 for a reply of the expected kind, 500 for an error reply
 // (-ERR ...), so results count RESP replies like HTTP statuses.
-func (v *respVU) check(r *resp.Reply, d respDue, o *Outcome) {
+func (v *respVU) check(r *resp.Reply, d respDue, o *load.Outcome) {
 	if r.Kind == '-' {
 		o.Status = 500
 		o.Fail = respErrorReason(r.Bulk)
@@ -226,7 +227,7 @@ func (v *respVU) Close() error {
 }
 
 // failAll marks every outcome failed with reason.
-func failAll(outs []Outcome, reason string) {
+func failAll(outs []load.Outcome, reason string) {
 	for i := range outs {
 		outs[i].Fail = reason
 	}

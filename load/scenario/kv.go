@@ -1,4 +1,4 @@
-package load
+package scenario
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/wirebench/wirebench/load"
 	"github.com/wirebench/wirebench/load/h1"
 	"github.com/wirebench/wirebench/measure"
 	"github.com/wirebench/wirebench/results"
@@ -85,7 +86,7 @@ const (
 
 // NewKV validates o; connections are made lazily (the preload of kv-get
 // and kv-mixed at the first VU).
-func NewKV(o KVOptions) (Scenario, error) {
+func NewKV(o KVOptions) (load.Scenario, error) {
 	if o.Protocol == "" {
 		o.Protocol = ProtocolRESP
 	}
@@ -110,27 +111,27 @@ func NewKV(o KVOptions) (Scenario, error) {
 	case ScenarioKVMixed:
 		s.ops = []string{"SET", "GET"}
 	default:
-		return nil, fmt.Errorf("%w: scenario %q (want kv-set, kv-get, kv-mixed)", ErrOptions, o.Name)
+		return nil, fmt.Errorf("%w: scenario %q (want kv-set, kv-get, kv-mixed)", load.ErrOptions, o.Name)
 	}
 	switch {
 	case o.Keys < 1:
-		return nil, fmt.Errorf("%w: --keys %d: want at least 1", ErrOptions, o.Keys)
+		return nil, fmt.Errorf("%w: --keys %d: want at least 1", load.ErrOptions, o.Keys)
 	case int64(o.Keys) > 999_999_999_999:
-		return nil, fmt.Errorf("%w: --keys %d: at most 12 digits", ErrOptions, o.Keys)
+		return nil, fmt.Errorf("%w: --keys %d: at most 12 digits", load.ErrOptions, o.Keys)
 	case o.ValueSize < 1 || o.ValueSize > maxKVValueSize:
-		return nil, fmt.Errorf("%w: --value-size %d: want 1..%d bytes", ErrOptions, o.ValueSize, maxKVValueSize)
+		return nil, fmt.Errorf("%w: --value-size %d: want 1..%d bytes", load.ErrOptions, o.ValueSize, maxKVValueSize)
 	case o.Pipeline < 1 || o.Pipeline > maxKVPipeline:
-		return nil, fmt.Errorf("%w: -P %d: want 1..%d", ErrOptions, o.Pipeline, maxKVPipeline)
+		return nil, fmt.Errorf("%w: -P %d: want 1..%d", load.ErrOptions, o.Pipeline, maxKVPipeline)
 	case o.Pipeline > 1 && o.Protocol != ProtocolRESP:
-		return nil, fmt.Errorf("%w: -P %d: pipelining is for --protocol resp (HTTP/1.1 sends one request at a time per connection)", ErrOptions, o.Pipeline)
+		return nil, fmt.Errorf("%w: -P %d: pipelining is for --protocol resp (HTTP/1.1 sends one request at a time per connection)", load.ErrOptions, o.Pipeline)
 	}
 	u, err := url.Parse(o.URL)
 	want := map[string]string{ProtocolRESP: "redis", ProtocolHTTPRaw: "http", ProtocolHTTPJSON: "http"}[o.Protocol]
 	if want == "" {
-		return nil, fmt.Errorf("%w: protocol %q (want resp, http-raw, http-json)", ErrOptions, o.Protocol)
+		return nil, fmt.Errorf("%w: protocol %q (want resp, http-raw, http-json)", load.ErrOptions, o.Protocol)
 	}
 	if err != nil || u.Scheme != want || u.Port() == "" || (u.Path != "" && u.Path != "/") {
-		return nil, fmt.Errorf("%w: URL %q: want %s://host:port for --protocol %s", ErrOptions, o.URL, want, o.Protocol)
+		return nil, fmt.Errorf("%w: URL %q: want %s://host:port for --protocol %s", load.ErrOptions, o.URL, want, o.Protocol)
 	}
 	s.addr = u.Host
 	return s, nil
@@ -142,11 +143,11 @@ func (s *kvScenario) Ops() []string { return s.ops }
 func (s *kvScenario) Name() string { return s.o.Name }
 
 // Driver implements Scenario: pipelined RESP (-P > 1) runs in batches.
-func (s *kvScenario) Driver() Driver {
+func (s *kvScenario) Driver() load.Driver {
 	if s.o.Pipeline > 1 {
-		return Batches
+		return load.Batches
 	}
-	return PerVU
+	return load.PerVU
 }
 
 // Finish implements Scenario: a KV VU counts all its bytes itself.
@@ -158,7 +159,7 @@ func (s *kvScenario) Options() KVOptions { return s.o }
 // NewVU implements Scenario. kv-get and kv-mixed preload the key space
 // before the first VU, over connections of their own whose bytes and
 // requests are not counted.
-func (s *kvScenario) NewVU(ctx context.Context, id int, wire *measure.Bytes) (VU, error) {
+func (s *kvScenario) NewVU(ctx context.Context, id int, wire *measure.Bytes) (load.VU, error) {
 	if s.o.Name != ScenarioKVSet && !s.o.NoPreload {
 		s.once.Do(func() { s.preloadErr = s.preload(ctx) })
 		if s.preloadErr != nil {

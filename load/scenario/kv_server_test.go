@@ -1,4 +1,4 @@
-package load_test
+package scenario_test
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 
 	"github.com/wirebench/wirebench/kv"
 	"github.com/wirebench/wirebench/load"
+	"github.com/wirebench/wirebench/load/scenario"
 	"github.com/wirebench/wirebench/results"
 	"github.com/wirebench/wirebench/server"
 )
@@ -28,15 +29,15 @@ func TestKVAgainstReferenceServer(t *testing.T) {
 			noPreload      bool
 			pipeline       int
 		}{
-			{load.ScenarioKVGet, load.ProtocolHTTPJSON, http, false, 1}, // preloads over JSON
-			{load.ScenarioKVGet, load.ProtocolRESP, resp, true, 16},     // reads JSON's values over RESP
-			{load.ScenarioKVGet, load.ProtocolHTTPRaw, http, true, 1},   // and as raw bodies
-			{load.ScenarioKVSet, load.ProtocolRESP, resp, false, 8},
-			{load.ScenarioKVMixed, load.ProtocolRESP, resp, true, 4},
-			{load.ScenarioKVMixed, load.ProtocolHTTPRaw, http, true, 1},
-			{load.ScenarioKVMixed, load.ProtocolHTTPJSON, http, true, 1},
+			{scenario.ScenarioKVGet, scenario.ProtocolHTTPJSON, http, false, 1}, // preloads over JSON
+			{scenario.ScenarioKVGet, scenario.ProtocolRESP, resp, true, 16},     // reads JSON's values over RESP
+			{scenario.ScenarioKVGet, scenario.ProtocolHTTPRaw, http, true, 1},   // and as raw bodies
+			{scenario.ScenarioKVSet, scenario.ProtocolRESP, resp, false, 8},
+			{scenario.ScenarioKVMixed, scenario.ProtocolRESP, resp, true, 4},
+			{scenario.ScenarioKVMixed, scenario.ProtocolHTTPRaw, http, true, 1},
+			{scenario.ScenarioKVMixed, scenario.ProtocolHTTPJSON, http, true, 1},
 		} {
-			sc, err := load.NewKV(load.KVOptions{Name: step.sc, Protocol: step.proto, URL: step.url, Keys: keys, NoPreload: step.noPreload, Pipeline: step.pipeline})
+			sc, err := scenario.NewKV(scenario.KVOptions{Name: step.sc, Protocol: step.proto, URL: step.url, Keys: keys, NoPreload: step.noPreload, Pipeline: step.pipeline})
 			if err != nil {
 				t.Fatal(err)
 			}

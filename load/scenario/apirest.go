@@ -1,4 +1,4 @@
-package load
+package scenario
 
 import (
 	"bytes"
@@ -10,6 +10,7 @@ import (
 
 	"github.com/wirebench/wirebench/api"
 	"github.com/wirebench/wirebench/codec"
+	"github.com/wirebench/wirebench/load"
 	"github.com/wirebench/wirebench/load/clientio"
 	"github.com/wirebench/wirebench/load/h1"
 )
@@ -40,7 +41,7 @@ func (c *restClient) close() {
 
 // do performs one exchange and decodes the body into out (if non-nil)
 // when the status is want.
-func (c *restClient) do(ctx context.Context, method string, path []byte, body []byte, want int, out any, o *Outcome) bool {
+func (c *restClient) do(ctx context.Context, method string, path []byte, body []byte, want int, out any, o *load.Outcome) bool {
 	o.BodyOut += len(body)
 	var status int
 	var respBody []byte
@@ -112,26 +113,26 @@ func (c *restClient) userPath(id int64) []byte {
 	return c.path
 }
 
-func (c *restClient) listUsers(ctx context.Context, out *api.UserList, o *Outcome) bool {
+func (c *restClient) listUsers(ctx context.Context, out *api.UserList, o *load.Outcome) bool {
 	return c.do(ctx, "GET", []byte("/users"), nil, http.StatusOK, out, o)
 }
 
-func (c *restClient) createUser(ctx context.Context, in *encoded[api.User], out *api.User, o *Outcome) bool {
+func (c *restClient) createUser(ctx context.Context, in *encoded[api.User], out *api.User, o *load.Outcome) bool {
 	return c.do(ctx, "POST", []byte("/users"), in.body, http.StatusCreated, out, o)
 }
 
-func (c *restClient) getUser(ctx context.Context, id int64, out *api.User, o *Outcome) bool {
+func (c *restClient) getUser(ctx context.Context, id int64, out *api.User, o *load.Outcome) bool {
 	return c.do(ctx, "GET", c.userPath(id), nil, http.StatusOK, out, o)
 }
 
-func (c *restClient) updateUser(ctx context.Context, id int64, in *encoded[api.User], out *api.User, o *Outcome) bool {
+func (c *restClient) updateUser(ctx context.Context, id int64, in *encoded[api.User], out *api.User, o *load.Outcome) bool {
 	return c.do(ctx, "PUT", c.userPath(id), in.body, http.StatusOK, out, o)
 }
 
-func (c *restClient) deleteUser(ctx context.Context, id int64, o *Outcome) bool {
+func (c *restClient) deleteUser(ctx context.Context, id int64, o *load.Outcome) bool {
 	return c.do(ctx, "DELETE", c.userPath(id), nil, http.StatusNoContent, nil, o)
 }
 
-func (c *restClient) echo(ctx context.Context, in *encoded[api.EchoRequest], out *api.EchoResponse, o *Outcome) bool {
+func (c *restClient) echo(ctx context.Context, in *encoded[api.EchoRequest], out *api.EchoResponse, o *load.Outcome) bool {
 	return c.do(ctx, "POST", []byte("/echo"), in.body, http.StatusOK, out, o)
 }

@@ -1,4 +1,4 @@
-package load
+package scenario
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/wirebench/wirebench/bulk"
+	"github.com/wirebench/wirebench/load/internal/loadtest"
 	"github.com/wirebench/wirebench/measure"
 )
 
@@ -130,7 +131,7 @@ func TestPostBulkCountsWritesStillReturning(t *testing.T) {
 func TestPostBulkAnsweredEarly(t *testing.T) {
 	const resp = "HTTP/1.1 413 Content Too Large\r\nContent-Type: application/json\r\nContent-Length: 13\r\n"
 	for _, then := range []string{"close", "linger"} {
-		s := startRawServer(t, answerEarly(resp+"Connection: close\r\n\r\n{\"too\":\"big\"}", then))
+		s := loadtest.StartRawServer(t, loadtest.AnswerEarly(resp+"Connection: close\r\n\r\n{\"too\":\"big\"}", then))
 		for _, withLength := range []bool{false, true} {
 			res, err := PostBulk(context.Background(), BulkOptions{URL: s.URL + "airports", Format: bulk.FormatJSON, Records: 300_000, ContentLength: withLength, Timeout: 10 * time.Second})
 			if err != nil || res.Status != 413 || res.Reply != `{"too":"big"}` || !res.AnsweredEarly {

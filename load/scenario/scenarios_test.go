@@ -1,4 +1,4 @@
-package load_test
+package scenario_test
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 
 	"github.com/wirebench/wirebench/codec"
 	"github.com/wirebench/wirebench/load"
+	"github.com/wirebench/wirebench/load/scenario"
 	"github.com/wirebench/wirebench/results"
 	"github.com/wirebench/wirebench/server"
 )
@@ -23,7 +24,7 @@ func startAPI(t *testing.T, users int) *server.Server {
 }
 
 func scenarioURL(srv *server.Server, transport string) string {
-	if transport == load.TransportGRPC {
+	if transport == scenario.TransportGRPC {
 		return srv.GRPCAddr()
 	}
 	return "http://" + srv.HTTPAddr()
@@ -39,14 +40,14 @@ func TestAPIScenarios(t *testing.T) {
 	for _, f := range codec.Formats() {
 		combos = append(combos, combo{load.TransportHTTP1, f, ""}, combo{load.TransportH2C, f, ""})
 	}
-	combos = append(combos, combo{load.TransportGRPC, "protobuf", ""},
+	combos = append(combos, combo{scenario.TransportGRPC, "protobuf", ""},
 		combo{load.TransportHTTP1, "json", "gzip"}, combo{load.TransportH2C, "toon", "gzip"})
 	ran := 0
 	for _, c := range combos {
-		for _, name := range []string{load.ScenarioCRUD, load.ScenarioEcho, load.ScenarioGet, load.ScenarioList, load.ScenarioCreate} {
+		for _, name := range []string{scenario.CRUD, scenario.Echo, scenario.Get, scenario.List, scenario.Create} {
 			t.Run(fmt.Sprintf("%s/%s/%s%s", c.transport, c.format, name, c.compression), func(t *testing.T) {
 				ran++
-				sc, err := load.NewScenario(load.ScenarioOptions{Name: name, URL: scenarioURL(srv, c.transport),
+				sc, err := scenario.New(scenario.Options{Name: name, URL: scenarioURL(srv, c.transport),
 					Format: c.format, Transport: c.transport, Compression: c.compression, Timeout: 5 * time.Second})
 				if err != nil {
 					t.Fatal(err)
@@ -86,7 +87,7 @@ func TestCompressionShrinksTheList(t *testing.T) {
 	srv := startAPI(t, 100)
 	wire := map[string]int64{}
 	for _, comp := range []string{"", "gzip"} {
-		sc, err := load.NewScenario(load.ScenarioOptions{Name: load.ScenarioList, URL: scenarioURL(srv, "http1"), Format: "json", Compression: comp})
+		sc, err := scenario.New(scenario.Options{Name: scenario.List, URL: scenarioURL(srv, "http1"), Format: "json", Compression: comp})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -99,7 +100,7 @@ func TestCompressionShrinksTheList(t *testing.T) {
 	if wire["gzip"]*3 > wire[""] {
 		t.Fatalf("gzip wire %d vs plain %d: expected at least 3x smaller", wire["gzip"], wire[""])
 	}
-	if _, err := load.NewScenario(load.ScenarioOptions{Name: load.ScenarioList, URL: "127.0.0.1:1", Transport: load.TransportGRPC, Compression: "gzip"}); err == nil {
+	if _, err := scenario.New(scenario.Options{Name: scenario.List, URL: "127.0.0.1:1", Transport: scenario.TransportGRPC, Compression: "gzip"}); err == nil {
 		t.Error("gzip over gRPC accepted")
 	}
 }
@@ -108,7 +109,7 @@ func TestCompressionShrinksTheList(t *testing.T) {
 // the get scenario must count the 404s as failed checks, not succeed.
 func TestChecksCatchWrongData(t *testing.T) {
 	srv := startAPI(t, 4)
-	sc, err := load.NewScenario(load.ScenarioOptions{Name: load.ScenarioGet, URL: scenarioURL(srv, "http1"), Format: "msgpack"})
+	sc, err := scenario.New(scenario.Options{Name: scenario.Get, URL: scenarioURL(srv, "http1"), Format: "msgpack"})
 	if err != nil {
 		t.Fatal(err)
 	}
