@@ -106,7 +106,7 @@ func quantiles(h *measure.Histogram) string {
 	return strings.TrimSpace(sb.String())
 }
 
-// fmtDur prints 3 significant digits, as the histogram holds.
+// FormatDuration prints 3 significant digits, as the histogram holds.
 func FormatDuration(d time.Duration) string {
 	switch {
 	case d >= time.Second:

@@ -14,7 +14,7 @@ import (
 	"github.com/wirebench/wirebench/measure"
 )
 
-// h1Conn is the lean HTTP/1.1 client: one keep-alive connection owned by
+// Conn is the lean HTTP/1.1 client: one keep-alive connection owned by
 // one VU, requests written as pre-serialized bytes in one write, responses
 // read by ParseResponse from a reused buffer. It allocates nothing per
 // request in the steady state, which is how it stays cheaper per request
@@ -52,7 +52,7 @@ func NewConn(addr string, wire *measure.Bytes, timeout time.Duration, keepAlive 
 	}
 }
 
-// roundTrip sends req and reads the response, redialling first if the
+// RoundTrip sends req and reads the response, redialling first if the
 // previous exchange closed the connection. The response is valid until
 // the next call.
 //

@@ -43,7 +43,7 @@ const (
 // maxChunkLine bounds a chunk-size line (size and extensions).
 const maxChunkLine = 4 << 10
 
-// reset prepares for the next response.
+// Reset prepares for the next response.
 func (s *Stream) Reset(keep, noBody bool) {
 	s.head = headState{}
 	s.line = s.line[:0]
@@ -53,7 +53,7 @@ func (s *Stream) Reset(keep, noBody bool) {
 	s.Resp.BodyLen, s.Resp.ToEOF = 0, false
 }
 
-// feed consumes p and returns how many bytes it used: fewer than len(p)
+// Feed consumes p and returns how many bytes it used: fewer than len(p)
 // only when the response ended inside p (the rest belongs to no request).
 // done reports a whole response; err a malformed or oversized one.
 func (s *Stream) Feed(p []byte) (n int, done bool, err error) {
@@ -88,7 +88,7 @@ func (s *Stream) Feed(p []byte) (n int, done bool, err error) {
 	return n, s.st == sDone, nil
 }
 
-// eof tells the stream the server closed the connection: a body that runs
+// EOF tells the stream the server closed the connection: a body that runs
 // to EOF is complete; anything else was cut short.
 func (s *Stream) EOF() (done bool, err error) {
 	switch s.st {

@@ -40,7 +40,7 @@ func NewGRPCPool(addr string, n int, timeout time.Duration, count, lean bool) (*
 		counter = &p.Bytes
 	}
 	if lean {
-		dial = RawIODialer(dial, counter) // raw system calls: see rawIODialer
+		dial = RawIODialer(dial, counter) // raw system calls: see RawIODialer
 		p.lean = make([]*GRPCConn, n)
 		for i := range p.lean {
 			p.lean[i] = NewGRPCConn(addr, dial)

@@ -21,7 +21,7 @@ import (
 	"github.com/wirebench/wirebench/measure"
 )
 
-// grpcLeanConn is the lean gRPC client's connection: unary calls over one
+// GRPCConn is the lean gRPC client's connection: unary calls over one
 // HTTP/2 connection (h2c with prior knowledge, as grpc-go's insecure
 // client), written with nothing but x/net/http2's framer and no goroutine
 // of its own.
@@ -35,7 +35,7 @@ import (
 // Here the caller writes its call's HEADERS and DATA in one write, and a
 // caller waiting for its reply reads the connection itself (whoever holds
 // the read token), completing the other callers' calls as their frames
-// arrive; frames are read in place (h2Reader). A caller that can take the
+// arrive; frames are read in place (Reader). A caller that can take the
 // read token at once queues its request for its own read to write
 // (rawio.Conn.Queue), so one call at a time costs one write(2) and one
 // read(2), as an HTTP/1.1 request does (fdReader). --client std keeps
@@ -71,7 +71,7 @@ const maxStreamsUnannounced = 1 << 12
 // it is sent once more, on a new connection, as grpc-go does.
 var errRefused = errors.New("stream refused by the server")
 
-// h2Session is one HTTP/2 connection of a grpcLeanConn.
+// h2Session is one HTTP/2 connection of a GRPCConn.
 type h2Session struct {
 	conn      net.Conn
 	authority string
@@ -123,7 +123,7 @@ type h2Session struct {
 	err         error // the connection failed: every call on it fails
 }
 
-// leanCall is one call in flight. A VU reuses its own across calls: done
+// Call is one call in flight. A VU reuses its own across calls: done
 // carries exactly one value per completed call.
 type Call struct {
 	id          uint32

@@ -83,7 +83,7 @@ func (s *h2Session) read(ctx context.Context, call *Call, wait func() bool) (boo
 			s.reset(se.StreamID, se.Code)
 			s.complete(se.StreamID, status.Errorf(codes.Internal, "stream error: %v", se))
 		case isTimeout(err):
-			// h2Reader takes only whole frames: the connection stays
+			// Reader takes only whole frames: the connection stays
 			// usable, a frame's first bytes kept for the next reader.
 			return false, s.abandon(ctx, call)
 		default:
@@ -211,7 +211,7 @@ func (s *h2Session) fail(err error) {
 	}
 }
 
-// handle acts on one frame read by the token holder (h2Reader checked
+// handle acts on one frame read by the token holder (Reader checked
 // its shape).
 func (s *h2Session) handle(f *h2Frame) error {
 	switch f.typ {
@@ -472,7 +472,7 @@ func rstCode(c http2.ErrCode) codes.Code {
 	return codes.Internal
 }
 
-// appendGRPCMessage appends msg as one length-prefixed, uncompressed gRPC
+// AppendGRPCMessage appends msg as one length-prefixed, uncompressed gRPC
 // message.
 func AppendGRPCMessage(b []byte, msg proto.Message) ([]byte, error) {
 	b = append(b, 0, 0, 0, 0, 0)
@@ -501,6 +501,6 @@ func decodeGRPCReply(b []byte, out proto.Message) error {
 	return nil
 }
 
-// grpcWindow is the client's flow-control window per stream and per
+// GRPCWindow is the client's flow-control window per stream and per
 // connection.
 const GRPCWindow = 1 << 20

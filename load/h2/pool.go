@@ -20,7 +20,7 @@ import (
 	"golang.org/x/net/http2"
 )
 
-// h2Pool is a fixed set of HTTP/2 connections (h2c, or h2 over TLS when
+// Pool is a fixed set of HTTP/2 connections (h2c, or h2 over TLS when
 // tlsCfg is set) shared by all VUs, VU i using connection i mod n: the
 // connection count is explicit and streams per connection = VUs / n.
 //

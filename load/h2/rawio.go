@@ -8,7 +8,7 @@ import (
 	"github.com/wirebench/wirebench/measure"
 )
 
-// rawIODialer makes dial's TCP connections rawio.Conns, for the lean gRPC
+// RawIODialer makes dial's TCP connections rawio.Conns, for the lean gRPC
 // client: without raw system calls a gRPC call at c=1 paid a futex wake
 // of sysmon and its thread's nanosleeps on the client's CPU (strace: 0.6
 // futex and 0.7 nanosleep per call, none for REST, whose clients have made

@@ -13,7 +13,7 @@ import (
 	"golang.org/x/net/http2/hpack"
 )
 
-// h2Reader reads the lean gRPC client's HTTP/2 frames (RFC 9113 §4, §6)
+// Reader reads the lean gRPC client's HTTP/2 frames (RFC 9113 §4, §6)
 // in place, from a buffer of its own: a frame's payload is a slice of that
 // buffer, valid until the next call, and a header block is decoded as it
 // arrives into the few fields a gRPC reply needs (h2Head).

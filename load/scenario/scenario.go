@@ -33,7 +33,7 @@ const (
 // TransportGRPC drives the reference API's gRPC services.
 const TransportGRPC = "grpc"
 
-// ScenarioOptions configure a reference-API scenario. The zero value
+// Options configure a reference-API scenario. The zero value
 // (plus Name and URL) is JSON over lean HTTP/1.1 keep-alive.
 type Options struct {
 	Name string `json:"name"`
@@ -82,7 +82,7 @@ var scenarioOps = map[string][]string{
 	Create: {"create user", "delete user"},
 }
 
-// NewScenario validates o and prepares the shared state; connections are
+// New validates o and prepares the shared state; connections are
 // made lazily by the VUs.
 func New(o Options) (load.Scenario, error) {
 	ops, ok := scenarioOps[o.Name]

@@ -22,7 +22,7 @@ import (
 // latency (the gap between consecutive items of a server stream, the
 // round trip of each message of a bidirectional one, the send of each
 // message of a client stream), and every connection's bytes split by
-// layer (wirelayers.go). Every item is decoded and checked.
+// layer (package wire). Every item is decoded and checked.
 const (
 	GRPCServer = "grpc-server-stream" // UserService.Stream, native gRPC
 	GRPCClient = "grpc-client-stream" // UserService.CreateMany of Messages users (the dataset grows)

@@ -7,6 +7,6 @@
 // sums them per direction (safe for concurrent use). The counts are
 // exact: a direction's layers always sum to its socket's bytes (FuzzLayers).
 //
-// The stream scenarios (load/stream*.go) and HTTP/2 raw mode (load/h2pool.go)
+// The stream scenarios (load/stream) and HTTP/2 raw mode (load/h2.Pool)
 // use it; it knows nothing of the engine.
 package wire

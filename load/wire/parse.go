@@ -8,7 +8,7 @@ import (
 	"github.com/wirebench/wirebench/load/clientio"
 )
 
-// The streaming parsers of layer accounting (wirelayers.go). Each takes
+// The streaming parsers of layer accounting (layers.go). Each takes
 // the bytes of one direction in whatever chunks the socket gives and adds
 // every byte to exactly one layer; the inner parsers get the payload the
 // outer ones delimit. They keep a few bytes of state, never a frame or a
