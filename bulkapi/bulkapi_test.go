@@ -220,7 +220,7 @@ func heapPeak() (stop func() uint64) {
 
 // The streaming path, client and server in this process, holds a bounded
 // heap however big the body: the body is generated as it is sent
-// (load.PostBulk), decoded a record at a time and written to SQLite.
+// (scenario.PostBulk), decoded a record at a time and written to SQLite.
 func TestStreamingHeapIsBounded(t *testing.T) {
 	n := bigN(t)
 	for _, f := range []string{bulk.FormatJSON, bulk.FormatNDJSON} {

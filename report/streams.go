@@ -6,7 +6,7 @@ import (
 	"github.com/wirebench/wirebench/results"
 )
 
-// The metrics of stream and browser cells (load.StreamResult), and the
+// The metrics of stream and browser cells (results.Stream), and the
 // allocations of client and server apart. Cells without them simply do not
 // have these metrics (tables leave the columns out); a stream cell's
 // "request" is one whole exchange (a stream of the list, 100 bidi

@@ -64,7 +64,7 @@ func (c ctxWriter) Write(p []byte) (int, error) {
 	return c.w.Write(p)
 }
 
-// genPost streams the dataset to a server (load.PostBulk) and prints what
+// genPost streams the dataset to a server (scenario.PostBulk) and prints what
 // happened; a reply other than 200 is an error (exit 1).
 func genPost(ctx context.Context, env *cliEnv, o scenario.BulkOptions) error {
 	res, err := scenario.PostBulk(ctx, o)

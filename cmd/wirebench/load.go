@@ -119,7 +119,7 @@ func newLoadFlags(env *cliEnv, f *loadFlags) *pflag.FlagSet {
 	fs.IntVar(&f.kv.ValueSize, "value-size", scenario.DefaultKVValueSize, "kv-*: value size in `bytes` (redis-benchmark -d)")
 	fs.BoolVar(&f.kv.NoPreload, "no-preload", false, "kv-get, kv-mixed: the keys are already there (do not write them first); their values are still checked")
 	fs.StringVar(&f.sc.Format, "format", "json", "scenario wire `format`: json, toon, protobuf, msgpack, cbor")
-	fs.StringVar(&f.stream.Kind, "stream", "", "stream `kind` against the reference server's REST port URL (see load.StreamKinds): grpc-server-stream, grpc-bidi, ndjson, sse, websocket, connect-get, tunnel-get, ...")
+	fs.StringVar(&f.stream.Kind, "stream", "", "stream `kind` against the reference server's REST port URL (see stream.Kinds): grpc-server-stream, grpc-bidi, ndjson, sse, websocket, connect-get, tunnel-get, ...")
 	fs.StringVar(&f.stream.GRPC, "grpc", "127.0.0.1:9090", "--stream: the gRPC `address` for the native gRPC kinds")
 	fs.IntVar(&f.stream.Messages, "messages", 100, "--stream: `messages` per bidi, client-stream or WebSocket exchange")
 	fs.StringVar(&f.browser.Kind, "browser", "", "run the in-browser page's `kind` in headless chromium against the REST port URL: fetch-json, connect, grpc-web, ws-tunnel, connect-stream, ws-tunnel-stream (-c 1)")
