@@ -10,6 +10,7 @@ import (
 
 	"github.com/wirebench/wirebench/report"
 	"github.com/wirebench/wirebench/report/reporttest"
+	"github.com/wirebench/wirebench/results"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/*.golden")
@@ -44,6 +45,10 @@ var renderCases = []struct {
 	{"quick", reporttest.Options{Trials: 2, Quick: true}},
 	// A sizes-only study run with --quick: no trial banner or warnings.
 	{"sizes", reporttest.Options{SizesOnly: true, Quick: true}},
+	// A yes/no question asked in server CPU per request, with an
+	// in-browser group, which answers in latency.
+	{"answer", reporttest.Options{Question: "Is TOON cheaper to serve than JSON?",
+		Answer: results.Answer{Metric: "server_cpu_per_req", Cell: "toon"}, Browser: true}},
 }
 
 func TestGoldenMarkdown(t *testing.T) {

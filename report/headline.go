@@ -32,12 +32,13 @@ const (
 // Finding is one cell compared with its group's baseline, in words.
 type Finding struct {
 	Cell, Baseline string
-	Verdict        Verdict // on req/s
-	Text           string  // "toon vs json: +39.0% req/s [+31…+47%] (p=0.002), 30% fewer bytes/request"
+	Verdict        Verdict // on the group's answer metric (Group.Answer)
+	Text           string  // "toon vs json: -39% server CPU/req [-47…-31%] (p=0.002, 6 trials), 30% fewer bytes/request"
 }
 
-// headlineMetric is the metric findings are decided on; bytes per request
-// are stated beside it as measured (they hardly vary between trials).
+// headlineMetric is the metric findings are decided on when the study
+// names none (Group.Answer); bytes per request are stated beside it as
+// measured (they hardly vary between trials).
 const (
 	headlineMetric = "rps"
 	headlineBytes  = "recv_wire_per_req"
@@ -54,12 +55,14 @@ func (g Group) Findings() []Finding {
 		c := g.Cells[i]
 		f := Finding{Cell: c.Cell.Label, Baseline: base, Verdict: NoData}
 		parts := []string{}
-		if d, ok := g.VsBaseline(i, headlineMetric); ok {
+		key := g.answerKey()
+		m, _ := MetricByKey(key)
+		if d, ok := g.VsBaseline(i, key); ok {
 			var text string
-			f.Verdict, text = judge(d, "req/s", true)
+			f.Verdict, text = judge(d, answerUnit(key), m.HigherIsBetter)
 			parts = append(parts, text)
 		} else {
-			parts = append(parts, "no req/s to compare")
+			parts = append(parts, "no "+answerUnit(key)+" to compare")
 		}
 		if b := bytesChange(g, i); b != "" {
 			parts = append(parts, b)

@@ -25,7 +25,7 @@ func WriteHTML(w io.Writer, rep *Report) error {
 	d := htmlData{
 		Title: title(r), Warnings: allWarnings(rep), Meta: strings.ReplaceAll(metaLine(rep), "`", ""),
 		Env: envRows(r), Note: tableNote(rep), Question: question(r), Baseline: baselines(rep),
-		Notes: r.Notes, Verdict: verdict(rep),
+		Notes: r.Notes, Verdict: verdict(rep), Answer: answerLine(rep),
 	}
 	if r.Quick && r.HasLoad() {
 		d.Quick = trialsLine(r)
@@ -69,7 +69,7 @@ func htmlGroupOf(rep *Report, g Group) htmlGroup {
 	hg := htmlGroup{Name: g.Name, Load: g.Load, Main: htmlTableOf(mainTable(g)), All: htmlTableOf(groupTable(g))}
 	if len(g.Cells) > 1 {
 		hg.Baseline = g.Cells[0].Cell.Label
-		hg.Plots = append(hg.Plots, htmlPlot{"Throughput", template.HTML(throughputPlot(g))})
+		hg.Plots = append(hg.Plots, htmlPlot{barPlotTitle(g.answerKey()), template.HTML(barPlot(g, g.answerKey()))})
 	}
 	hg.Plots = append(hg.Plots, htmlPlot{"Latency by percentile", template.HTML(latencyPlot(g))})
 	if len(g.Cells) > 1 {
@@ -92,6 +92,7 @@ func htmlGroupOf(rep *Report, g Group) htmlGroup {
 type htmlData struct {
 	Title, Meta, Note  string
 	Question, Baseline string
+	Answer             string // the question's answer in one line (answer.go)
 	Single             string
 	Verdict            []string // a single run's thresholds and interruption, shown first
 	Quick              string   // what a quick run ran; empty for a full run

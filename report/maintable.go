@@ -14,15 +14,18 @@ var mainMetrics = []string{"rps", "lat_p50", "lat_p99", "recv_wire_per_req", "se
 // mainNames are the main table's shorter column names.
 var mainNames = map[string]string{"recv_wire_per_req": "bytes/req"}
 
-// mainTable is one group's narrow table: per cell req/s with its change
-// against the baseline, p50, p99, bytes per request, server CPU per
-// request, peak RSS and checks. Server columns are left out when no cell
+// mainTable is one group's narrow table: per cell the group's answer
+// metric (Group.Answer: req/s unless the study asks in another unit) with
+// its change against the baseline, then the other main metrics — req/s,
+// p50, p99, bytes per request, server CPU per request, peak RSS — and
+// checks. Server columns are left out when no cell
 // sampled a server process (a plain load run, a server given by URL).
 func mainTable(g Group) table {
 	t := table{Header: []string{"cell"}, Sig: map[[2]int]int{}}
-	var keys []string
+	head := g.answerKey()
+	keys := []string{head} // the question's unit leads, with the comparison beside it
 	for _, k := range mainMetrics {
-		if (k == "server_cpu_per_req" || k == "peak_rss") && !groupHas(g, k) {
+		if k == head || (k == "server_cpu_per_req" || k == "peak_rss") && !groupHas(g, k) {
 			continue
 		}
 		keys = append(keys, k)
@@ -35,7 +38,7 @@ func mainTable(g Group) table {
 			name = n
 		}
 		t.Header = append(t.Header, name)
-		if k == headlineMetric && compare {
+		if k == head && compare {
 			t.Header = append(t.Header, "vs baseline")
 		}
 	}
@@ -49,7 +52,7 @@ func mainTable(g Group) table {
 			} else {
 				row = append(row, "—")
 			}
-			if k != headlineMetric || !compare {
+			if k != head || !compare {
 				continue
 			}
 			d, ok := g.VsBaseline(i, k)

@@ -78,6 +78,9 @@ func writeMDHeadline(w io.Writer, rep *Report) {
 		}
 		fmt.Fprint(w, "\n\n")
 	}
+	if a := answerLine(rep); a != "" {
+		fmt.Fprintf(w, "**Answer:** %s\n\n", mdEscape(a))
+	}
 	if r.SingleRun && len(rep.Groups) == 1 && len(rep.Groups[0].Cells) == 1 {
 		g := rep.Groups[0]
 		fmt.Fprintf(w, "**%s** (%s). A single run: no spread, so no significance can be claimed from it.\n\n",
@@ -172,6 +175,7 @@ func tableNote(rep *Report) string {
 	}
 	b.WriteString("bytes/req is every response byte on the socket per request (IEC units: 1 KiB = 1024 B); " +
 		"in all metrics, body is the payload and wire is everything on the socket. ")
+	b.WriteString(answerNote(rep))
 	if !r.SingleRun {
 		fmt.Fprintf(&b, "\"vs baseline\" compares each cell's trials with the baseline's (Mann-Whitney U test): "+
 			"a change with its p-value when significant at α = %v; ~ when enough trials found no significant difference; "+

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/wirebench/wirebench/results"
@@ -32,41 +33,54 @@ func newBarFrame(labels, values []string) barFrame {
 	return barFrame{w: w, left: left, right: w - right}
 }
 
-// throughputPlot is a horizontal bar per cell at its median req/s, with
-// the 95% CI as an error bar; without an interval (too few trials) the
-// bar shows the min–max range dashed instead, and says so.
-func throughputPlot(g Group) string {
+// barPlot is a horizontal bar per cell at its median of one metric (the
+// group's answer metric: req/s, server CPU per request, p50 latency in a
+// browser), with the 95% CI as an error bar; without an interval (too
+// few trials) the bar shows the min–max range dashed instead, and says so.
+func barPlot(g Group, key string) string {
+	m, _ := MetricByKey(key)
 	rowH, top, bottom := 38.0, 12.0, 36.0
 	h := top + bottom + rowH*float64(len(g.Cells))
 	hi := 0.0
 	var labels, values []string
 	for _, c := range g.Cells {
 		labels = append(labels, c.Cell.Label)
-		if st, ok := c.Stat("rps"); ok {
+		if st, ok := c.Stat(key); ok {
 			hi = math.Max(hi, math.Max(st.Max, finiteOr(st.Hi, st.Max)))
-			values = append(values, formatSummary(UnitRate, st))
+			values = append(values, formatSummary(m.Unit, st))
 		}
 	}
 	fr := newBarFrame(labels, values)
 	plotLeft := fr.left
-	s := newSVG(fr.w, h, g.Name+": throughput (req/s), median with 95% CI, or the range of the trials when too few for one")
+	unit := answerUnit(key)
+	s := newSVG(fr.w, h, g.Name+": "+unit+", median with 95% CI, or the range of the trials when too few for one")
 	ticks := niceTicks(hi, 5)
+	if m.Unit == UnitBytes {
+		ticks = byteTicks(hi, 5)
+	}
 	x := scale{0, ticks[len(ticks)-1], plotLeft, fr.right}
 	axisY := top + rowH*float64(len(g.Cells))
 	for _, t := range ticks {
 		s.line(x.at(t), top, x.at(t), axisY, "grid")
-		s.text(x.at(t), axisY+16, "middle", "tick", trimZeros(formatSI(t)))
+		s.text(x.at(t), axisY+16, "middle", "tick", tickLabel(m.Unit, t))
 	}
-	s.text((plotLeft+fr.right)/2, axisY+32, "middle", "axis", "requests per second (higher is better)")
+	axis := unit + " (lower is better)"
+	switch {
+	case key == headlineMetric:
+		axis = "requests per second (higher is better)"
+	case m.HigherIsBetter:
+		axis = unit + " (higher is better)"
+	}
+	s.text((plotLeft+fr.right)/2, axisY+32, "middle", "axis", axis)
 	for i, c := range g.Cells {
 		y := top + rowH*float64(i)
 		s.text(plotLeft-8, y+rowH/2+4, "end", "label", c.Cell.Label)
-		st, ok := c.Stat("rps")
+		st, ok := c.Stat(key)
 		if !ok {
 			continue
 		}
-		s.f(`<rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" rx="3" fill="%s" fill-opacity="0.85"><title>%s: %s req/s</title></rect>`,
-			x.at(0), y+8, x.at(st.Center)-x.at(0), rowH-16, color(i), esc(c.Cell.Label), esc(formatSummary(UnitRate, st)))
+		s.f(`<rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" rx="3" fill="%s" fill-opacity="0.85"><title>%s: %s %s</title></rect>`,
+			x.at(0), y+8, x.at(st.Center)-x.at(0), rowH-16, color(i), esc(c.Cell.Label), esc(formatSummary(m.Unit, st)), esc(unit))
 		lo, hi, class := st.Lo, st.Hi, "err"
 		if !st.HasCI() {
 			lo, hi, class = st.Min, st.Max, "err range"
@@ -75,9 +89,30 @@ func throughputPlot(g Group) string {
 		s.line(x.at(lo), cy, x.at(hi), cy, class)
 		s.line(x.at(lo), cy-6, x.at(lo), cy+6, class)
 		s.line(x.at(hi), cy-6, x.at(hi), cy+6, class)
-		s.text(x.at(hi)+6, cy+4, "start", "value", formatSummary(UnitRate, st))
+		s.text(x.at(hi)+6, cy+4, "start", "value", formatSummary(m.Unit, st))
 	}
 	return s.String()
+}
+
+// barPlotTitle names a group's bar plot: "Throughput", "Server CPU per
+// request".
+func barPlotTitle(key string) string {
+	if key == headlineMetric {
+		return "Throughput"
+	}
+	u := answerUnit(key)
+	return strings.ToUpper(u[:1]) + u[1:]
+}
+
+// tickLabel prints an axis value in its metric's unit.
+func tickLabel(u Unit, v float64) string {
+	switch u {
+	case UnitDuration:
+		return trimZeros(formatDuration(time.Duration(v)))
+	case UnitBytes:
+		return trimZeros(formatBytes(v))
+	}
+	return trimZeros(formatSI(v))
 }
 
 func finiteOr(v, alt float64) float64 {

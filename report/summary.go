@@ -30,12 +30,19 @@ type Group struct {
 	// Load says how the load was applied to the group's cells: "closed
 	// loop, 50 VUs, 10s per trial" (several when cells differ).
 	Load string
+	// Answer is the metric key the group's findings and main table
+	// compare on: the study's answer metric, capacity where measured,
+	// p50 latency for in-browser cells (answer.go).
+	Answer string
 }
 
 // CellSummary is one cell over its trials.
 type CellSummary struct {
 	Cell         results.Cell
 	Trials       int // trials with a load result
+	// InBrowser marks a cell whose requests a page made (timed with
+	// performance.now()): its req/s moves in whole batches.
+	InBrowser bool
 	FailedTrials int // trials that ended in an error
 	// Values are the per-trial values of each metric (by Metric.Key), in
 	// trial-index order; Stats their summaries.
@@ -86,6 +93,7 @@ func Build(r *results.Study) *Report {
 			g.Cells = slices.Insert(slices.Delete(g.Cells, b, b+1), 0, base)
 		}
 		g.Load = groupLoad(r, *g)
+		g.Answer = answerMetric(r, *g)
 	}
 	if n := stats.MinCISamples(stats.Confidence); !r.SingleRun && r.HasLoad() {
 		if lo, _ := trialRange(r); lo < n {
@@ -155,6 +163,7 @@ func summarizeCell(r *results.Study, c results.Cell) CellSummary {
 	cs.Trials = len(trials)
 	loadWarn := map[string]int{}
 	for _, t := range trials {
+		cs.InBrowser = t.Load.Stream != nil && t.Load.Stream.InBrowser
 		for _, m := range Metrics {
 			if v, ok := m.Value(t); ok {
 				cs.Values[m.Key] = append(cs.Values[m.Key], v)

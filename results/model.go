@@ -20,6 +20,9 @@ type Study struct {
 	// Question is what the study asks, in one sentence ("Which wire
 	// format serves the reference API fastest?"); reports open with it.
 	Question string `json:"question,omitempty"`
+	// Answer says in which metric, and for a yes/no question from which
+	// cell, the question is answered; reports put that answer first.
+	Answer Answer `json:"answer,omitzero"`
 	// Quick marks a shortened run (fewer, shorter trials): reports say so.
 	Quick bool `json:"quick"`
 	// SingleRun marks a plain load run read as a study: one cell, one
@@ -46,6 +49,22 @@ type Study struct {
 	// Notes are the study's own Markdown sections (study kv: the seed's
 	// tables beside this run's), rendered after the tables.
 	Notes []string `json:"notes,omitempty"`
+}
+
+// Answer names what answers a study's question. The zero value answers
+// in req/s against each group's baseline.
+type Answer struct {
+	// Metric is the report's metric key the question is asked in:
+	// "server_cpu_per_req" for "is it cheaper to serve?", "rps" for "is it
+	// faster?". Reports fall back to req/s when the cells lack it; a group
+	// that measured capacity answers in capacity, and in-browser cells in
+	// latency (p50), whatever this says.
+	Metric string `json:"metric,omitempty"`
+	// Cell, for a yes/no question ("Is TOON cheaper to serve than
+	// JSON?"), is the label of the cell whose comparison with its group's
+	// baseline answers it ("toon"): yes when it is significantly better.
+	// Empty: the answer sums up every cell against its baseline.
+	Cell string `json:"cell,omitempty"`
 }
 
 // Cell is one compared configuration.

@@ -28,6 +28,7 @@ func formatsStudy() Definition {
 		Name:     "formats",
 		Title:    "Wire formats under the CRUD scenario (the TOON seed, done right)",
 		Question: "Is TOON cheaper to serve than JSON, and by how much, when every format does the same work?",
+		Answer:   results.Answer{Metric: "server_cpu_per_req", Cell: "toon"}, // cheaper: server CPU per request
 		Description: "GET all users, POST, GET one, PUT, DELETE per iteration against 100 seeded users; " +
 			"16 closed-loop connections, no think time; every response decoded and checked.",
 	}
@@ -64,6 +65,7 @@ func jsonLibsStudy() Definition {
 		Name:     "json-libs",
 		Title:    "encoding/json vs goccy/go-json behind POST /echo, on net/http and fasthttp (the Fiber seed, done right)",
 		Question: "Does a faster JSON library, or a faster HTTP engine, make the server faster end to end?",
+		Answer:   results.Answer{Metric: "rps"},
 		Description: "100 connections; scenario 1 sends a fixed number of requests, scenario 2 runs for a fixed time. " +
 			"Content-Type is application/json and every reply's message is checked. Each JSON library on each REST engine.",
 	}
@@ -103,6 +105,7 @@ func grpcVsRESTStudy() Definition {
 		Name:     "grpc-vs-rest",
 		Title:    "gRPC vs REST: unary operations, payload sizes, streams, bidirectional, connections, the WebSocket tunnel and the browser",
 		Question: "Is gRPC faster than REST for the same operations, and what do streams, tunnels and browsers change?",
+		Answer:   results.Answer{Metric: "rps"}, // in-browser groups answer in latency
 		Description: "CRUD (list 100 users, create, get, update, delete; per operation in the load results) at c=1 and c=50, " +
 			"gRPC with our lean client and with grpc-go's; " +
 			"lists of 10, 100 and 1000 users; a server stream of 1000 users against a REST list of 1000, NDJSON, SSE, Connect and gRPC-Web streams; " +

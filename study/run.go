@@ -39,7 +39,7 @@ func Run(ctx context.Context, def Definition, opts Options) (*results.Study, err
 		return nil, err
 	}
 	res := &results.Study{
-		Schema: results.StudySchema, Study: def.Name, Title: def.Title, Question: def.Question, Quick: opts.Quick, Seed: opts.Seed,
+		Schema: results.StudySchema, Study: def.Name, Title: def.Title, Question: def.Question, Answer: def.Answer, Quick: opts.Quick, Seed: opts.Seed,
 		Start: time.Now(),
 	}
 	if opts.Quick {

@@ -27,6 +27,9 @@ type Definition struct {
 	Description string
 	// Question is what the study asks, in one sentence; reports open with it.
 	Question string
+	// Answer says which metric (and, for a yes/no question, which cell)
+	// answers the question; the report leads with that answer.
+	Answer results.Answer
 	// Source is the study file it came from, if any (recorded).
 	Source string
 	// Cells are the compared configurations, the baseline of each group

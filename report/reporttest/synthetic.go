@@ -27,6 +27,14 @@ type Options struct {
 	// SizesOnly is the payload-size study's shape: payload measurements
 	// and no cells or trials.
 	SizesOnly bool
+	// Question and Answer are the study's (zero: the generic question,
+	// answered in req/s).
+	Question string
+	Answer   results.Answer
+	// Browser runs the echo group in a browser: latency as the page
+	// timed it, and the same req/s in every trial of both cells (a page's
+	// requests complete in whole batches).
+	Browser bool
 }
 
 // cellSpec is one synthetic cell: its base latency and throughput.
@@ -60,7 +68,7 @@ func Results(o Options) *results.Study {
 	start := time.Date(2026, 3, 14, 15, 9, 26, 0, time.UTC)
 	r := &results.Study{
 		Schema: results.StudySchema, Study: "synthetic", Title: "Synthetic study: formats and transports",
-		Quick: o.Quick, Seed: 42,
+		Quick: o.Quick, Seed: 42, Question: o.Question, Answer: o.Answer,
 		Options: map[string]any{"trials": o.Trials, "duration": "10s", "warmup": "3s"},
 		Env: measure.Env{
 			Hostname: "lab", CPUModel: "AMD EPYC 7B13", NumCPU: 8, Affinity: []int{0, 1, 2, 3, 4, 5, 6, 7},
@@ -119,6 +127,9 @@ func trial(c cellSpec, ci, i int, o Options) results.Trial {
 	h := skewed(lat)
 	elapsed := 10 * time.Second
 	reqs := int64(c.rps * elapsed.Seconds() / j / o.Slowdown)
+	if o.Browser && c.group == "echo c=1" {
+		reqs = 500 // ten batches of 50, whatever the latency
+	}
 	start := time.Date(2026, 3, 14, 15, 10, 0, 0, time.UTC).Add(time.Duration(i) * time.Minute)
 	res := &results.Load{
 		Schema: results.LoadSchema, Scenario: c.group, Start: start, End: start.Add(elapsed),
@@ -133,6 +144,9 @@ func trial(c cellSpec, ci, i int, o Options) results.Trial {
 	}
 	if c.group == "crud c=50" {
 		res.Ops = crudOps(c, lat, reqs)
+	}
+	if o.Browser && c.group == "echo c=1" {
+		res.Stream = &results.Stream{Kind: "fetch-json", InBrowser: true}
 	}
 	cpuPerReq := time.Duration(float64(28*time.Microsecond) * j * o.Slowdown * float64(c.lat) / float64(800*time.Microsecond))
 	rss := int64(float64(c.rss) * j)
