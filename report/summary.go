@@ -38,11 +38,11 @@ type Group struct {
 
 // CellSummary is one cell over its trials.
 type CellSummary struct {
-	Cell         results.Cell
-	Trials       int // trials with a load result
+	Cell   results.Cell
+	Trials int // trials with a load result
 	// InBrowser marks a cell whose requests a page made (timed with
 	// performance.now()): its req/s moves in whole batches.
-	InBrowser bool
+	InBrowser    bool
 	FailedTrials int // trials that ended in an error
 	// Values are the per-trial values of each metric (by Metric.Key), in
 	// trial-index order; Stats their summaries.
