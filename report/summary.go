@@ -38,11 +38,8 @@ type Group struct {
 
 // CellSummary is one cell over its trials.
 type CellSummary struct {
-	Cell   results.Cell
-	Trials int // trials with a load result
-	// InBrowser marks a cell whose requests a page made (timed with
-	// performance.now()): its req/s moves in whole batches.
-	InBrowser    bool
+	Cell         results.Cell
+	Trials       int // trials with a load result
 	FailedTrials int // trials that ended in an error
 	// Values are the per-trial values of each metric (by Metric.Key), in
 	// trial-index order; Stats their summaries.
@@ -63,6 +60,10 @@ type CellSummary struct {
 	// Ops are the scenario's operations, each summarized on its own.
 	Ops      []OpSummary
 	Warnings []string
+
+	// InBrowser marks a cell whose requests a page made (timed with
+	// performance.now()): its req/s moves in whole batches.
+	InBrowser bool
 }
 
 // Build summarizes r. It never fails: missing data becomes warnings.
