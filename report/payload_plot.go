@@ -13,13 +13,14 @@ import (
 func payloadPlot(s *payloadSet) string {
 	h, top, bottom, left := 300.0, 16.0, 60.0, 70.0
 	right := plotW - plotRight
-	var labels, colors []string
+	var labels []string
+	var idx []int
 	for i, f := range s.Formats {
 		labels = append(labels, f)
-		colors = append(colors, color(i))
+		idx = append(idx, i)
 	}
 	legendY := h - 8
-	extra := legendLineH * float64(max(0, legendLines(left, right, labels)-1))
+	extra := legendLineH * float64(max(0, seriesLegendLines(left, right, labels)-1))
 	h, bottom = h+extra, bottom+extra
 	sv := newSVG(plotW, h, s.Dataset+": body bytes per format against items in the list, log-log")
 
@@ -61,17 +62,16 @@ func payloadPlot(s *payloadSet) string {
 				pts = append(pts, point{x.at(math.Log10(float64(n))), y.at(math.Log10(float64(b))), n, b})
 			}
 		}
-		sv.f(`<polyline fill="none" stroke="%s" stroke-width="2.2" stroke-linejoin="round" points="`, color(i))
+		sv.f(`<polyline fill="none" stroke="%s" stroke-width="2.2" stroke-linejoin="round"%s points="`, color(i), dashAttr(i))
 		for _, p := range pts {
 			sv.f("%.1f,%.1f ", p.x, p.y)
 		}
 		sv.f(`"><title>%s</title></polyline>`, esc(f))
 		for _, p := range pts {
-			sv.f(`<circle cx="%.1f" cy="%.1f" r="3.5" fill="%s"><title>%s, %d items: %s B</title></circle>`,
-				p.x, p.y, color(i), esc(f), p.n, formatInt(p.b))
+			sv.marker(i, p.x, p.y, fmt.Sprintf("%s, %d items: %s B", f, p.n, formatInt(p.b)))
 		}
 	}
-	sv.legend(left, legendY, right, labels, colors)
+	sv.seriesLegend(left, legendY, right, labels, idx)
 	return sv.String()
 }
 

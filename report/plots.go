@@ -131,10 +131,13 @@ var latencyNines = []struct {
 
 // latencyPlot draws each cell's latency by percentile from its merged
 // histogram, HDR style: the x axis stretches the tail so that p99 and
-// p99.9 get as much room as the first 90%.
+// p99.9 get as much room as the first 90%. The latency axis is
+// logarithmic when the curves span more than logSpan (a linear axis
+// flattens a 2 ms server against another's 680 ms tail). Each curve has
+// its colour, dash and marker, so eight stay apart in greyscale.
 func latencyPlot(g Group) string {
 	h, top, bottom := 300.0, 16.0, 60.0
-	left := 70.0
+	left := 78.0
 	const steps = 160
 	maxNines := 4.0
 	type curve struct {
@@ -142,7 +145,7 @@ func latencyPlot(g Group) string {
 		i   int
 	}
 	var curves []curve
-	hi := 0.0
+	lo, hi := math.Inf(1), 0.0
 	for i, c := range g.Cells {
 		if c.Latency == nil || c.Latency.Count() == 0 {
 			continue
@@ -153,40 +156,122 @@ func latencyPlot(g Group) string {
 			q := 1 - math.Pow(10, -nines)
 			v := float64(c.Latency.Quantile(q))
 			hi = math.Max(hi, v)
+			if v > 0 {
+				lo = math.Min(lo, v)
+			}
 			cv.pts = append(cv.pts, [2]float64{nines, v})
 		}
 		curves = append(curves, cv)
 	}
-	var labels, colors []string
+	var labels []string
+	var idx []int
 	for _, cv := range curves {
 		labels = append(labels, g.Cells[cv.i].Cell.Label)
-		colors = append(colors, color(cv.i))
+		idx = append(idx, cv.i)
 	}
 	legendY := h - 8
-	extra := legendLineH * float64(max(0, legendLines(left, plotW-plotRight, labels)-1))
+	extra := legendLineH * float64(max(0, seriesLegendLines(left, plotW-plotRight, labels)-1))
 	h, bottom = h+extra, bottom+extra // the legend grows downwards
-	s := newSVG(plotW, h, g.Name+": latency by percentile, all trials merged")
-	ticks := niceTicks(hi, 5)
-	x := scale{0, maxNines, left, plotW - plotRight}
-	y := scale{0, ticks[len(ticks)-1], h - bottom, top}
-	for _, t := range ticks {
-		s.line(left, y.at(t), plotW-plotRight, y.at(t), "grid")
-		s.text(left-6, y.at(t)+4, "end", "tick", trimZeros(formatDuration(time.Duration(t))))
+	ax := newLatencyAxis(lo, hi)
+	title := g.Name + ": latency by percentile, all trials merged"
+	if ax.log {
+		title += ", latency on a log scale"
 	}
+	s := newSVG(plotW, h, title)
+	x := scale{0, maxNines, left, plotW - plotRight}
+	y := scale{ax.d0, ax.d1, h - bottom, top}
+	for _, t := range ax.ticks {
+		s.line(left, y.at(ax.at(t)), plotW-plotRight, y.at(ax.at(t)), "grid")
+		s.text(left-6, y.at(ax.at(t))+4, "end", "tick", trimZeros(formatDuration(time.Duration(t))))
+	}
+	ylabel := "latency (lower is better)"
+	if ax.log {
+		ylabel = "latency, log scale (lower is better)"
+	}
+	s.f(`<text x="14" y="%.1f" text-anchor="middle" class="axis" transform="rotate(-90 14 %.1f)">%s</text>`, (top+h-bottom)/2, (top+h-bottom)/2, esc(ylabel))
 	for _, n := range latencyNines {
 		s.line(x.at(n.x), top, x.at(n.x), h-bottom, "grid")
 		s.text(x.at(n.x), h-bottom+16, "middle", "tick", n.label)
 	}
-	s.text((left+plotW-plotRight)/2, h-bottom+32, "middle", "axis", "percentile (log scale of 1 − q; lower is better)")
+	s.text((left+plotW-plotRight)/2, h-bottom+32, "middle", "axis", "percentile (log scale of 1 − q)")
 	for _, cv := range curves {
-		s.f(`<polyline fill="none" stroke="%s" stroke-width="2.2" stroke-linejoin="round" points="`, color(cv.i))
+		s.f(`<polyline fill="none" stroke="%s" stroke-width="2.2" stroke-linejoin="round"%s points="`, color(cv.i), dashAttr(cv.i))
 		for _, p := range cv.pts {
-			s.f("%.1f,%.1f ", x.at(p[0]), y.at(p[1]))
+			s.f("%.1f,%.1f ", x.at(p[0]), y.at(ax.at(p[1])))
 		}
 		s.f(`"><title>%s</title></polyline>`, esc(g.Cells[cv.i].Cell.Label))
 	}
-	s.legend(left, legendY, plotW-plotRight, labels, colors)
+	for _, cv := range curves { // markers on top of every line, staggered so they do not stack
+		for j := 0; j < int(maxNines); j++ {
+			k := int(math.Round((float64(j) + 0.3 + 0.1*float64(cv.i%5)) / maxNines * steps))
+			p := cv.pts[min(k, steps)]
+			s.marker(cv.i, x.at(p[0]), y.at(ax.at(p[1])), g.Cells[cv.i].Cell.Label)
+		}
+	}
+	s.seriesLegend(left, legendY, plotW-plotRight, labels, idx)
 	return s.String()
+}
+
+// logSpan is the max/min ratio past which a latency axis is logarithmic.
+const logSpan = 20
+
+// latencyAxis maps latencies (ns) onto an axis, linear from 0 or
+// logarithmic with ticks at 1, 2 and 5 × 10^k.
+type latencyAxis struct {
+	log    bool
+	d0, d1 float64 // the axis' ends, in at's units
+	ticks  []float64
+}
+
+func newLatencyAxis(lo, hi float64) latencyAxis {
+	if hi <= 0 || math.IsInf(lo, 0) || hi/lo <= logSpan {
+		ticks := niceTicks(hi, 5)
+		return latencyAxis{d0: 0, d1: ticks[len(ticks)-1], ticks: ticks}
+	}
+	ticks := logTicks(lo, hi)
+	return latencyAxis{log: true, d0: math.Log10(ticks[0]), d1: math.Log10(ticks[len(ticks)-1]), ticks: ticks}
+}
+
+// at is v's position on the axis.
+func (a latencyAxis) at(v float64) float64 {
+	if !a.log {
+		return v
+	}
+	return math.Log10(math.Max(v, math.Pow(10, a.d0)))
+}
+
+// logTicks are the 1, 2, 5 × 10^k from the largest at or below lo to the
+// smallest at or above hi; only the powers of ten (and the ends) when
+// that would be more than ten.
+func logTicks(lo, hi float64) []float64 {
+	tick := func(k int) float64 { // …, 0.5, 1, 2, 5, 10, 20, … for k = …, -1, 0, 1, 2, 3, 4, …
+		e := k / 3
+		if k < 0 && k%3 != 0 {
+			e--
+		}
+		return []float64{1, 2, 5}[k-3*e] * math.Pow(10, float64(e))
+	}
+	k := 3 * int(math.Floor(math.Log10(lo)))
+	for tick(k+1) <= lo*(1+1e-9) {
+		k++
+	}
+	var all []float64
+	for ; ; k++ {
+		all = append(all, tick(k))
+		if tick(k) >= hi*(1-1e-9) {
+			break
+		}
+	}
+	if len(all) <= 10 {
+		return all
+	}
+	out := []float64{all[0]}
+	for _, v := range all[1 : len(all)-1] {
+		if m := v / math.Pow(10, math.Round(math.Log10(v))); math.Abs(m-1) < 1e-9 {
+			out = append(out, v)
+		}
+	}
+	return append(out, all[len(all)-1])
 }
 
 // bytesPlot stacks, per cell, the bytes per request received and sent:
@@ -262,15 +347,16 @@ func bytesValue(body, wire float64) string {
 // others is visible at a glance.
 func rssPlot(g Group) string {
 	h, top, bottom, left := 280.0, 16.0, 60.0, 76.0
-	var labels, colors []string
+	var labels []string
+	var idx []int
 	for i, c := range g.Cells {
 		if slices.ContainsFunc(c.RSS, func(tr []results.ProcSample) bool { return len(tr) > 0 }) {
 			labels = append(labels, c.Cell.Label)
-			colors = append(colors, color(i))
+			idx = append(idx, i)
 		}
 	}
 	legendY := h - 8
-	extra := legendLineH * float64(max(0, legendLines(left, plotW-plotRight, labels)-1))
+	extra := legendLineH * float64(max(0, seriesLegendLines(left, plotW-plotRight, labels)-1))
 	h, bottom = h+extra, bottom+extra // the legend grows downwards
 	s := newSVG(plotW, h, g.Name+": server RSS over time, every trial")
 	var tmax, hi float64
@@ -300,7 +386,7 @@ func rssPlot(g Group) string {
 			if len(tr) == 0 {
 				continue
 			}
-			s.f(`<polyline fill="none" stroke="%s" stroke-width="1.4" stroke-opacity="0.7" points="`, color(i))
+			s.f(`<polyline fill="none" stroke="%s" stroke-width="1.6" stroke-opacity="0.8"%s points="`, color(i), dashAttr(i))
 			for _, p := range tr {
 				s.f("%.1f,%.1f ", x.at(p.T.Seconds()), y.at(float64(p.RSS)))
 			}
@@ -310,6 +396,6 @@ func rssPlot(g Group) string {
 	if len(labels) == 0 {
 		s.text(plotW/2, h/2, "middle", "axis", "no server samples")
 	}
-	s.legend(left, legendY, plotW-plotRight, labels, colors)
+	s.seriesLegend(left, legendY, plotW-plotRight, labels, idx)
 	return s.String()
 }

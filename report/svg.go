@@ -12,8 +12,11 @@ import (
 // the page must work offline and from a file (no CDN, no script), and the
 // four chart types we need fit in a few hundred lines.
 
-// palette is colour-blind safe (Okabe-Ito), in the order cells get them.
-var palette = []string{"#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442", "#000000"}
+// palette is colour-blind safe (Okabe–Ito's eight), in the order cells
+// get them: neighbours differ in hue and lightness, the colours that meet
+// (orange and vermillion) are apart, and yellow, faint on white, comes
+// last. Lines also differ in dash and marker (style.go).
+var palette = []string{"#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000", "#F0E442"}
 
 func color(i int) string { return palette[i%len(palette)] }
 
@@ -127,10 +130,16 @@ const (
 // wrap instead of running off the plot. It returns each key's offset from
 // the first line's start and the number of lines.
 func legendLayout(x, maxX float64, labels []string) (pos [][2]float64, lines int) {
+	return legendLayoutW(x, maxX, labels, 16)
+}
+
+// legendLayoutW is legendLayout with keys keyW wide (a swatch, or a line
+// with its marker) before each label.
+func legendLayoutW(x, maxX float64, labels []string, keyW float64) (pos [][2]float64, lines int) {
 	cx, cy := x, 0.0
 	lines = min(1, len(labels))
 	for _, l := range labels {
-		w := 16 + textWidth(l, legendFont)
+		w := keyW + textWidth(l, legendFont)
 		if cx > x && cx+w > maxX {
 			cx, cy = x, cy+legendLineH
 			lines++
