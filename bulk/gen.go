@@ -1,8 +1,9 @@
 package bulk
 
 import (
+	"crypto/sha3"
+	"encoding/binary"
 	"fmt"
-	"hash/fnv"
 	"io"
 	"strconv"
 )
@@ -69,8 +70,17 @@ func Generate(w io.Writer, f string, n int) (Checksum, error) {
 }
 
 // Checksum identifies a set of rows regardless of their order: the count
-// and the sum (mod 2^64) of each row's FNV-1a hash. Two tables with the
-// same Checksum hold the same rows with overwhelming probability.
+// and the sum of each row's hash, where a row's hash is the first four
+// bytes (big-endian) of the SHA3-256 of its fields as netstrings,
+//
+//	len(iata_code) ":" iata_code len(name) ":" name len(city) ":" city len(country) ":" country
+//
+// (lengths in bytes, in decimal: "3:ABC" keeps "ab","c" apart from
+// "a","bc"). Two tables with the same Checksum hold the same rows with
+// overwhelming probability. It is built so that the table itself can be
+// checked without wirebench: the sqlite3 shell has sha3(), and ChecksumSQL
+// computes the same line from the airports table. A 32-bit hash keeps the
+// sum exact in SQLite's 64-bit integers for any MaxGenerate rows.
 type Checksum struct {
 	Rows int64  `json:"rows"`
 	Sum  uint64 `json:"sum"`
@@ -78,17 +88,41 @@ type Checksum struct {
 
 // Add counts one row.
 func (c *Checksum) Add(a *Airport) {
-	h := fnv.New64a()
+	var buf [256]byte
+	b := buf[:0]
 	for _, v := range [4]string{a.IATACode, a.Name, a.City, a.Country} {
-		io.WriteString(h, v)
-		h.Write([]byte{0}) // NUL and the length below keep "ab","c" apart from "a","bc"
-		io.WriteString(h, strconv.Itoa(len(v)))
+		b = strconv.AppendInt(b, int64(len(v)), 10)
+		b = append(b, ':')
+		b = append(b, v...)
 	}
+	h := sha3.Sum256(b)
 	c.Rows++
-	c.Sum += h.Sum64()
+	c.Sum += uint64(binary.BigEndian.Uint32(h[:4]))
 }
 
-func (c Checksum) String() string { return fmt.Sprintf("%d rows, sum %016x", c.Rows, c.Sum) }
+// String is "1000 rows, sum 2147918335621": what ChecksumSQL prints.
+func (c Checksum) String() string { return fmt.Sprintf("%d rows, sum %d", c.Rows, c.Sum) }
+
+// ChecksumSQL prints a table's Checksum as String does, in the sqlite3
+// shell (which has sha3(); plain SQLite does not): `wirebench gen
+// --checksum-sql | sqlite3 airports.db`. SQLite has no hex-to-integer
+// function, so the hash's first eight hex digits are summed digit by digit.
+const ChecksumSQL = `SELECT count(*) || ' rows, sum ' || coalesce(sum(
+    (instr('0123456789ABCDEF', substr(h, 1, 1)) - 1) * 268435456 +
+    (instr('0123456789ABCDEF', substr(h, 2, 1)) - 1) * 16777216 +
+    (instr('0123456789ABCDEF', substr(h, 3, 1)) - 1) * 1048576 +
+    (instr('0123456789ABCDEF', substr(h, 4, 1)) - 1) * 65536 +
+    (instr('0123456789ABCDEF', substr(h, 5, 1)) - 1) * 4096 +
+    (instr('0123456789ABCDEF', substr(h, 6, 1)) - 1) * 256 +
+    (instr('0123456789ABCDEF', substr(h, 7, 1)) - 1) * 16 +
+    (instr('0123456789ABCDEF', substr(h, 8, 1)) - 1) * 1), 0)
+FROM (SELECT hex(sha3(
+    length(CAST(iata_code AS BLOB)) || ':' || iata_code ||
+    length(CAST(name AS BLOB)) || ':' || name ||
+    length(CAST(city AS BLOB)) || ':' || city ||
+    length(CAST(country AS BLOB)) || ':' || country, 256)) AS h
+  FROM airports);
+`
 
 // GeneratedChecksum is Generate's checksum without encoding anything.
 func GeneratedChecksum(n int) Checksum {

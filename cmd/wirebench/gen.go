@@ -21,12 +21,14 @@ func init() {
 // runGen streams the generated airports: the same n and format give the
 // same bytes, and nothing is held beyond one record and the write buffer.
 func runGen(ctx context.Context, env *cliEnv, args []string) error {
-	fs := newFlagSet(env, "gen", "airports [-n N] [--format json|ndjson|toon|protobuf|csv] [--checksum | --post URL [--content-length]]")
+	fs := newFlagSet(env, "gen", "airports [-n N] [--format json|ndjson|toon|protobuf|csv] [--checksum | --checksum-sql | --post URL [--content-length]]")
 	n := fs.IntP("records", "n", 1000, "number of `records`")
 	format := fs.String("format", bulk.FormatJSON, "`format`: "+strings.Join(bulk.Formats(), ", "))
 	post := fs.String("post", "", "stream the records to this `URL` (POST, e.g. http://127.0.0.1:8080/airports) as they are generated, instead of stdout; prints the reply, time and bytes on the wire")
 	withLength := fs.Bool("content-length", false, "with --post: send a Content-Length (the body is generated twice, once to count it) instead of chunked encoding")
-	sum := fs.Bool("checksum", false, "print the dataset's row count and checksum (what the airports table must hold after the upload) instead of the data")
+	sum := fs.Bool("checksum", false, "print the dataset's row count and checksum (what the airports table must hold after the upload) instead of the data: "+
+		"\"N rows, sum S\", S the sum of each row's first 4 bytes of SHA3-256 over its fields as netstrings; the table prints the same line with: wirebench gen airports --checksum-sql | sqlite3 airports.db (docs/bulk.md)")
+	sumSQL := fs.Bool("checksum-sql", false, "print the SQL that computes --checksum's line from an airports table, for the sqlite3 shell (which has sha3()): wirebench gen airports --checksum-sql | sqlite3 airports.db")
 	aliases(fs, map[string]string{"n": "records"})
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -39,6 +41,10 @@ func runGen(ctx context.Context, env *cliEnv, args []string) error {
 	}
 	if bulk.MediaType(*format) == "" {
 		return usagef("--format: want one of %s, got %q", strings.Join(bulk.Formats(), ", "), *format)
+	}
+	if *sumSQL {
+		fmt.Fprint(env.stdout, bulk.ChecksumSQL)
+		return nil
 	}
 	if *sum {
 		fmt.Fprintln(env.stdout, bulk.GeneratedChecksum(*n))

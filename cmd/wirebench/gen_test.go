@@ -23,6 +23,9 @@ func TestGenAirports(t *testing.T) {
 	if code, out, _ := runCLI(t, "gen", "airports", "-n", "50", "--checksum"); code != 0 || strings.TrimSpace(out) != bulk.GeneratedChecksum(50).String() {
 		t.Fatalf("checksum: %d %q", code, out)
 	}
+	if code, out, _ := runCLI(t, "gen", "airports", "--checksum-sql"); code != 0 || out != bulk.ChecksumSQL {
+		t.Fatalf("checksum-sql: %d %q", code, out)
+	}
 	for _, args := range [][]string{
 		{"gen"}, {"gen", "users"}, {"gen", "airports", "--format", "xml"}, {"gen", "airports", "-n", "-1"},
 		{"gen", "airports", "extra"},
