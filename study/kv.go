@@ -65,7 +65,7 @@ func kvStudy() Definition {
 		Title: "KV: wirebench vs Redis, one client, matched persistence (seed 002, done right)",
 		Question: "How fast is wirebench's KV store against redis-server when both are driven by the same client " +
 			"at the same persistence setting, and what does HTTP cost beside RESP?",
-		Answer: results.Answer{Metric: "rps"},
+		Answer: results.Answer{Metric: "rps", Cell: "wirebench RESP"}, // per operation and persistence, against Redis
 		Description: "50 connections, 128-byte values, 10,000 keys, SET then GET (GET preloads the keys; every value checked): " +
 			"redis-server and wirebench serve --resp at no persistence, AOF everysec and AOF always, wirebench's /kv over HTTP " +
 			"(raw and JSON bodies) at AOF everysec; redis-benchmark beside each Redis trial.",
