@@ -282,3 +282,29 @@ func answerNote(rep *Report) string {
 	s := strings.Join(notes, "; ")
 	return strings.ToUpper(s[:1]) + s[1:] + ". "
 }
+
+// compares reports whether g's tables compare metric key with the
+// baseline: the answer's metric and throughput and tail (vsMetrics), but
+// never an in-browser group's req/s, which moves in whole batches.
+func (g Group) compares(key string) bool {
+	if key == headlineMetric && groupInBrowser(g) {
+		return false
+	}
+	return vsMetrics[key] || key == g.answerKey()
+}
+
+// answerCols are report.csv's last columns: each cell against its
+// baseline in the metric its group answers in (Group.Answer), so a
+// script reads the question's verdict without knowing the study.
+var answerCols = []string{"answer_metric", "answer_vs_base_pct", "answer_vs_base_p", "answer_vs_base_verdict"}
+
+// putAnswer fills answerCols of cell i of g.
+func putAnswer(row []string, g Group, i int) {
+	key := g.answerKey()
+	m, _ := MetricByKey(key)
+	row[0] = m.CSV
+	if d, ok := g.VsBaseline(i, key); ok {
+		v, _ := judge(d, "", m.HigherIsBetter)
+		copy(row[1:], []string{num(d.Pct()), num(d.P), verdictName[v]})
+	}
+}

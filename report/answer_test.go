@@ -1,6 +1,8 @@
 package report
 
 import (
+	"bytes"
+	"encoding/csv"
 	"slices"
 	"strings"
 	"testing"
@@ -113,6 +115,22 @@ func TestBrowserAnswersInLatency(t *testing.T) {
 	h := mainTable(g).Header
 	if h[1] != "p50" || h[2] != "vs baseline" || strings.Count(strings.Join(h, "|"), "vs baseline") != 1 {
 		t.Errorf("browser main table header %q: want p50 and one comparison first", h)
+	}
+	if all := groupTable(g).Header; slices.Contains(all, "req/s vs base") || !slices.Contains(all, "p50 vs base") {
+		t.Errorf("browser all-metrics header %q: want p50 compared, req/s not", all)
+	}
+	var csvOut bytes.Buffer
+	if err := WriteCSV(&csvOut, rep); err != nil {
+		t.Fatal(err)
+	}
+	rows, _ := csv.NewReader(&csvOut).ReadAll()
+	col := func(name string) int { return slices.Index(rows[0], name) }
+	for _, r := range rows[1:] {
+		if r[0] == "cell" && r[1] == g.Name && r[3] == "grpc" {
+			if r[col("answer_metric")] != "p50_ms" || r[col("answer_vs_base_verdict")] != "worse" || r[col("req_per_s_vs_base_verdict")] != "" {
+				t.Errorf("browser CSV row: answer %q %q, req/s verdict %q", r[col("answer_metric")], r[col("answer_vs_base_verdict")], r[col("req_per_s_vs_base_verdict")])
+			}
+		}
 	}
 	if a := answerLine(rep); !strings.Contains(a, "p50 latency (in-browser groups)") {
 		t.Errorf("answer %q does not say the browser group is compared in latency", a)

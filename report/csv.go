@@ -42,6 +42,8 @@ func WriteCSV(w io.Writer, rep *Report) error {
 	payloadCols := []string{"dataset", "items", "format", "transport", "compression", "body_bytes", "coded_bytes", "wire_bytes"}
 	payloadAt := len(header)
 	header = append(header, payloadCols...)
+	answerAt := len(header) // the comparison in the question's unit (answer.go), whichever metric that is
+	header = append(header, answerCols...)
 	_ = cw.Write(header) // errors surface from Flush/Error below
 	put := func(row []string, at int, m Metric, s stats.Summary) {
 		d := csvDivisor(m.Unit)
@@ -59,7 +61,7 @@ func WriteCSV(w io.Writer, rep *Report) error {
 				} else {
 					row[at+5] = "0"
 				}
-				if !vsMetrics[m.Key] {
+				if !vsMetrics[m.Key] || !g.compares(m.Key) {
 					continue
 				}
 				if d, ok := g.VsBaseline(i, m.Key); ok {
@@ -67,6 +69,7 @@ func WriteCSV(w io.Writer, rep *Report) error {
 					copy(row[at+6:], []string{num(d.Pct()), num(d.P), verdictName[v]})
 				}
 			}
+			putAnswer(row[answerAt:], g, i)
 			_ = cw.Write(row)
 			for _, op := range c.Ops {
 				row := make([]string, len(header))

@@ -54,7 +54,7 @@ func groupTable(g Group) table {
 	}
 	for _, m := range ms {
 		t.Header = append(t.Header, m.Name)
-		if vsMetrics[m.Key] && compare {
+		if g.compares(m.Key) && compare {
 			t.Header = append(t.Header, m.Name+" vs base")
 		}
 		if m.Key == "lat_max" {
@@ -69,7 +69,7 @@ func groupTable(g Group) table {
 			} else {
 				row = append(row, "—")
 			}
-			if vsMetrics[m.Key] && compare {
+			if g.compares(m.Key) && compare {
 				switch d, ok := g.VsBaseline(i, m.Key); {
 				case i == 0:
 					row = append(row, "baseline")
