@@ -106,6 +106,9 @@ func barPlotTitle(key string) string {
 
 // tickLabel prints an axis value in its metric's unit.
 func tickLabel(u Unit, v float64) string {
+	if v == 0 {
+		return "0"
+	}
 	switch u {
 	case UnitDuration:
 		return trimZeros(formatDuration(time.Duration(v)))
