@@ -103,7 +103,14 @@ func cellAnswer(rep *Report, label string) string {
 		if i <= 0 {
 			continue
 		}
-		parts = append(parts, oneAnswer(g, i, yesNo(rep.Results.Question)))
+		yes := Better
+		if rep.Results.Answer.Yes == "worse" {
+			yes = Worse
+		}
+		if !yesNo(rep.Results.Question) {
+			yes = NoData // no yes or no before the answer
+		}
+		parts = append(parts, oneAnswer(g, i, yes))
 		groups = append(groups, g.Name)
 	}
 	if len(parts) == 1 {
@@ -127,8 +134,12 @@ func yesNo(q string) bool {
 }
 
 // oneAnswer words cell i of g against the baseline on the group's answer
-// metric, as a ratio (the question's own unit: "0.50× the server CPU").
-func oneAnswer(g Group, i int, yn bool) string {
+// metric, as a ratio (the question's own unit: "0.50× the server CPU"),
+// starting with "Yes" when the verdict is yes (Better or Worse), "No"
+// when it is the other or no significant difference; yes = NoData for a
+// question that is not a yes/no one.
+func oneAnswer(g Group, i int, yes Verdict) string {
+	yn := yes == Better || yes == Worse
 	key := g.answerKey()
 	unit, base := answerUnit(key), g.Cells[0].Cell.Label
 	m, _ := MetricByKey(key)
@@ -153,7 +164,11 @@ func oneAnswer(g Group, i int, yn bool) string {
 	}
 	s := fmt.Sprintf("%s%s (p=%.3f, %s)", ratio, rng, d.P, trialCount(d))
 	if yn {
-		s = map[Verdict]string{Better: "Yes: ", Worse: "No: "}[v] + s
+		if v == yes {
+			s = "Yes: " + s
+		} else {
+			s = "No: " + s
+		}
 	}
 	return s
 }

@@ -65,6 +65,9 @@ type Answer struct {
 	// baseline answers it ("toon"): yes when it is significantly better.
 	// Empty: the answer sums up every cell against its baseline.
 	Cell string `json:"cell,omitempty"`
+	// Yes is the verdict that answers the question yes: "better" (the
+	// default: "Is TOON cheaper?") or "worse" ("Is the new build slower?").
+	Yes string `json:"yes,omitempty"`
 }
 
 // Cell is one compared configuration.

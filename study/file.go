@@ -167,6 +167,7 @@ func (p *parser) definition(doc *yaml.Node, spec *fileSpec) Definition {
 		}
 		def.Cells = baselineFirst(def.Cells)
 	}
+	def.Answer = p.answer(doc, spec.Answer, names)
 	return def
 }
 

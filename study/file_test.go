@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/wirebench/wirebench/results"
 )
 
 // core is the core schema of issue 11, valid as it is; the bad files below
@@ -104,6 +106,12 @@ func TestParseErrors(t *testing.T) {
 			`s.yaml:1: unknown field "zzzzzz" in load (known: body, body_file, compression, concurrency, connections, expect_body_contains, expect_status, format, headers, method, no_keepalive, open, rate, requests, scenario, stages, timeout, transport, url)`},
 		{"misspelt cell field", "load: {url: http://h/}\ncells:\n  - name: a\n    sever: {command: [x]}\n",
 			`s.yaml:4: unknown field "sever" in cells[0]; did you mean "server"?`},
+		{"misspelt answer metric", "answer: {metric: server_cpu_per_rq}\nload: {url: http://h/}\n" + cell,
+			`s.yaml:1: answer: metric "server_cpu_per_rq" is not a report metric; did you mean "server_cpu_per_req"?`},
+		{"answer cell missing", "answer: {metric: rps, cell: b}\nload: {url: http://h/}\n" + cell,
+			`s.yaml:1: answer: no cell is named "b"; did you mean "a"?`},
+		{"answer yes neither better nor worse", "answer: {cell: a, yes: slower}\nload: {url: http://h/}\n" + cell,
+			`s.yaml:1: answer: yes: want better or worse (the verdict of the cell against its baseline that answers yes), got "slower"`},
 		{"bad duration", "warmup: 1x\nload: {url: http://h/}\n" + cell,
 			`s.yaml:1: warmup: want a duration such as 500ms or 2s, got "1x"`},
 		{"number as duration", "duration: 5\nload: {url: http://h/}\n" + cell,
@@ -298,6 +306,9 @@ func TestExampleParses(t *testing.T) {
 	}
 	if def.Question != "Is the new build slower than the old one?" {
 		t.Fatalf("question %q: the report opens with it", def.Question)
+	}
+	if def.Answer != (results.Answer{Metric: "rps", Cell: "new", Yes: "worse"}) {
+		t.Fatalf("answer %+v", def.Answer)
 	}
 }
 

@@ -13,6 +13,7 @@ type fileSpec struct {
 	Title       string        `yaml:"title"`
 	Description string        `yaml:"description"`
 	Question    string        `yaml:"question"`
+	Answer      *answerSpec   `yaml:"answer"`
 	Trials      int           `yaml:"trials"`
 	Warmup      time.Duration `yaml:"warmup"`
 	Duration    time.Duration `yaml:"duration"`
