@@ -114,7 +114,7 @@ func cellAnswer(rep *Report, label string) string {
 		groups = append(groups, g.Name)
 	}
 	if len(parts) == 1 {
-		return parts[0] + "."
+		return strings.ToUpper(parts[0][:1]) + parts[0][1:] + "." // "Cannot tell …"
 	}
 	for k := range parts {
 		parts[k] = groups[k] + ": " + parts[k]

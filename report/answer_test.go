@@ -31,7 +31,7 @@ func TestAnswerLine(t *testing.T) {
 		{"no difference", reporttest.Options{Question: "Is protobuf cheaper to serve than JSON?", Answer: results.Answer{Metric: "server_cpu_per_req", Cell: "protobuf"}},
 			[]string{"No: no significant difference in server CPU per request from json (p=0.810, 6 trials)."}, []string{"×", "Yes"}, false},
 		{"two trials: cannot tell", reporttest.Options{Trials: 2, Question: cheaper, Answer: results.Answer{Metric: "server_cpu_per_req", Cell: "toon"}},
-			[]string{"cannot tell with 2 trials (need 4+ per cell): 1.2", "× the server CPU per request of json observed ["}, []string{"Yes", "No", "p="}, false},
+			[]string{"Cannot tell with 2 trials (need 4+ per cell): 1.2", "× the server CPU per request of json observed ["}, []string{"Yes", "No", "p="}, false},
 		{"yes when worse", reporttest.Options{Question: "Is TOON slower than JSON?", Answer: results.Answer{Metric: "rps", Cell: "toon", Yes: "worse"}},
 			[]string{"Yes: 0.87× the req/s of json ["}, []string{"No"}, false},
 		{"yes when worse, not worse", reporttest.Options{Question: "Is protobuf slower than JSON?", Answer: results.Answer{Metric: "rps", Cell: "protobuf", Yes: "worse"}},
