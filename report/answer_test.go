@@ -159,3 +159,20 @@ func TestAnswerUsesCapacity(t *testing.T) {
 		t.Errorf("answer %q is not in capacity", a)
 	}
 }
+
+// TestAnswerEveryGroupWithTheCell: a cell label in several groups (study
+// kv: "wirebench RESP" per operation and persistence) answers once per
+// group, each named, in one line.
+func TestAnswerEveryGroupWithTheCell(t *testing.T) {
+	r := reporttest.Results(reporttest.Options{Question: "How fast is toon?", Answer: results.Answer{Metric: "rps", Cell: "toon"}})
+	for i := range r.Cells {
+		if r.Cells[i].Label == "grpc" {
+			r.Cells[i].Label = "toon"
+		}
+	}
+	got := answerLine(Build(r))
+	want := "crud c=50: 0.87× the req/s of json [0.83…0.94] (p=0.005, 6 trials); echo c=1: 0.66× the req/s of http1 ["
+	if !strings.HasPrefix(got, want) || !strings.HasSuffix(got, ".") || strings.Count(got, ";") != 1 {
+		t.Errorf("answer %q\nwant it to start %q", got, want)
+	}
+}
