@@ -36,7 +36,7 @@ func runGate(ctx context.Context, env *cliEnv, args []string) error {
 		"Exit status: 0 no regression beyond tolerance (shown at α), 1 a regression beyond tolerance,\n"+
 		"significant at α after Holm's correction, 2 bad usage or unreadable results, 3 undecidable\n"+
 		"(too few trials, or too much noise to rule out a regression of the tolerated size).")
-	tols := fs.StringArray("max-regression", nil, "tolerance `METRIC:±N%` (repeatable), e.g. p99:+10%, rps:-5%, cpu_per_req:+5% (default: those three)")
+	tols := fs.StringArray("max-regression", nil, "tolerance `METRIC:±N%` (repeatable), (default: "+strings.Join(gate.DefaultToleranceText, ", ")+")")
 	alpha := fs.Float64("alpha", 0.05, "significance `level` of the verdict")
 	base := fs.String("base", "", "the base `cell` (default: the study's baseline)")
 	change := fs.String("change", "", "the change `cell` (default: the study's other cell)")
