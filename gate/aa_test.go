@@ -156,3 +156,33 @@ func TestTooFewTrialsIsUndecidable(t *testing.T) {
 		}
 	}
 }
+
+// TestAAPassRate: with the default tolerances and trials whose spread is
+// well under them, the same build on both sides passes (exit 0) most of
+// the time, never fails, and is undecidable otherwise: the gate can say
+// "no regression", not only "cannot tell".
+func TestAAPassRate(t *testing.T) {
+	const runs, alpha = 1000, 0.05
+	ts := DefaultTolerances()
+	rng := rand.New(rand.NewPCG(37, 4))
+	for _, tc := range []struct {
+		n       int
+		sigma   float64
+		minPass float64
+	}{{6, 0.03, 0.95}, {10, 0.05, 0.90}, {6, 0.10, 0}} {
+		pass, fail := 0, 0
+		for range runs {
+			switch _, v := Decide(study(rng, ts, tc.n, tc.sigma, make([]float64, len(ts))), alpha); v {
+			case Pass:
+				pass++
+			case Regression:
+				fail++
+			}
+		}
+		t.Logf("defaults %v, n=%d+%d, spread %.0f%%: exit 0 in %.1f%%, exit 1 in %.1f%% of %d A/A runs",
+			DefaultToleranceText, tc.n, tc.n, tc.sigma*100, 100*float64(pass)/runs, 100*float64(fail)/runs, runs)
+		if float64(pass)/runs < tc.minPass || float64(fail)/runs > binomialLimit(alpha, runs) {
+			t.Errorf("n=%d sigma=%v: pass rate %.3f (want ≥ %v), fail rate %.3f", tc.n, tc.sigma, float64(pass)/runs, tc.minPass, float64(fail)/runs)
+		}
+	}
+}
