@@ -43,6 +43,16 @@ func (n Num) MarshalJSON() ([]byte, error) {
 	return json.Marshal(f)
 }
 
+// UnmarshalJSON reads null as NaN (it stood for NaN or an infinity: a
+// number the run could not give).
+func (n *Num) UnmarshalJSON(b []byte) error {
+	if string(b) == "null" {
+		*n = Num(math.NaN())
+		return nil
+	}
+	return json.Unmarshal(b, (*float64)(n))
+}
+
 // Sample is one metric's trial values on both sides, with its tolerance.
 type Sample struct {
 	Tolerance    Tolerance

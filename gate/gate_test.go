@@ -195,7 +195,7 @@ func TestEvaluate(t *testing.T) {
 			t.Fatalf("an unchanged build failed: %s", r.Summary)
 		}
 		w := strings.Join(r.Noise.Warnings, "\n")
-		if !strings.Contains(w, "between trials of the same build") || !strings.Contains(w, "A/A pair") {
+		if !strings.Contains(w, "between trials of the same build") || !strings.Contains(w, "A/A pair") || !strings.Contains(w, "p99: this run's MDE") {
 			t.Errorf("no noise warning: %q", w)
 		}
 	})
@@ -272,6 +272,10 @@ func TestWriteFormats(t *testing.T) {
 	}
 	if c := back["checks"].([]any)[2].(map[string]any); c["mde"] != nil || c["verdict"] != "skipped" {
 		t.Errorf("a skipped metric's MDE must be null in JSON: %v", c)
+	}
+	var typed Result
+	if err := json.Unmarshal(js.Bytes(), &typed); err != nil || !math.IsNaN(float64(typed.Checks[2].MDE)) || typed.Checks[1].MDE != r.Checks[1].MDE {
+		t.Errorf("json round trip: %v, MDEs %v %v", err, typed.Checks[2].MDE, typed.Checks[1].MDE)
 	}
 	if err := Write(&text, r, "yaml"); !errors.Is(err, ErrOptions) {
 		t.Errorf("unknown format: %v", err)

@@ -58,9 +58,17 @@ func noise(s *results.Study, r *Result, base, change, aa results.Cell, bt []resu
 		}
 		tol := tolFor(o.Tolerances, c.Metric)
 		spread := stats.PooledSD(badness(valuesOf(tol, bt), c.HigherIsBetter), badness(valuesOf(tol, s.TrialsOf(change.ID)), c.HigherIsBetter))
+		if mde := math.Abs(float64(c.MDE)); c.Verdict == Undecidable && mde > math.Abs(tol.Pct)/100 && !math.IsInf(mde, 0) {
+			more := "add trials"
+			if c.TrialsNeeded > 0 {
+				more = fmt.Sprintf("about %d trials per side would do", c.TrialsNeeded)
+			}
+			n.Warnings = append(n.Warnings, fmt.Sprintf("%s: this run's MDE (%s) is larger than the tolerance (%s): even an unchanged build can hardly pass; %s, or quiet the machine",
+				c.Metric, pct(float64(c.MDE)), tol.Signed(), more))
+		}
 		if spread > tol.Boundary() {
-			n.Warnings = append(n.Warnings, fmt.Sprintf("%s varies by %s between trials of the same build (pooled sd), more than its tolerance %s: the machine's own noise is larger than the change you want to catch (pin CPUs, quiet the machine, lengthen trials, or add trials)",
-				c.Metric, pct(math.Expm1(spread)), tol.Signed()))
+			n.Warnings = append(n.Warnings, fmt.Sprintf("%s varies by ±%.1f%% between trials of the same build (pooled sd), more than its tolerance %s: the machine's own noise is larger than the change you want to catch (pin CPUs, quiet the machine, lengthen trials, or add trials)",
+				c.Metric, 100*math.Expm1(spread), tol.Signed()))
 		}
 	}
 	if aa.ID != "" {

@@ -3,12 +3,16 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/wirebench/wirebench/gate"
 )
 
 // gateRepo makes a git repository of the test server (testdata/gatesrv)
@@ -115,11 +119,13 @@ cells:
 	}
 	full := resultsOf("full")
 	t.Logf("study of 3 revs × 6 trials: %v", time.Since(start).Round(time.Second))
-	// About twice the MDE this shared 2-CPU box reaches at 6+6 short
-	// trials (cpu_per_req 12-16%, rps 11-15%, p99 26-43%), so that the
-	// identical pair passes rather than coming out undecidable; the
-	// planted cost is some 20× the base's.
-	tol := []string{"--max-regression", "cpu_per_req:+35%", "--max-regression", "rps:-30%", "--max-regression", "p99:+100%"}
+	// The planted cost is CPU per request (15-25× the base's); the
+	// tolerances are about twice the MDE this shared 2-CPU box reaches at
+	// 6+6 short trials (cpu_per_req 12-17% quiet or busy, p99 26-43% quiet
+	// and up to 110% busy). req/s is left out: in a closed loop it follows
+	// the client's share of a busy machine (it varied ±45% between trials
+	// of one build while other engineers' tests ran).
+	tol := []string{"--max-regression", "cpu_per_req:+35%", "--max-regression", "p99:+150%"}
 	for _, tc := range []struct {
 		name string
 		args []string
@@ -129,10 +135,36 @@ cells:
 		{"identical", []string{"--change", "same"}, 0},
 		{"identical, reversed", []string{"--base", "same", "--change", "base"}, 0},
 	} {
-		code, out, errs := wb(append(append([]string{"gate", full, "--base", "base"}, tc.args...), tol...)...)
+		args := append(append([]string{"gate", full, "--base", "base"}, tc.args...), tol...)
+		code, out, errs := wb(args...)
 		t.Logf("%s: exit %d\n%s", tc.name, code, out)
-		if code != tc.want {
+		if code == tc.want {
+			continue
+		}
+		if tc.want != 0 || code != 3 {
 			t.Errorf("%s: exit %d, want %d\n%s", tc.name, code, tc.want, errs)
+			continue
+		}
+		// An identical pair may come out undecidable, never failed, but
+		// only when the machine was too noisy to resolve a tolerance: some
+		// undecided metric's MDE is more than half its tolerance. With
+		// every MDE under half, a pass is all but certain (the pass test
+		// runs at α, the MDE at α/3).
+		_, js, _ := wb(append(args, "--format", "json")...)
+		var r gate.Result
+		if err := json.Unmarshal([]byte(js), &r); err != nil {
+			t.Fatal(err)
+		}
+		noisy := false
+		for _, c := range r.Checks {
+			if m := math.Abs(float64(c.MDE)); c.Verdict == gate.Undecidable && (math.IsNaN(m) || m > math.Abs(c.Tolerance)/100/2) {
+				noisy = true
+			}
+		}
+		if !noisy {
+			t.Errorf("%s: exit 3 though every MDE is under half its tolerance\n%s", tc.name, out)
+		} else {
+			t.Logf("%s: undecidable on a noisy machine (an MDE beyond half its tolerance): allowed, never 1", tc.name)
 		}
 	}
 	start = time.Now()
