@@ -271,6 +271,7 @@ func FuzzParse(f *testing.F) {
 	f.Add([]byte("server: {command: [x, \"{port2}\"], env: {A: 1}}\nload: {url: http://h/, stages: [{duration: 1s, target: 2}], expect_status: 200}\nbaseline: b\ncells: [{name: a}, {name: b, url: \"http://127.0.0.1:1\"}]\n"))
 	f.Add([]byte("load: {url: \"http://h:1\", scenario: crud, transport: grpc}\ncells: [{name: a, server: {command: [x]}, check: {command: [y]}}]\n"))
 	f.Add([]byte("a: &x [*x]\n"))
+	f.Add([]byte(revStudy))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		def, err := Parse("f.yaml", data, noFiles)
 		if err != nil {
