@@ -119,23 +119,25 @@ cells:
 	}
 	full := resultsOf("full")
 	t.Logf("study of 3 revs × 6 trials: %v", time.Since(start).Round(time.Second))
-	// The planted cost is CPU per request (15-25× the base's); the
-	// tolerances are about twice the MDE this shared 2-CPU box reaches at
-	// 6+6 short trials (cpu_per_req 12-17% quiet or busy, p99 26-43% quiet
-	// and up to 110% busy). req/s is left out: in a closed loop it follows
-	// the client's share of a busy machine (it varied ±45% between trials
-	// of one build while other engineers' tests ran).
-	tol := []string{"--max-regression", "cpu_per_req:+35%", "--max-regression", "p99:+150%"}
+	// The planted cost is CPU per request (15-25× the base's). Three
+	// metrics judge it, under Holm's correction. The identical pair is
+	// judged on cpu_per_req, at about twice the MDE this shared 2-CPU box
+	// reached at 6+6 short trials whether quiet or busy (8-17%); req/s
+	// and p99 in a closed loop follow the client's share of a busy
+	// machine (req/s varied ±45% between trials of one build, p99's MDE
+	// reached 370%, while other engineers' tests ran).
+	all := []string{"--max-regression", "cpu_per_req:+35%", "--max-regression", "rps:-30%", "--max-regression", "p99:+100%"}
+	cpu := []string{"--max-regression", "cpu_per_req:+35%"}
 	for _, tc := range []struct {
 		name string
 		args []string
 		want int
 	}{
-		{"planted cost", []string{"--change", "slow", "--aa", "same"}, 1},
-		{"identical", []string{"--change", "same"}, 0},
-		{"identical, reversed", []string{"--base", "same", "--change", "base"}, 0},
+		{"planted cost", append([]string{"--change", "slow", "--aa", "same"}, all...), 1},
+		{"identical", append([]string{"--change", "same"}, cpu...), 0},
+		{"identical, reversed", append([]string{"--base", "same", "--change", "base"}, cpu...), 0},
 	} {
-		args := append(append([]string{"gate", full, "--base", "base"}, tc.args...), tol...)
+		args := append([]string{"gate", full, "--base", "base"}, tc.args...)
 		code, out, errs := wb(args...)
 		t.Logf("%s: exit %d\n%s", tc.name, code, out)
 		if code == tc.want {
@@ -173,7 +175,7 @@ cells:
 	}
 	t.Logf("study of 3 revs × 2 trials: %v", time.Since(start).Round(time.Second))
 	for _, change := range []string{"slow", "same"} {
-		code, out, _ := wb(append([]string{"gate", resultsOf("few"), "--change", change}, tol...)...)
+		code, out, _ := wb(append([]string{"gate", resultsOf("few"), "--change", change}, all...)...)
 		if code != 3 || !strings.Contains(out, "UNDECIDABLE") {
 			t.Errorf("2+2 trials, %s: exit %d, want 3\n%s", change, code, out)
 		}
