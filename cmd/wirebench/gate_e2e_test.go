@@ -122,7 +122,7 @@ cells:
 	// The planted cost is CPU per request (15-25× the base's). Three
 	// metrics judge it, under Holm's correction. The identical pair is
 	// judged on cpu_per_req, at about twice the MDE this shared 2-CPU box
-	// reached at 6+6 short trials whether quiet or busy (8-17%); req/s
+	// reached at 6+6 short trials whether quiet or busy (8-27%); req/s
 	// and p99 in a closed loop follow the client's share of a busy
 	// machine (req/s varied ±45% between trials of one build, p99's MDE
 	// reached 370%, while other engineers' tests ran).
