@@ -87,6 +87,11 @@ type Cell struct {
 	// External is the URL of a server that was already running: no fresh
 	// process per trial and no process sampling (CPU, RSS) for this cell.
 	External string `json:"external,omitempty"`
+	// Rev is the git revision the cell was built from, as written in the
+	// study (main, HEAD~1, a tag), and Commit what it resolved to; both
+	// empty for a cell run from the working tree as it is.
+	Rev    string `json:"rev,omitempty"`
+	Commit string `json:"commit,omitempty"`
 }
 
 // Trial is one fresh server process under one load run.

@@ -43,7 +43,8 @@ func (c Command) run(ctx context.Context, v vars, timeout time.Duration) (exit i
 	if c.Timeout > 0 {
 		timeout = c.Timeout
 	}
-	path, err := resolveCommand(args[0], c.Dir)
+	dir := v.dir(c.Dir)
+	path, err := resolveCommand(args[0], dir)
 	if err != nil {
 		return -1, "", fmt.Errorf("%s: %w", args[0], err)
 	}
@@ -53,7 +54,7 @@ func (c Command) run(ctx context.Context, v vars, timeout time.Duration) (exit i
 	out.max = logTail
 	cmd := exec.CommandContext(ctx, path, args[1:]...)
 	cmd.Args[0] = args[0]
-	cmd.Dir, cmd.Env, cmd.Stdout, cmd.Stderr = c.Dir, append(os.Environ(), v.expandAll(c.Env)...), &out, &out
+	cmd.Dir, cmd.Env, cmd.Stdout, cmd.Stderr = dir, append(os.Environ(), v.expandAll(c.Env)...), &out, &out
 	cmd.WaitDelay = 5 * time.Second // a child holding the pipes open does not hang us
 	err = cmd.Run()
 	var ee *exec.ExitError

@@ -168,6 +168,7 @@ func (p *parser) definition(doc *yaml.Node, spec *fileSpec) Definition {
 		def.Cells = baselineFirst(def.Cells)
 	}
 	def.Answer = p.answer(doc, spec.Answer, names)
+	p.revDefaults(doc, spec, &def)
 	return def
 }
 
@@ -193,6 +194,9 @@ func baselineFirst(cells []Cell) []Cell {
 func (p *parser) cell(doc, cn *yaml.Node, cs *cellSpec, path, study string) (Cell, bool) {
 	c := Cell{Group: cmpOr(cs.Group, study), Label: cs.Name}
 	before := len(p.errs)
+	if cs.Rev != "" {
+		p.rev(cn, cs, &c, path)
+	}
 	if cs.Build != nil {
 		if b, ok := p.command(cs.Build, valueNode(cn, "build"), path+".build"); ok {
 			c.Build = &b

@@ -141,9 +141,9 @@ func TestParseErrors(t *testing.T) {
 		{"no load url", cell,
 			`s.yaml:2: cells[0] (a).load.url: missing (e.g. http://127.0.0.1:{port}/)`},
 		{"bad placeholder", "load: {url: \"http://127.0.0.1:{prot}/\"}\n" + cell,
-			`s.yaml:1: cells[0] (a).load: unknown placeholder {prot} (have {port}, {port2} ... {port9}, {wirebench})`},
+			`s.yaml:1: cells[0] (a).load: unknown placeholder {prot} (have {port}, {port2} ... {port9}, {wirebench}, {worktree})`},
 		{"port10", "load: {url: \"http://127.0.0.1:{port10}/\"}\n" + cell,
-			`s.yaml:1: cells[0] (a).load: unknown placeholder {port10} (have {port}, {port2} ... {port9}, {wirebench})`},
+			`s.yaml:1: cells[0] (a).load: unknown placeholder {port10} (have {port}, {port2} ... {port9}, {wirebench}, {worktree})`},
 		{"port with external", "load: {url: \"http://127.0.0.1:{port}/\"}\ncells:\n  - name: a\n    url: http://127.0.0.1:80/\n    check: {command: [c, \"{port}\"]}\n",
 			`s.yaml:4: cells[0] (a): {port} is chosen per trial for a server the study starts; this cell's server is already running at http://127.0.0.1:80/`},
 		{"bad ready", "load: {url: http://h/}\ncells:\n  - name: a\n    server: {command: [x], ready: \"127.0.0.1:{port}\"}\n",
@@ -279,6 +279,7 @@ func FuzzParse(f *testing.F) {
 	f.Add([]byte("server: {command: [x, \"{port2}\"], env: {A: 1}}\nload: {url: http://h/, stages: [{duration: 1s, target: 2}], expect_status: 200}\nbaseline: b\ncells: [{name: a}, {name: b, url: \"http://127.0.0.1:1\"}]\n"))
 	f.Add([]byte("load: {url: \"http://h:1\", scenario: crud, transport: grpc}\ncells: [{name: a, server: {command: [x]}, check: {command: [y]}}]\n"))
 	f.Add([]byte("a: &x [*x]\n"))
+	f.Add([]byte(revStudy))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		def, err := Parse("f.yaml", data, noFiles)
 		if err != nil {

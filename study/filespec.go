@@ -19,6 +19,7 @@ type fileSpec struct {
 	Duration    time.Duration `yaml:"duration"`
 	Seed        int64         `yaml:"seed"`
 	Baseline    string        `yaml:"baseline"`
+	Order       string        `yaml:"order"`
 	Build       *commandSpec  `yaml:"build"`
 	Server      *serverSpec   `yaml:"server"`
 	Load        *loadSpec     `yaml:"load"`
@@ -29,6 +30,9 @@ type fileSpec struct {
 type cellSpec struct {
 	Name  string `yaml:"name"`
 	Group string `yaml:"group"`
+	// Rev is a git revision: the cell is built and run from a checkout
+	// of it (rev.go).
+	Rev string `yaml:"rev"`
 	// URL is a server already running: no process per trial.
 	URL    string       `yaml:"url"`
 	Build  *commandSpec `yaml:"build"`

@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"strings"
 	"testing"
 	"time"
 )
@@ -35,8 +36,18 @@ func testServer(args []string) error {
 	burn := fs.Duration("burn", 0, "CPU time to spin per response")
 	ballast := fs.Int("ballast", 0, "MiB of memory to hold")
 	exitAfter := fs.Duration("exit-after", 0, "exit with status 3 after this long (a crashing server)")
+	burnFile := fs.String("burn-file", "", "read -burn from this file (relative to the working directory: a rev's checkout)")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if *burnFile != "" {
+		b, err := os.ReadFile(*burnFile)
+		if err != nil {
+			return err
+		}
+		if *burn, err = time.ParseDuration(strings.TrimSpace(string(b))); err != nil {
+			return err
+		}
 	}
 	mem := make([]byte, *ballast<<20)
 	for i := range mem { // touch every page, so it counts in RSS

@@ -56,7 +56,7 @@ func Run(ctx context.Context, def Definition, opts Options) (*results.Study, err
 	res.Options = map[string]any{
 		"trials": opts.Trials, "warmup": opts.Warmup.String(), "duration": opts.Duration.String(),
 		"seed": opts.Seed, "quick": opts.Quick, "client_cpus": opts.ClientCPUs, "server_cpus": opts.ServerCPUs,
-		"binary": opts.Binary, "serve_args": opts.ServeArgs,
+		"binary": opts.Binary, "serve_args": opts.ServeArgs, "order": cmp.Or(def.Order, OrderShuffled),
 	}
 	if def.Source != "" {
 		res.Options["study_file"] = def.Source
@@ -75,10 +75,24 @@ func Run(ctx context.Context, def Definition, opts Options) (*results.Study, err
 		res.Cells = append(res.Cells, rc)
 	}
 
+	def.Cells = slices.Clone(def.Cells) // checkoutRevs points them at worktrees
+	cleanup, err := checkoutRevs(ctx, &def, opts.Progress)
+	defer cleanup() // the worktrees go, however the study ends
+	if err != nil {
+		return nil, err
+	}
+	for i, c := range def.Cells {
+		if c.checkout != nil {
+			res.Cells[i].Rev, res.Cells[i].Commit = c.checkout.rev, c.checkout.commit
+		}
+	}
 	if err := runBuilds(ctx, def, opts); err != nil {
 		return nil, err
 	}
 	order := trialOrder(len(def.Cells), opts.Trials, opts.Seed)
+	if def.Order == OrderABBA {
+		order = abbaOrder(len(def.Cells), opts.Trials)
+	}
 	warned := map[string]bool{}
 	for i, tr := range order {
 		if err := ctx.Err(); err != nil {
@@ -156,16 +170,42 @@ func isBaseline(cells []Cell, i int) bool {
 	return i == first
 }
 
-// runBuilds runs the study's and the cells' build steps, once each.
+// runBuilds runs the study's build steps, then the cells', once each: a
+// cell with a rev builds in its worktree, and cells sharing a rev and a
+// build command build once.
 func runBuilds(ctx context.Context, def Definition, opts Options) error {
-	v := vars{wirebench: opts.Binary}
-	for _, b := range allBuilds(def) {
-		start := time.Now()
-		_, out, err := b.run(ctx, v, DefaultBuildTimeout)
-		if err != nil {
-			return fmt.Errorf("study: build: %w%s", err, indentOutput(out))
+	type step struct {
+		b Command
+		v vars
+	}
+	var steps []step
+	for _, b := range def.Builds {
+		steps = append(steps, step{b, vars{wirebench: opts.Binary}})
+	}
+	done := map[string]bool{}
+	for _, c := range def.Cells {
+		if c.Build == nil {
+			continue
 		}
-		opts.Progress(fmt.Sprintf("build: %s (%v)", strings.Join(v.expandAll(b.Args), " "), time.Since(start).Round(time.Millisecond)))
+		v := c.vars(opts.Binary)
+		key := fmt.Sprintf("%s\x00%q\x00%s\x00%q", v.worktree, c.Build.Args, c.Build.Dir, c.Build.Env)
+		if done[key] {
+			continue
+		}
+		done[key] = true
+		steps = append(steps, step{*c.Build, v})
+	}
+	for _, s := range steps {
+		start := time.Now()
+		_, out, err := s.b.run(ctx, s.v, DefaultBuildTimeout)
+		where := ""
+		if s.v.worktree != "" {
+			where = " in " + s.v.dir(s.b.Dir)
+		}
+		if err != nil {
+			return fmt.Errorf("study: build%s: %w%s", where, err, indentOutput(out))
+		}
+		opts.Progress(fmt.Sprintf("build: %s%s (%v)", strings.Join(s.v.expandAll(s.b.Args), " "), where, time.Since(start).Round(time.Millisecond)))
 	}
 	return nil
 }
@@ -222,7 +262,7 @@ func trialOrder(cells, trials int, seed int64) []trialRef {
 // cell (reported once).
 func runTrial(ctx context.Context, cell Cell, opts Options) (t results.Trial, warn string) {
 	t = results.Trial{Cell: cell.ID(), ClientCPUs: opts.ClientCPUs}
-	v := vars{wirebench: opts.Binary}
+	v := cell.vars(opts.Binary)
 	var srv *proc
 	fail := func(err error) (results.Trial, string) {
 		t.Error = err.Error()

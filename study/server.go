@@ -67,7 +67,8 @@ func startProc(s *Server, v vars, cpus []int) (*proc, error) {
 	if len(args) == 0 {
 		return nil, errors.New("study: server: empty command")
 	}
-	path, err := resolveCommand(args[0], s.Dir)
+	dir := v.dir(s.Dir)
+	path, err := resolveCommand(args[0], dir)
 	if err != nil {
 		return nil, fmt.Errorf("study: server %s: %w", args[0], err)
 	}
@@ -76,7 +77,7 @@ func startProc(s *Server, v vars, cpus []int) (*proc, error) {
 		return nil, fmt.Errorf("study: server log: %w", err)
 	}
 	os.Remove(log.Name()) // unlinked: it disappears with the last descriptor
-	cmd := &exec.Cmd{Path: path, Args: args, Dir: s.Dir, Env: append(os.Environ(), v.expandAll(s.Env)...),
+	cmd := &exec.Cmd{Path: path, Args: args, Dir: dir, Env: append(os.Environ(), v.expandAll(s.Env)...),
 		Stdout: log, Stderr: log,
 		// Its own process group, so that stopping it stops what it
 		// started too (a wrapper script, `go run`); killed if we die.

@@ -46,6 +46,11 @@ type Definition struct {
 	Trials           int
 	Warmup, Duration time.Duration
 	Seed             int64
+	// Order is how trials interleave: OrderShuffled (each round in a
+	// seeded random order) or OrderABBA (the cells forward, then
+	// backward: base, change, change, base, …). Default: ABBA when a cell
+	// has a Rev, else shuffled.
+	Order string
 	// Warnings go into the results as they are (e.g. a study file's notes).
 	Warnings []string
 	// Notes, if set, writes the study's own Markdown sections from its
@@ -71,6 +76,15 @@ type Cell struct {
 	Checks []Check
 	// Build runs once before any trial (after Definition.Builds).
 	Build *Command
+	// Rev is a git revision (main, HEAD~1, a tag or a hash): the cell's
+	// build and server run in a temporary worktree of it, and its
+	// directories under the study's repository map into that worktree.
+	// Empty: the working tree as it is.
+	Rev string
+	// revLine is the study file's line of rev, for messages.
+	revLine int
+	// checkout is the rev's worktree while the study runs.
+	checkout *checkout
 	// ServeArgs, for cells of the reference server, are the flags that
 	// distinguish it (recorded in the results; they are already in
 	// Server.Command).

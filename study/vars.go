@@ -13,7 +13,7 @@ import (
 const MaxPorts = 9
 
 // placeholderRE matches our placeholders, valid or not ({port10}).
-var placeholderRE = lazy.Regexp(`\{(port[0-9]*|wirebench)\}`)
+var placeholderRE = lazy.Regexp(`\{(port[0-9]*|wirebench|worktree)\}`)
 
 // braceWordRE finds {word}s, to catch misspelt placeholders ({prot});
 // other words in braces ({print} in an awk script) are left alone.
@@ -22,13 +22,16 @@ var braceWordRE = lazy.Regexp(`\{([A-Za-z][A-Za-z0-9_]*)\}`)
 // nearPlaceholder reports whether name looks like a misspelt placeholder.
 func nearPlaceholder(name string) bool {
 	name = strings.ToLower(strings.TrimRight(name, "0123456789"))
-	return editDistance(name, "port") <= 1 || editDistance(name, "wirebench") <= 2
+	return editDistance(name, "port") <= 1 || editDistance(name, "wirebench") <= 2 || editDistance(name, "worktree") <= 2
 }
 
 // vars are the values substituted into a cell's templates for one trial.
 type vars struct {
 	ports     []int  // {port} is ports[0], {port2} ports[1], ...
 	wirebench string // {wirebench}: the wirebench executable
+	// worktree is {worktree}, the checkout of the cell's rev (rev.go);
+	// directories under repo, the study's repository, map into it (dir).
+	worktree, repo string
 }
 
 // expand substitutes the placeholders of s. Placeholders without a value
@@ -40,11 +43,12 @@ func (v vars) expand(s string) string {
 	}
 	return placeholderRE().ReplaceAllStringFunc(s, func(m string) string {
 		name := m[1 : len(m)-1]
-		if name == "wirebench" {
-			if v.wirebench == "" {
-				return m
+		switch name {
+		case "wirebench", "worktree":
+			if val := map[string]string{"wirebench": v.wirebench, "worktree": v.worktree}[name]; val != "" {
+				return val
 			}
-			return v.wirebench
+			return m
 		}
 		i, ok := portIndex(name)
 		if !ok || i > len(v.ports) {
@@ -84,17 +88,17 @@ func portsUsed(templates ...string) (int, error) {
 	for _, s := range templates {
 		for _, m := range braceWordRE().FindAllStringSubmatch(s, -1) {
 			if !placeholderRE().MatchString(m[0]) && nearPlaceholder(m[1]) {
-				return 0, fmt.Errorf("unknown placeholder %s (have {port}, {port2} ... {port%d}, {wirebench})", m[0], MaxPorts)
+				return 0, fmt.Errorf("unknown placeholder %s (have {port}, {port2} ... {port%d}, {wirebench}, {worktree})", m[0], MaxPorts)
 			}
 		}
 		for _, m := range placeholderRE().FindAllString(s, -1) {
 			name := m[1 : len(m)-1]
-			if name == "wirebench" {
+			if name == "wirebench" || name == "worktree" {
 				continue
 			}
 			i, ok := portIndex(name)
 			if !ok {
-				return 0, fmt.Errorf("unknown placeholder %s (have {port}, {port2} ... {port%d}, {wirebench})", m, MaxPorts)
+				return 0, fmt.Errorf("unknown placeholder %s (have {port}, {port2} ... {port%d}, {wirebench}, {worktree})", m, MaxPorts)
 			}
 			n = max(n, i)
 		}

@@ -96,6 +96,11 @@ func uCDF(n1, n2, u int) float64 {
 	if u < 0 {
 		return 0
 	}
+	return uCDFs(n1, n2, u)[u]
+}
+
+// uCDFs is P(U ≤ v) for every v from 0 to u (u ≥ 0), from one count.
+func uCDFs(n1, n2, u int) []float64 {
 	// prev[j][v] = c(i-1, j, v); cur[j][v] = c(i, j, v).
 	row := func() [][]float64 {
 		r := make([][]float64, n2+1)
@@ -124,11 +129,14 @@ func uCDF(n1, n2, u int) float64 {
 		}
 		prev, cur = cur, prev
 	}
+	out := make([]float64, u+1)
 	var count float64
-	for _, c := range prev[n2] {
+	total := binom(n1+n2, n1)
+	for v, c := range prev[n2] {
 		count += c
+		out[v] = count / total
 	}
-	return count / binom(n1+n2, n1)
+	return out
 }
 
 // binom is the binomial coefficient C(n, k) as a float64.
