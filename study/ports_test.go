@@ -22,18 +22,35 @@ func TestParsePortRange(t *testing.T) {
 	}
 }
 
-// freeRange finds a range of n consecutive free loopback ports (ports
-// taken by others are skipped by freePorts anyway).
+// freeRange finds a range of n consecutive loopback ports that were all
+// free a moment ago: each is bound, then released (checking only the first
+// made the tests fail whenever another process held one of the next ports).
 func freeRange(t *testing.T, n int) PortRange {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	for try := 0; try < 50; try++ {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		lo := min(l.Addr().(*net.TCPAddr).Port, 65535-n+1)
+		l.Close()
+		held := make([]net.Listener, 0, n)
+		for p := lo; p < lo+n; p++ {
+			l, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(p))
+			if err != nil {
+				break
+			}
+			held = append(held, l)
+		}
+		for _, l := range held {
+			l.Close()
+		}
+		if len(held) == n {
+			return PortRange{lo, lo + n - 1}
+		}
 	}
-	p := l.Addr().(*net.TCPAddr).Port
-	l.Close()
-	lo := min(p, 65535-n+1)
-	return PortRange{lo, lo + n - 1}
+	t.Skipf("no %d consecutive free ports found in 50 tries", n)
+	return PortRange{}
 }
 
 // TestFreePortsInRange: ports come from the range only, distinct, skipping
