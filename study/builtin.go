@@ -114,6 +114,7 @@ func grpcVsRESTStudy() Definition {
 			"unary gRPC natively, through the gRPC-over-WebSocket tunnel, and over Connect and gRPC-Web on the REST port; " +
 			"and the same calls made by a page in headless chromium, timed there with performance.now(). " +
 			"Stream cells count one whole exchange as a request: their latency is the time to the last item.",
+		Notes: grpcVsRESTNotes,
 	}
 	for _, c := range []int{1, 50} {
 		lo := load.Options{Options: results.Options{Concurrency: c}}

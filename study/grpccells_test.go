@@ -35,6 +35,9 @@ func TestGRPCCellsOnGrpcGo(t *testing.T) {
 			}
 		}
 		if name == "grpc-vs-rest" {
+			if def.Notes == nil {
+				t.Error("grpc-vs-rest explains nothing: no Notes")
+			}
 			for _, g := range []string{"CRUD c=1", "CRUD c=50"} {
 				if lean[g] != 1 {
 					t.Errorf("group %q: %d lean cells, want 1", g, lean[g])
