@@ -17,7 +17,11 @@
 # alike; the ratios are of the means, with the per-round range (min-max of
 # ours/bare within a round) beside them.
 #
-# usage: [UNARY_C="1 50"] [SERVE_FLAGS=...] bench/grpc-cpu.sh [seconds=5] [rounds=3]
+# With BASE=<git revision> that revision's `wirebench serve` (git archive:
+# uncommitted changes stay out) runs too, as "base" after ours in every
+# round, for an A/B of a change against the same bare server.
+#
+# usage: [UNARY_C="1 50"] [BASE=rev] [SERVE_FLAGS=...] bench/grpc-cpu.sh [seconds=5] [rounds=3]
 # needs: ghz (go install github.com/bojand/ghz/cmd/ghz@v0.93.0), curl,
 # taskset; 2 CPUs or more. On a shared machine run it under the load lock:
 # flock /tmp/wirebench-load.lock bench/grpc-cpu.sh
@@ -36,6 +40,13 @@ srv=
 trap '[ -n "$srv" ] && kill "$srv" 2>/dev/null; rm -rf "$tmp"' EXIT
 go build -o "$tmp/wirebench" ./cmd/wirebench
 go build -o "$tmp/grpcgobare" ./bench/grpcgobare
+kinds="bare ours"
+if [ -n "${BASE:-}" ]; then
+  mkdir "$tmp/base"
+  git archive "$BASE" | tar -x -C "$tmp/base"
+  (cd "$tmp/base" && go build -o "$tmp/wirebench-base" ./cmd/wirebench)
+  kinds="$kinds base"
+fi
 hz=$(getconf CLK_TCK)
 
 cpu_ticks() { awk '{print $14, $15}' "/proc/$1/stat"; }
@@ -69,8 +80,10 @@ run() {
   if [ "$kind" = bare ]; then
     taskset -c "$server_cpu" "$tmp/grpcgobare" -seed-users "$users" > "$tmp/out" 2>"$tmp/err" &
   else
+    local bin=$tmp/wirebench
+    [ "$kind" = base ] && bin=$tmp/wirebench-base
     # shellcheck disable=SC2086 # SERVE_FLAGS: extra `wirebench serve` flags
-    taskset -c "$server_cpu" "$tmp/wirebench" serve --http 127.0.0.1:0 --grpc 127.0.0.1:0 --grpc-transport grpc-go \
+    taskset -c "$server_cpu" "$bin" serve --http 127.0.0.1:0 --grpc 127.0.0.1:0 --grpc-transport grpc-go \
       --seed-users "$users" --seed-todos 10 ${SERVE_FLAGS:-} > "$tmp/out" 2>"$tmp/err" &
   fi
   srv=$!
@@ -92,12 +105,13 @@ run() {
   kill "$srv"; wait "$srv" 2>/dev/null || true; srv=
   # The calls are those that answered OK. At -z's end ghz closes its
   # connection under the calls in flight (at most one per concurrent
-  # worker: "transport is closing"); any other failure stops the script.
+  # worker: "transport is closing", or Canceled, "the client connection
+  # is closing"); any other failure stops the script.
   local all bad c=1
   [ "$case" = stream ] || c=${case#get-c}
   all=$(awk '$1 == "Count:" {print $2}' <<<"$out")
   calls=$(awk '$1 == "[OK]" {print $2}' <<<"$out")
-  bad=$(awk '/^Error distribution:/ {e = 1; next} e && /rpc error/ && !/transport is closing/' <<<"$out")
+  bad=$(awk '/^Error distribution:/ {e = 1; next} e && /rpc error/ && !/transport is closing|client connection is closing/' <<<"$out")
   if [ -z "$calls" ] || [ -n "$bad" ] || [ $((all - calls)) -gt "$c" ]; then
     echo "$kind $case: calls that did not answer OK:"$'\n'"$out" >&2; exit 1
   fi
@@ -113,23 +127,28 @@ echo "# $(date -u +%FT%TZ) $(uname -m) $(lscpu | sed -n 's/^Model name: *//p' | 
 for round in $(seq "$rounds"); do
   echo "round $round"
   for c in $cases; do
-    run bare "$c"
-    run ours "$c"
+    for k in $kinds; do run "$k" "$c"; done
   done
 done
-awk '$1 == "bare" {r[$2]++} {k = $1 SUBSEP $2; s[k] += $3; a[k] += $7; n[k]++; if ($1 == "bare") b[$2, r[$2]] = $3; else o[$2, r[$2]] = $3; cs[$2] = 1}
+awk '$1 == "bare" {r[$2]++} {k = $1 SUBSEP $2; s[k] += $3; a[k] += $7; n[k]++; x[$1, $2, r[$2]] = $3; cs[$2] = 1; ks[$1] = 1}
   END {
     for (c in cs) order[++nc] = c
     for (i = 1; i <= nc; i++) {
-      c = order[i]; mb = s["bare", c] / n["bare", c]; mo = s["ours", c] / n["ours", c]
-      # the per-round ratios, sorted (insertion: a handful of rounds)
-      for (k = 1; k <= r[c]; k++) {
-        q = o[c, k] / b[c, k]
-        for (j = k - 1; j >= 1 && v[j] > q; j--) v[j + 1] = v[j]
-        v[j + 1] = q
+      c = order[i]; mb = s["bare", c] / n["bare", c]
+      printf "%-9s server CPU per call: bare %.2f us (%.1f allocs)", c, mb, a["bare", c] / n["bare", c]
+      for (kind in ks) {
+        if (kind == "bare") continue
+        mo = s[kind, c] / n[kind, c]
+        # the per-round ratios, sorted (insertion: a handful of rounds)
+        for (k = 1; k <= r[c]; k++) {
+          q = x[kind, c, k] / x["bare", c, k]
+          for (j = k - 1; j >= 1 && v[j] > q; j--) v[j + 1] = v[j]
+          v[j + 1] = q
+        }
+        med = r[c] % 2 ? v[(r[c] + 1) / 2] : (v[r[c] / 2] + v[r[c] / 2 + 1]) / 2
+        printf "; %s %.2f us (%.1f allocs): %s/bare %.2f of the means, median of rounds %.2f (range %.2f-%.2f, %d rounds)",
+          kind, mo, a[kind, c] / n[kind, c], kind, mo / mb, med, v[1], v[r[c]], r[c]
       }
-      med = r[c] % 2 ? v[(r[c] + 1) / 2] : (v[r[c] / 2] + v[r[c] / 2 + 1]) / 2
-      printf "%-9s server CPU per call: bare %.2f us, ours %.2f us: ours/bare %.2f of the means, median of rounds %.2f (range %.2f-%.2f, %d rounds); allocs per call: bare %.1f, ours %.1f\n",
-        c, mb, mo, mo / mb, med, v[1], v[r[c]], r[c], a["bare", c] / n["bare", c], a["ours", c] / n["ours", c]
+      printf "\n"
     }
   }' "$tmp/results"
