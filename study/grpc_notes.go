@@ -141,10 +141,10 @@ func grpcVsRESTNotes(res *results.Study) []string {
 			continue
 		}
 		extra, transport := r.grpc.cpuUS-r.rest.cpuUS, r.grpc.cpuUS-r.lean.cpuUS
-		fmt.Fprintf(&b, "- **%s**: gRPC on grpc-go spends %s per call against REST's %s (%s). "+
-			"Of its %+.1f µs, %+.1f µs is grpc-go's transport over the floor (what our minimal transport does not do: "+
-			"each call handed from the connection's reader goroutine to a handler goroutine and its reply to the writer's, "+
-			"and grpc-go's allocations, %s against %s per call), and %+.1f µs is gRPC itself against REST on the floor "+
+		fmt.Fprintf(&b, "- **%s**: gRPC on grpc-go spends %s per call against REST's %s (%s, %+.1f µs). "+
+			"Split at the floor: grpc-go's transport over our minimal one %+.1f µs (what the floor does not do: "+
+			"each call handed from the connection's reader goroutine to a handler goroutine and its reply to the writer's; "+
+			"grpc-go allocates %s objects per call against the floor's %s), and gRPC itself against REST, both on their floor, %+.1f µs "+
 			"(HTTP/2 frames and HPACK against an HTTP/1.1 head, protobuf against JSON).\n",
 			r.p.group, grpcUS(r.grpc.cpuUS), grpcUS(r.rest.cpuUS), kvRatio(r.grpc.cpuUS, r.rest.cpuUS),
 			extra, transport, grpcAllocs(r.grpc.allocs), grpcAllocs(r.lean.allocs), r.lean.cpuUS-r.rest.cpuUS)

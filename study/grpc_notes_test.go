@@ -45,8 +45,8 @@ func TestGRPCVsRESTNotes(t *testing.T) {
 		"| CRUD c=1 | " + leanLabel + " | 30.0 µs | 1.20× | 20.0 | 2.00× |",
 		"| stream of 1000 | gRPC server stream | 2000.0 µs | 2.00× | 7000.0 | 14.00× |",
 		// +25 µs over REST: +20 is grpc-go over the floor, +5 the protocol.
-		"Of its +25.0 µs, +20.0 µs is grpc-go's transport over the floor",
-		"60.0 against 20.0 per call), and +5.0 µs is gRPC itself",
+		"(2.00×, +25.0 µs). Split at the floor: grpc-go's transport over our minimal one +20.0 µs",
+		"grpc-go allocates 60.0 objects per call against the floor's 20.0), and gRPC itself against REST, both on their floor, +5.0 µs",
 		// layers: in + out (9 bytes of frames a call out), per call
 		"| stream of 1000 | gRPC server stream | 8000 | 5000 | 9009 | 50 | 0 | 0 | 22059 |",
 		"| stream of 1000 | REST list (one JSON array) | 10000 | 0 | 9 | 0 | 100 | 0 | 10109 |",
