@@ -77,6 +77,9 @@ ghz_run() {
 # run KIND CASE: one measured run; appends "KIND CASE us/call calls/s allocs/call" to $tmp/results.
 run() {
   local kind=$1 case=$2
+  # Emptied here, not by the child's redirection: the loop below must not
+  # read the previous server's address before the child has truncated it.
+  : > "$tmp/out"
   if [ "$kind" = bare ]; then
     taskset -c "$server_cpu" "$tmp/grpcgobare" -seed-users "$users" > "$tmp/out" 2>"$tmp/err" &
   else
@@ -90,11 +93,11 @@ run() {
   grpc= http=
   for _ in $(seq 200); do
     grpc=$(sed -n 's/^listening.* grpc=\([^ ]*\).*/\1/p' "$tmp/out")
-    [ -n "$grpc" ] && break
+    http=$(sed -n 's/^listening http=\([^ ]*\).*/\1/p' "$tmp/out")
+    [ -n "$grpc" ] && { [ "$kind" = bare ] || [ -n "$http" ]; } && break
     sleep 0.05
   done
   [ -n "$grpc" ] || { echo "$kind did not start: $(cat "$tmp/err")" >&2; exit 1; }
-  http=$(sed -n 's/^listening http=\([^ ]*\).*/\1/p' "$tmp/out")
   ghz_run 1 "$case" > /dev/null
   local u0 s0 u1 s1 m0 m1 out calls rps
   m0=$(mallocs "$kind")
