@@ -34,8 +34,8 @@ const (
 
 // referenceServer runs `wirebench serve` on the trial's two ports with the
 // dataset and the cell's extra flags, ready when /healthz answers. gRPC is
-// on grpc-go's server, said outright (what users deploy, DESIGN rule 9),
-// so that a rev built before it was serve's default measures it too; a
+// on grpc-go's server (what users deploy, DESIGN rule 9), said outright so
+// that each cell's command in results.json names the transport that ran; a
 // cell's extra flags come after and may choose another (leanGRPC).
 func referenceServer(ds dataset, extra []string) *Server {
 	cmd := []string{"{wirebench}", "serve", "--http", "127.0.0.1:{port}", "--grpc", refGRPC,
