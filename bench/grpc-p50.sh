@@ -1,22 +1,26 @@
 #!/usr/bin/env bash
-# gRPC unary against REST JSON at c=1 (issue 17's goal: gRPC p50 ≤ 1.0×
-# REST's): one `wirebench serve` pinned to one CPU; on another CPU, in the
-# same run and alternating, our load client's `get` scenario over REST
-# JSON and over gRPC with each of its clients (lean, the default, and std,
-# grpc-go's), ghz calling UserService/Get (when installed), and
-# bench/grpcbare, the same call over a bare HTTP/2 framer in one goroutine
-# (the server's share: what grpc-go's client adds is the difference).
-# The same client also calls a second server in the same rotation, with
-# grpc-go's server transport (--grpc-transport grpc-go): grpc-ours-grpcgo.
-# Prints each run's p50 and the ratios of the means.
+# gRPC unary against REST JSON at c=1, p50: one `wirebench serve` pinned
+# to one CPU (gRPC on grpc-go's server, serve's default); on another CPU,
+# in the same run and alternating, our load client's `get` scenario over
+# REST JSON and over gRPC with each of its clients (lean, the default, and
+# std, grpc-go's: what the study's "unary transports" cells use), ghz
+# calling UserService/Get (when installed), and bench/grpcbare, the same
+# call over a bare HTTP/2 framer in one goroutine (the server's share: what
+# grpc-go's client adds is the difference). The same lean client also
+# calls a second server in the same rotation on our minimal transport
+# (--grpc-transport lean, the floor): grpc-ours-lean. Prints each run's
+# p50, the ratios of the means to REST JSON and their per-round range (the
+# spread to hold the study's figures against: docs/server-cost.md, "gRPC
+# on grpc-go").
 #
 # usage: [SERVE_FLAGS="--json-lib fast"] bench/grpc-p50.sh [seconds=5] [rounds=2]
-# needs: taskset; ghz optional (go install github.com/bojand/ghz/cmd/ghz@v0.121.0).
+# needs: taskset; ghz optional (go install github.com/bojand/ghz/cmd/ghz@v0.93.0, as CI).
 # On a shared machine: flock /tmp/wirebench-load.lock bench/grpc-p50.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 secs=${1:-5} rounds=${2:-2}
 server_cpu=${SERVER_CPU:-1} client_cpu=${CLIENT_CPU:-0}
+PATH=$PATH:$(go env GOPATH)/bin # ghz from go install
 command -v taskset >/dev/null || { echo "missing taskset (apt-get install -y util-linux)" >&2; exit 1; }
 tmp=$(mktemp -d)
 srv= srv2=
@@ -27,7 +31,7 @@ go build -o "$tmp/grpcbare" ./bench/grpcbare
 taskset -c "$server_cpu" "$tmp/wirebench" serve --http 127.0.0.1:0 --grpc 127.0.0.1:0 ${SERVE_FLAGS:-} > "$tmp/out" 2>"$tmp/err" &
 srv=$!
 # shellcheck disable=SC2086
-taskset -c "$server_cpu" "$tmp/wirebench" serve --http 127.0.0.1:0 --grpc 127.0.0.1:0 --grpc-transport grpc-go ${SERVE_FLAGS:-} > "$tmp/out2" 2>"$tmp/err2" &
+taskset -c "$server_cpu" "$tmp/wirebench" serve --http 127.0.0.1:0 --grpc 127.0.0.1:0 --grpc-transport lean ${SERVE_FLAGS:-} > "$tmp/out2" 2>"$tmp/err2" &
 srv2=$!
 for _ in $(seq 100); do
   grep -q '^listening' "$tmp/out" && grep -q '^listening' "$tmp/out2" && break
@@ -54,19 +58,26 @@ ours -d 1s "http://$http" > /dev/null
 for round in $(seq "$rounds"); do
   r=$(ours "http://$http"); echo "round $round rest-json-ours $r us" | tee -a "$tmp/results"
   g=$(ours --transport grpc "$grpc"); echo "round $round grpc-ours $g us" | tee -a "$tmp/results"
-  g2=$(ours --transport grpc "$grpc2"); echo "round $round grpc-ours-grpcgo $g2 us" | tee -a "$tmp/results"
+  g2=$(ours --transport grpc "$grpc2"); echo "round $round grpc-ours-lean $g2 us" | tee -a "$tmp/results"
   s=$(ours --transport grpc --client std "$grpc"); echo "round $round grpc-ours-std $s us" | tee -a "$tmp/results"
   b=$(bare_p50); echo "round $round grpc-bare $b us" | tee -a "$tmp/results"
   if command -v ghz >/dev/null; then
     z=$(ghz_p50); echo "round $round grpc-ghz $z us" | tee -a "$tmp/results"
   fi
 done
-awk '{ s[$3] += $4; n[$3]++ }
+awk '$3 == "rest-json-ours" { rest[$2] = $4 } { s[$3] += $4; n[$3]++; v[$2, $3] = $4; if ($2 > r) r = $2 }
   END {
     for (k in s) m[k] = s[k] / n[k]
-    printf "mean p50: rest-json-ours %.1f us  grpc-ours %.1f us  grpc-ours-grpcgo %.1f us  grpc-ours-std %.1f us  grpc-bare %.1f us", m["rest-json-ours"], m["grpc-ours"], m["grpc-ours-grpcgo"], m["grpc-ours-std"], m["grpc-bare"]
-    if ("grpc-ghz" in m) printf "  grpc-ghz %.1f us", m["grpc-ghz"]
-    printf "\nratio to REST JSON: grpc-ours %.2f  grpc-ours-grpcgo %.2f  grpc-ours-std %.2f  grpc-bare %.2f", m["grpc-ours"] / m["rest-json-ours"], m["grpc-ours-grpcgo"] / m["rest-json-ours"], m["grpc-ours-std"] / m["rest-json-ours"], m["grpc-bare"] / m["rest-json-ours"]
-    if ("grpc-ghz" in m) printf "  grpc-ghz %.2f", m["grpc-ghz"] / m["rest-json-ours"]
+    split("grpc-ours grpc-ours-lean grpc-ours-std grpc-bare grpc-ghz", names, " ")
+    printf "mean p50: rest-json-ours %.1f us", m["rest-json-ours"]
+    for (i = 1; i <= 5; i++) if (names[i] in m) printf "  %s %.1f us", names[i], m[names[i]]
+    printf "\nratio to REST JSON (of the means; per-round min-max):"
+    for (i = 1; i <= 5; i++) {
+      k = names[i]
+      if (!(k in m)) continue
+      lo = 1e9; hi = 0
+      for (j = 1; j <= r; j++) { q = v[j, k] / rest[j]; if (q < lo) lo = q; if (q > hi) hi = q }
+      printf "  %s %.2f (%.2f-%.2f)", k, m[k] / m["rest-json-ours"], lo, hi
+    }
     printf "\n"
   }' "$tmp/results"

@@ -18,9 +18,10 @@ import (
 	"github.com/wirebench/wirebench/server"
 )
 
-// transport is the gRPC server transport the tests run on (server.Start's
-// default, ours, unless -grpc-transport grpc-go: CI runs both).
-var transport = flag.String("grpc-transport", server.GRPCLean, "gRPC server transport under test: lean or grpc-go")
+// transport is the gRPC server transport the tests run on: grpc-go's
+// (serve's default, what users deploy) unless -grpc-transport lean (ours,
+// h2grpc): CI runs both.
+var transport = flag.String("grpc-transport", server.GRPCGrpcGo, "gRPC server transport under test: grpc-go or lean")
 
 func dial(t *testing.T) (*server.Server, *grpc.ClientConn) {
 	t.Helper()

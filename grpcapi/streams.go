@@ -17,7 +17,6 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	"google.golang.org/grpc/tap"
-	"google.golang.org/protobuf/types/known/timestamppb"
 
 	"github.com/wirebench/wirebench/api"
 	"github.com/wirebench/wirebench/pb"
@@ -123,13 +122,6 @@ func recv[T any](ss grpc.ServerStream) (*T, error) {
 	return m, nil
 }
 
-// userMsg puts a message and its timestamp in one allocation. Each message
-// sent is fresh: grpc-go says a message must not change after SendMsg.
-type userMsg struct {
-	u  pb.User
-	ts timestamppb.Timestamp
-}
-
 // SendUsers sends every user of st's current snapshot, in id order. The
 // snapshot is the store's shared immutable list (the one List encodes),
 // so a stream holds no copy of it: one message at a time is converted.
@@ -139,13 +131,9 @@ func SendUsers(ctx context.Context, st *store.Memory, send func(*pb.User) error)
 		if err := ctx.Err(); err != nil {
 			return status.Error(codes.DeadlineExceeded, fmt.Sprintf("user stream ended after %d users: %v", i, err))
 		}
-		m := new(userMsg)
-		m.u.Id, m.u.Name, m.u.Email = u.ID, u.Name, u.Email
-		if !u.CreatedAt.IsZero() {
-			m.ts.Seconds, m.ts.Nanos = u.CreatedAt.Unix(), int32(u.CreatedAt.Nanosecond())
-			m.u.CreatedAt = &m.ts
-		}
-		if err := send(&m.u); err != nil {
+		// A fresh message each (grpc-go: a message must not change
+		// after SendMsg), with its timestamp in one allocation.
+		if err := send(pb.FromUser(&u)); err != nil {
 			return err
 		}
 	}

@@ -107,12 +107,14 @@ func grpcVsRESTStudy() Definition {
 		Question: "Is gRPC faster than REST for the same operations, and what do streams, tunnels and browsers change?",
 		Answer:   results.Answer{Metric: "rps"}, // in-browser groups answer in latency
 		Description: "CRUD (list 100 users, create, get, update, delete; per operation in the load results) at c=1 and c=50, " +
-			"gRPC with our lean client and with grpc-go's; " +
+			"gRPC on grpc-go's server (what users deploy) with our lean client and with grpc-go's, " +
+			"and, as an extra cell labelled as ours, on a minimal transport of ours (h2grpc: the floor, never the headline); " +
 			"lists of 10, 100 and 1000 users; a server stream of 1000 users against a REST list of 1000, NDJSON, SSE, Connect and gRPC-Web streams; " +
 			"100 bidirectional messages over gRPC and over a WebSocket; one request per new connection against a kept connection, REST and gRPC; " +
 			"unary gRPC natively, through the gRPC-over-WebSocket tunnel, and over Connect and gRPC-Web on the REST port; " +
 			"and the same calls made by a page in headless chromium, timed there with performance.now(). " +
 			"Stream cells count one whole exchange as a request: their latency is the time to the last item.",
+		Notes: grpcVsRESTNotes,
 	}
 	for _, c := range []int{1, 50} {
 		lo := load.Options{Options: results.Options{Concurrency: c}}
@@ -124,6 +126,8 @@ func grpcVsRESTStudy() Definition {
 			// What an application's client library adds: every other cell
 			// uses our lean clients, which measure the server.
 			apiCell(g, "gRPC, grpc-go's client", defaultDataset, nil, lo, scenario.Options{Name: scenario.CRUD, Transport: scenario.TransportGRPC, Connections: 1, Client: load.ClientStd}),
+			// Not what users deploy: how low the server's side could go.
+			apiCell(g, leanLabel, defaultDataset, leanGRPC, lo, scenario.Options{Name: scenario.CRUD, Transport: scenario.TransportGRPC, Connections: 1}),
 		)
 	}
 	one := load.Options{Options: results.Options{Concurrency: 1}}

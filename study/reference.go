@@ -33,12 +33,23 @@ const (
 )
 
 // referenceServer runs `wirebench serve` on the trial's two ports with the
-// dataset and the cell's extra flags, ready when /healthz answers.
+// dataset and the cell's extra flags, ready when /healthz answers. gRPC is
+// on grpc-go's server (what users deploy, DESIGN rule 9), said outright so
+// that each cell's command in results.json names the transport that ran; a
+// cell's extra flags come after and may choose another (leanGRPC).
 func referenceServer(ds dataset, extra []string) *Server {
 	cmd := []string{"{wirebench}", "serve", "--http", "127.0.0.1:{port}", "--grpc", refGRPC,
+		"--grpc-transport", "grpc-go",
 		"--seed-users", strconv.Itoa(ds.users), "--seed-todos", strconv.Itoa(ds.todos)}
 	return &Server{Command: append(cmd, extra...), Ready: refHTTP + "/healthz"}
 }
+
+// leanGRPC serves gRPC on our own minimal transport (h2grpc): an extra
+// cell, labelled as ours, never a study's headline (DESIGN rule 9).
+var leanGRPC = []string{"--grpc-transport", "lean"}
+
+// leanLabel labels a cell on leanGRPC.
+const leanLabel = "gRPC, a minimal transport of ours: the floor"
 
 // apiCell is a cell driving one reference-API scenario against a fresh
 // reference server with the given extra flags.

@@ -79,7 +79,7 @@ func TestTinyStudyEndToEnd(t *testing.T) {
 	}
 	// The reference server is a cell like any other: its command, with
 	// --serve-args appended.
-	want := "{wirebench} serve --http 127.0.0.1:{port} --grpc 127.0.0.1:{port2} --seed-users 20 --seed-todos 5 --json-lib fast --max-body 1048576"
+	want := "{wirebench} serve --http 127.0.0.1:{port} --grpc 127.0.0.1:{port2} --grpc-transport grpc-go --seed-users 20 --seed-todos 5 --json-lib fast --max-body 1048576"
 	if got := strings.Join(res.Cells[1].Command, " "); got != want || !res.Cells[0].Baseline || res.Cells[1].Baseline {
 		t.Fatalf("cell 1 command %q (want %q), baselines %v %v", got, want, res.Cells[0].Baseline, res.Cells[1].Baseline)
 	}

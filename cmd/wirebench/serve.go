@@ -30,7 +30,7 @@ func runServe(ctx context.Context, env *cliEnv, args []string) error {
 	fs.StringVar(&o.GRPCAddr, "grpc", server.DefaultGRPCAddr, "`address` of the gRPC API; port 0 picks a free one")
 	fs.BoolVar(&o.NoGRPC, "no-grpc", false, "do not serve gRPC")
 	fs.StringVar(&o.Engine, "engine", server.EngineNetHTTP, "REST `engine`: nethttp (HTTP/1.1 and h2c) or fasthttp (HTTP/1.1 only); the same API either way")
-	fs.StringVar(&o.GRPCTransport, "grpc-transport", server.GRPCLean, "gRPC `transport`: lean (ours: a unary call is answered on its connection's goroutine, in one write) or grpc-go (its server); the same services either way")
+	fs.StringVar(&o.GRPCTransport, "grpc-transport", server.GRPCGrpcGo, "gRPC `transport`: grpc-go (its server, what users deploy) or lean (a minimal transport of ours, package h2grpc: the floor); the same services either way")
 	fs.IntVar(&o.SeedUsers, "seed-users", server.DefaultSeedUsers, "`N` deterministic users to start with")
 	fs.IntVar(&o.SeedTodos, "seed-todos", server.DefaultSeedTodos, "`N` deterministic todos to start with")
 	fs.StringVar(&o.HTTP.JSONLib, "json-lib", "std", "library serving application/json: std (encoding/json) or fast (goccy/go-json)")

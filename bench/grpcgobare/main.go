@@ -1,0 +1,139 @@
+// Command grpcgobare is the bare grpc-go server of users: what a user who
+// picks gRPC writes instead of the reference server, and the yardstick our
+// gRPC service on grpc-go is judged by (issue 41, DESIGN rule 9) — the
+// gRPC twin of bench/servercpu.BareHandler for REST. The same generated
+// wirebench.v1 UserService, the same seed users as `wirebench serve
+// --seed-users N` in a map under a RWMutex, grpc.NewServer() with grpc-go's
+// defaults: no codec of ours, no interceptors, limits, metrics,
+// reflection or health. Get answers one user; Stream sends every user in
+// id order, a fresh message each; the other methods are Unimplemented.
+//
+// It prints "listening grpc=ADDR" when it serves, and on SIGUSR1 a line
+// "mallocs N" (runtime.MemStats.Mallocs), so bench/grpc-cpu.sh can count
+// the server's allocations per call as it does from our server's /metrics.
+//
+// usage: grpcgobare [-addr 127.0.0.1:0] [-seed-users 1000]
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"net"
+	"os"
+	"os/signal"
+	"runtime"
+	"sync"
+	"syscall"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	"github.com/wirebench/wirebench/api"
+	"github.com/wirebench/wirebench/pb"
+	"github.com/wirebench/wirebench/store"
+)
+
+func main() {
+	addr := flag.String("addr", "127.0.0.1:0", "`address` to listen on")
+	n := flag.Int("seed-users", 1000, "users, as `wirebench serve --seed-users`")
+	flag.Parse()
+	if err := run(*addr, *n); err != nil {
+		fmt.Fprintln(os.Stderr, "grpcgobare:", err)
+		os.Exit(1)
+	}
+}
+
+func run(addr string, n int) error {
+	list, err := seedUsers(n)
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return err
+	}
+	s := newServer(list)
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, syscall.SIGUSR1, syscall.SIGTERM, os.Interrupt)
+	go func() {
+		for x := range sig {
+			if x != syscall.SIGUSR1 {
+				s.Stop()
+				return
+			}
+			var ms runtime.MemStats
+			runtime.ReadMemStats(&ms)
+			fmt.Printf("mallocs %d\n", ms.Mallocs)
+		}
+	}()
+	fmt.Printf("listening grpc=%s\n", ln.Addr())
+	return s.Serve(ln)
+}
+
+// seedUsers is the reference server's dataset (store.Seed): the same
+// users, byte for byte, so both servers send the same messages.
+func seedUsers(n int) ([]api.User, error) {
+	st := store.NewMemory(store.Options{})
+	if err := st.Seed(n, 0); err != nil {
+		return nil, err
+	}
+	return st.ListUsers(), nil
+}
+
+// newServer is grpc-go's server with its defaults and the bare service.
+func newServer(list []api.User) *grpc.Server {
+	s := grpc.NewServer()
+	pb.RegisterUserServiceServer(s, newUsers(list))
+	return s
+}
+
+// users is the service: the users in a map for Get, and in id order (the
+// order they were given in) for Stream.
+type users struct {
+	pb.UnimplementedUserServiceServer
+	mu    sync.RWMutex
+	byID  map[int64]api.User
+	order []int64
+}
+
+func newUsers(list []api.User) *users {
+	u := &users{byID: make(map[int64]api.User, len(list))}
+	for _, v := range list {
+		u.byID[v.ID] = v
+		u.order = append(u.order, v.ID)
+	}
+	return u
+}
+
+// toPB is the conversion a user writes: a message and its timestamp.
+func toPB(u api.User) *pb.User {
+	return &pb.User{Id: u.ID, Name: u.Name, Email: u.Email, CreatedAt: timestamppb.New(u.CreatedAt)}
+}
+
+func (s *users) Get(_ context.Context, r *pb.GetUserRequest) (*pb.User, error) {
+	s.mu.RLock()
+	u, ok := s.byID[r.GetId()]
+	s.mu.RUnlock()
+	if !ok {
+		return nil, status.Errorf(codes.NotFound, "user %d not found", r.GetId())
+	}
+	return toPB(u), nil
+}
+
+func (s *users) Stream(_ *pb.ListUsersRequest, ss grpc.ServerStreamingServer[pb.User]) error {
+	s.mu.RLock()
+	list := make([]api.User, 0, len(s.order))
+	for _, id := range s.order {
+		list = append(list, s.byID[id])
+	}
+	s.mu.RUnlock()
+	for _, u := range list {
+		if err := ss.Send(toPB(u)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
