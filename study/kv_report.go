@@ -164,11 +164,12 @@ func kvClientCheck(st []kvCellStats) string {
 			bound = bound || r.benchCPUShare >= kvClientBound
 		}
 	}
-	b.WriteString("\nBoth clients run on the client's CPUs (" +
-		"redis-benchmark inherits them from the study). redis-benchmark is one thread: ")
+	b.WriteString("\nBoth clients run on the client's CPUs (redis-benchmark inherits them from the study); redis-benchmark is one thread. ")
 	if bound {
-		fmt.Fprintf(&b, "where it kept its CPU busy (≥ %.0f%%), it, not Redis, set its rate, and the ratio in the last column of the "+
+		fmt.Fprintf(&b, "Where it kept its CPU busy (≥ %.0f%%), it, not Redis, set its rate, and the ratio in the last column of the "+
 			"table above compares the clients' CPU per request. ", kvClientBound*100)
+	} else {
+		fmt.Fprintf(&b, "It kept its CPU below %.0f%% busy in every cell here: its rate was set by Redis or by other load on the machine, not by its own CPU cost. ", kvClientBound*100)
 	}
 	b.WriteString("An unpinned run by hand gives a ratio nearer 1 for another reason: Go's client then spreads over every CPU, " +
 		"the server's too, and takes CPU from Redis (issue 41, measured in docs/kv.md). The server comparisons above are made " +
