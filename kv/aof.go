@@ -275,7 +275,9 @@ func (a *aof) flushLocked(sync bool) {
 		}
 	}
 	if err == nil && sync {
-		if err = f.Sync(); err != nil {
+		// Holding the CPU (fsync_linux.go): the writers that arrive
+		// meanwhile are read after it, together, into the next batch.
+		if err = syncHolding(f); err != nil {
 			err = fmt.Errorf("kv: fsync of AOF: %w", err)
 		}
 		a.fsyncs.Add(1)

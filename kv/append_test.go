@@ -46,7 +46,7 @@ func TestAppendLogsTheCommand(t *testing.T) {
 // logged length (a record out of order) refuses, never a wrong value.
 func TestAppendReplayChecksLength(t *testing.T) {
 	s := open(t, Options{})
-	if err := s.replay([]Op{{Code: opAppend, Key: []byte("k"), Val: []byte("x"), Total: 5}}, 0); err == nil || !strings.Contains(err.Error(), "does not make the logged 5") {
+	if err := s.replay([]Op{{Code: opAppend, Key: []byte("k"), Val: []byte("x"), Total: 5}}); err == nil || !strings.Contains(err.Error(), "does not make the logged 5") {
 		t.Fatalf("replay = %v, want a length mismatch", err)
 	}
 	if _, err := s.Apply(appendAppendOp(nil, "k", []byte("x"), 1, 0), nil); err == nil {

@@ -215,7 +215,7 @@ func TestFaultCorpusVersion1(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer s.Close()
-		_, err = readRecords(bytes.NewReader(d), 1, int64(len(aofMagicV1)), int64(len(d)), func(ops []Op) error { return s.replay(ops, now) })
+		_, err = readRecords(bytes.NewReader(d), 1, int64(len(aofMagicV1)), int64(len(d)), func(ops []Op) error { return s.replay(ops) })
 		var ce *CorruptError
 		if errors.As(err, &ce) {
 			return refused, err

@@ -51,7 +51,7 @@ func recoverAOF(s *Store, path string, repair bool) (int64, int, error) {
 	now := s.now()
 	n := 0
 	off, err := readRecords(f, version, int64(len(aofMagic)), size, func(ops []Op) error {
-		if err := s.replay(ops, now); err != nil {
+		if err := s.replay(ops); err != nil {
 			return err
 		}
 		n++
@@ -78,20 +78,34 @@ func recoverAOF(s *Store, path string, repair bool) (int64, int, error) {
 	default:
 		return 0, 0, fmt.Errorf("kv: AOF %s: %w", path, err)
 	}
+	if !s.opts.Replica {
+		// Expiry is judged once the whole history is in: a key's
+		// later EXPIRE or PERSIST may have moved the time its SET had.
+		for i := range s.shards {
+			for k, e := range s.shards[i].m {
+				if e.expired(now) {
+					delete(s.shards[i].m, k)
+				}
+			}
+		}
+	}
 	s.opts.Logf("kv: AOF %s: replayed %d records (format version %d), %d keys", path, n, version, s.Len())
 	return off, version, nil
 }
 
 // replay applies one record's ops to the maps; no locks (start-up only).
-// It fails, changing nothing, on an APPEND that does not fit the value
-// replayed so far.
-func (s *Store) replay(ops []Op, now int64) error {
+// Expired entries are kept, with their expiry, until recoverAOF has
+// replayed every record: dropping a SET whose time had passed lost the key
+// when a later PERSIST or EXPIRE had moved that time (issue 41's chaos
+// test run: an APPEND to it then refused the start). It fails, changing
+// nothing, on an APPEND that does not fit the value replayed so far.
+func (s *Store) replay(ops []Op) error {
 	for _, op := range ops {
 		if op.Code != opAppend {
 			continue
 		}
 		e, ok := s.shards[shardOf(string(op.Key))].m[string(op.Key)]
-		if !(op.Exp != 0 && op.Exp <= now && !s.opts.Replica) && (!ok || len(e.val)+len(op.Val) != op.Total) {
+		if !ok || len(e.val)+len(op.Val) != op.Total {
 			// Two APPENDs of one key in one record do not occur.
 			return fmt.Errorf("APPEND of %d bytes to key %q holding %d bytes (present %v) does not make the logged %d", len(op.Val), op.Key, len(e.val), ok, op.Total)
 		}
@@ -100,10 +114,6 @@ func (s *Store) replay(ops []Op, now int64) error {
 		switch op.Code {
 		case opSet:
 			sh := &s.shards[shardOf(string(op.Key))]
-			if op.Exp != 0 && op.Exp <= now && !s.opts.Replica {
-				delete(sh.m, string(op.Key))
-				continue
-			}
 			sh.m[string(op.Key)] = entry{val: slices.Clone(op.Val), exp: op.Exp}
 		case opDel:
 			delete(s.shards[shardOf(string(op.Key))].m, string(op.Key))
@@ -111,10 +121,6 @@ func (s *Store) replay(ops []Op, now int64) error {
 			sh := &s.shards[shardOf(string(op.Key))]
 			e, ok := sh.m[string(op.Key)]
 			if !ok {
-				continue
-			}
-			if op.Exp != 0 && op.Exp <= now && !s.opts.Replica {
-				delete(sh.m, string(op.Key))
 				continue
 			}
 			e.exp = op.Exp
@@ -125,12 +131,6 @@ func (s *Store) replay(ops []Op, now int64) error {
 			}
 		case opAppend:
 			sh := &s.shards[shardOf(string(op.Key))]
-			if op.Exp != 0 && op.Exp <= now && !s.opts.Replica {
-				// The key expired with the expiry it had: the SET before
-				// was dropped for the same reason.
-				delete(sh.m, string(op.Key))
-				continue
-			}
 			e := sh.m[string(op.Key)]
 			sh.m[string(op.Key)] = entry{val: append(e.val, op.Val...), exp: op.Exp}
 		case opMeta:

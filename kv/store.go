@@ -190,12 +190,17 @@ func (s *Store) Len() int {
 // Get returns the value of key and its expiry (0 for none).
 func (s *Store) Get(key string) (val []byte, exp int64, ok bool) {
 	sh := &s.shards[shardOf(key)]
-	now := s.now()
 	sh.mu.RLock()
 	e, ok := sh.m[key]
 	sh.mu.RUnlock()
+	return s.got(e, ok)
+}
+
+// got counts a lookup and applies the expiry. The clock is read only for
+// a key that has an expiry: time.Now was 6% of a pipelined GET's CPU.
+func (s *Store) got(e entry, ok bool) ([]byte, int64, bool) {
 	s.stats.Gets.Add(1)
-	if !ok || e.expired(now) {
+	if !ok || (e.exp != 0 && e.expired(s.now())) {
 		s.stats.Misses.Add(1)
 		return nil, 0, false
 	}
@@ -212,17 +217,10 @@ func (s *Store) GetBytes(key []byte) (val []byte, exp int64, ok bool) {
 		h *= 16777619
 	}
 	sh := &s.shards[h%nShards]
-	now := s.now()
 	sh.mu.RLock()
 	e, ok := sh.m[string(key)]
 	sh.mu.RUnlock()
-	s.stats.Gets.Add(1)
-	if !ok || e.expired(now) {
-		s.stats.Misses.Add(1)
-		return nil, 0, false
-	}
-	s.stats.Hits.Add(1)
-	return e.val, e.exp, true
+	return s.got(e, ok)
 }
 
 // Exists reports whether key is present.

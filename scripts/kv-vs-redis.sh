@@ -5,10 +5,13 @@
 # lock: flock /tmp/wirebench-load.lock scripts/kv-vs-redis.sh
 # Env: N (requests, 200000), C (connections, 50), P (pipeline, 1),
 # ENGINE (own|redcon), MODES ("none everysec always"), ROUNDS (1; rounds
-# alternate which server goes first, as the shared machine drifts), WB.
+# alternate which server goes first, as the shared machine drifts), WB,
+# BASE (a second wirebench binary, e.g. main's, run beside WB as "base":
+# before/after in one run), TESTS ("set get").
 set -euo pipefail
 cd "$(dirname "$0")/.."
 N=${N:-200000} C=${C:-50} P=${P:-1} ENGINE=${ENGINE:-own} MODES=${MODES:-"none everysec always"} ROUNDS=${ROUNDS:-1}
+BASE=${BASE:-} TESTS=${TESTS:-"set get"}
 WB=${WB:-$(mktemp -d)/wirebench}
 [ -x "$WB" ] || go build -o "$WB" ./cmd/wirebench
 tmp=$(mktemp -d)
@@ -16,7 +19,7 @@ trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$tmp"' EXIT
 # ticks: CPU time (user+system, in clock ticks) a process has used.
 ticks() { awk '{print $14+$15}' "/proc/$1/stat"; }
 bench() { # port label pid: one line per test, with the server's CPU per request
-  for t in set get; do
+  for t in $TESTS; do
     local t0 r t1
     t0=$(ticks "$3")
     r=$(timeout 300 taskset -c 0 redis-benchmark -p "$1" -c "$C" -d 128 -r 10000 -n "$N" -P "$P" -t $t -q 2>/dev/null |
@@ -26,7 +29,7 @@ bench() { # port label pid: one line per test, with the server's CPU per request
   done
 }
 port() { python3 -c 'import socket;s=socket.socket();s.bind(("127.0.0.1",0));print(s.getsockname()[1])'; }
-echo "# $(date -u +%FT%TZ) $(uname -m) $(nproc) CPUs; -c $C -d 128 -r 10000 -n $N -P $P; engine $ENGINE"
+echo "# $(date -u +%FT%TZ) $(uname -m) $(nproc) CPUs; -c $C -d 128 -r 10000 -n $N -P $P; engine $ENGINE; load average $(cut -d' ' -f1-3 /proc/loadavg)"
 for round in $(seq "$ROUNDS"); do
 for mode in $MODES; do
   rp=$(port); wp=$(port); d="$tmp/$mode"; mkdir -p "$d/r" "$d/w"
@@ -39,16 +42,27 @@ for mode in $MODES; do
   taskset -c 1 "$WB" serve --http 127.0.0.1:0 --grpc 127.0.0.1:0 --no-grpc --seed-users 0 --seed-todos 0 \
     --resp "127.0.0.1:$wp" --resp-engine "$ENGINE" "${wargs[@]}" >/dev/null 2>"$tmp/wb.err" &
   wpid=$!
-  for p in $rp $wp; do # both must answer before the run
+  bp=$wp bpid=
+  if [ -n "$BASE" ]; then
+    bp=$(port); mkdir -p "$d/b"
+    bargs=(); [ $mode = none ] || bargs=(--data-dir "$d/b" --appendfsync "$mode")
+    taskset -c 1 "$BASE" serve --http 127.0.0.1:0 --grpc 127.0.0.1:0 --no-grpc --seed-users 0 --seed-todos 0 \
+      --resp "127.0.0.1:$bp" --resp-engine "$ENGINE" "${bargs[@]}" >/dev/null 2>"$tmp/base.err" &
+    bpid=$!
+  fi
+  for p in $rp $wp $bp; do # both must answer before the run
     for _ in $(seq 50); do redis-cli -p "$p" ping >/dev/null 2>&1 && break; sleep 0.1; done
     redis-cli -p "$p" ping >/dev/null || { echo "server on $p did not start:"; cat "$tmp/wb.err"; exit 1; }
   done
   if [ $((round % 2)) = 1 ]; then
     bench "$rp" "redis/$mode" $rpid; bench "$wp" "ours/$mode" $wpid
+    [ -z "$BASE" ] || bench "$bp" "base/$mode" $bpid
   else
+    [ -z "$BASE" ] || bench "$bp" "base/$mode" $bpid
     bench "$wp" "ours/$mode" $wpid; bench "$rp" "redis/$mode" $rpid
   fi
-  kill $rpid $wpid; wait $rpid $wpid 2>/dev/null || true
+  kill $rpid $wpid $bpid; wait $rpid $wpid $bpid 2>/dev/null || true
+  echo "# load average $(cut -d' ' -f1-3 /proc/loadavg)"
   rm -rf "$d"
 done
 done

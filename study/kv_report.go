@@ -29,8 +29,11 @@ type kvCellStats struct {
 	id, op, persistence, label string
 	trials                     int
 	rps, benchRPS              float64 // ours, redis-benchmark's (0: none)
-	avg, p50, p90, p99         time.Duration
-	failed, requests           int64
+	// The clients' own CPU: per request (ns) and as a share of the run's
+	// wall time (1: one CPU busy throughout); 0 when not measured.
+	cpuPerReq, cpuShare, benchCPUPerReq, benchCPUShare float64
+	avg, p50, p90, p99                                 time.Duration
+	failed, requests                                   int64
 }
 
 func kvStats(res *results.Study) []kvCellStats {
@@ -38,7 +41,7 @@ func kvStats(res *results.Study) []kvCellStats {
 	for _, c := range res.Cells {
 		op, persistence, _ := strings.Cut(c.Group, ", ")
 		s := kvCellStats{id: c.ID, op: op, persistence: persistence, label: c.Label}
-		var rps, bench, avg, p50, p90, p99 []float64
+		var rps, bench, avg, p50, p90, p99, cpu, share, bcpu, bshare []float64
 		for _, t := range res.TrialsOf(c.ID) {
 			r := t.Load
 			s.trials++
@@ -52,8 +55,19 @@ func kvStats(res *results.Study) []kvCellStats {
 			if v, ok := t.External["redis-benchmark "+op+" rps"]; ok {
 				bench = append(bench, v)
 			}
+			if c := r.CPU.User + r.CPU.System; c > 0 && r.Requests > 0 && r.Elapsed() > 0 {
+				cpu = append(cpu, float64(c)/float64(r.Requests))
+				share = append(share, float64(c)/float64(r.Elapsed()))
+			}
+			if v, ok := t.External[kvBenchCPUPerReq(op)]; ok {
+				bcpu = append(bcpu, v)
+			}
+			if v, ok := t.External[kvBenchCPUShare(op)]; ok {
+				bshare = append(bshare, v)
+			}
 		}
 		s.rps, s.benchRPS = kvMedian(rps), kvMedian(bench)
+		s.cpuPerReq, s.cpuShare, s.benchCPUPerReq, s.benchCPUShare = kvMedian(cpu), kvMedian(share), kvMedian(bcpu), kvMedian(bshare)
 		s.avg, s.p50 = time.Duration(kvMedian(avg)), time.Duration(kvMedian(p50))
 		s.p90, s.p99 = time.Duration(kvMedian(p90)), time.Duration(kvMedian(p99))
 		out = append(out, s)
@@ -110,6 +124,7 @@ func kvNotes(res *results.Study) []string {
 				kvRatio(redis.rps, redis.benchRPS))
 		}
 	}
+	b.WriteString(kvClientCheck(st))
 	b.WriteString(kvLikeForLike)
 	if w := kvDataDirNote(); w != "" {
 		b.WriteString("\n" + w + "\n")
@@ -127,6 +142,57 @@ const kvLikeForLike = `
 - **Not a server comparison:** redis-benchmark against our client on the same Redis trials: one server, two clients; the ratio checks our client (a ratio near 1 means our client does not limit the Redis cells).
 - **Not comparable in absolute terms:** the seed's rates against ours: other machine, other run.
 `
+
+// kvClientCheck sets the two clients side by side on the Redis cells,
+// with their own CPU: pinned to one CPU, a client that keeps it busy is
+// the bottleneck, and the rate ratio then compares clients, not Redis.
+func kvClientCheck(st []kvCellStats) string {
+	var b strings.Builder
+	b.WriteString("\n### The two clients on the same Redis trials\n\n" +
+		"| Operation | Persistence | wirebench client req/s | its CPU/req | its CPU busy | redis-benchmark req/s | its CPU/req | its CPU busy |\n" +
+		"|---|---|---:|---:|---:|---:|---:|---:|\n")
+	bound := false
+	for _, op := range []string{"SET", "GET"} {
+		for _, p := range kvPersistences {
+			r := kvFind(st, op, p.title, "Redis")
+			if r.trials == 0 {
+				continue
+			}
+			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s |\n", op, p.title,
+				kvRate(r.rps, r.trials), kvNS(r.cpuPerReq), kvShare(r.cpuShare),
+				kvRate(r.benchRPS, 1), kvNS(r.benchCPUPerReq), kvShare(r.benchCPUShare))
+			bound = bound || r.benchCPUShare >= kvClientBound
+		}
+	}
+	b.WriteString("\nBoth clients run on the client's CPUs (redis-benchmark inherits them from the study); redis-benchmark is one thread. ")
+	if bound {
+		fmt.Fprintf(&b, "Where it kept its CPU busy (≥ %.0f%%), it, not Redis, set its rate, and the ratio in the last column of the "+
+			"table above compares the clients' CPU per request. ", kvClientBound*100)
+	} else {
+		fmt.Fprintf(&b, "It kept its CPU below %.0f%% busy in every cell here: its rate was set by Redis or by other load on the machine, not by its own CPU cost. ", kvClientBound*100)
+	}
+	b.WriteString("An unpinned run by hand gives a ratio nearer 1 for another reason: Go's client then spreads over every CPU, " +
+		"the server's too, and takes CPU from Redis (issue 41, measured in docs/kv.md). The server comparisons above are made " +
+		"with one client for both servers, so they hold either way; server CPU per request is the figure least moved by the client.\n")
+	return b.String()
+}
+
+// kvClientBound is the CPU share above which a client is its own bottleneck.
+const kvClientBound = 0.9
+
+func kvNS(ns float64) string {
+	if ns <= 0 {
+		return "–"
+	}
+	return fmt.Sprintf("%.1f µs", ns/1e3)
+}
+
+func kvShare(s float64) string {
+	if s <= 0 {
+		return "–"
+	}
+	return fmt.Sprintf("%.0f%%", s*100)
+}
 
 type kvRow struct {
 	label, persistence string

@@ -141,6 +141,9 @@ func TestKVStudyQuickRedis(t *testing.T) {
 		if strings.HasSuffix(tr.Cell, "/Redis") && tr.External["redis-benchmark "+op+" rps"] <= 0 {
 			t.Errorf("%s: no redis-benchmark rate recorded: %v %+v", tr.Cell, tr.External, tr.Checks)
 		}
+		if strings.HasSuffix(tr.Cell, "/Redis") && (tr.External[kvBenchCPUPerReq(op)] <= 0 || tr.External[kvBenchCPUShare(op)] <= 0) {
+			t.Errorf("%s: redis-benchmark's CPU not recorded: %v", tr.Cell, tr.External)
+		}
 		if aof := strings.Contains(tr.Cell, "AOF"); aof != (tr.External["data dir bytes"] > 0) {
 			t.Errorf("%s: data dir bytes %v", tr.Cell, tr.External["data dir bytes"])
 		}
@@ -157,7 +160,8 @@ func TestKVStudyQuickRedis(t *testing.T) {
 		t.Fatalf("%d notes", len(res.Notes))
 	}
 	n := res.Notes[0]
-	for _, want := range []string{"259067.36", "20375.35", "| Redis, no persistence | wirebench | ", "| Redis, no persistence | redis-benchmark (same trials) | ", "Which comparisons are like for like"} {
+	for _, want := range []string{"259067.36", "20375.35", "| Redis, no persistence | wirebench | ", "| Redis, no persistence | redis-benchmark (same trials) | ",
+		"Which comparisons are like for like", "The two clients on the same Redis trials", "| SET | no persistence | "} {
 		if !strings.Contains(n, want) {
 			t.Errorf("notes lack %q:\n%s", want, n)
 		}
@@ -190,5 +194,26 @@ func TestKVStudyWithoutRedis(t *testing.T) {
 	}
 	if len(res.Trials) != 1 || !strings.Contains(res.Trials[0].Error, "redis-server is not installed: apt-get install redis-server redis-tools") {
 		t.Fatalf("trials %+v", res.Trials)
+	}
+}
+
+// TestKVClientCheck: the client table shows both clients' CPU, and says
+// that redis-benchmark set its own rate only where it kept its CPU busy.
+func TestKVClientCheck(t *testing.T) {
+	st := []kvCellStats{{op: "SET", persistence: "no persistence", label: "Redis", trials: 2, rps: 134000, benchRPS: 86000,
+		cpuPerReq: 7300, cpuShare: 0.98, benchCPUPerReq: 11300, benchCPUShare: 0.97}}
+	got := kvClientCheck(st)
+	for _, want := range []string{"| SET | no persistence | 134000 | 7.3 µs | 98% | 86000 | 11.3 µs | 97% |", "it, not Redis, set its rate"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("lacks %q:\n%s", want, got)
+		}
+	}
+	st[0].benchCPUShare = 0.5
+	if got := kvClientCheck(st); strings.Contains(got, "it, not Redis, set its rate") || !strings.Contains(got, "not by its own CPU cost") {
+		t.Errorf("a half-busy redis-benchmark called the bottleneck:\n%s", got)
+	}
+	st[0].benchCPUShare, st[0].benchCPUPerReq = 0, 0 // not measured
+	if got := kvClientCheck(st); !strings.Contains(got, "| 86000 | – | – |") {
+		t.Errorf("unmeasured CPU not shown as –:\n%s", got)
 	}
 }

@@ -67,11 +67,29 @@ func init() {
 	for _, c := range list {
 		commands[c.name] = c
 	}
+	cmdGetP, cmdSetP = commands["get"], commands["set"]
 }
 
 // maxNameLen is the longest command name we look up; longer ones are
 // unknown without lowering them.
 const maxNameLen = 16
+
+// GET and SET, the commands of every benchmark, skip the map's hashing
+// (5% of a pipelined GET's CPU).
+var cmdGetP, cmdSetP *command
+
+// lookup finds a lower-cased command name.
+func lookup(low []byte) *command {
+	if len(low) == 3 && low[1] == 'e' && low[2] == 't' {
+		switch low[0] {
+		case 'g':
+			return cmdGetP
+		case 's':
+			return cmdSetP
+		}
+	}
+	return commands[string(low)]
+}
 
 // Exec runs one command and appends its reply. It returns false when the
 // client asked to close (QUIT).
@@ -92,7 +110,7 @@ func (s *Session) Exec(args [][]byte) bool {
 			}
 			low[i] = ch
 		}
-		c = commands[string(low[:n])]
+		c = lookup(low[:n])
 	}
 	if c == nil {
 		s.unknown(args)

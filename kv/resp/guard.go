@@ -42,7 +42,7 @@ func (s *Session) admit(c *command) bool {
 		s.r.err("NOAUTH Authentication required.")
 		return false
 	}
-	if writeCommands[c.name] && g.ReadOnly != nil && g.ReadOnly() {
+	if g.ReadOnly != nil && writeCommands[c.name] && g.ReadOnly() { // no map lookup without a switch
 		s.r.err("READONLY You can't write against a read only replica.")
 		return false
 	}

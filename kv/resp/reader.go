@@ -91,7 +91,10 @@ func (rd *reqReader) next() ([][]byte, error) {
 	return args, nil
 }
 
-// atoi parses a decimal line (a trailing \r is dropped).
+// atoi parses a decimal line (a trailing \r is dropped), as
+// strconv.ParseInt does. Plain digits that cannot overflow (every length
+// and count a client sends) take a loop of their own: ParseInt was 5% of
+// a pipelined GET's CPU.
 func atoi(b []byte) (int64, bool) {
 	if len(b) > 0 && b[len(b)-1] == '\r' {
 		b = b[:len(b)-1]
@@ -99,6 +102,17 @@ func atoi(b []byte) (int64, bool) {
 	if len(b) == 0 || len(b) > 20 {
 		return 0, false
 	}
+	if len(b) <= 18 {
+		var n int64
+		for _, c := range b {
+			if c < '0' || c > '9' {
+				goto slow // a sign, or not a number
+			}
+			n = n*10 + int64(c-'0')
+		}
+		return n, true
+	}
+slow:
 	n, err := strconv.ParseInt(string(b), 10, 64)
 	return n, err == nil
 }
