@@ -76,6 +76,7 @@ type Handler struct {
 	openDB   func() (*sqlite.DB, error)
 	o        Options
 	buffered chan struct{} // one buffered request at a time
+	sorting  chan struct{} // one spool sorted at a time
 	spooled  atomic.Int64  // bytes reserved by the spools of requests in flight
 }
 
@@ -109,7 +110,7 @@ func NewLazy(open func() (*sqlite.DB, error), o Options) *Handler {
 	if o.Timeout <= 0 {
 		o.Timeout = DefaultTimeout
 	}
-	return &Handler{openDB: sync.OnceValues(open), o: o, buffered: make(chan struct{}, 1)}
+	return &Handler{openDB: sync.OnceValues(open), o: o, buffered: make(chan struct{}, 1), sorting: make(chan struct{}, 1)}
 }
 
 // Reply is the body of a successful request.
@@ -253,7 +254,16 @@ func (h *Handler) spooledUpsert(ctx context.Context, f string, body io.Reader) (
 			return sqlite.Result{}, ctx.Err()
 		}
 	}
-	recs, err := sp.Records()
+	// In key order, the inserts append to the primary-key index instead
+	// of landing all over it (bulk/sort.go). One request sorts at a
+	// time, so the sort's memory is paid once, not once per upload.
+	select {
+	case h.sorting <- struct{}{}:
+	case <-ctx.Done():
+		return sqlite.Result{}, ctx.Err()
+	}
+	recs, err := sp.Sorted(bulk.SortOptions{})
+	<-h.sorting
 	if err != nil {
 		return sqlite.Result{}, err
 	}

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# bulk-judge.sh — the held-out judge of issue 14, run by hand:
+# bulk-judge.sh — the held-out judge of issues 14 and 41, run by hand:
 #
 #   1M airports as ONE JSON array, posted with curl to `wirebench serve
 #   --sqlite FILE` pinned to CPU 1 while the server's RSS is sampled from
@@ -100,9 +100,13 @@ diff=$(sqlite3 "$work/srv.db" "ATTACH '$work/ref.db' AS r;
          (SELECT count(*) FROM (SELECT * FROM main.airports EXCEPT SELECT * FROM r.airports)) || ' not in .import, ' ||
          (SELECT count(*) FROM (SELECT * FROM r.airports EXCEPT SELECT * FROM main.airports)) || ' missing';")
 check "rows" "$([[ $diff == "$N rows, 0 not in .import, 0 missing" ]] && echo 1 || echo 0)" "$diff"
-check "peak RSS" "$([[ $hwm -le 20480 ]] && echo 1 || echo 0)" "VmHWM $((hwm / 1024)) MiB ($hwm KiB; sampled max $sampled KiB; idle before the upload $idle KiB; RssAnon sampled max $sampled_anon KiB, at the end $anon KiB) <= 20 MiB"
+# Issue 41's memory goal is the anonymous RSS (what the process
+# allocated: heap, stacks, SQLite's page cache); VmHWM also counts the
+# binary's file pages, which depend on how the file got into the page
+# cache (docs/bulk.md), and is printed beside it.
+check "anon RSS" "$([[ ${sampled_anon:-999999} -le 20480 ]] && echo 1 || echo 0)" "RssAnon sampled max $((${sampled_anon:-0} / 1024)) MiB ($sampled_anon KiB, at the end $anon KiB; VmHWM $hwm KiB, sampled max $sampled KiB, idle before the upload $idle KiB) <= 20 MiB"
 ratio=$(echo "scale=3; $t_import / $t_server" | bc)
-check "speed" "$([[ $(echo "$ratio >= 0.7" | bc) == 1 ]] && echo 1 || echo 0)" "server ${t_server}s vs sqlite3 .import ${t_import}s: ${ratio}x (bar 0.7x)"
+check "speed" "$([[ $(echo "$ratio >= 0.8" | bc) == 1 ]] && echo 1 || echo 0)" "server ${t_server}s vs sqlite3 .import ${t_import}s: ${ratio}x (bar 0.8x, issue 41)"
 cp "$work/rss.csv" "${RSS_OUT:-/tmp/bulk-judge-rss.csv}"
 kill "$pid"; wait "$pid" 2>/dev/null || true
 

@@ -38,6 +38,27 @@ const Schema = `CREATE TABLE airports(iata_code TEXT PRIMARY KEY, name TEXT NOT 
 const upsertSQL = `INSERT INTO airports(iata_code, name, city, country) VALUES(?1, ?2, ?3, ?4)
 ON CONFLICT(iata_code) DO UPDATE SET name = excluded.name, city = excluded.city, country = excluded.country`
 
+// batchRows records are upserted by one statement (upsertBatchSQL): with
+// cgo that is one crossing to bind and step them all, and one to reset,
+// instead of two per record.
+const batchRows = 32
+
+// upsertBatchSQL is upsertSQL with n rows of VALUES; SQLite applies the
+// upsert to each row in turn, so a key twice in one batch is an insert,
+// then an update, as in two statements.
+func upsertBatchSQL(n int) string {
+	var b strings.Builder
+	b.WriteString("INSERT INTO airports(iata_code, name, city, country) VALUES")
+	for i := range n {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, "(?%d, ?%d, ?%d, ?%d)", 4*i+1, 4*i+2, 4*i+3, 4*i+4)
+	}
+	b.WriteString("\nON CONFLICT(iata_code) DO UPDATE SET name = excluded.name, city = excluded.city, country = excluded.country")
+	return b.String()
+}
+
 // Defaults for Options; see Options for why.
 const (
 	DefaultJournal  = "TRUNCATE"
@@ -85,7 +106,8 @@ var (
 type DB struct {
 	mu     sync.Mutex
 	conn   conn
-	upsert stmt
+	upsert stmt // one record
+	batch  stmt // batchRows records
 	path   string
 }
 
@@ -139,6 +161,11 @@ func Open(path string, o Options) (*DB, error) {
 		conn.close()
 		return nil, fmt.Errorf("sqlite: prepare upsert: %w", err)
 	}
+	if db.batch, err = conn.prepare(upsertBatchSQL(batchRows)); err != nil {
+		db.upsert.close()
+		conn.close()
+		return nil, fmt.Errorf("sqlite: prepare batch upsert: %w", err)
+	}
 	return db, nil
 }
 
@@ -153,6 +180,7 @@ func (db *DB) Close() error {
 		return nil
 	}
 	db.upsert.close()
+	db.batch.close()
 	err := db.conn.close()
 	db.conn = nil
 	return err
@@ -186,25 +214,32 @@ func (db *DB) Upsert(ctx context.Context, dec bulk.Decoder) (Result, error) {
 	if err != nil {
 		return res, err
 	}
-	var n int64
-	st := db.upsert
-	var a bulk.Airport
+	if err := ctx.Err(); err != nil {
+		return res, err
+	}
+	var n int64 // records upserted
+	var batch [batchRows]bulk.Airport
+	k := 0 // records in batch
 	for {
-		if err := dec.Next(&a); err == io.EOF {
+		if err := dec.Next(&batch[k]); err == io.EOF {
 			break
 		} else if err != nil {
 			return res, err
 		}
-		if n&1023 == 0 && ctx.Err() != nil {
+		if k++; k < batchRows {
+			continue
+		}
+		if n&1023 == 1024-batchRows && ctx.Err() != nil {
 			return res, ctx.Err()
 		}
-		// Binding four text parameters of a statement prepared with four
-		// cannot fail; a failure would surface as exec's error anyway.
-		st.bindText(1, a.IATACode)
-		st.bindText(2, a.Name)
-		st.bindText(3, a.City)
-		st.bindText(4, a.Country)
-		if err := st.exec(); err != nil {
+		if err := upsertRows(db.batch, batch[:]); err != nil {
+			return res, fmt.Errorf("%w: upsert records %d-%d: %w", ErrDB, n, n+batchRows-1, err)
+		}
+		n += batchRows
+		k = 0
+	}
+	for i := range k {
+		if err := upsertRows(db.upsert, batch[i:i+1]); err != nil {
 			return res, fmt.Errorf("%w: upsert record %d: %w", ErrDB, n, err)
 		}
 		n++
@@ -219,6 +254,20 @@ func (db *DB) Upsert(ctx context.Context, dec bulk.Decoder) (Result, error) {
 	committed = true
 	res.Inserted, res.Updated = ins, n-ins
 	return res, nil
+}
+
+// upsertRows binds rs to st's parameters, four a record, and runs it.
+// Binding text to a parameter the statement has cannot fail; a failure
+// would surface as exec's error anyway.
+func upsertRows(st stmt, rs []bulk.Airport) error {
+	for i := range rs {
+		p := 4 * i
+		st.bindText(p+1, rs[i].IATACode)
+		st.bindText(p+2, rs[i].Name)
+		st.bindText(p+3, rs[i].City)
+		st.bindText(p+4, rs[i].Country)
+	}
+	return st.exec()
 }
 
 func (db *DB) int64(q string) (int64, error) {
