@@ -575,7 +575,9 @@ func TestStreamDoReasons(t *testing.T) {
 		do   func(ctx context.Context, o *load.Outcome, t0 time.Time) (int, time.Duration, time.Duration, bool)
 		want string
 	}{
-		{func(context.Context, *load.Outcome, time.Time) (int, time.Duration, time.Duration, bool) { return 0, 0, 0, false }, "stream failed"},
+		{func(context.Context, *load.Outcome, time.Time) (int, time.Duration, time.Duration, bool) {
+			return 0, 0, 0, false
+		}, "stream failed"},
 		{func(ctx context.Context, o *load.Outcome, _ time.Time) (int, time.Duration, time.Duration, bool) {
 			<-ctx.Done()
 			o.Fail = "websocket read: failed to read: " + ctx.Err().Error()
