@@ -176,7 +176,9 @@ func (p *kvHTTPPeer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	io.WriteString(w, body)
 }
 
-func kvJSON(key, value string) string { return fmt.Sprintf(`{"key":%q,"value":%q,"ttl_ms":0}`, key, value) }
+func kvJSON(key, value string) string {
+	return fmt.Sprintf(`{"key":%q,"value":%q,"ttl_ms":0}`, key, value)
+}
 
 func rightGet(k int, json bool) (int, string) {
 	if json {
