@@ -6,7 +6,9 @@ usage: scripts/plant.py [options] MUTANTS_FILE... [PACKAGE] [-run REGEXP]
        scripts/plant.py scripts/mutants/load-merge.txt ./load
 
 Each line of MUTANTS_FILE is  file|||old|||new  (\\n and \\t escapes allowed);
-blank lines and lines starting with # are skipped. For each mutant the
+blank lines and lines starting with # are skipped, but for "# plant: ARGS":
+go test flags for that file's mutants (e.g. -skip of a long benchmark-like
+test that checks nothing the mutants touch, or -run of the tests that do). For each mutant the
 script replaces the one occurrence of old in file (in a copy handed to the
 go command with -overlay: the work tree is never touched, so mutants can
 be planted in parallel and an interrupted run leaves nothing behind), runs
@@ -33,6 +35,7 @@ every check site), the body limits moved, the merge dropping a field.
 import concurrent.futures
 import hashlib
 import json
+import shlex
 import os
 import subprocess
 import sys
@@ -69,15 +72,19 @@ def parse_args(argv):
 
 def read_mutants(path):
     out = []
+    args = []
     for n, line in enumerate(open(path), 1):
         line = line.rstrip('\n')
+        if line.startswith('# plant:'):
+            args = shlex.split(line[len('# plant:'):])
+            continue
         if not line.strip() or line.startswith('#'):
             continue
         parts = line.split('|||')
         if len(parts) != 3:
             sys.exit(f'{path}:{n}: want file|||old|||new')
         f, old, new = [p.replace('\\n', '\n').replace('\\t', '\t') for p in parts]
-        out.append({'where': f'{path}:{n}', 'line': line, 'file': f, 'old': old, 'new': new})
+        out.append({'where': f'{path}:{n}', 'line': line, 'file': f, 'old': old, 'new': new, 'args': args})
     return out
 
 
@@ -95,6 +102,7 @@ def plant(m, pkg, run, tmp):
         json.dump({'Replace': {os.path.abspath(m['file']): mutated}}, w)
     pkg = pkg or './' + os.path.dirname(m['file'])
     cmd = ['go', 'test', '-count=1', '-failfast', '-timeout=5m', '-overlay=' + overlay, pkg]
+    cmd += m['args']
     if run:
         cmd += ['-run', run]
     t = time.time()

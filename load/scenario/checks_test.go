@@ -4,6 +4,7 @@ import (
 	"context"
 	"maps"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -204,8 +205,11 @@ func TestExchangeFailuresAreCounted(t *testing.T) {
 			got := runCase(t, checkCase{c.name, c.scenario, c.c, n, c.want}, c.transport)
 			if c.c.hangUp && c.want == nil { // net/http's words for a reset vary: count them
 				var sum int64
-				for _, k := range got {
+				for r, k := range got {
 					sum += k
+					if strings.HasPrefix(r, "status ") { // the exchange's error, not a status never received
+						t.Errorf("failure %q", r)
+					}
 				}
 				if sum != n {
 					t.Errorf("failures %v, want %d of them", got, n)
