@@ -128,7 +128,7 @@ func TestRawTransportFailures(t *testing.T) {
 		name, client string
 		loop         bool
 		want         string // "" when net/http words it
-	}{{"lean", ClientLean, false, "malformed response"}, {"loop", ClientLean, true, "malformed response"}, {"std", ClientStd, false, ""}} {
+	}{{"lean", ClientLean, false, "malformed response"}, {"loop", ClientLean, true, "malformed response"}, {"std", ClientStd, false, "malformed response"}} {
 		sc, err := NewRaw(RawOptions{URL: url + "/", Client: c.client, Timeout: 5 * time.Second})
 		if err != nil {
 			t.Fatal(err)
