@@ -128,6 +128,23 @@ func TestKVRESPWrongReplies(t *testing.T) {
 	}
 }
 
+// TestKVRESPRefused: a server that is not there fails every command of
+// every batch with the dial's reason.
+func TestKVRESPRefused(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	for _, p := range []int{1, 4} {
+		res := runKV(t, load.Options{Options: results.Options{Concurrency: 1, Requests: 8}}, KVOptions{Name: ScenarioKVSet, URL: "redis://" + addr, Keys: kvCheckKeys, Pipeline: p, Timeout: 5 * time.Second})
+		if want := map[string]int64{"connection refused": 8}; !maps.Equal(res.Failures, want) || res.Requests != 8 {
+			t.Errorf("-P %d: %d requests, failures %v; want %v", p, res.Requests, res.Failures, want)
+		}
+	}
+}
+
 // TestKVRESPPipelineCut: a peer that hangs up after the first reply of a
 // pipelined batch fails the rest of the batch, each with the reason.
 func TestKVRESPPipelineCut(t *testing.T) {
