@@ -20,6 +20,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/wirebench/wirebench/grpcws"
 	"github.com/wirebench/wirebench/load"
 	"github.com/wirebench/wirebench/pb"
 	"github.com/wirebench/wirebench/pb/pbconnect"
@@ -267,6 +268,36 @@ func TestChecksGRPCKinds(t *testing.T) {
 		t.Run(c.kind+"/"+c.name, func(t *testing.T) {
 			addr := startFakeGRPC(t, c.fake)
 			runChecks(t, Options{Kind: c.kind, GRPC: addr, Messages: 3}, c.want)
+		})
+	}
+}
+
+// TestChecksTunnelKinds: the same wrongs through the gRPC-over-WebSocket
+// tunnel (a gRPC server on the tunnel's listener, as the REST port serves
+// /grpc-ws).
+func TestChecksTunnelKinds(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		kind string
+		fake *fakeGRPC
+		want map[string]int64
+	}{
+		{"right", TunnelGet, &fakeGRPC{}, nil},
+		{"wrong user", TunnelGet, &fakeGRPC{getID: plusOne}, map[string]int64{"check: wrong user": 4}},
+		{"right", TunnelSrv, &fakeGRPC{}, nil},
+		{"out of order", TunnelSrv, &fakeGRPC{list: swapped}, map[string]int64{"check: users out of order or empty": 4}},
+		{"missing", TunnelSrv, &fakeGRPC{list: missing}, map[string]int64{"check: list length": 3}},
+		{"cut", TunnelSrv, &fakeGRPC{list: cut}, map[string]int64{"grpc DataLoss": 4}},
+	} {
+		t.Run(c.kind+"/"+c.name, func(t *testing.T) {
+			l := grpcws.NewListener(nil)
+			s := grpc.NewServer()
+			pb.RegisterUserServiceServer(s, c.fake.right())
+			go s.Serve(l)
+			t.Cleanup(s.Stop)
+			mux := http.NewServeMux()
+			mux.Handle("/grpc-ws", grpcws.Handler(l))
+			runChecks(t, Options{Kind: c.kind, URL: startFakeHTTP(t, mux)}, c.want)
 		})
 	}
 }
