@@ -38,6 +38,7 @@ func TestParseRESP(t *testing.T) {
 		want Reply
 	}{
 		{"+OK\r\n", Reply{Kind: '+', Bulk: []byte("OK")}},
+		{"+\r\n", Reply{Kind: '+'}}, // an empty simple string: the shortest line
 		{"-ERR wrong number of arguments\r\n", Reply{Kind: '-', Bulk: []byte("ERR wrong number of arguments")}},
 		{":1234\r\n", Reply{Kind: ':', Int: 1234}},
 		{":-7\r\n", Reply{Kind: ':', Int: -7}},
@@ -102,6 +103,10 @@ func TestParseRESPLimits(t *testing.T) {
 	}
 	if got, err := parseAll([]byte("+" + strings.Repeat("a", maxRESPLine-1) + "\r\n")); err != nil || len(got[0].Bulk) != maxRESPLine-1 {
 		t.Errorf("a line at the limit: %v", err)
+	}
+	// an array of exactly maxRESPElems elements is read
+	if got, err := parseAll([]byte("*" + strconv.Itoa(maxRESPElems) + "\r\n" + strings.Repeat(":1\r\n", maxRESPElems))); err != nil || len(got) != 1 || got[0].Int != maxRESPElems {
+		t.Errorf("an array at the limit: %v", err)
 	}
 	// a bulk string of exactly maxRESPBulk bytes is read
 	whole := io.MultiReader(strings.NewReader("$"+strconv.Itoa(maxRESPBulk)+"\r\n"), io.LimitReader(zeros{}, maxRESPBulk), strings.NewReader("\r\n"))
