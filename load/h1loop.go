@@ -425,7 +425,7 @@ func (l *h1Loop) receive(i int) bool {
 	t1 := time.Now()
 	r := &c.s.Resp
 	o := Outcome{BodyOut: l.raw.bodySent(c.wrote), Status: r.Status, BodyIn: r.BodyLen}
-	o.Fail = l.raw.check(r.Status, r.Body)
+	l.raw.check(&o, r.Body)
 	c.busy = false
 	l.st.record(&o, t1.Sub(c.sent), t1.Sub(c.sent), 0, false)
 	// More bytes than one response: the server is out of step; start clean.

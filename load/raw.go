@@ -208,15 +208,16 @@ func (r *Raw) Resent() int64 {
 	return r.h2.Resent()
 }
 
-// check validates status and body, returning the failure reason or "".
-func (r *Raw) check(status int, body []byte) string {
-	if status < 0 || status >= len(r.want) || !r.want[status] {
-		return "status " + strconv.Itoa(status)
+// check validates o.Status and the body, setting o.Fail when they are not
+// what the options expect.
+func (r *Raw) check(o *Outcome, body []byte) {
+	if status := o.Status; status < 0 || status >= len(r.want) || !r.want[status] {
+		o.Fail = "status " + strconv.Itoa(status)
+		return
 	}
 	if r.o.ExpectBodyContains != "" && !bytes.Contains(body, []byte(r.o.ExpectBodyContains)) {
-		return "body check: no " + strconv.Quote(r.o.ExpectBodyContains)
+		o.Fail = "body check: no " + strconv.Quote(r.o.ExpectBodyContains)
 	}
-	return ""
 }
 
 // bodySent is how much of the body went out when wrote bytes of the
@@ -241,7 +242,7 @@ func (v *rawVU) Do(ctx context.Context, o *Outcome) {
 	}
 	o.Status = resp.Status
 	o.BodyIn = resp.BodyLen
-	o.Fail = v.r.check(resp.Status, resp.Body)
+	v.r.check(o, resp.Body)
 }
 
 func (v *rawVU) Close() error { v.c.Close(); return nil }

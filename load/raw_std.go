@@ -33,7 +33,7 @@ func (v *rawStdVU) Do(ctx context.Context, o *Outcome) {
 		return
 	}
 	o.Status, o.BodyIn = status, len(body)
-	o.Fail = v.r.check(status, body)
+	v.r.check(o, body)
 }
 
 func (v *rawStdVU) Close() error { v.c.CloseIdleConnections(); return nil }

@@ -38,6 +38,7 @@ func TestParseRESP(t *testing.T) {
 		want Reply
 	}{
 		{"+OK\r\n", Reply{Kind: '+', Bulk: []byte("OK")}},
+		{"+\r\n", Reply{Kind: '+'}}, // an empty simple string: the shortest line
 		{"-ERR wrong number of arguments\r\n", Reply{Kind: '-', Bulk: []byte("ERR wrong number of arguments")}},
 		{":1234\r\n", Reply{Kind: ':', Int: 1234}},
 		{":-7\r\n", Reply{Kind: ':', Int: -7}},
@@ -46,6 +47,7 @@ func TestParseRESP(t *testing.T) {
 		{"$4\r\na\r\nb\r\n", Reply{Kind: '$', Bulk: []byte("a\r\nb")}}, // binary-safe
 		{"$-1\r\n", Reply{Kind: '$', Nil: true}},
 		{"*-1\r\n", Reply{Kind: '*', Nil: true, Int: -1}},
+		{"*0\r\n", Reply{Kind: '*'}}, // an empty array (KEYS of nothing) is no error
 		{"*2\r\n$1\r\na\r\n*1\r\n:1\r\n", Reply{Kind: '*', Int: 2}},
 	} {
 		got, err := parseAll([]byte(tc.in))
@@ -102,6 +104,16 @@ func TestParseRESPLimits(t *testing.T) {
 	if got, err := parseAll([]byte("+" + strings.Repeat("a", maxRESPLine-1) + "\r\n")); err != nil || len(got[0].Bulk) != maxRESPLine-1 {
 		t.Errorf("a line at the limit: %v", err)
 	}
+	// an array of exactly maxRESPElems elements is read
+	if got, err := parseAll([]byte("*" + strconv.Itoa(maxRESPElems) + "\r\n" + strings.Repeat(":1\r\n", maxRESPElems))); err != nil || len(got) != 1 || got[0].Int != maxRESPElems {
+		t.Errorf("an array at the limit: %v", err)
+	}
+	// a bulk string of exactly maxRESPBulk bytes is read
+	whole := io.MultiReader(strings.NewReader("$"+strconv.Itoa(maxRESPBulk)+"\r\n"), io.LimitReader(zeros{}, maxRESPBulk), strings.NewReader("\r\n"))
+	var r Reply
+	if _, err := Parse(bufio.NewReader(whole), &r, nil); err != nil || len(r.Bulk) != maxRESPBulk {
+		t.Errorf("a bulk string at the limit: %d bytes, %v", len(r.Bulk), err)
+	}
 	if got, err := parseAll([]byte(":-999999999999999999\r\n")); err != nil || got[0].Int != -999999999999999999 {
 		t.Errorf("18 digits: %v %v", got, err)
 	}
@@ -157,4 +169,14 @@ func FuzzParseRESP(f *testing.F) {
 			off += consumed
 		}
 	})
+}
+
+// zeros reads as an endless run of '0' bytes.
+type zeros struct{}
+
+func (zeros) Read(p []byte) (int, error) {
+	for i := range p {
+		p[i] = '0'
+	}
+	return len(p), nil
 }

@@ -2,7 +2,7 @@ package scenario
 
 import (
 	"context"
-	"errors"
+	"time"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -30,7 +30,7 @@ func grpcCall[Resp proto.Message](ctx context.Context, c grpcClient, method stri
 	if err != nil {
 		o.BodyOut += c.SentSize(in)
 		o.Fail = "grpc " + st.Code().String()
-		if st.Code() == codes.DeadlineExceeded && errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		if st.Code() == codes.DeadlineExceeded && pastDeadline(ctx) {
 			o.Fail = "timeout"
 		}
 		return out, false
@@ -86,4 +86,12 @@ func (c grpcClient) echo(ctx context.Context, in *encoded[api.EchoRequest], out 
 		*out = api.EchoResponse{Message: m.GetMessage()}
 	}
 	return ok
+}
+
+// pastDeadline reports whether ctx's deadline has passed: the client's
+// own timeout, not a server's DEADLINE_EXCEEDED. Not ctx.Err(): the lean
+// client's read deadline is ctx's and may fire before ctx's own timer.
+func pastDeadline(ctx context.Context) bool {
+	d, ok := ctx.Deadline()
+	return ok && !d.After(time.Now())
 }

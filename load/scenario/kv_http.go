@@ -101,12 +101,11 @@ func (v *kvHTTPVU) getKey(ctx context.Context, k int, o *load.Outcome) {
 		return
 	}
 	o.Status, o.BodyIn = resp.Status, len(resp.Body)
-	switch resp.Status {
-	case 200:
-	case 404:
+	if resp.Status == 404 {
 		o.Fail = kvMissingFail
 		return
-	default:
+	}
+	if resp.Status != 200 {
 		o.Fail = "status " + strconv.Itoa(resp.Status)
 		return
 	}

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/klauspost/compress/gzip"
 	"google.golang.org/grpc"
@@ -52,8 +53,12 @@ type corruption struct {
 	// hangUp answers no HTTP at all: a malformed status line on HTTP/1.1,
 	// a reset stream on h2c.
 	hangUp bool
-	// gRPC only: fail the call with this code.
-	code codes.Code
+	// gRPC only: fail the call with this code, or stall it past the
+	// client's deadline (a server that ignores grpc-timeout: one that
+	// honours it may answer DEADLINE_EXCEEDED just before the client's
+	// own deadline, which the client rightly counts as a gRPC error).
+	code  codes.Code
+	stall bool
 }
 
 // wrongAPI is the real reference API (httpapi and grpcapi over a seeded
@@ -217,6 +222,11 @@ func (w *wrongAPI) intercept(ctx context.Context, req any, info *grpc.UnaryServe
 		return resp, err
 	}
 	c := w.c
+	if c.stall {
+		<-ctx.Done()
+		time.Sleep(time.Second)
+		return nil, status.FromContextError(ctx.Err()).Err()
+	}
 	if c.code != codes.OK {
 		return nil, status.Error(c.code, "wrongAPI")
 	}
