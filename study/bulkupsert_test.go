@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/wirebench/wirebench/bulk"
+	"github.com/wirebench/wirebench/internal/testkit"
 )
 
 // TestBulkUpsertStudyEndToEnd runs a tiny bulk-upsert study: every cell
@@ -22,7 +23,7 @@ func TestBulkUpsertStudyEndToEnd(t *testing.T) {
 		}
 		t.Skip("needs the sqlite3 shell: apt-get install sqlite3")
 	}
-	bin := buildWirebench(t)
+	bin := testkit.Binary(t)
 	res, err := RunBulkUpsert(context.Background(), BulkOptions{
 		Options: Options{Trials: 2, Binary: bin, Seed: 1},
 		Records: 3000, Formats: []string{bulk.FormatJSON, bulk.FormatTOON},

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/wirebench/wirebench/internal/testkit"
 )
 
 // TestKVReplCells pins the replication cells' shape: the seed's settings,
@@ -48,7 +50,7 @@ func TestKVReplCells(t *testing.T) {
 // follower syncs, its lag is sampled and it catches up; the notes hold
 // the replication table.
 func TestKVReplQuick(t *testing.T) {
-	bin := buildWirebench(t)
+	bin := testkit.Binary(t)
 	if help, _ := exec.Command(bin, "serve", "-h").CombinedOutput(); !strings.Contains(string(help), "-replica-of") {
 		if os.Getenv("CI") != "" {
 			t.Fatal("serve has no --replica-of")

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wirebench/wirebench/internal/testkit"
 	"github.com/wirebench/wirebench/load/scenario"
 )
 
@@ -96,7 +97,7 @@ func TestKVStudyQuickRedis(t *testing.T) {
 			t.Skipf("%s not installed (apt-get install redis-server redis-tools)", tool)
 		}
 	}
-	bin := buildWirebench(t)
+	bin := testkit.Binary(t)
 	help, _ := exec.Command(bin, "serve", "-h").CombinedOutput()
 	withWirebench := strings.Contains(string(help), "-resp") && strings.Contains(string(help), "-data-dir")
 	def, _ := Lookup("kv")

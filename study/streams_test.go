@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wirebench/wirebench/internal/testkit"
 	"github.com/wirebench/wirebench/load"
 	"github.com/wirebench/wirebench/load/browser"
 	"github.com/wirebench/wirebench/load/stream"
@@ -63,7 +64,7 @@ func TestGRPCVsRESTDefinition(t *testing.T) {
 // process streams 300 users, the results carry the stream figures and the
 // server's allocation counters at the start and end of the measured run.
 func TestStreamCellEndToEnd(t *testing.T) {
-	bin := buildWirebench(t)
+	bin := testkit.Binary(t)
 	ds := dataset{users: 300, todos: 5}
 	one := load.Options{Options: results.Options{Concurrency: 1}}
 	def := Definition{Name: "tiny-streams", Title: "tiny", Cells: []Cell{

@@ -2,35 +2,22 @@ package study
 
 import (
 	"context"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/wirebench/wirebench/internal/testkit"
 	"github.com/wirebench/wirebench/load"
 	"github.com/wirebench/wirebench/load/scenario"
 	"github.com/wirebench/wirebench/results"
 )
-
-func buildWirebench(t *testing.T) string {
-	t.Helper()
-	if testing.Short() {
-		t.Skip("builds and runs the binary; skipped with -short")
-	}
-	bin := filepath.Join(t.TempDir(), "wirebench")
-	if out, err := exec.Command("go", "build", "-o", bin, "../cmd/wirebench").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	return bin
-}
 
 // TestTinyStudyEndToEnd runs a two-cell study with three trials each:
 // every trial gets a fresh server process (distinct PIDs), the dataset has
 // the same size before and after, trials are interleaved, and the server
 // was sampled.
 func TestTinyStudyEndToEnd(t *testing.T) {
-	bin := buildWirebench(t)
+	bin := testkit.Binary(t)
 	lo := load.Options{Options: results.Options{Concurrency: 2}}
 	ds := dataset{users: 20, todos: 5}
 	def := Definition{

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wirebench/wirebench/internal/testkit"
 	"github.com/wirebench/wirebench/kv"
 )
 
@@ -25,7 +26,7 @@ import (
 // it starts, keeps the records before the damage and says what it
 // dropped.
 func TestServeRefusesCorruptAOF(t *testing.T) {
-	bin := buildBinary(t)
+	bin := testkit.Binary(t)
 	dir := t.TempDir()
 	const keys = 200
 	cmd, addr := startRESP(t, bin, dir)

@@ -14,6 +14,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/wirebench/wirebench/internal/testkit"
 )
 
 // readOut decodes the parts of a load --out file these tests look at.
@@ -129,7 +131,7 @@ func TestThresholdsTravelWithTheResult(t *testing.T) {
 // address-space cap where prlimit exists. -c 100000000 once ignored
 // SIGTERM for 20 minutes.
 func TestSIGTERMEndsALargeRunPromptly(t *testing.T) {
-	bin := buildBinary(t)
+	bin := testkit.Binary(t)
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
 	t.Cleanup(ts.Close)
 	out := filepath.Join(t.TempDir(), "run.json")

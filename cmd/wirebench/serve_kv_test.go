@@ -14,13 +14,15 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/wirebench/wirebench/internal/testkit"
 )
 
 // TestServeKV: serve --resp --data-dir --appendfsync always; a value
 // written over HTTP is read over RESP, the store survives a restart, and
 // bad KV flags are usage errors.
 func TestServeKV(t *testing.T) {
-	bin := buildBinary(t)
+	bin := testkit.Binary(t)
 	dir := t.TempDir()
 	start := func() (*exec.Cmd, string, string) {
 		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)

@@ -7,7 +7,6 @@ import (
 	"io"
 	"net/http"
 	"os/exec"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"syscall"
@@ -19,27 +18,14 @@ import (
 
 	"github.com/wirebench/wirebench/api"
 	"github.com/wirebench/wirebench/codec"
+	"github.com/wirebench/wirebench/internal/testkit"
 	"github.com/wirebench/wirebench/pb"
 )
-
-// buildBinary compiles cmd/wirebench once per test binary run.
-func buildBinary(t *testing.T) string {
-	t.Helper()
-	if testing.Short() {
-		t.Skip("builds the binary; skipped with -short")
-	}
-	bin := filepath.Join(t.TempDir(), "wirebench")
-	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
-	if err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	return bin
-}
 
 // TestServeEndToEnd starts the real binary on free ports and drives it with
 // real HTTP and gRPC clients, then stops it with SIGTERM.
 func TestServeEndToEnd(t *testing.T) {
-	bin := buildBinary(t)
+	bin := testkit.Binary(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin, "serve", "--http", "127.0.0.1:0", "--grpc", "127.0.0.1:0", "--seed-users", "7", "--seed-todos", "3", "--json-lib", "fast")
