@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wirebench/wirebench/internal/testkit"
 	"github.com/wirebench/wirebench/load/clientio"
 	"github.com/wirebench/wirebench/load/internal/loadtest"
 	"github.com/wirebench/wirebench/results"
@@ -161,15 +162,10 @@ func TestFailuresByReason(t *testing.T) {
 	}
 }
 
-// closedPort returns a URL on which nothing listens.
+// closedPort returns a URL whose connections are refused (a port held
+// bound, not listening: no other test can take it meanwhile).
 func closedPort(t *testing.T) string {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	u := "http://" + ln.Addr().String() + "/"
-	ln.Close()
-	return u
+	return "http://" + testkit.RefusedAddr(t) + "/"
 }
 
 // stalledListener is a listening socket whose accept queue is full and
