@@ -17,6 +17,7 @@ import (
 // checked against the generator, the reference cell ran sqlite3 .import,
 // RSS was sampled, and the report and plot files are written.
 func TestBulkUpsertStudyEndToEnd(t *testing.T) {
+	testkit.NeedPeers(t) // slow: CI's peer step (docs/testing.md)
 	if _, err := exec.LookPath("sqlite3"); err != nil {
 		if os.Getenv("CI") != "" {
 			t.Fatal("sqlite3 is missing (CI installs it: .ci/run)")

@@ -50,6 +50,7 @@ func TestKVReplCells(t *testing.T) {
 // follower syncs, its lag is sampled and it catches up; the notes hold
 // the replication table.
 func TestKVReplQuick(t *testing.T) {
+	testkit.NeedPeers(t) // slow: CI's peer step (docs/testing.md)
 	bin := testkit.Binary(t)
 	if help, _ := exec.Command(bin, "serve", "-h").CombinedOutput(); !strings.Contains(string(help), "-replica-of") {
 		if os.Getenv("CI") != "" {

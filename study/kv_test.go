@@ -89,6 +89,7 @@ func TestKVStudyDefinition(t *testing.T) {
 // rate is recorded beside ours, the AOF cell wrote to its data directory
 // and removed it, and the report holds the seed's tables with our rows.
 func TestKVStudyQuickRedis(t *testing.T) {
+	testkit.NeedPeers(t) // slow: CI's peer step (docs/testing.md)
 	for _, tool := range []string{"redis-server", "redis-benchmark"} {
 		if _, err := exec.LookPath(tool); err != nil {
 			if os.Getenv("CI") != "" {

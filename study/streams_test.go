@@ -64,6 +64,7 @@ func TestGRPCVsRESTDefinition(t *testing.T) {
 // process streams 300 users, the results carry the stream figures and the
 // server's allocation counters at the start and end of the measured run.
 func TestStreamCellEndToEnd(t *testing.T) {
+	testkit.NeedPeers(t) // slow: CI's peer step (docs/testing.md)
 	bin := testkit.Binary(t)
 	ds := dataset{users: 300, todos: 5}
 	one := load.Options{Options: results.Options{Concurrency: 1}}

@@ -17,6 +17,7 @@ import (
 // the same size before and after, trials are interleaved, and the server
 // was sampled.
 func TestTinyStudyEndToEnd(t *testing.T) {
+	testkit.NeedPeers(t) // slow: CI's peer step (docs/testing.md)
 	bin := testkit.Binary(t)
 	lo := load.Options{Options: results.Options{Concurrency: 2}}
 	ds := dataset{users: 20, todos: 5}

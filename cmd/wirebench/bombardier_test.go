@@ -23,6 +23,7 @@ const bombardierRequests = 20000
 // load tool nobody here wrote must see only 2xx, and the server must have
 // counted exactly the requests bombardier sent.
 func TestPeerBombardier(t *testing.T) {
+	testkit.NeedPeers(t) // slow: CI's peer step (docs/testing.md)
 	bombardier := testkit.NeedTool(t, "bombardier", "go install github.com/codesenberg/bombardier@v1.2.6")
 	bin := testkit.Binary(t)
 	for _, engine := range []string{"nethttp", "fasthttp"} {

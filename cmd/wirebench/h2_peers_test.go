@@ -43,6 +43,7 @@ import (
 //
 // It holds the machine's load lock itself: do not wrap it in flock.
 func TestPeerH2BesideH2load(t *testing.T) {
+	testkit.NeedPeers(t) // slow: CI's peer step (docs/testing.md)
 	if testing.Short() {
 		t.Skip("load runs; skipped with -short")
 	}

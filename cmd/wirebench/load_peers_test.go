@@ -29,6 +29,7 @@ import (
 // Each run is 1 s, so the test takes about 8 s (more if a pair is rerun). It holds the machine's
 // load lock (/tmp/wirebench-load.lock) itself: do not wrap it in flock.
 func TestPeerLoadBesideWrk(t *testing.T) {
+	testkit.NeedPeers(t) // slow: CI's peer step (docs/testing.md)
 	if testing.Short() {
 		t.Skip("load runs; skipped with -short")
 	}

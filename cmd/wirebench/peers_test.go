@@ -27,6 +27,7 @@ var listeningRE = regexp.MustCompile(`^listening http=(\S+) grpc=(\S+)`)
 // grpcurl lists the services through reflection and calls them, ghz loads
 // them without errors.
 func TestPeerGRPCTools(t *testing.T) {
+	testkit.NeedPeers(t) // slow: CI's peer step (docs/testing.md)
 	grpcurl := testkit.NeedTool(t, "grpcurl", "go install github.com/fullstorydev/grpcurl/cmd/grpcurl@latest")
 	ghz := testkit.NeedTool(t, "ghz", "go install github.com/bojand/ghz/cmd/ghz@latest")
 	_, addr := startServe(t, testkit.Binary(t), "--seed-users", "5")
@@ -71,6 +72,7 @@ func TestPeerGRPCTools(t *testing.T) {
 // every client counts exactly the calls it made, all OK, and our clients'
 // checks of each reply pass while ghz loads the same connection limit.
 func TestPeerGRPCClientsBesideGhz(t *testing.T) {
+	testkit.NeedPeers(t) // slow: CI's peer step (docs/testing.md)
 	ghz := testkit.NeedTool(t, "ghz", "go install github.com/bojand/ghz/cmd/ghz@latest")
 	bin := testkit.Binary(t)
 	_, addr := startServe(t, bin, "--seed-users", "50", "--h2-max-streams", "4")
@@ -106,6 +108,7 @@ func TestPeerGRPCClientsBesideGhz(t *testing.T) {
 // TestPeerK6CRUD runs the TOON seed's CRUD iteration in k6 against the REST
 // API; the script's threshold fails k6 unless 100% of checks pass.
 func TestPeerK6CRUD(t *testing.T) {
+	testkit.NeedPeers(t) // slow: CI's peer step (docs/testing.md)
 	k6 := testkit.NeedTool(t, "k6", "go install go.k6.io/k6@latest")
 	httpAddr, _ := startServe(t, testkit.Binary(t))
 	cmd := exec.Command(k6, "run", "--quiet", "--no-usage-report", "-e", "BASE=http://"+httpAddr,
