@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/wirebench/wirebench/internal/testkit"
 )
 
 // TestEnvironmentReadsTheMachine compares what Environment records with
@@ -36,12 +38,7 @@ func TestEnvironmentReadsTheMachine(t *testing.T) {
 // the working directory (a test binary carries no VCS stamp), here a fresh
 // repository made for the test, clean and then with a tracked file changed.
 func TestGitCommit(t *testing.T) {
-	if _, err := exec.LookPath("git"); err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatal("CI needs git")
-		}
-		t.Skip("no git")
-	}
+	testkit.NeedTool(t, "git", "apt-get install -y git")
 	dir := t.TempDir()
 	git := func(args ...string) string {
 		t.Helper()

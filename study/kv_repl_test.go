@@ -2,7 +2,6 @@ package study
 
 import (
 	"context"
-	"os"
 	"os/exec"
 	"strings"
 	"testing"
@@ -53,7 +52,7 @@ func TestKVReplQuick(t *testing.T) {
 	testkit.NeedPeers(t) // slow: CI's peer step (docs/testing.md)
 	bin := testkit.Binary(t)
 	if help, _ := exec.Command(bin, "serve", "-h").CombinedOutput(); !strings.Contains(string(help), "-replica-of") {
-		if os.Getenv("CI") != "" {
+		if testkit.InCI() {
 			t.Fatal("serve has no --replica-of")
 		}
 		t.Skip("this wirebench has no serve --replica-of")
@@ -68,7 +67,7 @@ func TestKVReplQuick(t *testing.T) {
 	def.Cells = cells
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	res, err := Run(ctx, def, Options{Quick: true, Trials: 1, Warmup: 100 * time.Millisecond, Duration: 500 * time.Millisecond, Seed: 3, Binary: bin,
+	res, err := Run(ctx, def, Options{Quick: true, Trials: 1, Warmup: 100 * time.Millisecond, Duration: 500 * time.Millisecond, Seed: 3, Binary: bin, Ports: testPorts(),
 		Progress: func(s string) { t.Log(s) }})
 	if err != nil {
 		t.Fatal(err)

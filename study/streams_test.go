@@ -74,7 +74,7 @@ func TestStreamCellEndToEnd(t *testing.T) {
 	}}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	res, err := Run(ctx, def, Options{Trials: 1, Warmup: 100 * time.Millisecond, Duration: 300 * time.Millisecond, Seed: 3, Binary: bin})
+	res, err := Run(ctx, def, Options{Trials: 1, Warmup: 100 * time.Millisecond, Duration: 300 * time.Millisecond, Seed: 3, Binary: bin, Ports: testPorts()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -31,7 +31,7 @@ func TestTinyStudyEndToEnd(t *testing.T) {
 	var lines []string
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	res, err := Run(ctx, def, Options{Trials: 3, Warmup: 100 * time.Millisecond, Duration: 300 * time.Millisecond,
+	res, err := Run(ctx, def, Options{Trials: 3, Ports: testPorts(), Warmup: 100 * time.Millisecond, Duration: 300 * time.Millisecond,
 		Seed: 7, Binary: bin, ServeArgs: []string{"--max-body", "1048576"}, Progress: func(s string) { t.Log(time.Now().Format("15:04:05.000"), s); lines = append(lines, s) }})
 	if err != nil {
 		t.Fatal(err)
