@@ -218,6 +218,7 @@ func backlog0(t *testing.T) (int, string) {
 // while its loop's other connections wait for their SYN-ACK: with a
 // blocking connect the loop sat in the dialer and served nothing.
 func TestSlowSYNDoesNotStallLoop(t *testing.T) {
+	testkit.NeedTiming(t) // requests served in 1 s: a rate
 	t.Parallel()
 	fd, addr := backlog0(t)
 	f := os.NewFile(uintptr(fd), "backlog0")
