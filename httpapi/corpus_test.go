@@ -124,7 +124,7 @@ func (cs *corpusServer) send(t *testing.T, method, path string, h hostile, hdr .
 		t.Errorf("%s: status %d, want %d; body %.200q", h.name, resp.StatusCode, h.status, body)
 	}
 	checkErrorBody(t, h.name, resp.Header.Get("Content-Type"), body, h.codes)
-	if d > caseTime {
+	if testkit.Timing() && d > caseTime {
 		t.Errorf("%s: took %v", h.name, d)
 	}
 	if a := m1.TotalAlloc - m0.TotalAlloc; a > caseAllocBytes {

@@ -133,8 +133,8 @@ func TestSelfCPUCountsWork(t *testing.T) {
 	start := time.Now()
 	u1, s1 := u0, s0
 	for u1-u0 < 100*time.Millisecond {
-		if time.Since(start) > 5*time.Second {
-			t.Fatalf("user time %v → %v after 5 s of spinning", u0, u1)
+		if time.Since(start) > time.Minute { // a guard: 100 ms of CPU, however busy the box
+			t.Fatalf("user time %v → %v after a minute of spinning", u0, u1)
 		}
 		for range 100000 {
 		}

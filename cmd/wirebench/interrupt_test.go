@@ -158,7 +158,7 @@ func TestSIGTERMEndsALargeRunPromptly(t *testing.T) {
 	if !errors.As(err, &ee) || ee.ExitCode() != 143 {
 		t.Fatalf("exit %v, want 143; stderr %s", err, stderr.String())
 	}
-	if took > 15*time.Second {
+	if testkit.Timing() && took > 15*time.Second {
 		t.Errorf("exited %v after SIGTERM", took)
 	}
 	t.Logf("exited %v after SIGTERM", took)
