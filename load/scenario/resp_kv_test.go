@@ -213,7 +213,7 @@ func TestKVRESPClosedConnections(t *testing.T) {
 	}
 }
 
-// TestKVVersusRedisBenchmark runs redis-benchmark and our client with the
+// TestPeerKVVersusRedisBenchmark runs redis-benchmark and our client with the
 // seed's settings against one redis-server, at -P 1 and -P 16, and
 // bounds our rate within a factor of 8 of redis-benchmark's, either way.
 // Generous: the suite runs on a noisy 2-core box shared with other jobs,
@@ -222,7 +222,8 @@ func TestKVRESPClosedConnections(t *testing.T) {
 // a box: 1.0–1.2× at -P 16, 1.7–3.0× at -P 1). Below, our client would
 // be what limits the Redis cells of study kv; far above, it would be
 // miscounting. The measured ratio is logged.
-func TestKVVersusRedisBenchmark(t *testing.T) {
+func TestPeerKVVersusRedisBenchmark(t *testing.T) {
+	testkit.NeedPeers(t) // rates beside a peer tool: CI's peer step (docs/testing.md)
 	bench := testkit.NeedTool(t, "redis-benchmark", "apt-get install -y redis-tools")
 	r := &redisServer{testkit.StartRedis(t)}
 	n := 20000
