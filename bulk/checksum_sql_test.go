@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/wirebench/wirebench/internal/testkit"
 )
 
 // TestChecksumSQLMatchesGo: the documented query, run by the sqlite3
@@ -16,13 +18,7 @@ import (
 // fields, newlines, quotes, a colon after digits and multi-byte letters
 // (where a length in characters instead of bytes would differ).
 func TestChecksumSQLMatchesGo(t *testing.T) {
-	sqlite3, err := exec.LookPath("sqlite3")
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("sqlite3 is not installed (CI installs it in .ci/run)")
-		}
-		t.Skip("sqlite3 is not installed: apt-get install sqlite3")
-	}
+	sqlite3 := testkit.NeedTool(t, "sqlite3", "apt-get install -y sqlite3")
 	const n = 3000
 	var want Checksum
 	var body bytes.Buffer

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/wirebench/wirebench/bulk"
+	"github.com/wirebench/wirebench/internal/testkit"
 	"github.com/wirebench/wirebench/store/sqlite"
 )
 
@@ -175,7 +176,7 @@ func TestOutsideReaderReadsDuringUpload(t *testing.T) {
 	}
 	sh, err := exec.LookPath("sqlite3")
 	if err != nil {
-		if os.Getenv("CI") != "" {
+		if testkit.InCI() {
 			t.Fatal("sqlite3 shell not installed (CI installs it)")
 		}
 		t.Log("sqlite3 shell not installed: database/sql reader only")

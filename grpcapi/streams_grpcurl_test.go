@@ -6,13 +6,13 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
-	"os"
 	"os/exec"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/wirebench/wirebench/internal/testkit"
 	"github.com/wirebench/wirebench/server"
 )
 
@@ -20,13 +20,7 @@ import (
 // kinds and receives 1000 users from the server stream of a server
 // seeded with 1000, in order; it drives client and bidi streams too.
 func TestGrpcurlStreams(t *testing.T) {
-	grpcurl, err := exec.LookPath("grpcurl")
-	if err != nil {
-		if os.Getenv("CI") == "" {
-			t.Skip("grpcurl not installed: go install github.com/fullstorydev/grpcurl/cmd/grpcurl@v1.9.4")
-		}
-		t.Fatal("grpcurl is required under CI")
-	}
+	grpcurl := testkit.NeedTool(t, "grpcurl", "go install github.com/fullstorydev/grpcurl/cmd/grpcurl@v1.9.4")
 	srv, _ := dialWith(t, server.Options{SeedUsers: 1000})
 	addr := srv.GRPCAddr()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)

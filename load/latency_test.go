@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wirebench/wirebench/internal/testkit"
 	"github.com/wirebench/wirebench/load/internal/loadtest"
 	"github.com/wirebench/wirebench/results"
 )
@@ -27,7 +28,9 @@ func TestFixedDelayP50(t *testing.T) {
 	})
 	res := runRaw(t, Options{Options: results.Options{Concurrency: 4, Requests: 200}}, RawOptions{URL: ts.URL})
 	p50 := res.Latency.Quantile(0.5)
-	if p50 < 20*time.Millisecond || p50 > 26*time.Millisecond {
+	// Never under the server's 20 ms; how little above it is the machine's
+	// business (26.2 ms under a CPU hog): a timing check.
+	if p50 < 20*time.Millisecond || (testkit.Timing() && p50 > 26*time.Millisecond) {
 		t.Errorf("p50 = %v, want [20ms, 26ms]", p50)
 	}
 	if res.Latency.Count() != 200 {
@@ -59,6 +62,7 @@ func stallServer(t *testing.T, period, stall time.Duration) *loadtest.HTTPServer
 // stall, so the corrected p99 shows it; only the one request in flight per
 // connection sees it in its service time, so the service-time p99 does not.
 func TestCoordinatedOmission(t *testing.T) {
+	testkit.NeedTiming(t) // percentiles of a 4 s run against a stalling server
 	ts := stallServer(t, 2*time.Second, 500*time.Millisecond)
 	res := runRaw(t, Options{Options: results.Options{Concurrency: 2, Rate: 1000, Duration: 4 * time.Second}}, RawOptions{URL: ts.URL})
 	if res.Requests < 3500 {
@@ -90,7 +94,7 @@ func TestServerKilled(t *testing.T) {
 	}()
 	start := time.Now()
 	res := runRaw(t, Options{Options: results.Options{Concurrency: 4, Duration: time.Second, Timeout: time.Second}}, RawOptions{URL: ts.URL})
-	if el := time.Since(start); el > 2*time.Second {
+	if el := time.Since(start); testkit.Timing() && el > 2*time.Second {
 		t.Errorf("run took %v after the server died", el)
 	}
 	if res.Requests == res.Failed || res.Failed == 0 {

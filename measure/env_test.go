@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/wirebench/wirebench/internal/testkit"
 )
 
 // TestEnvironmentReadsTheMachine compares what Environment records with
@@ -36,12 +38,7 @@ func TestEnvironmentReadsTheMachine(t *testing.T) {
 // the working directory (a test binary carries no VCS stamp), here a fresh
 // repository made for the test, clean and then with a tracked file changed.
 func TestGitCommit(t *testing.T) {
-	if _, err := exec.LookPath("git"); err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatal("CI needs git")
-		}
-		t.Skip("no git")
-	}
+	testkit.NeedTool(t, "git", "apt-get install -y git")
 	dir := t.TempDir()
 	git := func(args ...string) string {
 		t.Helper()
@@ -136,8 +133,8 @@ func TestSelfCPUCountsWork(t *testing.T) {
 	start := time.Now()
 	u1, s1 := u0, s0
 	for u1-u0 < 100*time.Millisecond {
-		if time.Since(start) > 5*time.Second {
-			t.Fatalf("user time %v → %v after 5 s of spinning", u0, u1)
+		if time.Since(start) > time.Minute { // a guard: 100 ms of CPU, however busy the box
+			t.Fatalf("user time %v → %v after a minute of spinning", u0, u1)
 		}
 		for range 100000 {
 		}

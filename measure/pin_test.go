@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/wirebench/wirebench/internal/testkit"
 )
 
 // parseCPUList reads a kernel CPU list such as "0-3,6,8-9".
@@ -77,7 +79,7 @@ func TestPinToOneCPU(t *testing.T) {
 	}
 	granted := Affinity()
 	if len(granted) < 2 {
-		if os.Getenv("CI") != "" {
+		if testkit.InCI() {
 			t.Fatalf("CI needs 2 CPUs to test Pin; granted %v", granted)
 		}
 		t.Skipf("granted CPUs %v: need 2 to observe a pin", granted)

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wirebench/wirebench/internal/testkit"
 	"github.com/wirebench/wirebench/report"
 	"github.com/wirebench/wirebench/report/reporttest"
 )
@@ -68,6 +69,7 @@ func TestHTMLSelfContained(t *testing.T) {
 // TestHTMLInChromium renders the page in headless Chromium: it must load
 // without console errors and its DOM must hold the plots.
 func TestHTMLInChromium(t *testing.T) {
+	testkit.NeedPeers(t) // slow: CI's peer step (docs/testing.md)
 	bin := ""
 	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
 		if p, err := exec.LookPath(name); err == nil {
@@ -76,7 +78,7 @@ func TestHTMLInChromium(t *testing.T) {
 		}
 	}
 	if bin == "" {
-		if os.Getenv("CI") == "true" {
+		if testkit.InCI() {
 			t.Fatal("chromium not installed (apt-get install -y chromium); required when CI=true")
 		}
 		t.Skip("chromium not installed (apt-get install -y chromium): HTML not rendered")

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wirebench/wirebench/internal/testkit"
 	"github.com/wirebench/wirebench/server"
 )
 
@@ -34,11 +35,11 @@ func TestFastHTTPTimeouts(t *testing.T) {
 	}
 	io.Copy(io.Discard, resp.Body)
 	start := time.Now()
-	idle.SetReadDeadline(time.Now().Add(tick + slack))
+	idle.SetReadDeadline(time.Now().Add(hang))
 	if _, err := br.ReadByte(); err != io.EOF {
 		t.Fatalf("idle connection: %v, want EOF", err)
 	}
-	if d := time.Since(start); d < tick/2 || d > tick+slack {
+	if d := time.Since(start); d < tick/2 || (testkit.Timing() && d > tick+slack) {
 		t.Errorf("idle connection closed after %v, idle timeout %v", d, tick)
 	}
 
@@ -53,9 +54,9 @@ func TestFastHTTPTimeouts(t *testing.T) {
 			}
 		}
 	}()
-	slow.SetReadDeadline(time.Now().Add(tick + slack))
+	slow.SetReadDeadline(time.Now().Add(hang))
 	_, _ = io.Copy(io.Discard, slow)
-	if d := time.Since(start); d > tick+slack {
+	if d := time.Since(start); testkit.Timing() && d > tick+slack {
 		t.Errorf("slow headers: connection still open after %v, read timeout %v", d, tick)
 	}
 }

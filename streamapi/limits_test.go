@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/wirebench/wirebench/internal/race"
+	"github.com/wirebench/wirebench/internal/testkit"
 	"github.com/wirebench/wirebench/server"
 )
 
@@ -55,7 +56,12 @@ func TestStalledReadersHoldLittleAndAreCut(t *testing.T) {
 			// counts as live.
 			settle(t)
 			if waited := time.Since(started); waited > limit-500*time.Millisecond {
-				t.Fatalf("the writers took %v to block, too close to the %v limit to measure them", waited, limit)
+				// A busy machine, not a bug: the quiet timing step
+				// (WIREBENCH_TIMING=1) must measure it.
+				if testkit.Timing() {
+					t.Fatalf("the writers took %v to block, too close to the %v limit to measure them", waited, limit)
+				}
+				t.Skipf("the writers took %v to block, too close to the %v limit to measure them on this busy machine", waited, limit)
 			}
 			runtime.GC()
 			var during runtime.MemStats

@@ -3,12 +3,12 @@ package study
 import (
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/wirebench/wirebench/bulk"
+	"github.com/wirebench/wirebench/internal/testkit"
 )
 
 // TestBulkUpsertStudyEndToEnd runs a tiny bulk-upsert study: every cell
@@ -16,15 +16,11 @@ import (
 // checked against the generator, the reference cell ran sqlite3 .import,
 // RSS was sampled, and the report and plot files are written.
 func TestBulkUpsertStudyEndToEnd(t *testing.T) {
-	if _, err := exec.LookPath("sqlite3"); err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatal("sqlite3 is missing (CI installs it: .ci/run)")
-		}
-		t.Skip("needs the sqlite3 shell: apt-get install sqlite3")
-	}
-	bin := buildWirebench(t)
+	testkit.NeedPeers(t) // slow: CI's peer step (docs/testing.md)
+	testkit.NeedTool(t, "sqlite3", "apt-get install -y sqlite3")
+	bin := testkit.Binary(t)
 	res, err := RunBulkUpsert(context.Background(), BulkOptions{
-		Options: Options{Trials: 2, Binary: bin, Seed: 1},
+		Options: Options{Trials: 2, Binary: bin, Seed: 1, Ports: testPorts()},
 		Records: 3000, Formats: []string{bulk.FormatJSON, bulk.FormatTOON},
 	})
 	if err != nil {

@@ -17,6 +17,17 @@ import (
 	"github.com/wirebench/wirebench/results"
 )
 
+// testPorts is where the studies in these tests bind their servers: a
+// range below the kernel's ephemeral ports (32768–60999 on Linux), which
+// every other test's 127.0.0.1:0 listener and outgoing connection take
+// from. A study releases a free port before its server binds it; from
+// the ephemeral range, a neighbour test took one in between ("bind:
+// address already in use"). One range per test process, by pid.
+func testPorts() PortRange {
+	lo := 20000 + os.Getpid()%100*100
+	return PortRange{Lo: lo, Hi: lo + 99}
+}
+
 // writeStudy writes a study file whose {bin} is this test binary (a tiny
 // server, see TestMain) and parses it.
 func writeStudy(t *testing.T, text string) Definition {
@@ -67,7 +78,7 @@ cells:
 `)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	res, err := Run(ctx, def, Options{Seed: 3})
+	res, err := Run(ctx, def, Options{Seed: 3, Ports: testPorts()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -151,7 +162,7 @@ cells:
 `)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	res, err := Run(ctx, def, Options{Seed: 1, NoPin: true})
+	res, err := Run(ctx, def, Options{Seed: 1, NoPin: true, Ports: testPorts()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -227,7 +238,7 @@ cells:
     load: {stages: [{duration: 150ms, target: 200}], open: true}
 `)
 	var lines []string
-	res, err := Run(context.Background(), def, Options{NoPin: true, Progress: func(s string) { lines = append(lines, s) }})
+	res, err := Run(context.Background(), def, Options{NoPin: true, Ports: testPorts(), Progress: func(s string) { lines = append(lines, s) }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -245,7 +256,7 @@ cells:
 	}
 
 	def.Builds = []Command{{Args: []string{"sh", "-c", "echo compile error; exit 2"}}}
-	res, err = Run(context.Background(), def, Options{NoPin: true})
+	res, err = Run(context.Background(), def, Options{NoPin: true, Ports: testPorts()})
 	if !errors.Is(err, ErrCommand) || !strings.Contains(err.Error(), "compile error") || res != nil {
 		t.Fatalf("failed build: %v", err)
 	}

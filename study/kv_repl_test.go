@@ -2,11 +2,12 @@ package study
 
 import (
 	"context"
-	"os"
 	"os/exec"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/wirebench/wirebench/internal/testkit"
 )
 
 // TestKVReplCells pins the replication cells' shape: the seed's settings,
@@ -48,9 +49,10 @@ func TestKVReplCells(t *testing.T) {
 // follower syncs, its lag is sampled and it catches up; the notes hold
 // the replication table.
 func TestKVReplQuick(t *testing.T) {
-	bin := buildWirebench(t)
+	testkit.NeedPeers(t) // slow: CI's peer step (docs/testing.md)
+	bin := testkit.Binary(t)
 	if help, _ := exec.Command(bin, "serve", "-h").CombinedOutput(); !strings.Contains(string(help), "-replica-of") {
-		if os.Getenv("CI") != "" {
+		if testkit.InCI() {
 			t.Fatal("serve has no --replica-of")
 		}
 		t.Skip("this wirebench has no serve --replica-of")
@@ -65,7 +67,7 @@ func TestKVReplQuick(t *testing.T) {
 	def.Cells = cells
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	res, err := Run(ctx, def, Options{Quick: true, Trials: 1, Warmup: 100 * time.Millisecond, Duration: 500 * time.Millisecond, Seed: 3, Binary: bin,
+	res, err := Run(ctx, def, Options{Quick: true, Trials: 1, Warmup: 100 * time.Millisecond, Duration: 500 * time.Millisecond, Seed: 3, Binary: bin, Ports: testPorts(),
 		Progress: func(s string) { t.Log(s) }})
 	if err != nil {
 		t.Fatal(err)

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wirebench/wirebench/internal/testkit"
 	"github.com/wirebench/wirebench/load/scenario"
 )
 
@@ -88,15 +89,10 @@ func TestKVStudyDefinition(t *testing.T) {
 // rate is recorded beside ours, the AOF cell wrote to its data directory
 // and removed it, and the report holds the seed's tables with our rows.
 func TestKVStudyQuickRedis(t *testing.T) {
-	for _, tool := range []string{"redis-server", "redis-benchmark"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			if os.Getenv("CI") != "" {
-				t.Fatalf("%s missing under CI: .ci/run installs it (apt-get install redis-server redis-tools)", tool)
-			}
-			t.Skipf("%s not installed (apt-get install redis-server redis-tools)", tool)
-		}
-	}
-	bin := buildWirebench(t)
+	testkit.NeedPeers(t) // slow: CI's peer step (docs/testing.md)
+	testkit.NeedTool(t, "redis-server", "apt-get install -y redis-server")
+	testkit.NeedTool(t, "redis-benchmark", "apt-get install -y redis-tools")
+	bin := testkit.Binary(t)
 	help, _ := exec.Command(bin, "serve", "-h").CombinedOutput()
 	withWirebench := strings.Contains(string(help), "-resp") && strings.Contains(string(help), "-data-dir")
 	def, _ := Lookup("kv")
@@ -120,7 +116,7 @@ func TestKVStudyQuickRedis(t *testing.T) {
 	// are not this run's.
 	kvDirs := filepath.Join(os.TempDir(), "wirebench-study-kv", "*")
 	before, _ := filepath.Glob(kvDirs)
-	res, err := Run(ctx, def, Options{Quick: true, Trials: 1, Warmup: 100 * time.Millisecond, Duration: 300 * time.Millisecond, Seed: 3, Binary: bin,
+	res, err := Run(ctx, def, Options{Quick: true, Trials: 1, Warmup: 100 * time.Millisecond, Duration: 300 * time.Millisecond, Seed: 3, Binary: bin, Ports: testPorts(),
 		Progress: func(s string) { t.Log(s) }})
 	if err != nil {
 		t.Fatal(err)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net"
+	"os"
 	"slices"
 	"strconv"
 	"testing"
@@ -22,18 +23,22 @@ func TestParsePortRange(t *testing.T) {
 	}
 }
 
-// freeRange finds a range of n consecutive loopback ports that were all
-// free a moment ago: each is bound, then released (checking only the first
-// made the tests fail whenever another process held one of the next ports).
+// freeRange finds a range of n consecutive loopback ports (n <= 10) that
+// were all free a moment ago, below the kernel's ephemeral ports: no other
+// test's 127.0.0.1:0 listener or outgoing connection takes one between
+// this check and the study's bind (a range found from a released kernel
+// port raced with them). Blocks of 10 from 10000, a start per test process
+// (pid) and call, apart from testPorts' 20000-29999; each port is bound
+// and released to check it (checking only the first made the tests fail
+// whenever another process held one of the next ports).
 func freeRange(t *testing.T, n int) PortRange {
 	t.Helper()
+	if n > 10 {
+		t.Fatalf("freeRange: %d ports, at most 10", n)
+	}
 	for try := 0; try < 50; try++ {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		lo := min(l.Addr().(*net.TCPAddr).Port, 65535-n+1)
-		l.Close()
+		freeRangeCalls++
+		lo := 10000 + (os.Getpid()*8+freeRangeCalls)%1000*10
 		held := make([]net.Listener, 0, n)
 		for p := lo; p < lo+n; p++ {
 			l, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(p))
@@ -52,6 +57,8 @@ func freeRange(t *testing.T, n int) PortRange {
 	t.Skipf("no %d consecutive free ports found in 50 tries", n)
 	return PortRange{}
 }
+
+var freeRangeCalls int
 
 // TestFreePortsInRange: ports come from the range only, distinct, skipping
 // those in use; a used-up range is a clear error.

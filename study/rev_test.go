@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/wirebench/wirebench/internal/testkit"
 )
 
 const revStudy = `name: gate
@@ -115,12 +117,7 @@ func TestVarsDir(t *testing.T) {
 // the study file's path.
 func gitRepo(t *testing.T, costs ...string) string {
 	t.Helper()
-	if _, err := exec.LookPath("git"); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("git is needed for rev cells")
-		}
-		t.Skip("git not installed")
-	}
+	testkit.NeedTool(t, "git", "apt-get install -y git")
 	root := t.TempDir()
 	run := func(args ...string) {
 		t.Helper()
@@ -185,7 +182,7 @@ cells:
 	var lines []string
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	res, err := Run(ctx, def, Options{Seed: 1, Progress: func(s string) { lines = append(lines, s) }})
+	res, err := Run(ctx, def, Options{Seed: 1, Ports: testPorts(), Progress: func(s string) { lines = append(lines, s) }})
 	if err != nil {
 		t.Fatalf("%v\n%s", err, strings.Join(lines, "\n"))
 	}

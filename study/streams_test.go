@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wirebench/wirebench/internal/testkit"
 	"github.com/wirebench/wirebench/load"
 	"github.com/wirebench/wirebench/load/browser"
 	"github.com/wirebench/wirebench/load/stream"
@@ -63,7 +64,8 @@ func TestGRPCVsRESTDefinition(t *testing.T) {
 // process streams 300 users, the results carry the stream figures and the
 // server's allocation counters at the start and end of the measured run.
 func TestStreamCellEndToEnd(t *testing.T) {
-	bin := buildWirebench(t)
+	testkit.NeedPeers(t) // slow: CI's peer step (docs/testing.md)
+	bin := testkit.Binary(t)
 	ds := dataset{users: 300, todos: 5}
 	one := load.Options{Options: results.Options{Concurrency: 1}}
 	def := Definition{Name: "tiny-streams", Title: "tiny", Cells: []Cell{
@@ -72,7 +74,7 @@ func TestStreamCellEndToEnd(t *testing.T) {
 	}}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	res, err := Run(ctx, def, Options{Trials: 1, Warmup: 100 * time.Millisecond, Duration: 300 * time.Millisecond, Seed: 3, Binary: bin})
+	res, err := Run(ctx, def, Options{Trials: 1, Warmup: 100 * time.Millisecond, Duration: 300 * time.Millisecond, Seed: 3, Binary: bin, Ports: testPorts()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,35 +2,23 @@ package study
 
 import (
 	"context"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/wirebench/wirebench/internal/testkit"
 	"github.com/wirebench/wirebench/load"
 	"github.com/wirebench/wirebench/load/scenario"
 	"github.com/wirebench/wirebench/results"
 )
-
-func buildWirebench(t *testing.T) string {
-	t.Helper()
-	if testing.Short() {
-		t.Skip("builds and runs the binary; skipped with -short")
-	}
-	bin := filepath.Join(t.TempDir(), "wirebench")
-	if out, err := exec.Command("go", "build", "-o", bin, "../cmd/wirebench").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	return bin
-}
 
 // TestTinyStudyEndToEnd runs a two-cell study with three trials each:
 // every trial gets a fresh server process (distinct PIDs), the dataset has
 // the same size before and after, trials are interleaved, and the server
 // was sampled.
 func TestTinyStudyEndToEnd(t *testing.T) {
-	bin := buildWirebench(t)
+	testkit.NeedPeers(t) // slow: CI's peer step (docs/testing.md)
+	bin := testkit.Binary(t)
 	lo := load.Options{Options: results.Options{Concurrency: 2}}
 	ds := dataset{users: 20, todos: 5}
 	def := Definition{
@@ -43,7 +31,7 @@ func TestTinyStudyEndToEnd(t *testing.T) {
 	var lines []string
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	res, err := Run(ctx, def, Options{Trials: 3, Warmup: 100 * time.Millisecond, Duration: 300 * time.Millisecond,
+	res, err := Run(ctx, def, Options{Trials: 3, Ports: testPorts(), Warmup: 100 * time.Millisecond, Duration: 300 * time.Millisecond,
 		Seed: 7, Binary: bin, ServeArgs: []string{"--max-body", "1048576"}, Progress: func(s string) { t.Log(time.Now().Format("15:04:05.000"), s); lines = append(lines, s) }})
 	if err != nil {
 		t.Fatal(err)

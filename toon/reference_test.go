@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/wirebench/wirebench/internal/testkit"
 )
 
 // The differential test checks us against the reference implementation
@@ -28,7 +30,7 @@ func referenceNode(t *testing.T) string {
 		_, err = os.Stat(filepath.Join(referenceDir, "node_modules", "@toon-format", "toon", "package.json"))
 	}
 	if err != nil {
-		if os.Getenv("CI") == "true" {
+		if testkit.InCI() {
 			t.Fatalf("%s (%v)", msg, err)
 		}
 		t.Skip(msg)

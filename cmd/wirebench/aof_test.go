@@ -12,9 +12,11 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
+	"github.com/wirebench/wirebench/internal/testkit"
 	"github.com/wirebench/wirebench/kv"
 )
 
@@ -25,7 +27,7 @@ import (
 // it starts, keeps the records before the damage and says what it
 // dropped.
 func TestServeRefusesCorruptAOF(t *testing.T) {
-	bin := buildBinary(t)
+	bin := testkit.Binary(t)
 	dir := t.TempDir()
 	const keys = 200
 	cmd, addr := startRESP(t, bin, dir)
@@ -60,7 +62,7 @@ func TestServeRefusesCorruptAOF(t *testing.T) {
 			t.Fatalf("APPEND: %s", got)
 		}
 	}
-	cmd.Process.Kill() // SIGKILL: every write above was acknowledged after its fsync
+	cmd.Signal(syscall.SIGKILL) // every write above was acknowledged after its fsync
 	cmd.Wait()
 	c.Close()
 
@@ -112,7 +114,7 @@ func TestServeRefusesCorruptAOF(t *testing.T) {
 	if got := do("GET", fmt.Sprint("k", keys/2-1)); got != "$"+fmt.Sprint(len(fmt.Sprint("v", keys/2-1, "+a"))) {
 		t.Fatalf("GET of the last key kept: %s", got)
 	}
-	cmd.Process.Kill()
+	cmd.Signal(syscall.SIGKILL)
 	cmd.Wait() // stderr is complete
 	want := regexp.MustCompile(fmt.Sprintf(`--aof-repair: truncated at offset %d, dropping %d bytes: the bad record and the %d intact records after it; kept %d records`, off, int64(len(d))-off, keys-1, keys))
 	if !want.Match(stderr.Bytes()) {
@@ -124,7 +126,7 @@ func TestServeRefusesCorruptAOF(t *testing.T) {
 // startRESP starts serve with a RESP face over dir's AOF (appendfsync
 // always) and returns it and the RESP address; stderr, when given,
 // receives its log.
-func startRESP(t *testing.T, bin, dir string, extra ...any) (*exec.Cmd, string) {
+func startRESP(t *testing.T, bin, dir string, extra ...any) (*testkit.Process, string) {
 	t.Helper()
 	args := []string{"serve", "--http", "127.0.0.1:0", "--no-grpc", "--resp", "127.0.0.1:0", "--data-dir", dir, "--appendfsync", "always"}
 	cmd := exec.Command(bin)
@@ -137,18 +139,6 @@ func startRESP(t *testing.T, bin, dir string, extra ...any) (*exec.Cmd, string) 
 		}
 	}
 	cmd.Args = append(cmd.Args, args...)
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	line, err := bufio.NewReader(out).ReadString('\n')
-	m := regexp.MustCompile(`resp=(\S+)`).FindStringSubmatch(line)
-	if err != nil || m == nil {
-		cmd.Process.Kill()
-		t.Fatalf("serve: %q, %v", line, err)
-	}
-	return cmd, m[1]
+	p, m := testkit.StartLine(t, cmd, regexp.MustCompile(`resp=(\S+)`), time.Minute)
+	return p, m[1]
 }

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"testing"
 	"time"
+
+	"github.com/wirebench/wirebench/internal/testkit"
 )
 
 // bombardierRequests is small so the check takes about a second per engine
@@ -21,8 +23,9 @@ const bombardierRequests = 20000
 // load tool nobody here wrote must see only 2xx, and the server must have
 // counted exactly the requests bombardier sent.
 func TestPeerBombardier(t *testing.T) {
-	bombardier := needTool(t, "bombardier", "go install github.com/codesenberg/bombardier@v1.2.6")
-	bin := buildBinary(t)
+	testkit.NeedPeers(t) // slow: CI's peer step (docs/testing.md)
+	bombardier := testkit.NeedTool(t, "bombardier", "go install github.com/codesenberg/bombardier@v1.2.6")
+	bin := testkit.Binary(t)
 	for _, engine := range []string{"nethttp", "fasthttp"} {
 		t.Run(engine, func(t *testing.T) {
 			for _, lib := range []string{"std", "fast"} {

@@ -17,6 +17,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/yaml"
 
+	"github.com/wirebench/wirebench/internal/testkit"
 	"github.com/wirebench/wirebench/load"
 	"github.com/wirebench/wirebench/results"
 )
@@ -295,12 +296,7 @@ func TestDockerfile(t *testing.T) {
 // CGO_ENABLED=0 build must not even list it (TestCgoFallbacksLeaveNoStub).
 func TestNoCgoDependency(t *testing.T) {
 	t.Parallel()
-	if _, err := exec.LookPath("go"); err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatal("go not in PATH")
-		}
-		t.Skip("go not in PATH")
-	}
+	testkit.NeedTool(t, "go", "https://go.dev/doc/install")
 	cmd := exec.Command("go", "list", "-deps", "-f", "{{if and .CgoFiles (not .Standard)}}{{.ImportPath}}{{end}}", ".")
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=1")
 	var errb bytes.Buffer
@@ -329,12 +325,7 @@ var cgoWithFallback = map[string]bool{"github.com/mattn/go-sqlite3": true}
 // that fails at run time).
 func TestCgoFallbacksLeaveNoStub(t *testing.T) {
 	t.Parallel()
-	if _, err := exec.LookPath("go"); err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatal("go not in PATH")
-		}
-		t.Skip("go not in PATH")
-	}
+	testkit.NeedTool(t, "go", "https://go.dev/doc/install")
 	cmd := exec.Command("go", "list", "-deps", ".")
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 	var errb bytes.Buffer

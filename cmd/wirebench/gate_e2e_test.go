@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/wirebench/wirebench/gate"
+	"github.com/wirebench/wirebench/internal/testkit"
 )
 
 // gateRepo makes a git repository of the test server (testdata/gatesrv)
@@ -20,12 +21,7 @@ import (
 // same server), slow (a planted CPU cost of burn per request).
 func gateRepo(t *testing.T, burn string) string {
 	t.Helper()
-	if _, err := exec.LookPath("git"); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("git is needed for the gate's end-to-end test")
-		}
-		t.Skip("git not installed")
-	}
+	testkit.NeedTool(t, "git", "apt-get install -y git")
 	root := t.TempDir()
 	write := func(name, text string) {
 		t.Helper()
@@ -71,7 +67,8 @@ func gateRepo(t *testing.T, burn string) string {
 // the slow revision fails (exit 1), the identical one passes both ways
 // (exit 0, never 1), and a run of 2 trials per cell is undecidable (3).
 func TestGateEndToEnd(t *testing.T) {
-	bin := buildBinary(t) // skips with -short
+	testkit.NeedPeers(t)     // slow: CI's peer step (docs/testing.md)
+	bin := testkit.Binary(t) // skips with -short
 	repo := gateRepo(t, "300 * time.Microsecond")
 	study := filepath.Join(repo, "gate.yaml")
 	if err := os.WriteFile(study, []byte(`name: gate

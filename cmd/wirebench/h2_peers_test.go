@@ -20,6 +20,8 @@ import (
 	"strconv"
 	"testing"
 	"time"
+
+	"github.com/wirebench/wirebench/internal/testkit"
 )
 
 // TestPeerH2BesideH2load runs `wirebench load` over HTTP/2 against nginx,
@@ -41,16 +43,17 @@ import (
 //
 // It holds the machine's load lock itself: do not wrap it in flock.
 func TestPeerH2BesideH2load(t *testing.T) {
+	testkit.NeedPeers(t) // slow: CI's peer step (docs/testing.md)
 	if testing.Short() {
 		t.Skip("load runs; skipped with -short")
 	}
-	h2load := needTool(t, "h2load", "apt-get install -y nghttp2-client")
-	nginx := needTool(t, "nginx", "apt-get install -y nginx")
-	bin := buildBinary(t)
+	h2load := testkit.NeedTool(t, "h2load", "apt-get install -y nghttp2-client")
+	testkit.NeedTool(t, "nginx", "apt-get install -y nginx")
+	bin := testkit.Binary(t)
 	unlock := loadLock(t)
 	defer unlock()
 	client, server := pinning()
-	ng := startNginxH2(t, nginx, server)
+	ng := startNginxH2(t, server)
 	dir := t.TempDir()
 	body := filepath.Join(dir, "body")
 	if err := os.WriteFile(body, make([]byte, 16<<20), 0o644); err != nil {
@@ -157,58 +160,29 @@ func (n *nginxH2) status(t *testing.T) stubStatus {
 // startNginxH2 runs nginx with three HTTP/2 servers: h2c and TLS with
 // nginx's defaults (GOAWAY after 1,000 requests on a connection; 413 for
 // bodies past 1 MiB), and h2c keeping its connections.
-func startNginxH2(t *testing.T, nginx string, pin []string) *nginxH2 {
-	dir := t.TempDir()
-	cert, key := writeSelfSigned(t, dir)
-	ports := []int{freePort(t), freePort(t), freePort(t)}
-	conf := fmt.Sprintf(`daemon off;
-master_process off;
-worker_processes 1;
-pid %[1]s/nginx.pid;
-error_log %[1]s/error.log;
-events { worker_connections 1024; }
-http {
-	access_log off;
-	client_body_temp_path %[1]s/body;
-	proxy_temp_path %[1]s/proxy;
-	fastcgi_temp_path %[1]s/fastcgi;
-	uwsgi_temp_path %[1]s/uwsgi;
-	scgi_temp_path %[1]s/scgi;
-	server {
-		listen 127.0.0.1:%[2]d http2;
+func startNginxH2(t *testing.T, pin []string) *nginxH2 {
+	certDir := t.TempDir()
+	cert, key := writeSelfSigned(t, certDir)
+	addrs := testkit.StartNginx(t, pin, 3, func(dir string, addrs []string) string {
+		return fmt.Sprintf(`	server {
+		listen %[1]s http2;
 		location = /status { stub_status; }
 		location / { default_type text/plain; return 200 "hello\n"; }
 	}
 	server {
-		listen 127.0.0.1:%[3]d ssl http2;
-		ssl_certificate %[5]s;
-		ssl_certificate_key %[6]s;
+		listen %[2]s ssl http2;
+		ssl_certificate %[4]s;
+		ssl_certificate_key %[5]s;
 		location / { default_type text/plain; return 200 "hello\n"; }
 	}
 	server {
-		listen 127.0.0.1:%[4]d http2;
+		listen %[3]s http2;
 		keepalive_requests 1000000;
 		location / { default_type text/plain; return 200 "hello\n"; }
-	}
-}
-`, dir, ports[0], ports[1], ports[2], cert, key)
-	if err := os.WriteFile(filepath.Join(dir, "nginx.conf"), []byte(conf), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	addr := func(i int) string { return fmt.Sprintf("127.0.0.1:%d", ports[i]) }
-	startDaemon(t, append(pin, nginx, "-p", dir, "-c", filepath.Join(dir, "nginx.conf"), "-e", filepath.Join(dir, "error.log")), dir, addr(0))
-	for _, i := range []int{1, 2} {
-		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-			if c, err := net.Dial("tcp", addr(i)); err == nil {
-				c.Close()
-				break
-			} else if time.Now().After(deadline) {
-				t.Fatal(err)
-			}
-		}
-	}
-	return &nginxH2{h2c: "http://" + addr(0) + "/", tls: "https://" + addr(1) + "/", keep: "http://" + addr(2) + "/",
-		statusURL: "http://" + addr(0) + "/status"}
+	}`, addrs[0], addrs[1], addrs[2], cert, key)
+	})
+	return &nginxH2{h2c: "http://" + addrs[0] + "/", tls: "https://" + addrs[1] + "/", keep: "http://" + addrs[2] + "/",
+		statusURL: "http://" + addrs[0] + "/status"}
 }
 
 // writeSelfSigned writes a certificate for 127.0.0.1 and its key (PEM).

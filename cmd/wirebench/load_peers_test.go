@@ -1,9 +1,7 @@
 package main
 
 import (
-	"context"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,8 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
+	"github.com/wirebench/wirebench/internal/testkit"
 	"github.com/wirebench/wirebench/results"
 	"golang.org/x/sys/unix"
 )
@@ -31,13 +29,14 @@ import (
 // Each run is 1 s, so the test takes about 8 s (more if a pair is rerun). It holds the machine's
 // load lock (/tmp/wirebench-load.lock) itself: do not wrap it in flock.
 func TestPeerLoadBesideWrk(t *testing.T) {
+	testkit.NeedPeers(t) // slow: CI's peer step (docs/testing.md)
 	if testing.Short() {
 		t.Skip("load runs; skipped with -short")
 	}
-	wrk := needTool(t, "wrk", "apt-get install -y wrk")
-	nginx := needTool(t, "nginx", "apt-get install -y nginx")
-	python := needTool(t, "python3", "apt-get install -y python3")
-	bin := buildBinary(t)
+	wrk := testkit.NeedTool(t, "wrk", "apt-get install -y wrk")
+	testkit.NeedTool(t, "nginx", "apt-get install -y nginx")
+	testkit.NeedTool(t, "python3", "apt-get install -y python3")
+	bin := testkit.Binary(t)
 	unlock := loadLock(t)
 	defer unlock()
 
@@ -63,16 +62,16 @@ func TestPeerLoadBesideWrk(t *testing.T) {
 		wbArgs  []string // and to wirebench load
 		ratio   float64  // wirebench's req/s must be at least this × wrk's
 	}{
-		{"nginx keep-alive", func(t *testing.T) string { return startNginx(t, nginx, server, "65") }, "10", nil, nil, 0.8},
-		{"nginx keepalive_timeout 0", func(t *testing.T) string { return startNginx(t, nginx, server, "0") }, "10", nil, nil, 0.8},
+		{"nginx keep-alive", func(t *testing.T) string { return startNginx(t, server, "65") }, "10", nil, nil, 0.8},
+		{"nginx keepalive_timeout 0", func(t *testing.T) string { return startNginx(t, server, "0") }, "10", nil, nil, 0.8},
 		// http.server's listen backlog is 5: more connections than that
 		// measure SYN retransmits (1 s each), for wrk and us alike.
-		{"python http.server", func(t *testing.T) string { return startPython(t, python, server) }, "4", nil, nil, 0.8},
+		{"python http.server", func(t *testing.T) string { return startPython(t, server) }, "4", nil, nil, 0.8},
 		// Counts only: each request copies some MB into a socket buffer
 		// that the server's reset throws away (about 3.6 MB accepted by
 		// write(2), 129 KB reaching loopback, for wrk and us alike): the
 		// rate measures that copy on the client's CPU, not the server.
-		{"python http.server, 16 MiB POST answered 501 unread", func(t *testing.T) string { return startPython(t, python, server) }, "4", []string{"-s", script}, post, 0},
+		{"python http.server, 16 MiB POST answered 501 unread", func(t *testing.T) string { return startPython(t, server) }, "4", []string{"-s", script}, post, 0},
 	}
 	for _, sv := range servers {
 		t.Run(sv.name, func(t *testing.T) {
@@ -125,82 +124,26 @@ func pinning() (client, server []string) {
 	return []string{ts, "-c", "0"}, []string{ts, "-c", "1"}
 }
 
-// freePort returns a loopback port nothing listens on (for tools that
-// cannot be told to pick one themselves).
-func freePort(t *testing.T) int {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
-}
-
-// startDaemon runs argv until the test ends and waits for addr to accept.
-func startDaemon(t *testing.T, argv []string, dir, addr string) {
-	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
-	cmd.Dir = dir
-	out, _ := os.Create(filepath.Join(dir, "daemon.log"))
-	cmd.Stdout, cmd.Stderr = out, out
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cancel(); cmd.Wait(); out.Close() })
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-		if c, err := net.Dial("tcp", addr); err == nil {
-			c.Close()
-			return
-		}
-	}
-	log, _ := os.ReadFile(filepath.Join(dir, "daemon.log"))
-	t.Fatalf("%v: %s never accepted\n%s", argv, addr, log)
-}
-
-// startNginx runs nginx from a temporary prefix with its own config (no
-// root paths), answering 200 "hello" to everything.
-func startNginx(t *testing.T, nginx string, pin []string, keepalive string) string {
-	dir := t.TempDir()
-	addr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
-	conf := fmt.Sprintf(`daemon off;
-master_process off;
-worker_processes 1;
-pid %[1]s/nginx.pid;
-error_log %[1]s/error.log;
-events { worker_connections 1024; }
-http {
-	access_log off;
-	client_body_temp_path %[1]s/body;
-	proxy_temp_path %[1]s/proxy;
-	fastcgi_temp_path %[1]s/fastcgi;
-	uwsgi_temp_path %[1]s/uwsgi;
-	scgi_temp_path %[1]s/scgi;
-	keepalive_timeout %[2]s;
+// startNginx runs nginx answering 200 "hello" to everything.
+func startNginx(t *testing.T, pin []string, keepalive string) string {
+	addrs := testkit.StartNginx(t, pin, 1, func(dir string, addrs []string) string {
+		return fmt.Sprintf(`	keepalive_timeout %s;
 	keepalive_requests 1000000;
 	server {
-		listen %[3]s;
+		listen %s;
 		location / { default_type text/plain; return 200 "hello\n"; }
-	}
-}
-`, dir, keepalive, addr)
-	if err := os.WriteFile(filepath.Join(dir, "nginx.conf"), []byte(conf), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	startDaemon(t, append(pin, nginx, "-p", dir, "-c", filepath.Join(dir, "nginx.conf"), "-e", filepath.Join(dir, "error.log")), dir, addr)
-	return "http://" + addr + "/"
+	}`, keepalive, addrs[0])
+	})
+	return "http://" + addrs[0] + "/"
 }
 
 // startPython runs python's http.server (HTTP/1.0) serving a small file.
-func startPython(t *testing.T, python string, pin []string) string {
+func startPython(t *testing.T, pin []string) string {
 	dir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, "index.html"), []byte("hello\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	port := freePort(t)
-	addr := fmt.Sprintf("127.0.0.1:%d", port)
-	startDaemon(t, append(pin, python, "-m", "http.server", "--bind", "127.0.0.1", strconv.Itoa(port)), dir, addr)
-	return "http://" + addr + "/index.html"
+	return "http://" + testkit.StartPythonHTTP(t, pin, dir) + "/index.html"
 }
 
 var (

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"log"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -16,6 +15,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/wirebench/wirebench/internal/testkit"
 	"github.com/wirebench/wirebench/results"
 	"github.com/wirebench/wirebench/server"
 )
@@ -149,12 +149,7 @@ func TestLoadExitStatus(t *testing.T) {
 	t.Cleanup(ok.Close) // not defer: the parallel subtests run after this returns
 	notFound := httptest.NewServer(http.NotFoundHandler())
 	t.Cleanup(notFound.Close)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	refused := "http://" + ln.Addr().String() + "/"
-	ln.Close()
+	refused := "http://" + testkit.RefusedAddr(t) + "/"
 	tests := []struct {
 		name string
 		args []string

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wirebench/wirebench/internal/testkit"
 	"github.com/wirebench/wirebench/results"
 )
 
@@ -189,7 +190,7 @@ func TestMergeOut(t *testing.T) {
 // A load killed mid-run leaves the previous --out file intact, and one
 // stopped with SIGINT writes a whole result (with --force) or refuses.
 func TestLoadKilledKeepsPrevious(t *testing.T) {
-	bin := buildBinary(t)
+	bin := testkit.Binary(t)
 	ts, hits := okServer(t)
 	dir := t.TempDir()
 	out := filepath.Join(dir, "run.json")

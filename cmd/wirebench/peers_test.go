@@ -1,70 +1,36 @@
 package main
 
 import (
-	"bufio"
-	"context"
 	"encoding/json"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/wirebench/wirebench/internal/testkit"
 )
 
-// needTool returns the path of a peer tool. Outside CI a missing tool skips
-// the test with the install command; in CI (CI=true) it fails, because
-// .ci/run installs every peer.
-func needTool(t *testing.T, name, install string) string {
-	t.Helper()
-	p, err := exec.LookPath(name)
-	if err == nil {
-		return p
-	}
-	if gobin := filepath.Join(os.Getenv("HOME"), "go", "bin", name); fileExists(gobin) {
-		return gobin
-	}
-	if os.Getenv("CI") == "true" {
-		t.Fatalf("%s not installed in CI; .ci/run must run: %s", name, install)
-	}
-	t.Skipf("%s not installed (install with: %s)", name, install)
-	return ""
-}
-
-func fileExists(p string) bool { _, err := os.Stat(p); return err == nil }
-
-// startServe runs the built binary on free ports and returns its addresses.
+// startServe runs the built binary on ports it picks itself (it prints
+// the addresses it bound) and returns its addresses.
 func startServe(t *testing.T, bin string, args ...string) (httpAddr, grpcAddr string) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	cmd := exec.CommandContext(ctx, bin, append([]string{"serve", "--http", "127.0.0.1:0", "--grpc", "127.0.0.1:0"}, args...)...)
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cancel(); cmd.Wait() })
-	line, err := bufio.NewReader(stdout).ReadString('\n')
-	if err != nil {
-		t.Fatal(err)
-	}
-	m := regexp.MustCompile(`http=(\S+) grpc=(\S+)`).FindStringSubmatch(line)
-	if m == nil {
-		t.Fatalf("listening line %q", line)
-	}
+	cmd := exec.Command(bin, append([]string{"serve", "--http", "127.0.0.1:0", "--grpc", "127.0.0.1:0"}, args...)...)
+	_, m := testkit.StartLine(t, cmd, listeningRE, time.Minute)
 	return m[1], m[2]
 }
+
+var listeningRE = regexp.MustCompile(`^listening http=(\S+) grpc=(\S+)`)
 
 // TestPeerGRPCTools checks the gRPC port with tools nobody here wrote:
 // grpcurl lists the services through reflection and calls them, ghz loads
 // them without errors.
 func TestPeerGRPCTools(t *testing.T) {
-	grpcurl := needTool(t, "grpcurl", "go install github.com/fullstorydev/grpcurl/cmd/grpcurl@latest")
-	ghz := needTool(t, "ghz", "go install github.com/bojand/ghz/cmd/ghz@latest")
-	_, addr := startServe(t, buildBinary(t), "--seed-users", "5")
+	testkit.NeedPeers(t) // slow: CI's peer step (docs/testing.md)
+	grpcurl := testkit.NeedTool(t, "grpcurl", "go install github.com/fullstorydev/grpcurl/cmd/grpcurl@latest")
+	ghz := testkit.NeedTool(t, "ghz", "go install github.com/bojand/ghz/cmd/ghz@latest")
+	_, addr := startServe(t, testkit.Binary(t), "--seed-users", "5")
 
 	out, err := exec.Command(grpcurl, "-plaintext", addr, "list").CombinedOutput()
 	if err != nil {
@@ -106,8 +72,9 @@ func TestPeerGRPCTools(t *testing.T) {
 // every client counts exactly the calls it made, all OK, and our clients'
 // checks of each reply pass while ghz loads the same connection limit.
 func TestPeerGRPCClientsBesideGhz(t *testing.T) {
-	ghz := needTool(t, "ghz", "go install github.com/bojand/ghz/cmd/ghz@latest")
-	bin := buildBinary(t)
+	testkit.NeedPeers(t) // slow: CI's peer step (docs/testing.md)
+	ghz := testkit.NeedTool(t, "ghz", "go install github.com/bojand/ghz/cmd/ghz@latest")
+	bin := testkit.Binary(t)
 	_, addr := startServe(t, bin, "--seed-users", "50", "--h2-max-streams", "4")
 	type report struct {
 		Count          int            `json:"count"`
@@ -141,8 +108,9 @@ func TestPeerGRPCClientsBesideGhz(t *testing.T) {
 // TestPeerK6CRUD runs the TOON seed's CRUD iteration in k6 against the REST
 // API; the script's threshold fails k6 unless 100% of checks pass.
 func TestPeerK6CRUD(t *testing.T) {
-	k6 := needTool(t, "k6", "go install go.k6.io/k6@latest")
-	httpAddr, _ := startServe(t, buildBinary(t))
+	testkit.NeedPeers(t) // slow: CI's peer step (docs/testing.md)
+	k6 := testkit.NeedTool(t, "k6", "go install go.k6.io/k6@latest")
+	httpAddr, _ := startServe(t, testkit.Binary(t))
 	cmd := exec.Command(k6, "run", "--quiet", "--no-usage-report", "-e", "BASE=http://"+httpAddr,
 		"-e", "VUS=5", "-e", "ITERATIONS=200", "--summary-export", filepath.Join(t.TempDir(), "s.json"), "../../bench/k6/crud.js")
 	out, err := cmd.CombinedOutput()

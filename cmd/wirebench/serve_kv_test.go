@@ -2,8 +2,6 @@ package main
 
 import (
 	"bufio"
-	"bytes"
-	"context"
 	"fmt"
 	"io"
 	"net"
@@ -14,32 +12,21 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/wirebench/wirebench/internal/testkit"
 )
 
 // TestServeKV: serve --resp --data-dir --appendfsync always; a value
 // written over HTTP is read over RESP, the store survives a restart, and
 // bad KV flags are usage errors.
 func TestServeKV(t *testing.T) {
-	bin := buildBinary(t)
+	bin := testkit.Binary(t)
 	dir := t.TempDir()
-	start := func() (*exec.Cmd, string, string) {
-		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-		t.Cleanup(cancel)
-		cmd := exec.CommandContext(ctx, bin, "serve", "--http", "127.0.0.1:0", "--grpc", "127.0.0.1:0", "--resp", "127.0.0.1:0",
+	start := func() (*testkit.Process, string, string) {
+		cmd := exec.Command(bin, "serve", "--http", "127.0.0.1:0", "--grpc", "127.0.0.1:0", "--resp", "127.0.0.1:0",
 			"--data-dir", dir, "--appendfsync", "always")
-		stdout, _ := cmd.StdoutPipe()
-		var stderr bytes.Buffer
-		cmd.Stderr = &stderr
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-		line, err := bufio.NewReader(stdout).ReadString('\n')
-		m := regexp.MustCompile(`^listening http=(\S+) grpc=(\S+) resp=(\S+)\n$`).FindStringSubmatch(line)
-		if err != nil || m == nil {
-			t.Fatalf("listening line %q, %v; stderr %s", line, err, stderr.String())
-		}
-		return cmd, m[1], m[3]
+		p, m := testkit.StartLine(t, cmd, regexp.MustCompile(`^listening http=(\S+) grpc=(\S+) resp=(\S+)$`), time.Minute)
+		return p, m[1], m[3]
 	}
 	cmd, httpAddr, respAddr := start()
 	req, _ := http.NewRequest("PUT", "http://"+httpAddr+"/kv/greeting", strings.NewReader("hello"))
@@ -62,7 +49,7 @@ func TestServeKV(t *testing.T) {
 		t.Fatalf("RESP GET: %q", l2)
 	}
 	c.Close()
-	cmd.Process.Signal(syscall.SIGTERM)
+	cmd.Signal(syscall.SIGTERM)
 	cmd.Wait()
 
 	_, httpAddr, _ = start()

@@ -1,14 +1,11 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"io"
 	"net/http"
 	"os/exec"
-	"path/filepath"
-	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -19,49 +16,19 @@ import (
 
 	"github.com/wirebench/wirebench/api"
 	"github.com/wirebench/wirebench/codec"
+	"github.com/wirebench/wirebench/internal/testkit"
 	"github.com/wirebench/wirebench/pb"
 )
-
-// buildBinary compiles cmd/wirebench once per test binary run.
-func buildBinary(t *testing.T) string {
-	t.Helper()
-	if testing.Short() {
-		t.Skip("builds the binary; skipped with -short")
-	}
-	bin := filepath.Join(t.TempDir(), "wirebench")
-	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
-	if err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	return bin
-}
 
 // TestServeEndToEnd starts the real binary on free ports and drives it with
 // real HTTP and gRPC clients, then stops it with SIGTERM.
 func TestServeEndToEnd(t *testing.T) {
-	bin := buildBinary(t)
+	bin := testkit.Binary(t)
+	cmd := exec.Command(bin, "serve", "--http", "127.0.0.1:0", "--grpc", "127.0.0.1:0", "--seed-users", "7", "--seed-todos", "3", "--json-lib", "fast")
+	p, m := testkit.StartLine(t, cmd, listeningRE, time.Minute)
+	httpAddr, grpcAddr := m[1], m[2]
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, "serve", "--http", "127.0.0.1:0", "--grpc", "127.0.0.1:0", "--seed-users", "7", "--seed-todos", "3", "--json-lib", "fast")
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer cmd.Process.Kill()
-	line, err := bufio.NewReader(stdout).ReadString('\n')
-	if err != nil {
-		t.Fatalf("no listening line: %v; stderr %s", err, stderr.String())
-	}
-	m := regexp.MustCompile(`^listening http=(\S+) grpc=(\S+)\n$`).FindStringSubmatch(line)
-	if m == nil {
-		t.Fatalf("listening line %q", line)
-	}
-	httpAddr, grpcAddr := m[1], m[2]
 
 	for _, f := range codec.Formats() {
 		e := codec.MustLookup(f)
@@ -107,11 +74,11 @@ func TestServeEndToEnd(t *testing.T) {
 		t.Fatalf("REST GET of the gRPC-created user: %d", resp.StatusCode)
 	}
 
-	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+	if err := p.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
-	if err := cmd.Wait(); err != nil {
-		t.Fatalf("serve exited with %v after SIGTERM; stderr %s", err, stderr.String())
+	if err := p.Wait(); err != nil {
+		t.Fatalf("serve exited with %v after SIGTERM; output %s", err, p.Log())
 	}
 }
 

@@ -3,7 +3,6 @@ package repl
 import (
 	"bytes"
 	"encoding/binary"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"runtime"
@@ -13,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wirebench/wirebench/internal/testkit"
 	"github.com/wirebench/wirebench/kv"
 )
 
@@ -114,12 +114,7 @@ func TestBackoffEveryFailure(t *testing.T) {
 	okSnap := func(w http.ResponseWriter, r *http.Request, n int) {
 		serveBody(w, appendFrame(nil, KindEnd, 1, 0, snapshotEnd{Pos: good}.encode()), false)
 	}
-	dead, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	deadURL := "http://" + dead.Addr().String()
-	dead.Close() // connections refused from now on
+	deadURL := "http://" + testkit.RefusedAddr(t) // connections refused
 	cases := []struct {
 		name   string
 		leader *fakeLeader // nil: nobody listens

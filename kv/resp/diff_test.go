@@ -3,58 +3,13 @@ package resp
 import (
 	"bytes"
 	"net"
-	"os"
 	"os/exec"
-	"strconv"
 	"strings"
 	"testing"
-	"time"
 
+	"github.com/wirebench/wirebench/internal/testkit"
 	"github.com/wirebench/wirebench/kv"
 )
-
-// needTool skips when a peer tool is missing outside CI and fails in CI
-// (.ci/run installs redis-server and redis-tools).
-func needTool(t *testing.T, name string) string {
-	t.Helper()
-	p, err := exec.LookPath(name)
-	if err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("%s is missing (CI installs it: apt-get install redis-server redis-tools)", name)
-		}
-		t.Skipf("%s is missing: apt-get install redis-server redis-tools", name)
-	}
-	return p
-}
-
-// startRedis runs a real redis-server on a free loopback port without
-// persistence and returns its address.
-func startRedis(t *testing.T) string {
-	t.Helper()
-	bin := needTool(t, "redis-server")
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := ln.Addr().(*net.TCPAddr).Port
-	ln.Close()
-	cmd := exec.Command(bin, "--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
-		"--dir", t.TempDir(), "--daemonize", "no", "--loglevel", "warning")
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
-	// Generous: redis-server starts in milliseconds, but the CI box is busy.
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-		if c, err := net.Dial("tcp", addr); err == nil {
-			c.Close()
-			return addr
-		}
-	}
-	t.Fatal("redis-server did not start")
-	return ""
-}
 
 func startOurs(t *testing.T, o kv.Options) (string, *kv.Store) {
 	t.Helper()
@@ -110,7 +65,7 @@ var script = [][]string{
 }
 
 func TestDifferentialAgainstRedis(t *testing.T) {
-	redisAddr := startRedis(t)
+	redisAddr := testkit.StartRedis(t).Addr
 	ours, _ := startOurs(t, kv.Options{})
 	rc, oc := dial(t, redisAddr), dial(t, ours)
 	for _, cmd := range script {
@@ -127,8 +82,8 @@ func TestDifferentialAgainstRedis(t *testing.T) {
 // TestDifferentialRedisCLI pipes a script through redis-cli, the way a
 // user would, against both servers.
 func TestDifferentialRedisCLI(t *testing.T) {
-	cli := needTool(t, "redis-cli")
-	redisAddr := startRedis(t)
+	cli := testkit.NeedTool(t, "redis-cli", "apt-get install -y redis-tools")
+	redisAddr := testkit.StartRedis(t).Addr
 	ours, _ := startOurs(t, kv.Options{})
 	input := "SET greeting hello\nGET greeting\nAPPEND greeting \" world\"\nGET greeting\nINCR counter\nINCRBY counter 41\n" +
 		"MSET a 1 b 2\nMGET a b c\nEXISTS a b c\nDEL a\nSET t v EX 100\nTTL t\nTYPE t\nGETDEL t\nDBSIZE\nNOSUCH x\nGET\nSET x 1 EX 0\nINCR greeting\n"

@@ -9,6 +9,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/wirebench/wirebench/internal/testkit"
 	"github.com/wirebench/wirebench/kv"
 )
 
@@ -85,7 +86,7 @@ func TestTotalCommandsProcessed(t *testing.T) {
 	if got < 7 {
 		t.Fatalf("go-redis: total_commands_processed grew by %d, want at least 7", got)
 	}
-	if wantRedis := goredis(t, startRedis(t)); got != wantRedis {
+	if wantRedis := goredis(t, testkit.StartRedis(t).Addr); got != wantRedis {
 		t.Fatalf("go-redis: ours grew by %d, redis-server by %d", got, wantRedis)
 	}
 }

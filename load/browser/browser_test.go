@@ -3,10 +3,10 @@ package browser
 import (
 	"context"
 	"errors"
-	"os"
 	"testing"
 	"time"
 
+	"github.com/wirebench/wirebench/internal/testkit"
 	"github.com/wirebench/wirebench/load"
 	"github.com/wirebench/wirebench/load/internal/loadtest"
 	"github.com/wirebench/wirebench/results"
@@ -16,7 +16,7 @@ import (
 func needChromium(t *testing.T) {
 	t.Helper()
 	if _, err := FindChromium(""); err != nil {
-		if os.Getenv("CI") == "" {
+		if !testkit.InCI() {
 			t.Skipf("%v: the in-browser test needs chromium (apt-get install chromium)", err)
 		}
 		t.Fatalf("CI: %v", err)
@@ -27,6 +27,7 @@ func needChromium(t *testing.T) {
 // against the real server: every call must succeed and its in-page latency
 // replace the batch's.
 func TestBrowserQuick(t *testing.T) {
+	testkit.NeedPeers(t) // slow: CI's peer step (docs/testing.md)
 	needChromium(t)
 	if testing.Short() {
 		t.Skip("starts chromium (a few seconds)")

@@ -25,6 +25,7 @@ import (
 
 	"github.com/wirebench/wirebench/grpcapi"
 	"github.com/wirebench/wirebench/internal/rawio"
+	"github.com/wirebench/wirebench/internal/testkit"
 	"github.com/wirebench/wirebench/load/clientio"
 	"github.com/wirebench/wirebench/load/internal/loadtest"
 	"github.com/wirebench/wirebench/measure"
@@ -243,7 +244,7 @@ func TestGRPCLeanTimeoutKeepsConnection(t *testing.T) {
 	start := time.Now()
 	err = get(c, ctx, 13)
 	cancel()
-	if codeOf(err) != codes.DeadlineExceeded || time.Since(start) > 2*time.Second {
+	if codeOf(err) != codes.DeadlineExceeded || (testkit.Timing() && time.Since(start) > 2*time.Second) {
 		t.Fatalf("slow call: %v after %v, want DeadlineExceeded at ~100ms", err, time.Since(start))
 	}
 	close(stop)
@@ -695,7 +696,7 @@ func FuzzGRPCLeanServerBytes(f *testing.F) {
 		start := time.Now()
 		u := new(pb.User)
 		err := c.Invoke(ctx, pb.UserService_Get_FullMethodName, &pb.GetUserRequest{Id: 1}, u)
-		if time.Since(start) > 5*time.Second {
+		if testkit.Timing() && time.Since(start) > 5*time.Second {
 			t.Fatalf("call took %v", time.Since(start))
 		}
 		if err != nil {

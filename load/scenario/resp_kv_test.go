@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wirebench/wirebench/internal/testkit"
 	"github.com/wirebench/wirebench/load"
 	"github.com/wirebench/wirebench/load/clientio"
 	"github.com/wirebench/wirebench/load/internal/loadtest"
@@ -38,7 +39,7 @@ func runKV(t *testing.T, o load.Options, ko KVOptions) *results.Load {
 func TestKVRESPCountsMatchRedis(t *testing.T) {
 	for _, p := range []int{1, 16} {
 		t.Run("P="+strconv.Itoa(p), func(t *testing.T) {
-			r := startRedis(t)
+			r := &redisServer{testkit.StartRedis(t)}
 			const n, keys = 1600, 1000
 			r.do(t, "CONFIG", "RESETSTAT")
 			res := runKV(t, load.Options{Options: results.Options{Concurrency: 1, Requests: n}}, KVOptions{Name: ScenarioKVSet, URL: r.URL(), Keys: keys, Pipeline: p})
@@ -84,7 +85,7 @@ func TestKVRESPCountsMatchRedis(t *testing.T) {
 // TestKVMixedRedis: kv-mixed sends both operations, each counted apart,
 // and Redis agrees on each.
 func TestKVMixedRedis(t *testing.T) {
-	r := startRedis(t)
+	r := &redisServer{testkit.StartRedis(t)}
 	const n = 2000
 	r.do(t, "CONFIG", "RESETSTAT")
 	res := runKV(t, load.Options{Options: results.Options{Concurrency: 3, Requests: n}}, KVOptions{Name: ScenarioKVMixed, URL: r.URL(), Keys: 500, Pipeline: 8, ValueSize: 40})
@@ -101,7 +102,7 @@ func TestKVMixedRedis(t *testing.T) {
 // it, and only those, fails the check. The count is exact: one VU draws
 // its keys from a seeded generator, replayed here.
 func TestKVWrongValueRedis(t *testing.T) {
-	r := startRedis(t)
+	r := &redisServer{testkit.StartRedis(t)}
 	const n, keys, bad = 500, 20, 7
 	sc, err := NewKV(KVOptions{Name: ScenarioKVGet, URL: r.URL(), Keys: keys})
 	if err != nil {
@@ -143,7 +144,7 @@ func TestKVWrongValueRedis(t *testing.T) {
 // KILL); the requests in flight fail as a closed connection does for
 // HTTP, the VUs reconnect, and the run goes on.
 func TestKVRESPServerKillsClients(t *testing.T) {
-	r := startRedis(t)
+	r := &redisServer{testkit.StartRedis(t)}
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -212,7 +213,7 @@ func TestKVRESPClosedConnections(t *testing.T) {
 	}
 }
 
-// TestKVVersusRedisBenchmark runs redis-benchmark and our client with the
+// TestPeerKVVersusRedisBenchmark runs redis-benchmark and our client with the
 // seed's settings against one redis-server, at -P 1 and -P 16, and
 // bounds our rate within a factor of 8 of redis-benchmark's, either way.
 // Generous: the suite runs on a noisy 2-core box shared with other jobs,
@@ -221,9 +222,10 @@ func TestKVRESPClosedConnections(t *testing.T) {
 // a box: 1.0–1.2× at -P 16, 1.7–3.0× at -P 1). Below, our client would
 // be what limits the Redis cells of study kv; far above, it would be
 // miscounting. The measured ratio is logged.
-func TestKVVersusRedisBenchmark(t *testing.T) {
-	bench := needTool(t, "redis-benchmark", "redis-tools")
-	r := startRedis(t)
+func TestPeerKVVersusRedisBenchmark(t *testing.T) {
+	testkit.NeedPeers(t) // rates beside a peer tool: CI's peer step (docs/testing.md)
+	bench := testkit.NeedTool(t, "redis-benchmark", "apt-get install -y redis-tools")
+	r := &redisServer{testkit.StartRedis(t)}
 	n := 20000
 	if testing.Short() {
 		n = 5000
@@ -255,7 +257,7 @@ func TestKVVersusRedisBenchmark(t *testing.T) {
 // (VUs join as the target grows) and stop with -d; every completed
 // command is one counted request, as Redis counts it.
 func TestKVPipelineRampAndDuration(t *testing.T) {
-	r := startRedis(t)
+	r := &redisServer{testkit.StartRedis(t)}
 	r.do(t, "CONFIG", "RESETSTAT")
 	res := runKV(t, load.Options{Options: results.Options{Stages: []results.Stage{{Duration: 300 * time.Millisecond, Target: 4}}, StartTarget: 1}}, KVOptions{Name: ScenarioKVSet, URL: r.URL(), Pipeline: 8})
 	in := r.info(t)

@@ -3,70 +3,19 @@ package scenario
 import (
 	"context"
 	"fmt"
-	"net"
-	"os"
-	"os/exec"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/wirebench/wirebench/internal/testkit"
 	"github.com/wirebench/wirebench/load/resp"
 	"github.com/wirebench/wirebench/measure"
 )
 
-// needTool skips a test when name is not installed, outside CI; under CI
-// (CI set) a missing tool fails it: .ci/run installs it.
-func needTool(t *testing.T, name, pkg string) string {
-	t.Helper()
-	p, err := exec.LookPath(name)
-	if err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("%s is missing under CI: .ci/run installs it (apt-get install %s)", name, pkg)
-		}
-		t.Skipf("%s not installed (apt-get install %s); skipping the test against a real Redis", name, pkg)
-	}
-	return p
-}
-
-// redisServer is a real redis-server on a free loopback port, memory
-// only, stopped at the end of the test.
-type redisServer struct {
-	Addr string
-	cmd  *exec.Cmd
-}
-
-func startRedis(t *testing.T, extra ...string) *redisServer {
-	t.Helper()
-	bin := needTool(t, "redis-server", "redis-server")
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := ln.Addr().(*net.TCPAddr).Port
-	ln.Close()
-	args := append([]string{"--bind", "127.0.0.1", "--port", strconv.Itoa(port), "--save", "", "--appendonly", "no",
-		"--dir", t.TempDir(), "--daemonize", "no", "--protected-mode", "no"}, extra...)
-	cmd := exec.Command(bin, args...)
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	r := &redisServer{Addr: fmt.Sprintf("127.0.0.1:%d", port), cmd: cmd}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		if _, err := r.command(t, "PING"); err == nil {
-			return r
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("redis-server on %s not ready after 10s", r.Addr)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
-// URL is the server as the KV scenarios take it.
-func (r *redisServer) URL() string { return "redis://" + r.Addr }
+// redisServer is a real redis-server (testkit.StartRedis) with the
+// commands these tests send it over our own RESP connection.
+type redisServer struct{ *testkit.Redis }
 
 // command sends one command on a connection of its own and returns the
 // reply's text (a bulk or simple string, or an integer).

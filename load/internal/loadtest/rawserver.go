@@ -114,10 +114,9 @@ func ReadHead(br *bufio.Reader) (length int64, err error) {
 // AnswerEarly answers each request with resp as soon as its head is read,
 // before its body; then, as then says: "close" hangs up on the unread
 // body (the kernel sends RST), "linger" stops writing and reads the body
-// away until the client hangs up (nginx's lingering close), "hold" reads
-// nothing for HoldFor and hangs up (net/http lingers so, 500 ms), "drain"
+// away until the client hangs up (nginx's lingering close), "drain"
 // reads the body (Content-Length) and keeps the connection for the next
-// request.
+// request. HoldAfterAnswer is the server that reads nothing more.
 func AnswerEarly(resp, then string) Behaviour {
 	return func(br *bufio.Reader, c net.Conn, served *atomic.Int64) {
 		for {
@@ -136,9 +135,6 @@ func AnswerEarly(resp, then string) Behaviour {
 				c.(*net.TCPConn).CloseWrite()
 				io.Copy(io.Discard, br)
 				return
-			case "hold":
-				time.Sleep(HoldFor)
-				return
 			}
 			if _, err := io.CopyN(io.Discard, br, length); err != nil {
 				return
@@ -147,4 +143,20 @@ func AnswerEarly(resp, then string) Behaviour {
 	}
 }
 
-const HoldFor = 4 * time.Second // 4× the slowest run seen here (1.1 s, 16 subtests at once)
+// HoldAfterAnswer answers each request with resp as soon as its head is
+// read, then reads nothing and keeps the connection until release is
+// closed (net/http lingers so, 500 ms): a client that waits for its body
+// to be written before it takes the answer waits for release, a timeout
+// on a test's clock, not a bound on the wall's.
+func HoldAfterAnswer(resp string, release <-chan struct{}) Behaviour {
+	return func(br *bufio.Reader, c net.Conn, served *atomic.Int64) {
+		if _, err := ReadHead(br); err != nil {
+			return
+		}
+		if _, err := io.WriteString(c, resp); err != nil {
+			return
+		}
+		served.Add(1)
+		<-release
+	}
+}

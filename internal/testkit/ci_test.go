@@ -1,0 +1,81 @@
+package testkit
+
+import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// TestPeerStepRunsEveryPeerTest: a test that calls NeedPeers is skipped
+// in the main suite, so CI's peer step (.ci/run) must select it, by its
+// package and its -run pattern; else it would run nowhere.
+func TestPeerStepRunsEveryPeerTest(t *testing.T) {
+	root, err := moduleRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ci, err := os.ReadFile(filepath.Join(root, ".ci", "run"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`(?m)^WIREBENCH_PEERS=1 go test .*-run '([^']+)' (.+)$`).FindSubmatch(ci)
+	if m == nil {
+		t.Fatal(".ci/run has no WIREBENCH_PEERS=1 go test -run '…' line")
+	}
+	run := regexp.MustCompile(string(m[1]))
+	pkgs := strings.Fields(string(m[2]))
+	found := 0
+	err = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && (strings.HasPrefix(d.Name(), ".") || d.Name() == "node_modules" || d.Name() == "testdata") && p != root {
+			return filepath.SkipDir
+		}
+		if !strings.HasSuffix(p, "_test.go") || filepath.Dir(p) == filepath.Join(root, "internal", "testkit") {
+			return nil
+		}
+		f, err := parser.ParseFile(token.NewFileSet(), p, nil, 0)
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(root, filepath.Dir(p))
+		for _, decl := range f.Decls {
+			fn, ok := decl.(*ast.FuncDecl)
+			if !ok || fn.Body == nil || !strings.HasPrefix(fn.Name.Name, "Test") || !callsNeedPeers(fn.Body) {
+				continue
+			}
+			found++
+			if !run.MatchString(fn.Name.Name) || !slices.Contains(pkgs, "./"+filepath.ToSlash(rel)) {
+				t.Errorf("%s (%s) calls NeedPeers but .ci/run's peer step (-run %q %v) does not run it", fn.Name.Name, rel, m[1], pkgs)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if found < 10 {
+		t.Errorf("found %d tests calling testkit.NeedPeers; the walk missed them", found)
+	}
+}
+
+func callsNeedPeers(body *ast.BlockStmt) bool {
+	calls := false
+	ast.Inspect(body, func(n ast.Node) bool {
+		if sel, ok := n.(*ast.SelectorExpr); ok && sel.Sel.Name == "NeedPeers" {
+			if x, ok := sel.X.(*ast.Ident); ok && x.Name == "testkit" {
+				calls = true
+			}
+		}
+		return !calls
+	})
+	return calls
+}
