@@ -148,7 +148,8 @@ func NewCapacityStep(offered float64, l *Load) CapacityStep {
 	s := CapacityStep{Offered: offered, Load: l, Concurrency: l.Options.Concurrency,
 		Requests: l.Requests, Failed: l.Failed, Achieved: l.RPS(), ClientCPU: l.CPUUtil()}
 	if d := l.Options.Duration; d > 0 && offered > 0 {
-		s.Sent = math.Min(1, float64(l.Requests+l.Interrupted)/(offered*d.Seconds()))
+		scheduled := math.Ceil(offered*d.Seconds() - 1e-9) // arrivals at 0, 1/r, 2/r… before d
+		s.Sent = math.Min(1, float64(l.Requests+l.Interrupted)/scheduled)
 	}
 	if h := l.Latency; h != nil && h.Count() > 0 {
 		s.P50, s.P90, s.P99, s.P999, s.Max = h.Quantile(.5), h.Quantile(.9), h.Quantile(.99), h.Quantile(.999), h.Max()

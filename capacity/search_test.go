@@ -1,0 +1,259 @@
+package capacity
+
+import (
+	"context"
+	"errors"
+	"math"
+	"math/rand/v2"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/wirebench/wirebench/measure"
+	"github.com/wirebench/wirebench/results"
+)
+
+// server is a fake server's behaviour at a rate: how long its requests
+// took from the send (svc), how late the client sent them (lag), the
+// failed fraction, the client's CPU use.
+type server func(rate float64) (svc, lag time.Duration, failed, clientCPU float64)
+
+// knee is a server that answers in 1 ms up to its capacity and in 1 s
+// above it.
+func knee(capacity float64) server {
+	return func(rate float64) (time.Duration, time.Duration, float64, float64) {
+		if rate <= capacity {
+			return time.Millisecond, 0, 0, 0.1
+		}
+		return time.Second, 0, 0, 0.1
+	}
+}
+
+// fakeLoad is what the engine would return for one step against srv.
+func fakeLoad(srv server, rate float64, conc int, d time.Duration) *results.Load {
+	svc, lag, failed, cpu := srv(rate)
+	l := &results.Load{Schema: results.LoadSchema, Latency: measure.NewHistogram(), Service: measure.NewHistogram(), Lag: measure.NewHistogram(),
+		Status: map[string]int64{}, Failures: map[string]int64{}}
+	l.Options.Rate, l.Options.Duration, l.Options.Concurrency, l.Options.Open = rate, d, conc, true
+	l.Start = time.Unix(1000, 0)
+	l.End, l.Window = l.Start.Add(d), d
+	l.Requests = int64(math.Ceil(rate*d.Seconds() - 1e-9))
+	l.Failed = int64(failed * float64(l.Requests))
+	for range 200 { // enough for the percentiles: the counts are above
+		l.Latency.Record(svc + lag)
+		l.Service.Record(svc)
+		l.Lag.Record(lag)
+	}
+	l.CPU = results.CPU{User: time.Duration(cpu * float64(d)), CPUs: 1}
+	return l
+}
+
+// fakeStep measures srv, advancing the fake clock by what a real step costs.
+func fakeStep(srv server, clock *time.Time, warmup time.Duration, calls *int) StepFunc {
+	return func(_ context.Context, rate float64, conc int, d time.Duration) (Measurement, error) {
+		*calls++
+		*clock = clock.Add(warmup + d)
+		return Measurement{Load: fakeLoad(srv, rate, conc, d)}, nil
+	}
+}
+
+func slo(t *testing.T, exprs ...string) []results.Threshold {
+	t.Helper()
+	var out []results.Threshold
+	for _, e := range exprs {
+		th, err := results.ParseThreshold(e)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, th)
+	}
+	return out
+}
+
+// runFake searches srv with the defaults' range, start and precision.
+func runFake(t *testing.T, srv server, o Options) (*results.Capacity, int) {
+	t.Helper()
+	clock := time.Unix(0, 0)
+	calls := 0
+	if o.SLO == nil {
+		o.SLO = slo(t, "p99<20ms")
+	}
+	o.Now = func() time.Time { return clock }
+	o.ConfirmDuration = -1
+	res, err := Search(context.Background(), o, fakeStep(srv, &clock, DefaultWarmup, &calls))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if calls != len(res.Steps) {
+		t.Fatalf("%d step calls, %d steps recorded", calls, len(res.Steps))
+	}
+	return res, calls
+}
+
+// TestSearchStepsOverTheRange: for capacities spread over 1–100k req/s
+// at 5% precision, the search brackets the capacity within 5% in at most
+// 12 steps.
+func TestSearchStepsOverTheRange(t *testing.T) {
+	t.Parallel()
+	cases, most := 0, 0
+	for e := 0.0; e < 5; e += 0.013 {
+		capacity := math.Pow(10, e) * 1.0001 // off the grid of rates tried
+		res, steps := runFake(t, knee(capacity), Options{MinRate: 1, MaxRate: 100_000})
+		cases++
+		most = max(most, steps)
+		if res.Limit != results.LimitSLO || res.Low > capacity || res.High <= capacity || res.High/res.Low > 1.05+1e-9 {
+			t.Fatalf("capacity %.4g: limit %s, interval [%.4g, %.4g) in %d steps", capacity, res.Limit, res.Low, res.High, steps)
+		}
+		if steps > 12 {
+			t.Errorf("capacity %.4g: %d steps, want ≤ 12", capacity, steps)
+		}
+		if res.Rate != res.Low {
+			t.Errorf("capacity %.4g: rate %v, want the last passing %v", capacity, res.Rate, res.Low)
+		}
+	}
+	if cases < 300 {
+		t.Fatalf("only %d cases ran", cases)
+	}
+	t.Logf("%d capacities, at most %d steps", cases, most)
+}
+
+func TestSearchEnds(t *testing.T) {
+	t.Parallel()
+	t.Run("above max", func(t *testing.T) {
+		res, steps := runFake(t, knee(1e9), Options{MaxRate: 5000})
+		if res.Limit != results.LimitMaxRate || res.Rate != 5000 || res.High != 0 || steps > 4 {
+			t.Errorf("limit %s rate %v high %v in %d steps", res.Limit, res.Rate, res.High, steps)
+		}
+	})
+	t.Run("below min", func(t *testing.T) {
+		res, _ := runFake(t, knee(0.5), Options{MinRate: 1})
+		if res.Limit != results.LimitMinRate || res.Rate != 0 || res.High != 1 {
+			t.Errorf("limit %s rate %v high %v", res.Limit, res.Rate, res.High)
+		}
+	})
+	t.Run("time budget", func(t *testing.T) {
+		res, steps := runFake(t, knee(3000), Options{MaxTime: 20 * time.Second})
+		if res.Limit != results.LimitTime || steps != 3 || !strings.Contains(strings.Join(res.Warnings, " "), "stopped after 3 steps") {
+			t.Errorf("limit %s in %d steps, warnings %q", res.Limit, steps, res.Warnings)
+		}
+		if res.Low != 1600 || res.High != 0 {
+			t.Errorf("interval [%v, %v), want [1600, none)", res.Low, res.High)
+		}
+	})
+}
+
+// TestSearchClientLimit: a client that saturates its CPU above 2000/s
+// in front of a server that carries 5000/s: the search never blames the
+// server, and says the client was the limit with what passed below.
+func TestSearchClientLimit(t *testing.T) {
+	t.Parallel()
+	srv := func(rate float64) (time.Duration, time.Duration, float64, float64) {
+		svc, _, _, _ := knee(5000)(rate)
+		cpu := 0.2
+		if rate > 2000 {
+			cpu = 0.97
+		}
+		return svc, 0, 0, cpu
+	}
+	res, _ := runFake(t, srv, Options{})
+	if res.Limit != results.LimitClient || res.High != 0 || res.Rate > 2000 || res.Rate < 2000/1.05 || res.ClientLimit <= 2000 {
+		t.Errorf("limit %s rate %v high %v client %v", res.Limit, res.Rate, res.High, res.ClientLimit)
+	}
+	for _, s := range res.Steps {
+		if s.Verdict == results.StepFail {
+			t.Errorf("step at %v blamed the server: %s", s.Offered, s.Why)
+		}
+		if s.Offered > 2000 && (s.KeptUp || !strings.Contains(s.Why, "client CPU 97%")) {
+			t.Errorf("step at %v: kept up %v, why %q", s.Offered, s.KeptUp, s.Why)
+		}
+	}
+}
+
+// TestSearchNoisyServer: a server that passes or fails at random near
+// its capacity still gives an interval that does not cross, within
+// precision, in a bounded number of steps.
+func TestSearchNoisyServer(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(1, 2))
+	for range 200 {
+		srv := func(rate float64) (time.Duration, time.Duration, float64, float64) {
+			if rate > 4000*(0.9+0.2*rng.Float64()) {
+				return time.Second, 0, 0, 0.1
+			}
+			return time.Millisecond, 0, 0, 0.1
+		}
+		res, steps := runFake(t, srv, Options{})
+		if res.Limit != results.LimitSLO || !(res.Low < res.High) || res.High/res.Low > 1.05+1e-9 || steps > 12 {
+			t.Fatalf("limit %s [%v, %v) in %d steps", res.Limit, res.Low, res.High, steps)
+		}
+	}
+}
+
+func TestSearchConfirms(t *testing.T) {
+	t.Parallel()
+	clock, calls := time.Unix(0, 0), 0
+	confirmSeen := false
+	base := fakeStep(knee(3000), &clock, DefaultWarmup, &calls)
+	step := func(ctx context.Context, rate float64, conc int, d time.Duration) (Measurement, error) {
+		if d == 10*time.Second { // the confirmation: the server is slower now
+			confirmSeen = true
+			return Measurement{Load: fakeLoad(knee(1), rate, conc, d), ServerCPU: time.Second}, nil
+		}
+		return base(ctx, rate, conc, d)
+	}
+	o := Options{SLO: slo(t, "p99<20ms"), Now: func() time.Time { return clock }}
+	res, err := Search(context.Background(), o, step)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !confirmSeen || res.Confirm == nil || res.Confirm.Offered != res.Rate || res.Confirm.Passed() {
+		t.Fatalf("confirmation %+v", res.Confirm)
+	}
+	if !strings.Contains(strings.Join(res.Warnings, " "), "confirmation run at") {
+		t.Errorf("no warning of the failed confirmation: %q", res.Warnings)
+	}
+	if want := time.Second / time.Duration(res.Confirm.Requests); res.ServerCPUPerRequest != want {
+		t.Errorf("server CPU/req %v, want %v (the confirmation's)", res.ServerCPUPerRequest, want)
+	}
+}
+
+func TestSearchStepError(t *testing.T) {
+	t.Parallel()
+	boom := errors.New("connect refused")
+	_, err := Search(context.Background(), Options{SLO: slo(t, "p99<1s")}, func(context.Context, float64, int, time.Duration) (Measurement, error) {
+		return Measurement{}, boom
+	})
+	if !errors.Is(err, boom) || !strings.Contains(err.Error(), "step at 100/s") {
+		t.Errorf("err %v", err)
+	}
+}
+
+func TestOptionsRefused(t *testing.T) {
+	t.Parallel()
+	for name, o := range map[string]Options{
+		"no slo":    {},
+		"rps slo":   {SLO: slo(t, "rps>10")},
+		"min > max": {SLO: slo(t, "p99<1s"), MinRate: 10, MaxRate: 5},
+		"growth":    {SLO: slo(t, "p99<1s"), Growth: 1},
+		"precision": {SLO: slo(t, "p99<1s"), Precision: 5},
+		"negative":  {SLO: slo(t, "p99<1s"), StepDuration: -1},
+		"nan":       {SLO: slo(t, "p99<1s"), MaxRate: math.NaN()},
+	} {
+		if _, err := o.withDefaults(); !errors.Is(err, ErrOptions) {
+			t.Errorf("%s: err %v, want ErrOptions", name, err)
+		}
+	}
+}
+
+func TestWorkers(t *testing.T) {
+	t.Parallel()
+	o := Options{SLO: slo(t, "p50<5ms", "p99<20ms", "errors<1%"), Concurrency: 300}
+	for _, tc := range []struct {
+		rate      float64
+		need, use int
+	}{{10, 8, 8}, {1000, 40, 40}, {10000, 400, 300}} {
+		if need, use := o.workers(tc.rate); need != tc.need || use != tc.use {
+			t.Errorf("rate %v: need %d use %d, want %d %d", tc.rate, need, use, tc.need, tc.use)
+		}
+	}
+}
