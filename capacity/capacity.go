@@ -53,8 +53,9 @@ type Options struct {
 	// Concurrency caps the requests in flight (default 1000). Each step
 	// uses what its rate needs at the SLO's latency, up to this cap.
 	Concurrency int
-	// Progress, if set, is told each step as it is judged.
-	Progress func(results.CapacityStep)
+	// Progress, if set, is told each step as it is judged, with its
+	// number from 1 (0 for the confirmation run).
+	Progress func(n int, s results.CapacityStep)
 	// Now is the clock of the time budget (default time.Now).
 	Now func() time.Time
 }
@@ -167,7 +168,7 @@ func Search(ctx context.Context, opts Options, step StepFunc) (*results.Capacity
 	s := search{min: o.MinRate, max: o.MaxRate, start: o.StartRate, growth: o.Growth, precision: o.Precision}
 	deadline := res.Start.Add(o.MaxTime)
 	stepCost := o.Warmup + o.StepDuration
-	measureAt := func(rate float64, d time.Duration) (results.CapacityStep, error) {
+	measureAt := func(n int, rate float64, d time.Duration) (results.CapacityStep, error) {
 		need, use := o.workers(rate)
 		m, err := step(ctx, rate, use, d)
 		if err != nil {
@@ -177,7 +178,7 @@ func Search(ctx context.Context, opts Options, step StepFunc) (*results.Capacity
 		st.SetServerCPU(m.ServerCPU)
 		judge(&st, o.SLO, need)
 		if o.Progress != nil {
-			o.Progress(st)
+			o.Progress(n, st)
 		}
 		return st, nil
 	}
@@ -193,7 +194,7 @@ func Search(ctx context.Context, opts Options, step StepFunc) (*results.Capacity
 			res.Warnings = append(res.Warnings, fmt.Sprintf("the search stopped after %d steps (--max-time %s, --max-steps %d): the capacity lies in the interval it reached", len(res.Steps), o.MaxTime, o.MaxSteps))
 			break
 		}
-		st, err := measureAt(rate, o.StepDuration)
+		st, err := measureAt(len(res.Steps)+1, rate, o.StepDuration)
 		if err != nil {
 			return nil, err
 		}
@@ -205,7 +206,7 @@ func Search(ctx context.Context, opts Options, step StepFunc) (*results.Capacity
 	}
 	res.Rate, res.Low, res.High, res.ClientLimit, res.Limit = s.lo, s.lo, s.hi, s.client, limit
 	if res.Rate > 0 && o.ConfirmDuration > 0 && ctx.Err() == nil && !o.Now().Add(o.Warmup+o.ConfirmDuration).After(deadline) {
-		st, err := measureAt(res.Rate, o.ConfirmDuration)
+		st, err := measureAt(0, res.Rate, o.ConfirmDuration)
 		if err != nil {
 			return nil, err
 		}

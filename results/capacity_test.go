@@ -159,3 +159,46 @@ func TestThresholdBoundAndLatency(t *testing.T) {
 		}
 	}
 }
+
+func TestCapacityLine(t *testing.T) {
+	t.Parallel()
+	c := &Capacity{SLO: []string{"p99<20ms"}}
+	for _, tc := range []struct {
+		limit           string
+		rate, high, cli float64
+		want            string
+	}{
+		{LimitSLO, 4870, 5100, 0, "4,870/s at p99<20ms [4,870/s…5,100/s)"},
+		{LimitMaxRate, 100000, 0, 0, "≥ 100,000/s at p99<20ms: every rate up to --max-rate met it"},
+		{LimitMinRate, 0, 1, 0, "no rate met p99<20ms: even 1.00/s failed"},
+		{LimitClient, 2000, 0, 2100, "≥ 2,000/s at p99<20ms: the client was the limit at 2,100/s, not the server"},
+		{LimitClient, 0, 0, 100, "unknown: the client could not keep up even at 100/s"},
+		{LimitTime, 1600, 0, 0, "≥ 1,600/s at p99<20ms (the search ran out of time)"},
+		{LimitTime, 1600, 6400, 0, "1,600/s at p99<20ms [1,600/s…6,400/s)"},
+	} {
+		c.Limit, c.Rate, c.Low, c.High, c.ClientLimit = tc.limit, tc.rate, tc.rate, tc.high, tc.cli
+		if got := CapacityLine(c); got != tc.want {
+			t.Errorf("%s: %q, want %q", tc.limit, got, tc.want)
+		}
+	}
+}
+
+func TestWriteCapacitySummary(t *testing.T) {
+	t.Parallel()
+	c := testCapacity()
+	c.Steps[2].Why = "server: p99<20ms (31ms from the send)"
+	c.Steps[1].SetServerCPU(400 * time.Millisecond)
+	c.ServerCPUPerRequest = c.Steps[1].ServerCPUPerRequest
+	c.Warnings = []string{"something to know"}
+	var buf bytes.Buffer
+	if err := WriteCapacitySummary(&buf, c); err != nil {
+		t.Fatal(err)
+	}
+	out := buf.String()
+	for _, want := range []string{"SLO p99<20ms, 3 steps", "1,050/s: fail server: p99<20ms (31ms from the send)", "200µs", "capacity: 1,000/s at p99<20ms [1,000/s…1,050/s)",
+		"server CPU: 200µs per request at that rate, 5,000/s per core", "WARNING: something to know"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("summary lacks %q:\n%s", want, out)
+		}
+	}
+}
