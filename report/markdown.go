@@ -119,6 +119,16 @@ func writeMDGroup(w io.Writer, rep *Report, g Group) {
 	}
 	writeMDTable(w, mainTable(g))
 	fmt.Fprintln(w)
+	if groupHasCapacity(g) {
+		fmt.Fprintf(w, "### Capacity\n\n")
+		writeMDTable(w, capacityTable(g))
+		fmt.Fprintln(w)
+		if r.SingleRun && len(g.Cells) == 1 && len(g.Cells[0].Capacity) == 1 {
+			fmt.Fprintf(w, "### Capacity search steps\n\n")
+			writeMDTable(w, stepsTable(g.Cells[0].Capacity[0]))
+			fmt.Fprintln(w)
+		}
+	}
 	if r.SingleRun && len(g.Cells) == 1 {
 		if res, ok := singleRun(r); ok {
 			fmt.Fprintf(w, "### Latency distribution\n\n")

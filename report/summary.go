@@ -58,7 +58,10 @@ type CellSummary struct {
 	// RSS holds each trial's server samples, for memory-over-time plots.
 	RSS [][]results.ProcSample
 	// Ops are the scenario's operations, each summarized on its own.
-	Ops      []OpSummary
+	Ops []OpSummary
+	// Capacity are the cell's capacity searches (measure: capacity), in
+	// trial order; nil when the cell measured a fixed load.
+	Capacity []*results.Capacity
 	Warnings []string
 
 	// InBrowser marks a cell whose requests a page made (timed with
@@ -182,6 +185,7 @@ func summarizeCell(r *results.Study, c results.Cell) CellSummary {
 		}
 	}
 	cs.Ops = summarizeOps(trials)
+	cs.Capacity = capacities(r, c.ID)
 	for _, w := range slices.Sorted(maps.Keys(loadWarn)) {
 		cs.Warnings = append(cs.Warnings, fmt.Sprintf("load client (%d of %d trials): %s", loadWarn[w], len(trials), w))
 	}

@@ -81,7 +81,21 @@ func TestCapacityCLI(t *testing.T) {
 	if c.Limit != results.LimitMaxRate || c.Rate != 40 || len(c.Steps) != 2 || c.Confirm == nil || c.Scenario != "raw" || c.Search.StepDuration != 300*time.Millisecond {
 		t.Errorf("result: limit %s rate %v steps %d confirm %v scenario %q", c.Limit, c.Rate, len(c.Steps), c.Confirm != nil, c.Scenario)
 	}
-	if code, _, errs := runCLI(t, "capacity", "--slo", "p99<2s", "--max-rate", "40", out); code != 2 && !strings.Contains(errs, "exists") {
+	for _, args := range [][]string{{"report", out}, {"report", "--format", "html", out}, {"report", "--format", "csv", out}, {"compare", out, out}} {
+		code, stdout, errs := runCLI(t, args...)
+		want := map[string]string{"md": "### Capacity search steps", "html": "Latency against offered rate", "csv": "offered_req_per_s", "compare": "change: new vs old 1.00×"}
+		key := args[0]
+		if key == "report" {
+			key = "md"
+			if len(args) == 4 {
+				key = args[2]
+			}
+		}
+		if code != 0 || !strings.Contains(stdout, want[key]) {
+			t.Errorf("wirebench %v: exit %d, want %q in\n%s%s", args, code, want[key], stdout, errs)
+		}
+	}
+	if code, _, errs := runCLI(t, "capacity", "--slo", "p99<2s", "--max-rate", "40", "--out", out, ts.URL); code != 1 || !strings.Contains(errs, "exists") {
 		t.Errorf("an existing --out was not refused: exit %d %q", code, errs)
 	}
 }
