@@ -130,6 +130,13 @@ func (o Options) withDefaults() (Options, error) {
 	return o, nil
 }
 
+// Check reports whether o can run, without running it: the study file's
+// parser refuses a bad search before any trial.
+func Check(o Options) error {
+	_, err := o.withDefaults()
+	return err
+}
+
 // workers is the concurrency a step at rate needs so that waiting for a
 // free worker can only happen when the server is slower than the SLO:
 // by Little's law, requests in flight = rate × latency; twice the SLO's
