@@ -116,7 +116,10 @@ func groupLoad(r *results.Study, g Group) string {
 		if ts := r.TrialsOf(c.Cell.ID); len(ts) > 0 {
 			t := ts[0]
 			d := LoadModel(t.Load.Options)
-			if t.Load.Options.Duration > 0 && t.Load.Options.Requests == 0 {
+			if cp := t.Capacity; cp != nil {
+				d = fmt.Sprintf("open-loop capacity search at %s, steps of %v after %v warm-up, to %.3g%%", strings.Join(cp.SLO, ", "),
+					cp.Search.StepDuration, cp.Search.Warmup, 100*cp.Search.Precision)
+			} else if t.Load.Options.Duration > 0 && t.Load.Options.Requests == 0 {
 				d += fmt.Sprintf(", %v per %s", t.Load.Options.Duration, map[bool]string{true: "run", false: "trial"}[r.SingleRun])
 			} else if t.Load.Options.Requests > 0 {
 				d += fmt.Sprintf(", %s requests per %s", formatInt(t.Load.Options.Requests), map[bool]string{true: "run", false: "trial"}[r.SingleRun])
