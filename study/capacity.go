@@ -57,6 +57,9 @@ func (p *parser) capacity(doc *yaml.Node, spec *fileSpec) (*capacity.Options, bo
 		p.errorf(cmpOr(lineOf(doc, "capacity"), lineOf(doc, "slo")), "%s", cliText(err))
 		return nil, false
 	}
+	if spec.Load != nil {
+		o.Concurrency = spec.Load.Concurrency // the cap on requests in flight (0: capacity's default)
+	}
 	if l := spec.Load; l != nil && (l.Rate > 0 || l.Requests > 0 || len(l.Stages) > 0 || l.Open) {
 		p.errorf(lineOf(doc, "load"), "load: rate, requests, stages and open are the search's to set under measure: capacity")
 		return nil, false
@@ -68,6 +71,22 @@ func (p *parser) capacity(doc *yaml.Node, spec *fileSpec) (*capacity.Options, bo
 		}
 	}
 	return o, true
+}
+
+// withCapacity gives co to every cell without a capacity search of its
+// own (in-browser cells run one page: they keep their load), on a copy.
+func withCapacity(cells []Cell, co *capacity.Options) []Cell {
+	if co == nil {
+		return cells
+	}
+	out := make([]Cell, len(cells))
+	for i, c := range cells {
+		if c.Capacity == nil && c.Load.Browser == nil {
+			c.Capacity = co
+		}
+		out[i] = c
+	}
+	return out
 }
 
 // cliText is err without the library's prefixes.
@@ -97,10 +116,7 @@ func searchCapacity(ctx context.Context, cell Cell, opts Options, v vars, t *res
 		co.Warmup = min(cmpOr(co.Warmup, capacity.DefaultWarmup), quickStepWarmup)
 		co.MaxTime = min(cmpOr(co.MaxTime, capacity.DefaultMaxTime), quickMaxTime)
 	}
-	base := cell.Load.Options
-	if base.Concurrency > 0 {
-		co.Concurrency = base.Concurrency // the cap on requests in flight
-	}
+	base := cell.Load.Options // timeout; the search sets rate and workers
 	res, err := capacity.Search(ctx, co, capacity.EngineStep(base, sc, co.Warmup, t.ServerPID))
 	if err != nil {
 		return err

@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wirebench/wirebench/capacity"
+	"github.com/wirebench/wirebench/load/browser"
 	"github.com/wirebench/wirebench/report"
 	"github.com/wirebench/wirebench/results"
 )
@@ -115,4 +117,37 @@ cells:
 	if len(fs) != 1 || !strings.Contains(fs[0].Text, "slow carries 0.") || !strings.Contains(fs[0].Text, "fast's load at p99<50ms") {
 		t.Errorf("findings %+v", fs)
 	}
+}
+
+func TestWithCapacity(t *testing.T) {
+	t.Parallel()
+	def, err := Parse("/x/core.yaml", []byte(core), noFiles)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cells := append(def.Cells, Cell{Label: "page", Load: LoadSpec{Browser: &browser.Options{}}})
+	co := &capacity.Options{SLO: slo(t, "p99<20ms")}
+	got := withCapacity(cells, co)
+	if got[0].Capacity != co || got[1].Capacity != co || got[2].Capacity != nil {
+		t.Errorf("capacity per cell: %v %v %v; want the two servers, not the browser page", got[0].Capacity, got[1].Capacity, got[2].Capacity)
+	}
+	if cells[0].Capacity != nil {
+		t.Error("withCapacity changed the definition's cells")
+	}
+	if withCapacity(cells, nil)[0].Capacity != nil {
+		t.Error("no options: cells should keep measuring throughput")
+	}
+}
+
+func slo(t *testing.T, exprs ...string) []results.Threshold {
+	t.Helper()
+	var out []results.Threshold
+	for _, e := range exprs {
+		th, err := results.ParseThreshold(e)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, th)
+	}
+	return out
 }

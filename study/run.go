@@ -25,6 +25,7 @@ var ErrDefinition = errors.New("study: bad definition")
 // (a bad definition, a failed build, a cancelled context).
 func Run(ctx context.Context, def Definition, opts Options) (*results.Study, error) {
 	opts = opts.withDefaults(def)
+	def.Cells = withCapacity(def.Cells, opts.Capacity)
 	if opts.Binary == "" {
 		exe, err := os.Executable()
 		if err != nil {

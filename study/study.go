@@ -149,6 +149,9 @@ type Options struct {
 	// Ports, if set, keeps the servers' ports ({port}, {port2}, ...) in
 	// this range (--ports LO-HI); by default the kernel picks free ones.
 	Ports PortRange
+	// Capacity, if set, makes every cell that measures throughput (but an
+	// in-browser one) measure capacity instead: wirebench study --slo.
+	Capacity *capacity.Options
 	// Progress receives one line per trial; nil discards.
 	Progress func(string)
 }

@@ -32,6 +32,18 @@ func TestCapacityUsage(t *testing.T) {
 			t.Errorf("capacity %v: exit %d, stderr %q; want 2 and %q", tc.args, code, errs, tc.want)
 		}
 	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"study", "formats", "--slo", "p99"}, "--slo: "},
+		{[]string{"study", "formats", "--slo", "rps>5"}, "the SLO takes latency and errors"},
+	} {
+		code, _, errs := runCLI(t, tc.args...)
+		if code != 2 || !strings.Contains(errs, tc.want) {
+			t.Errorf("capacity %v: exit %d, stderr %q; want 2 and %q", tc.args, code, errs, tc.want)
+		}
+	}
 }
 
 func TestParsePrecision(t *testing.T) {
