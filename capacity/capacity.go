@@ -228,10 +228,30 @@ func Search(ctx context.Context, opts Options, step StepFunc) (*results.Capacity
 		res.ServerCPUPerRequest = a.ServerCPUPerRequest
 	}
 	if a := res.Answer(); a != nil {
+		res.Warnings = append(res.Warnings, stepWarnings(o)...)
 		res.Warnings = append(res.Warnings, sampleWarnings(o.SLO, *a)...)
 	}
 	res.End = o.Now()
 	return res, nil
+}
+
+// stepWarnings says when steps are too short to tell an overload of one
+// precision step from a pass: overloaded by a fraction p, a server's
+// queue grows by p × the step's length, and the step fails only once that
+// passes the SLO's latency bound.
+func stepWarnings(o Options) []string {
+	var bound time.Duration
+	for _, th := range o.SLO {
+		if b, ok := th.Bound(); ok && b > bound {
+			bound = b
+		}
+	}
+	need := time.Duration(float64(bound) / o.Precision)
+	if bound == 0 || o.StepDuration >= need {
+		return nil
+	}
+	return []string{fmt.Sprintf("steps of %v cannot tell a server overloaded by %.3g%% from one that keeps up: its queue grows by only %v in a step, under the SLO's %v; --step-duration %v or more can",
+		o.StepDuration, 100*o.Precision, time.Duration(float64(o.StepDuration)*o.Precision).Round(time.Millisecond), bound, need.Round(time.Millisecond))}
 }
 
 // sampleWarnings says when the answer's measurement had too few requests

@@ -257,3 +257,19 @@ func TestWorkers(t *testing.T) {
 		}
 	}
 }
+
+func TestStepWarnings(t *testing.T) {
+	t.Parallel()
+	o := Options{SLO: slo(t, "p50<5ms", "p99<100ms"), StepDuration: time.Second, Precision: 0.05}
+	w := stepWarnings(o)
+	if len(w) != 1 || !strings.Contains(w[0], "queue grows by only 50ms in a step, under the SLO's 100ms; --step-duration 2s or more can") {
+		t.Errorf("warnings %q", w)
+	}
+	o.StepDuration = 2 * time.Second
+	if w := stepWarnings(o); len(w) != 0 {
+		t.Errorf("2s steps at 5%% and 100ms: %q", w)
+	}
+	if w := stepWarnings(Options{SLO: slo(t, "errors<1%"), StepDuration: time.Millisecond, Precision: 0.05}); len(w) != 0 {
+		t.Errorf("no latency bound: %q", w)
+	}
+}

