@@ -3,6 +3,7 @@ package results
 import (
 	"bytes"
 	"errors"
+	"io"
 	"strings"
 	"testing"
 	"time"
@@ -201,4 +202,27 @@ func TestWriteCapacitySummary(t *testing.T) {
 			t.Errorf("summary lacks %q:\n%s", want, out)
 		}
 	}
+}
+
+// FuzzReadCapacity: any input is read or refused with ErrCapacity, never
+// a panic; what is read renders.
+func FuzzReadCapacity(f *testing.F) {
+	var buf bytes.Buffer
+	if err := testCapacity().WriteJSON(&buf); err != nil {
+		f.Fatal(err)
+	}
+	f.Add(buf.Bytes())
+	f.Add([]byte(`{"schema":"wirebench.capacity/v1","steps":[{"offered":1,"load":{}}]}`))
+	f.Add([]byte(`{"schema":"wirebench.capacity/v1","confirm":{"offered":-1}}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		c, err := ReadCapacity(bytes.NewReader(data))
+		if err != nil {
+			if !errors.Is(err, ErrCapacity) {
+				t.Fatalf("error %v is not ErrCapacity", err)
+			}
+			return
+		}
+		_ = WriteCapacitySummary(io.Discard, c)
+		_ = FromCapacity(c)
+	})
 }

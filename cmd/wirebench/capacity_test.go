@@ -111,3 +111,15 @@ func TestCapacityCLI(t *testing.T) {
 		t.Errorf("an existing --out was not refused: exit %d %q", code, errs)
 	}
 }
+
+// FuzzParsePrecision: an accepted precision is a fraction in (0, 1].
+func FuzzParsePrecision(f *testing.F) {
+	for _, s := range []string{"5%", "0.05", "100%", "0", "1e-400", "NaN%", "inf"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if v, err := parsePrecision(s); err == nil && !(v > 0 && v <= 1) {
+			t.Fatalf("%q: accepted %v", s, v)
+		}
+	})
+}
