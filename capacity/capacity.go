@@ -196,7 +196,12 @@ func Search(ctx context.Context, opts Options, step StepFunc) (*results.Capacity
 			limit = why
 			break
 		}
-		if len(res.Steps) >= o.MaxSteps || ctx.Err() != nil || o.Now().Add(stepCost).After(deadline) {
+		if ctx.Err() != nil {
+			limit = results.LimitTime
+			res.Warnings = append(res.Warnings, fmt.Sprintf("the search was interrupted after %d steps: the capacity lies in the interval it reached", len(res.Steps)))
+			break
+		}
+		if len(res.Steps) >= o.MaxSteps || o.Now().Add(stepCost).After(deadline) {
 			limit = results.LimitTime
 			res.Warnings = append(res.Warnings, fmt.Sprintf("the search stopped after %d steps (--max-time %s, --max-steps %d): the capacity lies in the interval it reached", len(res.Steps), o.MaxTime, o.MaxSteps))
 			break
@@ -221,7 +226,7 @@ func Search(ctx context.Context, opts Options, step StepFunc) (*results.Capacity
 		if !st.Passed() {
 			res.Warnings = append(res.Warnings, fmt.Sprintf("the confirmation run at %.4g/s did not pass (%s): the server's latency near its capacity varies more than the search's precision; a longer --step-duration narrows it", res.Rate, st.Why))
 		}
-	} else if res.Rate > 0 && o.ConfirmDuration > 0 {
+	} else if res.Rate > 0 && o.ConfirmDuration > 0 && ctx.Err() == nil {
 		res.Warnings = append(res.Warnings, "no confirmation run: the time budget was spent")
 	}
 	if a := res.Answer(); a != nil {

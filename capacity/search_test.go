@@ -273,3 +273,26 @@ func TestStepWarnings(t *testing.T) {
 		t.Errorf("no latency bound: %q", w)
 	}
 }
+
+// TestSearchInterrupted: a cancelled search ends with what it has, the
+// step cut short not counted.
+func TestSearchInterrupted(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithCancel(context.Background())
+	clock, calls := time.Unix(0, 0), 0
+	base := fakeStep(knee(3000), &clock, DefaultWarmup, &calls)
+	step := func(ctx context.Context, rate float64, conc int, d time.Duration) (Measurement, error) {
+		if calls == 2 {
+			cancel() // during the third step
+		}
+		return base(ctx, rate, conc, d)
+	}
+	res, err := Search(ctx, Options{SLO: slo(t, "p99<20ms"), Now: func() time.Time { return clock }}, step)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Steps) != 2 || res.Limit != results.LimitTime || res.Low != 400 || res.Confirm != nil ||
+		!strings.Contains(strings.Join(res.Warnings, " "), "interrupted after 2 steps") || strings.Contains(strings.Join(res.Warnings, " "), "time budget") {
+		t.Errorf("steps %d limit %s low %v confirm %v warnings %q", len(res.Steps), res.Limit, res.Low, res.Confirm != nil, res.Warnings)
+	}
+}
