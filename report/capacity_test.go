@@ -169,6 +169,13 @@ func TestCompareCapacities(t *testing.T) {
 	if err := WriteAB(&b, old, new); err != nil {
 		t.Fatal(err)
 	}
+	var md bytes.Buffer
+	if err := WriteMarkdown(&md, Build(old)); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(md.String(), "Capacity search, ") {
+		t.Errorf("a capacity file's report does not say what it is:\n%s", md.String())
+	}
 	for _, want := range []string{"old: capacity 1,000/s at p99<20ms [1,000/s…1,040/s)", "change: new vs old 1.03× (+3.0%): the intervals overlap", "at each answer:", "p99"} {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("compare lacks %q:\n%s", want, b.String())

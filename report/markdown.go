@@ -164,6 +164,9 @@ func title(r *results.Study) string {
 func metaLine(rep *Report) string {
 	r := rep.Results
 	when := fmt.Sprintf("%s, %s", r.Start.UTC().Format("2006-01-02 15:04 MST"), r.End.Sub(r.Start).Round(time.Second))
+	if r.SingleRun && r.Study == "capacity" {
+		return fmt.Sprintf("Capacity search, %s.", when)
+	}
 	if r.SingleRun {
 		return fmt.Sprintf("Load run, %s.", when)
 	}
