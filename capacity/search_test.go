@@ -189,31 +189,54 @@ func TestSearchNoisyServer(t *testing.T) {
 	}
 }
 
-func TestSearchConfirms(t *testing.T) {
-	t.Parallel()
-	clock, calls := time.Unix(0, 0), 0
-	confirmSeen := false
+// searchConfirmed searches knee(3000) whose confirmation runs (10 s)
+// meet a server of capacity confirmCap instead.
+func searchConfirmed(t *testing.T, confirmCap float64) (*results.Capacity, int) {
+	t.Helper()
+	clock, calls, confirms := time.Unix(0, 0), 0, 0
 	base := fakeStep(knee(3000), &clock, DefaultWarmup, &calls)
 	step := func(ctx context.Context, rate float64, conc int, d time.Duration) (Measurement, error) {
-		if d == 10*time.Second { // the confirmation: the server is slower now
-			confirmSeen = true
-			return Measurement{Load: fakeLoad(knee(1), rate, conc, d), ServerCPU: time.Second}, nil
+		if d == 10*time.Second {
+			confirms++
+			return Measurement{Load: fakeLoad(knee(confirmCap), rate, conc, d), ServerCPU: time.Second}, nil
 		}
 		return base(ctx, rate, conc, d)
 	}
-	o := Options{SLO: slo(t, "p99<20ms"), Now: func() time.Time { return clock }}
-	res, err := Search(context.Background(), o, step)
+	res, err := Search(context.Background(), Options{SLO: slo(t, "p99<20ms"), Now: func() time.Time { return clock }}, step)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !confirmSeen || res.Confirm == nil || res.Confirm.Offered != res.Rate || res.Confirm.Passed() {
-		t.Fatalf("confirmation %+v", res.Confirm)
-	}
-	if !strings.Contains(strings.Join(res.Warnings, " "), "confirmation run at") {
-		t.Errorf("no warning of the failed confirmation: %q", res.Warnings)
+	return res, confirms
+}
+
+func TestSearchConfirms(t *testing.T) {
+	t.Parallel()
+	res, confirms := searchConfirmed(t, 1e9)
+	if confirms != 1 || res.Confirm == nil || !res.Confirm.Passed() || res.Confirm.Offered != res.Rate || len(res.Warnings) != 0 {
+		t.Fatalf("confirmations %d, confirm %+v, warnings %q", confirms, res.Confirm, res.Warnings)
 	}
 	if want := time.Second / time.Duration(res.Confirm.Requests); res.ServerCPUPerRequest != want {
 		t.Errorf("server CPU/req %v, want %v (the confirmation's)", res.ServerCPUPerRequest, want)
+	}
+}
+
+// TestSearchConfirmFallsBack: an answer the server fails when confirmed
+// is withdrawn for the next passing rate, which is confirmed in turn.
+func TestSearchConfirmFallsBack(t *testing.T) {
+	t.Parallel()
+	found, _ := searchConfirmed(t, 1e9)
+	res, confirms := searchConfirmed(t, found.Rate*0.99) // the answer fails now; the one below passes
+	steps := len(found.Steps)
+	if confirms != 2 || res.High != found.Rate || res.Rate >= found.Rate || res.Confirm == nil || !res.Confirm.Passed() ||
+		res.Confirm.Offered != res.Rate || len(res.Steps) != steps+1 || res.Limit != results.LimitSLO {
+		t.Fatalf("confirmations %d, [%v, %v) (was %v), %d steps (search %d), confirm %+v", confirms, res.Low, res.High, found.Rate, len(res.Steps), steps, res.Confirm)
+	}
+	if w := strings.Join(res.Warnings, " "); !strings.Contains(w, "falls back to") {
+		t.Errorf("warnings %q", w)
+	}
+	res, confirms = searchConfirmed(t, 1) // every confirmation fails
+	if confirms != 2 || res.Confirm != nil || !strings.Contains(strings.Join(res.Warnings, " "), "is not confirmed") {
+		t.Errorf("confirmations %d, confirm %v, warnings %q", confirms, res.Confirm != nil, res.Warnings)
 	}
 }
 
