@@ -130,56 +130,8 @@ func (o Options) withDefaults() (Options, error) {
 	return o, nil
 }
 
-// maxConfirms bounds the confirmation runs: the answer, and once more
-// the next passing rate below it if the answer failed.
-const maxConfirms = 2
-
-// confirm runs the answer again, for ConfirmDuration. An answer the
-// server fails now is withdrawn: the next passing rate below it becomes
-// the answer (the failed rate the interval's top) and is confirmed in
-// turn, so that the rate reported has passed twice. A confirmation the
-// client could not keep up with withdraws nothing; it is reported.
-func confirm(ctx context.Context, o Options, res *results.Capacity, deadline time.Time,
-	measureAt func(n int, rate float64, d time.Duration) (results.CapacityStep, error)) error {
-	if res.Rate == 0 || o.ConfirmDuration <= 0 || ctx.Err() != nil {
-		return nil
-	}
-	for range maxConfirms {
-		if o.Now().Add(o.Warmup + o.ConfirmDuration).After(deadline) {
-			res.Warnings = append(res.Warnings, "no confirmation run: the time budget was spent")
-			return nil
-		}
-		st, err := measureAt(0, res.Rate, o.ConfirmDuration)
-		if err != nil {
-			return err
-		}
-		if ctx.Err() != nil {
-			return nil
-		}
-		res.Confirm = &st
-		if st.Verdict != results.StepFail {
-			if !st.Passed() {
-				res.Warnings = append(res.Warnings, fmt.Sprintf("the confirmation run at %.4g/s was not judged: %s", res.Rate, st.Why))
-			}
-			return nil
-		}
-		lower := 0.0
-		for _, p := range res.Steps {
-			if p.Passed() && p.Offered < res.Rate {
-				lower = math.Max(lower, p.Offered)
-			}
-		}
-		res.Steps = append(res.Steps, st) // the curve keeps the failed run
-		res.Warnings = append(res.Warnings, fmt.Sprintf("the confirmation run at %.4g/s failed (%s): the answer falls back to %.4g/s, the next rate that passed", res.Rate, st.Why, lower))
-		res.High, res.Rate, res.Low, res.Confirm = res.Rate, lower, lower, nil
-		if lower == 0 {
-			res.Limit = results.LimitMinRate
-			return nil
-		}
-	}
-	res.Warnings = append(res.Warnings, fmt.Sprintf("the answer %.4g/s is not confirmed: the server's latency near its capacity varies more than the search's precision; longer steps (--step-duration) narrow it", res.Rate))
-	return nil
-}
+// maxConfirms bounds the confirmation runs that may withdraw an answer.
+const maxConfirms = 3
 
 // Check reports whether o can run, without running it: the study file's
 // parser refuses a bad search before any trial.
@@ -240,36 +192,65 @@ func Search(ctx context.Context, opts Options, step StepFunc) (*results.Capacity
 		}
 		return st, nil
 	}
-	limit := ""
-	for {
-		rate, done, why := s.next()
-		if done {
-			limit = why
+	// Search, then confirm the answer; an answer the server fails when
+	// confirmed is withdrawn and the search resumes below it.
+	for confirms := 0; ; confirms++ {
+		limit, stopped := "", false
+		for {
+			rate, done, why := s.next()
+			if done {
+				limit = why
+				break
+			}
+			if ctx.Err() != nil {
+				limit, stopped = results.LimitTime, true
+				res.Warnings = append(res.Warnings, fmt.Sprintf("the search was interrupted after %d steps: the capacity lies in the interval it reached", len(res.Steps)))
+				break
+			}
+			if len(res.Steps) >= o.MaxSteps || o.Now().Add(stepCost).After(deadline) {
+				limit, stopped = results.LimitTime, true
+				res.Warnings = append(res.Warnings, fmt.Sprintf("the search stopped after %d steps (--max-time %s, --max-steps %d): the capacity lies in the interval it reached", len(res.Steps), o.MaxTime, o.MaxSteps))
+				break
+			}
+			st, err := measureAt(len(res.Steps)+1, rate, o.StepDuration)
+			if err != nil {
+				return nil, err
+			}
+			if ctx.Err() != nil { // cut short: not a measurement of the rate
+				continue
+			}
+			res.Steps = append(res.Steps, st)
+			s.record(rate, st.Verdict)
+		}
+		res.Rate, res.Low, res.High, res.ClientLimit, res.Limit = s.lo, s.lo, s.hi, s.client, limit
+		if stopped || res.Rate == 0 || o.ConfirmDuration <= 0 {
 			break
 		}
-		if ctx.Err() != nil {
-			limit = results.LimitTime
-			res.Warnings = append(res.Warnings, fmt.Sprintf("the search was interrupted after %d steps: the capacity lies in the interval it reached", len(res.Steps)))
+		if confirms == maxConfirms {
+			res.Warnings = append(res.Warnings, fmt.Sprintf("the answer %.4g/s is not confirmed (%d confirmations failed): the server's latency near its capacity varies more than the search's precision; longer steps (--step-duration) narrow it", res.Rate, confirms))
 			break
 		}
-		if len(res.Steps) >= o.MaxSteps || o.Now().Add(stepCost).After(deadline) {
-			limit = results.LimitTime
-			res.Warnings = append(res.Warnings, fmt.Sprintf("the search stopped after %d steps (--max-time %s, --max-steps %d): the capacity lies in the interval it reached", len(res.Steps), o.MaxTime, o.MaxSteps))
+		if o.Now().Add(o.Warmup + o.ConfirmDuration).After(deadline) {
+			res.Warnings = append(res.Warnings, "no confirmation run: the time budget was spent")
 			break
 		}
-		st, err := measureAt(len(res.Steps)+1, rate, o.StepDuration)
+		st, err := measureAt(0, res.Rate, o.ConfirmDuration)
 		if err != nil {
 			return nil, err
 		}
-		if ctx.Err() != nil { // cut short: not a measurement of the rate
-			continue
+		if ctx.Err() != nil {
+			break
 		}
-		res.Steps = append(res.Steps, st)
-		s.record(rate, st.Verdict)
-	}
-	res.Rate, res.Low, res.High, res.ClientLimit, res.Limit = s.lo, s.lo, s.hi, s.client, limit
-	if err := confirm(ctx, o, res, deadline, measureAt); err != nil {
-		return nil, err
+		if st.Verdict != results.StepFail {
+			res.Confirm = &st
+			if !st.Passed() {
+				res.Warnings = append(res.Warnings, fmt.Sprintf("the confirmation run at %.4g/s was not judged: %s", res.Rate, st.Why))
+			}
+			break
+		}
+		res.Steps = append(res.Steps, st) // the curve keeps the failed run
+		res.Warnings = append(res.Warnings, fmt.Sprintf("the confirmation run at %.4g/s failed (%s): the rate is withdrawn and the search resumed below it", res.Rate, st.Why))
+		s.withdraw(res.Rate)
 	}
 	if a := res.Answer(); a != nil {
 		res.ServerCPUPerRequest = a.ServerCPUPerRequest

@@ -20,9 +20,10 @@ import (
 type search struct {
 	min, max, start, growth, precision float64
 
-	lo     float64 // highest rate that passed (0: none)
-	hi     float64 // lowest rate the server failed (0: none)
-	client float64 // lowest rate at which the client did not keep up (0: none)
+	lo     float64   // highest rate that passed (0: none)
+	passed []float64 // every rate that passed, for withdraw
+	hi     float64   // lowest rate the server failed (0: none)
+	client float64   // lowest rate at which the client did not keep up (0: none)
 }
 
 // upper is the lowest rate known not to pass: failed by the server or
@@ -70,6 +71,7 @@ func (s *search) record(rate float64, verdict string) {
 	switch verdict {
 	case results.StepPass:
 		s.lo = math.Max(s.lo, rate)
+		s.passed = append(s.passed, rate)
 	case results.StepFail:
 		if s.hi == 0 || rate < s.hi {
 			s.hi = rate
@@ -77,6 +79,21 @@ func (s *search) record(rate float64, verdict string) {
 	default:
 		if s.client == 0 || rate < s.client {
 			s.client = rate
+		}
+	}
+}
+
+// withdraw takes back a passing rate that failed when confirmed: it is
+// the lowest failing rate now, and the highest other rate that passed
+// below it the highest passing one, so that next bisects between them.
+func (s *search) withdraw(rate float64) {
+	if s.hi == 0 || rate < s.hi {
+		s.hi = rate
+	}
+	s.lo = 0
+	for _, p := range s.passed {
+		if p < rate {
+			s.lo = math.Max(s.lo, p)
 		}
 	}
 }

@@ -221,21 +221,22 @@ func TestSearchConfirms(t *testing.T) {
 }
 
 // TestSearchConfirmFallsBack: an answer the server fails when confirmed
-// is withdrawn for the next passing rate, which is confirmed in turn.
+// is withdrawn, the search resumes between it and the next passing rate
+// below, and the new answer is confirmed in turn.
 func TestSearchConfirmFallsBack(t *testing.T) {
 	t.Parallel()
 	found, _ := searchConfirmed(t, 1e9)
 	res, confirms := searchConfirmed(t, found.Rate*0.99) // the answer fails now; the one below passes
 	steps := len(found.Steps)
 	if confirms != 2 || res.High != found.Rate || res.Rate >= found.Rate || res.Confirm == nil || !res.Confirm.Passed() ||
-		res.Confirm.Offered != res.Rate || len(res.Steps) != steps+1 || res.Limit != results.LimitSLO {
+		res.Confirm.Offered != res.Rate || len(res.Steps) != steps+2 || res.Limit != results.LimitSLO || res.High/res.Low > 1.05 {
 		t.Fatalf("confirmations %d, [%v, %v) (was %v), %d steps (search %d), confirm %+v", confirms, res.Low, res.High, found.Rate, len(res.Steps), steps, res.Confirm)
 	}
-	if w := strings.Join(res.Warnings, " "); !strings.Contains(w, "falls back to") {
+	if w := strings.Join(res.Warnings, " "); !strings.Contains(w, "the rate is withdrawn and the search resumed below it") {
 		t.Errorf("warnings %q", w)
 	}
 	res, confirms = searchConfirmed(t, 1) // every confirmation fails
-	if confirms != 2 || res.Confirm != nil || !strings.Contains(strings.Join(res.Warnings, " "), "is not confirmed") {
+	if confirms != maxConfirms || res.Confirm != nil || !strings.Contains(strings.Join(res.Warnings, " "), "is not confirmed (3 confirmations failed)") {
 		t.Errorf("confirmations %d, confirm %v, warnings %q", confirms, res.Confirm != nil, res.Warnings)
 	}
 }
