@@ -109,7 +109,7 @@ func TestCapacityRenderers(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	for _, want := range []string{"### Capacity", "Load: open-loop capacity search at p99<20ms", "| json | 1 | 1,000/s | [1,000/s, 1,040/s) | p99<20ms | slo | yes |", "toon carries 1.29×"} {
+	for _, want := range []string{"5 trials per cell, each a capacity search, interleaved", "### Capacity", "Load: open-loop capacity search at p99<20ms", "| json | 1 | 1,000/s | [1,000/s, 1,040/s) | p99<20ms | slo | yes |", "toon carries 1.29×"} {
 		if !strings.Contains(md.String(), want) {
 			t.Errorf("markdown lacks %q", want)
 		}
