@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"time"
 
 	"github.com/wirebench/wirebench/results"
@@ -25,6 +26,8 @@ const (
 	DefaultMaxTime      = 10 * time.Minute
 	DefaultMaxSteps     = 16
 	DefaultConcurrency  = 1000
+	// DefaultErrors joins an SLO that bounds no error rate.
+	DefaultErrors = "errors<1%"
 	// sizingLatency sizes the workers of an SLO with no latency bound
 	// (errors only).
 	sizingLatency = 100 * time.Millisecond
@@ -121,10 +124,19 @@ func (o Options) withDefaults() (Options, error) {
 	case o.StepDuration < 0 || o.Warmup < 0 || o.MaxTime < 0 || o.MaxSteps < 0 || o.Concurrency < 0:
 		return o, fmt.Errorf("%w: negative duration or count", ErrOptions)
 	}
+	hasErrors := false
 	for _, th := range o.SLO {
 		if th.Metric() == "rps" {
 			return o, fmt.Errorf("%w: %s: the rate is what the search finds; the SLO takes latency and errors", ErrOptions, th.Expr)
 		}
+		hasErrors = hasErrors || th.Metric() == "errors"
+	}
+	if !hasErrors {
+		// Failed requests are often fast (a refused connection, a 503):
+		// without an error bound, a server answering nothing but errors
+		// would pass a latency SLO at any rate.
+		th, _ := results.ParseThreshold(DefaultErrors)
+		o.SLO = append(slices.Clip(o.SLO), th)
 	}
 	o.StartRate = math.Min(math.Max(o.StartRate, o.MinRate), o.MaxRate)
 	return o, nil

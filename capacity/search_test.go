@@ -5,6 +5,7 @@ import (
 	"errors"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -318,5 +319,20 @@ func TestSearchInterrupted(t *testing.T) {
 	if len(res.Steps) != 2 || res.Limit != results.LimitTime || res.Low != 400 || res.Confirm != nil ||
 		!strings.Contains(strings.Join(res.Warnings, " "), "interrupted after 2 steps") || strings.Contains(strings.Join(res.Warnings, " "), "time budget") {
 		t.Errorf("steps %d limit %s low %v confirm %v warnings %q", len(res.Steps), res.Limit, res.Low, res.Confirm != nil, res.Warnings)
+	}
+}
+
+// TestSearchErrorsBounded: a server answering only fast errors does not
+// pass a latency-only SLO: errors<1% joins an SLO without an error bound.
+func TestSearchErrorsBounded(t *testing.T) {
+	t.Parallel()
+	errs := func(float64) (time.Duration, time.Duration, float64, float64) { return time.Millisecond, 0, 1, 0.1 }
+	res, _ := runFake(t, errs, Options{SLO: slo(t, "p99<20ms")})
+	if res.Limit != results.LimitMinRate || res.Rate != 0 || !slices.Equal(res.SLO, []string{"p99<20ms", "errors<1%"}) {
+		t.Errorf("limit %s rate %v slo %q", res.Limit, res.Rate, res.SLO)
+	}
+	res, _ = runFake(t, errs, Options{SLO: slo(t, "p99<20ms", "errors<=100%")})
+	if res.Limit != results.LimitMaxRate || len(res.SLO) != 2 {
+		t.Errorf("an explicit error bound is the user's: limit %s slo %q", res.Limit, res.SLO)
 	}
 }

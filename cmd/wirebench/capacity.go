@@ -61,7 +61,7 @@ type capacityFlags struct {
 
 func newCapacityFlags(env *cliEnv, f *capacityFlags) *pflag.FlagSet {
 	fs := newFlagSet(env, "capacity", capacityUsage)
-	fs.StringArrayVar(&f.slo, "slo", nil, "`criterion` every step must meet (repeatable): p99<20ms, p50<5ms, errors<0.1%")
+	fs.StringArrayVar(&f.slo, "slo", nil, "`criterion` every step must meet (repeatable): p99<20ms, p50<5ms, errors<0.1% (without an errors criterion, errors<1% is added)")
 	fs.StringVar(&f.precision, "precision", "5%", "stop when the first failing rate is within this `fraction` of the last passing one (5% or 0.05)")
 	fs.Float64Var(&f.opts.MaxRate, "max-rate", capacity.DefaultMaxRate, "highest `rate` (req/s) to try")
 	fs.Float64Var(&f.opts.MinRate, "min-rate", capacity.DefaultMinRate, "lowest `rate` (req/s) to try")
