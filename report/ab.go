@@ -14,7 +14,7 @@ import (
 
 // ABMetrics are the metrics an A/B comparison of two result files shows:
 // throughput, the typical and the tail latency, and the costs.
-var ABMetrics = []string{"rps", "lat_p50", "lat_p99", "server_cpu_per_req", "peak_rss", "recv_body_per_req", "recv_wire_per_req"}
+var ABMetrics = []string{"capacity", "capacity_per_core", "rps", "lat_p50", "lat_p99", "server_cpu_per_req", "peak_rss", "recv_body_per_req", "recv_wire_per_req"}
 
 // ABRow compares one cell on one metric across two result files.
 type ABRow struct {
@@ -124,6 +124,9 @@ func WriteAB(w io.Writer, old, new *results.Study) error {
 			on, nn := runName(old, "old"), runName(new, "new")
 			if on == nn {
 				on, nn = "old", "new"
+			}
+			if err := writeCapacityCompare(w, on, nn, old, new); err != nil {
+				return err
 			}
 			return writeRunCompare(w, on, nn, o, n)
 		}

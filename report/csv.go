@@ -20,7 +20,13 @@ import (
 //   - "cell": one per cell, every metric summarized over its trials;
 //   - "op": one per operation of a cell (scenarios that mix operations),
 //     with that operation's requests and its p50_ms and p99_ms;
-//   - "payload": one per payload measurement (sizes-only studies).
+//   - "payload": one per payload measurement (sizes-only studies);
+//   - "step": one per step of a cell's capacity searches (the curve):
+//     trial, step ("confirm" for the confirmation run), offered_req_per_s,
+//     req_per_s (achieved), p50_ms, p99_ms, service_p99_ms, lag_p99_ms,
+//     error_pct, client_cpu_pct, verdict (pass, fail, client) and why.
+//     These columns, and the capacity metrics', appear only in reports
+//     with a capacity search.
 //
 // A CI bound (_lo, _hi) is empty when there were too few trials for an
 // interval; the observed range (_min, _max: the lowest and highest trial)
@@ -32,7 +38,8 @@ func WriteCSV(w io.Writer, rep *Report) error {
 	cw := safeCSV{csv.NewWriter(w)}
 	header := []string{"kind", "group", "cell", "label", "baseline", "operation", "trials", "failed_trials", "requests", "failed_requests"}
 	col := map[string]int{} // metric CSV name → first column
-	for _, m := range Metrics {
+	metrics := csvMetrics(rep)
+	for _, m := range metrics {
 		col[m.CSV] = len(header)
 		header = append(header, m.CSV, m.CSV+"_lo", m.CSV+"_hi", m.CSV+"_min", m.CSV+"_max", m.CSV+"_n")
 		if vsMetrics[m.Key] {
@@ -44,6 +51,10 @@ func WriteCSV(w io.Writer, rep *Report) error {
 	header = append(header, payloadCols...)
 	answerAt := len(header) // the comparison in the question's unit (answer.go), whichever metric that is
 	header = append(header, answerCols...)
+	stepAt := len(header)
+	if len(metrics) > len(Metrics)-countOptional() { // the capacity curve's columns
+		header = append(header, stepCols...)
+	}
 	_ = cw.Write(header) // errors surface from Flush/Error below
 	put := func(row []string, at int, m Metric, s stats.Summary) {
 		d := csvDivisor(m.Unit)
@@ -54,7 +65,7 @@ func WriteCSV(w io.Writer, rep *Report) error {
 			row := make([]string, len(header))
 			copy(row, []string{"cell", g.Name, c.Cell.ID, c.Cell.Label, strconv.FormatBool(i == 0 && len(g.Cells) > 1), "",
 				itoa(c.Trials), itoa(c.FailedTrials), strconv.FormatInt(c.Requests, 10), strconv.FormatInt(c.Failed, 10)})
-			for _, m := range Metrics {
+			for _, m := range metrics {
 				at := col[m.CSV]
 				if s, ok := c.Stat(m.Key); ok {
 					put(row, at, m, s)
@@ -83,6 +94,7 @@ func WriteCSV(w io.Writer, rep *Report) error {
 				}
 				_ = cw.Write(row)
 			}
+			writeStepRows(cw, g, i, c, len(header), stepAt, col)
 		}
 	}
 	for _, p := range rep.Results.Payloads {

@@ -54,6 +54,11 @@ func (g Group) Findings() []Finding {
 	for i := 1; i < len(g.Cells); i++ {
 		c := g.Cells[i]
 		f := Finding{Cell: c.Cell.Label, Baseline: base, Verdict: NoData}
+		if groupHasCapacity(g) {
+			f.Verdict, f.Text = capacityFinding(g, i)
+			out = append(out, f)
+			continue
+		}
 		parts := []string{}
 		key := g.answerKey()
 		m, _ := MetricByKey(key)
@@ -170,6 +175,9 @@ func baselines(rep *Report) string {
 // singleRunLine sums up a single load run in one line.
 func singleRunLine(c CellSummary) string {
 	var parts []string
+	if len(c.Capacity) == 1 {
+		parts = append(parts, "capacity "+results.CapacityLine(c.Capacity[0])+"; there")
+	}
 	for _, k := range []string{"rps", "lat_p50", "lat_p99"} {
 		m, _ := MetricByKey(k)
 		if s, ok := c.Stat(k); ok {

@@ -67,6 +67,15 @@ var verdictClass = map[Verdict]string{Better: "better", Worse: "worse", Same: "s
 // the main table, and the rest collapsed.
 func htmlGroupOf(rep *Report, g Group) htmlGroup {
 	hg := htmlGroup{Name: g.Name, Load: g.Load, Main: htmlTableOf(mainTable(g)), All: htmlTableOf(groupTable(g))}
+	if groupHasCapacity(g) {
+		hg.Plots = append(hg.Plots, htmlPlot{"Latency against offered rate", template.HTML(capacityPlot(g))})
+		t := htmlTableOf(capacityTable(g))
+		hg.Capacity = &t
+		if rep.Results.SingleRun && len(g.Cells) == 1 && len(g.Cells[0].Capacity) == 1 {
+			st := htmlTableOf(stepsTable(g.Cells[0].Capacity[0]))
+			hg.Steps = &st
+		}
+	}
 	if len(g.Cells) > 1 {
 		hg.Baseline = g.Cells[0].Cell.Label
 		hg.Plots = append(hg.Plots, htmlPlot{barPlotTitle(g.answerKey()), template.HTML(barPlot(g, g.answerKey()))})
@@ -117,6 +126,7 @@ type htmlGroup struct {
 	Plots                []htmlPlot
 	Main, All            htmlTable
 	Dist                 *htmlTable // a single run's latency distribution
+	Capacity, Steps      *htmlTable // capacity searches; a single search's steps
 	Ops                  *htmlTable // nil without a per-operation table
 }
 

@@ -119,6 +119,16 @@ func writeMDGroup(w io.Writer, rep *Report, g Group) {
 	}
 	writeMDTable(w, mainTable(g))
 	fmt.Fprintln(w)
+	if groupHasCapacity(g) {
+		fmt.Fprintf(w, "### Capacity\n\n")
+		writeMDTable(w, capacityTable(g))
+		fmt.Fprintln(w)
+		if r.SingleRun && len(g.Cells) == 1 && len(g.Cells[0].Capacity) == 1 {
+			fmt.Fprintf(w, "### Capacity search steps\n\n")
+			writeMDTable(w, stepsTable(g.Cells[0].Capacity[0]))
+			fmt.Fprintln(w)
+		}
+	}
 	if r.SingleRun && len(g.Cells) == 1 {
 		if res, ok := singleRun(r); ok {
 			fmt.Fprintf(w, "### Latency distribution\n\n")
@@ -154,6 +164,9 @@ func title(r *results.Study) string {
 func metaLine(rep *Report) string {
 	r := rep.Results
 	when := fmt.Sprintf("%s, %s", r.Start.UTC().Format("2006-01-02 15:04 MST"), r.End.Sub(r.Start).Round(time.Second))
+	if r.SingleRun && r.Study == "capacity" {
+		return fmt.Sprintf("Capacity search, %s.", when)
+	}
 	if r.SingleRun {
 		return fmt.Sprintf("Load run, %s.", when)
 	}

@@ -28,6 +28,9 @@ type Metric struct {
 	Unit Unit
 	// HigherIsBetter is true for throughput, false for costs.
 	HigherIsBetter bool
+	// Optional metrics get CSV columns only in reports where some cell
+	// has them (capacity), so other reports' columns stay as they were.
+	Optional bool
 	// Value reads the metric from one trial; false when the trial does
 	// not have it (no server samples, no requests).
 	Value func(t results.Trial) (float64, bool)

@@ -58,7 +58,10 @@ type CellSummary struct {
 	// RSS holds each trial's server samples, for memory-over-time plots.
 	RSS [][]results.ProcSample
 	// Ops are the scenario's operations, each summarized on its own.
-	Ops      []OpSummary
+	Ops []OpSummary
+	// Capacity are the cell's capacity searches (measure: capacity), in
+	// trial order; nil when the cell measured a fixed load.
+	Capacity []*results.Capacity
 	Warnings []string
 
 	// InBrowser marks a cell whose requests a page made (timed with
@@ -113,7 +116,10 @@ func groupLoad(r *results.Study, g Group) string {
 		if ts := r.TrialsOf(c.Cell.ID); len(ts) > 0 {
 			t := ts[0]
 			d := LoadModel(t.Load.Options)
-			if t.Load.Options.Duration > 0 && t.Load.Options.Requests == 0 {
+			if cp := t.Capacity; cp != nil {
+				d = fmt.Sprintf("open-loop capacity search at %s, steps of %v after %v warm-up, to %.3g%%", strings.Join(cp.SLO, ", "),
+					cp.Search.StepDuration, cp.Search.Warmup, 100*cp.Search.Precision)
+			} else if t.Load.Options.Duration > 0 && t.Load.Options.Requests == 0 {
 				d += fmt.Sprintf(", %v per %s", t.Load.Options.Duration, map[bool]string{true: "run", false: "trial"}[r.SingleRun])
 			} else if t.Load.Options.Requests > 0 {
 				d += fmt.Sprintf(", %s requests per %s", formatInt(t.Load.Options.Requests), map[bool]string{true: "run", false: "trial"}[r.SingleRun])
@@ -182,6 +188,7 @@ func summarizeCell(r *results.Study, c results.Cell) CellSummary {
 		}
 	}
 	cs.Ops = summarizeOps(trials)
+	cs.Capacity = capacities(r, c.ID)
 	for _, w := range slices.Sorted(maps.Keys(loadWarn)) {
 		cs.Warnings = append(cs.Warnings, fmt.Sprintf("load client (%d of %d trials): %s", loadWarn[w], len(trials), w))
 	}

@@ -185,6 +185,13 @@ func trialsLine(r *results.Study) string {
 		word = "trial"
 	}
 	line := fmt.Sprintf("%s %s per cell", n, word)
+	if slices.ContainsFunc(r.Trials, func(t results.Trial) bool { return t.Capacity != nil }) {
+		line += ", each a capacity search" // its steps have their own lengths and warm-ups
+		if hi > 1 && len(r.Cells) > 1 {
+			line += ", interleaved"
+		}
+		return line
+	}
 	var durs []time.Duration
 	for _, t := range r.Trials {
 		if t.Load != nil && t.Load.Options.Duration > 0 && !slices.Contains(durs, t.Load.Options.Duration) {

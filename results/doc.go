@@ -2,7 +2,7 @@
 // statistics (results/stats) and the rendering (package report), as
 // benchstat splits benchfmt, benchmath and its tables.
 //
-// Two files are read, told apart by their "schema" field:
+// Three files are read, told apart by their "schema" field:
 //
 //	wirebench.study/v1   a study's results.json: cells × trials
 //	┌────────────────────────────────────────────────────────────┐
@@ -20,6 +20,15 @@
 //	│ status, failures, bytes, client_cpu, segments, warnings    │
 //	└────────────────────────────────────────────────────────────┘
 //
+//	wirebench.capacity/v1  one `wirebench capacity --out` search (Capacity)
+//	┌────────────────────────────────────────────────────────────┐
+//	│ schema, scenario, config, env, start, end, slo[], search,  │
+//	│ rate, low, high, limit, client_limit, server_cpu_per_req,  │
+//	│ steps[] {offered, achieved, p50…max, service/lag p99,      │
+//	│          client_cpu, verdict, why, load: <a load result>}, │
+//	│ confirm, warnings                                          │
+//	└────────────────────────────────────────────────────────────┘
+//
 // The load result (Load, Op, Stream, Layers, Options, Segment) is plain
 // data: package load fills it, and everything after a run works on it
 // here without the engine or any client — Merge (merge.go) and
@@ -30,8 +39,10 @@
 // package imports only the standard library, measure (the histogram) and
 // internal/lazy.
 //
-// Read gives a Study for both: a load run becomes a study of one cell and
-// one trial marked SingleRun, so every renderer and compare take either.
+// Read gives a Study for all three: a load run or a capacity search
+// becomes a study of one cell and one trial marked SingleRun, so every
+// renderer and compare take any of them. A study's trial carries a
+// Capacity when its cell measured capacity (measure: capacity).
 //
 // Files are written whole or not at all (WriteFile: a temporary file in
 // the same directory, renamed), never over an existing file unless asked

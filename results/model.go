@@ -109,9 +109,12 @@ type Trial struct {
 	TodosBefore int `json:"todos_before"`
 	TodosAfter  int `json:"todos_after"`
 
-	Load   *Load       `json:"load"`
-	Server ServerStats `json:"server"`
-	Error  string      `json:"error,omitempty"`
+	Load *Load `json:"load"`
+	// Capacity is set when the cell measured capacity (measure:
+	// capacity): the search, whose answer's measurement is Load.
+	Capacity *Capacity   `json:"capacity,omitempty"`
+	Server   ServerStats `json:"server"`
+	Error    string      `json:"error,omitempty"`
 	// Ports are the free loopback ports chosen for this trial ({port},
 	// {port2}, ... in the study's templates).
 	Ports []int `json:"ports,omitempty"`

@@ -45,8 +45,14 @@ func Read(rd io.Reader) (*Study, error) {
 			return nil, fmt.Errorf("%w: %v", ErrResults, err)
 		}
 		return FromLoad(res), nil
+	case CapacitySchema:
+		c, err := ReadCapacity(bytes.NewReader(data))
+		if err != nil {
+			return nil, fmt.Errorf("%w: %v", ErrResults, err)
+		}
+		return FromCapacity(c), nil
 	}
-	return nil, fmt.Errorf("%w: schema %q, want %q or %q", ErrResults, head.Schema, StudySchema, LoadSchema)
+	return nil, fmt.Errorf("%w: schema %q, want %q, %q or %q", ErrResults, head.Schema, StudySchema, LoadSchema, CapacitySchema)
 }
 
 func readStudy(data []byte) (*Study, error) {

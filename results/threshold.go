@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/wirebench/wirebench/internal/lazy"
+	"github.com/wirebench/wirebench/measure"
 )
 
 // Threshold is a pass/fail criterion on a result, k6-style:
@@ -73,28 +74,54 @@ func (t Threshold) Check(r *Load) (got string, ok bool) {
 		v = r.RPS()
 		got = fmt.Sprintf("%.1f", v)
 	default:
-		var d time.Duration
-		switch t.metric {
-		case "avg":
-			d = r.Latency.Mean()
-		case "min":
-			d = r.Latency.Min()
-		case "max":
-			d = r.Latency.Max()
-		default:
-			d = r.Latency.Quantile(t.q / 100)
-		}
-		v, got = d.Seconds(), FormatDuration(d)
+		return t.CheckLatency(r.Latency)
 	}
+	return got, t.holds(v)
+}
+
+// Bound is a latency threshold's bound ("p99<20ms": 20ms); false for
+// errors and rps.
+func (t Threshold) Bound() (time.Duration, bool) {
+	if t.metric == "errors" || t.metric == "rps" || t.metric == "" {
+		return 0, false
+	}
+	return time.Duration(t.value * float64(time.Second)), true
+}
+
+// Metric is what t measures: pNN, avg, min, max, errors or rps.
+func (t Threshold) Metric() string { return t.metric }
+
+// CheckLatency evaluates a latency threshold on h — the service-time
+// histogram, say, rather than the run's latency. An errors or rps
+// threshold is not about latency: it holds here.
+func (t Threshold) CheckLatency(h *measure.Histogram) (got string, ok bool) {
+	if _, lat := t.Bound(); !lat || h == nil {
+		return "", true
+	}
+	var d time.Duration
+	switch t.metric {
+	case "avg":
+		d = h.Mean()
+	case "min":
+		d = h.Min()
+	case "max":
+		d = h.Max()
+	default:
+		d = h.Quantile(t.q / 100)
+	}
+	return FormatDuration(d), t.holds(d.Seconds())
+}
+
+func (t Threshold) holds(v float64) bool {
 	switch t.op {
 	case "<":
-		ok = v < t.value
+		return v < t.value
 	case "<=":
-		ok = v <= t.value
+		return v <= t.value
 	case ">":
-		ok = v > t.value
+		return v > t.value
 	case ">=":
-		ok = v >= t.value
+		return v >= t.value
 	}
-	return got, ok
+	return false
 }

@@ -158,6 +158,11 @@ func (p *parser) definition(doc *yaml.Node, spec *fileSpec) Definition {
 			def.Cells = append(def.Cells, c)
 		}
 	}
+	if co, ok := p.capacity(doc, spec); ok && co != nil {
+		for i := range def.Cells {
+			def.Cells[i].Capacity = co
+		}
+	}
 	if spec.Baseline != "" {
 		if _, ok := names[spec.Baseline]; !ok {
 			p.errorf(lineOf(doc, "baseline"), "baseline: no cell is named %q", spec.Baseline)

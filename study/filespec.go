@@ -20,11 +20,16 @@ type fileSpec struct {
 	Seed        int64         `yaml:"seed"`
 	Baseline    string        `yaml:"baseline"`
 	Order       string        `yaml:"order"`
-	Build       *commandSpec  `yaml:"build"`
-	Server      *serverSpec   `yaml:"server"`
-	Load        *loadSpec     `yaml:"load"`
-	Check       *commandSpec  `yaml:"check"`
-	Cells       []cellSpec    `yaml:"cells"`
+	// Measure is throughput (the load as given, the default) or capacity:
+	// per trial, the highest open-loop rate that meets SLO (capacity.go).
+	Measure  string        `yaml:"measure"`
+	SLO      []string      `yaml:"slo"`
+	Capacity *capacitySpec `yaml:"capacity"`
+	Build    *commandSpec  `yaml:"build"`
+	Server   *serverSpec   `yaml:"server"`
+	Load     *loadSpec     `yaml:"load"`
+	Check    *commandSpec  `yaml:"check"`
+	Cells    []cellSpec    `yaml:"cells"`
 }
 
 type cellSpec struct {
@@ -78,6 +83,19 @@ type loadSpec struct {
 	Scenario           string            `yaml:"scenario"`
 	Format             string            `yaml:"format"`
 	Compression        string            `yaml:"compression"`
+}
+
+// capacitySpec tunes the capacity search (zero: capacity's defaults).
+type capacitySpec struct {
+	MinRate         float64       `yaml:"min_rate"`
+	MaxRate         float64       `yaml:"max_rate"`
+	StartRate       float64       `yaml:"start_rate"`
+	Growth          float64       `yaml:"growth"`
+	Precision       float64       `yaml:"precision"`
+	StepDuration    time.Duration `yaml:"step_duration"`
+	StepWarmup      time.Duration `yaml:"step_warmup"`
+	ConfirmDuration time.Duration `yaml:"confirm_duration"`
+	MaxTime         time.Duration `yaml:"max_time"`
 }
 
 type stageSpec struct {

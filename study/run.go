@@ -25,6 +25,7 @@ var ErrDefinition = errors.New("study: bad definition")
 // (a bad definition, a failed build, a cancelled context).
 func Run(ctx context.Context, def Definition, opts Options) (*results.Study, error) {
 	opts = opts.withDefaults(def)
+	def.Cells = withCapacity(def.Cells, opts.Capacity)
 	if opts.Binary == "" {
 		exe, err := os.Executable()
 		if err != nil {
@@ -67,6 +68,12 @@ func Run(ctx context.Context, def Definition, opts Options) (*results.Study, err
 	for i, c := range def.Cells {
 		rc := results.Cell{ID: c.ID(), Group: c.Group, Label: c.Label, ServeArgs: c.ServeArgs, Load: c.Load.describe(),
 			Baseline: isBaseline(def.Cells, i), External: c.External}
+		if c.Capacity != nil {
+			rc.Load["measure"] = "capacity"
+			for _, th := range c.Capacity.SLO {
+				rc.Load["slo"] = append(asStrings(rc.Load["slo"]), th.Expr)
+			}
+		}
 		if c.Server != nil {
 			rc.Command = append(append([]string(nil), c.Server.Command...), opts.ServeArgs...)
 		} else {
@@ -307,7 +314,7 @@ func runTrial(ctx context.Context, cell Cell, opts Options) (t results.Trial, wa
 			}
 		}
 	}
-	if opts.Warmup > 0 {
+	if opts.Warmup > 0 && cell.Capacity == nil { // a capacity search warms up at every step
 		warm := cell.Load.Options
 		// A ramp keeps its stages: the warm-up runs its beginning (load
 		// stops at the shorter of Duration and the stages).
@@ -340,9 +347,17 @@ func runTrial(ctx context.Context, cell Cell, opts Options) (t results.Trial, wa
 			warn = fmt.Sprintf("the server process %d has child processes %v; only the PID started is sampled for CPU and RSS (start the server with exec, not through a shell or go run)", t.ServerPID, kids)
 		}
 	}
-	err := runLoad(ctx, cell.Load, lo, v, &t.Load)
+	var err error
+	if cell.Capacity != nil {
+		err = searchCapacity(ctx, cell, opts, v, &t)
+	} else {
+		err = runLoad(ctx, cell.Load, lo, v, &t.Load)
+	}
 	if smp != nil {
 		t.Server = smp.stop()
+		if t.Capacity != nil {
+			t.Server.CPU = answerServerCPU(t.Capacity)
+		}
 	}
 	if srv != nil && (err != nil || t.Load.Failed > 0) {
 		if crash := srv.crashed(); crash != nil {

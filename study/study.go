@@ -16,6 +16,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/wirebench/wirebench/capacity"
 	"github.com/wirebench/wirebench/results"
 )
 
@@ -85,6 +86,10 @@ type Cell struct {
 	revLine int
 	// checkout is the rev's worktree while the study runs.
 	checkout *checkout
+	// Capacity, if set, makes each trial a capacity search (measure:
+	// capacity): the highest open-loop rate that meets its SLO, Load's
+	// scenario at every step, instead of one run of Load's options.
+	Capacity *capacity.Options
 	// ServeArgs, for cells of the reference server, are the flags that
 	// distinguish it (recorded in the results; they are already in
 	// Server.Command).
@@ -144,6 +149,9 @@ type Options struct {
 	// Ports, if set, keeps the servers' ports ({port}, {port2}, ...) in
 	// this range (--ports LO-HI); by default the kernel picks free ones.
 	Ports PortRange
+	// Capacity, if set, makes every cell that measures throughput (but an
+	// in-browser one) measure capacity instead: wirebench study --slo.
+	Capacity *capacity.Options
 	// Progress receives one line per trial; nil discards.
 	Progress func(string)
 }

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/wirebench/wirebench/capacity"
 	"github.com/wirebench/wirebench/report"
 	"github.com/wirebench/wirebench/results"
 	"github.com/wirebench/wirebench/study"
@@ -44,6 +45,7 @@ func runStudy(ctx context.Context, env *cliEnv, args []string) error {
 	ports := fs.String("ports", "", "bind the servers' ports ({port}, {port2}, ...) only in this range, `LO-HI` (e.g. 9000-9099); default: free ports the kernel picks")
 	records := fs.Int("records", 0, "bulk-upsert: records per upload (default 1000000; 100000 with --quick)")
 	bulkFormats := fs.String("formats", "", "bulk-upsert: comma-separated `formats` (default: json,ndjson,toon,protobuf,csv)")
+	slo := fs.StringArray("slo", nil, "measure capacity at this SLO `criterion` (repeatable: p99<20ms, errors<0.1%) instead of throughput: each trial searches the highest open-loop rate that meets it (docs/capacity.md)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -91,6 +93,20 @@ func runStudy(ctx context.Context, env *cliEnv, args []string) error {
 		if o.Ports, err = study.ParsePortRange(*ports); err != nil {
 			return usagef("--ports: %s", strings.TrimPrefix(err.Error(), study.ErrPorts.Error()+": "))
 		}
+	}
+	if len(*slo) > 0 {
+		co := &capacity.Options{}
+		for _, s := range *slo {
+			th, err := results.ParseThreshold(s)
+			if err != nil {
+				return usagef("--slo: %s", cliMessage(err))
+			}
+			co.SLO = append(co.SLO, th)
+		}
+		if err := capacity.Check(*co); err != nil {
+			return usagef("--slo: %s", strings.TrimPrefix(err.Error(), "capacity: invalid options: "))
+		}
+		o.Capacity = co
 	}
 	o.ServeArgs = strings.Fields(*serveArgs)
 	if *bin != "" {

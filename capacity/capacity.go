@@ -1,0 +1,314 @@
+package capacity
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"time"
+
+	"github.com/wirebench/wirebench/results"
+)
+
+// ErrOptions reports options a search cannot run with.
+var ErrOptions = errors.New("capacity: invalid options")
+
+// Defaults of Options' zero fields.
+const (
+	DefaultMinRate      = 1
+	DefaultMaxRate      = 100_000
+	DefaultStartRate    = 100
+	DefaultGrowth       = 4
+	DefaultPrecision    = 0.05
+	DefaultStepDuration = 5 * time.Second
+	DefaultWarmup       = time.Second
+	DefaultMaxTime      = 10 * time.Minute
+	DefaultMaxSteps     = 16
+	DefaultConcurrency  = 1000
+	// DefaultErrors joins an SLO that bounds no error rate.
+	DefaultErrors = "errors<1%"
+	// sizingLatency sizes the workers of an SLO with no latency bound
+	// (errors only).
+	sizingLatency = 100 * time.Millisecond
+	minWorkers    = 8
+)
+
+// Options configure a search. The zero value of every field but SLO is
+// its default.
+type Options struct {
+	// SLO are the criteria a step must meet (latency thresholds such as
+	// p99<20ms, judged from the intended send time, and errors<0.1%).
+	SLO []results.Threshold
+	// MinRate and MaxRate bound the search (req/s); StartRate is its
+	// first step, Growth the factor between steps until one fails.
+	MinRate, MaxRate, StartRate, Growth float64
+	// Precision is when the search stops: the first failing rate is
+	// within this fraction of the last passing one (0.05: 5%).
+	Precision float64
+	// StepDuration is each step's measured window, after Warmup at the
+	// same rate. ConfirmDuration is the confirmation run's (default twice
+	// StepDuration; negative: no confirmation).
+	StepDuration, Warmup, ConfirmDuration time.Duration
+	// MaxTime and MaxSteps bound the whole search (confirmation included).
+	MaxTime  time.Duration
+	MaxSteps int
+	// Concurrency caps the requests in flight (default 1000). Each step
+	// uses what its rate needs at the SLO's latency, up to this cap.
+	Concurrency int
+	// Progress, if set, is told each step as it is judged, with its
+	// number from 1 (0 for the confirmation run).
+	Progress func(n int, s results.CapacityStep)
+	// Now is the clock of the time budget (default time.Now).
+	Now func() time.Time
+}
+
+// Measurement is what a step function measured at one rate.
+type Measurement struct {
+	Load *results.Load
+	// ServerCPU is the server's CPU time over Load's window (0: not sampled).
+	ServerCPU time.Duration
+}
+
+// StepFunc measures the open-loop rate with at most concurrency requests
+// in flight for d, after a warm-up of its own choosing. An error ends
+// the search (the run could not start); failed requests are data.
+type StepFunc func(ctx context.Context, rate float64, concurrency int, d time.Duration) (Measurement, error)
+
+func (o Options) withDefaults() (Options, error) {
+	def := func(v *float64, d float64) {
+		if *v == 0 {
+			*v = d
+		}
+	}
+	def(&o.MinRate, DefaultMinRate)
+	def(&o.MaxRate, DefaultMaxRate)
+	def(&o.StartRate, DefaultStartRate)
+	def(&o.Growth, DefaultGrowth)
+	def(&o.Precision, DefaultPrecision)
+	if o.StepDuration == 0 {
+		o.StepDuration = DefaultStepDuration
+	}
+	if o.Warmup == 0 {
+		o.Warmup = DefaultWarmup
+	}
+	if o.ConfirmDuration == 0 {
+		o.ConfirmDuration = 2 * o.StepDuration
+	}
+	if o.MaxTime == 0 {
+		o.MaxTime = DefaultMaxTime
+	}
+	if o.MaxSteps == 0 {
+		o.MaxSteps = DefaultMaxSteps
+	}
+	if o.Concurrency == 0 {
+		o.Concurrency = DefaultConcurrency
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	for _, v := range []float64{o.MinRate, o.MaxRate, o.StartRate, o.Growth, o.Precision} {
+		if math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
+			return o, fmt.Errorf("%w: rates, growth and precision must be finite and positive", ErrOptions)
+		}
+	}
+	switch {
+	case len(o.SLO) == 0:
+		return o, fmt.Errorf("%w: no SLO (want e.g. p99<20ms)", ErrOptions)
+	case o.MinRate > o.MaxRate:
+		return o, fmt.Errorf("%w: min rate %g above max rate %g", ErrOptions, o.MinRate, o.MaxRate)
+	case o.Growth <= 1:
+		return o, fmt.Errorf("%w: growth %g: want > 1", ErrOptions, o.Growth)
+	case o.Precision > 1:
+		return o, fmt.Errorf("%w: precision %g: want a fraction such as 0.05", ErrOptions, o.Precision)
+	case o.StepDuration < 0 || o.Warmup < 0 || o.MaxTime < 0 || o.MaxSteps < 0 || o.Concurrency < 0:
+		return o, fmt.Errorf("%w: negative duration or count", ErrOptions)
+	}
+	hasErrors := false
+	for _, th := range o.SLO {
+		if th.Metric() == "rps" {
+			return o, fmt.Errorf("%w: %s: the rate is what the search finds; the SLO takes latency and errors", ErrOptions, th.Expr)
+		}
+		hasErrors = hasErrors || th.Metric() == "errors"
+	}
+	if !hasErrors {
+		// Failed requests are often fast (a refused connection, a 503):
+		// without an error bound, a server answering nothing but errors
+		// would pass a latency SLO at any rate.
+		th, _ := results.ParseThreshold(DefaultErrors)
+		o.SLO = append(slices.Clip(o.SLO), th)
+	}
+	o.StartRate = math.Min(math.Max(o.StartRate, o.MinRate), o.MaxRate)
+	return o, nil
+}
+
+// maxConfirms bounds the confirmation runs that may withdraw an answer.
+const maxConfirms = 3
+
+// Check reports whether o can run, without running it: the study file's
+// parser refuses a bad search before any trial.
+func Check(o Options) error {
+	_, err := o.withDefaults()
+	return err
+}
+
+// workers is the concurrency a step at rate needs so that waiting for a
+// free worker can only happen when the server is slower than the SLO:
+// by Little's law, requests in flight = rate × latency; twice the SLO's
+// loosest latency bound leaves room for its spread.
+func (o Options) workers(rate float64) (need, use int) {
+	var bound time.Duration
+	for _, th := range o.SLO {
+		if b, ok := th.Bound(); ok && b > bound {
+			bound = b
+		}
+	}
+	if bound == 0 {
+		bound = sizingLatency
+	}
+	need = max(minWorkers, int(math.Ceil(2*rate*bound.Seconds())))
+	return need, min(need, o.Concurrency)
+}
+
+// Search finds the highest rate that meets the SLO, measuring each rate
+// with step. The result's scenario, config and environment are the
+// caller's to fill. It returns an error only for bad options or a step
+// that could not run; a cancelled ctx ends the search with what it has
+// (Limit "time").
+func Search(ctx context.Context, opts Options, step StepFunc) (*results.Capacity, error) {
+	o, err := opts.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	res := &results.Capacity{Schema: results.CapacitySchema, Start: o.Now(), Search: results.CapacitySearch{
+		MinRate: o.MinRate, MaxRate: o.MaxRate, StartRate: o.StartRate, Growth: o.Growth, Precision: o.Precision,
+		StepDuration: o.StepDuration, Warmup: o.Warmup, MaxTime: o.MaxTime, MaxSteps: o.MaxSteps, Concurrency: o.Concurrency,
+	}}
+	for _, th := range o.SLO {
+		res.SLO = append(res.SLO, th.Expr)
+	}
+	s := search{min: o.MinRate, max: o.MaxRate, start: o.StartRate, growth: o.Growth, precision: o.Precision}
+	deadline := res.Start.Add(o.MaxTime)
+	stepCost := o.Warmup + o.StepDuration
+	measureAt := func(n int, rate float64, d time.Duration) (results.CapacityStep, error) {
+		need, use := o.workers(rate)
+		m, err := step(ctx, rate, use, d)
+		if err != nil {
+			return results.CapacityStep{}, fmt.Errorf("capacity: step at %.4g/s: %w", rate, err)
+		}
+		st := results.NewCapacityStep(rate, m.Load)
+		st.SetServerCPU(m.ServerCPU)
+		judge(&st, o.SLO, need)
+		if o.Progress != nil {
+			o.Progress(n, st)
+		}
+		return st, nil
+	}
+	// Search, then confirm the answer; an answer the server fails when
+	// confirmed is withdrawn and the search resumes below it.
+	for confirms := 0; ; confirms++ {
+		limit, stopped := "", false
+		for {
+			rate, done, why := s.next()
+			if done {
+				limit = why
+				break
+			}
+			if ctx.Err() != nil {
+				limit, stopped = results.LimitTime, true
+				res.Warnings = append(res.Warnings, fmt.Sprintf("the search was interrupted after %d steps: the capacity lies in the interval it reached", len(res.Steps)))
+				break
+			}
+			if len(res.Steps) >= o.MaxSteps || o.Now().Add(stepCost).After(deadline) {
+				limit, stopped = results.LimitTime, true
+				res.Warnings = append(res.Warnings, fmt.Sprintf("the search stopped after %d steps (--max-time %s, --max-steps %d): the capacity lies in the interval it reached", len(res.Steps), o.MaxTime, o.MaxSteps))
+				break
+			}
+			st, err := measureAt(len(res.Steps)+1, rate, o.StepDuration)
+			if err != nil {
+				return nil, err
+			}
+			if ctx.Err() != nil { // cut short: not a measurement of the rate
+				continue
+			}
+			res.Steps = append(res.Steps, st)
+			s.record(rate, st.Verdict)
+		}
+		res.Rate, res.Low, res.High, res.ClientLimit, res.Limit = s.lo, s.lo, s.hi, s.client, limit
+		if stopped || res.Rate == 0 || o.ConfirmDuration <= 0 {
+			break
+		}
+		if confirms == maxConfirms {
+			res.Warnings = append(res.Warnings, fmt.Sprintf("the answer %.4g/s is not confirmed (%d confirmations failed): the server's latency near its capacity varies more than the search's precision; longer steps (--step-duration) narrow it", res.Rate, confirms))
+			break
+		}
+		if o.Now().Add(o.Warmup + o.ConfirmDuration).After(deadline) {
+			res.Warnings = append(res.Warnings, "no confirmation run: the time budget was spent")
+			break
+		}
+		st, err := measureAt(0, res.Rate, o.ConfirmDuration)
+		if err != nil {
+			return nil, err
+		}
+		if ctx.Err() != nil {
+			break
+		}
+		if st.Verdict != results.StepFail {
+			res.Confirm = &st
+			if !st.Passed() {
+				res.Warnings = append(res.Warnings, fmt.Sprintf("the confirmation run at %.4g/s was not judged: %s", res.Rate, st.Why))
+			}
+			break
+		}
+		res.Steps = append(res.Steps, st) // the curve keeps the failed run
+		res.Warnings = append(res.Warnings, fmt.Sprintf("the confirmation run at %.4g/s failed (%s): the rate is withdrawn and the search resumed below it", res.Rate, st.Why))
+		s.withdraw(res.Rate)
+	}
+	if a := res.Answer(); a != nil {
+		res.ServerCPUPerRequest = a.ServerCPUPerRequest
+		res.Warnings = append(res.Warnings, sampleWarnings(o.SLO, *a)...)
+	}
+	res.Warnings = append(res.Warnings, stepWarnings(o)...)
+	res.End = o.Now()
+	return res, nil
+}
+
+// stepWarnings says when steps are too short to tell an overload of one
+// precision step from a pass: overloaded by a fraction p, a server's
+// queue grows by p × the step's length, and the step fails only once that
+// passes the SLO's latency bound.
+func stepWarnings(o Options) []string {
+	var bound time.Duration
+	for _, th := range o.SLO {
+		if b, ok := th.Bound(); ok && b > bound {
+			bound = b
+		}
+	}
+	need := time.Duration(float64(bound) / o.Precision)
+	if bound == 0 || o.StepDuration >= need {
+		return nil
+	}
+	return []string{fmt.Sprintf("steps of %v cannot tell a server overloaded by %.3g%% from one that keeps up: its queue grows by only %v in a step, under the SLO's %v; --step-duration %v or more can",
+		o.StepDuration, 100*o.Precision, time.Duration(float64(o.StepDuration)*o.Precision).Round(time.Millisecond), bound, need.Round(time.Millisecond))}
+}
+
+// sampleWarnings says when the answer's measurement had too few requests
+// for the SLO's highest percentile to be more than its largest values.
+func sampleWarnings(slo []results.Threshold, st results.CapacityStep) []string {
+	q := 0.0
+	for _, th := range slo {
+		var p float64
+		if _, err := fmt.Sscanf(th.Metric(), "p%g", &p); err == nil && p > q {
+			q = p
+		}
+	}
+	if q == 0 || q >= 100 {
+		return nil
+	}
+	want := int64(math.Ceil(10 / (1 - q/100))) // ten requests beyond the percentile
+	if st.Requests >= want {
+		return nil
+	}
+	return []string{fmt.Sprintf("the answer's run at %.4g/s had %d requests: its p%g rests on its %d slowest; a longer --step-duration gives it %d",
+		st.Offered, st.Requests, q, max(1, int64(float64(st.Requests)*(1-q/100))), want)}
+}

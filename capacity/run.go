@@ -1,0 +1,61 @@
+package capacity
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/wirebench/wirebench/load"
+	"github.com/wirebench/wirebench/measure"
+	"github.com/wirebench/wirebench/results"
+)
+
+// Run searches sc's capacity with the load engine: each step is
+// load.Run in open loop at the step's rate, once for the warm-up (its
+// result discarded) and once measured. base are the engine options every
+// step starts from (timeout, graceful stop); rate, duration, concurrency
+// and the open loop are the step's. serverPID, if > 0, is the server
+// process whose CPU is sampled over each measured window.
+func Run(ctx context.Context, opts Options, base load.Options, sc load.Scenario, serverPID int) (*results.Capacity, error) {
+	return Search(ctx, opts, EngineStep(base, sc, opts.Warmup, serverPID))
+}
+
+// EngineStep is the StepFunc of Run, for callers that wrap it.
+func EngineStep(base load.Options, sc load.Scenario, warmup time.Duration, serverPID int) StepFunc {
+	if warmup == 0 {
+		warmup = DefaultWarmup
+	}
+	return func(ctx context.Context, rate float64, conc int, d time.Duration) (Measurement, error) {
+		o := base
+		o.Open, o.Rate, o.Concurrency, o.Requests, o.Stages, o.StartTarget = true, rate, conc, 0, nil, 0
+		o.Progress, o.Barrier = nil, nil
+		if warmup > 0 {
+			o.Duration = warmup
+			if _, err := load.Run(ctx, o, sc); err != nil {
+				return Measurement{}, fmt.Errorf("warm-up: %w", err)
+			}
+		}
+		var before measure.ProcSample
+		if serverPID > 0 {
+			s, err := measure.SampleProc(serverPID)
+			if err != nil {
+				return Measurement{}, fmt.Errorf("server CPU: %w", err)
+			}
+			before = s
+		}
+		o.Duration = d
+		res, err := load.Run(ctx, o, sc)
+		if err != nil {
+			return Measurement{}, err
+		}
+		m := Measurement{Load: res}
+		if serverPID > 0 {
+			after, err := measure.SampleProc(serverPID)
+			if err != nil {
+				return Measurement{}, fmt.Errorf("server CPU: %w", err)
+			}
+			m.ServerCPU = after.CPU() - before.CPU()
+		}
+		return m, nil
+	}
+}

@@ -1,0 +1,192 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/pflag"
+
+	"github.com/wirebench/wirebench/capacity"
+	"github.com/wirebench/wirebench/load"
+	"github.com/wirebench/wirebench/measure"
+	"github.com/wirebench/wirebench/results"
+)
+
+func init() {
+	register("capacity", command{
+		summary: "find the highest open-loop rate whose latency and errors meet an SLO (--slo 'p99<20ms')",
+		run:     runCapacity,
+	})
+}
+
+const capacityUsage = `--slo CRITERION [flags] URL
+
+Searches open-loop rates for the highest one that meets every --slo
+criterion: latency percentiles from the intended send time (p99<20ms,
+p50<5ms, max<1s, avg<10ms) and errors (errors<0.1%). Rates grow by
+--growth from --start-rate until a step fails, then are bisected until
+the first failing rate is within --precision of the last passing one;
+the answer is then confirmed by a longer run. A step counts only if the
+client kept up; otherwise the client is reported as the limit.
+URL, scenarios, transports and protocols are load's (wirebench load -h).
+See docs/capacity.md.
+Exit status: 0 answered, 1 failed to run, 2 bad usage, 99 no rate met
+the SLO.`
+
+// loadTargetFlags are the load flags capacity shares: what to request and
+// how (target syntax, scenarios, transports, protocols, TLS), not how
+// much or for how long, which the search decides.
+var loadTargetFlags = []string{
+	"timeout", "method", "header", "body", "graceful-stop", "expect-status", "expect-body-contains",
+	"no-keepalive", "client", "transport", "conns", "insecure", "cacert", "cert", "key",
+	"scenario", "protocol", "keys", "value-size", "no-preload", "format",
+	"stream", "grpc", "messages", "compression", "cpu",
+}
+
+type capacityFlags struct {
+	lf        loadFlags
+	opts      capacity.Options
+	slo       []string
+	precision string
+	out       string
+	serverPID int
+	force     bool
+	quiet     bool
+	noConfirm bool
+}
+
+func newCapacityFlags(env *cliEnv, f *capacityFlags) *pflag.FlagSet {
+	fs := newFlagSet(env, "capacity", capacityUsage)
+	fs.StringArrayVar(&f.slo, "slo", nil, "`criterion` every step must meet (repeatable): p99<20ms, p50<5ms, errors<0.1% (without an errors criterion, errors<1% is added)")
+	fs.StringVar(&f.precision, "precision", "5%", "stop when the first failing rate is within this `fraction` of the last passing one (5% or 0.05)")
+	fs.Float64Var(&f.opts.MaxRate, "max-rate", capacity.DefaultMaxRate, "highest `rate` (req/s) to try")
+	fs.Float64Var(&f.opts.MinRate, "min-rate", capacity.DefaultMinRate, "lowest `rate` (req/s) to try")
+	fs.Float64Var(&f.opts.StartRate, "start-rate", capacity.DefaultStartRate, "first step's `rate` (req/s)")
+	fs.Float64Var(&f.opts.Growth, "growth", capacity.DefaultGrowth, "`factor` between steps until one fails")
+	f.opts.StepDuration, f.opts.Warmup, f.opts.MaxTime = capacity.DefaultStepDuration, capacity.DefaultWarmup, capacity.DefaultMaxTime
+	fs.Var(durationFlag{&f.opts.StepDuration}, "step-duration", "each step's measured `window`")
+	fs.Var(durationFlag{&f.opts.Warmup}, "warmup", "warm-up at each step's rate before its window (`duration`)")
+	fs.Var(durationFlag{&f.opts.ConfirmDuration}, "confirm-duration", "the confirmation run at the answer (`duration`; default twice --step-duration)")
+	fs.BoolVar(&f.noConfirm, "no-confirm", false, "skip the confirmation run")
+	fs.Var(durationFlag{&f.opts.MaxTime}, "max-time", "bound on the whole search (`duration`)")
+	fs.IntVar(&f.opts.MaxSteps, "max-steps", capacity.DefaultMaxSteps, "bound on the steps (`N`)")
+	fs.IntVarP(&f.opts.Concurrency, "concurrency", "c", capacity.DefaultConcurrency, "cap on requests in flight (`N`); each step uses what its rate needs at the SLO, up to it")
+	fs.IntVar(&f.serverPID, "server-pid", 0, "sample this server `PID`'s CPU over each step (server CPU per request, capacity per core)")
+	fs.StringVar(&f.out, "out", "", "write the result (schema wirebench.capacity/v1) to this `file`; - for stdout")
+	fs.BoolVar(&f.force, "force", false, "replace an existing --out file")
+	fs.BoolVarP(&f.quiet, "quiet", "q", false, "no line per step on stderr")
+	fs.Lookup("confirm-duration").DefValue = "" // its help says the default
+	lfs := newLoadFlags(env, &f.lf)             // never parsed: the shared flags are added here
+	for _, name := range loadTargetFlags {
+		fs.AddFlag(lfs.Lookup(name))
+	}
+	return fs
+}
+
+// parsePrecision reads "5%" or "0.05".
+func parsePrecision(s string) (float64, error) {
+	t := strings.TrimSpace(s)
+	pct := strings.HasSuffix(t, "%")
+	v, err := strconv.ParseFloat(strings.TrimSuffix(t, "%"), 64)
+	if pct {
+		v /= 100
+	}
+	if err != nil || !(v > 0 && v <= 1) {
+		return 0, fmt.Errorf("--precision %q: want a fraction such as 5%% or 0.05", s)
+	}
+	return v, nil
+}
+
+func runCapacity(ctx context.Context, env *cliEnv, args []string) error {
+	var f capacityFlags
+	fs := newCapacityFlags(env, &f)
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if len(f.slo) == 0 {
+		return usagef("--slo is required (e.g. --slo 'p99<20ms')")
+	}
+	for _, s := range f.slo {
+		th, err := results.ParseThreshold(s)
+		if err != nil {
+			return usagef("--slo: %s", cliMessage(err))
+		}
+		f.opts.SLO = append(f.opts.SLO, th)
+	}
+	p, err := parsePrecision(f.precision)
+	if err != nil {
+		return usagef("%v", err)
+	}
+	f.opts.Precision = p
+	if f.opts.Concurrency < 1 {
+		return usagef("-c %d: want at least 1", f.opts.Concurrency)
+	}
+	if f.noConfirm {
+		f.opts.ConfirmDuration = -1
+	}
+	if f.out != "-" {
+		if err := checkNewOut(f.out, f.force); err != nil {
+			return err
+		}
+	}
+	if f.lf.cpus != "" {
+		cpus, err := parseCPUList(f.lf.cpus)
+		if err != nil {
+			return usagef("%v", err)
+		}
+		if err := measure.Pin(cpus); err != nil {
+			return err
+		}
+	}
+	sc, cfg, err := f.lf.scenarioFrom(fs.Args())
+	if err != nil {
+		return err
+	}
+	if c, ok := sc.(io.Closer); ok {
+		defer c.Close()
+	}
+	log := env.stderr
+	if !f.quiet {
+		f.opts.Progress = func(n int, s results.CapacityStep) {
+			name := fmt.Sprintf("step %2d", n)
+			if n == 0 {
+				name = "confirm"
+			}
+			fmt.Fprintf(log, "  %s  %10s  → %10s  p50 %-8s p99 %-8s client CPU %3.0f%%  %s\n", name, results.FormatRate(s.Offered),
+				results.FormatRate(s.Achieved), results.FormatDuration(s.P50), results.FormatDuration(s.P99), 100*s.ClientCPU, s.Verdict)
+		}
+	}
+	res, err := capacity.Run(ctx, f.opts, f.lf.o, sc, f.serverPID)
+	if err != nil {
+		if errors.Is(err, capacity.ErrOptions) || errors.Is(err, load.ErrOptions) {
+			return usagef("%s", strings.TrimPrefix(cliMessage(err), "capacity: invalid options: "))
+		}
+		return err
+	}
+	res.Scenario = cfg["scenario"].(string)
+	cfg["args"] = args
+	res.Config = cfg
+	res.Env = measure.Environment(ctx)
+	if err := results.WriteCapacitySummary(summaryWriter(env, f.out), res); err != nil {
+		return err
+	}
+	switch f.out {
+	case "":
+	case "-":
+		if err := res.WriteJSON(env.stdout); err != nil {
+			return err
+		}
+	default:
+		if err := results.WriteFile(f.out, f.force, res.WriteJSON); err != nil {
+			return err
+		}
+	}
+	if res.Rate == 0 && res.Limit == results.LimitMinRate {
+		return thresholdError{[]string{"no rate met the SLO: " + results.CapacityLine(res)}}
+	}
+	return nil
+}

@@ -1,0 +1,125 @@
+package main
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/wirebench/wirebench/results"
+)
+
+func TestCapacityUsage(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"http://127.0.0.1:1/"}, "--slo is required"},
+		{[]string{"--slo", "p99", "http://127.0.0.1:1/"}, "--slo: "},
+		{[]string{"--slo", "rps>10", "http://127.0.0.1:1/"}, "the SLO takes latency and errors"},
+		{[]string{"--slo", "p99<1s", "--precision", "150%", "http://127.0.0.1:1/"}, "--precision \"150%\""},
+		{[]string{"--slo", "p99<1s", "--precision", "x", "http://127.0.0.1:1/"}, "--precision \"x\""},
+		{[]string{"--slo", "p99<1s", "--min-rate", "10", "--max-rate", "5", "http://127.0.0.1:1/"}, "min rate 10 above max rate 5"},
+		{[]string{"--slo", "p99<1s", "-c", "0", "http://127.0.0.1:1/"}, "-c 0"},
+		{[]string{"--slo", "p99<1s"}, "want exactly one URL"},
+	} {
+		code, _, errs := runCLI(t, append([]string{"capacity"}, tc.args...)...)
+		if code != 2 || !strings.Contains(errs, tc.want) {
+			t.Errorf("capacity %v: exit %d, stderr %q; want 2 and %q", tc.args, code, errs, tc.want)
+		}
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"study", "formats", "--slo", "p99"}, "--slo: "},
+		{[]string{"study", "formats", "--slo", "rps>5"}, "the SLO takes latency and errors"},
+	} {
+		code, _, errs := runCLI(t, tc.args...)
+		if code != 2 || !strings.Contains(errs, tc.want) {
+			t.Errorf("capacity %v: exit %d, stderr %q; want 2 and %q", tc.args, code, errs, tc.want)
+		}
+	}
+}
+
+func TestParsePrecision(t *testing.T) {
+	t.Parallel()
+	for in, want := range map[string]float64{"5%": 0.05, "0.05": 0.05, " 10% ": 0.1, "100%": 1} {
+		if got, err := parsePrecision(in); err != nil || got != want {
+			t.Errorf("%q: %v %v, want %v", in, got, err, want)
+		}
+	}
+	for _, bad := range []string{"", "0", "-5%", "2", "NaN", "5%%"} {
+		if _, err := parsePrecision(bad); err == nil {
+			t.Errorf("%q accepted", bad)
+		}
+	}
+}
+
+// TestCapacityCLI runs a short search against a fast server whose every
+// rate up to --max-rate passes, writes the result and reads it back
+// through report and compare.
+func TestCapacityCLI(t *testing.T) {
+	t.Parallel()
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("ok")) }))
+	defer ts.Close()
+	out := filepath.Join(t.TempDir(), "cap.json")
+	code, stdout, errs := runCLI(t, "capacity", "--slo", "p99<2s", "--slo", "errors<1%", "--start-rate", "20", "--max-rate", "40",
+		"--step-duration", "300ms", "--warmup", "100ms", "--confirm-duration", "300ms", "--out", out, ts.URL)
+	if code != 0 {
+		t.Fatalf("exit %d\nstdout %s\nstderr %s", code, stdout, errs)
+	}
+	for _, want := range []string{"capacity: ≥ 40.0/s at p99<2s, errors<1%: every rate up to --max-rate met it", "confirm"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("summary lacks %q:\n%s", want, stdout)
+		}
+	}
+	if strings.Count(errs, "step ") != 2 || strings.Count(errs, "confirm ") != 1 {
+		t.Errorf("want two step lines and a confirmation on stderr, got %q", errs)
+	}
+	f, err := os.Open(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := results.ReadCapacity(f)
+	f.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Limit != results.LimitMaxRate || c.Rate != 40 || len(c.Steps) != 2 || c.Confirm == nil || c.Scenario != "raw" || c.Search.StepDuration != 300*time.Millisecond {
+		t.Errorf("result: limit %s rate %v steps %d confirm %v scenario %q", c.Limit, c.Rate, len(c.Steps), c.Confirm != nil, c.Scenario)
+	}
+	for _, args := range [][]string{{"report", out}, {"report", "--format", "html", out}, {"report", "--format", "csv", out}, {"compare", out, out}} {
+		code, stdout, errs := runCLI(t, args...)
+		want := map[string]string{"md": "### Capacity search steps", "html": "Latency against offered rate", "csv": "offered_req_per_s", "compare": "change: new vs old 1.00×"}
+		key := args[0]
+		if key == "report" {
+			key = "md"
+			if len(args) == 4 {
+				key = args[2]
+			}
+		}
+		if code != 0 || !strings.Contains(stdout, want[key]) {
+			t.Errorf("wirebench %v: exit %d, want %q in\n%s%s", args, code, want[key], stdout, errs)
+		}
+	}
+	if code, _, errs := runCLI(t, "capacity", "--slo", "p99<2s", "--max-rate", "40", "--out", out, ts.URL); code != 1 || !strings.Contains(errs, "exists") {
+		t.Errorf("an existing --out was not refused: exit %d %q", code, errs)
+	}
+}
+
+// FuzzParsePrecision: an accepted precision is a fraction in (0, 1].
+func FuzzParsePrecision(f *testing.F) {
+	for _, s := range []string{"5%", "0.05", "100%", "0", "1e-400", "NaN%", "inf"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if v, err := parsePrecision(s); err == nil && !(v > 0 && v <= 1) {
+			t.Fatalf("%q: accepted %v", s, v)
+		}
+	})
+}
