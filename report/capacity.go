@@ -184,14 +184,6 @@ func stepsTable(cp *results.Capacity) table {
 	return t
 }
 
-// capacityLineOf is a single search's answer for the headline.
-func capacityLineOf(r *results.Study) (string, bool) {
-	if !r.SingleRun || len(r.Trials) != 1 || r.Trials[0].Capacity == nil {
-		return "", false
-	}
-	return "capacity " + results.CapacityLine(r.Trials[0].Capacity), true
-}
-
 // groupHasCapacity reports whether any cell of g measured capacity.
 func groupHasCapacity(g Group) bool {
 	for _, c := range g.Cells {

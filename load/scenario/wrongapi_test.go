@@ -255,20 +255,3 @@ func (w *wrongAPI) intercept(ctx context.Context, req any, info *grpc.UnaryServe
 	}
 	panic("wrongAPI: corruption does not apply to " + info.FullMethod)
 }
-
-// startPlainServer serves h over HTTP/1.1 and h2c on 127.0.0.1:0 and
-// returns its http://host:port.
-func startPlainServer(t *testing.T, h http.HandlerFunc) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var protos http.Protocols
-	protos.SetHTTP1(true)
-	protos.SetUnencryptedHTTP2(true)
-	s := &http.Server{Protocols: &protos, Handler: h}
-	go s.Serve(ln)
-	t.Cleanup(func() { s.Close() })
-	return "http://" + ln.Addr().String()
-}
