@@ -215,7 +215,19 @@ func TestFaultCorpusVersion1(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer s.Close()
-		_, err = readRecords(bytes.NewReader(d), 1, int64(len(aofMagicV1)), int64(len(d)), func(ops []Op) error { return s.replay(ops) })
+		_, err = readRecords(bytes.NewReader(d), 1, int64(len(aofMagicV1)), int64(len(d)), func(ops []Op) error {
+			// Open replays before the expire loop starts; here the loop
+			// already runs, so hold the shards as a writer would.
+			for i := range s.shards {
+				s.shards[i].mu.Lock()
+			}
+			defer func() {
+				for i := range s.shards {
+					s.shards[i].mu.Unlock()
+				}
+			}()
+			return s.replay(ops)
+		})
 		var ce *CorruptError
 		if errors.As(err, &ce) {
 			return refused, err
