@@ -3,6 +3,7 @@ package load
 import (
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -87,14 +88,22 @@ func TestCoordinatedOmission(t *testing.T) {
 // TestServerKilled: a server that dies mid-run gives failures in the
 // result and a bounded run, never a hang.
 func TestServerKilled(t *testing.T) {
-	ts := loadtest.StartHTTP(t, loadtest.OK)
+	// The kill waits for answers, not a clock: under a CPU hog the client
+	// once sent nothing in the first 200 ms and every request was refused.
+	var served atomic.Int64
+	ts := loadtest.StartHTTP(t, func(w http.ResponseWriter, r *http.Request) {
+		served.Add(1)
+		loadtest.OK(w, r)
+	})
 	go func() {
-		time.Sleep(200 * time.Millisecond)
+		for i := 0; i < 3000 && served.Load() < 20; i++ {
+			time.Sleep(time.Millisecond)
+		}
 		ts.Srv.Close() // closes the listener and every connection
 	}()
 	start := time.Now()
-	res := runRaw(t, Options{Options: results.Options{Concurrency: 4, Duration: time.Second, Timeout: time.Second}}, RawOptions{URL: ts.URL})
-	if el := time.Since(start); testkit.Timing() && el > 2*time.Second {
+	res := runRaw(t, Options{Options: results.Options{Concurrency: 4, Duration: 4 * time.Second, Timeout: time.Second}}, RawOptions{URL: ts.URL})
+	if el := time.Since(start); testkit.Timing() && el > 5*time.Second {
 		t.Errorf("run took %v after the server died", el)
 	}
 	if res.Requests == res.Failed || res.Failed == 0 {

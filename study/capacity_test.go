@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/wirebench/wirebench/capacity"
+	"github.com/wirebench/wirebench/internal/testkit"
 	"github.com/wirebench/wirebench/load/browser"
 	"github.com/wirebench/wirebench/report"
 	"github.com/wirebench/wirebench/results"
@@ -128,7 +129,10 @@ cells:
 			t.Errorf("server CPU per request %v (fast) and %v (slow): ratio %.2f, want near 0.5", f, s, r)
 		}
 	}
-	if allSLO {
+	// Capacities measured from the wall clock: a CPU hog beside the suite
+	// made a 1 ms server's p99 miss the SLO at 92/s (2026-11-27 17:00), so
+	// their ratio is a timing check (the quiet step), as are percentiles.
+	if allSLO && testkit.Timing() {
 		for i := range 2 {
 			// Measured: 1,037/s and 519/s in both trials (13:50), 951/s and
 			// 519/s, 436/s (14:05).
@@ -137,7 +141,7 @@ cells:
 			}
 		}
 	} else {
-		t.Logf("not every search stopped on the SLO (the machine is too busy): capacity ratio not checked")
+		t.Logf("capacity ratio not checked (every search on the SLO: %v; WIREBENCH_TIMING=1: %v)", allSLO, testkit.Timing())
 	}
 	fs := report.Build(res).Groups[0].Findings()
 	if len(fs) != 1 || !strings.Contains(fs[0].Text, "slow carries") || !strings.Contains(fs[0].Text, "fast's load at p99<50ms") {
