@@ -1,0 +1,145 @@
+package export
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// promServer is a real Prometheus (Debian's package) with the remote
+// write receiver and native histograms on, in a temporary directory.
+type promServer struct{ base string }
+
+// startPrometheus starts prometheus, or skips outside CI when it is not
+// installed (CI installs it: .ci/run).
+func startPrometheus(t *testing.T) *promServer {
+	t.Helper()
+	bin, err := exec.LookPath("prometheus")
+	if err != nil {
+		if os.Getenv("CI") == "" {
+			t.Skip("prometheus not installed (apt-get install -y prometheus): skipping the remote-write test outside CI")
+		}
+		t.Fatal("CI: prometheus not installed; .ci/run should have installed it")
+	}
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "prometheus.yml")
+	if err := os.WriteFile(cfg, []byte("global:\n  scrape_interval: 1h\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// A free port: prometheus prints no address it bound to :0.
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	cmd := exec.CommandContext(ctx, bin, "--config.file="+cfg, "--storage.tsdb.path="+filepath.Join(dir, "data"),
+		"--web.listen-address="+addr, "--web.enable-remote-write-receiver",
+		"--enable-feature=native-histograms,exemplar-storage", "--log.level=warn")
+	// Short and small: one CPU and a soft memory cap for a test.
+	cmd.Env = append(os.Environ(), "GOMAXPROCS=1", "GOMEMLIMIT=256MiB")
+	var logs strings.Builder
+	cmd.Stdout, cmd.Stderr = &logs, &logs
+	if err := cmd.Start(); err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cancel()
+		_ = cmd.Wait()
+		if t.Failed() {
+			t.Logf("prometheus log:\n%s", logs.String())
+		}
+	})
+	p := &promServer{base: "http://" + addr}
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		resp, err := http.Get(p.base + "/-/ready")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == 200 {
+				return p
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("prometheus not ready after 60 s: %v\n%s", err, logs.String())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+func (p *promServer) writeURL() string { return p.base + "/api/v1/write" }
+
+// query runs an instant PromQL query at time at and returns the single
+// sample's value.
+func (p *promServer) query(t *testing.T, q string, at time.Time) float64 {
+	t.Helper()
+	v := url.Values{"query": {q}, "time": {strconv.FormatFloat(float64(at.UnixMilli())/1000, 'f', 3, 64)}}
+	resp, err := http.Get(p.base + "/api/v1/query?" + v.Encode())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var body struct {
+		Status string `json:"status"`
+		Error  string `json:"error"`
+		Data   struct {
+			Result []struct {
+				Value [2]any `json:"value"`
+			} `json:"result"`
+		} `json:"data"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&body); err != nil {
+		t.Fatal(err)
+	}
+	if body.Status != "success" || len(body.Data.Result) != 1 {
+		t.Fatalf("query %s: %s %s: %d results", q, body.Status, body.Error, len(body.Data.Result))
+	}
+	s, _ := body.Data.Result[0].Value[1].(string)
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil {
+		t.Fatalf("query %s: value %v", q, body.Data.Result[0].Value)
+	}
+	return f
+}
+
+// exemplars returns the trace IDs of the exemplars Prometheus stored for
+// a series selector.
+func (p *promServer) exemplars(t *testing.T, sel string, from, to time.Time) []string {
+	t.Helper()
+	v := url.Values{"query": {sel}, "start": {fmt.Sprint(from.Unix() - 1)}, "end": {fmt.Sprint(to.Unix() + 1)}}
+	resp, err := http.Get(p.base + "/api/v1/query_exemplars?" + v.Encode())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var body struct {
+		Status string `json:"status"`
+		Data   []struct {
+			Exemplars []struct {
+				Labels map[string]string `json:"labels"`
+			} `json:"exemplars"`
+		} `json:"data"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&body); err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, s := range body.Data {
+		for _, e := range s.Exemplars {
+			ids = append(ids, e.Labels["trace_id"])
+		}
+	}
+	return ids
+}
