@@ -32,7 +32,7 @@ func spreadServer(t *testing.T) *httptest.Server {
 }
 
 // runSegments runs a two-segment test in this process, each segment
-// exporting live (every 500 ms) and at its end to its own sinks, and
+// exporting live (every second) and at its end to its own sinks, and
 // returns the segments' results.
 func runSegments(t *testing.T, url, runID string, sinks func() []Sink) []*results.Load {
 	t.Helper()
@@ -52,7 +52,7 @@ func runSegments(t *testing.T, url, runID string, sinks func() []Sink) []*result
 				return
 			}
 			o := load.Options{Options: results.Options{Concurrency: 4, Duration: 2 * time.Second, Segment: seg},
-				Snapshot: exp.Offer, SnapshotEvery: 500 * time.Millisecond}
+				Snapshot: exp.Offer, SnapshotEvery: time.Second}
 			res, err := load.Run(context.Background(), o, sc)
 			if err != nil {
 				t.Error(err)
@@ -61,7 +61,7 @@ func runSegments(t *testing.T, url, runID string, sinks func() []Sink) []*result
 			if err := exp.Close(context.Background(), res); err != nil {
 				t.Error(err)
 			}
-			if st := exp.Stats(); st.Sent < 3 {
+			if st := exp.Stats(); st.Sent < 2 {
 				t.Errorf("segment %s: %d snapshots sent, want the live ones and the final", seg, st.Sent)
 			}
 			out[i] = res
@@ -96,20 +96,20 @@ func TestPrometheusP99IsTheRunsP99(t *testing.T) {
 	}
 	at := merged.End.Add(time.Second)
 	sel := `{run="` + runID + `"}`
+	n := float64(merged.Latency.Count())
 	for _, q := range []float64{0.5, 0.9, 0.99} {
 		got := prom.query(t, "histogram_quantile("+ftoa(q)+", sum(wirebench_request_duration_seconds"+sel+"))", at)
-		want := merged.Latency.Quantile(q).Seconds()
-		rel := math.Abs(got-want) / want
-		t.Logf("p%g: prometheus %.6fs, run %.6fs, off by %.3f%% (bound %.3f%%)", q*100, got, want, rel*100, 2*MaxQuantileError*100)
-		// One bucket either way: Prometheus interpolates inside the
-		// bucket that holds the rank; the run's value is in it or, when
-		// the rank falls on a bucket's edge, in its neighbour.
-		if rel > 2*MaxQuantileError {
-			t.Errorf("p%g: prometheus says %v, the run %v", q*100, got, want)
+		// The run takes the request of rank round(q·n) (HdrHistogram's
+		// convention), Prometheus the first of rank ≥ q·n, so in a sparse
+		// tail it may take the next request: the bound is the run's value
+		// at q and at the next rank, widened by one bucket either way
+		// (Prometheus interpolates inside the bucket that holds the rank).
+		lo, hi := merged.Latency.Quantile(q).Seconds(), merged.Latency.Quantile(min(q+1/n, 1)).Seconds()
+		rel := math.Abs(got-lo) / lo
+		t.Logf("p%g: prometheus %.6fs, run %.6fs (next request %.6fs), off by %.3f%% (one bucket: %.3f%%)", q*100, got, lo, hi, rel*100, MaxQuantileError*100)
+		if got < lo/(1+2*MaxQuantileError) || got > hi*(1+2*MaxQuantileError) {
+			t.Errorf("p%g: prometheus says %v, the run %v (next request %v)", q*100, got, lo, hi)
 		}
-	}
-	if got := prom.query(t, "sum(wirebench_requests_total"+sel+")", at); got != float64(merged.Requests) {
-		t.Errorf("requests: prometheus %v, run %d", got, merged.Requests)
 	}
 	// Prometheus 2.x has no _count series for a native histogram: histogram_count.
 	if got := prom.query(t, "histogram_count(sum(wirebench_request_duration_seconds"+sel+"))", at); got != float64(merged.Requests) {
