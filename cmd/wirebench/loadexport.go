@@ -1,0 +1,106 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/wirebench/wirebench/export"
+	"github.com/wirebench/wirebench/load"
+	"github.com/wirebench/wirebench/results"
+)
+
+// Live export's interval: the engine looks at the run once a second, so
+// a shorter one would not be kept; an hour is the longest a series can
+// go quiet before Prometheus marks it stale (5 min) many times over.
+const (
+	defaultExportInterval = 10 * time.Second
+	minExportInterval     = time.Second
+	maxExportInterval     = time.Hour
+	// exportFlushTimeout bounds the final push after the run.
+	exportFlushTimeout = 15 * time.Second
+)
+
+// exportFlags are load's flags for live export and for naming requests
+// (docs/export.md): --prometheus-rw, --export-interval, --run-id,
+// --traceparent, --slowest.
+type exportFlags struct {
+	promRW string
+	every  time.Duration
+	runID  string
+}
+
+func (e *exportFlags) register(fs *pflag.FlagSet, f *loadFlags) {
+	fs.StringVar(&e.promRW, "prometheus-rw", "", "push the run as it goes to this Prometheus remote-write `URL` (http://host:9090/api/v1/write): latency as native histograms with exemplars, request, failure, byte and CPU counters (docs/export.md)")
+	e.every = defaultExportInterval
+	fs.Var(durationFlag{&e.every}, "export-interval", "with --prometheus-rw: push every `interval`, and once at the end")
+	fs.StringVar(&e.runID, "run-id", "", "with --prometheus-rw: the `ID` in every series' run label (default random; give all segments of one run the same)")
+	fs.BoolVar(&f.raw.Traceparent, "traceparent", false, "raw HTTP: send a W3C traceparent header with a fresh trace ID per request, so the slowest can be found in the server's logs")
+	fs.IntVar(&f.o.Slowest, "slowest", 0, "keep the `N` slowest requests by name, in --out and the summary (default 10, -1 none)")
+}
+
+// check refuses export flags that would do nothing or cannot work.
+func (e *exportFlags) check(fs *pflag.FlagSet, f *loadFlags) error {
+	if e.promRW == "" {
+		for _, name := range []string{"export-interval", "run-id"} {
+			if fs.Changed(name) {
+				return loadUsagef("--%s applies with --prometheus-rw", name)
+			}
+		}
+	}
+	if f.raw.Traceparent && (f.scenario != "" || f.stream.Kind != "" || f.browser.Kind != "") {
+		return loadUsagef("--traceparent applies to raw HTTP (no --scenario, --stream or --browser) for now")
+	}
+	if err := checkInt("--slowest", int64(f.o.Slowest), -1, results.MaxSlowest, ""); err != nil {
+		return err
+	}
+	return checkDuration("--export-interval", e.every, minExportInterval, maxExportInterval)
+}
+
+// start starts the exporter, if asked, and hooks it to the run's
+// snapshots; nil when there is nothing to export.
+func (e *exportFlags) start(o *load.Options) (*export.Exporter, error) {
+	if e.promRW == "" {
+		return nil, nil
+	}
+	rw, err := export.NewRemoteWrite(e.promRW)
+	if err != nil {
+		return nil, loadUsagef("--prometheus-rw: %v", err)
+	}
+	eo := export.Options{RunID: e.runID}
+	if o.Segment.N > 1 {
+		eo.Segment = o.Segment.String()
+	}
+	exp, err := export.New(eo, rw)
+	if err != nil {
+		return nil, err
+	}
+	o.Snapshot, o.SnapshotEvery = exp.Offer, e.every
+	return exp, nil
+}
+
+// finishExport pushes the run's result (nil when the run failed) and
+// waits for the pushes. A failed export does not fail the run — its
+// figures stand — but is a warning in the summary and in --out.
+func finishExport(ctx context.Context, exp *export.Exporter, res *results.Load, stderr io.Writer) {
+	if exp == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), exportFlushTimeout)
+	defer cancel()
+	err := exp.Close(ctx, res)
+	st := exp.Stats()
+	if res == nil {
+		return
+	}
+	if err != nil {
+		res.Warnings = append(res.Warnings, err.Error())
+	}
+	if st.Dropped > 0 {
+		res.Warnings = append(res.Warnings, fmt.Sprintf("export: %d snapshots dropped (the receiver was slower than --export-interval)", st.Dropped))
+	}
+	fmt.Fprintf(stderr, "export: %d pushes to Prometheus, run=%q, %d failed, %d dropped\n", st.Sent, exp.RunID(), st.Failed, st.Dropped)
+}

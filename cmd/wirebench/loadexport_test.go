@@ -1,0 +1,146 @@
+package main
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/klauspost/compress/snappy"
+	"github.com/prometheus/prometheus/prompb"
+
+	"github.com/wirebench/wirebench/results"
+)
+
+// rwReceiver decodes remote-write requests as Prometheus does (snappy,
+// prompb) and keeps what they carried. (export's own test runs against a
+// real Prometheus; this one checks the CLI's wiring.)
+type rwReceiver struct {
+	mu        sync.Mutex
+	pushes    int
+	requests  float64 // the last wirebench_requests_total sample
+	exemplars map[string]bool
+}
+
+func (rcv *rwReceiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	raw, _ := io.ReadAll(r.Body)
+	body, err := snappy.Decode(nil, raw)
+	var req prompb.WriteRequest
+	if err == nil {
+		err = req.Unmarshal(body)
+	}
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	rcv.mu.Lock()
+	defer rcv.mu.Unlock()
+	rcv.pushes++
+	for _, ts := range req.Timeseries {
+		for _, l := range ts.Labels {
+			if l.Name == "__name__" && l.Value == "wirebench_requests_total" && len(ts.Samples) > 0 {
+				rcv.requests = ts.Samples[0].Value
+			}
+		}
+		for _, e := range ts.Exemplars {
+			rcv.exemplars[e.Labels[0].Value] = true
+		}
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// TestLoadPrometheusRW: load --prometheus-rw pushes during the run and
+// at the end; the last push counts exactly the requests --out counts,
+// and the slowest requests — named in the summary and in --out by the
+// trace IDs the server received — arrive as exemplars.
+func TestLoadPrometheusRW(t *testing.T) {
+	t.Parallel()
+	var n atomic.Int64
+	var seenMu sync.Mutex
+	seen := map[string]bool{} // trace IDs the server received
+	target := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		tp := r.Header.Get("traceparent") // 00-<trace id>-<span id>-01
+		if parts := strings.Split(tp, "-"); len(parts) == 4 {
+			seenMu.Lock()
+			seen[parts[1]] = true
+			seenMu.Unlock()
+		}
+		if n.Add(1)%50 == 0 {
+			time.Sleep(20 * time.Millisecond) // the slow ones
+		}
+	}))
+	defer target.Close()
+	rcv := &rwReceiver{exemplars: map[string]bool{}}
+	prom := httptest.NewServer(rcv)
+	defer prom.Close()
+
+	out := filepath.Join(t.TempDir(), "run.json")
+	code, stdout, stderr := runLoadCLI(t, "load", "-q", "-c", "2", "-d", "2500ms", "--traceparent", "--slowest", "3",
+		"--prometheus-rw", prom.URL+"/api/v1/write", "--export-interval", "1s", "--run-id", "t1", "--out", out, target.URL+"/")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	raw, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var res results.Load
+	if err := json.Unmarshal(raw, &res); err != nil {
+		t.Fatal(err)
+	}
+	rcv.mu.Lock()
+	defer rcv.mu.Unlock()
+	if rcv.pushes < 2 {
+		t.Errorf("%d pushes: want at least one during the run and the final", rcv.pushes)
+	}
+	if rcv.requests != float64(res.Requests) || res.Requests == 0 {
+		t.Errorf("last push counts %v requests, --out %d", rcv.requests, res.Requests)
+	}
+	if res.Exemplars == nil || len(res.Exemplars.Slowest) != 3 {
+		t.Fatalf("--out's slowest: %+v, want 3", res.Exemplars)
+	}
+	for _, e := range res.Exemplars.Slowest {
+		switch {
+		case e.Latency < 20*time.Millisecond:
+			t.Errorf("slowest %s took %v: not a stalled request", e.TraceID, e.Latency)
+		case !seen[e.TraceID]:
+			t.Errorf("slowest %q: the server received no such trace ID", e.TraceID)
+		case !rcv.exemplars[e.TraceID]:
+			t.Errorf("slowest %s: not pushed as an exemplar", e.TraceID)
+		case !strings.Contains(stdout, e.TraceID):
+			t.Errorf("slowest %s: not in the summary:\n%s", e.TraceID, stdout)
+		}
+	}
+	if !strings.Contains(stdout, "slowest: 3 requests") || !strings.Contains(stderr, `run="t1"`) {
+		t.Errorf("summary or stderr lacks the slowest line or the export line:\n%s\n%s", stdout, stderr)
+	}
+}
+
+// TestLoadExportUsage: export flags that would do nothing or cannot work
+// are usage errors that say why.
+func TestLoadExportUsage(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--export-interval", "5s"}, "--export-interval applies with --prometheus-rw"},
+		{[]string{"--run-id", "x"}, "--run-id applies with --prometheus-rw"},
+		{[]string{"--prometheus-rw", "127.0.0.1:9090"}, "want http(s)://host:port/api/v1/write"},
+		{[]string{"--prometheus-rw", "http://127.0.0.1:1/api/v1/write", "--export-interval", "10ms"}, "--export-interval 10ms: want 1s..1h0m0s"},
+		{[]string{"--slowest", "1001"}, "--slowest 1001: want -1..1000"},
+		{[]string{"--traceparent", "--scenario", "get"}, "--traceparent applies to raw HTTP"},
+	} {
+		code, _, stderr := runLoadCLI(t, append(append([]string{"load", "-q", "-n", "1"}, tc.args...), "http://127.0.0.1:1/")...)
+		if code != 2 || !strings.Contains(stderr, tc.want) {
+			t.Errorf("%v: exit %d (want 2), stderr lacks %q:\n%s", tc.args, code, tc.want, stderr)
+		}
+	}
+}
