@@ -1,19 +1,18 @@
 package export
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
-	"net"
 	"net/http"
 	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
+
+	"github.com/wirebench/wirebench/internal/testkit"
 )
 
 // promServer is a real Prometheus (Debian's package) with the remote
@@ -21,47 +20,27 @@ import (
 type promServer struct{ base string }
 
 // startPrometheus starts prometheus, or skips outside CI when it is not
-// installed (CI installs it: .ci/run).
+// installed (CI installs it: .ci/run). It gets one CPU and a soft
+// memory limit, and is stopped with its process group when the test ends.
 func startPrometheus(t *testing.T) *promServer {
 	t.Helper()
-	bin, err := exec.LookPath("prometheus")
-	if err != nil {
-		if os.Getenv("CI") == "" {
-			t.Skip("prometheus not installed (apt-get install -y prometheus): skipping the remote-write test outside CI")
-		}
-		t.Fatal("CI: prometheus not installed; .ci/run should have installed it")
-	}
+	bin := testkit.NeedTool(t, "prometheus", "apt-get install -y prometheus")
 	dir := t.TempDir()
 	cfg := filepath.Join(dir, "prometheus.yml")
 	if err := os.WriteFile(cfg, []byte("global:\n  scrape_interval: 1h\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	// A free port: prometheus prints no address it bound to :0.
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
+	// A free port, closed and passed on: prometheus neither prints the
+	// address it bound to :0 nor takes a listener. Should another process
+	// take the port meanwhile, prometheus exits and the test says so.
+	l := testkit.Listen(t)
 	addr := l.Addr().String()
 	l.Close()
-	ctx, cancel := context.WithCancel(context.Background())
-	cmd := exec.CommandContext(ctx, bin, "--config.file="+cfg, "--storage.tsdb.path="+filepath.Join(dir, "data"),
+	cmd := exec.Command(bin, "--config.file="+cfg, "--storage.tsdb.path="+filepath.Join(dir, "data"),
 		"--web.listen-address="+addr, "--web.enable-remote-write-receiver",
 		"--enable-feature=native-histograms,exemplar-storage", "--log.level=warn")
-	// Short and small: one CPU and a soft memory cap for a test.
 	cmd.Env = append(os.Environ(), "GOMAXPROCS=1", "GOMEMLIMIT=256MiB")
-	var logs strings.Builder
-	cmd.Stdout, cmd.Stderr = &logs, &logs
-	if err := cmd.Start(); err != nil {
-		cancel()
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		cancel()
-		_ = cmd.Wait()
-		if t.Failed() {
-			t.Logf("prometheus log:\n%s", logs.String())
-		}
-	})
+	proc := testkit.Start(t, cmd)
 	p := &promServer{base: "http://" + addr}
 	deadline := time.Now().Add(60 * time.Second)
 	for {
@@ -73,9 +52,13 @@ func startPrometheus(t *testing.T) *promServer {
 			}
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("prometheus not ready after 60 s: %v\n%s", err, logs.String())
+			t.Fatalf("prometheus not ready after 60 s: %v\n%s", err, proc.Log())
 		}
-		time.Sleep(100 * time.Millisecond)
+		select {
+		case <-proc.Done():
+			t.Fatalf("prometheus exited: %v\n%s", proc.Wait(), proc.Log())
+		case <-time.After(100 * time.Millisecond):
+		}
 	}
 }
 
