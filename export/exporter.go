@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -95,6 +96,15 @@ func New(o Options, sinks ...Sink) (*Exporter, error) {
 	e := &Exporter{o: o, sinks: sinks, queue: make(chan *results.Load, o.Queue), done: make(chan struct{})}
 	go e.loop()
 	return e, nil
+}
+
+// Sinks names the sinks, for a summary: "prometheus remote write, otlp".
+func (e *Exporter) Sinks() string {
+	names := make([]string, len(e.sinks))
+	for i, s := range e.sinks {
+		names[i] = s.Name()
+	}
+	return strings.Join(names, ", ")
 }
 
 // RunID is the run label in effect.

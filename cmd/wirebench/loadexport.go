@@ -25,29 +25,30 @@ const (
 )
 
 // exportFlags are load's flags for live export and for naming requests
-// (docs/export.md): --prometheus-rw, --export-interval, --run-id,
-// --traceparent, --slowest.
+// (docs/export.md): --prometheus-rw, --otlp, --export-interval,
+// --run-id, --traceparent, --slowest.
 type exportFlags struct {
-	promRW string
-	every  time.Duration
-	runID  string
+	promRW, otlp string
+	every        time.Duration
+	runID        string
 }
 
 func (e *exportFlags) register(fs *pflag.FlagSet, f *loadFlags) {
 	fs.StringVar(&e.promRW, "prometheus-rw", "", "push the run as it goes to this Prometheus remote-write `URL` (http://host:9090/api/v1/write): latency as native histograms with exemplars, request, failure, byte and CPU counters (docs/export.md)")
+	fs.StringVar(&e.otlp, "otlp", "", "push the run as it goes to this OTLP/HTTP metrics `URL` (http://host:4318/v1/metrics): latency as exponential histograms with exemplars, and the counters (docs/export.md)")
 	e.every = defaultExportInterval
-	fs.Var(durationFlag{&e.every}, "export-interval", "with --prometheus-rw: push every `interval`, and once at the end")
-	fs.StringVar(&e.runID, "run-id", "", "with --prometheus-rw: the `ID` in every series' run label (default random; give all segments of one run the same)")
+	fs.Var(durationFlag{&e.every}, "export-interval", "with --prometheus-rw or --otlp: push every `interval`, and once at the end")
+	fs.StringVar(&e.runID, "run-id", "", "with --prometheus-rw or --otlp: the `ID` in every series' run label (default random; give all segments of one run the same)")
 	fs.BoolVar(&f.raw.Traceparent, "traceparent", false, "raw HTTP: send a W3C traceparent header with a fresh trace ID per request, so the slowest can be found in the server's logs")
 	fs.IntVar(&f.o.Slowest, "slowest", 0, "keep the `N` slowest requests by name, in --out and the summary (default 10, -1 none)")
 }
 
 // check refuses export flags that would do nothing or cannot work.
 func (e *exportFlags) check(fs *pflag.FlagSet, f *loadFlags) error {
-	if e.promRW == "" {
+	if e.promRW == "" && e.otlp == "" {
 		for _, name := range []string{"export-interval", "run-id"} {
 			if fs.Changed(name) {
-				return loadUsagef("--%s applies with --prometheus-rw", name)
+				return loadUsagef("--%s applies with --prometheus-rw or --otlp", name)
 			}
 		}
 	}
@@ -63,18 +64,29 @@ func (e *exportFlags) check(fs *pflag.FlagSet, f *loadFlags) error {
 // start starts the exporter, if asked, and hooks it to the run's
 // snapshots; nil when there is nothing to export.
 func (e *exportFlags) start(o *load.Options) (*export.Exporter, error) {
-	if e.promRW == "" {
-		return nil, nil
+	var sinks []export.Sink
+	if e.promRW != "" {
+		rw, err := export.NewRemoteWrite(e.promRW)
+		if err != nil {
+			return nil, loadUsagef("--prometheus-rw: %v", err)
+		}
+		sinks = append(sinks, rw)
 	}
-	rw, err := export.NewRemoteWrite(e.promRW)
-	if err != nil {
-		return nil, loadUsagef("--prometheus-rw: %v", err)
+	if e.otlp != "" {
+		ot, err := export.NewOTLP(e.otlp)
+		if err != nil {
+			return nil, loadUsagef("--otlp: %v", err)
+		}
+		sinks = append(sinks, ot)
+	}
+	if len(sinks) == 0 {
+		return nil, nil
 	}
 	eo := export.Options{RunID: e.runID}
 	if o.Segment.N > 1 {
 		eo.Segment = o.Segment.String()
 	}
-	exp, err := export.New(eo, rw)
+	exp, err := export.New(eo, sinks...)
 	if err != nil {
 		return nil, err
 	}
@@ -102,5 +114,5 @@ func finishExport(ctx context.Context, exp *export.Exporter, res *results.Load, 
 	if st.Dropped > 0 {
 		res.Warnings = append(res.Warnings, fmt.Sprintf("export: %d snapshots dropped (the receiver was slower than --export-interval)", st.Dropped))
 	}
-	fmt.Fprintf(stderr, "export: %d pushes to Prometheus, run=%q, %d failed, %d dropped\n", st.Sent, exp.RunID(), st.Failed, st.Dropped)
+	fmt.Fprintf(stderr, "export: %d pushes to %s, run=%q, %d failed, %d dropped\n", st.Sent, exp.Sinks(), exp.RunID(), st.Failed, st.Dropped)
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/hex"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -15,6 +16,8 @@ import (
 
 	"github.com/klauspost/compress/snappy"
 	"github.com/prometheus/prometheus/prompb"
+	metricspb "go.opentelemetry.io/proto/otlp/metrics/v1"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/wirebench/wirebench/results"
 )
@@ -56,10 +59,45 @@ func (rcv *rwReceiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusNoContent)
 }
 
-// TestLoadPrometheusRW: load --prometheus-rw pushes during the run and
-// at the end; the last push counts exactly the requests --out counts,
-// and the slowest requests — named in the summary and in --out by the
-// trace IDs the server received — arrive as exemplars.
+// otlpRcv decodes OTLP/HTTP metrics pushes and keeps the last requests
+// count and every exemplar's trace ID.
+type otlpRcv struct {
+	mu        sync.Mutex
+	pushes    int
+	requests  float64
+	exemplars map[string]bool
+}
+
+func (rcv *otlpRcv) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	raw, _ := io.ReadAll(r.Body)
+	var md metricspb.MetricsData
+	if err := proto.Unmarshal(raw, &md); err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	rcv.mu.Lock()
+	defer rcv.mu.Unlock()
+	rcv.pushes++
+	for _, rm := range md.ResourceMetrics {
+		for _, sm := range rm.ScopeMetrics {
+			for _, m := range sm.Metrics {
+				if m.Name == "wirebench.requests" {
+					rcv.requests = m.GetSum().DataPoints[0].GetAsDouble()
+				}
+				for _, p := range m.GetExponentialHistogram().GetDataPoints() {
+					for _, e := range p.Exemplars {
+						rcv.exemplars[hex.EncodeToString(e.TraceId)] = true
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestLoadPrometheusRW: load --prometheus-rw and --otlp push during the
+// run and at the end; the last push counts exactly the requests --out
+// counts, and the slowest requests — named in the summary and in --out
+// by the trace IDs the server received — arrive as exemplars.
 func TestLoadPrometheusRW(t *testing.T) {
 	t.Parallel()
 	var n atomic.Int64
@@ -80,10 +118,13 @@ func TestLoadPrometheusRW(t *testing.T) {
 	rcv := &rwReceiver{exemplars: map[string]bool{}}
 	prom := httptest.NewServer(rcv)
 	defer prom.Close()
+	orcv := &otlpRcv{exemplars: map[string]bool{}}
+	otlp := httptest.NewServer(orcv)
+	defer otlp.Close()
 
 	out := filepath.Join(t.TempDir(), "run.json")
 	code, stdout, stderr := runLoadCLI(t, "load", "-q", "-c", "2", "-d", "2500ms", "--traceparent", "--slowest", "3",
-		"--prometheus-rw", prom.URL+"/api/v1/write", "--export-interval", "1s", "--run-id", "t1", "--out", out, target.URL+"/")
+		"--prometheus-rw", prom.URL+"/api/v1/write", "--otlp", otlp.URL+"/v1/metrics", "--export-interval", "1s", "--run-id", "t1", "--out", out, target.URL+"/")
 	if code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
 	}
@@ -97,8 +138,13 @@ func TestLoadPrometheusRW(t *testing.T) {
 	}
 	rcv.mu.Lock()
 	defer rcv.mu.Unlock()
-	if rcv.pushes < 2 {
-		t.Errorf("%d pushes: want at least one during the run and the final", rcv.pushes)
+	orcv.mu.Lock()
+	defer orcv.mu.Unlock()
+	if orcv.pushes < 2 || orcv.requests != float64(res.Requests) {
+		t.Errorf("OTLP: %d pushes, the last counts %v requests, --out %d", orcv.pushes, orcv.requests, res.Requests)
+	}
+	if rcv.pushes < 3 { // the first push's exemplars go in a request of their own
+		t.Errorf("%d remote-write requests: want at least one push during the run, its exemplars, and the final", rcv.pushes)
 	}
 	if rcv.requests != float64(res.Requests) || res.Requests == 0 {
 		t.Errorf("last push counts %v requests, --out %d", rcv.requests, res.Requests)
@@ -112,8 +158,8 @@ func TestLoadPrometheusRW(t *testing.T) {
 			t.Errorf("slowest %s took %v: not a stalled request", e.TraceID, e.Latency)
 		case !seen[e.TraceID]:
 			t.Errorf("slowest %q: the server received no such trace ID", e.TraceID)
-		case !rcv.exemplars[e.TraceID]:
-			t.Errorf("slowest %s: not pushed as an exemplar", e.TraceID)
+		case !rcv.exemplars[e.TraceID] || !orcv.exemplars[e.TraceID]:
+			t.Errorf("slowest %s: not pushed as an exemplar (remote write %v, OTLP %v)", e.TraceID, rcv.exemplars[e.TraceID], orcv.exemplars[e.TraceID])
 		case !strings.Contains(stdout, e.TraceID):
 			t.Errorf("slowest %s: not in the summary:\n%s", e.TraceID, stdout)
 		}
@@ -131,8 +177,9 @@ func TestLoadExportUsage(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"--export-interval", "5s"}, "--export-interval applies with --prometheus-rw"},
-		{[]string{"--run-id", "x"}, "--run-id applies with --prometheus-rw"},
+		{[]string{"--export-interval", "5s"}, "--export-interval applies with --prometheus-rw or --otlp"},
+		{[]string{"--run-id", "x"}, "--run-id applies with --prometheus-rw or --otlp"},
+		{[]string{"--otlp", "127.0.0.1:4318"}, "want http(s)://host:port/v1/metrics"},
 		{[]string{"--prometheus-rw", "127.0.0.1:9090"}, "want http(s)://host:port/api/v1/write"},
 		{[]string{"--prometheus-rw", "http://127.0.0.1:1/api/v1/write", "--export-interval", "10ms"}, "--export-interval 10ms: want 1s..1h0m0s"},
 		{[]string{"--slowest", "1001"}, "--slowest 1001: want -1..1000"},
