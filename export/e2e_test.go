@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wirebench/wirebench/internal/testkit"
 	"github.com/wirebench/wirebench/load"
 	"github.com/wirebench/wirebench/results"
 )
@@ -80,7 +81,7 @@ func runSegments(t *testing.T, url, runID string, sinks func() []Sink) []*result
 // precision, the request counters add up to the run's, and the slowest
 // requests' trace IDs are among the stored exemplars.
 func TestPrometheusP99IsTheRunsP99(t *testing.T) {
-	prom := startPrometheus(t)
+	prom := startPrometheus(t, "")
 	ts := spreadServer(t)
 	runID := NewRunID()
 	segs := runSegments(t, ts.URL, runID, func() []Sink {
@@ -146,3 +147,63 @@ func TestPrometheusP99IsTheRunsP99(t *testing.T) {
 }
 
 func ftoa(f float64) string { return strconvFormat(f) }
+
+// TestPrometheusScrapesTheRun: a real Prometheus scrapes the Scrape
+// sink every second during a run; once it has scraped the final
+// snapshot, PromQL gives exactly the run's requests, histogram count and
+// failures, and its quantiles within the bound of the push test.
+func TestPrometheusScrapesTheRun(t *testing.T) {
+	sc := &Scrape{}
+	ln := testkit.Listen(t)
+	srv := &http.Server{Handler: sc, ReadHeaderTimeout: 5 * time.Second}
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Close() })
+	prom := startPrometheus(t, ln.Addr().String())
+	ts := spreadServer(t)
+	runID := NewRunID()
+	exp, err := New(Options{RunID: runID}, sc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sl, err := load.NewRaw(load.RawOptions{URL: ts.URL, Traceparent: true, Timeout: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := load.Options{Options: results.Options{Concurrency: 4, Duration: 2 * time.Second}, Snapshot: exp.Offer, SnapshotEvery: time.Second}
+	res, err := load.Run(context.Background(), o, sl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := exp.Close(context.Background(), res); err != nil {
+		t.Fatal(err)
+	}
+	sel := `{run="` + runID + `"}`
+	// Wait for a scrape of the final snapshot (every second; generous on a busy machine).
+	deadline := time.Now().Add(20 * time.Second)
+	for prom.query(t, "count(wirebench_requests_total"+sel+") or vector(0)", time.Now()) == 0 ||
+		prom.query(t, "sum(wirebench_requests_total"+sel+")", time.Now()) != float64(res.Requests) {
+		if time.Now().After(deadline) {
+			t.Fatalf("prometheus has not scraped the final %d requests in 20 s", res.Requests)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	at := time.Now()
+	if got := prom.query(t, "histogram_count(sum(wirebench_request_duration_seconds"+sel+"))", at); got != float64(res.Requests) {
+		t.Errorf("histogram count: prometheus %v, run %d", got, res.Requests)
+	}
+	for reason, n := range res.Failures {
+		q := `sum(wirebench_request_failures_total{run="` + runID + `",reason="` + reason + `"})`
+		if got := prom.query(t, q, at); got != float64(n) {
+			t.Errorf("failures %q: prometheus %v, run %d", reason, got, n)
+		}
+	}
+	n := float64(res.Latency.Count())
+	for _, q := range []float64{0.5, 0.99} {
+		got := prom.query(t, "histogram_quantile("+ftoa(q)+", sum(wirebench_request_duration_seconds"+sel+"))", at)
+		lo, hi := res.Latency.Quantile(q).Seconds(), res.Latency.Quantile(min(q+1/n, 1)).Seconds()
+		t.Logf("p%g: prometheus %.6fs, run %.6fs (next request %.6fs)", q*100, got, lo, hi)
+		if got < lo/(1+2*MaxQuantileError) || got > hi*(1+2*MaxQuantileError) {
+			t.Errorf("p%g: prometheus says %v, the run %v (next request %v)", q*100, got, lo, hi)
+		}
+	}
+}

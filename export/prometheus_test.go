@@ -22,12 +22,17 @@ type promServer struct{ base string }
 // startPrometheus starts prometheus, or skips outside CI when it is not
 // installed (CI installs it: .ci/run). It gets one CPU and a soft
 // memory limit, and is stopped with its process group when the test ends.
-func startPrometheus(t *testing.T) *promServer {
+// It scrapes scrapeAddr's /metrics every second, if given.
+func startPrometheus(t *testing.T, scrapeAddr string) *promServer {
 	t.Helper()
 	bin := testkit.NeedTool(t, "prometheus", "apt-get install -y prometheus")
 	dir := t.TempDir()
 	cfg := filepath.Join(dir, "prometheus.yml")
-	if err := os.WriteFile(cfg, []byte("global:\n  scrape_interval: 1h\n"), 0o644); err != nil {
+	yml := "global:\n  scrape_interval: 1h\n"
+	if scrapeAddr != "" {
+		yml += "scrape_configs:\n  - job_name: wirebench\n    scrape_interval: 1s\n    static_configs:\n      - targets: ['" + scrapeAddr + "']\n"
+	}
+	if err := os.WriteFile(cfg, []byte(yml), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	// A free port, closed and passed on: prometheus neither prints the

@@ -225,7 +225,7 @@ func runLoad(ctx context.Context, env *cliEnv, args []string) error {
 	if !f.quiet && isTerminal(env.stderr) {
 		f.o.Progress = load.ProgressBar(env.stderr, f.o)
 	}
-	exp, err := f.export.start(&f.o)
+	exp, err := f.export.start(&f.o, env.stderr)
 	if err != nil {
 		return err
 	}

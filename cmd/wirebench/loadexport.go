@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net"
+	"net/http"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -28,14 +30,22 @@ const (
 // (docs/export.md): --prometheus-rw, --otlp, --export-interval,
 // --run-id, --traceparent, --slowest.
 type exportFlags struct {
-	promRW, otlp string
-	every        time.Duration
-	runID        string
+	promRW, otlp, metricsAddr string
+	every                     time.Duration
+	runID                     string
+}
+
+// liveExport is a started export: the exporter and, with --metrics-addr,
+// the server of its scrape endpoint.
+type liveExport struct {
+	exp *export.Exporter
+	srv *http.Server
 }
 
 func (e *exportFlags) register(fs *pflag.FlagSet, f *loadFlags) {
 	fs.StringVar(&e.promRW, "prometheus-rw", "", "push the run as it goes to this Prometheus remote-write `URL` (http://host:9090/api/v1/write): latency as native histograms with exemplars, request, failure, byte and CPU counters (docs/export.md)")
 	fs.StringVar(&e.otlp, "otlp", "", "push the run as it goes to this OTLP/HTTP metrics `URL` (http://host:4318/v1/metrics): latency as exponential histograms with exemplars, and the counters (docs/export.md)")
+	fs.StringVar(&e.metricsAddr, "metrics-addr", "", "serve the run as it goes on http://`address`/metrics for Prometheus to scrape (port 0 picks one; stderr says which)")
 	e.every = defaultExportInterval
 	fs.Var(durationFlag{&e.every}, "export-interval", "with --prometheus-rw or --otlp: push every `interval`, and once at the end")
 	fs.StringVar(&e.runID, "run-id", "", "with --prometheus-rw or --otlp: the `ID` in every series' run label (default random; give all segments of one run the same)")
@@ -45,10 +55,10 @@ func (e *exportFlags) register(fs *pflag.FlagSet, f *loadFlags) {
 
 // check refuses export flags that would do nothing or cannot work.
 func (e *exportFlags) check(fs *pflag.FlagSet, f *loadFlags) error {
-	if e.promRW == "" && e.otlp == "" {
+	if e.promRW == "" && e.otlp == "" && e.metricsAddr == "" {
 		for _, name := range []string{"export-interval", "run-id"} {
 			if fs.Changed(name) {
-				return loadUsagef("--%s applies with --prometheus-rw or --otlp", name)
+				return loadUsagef("--%s applies with --prometheus-rw, --otlp or --metrics-addr", name)
 			}
 		}
 	}
@@ -63,7 +73,7 @@ func (e *exportFlags) check(fs *pflag.FlagSet, f *loadFlags) error {
 
 // start starts the exporter, if asked, and hooks it to the run's
 // snapshots; nil when there is nothing to export.
-func (e *exportFlags) start(o *load.Options) (*export.Exporter, error) {
+func (e *exportFlags) start(o *load.Options, stderr io.Writer) (*liveExport, error) {
 	var sinks []export.Sink
 	if e.promRW != "" {
 		rw, err := export.NewRemoteWrite(e.promRW)
@@ -79,6 +89,20 @@ func (e *exportFlags) start(o *load.Options) (*export.Exporter, error) {
 		}
 		sinks = append(sinks, ot)
 	}
+	var srv *http.Server
+	if e.metricsAddr != "" {
+		ln, err := net.Listen("tcp", e.metricsAddr)
+		if err != nil {
+			return nil, fmt.Errorf("--metrics-addr: %w", err)
+		}
+		sc := &export.Scrape{}
+		mux := http.NewServeMux()
+		mux.Handle("/metrics", sc)
+		srv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+		go func() { _ = srv.Serve(ln) }() // ends with Close at the run's end
+		fmt.Fprintf(stderr, "export: metrics on http://%s/metrics\n", ln.Addr())
+		sinks = append(sinks, sc)
+	}
 	if len(sinks) == 0 {
 		return nil, nil
 	}
@@ -88,18 +112,26 @@ func (e *exportFlags) start(o *load.Options) (*export.Exporter, error) {
 	}
 	exp, err := export.New(eo, sinks...)
 	if err != nil {
+		if srv != nil {
+			srv.Close()
+		}
 		return nil, err
 	}
 	o.Snapshot, o.SnapshotEvery = exp.Offer, e.every
-	return exp, nil
+	return &liveExport{exp: exp, srv: srv}, nil
 }
 
-// finishExport pushes the run's result (nil when the run failed) and
-// waits for the pushes. A failed export does not fail the run — its
-// figures stand — but is a warning in the summary and in --out.
-func finishExport(ctx context.Context, exp *export.Exporter, res *results.Load, stderr io.Writer) {
-	if exp == nil {
+// finishExport pushes the run's result (nil when the run failed), waits
+// for the pushes and closes the scrape endpoint. A failed export does not
+// fail the run — its figures stand — but is a warning in the summary and
+// in --out.
+func finishExport(ctx context.Context, le *liveExport, res *results.Load, stderr io.Writer) {
+	if le == nil {
 		return
+	}
+	exp := le.exp
+	if le.srv != nil {
+		defer le.srv.Close()
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), exportFlushTimeout)
 	defer cancel()

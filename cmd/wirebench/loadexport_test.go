@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bytes"
+	"context"
 	"encoding/hex"
 	"encoding/json"
 	"io"
@@ -8,6 +10,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -177,8 +180,8 @@ func TestLoadExportUsage(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"--export-interval", "5s"}, "--export-interval applies with --prometheus-rw or --otlp"},
-		{[]string{"--run-id", "x"}, "--run-id applies with --prometheus-rw or --otlp"},
+		{[]string{"--export-interval", "5s"}, "--export-interval applies with --prometheus-rw, --otlp or --metrics-addr"},
+		{[]string{"--run-id", "x"}, "--run-id applies with --prometheus-rw, --otlp or --metrics-addr"},
 		{[]string{"--otlp", "127.0.0.1:4318"}, "want http(s)://host:port/v1/metrics"},
 		{[]string{"--prometheus-rw", "127.0.0.1:9090"}, "want http(s)://host:port/api/v1/write"},
 		{[]string{"--prometheus-rw", "http://127.0.0.1:1/api/v1/write", "--export-interval", "10ms"}, "--export-interval 10ms: want 1s..1h0m0s"},
@@ -189,5 +192,66 @@ func TestLoadExportUsage(t *testing.T) {
 		if code != 2 || !strings.Contains(stderr, tc.want) {
 			t.Errorf("%v: exit %d (want 2), stderr lacks %q:\n%s", tc.args, code, tc.want, stderr)
 		}
+	}
+}
+
+// lockedBuffer is a buffer the CLI writes while the test reads it.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// TestLoadMetricsAddr: with --metrics-addr 127.0.0.1:0 stderr names the
+// endpoint, and a scrape during the run reads the run so far.
+func TestLoadMetricsAddr(t *testing.T) {
+	t.Parallel()
+	target := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+	defer target.Close()
+	var stdout bytes.Buffer
+	var stderr lockedBuffer
+	done := make(chan int, 1)
+	go func() {
+		done <- run(context.Background(), &cliEnv{stdin: strings.NewReader(""), stdout: &stdout, stderr: &stderr},
+			[]string{"load", "-q", "-c", "1", "-d", "3s", "--metrics-addr", "127.0.0.1:0", "--export-interval", "1s", "--run-id", "m1", target.URL + "/"})
+	}()
+	re := regexp.MustCompile(`metrics on (http://\S+/metrics)`)
+	var scraped string
+	deadline := time.Now().Add(2500 * time.Millisecond) // within the run
+	for scraped == "" && time.Now().Before(deadline) {
+		time.Sleep(100 * time.Millisecond)
+		m := re.FindStringSubmatch(stderr.String())
+		if m == nil {
+			continue
+		}
+		resp, err := http.Get(m[1])
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if strings.Contains(string(body), `wirebench_requests_total{run="m1",op="GET /"}`) {
+			scraped = string(body)
+		}
+	}
+	if code := <-done; code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout.String(), stderr.String())
+	}
+	if scraped == "" {
+		t.Fatalf("no scrape during the run read wirebench_requests_total; stderr:\n%s", stderr.String())
+	}
+	if !strings.Contains(scraped, "wirebench_request_duration_seconds_count{") {
+		t.Errorf("the scrape lacks the latency histogram:\n%s", scraped)
 	}
 }
