@@ -74,6 +74,7 @@ type Exporter struct {
 	mu      sync.Mutex
 	stats   Stats
 	closed  bool
+	lastAt  time.Time // the newest batch's time; only the sending goroutine uses it
 }
 
 // New starts an exporter; Close stops it.
@@ -150,6 +151,14 @@ func (e *Exporter) batch(l *results.Load) *Batch {
 	if b.At.IsZero() {
 		b.At = time.Now()
 	}
+	// Receivers refuse a sample older than one they have. The run's final
+	// result ends when its last request did, which a live snapshot taken
+	// just before the engine stopped looking may follow: the final is
+	// stamped 1 ms after it (its totals include the snapshot's).
+	if !b.At.After(e.lastAt) {
+		b.At = e.lastAt.Add(time.Millisecond)
+	}
+	e.lastAt = b.At
 	if e.o.Segment != "" {
 		b.Labels = append(b.Labels, Label{"segment", e.o.Segment})
 	}

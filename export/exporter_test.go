@@ -141,3 +141,33 @@ func TestOptionsLimits(t *testing.T) {
 	}
 	_ = e.Close(context.Background(), nil)
 }
+
+// atSink records the time of every batch.
+type atSink struct{ at []time.Time }
+
+func (*atSink) Name() string { return "at" }
+func (s *atSink) Send(_ context.Context, b *Batch) error {
+	s.at = append(s.at, b.At)
+	return nil
+}
+
+// TestBatchTimesIncrease: a final result that ends before the last live
+// snapshot's time (the engine took one just after the last request) is
+// stamped after it, or Prometheus refuses the final write as out of order.
+func TestBatchTimesIncrease(t *testing.T) {
+	sink := &atSink{}
+	e, err := New(Options{}, sink)
+	if err != nil {
+		t.Fatal(err)
+	}
+	live := snapshot(10)
+	final := snapshot(11)
+	final.End = live.End.Add(-time.Microsecond)
+	e.Offer(live)
+	if err := e.Close(context.Background(), final); err != nil {
+		t.Fatal(err)
+	}
+	if len(sink.at) != 2 || !sink.at[1].After(sink.at[0]) || sink.at[1].Sub(sink.at[0]) != time.Millisecond {
+		t.Errorf("batch times %v: want the final 1 ms after the live one", sink.at)
+	}
+}
