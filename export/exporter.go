@@ -57,10 +57,11 @@ const (
 
 // Stats count what an Exporter did.
 type Stats struct {
-	Sent    int64 // snapshots sent to every sink (a failed sink still counts the send)
-	Dropped int64 // snapshots dropped because the queue was full
-	Failed  int64 // sends that failed, all sinks
-	LastErr error // the last failure, if any
+	Sent     int64  // snapshots sent to every sink (a failed sink still counts the send)
+	Dropped  int64  // snapshots dropped because the queue was full
+	Failed   int64  // sends that failed, all sinks
+	LastErr  error  // the last failure, if any
+	LastSink string // the sink that failed last
 }
 
 // Exporter sends snapshots to its sinks from a goroutine of its own, so
@@ -137,7 +138,7 @@ func (e *Exporter) send(ctx context.Context, l *results.Load) {
 		e.mu.Lock()
 		if err != nil {
 			e.stats.Failed++
-			e.stats.LastErr = fmt.Errorf("%s: %w", s.Name(), err)
+			e.stats.LastErr, e.stats.LastSink = err, s.Name()
 		}
 		e.mu.Unlock()
 	}
@@ -189,8 +190,11 @@ func (e *Exporter) Close(ctx context.Context, final *results.Load) error {
 		e.send(ctx, final)
 	}
 	st := e.Stats()
-	if st.LastErr != nil {
-		return fmt.Errorf("%w: %d of %d sends failed, the last: %w", ErrExport, st.Failed, st.Sent*int64(len(e.sinks)), st.LastErr)
+	if err := st.LastErr; err != nil {
+		if !errors.Is(err, ErrExport) {
+			err = fmt.Errorf("%w: %w", ErrExport, err)
+		}
+		return fmt.Errorf("%w (%d of %d sends failed, the last to %s)", err, st.Failed, st.Sent*int64(len(e.sinks)), st.LastSink)
 	}
 	return nil
 }

@@ -118,6 +118,8 @@ func (e *exportFlags) start(o *load.Options, stderr io.Writer) (*liveExport, err
 		return nil, err
 	}
 	o.Snapshot, o.SnapshotEvery = exp.Offer, e.every
+	// The run label first, so the run can be found while it goes.
+	fmt.Fprintf(stderr, "export: run=%q to %s every %v\n", exp.RunID(), exp.Sinks(), e.every)
 	return &liveExport{exp: exp, srv: srv}, nil
 }
 
