@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -49,7 +50,7 @@ func (e *exportFlags) register(fs *pflag.FlagSet, f *loadFlags) {
 	e.every = defaultExportInterval
 	fs.Var(durationFlag{&e.every}, "export-interval", "with --prometheus-rw or --otlp: push every `interval`, and once at the end")
 	fs.StringVar(&e.runID, "run-id", "", "with --prometheus-rw or --otlp: the `ID` in every series' run label (default random; give all segments of one run the same)")
-	fs.BoolVar(&f.raw.Traceparent, "traceparent", false, "raw HTTP: send a W3C traceparent header with a fresh trace ID per request, so the slowest can be found in the server's logs")
+	fs.BoolVar(&f.raw.Traceparent, "traceparent", false, "raw HTTP and the REST scenarios: send a W3C traceparent header with a fresh trace ID per request, so the slowest can be found in the server's logs")
 	fs.IntVar(&f.o.Slowest, "slowest", 0, "keep the `N` slowest requests by name, in --out and the summary (default 10, -1 none)")
 }
 
@@ -62,8 +63,14 @@ func (e *exportFlags) check(fs *pflag.FlagSet, f *loadFlags) error {
 			}
 		}
 	}
-	if f.raw.Traceparent && (f.scenario != "" || f.stream.Kind != "" || f.browser.Kind != "") {
-		return loadUsagef("--traceparent applies to raw HTTP (no --scenario, --stream or --browser) for now")
+	if f.raw.Traceparent {
+		switch {
+		case strings.HasPrefix(f.scenario, "kv-") || f.stream.Kind != "" || f.browser.Kind != "":
+			return loadUsagef("--traceparent applies to raw HTTP and the REST scenarios (not kv-*, --stream or --browser) for now")
+		case f.scenario != "" && f.raw.Transport == "grpc":
+			return loadUsagef("--traceparent applies to the REST scenarios, not gRPC (no metadata yet)")
+		}
+		f.sc.Traceparent = true // the reference-API scenarios take it from their own options
 	}
 	if err := checkInt("--slowest", int64(f.o.Slowest), -1, results.MaxSlowest, ""); err != nil {
 		return err
