@@ -82,7 +82,7 @@ type h1Loop struct {
 
 // loopable reports whether raw mode can run on event loops.
 func (r *Raw) loopable() bool {
-	return r.h2 == nil && r.tls == nil && r.o.Client == ClientLean
+	return r.h2 == nil && r.tls == nil && r.o.Client == ClientLean && !r.o.Traceparent // loops share one request
 }
 
 // runLoops runs the closed-loop raw scenario on GOMAXPROCS loops sharing
@@ -93,7 +93,7 @@ func (r *runner) runLoops(issue, hard context.Context, raw *Raw) {
 	sa, err := resolveSockaddr(issue, raw.addr)
 	if err != nil {
 		for range r.o.Concurrency {
-			r.stats[0].record(&Outcome{Fail: clientio.FailReason(err)}, 0, 0, 0, false)
+			r.stats[0].record(&Outcome{Fail: clientio.FailReason(err)}, time.Now(), 0, 0, 0, false)
 		}
 		return
 	}
@@ -427,7 +427,7 @@ func (l *h1Loop) receive(i int) bool {
 	o := Outcome{BodyOut: l.raw.bodySent(c.wrote), Status: r.Status, BodyIn: r.BodyLen}
 	l.raw.check(&o, r.Body)
 	c.busy = false
-	l.st.record(&o, t1.Sub(c.sent), t1.Sub(c.sent), 0, false)
+	l.st.record(&o, c.sent, t1.Sub(c.sent), t1.Sub(c.sent), 0, false)
 	// More bytes than one response: the server is out of step; start clean.
 	// So is a response that came before the request was written whole: the
 	// rest of it cannot be sent after it.
@@ -502,7 +502,7 @@ func (l *h1Loop) fail(i int, err error) {
 	c.busy = false
 	o := Outcome{Fail: clientio.FailReason(err), BodyOut: l.raw.bodySent(c.wrote)}
 	d := time.Since(c.sent)
-	l.st.record(&o, d, d, 0, false)
+	l.st.record(&o, c.sent, d, d, 0, false)
 }
 
 // watch (re)registers connection i; its index travels in the event.

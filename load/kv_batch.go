@@ -59,7 +59,7 @@ func (r *runner) workBatch(issue, hard context.Context, id int, b BatchVU, st *w
 			return
 		}
 		for i := range batch {
-			st.record(&batch[i], lat, lat, 0, false)
+			st.record(&batch[i], t0, lat, lat, 0, false)
 		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/wirebench/wirebench/measure"
+	"github.com/wirebench/wirebench/results"
 )
 
 // Progress is the state of a run so far, for a live status line.
@@ -15,13 +16,19 @@ type Progress struct {
 	P50, P99 time.Duration
 }
 
-// startLive calls Options.Progress once a second until stop is called.
-// It reads the workers' histograms under their (otherwise uncontended)
-// locks and merges them into a scratch histogram.
+// startLive calls Options.Progress once a second, and Options.Snapshot
+// every SnapshotEvery, until stop is called. It reads the workers'
+// histograms under their (otherwise uncontended) locks and merges them
+// into a scratch histogram, or a snapshot's result.
 func (r *runner) startLive() (stop func()) {
-	if r.o.Progress == nil {
+	if !r.o.live() {
 		return func() {}
 	}
+	every := r.o.SnapshotEvery
+	if every <= 0 {
+		every = DefaultSnapshotEvery
+	}
+	nextSnap := r.start.Add(every)
 	done := make(chan struct{})
 	finished := make(chan struct{})
 	go func() {
@@ -36,6 +43,15 @@ func (r *runner) startLive() (stop func()) {
 			case <-done:
 				return
 			case now := <-tick.C:
+				if r.o.Snapshot != nil && !now.Before(nextSnap) {
+					r.o.Snapshot(r.snapshot(now))
+					for !nextSnap.After(now) {
+						nextSnap = nextSnap.Add(every)
+					}
+				}
+				if r.o.Progress == nil {
+					continue
+				}
 				h.Reset()
 				var p Progress
 				for _, st := range r.stats {
@@ -54,4 +70,29 @@ func (r *runner) startLive() (stop func()) {
 		}
 	}()
 	return func() { close(done); <-finished }
+}
+
+// DefaultSnapshotEvery is how often Options.Snapshot is called by default.
+const DefaultSnapshotEvery = 10 * time.Second
+
+// snapshot is the run so far as a result: counts, histograms, bytes
+// and the client's CPU since the start, and the exemplars kept so far.
+// The workers' stats are read under their locks, one worker at a time.
+func (r *runner) snapshot(now time.Time) *results.Load {
+	ops := r.sc.Ops()
+	res := newResult(r.o.Options, ops)
+	sets := make([]*results.Exemplars, 0, len(r.stats))
+	for i, st := range r.stats {
+		st.mu.Lock()
+		r.addWorker(res, i, st)
+		sets = append(sets, st.keep.exemplars(ops))
+		st.mu.Unlock()
+	}
+	fillHistograms(res, r.o.OpenLoop())
+	res.Exemplars = results.MergeExemplars(r.o.slowest(), sets...)
+	res.Scenario = r.sc.Name()
+	res.Start, res.End, res.Window = r.start, now, now.Sub(r.start)
+	u, s := measure.SelfCPU()
+	res.CPU = results.CPU{User: u - r.cpu0[0], System: s - r.cpu0[1], CPUs: len(measure.Affinity())}
+	return res
 }

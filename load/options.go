@@ -34,6 +34,29 @@ type Options struct {
 	// Progress, if set, is called about once per second with the run so
 	// far, from a goroutine of its own.
 	Progress func(Progress) `json:"-"`
+	// Snapshot, if set, is called every SnapshotEvery (default 10 s) with
+	// the run so far, from a goroutine of its own, for live export: a
+	// result of its own to keep (cumulative counts and histograms, CPU,
+	// exemplars). It must not block for long: the next waits for it.
+	Snapshot      func(*results.Load) `json:"-"`
+	SnapshotEvery time.Duration       `json:"-"`
+	// Slowest is how many of the slowest requests the run keeps by name
+	// (Load.Exemplars): 0 for DefaultSlowest, < 0 for none (no exemplars).
+	Slowest int `json:"-"`
+}
+
+// live reports whether a reporter reads the workers' stats during the run.
+func (o *Options) live() bool { return o.Progress != nil || o.Snapshot != nil }
+
+// slowest is how many slowest requests each worker keeps (0: no exemplars).
+func (o *Options) slowest() int {
+	switch {
+	case o.Slowest < 0:
+		return 0
+	case o.Slowest == 0:
+		return DefaultSlowest
+	}
+	return min(o.Slowest, results.MaxSlowest)
 }
 
 // withDefaults validates o, fills defaults and applies the segment share.
@@ -100,6 +123,10 @@ func (o Options) checkLimits() error {
 		return fmt.Errorf("%w: timeout %v: want at most %v", ErrOptions, o.Timeout, MaxTimeout)
 	case o.GracefulStop < 0 || o.GracefulStop > MaxGracefulStop:
 		return fmt.Errorf("%w: graceful stop %v: want 0..%v", ErrOptions, o.GracefulStop, MaxGracefulStop)
+	case o.Slowest > results.MaxSlowest:
+		return fmt.Errorf("%w: slowest %d: want at most %d", ErrOptions, o.Slowest, results.MaxSlowest)
+	case o.SnapshotEvery < 0:
+		return fmt.Errorf("%w: snapshot interval %v: want > 0", ErrOptions, o.SnapshotEvery)
 	case math.IsNaN(o.StartTarget) || o.StartTarget < 0 || o.StartTarget > MaxRate:
 		return fmt.Errorf("%w: start target %g: want 0..%d", ErrOptions, o.StartTarget, MaxRate)
 	}

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -15,6 +16,7 @@ import (
 	"github.com/wirebench/wirebench/load/clientio"
 	"github.com/wirebench/wirebench/load/h1"
 	"github.com/wirebench/wirebench/load/h2"
+	"github.com/wirebench/wirebench/load/traceparent"
 	"github.com/wirebench/wirebench/measure"
 	"github.com/wirebench/wirebench/results"
 )
@@ -54,6 +56,12 @@ type RawOptions struct {
 	CAFile   string `json:"ca_file,omitempty"`
 	CertFile string `json:"cert_file,omitempty"`
 	KeyFile  string `json:"key_file,omitempty"`
+	// Traceparent sends a W3C traceparent header with a fresh random
+	// trace ID (sampled) on every request, so that the requests the run
+	// names (Load.Exemplars) can be found in the server's logs. Raw mode
+	// then runs a goroutine per VU, not event loops, whose connections
+	// share one serialized request.
+	Traceparent bool `json:"traceparent,omitempty"`
 }
 
 // Raw is the raw-mode Scenario.
@@ -62,6 +70,7 @@ type Raw struct {
 	u    *url.URL
 	addr string
 	wire []byte // the whole pre-serialized HTTP/1.1 request
+	tpAt int    // with Traceparent, where its value is in wire (each VU writes its own copy)
 	want [600]bool
 	h2   *h2.Pool
 	tls  *tls.Config // https: nil for http
@@ -116,8 +125,12 @@ func NewRaw(o RawOptions) (*Raw, error) {
 		r.want[s] = true
 	}
 	for _, h := range o.Header {
-		if k, _, ok := strings.Cut(h, ":"); !ok || strings.TrimSpace(k) == "" {
+		k, _, ok := strings.Cut(h, ":")
+		if !ok || strings.TrimSpace(k) == "" {
 			return nil, fmt.Errorf("%w: header %q is not 'Key: Value'", ErrOptions, h)
+		}
+		if o.Traceparent && strings.EqualFold(strings.TrimSpace(k), traceparent.Header) {
+			return nil, fmt.Errorf("%w: header %q and --traceparent: the run writes its own traceparent", ErrOptions, h)
 		}
 	}
 	switch {
@@ -130,7 +143,14 @@ func NewRaw(o RawOptions) (*Raw, error) {
 	case o.Client != ClientLean && o.Client != ClientStd:
 		return nil, fmt.Errorf("%w: client %q", ErrOptions, o.Client)
 	}
-	r.wire = h1.AppendRequest(nil, o.Method, u.RequestURI(), u.Host, o.Header, o.Body, !o.NoKeepAlive)
+	header := o.Header
+	if o.Traceparent {
+		header = append(slices.Clip(header), traceparent.Header+": "+traceparent.Placeholder)
+	}
+	r.wire = h1.AppendRequest(nil, o.Method, u.RequestURI(), u.Host, header, o.Body, !o.NoKeepAlive)
+	if o.Traceparent {
+		r.tpAt = bytes.Index(r.wire, []byte("\r\n"+traceparent.Header+": "+traceparent.Placeholder)) + len(traceparent.Header) + 4
+	}
 	return r, nil
 }
 
@@ -147,13 +167,17 @@ func (r *Raw) Ops() []string { return []string{r.o.Method + " " + r.u.Path} }
 func (r *Raw) NewVU(_ context.Context, id int, wire *measure.Bytes) (VU, error) {
 	switch {
 	case r.h2 != nil:
-		return &rawStdVU{r: r, c: r.h2.Client(id)}, nil
+		return r.stdVU(r.h2.Client(id)), nil
 	case r.o.Client == ClientStd:
-		return &rawStdVU{r: r, c: h1.NewStdClient(wire, r.o.Timeout, r.o.NoKeepAlive, r.h1TLS())}, nil
+		return r.stdVU(h1.NewStdClient(wire, r.o.Timeout, r.o.NoKeepAlive, r.h1TLS())), nil
 	}
 	c := h1.NewConn(r.addr, wire, r.o.Timeout, !r.o.NoKeepAlive)
 	c.TLS = r.h1TLS()
-	return &rawVU{r: r, c: c}, nil
+	v := &rawVU{r: r, c: c, wire: r.wire}
+	if r.o.Traceparent {
+		v.wire, v.tp = slices.Clone(r.wire), traceparent.NewGen()
+	}
+	return v, nil
 }
 
 // h1TLS is the TLS configuration for HTTP/1.1 over TLS, nil for http.
@@ -228,13 +252,21 @@ func (r *Raw) bodySent(wrote int) int {
 }
 
 type rawVU struct {
-	r *Raw
-	c *h1.Conn
+	r    *Raw
+	c    *h1.Conn
+	wire []byte           // the request: the Raw's, or with Traceparent this VU's copy
+	tp   *traceparent.Gen // nil without Traceparent
 }
 
 func (v *rawVU) Do(ctx context.Context, o *Outcome) {
 	discard := v.r.o.ExpectBodyContains == ""
-	resp, err := v.c.RoundTrip(ctx, v.r.wire, v.r.o.Method == "HEAD", discard)
+	if v.tp != nil { // a fresh trace ID, written in place
+		id, span := v.tp.Next()
+		traceparent.Put(v.wire[v.r.tpAt:], id, span)
+		o.Trace = id
+	}
+	resp, err := v.c.RoundTrip(ctx, v.wire, v.r.o.Method == "HEAD", discard)
+	o.Conn = v.c.LocalPort
 	o.BodyOut = v.r.bodySent(v.c.Sent)
 	if err != nil {
 		o.Fail = clientio.FailReason(err)

@@ -3,10 +3,12 @@ package load
 import (
 	"context"
 	"net/http"
+	"slices"
 	"sync/atomic"
 
 	"github.com/wirebench/wirebench/load/clientio"
 	"github.com/wirebench/wirebench/load/h1"
+	"github.com/wirebench/wirebench/load/traceparent"
 )
 
 // rawStdVU sends the raw request through a net/http client (std, or
@@ -15,6 +17,16 @@ type rawStdVU struct {
 	r   *Raw
 	c   *http.Client
 	buf []byte
+	hdr []string         // with Traceparent: the headers and a traceparent line, rewritten per request
+	tp  *traceparent.Gen // nil without Traceparent
+}
+
+func (r *Raw) stdVU(c *http.Client) *rawStdVU {
+	v := &rawStdVU{r: r, c: c, hdr: r.o.Header}
+	if r.o.Traceparent {
+		v.hdr, v.tp = append(slices.Clone(r.o.Header), ""), traceparent.NewGen()
+	}
+	return v
 }
 
 func (v *rawStdVU) Do(ctx context.Context, o *Outcome) {
@@ -24,7 +36,12 @@ func (v *rawStdVU) Do(ctx context.Context, o *Outcome) {
 	if len(v.r.o.Body) > 0 && v.r.h2 == nil {
 		sent = new(atomic.Int64)
 	}
-	status, body, err := h1.StdDo(ctx, v.c, v.r.o.Method, v.r.o.URL, v.r.o.Header, v.r.o.Body, &v.buf, nil, sent)
+	if v.tp != nil { // net/http copies the header anyway: a new string per request costs little more
+		id, span := v.tp.Next()
+		v.hdr[len(v.hdr)-1] = string(traceparent.Append([]byte(traceparent.Header+": "), id, span))
+		o.Trace = id
+	}
+	status, body, err := h1.StdDo(ctx, v.c, v.r.o.Method, v.r.o.URL, v.hdr, v.r.o.Body, &v.buf, nil, sent)
 	if sent != nil {
 		o.BodyOut = int(sent.Load())
 	}

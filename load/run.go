@@ -50,7 +50,10 @@ func Run(ctx context.Context, opts Options, sc Scenario) (*results.Load, error) 
 			closeVUs(vus[:i])
 			return nil, fmt.Errorf("load: VU %d: %w", i, err)
 		}
-		r.stats[i] = newWorkerStats(len(ops), o.Progress != nil)
+		r.stats[i] = newWorkerStats(len(ops), o.live())
+		if n := o.slowest(); n > 0 {
+			r.stats[i].keep = newKeeper(n)
+		}
 	}
 
 	// issue ends when no more requests may start; hard cuts the ones in
@@ -61,6 +64,7 @@ func Run(ctx context.Context, opts Options, sc Scenario) (*results.Load, error) 
 		return nil, err
 	}
 	u0, s0 := measure.SelfCPU()
+	r.cpu0 = [2]time.Duration{u0, s0}
 	a0, b0 := heapAllocs()
 	issue, hard := ctx, ctx
 	var cancelIssue, cancelHard context.CancelFunc = func() {}, func() {}
@@ -84,6 +88,7 @@ func Run(ctx context.Context, opts Options, sc Scenario) (*results.Load, error) 
 	u1, s1 := measure.SelfCPU()
 	a1, b1 := heapAllocs()
 	stopLive()
+	r.done = true
 	closeVUs(vus)
 
 	res := r.result(ops)
@@ -104,16 +109,8 @@ func Run(ctx context.Context, opts Options, sc Scenario) (*results.Load, error) 
 		res.Warnings = append(res.Warnings, fmt.Sprintf("%d requests were sent again on a new connection: the server closed an idle keep-alive connection as they were sent (not counted as failures)", retried))
 	}
 	res.CPU = results.CPU{User: u1 - u0, System: s1 - s0, CPUs: len(measure.Affinity()), Allocs: a1 - a0, AllocBytes: b1 - b0}
-	if !o.OpenLoop() {
-		res.Service.Merge(res.Latency)
-		for i := range res.Ops {
-			res.Ops[i].Service.Merge(res.Ops[i].Latency)
-		}
-	}
-	if len(ops) == 1 {
-		res.Ops[0].Latency.Merge(res.Latency)
-		res.Ops[0].Service.Merge(res.Service)
-	}
+	fillHistograms(res, o.OpenLoop())
+	res.Exemplars = r.exemplars(ops)
 	sc.Finish(res)
 	res.Warnings = append(res.Warnings, results.Diagnose(res)...)
 	return res, nil
@@ -150,6 +147,8 @@ type runner struct {
 	hits  atomic.Uint64 // requests claimed (open loop, or closed loop with -n)
 	wire  []measure.Bytes
 	stats []*workerStats
+	done  bool             // the workers have stopped (set before the result is merged)
+	cpu0  [2]time.Duration // the client's CPU at the start, for snapshots
 }
 
 // claim takes the next request number, or reports that -n is reached.
@@ -214,16 +213,18 @@ func (r *runner) work(issue, hard context.Context, id int, vu VU, st *workerStat
 		if intended.IsZero() {
 			intended = t0
 		}
-		st.record(&o, t1.Sub(intended), t1.Sub(t0), t0.Sub(intended), r.pacer != nil)
+		st.record(&o, intended, t1.Sub(intended), t1.Sub(t0), t0.Sub(intended), r.pacer != nil)
 	}
 }
 
 // record adds one outcome to the worker's stats.
-func (st *workerStats) record(o *Outcome, lat, svc, lag time.Duration, open bool) {
+// start is when the request was due (latency counts from it).
+func (st *workerStats) record(o *Outcome, start time.Time, lat, svc, lag time.Duration, open bool) {
 	if st.live {
 		st.mu.Lock()
 		defer st.mu.Unlock()
 	}
+	st.keep.keep(o, start, lat)
 	st.lat.Record(lat)
 	if open { // in closed loop service time is the latency: Run copies it
 		st.svc.Record(svc)
@@ -290,8 +291,32 @@ func (r *runner) waitActive(ctx context.Context, timer *time.Timer, id int) bool
 
 // result merges the workers' stats.
 func (r *runner) result(names []string) *results.Load {
+	res := newResult(r.o.Options, names)
+	for i, st := range r.stats {
+		r.addWorker(res, i, st)
+	}
+	return res
+}
+
+// fillHistograms fills the histograms the workers do not record: in
+// closed loop service time is the latency, and a single operation's
+// histograms are the totals.
+func fillHistograms(res *results.Load, open bool) {
+	if !open {
+		res.Service.Merge(res.Latency)
+		for i := range res.Ops {
+			res.Ops[i].Service.Merge(res.Ops[i].Latency)
+		}
+	}
+	if len(res.Ops) == 1 {
+		res.Ops[0].Latency.Merge(res.Latency)
+		res.Ops[0].Service.Merge(res.Service)
+	}
+}
+
+func newResult(o results.Options, names []string) *results.Load {
 	res := &results.Load{
-		Schema: results.LoadSchema, Options: r.o.Options,
+		Schema: results.LoadSchema, Options: o,
 		Latency: measure.NewHistogram(), Service: measure.NewHistogram(), Lag: measure.NewHistogram(),
 		Status: map[string]int64{}, Failures: map[string]int64{},
 	}
@@ -299,35 +324,39 @@ func (r *runner) result(names []string) *results.Load {
 	for i, n := range names {
 		res.Ops[i] = results.Op{Name: n, Latency: measure.NewHistogram(), Service: measure.NewHistogram()}
 	}
-	for i, st := range r.stats {
-		res.Latency.Merge(st.lat)
-		res.Service.Merge(st.svc)
-		res.Lag.Merge(st.lag)
-		for j := range st.ops {
-			res.Ops[j].Requests += st.ops[j].count
-			res.Ops[j].Failed += st.ops[j].failed
-			if st.ops[j].lat != nil {
-				res.Ops[j].Latency.Merge(st.ops[j].lat)
-				res.Ops[j].Service.Merge(st.ops[j].svc)
-			}
-		}
-		for s, n := range st.status {
-			if n > 0 {
-				res.Status[statusKey(s)] += n
-			}
-		}
-		for f, n := range st.fails {
-			res.Failures[f] += n
-			res.Failed += n
-		}
-		res.Requests += st.requests.Load()
-		res.Interrupted += st.interrupted
-		res.Bytes.BodyIn += st.bodyIn
-		res.Bytes.BodyOut += st.bodyOut
-		res.Bytes.WireIn += r.wire[i].In.Load()
-		res.Bytes.WireOut += r.wire[i].Out.Load()
-	}
 	return res
+}
+
+// addWorker adds worker i's stats to res.
+func (r *runner) addWorker(res *results.Load, i int, st *workerStats) {
+	res.Latency.Merge(st.lat)
+	res.Service.Merge(st.svc)
+	res.Lag.Merge(st.lag)
+	for j := range st.ops {
+		res.Ops[j].Requests += st.ops[j].count
+		res.Ops[j].Failed += st.ops[j].failed
+		if st.ops[j].lat != nil {
+			res.Ops[j].Latency.Merge(st.ops[j].lat)
+			res.Ops[j].Service.Merge(st.ops[j].svc)
+		}
+	}
+	for s, n := range st.status {
+		if n > 0 {
+			res.Status[statusKey(s)] += n
+		}
+	}
+	for f, n := range st.fails {
+		res.Failures[f] += n
+		res.Failed += n
+	}
+	res.Requests += st.requests.Load()
+	if !st.live || r.done {
+		res.Interrupted += st.interrupted // written outside the lock: read after the run
+	}
+	res.Bytes.BodyIn += st.bodyIn
+	res.Bytes.BodyOut += st.bodyOut
+	res.Bytes.WireIn += r.wire[i].In.Load()
+	res.Bytes.WireOut += r.wire[i].Out.Load()
 }
 
 // statusKey names a status in results: the HTTP code, "grpc <Code>", or

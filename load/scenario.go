@@ -3,6 +3,7 @@ package load
 import (
 	"context"
 
+	"github.com/wirebench/wirebench/load/traceparent"
 	"github.com/wirebench/wirebench/measure"
 	"github.com/wirebench/wirebench/results"
 )
@@ -55,6 +56,11 @@ type Outcome struct {
 	Fail    string
 	BodyIn  int // payload bytes received (HTTP body, gRPC message)
 	BodyOut int // payload bytes sent
+	// Trace is the trace ID of the traceparent sent with the request
+	// (zero if none was); Conn the client's local port of its connection
+	// (0 if unknown). The run names its slowest requests by them.
+	Trace traceparent.ID
+	Conn  int
 }
 
 // reset prepares o for the next operation.

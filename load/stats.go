@@ -20,7 +20,8 @@ type workerStats struct {
 	bodyIn        int64
 	bodyOut       int64
 	interrupted   int64
-	retried       int64 // requests sent again after a keep-alive connection closed under them
+	retried       int64   // requests sent again after a keep-alive connection closed under them
+	keep          *keeper // the slowest requests and a few per bucket (exemplars.go); nil keeps none
 
 	live     bool
 	mu       sync.Mutex

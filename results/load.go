@@ -70,6 +70,10 @@ type Load struct {
 	// segments' sections.
 	Stream *Stream `json:"stream,omitempty"`
 
+	// Exemplars are the slowest requests and a few per latency bucket,
+	// with their trace IDs (exemplar.go); Merge keeps the slowest of all.
+	Exemplars *Exemplars `json:"exemplars,omitempty"`
+
 	// Stop is set when the run was cut short (SIGINT, SIGTERM): Window
 	// is then how long it really ran, not the planned duration.
 	Stop *Stop `json:"stop,omitempty"`

@@ -70,6 +70,7 @@ func Merge(rs ...*Load) (*Load, error) {
 		}
 	}
 	m.Options.Concurrency, m.Options.Rate = conc, rate
+	m.Exemplars = mergeLoadExemplars(rs)
 	m.Test = first.Test
 	if first.Test != nil && CheckSegments(anonymous(rs)) == nil {
 		m.Options = *first.Test // the whole test's, exactly (not n shares added up)

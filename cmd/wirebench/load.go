@@ -54,6 +54,7 @@ type loadFlags struct {
 	quiet, latency, version  bool
 	outs                     outFlags // --hdr-out, --force
 	dist                     distFlags
+	export                   exportFlags // --prometheus-rw, --traceparent, --slowest…
 }
 
 // durationFlag is a duration flag that also takes a bare number of
@@ -133,6 +134,7 @@ func newLoadFlags(env *cliEnv, f *loadFlags) *pflag.FlagSet {
 	fs.StringVar(&f.cpus, "cpu", "", "pin the client to these `CPUs` (e.g. 0 or 0-1,3) and record it")
 	fs.StringVar(&f.segment, "segment", "", "run share `i/n` of the load, or auto/n: i = $JOB_COMPLETION_INDEX+1 (see wirebench merge)")
 	f.dist.register(fs) // --start-at, --barrier…
+	f.export.register(fs, f)
 	fs.BoolVarP(&f.quiet, "quiet", "q", false, "no live status line")
 	fs.BoolVar(&f.version, "version", false, "print the version and exit")
 	fs.Lookup("duration").DefValue = "" // its help says the default
@@ -163,6 +165,9 @@ func runLoad(ctx context.Context, env *cliEnv, args []string) error {
 		return nil
 	}
 	if err := f.check(fs); err != nil {
+		return err
+	}
+	if err := f.export.check(fs, &f); err != nil {
 		return err
 	}
 	if f.stages != "" {
@@ -220,6 +225,10 @@ func runLoad(ctx context.Context, env *cliEnv, args []string) error {
 	if !f.quiet && isTerminal(env.stderr) {
 		f.o.Progress = load.ProgressBar(env.stderr, f.o)
 	}
+	exp, err := f.export.start(&f.o, env.stderr)
+	if err != nil {
+		return err
+	}
 
 	res, err := load.Run(ctx, f.o, sc)
 	if c, ok := sc.(io.Closer); ok {
@@ -229,6 +238,7 @@ func runLoad(ctx context.Context, env *cliEnv, args []string) error {
 		fmt.Fprint(env.stderr, "\r\033[K")
 	}
 	if err != nil {
+		finishExport(ctx, exp, nil, env.stderr)
 		if errors.Is(err, load.ErrOptions) {
 			return loadUsagef("%s", cliMessage(err))
 		}
@@ -250,12 +260,16 @@ func runLoad(ctx context.Context, env *cliEnv, args []string) error {
 	}
 	res.Config = cfg
 	res.Env = measure.Environment(context.WithoutCancel(ctx))
+	finishExport(ctx, exp, res, env.stderr)
 	sum := summaryWriter(env, f.out)
 	if err := results.WriteSummary(sum, res); err != nil {
 		return err
 	}
 	if err := results.WriteStreamSummary(sum, res); err != nil {
 		return err
+	}
+	if line := results.SlowestLine(res.Exemplars); line != "" {
+		fmt.Fprintf(sum, "\n  %s\n", line)
 	}
 	if len(pcts) > 0 {
 		if err := results.WriteDistribution(sum, res, pcts); err != nil {

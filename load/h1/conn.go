@@ -41,6 +41,9 @@ type Conn struct {
 	// sent is how much of the last request was written (all of it unless
 	// the server answered before its end and hung up)
 	Sent int
+	// LocalPort is the client's port of the current connection (0 before
+	// the first dial): the run names a slow request's connection by it.
+	LocalPort int
 	// wasReused: the exchange in progress went out on a reused connection
 	wasReused bool
 }
@@ -136,6 +139,9 @@ func (c *Conn) connect(ctx context.Context) error {
 	conn, err := c.dialer.DialContext(ctx, "tcp", c.Addr)
 	if err != nil {
 		return err
+	}
+	if a, ok := conn.LocalAddr().(*net.TCPAddr); ok {
+		c.LocalPort = a.Port
 	}
 	if c.TLS != nil {
 		return c.handshake(ctx, conn)

@@ -13,6 +13,7 @@ import (
 	"github.com/wirebench/wirebench/load"
 	"github.com/wirebench/wirebench/load/clientio"
 	"github.com/wirebench/wirebench/load/h1"
+	"github.com/wirebench/wirebench/load/traceparent"
 )
 
 // restClient speaks the REST API in one format over lean HTTP/1.1 (h1)
@@ -31,6 +32,10 @@ type restClient struct {
 	// decodes them into plain, so checks see the real body.
 	gzip  *gzip.Reader
 	plain []byte
+	// tp, with Options.Traceparent, makes each request's trace ID; the
+	// last header line is then the traceparent, rewritten per request.
+	tp    *traceparent.Gen
+	tpBuf []byte
 }
 
 func (c *restClient) close() {
@@ -43,6 +48,12 @@ func (c *restClient) close() {
 // when the status is want.
 func (c *restClient) do(ctx context.Context, method string, path []byte, body []byte, want int, out any, o *load.Outcome) bool {
 	o.BodyOut += len(body)
+	if c.tp != nil {
+		id, span := c.tp.Next()
+		c.tpBuf = traceparent.Append(append(c.tpBuf[:0], traceparent.Header+": "...), id, span)
+		c.header[len(c.header)-1] = string(c.tpBuf)
+		o.Trace = id
+	}
 	var status int
 	var respBody []byte
 	var coded bool // the body has a content coding

@@ -17,6 +17,7 @@ import (
 	"github.com/wirebench/wirebench/load"
 	"github.com/wirebench/wirebench/load/h1"
 	"github.com/wirebench/wirebench/load/h2"
+	"github.com/wirebench/wirebench/load/traceparent"
 	"github.com/wirebench/wirebench/measure"
 	"github.com/wirebench/wirebench/results"
 )
@@ -54,6 +55,11 @@ type Options struct {
 	// Client is ClientLean (default: ours, for HTTP/1.1 and gRPC) or
 	// ClientStd (net/http's Transport on HTTP/1.1, grpc-go on gRPC).
 	Client string `json:"client,omitempty"`
+	// Traceparent sends a W3C traceparent header with a fresh trace ID
+	// on every REST request, as raw mode's RawOptions.Traceparent does,
+	// so the run's slowest requests can be found in the server's logs.
+	// Not on gRPC yet (the lean client sends no metadata).
+	Traceparent bool `json:"traceparent,omitempty"`
 }
 
 // apiScenario is the Scenario of every reference-API scenario: it owns the
@@ -151,6 +157,9 @@ func New(o Options) (load.Scenario, error) {
 	if o.Compression != "" && o.Transport == TransportGRPC {
 		return nil, fmt.Errorf("%w: compression applies to the REST transports", load.ErrOptions)
 	}
+	if o.Traceparent && o.Transport == TransportGRPC {
+		return nil, fmt.Errorf("%w: traceparent applies to the REST transports (not gRPC metadata yet)", load.ErrOptions)
+	}
 	s.echoReq.v = api.EchoRequest{FirstMessage: "Hello, ", SecondMessage: "wirebench!"}
 	s.echoWant = api.Echo(s.echoReq.v).Message
 	var err error
@@ -226,6 +235,10 @@ func (s *apiScenario) restClient(h1 *h1.Conn, h2 *http.Client) *restClient {
 	if s.o.Compression == "gzip" {
 		c.header = append(c.header, "Accept-Encoding: gzip")
 		c.gzip = new(gzip.Reader)
+	}
+	if s.o.Traceparent {
+		c.header = append(c.header, traceparent.Header+": "+traceparent.Placeholder) // rewritten per request
+		c.tp = traceparent.NewGen()
 	}
 	return c
 }

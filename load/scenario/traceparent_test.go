@@ -1,0 +1,90 @@
+package scenario_test
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/wirebench/wirebench/load"
+	"github.com/wirebench/wirebench/load/scenario"
+	"github.com/wirebench/wirebench/load/traceparent"
+	"github.com/wirebench/wirebench/results"
+)
+
+// TestScenarioTraceparent: with Traceparent every REST request of a
+// scenario carries a well-formed traceparent with a trace ID of its own
+// (seen by a proxy in front of the reference server), and the run's
+// slowest requests are named by IDs the server received — over HTTP/1.1
+// and h2c.
+func TestScenarioTraceparent(t *testing.T) {
+	srv := startAPI(t, 20)
+	backend, err := url.Parse("http://" + srv.HTTPAddr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, transport := range []string{load.TransportHTTP1, load.TransportH2C} {
+		t.Run(transport, func(t *testing.T) {
+			var mu sync.Mutex
+			seen := map[string]int{}
+			bad := 0
+			proxy := httputil.NewSingleHostReverseProxy(backend)
+			front := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				id, _, _, err := traceparent.Parse(r.Header.Get(traceparent.Header))
+				mu.Lock()
+				if err != nil {
+					bad++
+				} else {
+					seen[id.String()]++
+				}
+				mu.Unlock()
+				proxy.ServeHTTP(w, r)
+			}))
+			var p http.Protocols
+			p.SetHTTP1(true)
+			p.SetUnencryptedHTTP2(true)
+			front.Config.Protocols = &p
+			front.Start()
+			defer front.Close()
+
+			sc, err := scenario.New(scenario.Options{Name: scenario.Get, URL: front.URL, Transport: transport, Traceparent: true, Timeout: 5 * time.Second})
+			if err != nil {
+				t.Fatal(err)
+			}
+			const n = 60
+			res, err := load.Run(context.Background(), load.Options{Options: results.Options{Concurrency: 3, Requests: n}, Slowest: 5}, sc)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Requests != n || res.Failed != 0 {
+				t.Fatalf("%d requests, %d failed: %v", res.Requests, res.Failed, res.Failures)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if bad > 0 {
+				t.Errorf("%d requests without a well-formed traceparent", bad)
+			}
+			for id, k := range seen {
+				if k > 1 {
+					t.Errorf("trace ID %s sent %d times", id, k)
+				}
+			}
+			if res.Exemplars == nil || len(res.Exemplars.Slowest) != 5 {
+				t.Fatalf("slowest: %+v, want 5", res.Exemplars)
+			}
+			for _, e := range res.Exemplars.Slowest {
+				if seen[e.TraceID] != 1 {
+					t.Errorf("slowest %q (%v): the server received no such trace ID", e.TraceID, e.Latency)
+				}
+			}
+		})
+	}
+	if _, err := scenario.New(scenario.Options{Name: scenario.Get, URL: srv.GRPCAddr(), Transport: scenario.TransportGRPC, Traceparent: true}); !errors.Is(err, load.ErrOptions) {
+		t.Errorf("traceparent over gRPC: %v, want ErrOptions (not supported yet)", err)
+	}
+}
