@@ -55,6 +55,11 @@ type Outcome struct {
 	Fail    string
 	BodyIn  int // payload bytes received (HTTP body, gRPC message)
 	BodyOut int // payload bytes sent
+	// Hit is set by the engine before Do, in open loop: the number of the
+	// request the pacer scheduled (of the whole test, in a segment). A VU
+	// that follows an explicit schedule (Options.Pacer: a replay) sends
+	// that request.
+	Hit uint64
 }
 
 // reset prepares o for the next operation.
