@@ -31,8 +31,8 @@ const MaxSameSecond = 100_000
 type accessReader struct {
 	lines   *reqlog.Lines
 	bad     reqlog.Malformed
-	group   []held // one second's requests, waiting to be spread
-	groupAt int64  // that second, in ns
+	group   []held           // one second's requests, waiting to be spread
+	groupAt int64            // that second, in ns
 	out     []reqlog.Request // spread, to hand out
 	eof     bool
 }

@@ -39,13 +39,13 @@ type ScheduleOptions struct {
 
 // Stats is what a schedule read, for the summary.
 type Stats struct {
-	Requests  int64          // scheduled (read and well-formed)
-	Malformed int64          // lines or entries skipped, every pass
-	Examples  []string       // the first few of them
-	Reordered int64          // earlier than a request already scheduled by more than Window: sent at that one's time
-	Passes    int            // passes over the file (--loop)
-	Span      time.Duration  // first to last recorded request, unscaled
-	Err       error          // a read error that ended the schedule early
+	Requests  int64         // scheduled (read and well-formed)
+	Malformed int64         // lines or entries skipped, every pass
+	Examples  []string      // the first few of them
+	Reordered int64         // earlier than a request already scheduled by more than Window: sent at that one's time
+	Passes    int           // passes over the file (--loop)
+	Span      time.Duration // first to last recorded request, unscaled
+	Err       error         // a read error that ended the schedule early
 	malformed reqlog.Malformed
 }
 
@@ -153,7 +153,7 @@ func (s *Schedule) read(ctx context.Context, open func() (Source, io.Closer, err
 		last = r.At
 		off := time.Duration(r.At - first)
 		s.stats.Span = max(s.stats.Span, off)
-		at := time.Duration(float64(off+period*time.Duration(s.stats.Passes-1))/s.o.Speed) // pass p starts p periods later
+		at := time.Duration(float64(off+period*time.Duration(s.stats.Passes-1)) / s.o.Speed) // pass p starts p periods later
 		if s.stats.Passes == 1 {
 			lastOff = off
 		}

@@ -98,5 +98,5 @@ func sniff(br *bufio.Reader, name string) string {
 
 type reqlogSource struct{ r *reqlog.Reader }
 
-func (s reqlogSource) Next() (reqlog.Request, error)  { return s.r.Next() }
-func (s reqlogSource) Malformed() *reqlog.Malformed { return &s.r.Bad }
+func (s reqlogSource) Next() (reqlog.Request, error) { return s.r.Next() }
+func (s reqlogSource) Malformed() *reqlog.Malformed  { return &s.r.Bad }
