@@ -136,7 +136,7 @@ func TestReplayEndToEnd(t *testing.T) {
 func TestReplayChecksRecordedStatusClass(t *testing.T) {
 	for _, c := range []struct {
 		got, rec int
-		fail    bool
+		fail     bool
 	}{{200, 200, false}, {204, 201, false}, {404, 404, false}, {404, 200, true}, {500, 0, true}, {302, 0, false}} {
 		if f := checkStatus(c.got, c.rec); (f != "") != c.fail {
 			t.Errorf("checkStatus(%d, %d) = %q", c.got, c.rec, f)
