@@ -2,6 +2,7 @@ package replay
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -42,6 +43,10 @@ type Options struct {
 	// DryRun schedules and prepares every request but sends none (each
 	// "answers" its recorded status at once): the schedule's own cost.
 	DryRun bool
+	// Record, if set, gets every request as sent (send time, target,
+	// Host, headers, body, status) as wirebench's request log; Close
+	// flushes and closes it.
+	Record io.WriteCloser
 }
 
 // HostRecorded in Options.Host sends each request's recorded Host.
@@ -61,7 +66,7 @@ type Scenario struct {
 	routes *routes
 	drop   map[string]bool
 	h2     *h2.Pool
-	closer io.Closer
+	rec    *reqlog.Writer
 }
 
 // New opens the recording and starts its schedule.
@@ -89,6 +94,9 @@ func New(o Options) (*Scenario, error) {
 		s.h2 = h2.NewPool(o.Connections, o.Timeout, nil)
 	default:
 		return nil, fmt.Errorf("%w: transport %q: want http1 or h2c", ErrReplay, o.Transport)
+	}
+	if o.Record != nil {
+		s.rec = reqlog.NewWriter(o.Record)
 	}
 	open := func() (Source, io.Closer, error) { return Open(o.File, o.Format, o.Fields) }
 	s.sched, err = NewSchedule(open, ScheduleOptions{Speed: o.Speed, Loop: o.Loop, Op: func(r *reqlog.Request) int {
@@ -164,8 +172,15 @@ func (s *Scenario) Finish(res *results.Load) {
 	}
 }
 
-// Close stops the schedule's reader.
-func (s *Scenario) Close() error { return s.sched.Close() }
+// Close stops the schedule's reader and ends the record.
+func (s *Scenario) Close() error {
+	err := s.sched.Close()
+	if s.rec != nil {
+		err = errors.Join(err, s.rec.Flush(), s.o.Record.Close())
+		s.rec = nil
+	}
+	return err
+}
 
 // vu sends the requests the engine gives it (Outcome.Hit).
 type vu struct {
@@ -193,6 +208,7 @@ func (v *vu) Do(ctx context.Context, o *load.Outcome) {
 		}
 	}
 	o.BodyOut = len(r.Body)
+	t0 := time.Now().UnixNano()
 	var status int
 	var err error
 	switch {
@@ -216,6 +232,18 @@ func (v *vu) Do(ctx context.Context, o *load.Outcome) {
 		}
 	}
 	o.Status = status
+	if rec := v.s.rec; rec != nil {
+		q := reqlog.Request{At: t0, Method: r.Method, Target: target, Body: r.Body, Status: status}
+		if host != v.s.u.Host {
+			q.Header = append(q.Header, [2]string{"Host", host})
+		}
+		for _, h := range r.Header {
+			if !v.s.drop[strings.ToLower(h[0])] {
+				q.Header = append(q.Header, h)
+			}
+		}
+		_ = rec.Write(&q)
+	}
 	if err != nil {
 		o.Fail = clientio.FailReason(err)
 		return
