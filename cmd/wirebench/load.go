@@ -54,6 +54,7 @@ type loadFlags struct {
 	quiet, latency, version  bool
 	outs                     outFlags // --hdr-out, --force
 	dist                     distFlags
+	replay                   replayFlags // --replay, --record: replay.go
 }
 
 // durationFlag is a duration flag that also takes a bare number of
@@ -132,7 +133,8 @@ func newLoadFlags(env *cliEnv, f *loadFlags) *pflag.FlagSet {
 	fs.StringArrayVar(&f.thresholds, "threshold", nil, "pass/fail `criterion` (repeatable): p99<50ms, avg<10ms, errors<1%, rps>1000")
 	fs.StringVar(&f.cpus, "cpu", "", "pin the client to these `CPUs` (e.g. 0 or 0-1,3) and record it")
 	fs.StringVar(&f.segment, "segment", "", "run share `i/n` of the load, or auto/n: i = $JOB_COMPLETION_INDEX+1 (see wirebench merge)")
-	f.dist.register(fs) // --start-at, --barrier…
+	f.dist.register(fs)   // --start-at, --barrier…
+	f.replay.register(fs) // --replay, --speed, --record…: replay.go
 	fs.BoolVarP(&f.quiet, "quiet", "q", false, "no live status line")
 	fs.BoolVar(&f.version, "version", false, "print the version and exit")
 	fs.Lookup("duration").DefValue = "" // its help says the default
@@ -162,7 +164,16 @@ func runLoad(ctx context.Context, env *cliEnv, args []string) error {
 		fmt.Fprintln(env.stdout, "wirebench", version())
 		return nil
 	}
+	return f.run(ctx, env, fs, args, fs.Args())
+}
+
+// run is load once its flags are parsed (pos: the URL); wirebench
+// replay shares it.
+func (f *loadFlags) run(ctx context.Context, env *cliEnv, fs *pflag.FlagSet, args, pos []string) error {
 	if err := f.check(fs); err != nil {
+		return err
+	}
+	if err := f.checkReplayFlags(); err != nil {
 		return err
 	}
 	if f.stages != "" {
@@ -185,7 +196,6 @@ func runLoad(ctx context.Context, env *cliEnv, args []string) error {
 	if err := f.outs.check(f.out); err != nil {
 		return err
 	}
-	pos := fs.Args()
 	if f.engine == "loop" {
 		f.o.EventLoop = true
 	}
@@ -257,6 +267,7 @@ func runLoad(ctx context.Context, env *cliEnv, args []string) error {
 	if err := results.WriteStreamSummary(sum, res); err != nil {
 		return err
 	}
+	writeReplaySummary(sum, sc, res)
 	if len(pcts) > 0 {
 		if err := results.WriteDistribution(sum, res, pcts); err != nil {
 			return err
@@ -376,6 +387,9 @@ func (f *loadFlags) scenarioFrom(pos []string) (load.Scenario, map[string]any, e
 			f.raw.ExpectStatus = append(f.raw.ExpectStatus, n)
 		}
 	}
+	if f.replay.file != "" {
+		return f.replayScenario(url)
+	}
 	if f.stream.Kind != "" || f.browser.Kind != "" {
 		return f.streamScenario(url)
 	}
@@ -404,6 +418,10 @@ func (f *loadFlags) scenarioFrom(pos []string) (load.Scenario, map[string]any, e
 	sc, err := load.NewRaw(f.raw)
 	if err != nil {
 		return nil, nil, loadUsagef("%s", cliMessage(err))
+	}
+	if f.replay.record != "" {
+		rec, err := f.recordRaw(sc)
+		return rec, map[string]any{"scenario": "raw", "raw": sc.Options(), "body_bytes": len(f.raw.Body), "record": f.replay.record}, err
 	}
 	return sc, map[string]any{"scenario": "raw", "raw": sc.Options(), "body_bytes": len(f.raw.Body)}, nil
 }

@@ -36,8 +36,10 @@ const (
 	FormatAuto   = ""
 	FormatHAR    = "har"
 	FormatAccess = "access" // nginx/Apache combined
-	FormatJSONL  = "jsonl"
-	FormatReqlog = "wirebench"
+	// FormatCombined names FormatAccess by its log format's name.
+	FormatCombined = "combined"
+	FormatJSONL    = "jsonl"
+	FormatReqlog   = "wirebench"
 )
 
 // Open opens a recording: format "" guesses from the name and the first
@@ -70,10 +72,10 @@ func NewSource(r io.Reader, name, format string, fields FieldMap) (Source, error
 		return reqlogSource{reqlog.NewReader(br)}, nil
 	case FormatJSONL:
 		return newJSONLReader(br, fields), nil
-	case FormatAccess:
+	case FormatAccess, FormatCombined:
 		return newAccessReader(br), nil
 	}
-	return nil, fmt.Errorf("%w: unknown format %q (want har, access, jsonl or wirebench)", ErrReplay, format)
+	return nil, fmt.Errorf("%w: unknown format %q (want har, combined, jsonl or wirebench)", ErrReplay, format)
 }
 
 func sniff(br *bufio.Reader, name string) string {
