@@ -177,11 +177,8 @@ func (s *Schedule) read(ctx context.Context, open func() (Source, io.Closer, err
 		if !ok || !s.o.Loop || s.stats.Requests == 0 || ctx.Err() != nil {
 			return
 		}
-		if s.stats.Passes == 1 { // the period: the span and one mean gap more
-			period = lastOff + lastOff/time.Duration(max(s.stats.Requests-1, 1))
-			if period <= 0 {
-				period = time.Millisecond
-			}
+		if s.stats.Passes == 1 {
+			period = loopPeriod(lastOff, s.stats.Requests)
 		}
 		first, last = math.MinInt64, 0
 		var err error
@@ -255,4 +252,16 @@ func (h *reqHeap) Pop() any {
 	h.r[n] = reqlog.Request{}
 	h.r, h.seq = h.r[:n], h.seq[:n]
 	return x
+}
+
+// loopPeriod is a looped pass's length at speed 1: the span of its n
+// requests (last is the last one's offset) and one mean gap more, so
+// that a pass's last request and the next's first are as far apart as
+// the average two (1 ms for a recording of one instant).
+func loopPeriod(last time.Duration, n int64) time.Duration {
+	p := last + last/time.Duration(max(n-1, 1))
+	if p <= 0 {
+		p = time.Millisecond
+	}
+	return p
 }
