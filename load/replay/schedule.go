@@ -216,6 +216,9 @@ func (s *Schedule) pass(ctx context.Context, src Source, h *reqHeap, emit func(r
 
 func (s *Schedule) mergeMalformed(m *reqlog.Malformed) {
 	s.stats.malformed.N += m.N
+	if s.stats.Passes > 1 {
+		return // the same lines again
+	}
 	for _, e := range m.Examples {
 		if len(s.stats.malformed.Examples) < reqlog.MaxExamples {
 			s.stats.malformed.Examples = append(s.stats.malformed.Examples, e)

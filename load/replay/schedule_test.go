@@ -91,6 +91,22 @@ func TestScheduleLoop(t *testing.T) {
 	}
 }
 
+// TestScheduleLoopMalformedExamplesOnce: a looped recording counts its
+// malformed line on every pass but shows it once.
+func TestScheduleLoopMalformedExamplesOnce(t *testing.T) {
+	b := append(logOf(t, 0, 10), "not json\n"...)
+	s, _ := NewSchedule(opener(b), ScheduleOptions{Loop: true})
+	for k := range uint64(6) { // three passes of two
+		s.Due(k)
+		s.Take(k)
+	}
+	s.Close()
+	st := s.Stats()
+	if st.Passes < 3 || st.Malformed < 3 || len(st.Examples) != 1 {
+		t.Fatalf("%d passes, %d malformed, examples %q: want one example", st.Passes, st.Malformed, st.Examples)
+	}
+}
+
 func TestScheduleReorderedBeyondWindow(t *testing.T) {
 	ms := make([]int, Window+10)
 	for i := range ms {
