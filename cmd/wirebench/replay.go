@@ -31,6 +31,8 @@ FILE is a HAR 1.2 export, an nginx/Apache combined access log, a JSON-lines
 log (--fields), or wirebench's request log (serve --record, load --record).
 Results are per endpoint (ids folded: GET /users/{id}); each response must
 be in its recorded status class. The same as 'wirebench load --replay FILE URL'.
+With --slo, searches the highest --speed whose replay meets the SLO
+(capacity's search in speed: "the recording fits 2.7× its own rate").
 Exit status: 0 ok, 1 run failed, 2 bad usage, 99 a --threshold failed.
 See docs/replay.md.`
 
@@ -54,7 +56,7 @@ func runReplay(ctx context.Context, env *cliEnv, args []string) error {
 	fs.StringVar(&r.record, "record", "", "write every request sent to this `file` as wirebench's request log")
 	fs.StringVar(&f.raw.Transport, "transport", "", "`transport`: http1 (default) or h2c")
 	fs.IntVar(&f.raw.Connections, "conns", 1, "h2c: `connections` shared by the requests in flight")
-	fs.IntVarP(&f.o.Concurrency, "concurrency", "c", 10, "cap on requests in flight; a request past it waits, and the wait counts in its latency")
+	fs.IntVarP(&f.o.Concurrency, "concurrency", "c", 10, "cap on requests in flight; a request past it waits, and the wait counts in its latency (with --slo: 256, each step using what its rate needs)")
 	fs.VarP(durationFlag{&f.o.Duration}, "duration", "d", "stop after this `long` (default: when the recording ends; with --loop, required)")
 	f.o.Timeout = 10 * time.Second
 	fs.VarP(durationFlag{&f.o.Timeout}, "timeout", "t", "per-request `timeout`")
@@ -67,8 +69,13 @@ func runReplay(ctx context.Context, env *cliEnv, args []string) error {
 	fs.StringVar(&f.percentiles, "percentiles", "", "print the latency at these `percentiles`, e.g. 50,90,99,99.9")
 	fs.StringVar(&f.cpus, "cpu", "", "pin the client to these `CPUs` (e.g. 0 or 0-1,3) and record it")
 	fs.BoolVarP(&f.quiet, "quiet", "q", false, "no live status line")
+	var search replaySearch
+	search.register(fs) // --slo…: replay_capacity.go
 	fs.Lookup("duration").DefValue = ""
 	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if err := search.check(fs); err != nil {
 		return err
 	}
 	switch pos := fs.Args(); {
@@ -83,6 +90,9 @@ func runReplay(ctx context.Context, env *cliEnv, args []string) error {
 		return usagef("--loop repeats until -d: give -d")
 	}
 	f.engine = "goroutine" // a replay's VUs are goroutines; the event loops are raw mode's
+	if len(search.slo) > 0 {
+		return runReplaySearch(ctx, env, &f, &search, fs, target, args)
+	}
 	return f.run(ctx, env, fs, args, []string{target})
 }
 
@@ -118,30 +128,9 @@ var replayOnly = []string{"replay-format", "replay-fields", "speed", "loop", "re
 // schedule to the recording's.
 func (f *loadFlags) replayScenario(url string) (load.Scenario, map[string]any, error) {
 	r := &f.replay
-	for _, c := range []struct {
-		bad  bool
-		what string
-	}{
-		{f.o.Rate > 0 || f.o.Open || f.stages != "", "-r, --open and --stages: the recording is the schedule (use --speed)"},
-		{f.scenario != "" || f.stream.Kind != "" || f.browser.Kind != "", "--scenario, --stream and --browser"},
-		{r.fs.Changed("method") || r.fs.Changed("body") || len(f.hdrs) > 0, "-m, -b and -H: requests are as recorded (--drop-header drops)"},
-		{f.o.Requests > 0, "-n: the recording sets the count (-d bounds the time)"},
-	} {
-		if c.bad {
-			return nil, nil, loadUsagef("--replay does not take %s", c.what)
-		}
-	}
-	if r.fs.Changed("speed") && !(r.speed > 0) {
-		return nil, nil, loadUsagef("--speed %g: want > 0 (2: twice as fast, 0.5: half)", r.speed)
-	}
-	fields, err := replay.ParseFieldMap(r.fields)
+	o, err := f.replayOptions(url)
 	if err != nil {
-		return nil, nil, loadUsagef("%s: %s", r.fieldsFlag, strings.TrimPrefix(err.Error(), "replay: "))
-	}
-	o := replay.Options{
-		File: r.file, Format: r.format, Fields: fields, Speed: r.speed, Loop: r.loop, URL: url,
-		Host: r.host, DropHeaders: r.drop, Transport: f.raw.Transport, Connections: f.raw.Connections,
-		Timeout: f.o.Timeout, DryRun: r.dryRun,
+		return nil, nil, err
 	}
 	if r.record != "" {
 		if o.Record, err = os.Create(r.record); err != nil {
@@ -161,6 +150,37 @@ func (f *loadFlags) replayScenario(url string) (load.Scenario, map[string]any, e
 	}
 	o.Record = nil // not data
 	return sc, map[string]any{"scenario": "replay", "replay": o}, nil
+}
+
+// replayOptions checks the flags a replay cannot take and makes its
+// options (no Record).
+func (f *loadFlags) replayOptions(url string) (replay.Options, error) {
+	r := &f.replay
+	for _, c := range []struct {
+		bad  bool
+		what string
+	}{
+		{f.o.Rate > 0 || f.o.Open || f.stages != "", "-r, --open and --stages: the recording is the schedule (use --speed)"},
+		{f.scenario != "" || f.stream.Kind != "" || f.browser.Kind != "", "--scenario, --stream and --browser"},
+		{r.fs.Changed("method") || r.fs.Changed("body") || len(f.hdrs) > 0, "-m, -b and -H: requests are as recorded (--drop-header drops)"},
+		{f.o.Requests > 0, "-n: the recording sets the count (-d bounds the time)"},
+	} {
+		if c.bad {
+			return replay.Options{}, loadUsagef("--replay does not take %s", c.what)
+		}
+	}
+	if r.fs.Changed("speed") && !(r.speed > 0) {
+		return replay.Options{}, loadUsagef("--speed %g: want > 0 (2: twice as fast, 0.5: half)", r.speed)
+	}
+	fields, err := replay.ParseFieldMap(r.fields)
+	if err != nil {
+		return replay.Options{}, loadUsagef("%s: %s", r.fieldsFlag, strings.TrimPrefix(err.Error(), "replay: "))
+	}
+	return replay.Options{
+		File: r.file, Format: r.format, Fields: fields, Speed: r.speed, Loop: r.loop, URL: url,
+		Host: r.host, DropHeaders: r.drop, Transport: f.raw.Transport, Connections: f.raw.Connections,
+		Timeout: f.o.Timeout, DryRun: r.dryRun,
+	}, nil
 }
 
 // recordRaw wraps raw mode's scenario to write --record.

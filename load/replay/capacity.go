@@ -63,10 +63,14 @@ func Survey(o Options) (Recording, error) {
 // exactly passes × rec.Requests are scheduled in its window (the window
 // ends half a mean gap before the next pass would start). The warm-up
 // replays the recording from its start at the same speed, its result
-// discarded. base are the engine options of every step (timeout,
-// graceful stop); serverPID, if > 0, is sampled over each window.
+// discarded (0: capacity.DefaultWarmup, as the search records it). base
+// are the engine options of every step (timeout, graceful stop);
+// serverPID, if > 0, is sampled over each window.
 func CapacityStep(o Options, rec Recording, base load.Options, warmup time.Duration, serverPID int) capacity.StepFunc {
 	o.Loop, o.Record, o.DryRun = true, nil, false
+	if warmup == 0 {
+		warmup = capacity.DefaultWarmup
+	}
 	run := func(ctx context.Context, speed float64, conc int, d time.Duration) (*results.Load, error) {
 		so := o
 		so.Speed = speed

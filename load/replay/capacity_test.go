@@ -113,7 +113,7 @@ func TestCapacityStep(t *testing.T) {
 	}
 	var base load.Options
 	base.Timeout = 5 * time.Second
-	step := CapacityStep(o, rec, base, 0, 0)
+	step := CapacityStep(o, rec, base, 10*time.Millisecond, 0)
 	m, err := step(context.Background(), 2*rec.Rate(), 16, 120*time.Millisecond) // speed 2: 4 passes of 30 ms
 	if err != nil {
 		t.Fatal(err)
