@@ -232,8 +232,9 @@ func (f *loadFlags) run(ctx context.Context, env *cliEnv, fs *pflag.FlagSet, arg
 	}
 
 	res, err := load.Run(ctx, f.o, sc)
+	var closeErr error // a --record log that could not be written
 	if c, ok := sc.(io.Closer); ok {
-		c.Close()
+		closeErr = c.Close()
 	}
 	if f.o.Progress != nil {
 		fmt.Fprint(env.stderr, "\r\033[K")
@@ -252,6 +253,9 @@ func (f *loadFlags) run(ctx context.Context, env *cliEnv, fs *pflag.FlagSet, arg
 		res.Stop = &results.Stop{Interrupted: true, Signal: signalName(sig.sig)}
 		res.Warnings = append(res.Warnings, fmt.Sprintf("interrupted by %s after %v%s: the figures cover only that window",
 			signalName(sig.sig), res.Measured().Round(time.Millisecond), planned(f.o)))
+	}
+	if closeErr != nil {
+		res.Warnings = append(res.Warnings, fmt.Sprintf("closing the scenario: %v", closeErr))
 	}
 	res.Scenario = cfg["scenario"].(string)
 	cfg["args"] = args

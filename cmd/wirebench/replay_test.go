@@ -324,3 +324,16 @@ func TestReplaySpeedSearch(t *testing.T) {
 		}
 	}
 }
+
+// TestRecordFullDisk: a --record log that cannot be written does not
+// fail the run's requests, and the summary says the log was lost.
+func TestRecordFullDisk(t *testing.T) {
+	if _, err := os.Stat("/dev/full"); err != nil {
+		t.Skip("no /dev/full here")
+	}
+	url, _ := serveInProcess(t, "--seed-users", "3")
+	code, stdout, errs := runCLI(t, "load", "-q", "-n", "5", "-c", "1", "--record", "/dev/full", url+"/users/1")
+	if code != 0 || !strings.Contains(stdout, "no space left on device") || !strings.Contains(stdout, "requests      5") {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, errs)
+	}
+}
