@@ -114,20 +114,44 @@ func runReplaySearch(ctx context.Context, env *cliEnv, f *loadFlags, s *replaySe
 	if err != nil {
 		return err
 	}
-	sc, err := replay.New(ro) // the target, transport and file, before the survey reads it all
+	return runSpeedSearch(ctx, env, speedSearch{ro: ro, opts: s.opts, base: f.o, serverPID: s.serverPID, out: f.out,
+		force: f.outs.force, quiet: f.quiet, cpus: f.cpus, args: args,
+		rates: func(o *capacity.Options, base float64) {
+			o.MinRate, o.MaxRate = s.minSpeed*base, s.maxSpeed*base
+			o.StartRate, o.Growth = min(max(base, o.MinRate), o.MaxRate), 2 // speed 1 first: the recording as it was
+		}})
+}
+
+// speedSearch is one search of a replay's speed: wirebench replay --slo
+// and wirebench capacity --replay.
+type speedSearch struct {
+	ro        replay.Options
+	opts      capacity.Options // all but the rates
+	rates     func(o *capacity.Options, base float64)
+	base      load.Options // each step's engine options (timeout, graceful stop)
+	serverPID int
+	out, cpus string
+	force     bool
+	quiet     bool
+	args      []string
+}
+
+// runSpeedSearch surveys the recording, searches, and writes the
+// capacity result with the answer in speed.
+func runSpeedSearch(ctx context.Context, env *cliEnv, r speedSearch) error {
+	sc, err := replay.New(r.ro) // the target, transport and file, before the survey reads it all
 	if err != nil {
 		return usagef("%s", strings.TrimPrefix(err.Error(), "replay: "))
 	}
 	sc.Close()
-	rec, err := replay.Survey(ro)
+	rec, err := replay.Survey(r.ro)
 	if err != nil {
 		return usagef("%s", strings.TrimPrefix(err.Error(), "replay: "))
 	}
 	base := rec.Rate()
-	s.opts.MinRate, s.opts.MaxRate = s.minSpeed*base, s.maxSpeed*base
-	s.opts.StartRate, s.opts.Growth = min(max(base, s.opts.MinRate), s.opts.MaxRate), 2 // speed 1 first: the recording as it was
-	if f.cpus != "" {
-		cpus, err := parseCPUList(f.cpus)
+	r.rates(&r.opts, base)
+	if r.cpus != "" {
+		cpus, err := parseCPUList(r.cpus)
 		if err != nil {
 			return usagef("%v", err)
 		}
@@ -137,8 +161,8 @@ func runReplaySearch(ctx context.Context, env *cliEnv, f *loadFlags, s *replaySe
 	}
 	log := env.stderr
 	fmt.Fprintf(log, "  recording: %d requests, a pass of %v: %s at speed 1\n", rec.Requests, rec.Period.Round(time.Microsecond), results.FormatRate(base))
-	if !f.quiet {
-		s.opts.Progress = func(n int, st results.CapacityStep) {
+	if !r.quiet {
+		r.opts.Progress = func(n int, st results.CapacityStep) {
 			name := fmt.Sprintf("step %2d", n)
 			if n == 0 {
 				name = "confirm"
@@ -147,7 +171,7 @@ func runReplaySearch(ctx context.Context, env *cliEnv, f *loadFlags, s *replaySe
 				results.FormatRate(st.Offered), results.FormatDuration(st.P50), results.FormatDuration(st.P99), 100*st.ClientCPU, st.Verdict)
 		}
 	}
-	res, err := capacity.Search(ctx, s.opts, replay.CapacityStep(ro, rec, f.o, s.opts.Warmup, s.serverPID))
+	res, err := capacity.Search(ctx, r.opts, replay.CapacityStep(r.ro, rec, r.base, r.opts.Warmup, r.serverPID))
 	if err != nil {
 		if errors.Is(err, capacity.ErrOptions) || errors.Is(err, load.ErrOptions) {
 			return usagef("%s", strings.TrimPrefix(cliMessage(err), "capacity: invalid options: "))
@@ -155,22 +179,52 @@ func runReplaySearch(ctx context.Context, env *cliEnv, f *loadFlags, s *replaySe
 		return err
 	}
 	res.Scenario = "replay"
-	res.Config = map[string]any{"args": args, "replay": ro, "recording": map[string]any{
+	res.Config = map[string]any{"args": r.args, "replay": r.ro, "recording": map[string]any{
 		"requests": rec.Requests, "period_ns": rec.Period, "rate": base, "malformed": rec.Malformed},
 		"speed": map[string]any{"answer": res.Rate / base, "low": res.Low / base, "high": res.High / base}}
 	res.Env = measure.Environment(context.WithoutCancel(ctx))
-	sum := summaryWriter(env, f.out)
+	sum := summaryWriter(env, r.out)
 	if err := results.WriteCapacitySummary(sum, res); err != nil {
 		return err
 	}
 	fmt.Fprintf(sum, "  replay: %s\n", speedLine(res, base))
-	if err := writeCapacityOut(env, f.out, f.outs.force, res); err != nil {
+	if err := writeCapacityOut(env, r.out, r.force, res); err != nil {
 		return err
 	}
 	if res.Rate == 0 && res.Limit == results.LimitMinRate {
 		return thresholdError{[]string{"no speed met the SLO: " + speedLine(res, base)}}
 	}
 	return nil
+}
+
+// runCapacityReplay is wirebench capacity --replay FILE URL: the search
+// in speed, with capacity's flags. Rates not given are the recording's:
+// --start-rate its own (speed 1), --min-rate and --max-rate 0.01× and
+// 100×, --growth 2.
+func runCapacityReplay(ctx context.Context, env *cliEnv, f *capacityFlags, fs *pflag.FlagSet, args []string) error {
+	if len(fs.Args()) != 1 {
+		return usagef("want exactly one URL argument, got %d", len(fs.Args()))
+	}
+	f.lf.replay.fs = fs
+	f.lf.raw.URL, f.lf.raw.Timeout = fs.Arg(0), f.lf.o.Timeout
+	ro, err := f.lf.replayOptions(fs.Arg(0))
+	if err != nil {
+		return err
+	}
+	given := func(name string, v, def float64) float64 {
+		if fs.Changed(name) {
+			return v
+		}
+		return def
+	}
+	return runSpeedSearch(ctx, env, speedSearch{ro: ro, opts: f.opts, base: f.lf.o, serverPID: f.serverPID, out: f.out,
+		force: f.force, quiet: f.quiet, args: args,
+		rates: func(o *capacity.Options, base float64) {
+			o.MinRate = given("min-rate", o.MinRate, defaultMinSpeed*base)
+			o.MaxRate = given("max-rate", o.MaxRate, defaultMaxSpeed*base)
+			o.StartRate = given("start-rate", o.StartRate, min(max(base, o.MinRate), o.MaxRate))
+			o.Growth = given("growth", o.Growth, 2)
+		}})
 }
 
 // speedLine is the answer in speed: "the recording fits 2.7× its own

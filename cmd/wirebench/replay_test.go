@@ -308,6 +308,12 @@ func TestReplaySpeedSearch(t *testing.T) {
 			t.Errorf("step at %g/s: %d requests, sent %.3f, interrupted %d, window %v of %v, failures %v, warnings %v", st.Offered, st.Load.Requests, st.Sent, st.Load.Interrupted, st.Load.Window, st.Load.Options.Duration, st.Load.Failures, st.Load.Warnings)
 		}
 	}
+	// The same search as wirebench capacity --replay, rates in req/s.
+	code, stdout, errs = runCLI(t, "capacity", "--slo", "p99<5s", "--replay", rec, "--max-rate", "1000",
+		"--step-duration", "600ms", "--warmup", "10ms", "--no-confirm", "-q", url)
+	if code != 0 || !strings.Contains(stdout, "the recording fits ≥ 2× its own rate (500/s at speed 1)") || !strings.Contains(stdout, "1,000/s") {
+		t.Fatalf("capacity --replay: exit %d\n%s\n%s", code, stdout, errs)
+	}
 	for _, c := range []struct {
 		args []string
 		want string
