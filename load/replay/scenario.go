@@ -192,14 +192,28 @@ type vu struct {
 	body []byte
 }
 
+// errUnscheduled is a request the engine numbered but the schedule did
+// not hold: cannot happen, as Due(hit) comes first.
+var errUnscheduled = errors.New("replay: no request scheduled")
+
 func (v *vu) Do(ctx context.Context, o *load.Outcome) {
 	it, ok := v.s.sched.Take(o.Hit)
-	if !ok {
-		o.Fail = "replay: no request scheduled" // cannot happen: Due(hit) came first
+	status, err := 0, errUnscheduled
+	if ok {
+		o.Op = it.Op
+		status, err = v.send(ctx, o, &it.Req)
+	}
+	o.Status = status
+	if err != nil {
+		o.Fail = clientio.FailReason(err)
 		return
 	}
-	r := &it.Req
-	o.Op = it.Op
+	o.Fail = checkStatus(status, it.Req.Status)
+}
+
+// send sends r (or, in a dry run, only prepares it) and writes it to the
+// record, if any.
+func (v *vu) send(ctx context.Context, o *load.Outcome, r *reqlog.Request) (status int, err error) {
 	target, host := v.s.target(r)
 	v.hdr = v.hdr[:0]
 	for _, h := range r.Header {
@@ -209,8 +223,6 @@ func (v *vu) Do(ctx context.Context, o *load.Outcome) {
 	}
 	o.BodyOut = len(r.Body)
 	t0 := time.Now().UnixNano()
-	var status int
-	var err error
 	switch {
 	case v.s.o.DryRun:
 		v.buf = h1.AppendRequest(v.buf[:0], r.Method, target, host, v.hdr, r.Body, true)
@@ -231,7 +243,6 @@ func (v *vu) Do(ctx context.Context, o *load.Outcome) {
 			status, o.BodyIn = resp.Status, resp.BodyLen
 		}
 	}
-	o.Status = status
 	if rec := v.s.rec; rec != nil {
 		q := reqlog.Request{At: t0, Method: r.Method, Target: target, Body: r.Body, Status: status}
 		if host != v.s.u.Host {
@@ -244,11 +255,7 @@ func (v *vu) Do(ctx context.Context, o *load.Outcome) {
 		}
 		_ = rec.Write(&q)
 	}
-	if err != nil {
-		o.Fail = clientio.FailReason(err)
-		return
-	}
-	o.Fail = checkStatus(status, r.Status)
+	return status, err
 }
 
 func (v *vu) Close() error {
