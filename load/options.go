@@ -43,6 +43,11 @@ type Options struct {
 	// Slowest is how many of the slowest requests the run keeps by name
 	// (Load.Exemplars): 0 for DefaultSlowest, < 0 for none (no exemplars).
 	Slowest int `json:"-"`
+	// Pacer, if set, is the open-loop schedule itself (a replay's
+	// recorded times) in place of Rate or Stages; Open must be set. Each
+	// request's Outcome.Hit tells the VU which of the schedule's requests
+	// it is sending.
+	Pacer Pacer `json:"-"`
 }
 
 // live reports whether a reporter reads the workers' stats during the run.
@@ -64,8 +69,11 @@ func (o Options) withDefaults() (Options, error) {
 	if o.Concurrency < 0 || o.Requests < 0 || o.Duration < 0 || o.Rate < 0 || o.Timeout < 0 {
 		return o, fmt.Errorf("%w: negative value", ErrOptions)
 	}
-	if o.Open && o.Rate == 0 && len(o.Stages) == 0 {
+	if o.Open && o.Rate == 0 && len(o.Stages) == 0 && o.Pacer == nil {
 		return o, fmt.Errorf("%w: open loop needs a rate or stages", ErrOptions)
+	}
+	if o.Pacer != nil && (!o.Open || o.Rate != 0 || len(o.Stages) != 0) {
+		return o, fmt.Errorf("%w: an explicit pacer needs open loop without a rate or stages", ErrOptions)
 	}
 	if err := o.checkLimits(); err != nil {
 		return o, err

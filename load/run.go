@@ -31,6 +31,9 @@ func Run(ctx context.Context, opts Options, sc Scenario) (*results.Load, error) 
 	r := &runner{o: o, sc: sc, nops: len(ops)}
 	if o.OpenLoop() {
 		r.pacer = test.pacer() // the whole test's schedule, of which…
+		if o.Pacer != nil {
+			r.pacer = o.Pacer
+		}
 		if o.Segment.N > 1 {
 			r.pacer = segmentPacer{whole: r.pacer, seg: o.Segment} // …a segment sends its stripe
 		}
@@ -157,6 +160,15 @@ func (r *runner) claim() (uint64, bool) {
 	return k, r.o.Requests == 0 || k < uint64(r.o.Requests)
 }
 
+// wholeHit is request k of this run as a request of the whole test: the
+// same unless the run is a segment (segmentPacer's stripe).
+func (r *runner) wholeHit(k uint64) uint64 {
+	if n := r.o.Segment.N; n > 1 {
+		return uint64(r.o.Segment.I-1) + k*uint64(n)
+	}
+	return k
+}
+
 // work is one worker's loop. The clock is read three times per request:
 // at the actual send, at the end, and (open loop) the intended time comes
 // from the pacer, so latency = end − intended, service = end − send,
@@ -174,9 +186,11 @@ func (r *runner) work(issue, hard context.Context, id int, vu VU, st *workerStat
 	ramp := !r.o.OpenLoop() && len(r.o.Stages) > 0
 	for issue.Err() == nil {
 		var intended time.Time
+		var hit uint64
 		switch {
 		case r.pacer != nil:
 			k, ok := r.claim()
+			hit = r.wholeHit(k)
 			if !ok {
 				return
 			}
@@ -203,6 +217,7 @@ func (r *runner) work(issue, hard context.Context, id int, vu VU, st *workerStat
 			}
 		}
 		o.reset()
+		o.Hit = hit
 		t0 := time.Now()
 		vu.Do(hard, &o)
 		t1 := time.Now()
@@ -233,6 +248,9 @@ func (st *workerStats) record(o *Outcome, start time.Time, lat, svc, lag time.Du
 	if o.Op >= 0 && o.Op < len(st.ops) {
 		op := &st.ops[o.Op]
 		op.count++
+		if st.multi && op.lat == nil { // on first use: most workers see few of many ops
+			op.lat, op.svc = measure.NewHistogram(), measure.NewHistogram()
+		}
 		if op.lat != nil {
 			op.lat.Record(lat)
 			if open {

@@ -61,6 +61,11 @@ type Outcome struct {
 	// (0 if unknown). The run names its slowest requests by them.
 	Trace traceparent.ID
 	Conn  int
+	// Hit is set by the engine before Do, in open loop: the number of the
+	// request the pacer scheduled (of the whole test, in a segment). A VU
+	// that follows an explicit schedule (Options.Pacer: a replay) sends
+	// that request.
+	Hit uint64
 }
 
 // reset prepares o for the next operation.

@@ -187,6 +187,8 @@ func LoadModel(o results.Options) string {
 	switch {
 	case open && len(o.Stages) > 0:
 		return fmt.Sprintf("open loop, ramping rate, up to %d in flight", o.Concurrency)
+	case open && o.Rate == 0: // an explicit schedule: a replay's
+		return fmt.Sprintf("open loop, recorded schedule, up to %d in flight", o.Concurrency)
 	case open:
 		return fmt.Sprintf("open loop at %s req/s, up to %d in flight", trimZeros(formatSI(o.Rate)), o.Concurrency)
 	case len(o.Stages) > 0:

@@ -23,6 +23,8 @@ func WriteSummary(w io.Writer, r *Load) error {
 		loop = fmt.Sprintf("open loop, %g req/s, up to %d in flight", o.Rate, o.Concurrency)
 		if len(o.Stages) > 0 {
 			loop = fmt.Sprintf("open loop, ramping rate, up to %d in flight", o.Concurrency)
+		} else if o.Rate == 0 { // an explicit schedule: a replay's
+			loop = fmt.Sprintf("open loop, recorded schedule, up to %d in flight", o.Concurrency)
 		}
 	} else if len(o.Stages) > 0 {
 		loop = fmt.Sprintf("closed loop, ramping to %d VUs", o.Concurrency)

@@ -27,6 +27,7 @@ import (
 	"github.com/wirebench/wirebench/kv/repl"
 	"github.com/wirebench/wirebench/kv/resp"
 	"github.com/wirebench/wirebench/kvhttp"
+	"github.com/wirebench/wirebench/load/replay/reqlog"
 	"github.com/wirebench/wirebench/store"
 )
 
@@ -94,6 +95,10 @@ type Options struct {
 	Repl      repl.Options
 	AuthToken string
 	RateLimit float64
+	// Record, if set, logs every REST request (nethttp engine) to it as
+	// it arrives (load --replay reads it back; reqlog's format). The
+	// caller flushes it after Shutdown.
+	Record *reqlog.Writer
 }
 
 // Server is a running service.
@@ -152,6 +157,9 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 				s.closeKV()
 				return nil, err
 			}
+		case opts.Record != nil:
+			s.closeKV()
+			return nil, fmt.Errorf("server: recording requests needs the %s engine", EngineNetHTTP)
 		case opts.Bulk.SQLite != "":
 			s.closeKV()
 			return nil, fmt.Errorf("server: /airports needs the %s engine", EngineNetHTTP)
@@ -173,6 +181,9 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 				s.tunnel = grpcws.NewListener(s.httpLn.Addr())
 			}
 			mux := s.routes(st, h, bulk, kvGuard, opts)
+			if opts.Record != nil {
+				mux = reqlog.Middleware(opts.Record, mux)
+			}
 			t := opts.Timeouts.withDefaults()
 			if s.httpSrv, err = newPhasedHTTPServer(mux, &protos, t); err != nil {
 				s.httpLn.Close()

@@ -45,6 +45,7 @@ var loadTargetFlags = []string{
 	"no-keepalive", "client", "transport", "conns", "insecure", "cacert", "cert", "key",
 	"scenario", "protocol", "keys", "value-size", "no-preload", "format",
 	"stream", "grpc", "messages", "compression", "cpu",
+	"replay", "replay-format", "replay-fields", "rewrite-host", "drop-header", // replay_capacity.go
 }
 
 type capacityFlags struct {
@@ -141,6 +142,9 @@ func runCapacity(ctx context.Context, env *cliEnv, args []string) error {
 		if err := measure.Pin(cpus); err != nil {
 			return err
 		}
+	}
+	if f.lf.replay.file != "" { // the search in speed: replay_capacity.go
+		return runCapacityReplay(ctx, env, &f, fs, args)
 	}
 	sc, cfg, err := f.lf.scenarioFrom(fs.Args())
 	if err != nil {

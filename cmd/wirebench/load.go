@@ -55,6 +55,7 @@ type loadFlags struct {
 	outs                     outFlags // --hdr-out, --force
 	dist                     distFlags
 	export                   exportFlags // --prometheus-rw, --traceparent, --slowest…
+	replay                   replayFlags // --replay, --record: replay.go
 }
 
 // durationFlag is a duration flag that also takes a bare number of
@@ -135,6 +136,7 @@ func newLoadFlags(env *cliEnv, f *loadFlags) *pflag.FlagSet {
 	fs.StringVar(&f.segment, "segment", "", "run share `i/n` of the load, or auto/n: i = $JOB_COMPLETION_INDEX+1 (see wirebench merge)")
 	f.dist.register(fs) // --start-at, --barrier…
 	f.export.register(fs, f)
+	f.replay.register(fs) // --replay, --speed, --record…: replay.go
 	fs.BoolVarP(&f.quiet, "quiet", "q", false, "no live status line")
 	fs.BoolVar(&f.version, "version", false, "print the version and exit")
 	fs.Lookup("duration").DefValue = "" // its help says the default
@@ -164,10 +166,19 @@ func runLoad(ctx context.Context, env *cliEnv, args []string) error {
 		fmt.Fprintln(env.stdout, "wirebench", version())
 		return nil
 	}
+	return f.run(ctx, env, fs, args, fs.Args())
+}
+
+// run is load once its flags are parsed (pos: the URL); wirebench
+// replay shares it.
+func (f *loadFlags) run(ctx context.Context, env *cliEnv, fs *pflag.FlagSet, args, pos []string) error {
 	if err := f.check(fs); err != nil {
 		return err
 	}
-	if err := f.export.check(fs, &f); err != nil {
+	if err := f.export.check(fs, f); err != nil {
+		return err
+	}
+	if err := f.checkReplayFlags(); err != nil {
 		return err
 	}
 	if f.stages != "" {
@@ -190,7 +201,6 @@ func runLoad(ctx context.Context, env *cliEnv, args []string) error {
 	if err := f.outs.check(f.out); err != nil {
 		return err
 	}
-	pos := fs.Args()
 	if f.engine == "loop" {
 		f.o.EventLoop = true
 	}
@@ -231,8 +241,9 @@ func runLoad(ctx context.Context, env *cliEnv, args []string) error {
 	}
 
 	res, err := load.Run(ctx, f.o, sc)
+	var closeErr error // a --record log that could not be written
 	if c, ok := sc.(io.Closer); ok {
-		c.Close()
+		closeErr = c.Close()
 	}
 	if f.o.Progress != nil {
 		fmt.Fprint(env.stderr, "\r\033[K")
@@ -253,6 +264,9 @@ func runLoad(ctx context.Context, env *cliEnv, args []string) error {
 		res.Warnings = append(res.Warnings, fmt.Sprintf("interrupted by %s after %v%s: the figures cover only that window",
 			signalName(sig.sig), res.Measured().Round(time.Millisecond), planned(f.o)))
 	}
+	if closeErr != nil {
+		res.Warnings = append(res.Warnings, fmt.Sprintf("closing the scenario: %v", closeErr))
+	}
 	res.Scenario = cfg["scenario"].(string)
 	cfg["args"] = args
 	if len(f.thresholds) > 0 {
@@ -271,6 +285,7 @@ func runLoad(ctx context.Context, env *cliEnv, args []string) error {
 	if line := results.SlowestLine(res.Exemplars); line != "" {
 		fmt.Fprintf(sum, "\n  %s\n", line)
 	}
+	writeReplaySummary(sum, sc, res)
 	if len(pcts) > 0 {
 		if err := results.WriteDistribution(sum, res, pcts); err != nil {
 			return err
@@ -390,6 +405,9 @@ func (f *loadFlags) scenarioFrom(pos []string) (load.Scenario, map[string]any, e
 			f.raw.ExpectStatus = append(f.raw.ExpectStatus, n)
 		}
 	}
+	if f.replay.file != "" {
+		return f.replayScenario(url)
+	}
 	if f.stream.Kind != "" || f.browser.Kind != "" {
 		return f.streamScenario(url)
 	}
@@ -418,6 +436,10 @@ func (f *loadFlags) scenarioFrom(pos []string) (load.Scenario, map[string]any, e
 	sc, err := load.NewRaw(f.raw)
 	if err != nil {
 		return nil, nil, loadUsagef("%s", cliMessage(err))
+	}
+	if f.replay.record != "" {
+		rec, err := f.recordRaw(sc)
+		return rec, map[string]any{"scenario": "raw", "raw": sc.Options(), "body_bytes": len(f.raw.Body), "record": f.replay.record}, err
 	}
 	return sc, map[string]any{"scenario": "raw", "raw": sc.Options(), "body_bytes": len(f.raw.Body)}, nil
 }

@@ -58,6 +58,7 @@ func runServe(ctx context.Context, env *cliEnv, args []string) error {
 	fs.Float64Var(&o.RateLimit, "rate-limit", 0, "KV requests (RESP commands) a `second` per client IP, token bucket with one second of burst; 0: none")
 	cpus := fs.String("cpus", "", "pin the server to these `CPUs` (e.g. 1 or 2,3), so a load client on other CPUs measures it fairly")
 	cpuprofile := fs.String("cpuprofile", "", "write a CPU profile of the server's whole run to `file` (go tool pprof; bench/pgo.sh merges such profiles into cmd/wirebench/default.pgo)")
+	record := fs.String("record", "", "log every REST request to this `file` as it arrives (time, method, target, headers, body, status), for load --replay (nethttp engine; docs/replay.md)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -116,9 +117,13 @@ func runServe(ctx context.Context, env *cliEnv, args []string) error {
 		return err
 	}
 	o.Listen, _ = ctx.Value(listenKey{}).(func(network, address string) (net.Listener, error))
+	var endRecord func() error
+	if o.Record, endRecord, err = serveRecord(*record); err != nil {
+		return err
+	}
 	srv, err := server.Start(context.Background(), o)
 	if err != nil {
-		return err
+		return errors.Join(err, endRecord())
 	}
 	// One machine-readable line, so that scripts and the study runner can
 	// use port 0 and learn the ports.
@@ -136,7 +141,7 @@ func runServe(ctx context.Context, env *cliEnv, args []string) error {
 	}
 	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	return errors.Join(srv.Err(), srv.Shutdown(sctx))
+	return errors.Join(srv.Err(), srv.Shutdown(sctx), endRecord())
 }
 
 // listenKey carries, in serve's context, a function that opens serve's

@@ -1,0 +1,264 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/wirebench/wirebench/load"
+	"github.com/wirebench/wirebench/load/replay"
+	"github.com/wirebench/wirebench/load/replay/reqlog"
+	"github.com/wirebench/wirebench/results"
+)
+
+func init() {
+	register("replay", command{
+		summary: "send recorded traffic (HAR, access log, JSON lines, serve --record) at its recorded times × --speed, per endpoint",
+		run:     runReplay,
+	})
+}
+
+const replayUsage = `[flags] FILE --target URL
+
+Sends the requests recorded in FILE to URL's host at their recorded times
+× 1/--speed, open loop: latency counts from each request's scheduled time.
+FILE is a HAR 1.2 export, an nginx/Apache combined access log, a JSON-lines
+log (--fields), or wirebench's request log (serve --record, load --record).
+Results are per endpoint (ids folded: GET /users/{id}); each response must
+be in its recorded status class. The same as 'wirebench load --replay FILE URL'.
+With --slo, searches the highest --speed whose replay meets the SLO
+(capacity's search in speed: "the recording fits 2.7× its own rate").
+Exit status: 0 ok, 1 run failed, 2 bad usage, 99 a --threshold failed.
+See docs/replay.md.`
+
+// runReplay is load --replay with the recording as the argument and its
+// own flag names (--format is the recording's, not a scenario's).
+func runReplay(ctx context.Context, env *cliEnv, args []string) error {
+	var f loadFlags
+	newLoadFlags(env, &f) // load's defaults for what replay does not ask
+	var target string
+	r := &f.replay
+	fs := newFlagSet(env, "replay", replayUsage)
+	r.fs, r.fileFlag, r.fieldsFlag = fs, "", "--fields"
+	fs.StringVar(&target, "target", "", "send to this `URL` (http://host:port; the recorded hosts are never contacted)")
+	fs.Float64Var(&r.speed, "speed", 1, "`factor` on the recorded rate (2: twice as fast, 0.5: half)")
+	fs.StringVar(&r.format, "format", "", "recording `format`: har, combined (access log), jsonl or wirebench (default: guessed from the name and first line)")
+	fs.StringVar(&r.fields, "fields", "", "JSON lines: `map` of fields, e.g. ts=time,method=verb,path=uri,status=code (also headers=, body=)")
+	fs.BoolVar(&r.loop, "loop", false, "repeat the recording until -d")
+	fs.StringVar(&r.host, "rewrite-host", "", "Host header to send (default the target's host; 'recorded': each request's own)")
+	fs.StringArrayVar(&r.drop, "drop-header", nil, "do not send this recorded `header` (repeatable; e.g. Cookie, Authorization)")
+	fs.BoolVar(&r.dryRun, "dry-run", false, "schedule and prepare every request but send none (the schedule's own timing)")
+	fs.StringVar(&r.record, "record", "", "write every request sent to this `file` as wirebench's request log")
+	fs.StringVar(&f.raw.Transport, "transport", "", "`transport`: http1 (default) or h2c")
+	fs.IntVar(&f.raw.Connections, "conns", 1, "h2c: `connections` shared by the requests in flight")
+	fs.IntVarP(&f.o.Concurrency, "concurrency", "c", 10, "cap on requests in flight; a request past it waits, and the wait counts in its latency (with --slo: 256, each step using what its rate needs)")
+	fs.VarP(durationFlag{&f.o.Duration}, "duration", "d", "stop after this `long` (default: when the recording ends; with --loop, required)")
+	f.o.Timeout = 10 * time.Second
+	fs.VarP(durationFlag{&f.o.Timeout}, "timeout", "t", "per-request `timeout`")
+	f.o.GracefulStop = 2 * time.Second
+	fs.Var(durationFlag{&f.o.GracefulStop}, "graceful-stop", "let requests in flight at the end of -d finish for this `long`")
+	fs.StringVar(&f.out, "out", "", "write the result (schema wirebench.load/v1, one operation per endpoint) to this `file`; - for stdout")
+	f.outs.register(fs) // --hdr-out, --force
+	fs.StringArrayVar(&f.thresholds, "threshold", nil, "pass/fail `criterion` (repeatable): p99<50ms, errors<1%")
+	fs.BoolVar(&f.latency, "latency", false, "print the latency distribution (50, 75, 90, 99%)")
+	fs.StringVar(&f.percentiles, "percentiles", "", "print the latency at these `percentiles`, e.g. 50,90,99,99.9")
+	fs.StringVar(&f.cpus, "cpu", "", "pin the client to these `CPUs` (e.g. 0 or 0-1,3) and record it")
+	fs.BoolVarP(&f.quiet, "quiet", "q", false, "no live status line")
+	var search replaySearch
+	search.register(fs) // --slo…: replay_capacity.go
+	fs.Lookup("duration").DefValue = ""
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if err := search.check(fs); err != nil {
+		return err
+	}
+	switch pos := fs.Args(); {
+	case len(pos) != 1:
+		return usagef("want exactly one recording FILE, got %d arguments", len(pos))
+	case target == "":
+		return usagef("--target URL is required (where to send the recording)")
+	default:
+		r.file = pos[0]
+	}
+	if r.loop && f.o.Duration == 0 {
+		return usagef("--loop repeats until -d: give -d")
+	}
+	f.engine = "goroutine" // a replay's VUs are goroutines; the event loops are raw mode's
+	if len(search.slo) > 0 {
+		return runReplaySearch(ctx, env, &f, &search, fs, target, args)
+	}
+	return f.run(ctx, env, fs, args, []string{target})
+}
+
+// replayFlags are load's --replay flags and --record (docs/replay.md).
+type replayFlags struct {
+	file, format, fields, host, record string
+	speed                              float64
+	loop, dryRun                       bool
+	drop                               []string
+	fs                                 *pflag.FlagSet
+	// The flags' names in messages: load's (--replay-fields) or
+	// replay's (--fields); fileFlag prefixes the recording's errors.
+	fileFlag, fieldsFlag string
+}
+
+func (r *replayFlags) register(fs *pflag.FlagSet) {
+	r.fs, r.fileFlag, r.fieldsFlag = fs, "--replay: ", "--replay-fields"
+	fs.StringVar(&r.file, "replay", "", "replay the requests recorded in this `file` (HAR, access log, JSON lines, or a --record log) at their recorded times, open loop, to the URL's host (docs/replay.md)")
+	fs.StringVar(&r.format, "replay-format", "", "--replay file `format`: har, combined (access log), jsonl or wirebench (default: guessed)")
+	fs.StringVar(&r.fields, "replay-fields", "", "--replay JSON lines: `map` of fields, e.g. ts=time,method=verb,path=uri,status=code (also headers=, body=; dotted names reach into objects)")
+	fs.Float64Var(&r.speed, "speed", 1, "--replay: `factor` on the recorded rate (2: twice as fast)")
+	fs.BoolVar(&r.loop, "loop", false, "--replay: repeat the recording until -d")
+	fs.StringVar(&r.host, "rewrite-host", "", "--replay: Host header to send (default the URL's host; 'recorded': each request's own)")
+	fs.StringArrayVar(&r.drop, "drop-header", nil, "--replay: do not send this recorded `header` (repeatable; e.g. Cookie, Authorization)")
+	fs.BoolVar(&r.dryRun, "replay-dry-run", false, "--replay: schedule and prepare every request but send none (the schedule's own timing and memory)")
+	fs.StringVar(&r.record, "record", "", "write every request sent to this `file` as wirebench's request log, to --replay later (raw mode and --replay)")
+}
+
+// replayOnly are the flags that mean nothing without --replay.
+var replayOnly = []string{"replay-format", "replay-fields", "speed", "loop", "rewrite-host", "drop-header", "replay-dry-run"}
+
+// replayScenario makes the replay scenario and sets the run's open-loop
+// schedule to the recording's.
+func (f *loadFlags) replayScenario(url string) (load.Scenario, map[string]any, error) {
+	r := &f.replay
+	o, err := f.replayOptions(url)
+	if err != nil {
+		return nil, nil, err
+	}
+	if r.record != "" {
+		if o.Record, err = os.Create(r.record); err != nil {
+			return nil, nil, loadUsagef("--record: %v", err)
+		}
+	}
+	sc, err := replay.New(o)
+	if err != nil {
+		if o.Record != nil {
+			o.Record.Close()
+		}
+		return nil, nil, loadUsagef("%s%s", r.fileFlag, strings.TrimPrefix(err.Error(), "replay: "))
+	}
+	f.o.Open, f.o.Pacer = true, sc.Pacer()
+	if f.o.Duration == 0 {
+		f.o.Duration = load.MaxDuration // until the recording ends
+	}
+	o.Record = nil // not data
+	return sc, map[string]any{"scenario": "replay", "replay": o}, nil
+}
+
+// replayOptions checks the flags a replay cannot take and makes its
+// options (no Record).
+func (f *loadFlags) replayOptions(url string) (replay.Options, error) {
+	r := &f.replay
+	for _, c := range []struct {
+		bad  bool
+		what string
+	}{
+		{f.o.Rate > 0 || f.o.Open || f.stages != "", "-r, --open and --stages: the recording is the schedule (use --speed)"},
+		{f.scenario != "" || f.stream.Kind != "" || f.browser.Kind != "", "--scenario, --stream and --browser"},
+		{r.fs.Changed("method") || r.fs.Changed("body") || len(f.hdrs) > 0, "-m, -b and -H: requests are as recorded (--drop-header drops)"},
+		{f.o.Requests > 0, "-n: the recording sets the count (-d bounds the time)"},
+	} {
+		if c.bad {
+			return replay.Options{}, loadUsagef("--replay does not take %s", c.what)
+		}
+	}
+	if r.fs.Changed("speed") && !(r.speed > 0) {
+		return replay.Options{}, loadUsagef("--speed %g: want > 0 (2: twice as fast, 0.5: half)", r.speed)
+	}
+	fields, err := replay.ParseFieldMap(r.fields)
+	if err != nil {
+		return replay.Options{}, loadUsagef("%s: %s", r.fieldsFlag, strings.TrimPrefix(err.Error(), "replay: "))
+	}
+	return replay.Options{
+		File: r.file, Format: r.format, Fields: fields, Speed: r.speed, Loop: r.loop, URL: url,
+		Host: r.host, DropHeaders: r.drop, Transport: f.raw.Transport, Connections: f.raw.Connections,
+		Timeout: f.o.Timeout, DryRun: r.dryRun,
+	}, nil
+}
+
+// recordRaw wraps raw mode's scenario to write --record.
+func (f *loadFlags) recordRaw(sc load.Scenario) (load.Scenario, error) {
+	w, err := os.Create(f.replay.record)
+	if err != nil {
+		return nil, loadUsagef("--record: %v", err)
+	}
+	q := reqlog.Request{Method: f.raw.Method, Target: f.raw.URL, Body: f.raw.Body}
+	for _, h := range f.raw.Header {
+		if k, v, ok := strings.Cut(h, ":"); ok {
+			q.Header = append(q.Header, [2]string{strings.TrimSpace(k), strings.TrimSpace(v)})
+		}
+	}
+	return replay.Record(sc, w, q), nil
+}
+
+// checkReplayFlags refuses replay flags without --replay, and --record
+// where it does not apply.
+func (f *loadFlags) checkReplayFlags() error {
+	r := &f.replay
+	if r.file == "" {
+		for _, n := range replayOnly {
+			if r.fs.Changed(n) {
+				return loadUsagef("--%s applies to --replay", n)
+			}
+		}
+		if r.record != "" && (f.scenario != "" || f.stream.Kind != "" || f.browser.Kind != "") {
+			return loadUsagef("--record records raw mode and --replay; to record a scenario's requests, run the server with serve --record")
+		}
+	}
+	return nil
+}
+
+// writeReplaySummary adds what a replay measured: the achieved timing
+// error and what the recording held.
+func writeReplaySummary(w io.Writer, sc load.Scenario, res *results.Load) {
+	rs, ok := sc.(*replay.Scenario)
+	if !ok {
+		return
+	}
+	st := rs.Stats()
+	if res.Options.Duration == load.MaxDuration {
+		res.Options.Duration = 0 // no -d: the recording's end bounded the run
+	}
+	fmt.Fprintf(w, "\n  replay        %d requests scheduled, recorded over %v, %d pass(es)\n", st.Requests, st.Span.Round(time.Millisecond), st.Passes)
+	if h := res.Lag; h.Count() > 0 {
+		fmt.Fprintf(w, "  timing error  send − scheduled: p50 %s  p99 %s  max %s\n",
+			results.FormatDuration(h.Quantile(.5)), results.FormatDuration(h.Quantile(.99)), results.FormatDuration(h.Max()))
+	}
+	if st.Malformed > 0 {
+		fmt.Fprintf(w, "  malformed     %d lines or entries skipped\n", st.Malformed)
+		for _, e := range st.Examples {
+			fmt.Fprintf(w, "    %s\n", e)
+		}
+	}
+	if cfg, ok := res.Config["replay"]; ok {
+		res.Config["replay"] = map[string]any{"options": cfg, "scheduled": st.Requests, "malformed": st.Malformed,
+			"malformed_examples": st.Examples, "reordered": st.Reordered, "passes": st.Passes, "span_ns": st.Span}
+	}
+}
+
+// serveRecord opens serve --record's file; done flushes and closes it
+// after the server shut down.
+func serveRecord(path string) (w *reqlog.Writer, done func() error, err error) {
+	if path == "" {
+		return nil, func() error { return nil }, nil
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, nil, usagef("-record: %v", err)
+	}
+	w = reqlog.NewWriter(f)
+	return w, func() error {
+		err := w.Flush()
+		if cerr := f.Close(); err == nil && cerr != nil {
+			err = fmt.Errorf("-record: %w", cerr)
+		}
+		return err
+	}, nil
+}

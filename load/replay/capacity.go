@@ -1,0 +1,128 @@
+package replay
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"math"
+	"time"
+
+	"github.com/wirebench/wirebench/capacity"
+	"github.com/wirebench/wirebench/load"
+	"github.com/wirebench/wirebench/measure"
+	"github.com/wirebench/wirebench/results"
+)
+
+// Recording is what one pass over a recording holds, for a search in
+// speed: its requests and a looped pass's length.
+type Recording struct {
+	Requests int64
+	// Period is a looped pass's length at speed 1: the recorded span
+	// and one mean gap more.
+	Period    time.Duration
+	Malformed int64
+}
+
+// Rate is the recording's mean rate at speed 1, looped (req/s): the
+// search's rate r is the speed r / Rate().
+func (r Recording) Rate() float64 { return float64(r.Requests) / r.Period.Seconds() }
+
+// Survey reads o's recording once, streamed and reordered as a replay
+// reads it, and says what it holds.
+func Survey(o Options) (Recording, error) {
+	open := func() (Source, io.Closer, error) { return Open(o.File, o.Format, o.Fields) }
+	s, err := NewSchedule(open, ScheduleOptions{Speed: 1})
+	if err != nil {
+		return Recording{}, err
+	}
+	var last time.Duration
+	var n uint64
+	for ; ; n++ {
+		at, stop := s.Due(n)
+		if stop {
+			break
+		}
+		s.Take(n)
+		last = at
+	}
+	s.Close()
+	st := s.Stats()
+	switch {
+	case st.Err != nil:
+		return Recording{}, fmt.Errorf("%w: %s: %v", ErrReplay, o.File, st.Err)
+	case n == 0:
+		return Recording{}, fmt.Errorf("%w: %s: no request could be read (%d malformed lines or entries; is the format right?)", ErrReplay, o.File, st.Malformed)
+	}
+	return Recording{Requests: int64(n), Period: loopPeriod(last, int64(n)), Malformed: st.Malformed}, nil
+}
+
+// CapacityStep measures the capacity search's rate r as a replay of o's
+// recording at speed r / rec.Rate(), looped. Each step replays whole
+// passes — as many as come closest to the step's duration, at least one
+// — so that its arrivals are the recording's own mix and bursts, and
+// exactly passes × rec.Requests are scheduled in its window (the window
+// ends half a mean gap before the next pass would start). The warm-up
+// replays the recording from its start at the same speed, its result
+// discarded (0: capacity.DefaultWarmup, as the search records it). base
+// are the engine options of every step (timeout, graceful stop);
+// serverPID, if > 0, is sampled over each window.
+func CapacityStep(o Options, rec Recording, base load.Options, warmup time.Duration, serverPID int) capacity.StepFunc {
+	o.Loop, o.Record, o.DryRun = true, nil, false
+	if warmup == 0 {
+		warmup = capacity.DefaultWarmup
+	}
+	run := func(ctx context.Context, speed float64, conc int, d time.Duration) (*results.Load, error) {
+		so := o
+		so.Speed = speed
+		sc, err := New(so)
+		if err != nil {
+			return nil, err
+		}
+		defer sc.Close()
+		lo := base
+		lo.Open, lo.Rate, lo.Stages, lo.Requests, lo.StartTarget = true, 0, nil, 0, 0
+		lo.Pacer, lo.Concurrency, lo.Duration = sc.Pacer(), conc, d
+		lo.Progress, lo.Barrier = nil, nil
+		return load.Run(ctx, lo, sc)
+	}
+	return func(ctx context.Context, rate float64, conc int, d time.Duration) (capacity.Measurement, error) {
+		speed := rate / rec.Rate()
+		_, window := rec.stepWindow(speed, d)
+		if warmup > 0 {
+			if _, err := run(ctx, speed, conc, warmup); err != nil {
+				return capacity.Measurement{}, fmt.Errorf("warm-up: %w", err)
+			}
+		}
+		var before measure.ProcSample
+		if serverPID > 0 {
+			s, err := measure.SampleProc(serverPID)
+			if err != nil {
+				return capacity.Measurement{}, fmt.Errorf("server CPU: %w", err)
+			}
+			before = s
+		}
+		res, err := run(ctx, speed, conc, window)
+		if err != nil {
+			return capacity.Measurement{}, err
+		}
+		m := capacity.Measurement{Load: res}
+		if serverPID > 0 {
+			after, err := measure.SampleProc(serverPID)
+			if err != nil {
+				return capacity.Measurement{}, fmt.Errorf("server CPU: %w", err)
+			}
+			m.ServerCPU = after.CPU() - before.CPU()
+		}
+		return m, nil
+	}
+}
+
+// stepWindow is a step's measured window at speed for a step of about d:
+// whole passes (the nearest count to d, at least one), ending half a
+// mean gap before the next pass would start, so that passes × Requests
+// arrivals are scheduled in it and rate × window rounds up to as many.
+func (r Recording) stepWindow(speed float64, d time.Duration) (passes int64, window time.Duration) {
+	p := max(1, math.Round(float64(d)/(float64(r.Period)/speed)))
+	gap := float64(r.Period) / float64(r.Requests)
+	return int64(p), time.Duration((p*float64(r.Period) - gap/2) / speed)
+}

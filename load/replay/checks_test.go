@@ -1,0 +1,68 @@
+package replay
+
+import (
+	"context"
+	"net"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/wirebench/wirebench/internal/testkit"
+	"github.com/wirebench/wirebench/load"
+)
+
+// replayRun replays recording(t) to url as fast as it goes, on tr.
+func replayRun(t *testing.T, url, tr string) map[string]int64 {
+	t.Helper()
+	sc, err := New(Options{File: recording(t), URL: url, Speed: 1e6, Transport: tr, Timeout: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sc.Close()
+	o := load.Options{Pacer: sc.Pacer()}
+	o.Open, o.Concurrency, o.Duration = true, 4, time.Minute
+	res, err := load.Run(context.Background(), o, sc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Requests != 60 {
+		t.Fatalf("%d requests, want 60", res.Requests)
+	}
+	if res.Failed != 60 {
+		t.Fatalf("%d of 60 failed (%v): every request must", res.Failed, res.Failures)
+	}
+	return res.Failures
+}
+
+// TestReplayChecks: each of a replay's checks fails a request with its
+// own reason, on both transports — a server that is not there, and one
+// that answers every request in the wrong status class (the recording
+// has 200s, 201s and 404s; the server answers 500). The named mutants
+// in scripts/mutants/replay-checks.txt must each fail this test.
+func TestReplayChecks(t *testing.T) {
+	wrong := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, "no", http.StatusInternalServerError)
+	})}
+	var protos http.Protocols
+	protos.SetHTTP1(true)
+	protos.SetUnencryptedHTTP2(true)
+	wrong.Protocols = &protos
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go wrong.Serve(ln)
+	t.Cleanup(func() { wrong.Close() })
+	refused := "http://" + testkit.RefusedAddr(t)
+	for _, tr := range []string{load.TransportHTTP1, load.TransportH2C} {
+		t.Run(tr, func(t *testing.T) {
+			if f := replayRun(t, refused, tr); f["connection refused"] != 60 {
+				t.Errorf("refused: failures %v, want 60 × connection refused", f)
+			}
+			f := replayRun(t, "http://"+ln.Addr().String(), tr)
+			if f["status 5xx, recorded 2xx"] != 45 || f["status 5xx, recorded 4xx"] != 15 {
+				t.Errorf("wrong class: failures %v, want 45 × status 5xx, recorded 2xx and 15 × … 4xx", f)
+			}
+		})
+	}
+}

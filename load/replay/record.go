@@ -1,0 +1,59 @@
+package replay
+
+import (
+	"context"
+	"errors"
+	"io"
+	"time"
+
+	"github.com/wirebench/wirebench/load"
+	"github.com/wirebench/wirebench/load/replay/reqlog"
+	"github.com/wirebench/wirebench/measure"
+)
+
+// Record wraps a scenario that sends one fixed request (raw mode) so
+// that every request it sends is written to w as wirebench's request
+// log: the send time, req, and the status received. Close flushes and
+// closes w (and closes inner if it is an io.Closer). The wrapped VUs run
+// one goroutine each (load.PerVU), whatever inner allowed.
+func Record(inner load.Scenario, w io.WriteCloser, req reqlog.Request) load.Scenario {
+	return &recorded{Scenario: inner, f: w, w: reqlog.NewWriter(w), req: req}
+}
+
+type recorded struct {
+	load.Scenario
+	f   io.WriteCloser
+	w   *reqlog.Writer
+	req reqlog.Request
+}
+
+func (r *recorded) Driver() load.Driver { return load.PerVU }
+
+func (r *recorded) NewVU(ctx context.Context, id int, wire *measure.Bytes) (load.VU, error) {
+	v, err := r.Scenario.NewVU(ctx, id, wire)
+	if err != nil {
+		return nil, err
+	}
+	return &recordedVU{VU: v, r: r}, nil
+}
+
+func (r *recorded) Close() error {
+	var err error
+	if c, ok := r.Scenario.(io.Closer); ok {
+		err = c.Close()
+	}
+	return errors.Join(err, r.w.Flush(), r.f.Close())
+}
+
+type recordedVU struct {
+	load.VU
+	r *recorded
+}
+
+func (v *recordedVU) Do(ctx context.Context, o *load.Outcome) {
+	t0 := time.Now().UnixNano()
+	v.VU.Do(ctx, o)
+	q := v.r.req
+	q.At, q.Status = t0, o.Status
+	_ = v.r.w.Write(&q) // a full disk loses the log, not the run
+}

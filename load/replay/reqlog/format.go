@@ -1,0 +1,76 @@
+// Package reqlog is wirebench's request log: what `load --record` sent
+// and `serve --record` received, one request a line, so that
+// `load --replay` can send it again at its recorded times. It imports no
+// engine, so the server can write it.
+//
+// # Format
+//
+// UTF-8 text, one JSON object per line; the first line names the format.
+//
+//	{"wirebench":"requests/v1"}                                 header
+//	{"t":1764259200000000000,"m":"GET","u":"/users/7","s":200}  a request
+//	{"t":1764259200000213000,"m":"POST","u":"/echo",            (one line)
+//	 "h":[["Content-Type","application/json"]],"b":"eyJhIjoxfQ==","s":200}
+//	…
+//
+//	 field  meaning                                      required
+//	 t      send (load) or arrival (serve) time, Unix ns  yes
+//	 m      method                                        yes
+//	 u      request target: /path?query or absolute URL  yes
+//	 h      headers in order, [name, value] pairs         no
+//	 b      body, standard base64                         no
+//	 bt     the body was cut at MaxBody when recorded     no
+//	 s      response status (0 or absent: unknown)        no
+//
+// Lines are written as requests end, so t is not strictly increasing
+// (a slow request's line comes after a faster later one); replay reorders
+// within a bounded window. A line longer than MaxLine, or one that does
+// not parse, is counted as malformed and skipped by the Reader; a header
+// line naming another version is an error.
+package reqlog
+
+import "errors"
+
+// Version is the header line's "wirebench" value.
+const Version = "requests/v1"
+
+// Limits of the format (docs/replay.md).
+const (
+	// MaxLine bounds one line of any log the replay readers read; a
+	// longer line is malformed (its request is skipped, nothing else).
+	MaxLine = 16 << 20
+	// MaxBody bounds a recorded body: the recorder keeps the first
+	// MaxBody bytes and marks the line "bt".
+	MaxBody = 1 << 20
+)
+
+// ErrFormat is a log the reader cannot read at all (a wrong header);
+// malformed lines are counted, not errors.
+var ErrFormat = errors.New("reqlog: not a wirebench request log")
+
+// Request is one recorded request, as every replay reader gives it.
+type Request struct {
+	// At is when it was sent or arrived, in ns from any fixed epoch
+	// (Unix for our log, HAR and access logs): only differences count.
+	At     int64
+	Method string
+	// Target is the request target: "/path?query" or an absolute URL.
+	Target string
+	Header [][2]string
+	Body   []byte
+	// Status is the recorded response status, 0 when unknown.
+	Status int
+	// Truncated: the recorder cut Body at MaxBody.
+	Truncated bool
+}
+
+// line is Request as a JSON line.
+type line struct {
+	T  int64       `json:"t"`
+	M  string      `json:"m"`
+	U  string      `json:"u"`
+	H  [][2]string `json:"h,omitempty"`
+	B  []byte      `json:"b,omitempty"`
+	BT bool        `json:"bt,omitempty"`
+	S  int         `json:"s,omitempty"`
+}

@@ -1,0 +1,313 @@
+package replay
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/wirebench/wirebench/load"
+	"github.com/wirebench/wirebench/load/clientio"
+	"github.com/wirebench/wirebench/load/h1"
+	"github.com/wirebench/wirebench/load/h2"
+	"github.com/wirebench/wirebench/load/replay/reqlog"
+	"github.com/wirebench/wirebench/measure"
+	"github.com/wirebench/wirebench/results"
+)
+
+// Options configure a replay. The zero value of each field is its default.
+type Options struct {
+	File   string   // the recording
+	Format string   // FormatAuto by default
+	Fields FieldMap // JSON lines
+	Speed  float64  // 1: recorded timing; 2: twice as fast
+	Loop   bool
+	// URL is where every request goes (scheme, host, port): a recording
+	// never sends traffic to the hosts it names.
+	URL string
+	// Host is the Host header sent; "" is URL's host, HostRecorded each
+	// request's recorded one (its URL's host or Host header).
+	Host string
+	// DropHeaders are header names not sent (case-insensitive), beside
+	// the hop-by-hop ones, Host, Content-Length and User-Agent.
+	DropHeaders []string
+	// Transport: load.TransportHTTP1 ("" too) or load.TransportH2C.
+	Transport   string
+	Connections int // h2c connections shared by the VUs (0: 1)
+	Timeout     time.Duration
+	// DryRun schedules and prepares every request but sends none (each
+	// "answers" its recorded status at once): the schedule's own cost.
+	DryRun bool
+	// Record, if set, gets every request as sent (send time, target,
+	// Host, headers, body, status) as wirebench's request log; Close
+	// flushes and closes it.
+	Record io.WriteCloser
+}
+
+// HostRecorded in Options.Host sends each request's recorded Host.
+const HostRecorded = "recorded"
+
+// hopByHop are the headers of one connection (RFC 9110 7.6.1), never
+// replayed, with those the client sets itself.
+var hopByHop = []string{"connection", "keep-alive", "proxy-connection", "te", "trailer", "transfer-encoding", "upgrade",
+	"proxy-authenticate", "proxy-authorization", "host", "content-length", "user-agent"}
+
+// Scenario replays a recording: a load.Scenario whose schedule
+// (Pacer) goes into load.Options.Pacer. Close it after the run.
+type Scenario struct {
+	o      Options
+	u      *url.URL
+	sched  *Schedule
+	routes *routes
+	drop   map[string]bool
+	h2     *h2.Pool
+	rec    *reqlog.Writer
+}
+
+// New opens the recording and starts its schedule.
+func New(o Options) (*Scenario, error) {
+	u, err := url.Parse(o.URL)
+	if err != nil || u.Host == "" {
+		return nil, fmt.Errorf("%w: target URL %q: want http://host:port", ErrReplay, o.URL)
+	}
+	if u.Scheme != "http" {
+		return nil, fmt.Errorf("%w: target URL %q: replay sends http:// (HTTP/1.1 or h2c) so far", ErrReplay, o.URL)
+	}
+	if o.Timeout <= 0 {
+		o.Timeout = 10 * time.Second
+	}
+	s := &Scenario{o: o, u: u, routes: newRoutes(), drop: map[string]bool{}}
+	for _, h := range hopByHop {
+		s.drop[h] = true
+	}
+	for _, h := range o.DropHeaders {
+		s.drop[strings.ToLower(strings.TrimSpace(h))] = true
+	}
+	switch o.Transport {
+	case "", load.TransportHTTP1:
+	case load.TransportH2C:
+		s.h2 = h2.NewPool(o.Connections, o.Timeout, nil)
+	default:
+		return nil, fmt.Errorf("%w: transport %q: want http1 or h2c", ErrReplay, o.Transport)
+	}
+	if o.Record != nil {
+		s.rec = reqlog.NewWriter(o.Record)
+	}
+	open := func() (Source, io.Closer, error) { return Open(o.File, o.Format, o.Fields) }
+	s.sched, err = NewSchedule(open, ScheduleOptions{Speed: o.Speed, Loop: o.Loop, Op: func(r *reqlog.Request) int {
+		return s.routes.op(r.Method, r.Target)
+	}})
+	if err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// Pacer is the schedule, for load.Options.Pacer.
+func (s *Scenario) Pacer() load.Pacer { return s.sched }
+
+// Stats is what the schedule read (complete after Finish or Close).
+func (s *Scenario) Stats() Stats { return s.sched.Stats() }
+
+func (s *Scenario) Name() string { return "replay" }
+
+// Ops implements load.Scenario: MaxEndpoints slots and Other, named in
+// Finish once the templates are known.
+func (s *Scenario) Ops() []string {
+	ops := make([]string, MaxEndpoints+1)
+	for i := range ops {
+		ops[i] = "endpoint " + strconv.Itoa(i)
+	}
+	ops[MaxEndpoints] = Other
+	return ops
+}
+
+func (s *Scenario) Driver() load.Driver { return load.PerVU }
+
+// NewVU implements load.Scenario.
+func (s *Scenario) NewVU(_ context.Context, id int, wire *measure.Bytes) (load.VU, error) {
+	v := &vu{s: s}
+	switch {
+	case s.o.DryRun:
+	case s.h2 != nil:
+		v.std = s.h2.Client(id)
+	default:
+		v.conn = h1.NewConn(s.u.Host, wire, s.o.Timeout, true)
+	}
+	return v, nil
+}
+
+// Finish implements load.Scenario: the endpoints' names (empty ones
+// dropped), h2c's shared bytes, and what the schedule skipped.
+func (s *Scenario) Finish(res *results.Load) {
+	s.sched.Close()
+	ops := res.Ops[:0]
+	for i, op := range res.Ops {
+		if op.Requests > 0 {
+			op.Name = s.routes.name(i)
+			ops = append(ops, op)
+		}
+	}
+	res.Ops = ops
+	if s.h2 != nil {
+		res.Bytes.WireIn += s.h2.Bytes.In.Load()
+		res.Bytes.WireOut += s.h2.Bytes.Out.Load()
+		res.Bytes.BodyOut += s.h2.BodyOut()
+		h2.ResentWarning(res, s.h2.Resent())
+	}
+	st := s.sched.Stats()
+	if st.Malformed > 0 {
+		res.Warnings = append(res.Warnings, fmt.Sprintf("replay: %d malformed lines or entries skipped (first: %s)", st.Malformed, strings.Join(st.Examples, "; ")))
+	}
+	if st.Reordered > 0 {
+		res.Warnings = append(res.Warnings, fmt.Sprintf("replay: %d requests were recorded more than %d requests out of time order: sent at the time of the one before", st.Reordered, Window))
+	}
+	if st.Err != nil {
+		res.Warnings = append(res.Warnings, fmt.Sprintf("replay: reading the recording stopped early: %v", st.Err))
+	}
+}
+
+// Close stops the schedule's reader and ends the record.
+func (s *Scenario) Close() error {
+	err := s.sched.Close()
+	if s.rec != nil {
+		err = errors.Join(err, s.rec.Flush(), s.o.Record.Close())
+		s.rec = nil
+	}
+	return err
+}
+
+// vu sends the requests the engine gives it (Outcome.Hit).
+type vu struct {
+	s    *Scenario
+	conn *h1.Conn
+	std  *http.Client
+	buf  []byte
+	hdr  []string
+	body []byte
+}
+
+// errUnscheduled is a request the engine numbered but the schedule did
+// not hold: cannot happen, as Due(hit) comes first.
+var errUnscheduled = errors.New("replay: no request scheduled")
+
+func (v *vu) Do(ctx context.Context, o *load.Outcome) {
+	it, ok := v.s.sched.Take(o.Hit)
+	status, err := 0, errUnscheduled
+	if ok {
+		o.Op = it.Op
+		status, err = v.send(ctx, o, &it.Req)
+	}
+	o.Status = status
+	if err != nil {
+		o.Fail = clientio.FailReason(err)
+		return
+	}
+	o.Fail = checkStatus(status, it.Req.Status)
+}
+
+// send sends r (or, in a dry run, only prepares it) and writes it to the
+// record, if any.
+func (v *vu) send(ctx context.Context, o *load.Outcome, r *reqlog.Request) (status int, err error) {
+	target, host := v.s.target(r)
+	v.hdr = v.hdr[:0]
+	for _, h := range r.Header {
+		if !v.s.drop[strings.ToLower(h[0])] {
+			v.hdr = append(v.hdr, h[0]+": "+h[1])
+		}
+	}
+	o.BodyOut = len(r.Body)
+	t0 := time.Now().UnixNano()
+	switch {
+	case v.s.o.DryRun:
+		v.buf = h1.AppendRequest(v.buf[:0], r.Method, target, host, v.hdr, r.Body, true)
+		status = r.Status
+		if status == 0 {
+			status = http.StatusOK
+		}
+	case v.std != nil:
+		// net/http sends URL's host as :authority: Host applies to HTTP/1.1.
+		var body []byte
+		status, body, err = h1.StdDo(ctx, v.std, r.Method, "http://"+v.s.u.Host+target, v.hdr, r.Body, &v.body, nil, nil)
+		o.BodyIn = len(body)
+	default:
+		v.buf = h1.AppendRequest(v.buf[:0], r.Method, target, host, v.hdr, r.Body, true)
+		var resp *h1.Response
+		resp, err = v.conn.RoundTrip(ctx, v.buf, r.Method == http.MethodHead, true)
+		if resp != nil {
+			status, o.BodyIn = resp.Status, resp.BodyLen
+		}
+	}
+	if rec := v.s.rec; rec != nil {
+		q := reqlog.Request{At: t0, Method: r.Method, Target: target, Body: r.Body, Status: status}
+		if host != v.s.u.Host {
+			q.Header = append(q.Header, [2]string{"Host", host})
+		}
+		for _, h := range r.Header {
+			if !v.s.drop[strings.ToLower(h[0])] {
+				q.Header = append(q.Header, h)
+			}
+		}
+		_ = rec.Write(&q)
+	}
+	return status, err
+}
+
+func (v *vu) Close() error {
+	if v.conn != nil {
+		v.conn.Close()
+	}
+	return nil
+}
+
+// target is the request target sent (the recorded path and query) and
+// the Host header.
+func (s *Scenario) target(r *reqlog.Request) (target, host string) {
+	target, host = r.Target, s.u.Host
+	if i := strings.Index(target, "://"); i >= 0 {
+		rest := target[i+3:]
+		j := strings.IndexByte(rest, '/')
+		if j < 0 {
+			j = len(rest)
+		}
+		if s.o.Host == HostRecorded {
+			host = rest[:j]
+		}
+		target = rest[j:]
+		if target == "" || target[0] != '/' {
+			target = "/" + target
+		}
+	} else if s.o.Host == HostRecorded {
+		for _, h := range r.Header {
+			if strings.EqualFold(h[0], "host") {
+				host = h[1]
+			}
+		}
+	}
+	if s.o.Host != "" && s.o.Host != HostRecorded {
+		host = s.o.Host
+	}
+	if i := strings.IndexByte(target, '#'); i >= 0 {
+		target = target[:i]
+	}
+	return target, host
+}
+
+// checkStatus fails a response whose status class differs from the
+// recorded one's; an unknown recorded status wants 1xx–3xx.
+func checkStatus(got, recorded int) string {
+	switch {
+	case recorded == 0 && got >= 100 && got < 400:
+		return ""
+	case recorded != 0 && got/100 == recorded/100:
+		return ""
+	case recorded == 0:
+		return fmt.Sprintf("status %dxx, recorded unknown (want 1xx-3xx)", got/100)
+	}
+	return fmt.Sprintf("status %dxx, recorded %dxx", got/100, recorded/100)
+}

@@ -1,0 +1,270 @@
+package replay
+
+import (
+	"container/heap"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"sync"
+	"time"
+
+	"github.com/wirebench/wirebench/load/replay/reqlog"
+)
+
+// Window bounds how far the schedule reads ahead of the requests being
+// sent, and how far back in a file a request may be and still be put in
+// time order: memory is flat in the file's size, at most about
+// 2 × Window requests (with their bodies) held at once.
+const Window = 1024
+
+// Item is one scheduled request.
+type Item struct {
+	At  time.Duration // from the start of the run: recorded offset / speed
+	Req reqlog.Request
+	Op  int // endpoint (operation) index
+}
+
+// ScheduleOptions configure a Schedule. The zero Speed is 1.
+type ScheduleOptions struct {
+	// Speed divides the recorded offsets: 2 sends twice as fast.
+	Speed float64
+	// Loop repeats the recording, each pass one period later: its span
+	// plus its mean gap between requests.
+	Loop bool
+	// Op assigns a request its operation; nil: 0.
+	Op func(*reqlog.Request) int
+}
+
+// Stats is what a schedule read, for the summary.
+type Stats struct {
+	Requests  int64         // scheduled (read and well-formed)
+	Malformed int64         // lines or entries skipped, every pass
+	Examples  []string      // the first few of them
+	Reordered int64         // earlier than a request already scheduled by more than Window: sent at that one's time
+	Passes    int           // passes over the file (--loop)
+	Span      time.Duration // first to last recorded request, unscaled
+	Err       error         // a read error that ended the schedule early
+	malformed reqlog.Malformed
+}
+
+// Schedule is a load.Pacer of recorded times, read from a Source by a
+// goroutine of its own a bounded window ahead. Due(k) is request k's
+// time; the VU that sends request k takes it with Take(k). Safe for
+// concurrent use.
+type Schedule struct {
+	o      ScheduleOptions
+	ch     chan Item
+	cancel context.CancelFunc
+	done   chan struct{}
+
+	mu      sync.Mutex
+	next    uint64          // next request to pull from ch
+	pending map[uint64]Item // pulled by Due, not yet taken
+	closed  bool
+
+	stats Stats // written by the reader until done closes
+}
+
+// NewSchedule starts reading: open is called once per pass (once
+// without Loop) and its closer closed at the pass's end.
+func NewSchedule(open func() (Source, io.Closer, error), o ScheduleOptions) (*Schedule, error) {
+	if o.Speed == 0 {
+		o.Speed = 1
+	}
+	if !(o.Speed > 0) || math.IsInf(o.Speed, 0) || o.Speed > 1e9 {
+		return nil, fmt.Errorf("%w: speed %g: want > 0 and at most 1e9", ErrReplay, o.Speed)
+	}
+	src, c, err := open()
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	s := &Schedule{o: o, ch: make(chan Item, Window), cancel: cancel, done: make(chan struct{}), pending: map[uint64]Item{}}
+	go s.read(ctx, open, src, c)
+	return s, nil
+}
+
+// Due implements load.Pacer.
+func (s *Schedule) Due(hit uint64) (time.Duration, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for s.next <= hit && !s.closed {
+		it, ok := <-s.ch // waits only for the reader's I/O, never for a VU
+		if !ok {
+			s.closed = true
+			break
+		}
+		s.pending[s.next] = it
+		s.next++
+	}
+	it, ok := s.pending[hit]
+	if !ok {
+		return 0, true
+	}
+	return it.At, false
+}
+
+// Take hands request hit to the VU that sends it (after Due(hit)).
+func (s *Schedule) Take(hit uint64) (Item, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	it, ok := s.pending[hit]
+	delete(s.pending, hit)
+	return it, ok
+}
+
+// Close stops the reader and waits for it.
+func (s *Schedule) Close() error {
+	s.cancel()
+	<-s.done
+	return nil
+}
+
+// Stats returns what was read; complete after Close.
+func (s *Schedule) Stats() Stats {
+	select {
+	case <-s.done:
+		st := s.stats
+		st.Malformed, st.Examples = st.malformed.N, st.malformed.Examples
+		return st
+	default:
+		return Stats{}
+	}
+}
+
+// read is the reader goroutine: passes over the file, a reorder heap of
+// Window requests, offsets from the first request, scaled by speed.
+func (s *Schedule) read(ctx context.Context, open func() (Source, io.Closer, error), src Source, c io.Closer) {
+	defer close(s.done)
+	defer close(s.ch)
+	var h reqHeap
+	first, last := int64(math.MinInt64), int64(0) // recorded ns of the first request; the last sent out
+	var period, lastOff time.Duration
+	emit := func(r reqlog.Request) bool {
+		if first == math.MinInt64 {
+			first = r.At
+		}
+		if r.At < last { // beyond the window: cannot go back in time
+			s.stats.Reordered++
+			r.At = last
+		}
+		last = r.At
+		off := time.Duration(r.At - first)
+		s.stats.Span = max(s.stats.Span, off)
+		at := time.Duration(float64(off+period*time.Duration(s.stats.Passes-1)) / s.o.Speed) // pass p starts p periods later
+		if s.stats.Passes == 1 {
+			lastOff = off
+		}
+		op := 0
+		if s.o.Op != nil {
+			op = s.o.Op(&r)
+		}
+		select {
+		case s.ch <- Item{At: at, Req: r, Op: op}:
+			s.stats.Requests++
+			return true
+		case <-ctx.Done():
+			return false
+		}
+	}
+	for {
+		s.stats.Passes++
+		ok := s.pass(ctx, src, &h, emit)
+		c.Close()
+		s.mergeMalformed(src.Malformed())
+		if !ok || !s.o.Loop || s.stats.Requests == 0 || ctx.Err() != nil {
+			return
+		}
+		if s.stats.Passes == 1 {
+			period = loopPeriod(lastOff, s.stats.Requests)
+		}
+		first, last = math.MinInt64, 0
+		var err error
+		if src, c, err = open(); err != nil {
+			s.stats.Err = err
+			return
+		}
+	}
+}
+
+// pass reads one pass of src through the reorder heap; false when the
+// run ended or the read failed.
+func (s *Schedule) pass(ctx context.Context, src Source, h *reqHeap, emit func(reqlog.Request) bool) bool {
+	for {
+		r, err := src.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			s.stats.Err = err
+			return false
+		}
+		heap.Push(h, r)
+		if h.Len() >= Window && !emit(heap.Pop(h).(reqlog.Request)) {
+			return false
+		}
+	}
+	for h.Len() > 0 {
+		if !emit(heap.Pop(h).(reqlog.Request)) {
+			return false
+		}
+	}
+	return true
+}
+
+func (s *Schedule) mergeMalformed(m *reqlog.Malformed) {
+	s.stats.malformed.N += m.N
+	if s.stats.Passes > 1 {
+		return // the same lines again
+	}
+	for _, e := range m.Examples {
+		if len(s.stats.malformed.Examples) < reqlog.MaxExamples {
+			s.stats.malformed.Examples = append(s.stats.malformed.Examples, e)
+		}
+	}
+}
+
+// reqHeap orders requests by time, then by file order (stable).
+type reqHeap struct {
+	r   []reqlog.Request
+	seq []uint64
+	n   uint64
+}
+
+func (h *reqHeap) Len() int { return len(h.r) }
+func (h *reqHeap) Less(i, j int) bool {
+	if h.r[i].At != h.r[j].At {
+		return h.r[i].At < h.r[j].At
+	}
+	return h.seq[i] < h.seq[j]
+}
+func (h *reqHeap) Swap(i, j int) {
+	h.r[i], h.r[j] = h.r[j], h.r[i]
+	h.seq[i], h.seq[j] = h.seq[j], h.seq[i]
+}
+func (h *reqHeap) Push(x any) {
+	h.r = append(h.r, x.(reqlog.Request))
+	h.seq = append(h.seq, h.n)
+	h.n++
+}
+func (h *reqHeap) Pop() any {
+	n := len(h.r) - 1
+	x := h.r[n]
+	h.r[n] = reqlog.Request{}
+	h.r, h.seq = h.r[:n], h.seq[:n]
+	return x
+}
+
+// loopPeriod is a looped pass's length at speed 1: the span of its n
+// requests (last is the last one's offset) and one mean gap more, so
+// that a pass's last request and the next's first are as far apart as
+// the average two (1 ms for a recording of one instant).
+func loopPeriod(last time.Duration, n int64) time.Duration {
+	p := last + last/time.Duration(max(n-1, 1))
+	if p <= 0 {
+		p = time.Millisecond
+	}
+	return p
+}

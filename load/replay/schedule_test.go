@@ -1,0 +1,190 @@
+package replay
+
+import (
+	"bytes"
+	"io"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/wirebench/wirebench/load/replay/reqlog"
+)
+
+// logOf writes requests at the given offsets (ms) as our request log.
+func logOf(t *testing.T, ms ...int) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	w := reqlog.NewWriter(&buf)
+	for i, m := range ms {
+		r := reqlog.Request{At: 1e18 + int64(m)*int64(time.Millisecond), Method: "GET", Target: "/r/" + string(rune('a'+i%26)), Status: 200}
+		if err := w.Write(&r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+func opener(b []byte) func() (Source, io.Closer, error) {
+	return func() (Source, io.Closer, error) {
+		src, err := NewSource(bytes.NewReader(b), "", "", FieldMap{})
+		return src, io.NopCloser(nil), err
+	}
+}
+
+func TestScheduleOrderAndSpeed(t *testing.T) {
+	s, err := NewSchedule(opener(logOf(t, 0, 10, 5, 30)), ScheduleOptions{Speed: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	want := []struct {
+		at     time.Duration
+		target string
+	}{{0, "/r/a"}, {2500 * time.Microsecond, "/r/c"}, {5 * time.Millisecond, "/r/b"}, {15 * time.Millisecond, "/r/d"}}
+	for k, w := range want {
+		at, stop := s.Due(uint64(k))
+		it, ok := s.Take(uint64(k))
+		if stop || !ok || at != w.at || it.Req.Target != w.target {
+			t.Fatalf("request %d: at %v stop %v %q, want %v %q", k, at, stop, it.Req.Target, w.at, w.target)
+		}
+	}
+	if _, stop := s.Due(4); !stop {
+		t.Fatal("the schedule did not stop after the recording")
+	}
+	s.Close()
+	if st := s.Stats(); st.Requests != 4 || st.Span != 30*time.Millisecond || st.Passes != 1 {
+		t.Fatalf("stats %+v", st)
+	}
+}
+
+// TestScheduleDueOutOfOrder: workers call Due in any order; each hit
+// gets its own request.
+func TestScheduleDueOutOfOrder(t *testing.T) {
+	s, _ := NewSchedule(opener(logOf(t, 0, 1, 2, 3)), ScheduleOptions{})
+	defer s.Close()
+	for _, k := range []uint64{2, 0, 3, 1} {
+		at, _ := s.Due(k)
+		it, _ := s.Take(k)
+		if at != time.Duration(k)*time.Millisecond || it.Req.Target != "/r/"+string(rune('a'+k)) {
+			t.Fatalf("hit %d: %v %q", k, at, it.Req.Target)
+		}
+	}
+}
+
+func TestScheduleLoop(t *testing.T) {
+	s, _ := NewSchedule(opener(logOf(t, 0, 10, 20, 30)), ScheduleOptions{Loop: true})
+	defer s.Close()
+	// period = span 30 ms + mean gap 10 ms
+	for k, w := range []int{0, 10, 20, 30, 40, 50, 60, 70, 80} {
+		at, stop := s.Due(uint64(k))
+		s.Take(uint64(k))
+		if stop || at != time.Duration(w)*time.Millisecond {
+			t.Fatalf("request %d at %v, want %d ms", k, at, w)
+		}
+	}
+	s.Close()
+	if st := s.Stats(); st.Passes < 3 {
+		t.Fatalf("passes %d", st.Passes)
+	}
+}
+
+// TestScheduleLoopMalformedExamplesOnce: a looped recording counts its
+// malformed line on every pass but shows it once.
+func TestScheduleLoopMalformedExamplesOnce(t *testing.T) {
+	b := append(logOf(t, 0, 10), "not json\n"...)
+	s, _ := NewSchedule(opener(b), ScheduleOptions{Loop: true})
+	for k := range uint64(6) { // three passes of two
+		s.Due(k)
+		s.Take(k)
+	}
+	s.Close()
+	st := s.Stats()
+	if st.Passes < 3 || st.Malformed < 3 || len(st.Examples) != 1 {
+		t.Fatalf("%d passes, %d malformed, examples %q: want one example", st.Passes, st.Malformed, st.Examples)
+	}
+}
+
+func TestScheduleReorderedBeyondWindow(t *testing.T) {
+	ms := make([]int, Window+10)
+	for i := range ms {
+		ms[i] = 100 + i
+	}
+	ms = append(ms, 0) // recorded before everything, more than Window lines late
+	s, _ := NewSchedule(opener(logOf(t, ms...)), ScheduleOptions{})
+	var last time.Duration
+	for k := uint64(0); ; k++ {
+		at, stop := s.Due(k)
+		if stop {
+			break
+		}
+		s.Take(k)
+		if at < last {
+			t.Fatalf("request %d at %v, before %v", k, at, last)
+		}
+		last = at
+	}
+	s.Close()
+	if st := s.Stats(); st.Reordered != 1 || st.Requests != int64(len(ms)) {
+		t.Fatalf("stats %+v", st)
+	}
+}
+
+// endless is a source of requests 1 ms apart for ever, counting reads.
+type endless struct {
+	n   atomic.Int64
+	bad reqlog.Malformed
+}
+
+func (e *endless) Next() (reqlog.Request, error) {
+	n := e.n.Add(1)
+	return reqlog.Request{At: n * int64(time.Millisecond), Method: "GET", Target: "/"}, nil
+}
+func (e *endless) Malformed() *reqlog.Malformed { return &e.bad }
+
+// TestScheduleReadsABoundedWindowAhead: memory flat in the file size —
+// the reader stops about 2 × Window requests ahead of Due.
+func TestScheduleReadsABoundedWindowAhead(t *testing.T) {
+	src := &endless{}
+	s, _ := NewSchedule(func() (Source, io.Closer, error) { return src, io.NopCloser(nil), nil }, ScheduleOptions{})
+	defer s.Close()
+	for k := uint64(0); k < 5000; k++ {
+		s.Due(k)
+		s.Take(k)
+	}
+	// Let the reader run as far as it can (a generous wait: only the bound is asserted).
+	for prev := int64(-1); prev != src.n.Load(); {
+		prev = src.n.Load()
+		time.Sleep(20 * time.Millisecond)
+	}
+	if n, limit := src.n.Load(), int64(5000+2*Window+1); n > limit {
+		t.Fatalf("read %d requests for 5000 scheduled: more than %d", n, limit)
+	}
+}
+
+func TestTemplate(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"/users/42", "/users/{id}"},
+		{"/users/42?x=1", "/users/{id}"},
+		{"/todos/3f2a9c1e-0b7d-4c55-9a8e-1234567890ab/done", "/todos/{id}/done"},
+		{"/blobs/deadbeef01", "/blobs/{id}"},
+		{"/blobs/deadbeef", "/blobs/deadbeef"}, // hex without a digit: a word
+		{"/v2/users", "/v2/users"},
+		{"https://h.example/a/123#f", "/a/{id}"},
+		{"http://h.example", "/"},
+		{"", "/"},
+	} {
+		if got := Template(c.in); got != c.want {
+			t.Errorf("Template(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+	r := newRoutes()
+	for i := 0; i < MaxEndpoints+5; i++ {
+		r.op("GET", "/p"+string(rune('a'+i%26))+string(rune('a'+i/26)))
+	}
+	if r.op("GET", "/new") != MaxEndpoints || r.name(MaxEndpoints) != Other || r.op("GET", "/pa"+"a") != 0 {
+		t.Fatal("routes past MaxEndpoints are not 'other'")
+	}
+}
