@@ -94,6 +94,9 @@ type Options struct {
 	Repl      repl.Options
 	AuthToken string
 	RateLimit float64
+	// H3 serves the REST port's routes over HTTP/3 too (h3.go); it needs
+	// the net/http engine.
+	H3 H3
 }
 
 // Server is a running service.
@@ -108,6 +111,7 @@ type Server struct {
 	httpLn   net.Listener
 	grpcLn   net.Listener
 	tunnel   *grpcws.Listener
+	h3       *h3Face
 	bulkDone func() error // closes the bulk database
 	*life
 }
@@ -156,6 +160,11 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 			s.closeKV()
 			return nil, fmt.Errorf("server: /airports needs the %s engine", EngineNetHTTP)
 		}
+		if opts.H3.Addr != "" && opts.Engine != "" && opts.Engine != EngineNetHTTP {
+			s.closeKV()
+			s.closeBulk()
+			return nil, fmt.Errorf("server: HTTP/3 needs the %s engine", EngineNetHTTP)
+		}
 		addr := cmp.Or(opts.HTTPAddr, DefaultHTTPAddr)
 		if s.httpLn, err = listen("tcp", addr); err != nil {
 			s.closeKV()
@@ -174,6 +183,15 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 			}
 			mux := s.routes(st, h, bulk, kvGuard, opts)
 			t := opts.Timeouts.withDefaults()
+			if opts.H3.Addr != "" {
+				if s.h3, err = newH3(opts.H3, t); err != nil {
+					s.httpLn.Close()
+					s.closeKV()
+					s.closeBulk()
+					return nil, err
+				}
+				mux = s.h3.withMetrics(mux)
+			}
 			if s.httpSrv, err = newPhasedHTTPServer(mux, &protos, t); err != nil {
 				s.httpLn.Close()
 				s.closeKV()
@@ -183,6 +201,9 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 			s.httpSrv.RegisterOnShutdown(s.Repl.Close) // replication streams never end by themselves
 			ln := newHTTPWatchdog(s.httpLn, t)         // timeouts in phases: see netphases.go
 			go s.serve("HTTP", func() error { return s.httpSrv.Serve(ln) })
+			if s.h3 != nil {
+				go s.serve("HTTP/3", func() error { return s.h3.serve(mux, t) })
+			}
 		case EngineFastHTTP:
 			s.fastSrv = newFastServer(h, opts)
 			mountKVFast(s.fastSrv, s.KV, kvhttp.Options{MaxBody: cmp.Or(opts.HTTP.MaxBody, httpapi.DefaultMaxBody), Guard: kvGuard})
@@ -196,6 +217,10 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 			s.closeKV()
 			return nil, fmt.Errorf("server: unknown engine %q (want %s or %s)", opts.Engine, EngineNetHTTP, EngineFastHTTP)
 		}
+	}
+	if opts.H3.Addr != "" && s.h3 == nil {
+		s.Close()
+		return nil, errors.New("server: HTTP/3 serves the REST API: it needs HTTP on")
 	}
 	if !opts.NoGRPC {
 		addr := cmp.Or(opts.GRPCAddr, DefaultGRPCAddr)
@@ -280,6 +305,9 @@ func (s *Server) Close() error {
 	if s.tunnel != nil {
 		s.tunnel.Close()
 	}
+	if s.h3 != nil {
+		errs = append(errs, s.h3.close())
+	}
 	errs = append(errs, s.closeKV(), s.closeBulk())
 	return errors.Join(errs...)
 }
@@ -317,6 +345,9 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	}
 	if s.fastSrv != nil {
 		errs = append(errs, s.fastSrv.ShutdownWithContext(ctx))
+	}
+	if s.h3 != nil {
+		errs = append(errs, s.h3.shutdown(ctx))
 	}
 	if s.grpcSrv != nil {
 		done := make(chan struct{})
