@@ -34,12 +34,12 @@ func startH3(t *testing.T, o server.Options) *server.Server {
 	return srv
 }
 
-// h3Client trusts only the server's own certificate (H3Cert.PEM).
+// h3Client trusts only the server's own certificate (Cert.PEM).
 func h3Client(t *testing.T, srv *server.Server) *http.Client {
 	t.Helper()
 	pool := x509.NewCertPool()
-	if !pool.AppendCertsFromPEM(srv.H3Cert().PEM) {
-		t.Fatal("no certificate in H3Cert().PEM")
+	if !pool.AppendCertsFromPEM(srv.Cert().PEM) {
+		t.Fatal("no certificate in Cert().PEM")
 	}
 	tr := &http3.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}
 	t.Cleanup(func() { tr.Close() })
@@ -86,8 +86,8 @@ func TestH3ServesTheRESTAPI(t *testing.T) {
 			leaf := resp.TLS.PeerCertificates[0]
 			fp := sha256.Sum256(leaf.Raw)
 			spki := sha256.Sum256(leaf.RawSubjectPublicKeyInfo)
-			if got := srv.H3Cert(); !strings.EqualFold(strings.ReplaceAll(got.SHA256, ":", ""), fmt.Sprintf("%x", fp)) || got.SPKI != base64.StdEncoding.EncodeToString(spki[:]) {
-				t.Errorf("H3Cert %+v is not the presented certificate's", got)
+			if got := srv.Cert(); !strings.EqualFold(strings.ReplaceAll(got.SHA256, ":", ""), fmt.Sprintf("%x", fp)) || got.SPKI != base64.StdEncoding.EncodeToString(spki[:]) {
+				t.Errorf("Cert %+v is not the presented certificate's", got)
 			}
 		}
 	}
@@ -146,7 +146,7 @@ func TestH3Limits(t *testing.T) {
 	}
 
 	pool := x509.NewCertPool()
-	pool.AppendCertsFromPEM(srv.H3Cert().PEM)
+	pool.AppendCertsFromPEM(srv.Cert().PEM)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	conn, err := quic.DialAddr(ctx, srv.H3Addr(), &tls.Config{RootCAs: pool, NextProtos: []string{http3.NextProtoH3}}, nil)
@@ -170,12 +170,13 @@ func TestH3Limits(t *testing.T) {
 // is refused.
 func TestH3Refused(t *testing.T) {
 	for name, o := range map[string]server.Options{
-		"fasthttp":   {Engine: server.EngineFastHTTP},
-		"no http":    {NoHTTP: true},
-		"cert alone": {H3: server.H3{CertFile: "x.pem"}},
+		"fasthttp":        {Engine: server.EngineFastHTTP},
+		"no http":         {NoHTTP: true},
+		"cert alone":      {TLS: server.TLS{CertFile: "x.pem"}},
+		"https, fasthttp": {Engine: server.EngineFastHTTP, HTTPSAddr: "127.0.0.1:0"},
 	} {
 		o.HTTPAddr, o.NoGRPC = "127.0.0.1:0", true
-		if o.H3.Addr == "" {
+		if o.H3.Addr == "" && o.HTTPSAddr == "" {
 			o.H3.Addr = "127.0.0.1:0"
 		}
 		srv, err := server.Start(context.Background(), o)
@@ -183,6 +184,34 @@ func TestH3Refused(t *testing.T) {
 			srv.Close()
 			t.Errorf("%s: started", name)
 		}
+	}
+}
+
+// --https serves the same routes over HTTP/1.1 and h2 on TLS with the
+// same certificate, and advertises the HTTP/3 port (Alt-Svc).
+func TestHTTPSBesideH3(t *testing.T) {
+	srv := startH3(t, server.Options{SeedUsers: 3, HTTPSAddr: "127.0.0.1:0"})
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(srv.Cert().PEM)
+	_, port, _ := strings.Cut(srv.H3Addr(), ":")
+	for _, h2 := range []bool{false, true} {
+		tr := &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}, ForceAttemptHTTP2: h2}
+		defer tr.CloseIdleConnections()
+		resp, err := (&http.Client{Transport: tr}).Get("https://" + srv.HTTPSAddr() + "/users/1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if want := map[bool]int{false: 1, true: 2}[h2]; resp.StatusCode != 200 || resp.ProtoMajor != want || !strings.Contains(string(b), `"id":1,`) {
+			t.Errorf("%s %d %q, want HTTP/%d 200", resp.Proto, resp.StatusCode, b, want)
+		}
+		if got, want := resp.Header.Get("Alt-Svc"), `h3=":`+port+`"; ma=86400`; got != want {
+			t.Errorf("Alt-Svc %q, want %q", got, want)
+		}
+	}
+	if got := h3Metric(t, srv, "wirebench_h3_requests_total"); got != 0 {
+		t.Errorf("wirebench_h3_requests_total %d after HTTPS requests only", got)
 	}
 }
 

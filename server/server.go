@@ -94,9 +94,12 @@ type Options struct {
 	Repl      repl.Options
 	AuthToken string
 	RateLimit float64
-	// H3 serves the REST port's routes over HTTP/3 too (h3.go); it needs
-	// the net/http engine.
-	H3 H3
+	// H3 serves the REST port's routes over HTTP/3 too (h3.go), and
+	// HTTPSAddr over HTTP/1.1 and h2 on TLS (tlsfaces.go), both with the
+	// certificate of TLS; they need the net/http engine.
+	H3        H3
+	HTTPSAddr string
+	TLS       TLS
 }
 
 // Server is a running service.
@@ -111,7 +114,7 @@ type Server struct {
 	httpLn   net.Listener
 	grpcLn   net.Listener
 	tunnel   *grpcws.Listener
-	h3       *h3Face
+	tls      *tlsFaces    // HTTP/3 and HTTPS, nil when neither runs
 	bulkDone func() error // closes the bulk database
 	*life
 }
@@ -160,10 +163,10 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 			s.closeKV()
 			return nil, fmt.Errorf("server: /airports needs the %s engine", EngineNetHTTP)
 		}
-		if opts.H3.Addr != "" && opts.Engine != "" && opts.Engine != EngineNetHTTP {
+		if (opts.H3.Addr != "" || opts.HTTPSAddr != "") && opts.Engine != "" && opts.Engine != EngineNetHTTP {
 			s.closeKV()
 			s.closeBulk()
-			return nil, fmt.Errorf("server: HTTP/3 needs the %s engine", EngineNetHTTP)
+			return nil, fmt.Errorf("server: HTTP/3 and HTTPS need the %s engine", EngineNetHTTP)
 		}
 		addr := cmp.Or(opts.HTTPAddr, DefaultHTTPAddr)
 		if s.httpLn, err = listen("tcp", addr); err != nil {
@@ -183,14 +186,14 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 			}
 			mux := s.routes(st, h, bulk, kvGuard, opts)
 			t := opts.Timeouts.withDefaults()
-			if opts.H3.Addr != "" {
-				if s.h3, err = newH3(opts.H3, t); err != nil {
-					s.httpLn.Close()
-					s.closeKV()
-					s.closeBulk()
-					return nil, err
-				}
-				mux = s.h3.withMetrics(mux)
+			if s.tls, err = newTLSFaces(opts, t, listen); err != nil {
+				s.httpLn.Close()
+				s.closeKV()
+				s.closeBulk()
+				return nil, err
+			}
+			if s.tls != nil {
+				mux = s.tls.wrap(mux)
 			}
 			if s.httpSrv, err = newPhasedHTTPServer(mux, &protos, t); err != nil {
 				s.httpLn.Close()
@@ -201,8 +204,8 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 			s.httpSrv.RegisterOnShutdown(s.Repl.Close) // replication streams never end by themselves
 			ln := newHTTPWatchdog(s.httpLn, t)         // timeouts in phases: see netphases.go
 			go s.serve("HTTP", func() error { return s.httpSrv.Serve(ln) })
-			if s.h3 != nil {
-				go s.serve("HTTP/3", func() error { return s.h3.serve(mux, t) })
+			if s.tls != nil {
+				s.tls.serve(s.life, mux, t)
 			}
 		case EngineFastHTTP:
 			s.fastSrv = newFastServer(h, opts)
@@ -218,9 +221,9 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 			return nil, fmt.Errorf("server: unknown engine %q (want %s or %s)", opts.Engine, EngineNetHTTP, EngineFastHTTP)
 		}
 	}
-	if opts.H3.Addr != "" && s.h3 == nil {
+	if (opts.H3.Addr != "" || opts.HTTPSAddr != "") && s.tls == nil {
 		s.Close()
-		return nil, errors.New("server: HTTP/3 serves the REST API: it needs HTTP on")
+		return nil, errors.New("server: HTTP/3 and HTTPS serve the REST API: they need HTTP on")
 	}
 	if !opts.NoGRPC {
 		addr := cmp.Or(opts.GRPCAddr, DefaultGRPCAddr)
@@ -305,8 +308,8 @@ func (s *Server) Close() error {
 	if s.tunnel != nil {
 		s.tunnel.Close()
 	}
-	if s.h3 != nil {
-		errs = append(errs, s.h3.close())
+	if s.tls != nil {
+		errs = append(errs, s.tls.close())
 	}
 	errs = append(errs, s.closeKV(), s.closeBulk())
 	return errors.Join(errs...)
@@ -346,8 +349,8 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	if s.fastSrv != nil {
 		errs = append(errs, s.fastSrv.ShutdownWithContext(ctx))
 	}
-	if s.h3 != nil {
-		errs = append(errs, s.h3.shutdown(ctx))
+	if s.tls != nil {
+		errs = append(errs, s.tls.shutdown(ctx))
 	}
 	if s.grpcSrv != nil {
 		done := make(chan struct{})

@@ -35,7 +35,7 @@ func startServeH3(t *testing.T, bin string) h3Serve {
 	s := h3Serve{cert: filepath.Join(t.TempDir(), "h3.pem")}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	cmd := exec.CommandContext(ctx, bin, "serve", "--http", "127.0.0.1:0", "--grpc", "127.0.0.1:0",
-		"--http3", "127.0.0.1:0", "--h3-cert-out", s.cert, "--seed-users", "5")
+		"--http3", "127.0.0.1:0", "--cert-out", s.cert, "--seed-users", "5")
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -54,7 +54,7 @@ func startServeH3(t *testing.T, bin string) h3Serve {
 		t.Fatal(err)
 	}
 	go io.Copy(io.Discard, stderr)
-	m := regexp.MustCompile(`^h3 certificate \(self-signed, generated\): sha256 ([0-9A-F:]{95}) spki-sha256 \S{44}\n$`).FindStringSubmatch(errLine)
+	m := regexp.MustCompile(`^TLS certificate \(self-signed, generated\): sha256 ([0-9A-F:]{95}) spki-sha256 \S{44}\n$`).FindStringSubmatch(errLine)
 	if m == nil {
 		t.Fatalf("certificate line %q", errLine)
 	}

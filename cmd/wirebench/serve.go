@@ -18,7 +18,7 @@ import (
 
 func init() {
 	register("serve", command{
-		summary: "run the reference API (REST over HTTP/1.1 and h2c, gRPC)",
+		summary: "run the reference API (REST over HTTP/1.1 and h2c, TLS and HTTP/3 if asked; gRPC)",
 		run:     runServe,
 	})
 }
@@ -31,9 +31,10 @@ func runServe(ctx context.Context, env *cliEnv, args []string) error {
 	fs.StringVar(&o.GRPCAddr, "grpc", server.DefaultGRPCAddr, "`address` of the gRPC API; port 0 picks a free one")
 	fs.BoolVar(&o.NoGRPC, "no-grpc", false, "do not serve gRPC")
 	fs.StringVar(&o.H3.Addr, "http3", "", "UDP `address` of the REST API over HTTP/3 (QUIC, quic-go); port 0 picks a free one; empty: off (docs/http3.md)")
-	fs.StringVar(&o.H3.CertFile, "tls-cert", "", "HTTP/3: PEM certificate `file`; none: a self-signed ECDSA certificate is generated and its fingerprints printed")
-	fs.StringVar(&o.H3.KeyFile, "tls-key", "", "HTTP/3: PEM private key `file` of --tls-cert")
-	h3CertOut := fs.String("h3-cert-out", "", "HTTP/3: write the certificate served (generated or not) to this PEM `file`, for load --cacert")
+	fs.StringVar(&o.HTTPSAddr, "https", "", "`address` of the REST API over TLS (HTTP/1.1 and h2, Alt-Svc to --http3); port 0 picks a free one; empty: off")
+	fs.StringVar(&o.TLS.CertFile, "tls-cert", "", "--https and --http3: PEM certificate `file`; none: a self-signed ECDSA certificate is generated and its fingerprints printed")
+	fs.StringVar(&o.TLS.KeyFile, "tls-key", "", "PEM private key `file` of --tls-cert")
+	certOut := fs.String("cert-out", "", "--https and --http3: write the certificate served (generated or not) to this PEM `file`, for load --cacert")
 	fs.IntVar(&o.H3.MaxStreams, "h3-max-streams", server.DefaultH3MaxStreams, "HTTP/3: concurrent request streams per QUIC connection")
 	fs.DurationVar(&o.H3.IdleTimeout, "h3-idle-timeout", d.Idle, "HTTP/3: time a QUIC connection stays open with no packet")
 	fs.StringVar(&o.Engine, "engine", server.EngineNetHTTP, "REST `engine`: nethttp (HTTP/1.1 and h2c) or fasthttp (HTTP/1.1 only); the same API either way")
@@ -129,7 +130,7 @@ func runServe(ctx context.Context, env *cliEnv, args []string) error {
 	if err != nil {
 		return err
 	}
-	if err := reportH3Cert(env, srv, *h3CertOut); err != nil {
+	if err := reportCert(env, srv, *certOut); err != nil {
 		srv.Close()
 		return err
 	}
@@ -138,6 +139,9 @@ func runServe(ctx context.Context, env *cliEnv, args []string) error {
 	line := fmt.Sprintf("listening http=%s grpc=%s", srv.HTTPAddr(), srv.GRPCAddr())
 	if srv.RESPAddr() != "" {
 		line += " resp=" + srv.RESPAddr()
+	}
+	if srv.HTTPSAddr() != "" {
+		line += " https=" + srv.HTTPSAddr()
 	}
 	if srv.H3Addr() != "" {
 		line += " h3=" + srv.H3Addr()
@@ -155,13 +159,13 @@ func runServe(ctx context.Context, env *cliEnv, args []string) error {
 	return errors.Join(srv.Err(), srv.Shutdown(sctx))
 }
 
-// reportH3Cert prints the HTTP/3 certificate's fingerprints on stderr
+// reportCert prints the TLS faces' certificate's fingerprints on stderr
 // (a client pins them) and writes it to path if asked.
-func reportH3Cert(env *cliEnv, srv *server.Server, path string) error {
-	c := srv.H3Cert()
+func reportCert(env *cliEnv, srv *server.Server, path string) error {
+	c := srv.Cert()
 	if c.SHA256 == "" {
 		if path != "" {
-			return usagef("-h3-cert-out needs --http3")
+			return usagef("-cert-out needs --https or --http3")
 		}
 		return nil
 	}
@@ -169,10 +173,10 @@ func reportH3Cert(env *cliEnv, srv *server.Server, path string) error {
 	if c.Generated {
 		kind = "self-signed, generated"
 	}
-	fmt.Fprintf(env.stderr, "h3 certificate (%s): sha256 %s spki-sha256 %s\n", kind, c.SHA256, c.SPKI)
+	fmt.Fprintf(env.stderr, "TLS certificate (%s): sha256 %s spki-sha256 %s\n", kind, c.SHA256, c.SPKI)
 	if path != "" {
 		if err := os.WriteFile(path, c.PEM, 0o644); err != nil {
-			return fmt.Errorf("-h3-cert-out: %w", err)
+			return fmt.Errorf("-cert-out: %w", err)
 		}
 	}
 	return nil

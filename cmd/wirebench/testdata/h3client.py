@@ -1,6 +1,6 @@
 """An HTTP/3 client nobody here wrote the stack of: aioquic's (PyPI), for
 TestPeerH3Aioquic. It verifies the server against --ca (the certificate
-serve --h3-cert-out wrote), sends GET /users/1 N times on one QUIC
+serve --cert-out wrote), sends GET /users/1 N times on one QUIC
 connection, K at a time, plus one POST /echo, checks every answer, and
 prints one JSON line: {"requests", "statuses", "bad", "alpn", "cert_sha256"}.
 
