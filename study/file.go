@@ -387,7 +387,7 @@ func (p *parser) load(n *yaml.Node, path string, cellLine int) LoadSpec {
 		}
 		raw := &load.RawOptions{URL: ls.URL, Method: ls.Method, Header: headerList(ls.Headers), ExpectStatus: ls.ExpectStatus,
 			ExpectBodyContains: ls.ExpectBodyContains, NoKeepAlive: ls.NoKeepAlive, Transport: ls.Transport,
-			Connections: ls.Connections, Timeout: ls.Timeout}
+			Connections: ls.Connections, Timeout: ls.Timeout, Insecure: ls.Insecure}
 		switch {
 		case ls.Body != "" && ls.BodyFile != "":
 			p.errorf(line("body_file"), "%s: body and body_file exclude each other", path)
