@@ -25,5 +25,5 @@ func noteH3Handshakes(w io.Writer, sc load.Scenario, cfg map[string]any) {
 	cfg["h3_handshakes_ns"] = hs
 	s := slices.Sorted(slices.Values(hs))
 	fmt.Fprintf(w, "  QUIC handshakes %d: median %v, max %v (not in the latencies above)\n",
-		len(s), s[len(s)/2].Round(time.Microsecond), s[len(s)-1].Round(time.Microsecond))
+		len(s), s[(len(s)-1)/2].Round(time.Microsecond), s[len(s)-1].Round(time.Microsecond))
 }
