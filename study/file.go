@@ -378,7 +378,8 @@ func (p *parser) load(n *yaml.Node, path string, cellLine int) LoadSpec {
 			}
 		}
 		l.Scenario = &scenario.Options{Name: ls.Scenario, URL: ls.URL, Format: ls.Format, Transport: ls.Transport,
-			Connections: ls.Connections, NoKeepAlive: ls.NoKeepAlive, Timeout: ls.Timeout, Compression: ls.Compression}
+			Connections: ls.Connections, NoKeepAlive: ls.NoKeepAlive, Timeout: ls.Timeout, Compression: ls.Compression,
+			Insecure: ls.Insecure}
 	} else {
 		for _, k := range []string{"format", "compression"} {
 			if isSet(n, k) {

@@ -14,7 +14,7 @@ import (
 // connection set-up yet) and prints them under the summary: they happen
 // before the run (load/h3.Pool.Warm), apart from the requests' latency.
 func noteH3Handshakes(w io.Writer, sc load.Scenario, cfg map[string]any) {
-	r, ok := sc.(*load.Raw)
+	r, ok := sc.(interface{ H3Handshakes() []time.Duration }) // load.Raw, the reference scenarios
 	if !ok {
 		return
 	}
