@@ -27,7 +27,7 @@ const (
 // h3Serve is `serve --http3` on free ports: its TCP and UDP addresses,
 // the certificate it wrote, and the fingerprint it printed.
 type h3Serve struct {
-	http, h3, cert, sha256 string
+	http, h3, cert, sha256, spki string
 }
 
 func startServeH3(t *testing.T, bin string) h3Serve {
@@ -54,11 +54,11 @@ func startServeH3(t *testing.T, bin string) h3Serve {
 		t.Fatal(err)
 	}
 	go io.Copy(io.Discard, stderr)
-	m := regexp.MustCompile(`^TLS certificate \(self-signed, generated\): sha256 ([0-9A-F:]{95}) spki-sha256 \S{44}\n$`).FindStringSubmatch(errLine)
+	m := regexp.MustCompile(`^TLS certificate \(self-signed, generated\): sha256 ([0-9A-F:]{95}) spki-sha256 (\S{44})\n$`).FindStringSubmatch(errLine)
 	if m == nil {
 		t.Fatalf("certificate line %q", errLine)
 	}
-	s.sha256 = strings.ReplaceAll(m[1], ":", "")
+	s.sha256, s.spki = strings.ReplaceAll(m[1], ":", ""), m[2]
 	line, err := bufio.NewReader(stdout).ReadString('\n')
 	if err != nil {
 		t.Fatal(err)
@@ -170,4 +170,35 @@ func TestPeerH3(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestPeerH3Chromium: headless chromium, forced onto QUIC for the server's
+// origin and pinning the printed SPKI hash (nothing else trusts the
+// generated certificate), loads a user over HTTP/3 — the UDP port has no
+// TCP listener, so nothing else could answer — and the server counts it.
+func TestPeerH3Chromium(t *testing.T) {
+	testkit.NeedPeers(t)
+	chromium := testkit.NeedTool(t, "chromium", "apt-get install -y chromium")
+	bin := testkit.Binary(t)
+	defer loadLock(t)()
+	srv := startServeH3(t, bin)
+	_, port, _ := strings.Cut(srv.h3, ":")
+	req0, conn0 := srv.counters(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	origin := "localhost:" + port
+	out, err := exec.CommandContext(ctx, chromium, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+		"--user-data-dir="+t.TempDir(), "--enable-quic", "--origin-to-force-quic-on="+origin,
+		"--ignore-certificate-errors-spki-list="+srv.spki, "--host-resolver-rules=MAP localhost 127.0.0.1",
+		"--dump-dom", "https://"+origin+"/users/1").Output()
+	if err != nil {
+		t.Fatalf("chromium: %v\n%s", err, out)
+	}
+	if !strings.Contains(string(out), `{"id":1,`) {
+		t.Fatalf("chromium's page has no user 1:\n%s", out)
+	}
+	req, conn := srv.counters(t)
+	if req-req0 < 1 || conn-conn0 < 1 {
+		t.Errorf("server counted %d requests on %d QUIC connections from chromium, want at least 1 each", req-req0, conn-conn0)
+	}
 }
