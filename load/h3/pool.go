@@ -108,7 +108,8 @@ type slot struct {
 
 	mu      sync.Mutex
 	c       *conn
-	dialing *dial // the dial under way, if any
+	dialing *dial  // the dial under way, if any
+	closes  uint64 // Close calls: a dial that outlives one is closed, not kept
 }
 
 // conn is one QUIC connection on its own UDP socket.
@@ -154,7 +155,7 @@ func (s *slot) get(ctx context.Context) (*conn, error) {
 	if d == nil {
 		d = &dial{done: make(chan struct{})}
 		s.dialing = d
-		go s.finishDial(d)
+		go s.finishDial(d, s.closes)
 	}
 	s.mu.Unlock()
 	select {
@@ -165,11 +166,15 @@ func (s *slot) get(ctx context.Context) (*conn, error) {
 	}
 }
 
-func (s *slot) finishDial(d *dial) {
+func (s *slot) finishDial(d *dial, closes uint64) {
 	ctx, cancel := context.WithTimeout(context.Background(), s.timeout)
 	defer cancel()
 	c, took, err := s.dial(ctx)
 	s.mu.Lock()
+	if err == nil && s.closes != closes { // the pool closed meanwhile
+		c.close()
+		c, err = nil, ErrClosed
+	}
 	old := s.c
 	s.dialing, d.c, d.err = nil, c, err
 	if err == nil {
@@ -224,6 +229,7 @@ func (s *slot) close() error {
 	s.mu.Lock()
 	c := s.c
 	s.c = nil
+	s.closes++
 	s.mu.Unlock()
 	if c == nil {
 		return nil

@@ -7,6 +7,7 @@ import (
 	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
+	"errors"
 	"io"
 	"math/big"
 	"net"
@@ -153,5 +154,30 @@ func TestPoolNoServer(t *testing.T) {
 	}
 	if hs := p.Handshakes(); len(hs) != 0 {
 		t.Errorf("handshakes %v with no server", hs)
+	}
+}
+
+// A dial that outlives Close (Warm gave up on it) is closed when it
+// completes, not kept as the slot's connection: nothing of a closed pool
+// stays open.
+func TestPoolCloseDuringDial(t *testing.T) {
+	s := startServer(t, 100)
+	p := NewPool(1, s.addr, 10*time.Second, &tls.Config{RootCAs: s.roots})
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	p.Warm(ctx) // returns at once; the dial goes on
+	sl := p.slots[0]
+	sl.mu.Lock()
+	d := sl.dialing
+	sl.mu.Unlock()
+	if d == nil {
+		t.Skip("the handshake finished before Warm returned")
+	}
+	p.Close()
+	<-d.done
+	sl.mu.Lock()
+	defer sl.mu.Unlock()
+	if !errors.Is(d.err, ErrClosed) || sl.c != nil {
+		t.Errorf("dial after Close: err %v, connection kept %v", d.err, sl.c != nil)
 	}
 }
