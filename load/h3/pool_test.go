@@ -36,6 +36,11 @@ type testServer struct {
 
 func startServer(t *testing.T, maxStreams int64) *testServer {
 	t.Helper()
+	return startServerConfig(t, &quic.Config{MaxIncomingStreams: maxStreams})
+}
+
+func startServerConfig(t *testing.T, qc *quic.Config) *testServer {
+	t.Helper()
 	key, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
 		IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)}, IsCA: true, BasicConstraintsValid: true,
@@ -54,7 +59,7 @@ func startServer(t *testing.T, maxStreams int64) *testServer {
 	s.addr = udp.LocalAddr().String()
 	s.srv = &http3.Server{
 		TLSConfig:  http3.ConfigureTLSConfig(&tls.Config{Certificates: []tls.Certificate{{Certificate: [][]byte{der}, PrivateKey: key}}}),
-		QUICConfig: &quic.Config{MaxIncomingStreams: maxStreams},
+		QUICConfig: qc,
 		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			b, _ := io.ReadAll(r.Body)
 			w.Write([]byte("hello " + string(b)))
@@ -179,5 +184,35 @@ func TestPoolCloseDuringDial(t *testing.T) {
 	defer sl.mu.Unlock()
 	if !errors.Is(d.err, ErrClosed) || sl.c != nil {
 		t.Errorf("dial after Close: err %v, connection kept %v", d.err, sl.c != nil)
+	}
+}
+
+// A connection the server closed (its idle timeout) is dialed again by the
+// next request, which succeeds: the slot does not keep a dead connection.
+func TestPoolRedialsAfterServerIdleClose(t *testing.T) {
+	s := startServerConfig(t, &quic.Config{MaxIdleTimeout: 200 * time.Millisecond})
+	p := NewPool(1, s.addr, 10*time.Second, &tls.Config{RootCAs: s.roots})
+	defer p.Close()
+	get := func() {
+		t.Helper()
+		resp, err := p.Client(0).Get("https://" + s.addr + "/")
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+	}
+	get()
+	c := p.slots[0].c
+	// The server's 200 ms idle timeout ends it (the client waits at least
+	// 5 s, quic-go's floor for a peer's idle timeout); 30 s is a guard.
+	select {
+	case <-c.qc.Context().Done():
+	case <-time.After(30 * time.Second):
+		t.Fatal("the connection outlived the server's idle timeout by 30 s")
+	}
+	get()
+	if got := s.conns.Load(); got != 2 || len(p.Handshakes()) != 2 || s.requests.Load() != 2 {
+		t.Errorf("%d connections, %d handshakes, %d requests: want 2 each", got, len(p.Handshakes()), s.requests.Load())
 	}
 }
