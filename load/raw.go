@@ -16,6 +16,7 @@ import (
 	"github.com/wirebench/wirebench/load/clientio"
 	"github.com/wirebench/wirebench/load/h1"
 	"github.com/wirebench/wirebench/load/h2"
+	"github.com/wirebench/wirebench/load/h3"
 	"github.com/wirebench/wirebench/load/traceparent"
 	"github.com/wirebench/wirebench/measure"
 	"github.com/wirebench/wirebench/results"
@@ -31,6 +32,7 @@ const (
 const (
 	TransportHTTP1 = "http1"
 	TransportH2C   = "h2c"
+	TransportH3    = "h3" // HTTP/3 over QUIC (https:// URLs), package load/h3
 )
 
 // RawOptions configure raw mode: one request, repeated, against any HTTP
@@ -73,6 +75,7 @@ type Raw struct {
 	tpAt int    // with Traceparent, where its value is in wire (each VU writes its own copy)
 	want [600]bool
 	h2   *h2.Pool
+	h3   *h3.Pool
 	tls  *tls.Config // https: nil for http
 }
 
@@ -101,7 +104,10 @@ func NewRaw(o RawOptions) (*Raw, error) {
 		case o.Transport == TransportH2C:
 			return nil, fmt.Errorf("%w: h2c is HTTP/2 without TLS: use --transport h2 for https", ErrOptions)
 		}
-	} else if o.Transport == TransportH2 {
+	} else if o.Transport == TransportH2 || o.Transport == TransportH3 {
+		if o.Transport == TransportH3 {
+			return nil, fmt.Errorf("%w: --transport h3 is HTTP/3 over QUIC, always encrypted: use an https:// URL", ErrOptions)
+		}
 		return nil, fmt.Errorf("%w: --transport h2 is HTTP/2 over TLS: use an https:// URL, or h2c", ErrOptions)
 	}
 	if o.Transport == "" {
@@ -138,6 +144,8 @@ func NewRaw(o RawOptions) (*Raw, error) {
 		r.h2 = h2.NewPool(o.Connections, o.Timeout, nil)
 	case o.Transport == TransportH2:
 		r.h2 = h2.NewPool(o.Connections, o.Timeout, withALPN(r.tls, "h2"))
+	case o.Transport == TransportH3:
+		r.h3 = h3.NewPool(o.Connections, r.addr, o.Timeout, r.tls)
 	case o.Transport != TransportHTTP1:
 		return nil, fmt.Errorf("%w: transport %q", ErrOptions, o.Transport)
 	case o.Client != ClientLean && o.Client != ClientStd:
@@ -164,10 +172,15 @@ func (r *Raw) Name() string { return "raw" }
 func (r *Raw) Ops() []string { return []string{r.o.Method + " " + r.u.Path} }
 
 // NewVU implements Scenario.
-func (r *Raw) NewVU(_ context.Context, id int, wire *measure.Bytes) (VU, error) {
+func (r *Raw) NewVU(ctx context.Context, id int, wire *measure.Bytes) (VU, error) {
 	switch {
 	case r.h2 != nil:
 		return r.stdVU(r.h2.Client(id)), nil
+	case r.h3 != nil:
+		if id == 0 { // the handshakes before the run, apart from latency
+			r.h3.Warm(ctx)
+		}
+		return r.stdVU(r.h3.Client(id)), nil
 	case r.o.Client == ClientStd:
 		return r.stdVU(h1.NewStdClient(wire, r.o.Timeout, r.o.NoKeepAlive, r.h1TLS())), nil
 	}
@@ -200,11 +213,27 @@ func (r *Raw) Driver() Driver {
 // Finish implements Scenario: over HTTP/2, the shared connections' bytes,
 // the body bytes their DATA frames carried and the requests resent.
 func (r *Raw) Finish(res *results.Load) {
+	if r.h3 != nil {
+		r.h3.Close() // every VU closed: CONNECTION_CLOSE goes out, counted
+		in, out := r.h3.Bytes.In.Load(), r.h3.Bytes.Out.Load()
+		res.Bytes.WireIn += in
+		res.Bytes.WireOut += out
+	}
 	in, out := r.WireBytes()
 	res.Bytes.WireIn += in
 	res.Bytes.WireOut += out
 	res.Bytes.BodyOut += r.BodyBytesOut()
 	h2.ResentWarning(res, r.Resent())
+}
+
+// H3Handshakes is how long each QUIC handshake of an HTTP/3 run took
+// (none for other transports): apart from the requests' latency, which
+// starts after it.
+func (r *Raw) H3Handshakes() []time.Duration {
+	if r.h3 == nil {
+		return nil
+	}
+	return r.h3.Handshakes()
 }
 
 // WireBytes is the bytes of h2c's shared connections.

@@ -99,6 +99,12 @@ type Options struct {
 	// it arrives (load --replay reads it back; reqlog's format). The
 	// caller flushes it after Shutdown.
 	Record *reqlog.Writer
+	// H3 serves the REST port's routes over HTTP/3 too (h3.go), and
+	// HTTPSAddr over HTTP/1.1 and h2 on TLS (tlsfaces.go), both with the
+	// certificate of TLS; they need the net/http engine.
+	H3        H3
+	HTTPSAddr string
+	TLS       TLS
 }
 
 // Server is a running service.
@@ -113,6 +119,7 @@ type Server struct {
 	httpLn   net.Listener
 	grpcLn   net.Listener
 	tunnel   *grpcws.Listener
+	tls      *tlsFaces    // HTTP/3 and HTTPS, nil when neither runs
 	bulkDone func() error // closes the bulk database
 	*life
 }
@@ -164,6 +171,11 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 			s.closeKV()
 			return nil, fmt.Errorf("server: /airports needs the %s engine", EngineNetHTTP)
 		}
+		if (opts.H3.Addr != "" || opts.HTTPSAddr != "") && opts.Engine != "" && opts.Engine != EngineNetHTTP {
+			s.closeKV()
+			s.closeBulk()
+			return nil, fmt.Errorf("server: HTTP/3 and HTTPS need the %s engine", EngineNetHTTP)
+		}
 		addr := cmp.Or(opts.HTTPAddr, DefaultHTTPAddr)
 		if s.httpLn, err = listen("tcp", addr); err != nil {
 			s.closeKV()
@@ -185,6 +197,15 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 				mux = reqlog.Middleware(opts.Record, mux)
 			}
 			t := opts.Timeouts.withDefaults()
+			if s.tls, err = newTLSFaces(opts, t, listen); err != nil {
+				s.httpLn.Close()
+				s.closeKV()
+				s.closeBulk()
+				return nil, err
+			}
+			if s.tls != nil {
+				mux = s.tls.wrap(mux)
+			}
 			if s.httpSrv, err = newPhasedHTTPServer(mux, &protos, t); err != nil {
 				s.httpLn.Close()
 				s.closeKV()
@@ -194,6 +215,9 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 			s.httpSrv.RegisterOnShutdown(s.Repl.Close) // replication streams never end by themselves
 			ln := newHTTPWatchdog(s.httpLn, t)         // timeouts in phases: see netphases.go
 			go s.serve("HTTP", func() error { return s.httpSrv.Serve(ln) })
+			if s.tls != nil {
+				s.tls.serve(s.life, mux, t)
+			}
 		case EngineFastHTTP:
 			s.fastSrv = newFastServer(h, opts)
 			mountKVFast(s.fastSrv, s.KV, kvhttp.Options{MaxBody: cmp.Or(opts.HTTP.MaxBody, httpapi.DefaultMaxBody), Guard: kvGuard})
@@ -207,6 +231,10 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 			s.closeKV()
 			return nil, fmt.Errorf("server: unknown engine %q (want %s or %s)", opts.Engine, EngineNetHTTP, EngineFastHTTP)
 		}
+	}
+	if (opts.H3.Addr != "" || opts.HTTPSAddr != "") && s.tls == nil {
+		s.Close()
+		return nil, errors.New("server: HTTP/3 and HTTPS serve the REST API: they need HTTP on")
 	}
 	if !opts.NoGRPC {
 		addr := cmp.Or(opts.GRPCAddr, DefaultGRPCAddr)
@@ -291,6 +319,9 @@ func (s *Server) Close() error {
 	if s.tunnel != nil {
 		s.tunnel.Close()
 	}
+	if s.tls != nil {
+		errs = append(errs, s.tls.close())
+	}
 	errs = append(errs, s.closeKV(), s.closeBulk())
 	return errors.Join(errs...)
 }
@@ -328,6 +359,9 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	}
 	if s.fastSrv != nil {
 		errs = append(errs, s.fastSrv.ShutdownWithContext(ctx))
+	}
+	if s.tls != nil {
+		errs = append(errs, s.tls.shutdown(ctx))
 	}
 	if s.grpcSrv != nil {
 		done := make(chan struct{})

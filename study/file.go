@@ -378,7 +378,8 @@ func (p *parser) load(n *yaml.Node, path string, cellLine int) LoadSpec {
 			}
 		}
 		l.Scenario = &scenario.Options{Name: ls.Scenario, URL: ls.URL, Format: ls.Format, Transport: ls.Transport,
-			Connections: ls.Connections, NoKeepAlive: ls.NoKeepAlive, Timeout: ls.Timeout, Compression: ls.Compression}
+			Connections: ls.Connections, NoKeepAlive: ls.NoKeepAlive, Timeout: ls.Timeout, Compression: ls.Compression,
+			Insecure: ls.Insecure}
 	} else {
 		for _, k := range []string{"format", "compression"} {
 			if isSet(n, k) {
@@ -387,7 +388,7 @@ func (p *parser) load(n *yaml.Node, path string, cellLine int) LoadSpec {
 		}
 		raw := &load.RawOptions{URL: ls.URL, Method: ls.Method, Header: headerList(ls.Headers), ExpectStatus: ls.ExpectStatus,
 			ExpectBodyContains: ls.ExpectBodyContains, NoKeepAlive: ls.NoKeepAlive, Transport: ls.Transport,
-			Connections: ls.Connections, Timeout: ls.Timeout}
+			Connections: ls.Connections, Timeout: ls.Timeout, Insecure: ls.Insecure}
 		switch {
 		case ls.Body != "" && ls.BodyFile != "":
 			p.errorf(line("body_file"), "%s: body and body_file exclude each other", path)

@@ -78,6 +78,7 @@ type loadSpec struct {
 	Stages             []stageSpec       `yaml:"stages"`
 	Timeout            time.Duration     `yaml:"timeout"`
 	Transport          string            `yaml:"transport"`
+	Insecure           bool              `yaml:"insecure"` // https:// raw requests: no certificate check (a server's generated one)
 	Connections        int               `yaml:"connections"`
 	NoKeepAlive        bool              `yaml:"no_keepalive"`
 	Scenario           string            `yaml:"scenario"`

@@ -18,7 +18,7 @@ import (
 
 func init() {
 	register("serve", command{
-		summary: "run the reference API (REST over HTTP/1.1 and h2c, gRPC)",
+		summary: "run the reference API (REST over HTTP/1.1 and h2c, TLS and HTTP/3 if asked; gRPC)",
 		run:     runServe,
 	})
 }
@@ -26,9 +26,17 @@ func init() {
 func runServe(ctx context.Context, env *cliEnv, args []string) error {
 	fs := newFlagSet(env, "serve", "[flags]")
 	var o server.Options
+	d := server.DefaultTimeouts
 	fs.StringVar(&o.HTTPAddr, "http", server.DefaultHTTPAddr, "`address` of the REST API (HTTP/1.1 and h2c); port 0 picks a free one")
 	fs.StringVar(&o.GRPCAddr, "grpc", server.DefaultGRPCAddr, "`address` of the gRPC API; port 0 picks a free one")
 	fs.BoolVar(&o.NoGRPC, "no-grpc", false, "do not serve gRPC")
+	fs.StringVar(&o.H3.Addr, "http3", "", "UDP `address` of the REST API over HTTP/3 (QUIC, quic-go); port 0 picks a free one; empty: off (docs/http3.md)")
+	fs.StringVar(&o.HTTPSAddr, "https", "", "`address` of the REST API over TLS (HTTP/1.1 and h2, Alt-Svc to --http3); port 0 picks a free one; empty: off")
+	fs.StringVar(&o.TLS.CertFile, "tls-cert", "", "--https and --http3: PEM certificate `file`; none: a self-signed ECDSA certificate is generated and its fingerprints printed")
+	fs.StringVar(&o.TLS.KeyFile, "tls-key", "", "PEM private key `file` of --tls-cert")
+	certOut := fs.String("cert-out", "", "--https and --http3: write the certificate served (generated or not) to this PEM `file`, for load --cacert")
+	fs.IntVar(&o.H3.MaxStreams, "h3-max-streams", server.DefaultH3MaxStreams, "HTTP/3: concurrent request streams per QUIC connection")
+	fs.DurationVar(&o.H3.IdleTimeout, "h3-idle-timeout", d.Idle, "HTTP/3: time a QUIC connection stays open with no packet")
 	fs.StringVar(&o.Engine, "engine", server.EngineNetHTTP, "REST `engine`: nethttp (HTTP/1.1 and h2c) or fasthttp (HTTP/1.1 only); the same API either way")
 	fs.StringVar(&o.GRPCTransport, "grpc-transport", server.GRPCGrpcGo, "gRPC `transport`: grpc-go (its server, what users deploy) or lean (a minimal transport of ours, package h2grpc: the floor); the same services either way")
 	fs.IntVar(&o.SeedUsers, "seed-users", server.DefaultSeedUsers, "`N` deterministic users to start with")
@@ -38,7 +46,6 @@ func runServe(ctx context.Context, env *cliEnv, args []string) error {
 	fs.DurationVar(&o.HTTP.Burn, "burn", 0, "spin the CPU this `duration` in every REST response: known lost capacity for checking that compare detects a slowdown")
 	fs.Int64Var(&o.HTTP.MaxBody, "max-body", httpapi.DefaultMaxBody, "request body limit in `bytes`, on the wire and decompressed (413 beyond)")
 	fs.Int64Var(&o.HTTP.MaxReplyBytes, "max-reply-memory", httpapi.DefaultMaxReplyBytes, "`bytes` of replies being written at once; beyond, replies are shed with 503 and Retry-After (clients that stop reading large lists)")
-	d := server.DefaultTimeouts
 	fs.DurationVar(&o.Timeouts.ReadHeader, "read-header-timeout", d.ReadHeader, "time to read a request's headers (and a gRPC handshake)")
 	fs.DurationVar(&o.Timeouts.Read, "read-timeout", d.Read, "time to read a whole request, body included (408 beyond; per stream on h2c)")
 	fs.DurationVar(&o.Timeouts.Write, "write-timeout", d.Write, "time from a request's headers to the end of its response; a client that does not read loses the connection (h2c: the stream)")
@@ -89,6 +96,9 @@ func runServe(ctx context.Context, env *cliEnv, args []string) error {
 	if t := o.Timeouts; t.ReadHeader <= 0 || t.Read <= 0 || t.Write <= 0 || t.Idle <= 0 || t.H2MaxStreams <= 0 {
 		return usagef("-read-header-timeout, -read-timeout, -write-timeout, -idle-timeout and -h2-max-streams must be > 0")
 	}
+	if o.H3.MaxStreams <= 0 || o.H3.IdleTimeout <= 0 {
+		return usagef("-h3-max-streams and -h3-idle-timeout must be > 0")
+	}
 	if o.MaxStreamDuration <= 0 {
 		return usagef("-max-stream-duration must be > 0")
 	}
@@ -125,13 +135,23 @@ func runServe(ctx context.Context, env *cliEnv, args []string) error {
 	if err != nil {
 		return errors.Join(err, endRecord())
 	}
+	if err := reportCert(env, srv, *certOut); err != nil {
+		srv.Close()
+		return err
+	}
 	// One machine-readable line, so that scripts and the study runner can
 	// use port 0 and learn the ports.
+	line := fmt.Sprintf("listening http=%s grpc=%s", srv.HTTPAddr(), srv.GRPCAddr())
 	if srv.RESPAddr() != "" {
-		fmt.Fprintf(env.stdout, "listening http=%s grpc=%s resp=%s\n", srv.HTTPAddr(), srv.GRPCAddr(), srv.RESPAddr())
-	} else {
-		fmt.Fprintf(env.stdout, "listening http=%s grpc=%s\n", srv.HTTPAddr(), srv.GRPCAddr())
+		line += " resp=" + srv.RESPAddr()
 	}
+	if srv.HTTPSAddr() != "" {
+		line += " https=" + srv.HTTPSAddr()
+	}
+	if srv.H3Addr() != "" {
+		line += " h3=" + srv.H3Addr()
+	}
+	fmt.Fprintln(env.stdout, line)
 	// Until a signal, or until a listener fails: then the command exits
 	// non-zero with the failure rather than run on with a dead face.
 	select {
@@ -142,6 +162,29 @@ func runServe(ctx context.Context, env *cliEnv, args []string) error {
 	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	return errors.Join(srv.Err(), srv.Shutdown(sctx), endRecord())
+}
+
+// reportCert prints the TLS faces' certificate's fingerprints on stderr
+// (a client pins them) and writes it to path if asked.
+func reportCert(env *cliEnv, srv *server.Server, path string) error {
+	c := srv.Cert()
+	if c.SHA256 == "" {
+		if path != "" {
+			return usagef("-cert-out needs --https or --http3")
+		}
+		return nil
+	}
+	kind := "from --tls-cert"
+	if c.Generated {
+		kind = "self-signed, generated"
+	}
+	fmt.Fprintf(env.stderr, "TLS certificate (%s): sha256 %s spki-sha256 %s\n", kind, c.SHA256, c.SPKI)
+	if path != "" {
+		if err := os.WriteFile(path, c.PEM, 0o644); err != nil {
+			return fmt.Errorf("-cert-out: %w", err)
+		}
+	}
+	return nil
 }
 
 // listenKey carries, in serve's context, a function that opens serve's

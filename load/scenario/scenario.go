@@ -17,6 +17,7 @@ import (
 	"github.com/wirebench/wirebench/load"
 	"github.com/wirebench/wirebench/load/h1"
 	"github.com/wirebench/wirebench/load/h2"
+	"github.com/wirebench/wirebench/load/h3"
 	"github.com/wirebench/wirebench/load/traceparent"
 	"github.com/wirebench/wirebench/measure"
 	"github.com/wirebench/wirebench/results"
@@ -42,7 +43,7 @@ type Options struct {
 	// API with Transport "grpc".
 	URL       string `json:"url"`
 	Format    string `json:"format"`    // codec name; ignored by gRPC (always protobuf)
-	Transport string `json:"transport"` // http1 (default), h2c, grpc
+	Transport string `json:"transport"` // http1 (default), h2c, grpc, h3 (https:// URL)
 	// Connections shared by the VUs on h2c and gRPC (default 1); each VU
 	// has its own connection on HTTP/1.1.
 	Connections int           `json:"connections,omitempty"`
@@ -60,18 +61,24 @@ type Options struct {
 	// so the run's slowest requests can be found in the server's logs.
 	// Not on gRPC yet (the lean client sends no metadata).
 	Traceparent bool `json:"traceparent,omitempty"`
+	// Insecure and CAFile are the certificate checks over h3, as for raw
+	// mode's https://: none, or these CAs too.
+	Insecure bool   `json:"insecure,omitempty"`
+	CAFile   string `json:"ca_file,omitempty"`
 }
 
 // apiScenario is the Scenario of every reference-API scenario: it owns the
 // shared connections and the dataset snapshot the checks compare with.
 type apiScenario struct {
-	o     Options
-	ops   []string
-	entry codec.Entry
-	addr  string // host:port
-	h2    *h2.Pool
-	grpc  *h2.GRPCPool
-	vus   atomic.Int64
+	o      Options
+	ops    []string
+	entry  codec.Entry
+	addr   string // host:port
+	h2     *h2.Pool
+	h3     *h3.Pool // HTTP/3 (load/h3), with h3host the certificate's name
+	grpc   *h2.GRPCPool
+	h3host string
+	vus    atomic.Int64
 
 	once     sync.Once
 	seed     api.UserList // the dataset at the start, for get and list checks
@@ -115,6 +122,10 @@ func New(o Options) (load.Scenario, error) {
 	host := o.URL
 	if u, err := url.Parse(o.URL); err == nil && u.Host != "" {
 		host = u.Host
+		s.h3host = u.Hostname()
+		if (o.Transport == load.TransportH3) != (u.Scheme == "https") {
+			return nil, fmt.Errorf("%w: URL %q: the scenarios speak https:// over h3 only (--transport h3), http:// otherwise", load.ErrOptions, o.URL)
+		}
 	}
 	host = strings.TrimSuffix(host, "/")
 	if _, _, err := splitHostPort(host); err != nil {
@@ -122,7 +133,7 @@ func New(o Options) (load.Scenario, error) {
 	}
 	s.addr = host
 	switch o.Transport {
-	case load.TransportHTTP1, load.TransportH2C:
+	case load.TransportHTTP1, load.TransportH2C, load.TransportH3:
 		e, ok := codec.Lookup(o.Format)
 		if !ok {
 			return nil, fmt.Errorf("%w: format %q (have %s)", load.ErrOptions, o.Format, strings.Join(codec.Formats(), ", "))
@@ -140,6 +151,16 @@ func New(o Options) (load.Scenario, error) {
 			}
 			s.h2 = h2.NewPool(o.Connections, o.Timeout, nil)
 		}
+		if o.Transport == load.TransportH3 {
+			if err := load.H2Only(o.Client, o.NoKeepAlive); err != nil {
+				return nil, err
+			}
+			p, err := load.NewH3Pool(s.addr, s.h3host, o.Connections, o.Timeout, o.Insecure, o.CAFile)
+			if err != nil {
+				return nil, err
+			}
+			s.h3 = p
+		}
 	case TransportGRPC:
 		p, err := h2.NewGRPCPool(s.addr, o.Connections, o.Timeout, true, o.Client != load.ClientStd)
 		if err != nil {
@@ -147,7 +168,7 @@ func New(o Options) (load.Scenario, error) {
 		}
 		s.grpc = p
 	default:
-		return nil, fmt.Errorf("%w: transport %q (want http1, h2c, grpc)", load.ErrOptions, o.Transport)
+		return nil, fmt.Errorf("%w: transport %q (want http1, h2c, grpc, h3)", load.ErrOptions, o.Transport)
 	}
 	switch o.Compression {
 	case "", "gzip":
@@ -177,6 +198,9 @@ func (s *apiScenario) Driver() load.Driver { return load.PerVU }
 // Finish implements Scenario: the shared h2c or gRPC connections' bytes
 // and the h2c requests resent.
 func (s *apiScenario) Finish(res *results.Load) {
+	if s.h3 != nil {
+		s.h3.Close() // every VU closed: CONNECTION_CLOSE goes out, counted
+	}
 	in, out := s.WireBytes()
 	res.Bytes.WireIn += in
 	res.Bytes.WireOut += out
@@ -198,6 +222,8 @@ func (s *apiScenario) WireBytes() (in, out int64) {
 		return s.h2.Bytes.In.Load(), s.h2.Bytes.Out.Load()
 	case s.grpc != nil:
 		return s.grpc.Bytes.In.Load(), s.grpc.Bytes.Out.Load()
+	case s.h3 != nil:
+		return s.h3.Bytes.In.Load(), s.h3.Bytes.Out.Load()
 	}
 	return 0, 0
 }
@@ -220,6 +246,8 @@ func (s *apiScenario) client(id int, wire *measure.Bytes) apiClient {
 		return grpcClient{s.grpc.Client(id, s.o.Timeout)}
 	case s.h2 != nil:
 		return s.restClient(nil, s.h2.Client(id))
+	case s.h3 != nil:
+		return s.restClient(nil, s.h3.Client(id))
 	case s.o.Client == load.ClientStd:
 		return s.restClient(nil, h1.NewStdClient(wire, s.o.Timeout, s.o.NoKeepAlive, nil))
 	}
@@ -229,7 +257,7 @@ func (s *apiScenario) client(id int, wire *measure.Bytes) apiClient {
 func (s *apiScenario) restClient(h1 *h1.Conn, h2 *http.Client) *restClient {
 	mt := s.entry.MediaTypes[0]
 	c := &restClient{
-		base: "http://" + s.addr, host: s.addr, codec: s.entry.Codec, h1: h1,
+		base: s.scheme() + s.addr, host: s.addr, codec: s.entry.Codec, h1: h1,
 		header: []string{"Content-Type: " + mt, "Accept: " + mt}, h2: h2,
 	}
 	if s.o.Compression == "gzip" {
@@ -256,6 +284,14 @@ func (s *apiScenario) snapshot(ctx context.Context) error {
 			}
 			defer p.Close()
 			c = grpcClient{p.Client(0, s.o.Timeout)}
+		} else if s.h3 != nil {
+			p, err := load.NewH3Pool(s.addr, s.h3host, 1, s.o.Timeout, s.o.Insecure, s.o.CAFile)
+			if err != nil {
+				s.seedErr = err
+				return
+			}
+			defer p.Close()
+			c = s.restClient(nil, p.Client(0))
 		} else {
 			c = s.restClient(h1.NewConn(s.addr, new(measure.Bytes), s.o.Timeout, false), nil)
 		}
@@ -274,6 +310,9 @@ func (s *apiScenario) NewVU(ctx context.Context, id int, wire *measure.Bytes) (l
 		if err := s.snapshot(ctx); err != nil {
 			return nil, err
 		}
+	}
+	if id == 0 && s.h3 != nil { // the handshakes before the run, apart from latency
+		s.h3.Warm(ctx)
 	}
 	s.vus.Add(1)
 	base := apiVU{s: s, c: s.client(id, wire), id: id}
@@ -306,7 +345,27 @@ func (s *apiScenario) Close() error {
 	if s.grpc != nil {
 		s.grpc.Close()
 	}
+	if s.h3 != nil {
+		s.h3.Close()
+	}
 	return nil
+}
+
+// H3Handshakes is how long each QUIC handshake took over h3 (none
+// otherwise): before the run, apart from the requests' latency.
+func (s *apiScenario) H3Handshakes() []time.Duration {
+	if s.h3 == nil {
+		return nil
+	}
+	return s.h3.Handshakes()
+}
+
+// scheme is the REST API's: https:// over h3, else http://.
+func (s *apiScenario) scheme() string {
+	if s.h3 != nil {
+		return "https://"
+	}
+	return "http://"
 }
 
 func splitHostPort(hp string) (string, string, error) {

@@ -1,0 +1,247 @@
+package h3
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/quic-go/quic-go"
+	"github.com/quic-go/quic-go/http3"
+
+	"github.com/wirebench/wirebench/load/clientio"
+	"github.com/wirebench/wirebench/measure"
+)
+
+// DefaultDialTimeout bounds a handshake when the run sets no timeout.
+const DefaultDialTimeout = 30 * time.Second
+
+// ErrClosed is a request on a closed Pool.
+var ErrClosed = errors.New("h3: pool closed")
+
+// Pool is a fixed set of HTTP/3 connections shared by all VUs, VU i on
+// connection i mod n: the connection count is explicit and the streams
+// per connection are VUs / n (a request past the server's stream limit
+// waits for a stream on its connection; it never opens another).
+type Pool struct {
+	clients []*http.Client
+	slots   []*slot
+	// Bytes is the UDP payload of every datagram of every connection.
+	Bytes measure.Bytes
+
+	mu         sync.Mutex
+	handshakes []time.Duration
+}
+
+// NewPool prepares conns connections to addr (host:port), dialed on first
+// use. tlsCfg must be set (QUIC is always encrypted); its NextProtos are
+// replaced by h3.
+func NewPool(conns int, addr string, timeout time.Duration, tlsCfg *tls.Config) *Pool {
+	if conns <= 0 {
+		conns = 1
+	}
+	dialTimeout := timeout
+	if dialTimeout <= 0 {
+		dialTimeout = DefaultDialTimeout
+	}
+	cfg := tlsCfg.Clone()
+	cfg.NextProtos = []string{http3.NextProtoH3}
+	if cfg.ServerName == "" {
+		cfg.ServerName, _, _ = net.SplitHostPort(addr)
+	}
+	p := &Pool{clients: make([]*http.Client, conns), slots: make([]*slot, conns)}
+	for i := range p.slots {
+		s := &slot{p: p, addr: addr, tls: cfg, timeout: dialTimeout}
+		p.slots[i], p.clients[i] = s, &http.Client{Timeout: timeout, Transport: s}
+	}
+	return p
+}
+
+// Client is VU vu's client: its connection's.
+func (p *Pool) Client(vu int) *http.Client { return p.clients[vu%len(p.clients)] }
+
+// Handshakes is the time each QUIC handshake took (dial to handshake
+// complete), in the order they completed: one per connection, more if a
+// connection was dialed again after the server closed it.
+func (p *Pool) Handshakes() []time.Duration {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return slices.Clone(p.handshakes)
+}
+
+// Warm dials every connection at once and waits for them (or ctx), so
+// that handshakes happen before the run, timed apart from its requests. A
+// failed dial is not an error here: the requests that need the connection
+// dial again, and fail, counted.
+func (p *Pool) Warm(ctx context.Context) {
+	var wg sync.WaitGroup
+	for _, s := range p.slots {
+		wg.Go(func() { _, _ = s.get(ctx) })
+	}
+	wg.Wait()
+}
+
+// Close closes every connection (CONNECTION_CLOSE, counted in Bytes) and
+// its socket. A request after Close dials again.
+func (p *Pool) Close() error {
+	var errs []error
+	for _, s := range p.slots {
+		errs = append(errs, s.close())
+	}
+	return errors.Join(errs...)
+}
+
+// slot is one connection of a Pool, dialed again when it ends (idle
+// timeout, GOAWAY, the server's restart). It is the http.Client's
+// RoundTripper.
+type slot struct {
+	p       *Pool
+	addr    string
+	tls     *tls.Config
+	timeout time.Duration
+
+	mu      sync.Mutex
+	c       *conn
+	dialing *dial  // the dial under way, if any
+	closes  uint64 // Close calls: a dial that outlives one is closed, not kept
+}
+
+// conn is one QUIC connection on its own UDP socket.
+type conn struct {
+	udp  *net.UDPConn
+	tr   *quic.Transport
+	qc   *quic.Conn
+	cc   *http3.ClientConn
+	dead bool // GOAWAY or a failure: the next request dials again
+}
+
+type dial struct {
+	done chan struct{}
+	c    *conn
+	err  error
+}
+
+// RoundTrip implements http.RoundTripper.
+func (s *slot) RoundTrip(req *http.Request) (*http.Response, error) {
+	c, err := s.get(req.Context())
+	if err != nil {
+		return nil, err
+	}
+	resp, err := c.cc.RoundTrip(req)
+	// The connection ended, or the server sent GOAWAY (http3 keeps that
+	// error unexported: its text is all there is): the next request dials.
+	if err != nil && (c.qc.Context().Err() != nil || strings.Contains(err.Error(), "connection in graceful shutdown")) {
+		s.markDead(c)
+	}
+	return resp, err
+}
+
+// get returns the slot's live connection, dialing one if there is none;
+// every request waiting shares the one dial, bounded by the timeout and
+// by each request's own context.
+func (s *slot) get(ctx context.Context) (*conn, error) {
+	s.mu.Lock()
+	if c := s.c; c != nil && !c.dead && c.qc.Context().Err() == nil {
+		s.mu.Unlock()
+		return c, nil
+	}
+	d := s.dialing
+	if d == nil {
+		d = &dial{done: make(chan struct{})}
+		s.dialing = d
+		go s.finishDial(d, s.closes)
+	}
+	s.mu.Unlock()
+	select {
+	case <-d.done:
+		return d.c, d.err
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+func (s *slot) finishDial(d *dial, closes uint64) {
+	ctx, cancel := context.WithTimeout(context.Background(), s.timeout)
+	defer cancel()
+	c, took, err := s.dial(ctx)
+	s.mu.Lock()
+	if err == nil && s.closes != closes { // the pool closed meanwhile
+		c.close()
+		c, err = nil, ErrClosed
+	}
+	old := s.c
+	s.dialing, d.c, d.err = nil, c, err
+	if err == nil {
+		s.c = c
+	}
+	s.mu.Unlock()
+	if err == nil {
+		if old != nil {
+			old.close() // ended already; frees its socket
+		}
+		s.p.mu.Lock()
+		s.p.handshakes = append(s.p.handshakes, took)
+		s.p.mu.Unlock()
+	}
+	close(d.done)
+}
+
+// dial opens a UDP socket, counted, and completes a QUIC handshake on it
+// (1-RTT: no request goes before the handshake completes).
+func (s *slot) dial(ctx context.Context) (*conn, time.Duration, error) {
+	raddr, err := net.ResolveUDPAddr("udp", s.addr)
+	if err != nil {
+		return nil, 0, err
+	}
+	udp, err := net.ListenUDP("udp", nil)
+	if err != nil {
+		return nil, 0, err
+	}
+	tr := &quic.Transport{Conn: newCountConn(udp, &s.p.Bytes)}
+	start := time.Now()
+	qc, err := tr.Dial(ctx, raddr, s.tls, &quic.Config{
+		HandshakeIdleTimeout: s.timeout,
+		MaxIdleTimeout:       max(s.timeout, 30*time.Second),
+	})
+	took := time.Since(start)
+	if err != nil {
+		tr.Close()
+		udp.Close()
+		return nil, 0, fmt.Errorf("%s: QUIC handshake: %w", s.addr, err)
+	}
+	h3t := &http3.Transport{DisableCompression: true, MaxResponseHeaderBytes: clientio.MaxHead}
+	return &conn{udp: udp, tr: tr, qc: qc, cc: h3t.NewClientConn(qc)}, took, nil
+}
+
+func (s *slot) markDead(c *conn) {
+	s.mu.Lock()
+	c.dead = true
+	s.mu.Unlock()
+}
+
+func (s *slot) close() error {
+	s.mu.Lock()
+	c := s.c
+	s.c = nil
+	s.closes++
+	s.mu.Unlock()
+	if c == nil {
+		return nil
+	}
+	return c.close()
+}
+
+func (c *conn) close() error {
+	err := c.qc.CloseWithError(0, "")
+	return errors.Join(err, c.tr.Close(), c.udp.Close())
+}
+
+// CloseIdleConnections is http.Client's: the connection stays (the VUs
+// sharing it close one by one; Pool.Close ends it).
+func (s *slot) CloseIdleConnections() {}

@@ -1,0 +1,218 @@
+package h3
+
+import (
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"io"
+	"math/big"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/quic-go/quic-go"
+	"github.com/quic-go/quic-go/http3"
+
+	"github.com/wirebench/wirebench/measure"
+)
+
+// testServer is quic-go's HTTP/3 server on 127.0.0.1:0 whose UDP socket
+// is counted like the client's, and which counts requests and connections.
+type testServer struct {
+	addr            string
+	roots           *x509.CertPool
+	bytes           measure.Bytes
+	requests, conns atomic.Int64
+	srv             *http3.Server
+}
+
+func startServer(t *testing.T, maxStreams int64) *testServer {
+	t.Helper()
+	return startServerConfig(t, &quic.Config{MaxIncomingStreams: maxStreams})
+}
+
+func startServerConfig(t *testing.T, qc *quic.Config) *testServer {
+	t.Helper()
+	key, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+		IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)}, IsCA: true, BasicConstraintsValid: true,
+		KeyUsage: x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	leaf, _ := x509.ParseCertificate(der)
+	s := &testServer{roots: x509.NewCertPool()}
+	s.roots.AddCert(leaf)
+	udp, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.addr = udp.LocalAddr().String()
+	s.srv = &http3.Server{
+		TLSConfig:  http3.ConfigureTLSConfig(&tls.Config{Certificates: []tls.Certificate{{Certificate: [][]byte{der}, PrivateKey: key}}}),
+		QUICConfig: qc,
+		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			b, _ := io.ReadAll(r.Body)
+			w.Write([]byte("hello " + string(b)))
+			s.requests.Add(1)
+		}),
+		ConnContext: func(ctx context.Context, _ *quic.Conn) context.Context { s.conns.Add(1); return ctx },
+	}
+	done := make(chan struct{})
+	go func() { s.srv.Serve(newCountConn(udp, &s.bytes)); close(done) }()
+	t.Cleanup(func() { s.srv.Close(); udp.Close(); <-done })
+	return s
+}
+
+// --conns is exact: 12 VUs over 3 connections open 3 QUIC connections,
+// no more, even with one stream per connection allowed (the others wait
+// for it); every request arrives; the handshakes are timed, one each.
+func TestPoolConnectionsExact(t *testing.T) {
+	s := startServer(t, 1)
+	p := NewPool(3, s.addr, 10*time.Second, &tls.Config{RootCAs: s.roots})
+	defer p.Close()
+	p.Warm(context.Background())
+	var wg sync.WaitGroup
+	var failed atomic.Int64
+	for vu := range 12 {
+		wg.Go(func() {
+			for range 20 {
+				resp, err := p.Client(vu).Post("https://"+s.addr+"/", "text/plain", strings.NewReader("x"))
+				if err != nil {
+					t.Error(err)
+					failed.Add(1)
+					return
+				}
+				b, _ := io.ReadAll(resp.Body)
+				resp.Body.Close()
+				if string(b) != "hello x" || resp.ProtoMajor != 3 {
+					t.Errorf("%s %q", resp.Proto, b)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if got := s.requests.Load(); got != 240 || failed.Load() != 0 {
+		t.Errorf("server saw %d requests, want 240 (%d failed)", got, failed.Load())
+	}
+	if got := s.conns.Load(); got != 3 {
+		t.Errorf("%d QUIC connections, want 3 (--conns)", got)
+	}
+	if hs := p.Handshakes(); len(hs) != 3 || hs[0] <= 0 {
+		t.Errorf("handshakes %v, want 3 timed", hs)
+	}
+}
+
+// Every UDP payload byte is counted once on each side: after both close,
+// what the client sent is what the server received and the other way
+// round (loopback loses nothing at this rate), and it is more than the
+// bodies it carried.
+func TestPoolBytesMatchTheServerSocket(t *testing.T) {
+	s := startServer(t, 100)
+	p := NewPool(2, s.addr, 10*time.Second, &tls.Config{RootCAs: s.roots})
+	body := strings.Repeat("b", 5000)
+	for vu := range 4 {
+		resp, err := p.Client(vu).Post("https://"+s.addr+"/", "text/plain", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+	}
+	if err := p.Close(); err != nil {
+		t.Fatal(err)
+	}
+	// The server reads the CONNECTION_CLOSE packets shortly after.
+	deadline := time.Now().Add(10 * time.Second)
+	for s.bytes.In.Load() != p.Bytes.Out.Load() && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	cin, cout := p.Bytes.In.Load(), p.Bytes.Out.Load()
+	sin, sout := s.bytes.In.Load(), s.bytes.Out.Load()
+	if cout != sin || cin != sout {
+		t.Errorf("client in %d out %d, server in %d out %d: want each side's out = the other's in", cin, cout, sin, sout)
+	}
+	if cout < 4*5000 || cin < 4*int64(len("hello ")+5000) {
+		t.Errorf("client in %d out %d: less than the bodies", cin, cout)
+	}
+}
+
+// A request to a port where nothing listens fails within its timeout,
+// and the pool stays usable (it dials again on the next request).
+func TestPoolNoServer(t *testing.T) {
+	udp, _ := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	addr := udp.LocalAddr().String()
+	udp.Close()
+	p := NewPool(1, addr, 500*time.Millisecond, &tls.Config{InsecureSkipVerify: true})
+	defer p.Close()
+	if _, err := p.Client(0).Get("https://" + addr + "/"); err == nil {
+		t.Fatal("a request with no server succeeded")
+	}
+	if hs := p.Handshakes(); len(hs) != 0 {
+		t.Errorf("handshakes %v with no server", hs)
+	}
+}
+
+// A dial that outlives Close (Warm gave up on it) is closed when it
+// completes, not kept as the slot's connection: nothing of a closed pool
+// stays open.
+func TestPoolCloseDuringDial(t *testing.T) {
+	s := startServer(t, 100)
+	p := NewPool(1, s.addr, 10*time.Second, &tls.Config{RootCAs: s.roots})
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	p.Warm(ctx) // returns at once; the dial goes on
+	sl := p.slots[0]
+	sl.mu.Lock()
+	d := sl.dialing
+	sl.mu.Unlock()
+	if d == nil {
+		t.Skip("the handshake finished before Warm returned")
+	}
+	p.Close()
+	<-d.done
+	sl.mu.Lock()
+	defer sl.mu.Unlock()
+	if !errors.Is(d.err, ErrClosed) || sl.c != nil {
+		t.Errorf("dial after Close: err %v, connection kept %v", d.err, sl.c != nil)
+	}
+}
+
+// A connection the server closed (its idle timeout) is dialed again by the
+// next request, which succeeds: the slot does not keep a dead connection.
+func TestPoolRedialsAfterServerIdleClose(t *testing.T) {
+	s := startServerConfig(t, &quic.Config{MaxIdleTimeout: 200 * time.Millisecond})
+	p := NewPool(1, s.addr, 10*time.Second, &tls.Config{RootCAs: s.roots})
+	defer p.Close()
+	get := func() {
+		t.Helper()
+		resp, err := p.Client(0).Get("https://" + s.addr + "/")
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+	}
+	get()
+	c := p.slots[0].c
+	// The server's 200 ms idle timeout ends it (the client waits at least
+	// 5 s, quic-go's floor for a peer's idle timeout); 30 s is a guard.
+	select {
+	case <-c.qc.Context().Done():
+	case <-time.After(30 * time.Second):
+		t.Fatal("the connection outlived the server's idle timeout by 30 s")
+	}
+	get()
+	if got := s.conns.Load(); got != 2 || len(p.Handshakes()) != 2 || s.requests.Load() != 2 {
+		t.Errorf("%d connections, %d handshakes, %d requests: want 2 each", got, len(p.Handshakes()), s.requests.Load())
+	}
+}

@@ -1,0 +1,117 @@
+package load
+
+import (
+	"context"
+	"encoding/pem"
+	"errors"
+	"net"
+	"net/http"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/quic-go/quic-go"
+	"github.com/quic-go/quic-go/http3"
+
+	"github.com/wirebench/wirebench/load/internal/loadtest"
+	"github.com/wirebench/wirebench/results"
+)
+
+// h3Server is quic-go's HTTP/3 server on 127.0.0.1:0 with the TLS test
+// server's certificate, counting requests and QUIC connections.
+type h3Server struct {
+	addr            string
+	requests, conns atomic.Int64
+}
+
+func startH3Server(t *testing.T) (*h3Server, *tlsServer) {
+	t.Helper()
+	ts := startTLSServer(t, nil) // for its certificate
+	udp, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &h3Server{addr: udp.LocalAddr().String()}
+	srv := &http3.Server{
+		TLSConfig: http3.ConfigureTLSConfig(ts.TLS.Clone()),
+		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			loadtest.OK(w, r)
+			s.requests.Add(1)
+		}),
+		ConnContext: func(ctx context.Context, _ *quic.Conn) context.Context { s.conns.Add(1); return ctx },
+	}
+	done := make(chan struct{})
+	go func() { srv.Serve(udp); close(done) }()
+	t.Cleanup(func() { srv.Close(); udp.Close(); <-done })
+	return s, ts
+}
+
+// TestH3 runs raw mode over HTTP/3, closed and open loop, with -k and
+// --cacert: the client's count is the server's, --conns is the QUIC
+// connection count, the handshakes are timed apart, and the UDP payload
+// is counted beyond the bodies.
+func TestH3(t *testing.T) {
+	srv, ts := startH3Server(t)
+	ca := writePEM(t, t.TempDir(), "ca.pem", &pem.Block{Type: "CERTIFICATE", Bytes: ts.Certificate().Raw})
+	for _, tc := range []struct {
+		name  string
+		ro    RawOptions
+		o     results.Options
+		conns int64
+	}{
+		{"-k closed loop", RawOptions{Insecure: true, Connections: 2}, results.Options{Concurrency: 4, Requests: 300}, 2},
+		{"--cacert", RawOptions{CAFile: ca, Connections: 1}, results.Options{Concurrency: 3, Requests: 100}, 1},
+		{"open loop", RawOptions{Insecure: true, Connections: 3}, results.Options{Concurrency: 6, Rate: 400, Requests: 200}, 3},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			req0, conn0 := srv.requests.Load(), srv.conns.Load()
+			tc.ro.URL, tc.ro.Transport = "https://"+srv.addr+"/", TransportH3
+			tc.o.Timeout = 10 * time.Second
+			tc.ro.Timeout = tc.o.Timeout
+			sc, err := NewRaw(tc.ro)
+			if err != nil {
+				t.Fatal(err)
+			}
+			res, err := Run(context.Background(), Options{Options: tc.o}, sc)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Failed != 0 || res.Requests == 0 || (tc.o.Requests > 0 && res.Requests != tc.o.Requests) {
+				t.Fatalf("%d requests, failures %v", res.Requests, res.Failures)
+			}
+			served := srv.requests.Load() - req0
+			if served < res.Requests || served > res.Requests+res.Interrupted {
+				t.Errorf("server answered %d, client counted %d (+%d interrupted)", served, res.Requests, res.Interrupted)
+			}
+			if got := srv.conns.Load() - conn0; got != tc.conns {
+				t.Errorf("%d QUIC connections, want %d", got, tc.conns)
+			}
+			if hs := sc.H3Handshakes(); int64(len(hs)) != tc.conns {
+				t.Errorf("handshakes %v, want %d", hs, tc.conns)
+			}
+			if res.Bytes.WireIn <= res.Bytes.BodyIn || res.Bytes.WireOut <= 0 {
+				t.Errorf("bytes %+v: UDP payload not counted", res.Bytes)
+			}
+		})
+	}
+}
+
+// An unverified certificate fails every request, with the reason; a
+// plain-text URL is refused before the run.
+func TestH3Refusals(t *testing.T) {
+	srv, _ := startH3Server(t)
+	res := runRaw(t, Options{Options: results.Options{Concurrency: 2, Requests: 10, Timeout: 5 * time.Second}},
+		RawOptions{URL: "https://" + srv.addr + "/", Transport: TransportH3})
+	if res.Failed != 10 {
+		t.Errorf("%d of 10 failed: %v", res.Failed, res.Failures)
+	}
+	for r := range res.Failures {
+		if !strings.Contains(r, "certificate") {
+			t.Errorf("failure %q, want a certificate error", r)
+		}
+	}
+	if _, err := NewRaw(RawOptions{URL: "http://" + srv.addr + "/", Transport: TransportH3}); !errors.Is(err, ErrOptions) || !strings.Contains(err.Error(), "https://") {
+		t.Errorf("h3 over http://: %v", err)
+	}
+}

@@ -1,0 +1,118 @@
+package server
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"sync/atomic"
+	"time"
+
+	"github.com/quic-go/quic-go"
+	"github.com/quic-go/quic-go/http3"
+
+	"github.com/wirebench/wirebench/promtext"
+)
+
+// H3 configures the HTTP/3 listener: the REST port's whole routing table
+// (routes.go) served over QUIC by quic-go's http3 server. Addr "" serves
+// no HTTP/3.
+// Its certificate is Options.TLS's.
+type H3 struct {
+	Addr string
+	// MaxStreams bounds the concurrent request streams of one QUIC
+	// connection (QUIC's MAX_STREAMS); 0 is DefaultH3MaxStreams.
+	MaxStreams int
+	// IdleTimeout closes a QUIC connection with no packet for this long;
+	// 0 is Timeouts.Idle.
+	IdleTimeout time.Duration
+}
+
+// DefaultH3MaxStreams is quic-go's own default (and h2c's, DefaultTimeouts).
+const DefaultH3MaxStreams = 100
+
+// h3Face is the running HTTP/3 listener and its counters.
+type h3Face struct {
+	srv *http3.Server
+	pc  net.PacketConn
+	// requests counts requests answered over HTTP/3 (every route); conns
+	// the QUIC connections that completed a handshake.
+	requests, conns atomic.Uint64
+}
+
+// newH3 opens the UDP socket; serve starts it.
+func newH3(o H3, cert tls.Certificate, t Timeouts) (*h3Face, error) {
+	if o.MaxStreams <= 0 {
+		o.MaxStreams = DefaultH3MaxStreams
+	}
+	if o.IdleTimeout <= 0 {
+		o.IdleTimeout = t.Idle
+	}
+	pc, err := net.ListenPacket("udp", o.Addr)
+	if err != nil {
+		return nil, fmt.Errorf("server: HTTP/3 listen: %w", err)
+	}
+	f := &h3Face{pc: pc}
+	f.srv = &http3.Server{
+		TLSConfig: http3.ConfigureTLSConfig(&tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS13}),
+		QUICConfig: &quic.Config{
+			MaxIncomingStreams:   int64(o.MaxStreams),
+			MaxIdleTimeout:       o.IdleTimeout,
+			HandshakeIdleTimeout: t.ReadHeader,
+			Allow0RTT:            false, // a replayable request is not what a benchmark of the API measures
+		},
+		IdleTimeout:    o.IdleTimeout,
+		MaxHeaderBytes: maxHeaderBytes,
+		ConnContext: func(ctx context.Context, _ *quic.Conn) context.Context {
+			f.conns.Add(1)
+			return ctx
+		},
+	}
+	return f, nil
+}
+
+// serve serves h (the REST port's routing table) with the per-request
+// deadlines of t, until Close or Shutdown.
+func (f *h3Face) serve(h http.Handler, t Timeouts) error {
+	f.srv.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// As on TCP (netphases.go): a request's body within Read, its
+		// reply within Write; the streams extend both (streamapi).
+		now := time.Now()
+		rc := http.NewResponseController(w)
+		_ = rc.SetReadDeadline(now.Add(t.Read))
+		_ = rc.SetWriteDeadline(now.Add(t.Write))
+		h.ServeHTTP(w, r)
+		f.requests.Add(1)
+	})
+	return f.srv.Serve(f.pc)
+}
+
+func (f *h3Face) close() error {
+	return errors.Join(f.srv.Close(), f.pc.Close())
+}
+
+func (f *h3Face) shutdown(ctx context.Context) error {
+	return errors.Join(f.srv.Shutdown(ctx), f.pc.Close())
+}
+
+// withMetrics appends the HTTP/3 counters to next's /metrics (on every
+// listener: a scrape over TCP sees them too).
+func (f *h3Face) withMetrics(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/metrics" {
+			next.ServeHTTP(w, r)
+			return
+		}
+		appendMetrics(w, r, next, f.appendCounters)
+	})
+}
+
+func (f *h3Face) appendCounters(b []byte) []byte {
+	const req, conn = "wirebench_h3_requests_total", "wirebench_h3_connections_total"
+	b = promtext.AppendHeader(b, req, "Requests answered on the HTTP/3 listener, every route.", promtext.Counter)
+	b = promtext.AppendUint(b, req, f.requests.Load())
+	b = promtext.AppendHeader(b, conn, "QUIC connections accepted by the HTTP/3 listener (handshake complete).", promtext.Counter)
+	return promtext.AppendUint(b, conn, f.conns.Load())
+}
