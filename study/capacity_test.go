@@ -66,7 +66,10 @@ func TestParseCapacityErrors(t *testing.T) {
 // TestCapacityStudyKnownRatio is a study of two servers whose capacities
 // differ by a known ratio: each spins the CPU for a fixed time per
 // response (1 ms and 2 ms) on its own CPU, so one carries at most 1000/s
-// and the other 500/s. The measured ratio must be near ½ — generous
+// and the other 500/s. The SLO is on p90: a 500 ms step at 100/s has 50
+// requests, whose p99 is their slowest, and one scheduling hiccup on a
+// busy machine failed a 1 ms server at 100/s (twice, 2026-11-27 17:00 and
+// 17:15); p90 rests on the five slowest. The measured ratio must be near ½ — generous
 // bounds, for a shared, busy machine — and the report's finding must
 // compare capacities in one line.
 func TestCapacityStudyKnownRatio(t *testing.T) {
@@ -74,7 +77,7 @@ func TestCapacityStudyKnownRatio(t *testing.T) {
 name: capratio
 trials: 2
 measure: capacity
-slo: ["p99<50ms"]
+slo: ["p90<50ms"]
 capacity: {start_rate: 100, max_rate: 4000, precision: 0.1, step_duration: 500ms, step_warmup: 200ms, confirm_duration: 500ms}
 server:
   env: {`+testServerEnv+`: "1"}
@@ -144,7 +147,7 @@ cells:
 		t.Logf("capacity ratio not checked (every search on the SLO: %v; WIREBENCH_TIMING=1: %v)", allSLO, testkit.Timing())
 	}
 	fs := report.Build(res).Groups[0].Findings()
-	if len(fs) != 1 || !strings.Contains(fs[0].Text, "slow carries") || !strings.Contains(fs[0].Text, "fast's load at p99<50ms") {
+	if len(fs) != 1 || !strings.Contains(fs[0].Text, "slow carries") || !strings.Contains(fs[0].Text, "fast's load at p90<50ms") {
 		t.Errorf("findings %+v", fs)
 	}
 }
