@@ -48,6 +48,7 @@ type loadFlags struct {
 	body, stages, segment    string
 	expect, thresholds, hdrs []string
 	scenario, out, cpus      string
+	cpuprofile               string
 	stream                   stream.Options
 	browser                  browser.Options
 	engine, percentiles      string
@@ -138,6 +139,7 @@ func newLoadFlags(env *cliEnv, f *loadFlags) *pflag.FlagSet {
 	f.export.register(fs, f)
 	f.replay.register(fs) // --replay, --speed, --record…: replay.go
 	fs.BoolVarP(&f.quiet, "quiet", "q", false, "no live status line")
+	fs.StringVar(&f.cpuprofile, "cpuprofile", "", "write a CPU profile of the client's run to `file` (go tool pprof)")
 	fs.BoolVar(&f.version, "version", false, "print the version and exit")
 	fs.Lookup("duration").DefValue = "" // its help says the default
 	return fs
@@ -240,6 +242,13 @@ func (f *loadFlags) run(ctx context.Context, env *cliEnv, fs *pflag.FlagSet, arg
 		return err
 	}
 
+	if f.cpuprofile != "" {
+		stop, err := startCPUProfile(f.cpuprofile)
+		if err != nil {
+			return err
+		}
+		defer stop()
+	}
 	res, err := load.Run(ctx, f.o, sc)
 	var closeErr error // a --record log that could not be written
 	if c, ok := sc.(io.Closer); ok {
