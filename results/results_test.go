@@ -339,3 +339,31 @@ func TestWriteFileWithoutHardLinks(t *testing.T) {
 	assertFile(t, path, "first")
 	assertNoTemp(t, dir)
 }
+
+// --force onto a device or pipe (--out /dev/null, /dev/stdout, a FIFO)
+// writes into it and leaves it what it was: the rename used to replace
+// /dev/null with a regular file for the whole machine. A FIFO stands in
+// for the device (making one needs no privilege).
+func TestWriteFileIntoAPipe(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "fifo")
+	if err := syscall.Mkfifo(path, 0o600); err != nil {
+		t.Skipf("mkfifo: %v", err)
+	}
+	got := make(chan string, 1)
+	go func() {
+		b, _ := os.ReadFile(path) // opens the reading end; EOF when the writer closes
+		got <- string(b)
+	}()
+	err := WriteFile(path, true, func(w io.Writer) error { _, err := io.WriteString(w, "result"); return err })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Lstat(path); err != nil || fi.Mode()&os.ModeNamedPipe == 0 {
+		t.Fatalf("after WriteFile %s is %v (%v), want the named pipe", path, fi.Mode(), err)
+	}
+	if s := <-got; s != "result" {
+		t.Errorf("read %q from the pipe, want %q", s, "result")
+	}
+	assertNoTemp(t, dir)
+}

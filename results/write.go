@@ -58,6 +58,9 @@ func WriteFile(path string, force bool, write func(io.Writer) error) (err error)
 	if err := CheckNew(path, force); err != nil {
 		return err
 	}
+	if fi, err := os.Stat(path); err == nil && force && !fi.Mode().IsRegular() && !fi.IsDir() {
+		return writeSpecial(path, write)
+	}
 	tmp, err := os.CreateTemp(dir, "."+base+".*.tmp")
 	if err != nil {
 		return fmt.Errorf("results: %w", err)
@@ -108,6 +111,25 @@ func WriteFile(path string, force bool, write func(io.Writer) error) (err error)
 	claim.Close()
 	if err := os.Rename(tmp.Name(), path); err != nil {
 		os.Remove(path)
+		return fmt.Errorf("results: write %s: %w", path, err)
+	}
+	return nil
+}
+
+// writeSpecial writes into an existing device, pipe or socket (--out
+// /dev/null, /dev/stdout, a FIFO) in place: renaming a file over
+// /dev/null replaced the device with a regular file for the whole
+// machine, and every program's discarded output then filled /dev.
+func writeSpecial(path string, write func(io.Writer) error) error {
+	f, err := os.OpenFile(path, os.O_WRONLY, 0)
+	if err != nil {
+		return fmt.Errorf("results: write %s: %w", path, err)
+	}
+	if err := write(f); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
 		return fmt.Errorf("results: write %s: %w", path, err)
 	}
 	return nil
