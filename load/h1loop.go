@@ -181,8 +181,15 @@ func (l *h1Loop) run(hard context.Context) {
 			}
 			return
 		}
-		if l.issuing && !l.mayIssue() {
+		// One clock read a turn serves the end of issuing and the
+		// timeout scan (it used to be two).
+		now := time.Now()
+		if l.issuing && !l.mayIssue(now) {
 			l.issuing = false
+		}
+		if now.Sub(lastScan) > 50*time.Millisecond {
+			lastScan = now
+			l.expire(now)
 		}
 		if !l.issuing && l.inFlight() == 0 {
 			return
@@ -196,10 +203,6 @@ func (l *h1Loop) run(hard context.Context) {
 			if l.event(int(ev.Pad), ev.Events) {
 				l.next(int(ev.Pad))
 			}
-		}
-		if now := time.Now(); now.Sub(lastScan) > 50*time.Millisecond {
-			lastScan = now
-			l.expire(now)
 		}
 	}
 }
@@ -233,8 +236,8 @@ func (l *h1Loop) event(i int, ev uint32) bool {
 // clock, not only through the context, whose timer may fire late while
 // the loops hold the Ps: requests started in that gap used to fail at
 // once in the dialer ("i/o timeout") and were counted as failures.
-func (l *h1Loop) mayIssue() bool {
-	return l.issue.Err() == nil && (l.issueEnd.IsZero() || time.Now().Before(l.issueEnd))
+func (l *h1Loop) mayIssue(now time.Time) bool {
+	return l.issue.Err() == nil && (l.issueEnd.IsZero() || now.Before(l.issueEnd))
 }
 
 func (l *h1Loop) inFlight() int {
@@ -259,14 +262,17 @@ func (l *h1Loop) next(i int) {
 // false means the run is over.
 func (l *h1Loop) send(i int) bool {
 	for {
-		if !l.mayIssue() {
+		// One clock read is both the end-of-issuing check and the send
+		// time (it was two): the claim between them is one atomic add.
+		now := time.Now()
+		if !l.mayIssue(now) {
 			return false
 		}
 		if _, ok := l.r.claim(); !ok {
 			return false
 		}
 		c := &l.conns[i]
-		c.sent, c.retried = time.Now(), false
+		c.sent, c.retried = now, false
 		if l.start(i) {
 			return true
 		}
