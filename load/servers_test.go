@@ -468,3 +468,42 @@ func TestLargeBodiesKeepTheConnection(t *testing.T) {
 		})
 	}
 }
+
+// TestResponsesOverTheReadBuffer: a response larger than the event loop's
+// 64 KiB read buffer, written at once so that all of it may be in the
+// socket before the first read, is read whole — the loop's sockets are
+// edge-triggered, so it must read on until the socket is empty rather
+// than wait for an event that will not come (it timed out when receive
+// read once per event). Counts and bytes are exact.
+func TestResponsesOverTheReadBuffer(t *testing.T) {
+	t.Parallel()
+	for _, size := range []int{64<<10 - 38, 64 << 10, 100 << 10, 1 << 20} {
+		t.Run(fmt.Sprint(size), func(t *testing.T) {
+			t.Parallel()
+			resp := []byte(fmt.Sprintf("HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n", size))
+			resp = append(resp, strings.Repeat("x", size-4)...)
+			resp = append(resp, "tail"...)
+			s := loadtest.StartRawServer(t, func(br *bufio.Reader, c net.Conn, served *atomic.Int64) {
+				for {
+					if _, err := loadtest.ReadHead(br); err != nil {
+						return
+					}
+					if _, err := c.Write(resp); err != nil {
+						return
+					}
+					served.Add(1)
+				}
+			})
+			const n = 40
+			res := runRaw(t, Options{Options: results.Options{Concurrency: 2, Requests: n, EventLoop: true, Timeout: 2 * time.Second}},
+				RawOptions{URL: s.URL, ExpectBodyContains: "tail"})
+			s.Stop()
+			if res.Requests != n || res.Failed != 0 {
+				t.Fatalf("%d requests, %d failed %v", res.Requests, res.Failed, res.Failures)
+			}
+			if res.Bytes.BodyIn != int64(n*size) {
+				t.Errorf("body bytes in %d, want %d", res.Bytes.BodyIn, n*size)
+			}
+		})
+	}
+}
