@@ -28,6 +28,11 @@
 #     keepalive: wrk 12.95  wirebench 11.90  ratio 0.92
 #     close:     wrk 57.31  wirebench 52.19  ratio 0.91
 #   bench/wrk-vs-wirebench.sh 3 50 3: keepalive 1.02, close 0.91
+# After the clock-read and edge-triggered changes (2026-11-27 17:10 UTC,
+# load average 3.0; docs/load.md has the profile):
+#   bench/wrk-vs-wirebench.sh 5 50 4
+#     keepalive: wrk 10.00  wirebench 9.18   ratio 0.92
+#     close:     wrk 46.55  wirebench 43.28  ratio 0.93
 # Single rounds vary ±20% with the machine's load, so read the ratio of
 # means over several rounds, never one round.
 set -euo pipefail
