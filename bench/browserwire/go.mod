@@ -1,12 +1,12 @@
 module github.com/wirebench/wirebench/bench/browserwire
 
-go 1.26.0
+go 1.26.7
 
 replace github.com/wirebench/wirebench => ../..
 
 require (
 	github.com/coder/websocket v1.8.15
-	github.com/gorilla/websocket v1.5.3
+	github.com/gorilla/websocket v1.5.4-0.20250319132907-e064f32e3674
 	github.com/improbable-eng/grpc-web v0.15.0
 	github.com/wirebench/wirebench v0.0.0-00010101000000-000000000000
 	google.golang.org/grpc v1.85.0
