@@ -41,7 +41,20 @@ func (v *rawStdVU) Do(ctx context.Context, o *Outcome) {
 		v.hdr[len(v.hdr)-1] = string(traceparent.Append([]byte(traceparent.Header+": "), id, span))
 		o.Trace = id
 	}
-	status, body, err := h1.StdDo(ctx, v.c, v.r.o.Method, v.r.o.URL, v.hdr, v.r.o.Body, &v.buf, nil, sent)
+	var (
+		status, n int
+		body      []byte
+		err       error
+	)
+	if v.r.o.ExpectBodyContains == "" { // counted, not kept
+		if v.buf == nil {
+			v.buf = make([]byte, 32<<10)
+		}
+		status, n, err = h1.StdCount(ctx, v.c, v.r.o.Method, v.r.o.URL, v.hdr, v.r.o.Body, v.buf, sent)
+	} else {
+		status, body, err = h1.StdDo(ctx, v.c, v.r.o.Method, v.r.o.URL, v.hdr, v.r.o.Body, &v.buf, nil, sent)
+		n = len(body)
+	}
 	if sent != nil {
 		o.BodyOut = int(sent.Load())
 	}
@@ -49,7 +62,7 @@ func (v *rawStdVU) Do(ctx context.Context, o *Outcome) {
 		o.Fail = clientio.FailReason(err)
 		return
 	}
-	o.Status, o.BodyIn = status, len(body)
+	o.Status, o.BodyIn = status, n
 	v.r.check(o, body)
 }
 
