@@ -137,7 +137,7 @@ func pinning(s *results.Study, ids ...string) (string, bool) {
 		}
 	}
 	if all > 0 && pinned == all {
-		return fmt.Sprintf("server on CPU %s, client on CPU %s (separate)", cpuList(srv), cpuList(cli)), true
+		return fmt.Sprintf("server on CPU %s, client on CPU %s (separate)", results.CPUList(srv), results.CPUList(cli)), true
 	}
 	for _, w := range s.Warnings {
 		if strings.Contains(w, "pinning off") || strings.Contains(w, "could not pin") || strings.Contains(w, "share it") {
@@ -148,23 +148,6 @@ func pinning(s *results.Study, ids ...string) (string, bool) {
 		return fmt.Sprintf("pinned in %d of %d trials", pinned, all), false
 	}
 	return "not pinned: client and server shared CPUs", false
-}
-
-func cpuList(cpus []int) string {
-	var parts []string
-	for i := 0; i < len(cpus); {
-		j := i
-		for j+1 < len(cpus) && cpus[j+1] == cpus[j]+1 {
-			j++
-		}
-		if j > i {
-			parts = append(parts, fmt.Sprintf("%d-%d", cpus[i], cpus[j]))
-		} else {
-			parts = append(parts, fmt.Sprint(cpus[i]))
-		}
-		i = j + 1
-	}
-	return strings.Join(parts, ",")
 }
 
 // order is how the study interleaved its trials, as recorded.

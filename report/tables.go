@@ -131,31 +131,10 @@ func envRows(r *results.Study) [][2]string {
 func pinning(r *results.Study) string {
 	for _, t := range r.Trials {
 		if len(t.ServerCPUs) > 0 || len(t.ClientCPUs) > 0 {
-			return fmt.Sprintf("server CPUs %s, client CPUs %s", cpuList(t.ServerCPUs), cpuList(t.ClientCPUs))
+			return fmt.Sprintf("server CPUs %s, client CPUs %s", results.CPUList(t.ServerCPUs), results.CPUList(t.ClientCPUs))
 		}
 	}
 	return "none (client and server share CPUs)"
-}
-
-// cpuList prints 0-3,6 for [0 1 2 3 6].
-func cpuList(cpus []int) string {
-	if len(cpus) == 0 {
-		return "any"
-	}
-	var parts []string
-	for i := 0; i < len(cpus); {
-		j := i
-		for j+1 < len(cpus) && cpus[j+1] == cpus[j]+1 {
-			j++
-		}
-		if j > i {
-			parts = append(parts, fmt.Sprintf("%d-%d", cpus[i], cpus[j]))
-		} else {
-			parts = append(parts, fmt.Sprint(cpus[i]))
-		}
-		i = j + 1
-	}
-	return strings.Join(parts, ",")
 }
 
 func orDash(s string) string {
