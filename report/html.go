@@ -90,6 +90,10 @@ func htmlGroupOf(rep *Report, g Group) htmlGroup {
 	if res, ok := singleRun(rep.Results); ok && len(g.Cells) == 1 {
 		t := htmlTableOf(latencyDistribution(res))
 		hg.Dist = &t
+		if st := slowestTable(res); len(st.Rows) > 0 {
+			t := htmlTableOf(st)
+			hg.Slowest = &t
+		}
 	}
 	if hasOpTable(g) {
 		t := htmlTableOf(groupOpTable(g, rep.Results.SingleRun))
@@ -126,6 +130,7 @@ type htmlGroup struct {
 	Plots                []htmlPlot
 	Main, All            htmlTable
 	Dist                 *htmlTable // a single run's latency distribution
+	Slowest              *htmlTable // a single run's slowest requests, by name
 	Capacity, Steps      *htmlTable // capacity searches; a single search's steps
 	Ops                  *htmlTable // nil without a per-operation table
 }

@@ -134,6 +134,11 @@ func writeMDGroup(w io.Writer, rep *Report, g Group) {
 			fmt.Fprintf(w, "### Latency distribution\n\n")
 			writeMDTable(w, latencyDistribution(res))
 			fmt.Fprintln(w)
+			if st := slowestTable(res); len(st.Rows) > 0 {
+				fmt.Fprintf(w, "### Slowest requests\n\n")
+				writeMDTable(w, st)
+				fmt.Fprintln(w)
+			}
 		}
 	}
 	mdDetails(w, "All metrics: "+g.Name, func() { writeMDTable(w, groupTable(g)) })

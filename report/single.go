@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -216,6 +217,29 @@ func latencyDistribution(r *results.Load) table {
 		t.Rows = append(t.Rows, []string{name, formatValue(UnitDuration, float64(r.Latency.Quantile(q)))})
 	}
 	t.Rows = append(t.Rows, []string{"max", formatValue(UnitDuration, float64(r.Latency.Max()))})
+	return t
+}
+
+// slowestTable names a single run's slowest requests (--slowest, with
+// --traceparent their trace IDs): each can be found in the server's logs
+// by its trace ID, or by its start time and the client's port.
+func slowestTable(r *results.Load) table {
+	t := table{Header: []string{"latency", "op", "status", "start (UTC)", "client port", "trace ID"}}
+	if r.Exemplars == nil {
+		return t
+	}
+	for _, e := range r.Exemplars.Slowest {
+		status := e.Status
+		if e.Fail != "" {
+			status += " (" + e.Fail + ")"
+		}
+		port := ""
+		if e.Conn > 0 {
+			port = strconv.Itoa(e.Conn)
+		}
+		t.Rows = append(t.Rows, []string{formatValue(UnitDuration, float64(e.Latency)), e.Op, status,
+			e.Start.UTC().Format("15:04:05.000000"), port, cmpOr(e.TraceID, "—")})
+	}
 	return t
 }
 
