@@ -53,25 +53,40 @@ func SampleProc(pid int) (ProcSample, error) {
 // SampleSelf samples the calling process.
 func SampleSelf() (ProcSample, error) { return SampleProc(os.Getpid()) }
 
-// parseStat extracts utime and stime (fields 14 and 15). The command name
-// (field 2) is in parentheses and may hold spaces, so counting starts
-// after the last ')'.
-func parseStat(b []byte) (user, sys time.Duration, err error) {
+// Stat is what wirebench reads of /proc/<pid>/stat: the parent and the
+// CPU time (proc(5) fields 4, 14 and 15).
+type Stat struct {
+	PPID         int
+	User, System time.Duration
+}
+
+// ParseStat reads a /proc/<pid>/stat line. The command name (field 2) is
+// in parentheses and may hold spaces and parentheses, so fields are
+// counted after the last ')'. One parser for the sampler and the browser's
+// process tree.
+func ParseStat(b []byte) (Stat, error) {
 	i := bytes.LastIndexByte(b, ')')
 	if i < 0 {
-		return 0, 0, fmt.Errorf("no ')' in stat")
+		return Stat{}, fmt.Errorf("no ')' in stat")
 	}
 	f := bytes.Fields(b[i+1:])
-	// f[0] is field 3 (state); utime is field 14 → f[11], stime f[12].
+	// f[0] is field 3 (state): ppid is field 4 → f[1], utime 14 → f[11], stime f[12].
 	if len(f) < 13 {
-		return 0, 0, fmt.Errorf("stat has %d fields after comm", len(f))
+		return Stat{}, fmt.Errorf("stat has %d fields after comm", len(f))
 	}
+	p, err0 := strconv.Atoi(string(f[1]))
 	u, err1 := strconv.ParseInt(string(f[11]), 10, 64)
 	s, err2 := strconv.ParseInt(string(f[12]), 10, 64)
-	if err1 != nil || err2 != nil {
-		return 0, 0, fmt.Errorf("bad utime/stime %q %q", f[11], f[12])
+	if err0 != nil || err1 != nil || err2 != nil {
+		return Stat{}, fmt.Errorf("bad ppid/utime/stime %q %q %q", f[1], f[11], f[12])
 	}
-	return time.Duration(u) * clockTick, time.Duration(s) * clockTick, nil
+	return Stat{PPID: p, User: time.Duration(u) * clockTick, System: time.Duration(s) * clockTick}, nil
+}
+
+// parseStat extracts utime and stime.
+func parseStat(b []byte) (user, sys time.Duration, err error) {
+	st, err := ParseStat(b)
+	return st.User, st.System, err
 }
 
 // parseStatus extracts VmRSS and VmHWM (kB) as bytes; missing lines (a

@@ -42,3 +42,15 @@ func TestSampleProc(t *testing.T) {
 		t.Errorf("SampleProc(-1) = %v, want ErrProc", err)
 	}
 }
+
+// ParseStat reads the parent too (the browser's process tree walks it),
+// with a command name holding spaces and parentheses.
+func TestParseStatParent(t *testing.T) {
+	st, err := ParseStat([]byte("4242 (a b) c)) S 17 4242 4242 0 -1 4194560 1 0 0 0 250 130 0 0 20 0 1 0 100 0 0\n"))
+	if err != nil || st.PPID != 17 || st.User != 2500*time.Millisecond || st.System != 1300*time.Millisecond {
+		t.Fatalf("ParseStat = %+v, %v; want ppid 17, 2.5s user, 1.3s system", st, err)
+	}
+	if _, err := ParseStat([]byte("4242 (x) S zz 1 1 0 -1 0 0 0 0 0 1 1 0 0 20 0 1 0 1 0 0\n")); err == nil {
+		t.Error("a bad ppid parsed")
+	}
+}
