@@ -67,3 +67,14 @@ func probeALPN(addr string, cfg *tls.Config, timeout time.Duration) string {
 	}
 	return TransportHTTP1
 }
+
+// TLSConfig is raw mode's TLS configuration for an https:// URL (-k,
+// --cacert; host is the name the certificate must carry) offering protos
+// by ALPN, for the scenarios beside raw mode (replay).
+func TLSConfig(insecure bool, caFile, host string, protos ...string) (*tls.Config, error) {
+	cfg, err := tlsConfig(RawOptions{Insecure: insecure, CAFile: caFile}, host)
+	if err != nil {
+		return nil, err
+	}
+	return withALPN(cfg, protos...), nil
+}

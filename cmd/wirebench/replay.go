@@ -45,7 +45,7 @@ func runReplay(ctx context.Context, env *cliEnv, args []string) error {
 	r := &f.replay
 	fs := newFlagSet(env, "replay", replayUsage)
 	r.fs, r.fileFlag, r.fieldsFlag = fs, "", "--fields"
-	fs.StringVar(&target, "target", "", "send to this `URL` (http://host:port; the recorded hosts are never contacted)")
+	fs.StringVar(&target, "target", "", "send to this `URL` (http://host:port or https://; the recorded hosts are never contacted)")
 	fs.Float64Var(&r.speed, "speed", 1, "`factor` on the recorded rate (2: twice as fast, 0.5: half)")
 	fs.StringVar(&r.format, "format", "", "recording `format`: har, combined (access log), jsonl or wirebench (default: guessed from the name and first line)")
 	fs.StringVar(&r.fields, "fields", "", "JSON lines: `map` of fields, e.g. ts=time,method=verb,path=uri,status=code (also headers=, body=)")
@@ -54,8 +54,10 @@ func runReplay(ctx context.Context, env *cliEnv, args []string) error {
 	fs.StringArrayVar(&r.drop, "drop-header", nil, "do not send this recorded `header` (repeatable; e.g. Cookie, Authorization)")
 	fs.BoolVar(&r.dryRun, "dry-run", false, "schedule and prepare every request but send none (the schedule's own timing)")
 	fs.StringVar(&r.record, "record", "", "write every request sent to this `file` as wirebench's request log")
-	fs.StringVar(&f.raw.Transport, "transport", "", "`transport`: http1 (default) or h2c")
-	fs.IntVar(&f.raw.Connections, "conns", 1, "h2c: `connections` shared by the requests in flight")
+	fs.StringVar(&f.raw.Transport, "transport", "", "`transport`: http1 (default; over TLS for https://), h2c (http://) or h2 (https://)")
+	fs.IntVar(&f.raw.Connections, "conns", 1, "h2c, h2: `connections` shared by the requests in flight")
+	fs.BoolVarP(&f.raw.Insecure, "insecure", "k", false, "https: do not verify the server's certificate")
+	fs.StringVar(&f.raw.CAFile, "cacert", "", "https: verify the server against the CA certificates in this PEM `file` (serve --cert-out writes one)")
 	fs.IntVarP(&f.o.Concurrency, "concurrency", "c", 10, "cap on requests in flight; a request past it waits, and the wait counts in its latency (with --slo: 256, each step using what its rate needs)")
 	fs.VarP(durationFlag{&f.o.Duration}, "duration", "d", "stop after this `long` (default: when the recording ends; with --loop, required)")
 	f.o.Timeout = 10 * time.Second
@@ -164,6 +166,7 @@ func (f *loadFlags) replayOptions(url string) (replay.Options, error) {
 		{f.scenario != "" || f.stream.Kind != "" || f.browser.Kind != "", "--scenario, --stream and --browser"},
 		{r.fs.Changed("method") || r.fs.Changed("body") || len(f.hdrs) > 0, "-m, -b and -H: requests are as recorded (--drop-header drops)"},
 		{f.o.Requests > 0, "-n: the recording sets the count (-d bounds the time)"},
+		{f.raw.CertFile != "", "--cert and --key (a client certificate) yet"},
 	} {
 		if c.bad {
 			return replay.Options{}, loadUsagef("--replay does not take %s", c.what)
@@ -179,7 +182,7 @@ func (f *loadFlags) replayOptions(url string) (replay.Options, error) {
 	return replay.Options{
 		File: r.file, Format: r.format, Fields: fields, Speed: r.speed, Loop: r.loop, URL: url,
 		Host: r.host, DropHeaders: r.drop, Transport: f.raw.Transport, Connections: f.raw.Connections,
-		Timeout: f.o.Timeout, DryRun: r.dryRun,
+		Insecure: f.raw.Insecure, CAFile: f.raw.CAFile, Timeout: f.o.Timeout, DryRun: r.dryRun,
 	}, nil
 }
 

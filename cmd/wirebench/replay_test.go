@@ -22,6 +22,14 @@ import (
 // and returns its REST URL; stop ends it and returns its exit code.
 func serveInProcess(t *testing.T, args ...string) (url string, stop func() int) {
 	t.Helper()
+	faces, stop := serveFaces(t, args...)
+	return "http://" + faces["http"], stop
+}
+
+// serveFaces is serveInProcess returning every address of the listening
+// line by face: http, grpc, https, h3.
+func serveFaces(t *testing.T, args ...string) (faces map[string]string, stop func() int) {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	pr, pw := io.Pipe()
 	done := make(chan int, 1)
@@ -37,8 +45,11 @@ func serveInProcess(t *testing.T, args ...string) (url string, stop func() int) 
 		t.Fatalf("serve %v: no listening line (exit %d): %s", args, <-done, errb.String())
 	}
 	go io.Copy(io.Discard, pr)
-	m := regexp.MustCompile(`http=(\S+)`).FindStringSubmatch(line)
-	if m == nil {
+	faces = map[string]string{}
+	for _, m := range regexp.MustCompile(`(\w+)=(\S+)`).FindAllStringSubmatch(line, -1) {
+		faces[m[1]] = m[2]
+	}
+	if faces["http"] == "" {
 		cancel()
 		t.Fatalf("listening line %q", line)
 	}
@@ -57,7 +68,7 @@ func serveInProcess(t *testing.T, args ...string) (url string, stop func() int) 
 		return code
 	}
 	t.Cleanup(func() { stop() })
-	return "http://" + m[1], stop
+	return faces, stop
 }
 
 // readReqlog reads a request log whole (small logs only).
@@ -243,8 +254,12 @@ func TestReplayUsage(t *testing.T) {
 		{[]string{"replay", log, "--target", "http://127.0.0.1:1", "--loop"}, "--loop repeats until -d"},
 		{[]string{"replay", log, "--target", "http://127.0.0.1:1", "--format", "pcap"}, `unknown format "pcap"`},
 		{[]string{"replay", filepath.Join(t.TempDir(), "none.har"), "--target", "http://127.0.0.1:1"}, "no such file"},
-		{[]string{"replay", log, "--target", "https://127.0.0.1:1"}, "replay sends http://"},
-		{[]string{"replay", log, "--target", "http://127.0.0.1:1", "--transport", "h3"}, `transport "h3"`},
+		{[]string{"replay", log, "--target", "ftp://127.0.0.1:1"}, "want http:// or https://"},
+		{[]string{"replay", log, "--target", "https://127.0.0.1:1", "--transport", "h2c"}, "use --transport h2"},
+		{[]string{"replay", log, "--target", "http://127.0.0.1:1", "--transport", "h2"}, "use an https:// target"},
+		{[]string{"replay", log, "--target", "https://127.0.0.1:1", "--transport", "spdy"}, `transport "spdy"`},
+		{[]string{"replay", log, "--target", "https://127.0.0.1:1", "--cacert", log}, "no PEM certificate"},
+		{[]string{"load", "--replay", log, "--cert", log, "--key", log, "https://127.0.0.1:1"}, "--cert and --key"},
 		{[]string{"replay", log, "--target", "http://127.0.0.1:1", "--fields", "ts"}, `--fields: field map "ts"`},
 		{[]string{"replay", log, "--target", "http://127.0.0.1:1", "--speed", "0"}, "--speed 0: want > 0"},
 		{[]string{"load", "--replay", log, "--replay-fields", "ts", "http://127.0.0.1:1"}, `--replay-fields: field map "ts"`},

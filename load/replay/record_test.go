@@ -44,7 +44,7 @@ func readLog(t *testing.T, path string) []reqlog.Request {
 // returns what the server saw.
 func replayCount(t *testing.T, path string) (*seen, int64) {
 	t.Helper()
-	s := &seen{bodies: map[string]string{}}
+	s := newSeen()
 	sc, err := New(Options{File: path, URL: testServer(t, s), Speed: 1e6})
 	if err != nil {
 		t.Fatal(err)
@@ -62,7 +62,7 @@ func replayCount(t *testing.T, path string) (*seen, int64) {
 // TestRecordRaw: every request raw mode sends is one line of the log,
 // and the log replays to as many requests at the server.
 func TestRecordRaw(t *testing.T) {
-	s := &seen{bodies: map[string]string{}}
+	s := newSeen()
 	url := testServer(t, s)
 	raw, err := load.NewRaw(load.RawOptions{URL: url + "/echo/x?y=1", Method: "POST", Body: []byte("hello"), Timeout: 5 * time.Second})
 	if err != nil {
@@ -106,7 +106,7 @@ func TestRecordRaw(t *testing.T) {
 // (dropped headers gone, the status received), and replays to the same
 // endpoints and counts.
 func TestReplayRecordsWhatItSent(t *testing.T) {
-	s := &seen{bodies: map[string]string{}}
+	s := newSeen()
 	url := testServer(t, s)
 	path := filepath.Join(t.TempDir(), "again.log")
 	f, err := os.Create(path)
@@ -157,7 +157,7 @@ func (f *failingFile) Close() error              { f.closed = true; return nil }
 // TestRecordWriteErrorSurfacesAtClose: a log that cannot be written does
 // not fail the run's requests; Close says so.
 func TestRecordWriteErrorSurfacesAtClose(t *testing.T) {
-	s := &seen{bodies: map[string]string{}}
+	s := newSeen()
 	ff := &failingFile{}
 	sc, err := New(Options{File: recording(t), URL: testServer(t, s), Speed: 1e6, Record: ff})
 	if err != nil {

@@ -36,10 +36,15 @@ type Options struct {
 	// DropHeaders are header names not sent (case-insensitive), beside
 	// the hop-by-hop ones, Host, Content-Length and User-Agent.
 	DropHeaders []string
-	// Transport: load.TransportHTTP1 ("" too) or load.TransportH2C.
+	// Transport: load.TransportHTTP1 ("" too; over TLS for https://),
+	// load.TransportH2C (http://) or load.TransportH2 (https://).
 	Transport   string
-	Connections int // h2c connections shared by the VUs (0: 1)
-	Timeout     time.Duration
+	Connections int // h2c and h2 connections shared by the VUs (0: 1)
+	// Insecure skips the server certificate's checks; CAFile adds the CA
+	// certificates of a PEM file (https://, as load's -k and --cacert).
+	Insecure bool
+	CAFile   string
+	Timeout  time.Duration
 	// DryRun schedules and prepares every request but sends none (each
 	// "answers" its recorded status at once): the schedule's own cost.
 	DryRun bool
@@ -65,7 +70,7 @@ type Scenario struct {
 	sched  *Schedule
 	routes *routes
 	drop   map[string]bool
-	h2     *h2.Pool
+	c      clients
 	rec    *reqlog.Writer
 }
 
@@ -73,10 +78,7 @@ type Scenario struct {
 func New(o Options) (*Scenario, error) {
 	u, err := url.Parse(o.URL)
 	if err != nil || u.Host == "" {
-		return nil, fmt.Errorf("%w: target URL %q: want http://host:port", ErrReplay, o.URL)
-	}
-	if u.Scheme != "http" {
-		return nil, fmt.Errorf("%w: target URL %q: replay sends http:// (HTTP/1.1 or h2c) so far", ErrReplay, o.URL)
+		return nil, fmt.Errorf("%w: target URL %q: want http(s)://host:port", ErrReplay, o.URL)
 	}
 	if o.Timeout <= 0 {
 		o.Timeout = 10 * time.Second
@@ -88,12 +90,8 @@ func New(o Options) (*Scenario, error) {
 	for _, h := range o.DropHeaders {
 		s.drop[strings.ToLower(strings.TrimSpace(h))] = true
 	}
-	switch o.Transport {
-	case "", load.TransportHTTP1:
-	case load.TransportH2C:
-		s.h2 = h2.NewPool(o.Connections, o.Timeout, nil)
-	default:
-		return nil, fmt.Errorf("%w: transport %q: want http1 or h2c", ErrReplay, o.Transport)
+	if s.c, err = newClients(o, u); err != nil {
+		return nil, err
 	}
 	if o.Record != nil {
 		s.rec = reqlog.NewWriter(o.Record)
@@ -131,13 +129,14 @@ func (s *Scenario) Driver() load.Driver { return load.PerVU }
 
 // NewVU implements load.Scenario.
 func (s *Scenario) NewVU(_ context.Context, id int, wire *measure.Bytes) (load.VU, error) {
-	v := &vu{s: s}
+	v := &vu{s: s, base: s.u.Scheme + "://" + s.u.Host}
 	switch {
 	case s.o.DryRun:
-	case s.h2 != nil:
-		v.std = s.h2.Client(id)
+	case s.c.h2 != nil:
+		v.std = s.c.h2.Client(id)
 	default:
-		v.conn = h1.NewConn(s.u.Host, wire, s.o.Timeout, true)
+		v.conn = h1.NewConn(s.c.addr, wire, s.o.Timeout, true)
+		v.conn.TLS = s.c.tls
 	}
 	return v, nil
 }
@@ -154,12 +153,13 @@ func (s *Scenario) Finish(res *results.Load) {
 		}
 	}
 	res.Ops = ops
-	if s.h2 != nil {
-		res.Bytes.WireIn += s.h2.Bytes.In.Load()
-		res.Bytes.WireOut += s.h2.Bytes.Out.Load()
-		res.Bytes.BodyOut += s.h2.BodyOut()
-		h2.ResentWarning(res, s.h2.Resent())
+	if h := s.c.h2; h != nil {
+		res.Bytes.WireIn += h.Bytes.In.Load()
+		res.Bytes.WireOut += h.Bytes.Out.Load()
+		res.Bytes.BodyOut += h.BodyOut()
+		h2.ResentWarning(res, h.Resent())
 	}
+
 	st := s.sched.Stats()
 	if st.Malformed > 0 {
 		res.Warnings = append(res.Warnings, fmt.Sprintf("replay: %d malformed lines or entries skipped (first: %s)", st.Malformed, strings.Join(st.Examples, "; ")))
@@ -187,6 +187,7 @@ type vu struct {
 	s    *Scenario
 	conn *h1.Conn
 	std  *http.Client
+	base string // scheme://host of the std client's URLs
 	buf  []byte
 	hdr  []string
 	body []byte
@@ -233,8 +234,11 @@ func (v *vu) send(ctx context.Context, o *load.Outcome, r *reqlog.Request) (stat
 	case v.std != nil:
 		// net/http sends URL's host as :authority: Host applies to HTTP/1.1.
 		var body []byte
-		status, body, err = h1.StdDo(ctx, v.std, r.Method, "http://"+v.s.u.Host+target, v.hdr, r.Body, &v.body, nil, nil)
+		status, body, err = h1.StdDo(ctx, v.std, r.Method, v.base+target, v.hdr, r.Body, &v.body, nil, nil)
 		o.BodyIn = len(body)
+		if v.s.c.h2 != nil {
+			o.BodyOut = 0 // HTTP/2's DATA frames count it (Finish)
+		}
 	default:
 		v.buf = h1.AppendRequest(v.buf[:0], r.Method, target, host, v.hdr, r.Body, true)
 		var resp *h1.Response

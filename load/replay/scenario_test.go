@@ -22,13 +22,18 @@ type seen struct {
 	targets []string
 	bodies  map[string]string
 	headers http.Header
+	protos  map[string]int // r.Proto: HTTP/1.1, HTTP/2.0, HTTP/3.0
 }
 
-func testServer(t *testing.T, s *seen) string {
-	t.Helper()
-	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+func newSeen() *seen { return &seen{bodies: map[string]string{}, protos: map[string]int{}} }
+
+// handler records what it receives in s and answers 404 under /missing,
+// else "ok".
+func (s *seen) handler() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		b, _ := io.ReadAll(r.Body)
 		s.mu.Lock()
+		s.protos[r.Proto]++
 		s.targets = append(s.targets, r.Method+" "+r.RequestURI)
 		if len(b) > 0 {
 			s.bodies[r.RequestURI] = string(b)
@@ -44,6 +49,11 @@ func testServer(t *testing.T, s *seen) string {
 		}
 		w.Write([]byte("ok"))
 	})
+}
+
+func testServer(t *testing.T, s *seen) string {
+	t.Helper()
+	h := s.handler()
 	var protos http.Protocols
 	protos.SetHTTP1(true)
 	protos.SetUnencryptedHTTP2(true)
@@ -94,41 +104,53 @@ func recording(t *testing.T) string {
 func TestReplayEndToEnd(t *testing.T) {
 	for _, tr := range []string{load.TransportHTTP1, load.TransportH2C} {
 		t.Run(tr, func(t *testing.T) {
-			s := &seen{bodies: map[string]string{}}
-			url := testServer(t, s)
-			sc, err := New(Options{File: recording(t), URL: url, Speed: 2, Transport: tr, DropHeaders: []string{"cookie"}})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer sc.Close()
-			o := load.Options{Pacer: sc.Pacer()}
-			o.Open, o.Concurrency, o.Duration = true, 4, time.Minute
-			res, err := load.Run(context.Background(), o, sc)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if res.Requests != 60 || res.Failed != 0 || res.Lag.Count() != 60 {
-				t.Fatalf("requests %d failed %d (%v), lag count %d", res.Requests, res.Failed, res.Failures, res.Lag.Count())
-			}
-			names := map[string]int64{}
-			for _, op := range res.Ops {
-				names[op.Name] = op.Requests
-			}
-			want := map[string]int64{"GET /users/{id}": 15, "GET /todos/{id}": 15, "POST /echo/a": 1, "GET /missing/{id}": 15}
-			for n, c := range want {
-				if names[n] != c {
-					t.Errorf("endpoint %q: %d requests, want %d (all: %v)", n, names[n], c, names)
-				}
-			}
-			s.mu.Lock()
-			defer s.mu.Unlock()
-			if len(s.targets) != 60 || s.bodies["/echo/c"] != "body" {
-				t.Fatalf("server saw %d requests, bodies %v", len(s.targets), s.bodies)
-			}
-			if s.headers.Get("Cookie") != "" || s.headers.Get("Accept") != "application/json" || s.headers.Get("Host") == "recorded.example" {
-				t.Fatalf("headers sent: %v", s.headers)
-			}
+			s := newSeen()
+			replayAndCheck(t, s, Options{URL: testServer(t, s), Transport: tr}, map[string]string{load.TransportHTTP1: "HTTP/1.1", load.TransportH2C: "HTTP/2.0"}[tr])
 		})
+	}
+}
+
+// replayAndCheck replays recording(t) with o to the server whose requests
+// s records: every request arrives, over protocol proto, with its body and
+// headers, and the result counts them per endpoint, with the body bytes
+// sent once.
+func replayAndCheck(t *testing.T, s *seen, o Options, proto string) {
+	t.Helper()
+	o.File, o.Speed, o.DropHeaders = recording(t), 2, []string{"cookie"}
+	sc, err := New(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sc.Close()
+	lo := load.Options{Pacer: sc.Pacer()}
+	lo.Open, lo.Concurrency, lo.Duration = true, 4, time.Minute
+	res, err := load.Run(context.Background(), lo, sc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Requests != 60 || res.Failed != 0 || res.Lag.Count() != 60 {
+		t.Fatalf("requests %d failed %d (%v), lag count %d", res.Requests, res.Failed, res.Failures, res.Lag.Count())
+	}
+	if res.Bytes.BodyOut != 15*4 {
+		t.Errorf("body bytes out %d, want 60 (15 POSTs of 4 bytes)", res.Bytes.BodyOut)
+	}
+	names := map[string]int64{}
+	for _, op := range res.Ops {
+		names[op.Name] = op.Requests
+	}
+	want := map[string]int64{"GET /users/{id}": 15, "GET /todos/{id}": 15, "POST /echo/a": 1, "GET /missing/{id}": 15}
+	for n, c := range want {
+		if names[n] != c {
+			t.Errorf("endpoint %q: %d requests, want %d (all: %v)", n, names[n], c, names)
+		}
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.targets) != 60 || s.bodies["/echo/c"] != "body" || s.protos[proto] != 60 {
+		t.Fatalf("server saw %d requests (%v), bodies %v", len(s.targets), s.protos, s.bodies)
+	}
+	if s.headers.Get("Cookie") != "" || s.headers.Get("Accept") != "application/json" || s.headers.Get("Host") == "recorded.example" {
+		t.Fatalf("headers sent: %v", s.headers)
 	}
 }
 

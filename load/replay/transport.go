@@ -1,0 +1,68 @@
+package replay
+
+import (
+	"crypto/tls"
+	"fmt"
+	"net"
+	"net/url"
+	"strings"
+
+	"github.com/wirebench/wirebench/load"
+	"github.com/wirebench/wirebench/load/h2"
+)
+
+// clients are what a replay sends with, as load's raw mode has them:
+// the lean HTTP/1.1 client (over TLS for https://) or HTTP/2's pool (h2c,
+// or h2 over TLS).
+type clients struct {
+	addr string      // host:port dialed
+	tls  *tls.Config // https:// over HTTP/1.1 (ALPN http/1.1)
+	h2   *h2.Pool
+}
+
+// newClients checks the target's scheme against the transport and makes
+// the shared pools. https:// without a transport is HTTP/1.1 over TLS (no
+// ALPN probe: the transport is what the user names).
+func newClients(o Options, u *url.URL) (clients, error) {
+	c := clients{addr: hostPort(u)}
+	https := u.Scheme == "https"
+	switch {
+	case u.Scheme != "http" && !https:
+		return c, fmt.Errorf("%w: target URL %q: want http:// or https://", ErrReplay, o.URL)
+	case !https && o.Transport == load.TransportH2:
+		return c, fmt.Errorf("%w: transport h2 is HTTP/2 over TLS: use an https:// target, or h2c", ErrReplay)
+	case https && o.Transport == load.TransportH2C:
+		return c, fmt.Errorf("%w: h2c is HTTP/2 without TLS: use --transport h2 for an https:// target", ErrReplay)
+	}
+	var err error
+	switch o.Transport {
+	case "", load.TransportHTTP1:
+		if https {
+			c.tls, err = load.TLSConfig(o.Insecure, o.CAFile, u.Hostname(), "http/1.1")
+		}
+	case load.TransportH2C:
+		c.h2 = h2.NewPool(o.Connections, o.Timeout, nil)
+	case load.TransportH2:
+		var cfg *tls.Config
+		if cfg, err = load.TLSConfig(o.Insecure, o.CAFile, u.Hostname(), "h2"); err == nil {
+			c.h2 = h2.NewPool(o.Connections, o.Timeout, cfg)
+		}
+	default:
+		return c, fmt.Errorf("%w: transport %q: want http1, h2c or h2", ErrReplay, o.Transport)
+	}
+	if err != nil {
+		return c, fmt.Errorf("%w: %s", ErrReplay, strings.TrimPrefix(err.Error(), load.ErrOptions.Error()+": "))
+	}
+	return c, nil
+}
+
+// hostPort is u's host with its scheme's port when it names none.
+func hostPort(u *url.URL) string {
+	switch {
+	case u.Port() != "":
+		return u.Host
+	case u.Scheme == "https":
+		return net.JoinHostPort(u.Hostname(), "443")
+	}
+	return net.JoinHostPort(u.Hostname(), "80")
+}
