@@ -257,6 +257,7 @@ func TestReplayUsage(t *testing.T) {
 		{[]string{"replay", log, "--target", "ftp://127.0.0.1:1"}, "want http:// or https://"},
 		{[]string{"replay", log, "--target", "https://127.0.0.1:1", "--transport", "h2c"}, "use --transport h2"},
 		{[]string{"replay", log, "--target", "http://127.0.0.1:1", "--transport", "h2"}, "use an https:// target"},
+		{[]string{"replay", log, "--target", "http://127.0.0.1:1", "--transport", "h3"}, "HTTP/3 over QUIC, always encrypted"},
 		{[]string{"replay", log, "--target", "https://127.0.0.1:1", "--transport", "spdy"}, `transport "spdy"`},
 		{[]string{"replay", log, "--target", "https://127.0.0.1:1", "--cacert", log}, "no PEM certificate"},
 		{[]string{"load", "--replay", log, "--cert", log, "--key", log, "https://127.0.0.1:1"}, "--cert and --key"},

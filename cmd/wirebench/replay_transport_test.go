@@ -91,6 +91,7 @@ func TestReplayOverTLSAndH3(t *testing.T) {
 		{"http1 cacert", "https", nil},
 		{"http1 insecure", "https", []string{"-k"}},
 		{"h2", "https", []string{"--transport", "h2", "--conns", "2"}},
+		{"h3", "h3", []string{"--transport", "h3", "--conns", "2"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			sub := t.TempDir()

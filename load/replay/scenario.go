@@ -37,9 +37,10 @@ type Options struct {
 	// the hop-by-hop ones, Host, Content-Length and User-Agent.
 	DropHeaders []string
 	// Transport: load.TransportHTTP1 ("" too; over TLS for https://),
-	// load.TransportH2C (http://) or load.TransportH2 (https://).
+	// load.TransportH2C (http://), load.TransportH2 or load.TransportH3
+	// (https://).
 	Transport   string
-	Connections int // h2c and h2 connections shared by the VUs (0: 1)
+	Connections int // h2c, h2 and h3 connections shared by the VUs (0: 1)
 	// Insecure skips the server certificate's checks; CAFile adds the CA
 	// certificates of a PEM file (https://, as load's -k and --cacert).
 	Insecure bool
@@ -128,12 +129,17 @@ func (s *Scenario) Ops() []string {
 func (s *Scenario) Driver() load.Driver { return load.PerVU }
 
 // NewVU implements load.Scenario.
-func (s *Scenario) NewVU(_ context.Context, id int, wire *measure.Bytes) (load.VU, error) {
+func (s *Scenario) NewVU(ctx context.Context, id int, wire *measure.Bytes) (load.VU, error) {
 	v := &vu{s: s, base: s.u.Scheme + "://" + s.u.Host}
 	switch {
 	case s.o.DryRun:
 	case s.c.h2 != nil:
 		v.std = s.c.h2.Client(id)
+	case s.c.h3 != nil:
+		if id == 0 { // the handshakes before the run, apart from latency
+			s.c.h3.Warm(ctx)
+		}
+		v.std = s.c.h3.Client(id)
 	default:
 		v.conn = h1.NewConn(s.c.addr, wire, s.o.Timeout, true)
 		v.conn.TLS = s.c.tls
@@ -159,7 +165,11 @@ func (s *Scenario) Finish(res *results.Load) {
 		res.Bytes.BodyOut += h.BodyOut()
 		h2.ResentWarning(res, h.Resent())
 	}
-
+	if h := s.c.h3; h != nil {
+		h.Close() // every VU closed: CONNECTION_CLOSE goes out, counted
+		res.Bytes.WireIn += h.Bytes.In.Load()
+		res.Bytes.WireOut += h.Bytes.Out.Load()
+	}
 	st := s.sched.Stats()
 	if st.Malformed > 0 {
 		res.Warnings = append(res.Warnings, fmt.Sprintf("replay: %d malformed lines or entries skipped (first: %s)", st.Malformed, strings.Join(st.Examples, "; ")))
@@ -175,6 +185,9 @@ func (s *Scenario) Finish(res *results.Load) {
 // Close stops the schedule's reader and ends the record.
 func (s *Scenario) Close() error {
 	err := s.sched.Close()
+	if s.c.h3 != nil {
+		err = errors.Join(err, s.c.h3.Close())
+	}
 	if s.rec != nil {
 		err = errors.Join(err, s.rec.Flush(), s.o.Record.Close())
 		s.rec = nil

@@ -9,15 +9,17 @@ import (
 
 	"github.com/wirebench/wirebench/load"
 	"github.com/wirebench/wirebench/load/h2"
+	"github.com/wirebench/wirebench/load/h3"
 )
 
 // clients are what a replay sends with, as load's raw mode has them:
-// the lean HTTP/1.1 client (over TLS for https://) or HTTP/2's pool (h2c,
-// or h2 over TLS).
+// the lean HTTP/1.1 client (over TLS for https://), HTTP/2's pool (h2c,
+// or h2 over TLS) or HTTP/3's.
 type clients struct {
 	addr string      // host:port dialed
 	tls  *tls.Config // https:// over HTTP/1.1 (ALPN http/1.1)
 	h2   *h2.Pool
+	h3   *h3.Pool
 }
 
 // newClients checks the target's scheme against the transport and makes
@@ -31,6 +33,8 @@ func newClients(o Options, u *url.URL) (clients, error) {
 		return c, fmt.Errorf("%w: target URL %q: want http:// or https://", ErrReplay, o.URL)
 	case !https && o.Transport == load.TransportH2:
 		return c, fmt.Errorf("%w: transport h2 is HTTP/2 over TLS: use an https:// target, or h2c", ErrReplay)
+	case !https && o.Transport == load.TransportH3:
+		return c, fmt.Errorf("%w: transport h3 is HTTP/3 over QUIC, always encrypted: use an https:// target", ErrReplay)
 	case https && o.Transport == load.TransportH2C:
 		return c, fmt.Errorf("%w: h2c is HTTP/2 without TLS: use --transport h2 for an https:// target", ErrReplay)
 	}
@@ -47,8 +51,10 @@ func newClients(o Options, u *url.URL) (clients, error) {
 		if cfg, err = load.TLSConfig(o.Insecure, o.CAFile, u.Hostname(), "h2"); err == nil {
 			c.h2 = h2.NewPool(o.Connections, o.Timeout, cfg)
 		}
+	case load.TransportH3:
+		c.h3, err = load.NewH3Pool(c.addr, u.Hostname(), o.Connections, o.Timeout, o.Insecure, o.CAFile)
 	default:
-		return c, fmt.Errorf("%w: transport %q: want http1, h2c or h2", ErrReplay, o.Transport)
+		return c, fmt.Errorf("%w: transport %q: want http1, h2c, h2 or h3", ErrReplay, o.Transport)
 	}
 	if err != nil {
 		return c, fmt.Errorf("%w: %s", ErrReplay, strings.TrimPrefix(err.Error(), load.ErrOptions.Error()+": "))

@@ -95,10 +95,12 @@ func TestReplayTransportUsage(t *testing.T) {
 		want string
 	}{
 		{Options{URL: "http://127.0.0.1:1", Transport: load.TransportH2}, "https://"},
+		{Options{URL: "http://127.0.0.1:1", Transport: load.TransportH3}, "https://"},
 		{Options{URL: "https://127.0.0.1:1", Transport: load.TransportH2C}, "--transport h2"},
 		{Options{URL: "ftp://127.0.0.1:1"}, "want http:// or https://"},
-		{Options{URL: "https://127.0.0.1:1", Transport: "spdy"}, "want http1, h2c or h2"},
+		{Options{URL: "https://127.0.0.1:1", Transport: "spdy"}, "want http1, h2c, h2 or h3"},
 		{Options{URL: "https://127.0.0.1:1", CAFile: bad}, "no PEM certificate"},
+		{Options{URL: "https://127.0.0.1:1", Transport: load.TransportH3, CAFile: bad}, "no PEM certificate"},
 	} {
 		c.o.File = recording(t)
 		_, err := New(c.o)
