@@ -54,6 +54,7 @@ func runReplay(ctx context.Context, env *cliEnv, args []string) error {
 	fs.StringArrayVar(&r.drop, "drop-header", nil, "do not send this recorded `header` (repeatable; e.g. Cookie, Authorization)")
 	fs.BoolVar(&r.dryRun, "dry-run", false, "schedule and prepare every request but send none (the schedule's own timing)")
 	fs.StringVar(&r.record, "record", "", "write every request sent to this `file` as wirebench's request log")
+	fs.StringVar(&r.asFormat, "as-format", "", "reference API: re-encode the recorded JSON bodies into this `format` ("+strings.Join(replay.AsFormats, ", ")+") and ask for replies in it")
 	fs.StringVar(&f.raw.Transport, "transport", "", "`transport`: http1 (default; over TLS for https://), h2c (http://), h2 or h3 (https://)")
 	fs.IntVar(&f.raw.Connections, "conns", 1, "h2c, h2, h3: `connections` shared by the requests in flight")
 	fs.BoolVarP(&f.raw.Insecure, "insecure", "k", false, "https: do not verify the server's certificate")
@@ -101,6 +102,7 @@ func runReplay(ctx context.Context, env *cliEnv, args []string) error {
 // replayFlags are load's --replay flags and --record (docs/replay.md).
 type replayFlags struct {
 	file, format, fields, host, record string
+	asFormat                           string // replay's --as-format
 	speed                              float64
 	loop, dryRun                       bool
 	drop                               []string
@@ -182,7 +184,7 @@ func (f *loadFlags) replayOptions(url string) (replay.Options, error) {
 	return replay.Options{
 		File: r.file, Format: r.format, Fields: fields, Speed: r.speed, Loop: r.loop, URL: url,
 		Host: r.host, DropHeaders: r.drop, Transport: f.raw.Transport, Connections: f.raw.Connections,
-		Insecure: f.raw.Insecure, CAFile: f.raw.CAFile, Timeout: f.o.Timeout, DryRun: r.dryRun,
+		Insecure: f.raw.Insecure, CAFile: f.raw.CAFile, Timeout: f.o.Timeout, DryRun: r.dryRun, AsFormat: r.asFormat,
 	}, nil
 }
 

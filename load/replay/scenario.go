@@ -45,6 +45,10 @@ type Options struct {
 	// certificates of a PEM file (https://, as load's -k and --cacert).
 	Insecure bool
 	CAFile   string
+	// AsFormat, one of AsFormats, re-encodes the reference API's recorded
+	// JSON request bodies into that format and sets Content-Type and
+	// Accept to its media type; "" sends bodies and headers as recorded.
+	AsFormat string
 	Timeout  time.Duration
 	// DryRun schedules and prepares every request but sends none (each
 	// "answers" its recorded status at once): the schedule's own cost.
@@ -72,6 +76,7 @@ type Scenario struct {
 	routes *routes
 	drop   map[string]bool
 	c      clients
+	as     *asFormat // nil: as recorded
 	rec    *reqlog.Writer
 }
 
@@ -93,6 +98,11 @@ func New(o Options) (*Scenario, error) {
 	}
 	if s.c, err = newClients(o, u); err != nil {
 		return nil, err
+	}
+	if o.AsFormat != "" {
+		if s.as, err = newAsFormat(o.AsFormat); err != nil {
+			return nil, err
+		}
 	}
 	if o.Record != nil {
 		s.rec = reqlog.NewWriter(o.Record)
@@ -218,7 +228,11 @@ func (v *vu) Do(ctx context.Context, o *load.Outcome) {
 		status, err = v.send(ctx, o, &it.Req)
 	}
 	o.Status = status
-	if err != nil {
+	switch {
+	case errors.Is(err, ErrAsFormat):
+		o.Fail = ErrAsFormat.Error() // one reason, not one per request
+		return
+	case err != nil:
 		o.Fail = clientio.FailReason(err)
 		return
 	}
@@ -235,25 +249,31 @@ func (v *vu) send(ctx context.Context, o *load.Outcome, r *reqlog.Request) (stat
 			v.hdr = append(v.hdr, h[0]+": "+h[1])
 		}
 	}
-	o.BodyOut = len(r.Body)
+	body := r.Body
+	if v.s.as != nil {
+		if v.hdr, body, err = v.s.as.request(r.Method, target, v.hdr, body); err != nil {
+			return 0, err
+		}
+	}
+	o.BodyOut = len(body)
 	t0 := time.Now().UnixNano()
 	switch {
 	case v.s.o.DryRun:
-		v.buf = h1.AppendRequest(v.buf[:0], r.Method, target, host, v.hdr, r.Body, true)
+		v.buf = h1.AppendRequest(v.buf[:0], r.Method, target, host, v.hdr, body, true)
 		status = r.Status
 		if status == 0 {
 			status = http.StatusOK
 		}
 	case v.std != nil:
 		// net/http sends URL's host as :authority: Host applies to HTTP/1.1.
-		var body []byte
-		status, body, err = h1.StdDo(ctx, v.std, r.Method, v.base+target, v.hdr, r.Body, &v.body, nil, nil)
-		o.BodyIn = len(body)
+		var in []byte
+		status, in, err = h1.StdDo(ctx, v.std, r.Method, v.base+target, v.hdr, body, &v.body, nil, nil)
+		o.BodyIn = len(in)
 		if v.s.c.h2 != nil {
 			o.BodyOut = 0 // HTTP/2's DATA frames count it (Finish)
 		}
 	default:
-		v.buf = h1.AppendRequest(v.buf[:0], r.Method, target, host, v.hdr, r.Body, true)
+		v.buf = h1.AppendRequest(v.buf[:0], r.Method, target, host, v.hdr, body, true)
 		var resp *h1.Response
 		resp, err = v.conn.RoundTrip(ctx, v.buf, r.Method == http.MethodHead, true)
 		if resp != nil {
@@ -261,13 +281,13 @@ func (v *vu) send(ctx context.Context, o *load.Outcome, r *reqlog.Request) (stat
 		}
 	}
 	if rec := v.s.rec; rec != nil {
-		q := reqlog.Request{At: t0, Method: r.Method, Target: target, Body: r.Body, Status: status}
+		q := reqlog.Request{At: t0, Method: r.Method, Target: target, Body: body, Status: status}
 		if host != v.s.u.Host {
 			q.Header = append(q.Header, [2]string{"Host", host})
 		}
-		for _, h := range r.Header {
-			if !v.s.drop[strings.ToLower(h[0])] {
-				q.Header = append(q.Header, h)
+		for _, h := range v.hdr {
+			if k, val, ok := h1.CutHeader(h); ok {
+				q.Header = append(q.Header, [2]string{k, val})
 			}
 		}
 		_ = rec.Write(&q)
