@@ -66,9 +66,7 @@ func (e *exportFlags) check(fs *pflag.FlagSet, f *loadFlags) error {
 	if f.raw.Traceparent {
 		switch {
 		case strings.HasPrefix(f.scenario, "kv-") || f.stream.Kind != "" || f.browser.Kind != "":
-			return loadUsagef("--traceparent applies to raw HTTP and the REST scenarios (not kv-*, --stream or --browser) for now")
-		case f.scenario != "" && f.raw.Transport == "grpc":
-			return loadUsagef("--traceparent applies to the REST scenarios, not gRPC (no metadata yet)")
+			return loadUsagef("--traceparent applies to raw HTTP and the reference-API scenarios (REST and gRPC; not kv-*, --stream or --browser) for now")
 		}
 		f.sc.Traceparent = true // the reference-API scenarios take it from their own options
 	}

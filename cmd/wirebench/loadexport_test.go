@@ -186,8 +186,7 @@ func TestLoadExportUsage(t *testing.T) {
 		{[]string{"--prometheus-rw", "127.0.0.1:9090"}, "want http(s)://host:port/api/v1/write"},
 		{[]string{"--prometheus-rw", "http://127.0.0.1:1/api/v1/write", "--export-interval", "10ms"}, "--export-interval 10ms: want 1s..1h0m0s"},
 		{[]string{"--slowest", "1001"}, "--slowest 1001: want -1..1000"},
-		{[]string{"--traceparent", "--scenario", "kv-get"}, "--traceparent applies to raw HTTP and the REST scenarios"},
-		{[]string{"--traceparent", "--scenario", "get", "--transport", "grpc"}, "--traceparent applies to the REST scenarios, not gRPC"},
+		{[]string{"--traceparent", "--scenario", "kv-get"}, "--traceparent applies to raw HTTP and the reference-API scenarios"},
 	} {
 		code, _, stderr := runLoadCLI(t, append(append([]string{"load", "-q", "-n", "1"}, tc.args...), "http://127.0.0.1:1/")...)
 		if code != 2 || !strings.Contains(stderr, tc.want) {

@@ -3,6 +3,7 @@ package h2
 import (
 	"context"
 	"fmt"
+	"google.golang.org/grpc/metadata"
 	"net"
 	"time"
 
@@ -119,6 +120,16 @@ type GRPCClient struct {
 	tctx, tparent context.Context
 	tcancel       context.CancelFunc
 	tdeadline     time.Time
+
+	trace []byte // the next call's traceparent value (SetTraceparent)
+}
+
+// SetTraceparent makes the following calls send traceparent: value as
+// gRPC metadata (a header of the call), as --traceparent does on HTTP;
+// nil sends none. value is copied.
+func (c *GRPCClient) SetTraceparent(value []byte) {
+	c.trace = append(c.trace[:0], value...)
+	c.call.trace = c.trace
 }
 
 // CallCtx is ctx with the per-call timeout (see tctx).
@@ -149,6 +160,9 @@ func (c *GRPCClient) Close() {
 // On success, Sizes are the messages' sizes.
 func (c *GRPCClient) Invoke(ctx context.Context, method string, in, out proto.Message) error {
 	if c.lean == nil {
+		if len(c.trace) > 0 {
+			ctx = metadata.AppendToOutgoingContext(ctx, "traceparent", string(c.trace))
+		}
 		err := c.std.Invoke(ctx, method, in, out)
 		if err == nil {
 			c.sizeOut, c.sizeIn = proto.Size(in), proto.Size(out)

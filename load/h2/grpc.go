@@ -132,6 +132,9 @@ type Call struct {
 	body        []byte
 	recvUnacked int64
 	err         error // the call's outcome: nil, a status error, or errRefused
+	// trace is the traceparent value to send with the call (empty: none);
+	// set by GRPCClient.SetTraceparent.
+	trace []byte
 }
 
 // NewCall returns a Call ready for Invoke; a VU reuses one for all its
@@ -314,7 +317,7 @@ func (s *h2Session) call(ctx context.Context, call *Call, method string, req []b
 		s.wmu.Lock()
 		ok, alone, err := s.open(call, len(req))
 		if ok {
-			err = s.write(call.id, method, req, deadline, hasDeadline)
+			err = s.write(call.id, method, req, deadline, hasDeadline, call.trace)
 			if err == nil {
 				reading, err = s.send(alone)
 			}
@@ -419,7 +422,7 @@ func (s *h2Session) send(alone bool) (bool, error) {
 
 // write writes the call's HEADERS and DATA frames to s.out; the caller
 // holds wmu.
-func (s *h2Session) write(id uint32, method string, req []byte, deadline time.Time, hasDeadline bool) error {
+func (s *h2Session) write(id uint32, method string, req []byte, deadline time.Time, hasDeadline bool, trace []byte) error {
 	s.hbuf.Reset()
 	if s.hdrStable && method == s.hdrMethod {
 		s.hbuf.Write(s.hdrBlock)
@@ -434,6 +437,9 @@ func (s *h2Session) write(id uint32, method string, req []byte, deadline time.Ti
 	}
 	if hasDeadline {
 		s.hbuf.Write(appendTimeoutField(s.hbuf.AvailableBuffer(), time.Until(deadline)))
+	}
+	if len(trace) > 0 {
+		s.hbuf.Write(appendLiteralField(s.hbuf.AvailableBuffer(), "traceparent", trace))
 	}
 	s.mu.Lock()
 	maxFrame := int(s.maxFrame)
@@ -453,6 +459,16 @@ func (s *h2Session) write(id uint32, method string, req []byte, deadline time.Ti
 			return nil
 		}
 	}
+}
+
+// appendLiteralField appends name: value as an HPACK literal never
+// indexed, both strings plain (a fresh value every call: indexing it would
+// only evict the stable fields). Names and values here are under 127 bytes.
+func appendLiteralField(b []byte, name string, value []byte) []byte {
+	b = append(b, 0x10, byte(len(name)))
+	b = append(b, name...)
+	b = append(b, byte(len(value)))
+	return append(b, value...)
 }
 
 // appendTimeoutField appends grpc-timeout: d as an HPACK literal never

@@ -12,18 +12,29 @@ import (
 	"github.com/wirebench/wirebench/api"
 	"github.com/wirebench/wirebench/load"
 	"github.com/wirebench/wirebench/load/h2"
+	"github.com/wirebench/wirebench/load/traceparent"
 	"github.com/wirebench/wirebench/pb"
 )
 
 // grpcClient is the reference API over one VU's gRPC client (h2's lean
 // client or grpc-go): an apiClient.
-type grpcClient struct{ *h2.GRPCClient }
+type grpcClient struct {
+	*h2.GRPCClient
+	tp *traceparent.Gen // with Options.Traceparent: each call's trace ID
+}
 
 func (c grpcClient) close() { c.Close() }
 
 // grpcCall runs one unary call with the per-request timeout and fills o.
 func grpcCall[Resp proto.Message](ctx context.Context, c grpcClient, method string, in proto.Message, out Resp, o *load.Outcome) (Resp, bool) {
 	ctx = c.CallCtx(ctx)
+	if c.tp != nil {
+		id, span := c.tp.Next()
+		var v [traceparent.Len]byte
+		traceparent.Put(v[:], id, span)
+		c.SetTraceparent(v[:])
+		o.Trace = id
+	}
 	err := c.Invoke(ctx, method, in, out)
 	st, _ := status.FromError(err)
 	o.Status = load.GRPCStatus(uint32(st.Code()))

@@ -57,9 +57,9 @@ type Options struct {
 	// ClientStd (net/http's Transport on HTTP/1.1, grpc-go on gRPC).
 	Client string `json:"client,omitempty"`
 	// Traceparent sends a W3C traceparent header with a fresh trace ID
-	// on every REST request, as raw mode's RawOptions.Traceparent does,
-	// so the run's slowest requests can be found in the server's logs.
-	// Not on gRPC yet (the lean client sends no metadata).
+	// on every REST request (as gRPC metadata on gRPC), as raw mode's
+	// RawOptions.Traceparent does, so the run's slowest requests can be
+	// found in the server's logs.
 	Traceparent bool `json:"traceparent,omitempty"`
 	// Insecure and CAFile are the certificate checks over h3, as for raw
 	// mode's https://: none, or these CAs too.
@@ -178,9 +178,6 @@ func New(o Options) (load.Scenario, error) {
 	if o.Compression != "" && o.Transport == TransportGRPC {
 		return nil, fmt.Errorf("%w: compression applies to the REST transports", load.ErrOptions)
 	}
-	if o.Traceparent && o.Transport == TransportGRPC {
-		return nil, fmt.Errorf("%w: traceparent applies to the REST transports (not gRPC metadata yet)", load.ErrOptions)
-	}
 	s.echoReq.v = api.EchoRequest{FirstMessage: "Hello, ", SecondMessage: "wirebench!"}
 	s.echoWant = api.Echo(s.echoReq.v).Message
 	var err error
@@ -243,7 +240,11 @@ func (s *apiScenario) encode(v any) ([]byte, error) {
 func (s *apiScenario) client(id int, wire *measure.Bytes) apiClient {
 	switch {
 	case s.grpc != nil:
-		return grpcClient{s.grpc.Client(id, s.o.Timeout)}
+		c := grpcClient{GRPCClient: s.grpc.Client(id, s.o.Timeout)}
+		if s.o.Traceparent {
+			c.tp = traceparent.NewGen()
+		}
+		return c
 	case s.h2 != nil:
 		return s.restClient(nil, s.h2.Client(id))
 	case s.h3 != nil:
@@ -283,7 +284,7 @@ func (s *apiScenario) snapshot(ctx context.Context) error {
 				return
 			}
 			defer p.Close()
-			c = grpcClient{p.Client(0, s.o.Timeout)}
+			c = grpcClient{GRPCClient: p.Client(0, s.o.Timeout)}
 		} else if s.h3 != nil {
 			p, err := load.NewH3Pool(s.addr, s.h3host, 1, s.o.Timeout, s.o.Insecure, s.o.CAFile)
 			if err != nil {

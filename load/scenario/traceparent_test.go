@@ -2,7 +2,7 @@ package scenario_test
 
 import (
 	"context"
-	"errors"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
@@ -11,10 +11,15 @@ import (
 	"testing"
 	"time"
 
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/metadata"
+
+	"github.com/wirebench/wirebench/grpcapi"
 	"github.com/wirebench/wirebench/load"
 	"github.com/wirebench/wirebench/load/scenario"
 	"github.com/wirebench/wirebench/load/traceparent"
 	"github.com/wirebench/wirebench/results"
+	"github.com/wirebench/wirebench/store"
 )
 
 // TestScenarioTraceparent: with Traceparent every REST request of a
@@ -84,7 +89,79 @@ func TestScenarioTraceparent(t *testing.T) {
 			}
 		})
 	}
-	if _, err := scenario.New(scenario.Options{Name: scenario.Get, URL: srv.GRPCAddr(), Transport: scenario.TransportGRPC, Traceparent: true}); !errors.Is(err, load.ErrOptions) {
-		t.Errorf("traceparent over gRPC: %v, want ErrOptions (not supported yet)", err)
+}
+
+// TestScenarioTraceparentGRPC: over gRPC the traceparent travels as call
+// metadata, one trace ID per call, on the lean client and on grpc-go's;
+// a grpc-go server's interceptor sees every one, and the run's slowest
+// calls are named by IDs it received.
+func TestScenarioTraceparentGRPC(t *testing.T) {
+	var mu sync.Mutex
+	seen := map[string]int{}
+	bad := 0
+	st := store.NewMemory(store.Options{})
+	if err := st.Seed(20, 3); err != nil {
+		t.Fatal(err)
+	}
+	record := func(ctx context.Context, req any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
+		md, _ := metadata.FromIncomingContext(ctx)
+		v := md.Get(traceparent.Header)
+		mu.Lock()
+		if len(v) != 1 {
+			bad++
+		} else if id, _, _, err := traceparent.Parse(v[0]); err != nil {
+			bad++
+		} else {
+			seen[id.String()]++
+		}
+		mu.Unlock()
+		return h(ctx, req)
+	}
+	gs := grpcapi.NewServer(st, grpc.UnaryInterceptor(record))
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go gs.Serve(ln)
+	t.Cleanup(gs.Stop)
+	for _, client := range []string{load.ClientLean, load.ClientStd} {
+		t.Run(client, func(t *testing.T) {
+			mu.Lock()
+			clear(seen)
+			bad = 0
+			mu.Unlock()
+			sc, err := scenario.New(scenario.Options{Name: scenario.Get, URL: ln.Addr().String(), Transport: scenario.TransportGRPC, Client: client, Traceparent: true, Timeout: 5 * time.Second})
+			if err != nil {
+				t.Fatal(err)
+			}
+			const n = 60
+			res, err := load.Run(context.Background(), load.Options{Options: results.Options{Concurrency: 3, Requests: n}, Slowest: 5}, sc)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Requests != n || res.Failed != 0 {
+				t.Fatalf("%d requests, %d failed: %v", res.Requests, res.Failed, res.Failures)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			// The snapshot's List before the run sends none; every call
+			// of the run sends its own.
+			if got := len(seen); got != n {
+				t.Errorf("%d distinct trace IDs received, want %d (one per call)", got, n)
+			}
+			for id, k := range seen {
+				if k > 1 {
+					t.Errorf("trace ID %s sent %d times", id, k)
+				}
+			}
+			if res.Exemplars == nil || len(res.Exemplars.Slowest) != 5 {
+				t.Fatalf("slowest: %+v, want 5", res.Exemplars)
+			}
+			for _, e := range res.Exemplars.Slowest {
+				if seen[e.TraceID] != 1 {
+					t.Errorf("slowest %q (%v): the server received no such trace ID", e.TraceID, e.Latency)
+				}
+			}
+		})
 	}
 }
