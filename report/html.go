@@ -99,6 +99,10 @@ func htmlGroupOf(rep *Report, g Group) htmlGroup {
 		t := htmlTableOf(groupOpTable(g, rep.Results.SingleRun))
 		hg.Ops = &t
 	}
+	if st := groupSlowestTable(g); !rep.Results.SingleRun && len(st.Rows) > 0 {
+		t := htmlTableOf(st)
+		hg.Slowest = &t
+	}
 	return hg
 }
 

@@ -145,6 +145,9 @@ func writeMDGroup(w io.Writer, rep *Report, g Group) {
 	if hasOpTable(g) {
 		mdDetails(w, "Per operation: "+g.Name, func() { writeMDTable(w, groupOpTable(g, r.SingleRun)) })
 	}
+	if st := groupSlowestTable(g); !r.SingleRun && len(st.Rows) > 0 {
+		mdDetails(w, "Slowest requests: "+g.Name, func() { writeMDTable(w, st) })
+	}
 }
 
 // mdDetails wraps a section in <details>, which GitHub and most Markdown

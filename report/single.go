@@ -228,7 +228,27 @@ func slowestTable(r *results.Load) table {
 	if r.Exemplars == nil {
 		return t
 	}
-	for _, e := range r.Exemplars.Slowest {
+	t.Rows = slowestRows(r.Exemplars.Slowest)
+	return t
+}
+
+// groupSlowestTable names each cell's slowest requests over its trials.
+func groupSlowestTable(g Group) table {
+	t := table{Header: []string{"cell", "latency", "op", "status", "start (UTC)", "client port", "trace ID"}}
+	for _, c := range g.Cells {
+		if c.Slowest == nil {
+			continue
+		}
+		for _, row := range slowestRows(c.Slowest.Slowest) {
+			t.Rows = append(t.Rows, append([]string{c.Cell.Label}, row...))
+		}
+	}
+	return t
+}
+
+func slowestRows(es []results.Exemplar) [][]string {
+	var rows [][]string
+	for _, e := range es {
 		status := e.Status
 		if e.Fail != "" {
 			status += " (" + e.Fail + ")"
@@ -237,10 +257,10 @@ func slowestTable(r *results.Load) table {
 		if e.Conn > 0 {
 			port = strconv.Itoa(e.Conn)
 		}
-		t.Rows = append(t.Rows, []string{formatValue(UnitDuration, float64(e.Latency)), e.Op, status,
+		rows = append(rows, []string{formatValue(UnitDuration, float64(e.Latency)), e.Op, status,
 			e.Start.UTC().Format("15:04:05.000000"), port, cmpOr(e.TraceID, "—")})
 	}
-	return t
+	return rows
 }
 
 func cmpOr(a, b string) string {

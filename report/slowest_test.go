@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -49,5 +50,45 @@ func TestSlowestRequestsRendered(t *testing.T) {
 	}
 	if strings.Contains(md.String(), "Slowest requests") {
 		t.Error("a run without exemplars shows a slowest section")
+	}
+}
+
+// A study keeps each cell's slowest requests over its trials: the report
+// lists them per cell, the slowest of all trials first, trials merged.
+func TestStudySlowestPerCell(t *testing.T) {
+	r := &results.Study{Cells: []results.Cell{{ID: "g/a", Group: "g", Label: "a"}, {ID: "g/b", Group: "g", Label: "b"}}}
+	start := time.Date(2026, 11, 27, 17, 0, 0, 0, time.UTC)
+	ms := time.Millisecond
+	for i := range 2 {
+		for _, c := range []string{"g/a", "g/b"} {
+			tr := opTrialRPS(c, i, 100)
+			lat := time.Duration(10*(i+1)) * ms // trial 1 is slower
+			if c == "g/b" {
+				lat += 100 * ms
+			}
+			tr.Load.Exemplars = &results.Exemplars{Slowest: []results.Exemplar{
+				{TraceID: fmt.Sprintf("%032x", 100*i+len(c)+int(lat/ms)), Op: "get", Start: start, Latency: lat, Status: "200"},
+			}}
+			r.Trials = append(r.Trials, tr)
+		}
+	}
+	g := Build(r).Groups[0]
+	if s := g.Cells[0].Slowest; s == nil || len(s.Slowest) != 1 || s.Slowest[0].Latency != 20*ms {
+		t.Fatalf("cell a's slowest: %+v, want trial 1's 20ms", s)
+	}
+	var md bytes.Buffer
+	if err := WriteMarkdown(&md, Build(r)); err != nil {
+		t.Fatal(err)
+	}
+	out := md.String()
+	i := strings.Index(out, "Slowest requests: g")
+	if i < 0 {
+		t.Fatalf("no per-cell slowest section:\n%s", out)
+	}
+	sec := out[i:]
+	for _, want := range []string{"| a | 20.00ms", "| b | 120.0ms"} {
+		if !strings.Contains(sec, want) {
+			t.Errorf("slowest section lacks %q:\n%s", want, sec)
+		}
 	}
 }

@@ -62,6 +62,9 @@ type CellSummary struct {
 	// Capacity are the cell's capacity searches (measure: capacity), in
 	// trial order; nil when the cell measured a fixed load.
 	Capacity []*results.Capacity
+	// Slowest are the cell's slowest requests over all its trials, by
+	// name (each trial's Load.Exemplars merged); nil when none were kept.
+	Slowest  *results.Exemplars
 	Warnings []string
 
 	// InBrowser marks a cell whose requests a page made (timed with
@@ -188,6 +191,16 @@ func summarizeCell(r *results.Study, c results.Cell) CellSummary {
 		}
 	}
 	cs.Ops = summarizeOps(trials)
+	var sets []*results.Exemplars
+	n := 0
+	for _, t := range trials {
+		if e := t.Load.Exemplars; e != nil && len(e.Slowest) > 0 {
+			sets, n = append(sets, e), max(n, len(e.Slowest))
+		}
+	}
+	if len(sets) > 0 {
+		cs.Slowest = results.MergeExemplars(n, sets...)
+	}
 	cs.Capacity = capacities(r, c.ID)
 	for _, w := range slices.Sorted(maps.Keys(loadWarn)) {
 		cs.Warnings = append(cs.Warnings, fmt.Sprintf("load client (%d of %d trials): %s", loadWarn[w], len(trials), w))
