@@ -45,6 +45,7 @@ func runStudy(ctx context.Context, env *cliEnv, args []string) error {
 	ports := fs.String("ports", "", "bind the servers' ports ({port}, {port2}, ...) only in this range, `LO-HI` (e.g. 9000-9099); default: free ports the kernel picks")
 	records := fs.Int("records", 0, "bulk-upsert: records per upload (default 1000000; 100000 with --quick)")
 	bulkFormats := fs.String("formats", "", "bulk-upsert: comma-separated `formats` (default: json,ndjson,toon,protobuf,csv)")
+	h3 := fs.Bool("h3", false, "add, beside each REST cell of a built-in study (formats, grpc-vs-rest, json-libs), its twin over HTTP/3 on TLS (docs/http3.md)")
 	slo := fs.StringArray("slo", nil, "measure capacity at this SLO `criterion` (repeatable: p99<20ms, errors<0.1%) instead of throughput: each trial searches the highest open-loop rate that meets it (docs/capacity.md)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -77,6 +78,11 @@ func runStudy(ctx context.Context, env *cliEnv, args []string) error {
 		return nil
 	default:
 		if def, err = study.Lookup(fs.Arg(0)); err != nil {
+			return usageError{err}
+		}
+	}
+	if *h3 {
+		if def, err = study.WithH3(def); err != nil {
 			return usageError{err}
 		}
 	}
