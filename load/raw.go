@@ -58,6 +58,9 @@ type RawOptions struct {
 	CAFile   string `json:"ca_file,omitempty"`
 	CertFile string `json:"cert_file,omitempty"`
 	KeyFile  string `json:"key_file,omitempty"`
+	// Auto, set by NewRaw for Transport "auto", says which transport the
+	// run took and why (the Alt-Svc it followed, or its absence).
+	Auto string `json:"auto,omitempty"`
 	// Traceparent sends a W3C traceparent header with a fresh random
 	// trace ID (sampled) on every request, so that the requests the run
 	// names (Load.Exemplars) can be found in the server's logs. Raw mode
@@ -101,9 +104,17 @@ func NewRaw(o RawOptions) (*Raw, error) {
 			o.Transport = TransportHTTP1
 		case o.Transport == "":
 			o.Transport = probeALPN(r.addr, r.tls, cmp.Or(o.Timeout, 10*time.Second))
+		case o.Transport == TransportAuto: // altsvc.go
+			ch, err := followAltSvc(u, r.addr, r.tls, o, cmp.Or(o.Timeout, 10*time.Second))
+			if err != nil {
+				return nil, err
+			}
+			o.Transport, r.addr, o.Auto = ch.transport, ch.addr, ch.note
 		case o.Transport == TransportH2C:
 			return nil, fmt.Errorf("%w: h2c is HTTP/2 without TLS: use --transport h2 for https", ErrOptions)
 		}
+	} else if o.Transport == TransportAuto {
+		o.Transport, o.Auto = TransportHTTP1, "http1: an http:// URL has no TLS, hence no HTTP/3 to follow"
 	} else if o.Transport == TransportH2 || o.Transport == TransportH3 {
 		if o.Transport == TransportH3 {
 			return nil, fmt.Errorf("%w: --transport h3 is HTTP/3 over QUIC, always encrypted: use an https:// URL", ErrOptions)

@@ -27,15 +27,15 @@ const (
 // h3Serve is `serve --http3` on free ports: its TCP and UDP addresses,
 // the certificate it wrote, and the fingerprint it printed.
 type h3Serve struct {
-	http, h3, cert, sha256, spki string
+	http, https, h3, cert, sha256, spki string
 }
 
-func startServeH3(t *testing.T, bin string) h3Serve {
+func startServeH3(t *testing.T, bin string, extra ...string) h3Serve {
 	t.Helper()
 	s := h3Serve{cert: filepath.Join(t.TempDir(), "h3.pem")}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	cmd := exec.CommandContext(ctx, bin, "serve", "--http", "127.0.0.1:0", "--grpc", "127.0.0.1:0",
-		"--http3", "127.0.0.1:0", "--cert-out", s.cert, "--seed-users", "5")
+	cmd := exec.CommandContext(ctx, bin, append([]string{"serve", "--http", "127.0.0.1:0", "--grpc", "127.0.0.1:0",
+		"--http3", "127.0.0.1:0", "--cert-out", s.cert, "--seed-users", "5"}, extra...)...)
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -63,11 +63,11 @@ func startServeH3(t *testing.T, bin string) h3Serve {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m = regexp.MustCompile(`^listening http=(\S+) grpc=\S+ h3=(\S+)\n$`).FindStringSubmatch(line)
+	m = regexp.MustCompile(`^listening http=(\S+) grpc=\S+(?: https=(\S+))? h3=(\S+)\n$`).FindStringSubmatch(line)
 	if m == nil {
 		t.Fatalf("listening line %q", line)
 	}
-	s.http, s.h3 = m[1], m[2]
+	s.http, s.https, s.h3 = m[1], m[2], m[3]
 	return s
 }
 

@@ -109,7 +109,7 @@ func newLoadFlags(env *cliEnv, f *loadFlags) *pflag.FlagSet {
 	fs.BoolVar(&f.raw.NoKeepAlive, "no-keepalive", false, "close and redial the connection after every request (HTTP/1.1; https then skips the ALPN probe)")
 	fs.StringVar(&f.raw.Client, "client", load.ClientLean, "`client`: lean (ours) or std (net/http on HTTP/1.1, grpc-go on gRPC; https then skips the ALPN probe); HTTP/2 runs on x/net's")
 	fs.StringVar(&f.engine, "engine", "loop", "raw lean HTTP/1.1 in closed loop runs on wrk-style event `loops` (loop) or one goroutine per VU (goroutine)")
-	fs.StringVar(&f.raw.Transport, "transport", "", "`transport`: http1, h2 (HTTP/2 over TLS), h2c, h3 (HTTP/3 over QUIC, https://), grpc (grpc with --scenario only); default http1, or h2 when https:// and the server offers it")
+	fs.StringVar(&f.raw.Transport, "transport", "", "`transport`: http1, h2 (HTTP/2 over TLS), h2c, h3 (HTTP/3 over QUIC, https://), auto (https://: h3 if the first request's Alt-Svc offers it, else h2 or http1), grpc (grpc with --scenario only); default http1, or h2 when https:// and the server offers it")
 	fs.IntVar(&f.raw.Connections, "conns", 1, "h2c/h2/h3/gRPC: `connections` shared by the VUs (streams per connection = VUs/conns)")
 	fs.BoolVarP(&f.raw.Insecure, "insecure", "k", false, "https: do not verify the server's certificate")
 	fs.StringVar(&f.raw.CAFile, "cacert", "", "https: verify the server against the CA certificates in this PEM `file`")
@@ -288,7 +288,7 @@ func (f *loadFlags) run(ctx context.Context, env *cliEnv, fs *pflag.FlagSet, arg
 	if err := results.WriteSummary(sum, res); err != nil {
 		return err
 	}
-	noteH3Handshakes(sum, sc, cfg) // load_h3.go
+	noteTransport(sum, sc, cfg) // load_h3.go
 	if err := results.WriteStreamSummary(sum, res); err != nil {
 		return err
 	}
@@ -429,11 +429,20 @@ func (f *loadFlags) scenarioFrom(pos []string) (load.Scenario, map[string]any, e
 		f.sc.Connections, f.sc.Timeout, f.sc.NoKeepAlive = f.raw.Connections, f.o.Timeout, f.raw.NoKeepAlive
 		f.sc.Client = f.raw.Client
 		f.sc.Insecure, f.sc.CAFile = f.raw.Insecure, f.raw.CAFile // h3
+		cfg := map[string]any{"scenario": f.scenario}
+		if f.sc.Transport == load.TransportAuto { // load_h3.go
+			note, err := f.autoScenario()
+			if err != nil {
+				return nil, nil, loadUsagef("%s", cliMessage(err))
+			}
+			cfg["auto"] = note
+		}
 		sc, err := scenario.New(f.sc)
 		if err != nil {
 			return nil, nil, loadUsagef("%s", cliMessage(err))
 		}
-		return sc, map[string]any{"scenario": f.scenario, "scenario_options": f.sc}, nil
+		cfg["scenario_options"] = f.sc
+		return sc, cfg, nil
 	}
 	if strings.HasPrefix(f.body, "@") {
 		b, err := os.ReadFile(f.body[1:])
