@@ -4,6 +4,7 @@ import (
 	"context"
 	"net"
 	"net/http"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -64,5 +65,36 @@ func TestReplayChecks(t *testing.T) {
 				t.Errorf("wrong class: failures %v, want 45 × status 5xx, recorded 2xx and 15 × … 4xx", f)
 			}
 		})
+	}
+}
+
+// TestReplayAsFormatCheck: with AsFormat, a recorded body that is not the
+// reference API's JSON for its route is not sent and fails with one
+// reason, ErrAsFormat's (the recording's 15 POSTs of "body"); the rest are
+// sent. A named mutant of each half of that check must fail this test.
+func TestReplayAsFormatCheck(t *testing.T) {
+	var got atomic.Int64
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got.Add(1)
+	})}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Close() })
+	sc, err := New(Options{File: recording(t), URL: "http://" + ln.Addr().String(), Speed: 1e6, Transport: load.TransportHTTP1, Timeout: 5 * time.Second, AsFormat: "cbor"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sc.Close()
+	o := load.Options{Pacer: sc.Pacer()}
+	o.Open, o.Concurrency, o.Duration = true, 4, time.Minute
+	res, err := load.Run(context.Background(), o, sc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Requests != 60 || res.Failures[ErrAsFormat.Error()] != 15 || got.Load() != 45 {
+		t.Fatalf("%d requests, failures %v, %d reached the server: want 60, 15 × %q, 45", res.Requests, res.Failures, got.Load(), ErrAsFormat.Error())
 	}
 }
