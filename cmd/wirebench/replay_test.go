@@ -33,7 +33,7 @@ func serveFaces(t *testing.T, args ...string) (faces map[string]string, stop fun
 	ctx, cancel := context.WithCancel(context.Background())
 	pr, pw := io.Pipe()
 	done := make(chan int, 1)
-	errb := &syncBuffer{}
+	errb := &testkit.SyncBuffer{}
 	go func() {
 		done <- run(ctx, &cliEnv{stdin: strings.NewReader(""), stdout: pw, stderr: errb},
 			append([]string{"serve", "--http", "127.0.0.1:0", "--no-grpc"}, args...))

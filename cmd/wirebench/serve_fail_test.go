@@ -3,12 +3,13 @@ package main
 import (
 	"context"
 	"errors"
-	"io"
 	"net"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/wirebench/wirebench/internal/testkit"
 )
 
 // brokenListener passes Accept through until broken is closed; then its
@@ -84,7 +85,7 @@ func TestServeExitsWhenAListenerFails(t *testing.T) {
 			ctx, cancel := context.WithCancel(context.WithValue(context.Background(), listenKey{}, listen))
 			defer cancel() // a serve that did not exit stops here
 			out := &lineWriter{lines: make(chan string, 4)}
-			var stderr syncBuffer
+			var stderr testkit.SyncBuffer
 			code := make(chan int, 1)
 			go func() {
 				code <- run(ctx, &cliEnv{stdin: strings.NewReader(""), stdout: out, stderr: &stderr},
@@ -119,22 +120,3 @@ func TestServeExitsWhenAListenerFails(t *testing.T) {
 	}
 }
 
-// syncBuffer is a strings.Builder safe for serve's goroutines and the test.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
-var _ io.Writer = (*syncBuffer)(nil)

@@ -24,7 +24,7 @@ var StopGrace = 10 * time.Second
 type Process struct {
 	Cmd  *exec.Cmd
 	name string
-	log  *syncBuffer
+	log  *SyncBuffer
 	done chan struct{}
 	err  error // Wait's, once done is closed
 	once sync.Once
@@ -36,7 +36,7 @@ type Process struct {
 // StopGrace: no child outlives its test, grandchildren included.
 func Start(t testing.TB, cmd *exec.Cmd) *Process {
 	t.Helper()
-	p := &Process{Cmd: cmd, name: cmd.Path, log: &syncBuffer{}, done: make(chan struct{})}
+	p := &Process{Cmd: cmd, name: cmd.Path, log: &SyncBuffer{}, done: make(chan struct{})}
 	if cmd.SysProcAttr == nil {
 		cmd.SysProcAttr = &syscall.SysProcAttr{}
 	}
@@ -181,20 +181,20 @@ func (p *Process) waitFor(timeout time.Duration, ready func() error) error {
 	}
 }
 
-// syncBuffer is a bytes.Buffer safe for the process's writers and the
+// SyncBuffer is a bytes.Buffer safe for the process's writers and the
 // test's readers at once.
-type syncBuffer struct {
+type SyncBuffer struct {
 	mu sync.Mutex
 	b  bytes.Buffer
 }
 
-func (s *syncBuffer) Write(p []byte) (int, error) {
+func (s *SyncBuffer) Write(p []byte) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.Write(p)
 }
 
-func (s *syncBuffer) String() string {
+func (s *SyncBuffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()

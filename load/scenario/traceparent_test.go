@@ -74,19 +74,7 @@ func TestScenarioTraceparent(t *testing.T) {
 			if bad > 0 {
 				t.Errorf("%d requests without a well-formed traceparent", bad)
 			}
-			for id, k := range seen {
-				if k > 1 {
-					t.Errorf("trace ID %s sent %d times", id, k)
-				}
-			}
-			if res.Exemplars == nil || len(res.Exemplars.Slowest) != 5 {
-				t.Fatalf("slowest: %+v, want 5", res.Exemplars)
-			}
-			for _, e := range res.Exemplars.Slowest {
-				if seen[e.TraceID] != 1 {
-					t.Errorf("slowest %q (%v): the server received no such trace ID", e.TraceID, e.Latency)
-				}
-			}
+			checkTraceIDs(t, seen, res)
 		})
 	}
 }
@@ -149,19 +137,26 @@ func TestScenarioTraceparentGRPC(t *testing.T) {
 			if got := len(seen); got != n {
 				t.Errorf("%d distinct trace IDs received, want %d (one per call)", got, n)
 			}
-			for id, k := range seen {
-				if k > 1 {
-					t.Errorf("trace ID %s sent %d times", id, k)
-				}
-			}
-			if res.Exemplars == nil || len(res.Exemplars.Slowest) != 5 {
-				t.Fatalf("slowest: %+v, want 5", res.Exemplars)
-			}
-			for _, e := range res.Exemplars.Slowest {
-				if seen[e.TraceID] != 1 {
-					t.Errorf("slowest %q (%v): the server received no such trace ID", e.TraceID, e.Latency)
-				}
-			}
+			checkTraceIDs(t, seen, res)
 		})
+	}
+}
+
+// checkTraceIDs: no trace ID was sent twice, and the run's 5 slowest
+// requests are named by IDs the server received.
+func checkTraceIDs(t *testing.T, seen map[string]int, res *results.Load) {
+	t.Helper()
+	for id, k := range seen {
+		if k > 1 {
+			t.Errorf("trace ID %s sent %d times", id, k)
+		}
+	}
+	if res.Exemplars == nil || len(res.Exemplars.Slowest) != 5 {
+		t.Fatalf("slowest: %+v, want 5", res.Exemplars)
+	}
+	for _, e := range res.Exemplars.Slowest {
+		if seen[e.TraceID] != 1 {
+			t.Errorf("slowest %q (%v): the server received no such trace ID", e.TraceID, e.Latency)
+		}
 	}
 }
