@@ -119,4 +119,3 @@ func TestServeExitsWhenAListenerFails(t *testing.T) {
 		})
 	}
 }
-
