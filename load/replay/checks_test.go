@@ -10,22 +10,13 @@ import (
 
 	"github.com/wirebench/wirebench/internal/testkit"
 	"github.com/wirebench/wirebench/load"
+	"github.com/wirebench/wirebench/results"
 )
 
 // replayRun replays recording(t) to url as fast as it goes, on tr.
 func replayRun(t *testing.T, url, tr string) map[string]int64 {
 	t.Helper()
-	sc, err := New(Options{File: recording(t), URL: url, Speed: 1e6, Transport: tr, Timeout: 5 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sc.Close()
-	o := load.Options{Pacer: sc.Pacer()}
-	o.Open, o.Concurrency, o.Duration = true, 4, time.Minute
-	res, err := load.Run(context.Background(), o, sc)
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := runReplay(t, Options{File: recording(t), URL: url, Speed: 1e6, Transport: tr, Timeout: 5 * time.Second})
 	if res.Requests != 60 {
 		t.Fatalf("%d requests, want 60", res.Requests)
 	}
@@ -83,18 +74,26 @@ func TestReplayAsFormatCheck(t *testing.T) {
 	}
 	go srv.Serve(ln)
 	t.Cleanup(func() { srv.Close() })
-	sc, err := New(Options{File: recording(t), URL: "http://" + ln.Addr().String(), Speed: 1e6, Transport: load.TransportHTTP1, Timeout: 5 * time.Second, AsFormat: "cbor"})
+	res := runReplay(t, Options{File: recording(t), URL: "http://" + ln.Addr().String(), Speed: 1e6, Transport: load.TransportHTTP1, Timeout: 5 * time.Second, AsFormat: "cbor"})
+	if res.Requests != 60 || res.Failures[ErrAsFormat.Error()] != 15 || got.Load() != 45 {
+		t.Fatalf("%d requests, failures %v, %d reached the server: want 60, 15 × %q, 45", res.Requests, res.Failures, got.Load(), ErrAsFormat.Error())
+	}
+}
+
+// runReplay replays o's recording open loop on its schedule (4 workers, a
+// minute at most) and returns the run's result.
+func runReplay(t *testing.T, o Options) *results.Load {
+	t.Helper()
+	sc, err := New(o)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer sc.Close()
-	o := load.Options{Pacer: sc.Pacer()}
-	o.Open, o.Concurrency, o.Duration = true, 4, time.Minute
-	res, err := load.Run(context.Background(), o, sc)
+	lo := load.Options{Pacer: sc.Pacer()}
+	lo.Open, lo.Concurrency, lo.Duration = true, 4, time.Minute
+	res, err := load.Run(context.Background(), lo, sc)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Requests != 60 || res.Failures[ErrAsFormat.Error()] != 15 || got.Load() != 45 {
-		t.Fatalf("%d requests, failures %v, %d reached the server: want 60, 15 × %q, 45", res.Requests, res.Failures, got.Load(), ErrAsFormat.Error())
-	}
+	return res
 }

@@ -45,17 +45,7 @@ func readLog(t *testing.T, path string) []reqlog.Request {
 func replayCount(t *testing.T, path string) (*seen, int64) {
 	t.Helper()
 	s := newSeen()
-	sc, err := New(Options{File: path, URL: testServer(t, s), Speed: 1e6})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sc.Close()
-	o := load.Options{Pacer: sc.Pacer()}
-	o.Open, o.Concurrency, o.Duration = true, 4, time.Minute
-	res, err := load.Run(context.Background(), o, sc)
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := runReplay(t, Options{File: path, URL: testServer(t, s), Speed: 1e6})
 	return s, res.Requests
 }
 

@@ -117,17 +117,7 @@ func TestReplayEndToEnd(t *testing.T) {
 func replayAndCheck(t *testing.T, s *seen, o Options, proto string) {
 	t.Helper()
 	o.File, o.Speed, o.DropHeaders = recording(t), 2, []string{"cookie"}
-	sc, err := New(o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sc.Close()
-	lo := load.Options{Pacer: sc.Pacer()}
-	lo.Open, lo.Concurrency, lo.Duration = true, 4, time.Minute
-	res, err := load.Run(context.Background(), lo, sc)
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := runReplay(t, o)
 	if res.Requests != 60 || res.Failed != 0 || res.Lag.Count() != 60 {
 		t.Fatalf("requests %d failed %d (%v), lag count %d", res.Requests, res.Failed, res.Failures, res.Lag.Count())
 	}

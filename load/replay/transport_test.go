@@ -1,7 +1,6 @@
 package replay
 
 import (
-	"context"
 	"encoding/pem"
 	"errors"
 	"io"
@@ -65,17 +64,7 @@ func TestReplayHTTPSVerifies(t *testing.T) {
 		t.Run(tr, func(t *testing.T) {
 			s := newSeen()
 			url, _ := tlsServer(t, s)
-			sc, err := New(Options{File: recording(t), URL: url, Speed: 4, Transport: tr, Timeout: 5 * time.Second})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer sc.Close()
-			lo := load.Options{Pacer: sc.Pacer()}
-			lo.Open, lo.Concurrency, lo.Duration = true, 4, time.Minute
-			res, err := load.Run(context.Background(), lo, sc)
-			if err != nil {
-				t.Fatal(err)
-			}
+			res := runReplay(t, Options{File: recording(t), URL: url, Speed: 4, Transport: tr, Timeout: 5 * time.Second})
 			s.mu.Lock()
 			defer s.mu.Unlock()
 			if res.Requests != 60 || res.Failed != 60 || len(s.targets) != 0 {
