@@ -1,0 +1,349 @@
+//go:build linux && (amd64 || arm64)
+
+// Package uring is a minimal io_uring for the load client's event loop:
+// one ring per loop goroutine, set up SINGLE_ISSUER and DEFER_TASKRUN (the
+// kernel does a completion's work — the receive itself — inside the
+// loop's own io_uring_enter, not in an interrupt of it), one ring of
+// provided buffers for multishot receives, and io_uring_enter through
+// RawSyscall, as the epoll loop calls epoll_pwait (load/h1loop.go).
+//
+// Hand-written with golang.org/x/sys/unix: the rings are three mappings
+// of the ring's descriptor, laid out by the offsets the kernel returns
+// in io_uring_params (io_uring_setup(2), include/uapi/linux/io_uring.h):
+//
+//	SQ ring  (IORING_OFF_SQ_RING): head tail mask entries flags dropped array[entries]u32
+//	CQ ring  (same mapping with IORING_FEAT_SINGLE_MMAP): head tail mask entries overflow cqes[entries]
+//	SQEs     (IORING_OFF_SQES):    sqes[entries], 64 bytes each
+//
+// The kernel moves the SQ head and the CQ tail; we move the SQ tail and
+// the CQ head, each with a release store after the entries it publishes.
+// No SQPOLL thread: every system call is the loop's own, so its CPU is the
+// process's (a SQPOLL thread's would be too, but it would spin on another
+// CPU and hide the cost from a per-CPU reading).
+//
+// Not safe for concurrent use: one goroutine owns a Ring, locked to its
+// OS thread (runtime.LockOSThread) before New — with SINGLE_ISSUER the
+// kernel refuses (EEXIST) a submission or registration from any thread
+// but the one that created the ring.
+package uring
+
+import (
+	"errors"
+	"fmt"
+	"sync/atomic"
+	"syscall"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// ErrUnavailable wraps every reason io_uring cannot be used here (kernel
+// too old, disabled by /proc/sys/kernel/io_uring_disabled, seccomp).
+var ErrUnavailable = errors.New("io_uring unavailable")
+
+// Opcodes, SQE and CQE flags used (include/uapi/linux/io_uring.h).
+const (
+	OpNop     = 0
+	OpConnect = 16
+	OpClose   = 19
+	OpSend    = 26
+	OpRecv    = 27
+
+	SqeFixedFile     = 1 << 0
+	SqeIOLink        = 1 << 2
+	SqeBufferSelect  = 1 << 5
+	SqeCQESkipSucces = 1 << 6
+
+	RecvMultishot = 1 << 1 // in the SQE's ioprio
+
+	CQEFBuffer = 1 << 0
+	CQEFMore   = 1 << 1
+
+	setupCQSize       = 1 << 3
+	setupSubmitAll    = 1 << 7
+	setupSingleIssuer = 1 << 12
+	setupDeferTaskrun = 1 << 13
+
+	enterGetEvents = 1 << 0
+	enterExtArg    = 1 << 3
+
+	featSingleMmap = 1 << 0
+	featExtArg     = 1 << 8
+	featCQESkip    = 1 << 11
+
+	offSQRing = 0
+	offSQEs   = 0x10000000
+
+	registerPbufRing = 22
+)
+
+// SQE is a submission queue entry (64 bytes).
+type SQE struct {
+	Opcode   uint8
+	Flags    uint8
+	Ioprio   uint16
+	Fd       int32
+	Off      uint64
+	Addr     uint64
+	Len      uint32
+	OpFlags  uint32
+	UserData uint64
+	BufIndex uint16 // or buffer group with SqeBufferSelect
+	_        uint16
+	_        int32
+	_        [2]uint64
+}
+
+// CQE is a completion queue entry (16 bytes).
+type CQE struct {
+	UserData uint64
+	Res      int32
+	Flags    uint32
+}
+
+type sqOffsets struct {
+	head, tail, ringMask, ringEntries, flags, dropped, array, resv1 uint32
+	userAddr                                                        uint64
+}
+
+type cqOffsets struct {
+	head, tail, ringMask, ringEntries, overflow, cqes, flags, resv1 uint32
+	userAddr                                                        uint64
+}
+
+type params struct {
+	sqEntries, cqEntries, flags, sqThreadCPU, sqThreadIdle, features, wqFd uint32
+	resv                                                                   [3]uint32
+	sq                                                                     sqOffsets
+	cq                                                                     cqOffsets
+}
+
+type geteventsArg struct {
+	sigmask   uint64
+	sigmaskSz uint32
+	minWaitUS uint32 // IORING_FEAT_MIN_TIMEOUT (6.12)
+	ts        uint64
+}
+
+// Ring is one io_uring.
+type Ring struct {
+	fd       int
+	ringMem  []byte
+	sqeMem   []byte
+	sqHead   *uint32
+	sqTail   *uint32
+	sqMask   uint32
+	sqes     []SQE
+	cqHead   *uint32
+	cqTail   *uint32
+	cqMask   uint32
+	cqes     []CQE
+	tail     uint32 // our SQ tail, published by Enter
+	pending  uint32 // SQEs not yet submitted
+	ts       unix.Timespec
+	arg      geteventsArg
+	bufRings []*BufRing
+}
+
+// New sets up a ring of at least entries SQEs and twice as many CQEs,
+// owned by the calling OS thread (see the package comment).
+func New(entries uint32) (*Ring, error) {
+	p := params{flags: setupCQSize | setupSubmitAll | setupSingleIssuer | setupDeferTaskrun, cqEntries: 2 * entries}
+	fd, _, e := unix.RawSyscall(unix.SYS_IO_URING_SETUP, uintptr(entries), uintptr(unsafe.Pointer(&p)), 0)
+	if e != 0 {
+		return nil, fmt.Errorf("%w: io_uring_setup: %v", ErrUnavailable, e)
+	}
+	r := &Ring{fd: int(fd)}
+	need := uint32(featSingleMmap | featExtArg | featCQESkip)
+	if p.features&need != need {
+		r.Close()
+		return nil, fmt.Errorf("%w: kernel lacks features %#x", ErrUnavailable, need&^p.features)
+	}
+	sqSize := p.sq.array + p.sqEntries*4
+	cqSize := p.cq.cqes + p.cqEntries*uint32(unsafe.Sizeof(CQE{}))
+	size := max(sqSize, cqSize)
+	var err error
+	if r.ringMem, err = unix.Mmap(r.fd, offSQRing, int(size), unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED|unix.MAP_POPULATE); err != nil {
+		r.Close()
+		return nil, fmt.Errorf("%w: mmap rings: %v", ErrUnavailable, err)
+	}
+	if r.sqeMem, err = unix.Mmap(r.fd, offSQEs, int(p.sqEntries)*64, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED|unix.MAP_POPULATE); err != nil {
+		r.Close()
+		return nil, fmt.Errorf("%w: mmap sqes: %v", ErrUnavailable, err)
+	}
+	base := unsafe.Pointer(&r.ringMem[0])
+	u32 := func(off uint32) *uint32 { return (*uint32)(unsafe.Add(base, off)) }
+	r.sqHead, r.sqTail, r.sqMask = u32(p.sq.head), u32(p.sq.tail), *u32(p.sq.ringMask)
+	r.cqHead, r.cqTail, r.cqMask = u32(p.cq.head), u32(p.cq.tail), *u32(p.cq.ringMask)
+	// The SQ array maps ring slots to SQEs; identity, set once.
+	arr := unsafe.Slice(u32(p.sq.array), p.sqEntries)
+	for i := range arr {
+		arr[i] = uint32(i)
+	}
+	r.sqes = unsafe.Slice((*SQE)(unsafe.Pointer(&r.sqeMem[0])), p.sqEntries)
+	r.cqes = unsafe.Slice((*CQE)(unsafe.Add(base, p.cq.cqes)), p.cqEntries)
+	r.tail = atomic.LoadUint32(r.sqTail)
+	r.arg.ts = uint64(uintptr(unsafe.Pointer(&r.ts)))
+	return r, nil
+}
+
+// Close releases the ring (and its buffer rings' memory).
+func (r *Ring) Close() error {
+	for _, b := range r.bufRings {
+		unix.Munmap(b.mem)
+	}
+	r.bufRings = nil
+	if r.sqeMem != nil {
+		unix.Munmap(r.sqeMem)
+		r.sqeMem = nil
+	}
+	if r.ringMem != nil {
+		unix.Munmap(r.ringMem)
+		r.ringMem = nil
+	}
+	if r.fd >= 0 {
+		unix.Close(r.fd)
+		r.fd = -1
+	}
+	return nil
+}
+
+// SQE returns the next free submission entry, zeroed, or nil when the
+// queue is full (call Enter to submit and retry).
+func (r *Ring) SQE() *SQE {
+	if r.tail-atomic.LoadUint32(r.sqHead) > r.sqMask {
+		return nil
+	}
+	s := &r.sqes[r.tail&r.sqMask]
+	*s = SQE{}
+	r.tail++
+	r.pending++
+	return s
+}
+
+// SetMinWait makes a wait for n completions return after us
+// microseconds with fewer, if at least one is ready (0: wait for n).
+func (r *Ring) SetMinWait(us uint32) { r.arg.minWaitUS = us }
+
+// Pending is how many SQEs wait for Enter.
+func (r *Ring) Pending() uint32 { return r.pending }
+
+// Enter submits the pending SQEs and, if wait > 0, waits until wait
+// completions are ready or timeout (ns) passes. It blocks through
+// RawSyscall: the caller holds its P, as the epoll loop does, so timeout
+// must be short. EINTR, ETIME and EBUSY (completions to reap first) are
+// not errors.
+func (r *Ring) Enter(wait uint32, timeoutNS int64) error {
+	atomic.StoreUint32(r.sqTail, r.tail)
+	submit := r.pending
+	var flags uintptr
+	var argp, argsz uintptr
+	if wait > 0 {
+		flags = enterGetEvents | enterExtArg
+		r.ts = unix.NsecToTimespec(timeoutNS)
+		argp, argsz = uintptr(unsafe.Pointer(&r.arg)), unsafe.Sizeof(r.arg)
+	}
+	n, _, e := unix.RawSyscall6(unix.SYS_IO_URING_ENTER, uintptr(r.fd), uintptr(submit), uintptr(wait), flags, argp, argsz)
+	if e == 0 || n > 0 {
+		r.pending -= min(uint32(n), r.pending)
+	}
+	switch e {
+	case 0, unix.EINTR, unix.ETIME, unix.EBUSY, unix.EAGAIN:
+		return nil
+	}
+	return fmt.Errorf("io_uring_enter: %w", syscall.Errno(e))
+}
+
+// Completions calls f on each ready CQE in order, then frees them.
+func (r *Ring) Completions(f func(*CQE)) int {
+	head := *r.cqHead // only we move it
+	tail := atomic.LoadUint32(r.cqTail)
+	for h := head; h != tail; h++ {
+		f(&r.cqes[h&r.cqMask])
+	}
+	atomic.StoreUint32(r.cqHead, tail)
+	return int(tail - head)
+}
+
+// BufRing is a ring of provided buffers (IORING_REGISTER_PBUF_RING): the
+// kernel takes one for each multishot receive completion and names it in
+// the CQE; Give hands it back.
+type BufRing struct {
+	mem   []byte // ring entries, then the buffers
+	ents  []bufEnt
+	mask  uint16
+	size  int
+	bufs  []byte
+	local uint16
+}
+
+type bufEnt struct {
+	addr uint64
+	len  uint32
+	bid  uint16
+	resv uint16
+}
+
+type bufReg struct {
+	ringAddr    uint64
+	ringEntries uint32
+	bgid        uint16
+	pad         uint16
+	resv        [3]uint64
+}
+
+// NewBufRing registers n (a power of two ≤ 32768) buffers of size bytes
+// as buffer group bgid.
+func (r *Ring) NewBufRing(bgid uint16, n, size int) (*BufRing, error) {
+	if n <= 0 || n > 1<<15 || n&(n-1) != 0 {
+		return nil, fmt.Errorf("uring: buffer ring of %d entries: not a power of two up to 32768", n)
+	}
+	// The entries get pages of their own: the kernel pins the ring's
+	// pages (sharing one with the buffers, registration failed, EEXIST).
+	page := unix.Getpagesize()
+	ringBytes := (n*int(unsafe.Sizeof(bufEnt{})) + page - 1) / page * page
+	mem, err := unix.Mmap(-1, 0, ringBytes+n*size, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS|unix.MAP_POPULATE)
+	if err != nil {
+		return nil, fmt.Errorf("uring: buffer ring: %w", err)
+	}
+	b := &BufRing{mem: mem, mask: uint16(n - 1), size: size, bufs: mem[ringBytes:]}
+	b.ents = unsafe.Slice((*bufEnt)(unsafe.Pointer(&mem[0])), n)
+	reg := bufReg{ringAddr: uint64(uintptr(unsafe.Pointer(&mem[0]))), ringEntries: uint32(n), bgid: bgid}
+	if _, _, e := unix.RawSyscall6(unix.SYS_IO_URING_REGISTER, uintptr(r.fd), registerPbufRing, uintptr(unsafe.Pointer(&reg)), 1, 0, 0); e != 0 {
+		unix.Munmap(mem)
+		return nil, fmt.Errorf("%w: register buffer ring: %v", ErrUnavailable, e)
+	}
+	r.bufRings = append(r.bufRings, b)
+	for i := range n {
+		b.add(uint16(i))
+	}
+	b.Publish()
+	return b, nil
+}
+
+// Buf is buffer bid's first n bytes.
+func (b *BufRing) Buf(bid uint16, n int) []byte {
+	off := int(bid) * b.size
+	return b.bufs[off : off+n : off+b.size]
+}
+
+// Give hands buffer bid back; Publish makes the given buffers visible.
+func (b *BufRing) Give(bid uint16) { b.add(bid) }
+
+func (b *BufRing) add(bid uint16) {
+	e := &b.ents[b.local&b.mask]
+	// The tail lives in entry 0's resv: write the other fields only.
+	e.addr = uint64(uintptr(unsafe.Pointer(&b.bufs[int(bid)*b.size])))
+	e.len = uint32(b.size)
+	e.bid = bid
+	b.local++
+}
+
+// Publish stores the tail with release order after the entries it
+// covers. Go has no 16-bit atomic store: the tail is the high half of the
+// 32-bit word it shares with entry 0's bid (little-endian), which only we
+// write.
+func (b *BufRing) Publish() {
+	w := (*uint32)(unsafe.Pointer(&b.ents[0].bid))
+	atomic.StoreUint32(w, uint32(b.local)<<16|uint32(b.ents[0].bid))
+}

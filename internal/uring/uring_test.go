@@ -1,0 +1,153 @@
+//go:build linux && (amd64 || arm64)
+
+package uring
+
+import (
+	"bytes"
+	"errors"
+	"net"
+	"runtime"
+	"testing"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+func newRing(t *testing.T, entries uint32) *Ring {
+	t.Helper()
+	runtime.LockOSThread() // SINGLE_ISSUER: see New
+	t.Cleanup(runtime.UnlockOSThread)
+	r, err := New(entries)
+	if errors.Is(err, ErrUnavailable) {
+		t.Skipf("skipping: %v (kernel, /proc/sys/kernel/io_uring_disabled or seccomp)", err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { r.Close() })
+	return r
+}
+
+// take waits for and returns the ready completions.
+func take(t *testing.T, r *Ring, wait uint32) []CQE {
+	t.Helper()
+	if err := r.Enter(wait, 2e9); err != nil {
+		t.Fatal(err)
+	}
+	var got []CQE
+	r.Completions(func(q *CQE) { got = append(got, *q) })
+	return got
+}
+
+func TestNopRoundTrip(t *testing.T) {
+	r := newRing(t, 4)
+	for i := range 6 { // more than the SQ holds: the ring wraps
+		s := r.SQE()
+		if s == nil {
+			t.Fatalf("SQE %d: queue full", i)
+		}
+		s.Opcode, s.UserData = OpNop, uint64(100+i)
+		got := take(t, r, 1)
+		if len(got) != 1 || got[0].UserData != uint64(100+i) || got[0].Res != 0 {
+			t.Fatalf("round %d: completions %+v", i, got)
+		}
+	}
+}
+
+func TestSQEFull(t *testing.T) {
+	r := newRing(t, 2)
+	if r.SQE() == nil || r.SQE() == nil {
+		t.Fatal("a ring of 2 gave fewer than 2 SQEs")
+	}
+	if r.SQE() != nil {
+		t.Fatal("a third SQE from a full ring of 2")
+	}
+	if r.Pending() != 2 {
+		t.Fatalf("pending %d, want 2", r.Pending())
+	}
+}
+
+// socketPair is a loopback TCP connection; a is its raw descriptor
+// (a dup, blocking mode cleared), b the peer.
+func socketPair(t *testing.T) (int, net.Conn) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	c, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := ln.Accept()
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := c.(*net.TCPConn).File()
+	c.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close(); b.Close() })
+	fd := int(f.Fd())
+	unix.SetNonblock(fd, true)
+	return fd, b
+}
+
+// A multishot receive into provided buffers delivers every byte in order
+// across several completions and buffers, and a send whose success is
+// skipped posts nothing.
+func TestMultishotRecvAndSkippedSend(t *testing.T) {
+	r := newRing(t, 8)
+	if _, err := r.NewBufRing(1, 3, 64); err == nil {
+		t.Fatal("a buffer ring of 3 entries was accepted")
+	}
+	br, err := r.NewBufRing(1, 4, 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fd, peer := socketPair(t)
+	s := r.SQE()
+	s.Opcode, s.Fd, s.Ioprio, s.Flags, s.BufIndex, s.UserData = OpRecv, int32(fd), RecvMultishot, SqeBufferSelect, 1, 7
+	if err := r.Enter(0, 0); err != nil {
+		t.Fatal(err)
+	}
+	want := bytes.Repeat([]byte("0123456789abcdef"), 10) // 160 bytes: three buffers
+	if _, err := peer.Write(want); err != nil {
+		t.Fatal(err)
+	}
+	var got []byte
+	for turns := 0; len(got) < len(want); turns++ {
+		if turns > 10 {
+			t.Fatalf("after %d turns: %d of %d bytes", turns, len(got), len(want))
+		}
+		for _, q := range take(t, r, 1) {
+			if q.UserData != 7 || q.Res <= 0 || q.Flags&CQEFBuffer == 0 || q.Flags&CQEFMore == 0 {
+				t.Fatalf("completion %+v", q)
+			}
+			bid := uint16(q.Flags >> 16)
+			got = append(got, br.Buf(bid, int(q.Res))...)
+			br.Give(bid)
+		}
+		br.Publish()
+	}
+	if !bytes.Equal(got, want) {
+		t.Fatalf("received %q, want %q", got, want)
+	}
+
+	msg := []byte("GET / HTTP/1.1\r\n\r\n")
+	s = r.SQE()
+	s.Opcode, s.Fd, s.Flags, s.UserData = OpSend, int32(fd), SqeCQESkipSucces, 9
+	s.Addr, s.Len, s.OpFlags = uint64(uintptr(unsafe.Pointer(&msg[0]))), uint32(len(msg)), unix.MSG_WAITALL|unix.MSG_NOSIGNAL
+	s = r.SQE()
+	s.Opcode, s.UserData = OpNop, 10 // a completion to wait for
+	if got := take(t, r, 1); len(got) != 1 || got[0].UserData != 10 {
+		t.Fatalf("completions after a skipped send and a nop: %+v", got)
+	}
+	buf := make([]byte, 64)
+	n, err := peer.Read(buf)
+	if err != nil || string(buf[:n]) != string(msg) {
+		t.Fatalf("peer read %q, %v; want %q", buf[:n], err, msg)
+	}
+}
