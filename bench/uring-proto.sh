@@ -8,7 +8,8 @@
 #
 # usage: bench/uring-proto.sh [seconds=5] [connections=50] [rounds=4] [waits="1 4 8"]
 #   waits: the prototype's -wait values (completions one io_uring_enter
-#   waits for; 1 behaves as wrk and the epoll loop: it wakes on the first)
+#   waits for; 1 behaves as wrk and the epoll loop: it wakes on the first);
+#   a trailing f (e.g. 1f) adds -fixed (registered ring and socket fds)
 # needs: wrk, taskset, /usr/bin/time; io_uring enabled; 2 CPUs or more.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -46,7 +47,8 @@ for r in $(seq "$rounds"); do
     "$tmp/wirebench" load -q -c "$conns" -d "${secs}s" --out "$tmp/res.json" --force "$url" > "$tmp/out"
   measure epoll-loop "$(awk '$1=="requests"{print $2; exit}' "$tmp/out")"
   for w in "${waits[@]}"; do
-    /usr/bin/time -f '%U %S %w %c' -o "$tmp/t" taskset -c "$client_cpu" "$tmp/uringka" -c "$conns" -d "${secs}s" -wait "$w" "$url" > "$tmp/out"
+    fx=(); [ "${w%f}" != "$w" ] && fx=(-fixed)
+    /usr/bin/time -f '%U %S %w %c' -o "$tmp/t" taskset -c "$client_cpu" "$tmp/uringka" -c "$conns" -d "${secs}s" -wait "${w%f}" "${fx[@]}" "$url" > "$tmp/out"
     grep -q 'fails 0 ' "$tmp/out" || { cat "$tmp/out"; echo "uringka: failed responses" >&2; exit 1; }
     measure "uring-w$w" "$(awk '{print $2}' "$tmp/out")"
   done

@@ -43,11 +43,14 @@ type conn struct {
 	sent time.Time
 }
 
+var fixed bool
+
 func main() {
 	c := flag.Int("c", 50, "connections")
 	d := flag.Duration("d", 5*time.Second, "duration")
 	wait := flag.Uint("wait", 1, "completions to wait for per io_uring_enter")
 	minWait := flag.Uint("minwait", 0, "with -wait > 1, `µs` after which one completion is enough")
+	flag.BoolVar(&fixed, "fixed", false, "register the ring's and the sockets' descriptors")
 	flag.Parse()
 	if err := run(flag.Arg(0), *c, *d, uint32(*wait), uint32(*minWait)); err != nil {
 		fmt.Fprintln(os.Stderr, "uringka:", err)
@@ -89,6 +92,21 @@ func run(rawURL string, nc int, dur time.Duration, wait, minWait uint32) error {
 		conns[i].fd = fd
 		conns[i].s.Reset(false, false)
 	}
+	fdOf := func(i int) int32 { return int32(conns[i].fd) }
+	var sqFlags uint8
+	if fixed {
+		fds := make([]int32, nc)
+		for i := range conns {
+			fds[i] = int32(conns[i].fd)
+		}
+		if err := r.RegisterFiles(fds); err != nil {
+			return err
+		}
+		if err := r.RegisterRing(); err != nil {
+			return err
+		}
+		fdOf, sqFlags = func(i int) int32 { return int32(i) }, uring.SqeFixedFile
+	}
 	hist := measure.NewHistogram()
 	send := func(i int, now time.Time) {
 		s := r.SQE()
@@ -96,10 +114,10 @@ func run(rawURL string, nc int, dur time.Duration, wait, minWait uint32) error {
 			r.Enter(0, 0)
 			s = r.SQE()
 		}
-		s.Opcode, s.Fd = uring.OpSend, int32(conns[i].fd)
+		s.Opcode, s.Fd = uring.OpSend, fdOf(i)
 		s.Addr, s.Len = uint64(uintptr(unsafe.Pointer(&req[0]))), uint32(len(req))
 		s.OpFlags = unix.MSG_WAITALL | unix.MSG_NOSIGNAL
-		s.Flags = uring.SqeCQESkipSucces
+		s.Flags = uring.SqeCQESkipSucces | sqFlags
 		s.UserData = uint64(i)<<8 | opSend
 		conns[i].sent = now
 	}
@@ -109,9 +127,9 @@ func run(rawURL string, nc int, dur time.Duration, wait, minWait uint32) error {
 			r.Enter(0, 0)
 			s = r.SQE()
 		}
-		s.Opcode, s.Fd = uring.OpRecv, int32(conns[i].fd)
+		s.Opcode, s.Fd = uring.OpRecv, fdOf(i)
 		s.Ioprio = uring.RecvMultishot
-		s.Flags = uring.SqeBufferSelect
+		s.Flags = uring.SqeBufferSelect | sqFlags
 		s.BufIndex = 0
 		s.UserData = uint64(i)<<8 | opRecv
 	}

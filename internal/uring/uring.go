@@ -74,7 +74,11 @@ const (
 	offSQRing = 0
 	offSQEs   = 0x10000000
 
+	registerFiles    = 2
+	registerRingFds  = 20
 	registerPbufRing = 22
+
+	enterRegisteredRing = 1 << 4
 )
 
 // SQE is a submission queue entry (64 bytes).
@@ -143,6 +147,8 @@ type Ring struct {
 	ts       unix.Timespec
 	arg      geteventsArg
 	bufRings []*BufRing
+	enterFd  int     // fd, or its registered index (RegisterRing)
+	enterFl  uintptr // enterRegisteredRing once registered
 }
 
 // New sets up a ring of at least entries SQEs and twice as many CQEs,
@@ -153,7 +159,7 @@ func New(entries uint32) (*Ring, error) {
 	if e != 0 {
 		return nil, fmt.Errorf("%w: io_uring_setup: %v", ErrUnavailable, e)
 	}
-	r := &Ring{fd: int(fd)}
+	r := &Ring{fd: int(fd), enterFd: int(fd)}
 	need := uint32(featSingleMmap | featExtArg | featCQESkip)
 	if p.features&need != need {
 		r.Close()
@@ -243,7 +249,7 @@ func (r *Ring) Enter(wait uint32, timeoutNS int64) error {
 		r.ts = unix.NsecToTimespec(timeoutNS)
 		argp, argsz = uintptr(unsafe.Pointer(&r.arg)), unsafe.Sizeof(r.arg)
 	}
-	n, _, e := unix.RawSyscall6(unix.SYS_IO_URING_ENTER, uintptr(r.fd), uintptr(submit), uintptr(wait), flags, argp, argsz)
+	n, _, e := unix.RawSyscall6(unix.SYS_IO_URING_ENTER, uintptr(r.enterFd), uintptr(submit), uintptr(wait), flags|r.enterFl, argp, argsz)
 	if e == 0 || n > 0 {
 		r.pending -= min(uint32(n), r.pending)
 	}
@@ -252,6 +258,29 @@ func (r *Ring) Enter(wait uint32, timeoutNS int64) error {
 		return nil
 	}
 	return fmt.Errorf("io_uring_enter: %w", syscall.Errno(e))
+}
+
+// RegisterRing registers the ring's own descriptor (IORING_REGISTER_RING_FDS),
+// so that Enter skips looking it up.
+func (r *Ring) RegisterRing() error {
+	up := struct {
+		offset, resv uint32
+		data         uint64
+	}{offset: ^uint32(0), data: uint64(r.fd)}
+	if _, _, e := unix.RawSyscall6(unix.SYS_IO_URING_REGISTER, uintptr(r.fd), registerRingFds, uintptr(unsafe.Pointer(&up)), 1, 0, 0); e != 0 {
+		return fmt.Errorf("uring: register ring fd: %w", e)
+	}
+	r.enterFd, r.enterFl = int(up.offset), enterRegisteredRing
+	return nil
+}
+
+// RegisterFiles registers fds (IORING_REGISTER_FILES): an SQE with
+// SqeFixedFile names one by its index.
+func (r *Ring) RegisterFiles(fds []int32) error {
+	if _, _, e := unix.RawSyscall6(unix.SYS_IO_URING_REGISTER, uintptr(r.fd), registerFiles, uintptr(unsafe.Pointer(&fds[0])), uintptr(len(fds)), 0, 0); e != 0 {
+		return fmt.Errorf("uring: register files: %w", e)
+	}
+	return nil
 }
 
 // Completions calls f on each ready CQE in order, then frees them.
