@@ -9,7 +9,10 @@
 # usage: bench/uring-proto.sh [seconds=5] [connections=50] [rounds=4] [waits="1 4 8"]
 #   waits: the prototype's -wait values (completions one io_uring_enter
 #   waits for; 1 behaves as wrk and the epoll loop: it wakes on the first);
-#   a trailing f (e.g. 1f) adds -fixed (registered ring and socket fds)
+#   a trailing f (e.g. 1f) adds -fixed (registered ring and socket fds),
+#   a trailing s (1s) -sqpoll on the client's CPU (the kernel thread is the
+#   process's: /usr/bin/time counts it), N/M (50/20) -wait N -minwait M: wait
+#   for N completions, or for M µs then for any one (a bounded hold)
 # needs: wrk, taskset, /usr/bin/time; io_uring enabled; 2 CPUs or more.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -47,8 +50,9 @@ for r in $(seq "$rounds"); do
     "$tmp/wirebench" load -q -c "$conns" -d "${secs}s" --out "$tmp/res.json" --force "$url" > "$tmp/out"
   measure epoll-loop "$(awk '$1=="requests"{print $2; exit}' "$tmp/out")"
   for w in "${waits[@]}"; do
-    fx=(); [ "${w%f}" != "$w" ] && fx=(-fixed)
-    /usr/bin/time -f '%U %S %w %c' -o "$tmp/t" taskset -c "$client_cpu" "$tmp/uringka" -c "$conns" -d "${secs}s" -wait "${w%f}" "${fx[@]}" "$url" > "$tmp/out"
+    fx=(); [ "${w%f}" != "$w" ] && fx=(-fixed); [ "${w%s}" != "$w" ] && fx=(-sqpoll "$client_cpu")
+    [ "${w#*/}" != "$w" ] && fx=(-minwait "${w#*/}")
+    /usr/bin/time -f '%U %S %w %c' -o "$tmp/t" taskset -c "$client_cpu" "$tmp/uringka" -c "$conns" -d "${secs}s" -wait "$(w=${w%%/*}; echo "${w%[fs]}")" "${fx[@]}" "$url" > "$tmp/out" 2>/dev/null
     grep -q 'fails 0 ' "$tmp/out" || { cat "$tmp/out"; echo "uringka: failed responses" >&2; exit 1; }
     measure "uring-w$w" "$(awk '{print $2}' "$tmp/out")"
   done

@@ -43,7 +43,10 @@ type conn struct {
 	sent time.Time
 }
 
-var fixed bool
+var (
+	fixed  bool
+	sqpoll = -1
+)
 
 func main() {
 	c := flag.Int("c", 50, "connections")
@@ -51,6 +54,7 @@ func main() {
 	wait := flag.Uint("wait", 1, "completions to wait for per io_uring_enter")
 	minWait := flag.Uint("minwait", 0, "with -wait > 1, `µs` after which one completion is enough")
 	flag.BoolVar(&fixed, "fixed", false, "register the ring's and the sockets' descriptors")
+	flag.IntVar(&sqpoll, "sqpoll", -1, "submit through a SQPOLL kernel thread pinned to `cpu` (its CPU is the process's: checked at the end)")
 	flag.Parse()
 	if err := run(flag.Arg(0), *c, *d, uint32(*wait), uint32(*minWait)); err != nil {
 		fmt.Fprintln(os.Stderr, "uringka:", err)
@@ -68,7 +72,12 @@ func run(rawURL string, nc int, dur time.Duration, wait, minWait uint32) error {
 	port, _ := strconv.Atoi(u.Port())
 	sa := &unix.SockaddrInet4{Port: port, Addr: [4]byte{127, 0, 0, 1}}
 
-	r, err := uring.New(256)
+	var r *uring.Ring
+	if sqpoll >= 0 {
+		r, err = uring.NewSQPoll(256, uint32(sqpoll), 10)
+	} else {
+		r, err = uring.New(256)
+	}
 	if err != nil {
 		return err
 	}
@@ -197,6 +206,16 @@ func run(rawURL string, nc int, dur time.Duration, wait, minWait uint32) error {
 		}
 	}
 	el := time.Since(start)
+	if sqpoll >= 0 { // is the kernel thread one of ours, and its CPU?
+		ents, _ := os.ReadDir("/proc/self/task")
+		for _, e := range ents {
+			comm, _ := os.ReadFile("/proc/self/task/" + e.Name() + "/comm")
+			stat, _ := os.ReadFile("/proc/self/task/" + e.Name() + "/stat")
+			if len(comm) > 4 && string(comm[:4]) == "iou-" {
+				fmt.Fprintf(os.Stderr, "thread %s %q stat %s", e.Name(), comm, stat)
+			}
+		}
+	}
 	var ru unix.Rusage
 	unix.Getrusage(unix.RUSAGE_SELF, &ru)
 	cpu := time.Duration(ru.Utime.Nano() + ru.Stime.Nano())

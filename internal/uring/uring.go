@@ -59,12 +59,16 @@ const (
 	CQEFBuffer = 1 << 0
 	CQEFMore   = 1 << 1
 
+	setupSQPoll       = 1 << 1
+	setupSQAff        = 1 << 2
 	setupCQSize       = 1 << 3
 	setupSubmitAll    = 1 << 7
 	setupSingleIssuer = 1 << 12
 	setupDeferTaskrun = 1 << 13
 
 	enterGetEvents = 1 << 0
+	enterSQWakeup  = 1 << 1
+	sqNeedWakeup   = 1 << 0 // in the SQ ring's flags
 	enterExtArg    = 1 << 3
 
 	featSingleMmap = 1 << 0
@@ -131,30 +135,48 @@ type geteventsArg struct {
 
 // Ring is one io_uring.
 type Ring struct {
-	fd       int
-	ringMem  []byte
-	sqeMem   []byte
-	sqHead   *uint32
-	sqTail   *uint32
-	sqMask   uint32
-	sqes     []SQE
-	cqHead   *uint32
-	cqTail   *uint32
-	cqMask   uint32
-	cqes     []CQE
-	tail     uint32 // our SQ tail, published by Enter
-	pending  uint32 // SQEs not yet submitted
-	ts       unix.Timespec
-	arg      geteventsArg
-	bufRings []*BufRing
-	enterFd  int     // fd, or its registered index (RegisterRing)
-	enterFl  uintptr // enterRegisteredRing once registered
+	fd         int
+	ringMem    []byte
+	sqeMem     []byte
+	sqHead     *uint32
+	sqTail     *uint32
+	sqMask     uint32
+	sqes       []SQE
+	cqHead     *uint32
+	cqTail     *uint32
+	cqMask     uint32
+	cqes       []CQE
+	tail       uint32 // our SQ tail, published by Enter
+	pending    uint32 // SQEs not yet submitted
+	ts         unix.Timespec
+	arg        geteventsArg
+	bufRings   []*BufRing
+	enterFd    int     // fd, or its registered index (RegisterRing)
+	enterFl    uintptr // enterRegisteredRing once registered
+	sqFlags    *uint32 // with SQPOLL: the kernel thread's state
+	sqFlagsOff uint32
 }
 
 // New sets up a ring of at least entries SQEs and twice as many CQEs,
 // owned by the calling OS thread (see the package comment).
 func New(entries uint32) (*Ring, error) {
-	p := params{flags: setupCQSize | setupSubmitAll | setupSingleIssuer | setupDeferTaskrun, cqEntries: 2 * entries}
+	return setup(params{flags: setupCQSize | setupSubmitAll | setupSingleIssuer | setupDeferTaskrun, cqEntries: 2 * entries}, entries)
+}
+
+// NewSQPoll sets up a ring whose submissions a kernel thread of the
+// process (iou-sqp-PID) polls for, pinned to cpu and sleeping after
+// idleMS without work: for measuring what that thread costs (its CPU is
+// the process's: bench/uringka -sqpoll), not for the client.
+func NewSQPoll(entries, cpu, idleMS uint32) (*Ring, error) {
+	p := params{flags: setupCQSize | setupSubmitAll | setupSQPoll | setupSQAff, cqEntries: 2 * entries, sqThreadCPU: cpu, sqThreadIdle: idleMS}
+	r, err := setup(p, entries)
+	if err == nil {
+		r.sqFlags = (*uint32)(unsafe.Add(unsafe.Pointer(&r.ringMem[0]), r.sqFlagsOff))
+	}
+	return r, err
+}
+
+func setup(p params, entries uint32) (*Ring, error) {
 	fd, _, e := unix.RawSyscall(unix.SYS_IO_URING_SETUP, uintptr(entries), uintptr(unsafe.Pointer(&p)), 0)
 	if e != 0 {
 		return nil, fmt.Errorf("%w: io_uring_setup: %v", ErrUnavailable, e)
@@ -180,6 +202,7 @@ func New(entries uint32) (*Ring, error) {
 	base := unsafe.Pointer(&r.ringMem[0])
 	u32 := func(off uint32) *uint32 { return (*uint32)(unsafe.Add(base, off)) }
 	r.sqHead, r.sqTail, r.sqMask = u32(p.sq.head), u32(p.sq.tail), *u32(p.sq.ringMask)
+	r.sqFlagsOff = p.sq.flags
 	r.cqHead, r.cqTail, r.cqMask = u32(p.cq.head), u32(p.cq.tail), *u32(p.cq.ringMask)
 	// The SQ array maps ring slots to SQEs; identity, set once.
 	arr := unsafe.Slice(u32(p.sq.array), p.sqEntries)
@@ -243,9 +266,18 @@ func (r *Ring) Enter(wait uint32, timeoutNS int64) error {
 	atomic.StoreUint32(r.sqTail, r.tail)
 	submit := r.pending
 	var flags uintptr
+	if r.sqFlags != nil { // the kernel thread submits; wake it if it sleeps
+		submit, r.pending = 0, 0
+		if atomic.LoadUint32(r.sqFlags)&sqNeedWakeup != 0 {
+			flags |= enterSQWakeup
+		}
+		if wait == 0 && flags == 0 {
+			return nil
+		}
+	}
 	var argp, argsz uintptr
 	if wait > 0 {
-		flags = enterGetEvents | enterExtArg
+		flags |= enterGetEvents | enterExtArg
 		r.ts = unix.NsecToTimespec(timeoutNS)
 		argp, argsz = uintptr(unsafe.Pointer(&r.arg)), unsafe.Sizeof(r.arg)
 	}
