@@ -82,7 +82,9 @@ func run(rawURL string, nc int, dur time.Duration, wait, minWait uint32) error {
 		return err
 	}
 	defer r.Close()
-	r.SetMinWait(minWait)
+	if err := r.SetMinWait(minWait); err != nil {
+		return err
+	}
 	br, err := r.NewBufRing(0, 256, 4096)
 	if err != nil {
 		return err

@@ -74,6 +74,7 @@ const (
 	featSingleMmap = 1 << 0
 	featExtArg     = 1 << 8
 	featCQESkip    = 1 << 11
+	featMinTimeout = 1 << 15
 
 	offSQRing = 0
 	offSQEs   = 0x10000000
@@ -155,6 +156,7 @@ type Ring struct {
 	enterFl    uintptr // enterRegisteredRing once registered
 	sqFlags    *uint32 // with SQPOLL: the kernel thread's state
 	sqFlagsOff uint32
+	features   uint32
 }
 
 // New sets up a ring of at least entries SQEs and twice as many CQEs,
@@ -181,7 +183,7 @@ func setup(p params, entries uint32) (*Ring, error) {
 	if e != 0 {
 		return nil, fmt.Errorf("%w: io_uring_setup: %v", ErrUnavailable, e)
 	}
-	r := &Ring{fd: int(fd), enterFd: int(fd)}
+	r := &Ring{fd: int(fd), enterFd: int(fd), features: p.features}
 	need := uint32(featSingleMmap | featExtArg | featCQESkip)
 	if p.features&need != need {
 		r.Close()
@@ -252,7 +254,14 @@ func (r *Ring) SQE() *SQE {
 
 // SetMinWait makes a wait for n completions return after us
 // microseconds with fewer, if at least one is ready (0: wait for n).
-func (r *Ring) SetMinWait(us uint32) { r.arg.minWaitUS = us }
+// It needs Linux 6.12 (IORING_FEAT_MIN_TIMEOUT).
+func (r *Ring) SetMinWait(us uint32) error {
+	if us > 0 && r.features&featMinTimeout == 0 {
+		return fmt.Errorf("%w: no minimum wait before Linux 6.12", ErrUnavailable)
+	}
+	r.arg.minWaitUS = us
+	return nil
+}
 
 // Pending is how many SQEs wait for Enter.
 func (r *Ring) Pending() uint32 { return r.pending }

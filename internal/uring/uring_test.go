@@ -8,6 +8,7 @@ import (
 	"net"
 	"runtime"
 	"testing"
+	"time"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -149,5 +150,36 @@ func TestMultishotRecvAndSkippedSend(t *testing.T) {
 	n, err := peer.Read(buf)
 	if err != nil || string(buf[:n]) != string(msg) {
 		t.Fatalf("peer read %q, %v; want %q", buf[:n], err, msg)
+	}
+}
+
+// A minimum wait makes a wait for two completions return with the one
+// that is there; without the kernel feature it is refused, not ignored.
+func TestMinWait(t *testing.T) {
+	r := newRing(t, 4)
+	if err := r.SetMinWait(50); errors.Is(err, ErrUnavailable) {
+		t.Skipf("skipping: %v", err)
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	s := r.SQE()
+	s.Opcode, s.UserData = OpNop, 1
+	start := time.Now()
+	if err := r.Enter(2, 20e9); err != nil {
+		t.Fatal(err)
+	}
+	// Generous: without the minimum wait this returns after 20 s.
+	if d := time.Since(start); d > 10*time.Second {
+		t.Fatalf("a wait for 2 with 1 ready and a 50 µs minimum took %v", d)
+	}
+	if n := r.Completions(func(*CQE) {}); n != 1 {
+		t.Fatalf("%d completions, want 1", n)
+	}
+	r.features &^= featMinTimeout
+	if err := r.SetMinWait(20); !errors.Is(err, ErrUnavailable) {
+		t.Fatalf("SetMinWait on a kernel without it: %v, want ErrUnavailable", err)
+	}
+	if err := r.SetMinWait(0); err != nil {
+		t.Fatalf("SetMinWait(0): %v", err)
 	}
 }
