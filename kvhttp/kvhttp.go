@@ -79,6 +79,11 @@ func errorBody(format string, args ...any) []byte {
 	return append(b, '\n')
 }
 
+// netBuffered is net/http's response buffer (bufferBeforeChunkingSize):
+// a body up to this size, written once, is still buffered when the
+// handler returns, and net/http sends it with its Content-Length.
+const netBuffered = 2048
+
 // Header values set by assignment, shared: net/http only reads them, and
 // Header.Set would allocate a one-element slice per reply.
 var (
@@ -318,7 +323,12 @@ func (h *handler) get(w http.ResponseWriter, r *http.Request, key string) {
 	if raw {
 		hd := w.Header()
 		hd["Content-Type"] = rawTypes
-		hd["Content-Length"] = []string{strconv.Itoa(len(val))}
+		if r.Method == http.MethodHead || len(val) > netBuffered {
+			hd["Content-Length"] = []string{strconv.Itoa(len(val))}
+		}
+		// Else net/http sets the same Content-Length itself, without
+		// allocating: a reply that fits its buffer is sent when the
+		// handler returns, with its length (TestRawContentLength).
 		w.WriteHeader(http.StatusOK)
 		if r.Method != http.MethodHead {
 			w.Write(val)
