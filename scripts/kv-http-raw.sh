@@ -12,14 +12,17 @@
 # missing), BASE (a second binary, e.g. main's, run beside WB as "base":
 # before/after in one run), RB=1 (also redis-benchmark against the same
 # Redis, as the RESP rows of docs/kv.md), PROF (directory: our servers
-# write --cpuprofile files there).
+# write --cpuprofile files there), BARE=1 (also bench/kvbare on each
+# engine, "bare/ENGINE": the engine's floor, no AOF; see its doc).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 N=${N:-200000} C=${C:-50} ROUNDS=${ROUNDS:-2} ENGINES=${ENGINES:-"nethttp fasthttp"} TESTS=${TESTS:-"set get"}
-BASE=${BASE:-} RB=${RB:-} PROF=${PROF:-}
+BASE=${BASE:-} RB=${RB:-} PROF=${PROF:-} BARE=${BARE:-}
 WB=${WB:-$(mktemp -d)/wirebench}
 [ -x "$WB" ] || go build -o "$WB" ./cmd/wirebench
 tmp=$(mktemp -d)
+KVBARE=
+if [ -n "$BARE" ]; then KVBARE=$tmp/kvbare; go build -o "$KVBARE" ./bench/kvbare; fi
 trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$tmp"' EXIT
 hz=$(getconf CLK_TCK)
 ticks() { awk '{print $14+$15}' "/proc/$1/stat"; }
@@ -56,7 +59,7 @@ rbench() { # redis-benchmark, for reference beside our client
       "$(awk -v d=$((t1 - t0)) -v n="$N" -v hz="$hz" 'BEGIN{printf "%.2f", d/hz*1e6/n}')"
   done
 }
-wait_http() { for _ in $(seq 100); do curl -fsS -o /dev/null "http://127.0.0.1:$1/metrics" 2>/dev/null && return; sleep 0.1; done; echo "server on $1 did not start"; exit 1; }
+wait_http() { for _ in $(seq 100); do curl -sS -o /dev/null "http://127.0.0.1:$1/metrics" 2>/dev/null && return; sleep 0.1; done; echo "server on $1 did not start"; exit 1; }
 echo "# $(date -u +%FT%TZ) $(uname -m) $(nproc) CPUs $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2); -c $C -n $N, value 128 B, keys 10000, AOF everysec; load average $(cut -d' ' -f1-3 /proc/loadavg)"
 # ratios: after each round, every server's rate and CPU per request
 # against Redis's in the same round (rate ratio: ours/redis; CPU ratio:
@@ -86,6 +89,14 @@ for round in $(seq "$ROUNDS"); do
       wait_http "$p"
     done
   done
+  if [ -n "$KVBARE" ]; then
+    for e in $ENGINES; do
+      p=$(port)
+      taskset -c 1 "$KVBARE" -engine "$e" -addr "127.0.0.1:$p" >/dev/null 2>&1 &
+      labels+=("bare/$e") pids+=($!) urls+=("http://127.0.0.1:$p") protos+=(http-raw)
+      wait_http "$p"
+    done
+  fi
   for _ in $(seq 50); do redis-cli -p "$rp" ping >/dev/null 2>&1 && break; sleep 0.1; done
   order=$(seq 0 $((${#labels[@]} - 1)))
   [ $((round % 2)) = 1 ] || order=$(tac <<<"$order")
