@@ -191,7 +191,9 @@ func (f *fastHandler) serveKV(r *fastReq) {
 		f.mset(r)
 		return
 	}
-	// The key stays a view of the request until a write needs it kept.
+	// The key stays a view of the request for a read; a write gets a
+	// copy, since the store may keep it (as the map's key, or to put it
+	// back when the AOF refuses the write).
 	key, err := unescapeKey(rest)
 	if err != nil {
 		f.fail(r, http.StatusBadRequest, "key: %v", err)
@@ -207,7 +209,7 @@ func (f *fastHandler) serveKV(r *fastReq) {
 	case http.MethodPut:
 		f.put(r, strings.Clone(key))
 	case http.MethodDelete:
-		f.del(r, key)
+		f.del(r, strings.Clone(key)) // a refused DELETE puts the key back (the AOF's undo)
 	default:
 		r.ctx.Response.Header.Set("Allow", "GET, HEAD, PUT, DELETE")
 		f.fail(r, http.StatusMethodNotAllowed, "method %s not allowed on /kv/{key}", r.method)
