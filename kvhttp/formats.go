@@ -358,7 +358,9 @@ func accepted(accept string, def format) (f format, raw bool, ok bool) {
 	if strings.TrimSpace(accept) == "" {
 		return def, false, true
 	}
-	for _, part := range strings.Split(accept, ",") {
+	for rest, more := accept, true; more; {
+		var part string
+		part, rest, more = strings.Cut(rest, ",") // strings.Split's parts, without the slice
 		mt := codec.BaseMediaType(part)
 		switch mt {
 		case mediaRaw:
@@ -379,6 +381,10 @@ func checkTTL(ttl int64) error {
 	}
 	return nil
 }
+
+// jsonFormat is the default format ("" and */*), found once: codecs
+// register in their package's init.
+var jsonFormat, _ = formatFor("")
 
 // expAt converts a relative ttl_ms to the store's absolute time.
 func expAt(st *kv.Store, ttl int64) int64 {

@@ -15,6 +15,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/wirebench/wirebench/kv"
 )
@@ -67,11 +68,28 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // fail answers with a JSON {"error"} object (errors are not negotiated:
 // a client that cannot read JSON still has the status).
 func fail(w http.ResponseWriter, status int, format string, args ...any) {
-	b, _ := json.Marshal(map[string]string{"error": fmt.Sprintf(format, args...)})
-	w.Header().Set("Content-Type", "application/json")
+	w.Header()["Content-Type"] = jsonType
 	w.WriteHeader(status)
-	w.Write(append(b, '\n'))
+	w.Write(errorBody(format, args...))
 }
+
+// errorBody is every error's body, on both engines.
+func errorBody(format string, args ...any) []byte {
+	b, _ := json.Marshal(map[string]string{"error": fmt.Sprintf(format, args...)})
+	return append(b, '\n')
+}
+
+// netBuffered is net/http's response buffer (bufferBeforeChunkingSize):
+// a body up to this size, written once, is still buffered when the
+// handler returns, and net/http sends it with its Content-Length.
+const netBuffered = 2048
+
+// Header values set by assignment, shared: net/http only reads them, and
+// Header.Set would allocate a one-element slice per reply.
+var (
+	jsonType = []string{"application/json"}
+	rawTypes = []string{mediaRaw}
+)
 
 func (h *handler) serveKV(w http.ResponseWriter, r *http.Request) {
 	raw, ok := kvRest(r)
@@ -90,7 +108,7 @@ func (h *handler) serveKV(w http.ResponseWriter, r *http.Request) {
 		h.mset(w, r)
 		return
 	}
-	key, err := url.PathUnescape(raw)
+	key, err := unescapeKey(raw)
 	if err != nil {
 		fail(w, http.StatusBadRequest, "key: %v", err)
 		return
@@ -119,7 +137,21 @@ func (h *handler) serveKV(w http.ResponseWriter, r *http.Request) {
 // separator, and a key named "keys", "mget" or "mset" is addressed as
 // %6Beys etc.
 func kvRest(r *http.Request) (string, bool) {
-	seg, rest, ok := strings.Cut(strings.TrimPrefix(r.URL.EscapedPath(), "/"), "/")
+	if r.URL.RawPath == "" && strings.IndexByte(r.URL.Path, '%') < 0 {
+		// EscapedPath would escape Path again (an allocation) to
+		// find the request's path, and unescaping the key would give
+		// back Path's part: Path is the key, and has no escape.
+		return restOf(r.URL.Path)
+	}
+	return restOf(r.URL.EscapedPath())
+}
+
+// restOf is kvRest on an escaped path, on both engines.
+func restOf(escaped string) (string, bool) {
+	if rest, ok := strings.CutPrefix(escaped, "/kv/"); ok {
+		return rest, true
+	}
+	seg, rest, ok := strings.Cut(strings.TrimPrefix(escaped, "/"), "/")
 	if !ok {
 		return "", false
 	}
@@ -129,17 +161,32 @@ func kvRest(r *http.Request) (string, bool) {
 	return rest, true
 }
 
-// body reads the request body within MaxBody.
-func (h *handler) body(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
+// unescapeKey is the key a route's rest names: the same string when it
+// has no escape.
+func unescapeKey(rest string) (string, error) {
+	if strings.IndexByte(rest, '%') < 0 {
+		return rest, nil
+	}
+	return url.PathUnescape(rest)
+}
+
+// body reads the request body within MaxBody into buf.
+func (h *handler) body(w http.ResponseWriter, r *http.Request, buf *bytes.Buffer) ([]byte, bool) {
 	if r.ContentLength > h.opts.MaxBody {
 		fail(w, http.StatusRequestEntityTooLarge, "body of %d bytes exceeds the limit of %d", r.ContentLength, h.opts.MaxBody)
 		return nil, false
 	}
-	var buf bytes.Buffer
 	if r.ContentLength > 0 {
 		buf.Grow(int(r.ContentLength))
 	}
-	_, err := buf.ReadFrom(io.LimitReader(r.Body, h.opts.MaxBody+1))
+	var from io.Reader = r.Body
+	if r.ContentLength < 0 {
+		// A declared length is enforced by net/http's body reader
+		// (it ends there), and was checked above: the limit is for
+		// bodies of unknown length.
+		from = io.LimitReader(r.Body, h.opts.MaxBody+1)
+	}
+	_, err := buf.ReadFrom(from)
 	if err != nil {
 		fail(w, http.StatusBadRequest, "reading body: %v", err)
 		return nil, false
@@ -151,12 +198,24 @@ func (h *handler) body(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
 	return buf.Bytes(), true
 }
 
+var bodyPool = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+// maxPooledBody: larger buffers are left to the collector, so that one
+// large PUT does not pin its buffer in the pool.
+const maxPooledBody = 64 << 10
+
+func putBody(buf *bytes.Buffer) {
+	if buf.Cap() <= maxPooledBody {
+		buf.Reset()
+		bodyPool.Put(buf)
+	}
+}
+
 // reqFormat is the body's format from Content-Type; raw for octet-stream.
 func reqFormat(w http.ResponseWriter, r *http.Request) (format, bool, bool) {
 	ct := r.Header.Get("Content-Type")
-	if strings.EqualFold(strings.TrimSpace(strings.SplitN(ct, ";", 2)[0]), mediaRaw) {
-		f, _ := formatFor("")
-		return f, true, true
+	if isRawType(ct) {
+		return jsonFormat, true, true
 	}
 	f, ok := formatFor(ct)
 	if !ok {
@@ -166,16 +225,45 @@ func reqFormat(w http.ResponseWriter, r *http.Request) (format, bool, bool) {
 	return f, false, true
 }
 
+// isRawType: the media type (parameters aside) is application/octet-stream.
+func isRawType(ct string) bool {
+	mt, _, _ := strings.Cut(ct, ";")
+	return strings.EqualFold(strings.TrimSpace(mt), mediaRaw)
+}
+
 // writeErr maps a store error to a status.
 func writeErr(w http.ResponseWriter, err error) {
+	status, msg := errStatus(err)
+	fail(w, status, "%s", msg)
+}
+
+// errStatus is a store error's status and message, on both engines.
+func errStatus(err error) (int, string) {
 	switch {
 	case errors.Is(err, kv.ErrDurability), errors.Is(err, kv.ErrClosed):
-		fail(w, http.StatusServiceUnavailable, "%v", err)
+		return http.StatusServiceUnavailable, err.Error()
 	case errors.Is(err, kv.ErrKeyLen), errors.Is(err, kv.ErrValueLen):
-		fail(w, http.StatusBadRequest, "%v", err)
-	default:
-		fail(w, http.StatusInternalServerError, "%v", err)
+		return http.StatusBadRequest, err.Error()
 	}
+	return http.StatusInternalServerError, err.Error()
+}
+
+// ttlQuery is a raw PUT's ttl_ms from the query (url.ParseQuery's
+// reading on both engines); 0 without one.
+func ttlQuery(rawQuery string) (int64, error) {
+	if rawQuery == "" {
+		return 0, nil // no map to build
+	}
+	q, _ := url.ParseQuery(rawQuery)
+	s := q.Get("ttl_ms")
+	if s == "" {
+		return 0, nil
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("ttl_ms: %w", err)
+	}
+	return n, nil
 }
 
 func (h *handler) put(w http.ResponseWriter, r *http.Request, key string) {
@@ -183,7 +271,10 @@ func (h *handler) put(w http.ResponseWriter, r *http.Request, key string) {
 	if !ok {
 		return
 	}
-	b, ok := h.body(w, r)
+	// The store copies the value: the body's buffer is reused.
+	buf := bodyPool.Get().(*bytes.Buffer)
+	defer putBody(buf)
+	b, ok := h.body(w, r, buf)
 	if !ok {
 		return
 	}
@@ -191,13 +282,10 @@ func (h *handler) put(w http.ResponseWriter, r *http.Request, key string) {
 	var ttl int64
 	if raw {
 		val = b
-		if s := r.URL.Query().Get("ttl_ms"); s != "" {
-			n, err := strconv.ParseInt(s, 10, 64)
-			if err != nil {
-				fail(w, http.StatusBadRequest, "ttl_ms: %v", err)
-				return
-			}
-			ttl = n
+		var err error
+		if ttl, err = ttlQuery(r.URL.RawQuery); err != nil {
+			fail(w, http.StatusBadRequest, "%v", err)
+			return
 		}
 	} else {
 		var err error
@@ -222,8 +310,7 @@ func (h *handler) put(w http.ResponseWriter, r *http.Request, key string) {
 }
 
 func (h *handler) get(w http.ResponseWriter, r *http.Request, key string) {
-	def, _ := formatFor("")
-	f, raw, ok := accepted(r.Header.Get("Accept"), def)
+	f, raw, ok := accepted(r.Header.Get("Accept"), jsonFormat)
 	if !ok {
 		fail(w, http.StatusNotAcceptable, "no acceptable format in %q", r.Header.Get("Accept"))
 		return
@@ -234,24 +321,34 @@ func (h *handler) get(w http.ResponseWriter, r *http.Request, key string) {
 		return
 	}
 	if raw {
-		w.Header().Set("Content-Type", mediaRaw)
-		w.Header().Set("Content-Length", strconv.Itoa(len(val)))
+		hd := w.Header()
+		hd["Content-Type"] = rawTypes
+		if r.Method == http.MethodHead || len(val) > netBuffered {
+			hd["Content-Length"] = []string{strconv.Itoa(len(val))}
+		}
+		// Else net/http sets the same Content-Length itself, without
+		// allocating: a reply that fits its buffer is sent when the
+		// handler returns, with its length (TestRawContentLength).
 		w.WriteHeader(http.StatusOK)
 		if r.Method != http.MethodHead {
 			w.Write(val)
 		}
 		return
 	}
-	ttl := int64(0)
-	if exp != 0 {
-		ttl = max(exp-h.st.Now(), 1) // 0 means none: a live key has >= 1
-	}
-	b, err := f.encodeGet(key, val, ttl)
+	b, err := f.encodeGet(key, val, ttlLeft(h.st, exp))
 	if err != nil {
 		fail(w, http.StatusInternalServerError, "encoding %s: %v", f.name(), err)
 		return
 	}
 	reply(w, r, f, b)
+}
+
+// ttlLeft is a key's ttl_ms from its absolute expiry (0: none).
+func ttlLeft(st *kv.Store, exp int64) int64 {
+	if exp == 0 {
+		return 0
+	}
+	return max(exp-st.Now(), 1) // 0 means none: a live key has >= 1
 }
 
 func reply(w http.ResponseWriter, r *http.Request, f format, b []byte) {
@@ -302,18 +399,26 @@ func (h *handler) mget(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	b, ok := h.body(w, r)
+	b, ok := h.body(w, r, new(bytes.Buffer))
 	if !ok {
 		return
 	}
-	keys, err := in.decodeKeys(b)
+	rb, status, err := h.doMGet(in, out, b)
 	if err != nil {
-		fail(w, http.StatusBadRequest, "decoding %s body: %v", in.name(), err)
+		fail(w, status, "%s", err.Error())
 		return
 	}
+	reply(w, r, out, rb)
+}
+
+// doMGet is mget's work on a body read: the reply, or a status and error.
+func (h *handler) doMGet(in, out format, b []byte) ([]byte, int, error) {
+	keys, err := in.decodeKeys(b)
+	if err != nil {
+		return nil, http.StatusBadRequest, fmt.Errorf("decoding %s body: %v", in.name(), err)
+	}
 	if len(keys) > MaxBatch {
-		fail(w, http.StatusBadRequest, "%d keys: at most %d per mget", len(keys), MaxBatch)
-		return
+		return nil, http.StatusBadRequest, fmt.Errorf("%d keys: at most %d per mget", len(keys), MaxBatch)
 	}
 	vals, found := make([][]byte, len(keys)), make([]bool, len(keys))
 	for i, k := range keys {
@@ -321,10 +426,9 @@ func (h *handler) mget(w http.ResponseWriter, r *http.Request) {
 	}
 	rb, err := out.encodeValues(vals, found)
 	if err != nil {
-		fail(w, http.StatusInternalServerError, "encoding %s: %v", out.name(), err)
-		return
+		return nil, http.StatusInternalServerError, fmt.Errorf("encoding %s: %v", out.name(), err)
 	}
-	reply(w, r, out, rb)
+	return rb, 0, nil
 }
 
 func (h *handler) mset(w http.ResponseWriter, r *http.Request) {
@@ -332,28 +436,33 @@ func (h *handler) mset(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	b, ok := h.body(w, r)
+	b, ok := h.body(w, r, new(bytes.Buffer))
 	if !ok {
 		return
 	}
-	items, err := in.decodeItems(b)
-	if err != nil {
-		fail(w, http.StatusBadRequest, "decoding %s body: %v", in.name(), err)
+	if status, err := h.doMSet(in, b); err != nil {
+		fail(w, status, "%s", err.Error())
 		return
 	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// doMSet is mset's work on a body read: 0, or a status and error.
+func (h *handler) doMSet(in format, b []byte) (int, error) {
+	items, err := in.decodeItems(b)
+	if err != nil {
+		return http.StatusBadRequest, fmt.Errorf("decoding %s body: %v", in.name(), err)
+	}
 	if len(items) > MaxBatch {
-		fail(w, http.StatusBadRequest, "%d items: at most %d per mset", len(items), MaxBatch)
-		return
+		return http.StatusBadRequest, fmt.Errorf("%d items: at most %d per mset", len(items), MaxBatch)
 	}
 	kvs := make([]kv.Item, len(items))
 	for i, it := range items {
 		if len(it.key) == 0 || len(it.key) > kv.MaxKeyLen {
-			fail(w, http.StatusBadRequest, "item %d: key must be 1..%d bytes", i, kv.MaxKeyLen)
-			return
+			return http.StatusBadRequest, fmt.Errorf("item %d: key must be 1..%d bytes", i, kv.MaxKeyLen)
 		}
 		if err := checkTTL(it.ttl); err != nil {
-			fail(w, http.StatusBadRequest, "item %d: %v", i, err)
-			return
+			return http.StatusBadRequest, fmt.Errorf("item %d: %v", i, err)
 		}
 		kvs[i] = kv.Item{Key: it.key, Val: it.val, Exp: expAt(h.st, it.ttl)}
 	}
@@ -362,27 +471,34 @@ func (h *handler) mset(w http.ResponseWriter, r *http.Request) {
 		err = h.st.Wait(t)
 	}
 	if err != nil {
-		writeErr(w, err)
-		return
+		status, msg := errStatus(err)
+		return status, errors.New(msg)
 	}
-	w.WriteHeader(http.StatusNoContent)
+	return 0, nil
 }
 
 func (h *handler) keys(w http.ResponseWriter, r *http.Request) {
-	def, _ := formatFor("")
-	f, raw, ok := accepted(r.Header.Get("Accept"), def)
+	f, raw, ok := accepted(r.Header.Get("Accept"), jsonFormat)
 	if !ok || raw {
 		fail(w, http.StatusNotAcceptable, "no acceptable object format in %q", r.Header.Get("Accept"))
 		return
 	}
-	q := r.URL.Query()
+	b, status, err := h.doKeys(f, r.URL.Query())
+	if err != nil {
+		fail(w, status, "%s", err.Error())
+		return
+	}
+	reply(w, r, f, b)
+}
+
+// doKeys is keys' work on the parsed query: the reply, or a status and error.
+func (h *handler) doKeys(f format, q url.Values) ([]byte, int, error) {
 	prefix := q.Get("prefix")
 	limit := DefaultKeysLimit
 	if s := q.Get("limit"); s != "" {
 		n, err := strconv.Atoi(s)
 		if err != nil || n < 1 || n > MaxKeysLimit {
-			fail(w, http.StatusBadRequest, "limit must be 1..%d, got %q", MaxKeysLimit, s)
-			return
+			return nil, http.StatusBadRequest, fmt.Errorf("limit must be 1..%d, got %q", MaxKeysLimit, s)
 		}
 		limit = n
 	}
@@ -399,8 +515,7 @@ func (h *handler) keys(w http.ResponseWriter, r *http.Request) {
 	}
 	b, err := f.encodeKeys(keys)
 	if err != nil {
-		fail(w, http.StatusInternalServerError, "encoding %s: %v", f.name(), err)
-		return
+		return nil, http.StatusInternalServerError, fmt.Errorf("encoding %s: %v", f.name(), err)
 	}
-	reply(w, r, f, b)
+	return b, 0, nil
 }

@@ -244,3 +244,27 @@ func TestHTTPAndRESPShareTheStore(t *testing.T) {
 		t.Fatalf("HTTP GET after RESP SET: %d %q", code, b)
 	}
 }
+
+// TestRawContentLength: a raw GET or HEAD has its value's length, never
+// chunked coding, on both sides of net/http's buffer (netBuffered).
+func TestRawContentLength(t *testing.T) {
+	srv, st := setup(t, 1<<20)
+	for _, n := range []int{0, 1, 128, netBuffered - 1, netBuffered, netBuffered + 1, 100000} {
+		k := fmt.Sprint("len", n)
+		st.Set(k, bytes.Repeat([]byte("x"), n), kv.SetOpts{})
+		for _, m := range []string{"GET", "HEAD"} {
+			req, _ := http.NewRequest(m, srv.URL+"/kv/"+k, nil)
+			req.Header.Set("Accept", mediaRaw)
+			res, err := http.DefaultTransport.RoundTrip(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, _ := io.ReadAll(res.Body)
+			res.Body.Close()
+			want := fmt.Sprint(n)
+			if got := res.Header.Get("Content-Length"); got != want || len(res.TransferEncoding) != 0 || (m == "GET" && len(b) != n) {
+				t.Errorf("%s of %d bytes: Content-Length %q, Transfer-Encoding %v, body %d bytes", m, n, got, res.TransferEncoding, len(b))
+			}
+		}
+	}
+}

@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -40,6 +41,42 @@ func TestKVOnBothEngines(t *testing.T) {
 			t.Fatalf("%s: /users behind /kv/: %d", engine, res.StatusCode)
 		}
 		res.Body.Close()
+		srv.Close()
+	}
+}
+
+// TestKVKeysOwned: a key written without escapes is the store's own copy,
+// not a view of the engine's request buffer (reused by the next request).
+// Through fasthttpadaptor every stored key became the last request's
+// path: 50 PUTs left 50 keys all named alike, and GETs found nothing.
+func TestKVKeysOwned(t *testing.T) {
+	for _, engine := range []string{EngineNetHTTP, EngineFastHTTP} {
+		srv, err := Start(context.Background(), Options{HTTPAddr: "127.0.0.1:0", NoGRPC: true, Engine: engine})
+		if err != nil {
+			t.Fatal(err)
+		}
+		base := "http://" + srv.HTTPAddr() + "/kv/"
+		const n = 50
+		for i := range n {
+			req, _ := http.NewRequest("PUT", base+fmt.Sprintf("key:%012d", i), strings.NewReader(fmt.Sprint("v", i)))
+			req.Header.Set("Content-Type", "application/octet-stream")
+			res, err := http.DefaultClient.Do(req)
+			if err != nil || res.StatusCode != 204 {
+				t.Fatalf("%s PUT %d: %v %v", engine, i, res, err)
+			}
+			res.Body.Close()
+		}
+		for i := range n {
+			k := fmt.Sprintf("key:%012d", i)
+			if v, _, ok := srv.KV.Get(k); !ok || string(v) != fmt.Sprint("v", i) {
+				t.Errorf("%s: store has %q for %s (found %v)", engine, v, k, ok)
+			}
+		}
+		seen := map[string]bool{}
+		srv.KV.Keys(func(k string) bool { seen[k] = true; return true })
+		if len(seen) != n {
+			t.Errorf("%s: %d distinct keys after %d PUTs", engine, len(seen), n)
+		}
 		srv.Close()
 	}
 }
