@@ -54,7 +54,7 @@ func runServe(ctx context.Context, env *cliEnv, args []string) error {
 	fs.IntVar(&o.Timeouts.H2StreamBuffer, "h2-stream-buffer", d.H2StreamBuffer, "h2c flow-control window per stream and per connection, in `bytes` (64 KiB to under 4 MiB): request data buffered before the handler reads")
 	fs.DurationVar(&o.MaxStreamDuration, "max-stream-duration", grpcapi.DefaultMaxStreamDuration, "longest life of a stream: gRPC streaming RPCs, NDJSON/SSE lists, WebSockets, Connect/gRPC-Web streams")
 	fs.StringVar(&o.RESPAddr, "resp", "", "`address` of the KV store over RESP (the Redis protocol); port 0 picks a free one; empty: off")
-	fs.StringVar(&o.RESP.Engine, "resp-engine", "own", "RESP `engine`: own (our reader) or redcon (tidwall/redcon)")
+	fs.StringVar(&o.RESP.Engine, "resp-engine", "", "RESP `engine`: loop (an event loop of ours; the default on Linux), own (a goroutine per connection) or redcon (tidwall/redcon)")
 	fs.StringVar(&o.KV.Dir, "data-dir", "", "`directory` of the KV store's append-only file; empty: memory only")
 	fsync := fs.String("appendfsync", "everysec", "KV AOF fsync `policy`: always (ack after fsync, group commit), everysec, no (Redis's meanings)")
 	fs.BoolVar(&o.KV.Repair, "aof-repair", false, "start even when the AOF is damaged (anything but an incomplete final record): truncate it at the bad record and log what was dropped (docs/kv-durability.md)")

@@ -34,6 +34,33 @@ type reqReader struct {
 	args [][]byte
 }
 
+// errQueryLimit is redis-server's reply to a command past MaxQueryBuffer.
+const errQueryLimit = "-ERR Protocol error: query buffer limit reached\r\n"
+
+// room makes space after rd.w for the next read: it drops what was parsed,
+// keeps a partial command, and grows the buffer for a command larger than
+// it, up to MaxQueryBuffer (false past it).
+func (rd *reqReader) room() bool {
+	if rd.r == rd.w {
+		rd.r, rd.w = 0, 0
+	}
+	if rd.w < len(rd.buf) {
+		return true
+	}
+	if rd.r > 0 { // keep the partial command, drop what is done
+		rd.w = copy(rd.buf, rd.buf[rd.r:rd.w])
+		rd.r = 0
+		return true
+	}
+	if len(rd.buf) >= MaxQueryBuffer {
+		return false
+	}
+	nb := make([]byte, min(2*len(rd.buf), MaxQueryBuffer))
+	rd.w = copy(nb, rd.buf[:rd.w])
+	rd.buf = nb
+	return true
+}
+
 // next parses one command from the buffered bytes. It returns (nil, nil)
 // when more bytes are needed, an empty non-nil slice for an empty command.
 func (rd *reqReader) next() ([][]byte, error) {

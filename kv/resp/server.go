@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"runtime"
 	"sync"
 	"sync/atomic"
 
@@ -13,8 +14,11 @@ import (
 	"github.com/wirebench/wirebench/kv/access"
 )
 
-// Engines: our own reader (the default, see README) or tidwall/redcon.
+// Engines: an event loop of ours (the default on Linux, loop_linux.go),
+// our reader with a goroutine per connection, or tidwall/redcon; the same
+// commands behind all three.
 const (
+	EngineLoop   = "loop"
 	EngineOwn    = "own"
 	EngineRedcon = "redcon"
 )
@@ -28,7 +32,7 @@ const flushAt = 64 << 10
 
 // Options configures a Server.
 type Options struct {
-	Engine   string // EngineOwn ("" too) or EngineRedcon
+	Engine   string // EngineLoop, EngineOwn or EngineRedcon; "" is EngineLoop on Linux, else EngineOwn
 	MaxConns int    // DefaultMaxConns when 0; more are refused with Redis's error
 	Guard    Guard  // access control and replication (guard.go)
 }
@@ -48,16 +52,17 @@ type Server struct {
 	closed   bool
 	wg       sync.WaitGroup
 	rc       *redcon.Server
+	loops    []*loop // EngineLoop's
 	err      chan error
 }
 
 // Listen starts serving st on addr ("127.0.0.1:0" picks a port).
 func Listen(addr string, st *kv.Store, o Options) (*Server, error) {
 	if o.Engine == "" {
-		o.Engine = EngineOwn
+		o.Engine = defaultEngine
 	}
-	if o.Engine != EngineOwn && o.Engine != EngineRedcon {
-		return nil, fmt.Errorf("resp: unknown engine %q (want %s or %s)", o.Engine, EngineOwn, EngineRedcon)
+	if o.Engine != EngineLoop && o.Engine != EngineOwn && o.Engine != EngineRedcon {
+		return nil, fmt.Errorf("resp: unknown engine %q (want %s, %s or %s)", o.Engine, EngineLoop, EngineOwn, EngineRedcon)
 	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
@@ -67,6 +72,12 @@ func Listen(addr string, st *kv.Store, o Options) (*Server, error) {
 	if o.Engine == EngineRedcon {
 		s.serveRedcon()
 		return s, nil
+	}
+	if o.Engine == EngineLoop {
+		if err := s.startLoops(runtime.GOMAXPROCS(0)); err != nil {
+			ln.Close()
+			return nil, err
+		}
 	}
 	s.wg.Add(1)
 	go s.acceptLoop()
@@ -89,6 +100,9 @@ func (s *Server) Close() error {
 	s.closed = true
 	for c := range s.open {
 		c.Close()
+	}
+	for _, l := range s.loops {
+		l.stop()
 	}
 	s.mu.Unlock()
 	var err error
@@ -138,6 +152,11 @@ func (s *Server) acceptLoop() {
 			c.Close()
 			return
 		}
+		if s.loops != nil {
+			s.mu.Unlock()
+			s.handOff(c)
+			continue
+		}
 		s.open[c] = struct{}{}
 		s.mu.Unlock()
 		s.wg.Add(1)
@@ -161,22 +180,9 @@ func (s *Server) serveConn(c net.Conn) {
 	sess.client = access.ClientOf(c.RemoteAddr().String()) // the rate limit's key
 	rd := reqReader{buf: make([]byte, 16<<10)}
 	for {
-		if rd.r == rd.w {
-			rd.r, rd.w = 0, 0
-		}
-		if rd.w == len(rd.buf) {
-			if rd.r > 0 { // keep the partial command, drop what is done
-				rd.w = copy(rd.buf, rd.buf[rd.r:rd.w])
-				rd.r = 0
-			} else {
-				if len(rd.buf) >= MaxQueryBuffer {
-					c.Write([]byte("-ERR Protocol error: query buffer limit reached\r\n"))
-					return
-				}
-				nb := make([]byte, min(2*len(rd.buf), MaxQueryBuffer))
-				rd.w = copy(nb, rd.buf[:rd.w])
-				rd.buf = nb
-			}
+		if !rd.room() {
+			c.Write([]byte(errQueryLimit))
+			return
 		}
 		n, err := c.Read(rd.buf[rd.w:])
 		rd.w += n
