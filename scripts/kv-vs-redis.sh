@@ -4,13 +4,16 @@
 # servers pinned to CPU 1, redis-benchmark on CPU 0. Run it under the load
 # lock: flock /tmp/wirebench-load.lock scripts/kv-vs-redis.sh
 # Env: N (requests, 200000), C (connections, 50), P (pipeline, 1),
-# ENGINE (own|redcon), MODES ("none everysec always"), ROUNDS (1; rounds
+# ENGINE (loop|own|redcon; empty: serve's default, loop on Linux), MODES ("none everysec always"), ROUNDS (1; rounds
 # alternate which server goes first, as the shared machine drifts), WB,
 # BASE (a second wirebench binary, e.g. main's, run beside WB as "base":
 # before/after in one run), TESTS ("set get").
+# Ends with each pair's ratio per round (ours/redis, base/redis: rate and
+# server CPU per request) and their median and range: quote those, from one
+# run, as the machine is shared.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-N=${N:-200000} C=${C:-50} P=${P:-1} ENGINE=${ENGINE:-own} MODES=${MODES:-"none everysec always"} ROUNDS=${ROUNDS:-1}
+N=${N:-200000} C=${C:-50} P=${P:-1} ENGINE=${ENGINE:-} MODES=${MODES:-"none everysec always"} ROUNDS=${ROUNDS:-1}
 BASE=${BASE:-} TESTS=${TESTS:-"set get"}
 WB=${WB:-$(mktemp -d)/wirebench}
 [ -x "$WB" ] || go build -o "$WB" ./cmd/wirebench
@@ -25,11 +28,12 @@ bench() { # port label pid: one line per test, with the server's CPU per request
     r=$(timeout 300 taskset -c 0 redis-benchmark -p "$1" -c "$C" -d 128 -r 10000 -n "$N" -P "$P" -t $t -q 2>/dev/null |
       tr '\r' '\n' | grep -E '^(SET|GET): [0-9.]+ requests')
     t1=$(ticks "$3")
-    echo "$2 $r; server CPU $(awk -v d=$((t1 - t0)) -v n="$N" -v hz="$(getconf CLK_TCK)" 'BEGIN{printf "%.2f", d/hz*1e6/n}') us/request"
+    echo "$2 $r; server CPU $(awk -v d=$((t1 - t0)) -v n="$N" -v hz="$(getconf CLK_TCK)" 'BEGIN{printf "%.2f", d/hz*1e6/n}') us/request" |
+      tee -a "$tmp/results"
   done
 }
 port() { python3 -c 'import socket;s=socket.socket();s.bind(("127.0.0.1",0));print(s.getsockname()[1])'; }
-echo "# $(date -u +%FT%TZ) $(uname -m) $(nproc) CPUs; -c $C -d 128 -r 10000 -n $N -P $P; engine $ENGINE; load average $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "# $(date -u +%FT%TZ) $(uname -m) $(nproc) CPUs; -c $C -d 128 -r 10000 -n $N -P $P; engine ${ENGINE:-default}; load average $(cut -d' ' -f1-3 /proc/loadavg)"
 for round in $(seq "$ROUNDS"); do
 for mode in $MODES; do
   rp=$(port); wp=$(port); d="$tmp/$mode"; mkdir -p "$d/r" "$d/w"
@@ -40,14 +44,14 @@ for mode in $MODES; do
   taskset -c 1 redis-server --port "$rp" --bind 127.0.0.1 --save '' --dir "$d/r" --loglevel warning "${rargs[@]}" >/dev/null 2>&1 &
   rpid=$!
   taskset -c 1 "$WB" serve --http 127.0.0.1:0 --grpc 127.0.0.1:0 --no-grpc --seed-users 0 --seed-todos 0 \
-    --resp "127.0.0.1:$wp" --resp-engine "$ENGINE" "${wargs[@]}" >/dev/null 2>"$tmp/wb.err" &
+    --resp "127.0.0.1:$wp" ${ENGINE:+--resp-engine "$ENGINE"} "${wargs[@]}" >/dev/null 2>"$tmp/wb.err" &
   wpid=$!
   bp=$wp bpid=
   if [ -n "$BASE" ]; then
     bp=$(port); mkdir -p "$d/b"
     bargs=(); [ $mode = none ] || bargs=(--data-dir "$d/b" --appendfsync "$mode")
     taskset -c 1 "$BASE" serve --http 127.0.0.1:0 --grpc 127.0.0.1:0 --no-grpc --seed-users 0 --seed-todos 0 \
-      --resp "127.0.0.1:$bp" --resp-engine "$ENGINE" "${bargs[@]}" >/dev/null 2>"$tmp/base.err" &
+      --resp "127.0.0.1:$bp" ${ENGINE:+--resp-engine "$ENGINE"} "${bargs[@]}" >/dev/null 2>"$tmp/base.err" &
     bpid=$!
   fi
   for p in $rp $wp $bp; do # both must answer before the run
@@ -66,3 +70,23 @@ for mode in $MODES; do
   rm -rf "$d"
 done
 done
+# Ratios within each round (a round is one server start per mode), then
+# their median and range over the rounds.
+awk '
+  { split($1, a, "/"); srv = a[1]; key = a[2] " " $2; sub(":", "", key)
+    rate[srv, key, ++n[srv, key]] = $3
+    for (i = 1; i <= NF; i++) if ($i == "CPU") cpu[srv, key, n[srv, key]] = $(i + 1)
+    keys[key] = 1 }
+  function report(what, srv, key,   k, i, r, c, m) {
+    m = n[srv, key]; if (m == 0 || n["redis", key] < m) return
+    r = ""; c = ""
+    for (i = 1; i <= m; i++) { rr[i] = rate[srv, key, i] / rate["redis", key, i]; cc[i] = cpu[srv, key, i] / cpu["redis", key, i] }
+    printf "# %s/redis %s: rate %s; CPU per request %s\n", srv, key, summary(rr, m), summary(cc, m)
+  }
+  function summary(v, m,   i, j, t, s) {
+    for (i = 1; i <= m; i++) for (j = i + 1; j <= m; j++) if (v[j] < v[i]) { t = v[i]; v[i] = v[j]; v[j] = t }
+    s = ""; for (i = 1; i <= m; i++) s = s sprintf("%.2f ", v[i])
+    return sprintf("%s(median %.2f, range %.2f-%.2f)", s, (m % 2) ? v[(m + 1) / 2] : (v[m / 2] + v[m / 2 + 1]) / 2, v[1], v[m])
+  }
+  END { for (k in keys) { report("ratio", "ours", k); report("ratio", "base", k) } }
+' "$tmp/results" | sort
