@@ -229,6 +229,7 @@ func (r *Raw) Finish(res *results.Load) {
 		in, out := r.h3.Bytes.In.Load(), r.h3.Bytes.Out.Load()
 		res.Bytes.WireIn += in
 		res.Bytes.WireOut += out
+		r.h3.Finish(res) // bytes by layer inside QUIC
 	}
 	in, out := r.WireBytes()
 	res.Bytes.WireIn += in

@@ -93,6 +93,14 @@ func TestH3(t *testing.T) {
 			if res.Bytes.WireIn <= res.Bytes.BodyIn || res.Bytes.WireOut <= 0 {
 				t.Errorf("bytes %+v: UDP payload not counted", res.Bytes)
 			}
+			// Bytes by layer: they add up to the UDP payload exactly, and
+			// the body layer is the bodies the engine counted.
+			l := res.Layers
+			if l == nil || l.In.Total() != res.Bytes.WireIn || l.Out.Total() != res.Bytes.WireOut ||
+				l.In.Other != 0 || l.Out.Other != 0 || l.In.Message != res.Bytes.BodyIn || l.Out.Message != res.Bytes.BodyOut ||
+				l.In.QPACK == 0 || l.Out.QPACK == 0 || l.In.QUIC == 0 || l.In.H3Frames == 0 {
+				t.Errorf("layers %+v, bytes %+v, warnings %q", l, res.Bytes, res.Warnings)
+			}
 		})
 	}
 }

@@ -40,6 +40,9 @@ var streamMetrics = []Metric{
 	layerMetric("ws", "WebSocket frame bytes/req", func(l results.Layers) int64 { return l.WS }),
 	layerMetric("h1_headers", "HTTP/1.1 head bytes/req", func(l results.Layers) int64 { return l.H1Headers }),
 	layerMetric("h1_framing", "HTTP/1.1 chunking bytes/req", func(l results.Layers) int64 { return l.H1Framing }),
+	layerMetric("quic", "QUIC packet bytes/req", func(l results.Layers) int64 { return l.QUIC }),
+	layerMetric("h3_frames", "HTTP/3 frame bytes/req", func(l results.Layers) int64 { return l.H3Frames }),
+	layerMetric("h3_headers", "HTTP/3 header (QPACK) bytes/req", func(l results.Layers) int64 { return l.QPACK }),
 }
 
 // streamHist reads a quantile of a stream histogram: First (first) or
@@ -79,10 +82,21 @@ func serverDelta(name string) func(results.Trial) (float64, bool) {
 func layerMetric(key, name string, f func(results.Layers) int64) Metric {
 	return Metric{Key: "layer_" + key, CSV: "layer_" + key + "_bytes_per_req", Name: name, Unit: UnitBytes,
 		Value: func(t results.Trial) (float64, bool) {
-			s := t.Load.Stream
-			if s == nil || s.InBrowser || t.Load.Requests == 0 {
+			var in, out results.Layers
+			switch s, l := t.Load.Stream, t.Load.Layers; {
+			case s != nil && !s.InBrowser:
+				in, out = s.In, s.Out
+			case s == nil && l != nil: // HTTP/3 runs: only their own layers
+				in, out = l.In, l.Out
+				if f(in)+f(out) == 0 {
+					return 0, false
+				}
+			default:
 				return 0, false
 			}
-			return float64(f(s.In)+f(s.Out)) / float64(t.Load.Requests), true
+			if t.Load.Requests == 0 {
+				return 0, false
+			}
+			return float64(f(in)+f(out)) / float64(t.Load.Requests), true
 		}}
 }

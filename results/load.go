@@ -69,6 +69,10 @@ type Load struct {
 	// Stream is set by the stream scenarios (load/stream); Merge sums the
 	// segments' sections.
 	Stream *Stream `json:"stream,omitempty"`
+	// Layers splits the wire bytes by layer for runs whose client counts
+	// them on every request outside a stream scenario (HTTP/3: load/h3);
+	// Merge sums them when every segment has them.
+	Layers *Split `json:"layers,omitempty"`
 
 	// Exemplars are the slowest requests and a few per latency bucket,
 	// with their trace IDs (exemplar.go); Merge keeps the slowest of all.

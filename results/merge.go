@@ -96,6 +96,7 @@ func Merge(rs ...*Load) (*Load, error) {
 		return nil, err
 	}
 	m.Stream = stream
+	m.Layers = mergeLayers(rs)
 	m.Warnings = Diagnose(m)
 	return m, nil
 }
@@ -131,6 +132,19 @@ func mergeStream(rs []*Load) (*Stream, error) {
 		m.In, m.Out = m.In.Add(s.In), m.Out.Add(s.Out)
 	}
 	return m, nil
+}
+
+// mergeLayers sums the segments' splits, if every segment has one (a
+// split of some segments only would not add up to the merged wire bytes).
+func mergeLayers(rs []*Load) *Split {
+	var m Split
+	for _, r := range rs {
+		if r.Layers == nil {
+			return nil
+		}
+		m.In, m.Out = m.In.Add(r.Layers.In), m.Out.Add(r.Layers.Out)
+	}
+	return &m
 }
 
 // anonymous names results by their place, for checks whose error text is

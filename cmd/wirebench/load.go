@@ -292,6 +292,9 @@ func (f *loadFlags) run(ctx context.Context, env *cliEnv, fs *pflag.FlagSet, arg
 	if err := results.WriteStreamSummary(sum, res); err != nil {
 		return err
 	}
+	if err := results.WriteLayerSummary(sum, res); err != nil {
+		return err
+	}
 	if line := results.SlowestLine(res.Exemplars); line != "" {
 		fmt.Fprintf(sum, "\n  %s\n", line)
 	}

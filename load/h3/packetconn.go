@@ -2,6 +2,7 @@ package h3
 
 import (
 	"net"
+	"sync/atomic"
 	"syscall"
 
 	"github.com/wirebench/wirebench/measure"
@@ -18,6 +19,12 @@ type countConn struct {
 	net.PacketConn
 	u *net.UDPConn
 	n *measure.Bytes
+	// closing is set when the connection starts to close (Pool's close,
+	// or its trace's end); what goes through the socket from then on is
+	// also counted in tear (nil: not), the window in which quic-go may
+	// read a datagram and discard it without an event (layers.go).
+	closing atomic.Bool
+	tear    *measure.Bytes
 }
 
 func newCountConn(u *net.UDPConn, n *measure.Bytes) *countConn {
@@ -35,14 +42,21 @@ func (c *countConn) ReadFrom(p []byte) (int, net.Addr, error) {
 	k, addr, err := c.PacketConn.ReadFrom(p)
 	if k > 0 {
 		c.n.In.Add(int64(k))
+		if c.tear != nil && c.closing.Load() {
+			c.tear.In.Add(int64(k))
+		}
 	}
 	return k, addr, err
 }
 
 func (c *countConn) WriteTo(p []byte, addr net.Addr) (int, error) {
+	closing := c.closing.Load()
 	k, err := c.PacketConn.WriteTo(p, addr)
 	if k > 0 {
 		c.n.Out.Add(int64(k))
+		if c.tear != nil && closing {
+			c.tear.Out.Add(int64(k))
+		}
 	}
 	return k, err
 }

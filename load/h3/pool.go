@@ -14,9 +14,11 @@ import (
 
 	"github.com/quic-go/quic-go"
 	"github.com/quic-go/quic-go/http3"
+	"github.com/quic-go/quic-go/qlogwriter"
 
 	"github.com/wirebench/wirebench/load/clientio"
 	"github.com/wirebench/wirebench/measure"
+	"github.com/wirebench/wirebench/results"
 )
 
 // DefaultDialTimeout bounds a handshake when the run sets no timeout.
@@ -34,9 +36,24 @@ type Pool struct {
 	slots   []*slot
 	// Bytes is the UDP payload of every datagram of every connection.
 	Bytes measure.Bytes
+	// Layers splits Bytes by layer (layers.go).
+	Layers LayerCounts
 
 	mu         sync.Mutex
 	handshakes []time.Duration
+	// wrapTrace, set by tests only, wraps each connection's trace.
+	wrapTrace func(qlogwriter.Trace) qlogwriter.Trace
+}
+
+// tracer is the quic.Config.Tracer of the connection on socket cc.
+func (p *Pool) tracer(cc *countConn) func(context.Context, bool, quic.ConnectionID) qlogwriter.Trace {
+	return func(context.Context, bool, quic.ConnectionID) qlogwriter.Trace {
+		t := p.Layers.newTrace(cc)
+		if p.wrapTrace != nil {
+			return p.wrapTrace(t)
+		}
+		return t
+	}
 }
 
 // NewPool prepares conns connections to addr (host:port), dialed on first
@@ -114,11 +131,12 @@ type slot struct {
 
 // conn is one QUIC connection on its own UDP socket.
 type conn struct {
-	udp  *net.UDPConn
-	tr   *quic.Transport
-	qc   *quic.Conn
-	cc   *http3.ClientConn
-	dead bool // GOAWAY or a failure: the next request dials again
+	udp   *net.UDPConn
+	count *countConn
+	tr    *quic.Transport
+	qc    *quic.Conn
+	cc    *http3.ClientConn
+	dead  bool // GOAWAY or a failure: the next request dials again
 }
 
 type dial struct {
@@ -203,11 +221,14 @@ func (s *slot) dial(ctx context.Context) (*conn, time.Duration, error) {
 	if err != nil {
 		return nil, 0, err
 	}
-	tr := &quic.Transport{Conn: newCountConn(udp, &s.p.Bytes)}
+	cc := newCountConn(udp, &s.p.Bytes)
+	cc.tear = &s.p.Layers.teardown
+	tr := &quic.Transport{Conn: cc}
 	start := time.Now()
 	qc, err := tr.Dial(ctx, raddr, s.tls, &quic.Config{
 		HandshakeIdleTimeout: s.timeout,
 		MaxIdleTimeout:       max(s.timeout, 30*time.Second),
+		Tracer:               s.p.tracer(cc),
 	})
 	took := time.Since(start)
 	if err != nil {
@@ -216,7 +237,7 @@ func (s *slot) dial(ctx context.Context) (*conn, time.Duration, error) {
 		return nil, 0, fmt.Errorf("%s: QUIC handshake: %w", s.addr, err)
 	}
 	h3t := &http3.Transport{DisableCompression: true, MaxResponseHeaderBytes: clientio.MaxHead}
-	return &conn{udp: udp, tr: tr, qc: qc, cc: h3t.NewClientConn(qc)}, took, nil
+	return &conn{udp: udp, count: cc, tr: tr, qc: qc, cc: h3t.NewClientConn(qc)}, took, nil
 }
 
 func (s *slot) markDead(c *conn) {
@@ -238,6 +259,7 @@ func (s *slot) close() error {
 }
 
 func (c *conn) close() error {
+	c.count.closing.Store(true) // from here on, quic-go may discard what it reads unlogged
 	err := c.qc.CloseWithError(0, "")
 	return errors.Join(err, c.tr.Close(), c.udp.Close())
 }
@@ -245,3 +267,18 @@ func (c *conn) close() error {
 // CloseIdleConnections is http.Client's: the connection stays (the VUs
 // sharing it close one by one; Pool.Close ends it).
 func (s *slot) CloseIdleConnections() {}
+
+// LayersNow is the split of Bytes by layer so far, per direction.
+func (p *Pool) LayersNow() (in, out results.Layers) {
+	return p.Layers.Layers(p.Bytes.In.Load(), p.Bytes.Out.Load())
+}
+
+// Finish puts the pool's split into res (call it after Close) and warns
+// if its layers do not add up exactly.
+func (p *Pool) Finish(res *results.Load) {
+	in, out := p.LayersNow()
+	res.Layers = &results.Split{In: in, Out: out}
+	if err := p.Layers.Check(p.Bytes.In.Load(), p.Bytes.Out.Load()); err != nil {
+		res.Warnings = append(res.Warnings, err.Error())
+	}
+}

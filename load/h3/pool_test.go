@@ -1,6 +1,7 @@
 package h3
 
 import (
+	"bytes"
 	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
@@ -12,6 +13,7 @@ import (
 	"math/big"
 	"net"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -62,7 +64,11 @@ func startServerConfig(t *testing.T, qc *quic.Config) *testServer {
 		QUICConfig: qc,
 		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			b, _ := io.ReadAll(r.Body)
-			w.Write([]byte("hello " + string(b)))
+			if n, err := strconv.Atoi(r.URL.Query().Get("n")); err == nil { // ?n=N: N bytes
+				w.Write(bytes.Repeat([]byte("r"), n))
+			} else {
+				w.Write([]byte("hello " + string(b)))
+			}
 			s.requests.Add(1)
 		}),
 		ConnContext: func(ctx context.Context, _ *quic.Conn) context.Context { s.conns.Add(1); return ctx },

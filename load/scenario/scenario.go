@@ -197,6 +197,7 @@ func (s *apiScenario) Driver() load.Driver { return load.PerVU }
 func (s *apiScenario) Finish(res *results.Load) {
 	if s.h3 != nil {
 		s.h3.Close() // every VU closed: CONNECTION_CLOSE goes out, counted
+		s.h3.Finish(res)
 	}
 	in, out := s.WireBytes()
 	res.Bytes.WireIn += in

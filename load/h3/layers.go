@@ -1,0 +1,234 @@
+package h3
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+
+	h3qlog "github.com/quic-go/quic-go/http3/qlog"
+	"github.com/quic-go/quic-go/qlog"
+	"github.com/quic-go/quic-go/qlogwriter"
+	"github.com/quic-go/quic-go/quicvarint"
+
+	"github.com/wirebench/wirebench/measure"
+	"github.com/wirebench/wirebench/results"
+)
+
+// Bytes by layer inside QUIC, counted from the events quic-go and its
+// http3 package emit as they build and parse packets and frames (their
+// qlog trace, consumed here as typed values, never encoded):
+//
+//	UDP payload = QUIC + HTTP/3 frames + QPACK + body (+ unattributed)
+//
+//   - QUIC: every packet's full length (header, frames, AEAD tag; coalesced
+//     packets each; packets dropped on receipt whole) minus the STREAM data
+//     it carried for the first time: packet headers, ACK, CRYPTO (the TLS
+//     handshake), PADDING and every other non-STREAM frame, the STREAM
+//     frames' own headers, and STREAM data sent or received again
+//     (retransmissions, duplicates).
+//   - HTTP/3 frames: the frame type and length varints of HEADERS and DATA,
+//     whole control frames (SETTINGS, GOAWAY, …) and the stream-type
+//     varints that open the control and QPACK streams.
+//   - QPACK: the HEADERS frames' payloads (the header blocks).
+//   - body: the DATA frames' payloads.
+//
+// The STREAM data counted first-time by the packet events is exactly what
+// the HTTP/3 layer above wrote or read, so StreamData must equal
+// H3Frames + QPACK + Body; and the packets must add up to the datagrams
+// the socket counted. Layers reports both differences (Check), and the
+// tests hold them to zero.
+//
+// A frame is counted when http3 logs it: a sent frame just before it is
+// written, a received one as its header is parsed (a DATA frame's whole
+// payload then, which the load client always reads to its end).
+
+// dirCounts is one direction's counters.
+type dirCounts struct {
+	packets    atomic.Int64 // full QUIC packet lengths
+	streamData atomic.Int64 // STREAM frame data carried for the first time
+	h3Frames   atomic.Int64
+	qpack      atomic.Int64
+	body       atomic.Int64
+}
+
+// LayerCounts splits the UDP payload of a Pool's connections by layer,
+// per direction. It is safe for concurrent use.
+type LayerCounts struct {
+	in, out dirCounts
+	// teardown is what the sockets carried once their connection began
+	// to close (packetconn.go).
+	teardown measure.Bytes
+	mu       sync.Mutex
+	cover    map[coverKey]*streamCover // STREAM data seen, per connection, direction and stream
+	done     map[doneKey]*bitset       // streams seen whole, up to their FIN
+	nextKey  atomic.Uint64
+}
+
+// Layers is the split so far. socketIn and socketOut are the datagram
+// payloads the socket counted: what the events do not account for goes to
+// Other (zero when every byte is counted once; negative if one were
+// counted twice).
+//
+// One share of QUIC is not in any event: datagrams quic-go reads once a
+// connection is closing and discards without logging them (packets queued
+// when it closed, late ACKs, the CONNECTION_CLOSE it repeats to them).
+// They are the socket's bytes minus the logged packets, and are QUIC's
+// only if the socket carried at least that much after the connection
+// began to close (teardown); otherwise the difference stays in Other.
+func (l *LayerCounts) Layers(socketIn, socketOut int64) (in, out results.Layers) {
+	return l.in.layers(socketIn, l.teardown.In.Load()), l.out.layers(socketOut, l.teardown.Out.Load())
+}
+
+func (d *dirCounts) layers(socket, teardown int64) results.Layers {
+	r := results.Layers{
+		QUIC:     d.packets.Load() - d.streamData.Load(),
+		H3Frames: d.h3Frames.Load(),
+		QPACK:    d.qpack.Load(),
+		Message:  d.body.Load(),
+	}
+	if unlogged := socket - d.packets.Load(); unlogged >= 0 && unlogged <= teardown {
+		r.QUIC += unlogged
+	} else {
+		r.Other = unlogged
+	}
+	return r
+}
+
+// StreamMismatch is, per direction, the STREAM data QUIC carried for the
+// first time minus the bytes the HTTP/3 layer framed: zero when every
+// HTTP/3 byte is in exactly one layer.
+func (l *LayerCounts) StreamMismatch() (in, out int64) {
+	f := func(d *dirCounts) int64 {
+		return d.streamData.Load() - d.h3Frames.Load() - d.qpack.Load() - d.body.Load()
+	}
+	return f(&l.in), f(&l.out)
+}
+
+// newTrace is one connection's trace, counting into l; cc is its socket.
+func (l *LayerCounts) newTrace(cc *countConn) *connTrace {
+	return &connTrace{l: l, id: l.nextKey.Add(1), sock: cc}
+}
+
+// connTrace is one connection's trace; every producer (quic-go's
+// connection, http3's connection and streams) records into it. When the
+// last producer closes, the connection's stream coverage is dropped.
+type connTrace struct {
+	l         *LayerCounts
+	id        uint64
+	sock      *countConn // nil in tests of the trace alone
+	producers atomic.Int64
+}
+
+func (t *connTrace) AddProducer() qlogwriter.Recorder {
+	t.producers.Add(1)
+	return t
+}
+
+func (t *connTrace) Close() error {
+	if t.producers.Add(-1) == 0 { // no event comes after this
+		if t.sock != nil {
+			t.sock.closing.Store(true)
+		}
+		t.l.forget(t.id)
+	}
+	return nil
+}
+
+// RecordEvent counts one event; quic-go and http3 call it synchronously
+// as they build or parse what it describes.
+func (t *connTrace) RecordEvent(ev qlogwriter.Event) {
+	switch e := ev.(type) {
+	case qlog.PacketSent:
+		t.packet(&t.l.out, false, e.Raw.Length, e.Frames)
+	case *qlog.PacketSent:
+		t.packet(&t.l.out, false, e.Raw.Length, e.Frames)
+	case qlog.PacketReceived:
+		t.packet(&t.l.in, true, e.Raw.Length, e.Frames)
+	case *qlog.PacketReceived:
+		t.packet(&t.l.in, true, e.Raw.Length, e.Frames)
+	case qlog.PacketDropped: // read from the socket, then discarded: QUIC's
+		t.l.in.packets.Add(int64(max(e.Raw.Length, 0)))
+	case *qlog.PacketDropped:
+		t.l.in.packets.Add(int64(max(e.Raw.Length, 0)))
+	case qlog.VersionNegotiationReceived, *qlog.VersionNegotiationReceived:
+		// quic-go logs no length for these; a QUIC v1 server sends none.
+	case h3qlog.FrameCreated:
+		frame(&t.l.out, e.Raw, e.Frame.Frame)
+	case *h3qlog.FrameCreated:
+		frame(&t.l.out, e.Raw, e.Frame.Frame)
+	case h3qlog.FrameParsed:
+		frame(&t.l.in, e.Raw, e.Frame.Frame)
+	case *h3qlog.FrameParsed:
+		frame(&t.l.in, e.Raw, e.Frame.Frame)
+	case h3qlog.StreamTypeSet:
+		streamType(&t.l.in, e)
+	case *h3qlog.StreamTypeSet:
+		streamType(&t.l.in, *e)
+	}
+}
+
+// packet counts a packet's length and the STREAM data it carries for the
+// first time (in its direction, on its connection).
+func (t *connTrace) packet(d *dirCounts, in bool, length int, frames []qlog.Frame) {
+	d.packets.Add(int64(max(length, 0)))
+	for _, f := range frames {
+		var sf *qlog.StreamFrame
+		switch x := f.Frame.(type) {
+		case qlog.StreamFrame:
+			sf = &x
+		case *qlog.StreamFrame:
+			sf = x
+		}
+		if sf == nil {
+			continue
+		}
+		d.streamData.Add(t.l.firstTime(coverKey{t.id, in, int64(sf.StreamID)}, sf.Offset, sf.Length, sf.Fin))
+	}
+}
+
+// frame counts one HTTP/3 frame: its header to the frame layer, a HEADERS
+// payload to QPACK, a DATA payload to the body, any other frame whole to
+// the frame layer. The locally opened control stream's type varint is in
+// its SETTINGS frame's length (http3 logs them as one write).
+func frame(d *dirCounts, raw h3qlog.RawInfo, f any) {
+	if raw.Length < 0 {
+		return // an invalid frame http3 refused: its connection or stream ends
+	}
+	payload := max(raw.PayloadLength, 0)
+	switch f.(type) {
+	case h3qlog.HeadersFrame, *h3qlog.HeadersFrame:
+		d.qpack.Add(int64(payload))
+	case h3qlog.DataFrame, *h3qlog.DataFrame:
+		d.body.Add(int64(payload))
+	default:
+		payload = 0
+	}
+	d.h3Frames.Add(int64(raw.Length - payload))
+}
+
+// streamType counts the type varint that opens a stream the peer opened
+// (control, QPACK encoder or decoder, push or unknown); http3 logs it as
+// it reads it. The local control stream's is counted with its SETTINGS.
+func streamType(d *dirCounts, e h3qlog.StreamTypeSet) {
+	if e.Initiator != h3qlog.InitiatorRemote {
+		return
+	}
+	d.h3Frames.Add(int64(quicvarint.Len(e.StreamTypeBytes)))
+}
+
+// ErrLayers is a split whose layers do not add up.
+var ErrLayers = errors.New("h3: bytes by layer do not add up")
+
+// Check says whether every byte was counted exactly once: the layers of
+// each direction add up to the socket's count (no Other), and the STREAM
+// data QUIC carried for the first time is exactly what HTTP/3 framed.
+func (l *LayerCounts) Check(socketIn, socketOut int64) error {
+	in, out := l.Layers(socketIn, socketOut)
+	sin, sout := l.StreamMismatch()
+	if in.Other != 0 || out.Other != 0 || sin != 0 || sout != 0 {
+		return fmt.Errorf("%w: unattributed in %d out %d (socket minus layers), stream data minus HTTP/3 bytes in %d out %d",
+			ErrLayers, in.Other, out.Other, sin, sout)
+	}
+	return nil
+}

@@ -1,0 +1,179 @@
+package h3
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"sync"
+	"testing"
+	"time"
+
+	h3qlog "github.com/quic-go/quic-go/http3/qlog"
+	"github.com/quic-go/quic-go/qlog"
+	"github.com/quic-go/quic-go/qlogwriter"
+
+	"github.com/wirebench/wirebench/results"
+)
+
+// layerRun sends reqs requests of random body sizes (seeded) asking for
+// random response sizes over conns connections, closes the pool and
+// returns it with the body bytes it sent and read.
+func layerRun(t *testing.T, s *testServer, seed uint64, conns, reqs int, wrap func(qlogwriter.Trace) qlogwriter.Trace) (p *Pool, sent, read int64) {
+	t.Helper()
+	rng := rand.New(rand.NewPCG(seed, 1))
+	p = NewPool(conns, s.addr, 10*time.Second, &tls.Config{RootCAs: s.roots})
+	p.wrapTrace = wrap
+	sizes := []int{0, 1, 63, 64, 1200, 1500, 16383, 16384, 70000, 300000}
+	pick := func() int {
+		if rng.IntN(2) == 0 {
+			return sizes[rng.IntN(len(sizes))]
+		}
+		return rng.IntN(100000)
+	}
+	type job struct{ up, down int }
+	jobs := make([]job, reqs)
+	for i := range jobs {
+		jobs[i] = job{pick(), pick()}
+		sent += int64(jobs[i].up)
+		read += int64(jobs[i].down)
+	}
+	// Four VUs at once, so that streams interleave in packets.
+	var wg sync.WaitGroup
+	for vu := range 4 {
+		wg.Go(func() {
+			for i := vu; i < reqs; i += 4 {
+				up, down := jobs[i].up, jobs[i].down
+				method, body := "POST", io.Reader(bytes.NewReader(bytes.Repeat([]byte("q"), up)))
+				if up == 0 && i%2 == 0 {
+					method, body = "GET", nil
+				}
+				req, _ := http.NewRequestWithContext(context.Background(), method, fmt.Sprintf("https://%s/x?n=%d", s.addr, down), body)
+				resp, err := p.Client(i).Do(req)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				n, err := io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+				if err != nil || n != int64(down) {
+					t.Errorf("response %d: read %d of %d: %v", i, n, down, err)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if t.Failed() {
+		t.FailNow()
+	}
+	if err := p.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return p, sent, read
+}
+
+// Every UDP payload byte the client's sockets counted is in exactly one
+// layer, per direction, over random request and response sizes (GET
+// without a body, POST bodies from 0 to 300 kB, responses the same): the
+// layers add up to the socket's count, the STREAM data QUIC carried first
+// time is exactly what HTTP/3 framed, and the body layer is exactly the
+// bodies the test wrote and read (counted apart, by the test itself).
+func TestLayersAddUpToTheSocket(t *testing.T) {
+	s := startServer(t, 100)
+	runs := 0
+	for seed := range uint64(6) {
+		t.Run(fmt.Sprint("seed", seed), func(t *testing.T) {
+			p, sent, read := layerRun(t, s, seed, 1+int(seed%3), 12, nil)
+			runs++
+			if err := p.Layers.Check(p.Bytes.In.Load(), p.Bytes.Out.Load()); err != nil {
+				t.Fatal(err)
+			}
+			in, out := p.LayersNow()
+			if in.Total() != p.Bytes.In.Load() || out.Total() != p.Bytes.Out.Load() {
+				t.Errorf("layers in %d out %d, socket in %d out %d", in.Total(), out.Total(), p.Bytes.In.Load(), p.Bytes.Out.Load())
+			}
+			if in.Message != read || out.Message != sent {
+				t.Errorf("body layer in %d out %d, bodies read %d sent %d", in.Message, out.Message, read, sent)
+			}
+			for _, l := range []results.Layers{in, out} {
+				if l.QUIC <= 0 || l.H3Frames <= 0 || l.QPACK <= 0 {
+					t.Errorf("a layer is empty: %+v", l)
+				}
+			}
+			t.Logf("in %+v\nout %+v", in, out)
+		})
+	}
+	if runs != 6 {
+		t.Fatalf("%d runs, want 6", runs)
+	}
+}
+
+// twice is a trace that records the events dup picks a second time: a
+// layer counted twice.
+type twice struct {
+	qlogwriter.Trace
+	dup func(qlogwriter.Event) bool
+}
+
+type twiceRec struct {
+	qlogwriter.Recorder
+	dup func(qlogwriter.Event) bool
+}
+
+func (t twice) AddProducer() qlogwriter.Recorder {
+	return twiceRec{t.Trace.AddProducer(), t.dup}
+}
+
+func (r twiceRec) RecordEvent(e qlogwriter.Event) {
+	r.Recorder.RecordEvent(e)
+	if r.dup(e) {
+		r.Recorder.RecordEvent(e)
+	}
+}
+
+// A layer counted twice does not go unnoticed: with each kind of event
+// recorded twice (so QUIC packets, HTTP/3 frame headers, QPACK blocks or
+// bodies counted twice), Check fails.
+func TestLayersDoubleCountFails(t *testing.T) {
+	s := startServer(t, 100)
+	isFrame := func(in bool, want func(any) bool) func(qlogwriter.Event) bool {
+		return func(e qlogwriter.Event) bool {
+			switch e := e.(type) {
+			case h3qlog.FrameCreated:
+				return !in && want(e.Frame.Frame)
+			case h3qlog.FrameParsed:
+				return in && want(e.Frame.Frame)
+			}
+			return false
+		}
+	}
+	headers := func(f any) bool { _, ok := f.(h3qlog.HeadersFrame); return ok }
+	data := func(f any) bool { _, ok := f.(h3qlog.DataFrame); return ok }
+	settings := func(f any) bool { _, ok := f.(h3qlog.SettingsFrame); return ok }
+	for _, tc := range []struct {
+		name string
+		dup  func(qlogwriter.Event) bool
+	}{
+		{"packets sent", func(e qlogwriter.Event) bool { _, ok := e.(qlog.PacketSent); return ok }},
+		{"packets received", func(e qlogwriter.Event) bool { _, ok := e.(qlog.PacketReceived); return ok }},
+		{"QPACK out", isFrame(false, headers)},
+		{"QPACK in", isFrame(true, headers)},
+		{"body out", isFrame(false, data)},
+		{"body in", isFrame(true, data)},
+		{"SETTINGS out", isFrame(false, settings)},
+		{"SETTINGS in", isFrame(true, settings)},
+		{"stream types in", func(e qlogwriter.Event) bool { _, ok := e.(h3qlog.StreamTypeSet); return ok }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p, _, _ := layerRun(t, s, 7, 1, 4, func(tr qlogwriter.Trace) qlogwriter.Trace { return twice{tr, tc.dup} })
+			err := p.Layers.Check(p.Bytes.In.Load(), p.Bytes.Out.Load())
+			if !errors.Is(err, ErrLayers) {
+				t.Fatalf("%s counted twice, Check: %v", tc.name, err)
+			}
+		})
+	}
+}
