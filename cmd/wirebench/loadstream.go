@@ -14,6 +14,8 @@ func (f *loadFlags) streamScenario(url string) (load.Scenario, map[string]any, e
 	}
 	if f.stream.Kind != "" {
 		f.stream.URL, f.stream.Timeout = url, f.o.Timeout
+		f.stream.Transport, f.stream.Connections = f.raw.Transport, f.raw.Connections // h3: rest-list, ndjson, sse
+		f.stream.Insecure, f.stream.CAFile = f.raw.Insecure, f.raw.CAFile
 		sc, err := stream.New(f.stream)
 		if err != nil {
 			return nil, nil, loadUsagef("%s", cliMessage(err))

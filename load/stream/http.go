@@ -33,6 +33,11 @@ func (v *streamVU) httpClient(stack wire.Stack) *http.Client {
 	if c, ok := v.conn.(*http.Client); ok {
 		return c
 	}
+	if v.s.h3 != nil { // h3.go
+		c := v.s.h3.Client(v.id)
+		v.conn = c
+		return c
+	}
 	d := &net.Dialer{Timeout: v.s.o.Timeout}
 	tr := &http.Transport{DialContext: wire.Dialer(d.DialContext, stack, &v.s.layers, v.wire),
 		MaxIdleConnsPerHost: 1, DisableCompression: true}
@@ -54,7 +59,11 @@ func (v *streamVU) httpDo(ctx context.Context, o *load.Outcome, t0 time.Time) (i
 	c := v.httpClient(stack)
 	var gotFirst time.Duration
 	trace := &httptrace.ClientTrace{GotFirstResponseByte: func() { gotFirst = time.Since(t0) }}
-	req, err := http.NewRequestWithContext(httptrace.WithClientTrace(ctx, trace), "GET", "http://"+v.s.host+path, nil)
+	scheme := "http://"
+	if v.s.h3 != nil {
+		scheme = "https://"
+	}
+	req, err := http.NewRequestWithContext(httptrace.WithClientTrace(ctx, trace), "GET", scheme+v.s.host+path, nil)
 	if err != nil {
 		o.Fail = "request: " + err.Error()
 		return 0, 0, 0, false
@@ -64,6 +73,9 @@ func (v *streamVU) httpDo(ctx context.Context, o *load.Outcome, t0 time.Time) (i
 	if err != nil {
 		o.Fail = clientio.FailReason(err)
 		return 0, 0, 0, false
+	}
+	if v.s.h3 != nil { // the body's message and envelope bytes, as read (h3.go)
+		resp.Body = bodyFeed{resp.Body, v.s.layers.Body(stack)}
 	}
 	defer resp.Body.Close()
 	o.Status = resp.StatusCode

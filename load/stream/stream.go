@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/wirebench/wirebench/load"
+	"github.com/wirebench/wirebench/load/h3"
 	"github.com/wirebench/wirebench/load/wire"
 	"github.com/wirebench/wirebench/measure"
 	"github.com/wirebench/wirebench/results"
@@ -62,6 +63,14 @@ type Options struct {
 	// Messages per client-stream, bidi or WebSocket exchange (default 100).
 	Messages int           `json:"messages,omitempty"`
 	Timeout  time.Duration `json:"timeout"`
+	// Transport h3 runs the REST kinds (rest-list, ndjson, sse) over
+	// HTTP/3 to an https:// URL (h3.go): Connections QUIC connections
+	// shared by the VUs, the certificate checked against CAFile or not
+	// at all (Insecure). Empty is HTTP/1.1, a connection per VU.
+	Transport   string `json:"transport,omitempty"`
+	Connections int    `json:"connections,omitempty"`
+	Insecure    bool   `json:"insecure,omitempty"`
+	CAFile      string `json:"ca_file,omitempty"`
 }
 
 // streamStats are one VU's measurements, merged into the scenario's when
@@ -93,6 +102,7 @@ type streamScenario struct {
 	closers    []func()
 	final      *[2]results.Layers // the layers when WireBytes was read
 	expect     int                // the list's length at the start (checked per exchange)
+	h3         *h3.Pool           // Transport h3: the shared QUIC connections
 }
 
 // New validates o and returns its scenario.
@@ -117,6 +127,9 @@ func New(o Options) (load.Scenario, error) {
 			return nil, fmt.Errorf("%w: stream URL %q: want http://host:port", load.ErrOptions, o.URL)
 		}
 		s.host = u.Host
+	}
+	if err := s.setupH3(); err != nil {
+		return nil, err
 	}
 	if s.needsGRPCPort() && o.GRPC == "" {
 		return nil, fmt.Errorf("%w: stream kind %s needs the gRPC address", load.ErrOptions, o.Kind)
@@ -164,6 +177,11 @@ func (s *streamScenario) Finish(res *results.Load) {
 	res.Bytes.WireIn += in
 	res.Bytes.WireOut += out
 	res.Stream = s.streamResult()
+	if s.h3 != nil {
+		in, out = s.h3Finish(res)
+		res.Bytes.WireIn += in
+		res.Bytes.WireOut += out
+	}
 }
 
 // WireBytes closes the shared connections (the run is over: Finish asks
@@ -197,6 +215,9 @@ func (s *streamScenario) Close() error {
 		c()
 	}
 	s.closers = nil
+	if s.h3 != nil {
+		return s.h3.Close()
+	}
 	return nil
 }
 
@@ -211,7 +232,10 @@ func (s *streamScenario) merge(st *streamStats) {
 }
 
 func (s *streamScenario) NewVU(ctx context.Context, id int, wire *measure.Bytes) (load.VU, error) {
-	v := &streamVU{s: s, st: newStreamStats(), wire: wire}
+	v := &streamVU{s: s, st: newStreamStats(), wire: wire, id: id}
+	if s.h3 != nil && id == 0 { // the handshakes before the run, apart from latency
+		s.h3.Warm(ctx)
+	}
 	switch s.o.Kind {
 	case GRPCServer, GRPCClient, GRPCBidi, GRPCGet, TunnelGet, TunnelSrv:
 		v.do = v.grpcDo
@@ -229,6 +253,7 @@ func (s *streamScenario) NewVU(ctx context.Context, id int, wire *measure.Bytes)
 
 // streamVU is one worker of a stream scenario.
 type streamVU struct {
+	id   int
 	s    *streamScenario
 	st   *streamStats
 	wire *measure.Bytes

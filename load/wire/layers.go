@@ -181,3 +181,21 @@ func Dialer(dial measure.DialFunc, s Stack, w *Counter, b *measure.Bytes) measur
 		return Conn(c, s, w, b), nil
 	}
 }
+
+// Body returns a parser of one response body that a transport has
+// already unframed (HTTP/3's DATA payloads): it splits the body into
+// message and envelope by stack s's body rules (StackH1NDJSON,
+// StackH1SSE; any other stack: all message), counted into w's received
+// side. Each body needs its own; it is not safe for concurrent use.
+func (w *Counter) Body(s Stack) func([]byte) {
+	var p parser
+	switch s {
+	case StackH1NDJSON:
+		p = &lineBody{c: &w.in}
+	case StackH1SSE:
+		p = &lineBody{c: &w.in, sse: true}
+	default:
+		p = rawBody(&w.in)
+	}
+	return p.feed
+}
