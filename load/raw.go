@@ -67,6 +67,10 @@ type RawOptions struct {
 	// then runs a goroutine per VU, not event loops, whose connections
 	// share one serialized request.
 	Traceparent bool `json:"traceparent,omitempty"`
+	// ZeroRTT (h3 only, load --0rtt) resumes a session ticket got by one
+	// full handshake before the run and sends each connection's first
+	// GET or HEAD as 0-RTT early data (load/h3's zerortt.go).
+	ZeroRTT bool `json:"zero_rtt,omitempty"`
 }
 
 // Raw is the raw-mode Scenario.
@@ -150,6 +154,9 @@ func NewRaw(o RawOptions) (*Raw, error) {
 			return nil, fmt.Errorf("%w: header %q and --traceparent: the run writes its own traceparent", ErrOptions, h)
 		}
 	}
+	if o.ZeroRTT && o.Transport != TransportH3 {
+		return nil, fmt.Errorf("%w: --0rtt is HTTP/3's (--transport h3), not %s", ErrOptions, o.Transport)
+	}
 	switch {
 	case o.Transport == TransportH2C:
 		r.h2 = h2.NewPool(o.Connections, o.Timeout, nil)
@@ -157,6 +164,9 @@ func NewRaw(o RawOptions) (*Raw, error) {
 		r.h2 = h2.NewPool(o.Connections, o.Timeout, withALPN(r.tls, "h2"))
 	case o.Transport == TransportH3:
 		r.h3 = h3.NewPool(o.Connections, r.addr, o.Timeout, r.tls)
+		if o.ZeroRTT {
+			r.h3.Enable0RTT()
+		}
 	case o.Transport != TransportHTTP1:
 		return nil, fmt.Errorf("%w: transport %q", ErrOptions, o.Transport)
 	case o.Client != ClientLean && o.Client != ClientStd:
@@ -246,6 +256,14 @@ func (r *Raw) H3Handshakes() []time.Duration {
 		return nil
 	}
 	return r.h3.Handshakes()
+}
+
+// H3ZeroRTT is the 0-RTT counts of an h3 --0rtt run (nil otherwise).
+func (r *Raw) H3ZeroRTT() *h3.ZeroRTTStats {
+	if r.h3 == nil {
+		return nil
+	}
+	return r.h3.ZeroRTT()
 }
 
 // WireBytes is the bytes of h2c's shared connections.

@@ -28,6 +28,12 @@ type H3 struct {
 	// IdleTimeout closes a QUIC connection with no packet for this long;
 	// 0 is Timeouts.Idle.
 	IdleTimeout time.Duration
+	// Allow0RTT accepts early data (serve --h3-0rtt): requests a client
+	// sends in 0-RTT packets, before the handshake completes, are served
+	// at once. They can be replayed by anyone who captured them (RFC 9001
+	// §9.2; nothing here guards against it), so it is off unless asked for;
+	// without it the session tickets allow no early data.
+	Allow0RTT bool
 }
 
 // DefaultH3MaxStreams is quic-go's own default (and h2c's, DefaultTimeouts).
@@ -38,8 +44,10 @@ type h3Face struct {
 	srv *http3.Server
 	pc  net.PacketConn
 	// requests counts requests answered over HTTP/3 (every route); conns
-	// the QUIC connections that completed a handshake.
-	requests, conns atomic.Uint64
+	// the QUIC connections accepted; resumed and early those whose
+	// handshake resumed a session and those whose early data was accepted
+	// (counted when their handshake completes).
+	requests, conns, resumed, early atomic.Uint64
 }
 
 // newH3 opens the UDP socket; serve starts it.
@@ -61,12 +69,25 @@ func newH3(o H3, cert tls.Certificate, t Timeouts) (*h3Face, error) {
 			MaxIncomingStreams:   int64(o.MaxStreams),
 			MaxIdleTimeout:       o.IdleTimeout,
 			HandshakeIdleTimeout: t.ReadHeader,
-			Allow0RTT:            false, // a replayable request is not what a benchmark of the API measures
+			Allow0RTT:            o.Allow0RTT, // off by default: a replayable request is not what a benchmark of the API measures
 		},
 		IdleTimeout:    o.IdleTimeout,
 		MaxHeaderBytes: maxHeaderBytes,
-		ConnContext: func(ctx context.Context, _ *quic.Conn) context.Context {
+		ConnContext: func(ctx context.Context, c *quic.Conn) context.Context {
 			f.conns.Add(1)
+			go func() {
+				select {
+				case <-c.HandshakeComplete():
+					st := c.ConnectionState()
+					if st.TLS.DidResume {
+						f.resumed.Add(1)
+					}
+					if st.Used0RTT {
+						f.early.Add(1)
+					}
+				case <-c.Context().Done():
+				}
+			}()
 			return ctx
 		},
 	}
@@ -114,5 +135,10 @@ func (f *h3Face) appendCounters(b []byte) []byte {
 	b = promtext.AppendHeader(b, req, "Requests answered on the HTTP/3 listener, every route.", promtext.Counter)
 	b = promtext.AppendUint(b, req, f.requests.Load())
 	b = promtext.AppendHeader(b, conn, "QUIC connections accepted by the HTTP/3 listener (handshake complete).", promtext.Counter)
-	return promtext.AppendUint(b, conn, f.conns.Load())
+	b = promtext.AppendUint(b, conn, f.conns.Load())
+	const resumed, early = "wirebench_h3_resumed_connections_total", "wirebench_h3_0rtt_connections_total"
+	b = promtext.AppendHeader(b, resumed, "QUIC connections whose handshake resumed a TLS session.", promtext.Counter)
+	b = promtext.AppendUint(b, resumed, f.resumed.Load())
+	b = promtext.AppendHeader(b, early, "QUIC connections whose 0-RTT early data was accepted (serve --h3-0rtt).", promtext.Counter)
+	return promtext.AppendUint(b, early, f.early.Load())
 }

@@ -19,6 +19,39 @@ func noteTransport(w io.Writer, sc load.Scenario, cfg map[string]any) {
 		fmt.Fprintf(w, "  transport h3 (--transport auto: %s)\n", note)
 	}
 	noteH3Handshakes(w, sc, cfg)
+	noteZeroRTT(w, sc, cfg)
+}
+
+// noteZeroRTT prints and records what --0rtt did: the full and resumed
+// handshakes apart, and how many connections the server let use 0-RTT.
+func noteZeroRTT(w io.Writer, sc load.Scenario, cfg map[string]any) {
+	r, ok := sc.(*load.Raw)
+	if !ok || r.H3ZeroRTT() == nil {
+		return
+	}
+	z := r.H3ZeroRTT()
+	cfg["h3_0rtt"] = z
+	if z.NoTicket != "" {
+		fmt.Fprintf(w, "  0-RTT: no session ticket (%s): every connection made a full handshake\n", z.NoTicket)
+	}
+	fmt.Fprintf(w, "  0-RTT: %d of %d resumed connections used it (%d requests sent early)", z.Used, len(z.Resumed), z.EarlyRequests)
+	switch {
+	case z.NoEarly > 0:
+		fmt.Fprintf(w, "; %d could not: the server's ticket allows no early data (serve --h3-0rtt to allow it), they waited for the handshake", z.NoEarly)
+	case z.Refused > 0:
+		fmt.Fprintf(w, "; the server rejected the early data of %d, their requests went again after the handshake", z.Refused)
+	}
+	fmt.Fprintln(w, "\n  (each connection dialed at its first request: that request's latency includes its resumed handshake)")
+	for _, h := range []struct {
+		name string
+		d    []time.Duration
+	}{{"full", z.Full}, {"resumed", z.Resumed}} {
+		if len(h.d) > 0 {
+			s := slices.Sorted(slices.Values(h.d))
+			fmt.Fprintf(w, "  QUIC handshakes %s %d: median %v, max %v\n", h.name, len(s),
+				s[(len(s)-1)/2].Round(time.Microsecond), s[len(s)-1].Round(time.Microsecond))
+		}
+	}
 }
 
 // autoScenario resolves --transport auto for a reference scenario: the
@@ -42,6 +75,9 @@ func noteH3Handshakes(w io.Writer, sc load.Scenario, cfg map[string]any) {
 	r, ok := sc.(interface{ H3Handshakes() []time.Duration }) // load.Raw, the reference scenarios
 	if !ok {
 		return
+	}
+	if rr, ok := sc.(*load.Raw); ok && rr.H3ZeroRTT() != nil {
+		return // noteZeroRTT: the resumed handshakes overlap the first requests
 	}
 	hs := r.H3Handshakes()
 	if len(hs) == 0 {

@@ -37,6 +37,7 @@ func runServe(ctx context.Context, env *cliEnv, args []string) error {
 	certOut := fs.String("cert-out", "", "--https and --http3: write the certificate served (generated or not) to this PEM `file`, for load --cacert")
 	fs.IntVar(&o.H3.MaxStreams, "h3-max-streams", server.DefaultH3MaxStreams, "HTTP/3: concurrent request streams per QUIC connection")
 	fs.DurationVar(&o.H3.IdleTimeout, "h3-idle-timeout", d.Idle, "HTTP/3: time a QUIC connection stays open with no packet")
+	fs.BoolVar(&o.H3.Allow0RTT, "h3-0rtt", false, "HTTP/3: accept 0-RTT early data (requests can then be replayed by an attacker; docs/http3.md)")
 	fs.StringVar(&o.Engine, "engine", server.EngineNetHTTP, "REST `engine`: nethttp (HTTP/1.1 and h2c) or fasthttp (HTTP/1.1 only); the same API either way")
 	fs.StringVar(&o.GRPCTransport, "grpc-transport", server.GRPCGrpcGo, "gRPC `transport`: grpc-go (its server, what users deploy) or lean (a minimal transport of ours, package h2grpc: the floor); the same services either way")
 	fs.IntVar(&o.SeedUsers, "seed-users", server.DefaultSeedUsers, "`N` deterministic users to start with")

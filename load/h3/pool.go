@@ -39,6 +39,8 @@ type Pool struct {
 	// Layers splits Bytes by layer (layers.go).
 	Layers LayerCounts
 
+	zero       *zeroRTT // nil: 1-RTT only (zerortt.go)
+	warmErr    error    // with 0-RTT, why Warm got no ticket
 	mu         sync.Mutex
 	handshakes []time.Duration
 	// wrapTrace, set by tests only, wraps each connection's trace.
@@ -87,6 +89,9 @@ func (p *Pool) Client(vu int) *http.Client { return p.clients[vu%len(p.clients)]
 // complete), in the order they completed: one per connection, more if a
 // connection was dialed again after the server closed it.
 func (p *Pool) Handshakes() []time.Duration {
+	if z := p.ZeroRTT(); z != nil { // zerortt.go
+		return append(slices.Clone(z.Full), z.Resumed...)
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return slices.Clone(p.handshakes)
@@ -97,6 +102,14 @@ func (p *Pool) Handshakes() []time.Duration {
 // failed dial is not an error here: the requests that need the connection
 // dial again, and fail, counted.
 func (p *Pool) Warm(ctx context.Context) {
+	if p.zero != nil { // zerortt.go: only the ticket; each connection dials at its first request
+		if err := p.warmTicket(ctx); err != nil {
+			p.mu.Lock()
+			p.warmErr = err
+			p.mu.Unlock()
+		}
+		return
+	}
 	var wg sync.WaitGroup
 	for _, s := range p.slots {
 		wg.Go(func() { _, _ = s.get(ctx) })
@@ -137,6 +150,9 @@ type conn struct {
 	qc    *quic.Conn
 	cc    *http3.ClientConn
 	dead  bool // GOAWAY or a failure: the next request dials again
+	// early: dialed for 0-RTT, its handshake not complete when DialEarly
+	// returned (zerortt.go; set before the conn is shared).
+	early bool
 }
 
 type dial struct {
@@ -150,6 +166,9 @@ func (s *slot) RoundTrip(req *http.Request) (*http.Response, error) {
 	c, err := s.get(req.Context())
 	if err != nil {
 		return nil, err
+	}
+	if s.p.zero != nil { // zerortt.go
+		return s.p.zero.roundTrip(s, c, req)
 	}
 	resp, err := c.cc.RoundTrip(req)
 	// The connection ended, or the server sent GOAWAY (http3 keeps that
@@ -203,9 +222,11 @@ func (s *slot) finishDial(d *dial, closes uint64) {
 		if old != nil {
 			old.close() // ended already; frees its socket
 		}
-		s.p.mu.Lock()
-		s.p.handshakes = append(s.p.handshakes, took)
-		s.p.mu.Unlock()
+		if s.p.zero == nil { // with 0-RTT, watch times the handshake
+			s.p.mu.Lock()
+			s.p.handshakes = append(s.p.handshakes, took)
+			s.p.mu.Unlock()
+		}
 	}
 	close(d.done)
 }
@@ -225,19 +246,33 @@ func (s *slot) dial(ctx context.Context) (*conn, time.Duration, error) {
 	cc.tear = &s.p.Layers.teardown
 	tr := &quic.Transport{Conn: cc}
 	start := time.Now()
-	qc, err := tr.Dial(ctx, raddr, s.tls, &quic.Config{
+	qcfg := &quic.Config{
 		HandshakeIdleTimeout: s.timeout,
 		MaxIdleTimeout:       max(s.timeout, 30*time.Second),
 		Tracer:               s.p.tracer(cc),
-	})
+	}
+	var qc *quic.Conn
+	if s.p.zero != nil { // zerortt.go: returns once 0-RTT keys are ready
+		qc, err = tr.DialEarly(ctx, raddr, s.tls, qcfg)
+	} else {
+		qc, err = tr.Dial(ctx, raddr, s.tls, qcfg)
+	}
 	took := time.Since(start)
 	if err != nil {
 		tr.Close()
 		udp.Close()
 		return nil, 0, fmt.Errorf("%s: QUIC handshake: %w", s.addr, err)
 	}
+	c := &conn{udp: udp, count: cc, tr: tr, qc: qc, cc: newClientConn(qc)}
+	if s.p.zero != nil {
+		s.p.zero.watch(c, start)
+	}
+	return c, took, nil
+}
+
+func newClientConn(qc *quic.Conn) *http3.ClientConn {
 	h3t := &http3.Transport{DisableCompression: true, MaxResponseHeaderBytes: clientio.MaxHead}
-	return &conn{udp: udp, count: cc, tr: tr, qc: qc, cc: h3t.NewClientConn(qc)}, took, nil
+	return h3t.NewClientConn(qc)
 }
 
 func (s *slot) markDead(c *conn) {
@@ -259,6 +294,16 @@ func (s *slot) close() error {
 }
 
 func (c *conn) close() error {
+	// The server's control stream is read by a goroutine of http3's: let
+	// it parse the SETTINGS first (they come with the first reply), or
+	// their bytes would be carried but not framed (layers.go).
+	if c.cc != nil && c.qc.Context().Err() == nil {
+		select {
+		case <-c.cc.ReceivedSettings():
+		case <-c.qc.Context().Done():
+		case <-time.After(time.Second):
+		}
+	}
 	c.count.closing.Store(true) // from here on, quic-go may discard what it reads unlogged
 	err := c.qc.CloseWithError(0, "")
 	return errors.Join(err, c.tr.Close(), c.udp.Close())

@@ -1,0 +1,222 @@
+package h3
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/quic-go/quic-go"
+	"github.com/quic-go/quic-go/http3"
+)
+
+// 0-RTT (Enable0RTT, load --0rtt): the pool first makes one full
+// handshake to get a session ticket (Warm), then dials each connection at
+// its first request, resuming the session, and sends the requests that
+// go before the handshake completes in 0-RTT packets (GET and HEAD only:
+// http3 sends nothing else early, a replayed POST being unsafe). Each
+// handshake is timed, full or resumed apart; a connection counts as 0-RTT
+// when quic-go says the server accepted its early data.
+//
+// When the server refuses: with a ticket that allows no early data (the
+// server does not accept 0-RTT) the connection is a resumed 1-RTT one
+// and its requests wait for the handshake; when it rejects early data it
+// had allowed, the requests sent early fail with quic.Err0RTTRejected and
+// are sent again once the handshake completes (Refused counts them).
+
+// ZeroRTTStats are a 0-RTT pool's counts.
+type ZeroRTTStats struct {
+	Full    []time.Duration `json:"full_ns"`    // full handshakes (the ticket's, and any without resumption)
+	Resumed []time.Duration `json:"resumed_ns"` // resumed handshakes, dial to complete
+	// Used is the connections whose early data the server accepted;
+	// EarlyRequests the requests sent before the handshake completed;
+	// Refused the connections whose early data the server rejected (their
+	// early requests sent again), and NoEarly the resumed connections that
+	// could not send early data (the ticket allowed none).
+	Used, EarlyRequests, Refused, NoEarly int64
+	// NoTicket says why the pool got no session ticket (then every
+	// connection makes a full handshake).
+	NoTicket string `json:"no_ticket,omitempty"`
+}
+
+type zeroRTT struct {
+	got                                  chan struct{} // closed when a ticket arrived
+	once                                 sync.Once
+	used, early, refused, noEarly, dials atomic.Int64
+	mu                                   sync.Mutex
+	full, resumed                        []time.Duration
+}
+
+// ticketCache is a session cache that says when a ticket arrived.
+type ticketCache struct {
+	tls.ClientSessionCache
+	z *zeroRTT
+}
+
+func (c ticketCache) Put(key string, cs *tls.ClientSessionState) {
+	c.ClientSessionCache.Put(key, cs)
+	if cs != nil {
+		c.z.once.Do(func() { close(c.z.got) })
+	}
+}
+
+// Enable0RTT makes the pool resume sessions and send early data. Call it
+// before the pool's first use.
+func (p *Pool) Enable0RTT() {
+	z := &zeroRTT{got: make(chan struct{})}
+	cfg := p.slots[0].tls.Clone()
+	cfg.ClientSessionCache = ticketCache{tls.NewLRUClientSessionCache(16), z}
+	for _, s := range p.slots {
+		s.tls = cfg
+	}
+	p.zero = z
+}
+
+// ZeroRTT is the 0-RTT counts (nil without Enable0RTT).
+func (p *Pool) ZeroRTT() *ZeroRTTStats {
+	z := p.zero
+	if z == nil {
+		return nil
+	}
+	p.mu.Lock()
+	var noTicket string
+	if p.warmErr != nil {
+		noTicket = p.warmErr.Error()
+	}
+	p.mu.Unlock()
+	z.mu.Lock()
+	defer z.mu.Unlock()
+	return &ZeroRTTStats{Full: slices.Clone(z.full), Resumed: slices.Clone(z.resumed), NoTicket: noTicket,
+		Used: z.used.Load(), EarlyRequests: z.early.Load(), Refused: z.refused.Load(), NoEarly: z.noEarly.Load()}
+}
+
+// warmTicket makes the full handshake whose session ticket the pool's
+// connections resume, and closes it once the ticket arrived and both
+// HTTP/3 control streams crossed (the server's SETTINGS parsed, ours
+// carried by a packet: nothing framed left unsent or unparsed, so the
+// bytes by layer stay exact; nothing else runs during Warm).
+func (p *Pool) warmTicket(ctx context.Context) error {
+	s0 := p.slots[0] // its address and TLS configuration, not its connection
+	s := &slot{p: p, addr: s0.addr, tls: s0.tls, timeout: s0.timeout}
+	c, _, err := s.dial(ctx)
+	if err != nil {
+		return err
+	}
+	defer c.close()
+	timeout := time.NewTimer(s.timeout)
+	defer timeout.Stop()
+	for _, ch := range []<-chan struct{}{p.zero.got, c.cc.ReceivedSettings()} {
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-timeout.C:
+			return fmt.Errorf("%s: no session ticket or SETTINGS within %v", s.addr, s.timeout)
+		}
+	}
+	for {
+		// http3 opens our control stream in a goroutine: wait until it
+		// was framed (logged) and carried.
+		if in, out := p.Layers.StreamMismatch(); in == 0 && out == 0 && p.Layers.out.h3Frames.Load() > 0 {
+			return nil
+		}
+		select {
+		case <-time.After(time.Millisecond):
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-timeout.C:
+			return fmt.Errorf("%s: the control streams did not cross within %v", s.addr, s.timeout)
+		}
+	}
+}
+
+// watch times c's handshake and records how it went. c.early is set
+// while the handshake is under way after DialEarly returned.
+func (z *zeroRTT) watch(c *conn, start time.Time) {
+	select {
+	case <-c.qc.HandshakeComplete():
+		z.done(c, start) // no early data possible: the handshake completed in Dial
+		return
+	default:
+	}
+	c.early = true
+	go func() {
+		select {
+		case <-c.qc.HandshakeComplete():
+			z.done(c, start)
+		case <-c.qc.Context().Done():
+		}
+	}()
+}
+
+func (z *zeroRTT) done(c *conn, start time.Time) {
+	took := time.Since(start)
+	st := c.qc.ConnectionState()
+	z.mu.Lock()
+	defer z.mu.Unlock()
+	if !st.TLS.DidResume {
+		z.full = append(z.full, took)
+		return
+	}
+	z.resumed = append(z.resumed, took)
+	switch {
+	case st.Used0RTT:
+		z.used.Add(1)
+	case c.early:
+		z.refused.Add(1)
+	default:
+		z.noEarly.Add(1)
+	}
+}
+
+// roundTrip sends req on c: early (0-RTT) while c's handshake is under
+// way and the method allows it, and again in 1-RTT if the server rejected
+// the early data.
+func (z *zeroRTT) roundTrip(s *slot, c *conn, req *http.Request) (*http.Response, error) {
+	early := req
+	select {
+	case <-c.qc.HandshakeComplete():
+	default:
+		switch req.Method {
+		case http.MethodGet, "":
+			early = req.Clone(req.Context())
+			early.Method = http3.MethodGet0RTT
+		case http.MethodHead:
+			early = req.Clone(req.Context())
+			early.Method = http3.MethodHead0RTT
+		}
+	}
+	if early != req {
+		z.early.Add(1)
+	}
+	s.mu.Lock()
+	cc := c.cc
+	s.mu.Unlock()
+	resp, err := cc.RoundTrip(early)
+	if err == nil || !errors.Is(err, quic.Err0RTTRejected) {
+		if err != nil && c.qc.Context().Err() != nil {
+			s.markDead(c)
+		}
+		return resp, err
+	}
+	// Rejected: the connection goes on in 1-RTT once its handshake
+	// completes, with a new HTTP/3 layer (its control stream was early
+	// data too); the request goes again.
+	qc, err := c.qc.NextConnection(req.Context())
+	if err != nil {
+		s.markDead(c)
+		return nil, fmt.Errorf("after 0-RTT was rejected: %w", err)
+	}
+	s.mu.Lock()
+	if c.cc == cc {
+		c.cc = newClientConn(qc)
+	}
+	cc = c.cc
+	s.mu.Unlock()
+	return cc.RoundTrip(req)
+}

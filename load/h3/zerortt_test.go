@@ -1,0 +1,108 @@
+package h3
+
+import (
+	"context"
+	"crypto/tls"
+	"io"
+	"testing"
+	"time"
+
+	"github.com/quic-go/quic-go"
+)
+
+// zeroServer is the test server with 0-RTT allowed or not, counting the
+// connections that resumed a session and those whose early data it
+// accepted, as quic-go's connection state reports them.
+func zeroServer(t *testing.T, allow bool) (*testServer, func() (resumed, used int64)) {
+	t.Helper()
+	s := startServerConfig(t, &quic.Config{Allow0RTT: allow})
+	var resumed, used chan bool = make(chan bool, 100), make(chan bool, 100)
+	s.srv.ConnContext = func(ctx context.Context, c *quic.Conn) context.Context {
+		s.conns.Add(1)
+		go func() {
+			select {
+			case <-c.HandshakeComplete():
+				st := c.ConnectionState()
+				resumed <- st.TLS.DidResume
+				used <- st.Used0RTT
+			case <-c.Context().Done():
+			}
+		}()
+		return ctx
+	}
+	counts := func() (r, u int64) {
+		for range s.conns.Load() {
+			if <-resumed {
+				r++
+			}
+			if <-used {
+				u++
+			}
+		}
+		return r, u
+	}
+	return s, counts
+}
+
+func getAll(t *testing.T, p *Pool, s *testServer, vus int) {
+	t.Helper()
+	for vu := range vus {
+		resp, err := p.Client(vu).Get("https://" + s.addr + "/")
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if string(b) != "hello " {
+			t.Fatalf("body %q", b)
+		}
+	}
+}
+
+// With 0-RTT allowed, the pool's 3 connections resume the ticket of one
+// full handshake and send their first GET early; the server accepted
+// early data on exactly the connections the client counts as 0-RTT, and
+// every request arrived once.
+func TestZeroRTTAccepted(t *testing.T) {
+	s, counts := zeroServer(t, true)
+	p := NewPool(3, s.addr, 10*time.Second, &tls.Config{RootCAs: s.roots})
+	p.Enable0RTT()
+	p.Warm(context.Background())
+	getAll(t, p, s, 6)
+	if err := p.Close(); err != nil {
+		t.Fatal(err)
+	}
+	z := p.ZeroRTT()
+	resumed, used := counts()
+	if z.NoTicket != "" || len(z.Full) != 1 || len(z.Resumed) != 3 || z.Used != 3 || z.EarlyRequests < 3 || z.Refused != 0 || z.NoEarly != 0 {
+		t.Errorf("client: %+v", z)
+	}
+	if resumed != 3 || used != z.Used || s.requests.Load() != 6 {
+		t.Errorf("server: %d resumed, %d 0-RTT, %d requests; client %+v", resumed, used, s.requests.Load(), z)
+	}
+	if err := p.Layers.Check(p.Bytes.In.Load(), p.Bytes.Out.Load()); err != nil {
+		t.Error(err)
+	}
+}
+
+// A server that does not allow 0-RTT issues tickets without early data:
+// the connections resume but send nothing early (NoEarly), the server
+// counts no 0-RTT connection, and every request still arrives once.
+func TestZeroRTTRefused(t *testing.T) {
+	s, counts := zeroServer(t, false)
+	p := NewPool(2, s.addr, 10*time.Second, &tls.Config{RootCAs: s.roots})
+	p.Enable0RTT()
+	p.Warm(context.Background())
+	getAll(t, p, s, 4)
+	if err := p.Close(); err != nil {
+		t.Fatal(err)
+	}
+	z := p.ZeroRTT()
+	resumed, used := counts()
+	if len(z.Full) != 1 || len(z.Resumed) != 2 || z.Used != 0 || z.EarlyRequests != 0 || z.NoEarly != 2 {
+		t.Errorf("client: %+v", z)
+	}
+	if resumed != 2 || used != 0 || s.requests.Load() != 4 {
+		t.Errorf("server: %d resumed, %d 0-RTT, %d requests", resumed, used, s.requests.Load())
+	}
+}
