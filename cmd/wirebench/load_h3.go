@@ -35,11 +35,11 @@ func noteZeroRTT(w io.Writer, sc load.Scenario, cfg map[string]any) {
 		fmt.Fprintf(w, "  0-RTT: no session ticket (%s): every connection made a full handshake\n", z.NoTicket)
 	}
 	fmt.Fprintf(w, "  0-RTT: %d of %d resumed connections used it (%d requests sent early)", z.Used, len(z.Resumed), z.EarlyRequests)
-	switch {
-	case z.NoEarly > 0:
+	if z.Refused > 0 {
+		fmt.Fprintf(w, "; the server rejected the early data of %d, their requests went again on connections dialed in 1-RTT", z.Refused)
+	}
+	if z.NoEarly > 0 {
 		fmt.Fprintf(w, "; %d could not: the server's ticket allows no early data (serve --h3-0rtt to allow it), they waited for the handshake", z.NoEarly)
-	case z.Refused > 0:
-		fmt.Fprintf(w, "; the server rejected the early data of %d, their requests went again after the handshake", z.Refused)
 	}
 	fmt.Fprintln(w, "\n  (each connection dialed at its first request: that request's latency includes its resumed handshake)")
 	for _, h := range []struct {

@@ -140,6 +140,7 @@ type slot struct {
 	c       *conn
 	dialing *dial  // the dial under way, if any
 	closes  uint64 // Close calls: a dial that outlives one is closed, not kept
+	noEarly bool   // 0-RTT: the server rejected early data once; dial 1-RTT
 }
 
 // conn is one QUIC connection on its own UDP socket.
@@ -151,8 +152,9 @@ type conn struct {
 	cc    *http3.ClientConn
 	dead  bool // GOAWAY or a failure: the next request dials again
 	// early: dialed for 0-RTT, its handshake not complete when DialEarly
-	// returned (zerortt.go; set before the conn is shared).
-	early bool
+	// returned (zerortt.go; set before the conn is shared); rejected: the
+	// server rejected its early data (its HTTP/3 streams were reset).
+	early, rejected bool
 }
 
 type dial struct {
@@ -252,7 +254,7 @@ func (s *slot) dial(ctx context.Context) (*conn, time.Duration, error) {
 		Tracer:               s.p.tracer(cc),
 	}
 	var qc *quic.Conn
-	if s.p.zero != nil { // zerortt.go: returns once 0-RTT keys are ready
+	if s.p.zero != nil && !s.noEarly { // zerortt.go: returns once 0-RTT keys are ready
 		qc, err = tr.DialEarly(ctx, raddr, s.tls, qcfg)
 	} else {
 		qc, err = tr.Dial(ctx, raddr, s.tls, qcfg)
@@ -297,7 +299,7 @@ func (c *conn) close() error {
 	// The server's control stream is read by a goroutine of http3's: let
 	// it parse the SETTINGS first (they come with the first reply), or
 	// their bytes would be carried but not framed (layers.go).
-	if c.cc != nil && c.qc.Context().Err() == nil {
+	if c.cc != nil && !c.rejected && c.qc.Context().Err() == nil {
 		select {
 		case <-c.cc.ReceivedSettings():
 		case <-c.qc.Context().Done():

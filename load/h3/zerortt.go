@@ -3,7 +3,6 @@ package h3
 import (
 	"context"
 	"crypto/tls"
-	"errors"
 	"fmt"
 	"net/http"
 	"slices"
@@ -11,7 +10,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/quic-go/quic-go"
 	"github.com/quic-go/quic-go/http3"
 )
 
@@ -26,8 +24,8 @@ import (
 // When the server refuses: with a ticket that allows no early data (the
 // server does not accept 0-RTT) the connection is a resumed 1-RTT one
 // and its requests wait for the handshake; when it rejects early data it
-// had allowed, the requests sent early fail with quic.Err0RTTRejected and
-// are sent again once the handshake completes (Refused counts them).
+// had allowed, the requests sent early fail and go again on a connection
+// dialed in 1-RTT (Refused counts the rejected connections).
 
 // ZeroRTTStats are a 0-RTT pool's counts.
 type ZeroRTTStats struct {
@@ -194,29 +192,38 @@ func (z *zeroRTT) roundTrip(s *slot, c *conn, req *http.Request) (*http.Response
 	if early != req {
 		z.early.Add(1)
 	}
-	s.mu.Lock()
-	cc := c.cc
-	s.mu.Unlock()
-	resp, err := cc.RoundTrip(early)
-	if err == nil || !errors.Is(err, quic.Err0RTTRejected) {
+	resp, err := c.cc.RoundTrip(early)
+	if err == nil || early == req || !z.rejected(c, req) {
 		if err != nil && c.qc.Context().Err() != nil {
 			s.markDead(c)
 		}
 		return resp, err
 	}
-	// Rejected: the connection goes on in 1-RTT once its handshake
-	// completes, with a new HTTP/3 layer (its control stream was early
-	// data too); the request goes again.
-	qc, err := c.qc.NextConnection(req.Context())
+	// Rejected: this connection is dropped and the request goes again on
+	// a new one, dialed 1-RTT (resuming, no early data: this server
+	// rejected it once). quic-go's NextConnection would keep the
+	// connection, but http3's streams on it were reset by the server
+	// (H3_INCOMPLETE_REQUEST) when tried here. http3 does not always say
+	// quic.Err0RTTRejected; quic-go's connection state is what tells.
+	s.mu.Lock()
+	c.dead, c.rejected, s.noEarly = true, true, true
+	s.mu.Unlock()
+	c2, err := s.get(req.Context())
 	if err != nil {
-		s.markDead(c)
 		return nil, fmt.Errorf("after 0-RTT was rejected: %w", err)
 	}
-	s.mu.Lock()
-	if c.cc == cc {
-		c.cc = newClientConn(qc)
+	return c2.cc.RoundTrip(req)
+}
+
+// rejected is whether a request sent early failed because the server
+// rejected c's early data: c's handshake completed without 0-RTT.
+func (z *zeroRTT) rejected(c *conn, req *http.Request) bool {
+	select {
+	case <-c.qc.HandshakeComplete():
+	case <-c.qc.Context().Done():
+		return false
+	case <-req.Context().Done():
+		return false
 	}
-	cc = c.cc
-	s.mu.Unlock()
-	return cc.RoundTrip(req)
+	return !c.qc.ConnectionState().Used0RTT
 }
