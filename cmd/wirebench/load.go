@@ -113,7 +113,7 @@ func newLoadFlags(env *cliEnv, f *loadFlags) *pflag.FlagSet {
 	fs.IntVar(&f.raw.Connections, "conns", 1, "h2c/h2/h3/gRPC: `connections` shared by the VUs (streams per connection = VUs/conns)")
 	fs.BoolVarP(&f.raw.Insecure, "insecure", "k", false, "https: do not verify the server's certificate")
 	fs.StringVar(&f.raw.CAFile, "cacert", "", "https: verify the server against the CA certificates in this PEM `file`")
-	fs.BoolVar(&f.raw.ZeroRTT, "0rtt", false, "h3 raw mode: resume a session ticket and send each connection's first GET/HEAD as 0-RTT early data (the server must allow it: serve --h3-0rtt)")
+	fs.BoolVar(&f.raw.ZeroRTT, "0rtt", false, "h3 (raw mode, --scenario): resume a session ticket and send each connection's first GET/HEAD as 0-RTT early data (the server must allow it: serve --h3-0rtt)")
 	fs.StringVar(&f.raw.CertFile, "cert", "", "https: client certificate (PEM `file`), with --key")
 	fs.StringVar(&f.raw.KeyFile, "key", "", "https: client certificate's private key (PEM `file`)")
 	fs.StringVar(&f.scenario, "scenario", "", "reference-API `scenario`: crud, echo, get, list, create; or a key-value one: kv-set, kv-get, kv-mixed")
@@ -419,8 +419,8 @@ func (f *loadFlags) scenarioFrom(pos []string) (load.Scenario, map[string]any, e
 			f.raw.ExpectStatus = append(f.raw.ExpectStatus, n)
 		}
 	}
-	if f.raw.ZeroRTT && (f.replay.file != "" || f.stream.Kind != "" || f.browser.Kind != "" || f.scenario != "") {
-		return nil, nil, loadUsagef("--0rtt applies to raw mode (one URL, --transport h3)")
+	if f.raw.ZeroRTT && (f.replay.file != "" || f.stream.Kind != "" || f.browser.Kind != "" || strings.HasPrefix(f.scenario, "kv-")) {
+		return nil, nil, loadUsagef("--0rtt applies to raw mode and the reference scenarios over --transport h3")
 	}
 	if f.replay.file != "" {
 		return f.replayScenario(url)
@@ -435,7 +435,7 @@ func (f *loadFlags) scenarioFrom(pos []string) (load.Scenario, map[string]any, e
 		f.sc.Name, f.sc.URL, f.sc.Transport = f.scenario, url, f.raw.Transport
 		f.sc.Connections, f.sc.Timeout, f.sc.NoKeepAlive = f.raw.Connections, f.o.Timeout, f.raw.NoKeepAlive
 		f.sc.Client = f.raw.Client
-		f.sc.Insecure, f.sc.CAFile = f.raw.Insecure, f.raw.CAFile // h3
+		f.sc.Insecure, f.sc.CAFile, f.sc.ZeroRTT = f.raw.Insecure, f.raw.CAFile, f.raw.ZeroRTT // h3
 		cfg := map[string]any{"scenario": f.scenario}
 		if f.sc.Transport == load.TransportAuto { // load_h3.go
 			note, err := f.autoScenario()

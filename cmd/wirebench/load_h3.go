@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/wirebench/wirebench/load"
+	"github.com/wirebench/wirebench/load/h3"
 )
 
 // noteTransport says, under the summary, which transport --transport auto
@@ -25,7 +26,7 @@ func noteTransport(w io.Writer, sc load.Scenario, cfg map[string]any) {
 // noteZeroRTT prints and records what --0rtt did: the full and resumed
 // handshakes apart, and how many connections the server let use 0-RTT.
 func noteZeroRTT(w io.Writer, sc load.Scenario, cfg map[string]any) {
-	r, ok := sc.(*load.Raw)
+	r, ok := sc.(interface{ H3ZeroRTT() *h3.ZeroRTTStats }) // load.Raw, the reference scenarios
 	if !ok || r.H3ZeroRTT() == nil {
 		return
 	}
@@ -76,7 +77,7 @@ func noteH3Handshakes(w io.Writer, sc load.Scenario, cfg map[string]any) {
 	if !ok {
 		return
 	}
-	if rr, ok := sc.(*load.Raw); ok && rr.H3ZeroRTT() != nil {
+	if rr, ok := sc.(interface{ H3ZeroRTT() *h3.ZeroRTTStats }); ok && rr.H3ZeroRTT() != nil {
 		return // noteZeroRTT: the resumed handshakes overlap the first requests
 	}
 	hs := r.H3Handshakes()

@@ -65,6 +65,10 @@ type Options struct {
 	// mode's https://: none, or these CAs too.
 	Insecure bool   `json:"insecure,omitempty"`
 	CAFile   string `json:"ca_file,omitempty"`
+	// ZeroRTT (h3, load --0rtt) resumes a session ticket and sends each
+	// connection's GETs before its handshake completes as 0-RTT early
+	// data (load/h3's zerortt.go); the other methods wait for it.
+	ZeroRTT bool `json:"zero_rtt,omitempty"`
 }
 
 // apiScenario is the Scenario of every reference-API scenario: it owns the
@@ -118,6 +122,9 @@ func New(o Options) (load.Scenario, error) {
 	default:
 		return nil, fmt.Errorf("%w: client %q (want lean or std)", load.ErrOptions, o.Client)
 	}
+	if o.ZeroRTT && o.Transport != load.TransportH3 {
+		return nil, fmt.Errorf("%w: --0rtt is HTTP/3's (--transport h3), not %s", load.ErrOptions, o.Transport)
+	}
 	s := &apiScenario{o: o, ops: ops}
 	host := o.URL
 	if u, err := url.Parse(o.URL); err == nil && u.Host != "" {
@@ -158,6 +165,9 @@ func New(o Options) (load.Scenario, error) {
 			p, err := load.NewH3Pool(s.addr, s.h3host, o.Connections, o.Timeout, o.Insecure, o.CAFile)
 			if err != nil {
 				return nil, err
+			}
+			if o.ZeroRTT {
+				p.Enable0RTT()
 			}
 			s.h3 = p
 		}
@@ -351,6 +361,14 @@ func (s *apiScenario) Close() error {
 		s.h3.Close()
 	}
 	return nil
+}
+
+// H3ZeroRTT is the 0-RTT counts of an h3 --0rtt run (nil otherwise).
+func (s *apiScenario) H3ZeroRTT() *h3.ZeroRTTStats {
+	if s.h3 == nil {
+		return nil
+	}
+	return s.h3.ZeroRTT()
 }
 
 // H3Handshakes is how long each QUIC handshake took over h3 (none
