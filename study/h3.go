@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/wirebench/wirebench/load"
+	"github.com/wirebench/wirebench/load/stream"
 	"github.com/wirebench/wirebench/results"
 )
 
@@ -34,9 +35,10 @@ func h3Label(label string) string { return label + " over h3 (TLS)" }
 // (apiCell), its twin over HTTP/3: the same scenario, format, VUs and
 // dataset, served by the same binary with --http3 too, the client on one
 // QUIC connection per VU, as the HTTP/1.1 cell has one TCP connection per
-// VU, so that the protocol is what differs. Cells a QUIC connection
-// cannot mirror (a new connection per request, net/http's client) get no
-// twin. The twins carry TLS and the cleartext cells do not: the results
+// VU, so that the protocol is what differs; the REST list streams
+// (rest-list, NDJSON, SSE) likewise. Cells a QUIC connection cannot
+// mirror (a new connection per request, net/http's client, gRPC,
+// WebSocket, the browser) get no twin. The twins carry TLS and the cleartext cells do not: the results
 // say so; the transports study compares h1, h2 and h3 all on TLS.
 func WithH3(def Definition) (Definition, error) {
 	var cells []Cell
@@ -62,22 +64,35 @@ func WithH3(def Definition) (Definition, error) {
 // h3Twin is c over HTTP/3, if c is a REST scenario on the reference
 // server that HTTP/3 can mirror.
 func h3Twin(c Cell) (Cell, bool) {
-	so := c.Load.Scenario
-	if so == nil || c.Server == nil || c.Capacity != nil || !isReference(c.Server.Command) ||
-		so.Transport != "" && so.Transport != load.TransportHTTP1 || so.NoKeepAlive || so.Client == load.ClientStd {
+	if c.Server == nil || c.Capacity != nil || !isReference(c.Server.Command) {
 		return Cell{}, false
 	}
-	h3 := *so
-	h3.URL, h3.Transport, h3.Insecure = refH3, load.TransportH3, true
-	h3.Connections = c.Load.concurrency()
 	tw := c
+	switch so, st := c.Load.Scenario, c.Load.Stream; {
+	case so != nil && (so.Transport == "" || so.Transport == load.TransportHTTP1) && !so.NoKeepAlive && so.Client != load.ClientStd:
+		h3 := *so
+		h3.URL, h3.Transport, h3.Insecure = refH3, load.TransportH3, true
+		h3.Connections = c.Load.concurrency()
+		tw.Load.Scenario = &h3
+	case st != nil && h3StreamKind(st.Kind) && (st.Transport == "" || st.Transport == load.TransportHTTP1):
+		h3 := *st // the REST list kinds (load/stream/h3.go)
+		h3.URL, h3.Transport, h3.Insecure = refH3, load.TransportH3, true
+		h3.Connections = c.Load.concurrency()
+		tw.Load.Stream = &h3
+	default:
+		return Cell{}, false
+	}
 	tw.Label, tw.Baseline = h3Label(c.Label), false
 	tw.ServeArgs = append(slices.Clone(c.ServeArgs), h3Serve...)
 	srv := *c.Server
 	srv.Command = append(slices.Clone(c.Server.Command), h3Serve...)
 	tw.Server = &srv
-	tw.Load.Scenario = &h3
 	return tw, true
+}
+
+// h3StreamKind reports whether a stream kind runs over HTTP/3.
+func h3StreamKind(kind string) bool {
+	return kind == stream.RESTList || kind == stream.NDJSON || kind == stream.SSE
 }
 
 // isReference reports whether argv runs the reference server.

@@ -13,6 +13,7 @@ import (
 	"github.com/wirebench/wirebench/internal/testkit"
 	"github.com/wirebench/wirebench/load"
 	"github.com/wirebench/wirebench/load/scenario"
+	"github.com/wirebench/wirebench/load/stream"
 	"github.com/wirebench/wirebench/report"
 	"github.com/wirebench/wirebench/results"
 )
@@ -35,11 +36,18 @@ func TestWithH3(t *testing.T) {
 		if err := validate(h3); err != nil {
 			t.Fatalf("%s --h3: %v", name, err)
 		}
-		want := 0
+		want, streams := 0, 0
 		for _, c := range def.Cells {
 			if so := c.Load.Scenario; so != nil && so.Transport == "" && !so.NoKeepAlive && so.Client == "" {
 				want++
 			}
+			if st := c.Load.Stream; st != nil && (st.Kind == stream.RESTList || st.Kind == stream.NDJSON || st.Kind == stream.SSE) {
+				want++
+				streams++
+			}
+		}
+		if name == "grpc-vs-rest" && streams != 3 {
+			t.Errorf("grpc-vs-rest: %d REST list stream cells, want 3", streams)
 		}
 		if want == 0 || len(h3.Cells) != len(def.Cells)+want {
 			t.Fatalf("%s: %d cells with --h3, want %d + %d", name, len(h3.Cells), len(def.Cells), want)
@@ -54,7 +62,12 @@ func TestWithH3(t *testing.T) {
 			if c.Label != h3Label(orig.Label) || c.Group != orig.Group || c.Baseline {
 				t.Errorf("%s: %q follows %q", name, c.ID(), orig.ID())
 			}
-			if so == nil || so.Transport != load.TransportH3 || so.URL != refH3 || !so.Insecure ||
+			if st := c.Load.Stream; st != nil {
+				if st.Transport != load.TransportH3 || st.URL != refH3 || !st.Insecure || st.Kind != orig.Load.Stream.Kind ||
+					st.Connections != orig.Load.concurrency() || orig.Load.Stream.Transport != "" {
+					t.Errorf("%s: %s: stream %+v", name, c.ID(), st)
+				}
+			} else if so == nil || so.Transport != load.TransportH3 || so.URL != refH3 || !so.Insecure ||
 				so.Name != orig.Load.Scenario.Name || so.Format != orig.Load.Scenario.Format ||
 				so.Compression != orig.Load.Scenario.Compression || so.Connections != orig.Load.concurrency() {
 				t.Errorf("%s: %s: scenario %+v", name, c.ID(), so)

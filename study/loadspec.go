@@ -101,6 +101,9 @@ func (l LoadSpec) describe() map[string]any {
 			"connections": s.Connections, "no_keepalive": s.NoKeepAlive, "compression": s.Compression})
 	} else if st := l.Stream; st != nil {
 		d["scenario"], d["kind"], d["messages"] = "stream", st.Kind, st.Messages
+		if st.Transport != "" {
+			d["transport"], d["connections"] = st.Transport, st.Connections
+		}
 	} else if b := l.Browser; b != nil {
 		d["scenario"], d["kind"], d["batch"], d["in_browser"] = "browser", b.Kind, b.Batch, true
 	} else if k := l.KV; k != nil {
