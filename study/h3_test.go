@@ -139,6 +139,7 @@ func TestH3CellsEndToEnd(t *testing.T) {
 	lo := load.Options{Options: results.Options{Concurrency: 2}}
 	def, err := WithH3(Definition{Name: "tiny-h3", Title: "tiny", Cells: []Cell{
 		apiCell("get", "REST json", dataset{users: 10, todos: 1}, nil, lo, scenario.Options{Name: scenario.Get, Format: "json"}),
+		streamCell("list", "REST NDJSON", dataset{users: 10, todos: 1}, lo, stream.NDJSON, 0),
 	}})
 	if err != nil {
 		t.Fatal(err)
@@ -155,8 +156,8 @@ func TestH3CellsEndToEnd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(res.Trials) != 5 {
-		t.Fatalf("%d trials, want 5", len(res.Trials))
+	if len(res.Trials) != 7 {
+		t.Fatalf("%d trials, want 7", len(res.Trials))
 	}
 	for _, tr := range res.Trials {
 		if tr.Error != "" || tr.Load == nil || tr.Load.Requests == 0 || tr.Load.Failed != 0 {
@@ -174,7 +175,14 @@ func TestH3CellsEndToEnd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, s := range []string{"REST json over h3 (TLS)", "| h3 ", "run on TLS"} {
+	for _, tr := range res.Trials {
+		if strings.HasSuffix(tr.Cell, "REST NDJSON over h3 (TLS)") {
+			if st := tr.Load.Stream; st == nil || st.Items != 10*tr.Load.Requests || st.In.QUIC == 0 || st.In.Envelope == 0 {
+				t.Errorf("%s: stream %+v", tr.Cell, st)
+			}
+		}
+	}
+	for _, s := range []string{"REST json over h3 (TLS)", "REST NDJSON over h3 (TLS)", "| h3 ", "run on TLS"} {
 		if !strings.Contains(string(md), s) {
 			t.Errorf("report.md lacks %q:\n%s", s, md)
 		}
