@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"io"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -71,24 +70,10 @@ func startServeH3(t *testing.T, bin string, extra ...string) h3Serve {
 	return s
 }
 
-// h3Counters reads the server's own HTTP/3 counters from /metrics.
+// counters reads the server's own HTTP/3 counters from /metrics.
 func (s h3Serve) counters(t *testing.T) (requests, conns int64) {
 	t.Helper()
-	resp, err := http.Get("http://" + s.http + "/metrics")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	get := func(name string) int64 {
-		m := regexp.MustCompile(`(?m)^` + name + ` (\d+)$`).FindSubmatch(b)
-		if m == nil {
-			t.Fatalf("/metrics has no %s", name)
-		}
-		v, _ := strconv.ParseInt(string(m[1]), 10, 64)
-		return v
-	}
-	return get("wirebench_h3_requests_total"), get("wirebench_h3_connections_total")
+	return testkit.Metric(t, s.http, "wirebench_h3_requests_total"), testkit.Metric(t, s.http, "wirebench_h3_connections_total")
 }
 
 // TestPeerH3 runs `serve --http3` against an HTTP/3 stack nobody here

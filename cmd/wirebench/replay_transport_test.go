@@ -2,14 +2,12 @@ package main
 
 import (
 	"fmt"
-	"io"
-	"net/http"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strconv"
 	"testing"
 
+	"github.com/wirebench/wirebench/internal/testkit"
 	"github.com/wirebench/wirebench/load/replay/reqlog"
 )
 
@@ -58,23 +56,6 @@ func requestCounts(log []reqlog.Request) string {
 	return fmt.Sprint(m)
 }
 
-// metric reads one counter of serve's /metrics.
-func metric(t *testing.T, httpAddr, name string) int64 {
-	t.Helper()
-	resp, err := http.Get("http://" + httpAddr + "/metrics")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	m := regexp.MustCompile(`(?m)^` + name + ` (\d+)$`).FindSubmatch(b)
-	if m == nil {
-		t.Fatalf("/metrics has no %s", name)
-	}
-	v, _ := strconv.ParseInt(string(m[1]), 10, 64)
-	return v
-}
-
 // TestReplayOverTLSAndH3: the same recording replayed to serve's https://
 // face over HTTP/1.1 (verified with --cacert, or -k) and h2, and to its
 // HTTP/3 face, arrives whole: the server's own record holds the
@@ -111,7 +92,7 @@ func TestReplayOverTLSAndH3(t *testing.T) {
 			if res.Requests != 55 || res.Failed != 0 {
 				t.Fatalf("result: %d requests, %d failed %v", res.Requests, res.Failed, res.Failures)
 			}
-			h3 := metric(t, faces["http"], "wirebench_h3_requests_total")
+			h3 := testkit.Metric(t, faces["http"], "wirebench_h3_requests_total")
 			if code := stop(); code != 0 {
 				t.Fatalf("serve exited %d", code)
 			}

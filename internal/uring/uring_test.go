@@ -57,8 +57,10 @@ func TestNopRoundTrip(t *testing.T) {
 
 func TestSQEFull(t *testing.T) {
 	r := newRing(t, 2)
-	if r.SQE() == nil || r.SQE() == nil {
-		t.Fatal("a ring of 2 gave fewer than 2 SQEs")
+	for i := range 2 {
+		if r.SQE() == nil {
+			t.Fatalf("a ring of 2 gave no SQE #%d", i+1)
+		}
 	}
 	if r.SQE() != nil {
 		t.Fatal("a third SQE from a full ring of 2")

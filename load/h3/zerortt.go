@@ -43,11 +43,11 @@ type ZeroRTTStats struct {
 }
 
 type zeroRTT struct {
-	got                                  chan struct{} // closed when a ticket arrived
-	once                                 sync.Once
-	used, early, refused, noEarly, dials atomic.Int64
-	mu                                   sync.Mutex
-	full, resumed                        []time.Duration
+	got                           chan struct{} // closed when a ticket arrived
+	once                          sync.Once
+	used, early, refused, noEarly atomic.Int64
+	mu                            sync.Mutex
+	full, resumed                 []time.Duration
 }
 
 // ticketCache is a session cache that says when a ticket arrived.

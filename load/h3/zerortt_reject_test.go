@@ -2,6 +2,7 @@ package h3
 
 import (
 	"context"
+	"crypto"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
@@ -43,7 +44,7 @@ func TestZeroRTTRejectedFallsBack(t *testing.T) {
 			t.Fatal(err)
 		}
 		srv := &http3.Server{
-			TLSConfig:  http3.ConfigureTLSConfig(&tls.Config{Certificates: []tls.Certificate{{Certificate: [][]byte{der}, PrivateKey: key}}, SessionTicketKey: ticketKey}),
+			TLSConfig:  http3.ConfigureTLSConfig(tlsWithTicketKey(der, key, ticketKey)),
 			QUICConfig: &quic.Config{Allow0RTT: allow},
 			Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 				requests.Add(1)
@@ -107,4 +108,12 @@ func addrPort(t *testing.T, addr string) int {
 		t.Fatal(err)
 	}
 	return a.Port
+}
+
+// tlsWithTicketKey is a server config whose session tickets both servers
+// of the test can decrypt (one key, set through SetSessionTicketKeys).
+func tlsWithTicketKey(der []byte, key crypto.PrivateKey, ticketKey [32]byte) *tls.Config {
+	c := &tls.Config{Certificates: []tls.Certificate{{Certificate: [][]byte{der}, PrivateKey: key}}}
+	c.SetSessionTicketKeys([][32]byte{ticketKey})
+	return c
 }

@@ -5,32 +5,14 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"io"
-	"net/http"
-	"regexp"
 	"strconv"
 	"testing"
 	"time"
 
+	"github.com/wirebench/wirebench/internal/testkit"
 	"github.com/wirebench/wirebench/load/h3"
 	"github.com/wirebench/wirebench/server"
 )
-
-// metric reads one of the server's own counters from /metrics.
-func metric(t *testing.T, srv *server.Server, name string) int64 {
-	t.Helper()
-	resp, err := http.Get("http://" + srv.HTTPAddr() + "/metrics")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	m := regexp.MustCompile(`(?m)^` + name + ` (\d+)$`).FindSubmatch(b)
-	if m == nil {
-		t.Fatalf("/metrics has no %s", name)
-	}
-	n, _ := strconv.ParseInt(string(m[1]), 10, 64)
-	return n
-}
 
 // --0rtt against our own server, with serve --h3-0rtt and without: the
 // client's counts of resumed and 0-RTT connections and of requests equal
@@ -75,7 +57,7 @@ func TestZeroRTTAgainstServe(t *testing.T) {
 			got := map[string]int64{}
 			for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
 				for k := range want {
-					got[k] = metric(t, srv, k)
+					got[k] = testkit.Metric(t, srv.HTTPAddr(), k)
 				}
 				if equal(got, want) || time.Now().After(deadline) {
 					break

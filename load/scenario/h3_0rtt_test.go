@@ -2,36 +2,17 @@ package scenario_test
 
 import (
 	"context"
-	"io"
-	"net/http"
-	"regexp"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/wirebench/wirebench/internal/testkit"
 	"github.com/wirebench/wirebench/load"
 	"github.com/wirebench/wirebench/load/h3"
 	"github.com/wirebench/wirebench/load/scenario"
 	"github.com/wirebench/wirebench/results"
 	"github.com/wirebench/wirebench/server"
 )
-
-func serverCount(t *testing.T, srv *server.Server, name string) int64 {
-	t.Helper()
-	resp, err := http.Get("http://" + srv.HTTPAddr() + "/metrics")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	m := regexp.MustCompile(`(?m)^` + name + ` (\d+)$`).FindSubmatch(b)
-	if m == nil {
-		t.Fatalf("/metrics has no %s", name)
-	}
-	n, _ := strconv.ParseInt(string(m[1]), 10, 64)
-	return n
-}
 
 // The get scenario with --0rtt against serve --h3-0rtt: every response
 // checked, the connections resume and use 0-RTT, and the server's own
@@ -68,7 +49,7 @@ func TestScenarioZeroRTT(t *testing.T) {
 	}
 	var used, resumed int64
 	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-		used, resumed = serverCount(t, srv, "wirebench_h3_0rtt_connections_total"), serverCount(t, srv, "wirebench_h3_resumed_connections_total")
+		used, resumed = testkit.Metric(t, srv.HTTPAddr(), "wirebench_h3_0rtt_connections_total"), testkit.Metric(t, srv.HTTPAddr(), "wirebench_h3_resumed_connections_total")
 		if used == z.Used && resumed == int64(len(z.Resumed)) {
 			break
 		}

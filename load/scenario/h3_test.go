@@ -3,36 +3,16 @@ package scenario_test
 import (
 	"context"
 	"fmt"
-	"io"
-	"net/http"
-	"regexp"
-	"strconv"
 	"testing"
 	"time"
 
 	"github.com/wirebench/wirebench/codec"
+	"github.com/wirebench/wirebench/internal/testkit"
 	"github.com/wirebench/wirebench/load"
 	"github.com/wirebench/wirebench/load/scenario"
 	"github.com/wirebench/wirebench/results"
 	"github.com/wirebench/wirebench/server"
 )
-
-// h3Requests is the server's own count of requests over HTTP/3.
-func h3Requests(t *testing.T, srv *server.Server) int64 {
-	t.Helper()
-	resp, err := http.Get("http://" + srv.HTTPAddr() + "/metrics")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	m := regexp.MustCompile(`(?m)^wirebench_h3_requests_total (\d+)$`).FindSubmatch(b)
-	if m == nil {
-		t.Fatalf("/metrics has no wirebench_h3_requests_total:\n%s", b)
-	}
-	n, _ := strconv.ParseInt(string(m[1]), 10, 64)
-	return n
-}
 
 // TestAPIScenariosOverH3 runs every scenario in every format over HTTP/3
 // against the real server (serve --http3): exactly -n requests, none
@@ -51,7 +31,7 @@ func TestAPIScenariosOverH3(t *testing.T) {
 		for _, name := range []string{scenario.CRUD, scenario.Echo, scenario.Get, scenario.List, scenario.Create} {
 			t.Run(fmt.Sprintf("%s/%s", f, name), func(t *testing.T) {
 				ran++
-				before := h3Requests(t, srv)
+				before := testkit.Metric(t, srv.HTTPAddr(), "wirebench_h3_requests_total")
 				sc, err := scenario.New(scenario.Options{Name: name, URL: "https://" + srv.H3Addr(), Format: f,
 					Transport: load.TransportH3, Connections: 2, Insecure: true, Timeout: 5 * time.Second})
 				if err != nil {
@@ -75,7 +55,7 @@ func TestAPIScenariosOverH3(t *testing.T) {
 				case scenario.CRUD, scenario.Create:
 					cleanup = 3
 				}
-				if got := h3Requests(t, srv) - before; got < n+extra || got > n+extra+cleanup {
+				if got := testkit.Metric(t, srv.HTTPAddr(), "wirebench_h3_requests_total") - before; got < n+extra || got > n+extra+cleanup {
 					t.Errorf("server answered %d over HTTP/3, want %d (+%d snapshot, +0..%d cleanup)", got, n, extra, cleanup)
 				}
 				if hs := sc.(interface{ H3Handshakes() []time.Duration }).H3Handshakes(); len(hs) != 2 {

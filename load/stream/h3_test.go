@@ -3,34 +3,14 @@ package stream
 import (
 	"context"
 	"errors"
-	"io"
-	"net/http"
-	"regexp"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/wirebench/wirebench/internal/testkit"
 	"github.com/wirebench/wirebench/load"
 	"github.com/wirebench/wirebench/server"
 )
-
-// h3Count reads one of the server's own HTTP/3 counters from /metrics.
-func h3Count(t *testing.T, srv *server.Server, name string) int64 {
-	t.Helper()
-	resp, err := http.Get("http://" + srv.HTTPAddr() + "/metrics")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	m := regexp.MustCompile(`(?m)^` + name + ` (\d+)$`).FindSubmatch(b)
-	if m == nil {
-		t.Fatalf("/metrics has no %s", name)
-	}
-	n, _ := strconv.ParseInt(string(m[1]), 10, 64)
-	return n
-}
 
 // The REST list kinds over HTTP/3 against the real server (serve
 // --http3): every exchange checked as over HTTP/1.1 (checkStream: all
@@ -48,15 +28,15 @@ func TestStreamRESTOverH3(t *testing.T) {
 	for _, kind := range []string{RESTList, NDJSON, SSE} {
 		t.Run(kind, func(t *testing.T) {
 			ran++
-			req0, conn0 := h3Count(t, srv, "wirebench_h3_requests_total"), h3Count(t, srv, "wirebench_h3_connections_total")
+			req0, conn0 := testkit.Metric(t, srv.HTTPAddr(), "wirebench_h3_requests_total"), testkit.Metric(t, srv.HTTPAddr(), "wirebench_h3_connections_total")
 			const n = 30
 			res := runStream(t, Options{Kind: kind, URL: "https://" + srv.H3Addr(), Transport: load.TransportH3,
 				Connections: 2, Insecure: true, Timeout: 10 * time.Second}, n)
 			checkStream(t, res, n, 40, kind != RESTList)
-			if got := h3Count(t, srv, "wirebench_h3_requests_total") - req0; got != n {
+			if got := testkit.Metric(t, srv.HTTPAddr(), "wirebench_h3_requests_total") - req0; got != n {
 				t.Errorf("server answered %d requests over HTTP/3, the run counted %d", got, n)
 			}
-			if got := h3Count(t, srv, "wirebench_h3_connections_total") - conn0; got != 2 {
+			if got := testkit.Metric(t, srv.HTTPAddr(), "wirebench_h3_connections_total") - conn0; got != 2 {
 				t.Errorf("%d QUIC connections, want 2 (--conns)", got)
 			}
 			s := res.Stream
