@@ -152,7 +152,7 @@ func oneAnswer(g Group, i int, yes Verdict) string {
 	rng := ratioRange(d)
 	switch v {
 	case Undecided:
-		return fmt.Sprintf("cannot tell with %s (need %d+ per cell): %s observed%s", trialCount(d), stats.MinUTestSamples(d.Alpha), ratio, rng)
+		return fmt.Sprintf("%s: %s observed%s", cannotDecide(d, "cannot tell", " per cell"), ratio, rng)
 	case Same:
 		s := fmt.Sprintf("no significant difference in %s from %s (p=%.3f, %s)", unit, base, d.P, trialCount(d))
 		if yn {
@@ -230,7 +230,9 @@ func summaryAnswer(rep *Report) string {
 			if v == Better || v == Worse {
 				it.ratio = ratioOf(d.New.Center/d.Old.Center) + "×"
 			}
-			if v == Undecided {
+			if v == Undecided && isCut(d) {
+				v = cutVerdict
+			} else if v == Undecided {
 				trials[trialCount(d)] = true
 			}
 			by[v] = append(by[v], it)
@@ -257,7 +259,7 @@ func summaryAnswer(rep *Report) string {
 	for _, v := range []struct {
 		v    Verdict
 		word string
-	}{{Better, "better"}, {Worse, "worse"}, {Same, "no significant difference"}, {Undecided, "cannot tell"}, {NoData, "nothing to compare"}} {
+	}{{Better, "better"}, {Worse, "worse"}, {Same, "no significant difference"}, {Undecided, "cannot tell"}, {cutVerdict, "not decided (the study was interrupted)"}, {NoData, "nothing to compare"}} {
 		its := by[v.v]
 		if len(its) == 0 {
 			continue

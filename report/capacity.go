@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/wirebench/wirebench/results"
-	"github.com/wirebench/wirebench/results/stats"
 )
 
 // Capacity (results.Capacity) is the headline wherever a cell measured
@@ -92,7 +91,7 @@ func capacityFinding(g Group, i int) (Verdict, string) {
 	var text string
 	switch v {
 	case Undecided:
-		text = fmt.Sprintf("cannot decide with %s (need %d+): %s", trialCount(d), stats.MinUTestSamples(d.Alpha), carries)
+		text = fmt.Sprintf("%s: %s", cannotDecide(d, "cannot decide", ""), carries)
 	case Same:
 		text = fmt.Sprintf("%s carries ~ %s's load%s (%s×, no significant difference, p=%.3f, %s)", c.Cell.Label, base.Cell.Label, at, ratioText(ratio), d.P, trialCount(d))
 	default:

@@ -87,7 +87,7 @@ func judge(d stats.Delta, what string, higherIsBetter bool) (Verdict, string) {
 	case math.IsNaN(pct):
 		return NoData, "no " + what + " to compare"
 	case !d.Significant() && !d.Decidable():
-		return Undecided, fmt.Sprintf("cannot decide with %s (need %d+): %s", trialCount(d), stats.MinUTestSamples(d.Alpha), change)
+		return Undecided, fmt.Sprintf("%s: %s", cannotDecide(d, "cannot decide", ""), change)
 	case !d.Significant() || d.New.Center == d.Old.Center:
 		return Same, fmt.Sprintf("~ %s, no significant difference (p=%.3f, %s)", what, d.P, trialCount(d))
 	}

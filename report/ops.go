@@ -135,7 +135,7 @@ func opTable(g Group) table {
 				row = append(row, "—")
 				continue
 			}
-			d := stats.Compare(old, new)
+			d := g.compare(i, old, new)
 			if d.Significant() && d.Old.Center != d.New.Center {
 				t.Sig[[2]int{r, len(row)}] = map[bool]int{true: 1, false: -1}[d.New.Center < d.Old.Center]
 			}

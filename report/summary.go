@@ -66,6 +66,9 @@ type CellSummary struct {
 	// name (each trial's Load.Exemplars merged); nil when none were kept.
 	Slowest  *results.Exemplars
 	Warnings []string
+	// Incomplete marks a cell of an interrupted study that ran fewer
+	// trials than planned: no comparison with it is decided.
+	Incomplete bool
 
 	// InBrowser marks a cell whose requests a page made (timed with
 	// performance.now()): its req/s moves in whole batches.
@@ -202,6 +205,7 @@ func summarizeCell(r *results.Study, c results.Cell) CellSummary {
 		cs.Slowest = results.MergeExemplars(n, sets...)
 	}
 	cs.Capacity = capacities(r, c.ID)
+	cs.Incomplete = r.Stop.IncompleteCell(c.ID)
 	for _, w := range slices.Sorted(maps.Keys(loadWarn)) {
 		cs.Warnings = append(cs.Warnings, fmt.Sprintf("load client (%d of %d trials): %s", loadWarn[w], len(trials), w))
 	}
@@ -235,7 +239,7 @@ func (g Group) VsBaseline(i int, key string) (d stats.Delta, ok bool) {
 	if len(old) == 0 || len(new) == 0 {
 		return stats.Delta{}, false
 	}
-	return stats.Compare(old, new), true
+	return g.compare(i, old, new), true
 }
 
 // lastLine is the last line of a command's output, where the reason for

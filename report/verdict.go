@@ -63,5 +63,25 @@ func verdict(rep *Report) []string {
 	if lr, ok := singleRun(rep.Results); ok {
 		return RunVerdict(lr)
 	}
+	if l := interruptedLine(rep.Results.Stop); l != "" {
+		return []string{l}
+	}
 	return nil
+}
+
+// interruptedLine is a cut-short study's first line: how many trials ran
+// and which cells lack trials, whose comparisons are then not decided.
+func interruptedLine(s *results.StudyStop) string {
+	if s == nil || !s.Interrupted {
+		return ""
+	}
+	l := fmt.Sprintf("INTERRUPTED — %d of %d trials ran (stopped by %s)", s.TrialsRun, s.TrialsPlanned, cmpOr(s.Signal, "a signal"))
+	switch {
+	case len(s.Incomplete) == 0:
+		return l + ": every cell ran all its trials."
+	case len(s.Complete) == 0:
+		return l + ": no cell ran all its trials, so no comparison is decided."
+	}
+	return fmt.Sprintf("%s: complete cells %s; incomplete %s, whose comparisons are not decided.", l,
+		strings.Join(s.Complete, ", "), strings.Join(s.Incomplete, ", "))
 }

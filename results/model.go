@@ -49,6 +49,9 @@ type Study struct {
 	// Notes are the study's own Markdown sections (study kv: the seed's
 	// tables beside this run's), rendered after the tables.
 	Notes []string `json:"notes,omitempty"`
+	// Stop is set when the study was cut short (a signal): which trials
+	// ran and which cells are complete. Reports say so first.
+	Stop *StudyStop `json:"stop,omitempty"`
 }
 
 // Answer names what answers a study's question. The zero value answers

@@ -102,12 +102,18 @@ func Run(ctx context.Context, def Definition, opts Options) (*results.Study, err
 	}
 	warned := map[string]bool{}
 	for i, tr := range order {
-		if err := ctx.Err(); err != nil {
-			return res, err
+		if ctx.Err() != nil {
+			return interrupted(ctx, res, order)
 		}
 		cell := def.Cells[tr.cell]
 		t, warn := runTrial(ctx, cell, opts)
 		t.Index, t.Order = tr.index, i
+		if ctx.Err() != nil { // cut by the signal: kept for the record, counted nowhere
+			markCut(&t)
+			res.Trials = append(res.Trials, t)
+			opts.Progress(progressLine(i+1, len(order), cell, t))
+			return interrupted(ctx, res, order)
+		}
 		res.Trials = append(res.Trials, t)
 		if warn != "" && !warned[cell.ID()] {
 			warned[cell.ID()] = true

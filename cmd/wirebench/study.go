@@ -136,8 +136,15 @@ func runStudy(ctx context.Context, env *cliEnv, args []string) error {
 	}
 	fmt.Fprintf(env.stderr, "study %s: %s -> %s\n", def.Name, cellsLine(len(def.Cells)), dir)
 	res, runErr := study.Run(ctx, def, o)
+	sig, cut := interruption(ctx)
 	if res == nil {
+		if cut {
+			return exitError{sig.ExitCode(), fmt.Errorf("%v before the first trial: no results", sig)}
+		}
 		return runErr
+	}
+	if cut && res.Stop != nil {
+		res.Stop.Signal = signalName(sig.sig)
 	}
 	if err := report.WriteAll(dir, res); err != nil {
 		return err
@@ -148,6 +155,9 @@ func runStudy(ctx context.Context, env *cliEnv, args []string) error {
 	}
 	_, _ = env.stdout.Write(md)
 	fmt.Fprintf(env.stderr, "\nwrote %s/{results.json,report.md,report.csv,report.html}\n", dir)
+	if cut && res.Stop != nil {
+		return exitError{sig.ExitCode(), fmt.Errorf("%v after %d of %d trials: a partial study in %s", sig, res.Stop.TrialsRun, res.Stop.TrialsPlanned, dir)}
+	}
 	if runErr != nil {
 		return runErr
 	}
