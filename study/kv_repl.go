@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/wirebench/wirebench/load/scenario"
+	"github.com/wirebench/wirebench/report"
 	"github.com/wirebench/wirebench/results"
 )
 
@@ -248,6 +249,15 @@ func scrape(ctx context.Context, url string) (map[string]float64, error) {
 	return out, sc.Err()
 }
 
+// nanos turns seconds into nanoseconds, for kvLatency.
+func nanos(secs []float64) []float64 {
+	out := make([]float64, len(secs))
+	for i, s := range secs {
+		out[i] = s * 1e9
+	}
+	return out
+}
+
 // kvReplNotes is the replication table: throughput with 0 and 1
 // follower, the ratio, and the follower's lag.
 func kvReplNotes(res *results.Study) string {
@@ -256,9 +266,9 @@ func kvReplNotes(res *results.Study) string {
 		"follower (`serve --replica-of`, AOF everysec, on the server's CPUs: it competes with the leader for them). " +
 		"Lag: the leader's replication offset minus the follower's, both read from /metrics every 100 ms during the load; " +
 		"lag seconds is the follower's `wirebench_kv_repl_lag_seconds` (from the leader recording a record to the follower applying it); catch-up: " +
-		"from the end of the load until the follower reaches the leader's offset. Medians over the trials.\n\n")
+		"from the end of the load until the follower reaches the leader's offset. " + report.SpreadNote() + "\n\n")
 	b.WriteString("| Followers | SET/s | vs 0 followers | lag bytes (median / max) | lag seconds max | catch-up |\n|---|---:|---:|---:|---:|---:|\n")
-	var base float64
+	var base []float64
 	for _, c := range res.Cells {
 		if c.Group != kvReplGroup {
 			continue
@@ -273,19 +283,14 @@ func kvReplNotes(res *results.Study) string {
 				cu = append(cu, v)
 			}
 		}
-		r := kvMedian(rps)
 		if c.Baseline {
-			base = r
+			base = rps
 		}
-		lag, ls, catch := "—", "—", "—"
+		lag := "–"
 		if len(med) > 0 {
-			lag = fmt.Sprintf("%.0f / %.0f", kvMedian(med), kvMedian(mx))
-			ls = fmt.Sprintf("%.3f s", kvMedian(sec))
+			lag = kvSpread(report.UnitBytes, med) + " / " + kvSpread(report.UnitBytes, mx)
 		}
-		if len(cu) > 0 {
-			catch = fmt.Sprintf("%.3f s", kvMedian(cu))
-		}
-		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s |\n", c.Label, kvRate(r, len(rps)), kvRatio(r, base), lag, ls, catch)
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s |\n", c.Label, kvRate(rps), kvRatioOf(rps, base), lag, kvLatency(nanos(sec)), kvLatency(nanos(cu)))
 	}
 	return b.String()
 }

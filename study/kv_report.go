@@ -6,8 +6,8 @@ import (
 	"os"
 	"slices"
 	"strings"
-	"time"
 
+	"github.com/wirebench/wirebench/report"
 	"github.com/wirebench/wirebench/results"
 	"github.com/wirebench/wirebench/results/stats"
 	"golang.org/x/sys/unix"
@@ -24,15 +24,16 @@ var (
 	kvSeedToskaLatency = map[string][5]float64{"SET": {2.44, 2.33, 2.96, 4.41, 0}, "GET": {1.75, 1.66, 2.09, 2.84, 0}}
 )
 
-// kvCellStats are a cell's medians over its successful trials.
+// kvCellStats are a cell's per-trial figures over its successful trials;
+// the tables print each as its median with its spread (report.FormatSpread).
 type kvCellStats struct {
 	id, op, persistence, label string
 	trials                     int
-	rps, benchRPS              float64 // ours, redis-benchmark's (0: none)
+	rps, benchRPS              []float64 // ours, redis-benchmark's (none: not run)
 	// The clients' own CPU: per request (ns) and as a share of the run's
-	// wall time (1: one CPU busy throughout); 0 when not measured.
-	cpuPerReq, cpuShare, benchCPUPerReq, benchCPUShare float64
-	avg, p50, p90, p99                                 time.Duration
+	// wall time (1: one CPU busy throughout); none when not measured.
+	cpuPerReq, cpuShare, benchCPUPerReq, benchCPUShare []float64
+	avg, p50, p90, p99                                 []float64 // ns
 	failed, requests                                   int64
 }
 
@@ -41,35 +42,30 @@ func kvStats(res *results.Study) []kvCellStats {
 	for _, c := range res.Cells {
 		op, persistence, _ := strings.Cut(c.Group, ", ")
 		s := kvCellStats{id: c.ID, op: op, persistence: persistence, label: c.Label}
-		var rps, bench, avg, p50, p90, p99, cpu, share, bcpu, bshare []float64
 		for _, t := range res.TrialsOf(c.ID) {
 			r := t.Load
 			s.trials++
 			s.failed += r.Failed
 			s.requests += r.Requests
-			rps = append(rps, r.RPS())
-			avg = append(avg, float64(r.Latency.Mean()))
-			p50 = append(p50, float64(r.Latency.Quantile(0.50)))
-			p90 = append(p90, float64(r.Latency.Quantile(0.90)))
-			p99 = append(p99, float64(r.Latency.Quantile(0.99)))
+			s.rps = append(s.rps, r.RPS())
+			s.avg = append(s.avg, float64(r.Latency.Mean()))
+			s.p50 = append(s.p50, float64(r.Latency.Quantile(0.50)))
+			s.p90 = append(s.p90, float64(r.Latency.Quantile(0.90)))
+			s.p99 = append(s.p99, float64(r.Latency.Quantile(0.99)))
 			if v, ok := t.External["redis-benchmark "+op+" rps"]; ok {
-				bench = append(bench, v)
+				s.benchRPS = append(s.benchRPS, v)
 			}
 			if c := r.CPU.User + r.CPU.System; c > 0 && r.Requests > 0 && r.Elapsed() > 0 {
-				cpu = append(cpu, float64(c)/float64(r.Requests))
-				share = append(share, float64(c)/float64(r.Elapsed()))
+				s.cpuPerReq = append(s.cpuPerReq, float64(c)/float64(r.Requests))
+				s.cpuShare = append(s.cpuShare, float64(c)/float64(r.Elapsed()))
 			}
 			if v, ok := t.External[kvBenchCPUPerReq(op)]; ok {
-				bcpu = append(bcpu, v)
+				s.benchCPUPerReq = append(s.benchCPUPerReq, v)
 			}
 			if v, ok := t.External[kvBenchCPUShare(op)]; ok {
-				bshare = append(bshare, v)
+				s.benchCPUShare = append(s.benchCPUShare, v)
 			}
 		}
-		s.rps, s.benchRPS = kvMedian(rps), kvMedian(bench)
-		s.cpuPerReq, s.cpuShare, s.benchCPUPerReq, s.benchCPUShare = kvMedian(cpu), kvMedian(share), kvMedian(bcpu), kvMedian(bshare)
-		s.avg, s.p50 = time.Duration(kvMedian(avg)), time.Duration(kvMedian(p50))
-		s.p90, s.p99 = time.Duration(kvMedian(p90)), time.Duration(kvMedian(p99))
 		out = append(out, s)
 	}
 	return out
@@ -85,51 +81,58 @@ func kvMedian(xs []float64) float64 {
 // kvNotes writes the seed's two tables beside this run's, and says which
 // comparisons are like for like.
 func kvNotes(res *results.Study) []string {
-	st := kvStats(res)
+	n := kvTables(kvStats(res))
+	if w := kvDataDirNote(); w != "" {
+		n += "\n" + w + "\n"
+	}
+	return []string{n}
+}
+
+// kvTables are the notes' tables and text, from the cells' figures alone
+// (kvNotes adds what depends on this machine).
+func kvTables(st []kvCellStats) string {
 	var b strings.Builder
 	b.WriteString("## The seed beside this run\n\n")
 	b.WriteString("Seed 002 (quoted): 100,000 requests, 50 connections, 128-byte values, 10,000 keys; Redis measured by redis-benchmark " +
 		"(a C client, RESP), Toska (HTTP/JSON with an append-only file) by an Erlang :httpc client. Ours: the same settings, " +
-		"every cell driven by wirebench's one client (medians over the trials; redis-benchmark run after our load in the same Redis trials). " +
-		"The seed ran on another machine: compare ratios, not absolute rates.\n\n")
+		"every cell driven by wirebench's one client (redis-benchmark run after our load in the same Redis trials). " +
+		"The seed ran on another machine: compare ratios, not absolute rates. The seed's figures are quoted as published (one run each, no spread). " +
+		report.SpreadNote() + " A ratio is of two medians, with the range it may lie in given both cells' spreads.\n\n")
 	b.WriteString("### Throughput (ops/sec)\n\n| Configuration | Client | SET/PUT | GET |\n|---|---|---:|---:|\n")
 	fmt.Fprintf(&b, "| seed: Redis (persistence not stated; issue 12 reads it as none) | redis-benchmark | %.2f | %.2f |\n", kvSeedRedis["SET"], kvSeedRedis["GET"])
 	fmt.Fprintf(&b, "| seed: Toska, HTTP/JSON, AOF | Erlang :httpc | %.2f | %.2f |\n", kvSeedToska["SET"], kvSeedToska["GET"])
 	for _, row := range kvRows(st) {
-		fmt.Fprintf(&b, "| %s, %s | wirebench | %s | %s |\n", row.label, row.persistence, kvRate(row.set.rps, row.set.trials), kvRate(row.get.rps, row.get.trials))
-		if row.set.benchRPS > 0 || row.get.benchRPS > 0 {
-			fmt.Fprintf(&b, "| %s, %s | redis-benchmark (same trials) | %s | %s |\n", row.label, row.persistence, kvRate(row.set.benchRPS, 1), kvRate(row.get.benchRPS, 1))
+		fmt.Fprintf(&b, "| %s, %s | wirebench | %s | %s |\n", row.label, row.persistence, kvRate(row.set.rps), kvRate(row.get.rps))
+		if len(row.set.benchRPS) > 0 || len(row.get.benchRPS) > 0 {
+			fmt.Fprintf(&b, "| %s, %s | redis-benchmark (same trials) | %s | %s |\n", row.label, row.persistence, kvRate(row.set.benchRPS), kvRate(row.get.benchRPS))
 		}
 	}
-	b.WriteString("\n### Latency (ms)\n\n| Operation | Configuration | avg | p50 | p90 | p99 | errors |\n|---|---|---:|---:|---:|---:|---:|\n")
+	b.WriteString("\n### Latency\n\n| Operation | Configuration | avg | p50 | p90 | p99 | errors |\n|---|---|---:|---:|---:|---:|---:|\n")
 	for _, op := range []string{"SET", "GET"} {
 		l := kvSeedToskaLatency[op]
-		fmt.Fprintf(&b, "| %s | seed: Toska, HTTP/JSON, AOF (Erlang :httpc) | %.2f | %.2f | %.2f | %.2f | %.0f |\n", kvSeedOpName(op), l[0], l[1], l[2], l[3], l[4])
+		fmt.Fprintf(&b, "| %s | seed: Toska, HTTP/JSON, AOF (Erlang :httpc) | %.2fms | %.2fms | %.2fms | %.2fms | %.0f |\n", kvSeedOpName(op), l[0], l[1], l[2], l[3], l[4])
 	}
 	for _, s := range st {
 		if s.trials == 0 {
 			fmt.Fprintf(&b, "| %s | %s, %s | no successful trial | | | | |\n", s.op, s.label, s.persistence)
 			continue
 		}
-		fmt.Fprintf(&b, "| %s | %s, %s | %s | %s | %s | %s | %d |\n", s.op, s.label, s.persistence, kvMS(s.avg), kvMS(s.p50), kvMS(s.p90), kvMS(s.p99), s.failed)
+		fmt.Fprintf(&b, "| %s | %s, %s | %s | %s | %s | %s | %d |\n", s.op, s.label, s.persistence, kvLatency(s.avg), kvLatency(s.p50), kvLatency(s.p90), kvLatency(s.p99), s.failed)
 	}
 	b.WriteString("\n### Ratios at matched persistence (same client)\n\n| Operation | Persistence | wirebench RESP / Redis | wirebench HTTP raw / Redis | wirebench HTTP JSON / Redis | wirebench client / redis-benchmark on Redis |\n|---|---|---:|---:|---:|---:|\n")
 	for _, op := range []string{"SET", "GET"} {
 		for _, p := range kvPersistences {
 			redis := kvFind(st, op, p.title, "Redis")
 			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s |\n", op, p.title,
-				kvRatio(kvFind(st, op, p.title, "wirebench RESP").rps, redis.rps),
-				kvRatio(kvFind(st, op, p.title, "wirebench HTTP raw").rps, redis.rps),
-				kvRatio(kvFind(st, op, p.title, "wirebench HTTP JSON").rps, redis.rps),
-				kvRatio(redis.rps, redis.benchRPS))
+				kvRatioOf(kvFind(st, op, p.title, "wirebench RESP").rps, redis.rps),
+				kvRatioOf(kvFind(st, op, p.title, "wirebench HTTP raw").rps, redis.rps),
+				kvRatioOf(kvFind(st, op, p.title, "wirebench HTTP JSON").rps, redis.rps),
+				kvRatioOf(redis.rps, redis.benchRPS))
 		}
 	}
 	b.WriteString(kvClientCheck(st))
 	b.WriteString(kvLikeForLike)
-	if w := kvDataDirNote(); w != "" {
-		b.WriteString("\n" + w + "\n")
-	}
-	return []string{b.String()}
+	return b.String()
 }
 
 const kvLikeForLike = `
@@ -149,7 +152,7 @@ const kvLikeForLike = `
 func kvClientCheck(st []kvCellStats) string {
 	var b strings.Builder
 	b.WriteString("\n### The two clients on the same Redis trials\n\n" +
-		"| Operation | Persistence | wirebench client req/s | its CPU/req | its CPU busy | redis-benchmark req/s | its CPU/req | its CPU busy |\n" +
+		"| Operation | Persistence | wirebench client req/s | its CPU/req | its CPU busy (%) | redis-benchmark req/s | its CPU/req | its CPU busy (%) |\n" +
 		"|---|---|---:|---:|---:|---:|---:|---:|\n")
 	bound := false
 	for _, op := range []string{"SET", "GET"} {
@@ -159,9 +162,9 @@ func kvClientCheck(st []kvCellStats) string {
 				continue
 			}
 			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s |\n", op, p.title,
-				kvRate(r.rps, r.trials), kvNS(r.cpuPerReq), kvShare(r.cpuShare),
-				kvRate(r.benchRPS, 1), kvNS(r.benchCPUPerReq), kvShare(r.benchCPUShare))
-			bound = bound || r.benchCPUShare >= kvClientBound
+				kvRate(r.rps), kvLatency(r.cpuPerReq), kvShare(r.cpuShare),
+				kvRate(r.benchRPS), kvLatency(r.benchCPUPerReq), kvShare(r.benchCPUShare))
+			bound = bound || len(r.benchCPUShare) > 0 && stats.Summarize(r.benchCPUShare).Center >= kvClientBound
 		}
 	}
 	b.WriteString("\nBoth clients run on the client's CPUs (redis-benchmark inherits them from the study); redis-benchmark is one thread. ")
@@ -180,18 +183,39 @@ func kvClientCheck(st []kvCellStats) string {
 // kvClientBound is the CPU share above which a client is its own bottleneck.
 const kvClientBound = 0.9
 
-func kvNS(ns float64) string {
-	if ns <= 0 {
+// kvSpread is a table cell of this run: the trials' median with its
+// spread, in the report's notation; "–" when nothing was measured.
+func kvSpread(u report.Unit, vs []float64) string {
+	if len(vs) == 0 {
 		return "–"
 	}
-	return fmt.Sprintf("%.1f µs", ns/1e3)
+	return report.FormatSpread(u, stats.Summarize(vs))
 }
 
-func kvShare(s float64) string {
-	if s <= 0 {
+func kvRate(rps []float64) string { return kvSpread(report.UnitRate, rps) }
+
+func kvLatency(ns []float64) string { return kvSpread(report.UnitDuration, ns) }
+
+// kvShare is a CPU share in percent (the column's header says so).
+func kvShare(shares []float64) string {
+	pct := make([]float64, len(shares))
+	for i, s := range shares {
+		pct[i] = 100 * s
+	}
+	return kvSpread(report.UnitRate, pct)
+}
+
+// kvRatioOf is num's median over den's, with the range the ratio may lie
+// in given both cells' spreads: "0.87× [0.80…0.95]".
+func kvRatioOf(num, den []float64) string {
+	if len(num) == 0 || len(den) == 0 {
 		return "–"
 	}
-	return fmt.Sprintf("%.0f%%", s*100)
+	d := stats.Compare(den, num)
+	if d.Old.Center == 0 || d.New.Center == 0 {
+		return "–"
+	}
+	return report.FormatRatio(d)
 }
 
 type kvRow struct {
@@ -238,15 +262,6 @@ func kvSeedOpName(op string) string {
 	}
 	return op
 }
-
-func kvRate(v float64, trials int) string {
-	if trials == 0 || v == 0 {
-		return "–"
-	}
-	return fmt.Sprintf("%.0f", v)
-}
-
-func kvMS(d time.Duration) string { return fmt.Sprintf("%.2f", float64(d)/float64(time.Millisecond)) }
 
 func kvRatio(a, b float64) string {
 	if a == 0 || b == 0 || math.IsNaN(a/b) {

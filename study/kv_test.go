@@ -196,20 +196,20 @@ func TestKVStudyWithoutRedis(t *testing.T) {
 // TestKVClientCheck: the client table shows both clients' CPU, and says
 // that redis-benchmark set its own rate only where it kept its CPU busy.
 func TestKVClientCheck(t *testing.T) {
-	st := []kvCellStats{{op: "SET", persistence: "no persistence", label: "Redis", trials: 2, rps: 134000, benchRPS: 86000,
-		cpuPerReq: 7300, cpuShare: 0.98, benchCPUPerReq: 11300, benchCPUShare: 0.97}}
+	st := []kvCellStats{{op: "SET", persistence: "no persistence", label: "Redis", trials: 2, rps: []float64{134000, 136000}, benchRPS: []float64{86000, 86000},
+		cpuPerReq: []float64{7300, 7300}, cpuShare: []float64{0.98, 0.98}, benchCPUPerReq: []float64{11300, 11300}, benchCPUShare: []float64{0.97, 0.97}}}
 	got := kvClientCheck(st)
-	for _, want := range []string{"| SET | no persistence | 134000 | 7.3 µs | 98% | 86000 | 11.3 µs | 97% |", "it, not Redis, set its rate"} {
+	for _, want := range []string{"| SET | no persistence | 135.0k [134–136k] | 7.300µs [all equal] | 98.00 [all equal] | 86.00k [all equal] | 11.30µs [all equal] | 97.00 [all equal] |", "it, not Redis, set its rate"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("lacks %q:\n%s", want, got)
 		}
 	}
-	st[0].benchCPUShare = 0.5
+	st[0].benchCPUShare = []float64{0.5, 0.5}
 	if got := kvClientCheck(st); strings.Contains(got, "it, not Redis, set its rate") || !strings.Contains(got, "not by its own CPU cost") {
 		t.Errorf("a half-busy redis-benchmark called the bottleneck:\n%s", got)
 	}
-	st[0].benchCPUShare, st[0].benchCPUPerReq = 0, 0 // not measured
-	if got := kvClientCheck(st); !strings.Contains(got, "| 86000 | – | – |") {
+	st[0].benchCPUShare, st[0].benchCPUPerReq = nil, nil // not measured
+	if got := kvClientCheck(st); !strings.Contains(got, "| 86.00k [all equal] | – | – |") {
 		t.Errorf("unmeasured CPU not shown as –:\n%s", got)
 	}
 }
