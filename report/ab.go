@@ -60,6 +60,9 @@ func AB(old, new *results.Study) ([]ABTable, []string) {
 				continue
 			}
 			d := stats.Compare(o, n)
+			if oldCells[id].Incomplete || newCells[id].Incomplete {
+				d = cutDelta(d) // an interrupted study's cell missed trials: "?"
+			}
 			for _, w := range append(slices.Clone(d.Warnings), append(d.Old.Warnings, d.New.Warnings...)...) {
 				if !seen[w] {
 					seen[w] = true
@@ -133,6 +136,14 @@ func WriteAB(w io.Writer, old, new *results.Study) error {
 	}
 	tables, warnings := AB(old, new)
 	bw := bufio.NewWriter(w)
+	for _, side := range []struct {
+		name string
+		r    *results.Study
+	}{{"old", old}, {"new", new}} {
+		if l := interruptedLine(side.r.Stop); l != "" {
+			fmt.Fprintf(bw, "%s: %s\n\n", side.name, l)
+		}
+	}
 	tw := tabwriter.NewWriter(bw, 0, 4, 2, ' ', 0)
 	for i, t := range tables {
 		if i > 0 {

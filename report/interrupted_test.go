@@ -94,4 +94,13 @@ func TestInterruptedStudyDecidesNothingIncomplete(t *testing.T) {
 	if !strings.Contains(html.String(), "INTERRUPTED — 20 of 30 trials ran") {
 		t.Error("report.html does not say the study was interrupted")
 	}
+	// compare: six trials against the same six would be "~"; cut, "?".
+	var ab bytes.Buffer
+	if err := report.WriteAB(&ab, r, r); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(ab.String(), "old: INTERRUPTED — 20 of 30 trials ran") || strings.Contains(ab.String(), "~ (p=") ||
+		!strings.Contains(ab.String(), "? (p=") {
+		t.Errorf("compare of an interrupted study:\n%s", ab.String())
+	}
 }

@@ -47,6 +47,11 @@ func runCompare(ctx context.Context, env *cliEnv, args []string) error {
 // warnInterrupted warns on stderr about each cut-short run in a result
 // file, whose figures cover less than planned.
 func warnInterrupted(env *cliEnv, cmd, name string, r *results.Study) {
+	if s := r.Stop; s != nil && s.Interrupted { // a study: once, not per cut trial
+		fmt.Fprintf(env.stderr, "wirebench %s: warning: %s was interrupted (%s) after %d of %d trials: a partial study\n",
+			cmd, name, s.Signal, s.TrialsRun, s.TrialsPlanned)
+		return
+	}
 	for _, t := range r.Trials {
 		if t.Load != nil && t.Load.Stop != nil && t.Load.Stop.Interrupted {
 			fmt.Fprintf(env.stderr, "wirebench %s: warning: %s was interrupted (%s) after %v: a partial run\n",

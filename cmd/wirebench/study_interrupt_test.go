@@ -108,6 +108,16 @@ func TestStudyInterrupted(t *testing.T) {
 			if !strings.Contains(string(md), "b vs a: not decided, the study was interrupted") {
 				t.Errorf("report.md decides the comparison of incomplete cells:\n%s", md)
 			}
+			// report and compare of the file say so too.
+			path := filepath.Join(runs[0], "results.json")
+			if _, got, _ := runCLI(t, "report", path); !strings.HasPrefix(strings.Split(got, "\n")[2], want) {
+				t.Errorf("wirebench report does not open with %q:\n%s", want, got)
+			}
+			code, cmp, errs := runCLI(t, "compare", path, path)
+			if code != 0 || !strings.Contains(errs, fmt.Sprintf("was interrupted (%s) after %d of 40 trials", tc.name, s.TrialsRun)) ||
+				!strings.HasPrefix(cmp, "old: INTERRUPTED — ") || strings.Contains(cmp, "~ (p=") {
+				t.Errorf("compare: exit %d, stdout %s, stderr %s", code, cmp, errs)
+			}
 		})
 	}
 }
