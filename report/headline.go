@@ -101,6 +101,9 @@ func judge(d stats.Delta, what string, higherIsBetter bool) (Verdict, string) {
 // trialCount is "2 trials" or "2+3 trials".
 func trialCount(d stats.Delta) string {
 	if d.Old.N == d.New.N {
+		if d.Old.N == 1 {
+			return "1 trial"
+		}
 		return fmt.Sprintf("%d trials", d.Old.N)
 	}
 	return fmt.Sprintf("%d+%d trials", d.Old.N, d.New.N)
