@@ -1,7 +1,6 @@
 package main
 
 import (
-	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -24,21 +23,7 @@ func asFormatRecording(t *testing.T, path string, extra ...reqlog.Request) {
 		{Method: "POST", Target: "/echo", Header: ct, Body: []byte(`{"first_message":"a","second_message":"b"}`), Status: 200},
 		{Method: "GET", Target: "/users/3", Header: ct[1:], Status: 200},
 	}, extra...)
-	f, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	w := reqlog.NewWriter(f)
-	for i := range reqs {
-		reqs[i].At = 1e18 + int64(i)*2e6
-		if err := w.Write(&reqs[i]); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := w.Flush(); err != nil {
-		t.Fatal(err)
-	}
-	f.Close()
+	writeReqlog(t, path, reqs)
 }
 
 // header is q's header name (any case), "" if absent.

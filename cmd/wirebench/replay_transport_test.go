@@ -26,21 +26,7 @@ func writeRecording(t *testing.T, path string, n int) []reqlog.Request {
 	for range n / 8 {
 		reqs = append(reqs, reqlog.Request{Method: "GET", Target: "/users/99999", Status: 404})
 	}
-	f, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	w := reqlog.NewWriter(f)
-	for i := range reqs {
-		reqs[i].At = 1e18 + int64(i)*2e6
-		if err := w.Write(&reqs[i]); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := w.Flush(); err != nil {
-		t.Fatal(err)
-	}
-	f.Close()
+	writeReqlog(t, path, reqs)
 	return reqs
 }
 
@@ -104,4 +90,24 @@ func TestReplayOverTLSAndH3(t *testing.T) {
 			}
 		})
 	}
+}
+
+// writeReqlog writes reqs as a recording at path, 2 ms apart.
+func writeReqlog(t *testing.T, path string, reqs []reqlog.Request) {
+	t.Helper()
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := reqlog.NewWriter(f)
+	for i := range reqs {
+		reqs[i].At = 1e18 + int64(i)*2e6
+		if err := w.Write(&reqs[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
 }
