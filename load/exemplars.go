@@ -26,8 +26,8 @@ type sample struct {
 
 // keeper is one worker's exemplars: the n slowest requests (a min-heap on
 // latency, so a request faster than the n-th costs one comparison), and
-// per latency bucket its slowest and its latest request. Only its worker
-// writes it; Run merges the workers' once.
+// per latency bucket its slowest and its latest request. One per shard of
+// the stats, under its lock; Run merges the shards' once.
 type keeper struct {
 	n       int
 	slow    []sample
@@ -115,11 +115,9 @@ func (s sample) exemplar(ops []string) results.Exemplar {
 	return e
 }
 
-// exemplars merges the workers' exemplars.
+// exemplars merges the shards' exemplars.
 func (r *runner) exemplars(ops []string) *results.Exemplars {
-	sets := make([]*results.Exemplars, 0, len(r.stats))
-	for _, st := range r.stats {
-		sets = append(sets, st.keep.exemplars(ops))
-	}
+	sets := make([]*results.Exemplars, 0, r.stats.sh.Len())
+	r.stats.sh.Each(func(st *shard) { sets = append(sets, st.keep.exemplars(ops)) })
 	return results.MergeExemplars(r.o.slowest(), sets...)
 }

@@ -75,7 +75,7 @@ type loopConn struct {
 type h1Loop struct {
 	r        *runner
 	raw      *Raw
-	st       *workerStats
+	home     int // the loop's shard of the run's stats
 	wire     *measure.Bytes
 	conns    []loopConn
 	epfd     int
@@ -101,7 +101,7 @@ func (r *runner) runLoops(issue, hard context.Context, raw *Raw) {
 	sa, err := resolveSockaddr(issue, raw.addr)
 	if err != nil {
 		for range r.o.Concurrency {
-			r.stats[0].record(&Outcome{Fail: clientio.FailReason(err)}, time.Now(), 0, 0, 0, false)
+			r.stats.record(0, &Outcome{Fail: clientio.FailReason(err)}, time.Now(), 0, 0, 0, false)
 		}
 		return
 	}
@@ -112,7 +112,7 @@ func (r *runner) runLoops(issue, hard context.Context, raw *Raw) {
 	done := make(chan struct{}, loops)
 	for i := range loops {
 		n := int(results.Segment{I: i + 1, N: loops}.Share(int64(r.o.Concurrency)))
-		l := &h1Loop{r: r, raw: raw, st: r.stats[i], wire: &r.wire[i], conns: make([]loopConn, n),
+		l := &h1Loop{r: r, raw: raw, home: i, wire: &r.wire[i], conns: make([]loopConn, n),
 			rbuf: make([]byte, 64<<10), sa: newRawSockaddr(sa), issue: issue, issueEnd: issueEnd,
 			keep: raw.o.ExpectBodyContains != "", noBody: raw.o.Method == "HEAD"}
 		go func() {
@@ -159,7 +159,7 @@ func (l *h1Loop) run(hard context.Context) {
 		err = unix.SetNonblock(l.epfd, true)
 	}
 	if err != nil {
-		l.st.fails["epoll: "+err.Error()]++
+		l.r.stats.fail(l.home, "epoll: "+err.Error())
 		return
 	}
 	defer unix.Close(l.epfd)
@@ -184,7 +184,7 @@ func (l *h1Loop) run(hard context.Context) {
 		if hard.Err() != nil {
 			for i := range l.conns {
 				if l.conns[i].busy {
-					l.st.interrupted++
+					l.r.stats.interrupted(l.home, 1)
 				}
 			}
 			return
@@ -204,7 +204,7 @@ func (l *h1Loop) run(hard context.Context) {
 		}
 		n, err := epollWaitNB(l.epfd, events, loopWait)
 		if err != nil && err != unix.EINTR {
-			l.st.fails["epoll: "+err.Error()]++
+			l.r.stats.fail(l.home, "epoll: "+err.Error())
 			return
 		}
 		for _, ev := range events[:max(n, 0)] {
@@ -453,7 +453,7 @@ func (l *h1Loop) receive(i int) bool {
 	o := Outcome{BodyOut: l.raw.bodySent(c.wrote), Status: r.Status, BodyIn: r.BodyLen}
 	l.raw.check(&o, r.Body)
 	c.busy = false
-	l.st.record(&o, c.sent, t1.Sub(c.sent), t1.Sub(c.sent), 0, false)
+	l.r.stats.record(l.home, &o, c.sent, t1.Sub(c.sent), t1.Sub(c.sent), 0, false)
 	// More bytes than one response: the server is out of step; start clean.
 	// So is a response that came before the request was written whole: the
 	// rest of it cannot be sent after it.
@@ -489,7 +489,7 @@ func (l *h1Loop) broken(i int, err error) bool {
 	l.closeConn(i)
 	if retry {
 		c.retried = true
-		l.st.retried++
+		l.r.stats.retried(l.home)
 		return l.start(i)
 	}
 	if errors.Is(err, io.ErrUnexpectedEOF) {
@@ -528,7 +528,7 @@ func (l *h1Loop) fail(i int, err error) {
 	c.busy = false
 	o := Outcome{Fail: clientio.FailReason(err), BodyOut: l.raw.bodySent(c.wrote)}
 	d := time.Since(c.sent)
-	l.st.record(&o, c.sent, d, d, 0, false)
+	l.r.stats.record(l.home, &o, c.sent, d, d, 0, false)
 }
 
 // watch (re)registers connection i; its index travels in the event.

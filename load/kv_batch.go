@@ -28,7 +28,7 @@ type BatchVU interface {
 // batch's first reply; ours is the longer, honest figure for a caller
 // that must wait for its whole batch.) With -n the batch is cut so that
 // exactly -n operations are sent.
-func (r *runner) workBatch(issue, hard context.Context, id int, b BatchVU, st *workerStats) {
+func (r *runner) workBatch(issue, hard context.Context, id int, b BatchVU) {
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
 	defer timer.Stop()
@@ -55,11 +55,11 @@ func (r *runner) workBatch(issue, hard context.Context, id int, b BatchVU, st *w
 		b.DoBatch(hard, batch)
 		lat := time.Since(t0)
 		if hard.Err() != nil && anyFailed(batch) {
-			st.interrupted += int64(n) // cut by the end of the run: not the server's doing
+			r.stats.interrupted(id, int64(n)) // cut by the end of the run: not the server's doing
 			return
 		}
 		for i := range batch {
-			st.record(&batch[i], t0, lat, lat, 0, false)
+			r.stats.record(id, &batch[i], t0, lat, lat, 0, false)
 		}
 	}
 }

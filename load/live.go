@@ -17,9 +17,9 @@ type Progress struct {
 }
 
 // startLive calls Options.Progress once a second, and Options.Snapshot
-// every SnapshotEvery, until stop is called. It reads the workers'
-// histograms under their (otherwise uncontended) locks and merges them
-// into a scratch histogram, or a snapshot's result.
+// every SnapshotEvery, until stop is called. It reads the stats' shards
+// one at a time under their locks and merges them into a scratch
+// histogram, or a snapshot's result.
 func (r *runner) startLive() (stop func()) {
 	if !r.o.live() {
 		return func() {}
@@ -54,13 +54,13 @@ func (r *runner) startLive() (stop func()) {
 				}
 				h.Reset()
 				var p Progress
-				for _, st := range r.stats {
-					st.mu.Lock()
+				r.stats.sh.Each(func(st *shard) {
 					h.Merge(st.lat)
-					st.mu.Unlock()
-					p.Requests += st.requests.Load()
-					p.Failed += st.failed.Load()
-				}
+					p.Requests += st.requests
+					for _, n := range st.fails {
+						p.Failed += n
+					}
+				})
 				p.Elapsed = now.Sub(r.start)
 				p.RPS = float64(p.Requests-last) / now.Sub(lastAt).Seconds()
 				last, lastAt = p.Requests, now
@@ -77,17 +77,16 @@ const DefaultSnapshotEvery = 10 * time.Second
 
 // snapshot is the run so far as a result: counts, histograms, bytes
 // and the client's CPU since the start, and the exemplars kept so far.
-// The workers' stats are read under their locks, one worker at a time.
+// The stats' shards are read under their locks, one at a time.
 func (r *runner) snapshot(now time.Time) *results.Load {
 	ops := r.sc.Ops()
 	res := newResult(r.o.Options, ops)
-	sets := make([]*results.Exemplars, 0, len(r.stats))
-	for i, st := range r.stats {
-		st.mu.Lock()
-		r.addWorker(res, i, st)
+	sets := make([]*results.Exemplars, 0, r.stats.sh.Len())
+	r.stats.sh.Each(func(st *shard) {
+		addShard(res, st)
 		sets = append(sets, st.keep.exemplars(ops))
-		st.mu.Unlock()
-	}
+	})
+	r.addWire(res)
 	fillHistograms(res, r.o.OpenLoop())
 	res.Exemplars = results.MergeExemplars(r.o.slowest(), sets...)
 	res.Scenario = r.sc.Name()

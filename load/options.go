@@ -11,8 +11,9 @@ import (
 // Limits of a run's options, checked by Run (and, with their own names
 // and lines, by the CLI and study files; docs/limits.md). Each is well
 // beyond a useful run from one machine, and bounds what a run allocates
-// before it sends anything: every VU keeps its own latency histograms,
-// about 0.4 MiB, so MaxConcurrency VUs take about 4 GiB.
+// before it sends anything: a VU's own state is small (its connection
+// and buffers; the histograms are per shard of the stats, not per VU,
+// stats.go), but MaxConcurrency VUs is still as many sockets.
 const (
 	MaxConcurrency  = 10_000            // VUs, or requests in flight in open loop
 	MaxConnections  = MaxConcurrency    // shared HTTP/2 and gRPC connections

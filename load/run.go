@@ -40,7 +40,8 @@ func Run(ctx context.Context, opts Options, sc Scenario) (*results.Load, error) 
 	}
 	vus := make([]VU, o.Concurrency)
 	r.wire = make([]measure.Bytes, o.Concurrency)
-	r.stats = make([]*workerStats, o.Concurrency)
+	r.stats = newStats(o.Concurrency, len(ops), o.slowest())
+	defer r.stats.release()
 	for i := range vus {
 		// A signal during start-up ends it: thousands of VUs (dials,
 		// histograms) take long enough to start that a run must be
@@ -52,10 +53,6 @@ func Run(ctx context.Context, opts Options, sc Scenario) (*results.Load, error) 
 		if vus[i], err = sc.NewVU(ctx, i, &r.wire[i]); err != nil {
 			closeVUs(vus[:i])
 			return nil, fmt.Errorf("load: VU %d: %w", i, err)
-		}
-		r.stats[i] = newWorkerStats(len(ops), o.live())
-		if n := o.slowest(); n > 0 {
-			r.stats[i].keep = newKeeper(n)
 		}
 	}
 
@@ -83,15 +80,14 @@ func Run(ctx context.Context, opts Options, sc Scenario) (*results.Load, error) 
 	case EventLoops:
 		r.runLoops(issue, hard, sc.(*Raw)) // only raw mode names EventLoops
 	case Batches:
-		r.eachVU(vus, func(i int) { r.workBatch(issue, hard, i, vus[i].(BatchVU), r.stats[i]) })
+		r.eachVU(vus, func(i int) { r.workBatch(issue, hard, i, vus[i].(BatchVU)) })
 	default:
-		r.eachVU(vus, func(i int) { r.work(issue, hard, i, vus[i], r.stats[i]) })
+		r.eachVU(vus, func(i int) { r.work(issue, hard, i, vus[i]) })
 	}
 	end := time.Now()
 	u1, s1 := measure.SelfCPU()
 	a1, b1 := heapAllocs()
 	stopLive()
-	r.done = true
 	closeVUs(vus)
 
 	res := r.result(ops)
@@ -105,9 +101,7 @@ func Run(ctx context.Context, opts Options, sc Scenario) (*results.Load, error) 
 		res.Window = o.Duration // the graceful stop is not part of the window
 	}
 	var retried int64
-	for _, st := range r.stats {
-		retried += st.retried
-	}
+	r.stats.sh.Each(func(st *shard) { retried += st.retried })
 	if retried > 0 {
 		res.Warnings = append(res.Warnings, fmt.Sprintf("%d requests were sent again on a new connection: the server closed an idle keep-alive connection as they were sent (not counted as failures)", retried))
 	}
@@ -149,8 +143,7 @@ type runner struct {
 	start time.Time
 	hits  atomic.Uint64 // requests claimed (open loop, or closed loop with -n)
 	wire  []measure.Bytes
-	stats []*workerStats
-	done  bool             // the workers have stopped (set before the result is merged)
+	stats *stats
 	cpu0  [2]time.Duration // the client's CPU at the start, for snapshots
 }
 
@@ -173,7 +166,7 @@ func (r *runner) wholeHit(k uint64) uint64 {
 // at the actual send, at the end, and (open loop) the intended time comes
 // from the pacer, so latency = end − intended, service = end − send,
 // lag = send − intended.
-func (r *runner) work(issue, hard context.Context, id int, vu VU, st *workerStats) {
+func (r *runner) work(issue, hard context.Context, id int, vu VU) {
 	var o Outcome
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
@@ -222,55 +215,14 @@ func (r *runner) work(issue, hard context.Context, id int, vu VU, st *workerStat
 		vu.Do(hard, &o)
 		t1 := time.Now()
 		if o.Fail != "" && hard.Err() != nil {
-			st.interrupted++ // cut by the end of the run: not the server's doing
+			r.stats.interrupted(id, 1) // cut by the end of the run: not the server's doing
 			return
 		}
 		if intended.IsZero() {
 			intended = t0
 		}
-		st.record(&o, intended, t1.Sub(intended), t1.Sub(t0), t0.Sub(intended), r.pacer != nil)
+		r.stats.record(id, &o, intended, t1.Sub(intended), t1.Sub(t0), t0.Sub(intended), r.pacer != nil)
 	}
-}
-
-// record adds one outcome to the worker's stats.
-// start is when the request was due (latency counts from it).
-func (st *workerStats) record(o *Outcome, start time.Time, lat, svc, lag time.Duration, open bool) {
-	if st.live {
-		st.mu.Lock()
-		defer st.mu.Unlock()
-	}
-	st.keep.keep(o, start, lat)
-	st.lat.Record(lat)
-	if open { // in closed loop service time is the latency: Run copies it
-		st.svc.Record(svc)
-		st.lag.Record(lag)
-	}
-	if o.Op >= 0 && o.Op < len(st.ops) {
-		op := &st.ops[o.Op]
-		op.count++
-		if st.multi && op.lat == nil { // on first use: most workers see few of many ops
-			op.lat, op.svc = measure.NewHistogram(), measure.NewHistogram()
-		}
-		if op.lat != nil {
-			op.lat.Record(lat)
-			if open {
-				op.svc.Record(svc)
-			}
-		}
-		if o.Fail != "" {
-			op.failed++
-		}
-	}
-	if o.Status >= 0 && o.Status < maxStatus {
-		st.status[o.Status]++
-	}
-	if o.Fail != "" {
-		st.fails[o.Fail]++
-		st.failed.Add(1)
-	}
-	st.bodyIn += int64(o.BodyIn)
-	st.bodyOut += int64(o.BodyOut)
-	st.requests.Add(1)
 }
 
 // sleepUntil waits for t; false if ctx ended first.
@@ -307,12 +259,11 @@ func (r *runner) waitActive(ctx context.Context, timer *time.Timer, id int) bool
 	}
 }
 
-// result merges the workers' stats.
+// result merges the shards of the run's stats.
 func (r *runner) result(names []string) *results.Load {
 	res := newResult(r.o.Options, names)
-	for i, st := range r.stats {
-		r.addWorker(res, i, st)
-	}
+	r.stats.sh.Each(func(st *shard) { addShard(res, st) })
+	r.addWire(res)
 	return res
 }
 
@@ -345,8 +296,8 @@ func newResult(o results.Options, names []string) *results.Load {
 	return res
 }
 
-// addWorker adds worker i's stats to res.
-func (r *runner) addWorker(res *results.Load, i int, st *workerStats) {
+// addShard adds one shard of the stats to res.
+func addShard(res *results.Load, st *shard) {
 	res.Latency.Merge(st.lat)
 	res.Service.Merge(st.svc)
 	res.Lag.Merge(st.lag)
@@ -367,14 +318,18 @@ func (r *runner) addWorker(res *results.Load, i int, st *workerStats) {
 		res.Failures[f] += n
 		res.Failed += n
 	}
-	res.Requests += st.requests.Load()
-	if !st.live || r.done {
-		res.Interrupted += st.interrupted // written outside the lock: read after the run
-	}
+	res.Requests += st.requests
+	res.Interrupted += st.interrupted
 	res.Bytes.BodyIn += st.bodyIn
 	res.Bytes.BodyOut += st.bodyOut
-	res.Bytes.WireIn += r.wire[i].In.Load()
-	res.Bytes.WireOut += r.wire[i].Out.Load()
+}
+
+// addWire adds the VUs' wire bytes to res.
+func (r *runner) addWire(res *results.Load) {
+	for i := range r.wire {
+		res.Bytes.WireIn += r.wire[i].In.Load()
+		res.Bytes.WireOut += r.wire[i].Out.Load()
+	}
 }
 
 // statusKey names a status in results: the HTTP code, "grpc <Code>", or

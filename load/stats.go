@@ -4,30 +4,38 @@ import (
 	"runtime/metrics"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/wirebench/wirebench/measure"
 )
 
-// workerStats is one worker's record of the run. Only its worker writes
-// it; the totals are merged after the run (never one histogram under a
-// global lock). mu is taken only when a live reporter is running, so it
-// is uncontended but for one read a second.
-type workerStats struct {
+// stats is a run's record, sharded by what runs in parallel
+// (measure.ShardCount: twice the CPUs, at most 16), not by worker: an
+// open-loop step can need thousands of workers, and a full set of
+// histograms each (136 KiB per histogram, per operation and per measure)
+// took gigabytes. A worker records into its home shard, or the next free
+// one (measure.Shards); the shards are merged when read, exactly.
+//
+// What a run's statistics hold is therefore bounded by
+// shards × (3 + 2 × operations) histograms, whatever the workers.
+type stats struct {
+	sh   *measure.Shards[shard]
+	nops int
+}
+
+// shard is one part of the record; only touched under its lock.
+type shard struct {
 	lat, svc, lag *measure.Histogram
 	ops           []opStats
 	status        [maxStatus]int64 // HTTP statuses and GRPCStatus codes; an array, not a map, on the hot path
 	fails         map[string]int64
+	requests      int64
 	bodyIn        int64
 	bodyOut       int64
 	interrupted   int64
 	retried       int64   // requests sent again after a keep-alive connection closed under them
 	keep          *keeper // the slowest requests and a few per bucket (exemplars.go); nil keeps none
-
-	multi    bool // several ops: each keeps its own histograms, made on first use
-	live     bool
-	mu       sync.Mutex
-	requests atomic.Int64 // read by the live reporter
-	failed   atomic.Int64
+	multi         bool    // several ops: each keeps its own histograms, made on first use
 }
 
 // maxStatus bounds Outcome.Status: HTTP codes < 1000, gRPC codes 1000..1016.
@@ -38,16 +46,133 @@ type opStats struct {
 	lat, svc      *measure.Histogram
 }
 
-func newWorkerStats(nops int, live bool) *workerStats {
-	w := &workerStats{
-		lat: measure.NewHistogram(), svc: measure.NewHistogram(), lag: measure.NewHistogram(),
-		ops: make([]opStats, nops), fails: map[string]int64{}, live: live,
+// newStats returns the record of a run of workers workers over nops
+// operations, keeping the slowest requests (0: none).
+func newStats(workers, nops, slowest int) *stats {
+	init := func(s *shard) {
+		s.lat, s.svc, s.lag = spareHistogram(), spareHistogram(), spareHistogram()
+		s.ops, s.fails = make([]opStats, nops), map[string]int64{}
+		// With one operation its histograms are the totals: record them
+		// once. With several, an op's histograms are made when the shard
+		// first records it: a replay has up to 65 ops, most of them rare.
+		s.multi = nops > 1
+		if slowest > 0 {
+			s.keep = newKeeper(slowest)
+		}
 	}
-	// With one operation its histograms are the totals: record them once.
-	// With several, an op's histograms (0.4 MiB) are made when the worker
-	// first records it: a replay has up to 65 ops, and a worker may see few.
-	w.multi = nops > 1
-	return w
+	return &stats{sh: measure.NewShards(measure.ShardCount(workers), init), nops: nops}
+}
+
+// record adds one outcome, from a worker whose home shard is home.
+// start is when the request was due (latency counts from it).
+func (s *stats) record(home int, o *Outcome, start time.Time, lat, svc, lag time.Duration, open bool) {
+	i := s.sh.Lock(home)
+	s.sh.At(i).record(o, start, lat, svc, lag, open)
+	s.sh.Unlock(i)
+}
+
+func (st *shard) record(o *Outcome, start time.Time, lat, svc, lag time.Duration, open bool) {
+	st.keep.keep(o, start, lat)
+	st.lat.Record(lat)
+	if open { // in closed loop service time is the latency: Run copies it
+		st.svc.Record(svc)
+		st.lag.Record(lag)
+	}
+	if o.Op >= 0 && o.Op < len(st.ops) {
+		op := &st.ops[o.Op]
+		op.count++
+		if st.multi && op.lat == nil { // on first use: a shard may never see a rare op
+			op.lat, op.svc = spareHistogram(), spareHistogram()
+		}
+		if op.lat != nil {
+			op.lat.Record(lat)
+			if open {
+				op.svc.Record(svc)
+			}
+		}
+		if o.Fail != "" {
+			op.failed++
+		}
+	}
+	if o.Status >= 0 && o.Status < maxStatus {
+		st.status[o.Status]++
+	}
+	if o.Fail != "" {
+		st.fails[o.Fail]++
+	}
+	st.bodyIn += int64(o.BodyIn)
+	st.bodyOut += int64(o.BodyOut)
+	st.requests++
+}
+
+// interrupted counts n requests cut by the end of the run.
+func (s *stats) interrupted(home int, n int64) {
+	i := s.sh.Lock(home)
+	s.sh.At(i).interrupted += n
+	s.sh.Unlock(i)
+}
+
+// retried counts a request sent again on a new connection.
+func (s *stats) retried(home int) {
+	i := s.sh.Lock(home)
+	s.sh.At(i).retried++
+	s.sh.Unlock(i)
+}
+
+// fail counts a failure that is no request's (the event loop's own).
+func (s *stats) fail(home int, reason string) {
+	i := s.sh.Lock(home)
+	s.sh.At(i).fails[reason]++
+	s.sh.Unlock(i)
+}
+
+// release returns the shards' histograms for the next run to reuse; s
+// must not be used after.
+func (s *stats) release() {
+	s.sh.Each(func(st *shard) {
+		putSpare(st.lat, st.svc, st.lag)
+		for _, op := range st.ops {
+			putSpare(op.lat, op.svc)
+		}
+		*st = shard{}
+	})
+}
+
+// spare holds the emptied histograms of finished runs for the next run:
+// a capacity search's steps, its warm-ups and a study's trials reuse the
+// same ones rather than allocating a set each (each 136 KiB, which the
+// garbage collector would only return later). Bounded: a run beyond it
+// allocates, and what it returns beyond it is dropped.
+var spare struct {
+	sync.Mutex
+	h    []*measure.Histogram
+	made atomic.Int64 // histograms allocated for statistics, for tests of the bound
+}
+
+const maxSpare = 4 * measure.MaxShards * (3 + 2*5) // the shards of a few five-operation runs
+
+func spareHistogram() *measure.Histogram {
+	spare.Lock()
+	if n := len(spare.h); n > 0 {
+		h := spare.h[n-1]
+		spare.h = spare.h[:n-1]
+		spare.Unlock()
+		return h
+	}
+	spare.Unlock()
+	spare.made.Add(1)
+	return measure.NewHistogram()
+}
+
+func putSpare(hs ...*measure.Histogram) {
+	spare.Lock()
+	defer spare.Unlock()
+	for _, h := range hs {
+		if h != nil && len(spare.h) < maxSpare {
+			h.Reset()
+			spare.h = append(spare.h, h)
+		}
+	}
 }
 
 // heapAllocs reads the process's cumulative heap allocations (objects and

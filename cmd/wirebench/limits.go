@@ -65,7 +65,7 @@ func checkDuration(flag string, v, lo, hi time.Duration) error {
 func (f *loadFlags) checkLimits() error {
 	o := f.o
 	for _, err := range []error{
-		checkInt("-c", int64(o.Concurrency), 1, load.MaxConcurrency, " (each VU keeps about 0.4 MiB of histograms)"),
+		checkInt("-c", int64(o.Concurrency), 1, load.MaxConcurrency, " (each VU is a goroutine and a connection)"),
 		checkInt("-n", o.Requests, 0, load.MaxRequests, ""),
 		checkFloat("-r", o.Rate, 0, load.MaxRate),
 		checkDuration("-d", o.Duration, 0, load.MaxDuration),

@@ -22,8 +22,7 @@ const (
 	defaultMaxSpeed = 100
 	// searchConcurrency caps a search's requests in flight unless -c
 	// says otherwise: each step sizes its workers to its rate and SLO up
-	// to it; every worker keeps histograms per endpoint it sends to
-	// (about 0.4 MiB each), so this bounds memory too.
+	// to it.
 	searchConcurrency = 256
 )
 

@@ -7,8 +7,9 @@ import (
 
 // MaxEndpoints bounds the route templates a replay reports apart; the
 // requests of any later template count under "other". Each template is
-// an operation with its own histograms in every worker that sees it
-// (0.4 MiB each), so the bound is also a memory bound.
+// an operation with its own latency and service histograms (272 KiB) in
+// every shard of the run's stats that sees it (at most 16), so the bound
+// is also a memory bound.
 const MaxEndpoints = 64
 
 // Other is the name of the endpoint past MaxEndpoints.

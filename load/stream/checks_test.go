@@ -622,7 +622,7 @@ func TestStreamDoReasons(t *testing.T) {
 		}, "check: wrong echo"},
 	} {
 		mu.Lock()
-		v := &streamVU{s: s, st: newStreamStats(), do: c.do}
+		v := &streamVU{s: s, do: c.do}
 		var o load.Outcome
 		v.Do(context.Background(), &o)
 		mu.Unlock()

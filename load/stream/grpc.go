@@ -177,7 +177,7 @@ func (v *streamVU) grpcDo(ctx context.Context, o *load.Outcome, t0 time.Time) (i
 			if err != nil {
 				return i, first, 0, grpcFail(o, err)
 			}
-			v.st.perMessage.Record(time.Since(sent))
+			v.perMessage(time.Since(sent))
 			if i == 0 {
 				first = time.Since(t0)
 			}

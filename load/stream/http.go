@@ -204,7 +204,7 @@ func (v *streamVU) wsDo(ctx context.Context, o *load.Outcome, t0 time.Time) (ite
 		if err != nil {
 			return fail("websocket read", err)
 		}
-		v.st.perMessage.Record(time.Since(sent))
+		v.perMessage(time.Since(sent))
 		if i == 0 {
 			first = time.Since(t0)
 		}

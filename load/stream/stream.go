@@ -73,15 +73,16 @@ type Options struct {
 	CAFile      string `json:"ca_file,omitempty"`
 }
 
-// streamStats are one VU's measurements, merged into the scenario's when
-// the VU closes (no lock per message).
+// streamStats are the scenario's measurements, one set per shard
+// (measure.Shards, as the load engine's stats): a set of histograms per
+// VU would grow with the VUs, not with what runs in parallel.
 type streamStats struct {
 	exchanges, items        int64
 	first, last, perMessage *measure.Histogram
 }
 
-func newStreamStats() *streamStats {
-	return &streamStats{first: measure.NewHistogram(), last: measure.NewHistogram(), perMessage: measure.NewHistogram()}
+func newStreamStats(st *streamStats) {
+	*st = streamStats{first: measure.NewHistogram(), last: measure.NewHistogram(), perMessage: measure.NewHistogram()}
 }
 
 // streamScenario holds what every stream kind shares: options, layer
@@ -93,7 +94,7 @@ type streamScenario struct {
 	raw    measure.Bytes // shared connections' bytes (WireCounter)
 
 	mu    sync.Mutex
-	stats *streamStats
+	stats *measure.Shards[streamStats]
 	// shared is the kind's shared connection state (a gRPC connection),
 	// made on first use and closed by Close.
 	shared     any
@@ -120,7 +121,7 @@ func New(o Options) (load.Scenario, error) {
 	if o.Timeout == 0 {
 		o.Timeout = 30 * time.Second
 	}
-	s := &streamScenario{o: o, stats: newStreamStats()}
+	s := &streamScenario{o: o, stats: measure.NewShards(measure.ShardCount(load.MaxConcurrency), newStreamStats)}
 	if o.URL != "" {
 		u, err := url.Parse(o.URL)
 		if err != nil || u.Host == "" {
@@ -203,8 +204,17 @@ func (s *streamScenario) streamResult() *results.Stream {
 	if s.final != nil {
 		in, out = s.final[0], s.final[1]
 	}
-	return &results.Stream{Kind: s.o.Kind, Exchanges: s.stats.exchanges, Items: s.stats.items,
-		First: s.stats.first, Last: s.stats.last, PerMessage: s.stats.perMessage, In: in, Out: out}
+	var sum streamStats
+	newStreamStats(&sum)
+	s.stats.Each(func(st *streamStats) {
+		sum.exchanges += st.exchanges
+		sum.items += st.items
+		sum.first.Merge(st.first)
+		sum.last.Merge(st.last)
+		sum.perMessage.Merge(st.perMessage)
+	})
+	return &results.Stream{Kind: s.o.Kind, Exchanges: sum.exchanges, Items: sum.items,
+		First: sum.first, Last: sum.last, PerMessage: sum.perMessage, In: in, Out: out}
 }
 
 // Close releases the shared connections.
@@ -221,18 +231,8 @@ func (s *streamScenario) Close() error {
 	return nil
 }
 
-func (s *streamScenario) merge(st *streamStats) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.stats.exchanges += st.exchanges
-	s.stats.items += st.items
-	s.stats.first.Merge(st.first)
-	s.stats.last.Merge(st.last)
-	s.stats.perMessage.Merge(st.perMessage)
-}
-
 func (s *streamScenario) NewVU(ctx context.Context, id int, wire *measure.Bytes) (load.VU, error) {
-	v := &streamVU{s: s, st: newStreamStats(), wire: wire, id: id}
+	v := &streamVU{s: s, wire: wire, id: id}
 	if s.h3 != nil && id == 0 { // the handshakes before the run, apart from latency
 		s.h3.Warm(ctx)
 	}
@@ -255,7 +255,7 @@ func (s *streamScenario) NewVU(ctx context.Context, id int, wire *measure.Bytes)
 type streamVU struct {
 	id   int
 	s    *streamScenario
-	st   *streamStats
+	n    int64 // exchanges done, for nextID
 	wire *measure.Bytes
 	do   func(ctx context.Context, o *load.Outcome, t0 time.Time) (items int, first, last time.Duration, ok bool)
 	// per-VU connection state, made lazily by the kind
@@ -280,25 +280,35 @@ func (v *streamVU) Do(ctx context.Context, o *load.Outcome) {
 		}
 		return
 	}
-	v.st.exchanges++
-	v.st.items += int64(items)
-	v.st.first.Record(first)
-	v.st.last.Record(last)
+	v.n++
+	i := v.s.stats.Lock(v.id)
+	st := v.s.stats.At(i)
+	st.exchanges++
+	st.items += int64(items)
+	st.first.Record(first)
+	st.last.Record(last)
+	v.s.stats.Unlock(i)
 }
 
 func (v *streamVU) Close() error {
 	if v.closer != nil {
 		v.closer()
 	}
-	v.s.merge(v.st)
 	return nil
 }
 
 // gap records the per-message latency between two item times.
-func (v *streamVU) gap(prev, now time.Duration) { v.st.perMessage.Record(now - prev) }
+func (v *streamVU) gap(prev, now time.Duration) { v.perMessage(now - prev) }
+
+// perMessage records one message's latency.
+func (v *streamVU) perMessage(d time.Duration) {
+	i := v.s.stats.Lock(v.id)
+	v.s.stats.At(i).perMessage.Record(d)
+	v.s.stats.Unlock(i)
+}
 
 // getIDs is how many seeded users (ids 1..getIDs) the unary kinds cycle
 // through: the server must hold at least these.
 const getIDs = 10
 
-func (v *streamVU) nextID() int64 { return 1 + v.st.exchanges%getIDs }
+func (v *streamVU) nextID() int64 { return 1 + v.n%getIDs }
