@@ -126,8 +126,8 @@ func (o Options) withDefaults() (Options, error) {
 	}
 	hasErrors := false
 	for _, th := range o.SLO {
-		if th.Metric() == "rps" {
-			return o, fmt.Errorf("%w: %s: the rate is what the search finds; the SLO takes latency and errors", ErrOptions, th.Expr)
+		if err := CheckSLO(th); err != nil {
+			return o, err
 		}
 		hasErrors = hasErrors || th.Metric() == "errors"
 	}
@@ -140,6 +140,47 @@ func (o Options) withDefaults() (Options, error) {
 	}
 	o.StartRate = math.Min(math.Max(o.StartRate, o.MinRate), o.MaxRate)
 	return o, nil
+}
+
+// Latency the engine can tell apart: its histograms hold 1 µs to 60 s
+// and clamp what lies outside.
+const (
+	minBound = time.Microsecond
+	maxBound = time.Minute
+)
+
+// CheckSLO refuses a criterion no rate can meet, or that every rate
+// meets whatever the server does: either would make the search's answer
+// say nothing of the server.
+func CheckSLO(th results.Threshold) error {
+	bad := func(format string, a ...any) error {
+		return fmt.Errorf("%w: %s: %s", ErrOptions, th.Expr, fmt.Sprintf(format, a...))
+	}
+	up := th.Op() == "<" || th.Op() == "<="
+	switch th.Metric() {
+	case "rps":
+		return bad("the rate is what the search finds; the SLO takes latency and errors")
+	case "errors":
+		switch v := th.Value(); {
+		case !up:
+			return bad("an SLO bounds errors from above (errors<1%%)")
+		case v <= 0:
+			return bad("no rate can have fewer than no errors; want a share in (0, 100%%), e.g. errors<0.1%%")
+		case v >= 1:
+			return bad("every rate meets it; want a share in (0, 100%%), e.g. errors<1%%")
+		}
+		return nil
+	}
+	b, _ := th.Bound()
+	switch {
+	case !up:
+		return bad("an SLO bounds latency from above (%s<%v)", th.Metric(), max(b, time.Millisecond))
+	case b <= minBound:
+		return bad("no rate can meet it: latency is measured from %v up", minBound)
+	case b > maxBound:
+		return bad("every rate meets it: latency is measured up to %v", maxBound)
+	}
+	return nil
 }
 
 // maxConfirms bounds the confirmation runs that may withdraw an answer.

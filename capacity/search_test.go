@@ -270,6 +270,38 @@ func TestOptionsRefused(t *testing.T) {
 	}
 }
 
+// TestSLORefused: criteria that no rate can meet, or that every rate
+// meets, are refused with the reason; the ones just inside are taken.
+func TestSLORefused(t *testing.T) {
+	t.Parallel()
+	for expr, want := range map[string]string{
+		"p99<0ms":      "no rate can meet it",
+		"p99<=0ms":     "no rate can meet it",
+		"avg<1ns":      "no rate can meet it",
+		"p50<1µs":      "no rate can meet it",
+		"p99>20ms":     "an SLO bounds latency from above (p99<20ms)",
+		"max>=1s":      "an SLO bounds latency from above (max<1s)",
+		"p99<2m":       "every rate meets it",
+		"errors<200%":  "every rate meets it",
+		"errors<=100%": "every rate meets it",
+		"errors<100%":  "every rate meets it",
+		"errors<0%":    "no rate can have fewer than no errors",
+		"errors<=0%":   "no rate can have fewer than no errors",
+		"errors>1%":    "an SLO bounds errors from above",
+		"rps>10":       "the rate is what the search finds",
+	} {
+		_, err := Options{SLO: slo(t, "p99<1s", expr)}.withDefaults()
+		if !errors.Is(err, ErrOptions) || !strings.Contains(err.Error(), expr+": "+want) {
+			t.Errorf("%s: err %v, want %q", expr, err, want)
+		}
+	}
+	for _, ok := range []string{"p99<2µs", "p99.9<=60s", "avg<10ms", "errors<0.001%", "errors<=99.9%"} {
+		if _, err := (Options{SLO: slo(t, ok)}).withDefaults(); err != nil {
+			t.Errorf("%s refused: %v", ok, err)
+		}
+	}
+}
+
 func TestWorkers(t *testing.T) {
 	t.Parallel()
 	o := Options{SLO: slo(t, "p50<5ms", "p99<20ms", "errors<1%"), Concurrency: 300}
@@ -331,7 +363,8 @@ func TestSearchErrorsBounded(t *testing.T) {
 	if res.Limit != results.LimitMinRate || res.Rate != 0 || !slices.Equal(res.SLO, []string{"p99<20ms", "errors<1%"}) {
 		t.Errorf("limit %s rate %v slo %q", res.Limit, res.Rate, res.SLO)
 	}
-	res, _ = runFake(t, errs, Options{SLO: slo(t, "p99<20ms", "errors<=100%")})
+	some := func(float64) (time.Duration, time.Duration, float64, float64) { return time.Millisecond, 0, 0.3, 0.1 }
+	res, _ = runFake(t, some, Options{SLO: slo(t, "p99<20ms", "errors<=50%")})
 	if res.Limit != results.LimitMaxRate || len(res.SLO) != 2 {
 		t.Errorf("an explicit error bound is the user's: limit %s slo %q", res.Limit, res.SLO)
 	}

@@ -42,7 +42,12 @@ func CapacityLine(c *Capacity) string {
 		}
 		return fmt.Sprintf("≥ %s at %s: the client was the limit at %s, not the server", FormatRate(c.Rate), slo, FormatRate(c.ClientLimit))
 	case LimitTime:
-		if c.High == 0 {
+		switch {
+		case c.Rate == 0 && c.High > 0:
+			return fmt.Sprintf("none: the search ran out of time before any rate met %s; the lowest tried, %s, failed", slo, FormatRate(c.High))
+		case c.Rate == 0:
+			return fmt.Sprintf("none: the search ran out of time before any rate was judged against %s", slo)
+		case c.High == 0:
 			return fmt.Sprintf("≥ %s at %s (the search ran out of time)", FormatRate(c.Rate), slo)
 		}
 	}

@@ -91,6 +91,13 @@ func (t Threshold) Bound() (time.Duration, bool) {
 // Metric is what t measures: pNN, avg, min, max, errors or rps.
 func (t Threshold) Metric() string { return t.metric }
 
+// Op is t's comparison: <, <=, > or >=.
+func (t Threshold) Op() string { return t.op }
+
+// Value is t's bound in its metric's unit: seconds for latency, a
+// fraction for errors (1% is 0.01), requests per second for rps.
+func (t Threshold) Value() float64 { return t.value }
+
 // CheckLatency evaluates a latency threshold on h — the service-time
 // histogram, say, rather than the run's latency. An errors or rps
 // threshold is not about latency: it holds here.

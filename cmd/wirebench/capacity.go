@@ -34,7 +34,8 @@ the answer is then confirmed by a longer run. A step counts only if the
 client kept up; otherwise the client is reported as the limit.
 URL, scenarios, transports and protocols are load's (wirebench load -h).
 See docs/capacity.md.
-Exit status: 0 answered, 1 failed to run, 2 bad usage, 99 no rate met
+Exit status: 0 answered, 1 failed to run or no answer (the target never
+answered, or the client could not keep up), 2 bad usage, 99 no rate met
 the SLO.`
 
 // loadTargetFlags are the load flags capacity shares: what to request and
@@ -116,6 +117,9 @@ func runCapacity(ctx context.Context, env *cliEnv, args []string) error {
 		if err != nil {
 			return usagef("--slo: %s", cliMessage(err))
 		}
+		if err := capacity.CheckSLO(th); err != nil {
+			return usagef("--slo %s", strings.TrimPrefix(cliMessage(err), "capacity: invalid options: "))
+		}
 		f.opts.SLO = append(f.opts.SLO, th)
 	}
 	p, err := parsePrecision(f.precision)
@@ -189,8 +193,27 @@ func runCapacity(ctx context.Context, env *cliEnv, args []string) error {
 			return err
 		}
 	}
-	if res.Rate == 0 && res.Limit == results.LimitMinRate {
-		return thresholdError{[]string{"no rate met the SLO: " + results.CapacityLine(res)}}
+	return capacityExit(ctx, res, results.CapacityLine(res))
+}
+
+// sloMissed fails a search in which no rate met the SLO: exit 99, as a
+// failed --threshold of load, worded as what it is.
+type sloMissed struct{ line string }
+
+func (e sloMissed) Error() string { return "SLO missed: " + e.line }
+func (e sloMissed) ExitCode() int { return exitThreshold }
+
+// capacityExit is how a search that wrote its result ends: nil only with
+// an answer above 0/s. line is the answer as the summary words it.
+func capacityExit(ctx context.Context, res *results.Capacity, line string) error {
+	if res.Rate > 0 {
+		return nil
 	}
-	return nil
+	if se, ok := interruption(ctx); ok {
+		return exitError{se.ExitCode(), fmt.Errorf("%v before any rate met the SLO", se)}
+	}
+	if res.Limit == results.LimitMinRate || (res.Limit == results.LimitTime && res.High > 0) {
+		return sloMissed{line}
+	}
+	return fmt.Errorf("no answer: %s", line)
 }

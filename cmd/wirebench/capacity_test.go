@@ -26,8 +26,15 @@ func TestCapacityUsage(t *testing.T) {
 		{[]string{"--slo", "p99<1s", "--min-rate", "10", "--max-rate", "5", "http://127.0.0.1:1/"}, "min rate 10 above max rate 5"},
 		{[]string{"--slo", "p99<1s", "-c", "0", "http://127.0.0.1:1/"}, "-c 0"},
 		{[]string{"--slo", "p99<1s"}, "want exactly one URL"},
+		{[]string{"--slo", "p99<0ms", "http://127.0.0.1:1/"}, "--slo p99<0ms: no rate can meet it"},
+		{[]string{"--slo", "p99>20ms", "http://127.0.0.1:1/"}, "--slo p99>20ms: an SLO bounds latency from above (p99<20ms)"},
+		{[]string{"--slo", "p99<1s", "--slo", "errors<200%", "http://127.0.0.1:1/"}, "--slo errors<200%: every rate meets it"},
+		{[]string{"--slo", "avg<1ns", "http://127.0.0.1:1/"}, "--slo avg<1ns: no rate can meet it"},
 	} {
 		code, _, errs := runCLI(t, append([]string{"capacity"}, tc.args...)...)
+		if strings.Count(strings.TrimSpace(errs), "\n") != 0 {
+			t.Errorf("capacity %v: want one line, got %q", tc.args, errs)
+		}
 		if code != 2 || !strings.Contains(errs, tc.want) {
 			t.Errorf("capacity %v: exit %d, stderr %q; want 2 and %q", tc.args, code, errs, tc.want)
 		}
@@ -109,6 +116,24 @@ func TestCapacityCLI(t *testing.T) {
 	}
 	if code, _, errs := runCLI(t, "capacity", "--slo", "p99<2s", "--max-rate", "40", "--out", out, ts.URL); code != 1 || !strings.Contains(errs, "exists") {
 		t.Errorf("an existing --out was not refused: exit %d %q", code, errs)
+	}
+}
+
+// TestCapacityNoRateInTime: a search whose time runs out before any rate
+// met the SLO has no answer; it says so and exits 99, never 0 with 0/s.
+func TestCapacityNoRateInTime(t *testing.T) {
+	t.Parallel()
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		time.Sleep(30 * time.Millisecond)
+		w.Write([]byte("ok"))
+	}))
+	defer ts.Close()
+	code, stdout, errs := runCLI(t, "capacity", "--slo", "p99<5ms", "--start-rate", "20", "--max-steps", "1",
+		"--step-duration", "200ms", "--warmup", "50ms", ts.URL)
+	if code != exitThreshold || strings.Contains(stdout+errs, "0.00/s") ||
+		!strings.Contains(stdout, "capacity: none: the search ran out of time before any rate met p99<5ms, errors<1%; the lowest tried, 20.0/s, failed") ||
+		!strings.Contains(errs, "wirebench capacity: SLO missed: none: the search ran out of time") {
+		t.Errorf("exit %d\nstdout %s\nstderr %s", code, stdout, errs)
 	}
 }
 

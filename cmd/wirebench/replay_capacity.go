@@ -190,10 +190,7 @@ func runSpeedSearch(ctx context.Context, env *cliEnv, r speedSearch) error {
 	if err := writeCapacityOut(env, r.out, r.force, res); err != nil {
 		return err
 	}
-	if res.Rate == 0 && res.Limit == results.LimitMinRate {
-		return thresholdError{[]string{"no speed met the SLO: " + speedLine(res, base)}}
-	}
-	return nil
+	return capacityExit(ctx, res, speedLine(res, base))
 }
 
 // runCapacityReplay is wirebench capacity --replay FILE URL: the search
