@@ -25,6 +25,11 @@ type H3 struct {
 	// MaxStreams bounds the concurrent request streams of one QUIC
 	// connection (QUIC's MAX_STREAMS); 0 is DefaultH3MaxStreams.
 	MaxStreams int
+	// MaxConns bounds the QUIC connections open at once, handshakes in
+	// progress included; a client past it is refused at its first packet
+	// (CONNECTION_REFUSED), before any cryptography. 0 is
+	// DefaultH3MaxConns.
+	MaxConns int
 	// IdleTimeout closes a QUIC connection with no packet for this long;
 	// 0 is Timeouts.Idle.
 	IdleTimeout time.Duration
@@ -39,10 +44,26 @@ type H3 struct {
 // DefaultH3MaxStreams is quic-go's own default (and h2c's, DefaultTimeouts).
 const DefaultH3MaxStreams = 100
 
+// DefaultH3MaxConns keeps a flood of idle QUIC connections (~95 KB each
+// with their goroutines, measured) within ~100 MB; a benchmark uses a few
+// to a few hundred.
+const DefaultH3MaxConns = 1000
+
+// errTooManyConns refuses a QUIC connection past H3.MaxConns.
+var errTooManyConns = errors.New("server: HTTP/3 connection limit reached")
+
 // h3Face is the running HTTP/3 listener and its counters.
 type h3Face struct {
 	srv *http3.Server
 	pc  net.PacketConn
+	tr  *quic.Transport
+	ln  *quic.EarlyListener
+	// open counts the connections from their first packet until closed
+	// (or their handshake failed); refused the Initial packets turned
+	// away past max (a ClientHello can span two, and is retransmitted).
+	max           int64
+	open          atomic.Int64
+	refused       atomic.Uint64
 	// requests counts requests answered over HTTP/3 (every route); conns
 	// the QUIC connections accepted; resumed and early those whose
 	// handshake resumed a session and those whose early data was accepted
@@ -58,19 +79,30 @@ func newH3(o H3, cert tls.Certificate, t Timeouts) (*h3Face, error) {
 	if o.IdleTimeout <= 0 {
 		o.IdleTimeout = t.Idle
 	}
+	if o.MaxConns <= 0 {
+		o.MaxConns = DefaultH3MaxConns
+	}
 	pc, err := net.ListenPacket("udp", o.Addr)
 	if err != nil {
 		return nil, fmt.Errorf("server: HTTP/3 listen: %w", err)
 	}
-	f := &h3Face{pc: pc}
+	f := &h3Face{pc: pc, max: int64(o.MaxConns)}
+	// Our own Transport, not http3.Server.Serve's: its ConnContext sees a
+	// connection at its first packet, so the cap holds for handshakes in
+	// progress too and a refusal costs no cryptography.
+	f.tr = &quic.Transport{Conn: pc, ConnContext: f.admit}
+	tlsConf := http3.ConfigureTLSConfig(&tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS13})
+	f.ln, err = f.tr.ListenEarly(tlsConf, &quic.Config{
+		MaxIncomingStreams:   int64(o.MaxStreams),
+		MaxIdleTimeout:       o.IdleTimeout,
+		HandshakeIdleTimeout: t.ReadHeader,
+		Allow0RTT:            o.Allow0RTT, // off by default: a replayable request is not what a benchmark of the API measures
+	})
+	if err != nil {
+		pc.Close()
+		return nil, fmt.Errorf("server: HTTP/3 listen: %w", err)
+	}
 	f.srv = &http3.Server{
-		TLSConfig: http3.ConfigureTLSConfig(&tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS13}),
-		QUICConfig: &quic.Config{
-			MaxIncomingStreams:   int64(o.MaxStreams),
-			MaxIdleTimeout:       o.IdleTimeout,
-			HandshakeIdleTimeout: t.ReadHeader,
-			Allow0RTT:            o.Allow0RTT, // off by default: a replayable request is not what a benchmark of the API measures
-		},
 		IdleTimeout:    o.IdleTimeout,
 		MaxHeaderBytes: maxHeaderBytes,
 		ConnContext: func(ctx context.Context, c *quic.Conn) context.Context {
@@ -94,6 +126,19 @@ func newH3(o H3, cert tls.Certificate, t Timeouts) (*h3Face, error) {
 	return f, nil
 }
 
+// admit counts a new connection, or refuses it past the cap; the count
+// drops when the connection's context ends (closed, or its handshake
+// failed).
+func (f *h3Face) admit(ctx context.Context, _ *quic.ClientInfo) (context.Context, error) {
+	if f.open.Add(1) > f.max {
+		f.open.Add(-1)
+		f.refused.Add(1)
+		return nil, errTooManyConns
+	}
+	context.AfterFunc(ctx, func() { f.open.Add(-1) })
+	return ctx, nil
+}
+
 // serve serves h (the REST port's routing table) with the per-request
 // deadlines of t, until Close or Shutdown.
 func (f *h3Face) serve(h http.Handler, t Timeouts) error {
@@ -107,15 +152,17 @@ func (f *h3Face) serve(h http.Handler, t Timeouts) error {
 		h.ServeHTTP(w, r)
 		f.requests.Add(1)
 	})
-	return f.srv.Serve(f.pc)
+	return f.srv.ServeListener(f.ln)
 }
 
+// close and shutdown end the listener too: http3.Server leaves a
+// listener it was given to its owner.
 func (f *h3Face) close() error {
-	return errors.Join(f.srv.Close(), f.pc.Close())
+	return errors.Join(f.srv.Close(), f.ln.Close(), f.tr.Close(), f.pc.Close())
 }
 
 func (f *h3Face) shutdown(ctx context.Context) error {
-	return errors.Join(f.srv.Shutdown(ctx), f.pc.Close())
+	return errors.Join(f.srv.Shutdown(ctx), f.ln.Close(), f.tr.Close(), f.pc.Close())
 }
 
 // withMetrics appends the HTTP/3 counters to next's /metrics (on every
@@ -140,5 +187,10 @@ func (f *h3Face) appendCounters(b []byte) []byte {
 	b = promtext.AppendHeader(b, resumed, "QUIC connections whose handshake resumed a TLS session.", promtext.Counter)
 	b = promtext.AppendUint(b, resumed, f.resumed.Load())
 	b = promtext.AppendHeader(b, early, "QUIC connections whose 0-RTT early data was accepted (serve --h3-0rtt).", promtext.Counter)
-	return promtext.AppendUint(b, early, f.early.Load())
+	b = promtext.AppendUint(b, early, f.early.Load())
+	const open, refused = "wirebench_h3_open_connections", "wirebench_h3_refused_initials_total"
+	b = promtext.AppendHeader(b, open, "QUIC connections open now, handshakes in progress included (at most serve --h3-max-conns).", promtext.Gauge)
+	b = promtext.AppendUint(b, open, uint64(max(f.open.Load(), 0)))
+	b = promtext.AppendHeader(b, refused, "Initial packets of new QUIC connections refused past serve --h3-max-conns (CONNECTION_REFUSED); one handshake can send several.", promtext.Counter)
+	return promtext.AppendUint(b, refused, f.refused.Load())
 }
