@@ -59,4 +59,3 @@ func FuzzAltSvcH3(f *testing.F) {
 		}
 	})
 }
-
