@@ -13,6 +13,7 @@ import (
 
 	"github.com/wirebench/wirebench/internal/testkit"
 	"github.com/wirebench/wirebench/load"
+	"github.com/wirebench/wirebench/load/conn"
 	"github.com/wirebench/wirebench/results"
 )
 
@@ -47,7 +48,7 @@ func runSegments(t *testing.T, url, runID string, sinks func() []Sink) []*result
 				t.Error(err)
 				return
 			}
-			sc, err := load.NewRaw(load.RawOptions{URL: url, Traceparent: true, Timeout: 5 * time.Second})
+			sc, err := load.NewRaw(load.RawOptions{Options: conn.Options{URL: url, Timeout: 5 * time.Second}, Traceparent: true})
 			if err != nil {
 				t.Error(err)
 				return
@@ -165,7 +166,7 @@ func TestPrometheusScrapesTheRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sl, err := load.NewRaw(load.RawOptions{URL: ts.URL, Traceparent: true, Timeout: 5 * time.Second})
+	sl, err := load.NewRaw(load.RawOptions{Options: conn.Options{URL: ts.URL, Timeout: 5 * time.Second}, Traceparent: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/wirebench/wirebench/internal/testkit"
+	"github.com/wirebench/wirebench/load/conn"
 	"github.com/wirebench/wirebench/load/internal/loadtest"
 	"github.com/wirebench/wirebench/results"
 )
@@ -95,7 +96,7 @@ func TestAbusiveServers(t *testing.T) {
 		loop bool
 		ro   RawOptions
 		rate float64
-	}{"h2c", false, RawOptions{Transport: TransportH2C}, 0}
+	}{"h2c", false, RawOptions{Options: conn.Options{Transport: conn.H2C}}, 0}
 	for _, sv := range servers {
 		for _, e := range append(engines[:3:3], h2c) {
 			for _, keep := range []bool{false, true} {

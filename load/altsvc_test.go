@@ -7,68 +7,16 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/wirebench/wirebench/internal/testkit"
+	"github.com/wirebench/wirebench/load/conn"
 	"github.com/wirebench/wirebench/load/internal/loadtest"
 	"github.com/wirebench/wirebench/results"
 )
-
-func TestAltSvcH3(t *testing.T) {
-	for _, tc := range []struct {
-		v    string
-		host string
-		port int
-		ok   bool
-		err  bool
-	}{
-		{`h3=":8443"; ma=86400`, "", 8443, true, false},
-		{`h3-29=":1", h3="alt.example:443"; ma=60; persist=1`, "alt.example", 443, true, false},
-		{`h2=":443", h3="[::1]:9000"`, "::1", 9000, true, false},
-		{`h2=":443"`, "", 0, false, false},
-		{``, "", 0, false, false},
-		{`clear`, "", 0, false, false},
-		{`h3=":0"`, "", 0, false, true},
-		{`h3=":70000"`, "", 0, false, true},
-		{`h3=:443`, "", 0, false, true},
-		{`h3="443"`, "", 0, false, true},
-		{`h3`, "", 0, false, true},
-		{`h3=":" ` + strings.Repeat("x", MaxAltSvc), "", 0, false, true},
-	} {
-		host, port, ok, err := AltSvcH3(tc.v)
-		if host != tc.host || port != tc.port || ok != tc.ok || (err != nil) != tc.err || err != nil && !errors.Is(err, ErrAltSvc) {
-			t.Errorf("%.40q: %q %d %v %v", tc.v, host, port, ok, err)
-		}
-	}
-}
-
-// FuzzAltSvcH3: no value panics, an offer is a port in range, and an
-// offer found is found again in the value written back.
-func FuzzAltSvcH3(f *testing.F) {
-	for _, s := range []string{`h3=":443"; ma=86400`, `h2=":1", h3="h:2"`, `clear`, `h3="a,b:1"`, `"`, `h3=""`} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, v string) {
-		host, port, ok, err := AltSvcH3(v)
-		if err != nil && ok {
-			t.Fatalf("%q: offer and error %v", v, err)
-		}
-		if !ok {
-			return
-		}
-		if port < 1 || port > 65535 {
-			t.Fatalf("%q: port %d", v, port)
-		}
-		h2, p2, ok2, err2 := AltSvcH3(`h3="` + net.JoinHostPort(host, strconv.Itoa(port)) + `"`)
-		if !ok2 || err2 != nil || h2 != host || p2 != port {
-			t.Fatalf("%q: %q %d, written back: %q %d %v %v", v, host, port, h2, p2, ok2, err2)
-		}
-	})
-}
 
 // altSvcServer is a TLS server on TCP (h2 and HTTP/1.1) with the h3 test
 // server's certificate, answering with this Alt-Svc and counting.
@@ -99,13 +47,13 @@ func TestTransportAuto(t *testing.T) {
 	for _, tc := range []struct {
 		name, altSvc, want, note string
 	}{
-		{"h3 advertised", fmt.Sprintf(`h3=":%s"; ma=86400`, h3port), TransportH3, "Alt-Svc"},
-		{"no Alt-Svc", "", TransportH2, "no Alt-Svc"},
-		{"h2 only", `h2=":443"`, TransportH2, "offers no h3"},
+		{"h3 advertised", fmt.Sprintf(`h3=":%s"; ma=86400`, h3port), conn.H3, "Alt-Svc"},
+		{"no Alt-Svc", "", conn.H2, "no Alt-Svc"},
+		{"h2 only", `h2=":443"`, conn.H2, "offers no h3"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			base, tcp := altSvcServer(t, ts, tc.altSvc)
-			sc, err := NewRaw(RawOptions{URL: base + "/users/1", Transport: TransportAuto, Insecure: true, Connections: 2, Timeout: o.Timeout})
+			sc, err := NewRaw(RawOptions{Options: conn.Options{URL: base + "/users/1", Transport: conn.Auto, Insecure: true, Connections: 2, Timeout: o.Timeout}})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -125,16 +73,16 @@ func TestTransportAuto(t *testing.T) {
 				t.Fatalf("%d requests, failures %v", res.Requests, res.Failures)
 			}
 			onH3, onTCP := h3srv.requests.Load()-h3before, tcp.Load()-1
-			if tc.want == TransportH3 && (onH3 != 200 || onTCP != 0) || tc.want != TransportH3 && (onH3 != 0 || onTCP != 200) {
+			if tc.want == conn.H3 && (onH3 != 200 || onTCP != 0) || tc.want != conn.H3 && (onH3 != 0 || onTCP != 200) {
 				t.Errorf("served over h3 %d, over TCP %d", onH3, onTCP)
 			}
 		})
 	}
-	sc, err := NewRaw(RawOptions{URL: "http://127.0.0.1:1/", Transport: TransportAuto})
-	if err != nil || sc.Options().Transport != TransportHTTP1 || sc.Options().Auto == "" {
+	sc, err := NewRaw(RawOptions{Options: conn.Options{URL: "http://127.0.0.1:1/", Transport: conn.Auto}})
+	if err != nil || sc.Options().Transport != conn.HTTP1 || sc.Options().Auto == "" {
 		t.Errorf("auto over http://: %v %+v", err, sc)
 	}
-	if _, err := NewRaw(RawOptions{URL: "https://" + testkit.RefusedAddr(t) + "/", Transport: TransportAuto, Timeout: 5 * time.Second}); err == nil || !strings.Contains(err.Error(), "first request") {
+	if _, err := NewRaw(RawOptions{Options: conn.Options{URL: "https://" + testkit.RefusedAddr(t) + "/", Transport: conn.Auto, Timeout: 5 * time.Second}}); err == nil || !strings.Contains(err.Error(), "first request") {
 		t.Errorf("auto against no server: %v", err)
 	}
 	// The reference scenarios: HTTP/3 at the advertised address, or an error.

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wirebench/wirebench/load/conn"
 	"github.com/wirebench/wirebench/load/traceparent"
 	"github.com/wirebench/wirebench/results"
 )
@@ -59,7 +60,7 @@ func (s *tracedStallServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // the connections the server saw them on — for every HTTP client.
 func TestSlowestAreTheStalledRequests(t *testing.T) {
 	for _, tc := range []struct{ client, transport string }{
-		{ClientLean, TransportHTTP1}, {ClientStd, TransportHTTP1}, {ClientLean, TransportH2C},
+		{conn.ClientLean, conn.HTTP1}, {conn.ClientStd, conn.HTTP1}, {conn.ClientLean, conn.H2C},
 	} {
 		t.Run(tc.client+" "+tc.transport, func(t *testing.T) {
 			srv := &tracedStallServer{stallEvery: 25, stall: 150 * time.Millisecond, seen: map[string]int{}}
@@ -72,7 +73,7 @@ func TestSlowestAreTheStalledRequests(t *testing.T) {
 			defer ts.Close()
 			const n, want = 200, 8 // 200 requests, every 25th stalled
 			res := runRaw(t, Options{Options: results.Options{Concurrency: 4, Requests: n}, Slowest: want},
-				RawOptions{URL: ts.URL + "/", Traceparent: true, Client: tc.client, Transport: tc.transport})
+				RawOptions{Options: conn.Options{URL: ts.URL + "/", Client: tc.client, Transport: tc.transport}, Traceparent: true})
 			if res.Requests != n || res.Failed != 0 {
 				t.Fatalf("%d requests, %d failed: %v", res.Requests, res.Failed, res.Failures)
 			}
@@ -93,7 +94,7 @@ func TestSlowestAreTheStalledRequests(t *testing.T) {
 				if i > 0 && e.Latency > res.Exemplars.Slowest[i-1].Latency {
 					t.Errorf("slowest %d is slower than %d", i, i-1)
 				}
-				if tc.client == ClientLean && tc.transport == TransportHTTP1 && e.Conn != srv.seen[e.TraceID] {
+				if tc.client == conn.ClientLean && tc.transport == conn.HTTP1 && e.Conn != srv.seen[e.TraceID] {
 					t.Errorf("slowest %d: conn %d, the server saw port %d", i, e.Conn, srv.seen[e.TraceID])
 				}
 			}
@@ -131,15 +132,15 @@ func TestNoTraceparentByDefault(t *testing.T) {
 		}
 	}))
 	defer ts.Close()
-	res := runRaw(t, Options{Options: results.Options{Concurrency: 2, Requests: 50}}, RawOptions{URL: ts.URL})
+	res := runRaw(t, Options{Options: results.Options{Concurrency: 2, Requests: 50}}, RawOptions{Options: conn.Options{URL: ts.URL}})
 	if with.Load() != 0 || res.Exemplars == nil || len(res.Exemplars.Slowest) != DefaultSlowest || res.Exemplars.Slowest[0].TraceID != "" {
 		t.Fatalf("%d requests with traceparent; exemplars %+v", with.Load(), res.Exemplars)
 	}
-	res = runRaw(t, Options{Options: results.Options{Concurrency: 2, Requests: 50}, Slowest: -1}, RawOptions{URL: ts.URL})
+	res = runRaw(t, Options{Options: results.Options{Concurrency: 2, Requests: 50}, Slowest: -1}, RawOptions{Options: conn.Options{URL: ts.URL}})
 	if res.Exemplars != nil {
 		t.Fatalf("Slowest -1 kept %+v", res.Exemplars)
 	}
-	if _, err := NewRaw(RawOptions{URL: ts.URL, Traceparent: true, Header: []string{"TraceParent: x"}}); err == nil {
+	if _, err := NewRaw(RawOptions{Options: conn.Options{URL: ts.URL}, Traceparent: true, Header: []string{"TraceParent: x"}}); err == nil {
 		t.Fatal("a traceparent header with Traceparent: no error")
 	}
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/wirebench/wirebench/internal/rawio"
 	"github.com/wirebench/wirebench/load/clientio"
+	"github.com/wirebench/wirebench/load/conn"
 	"github.com/wirebench/wirebench/load/h1"
 	"github.com/wirebench/wirebench/measure"
 	"github.com/wirebench/wirebench/results"
@@ -90,7 +91,7 @@ type h1Loop struct {
 
 // loopable reports whether raw mode can run on event loops.
 func (r *Raw) loopable() bool {
-	return r.h2 == nil && r.tls == nil && r.o.Client == ClientLean && !r.o.Traceparent // loops share one request
+	return r.h2 == nil && r.c.TLS == nil && r.o.Client == conn.ClientLean && !r.o.Traceparent // loops share one request
 }
 
 // runLoops runs the closed-loop raw scenario on GOMAXPROCS loops sharing
@@ -98,7 +99,7 @@ func (r *Raw) loopable() bool {
 func (r *runner) runLoops(issue, hard context.Context, raw *Raw) {
 	loops := min(runtime.GOMAXPROCS(0), r.o.Concurrency)
 	// Resolve once, as wrk does: a loop connects with connect(2) itself.
-	sa, err := resolveSockaddr(issue, raw.addr)
+	sa, err := resolveSockaddr(issue, raw.c.Addr)
 	if err != nil {
 		for range r.o.Concurrency {
 			r.stats.record(0, &Outcome{Fail: clientio.FailReason(err)}, time.Now(), 0, 0, 0, false)

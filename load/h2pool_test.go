@@ -16,6 +16,7 @@ import (
 	"golang.org/x/net/http2/hpack"
 
 	"github.com/wirebench/wirebench/internal/testkit"
+	"github.com/wirebench/wirebench/load/conn"
 	"github.com/wirebench/wirebench/load/internal/loadtest"
 	"github.com/wirebench/wirebench/measure"
 	"github.com/wirebench/wirebench/results"
@@ -82,7 +83,7 @@ func TestH2ConnectionsExact(t *testing.T) {
 		time.Sleep(time.Millisecond) // streams overlap
 		w.Write([]byte("hello, wirebench"))
 	})
-	res := runRaw(t, Options{Options: results.Options{Concurrency: 32, Requests: 400, Timeout: 10 * time.Second}}, RawOptions{URL: s.URL, Transport: TransportH2C, Connections: 2})
+	res := runRaw(t, Options{Options: results.Options{Concurrency: 32, Requests: 400, Timeout: 10 * time.Second}}, RawOptions{Options: conn.Options{URL: s.URL, Transport: conn.H2C, Connections: 2}})
 	if res.Requests != 400 || res.Failed != 0 || s.requests.Load() != 400 {
 		t.Errorf("%d requests, %d failed %v; the server handled %d", res.Requests, res.Failed, res.Failures, s.requests.Load())
 	}
@@ -102,7 +103,7 @@ func TestH2GoAwayCounted(t *testing.T) {
 		}
 		w.Write([]byte("hello, wirebench"))
 	})
-	res := runRaw(t, Options{Options: results.Options{Concurrency: 8, Requests: 500, Timeout: 10 * time.Second}}, RawOptions{URL: s.URL, Transport: TransportH2C})
+	res := runRaw(t, Options{Options: results.Options{Concurrency: 8, Requests: 500, Timeout: 10 * time.Second}}, RawOptions{Options: conn.Options{URL: s.URL, Transport: conn.H2C}})
 	s.settle(res)
 	if res.Requests != 500 || res.Failed != 0 || s.requests.Load() != 500 || res.Status["200"] != 500 {
 		t.Errorf("%d requests, %d failed %v, status %v; the server handled %d", res.Requests, res.Failed, res.Failures, res.Status, s.requests.Load())
@@ -126,7 +127,7 @@ func TestH2BodyAnsweredEarly(t *testing.T) {
 	})
 	body := bytes.Repeat([]byte("a"), 16<<20)
 	res := runRaw(t, Options{Options: results.Options{Concurrency: 2, Requests: 20, Timeout: 10 * time.Second}},
-		RawOptions{URL: s.URL, Transport: TransportH2C, Method: "POST", Body: body, ExpectStatus: []int{413}})
+		RawOptions{Options: conn.Options{URL: s.URL, Transport: conn.H2C}, Method: "POST", Body: body, ExpectStatus: []int{413}})
 	s.settle(res)
 	if res.Requests != 20 || res.Failed != 0 || res.Status["413"] != 20 {
 		t.Fatalf("%d requests, %d failed %v, status %v", res.Requests, res.Failed, res.Failures, res.Status)
@@ -138,7 +139,7 @@ func TestH2BodyAnsweredEarly(t *testing.T) {
 	// A whole body read by the server is counted whole.
 	s2 := startH2Server(t, 100, func(_ int64, w http.ResponseWriter, r *http.Request) { io.Copy(io.Discard, r.Body) })
 	res = runRaw(t, Options{Options: results.Options{Concurrency: 2, Requests: 4, Timeout: 10 * time.Second}},
-		RawOptions{URL: s2.URL, Transport: TransportH2C, Method: "POST", Body: body})
+		RawOptions{Options: conn.Options{URL: s2.URL, Transport: conn.H2C}, Method: "POST", Body: body})
 	if res.Failed != 0 || res.Bytes.BodyOut != 4*int64(len(body)) {
 		t.Errorf("%d failed %v; body out %d, want %d", res.Failed, res.Failures, res.Bytes.BodyOut, 4*len(body))
 	}
@@ -186,7 +187,7 @@ func TestH2RefusedStreamsResent(t *testing.T) {
 			}
 		}
 	})
-	res := runRaw(t, Options{Options: results.Options{Concurrency: 4, Requests: 300, Timeout: 10 * time.Second}}, RawOptions{URL: "http://" + addr + "/", Transport: TransportH2C})
+	res := runRaw(t, Options{Options: results.Options{Concurrency: 4, Requests: 300, Timeout: 10 * time.Second}}, RawOptions{Options: conn.Options{URL: "http://" + addr + "/", Transport: conn.H2C}})
 	if res.Requests != 300 || res.Failed != 0 || answered.Load() != 300 {
 		t.Errorf("%d requests, %d failed %v; the server answered %d", res.Requests, res.Failed, res.Failures, answered.Load())
 	}
@@ -204,7 +205,7 @@ func TestH2TLSHandshakeBounded(t *testing.T) {
 	addr := loadtest.ServeTCP(t, func(c net.Conn) { io.Copy(io.Discard, c) }) // reads the ClientHello, answers nothing
 	start := time.Now()
 	res := runRaw(t, Options{Options: results.Options{Concurrency: 2, Requests: 4, Timeout: 300 * time.Millisecond}},
-		RawOptions{URL: "https://" + addr + "/", Transport: TransportH2, Insecure: true})
+		RawOptions{Options: conn.Options{URL: "https://" + addr + "/", Transport: conn.H2, Insecure: true}})
 	if res.Failed != 4 || (testkit.Timing() && time.Since(start) > 5*time.Second) {
 		t.Errorf("%d of %d failed (%v) in %v", res.Failed, res.Requests, res.Failures, time.Since(start))
 	}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/wirebench/wirebench/internal/testkit"
+	"github.com/wirebench/wirebench/load/conn"
 	"github.com/wirebench/wirebench/load/internal/loadtest"
 	"github.com/wirebench/wirebench/results"
 )
@@ -27,7 +28,7 @@ func TestFixedDelayP50(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 		loadtest.OK(w, r)
 	})
-	res := runRaw(t, Options{Options: results.Options{Concurrency: 4, Requests: 200}}, RawOptions{URL: ts.URL})
+	res := runRaw(t, Options{Options: results.Options{Concurrency: 4, Requests: 200}}, RawOptions{Options: conn.Options{URL: ts.URL}})
 	p50 := res.Latency.Quantile(0.5)
 	// Never under the server's 20 ms; how little above it is the machine's
 	// business (26.2 ms under a CPU hog): a timing check.
@@ -65,7 +66,7 @@ func stallServer(t *testing.T, period, stall time.Duration) *loadtest.HTTPServer
 func TestCoordinatedOmission(t *testing.T) {
 	testkit.NeedTiming(t) // percentiles of a 4 s run against a stalling server
 	ts := stallServer(t, 2*time.Second, 500*time.Millisecond)
-	res := runRaw(t, Options{Options: results.Options{Concurrency: 2, Rate: 1000, Duration: 4 * time.Second}}, RawOptions{URL: ts.URL})
+	res := runRaw(t, Options{Options: results.Options{Concurrency: 2, Rate: 1000, Duration: 4 * time.Second}}, RawOptions{Options: conn.Options{URL: ts.URL}})
 	if res.Requests < 3500 {
 		t.Fatalf("only %d requests", res.Requests)
 	}
@@ -102,7 +103,7 @@ func TestServerKilled(t *testing.T) {
 		ts.Srv.Close() // closes the listener and every connection
 	}()
 	start := time.Now()
-	res := runRaw(t, Options{Options: results.Options{Concurrency: 4, Duration: 4 * time.Second, Timeout: time.Second}}, RawOptions{URL: ts.URL})
+	res := runRaw(t, Options{Options: results.Options{Concurrency: 4, Duration: 4 * time.Second, Timeout: time.Second}}, RawOptions{Options: conn.Options{URL: ts.URL}})
 	if el := time.Since(start); testkit.Timing() && el > 5*time.Second {
 		t.Errorf("run took %v after the server died", el)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"testing"
 
+	"github.com/wirebench/wirebench/load/conn"
 	"github.com/wirebench/wirebench/load/internal/loadtest"
 	"github.com/wirebench/wirebench/results"
 )
@@ -12,7 +13,7 @@ import (
 func TestSegmentedRun(t *testing.T) {
 	t.Parallel()
 	ts := loadtest.StartHTTP(t, loadtest.OK)
-	sc, err := NewRaw(RawOptions{URL: ts.URL})
+	sc, err := NewRaw(RawOptions{Options: conn.Options{URL: ts.URL}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,11 +2,8 @@ package load
 
 import (
 	"bytes"
-	"cmp"
 	"context"
-	"crypto/tls"
 	"fmt"
-	"net"
 	"net/url"
 	"slices"
 	"strconv"
@@ -14,6 +11,7 @@ import (
 	"time"
 
 	"github.com/wirebench/wirebench/load/clientio"
+	"github.com/wirebench/wirebench/load/conn"
 	"github.com/wirebench/wirebench/load/h1"
 	"github.com/wirebench/wirebench/load/h2"
 	"github.com/wirebench/wirebench/load/h3"
@@ -22,42 +20,20 @@ import (
 	"github.com/wirebench/wirebench/results"
 )
 
-// HTTP client implementations for raw mode and the REST scenarios.
-const (
-	ClientLean = "lean" // h1.Conn: the default, as cheap per request as wrk
-	ClientStd  = "std"  // net/http's Transport, kept for comparison
-)
-
-// Transports the HTTP scenarios speak.
-const (
-	TransportHTTP1 = "http1"
-	TransportH2C   = "h2c"
-	TransportH3    = "h3" // HTTP/3 over QUIC (https:// URLs), package load/h3
-)
-
 // RawOptions configure raw mode: one request, repeated, against any HTTP
 // server (bombardier's model). The zero value (plus URL) is GET expecting
 // a 2xx status over lean HTTP/1.1 keep-alive connections.
 type RawOptions struct {
-	URL    string   `json:"url"`
+	// Options are where and how to connect (package conn): the URL,
+	// http(s)://host[:port]/path, the transport and its connections, TLS.
+	conn.Options
 	Method string   `json:"method"`
 	Header []string `json:"header,omitempty"` // "Key: Value" lines
 	Body   []byte   `json:"-"`
 	// ExpectStatus lists accepted statuses; empty accepts any 2xx.
 	ExpectStatus []int `json:"expect_status,omitempty"`
 	// ExpectBodyContains, if set, must occur in every response body.
-	ExpectBodyContains string        `json:"expect_body_contains,omitempty"`
-	NoKeepAlive        bool          `json:"no_keepalive,omitempty"`
-	Client             string        `json:"client"`                // ClientLean (default) or ClientStd
-	Transport          string        `json:"transport"`             // TransportHTTP1 (default) or TransportH2C
-	Connections        int           `json:"connections,omitempty"` // h2c: connections shared by the VUs (default 1)
-	Timeout            time.Duration `json:"timeout"`
-	// HTTPS (https:// URLs): Insecure skips certificate verification;
-	// CAFile adds trusted CAs; CertFile and KeyFile are a client certificate.
-	Insecure bool   `json:"insecure,omitempty"`
-	CAFile   string `json:"ca_file,omitempty"`
-	CertFile string `json:"cert_file,omitempty"`
-	KeyFile  string `json:"key_file,omitempty"`
+	ExpectBodyContains string `json:"expect_body_contains,omitempty"`
 	// Auto, set by NewRaw for Transport "auto", says which transport the
 	// run took and why (the Alt-Svc it followed, or its absence).
 	Auto string `json:"auto,omitempty"`
@@ -77,13 +53,12 @@ type RawOptions struct {
 type Raw struct {
 	o    RawOptions
 	u    *url.URL
-	addr string
-	wire []byte // the whole pre-serialized HTTP/1.1 request
-	tpAt int    // with Traceparent, where its value is in wire (each VU writes its own copy)
+	c    *conn.Conns // the transport's TLS and pools
+	wire []byte      // the whole pre-serialized HTTP/1.1 request
+	tpAt int         // with Traceparent, where its value is in wire (each VU writes its own copy)
 	want [600]bool
-	h2   *h2.Pool
+	h2   *h2.Pool // c's
 	h3   *h3.Pool
-	tls  *tls.Config // https: nil for http
 }
 
 // NewRaw validates o and pre-serializes the request.
@@ -92,47 +67,15 @@ func NewRaw(o RawOptions) (*Raw, error) {
 		o.Method = "GET"
 	}
 	if o.Client == "" {
-		o.Client = ClientLean
+		o.Client = conn.ClientLean
 	}
-	u, err := url.Parse(o.URL)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("%w: URL %q: want http(s)://host[:port]/path", ErrOptions, o.URL)
+	c, err := conn.New(o.Options, conn.Speaks{Transports: []string{conn.HTTP1, conn.H2C, conn.H2, conn.H3},
+		Method: o.Method, Header: o.Header})
+	if err != nil {
+		return nil, err
 	}
-	r := &Raw{o: o, u: u, addr: hostPort(u)}
-	if u.Scheme == "https" {
-		if r.tls, err = tlsConfig(o, u.Hostname()); err != nil {
-			return nil, err
-		}
-		switch {
-		case o.Transport == "" && (o.NoKeepAlive || o.Client == ClientStd): // HTTP/1.1's options
-			o.Transport = TransportHTTP1
-		case o.Transport == "":
-			o.Transport = probeALPN(r.addr, r.tls, cmp.Or(o.Timeout, 10*time.Second))
-		case o.Transport == TransportAuto: // altsvc.go
-			ch, err := followAltSvc(u, r.addr, r.tls, o, cmp.Or(o.Timeout, 10*time.Second))
-			if err != nil {
-				return nil, err
-			}
-			o.Transport, r.addr, o.Auto = ch.transport, ch.addr, ch.note
-		case o.Transport == TransportH2C:
-			return nil, fmt.Errorf("%w: h2c is HTTP/2 without TLS: use --transport h2 for https", ErrOptions)
-		}
-	} else if o.Transport == TransportAuto {
-		o.Transport, o.Auto = TransportHTTP1, "http1: an http:// URL has no TLS, hence no HTTP/3 to follow"
-	} else if o.Transport == TransportH2 || o.Transport == TransportH3 {
-		if o.Transport == TransportH3 {
-			return nil, fmt.Errorf("%w: --transport h3 is HTTP/3 over QUIC, always encrypted: use an https:// URL", ErrOptions)
-		}
-		return nil, fmt.Errorf("%w: --transport h2 is HTTP/2 over TLS: use an https:// URL, or h2c", ErrOptions)
-	}
-	if o.Transport == "" {
-		o.Transport = TransportHTTP1
-	}
-	if o.Transport != TransportHTTP1 {
-		if err := H2Only(o.Client, o.NoKeepAlive); err != nil {
-			return nil, err
-		}
-	}
+	o.Options, o.Auto = c.Options(), c.Auto
+	r := &Raw{u: c.Target, c: c, h2: c.H2, h3: c.H3}
 	r.o = o
 	if len(o.ExpectStatus) == 0 {
 		for s := 200; s < 300; s++ {
@@ -154,29 +97,11 @@ func NewRaw(o RawOptions) (*Raw, error) {
 			return nil, fmt.Errorf("%w: header %q and --traceparent: the run writes its own traceparent", ErrOptions, h)
 		}
 	}
-	if o.ZeroRTT && o.Transport != TransportH3 {
-		return nil, fmt.Errorf("%w: --0rtt is HTTP/3's (--transport h3), not %s", ErrOptions, o.Transport)
-	}
-	switch {
-	case o.Transport == TransportH2C:
-		r.h2 = h2.NewPool(o.Connections, o.Timeout, nil)
-	case o.Transport == TransportH2:
-		r.h2 = h2.NewPool(o.Connections, o.Timeout, withALPN(r.tls, "h2"))
-	case o.Transport == TransportH3:
-		r.h3 = h3.NewPool(o.Connections, r.addr, o.Timeout, r.tls)
-		if o.ZeroRTT {
-			r.h3.Enable0RTT()
-		}
-	case o.Transport != TransportHTTP1:
-		return nil, fmt.Errorf("%w: transport %q", ErrOptions, o.Transport)
-	case o.Client != ClientLean && o.Client != ClientStd:
-		return nil, fmt.Errorf("%w: client %q", ErrOptions, o.Client)
-	}
 	header := o.Header
 	if o.Traceparent {
 		header = append(slices.Clip(header), traceparent.Header+": "+traceparent.Placeholder)
 	}
-	r.wire = h1.AppendRequest(nil, o.Method, u.RequestURI(), u.Host, header, o.Body, !o.NoKeepAlive)
+	r.wire = h1.AppendRequest(nil, o.Method, r.u.RequestURI(), r.u.Host, header, o.Body, !o.NoKeepAlive)
 	if o.Traceparent {
 		r.tpAt = bytes.Index(r.wire, []byte("\r\n"+traceparent.Header+": "+traceparent.Placeholder)) + len(traceparent.Header) + 4
 	}
@@ -202,24 +127,16 @@ func (r *Raw) NewVU(ctx context.Context, id int, wire *measure.Bytes) (VU, error
 			r.h3.Warm(ctx)
 		}
 		return r.stdVU(r.h3.Client(id)), nil
-	case r.o.Client == ClientStd:
-		return r.stdVU(h1.NewStdClient(wire, r.o.Timeout, r.o.NoKeepAlive, r.h1TLS())), nil
+	case r.o.Client == conn.ClientStd:
+		return r.stdVU(h1.NewStdClient(wire, r.o.Timeout, r.o.NoKeepAlive, r.c.H1TLS())), nil
 	}
-	c := h1.NewConn(r.addr, wire, r.o.Timeout, !r.o.NoKeepAlive)
-	c.TLS = r.h1TLS()
+	c := h1.NewConn(r.c.Addr, wire, r.o.Timeout, !r.o.NoKeepAlive)
+	c.TLS = r.c.H1TLS()
 	v := &rawVU{r: r, c: c, wire: r.wire}
 	if r.o.Traceparent {
 		v.wire, v.tp = slices.Clone(r.wire), traceparent.NewGen()
 	}
 	return v, nil
-}
-
-// h1TLS is the TLS configuration for HTTP/1.1 over TLS, nil for http.
-func (r *Raw) h1TLS() *tls.Config {
-	if r.tls == nil {
-		return nil
-	}
-	return withALPN(r.tls, "http/1.1")
 }
 
 // Driver implements Scenario: raw mode over lean HTTP/1.1 may run on
@@ -337,25 +254,3 @@ func (v *rawVU) Do(ctx context.Context, o *Outcome) {
 }
 
 func (v *rawVU) Close() error { v.c.Close(); return nil }
-
-func hostPort(u *url.URL) string {
-	if u.Port() != "" {
-		return u.Host
-	}
-	if u.Scheme == "https" {
-		return net.JoinHostPort(u.Hostname(), "443")
-	}
-	return net.JoinHostPort(u.Hostname(), "80")
-}
-
-// H2Only refuses the HTTP/1.1 options an HTTP/2 run would ignore: one
-// client (x/net's) and the connections of --conns.
-func H2Only(client string, noKeepAlive bool) error {
-	switch {
-	case noKeepAlive:
-		return fmt.Errorf("%w: --no-keepalive (a connection per request) is HTTP/1.1's: over HTTP/2 the connections are --conns", ErrOptions)
-	case client == ClientStd:
-		return fmt.Errorf("%w: --client std is net/http's HTTP/1.1 Transport or grpc-go: HTTP/2 runs on x/net's client connections", ErrOptions)
-	}
-	return nil
-}

@@ -14,6 +14,7 @@ import (
 	"github.com/quic-go/quic-go"
 	"github.com/quic-go/quic-go/http3"
 
+	"github.com/wirebench/wirebench/load/conn"
 	"github.com/wirebench/wirebench/load/internal/loadtest"
 	"github.com/wirebench/wirebench/results"
 )
@@ -60,13 +61,13 @@ func TestH3(t *testing.T) {
 		o     results.Options
 		conns int64
 	}{
-		{"-k closed loop", RawOptions{Insecure: true, Connections: 2}, results.Options{Concurrency: 4, Requests: 300}, 2},
-		{"--cacert", RawOptions{CAFile: ca, Connections: 1}, results.Options{Concurrency: 3, Requests: 100}, 1},
-		{"open loop", RawOptions{Insecure: true, Connections: 3}, results.Options{Concurrency: 6, Rate: 400, Requests: 200}, 3},
+		{"-k closed loop", RawOptions{Options: conn.Options{Insecure: true, Connections: 2}}, results.Options{Concurrency: 4, Requests: 300}, 2},
+		{"--cacert", RawOptions{Options: conn.Options{CAFile: ca, Connections: 1}}, results.Options{Concurrency: 3, Requests: 100}, 1},
+		{"open loop", RawOptions{Options: conn.Options{Insecure: true, Connections: 3}}, results.Options{Concurrency: 6, Rate: 400, Requests: 200}, 3},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			req0, conn0 := srv.requests.Load(), srv.conns.Load()
-			tc.ro.URL, tc.ro.Transport = "https://"+srv.addr+"/", TransportH3
+			tc.ro.URL, tc.ro.Transport = "https://"+srv.addr+"/", conn.H3
 			tc.o.Timeout = 10 * time.Second
 			tc.ro.Timeout = tc.o.Timeout
 			sc, err := NewRaw(tc.ro)
@@ -110,7 +111,7 @@ func TestH3(t *testing.T) {
 func TestH3Refusals(t *testing.T) {
 	srv, _ := startH3Server(t)
 	res := runRaw(t, Options{Options: results.Options{Concurrency: 2, Requests: 10, Timeout: 5 * time.Second}},
-		RawOptions{URL: "https://" + srv.addr + "/", Transport: TransportH3})
+		RawOptions{Options: conn.Options{URL: "https://" + srv.addr + "/", Transport: conn.H3}})
 	if res.Failed != 10 {
 		t.Errorf("%d of 10 failed: %v", res.Failed, res.Failures)
 	}
@@ -119,7 +120,7 @@ func TestH3Refusals(t *testing.T) {
 			t.Errorf("failure %q, want a certificate error", r)
 		}
 	}
-	if _, err := NewRaw(RawOptions{URL: "http://" + srv.addr + "/", Transport: TransportH3}); !errors.Is(err, ErrOptions) || !strings.Contains(err.Error(), "https://") {
+	if _, err := NewRaw(RawOptions{Options: conn.Options{URL: "http://" + srv.addr + "/", Transport: conn.H3}}); !errors.Is(err, ErrOptions) || !strings.Contains(err.Error(), "https://") {
 		t.Errorf("h3 over http://: %v", err)
 	}
 }

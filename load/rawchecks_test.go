@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wirebench/wirebench/load/conn"
 	"github.com/wirebench/wirebench/results"
 )
 
@@ -80,18 +81,21 @@ func TestRawChecks(t *testing.T) {
 		name, client, transport string
 		loop                    bool
 	}{
-		{"lean", ClientLean, TransportHTTP1, false},
-		{"loop", ClientLean, TransportHTTP1, true}, // the event-loop engine
-		{"std", ClientStd, TransportHTTP1, false},
-		{"h2c", "", TransportH2C, false},
+		{"lean", conn.ClientLean, conn.HTTP1, false},
+		{"loop", conn.ClientLean, conn.HTTP1, true}, // the event-loop engine
+		{"std", conn.ClientStd, conn.HTTP1, false},
+		{"h2c", "", conn.H2C, false},
 	}
 	ran := 0
 	for _, cl := range clients {
 		for _, c := range cases {
 			t.Run(fmt.Sprintf("%s%s%v%q", cl.name, c.path, c.status, c.contains), func(t *testing.T) {
 				ran++
-				sc, err := NewRaw(RawOptions{URL: ts + c.path, ExpectStatus: c.status, ExpectBodyContains: c.contains,
-					Client: cl.client, Transport: cl.transport, Timeout: 5 * time.Second})
+				sc, err := NewRaw(RawOptions{
+					Options:            conn.Options{URL: ts + c.path, Client: cl.client, Transport: cl.transport, Timeout: 5 * time.Second},
+					ExpectStatus:       c.status,
+					ExpectBodyContains: c.contains,
+				})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -128,8 +132,8 @@ func TestRawTransportFailures(t *testing.T) {
 		name, client string
 		loop         bool
 		want         string // "" when net/http words it
-	}{{"lean", ClientLean, false, "malformed response"}, {"loop", ClientLean, true, "malformed response"}, {"std", ClientStd, false, "malformed response"}} {
-		sc, err := NewRaw(RawOptions{URL: url + "/", Client: c.client, Timeout: 5 * time.Second})
+	}{{"lean", conn.ClientLean, false, "malformed response"}, {"loop", conn.ClientLean, true, "malformed response"}, {"std", conn.ClientStd, false, "malformed response"}} {
+		sc, err := NewRaw(RawOptions{Options: conn.Options{URL: url + "/", Client: c.client, Timeout: 5 * time.Second}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -152,7 +156,7 @@ func TestRawLoopUnresolvable(t *testing.T) {
 	r0.PreferGo, r0.Dial = true, func(context.Context, string, string) (net.Conn, error) {
 		return nil, errors.New("no DNS in this test")
 	}
-	sc, err := NewRaw(RawOptions{URL: "http://nosuch.invalid:80/", Timeout: 5 * time.Second})
+	sc, err := NewRaw(RawOptions{Options: conn.Options{URL: "http://nosuch.invalid:80/", Timeout: 5 * time.Second}})
 	if err != nil {
 		t.Fatal(err)
 	}

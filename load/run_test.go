@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/wirebench/wirebench/internal/testkit"
+	"github.com/wirebench/wirebench/load/conn"
 	"github.com/wirebench/wirebench/load/internal/loadtest"
 	"github.com/wirebench/wirebench/results"
 )
@@ -22,10 +23,10 @@ func TestRequestsExact(t *testing.T) {
 	}{
 		{"closed lean", Options{Options: results.Options{Concurrency: 7, Requests: 1003}}, RawOptions{}},
 		{"closed lean event loop", Options{Options: results.Options{Concurrency: 7, Requests: 1003, EventLoop: true}}, RawOptions{}},
-		{"closed std", Options{Options: results.Options{Concurrency: 7, Requests: 1003}}, RawOptions{Client: ClientStd}},
-		{"closed no keepalive", Options{Options: results.Options{Concurrency: 3, Requests: 101}}, RawOptions{NoKeepAlive: true}},
+		{"closed std", Options{Options: results.Options{Concurrency: 7, Requests: 1003}}, RawOptions{Options: conn.Options{Client: conn.ClientStd}}},
+		{"closed no keepalive", Options{Options: results.Options{Concurrency: 3, Requests: 101}}, RawOptions{Options: conn.Options{NoKeepAlive: true}}},
 		{"open", Options{Options: results.Options{Concurrency: 4, Requests: 500, Rate: 5000}}, RawOptions{}},
-		{"h2c", Options{Options: results.Options{Concurrency: 8, Requests: 400}}, RawOptions{Transport: TransportH2C, Connections: 2}},
+		{"h2c", Options{Options: results.Options{Concurrency: 8, Requests: 400}}, RawOptions{Options: conn.Options{Transport: conn.H2C, Connections: 2}}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -61,9 +62,9 @@ func TestBytesMatchServer(t *testing.T) {
 		{"lean", RawOptions{Method: "POST", Body: []byte(`{"a":1}`)}, 0},
 		{"lean event loop", RawOptions{Method: "POST", Body: []byte(`{"a":1}`)}, 0},
 		{"lean chunked", RawOptions{Method: "GET", Header: []string{"X-Chunked: 1"}}, 0},
-		{"no keepalive", RawOptions{NoKeepAlive: true}, 0},
-		{"std", RawOptions{Client: ClientStd}, 0},
-		{"h2c", RawOptions{Transport: TransportH2C}, 17},
+		{"no keepalive", RawOptions{Options: conn.Options{NoKeepAlive: true}}, 0},
+		{"std", RawOptions{Options: conn.Options{Client: conn.ClientStd}}, 0},
+		{"h2c", RawOptions{Options: conn.Options{Transport: conn.H2C}}, 17},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -107,7 +108,7 @@ func TestDurationBound(t *testing.T) {
 	for _, rate := range []float64{0, 2000} {
 		ts := loadtest.StartHTTP(t, loadtest.OK)
 		start := time.Now()
-		res := runRaw(t, Options{Options: results.Options{Concurrency: 4, Duration: 300 * time.Millisecond, Rate: rate}}, RawOptions{URL: ts.URL})
+		res := runRaw(t, Options{Options: results.Options{Concurrency: 4, Duration: 300 * time.Millisecond, Rate: rate}}, RawOptions{Options: conn.Options{URL: ts.URL}})
 		// Upper bound 1.9 s: still fails a run that waits for the 2 s
 		// graceful stop (2.3 s) or ignores -d (10 s), with 1.6 s of slack
 		// for a 2-core CI box running the package's parallel load tests
@@ -145,7 +146,7 @@ func TestEnginesAgree(t *testing.T) {
 		for i, loop := range []bool{true, false} {
 			ts := loadtest.StartHTTP(t, handler)
 			got[i] = runRaw(t, Options{Options: results.Options{Concurrency: 3, Requests: 150, EventLoop: loop}},
-				RawOptions{URL: ts.URL + path, ExpectBodyContains: map[string]string{"eof": "the end"}[path]})
+				RawOptions{Options: conn.Options{URL: ts.URL + path}, ExpectBodyContains: map[string]string{"eof": "the end"}[path]})
 			ts.Close()
 			if in := ts.Ln.Bytes.In.Load(); in != got[i].Bytes.WireOut {
 				t.Errorf("/%s loop=%v: server read %d, client wrote %d", path, loop, in, got[i].Bytes.WireOut)

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/wirebench/wirebench/internal/testkit"
+	"github.com/wirebench/wirebench/load/conn"
 	"github.com/wirebench/wirebench/load/internal/loadtest"
 	"github.com/wirebench/wirebench/results"
 )
@@ -86,7 +87,7 @@ func TestSegmentsRunTogether(t *testing.T) {
 
 func segmentsRunTogether(t *testing.T, whole results.Options) {
 	ts := loadtest.StartHTTP(t, loadtest.OK)
-	sc, err := NewRaw(RawOptions{URL: ts.URL, Timeout: 30 * time.Second})
+	sc, err := NewRaw(RawOptions{Options: conn.Options{URL: ts.URL, Timeout: 30 * time.Second}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -20,6 +20,7 @@ import (
 
 	"github.com/wirebench/wirebench/internal/testkit"
 	"github.com/wirebench/wirebench/load/clientio"
+	"github.com/wirebench/wirebench/load/conn"
 	"github.com/wirebench/wirebench/load/internal/loadtest"
 	"github.com/wirebench/wirebench/results"
 	"golang.org/x/sys/unix"
@@ -35,7 +36,7 @@ var engines = []struct {
 }{
 	{"loop", true, RawOptions{}, 0},
 	{"goroutine", false, RawOptions{}, 0},
-	{"std", false, RawOptions{Client: ClientStd}, 0},
+	{"std", false, RawOptions{Options: conn.Options{Client: conn.ClientStd}}, 0},
 	{"open", false, RawOptions{}, 5000},
 }
 
@@ -239,7 +240,7 @@ func TestSlowSYNDoesNotStallLoop(t *testing.T) {
 	}()
 	// 4 connections per loop on a 2-CPU box: the served one shares its
 	// loop with stalled ones.
-	res := runRaw(t, Options{Options: results.Options{Concurrency: 4 * runtime.GOMAXPROCS(0), Duration: time.Second, GracefulStop: 100 * time.Millisecond, EventLoop: true, Timeout: 3 * time.Second}}, RawOptions{URL: "http://" + addr + "/"})
+	res := runRaw(t, Options{Options: results.Options{Concurrency: 4 * runtime.GOMAXPROCS(0), Duration: time.Second, GracefulStop: 100 * time.Millisecond, EventLoop: true, Timeout: 3 * time.Second}}, RawOptions{Options: conn.Options{URL: "http://" + addr + "/"}})
 	// The loops hold the Ps in epoll_wait, so this in-process server runs
 	// only when the runtime preempts them (Options.EventLoop): about 30
 	// requests a second here. A loop blocked in a connect serves 1 (the
@@ -317,7 +318,7 @@ func TestOpenLoopNeverAnswered(t *testing.T) {
 		loadtest.ReadRequest(br)
 		time.Sleep(time.Second) // never, within the run
 	})
-	res := runRaw(t, Options{Options: results.Options{Concurrency: 5, Rate: 200, Duration: 500 * time.Millisecond, GracefulStop: 100 * time.Millisecond, Timeout: 5 * time.Second}}, RawOptions{URL: s.URL})
+	res := runRaw(t, Options{Options: results.Options{Concurrency: 5, Rate: 200, Duration: 500 * time.Millisecond, GracefulStop: 100 * time.Millisecond, Timeout: 5 * time.Second}}, RawOptions{Options: conn.Options{URL: s.URL}})
 	found := false
 	for _, w := range res.Warnings {
 		found = found || strings.Contains(w, "achieved") && strings.Contains(w, "never sent")
@@ -385,7 +386,7 @@ func TestServersThatAnswerEarly(t *testing.T) {
 	} {
 		for _, e := range engines {
 			t.Run(sv.name+"/"+e.name, func(t *testing.T) {
-				if sv.name == "close" && e.ro.Client == ClientStd {
+				if sv.name == "close" && e.ro.Client == conn.ClientStd {
 					t.Skip("net/http's Transport reports the write error when it comes before the response (golang/go#51109); --client std is net/http as it is")
 				}
 				t.Parallel()
@@ -417,7 +418,7 @@ func TestServersThatAnswerEarly(t *testing.T) {
 				// for net/http: its transport writes the body from its own
 				// goroutine, on past the response, so what it had taken when
 				// the response came is only near what it sent.
-				if b := res.Bytes; e.ro.Client != ClientStd && (b.BodyOut > b.WireOut || b.WireOut-b.BodyOut > n*200) {
+				if b := res.Bytes; e.ro.Client != conn.ClientStd && (b.BodyOut > b.WireOut || b.WireOut-b.BodyOut > n*200) {
 					t.Errorf("bytes out: wire %d, body %d", b.WireOut, b.BodyOut)
 				}
 			})
@@ -496,7 +497,7 @@ func TestResponsesOverTheReadBuffer(t *testing.T) {
 			})
 			const n = 40
 			res := runRaw(t, Options{Options: results.Options{Concurrency: 2, Requests: n, EventLoop: true, Timeout: 2 * time.Second}},
-				RawOptions{URL: s.URL, ExpectBodyContains: "tail"})
+				RawOptions{Options: conn.Options{URL: s.URL}, ExpectBodyContains: "tail"})
 			s.Stop()
 			if res.Requests != n || res.Failed != 0 {
 				t.Fatalf("%d requests, %d failed %v", res.Requests, res.Failed, res.Failures)

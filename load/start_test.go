@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wirebench/wirebench/load/conn"
 	"github.com/wirebench/wirebench/load/internal/loadtest"
 	"github.com/wirebench/wirebench/results"
 )
@@ -155,7 +156,7 @@ func TestFileBarrierTimeout(t *testing.T) {
 func TestRunBarrierLate(t *testing.T) {
 	t.Parallel()
 	ts := loadtest.StartHTTP(t, loadtest.OK)
-	sc, err := NewRaw(RawOptions{URL: ts.URL, Timeout: time.Second})
+	sc, err := NewRaw(RawOptions{Options: conn.Options{URL: ts.URL, Timeout: time.Second}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -21,6 +21,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wirebench/wirebench/load/conn"
 	"github.com/wirebench/wirebench/load/internal/loadtest"
 	"github.com/wirebench/wirebench/results"
 )
@@ -78,13 +79,13 @@ func TestHTTPS(t *testing.T) {
 		proto  int    // HTTP major version the server must see
 		reason string // every request fails with this, if set
 	}{
-		{"lean -k (event loop falls back to goroutines)", RawOptions{Insecure: true, Transport: TransportHTTP1}, true, 1, ""},
-		{"lean --cacert", RawOptions{CAFile: ca, Transport: TransportHTTP1}, false, 1, ""},
-		{"std -k", RawOptions{Insecure: true, Client: ClientStd, Transport: TransportHTTP1}, false, 1, ""},
-		{"auto picks h2 by ALPN", RawOptions{Insecure: true}, false, 2, ""},
-		{"h2", RawOptions{Insecure: true, Transport: TransportH2, Connections: 2}, false, 2, ""},
-		{"auto with --no-keepalive is HTTP/1.1", RawOptions{Insecure: true, NoKeepAlive: true}, false, 1, ""},
-		{"unverified certificate", RawOptions{Transport: TransportHTTP1}, false, 1, "tls: failed to verify certificate"},
+		{"lean -k (event loop falls back to goroutines)", RawOptions{Options: conn.Options{Insecure: true, Transport: conn.HTTP1}}, true, 1, ""},
+		{"lean --cacert", RawOptions{Options: conn.Options{CAFile: ca, Transport: conn.HTTP1}}, false, 1, ""},
+		{"std -k", RawOptions{Options: conn.Options{Insecure: true, Client: conn.ClientStd, Transport: conn.HTTP1}}, false, 1, ""},
+		{"auto picks h2 by ALPN", RawOptions{Options: conn.Options{Insecure: true}}, false, 2, ""},
+		{"h2", RawOptions{Options: conn.Options{Insecure: true, Transport: conn.H2, Connections: 2}}, false, 2, ""},
+		{"auto with --no-keepalive is HTTP/1.1", RawOptions{Options: conn.Options{Insecure: true, NoKeepAlive: true}}, false, 1, ""},
+		{"unverified certificate", RawOptions{Options: conn.Options{Transport: conn.HTTP1}}, false, 1, "tls: failed to verify certificate"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -122,9 +123,9 @@ func TestHTTPS(t *testing.T) {
 // are HTTP/1.1's; asked over HTTP/2 they are refused, not ignored.
 func TestNoKeepAliveIsHTTP1(t *testing.T) {
 	for _, o := range []RawOptions{
-		{URL: "http://127.0.0.1:1/", Transport: TransportH2C, NoKeepAlive: true},
-		{URL: "https://127.0.0.1:1/", Transport: TransportH2, NoKeepAlive: true},
-		{URL: "http://127.0.0.1:1/", Transport: TransportH2C, Client: ClientStd},
+		{Options: conn.Options{URL: "http://127.0.0.1:1/", Transport: conn.H2C, NoKeepAlive: true}},
+		{Options: conn.Options{URL: "https://127.0.0.1:1/", Transport: conn.H2, NoKeepAlive: true}},
+		{Options: conn.Options{URL: "http://127.0.0.1:1/", Transport: conn.H2C, Client: conn.ClientStd}},
 	} {
 		if _, err := NewRaw(o); !errors.Is(err, ErrOptions) || !strings.Contains(err.Error(), "--") {
 			t.Errorf("%s over %s: %v", o.URL, o.Transport, err)
@@ -165,10 +166,10 @@ func TestHTTPSClientCert(t *testing.T) {
 		ro       RawOptions
 		wantFail bool
 	}{
-		{"with certificate", RawOptions{Insecure: true, CertFile: certFile, KeyFile: keyFile, Transport: TransportHTTP1}, false},
-		{"with certificate, std", RawOptions{Insecure: true, CertFile: certFile, KeyFile: keyFile, Client: ClientStd}, false},
-		{"with certificate, h2", RawOptions{Insecure: true, CertFile: certFile, KeyFile: keyFile, Transport: TransportH2}, false},
-		{"without", RawOptions{Insecure: true, Transport: TransportHTTP1}, true},
+		{"with certificate", RawOptions{Options: conn.Options{Insecure: true, CertFile: certFile, KeyFile: keyFile, Transport: conn.HTTP1}}, false},
+		{"with certificate, std", RawOptions{Options: conn.Options{Insecure: true, CertFile: certFile, KeyFile: keyFile, Client: conn.ClientStd}}, false},
+		{"with certificate, h2", RawOptions{Options: conn.Options{Insecure: true, CertFile: certFile, KeyFile: keyFile, Transport: conn.H2}}, false},
+		{"without", RawOptions{Options: conn.Options{Insecure: true, Transport: conn.HTTP1}}, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.ro.URL = srv.URL + "/"

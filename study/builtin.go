@@ -7,6 +7,7 @@ import (
 	"github.com/wirebench/wirebench/codec"
 	"github.com/wirebench/wirebench/load"
 	"github.com/wirebench/wirebench/load/browser"
+	"github.com/wirebench/wirebench/load/conn"
 	"github.com/wirebench/wirebench/load/scenario"
 	"github.com/wirebench/wirebench/load/stream"
 	"github.com/wirebench/wirebench/results"
@@ -125,7 +126,7 @@ func grpcVsRESTStudy() Definition {
 			apiCell(g, "gRPC", defaultDataset, nil, lo, scenario.Options{Name: scenario.CRUD, Transport: scenario.TransportGRPC, Connections: 1}),
 			// What an application's client library adds: every other cell
 			// uses our lean clients, which measure the server.
-			apiCell(g, "gRPC, grpc-go's client", defaultDataset, nil, lo, scenario.Options{Name: scenario.CRUD, Transport: scenario.TransportGRPC, Connections: 1, Client: load.ClientStd}),
+			apiCell(g, "gRPC, grpc-go's client", defaultDataset, nil, lo, scenario.Options{Name: scenario.CRUD, Transport: scenario.TransportGRPC, Connections: 1, Client: conn.ClientStd}),
 			// Not what users deploy: how low the server's side could go.
 			apiCell(g, leanLabel, defaultDataset, leanGRPC, lo, scenario.Options{Name: scenario.CRUD, Transport: scenario.TransportGRPC, Connections: 1}),
 		)

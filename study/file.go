@@ -18,6 +18,7 @@ import (
 
 	"github.com/wirebench/wirebench/internal/lazy"
 	"github.com/wirebench/wirebench/load"
+	"github.com/wirebench/wirebench/load/conn"
 	"github.com/wirebench/wirebench/load/scenario"
 	"github.com/wirebench/wirebench/results"
 )
@@ -386,9 +387,13 @@ func (p *parser) load(n *yaml.Node, path string, cellLine int) LoadSpec {
 				p.errorf(line(k), "%s.%s: applies to a reference-API scenario (set scenario: crud, echo, get, list or create)", path, k)
 			}
 		}
-		raw := &load.RawOptions{URL: ls.URL, Method: ls.Method, Header: headerList(ls.Headers), ExpectStatus: ls.ExpectStatus,
-			ExpectBodyContains: ls.ExpectBodyContains, NoKeepAlive: ls.NoKeepAlive, Transport: ls.Transport,
-			Connections: ls.Connections, Timeout: ls.Timeout, Insecure: ls.Insecure}
+		raw := &load.RawOptions{
+			Options:            conn.Options{URL: ls.URL, NoKeepAlive: ls.NoKeepAlive, Transport: ls.Transport, Connections: ls.Connections, Timeout: ls.Timeout, Insecure: ls.Insecure},
+			Method:             ls.Method,
+			Header:             headerList(ls.Headers),
+			ExpectStatus:       ls.ExpectStatus,
+			ExpectBodyContains: ls.ExpectBodyContains,
+		}
 		switch {
 		case ls.Body != "" && ls.BodyFile != "":
 			p.errorf(line("body_file"), "%s: body and body_file exclude each other", path)

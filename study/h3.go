@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/wirebench/wirebench/load"
+	"github.com/wirebench/wirebench/load/conn"
 	"github.com/wirebench/wirebench/load/stream"
 	"github.com/wirebench/wirebench/results"
 )
@@ -69,14 +70,14 @@ func h3Twin(c Cell) (Cell, bool) {
 	}
 	tw := c
 	switch so, st := c.Load.Scenario, c.Load.Stream; {
-	case so != nil && (so.Transport == "" || so.Transport == load.TransportHTTP1) && !so.NoKeepAlive && so.Client != load.ClientStd:
+	case so != nil && (so.Transport == "" || so.Transport == conn.HTTP1) && !so.NoKeepAlive && so.Client != conn.ClientStd:
 		h3 := *so
-		h3.URL, h3.Transport, h3.Insecure = refH3, load.TransportH3, true
+		h3.URL, h3.Transport, h3.Insecure = refH3, conn.H3, true
 		h3.Connections = c.Load.concurrency()
 		tw.Load.Scenario = &h3
-	case st != nil && h3StreamKind(st.Kind) && (st.Transport == "" || st.Transport == load.TransportHTTP1):
+	case st != nil && h3StreamKind(st.Kind) && (st.Transport == "" || st.Transport == conn.HTTP1):
 		h3 := *st // the REST list kinds (load/stream/h3.go)
-		h3.URL, h3.Transport, h3.Insecure = refH3, load.TransportH3, true
+		h3.URL, h3.Transport, h3.Insecure = refH3, conn.H3, true
 		h3.Connections = c.Load.concurrency()
 		tw.Load.Stream = &h3
 	default:
@@ -107,8 +108,12 @@ func isReference(argv []string) bool {
 func transportsStudy() Definition {
 	lo := load.Options{Options: results.Options{Concurrency: 50}}
 	raw := func(transport, base string) *load.RawOptions {
-		return &load.RawOptions{URL: base + "/users/1", Method: "GET", Transport: transport, Connections: 4,
-			Insecure: true, Header: []string{"Accept: application/json"}, ExpectBodyContains: `"id":1,`}
+		return &load.RawOptions{
+			Options:            conn.Options{URL: base + "/users/1", Transport: transport, Connections: 4, Insecure: true},
+			Method:             "GET",
+			Header:             []string{"Accept: application/json"},
+			ExpectBodyContains: `"id":1,`,
+		}
 	}
 	cell := func(label, transport, base string) Cell {
 		srv := &Server{
@@ -128,9 +133,9 @@ func transportsStudy() Definition {
 			"HTTP/2 and HTTP/3 on 4 connections shared by the VUs, HTTP/1.1 on one per VU; the certificate is generated at each start and not checked. " +
 			"Loopback, no loss: HTTP/3's strengths under loss do not show (docs/http3.md).",
 		Cells: []Cell{
-			cell("h2", load.TransportH2, "https://127.0.0.1:{port4}"),
-			cell("h1", load.TransportHTTP1, "https://127.0.0.1:{port4}"),
-			cell("h3", load.TransportH3, refH3),
+			cell("h2", conn.H2, "https://127.0.0.1:{port4}"),
+			cell("h1", conn.HTTP1, "https://127.0.0.1:{port4}"),
+			cell("h3", conn.H3, refH3),
 		},
 	}
 }

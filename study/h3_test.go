@@ -12,6 +12,7 @@ import (
 
 	"github.com/wirebench/wirebench/internal/testkit"
 	"github.com/wirebench/wirebench/load"
+	"github.com/wirebench/wirebench/load/conn"
 	"github.com/wirebench/wirebench/load/scenario"
 	"github.com/wirebench/wirebench/load/stream"
 	"github.com/wirebench/wirebench/report"
@@ -63,11 +64,11 @@ func TestWithH3(t *testing.T) {
 				t.Errorf("%s: %q follows %q", name, c.ID(), orig.ID())
 			}
 			if st := c.Load.Stream; st != nil {
-				if st.Transport != load.TransportH3 || st.URL != refH3 || !st.Insecure || st.Kind != orig.Load.Stream.Kind ||
+				if st.Transport != conn.H3 || st.URL != refH3 || !st.Insecure || st.Kind != orig.Load.Stream.Kind ||
 					st.Connections != orig.Load.concurrency() || orig.Load.Stream.Transport != "" {
 					t.Errorf("%s: %s: stream %+v", name, c.ID(), st)
 				}
-			} else if so == nil || so.Transport != load.TransportH3 || so.URL != refH3 || !so.Insecure ||
+			} else if so == nil || so.Transport != conn.H3 || so.URL != refH3 || !so.Insecure ||
 				so.Name != orig.Load.Scenario.Name || so.Format != orig.Load.Scenario.Format ||
 				so.Compression != orig.Load.Scenario.Compression || so.Connections != orig.Load.concurrency() {
 				t.Errorf("%s: %s: scenario %+v", name, c.ID(), so)
@@ -122,7 +123,7 @@ func TestTransportsStudyIsTheFile(t *testing.T) {
 			c.Load.concurrency() != f.Load.concurrency() {
 			t.Errorf("cell %d: built in %s %+v, file %s %+v", i, c.Label, a, f.Label, b)
 		}
-		if (a.Transport == load.TransportH3) != strings.Contains(a.URL, "{port3}") {
+		if (a.Transport == conn.H3) != strings.Contains(a.URL, "{port3}") {
 			t.Errorf("%s: %s is not the --http3 port", c.Label, a.URL)
 		}
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/wirebench/wirebench/load"
 	"github.com/wirebench/wirebench/load/browser"
+	"github.com/wirebench/wirebench/load/conn"
 	"github.com/wirebench/wirebench/load/scenario"
 	"github.com/wirebench/wirebench/load/stream"
 )
@@ -169,7 +170,7 @@ func method(m string) string {
 
 func transportName(t string) string {
 	if t == "" {
-		return load.TransportHTTP1
+		return conn.HTTP1
 	}
 	return t
 }

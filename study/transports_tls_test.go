@@ -3,7 +3,7 @@ package study
 import (
 	"testing"
 
-	"github.com/wirebench/wirebench/load"
+	"github.com/wirebench/wirebench/load/conn"
 )
 
 // bench/transports-tls.yaml (docs/http3.md) parses into its three cells,
@@ -15,9 +15,9 @@ func TestTransportsTLSStudyParses(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := map[string]struct{ transport, url string }{
-		"h2": {load.TransportH2, "https://127.0.0.1:{port3}/users/1"},
-		"h1": {load.TransportHTTP1, "https://127.0.0.1:{port3}/users/1"},
-		"h3": {load.TransportH3, "https://127.0.0.1:{port4}/users/1"},
+		"h2": {conn.H2, "https://127.0.0.1:{port3}/users/1"},
+		"h1": {conn.HTTP1, "https://127.0.0.1:{port3}/users/1"},
+		"h3": {conn.H3, "https://127.0.0.1:{port4}/users/1"},
 	}
 	if len(def.Cells) != len(want) {
 		t.Fatalf("%d cells, want %d", len(def.Cells), len(want))

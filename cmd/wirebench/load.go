@@ -15,6 +15,7 @@ import (
 
 	"github.com/wirebench/wirebench/load"
 	"github.com/wirebench/wirebench/load/browser"
+	"github.com/wirebench/wirebench/load/conn"
 	"github.com/wirebench/wirebench/load/scenario"
 	"github.com/wirebench/wirebench/load/stream"
 	"github.com/wirebench/wirebench/measure"
@@ -107,7 +108,7 @@ func newLoadFlags(env *cliEnv, f *loadFlags) *pflag.FlagSet {
 	fs.StringSliceVar(&f.expect, "expect-status", nil, "accepted `status` (repeatable or comma-separated; default any 2xx)")
 	fs.StringVar(&f.raw.ExpectBodyContains, "expect-body-contains", "", "fail responses whose body lacks this `text`")
 	fs.BoolVar(&f.raw.NoKeepAlive, "no-keepalive", false, "close and redial the connection after every request (HTTP/1.1; https then skips the ALPN probe)")
-	fs.StringVar(&f.raw.Client, "client", load.ClientLean, "`client`: lean (ours) or std (net/http on HTTP/1.1, grpc-go on gRPC; https then skips the ALPN probe); HTTP/2 runs on x/net's")
+	fs.StringVar(&f.raw.Client, "client", conn.ClientLean, "`client`: lean (ours) or std (net/http on HTTP/1.1, grpc-go on gRPC; https then skips the ALPN probe); HTTP/2 runs on x/net's")
 	fs.StringVar(&f.engine, "engine", "loop", "raw lean HTTP/1.1 in closed loop runs on wrk-style event `loops` (loop) or one goroutine per VU (goroutine)")
 	fs.StringVar(&f.raw.Transport, "transport", "", "`transport`: http1, h2 (HTTP/2 over TLS), h2c, h3 (HTTP/3 over QUIC, https://), auto (https://: h3 if the first request's Alt-Svc offers it, else h2 or http1), grpc (grpc with --scenario only); default http1, or h2 when https:// and the server offers it")
 	fs.IntVar(&f.raw.Connections, "conns", 1, "h2c/h2/h3/gRPC: `connections` shared by the VUs (streams per connection = VUs/conns)")
@@ -437,7 +438,7 @@ func (f *loadFlags) scenarioFrom(pos []string) (load.Scenario, map[string]any, e
 		f.sc.Client = f.raw.Client
 		f.sc.Insecure, f.sc.CAFile, f.sc.ZeroRTT = f.raw.Insecure, f.raw.CAFile, f.raw.ZeroRTT // h3
 		cfg := map[string]any{"scenario": f.scenario}
-		if f.sc.Transport == load.TransportAuto { // load_h3.go
+		if f.sc.Transport == conn.Auto { // load_h3.go
 			note, err := f.autoScenario()
 			if err != nil {
 				return nil, nil, loadUsagef("%s", cliMessage(err))

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/wirebench/wirebench/load"
+	"github.com/wirebench/wirebench/load/conn"
 	"github.com/wirebench/wirebench/load/h3"
 )
 
@@ -64,7 +65,7 @@ func (f *loadFlags) autoScenario() (note string, err error) {
 	if err != nil {
 		return "", err
 	}
-	f.sc.URL, f.sc.Transport = "https://"+addr, load.TransportH3
+	f.sc.URL, f.sc.Transport = "https://"+addr, conn.H3
 	return note, nil
 }
 

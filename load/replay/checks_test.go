@@ -10,6 +10,7 @@ import (
 
 	"github.com/wirebench/wirebench/internal/testkit"
 	"github.com/wirebench/wirebench/load"
+	"github.com/wirebench/wirebench/load/conn"
 	"github.com/wirebench/wirebench/results"
 )
 
@@ -46,7 +47,7 @@ func TestReplayChecks(t *testing.T) {
 	go wrong.Serve(ln)
 	t.Cleanup(func() { wrong.Close() })
 	refused := "http://" + testkit.RefusedAddr(t)
-	for _, tr := range []string{load.TransportHTTP1, load.TransportH2C} {
+	for _, tr := range []string{conn.HTTP1, conn.H2C} {
 		t.Run(tr, func(t *testing.T) {
 			if f := replayRun(t, refused, tr); f["connection refused"] != 60 {
 				t.Errorf("refused: failures %v, want 60 × connection refused", f)
@@ -74,7 +75,7 @@ func TestReplayAsFormatCheck(t *testing.T) {
 	}
 	go srv.Serve(ln)
 	t.Cleanup(func() { srv.Close() })
-	res := runReplay(t, Options{File: recording(t), URL: "http://" + ln.Addr().String(), Speed: 1e6, Transport: load.TransportHTTP1, Timeout: 5 * time.Second, AsFormat: "cbor"})
+	res := runReplay(t, Options{File: recording(t), URL: "http://" + ln.Addr().String(), Speed: 1e6, Transport: conn.HTTP1, Timeout: 5 * time.Second, AsFormat: "cbor"})
 	if res.Requests != 60 || res.Failures[ErrAsFormat.Error()] != 15 || got.Load() != 45 {
 		t.Fatalf("%d requests, failures %v, %d reached the server: want 60, 15 × %q, 45", res.Requests, res.Failures, got.Load(), ErrAsFormat.Error())
 	}

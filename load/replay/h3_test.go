@@ -16,7 +16,7 @@ import (
 
 	"github.com/quic-go/quic-go/http3"
 
-	"github.com/wirebench/wirebench/load"
+	"github.com/wirebench/wirebench/load/conn"
 )
 
 // h3Server serves s's handler over HTTP/3 (quic-go) on 127.0.0.1:0 with
@@ -55,5 +55,5 @@ func h3Server(t *testing.T, s *seen) (url, caFile string) {
 func TestReplayH3(t *testing.T) {
 	s := newSeen()
 	url, ca := h3Server(t, s)
-	replayAndCheck(t, s, Options{URL: url, Transport: load.TransportH3, CAFile: ca, Connections: 2}, "HTTP/3.0")
+	replayAndCheck(t, s, Options{URL: url, Transport: conn.H3, CAFile: ca, Connections: 2}, "HTTP/3.0")
 }

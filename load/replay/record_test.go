@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/wirebench/wirebench/load"
+	"github.com/wirebench/wirebench/load/conn"
 	"github.com/wirebench/wirebench/load/replay/reqlog"
 )
 
@@ -54,7 +55,7 @@ func replayCount(t *testing.T, path string) (*seen, int64) {
 func TestRecordRaw(t *testing.T) {
 	s := newSeen()
 	url := testServer(t, s)
-	raw, err := load.NewRaw(load.RawOptions{URL: url + "/echo/x?y=1", Method: "POST", Body: []byte("hello"), Timeout: 5 * time.Second})
+	raw, err := load.NewRaw(load.RawOptions{Options: conn.Options{URL: url + "/echo/x?y=1", Timeout: 5 * time.Second}, Method: "POST", Body: []byte("hello")})
 	if err != nil {
 		t.Fatal(err)
 	}

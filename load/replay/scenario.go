@@ -36,8 +36,8 @@ type Options struct {
 	// DropHeaders are header names not sent (case-insensitive), beside
 	// the hop-by-hop ones, Host, Content-Length and User-Agent.
 	DropHeaders []string
-	// Transport: load.TransportHTTP1 ("" too; over TLS for https://),
-	// load.TransportH2C (http://), load.TransportH2 or load.TransportH3
+	// Transport: conn.HTTP1 ("" too; over TLS for https://),
+	// conn.H2C (http://), conn.H2 or conn.H3
 	// (https://).
 	Transport   string
 	Connections int // h2c, h2 and h3 connections shared by the VUs (0: 1)

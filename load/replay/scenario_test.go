@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/wirebench/wirebench/load"
+	"github.com/wirebench/wirebench/load/conn"
 	"github.com/wirebench/wirebench/load/replay/reqlog"
 )
 
@@ -102,10 +103,10 @@ func recording(t *testing.T) string {
 }
 
 func TestReplayEndToEnd(t *testing.T) {
-	for _, tr := range []string{load.TransportHTTP1, load.TransportH2C} {
+	for _, tr := range []string{conn.HTTP1, conn.H2C} {
 		t.Run(tr, func(t *testing.T) {
 			s := newSeen()
-			replayAndCheck(t, s, Options{URL: testServer(t, s), Transport: tr}, map[string]string{load.TransportHTTP1: "HTTP/1.1", load.TransportH2C: "HTTP/2.0"}[tr])
+			replayAndCheck(t, s, Options{URL: testServer(t, s), Transport: tr}, map[string]string{conn.HTTP1: "HTTP/1.1", conn.H2C: "HTTP/2.0"}[tr])
 		})
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/wirebench/wirebench/load"
+	"github.com/wirebench/wirebench/load/conn"
 	"github.com/wirebench/wirebench/load/h2"
 	"github.com/wirebench/wirebench/load/h3"
 )
@@ -31,27 +32,27 @@ func newClients(o Options, u *url.URL) (clients, error) {
 	switch {
 	case u.Scheme != "http" && !https:
 		return c, fmt.Errorf("%w: target URL %q: want http:// or https://", ErrReplay, o.URL)
-	case !https && o.Transport == load.TransportH2:
+	case !https && o.Transport == conn.H2:
 		return c, fmt.Errorf("%w: transport h2 is HTTP/2 over TLS: use an https:// target, or h2c", ErrReplay)
-	case !https && o.Transport == load.TransportH3:
+	case !https && o.Transport == conn.H3:
 		return c, fmt.Errorf("%w: transport h3 is HTTP/3 over QUIC, always encrypted: use an https:// target", ErrReplay)
-	case https && o.Transport == load.TransportH2C:
+	case https && o.Transport == conn.H2C:
 		return c, fmt.Errorf("%w: h2c is HTTP/2 without TLS: use --transport h2 for an https:// target", ErrReplay)
 	}
 	var err error
 	switch o.Transport {
-	case "", load.TransportHTTP1:
+	case "", conn.HTTP1:
 		if https {
 			c.tls, err = load.TLSConfig(o.Insecure, o.CAFile, u.Hostname(), "http/1.1")
 		}
-	case load.TransportH2C:
+	case conn.H2C:
 		c.h2 = h2.NewPool(o.Connections, o.Timeout, nil)
-	case load.TransportH2:
+	case conn.H2:
 		var cfg *tls.Config
 		if cfg, err = load.TLSConfig(o.Insecure, o.CAFile, u.Hostname(), "h2"); err == nil {
 			c.h2 = h2.NewPool(o.Connections, o.Timeout, cfg)
 		}
-	case load.TransportH3:
+	case conn.H3:
 		c.h3, err = load.NewH3Pool(c.addr, u.Hostname(), o.Connections, o.Timeout, o.Insecure, o.CAFile)
 	default:
 		return c, fmt.Errorf("%w: transport %q: want http1, h2c, h2 or h3", ErrReplay, o.Transport)

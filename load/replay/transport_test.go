@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/wirebench/wirebench/load"
+	"github.com/wirebench/wirebench/load/conn"
 )
 
 // tlsServer serves s's handler over TLS (HTTP/1.1 and h2 by ALPN) on
@@ -41,9 +41,9 @@ func TestReplayHTTPS(t *testing.T) {
 		insecure               bool
 	}{
 		{"http1 cacert", "", "HTTP/1.1", false},
-		{"http1 insecure", load.TransportHTTP1, "HTTP/1.1", true},
-		{"h2 cacert", load.TransportH2, "HTTP/2.0", false},
-		{"h2 insecure", load.TransportH2, "HTTP/2.0", true},
+		{"http1 insecure", conn.HTTP1, "HTTP/1.1", true},
+		{"h2 cacert", conn.H2, "HTTP/2.0", false},
+		{"h2 insecure", conn.H2, "HTTP/2.0", true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			s := newSeen()
@@ -60,7 +60,7 @@ func TestReplayHTTPS(t *testing.T) {
 // TestReplayHTTPSVerifies: without -k or --cacert the test server's
 // certificate is refused: every request fails, none arrives.
 func TestReplayHTTPSVerifies(t *testing.T) {
-	for _, tr := range []string{load.TransportHTTP1, load.TransportH2} {
+	for _, tr := range []string{conn.HTTP1, conn.H2} {
 		t.Run(tr, func(t *testing.T) {
 			s := newSeen()
 			url, _ := tlsServer(t, s)
@@ -83,13 +83,13 @@ func TestReplayTransportUsage(t *testing.T) {
 		o    Options
 		want string
 	}{
-		{Options{URL: "http://127.0.0.1:1", Transport: load.TransportH2}, "https://"},
-		{Options{URL: "http://127.0.0.1:1", Transport: load.TransportH3}, "https://"},
-		{Options{URL: "https://127.0.0.1:1", Transport: load.TransportH2C}, "--transport h2"},
+		{Options{URL: "http://127.0.0.1:1", Transport: conn.H2}, "https://"},
+		{Options{URL: "http://127.0.0.1:1", Transport: conn.H3}, "https://"},
+		{Options{URL: "https://127.0.0.1:1", Transport: conn.H2C}, "--transport h2"},
 		{Options{URL: "ftp://127.0.0.1:1"}, "want http:// or https://"},
 		{Options{URL: "https://127.0.0.1:1", Transport: "spdy"}, "want http1, h2c, h2 or h3"},
 		{Options{URL: "https://127.0.0.1:1", CAFile: bad}, "no PEM certificate"},
-		{Options{URL: "https://127.0.0.1:1", Transport: load.TransportH3, CAFile: bad}, "no PEM certificate"},
+		{Options{URL: "https://127.0.0.1:1", Transport: conn.H3, CAFile: bad}, "no PEM certificate"},
 	} {
 		c.o.File = recording(t)
 		_, err := New(c.o)

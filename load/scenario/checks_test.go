@@ -12,6 +12,7 @@ import (
 
 	"github.com/wirebench/wirebench/api"
 	"github.com/wirebench/wirebench/load"
+	"github.com/wirebench/wirebench/load/conn"
 	"github.com/wirebench/wirebench/load/scenario"
 	"github.com/wirebench/wirebench/results"
 )
@@ -146,7 +147,7 @@ func sameCounts(got, want map[string]int64) bool {
 }
 
 func TestChecksCountWrongContentREST(t *testing.T) {
-	for _, transport := range []string{load.TransportHTTP1, load.TransportH2C} {
+	for _, transport := range []string{conn.HTTP1, conn.H2C} {
 		for _, c := range checkCases() {
 			t.Run(transport+"/"+c.name, func(t *testing.T) {
 				t.Parallel()
@@ -184,21 +185,21 @@ func TestExchangeFailuresAreCounted(t *testing.T) {
 		c                         corruption
 		want                      map[string]int64
 	}{
-		{"200 for a create", load.TransportHTTP1, scenario.Create, corruption{reply: replyCreate, status: http.StatusOK},
+		{"200 for a create", conn.HTTP1, scenario.Create, corruption{reply: replyCreate, status: http.StatusOK},
 			map[string]int64{"status 200": n}}, // a failed create restarts the iteration: every request is a create
-		{"undecodable user", load.TransportHTTP1, scenario.Get, corruption{reply: replyGet, body: []byte(`{"id":`)},
+		{"undecodable user", conn.HTTP1, scenario.Get, corruption{reply: replyGet, body: []byte(`{"id":`)},
 			map[string]int64{"decode json-fast body": n}},
-		{"undecodable user h2c", load.TransportH2C, scenario.Get, corruption{reply: replyGet, body: []byte(`{"id":`)},
+		{"undecodable user h2c", conn.H2C, scenario.Get, corruption{reply: replyGet, body: []byte(`{"id":`)},
 			map[string]int64{"decode json-fast body": n}},
-		{"gzip unasked", load.TransportHTTP1, scenario.Echo, corruption{reply: replyEcho, gzipUnask: true},
+		{"gzip unasked", conn.HTTP1, scenario.Echo, corruption{reply: replyEcho, gzipUnask: true},
 			map[string]int64{"decompress body": n}},
-		{"gzip unasked h2c", load.TransportH2C, scenario.Echo, corruption{reply: replyEcho, gzipUnask: true},
+		{"gzip unasked h2c", conn.H2C, scenario.Echo, corruption{reply: replyEcho, gzipUnask: true},
 			map[string]int64{"decompress body": n}},
 		{"grpc error", scenario.TransportGRPC, scenario.Get, corruption{reply: replyGet, code: codes.DataLoss},
 			map[string]int64{"grpc DataLoss": n}},
-		{"malformed reply", load.TransportHTTP1, scenario.Echo, corruption{reply: replyEcho, hangUp: true},
+		{"malformed reply", conn.HTTP1, scenario.Echo, corruption{reply: replyEcho, hangUp: true},
 			map[string]int64{"malformed response": n}},
-		{"reset stream", load.TransportH2C, scenario.Echo, corruption{reply: replyEcho, hangUp: true}, nil}, // counted below
+		{"reset stream", conn.H2C, scenario.Echo, corruption{reply: replyEcho, hangUp: true}, nil}, // counted below
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()

@@ -8,6 +8,7 @@ import (
 
 	"github.com/wirebench/wirebench/internal/testkit"
 	"github.com/wirebench/wirebench/load"
+	"github.com/wirebench/wirebench/load/conn"
 	"github.com/wirebench/wirebench/load/h3"
 	"github.com/wirebench/wirebench/load/scenario"
 	"github.com/wirebench/wirebench/results"
@@ -27,7 +28,7 @@ func TestScenarioZeroRTT(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer srv.Close()
-	sc, err := scenario.New(scenario.Options{Name: scenario.Get, URL: "https://" + srv.H3Addr(), Transport: load.TransportH3,
+	sc, err := scenario.New(scenario.Options{Name: scenario.Get, URL: "https://" + srv.H3Addr(), Transport: conn.H3,
 		Connections: 2, Insecure: true, ZeroRTT: true, Timeout: 5 * time.Second})
 	if err != nil {
 		t.Fatal(err)

@@ -9,6 +9,7 @@ import (
 	"github.com/wirebench/wirebench/codec"
 	"github.com/wirebench/wirebench/internal/testkit"
 	"github.com/wirebench/wirebench/load"
+	"github.com/wirebench/wirebench/load/conn"
 	"github.com/wirebench/wirebench/load/scenario"
 	"github.com/wirebench/wirebench/results"
 	"github.com/wirebench/wirebench/server"
@@ -33,7 +34,7 @@ func TestAPIScenariosOverH3(t *testing.T) {
 				ran++
 				before := testkit.Metric(t, srv.HTTPAddr(), "wirebench_h3_requests_total")
 				sc, err := scenario.New(scenario.Options{Name: name, URL: "https://" + srv.H3Addr(), Format: f,
-					Transport: load.TransportH3, Connections: 2, Insecure: true, Timeout: 5 * time.Second})
+					Transport: conn.H3, Connections: 2, Insecure: true, Timeout: 5 * time.Second})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -78,8 +79,8 @@ func TestAPIScenariosOverH3(t *testing.T) {
 // Over h3 the URL is https://, and anything else is refused.
 func TestH3ScenarioURL(t *testing.T) {
 	for _, o := range []scenario.Options{
-		{Name: scenario.Get, URL: "http://127.0.0.1:1", Transport: load.TransportH3},
-		{Name: scenario.Get, URL: "https://127.0.0.1:1", Transport: load.TransportH2C},
+		{Name: scenario.Get, URL: "http://127.0.0.1:1", Transport: conn.H3},
+		{Name: scenario.Get, URL: "https://127.0.0.1:1", Transport: conn.H2C},
 	} {
 		if _, err := scenario.New(o); err == nil {
 			t.Errorf("%s over %s: accepted", o.URL, o.Transport)

@@ -15,6 +15,7 @@ import (
 	"github.com/wirebench/wirebench/api"
 	"github.com/wirebench/wirebench/codec"
 	"github.com/wirebench/wirebench/load"
+	"github.com/wirebench/wirebench/load/conn"
 	"github.com/wirebench/wirebench/load/h1"
 	"github.com/wirebench/wirebench/load/h2"
 	"github.com/wirebench/wirebench/load/h3"
@@ -110,19 +111,19 @@ func New(o Options) (load.Scenario, error) {
 		o.Format = "json"
 	}
 	if o.Transport == "" {
-		o.Transport = load.TransportHTTP1
+		o.Transport = conn.HTTP1
 	}
 	if o.Timeout == 0 {
 		o.Timeout = 10 * time.Second
 	}
 	switch o.Client {
 	case "":
-		o.Client = load.ClientLean
-	case load.ClientLean, load.ClientStd:
+		o.Client = conn.ClientLean
+	case conn.ClientLean, conn.ClientStd:
 	default:
 		return nil, fmt.Errorf("%w: client %q (want lean or std)", load.ErrOptions, o.Client)
 	}
-	if o.ZeroRTT && o.Transport != load.TransportH3 {
+	if o.ZeroRTT && o.Transport != conn.H3 {
 		return nil, fmt.Errorf("%w: --0rtt is HTTP/3's (--transport h3), not %s", load.ErrOptions, o.Transport)
 	}
 	s := &apiScenario{o: o, ops: ops}
@@ -130,7 +131,7 @@ func New(o Options) (load.Scenario, error) {
 	if u, err := url.Parse(o.URL); err == nil && u.Host != "" {
 		host = u.Host
 		s.h3host = u.Hostname()
-		if (o.Transport == load.TransportH3) != (u.Scheme == "https") {
+		if (o.Transport == conn.H3) != (u.Scheme == "https") {
 			return nil, fmt.Errorf("%w: URL %q: the scenarios speak https:// over h3 only (--transport h3), http:// otherwise", load.ErrOptions, o.URL)
 		}
 	}
@@ -140,7 +141,7 @@ func New(o Options) (load.Scenario, error) {
 	}
 	s.addr = host
 	switch o.Transport {
-	case load.TransportHTTP1, load.TransportH2C, load.TransportH3:
+	case conn.HTTP1, conn.H2C, conn.H3:
 		e, ok := codec.Lookup(o.Format)
 		if !ok {
 			return nil, fmt.Errorf("%w: format %q (have %s)", load.ErrOptions, o.Format, strings.Join(codec.Formats(), ", "))
@@ -152,13 +153,13 @@ func New(o Options) (load.Scenario, error) {
 			e = codec.Entry{Codec: codec.MustLookup("json-fast").Codec, MediaTypes: e.MediaTypes}
 		}
 		s.entry = e
-		if o.Transport == load.TransportH2C {
+		if o.Transport == conn.H2C {
 			if err := load.H2Only(o.Client, o.NoKeepAlive); err != nil {
 				return nil, err
 			}
 			s.h2 = h2.NewPool(o.Connections, o.Timeout, nil)
 		}
-		if o.Transport == load.TransportH3 {
+		if o.Transport == conn.H3 {
 			if err := load.H2Only(o.Client, o.NoKeepAlive); err != nil {
 				return nil, err
 			}
@@ -172,7 +173,7 @@ func New(o Options) (load.Scenario, error) {
 			s.h3 = p
 		}
 	case TransportGRPC:
-		p, err := h2.NewGRPCPool(s.addr, o.Connections, o.Timeout, true, o.Client != load.ClientStd)
+		p, err := h2.NewGRPCPool(s.addr, o.Connections, o.Timeout, true, o.Client != conn.ClientStd)
 		if err != nil {
 			return nil, err
 		}
@@ -260,7 +261,7 @@ func (s *apiScenario) client(id int, wire *measure.Bytes) apiClient {
 		return s.restClient(nil, s.h2.Client(id))
 	case s.h3 != nil:
 		return s.restClient(nil, s.h3.Client(id))
-	case s.o.Client == load.ClientStd:
+	case s.o.Client == conn.ClientStd:
 		return s.restClient(nil, h1.NewStdClient(wire, s.o.Timeout, s.o.NoKeepAlive, nil))
 	}
 	return s.restClient(h1.NewConn(s.addr, wire, s.o.Timeout, !s.o.NoKeepAlive), nil)
@@ -289,7 +290,7 @@ func (s *apiScenario) snapshot(ctx context.Context) error {
 	s.once.Do(func() {
 		var c apiClient
 		if s.grpc != nil {
-			p, err := h2.NewGRPCPool(s.addr, 1, s.o.Timeout, false, s.o.Client != load.ClientStd)
+			p, err := h2.NewGRPCPool(s.addr, 1, s.o.Timeout, false, s.o.Client != conn.ClientStd)
 			if err != nil {
 				s.seedErr = err
 				return

@@ -8,6 +8,7 @@ import (
 
 	"github.com/wirebench/wirebench/codec"
 	"github.com/wirebench/wirebench/load"
+	"github.com/wirebench/wirebench/load/conn"
 	"github.com/wirebench/wirebench/load/scenario"
 	"github.com/wirebench/wirebench/results"
 	"github.com/wirebench/wirebench/server"
@@ -38,10 +39,10 @@ func TestAPIScenarios(t *testing.T) {
 	type combo struct{ transport, format, compression string }
 	var combos []combo
 	for _, f := range codec.Formats() {
-		combos = append(combos, combo{load.TransportHTTP1, f, ""}, combo{load.TransportH2C, f, ""})
+		combos = append(combos, combo{conn.HTTP1, f, ""}, combo{conn.H2C, f, ""})
 	}
 	combos = append(combos, combo{scenario.TransportGRPC, "protobuf", ""},
-		combo{load.TransportHTTP1, "json", "gzip"}, combo{load.TransportH2C, "toon", "gzip"})
+		combo{conn.HTTP1, "json", "gzip"}, combo{conn.H2C, "toon", "gzip"})
 	ran := 0
 	for _, c := range combos {
 		for _, name := range []string{scenario.CRUD, scenario.Echo, scenario.Get, scenario.List, scenario.Create} {

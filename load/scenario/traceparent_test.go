@@ -16,6 +16,7 @@ import (
 
 	"github.com/wirebench/wirebench/grpcapi"
 	"github.com/wirebench/wirebench/load"
+	"github.com/wirebench/wirebench/load/conn"
 	"github.com/wirebench/wirebench/load/scenario"
 	"github.com/wirebench/wirebench/load/traceparent"
 	"github.com/wirebench/wirebench/results"
@@ -33,7 +34,7 @@ func TestScenarioTraceparent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, transport := range []string{load.TransportHTTP1, load.TransportH2C} {
+	for _, transport := range []string{conn.HTTP1, conn.H2C} {
 		t.Run(transport, func(t *testing.T) {
 			var mu sync.Mutex
 			seen := map[string]int{}
@@ -112,7 +113,7 @@ func TestScenarioTraceparentGRPC(t *testing.T) {
 	}
 	go gs.Serve(ln)
 	t.Cleanup(gs.Stop)
-	for _, client := range []string{load.ClientLean, load.ClientStd} {
+	for _, client := range []string{conn.ClientLean, conn.ClientStd} {
 		t.Run(client, func(t *testing.T) {
 			mu.Lock()
 			clear(seen)

@@ -7,6 +7,7 @@ import (
 	"net/url"
 
 	"github.com/wirebench/wirebench/load"
+	"github.com/wirebench/wirebench/load/conn"
 	"github.com/wirebench/wirebench/results"
 )
 
@@ -20,9 +21,9 @@ import (
 // setupH3 validates the h3 options and makes the pool.
 func (s *streamScenario) setupH3() error {
 	switch s.o.Transport {
-	case "", load.TransportHTTP1:
+	case "", conn.HTTP1:
 		return nil
-	case load.TransportH3:
+	case conn.H3:
 	default:
 		return fmt.Errorf("%w: stream transport %q (want http1 or h3)", load.ErrOptions, s.o.Transport)
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/wirebench/wirebench/internal/testkit"
 	"github.com/wirebench/wirebench/load"
+	"github.com/wirebench/wirebench/load/conn"
 	"github.com/wirebench/wirebench/server"
 )
 
@@ -30,7 +31,7 @@ func TestStreamRESTOverH3(t *testing.T) {
 			ran++
 			req0, conn0 := testkit.Metric(t, srv.HTTPAddr(), "wirebench_h3_requests_total"), testkit.Metric(t, srv.HTTPAddr(), "wirebench_h3_connections_total")
 			const n = 30
-			res := runStream(t, Options{Kind: kind, URL: "https://" + srv.H3Addr(), Transport: load.TransportH3,
+			res := runStream(t, Options{Kind: kind, URL: "https://" + srv.H3Addr(), Transport: conn.H3,
 				Connections: 2, Insecure: true, Timeout: 10 * time.Second}, n)
 			checkStream(t, res, n, 40, kind != RESTList)
 			if got := testkit.Metric(t, srv.HTTPAddr(), "wirebench_h3_requests_total") - req0; got != n {
@@ -61,8 +62,8 @@ func TestStreamRESTOverH3(t *testing.T) {
 // Over h3 only the REST list kinds run, to https:// URLs.
 func TestStreamH3Refusals(t *testing.T) {
 	for _, o := range []Options{
-		{Kind: WebSocket, URL: "https://127.0.0.1:1", Transport: load.TransportH3},
-		{Kind: NDJSON, URL: "http://127.0.0.1:1", Transport: load.TransportH3},
+		{Kind: WebSocket, URL: "https://127.0.0.1:1", Transport: conn.H3},
+		{Kind: NDJSON, URL: "http://127.0.0.1:1", Transport: conn.H3},
 		{Kind: NDJSON, URL: "https://127.0.0.1:1", Transport: "h2"},
 	} {
 		if _, err := New(o); !errors.Is(err, load.ErrOptions) {
