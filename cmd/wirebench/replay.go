@@ -53,7 +53,8 @@ func runReplay(ctx context.Context, env *cliEnv, args []string) error {
 	fs.StringVar(&r.host, "rewrite-host", "", "Host header to send (default the target's host; 'recorded': each request's own)")
 	fs.StringArrayVar(&r.drop, "drop-header", nil, "do not send this recorded `header` (repeatable; e.g. Cookie, Authorization)")
 	fs.BoolVar(&r.dryRun, "dry-run", false, "schedule and prepare every request but send none (the schedule's own timing)")
-	fs.StringVar(&r.record, "record", "", "write every request sent to this `file` as wirebench's request log")
+	fs.StringVar(&r.record, "record", "", "write every request sent to this `file` as wirebench's request log (0600; secrets redacted, KV and large bodies kept out: --record-secrets, --record-bodies)")
+	r.registerKeep(fs)
 	fs.StringVar(&r.asFormat, "as-format", "", "reference API: re-encode the recorded JSON bodies into this `format` ("+strings.Join(replay.AsFormats, ", ")+") and ask for replies in it")
 	fs.StringVar(&f.raw.Transport, "transport", "", "`transport`: http1 (default; over TLS for https://), h2c (http://), h2 or h3 (https://)")
 	fs.IntVar(&f.raw.Connections, "conns", 1, "h2c, h2, h3: `connections` shared by the requests in flight")
@@ -102,7 +103,8 @@ func runReplay(ctx context.Context, env *cliEnv, args []string) error {
 // replayFlags are load's --replay flags and --record (docs/replay.md).
 type replayFlags struct {
 	file, format, fields, host, record string
-	asFormat                           string // replay's --as-format
+	keep                               reqlog.Options // --record-secrets, --record-bodies
+	asFormat                           string         // replay's --as-format
 	speed                              float64
 	loop, dryRun                       bool
 	drop                               []string
@@ -122,7 +124,24 @@ func (r *replayFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&r.host, "rewrite-host", "", "--replay: Host header to send (default the URL's host; 'recorded': each request's own)")
 	fs.StringArrayVar(&r.drop, "drop-header", nil, "--replay: do not send this recorded `header` (repeatable; e.g. Cookie, Authorization)")
 	fs.BoolVar(&r.dryRun, "replay-dry-run", false, "--replay: schedule and prepare every request but send none (the schedule's own timing and memory)")
-	fs.StringVar(&r.record, "record", "", "write every request sent to this `file` as wirebench's request log, to --replay later (raw mode and --replay)")
+	fs.StringVar(&r.record, "record", "", "write every request sent to this `file` as wirebench's request log, to --replay later (raw mode and --replay; 0600, never over a file without --force; secrets redacted, KV and large bodies kept out: --record-secrets, --record-bodies)")
+	r.registerKeep(fs)
+}
+
+// registerKeep adds what a --record log keeps beyond its safe default.
+func (r *replayFlags) registerKeep(fs *pflag.FlagSet) {
+	fs.BoolVar(&r.keep.Secrets, "record-secrets", false, "--record: keep the values of Authorization, Cookie, tokens and other secret headers and query parameters (default: REDACTED; docs/replay.md lists them)")
+	fs.BoolVar(&r.keep.Bodies, "record-bodies", false, "--record: keep the bodies of /kv/ requests and those over 64 KiB (default: kept out, their length noted)")
+}
+
+// createRecord opens a --record log: refused, as every output of ours,
+// when the file exists and force is not given (checkNewOut), and then
+// created exclusively, 0600, never through a symlink.
+func createRecord(path string, force bool) (*os.File, error) {
+	if err := checkNewOut(path, force); err != nil {
+		return nil, err
+	}
+	return reqlog.Create(path, force)
 }
 
 // replayOnly are the flags that mean nothing without --replay.
@@ -137,9 +156,10 @@ func (f *loadFlags) replayScenario(url string) (load.Scenario, map[string]any, e
 		return nil, nil, err
 	}
 	if r.record != "" {
-		if o.Record, err = os.Create(r.record); err != nil {
+		if o.Record, err = createRecord(r.record, f.outs.force); err != nil {
 			return nil, nil, loadUsagef("--record: %v", err)
 		}
+		o.RecordKeep = r.keep
 	}
 	sc, err := replay.New(o)
 	if err != nil {
@@ -190,7 +210,7 @@ func (f *loadFlags) replayOptions(url string) (replay.Options, error) {
 
 // recordRaw wraps raw mode's scenario to write --record.
 func (f *loadFlags) recordRaw(sc load.Scenario) (load.Scenario, error) {
-	w, err := os.Create(f.replay.record)
+	w, err := createRecord(f.replay.record, f.outs.force)
 	if err != nil {
 		return nil, loadUsagef("--record: %v", err)
 	}
@@ -200,7 +220,7 @@ func (f *loadFlags) recordRaw(sc load.Scenario) (load.Scenario, error) {
 			q.Header = append(q.Header, [2]string{strings.TrimSpace(k), strings.TrimSpace(v)})
 		}
 	}
-	return replay.Record(sc, w, q), nil
+	return replay.Record(sc, w, q, f.replay.keep), nil
 }
 
 // checkReplayFlags refuses replay flags without --replay, and --record
@@ -213,6 +233,13 @@ func (f *loadFlags) checkReplayFlags() error {
 				return loadUsagef("--%s applies to --replay", n)
 			}
 		}
+		if r.record == "" {
+			for _, n := range []string{"record-secrets", "record-bodies"} {
+				if r.fs.Changed(n) {
+					return loadUsagef("--%s applies to --record", n)
+				}
+			}
+		}
 		if r.record != "" && (f.scenario != "" || f.stream.Kind != "" || f.browser.Kind != "") {
 			return loadUsagef("--record records raw mode and --replay; to record a scenario's requests, run the server with serve --record")
 		}
@@ -223,6 +250,13 @@ func (f *loadFlags) checkReplayFlags() error {
 // writeReplaySummary adds what a replay measured: the achieved timing
 // error and what the recording held.
 func writeReplaySummary(w io.Writer, sc load.Scenario, res *results.Load) {
+	if r, ok := sc.(interface {
+		RecordStats() (reqlog.WriterStats, bool)
+	}); ok {
+		if st, ok := r.RecordStats(); ok {
+			fmt.Fprintf(w, "\n  record        %s\n", recordLine("--record", st))
+		}
+	}
 	rs, ok := sc.(*replay.Scenario)
 	if !ok {
 		return
@@ -248,22 +282,54 @@ func writeReplaySummary(w io.Writer, sc load.Scenario, res *results.Load) {
 	}
 }
 
-// serveRecord opens serve --record's file; done flushes and closes it
-// after the server shut down.
-func serveRecord(path string) (w *reqlog.Writer, done func() error, err error) {
-	if path == "" {
+// serveRecordFlags are serve's --record and what its log keeps.
+type serveRecordFlags struct {
+	path  string
+	force bool
+	keep  reqlog.Options
+}
+
+func (r *serveRecordFlags) register(fs *pflag.FlagSet) {
+	fs.StringVar(&r.path, "record", "", "log every REST request to this `file` as it arrives (time, method, target, headers, body, status), for load --replay (nethttp engine; 0600, never over a file without --force; secrets redacted, KV and large bodies kept out; docs/replay.md)")
+	fs.BoolVar(&r.force, "force", false, "--record: replace an existing file")
+	fs.BoolVar(&r.keep.Secrets, "record-secrets", false, "--record: keep the values of Authorization, Cookie, tokens and other secret headers and query parameters (default: REDACTED; docs/replay.md lists them)")
+	fs.BoolVar(&r.keep.Bodies, "record-bodies", false, "--record: keep the bodies of /kv/ requests and those over 64 KiB (default: kept out, their length noted)")
+}
+
+// open opens serve --record's file; done flushes and closes it after the
+// server shut down, and says on w what the log kept out.
+func (r *serveRecordFlags) open(fs *pflag.FlagSet, stderr io.Writer) (lw *reqlog.Writer, done func() error, err error) {
+	if r.path == "" {
+		for _, n := range []string{"force", "record-secrets", "record-bodies"} {
+			if fs.Changed(n) {
+				return nil, nil, usagef("--%s applies to --record", n)
+			}
+		}
 		return nil, func() error { return nil }, nil
 	}
-	f, err := os.Create(path)
+	f, err := createRecord(r.path, r.force)
 	if err != nil {
-		return nil, nil, usagef("-record: %v", err)
+		return nil, nil, usagef("--record: %v", err)
 	}
-	w = reqlog.NewWriter(f)
-	return w, func() error {
-		err := w.Flush()
+	lw = reqlog.NewWriter(f, r.keep)
+	return lw, func() error {
+		err := lw.Flush()
 		if cerr := f.Close(); err == nil && cerr != nil {
-			err = fmt.Errorf("-record: %w", cerr)
+			err = fmt.Errorf("--record: %w", cerr)
 		}
+		fmt.Fprintf(stderr, "serve: --record: %s\n", recordLine(r.path, lw.Stats()))
 		return err
 	}, nil
+}
+
+// recordLine says what a --record log holds and what it kept out.
+func recordLine(path string, st reqlog.WriterStats) string {
+	s := fmt.Sprintf("%d requests written to %s", st.Requests, path)
+	if st.Redacted > 0 {
+		s += fmt.Sprintf("; %d secret values REDACTED (--record-secrets keeps them)", st.Redacted)
+	}
+	if st.BodiesOut > 0 {
+		s += fmt.Sprintf("; %d bodies kept out (KV or over 64 KiB; --record-bodies keeps them)", st.BodiesOut)
+	}
+	return s
 }

@@ -286,7 +286,7 @@ func TestReplaySpeedSearch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w := reqlog.NewWriter(f)
+	w := reqlog.NewWriter(f, reqlog.Options{})
 	for i := range 30 { // 30 requests 2 ms apart: a 60 ms pass, 500/s
 		w.Write(&reqlog.Request{At: 1.7e18 + int64(i)*int64(2*time.Millisecond), Method: "GET", Target: fmt.Sprintf("/users/%d", 1+i%3), Status: 200})
 	}
@@ -363,7 +363,7 @@ func TestRecordFullDisk(t *testing.T) {
 		t.Skip("no /dev/full here")
 	}
 	url, _ := serveInProcess(t, "--seed-users", "3")
-	code, stdout, errs := runCLI(t, "load", "-q", "-n", "5", "-c", "1", "--record", "/dev/full", url+"/users/1")
+	code, stdout, errs := runCLI(t, "load", "-q", "-n", "5", "-c", "1", "--record", "/dev/full", "--force", url+"/users/1")
 	if code != 0 || !strings.Contains(stdout, "no space left on device") || !strings.Contains(stdout, "requests      5") {
 		t.Fatalf("exit %d\n%s\n%s", code, stdout, errs)
 	}

@@ -99,7 +99,7 @@ func writeReqlog(t *testing.T, path string, reqs []reqlog.Request) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w := reqlog.NewWriter(f)
+	w := reqlog.NewWriter(f, reqlog.Options{})
 	for i := range reqs {
 		reqs[i].At = 1e18 + int64(i)*2e6
 		if err := w.Write(&reqs[i]); err != nil {

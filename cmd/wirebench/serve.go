@@ -67,7 +67,8 @@ func runServe(ctx context.Context, env *cliEnv, args []string) error {
 	fs.Float64Var(&o.RateLimit, "rate-limit", 0, "KV requests (RESP commands) a `second` per client IP, token bucket with one second of burst; 0: none")
 	cpus := fs.String("cpus", "", "pin the server to these `CPUs` (e.g. 1 or 2,3), so a load client on other CPUs measures it fairly")
 	cpuprofile := fs.String("cpuprofile", "", "write a CPU profile of the server's whole run to `file` (go tool pprof; bench/pgo.sh merges such profiles into cmd/wirebench/default.pgo)")
-	record := fs.String("record", "", "log every REST request to this `file` as it arrives (time, method, target, headers, body, status), for load --replay (nethttp engine; docs/replay.md)")
+	var record serveRecordFlags
+	record.register(fs) // --record, --force, --record-secrets, --record-bodies: replay.go
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -130,7 +131,7 @@ func runServe(ctx context.Context, env *cliEnv, args []string) error {
 	}
 	o.Listen, _ = ctx.Value(listenKey{}).(func(network, address string) (net.Listener, error))
 	var endRecord func() error
-	if o.Record, endRecord, err = serveRecord(*record); err != nil {
+	if o.Record, endRecord, err = record.open(fs, env.stderr); err != nil {
 		return err
 	}
 	srv, err := server.Start(context.Background(), o)

@@ -13,11 +13,12 @@ import (
 
 // Record wraps a scenario that sends one fixed request (raw mode) so
 // that every request it sends is written to w as wirebench's request
-// log: the send time, req, and the status received. Close flushes and
+// log: the send time, req, and the status received, kept as keep says
+// (no secrets by default). Close flushes and
 // closes w (and closes inner if it is an io.Closer). The wrapped VUs run
 // one goroutine each (load.PerVU), whatever inner allowed.
-func Record(inner load.Scenario, w io.WriteCloser, req reqlog.Request) load.Scenario {
-	return &recorded{Scenario: inner, f: w, w: reqlog.NewWriter(w), req: req}
+func Record(inner load.Scenario, w io.WriteCloser, req reqlog.Request, keep reqlog.Options) load.Scenario {
+	return &recorded{Scenario: inner, f: w, w: reqlog.NewWriter(w, keep), req: req}
 }
 
 type recorded struct {
@@ -44,6 +45,9 @@ func (r *recorded) Close() error {
 	}
 	return errors.Join(err, r.w.Flush(), r.f.Close())
 }
+
+// RecordStats is what the log holds and kept out.
+func (r *recorded) RecordStats() (reqlog.WriterStats, bool) { return r.w.Stats(), true }
 
 type recordedVU struct {
 	load.VU

@@ -65,7 +65,7 @@ func TestRecordRaw(t *testing.T) {
 		t.Fatal(err)
 	}
 	sc := Record(raw, f, reqlog.Request{Method: "POST", Target: url + "/echo/x?y=1", Body: []byte("hello"),
-		Header: [][2]string{{"Content-Type", "text/plain"}}})
+		Header: [][2]string{{"Content-Type", "text/plain"}}}, reqlog.Options{})
 	var o load.Options
 	o.Concurrency, o.Requests, o.Timeout = 3, 25, 5*time.Second
 	res, err := load.Run(context.Background(), o, sc)

@@ -1,6 +1,7 @@
 package replay
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -9,6 +10,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/wirebench/wirebench/load"
@@ -54,9 +56,10 @@ type Options struct {
 	// "answers" its recorded status at once): the schedule's own cost.
 	DryRun bool
 	// Record, if set, gets every request as sent (send time, target,
-	// Host, headers, body, status) as wirebench's request log; Close
-	// flushes and closes it.
-	Record io.WriteCloser
+	// Host, headers, body, status) as wirebench's request log, kept as
+	// RecordKeep says (no secrets by default); Close flushes and closes it.
+	Record     io.WriteCloser
+	RecordKeep reqlog.Options
 }
 
 // HostRecorded in Options.Host sends each request's recorded Host.
@@ -78,7 +81,15 @@ type Scenario struct {
 	c      clients
 	as     *asFormat // nil: as recorded
 	rec    *reqlog.Writer
+	// What the recording did not hold as sent: bodies kept out (sent as
+	// filler of their length) and requests with REDACTED values.
+	filled, redacted atomic.Int64
 }
+
+// filler stands in for a body a recording kept out (reqlog.Options):
+// as many bytes as it had, up to reqlog.MaxBody, so that the replay
+// sends its size if not its content.
+var filler = bytes.Repeat([]byte("x"), reqlog.MaxBody)
 
 // New opens the recording and starts its schedule.
 func New(o Options) (*Scenario, error) {
@@ -105,7 +116,7 @@ func New(o Options) (*Scenario, error) {
 		}
 	}
 	if o.Record != nil {
-		s.rec = reqlog.NewWriter(o.Record)
+		s.rec = reqlog.NewWriter(o.Record, o.RecordKeep)
 	}
 	open := func() (Source, io.Closer, error) { return Open(o.File, o.Format, o.Fields) }
 	s.sched, err = NewSchedule(open, ScheduleOptions{Speed: o.Speed, Loop: o.Loop, Op: func(r *reqlog.Request) int {
@@ -184,6 +195,12 @@ func (s *Scenario) Finish(res *results.Load) {
 	if st.Malformed > 0 {
 		res.Warnings = append(res.Warnings, fmt.Sprintf("replay: %d malformed lines or entries skipped (first: %s)", st.Malformed, strings.Join(st.Examples, "; ")))
 	}
+	if n := s.filled.Load(); n > 0 {
+		res.Warnings = append(res.Warnings, fmt.Sprintf("replay: %d requests' bodies were kept out of the recording (--record without --record-bodies): each was sent as filler of its recorded length, up to %d bytes", n, reqlog.MaxBody))
+	}
+	if n := s.redacted.Load(); n > 0 {
+		res.Warnings = append(res.Warnings, fmt.Sprintf("replay: %d requests carried %s values (recorded without --record-secrets): sent as recorded; a server may refuse them", n, reqlog.Redacted))
+	}
 	if st.Reordered > 0 {
 		res.Warnings = append(res.Warnings, fmt.Sprintf("replay: %d requests were recorded more than %d requests out of time order: sent at the time of the one before", st.Reordered, Window))
 	}
@@ -192,15 +209,24 @@ func (s *Scenario) Finish(res *results.Load) {
 	}
 }
 
+// RecordStats is what Options.Record holds and kept out; false without
+// a record.
+func (s *Scenario) RecordStats() (reqlog.WriterStats, bool) {
+	if s.rec == nil {
+		return reqlog.WriterStats{}, false
+	}
+	return s.rec.Stats(), true
+}
+
 // Close stops the schedule's reader and ends the record.
 func (s *Scenario) Close() error {
 	err := s.sched.Close()
 	if s.c.h3 != nil {
 		err = errors.Join(err, s.c.h3.Close())
 	}
-	if s.rec != nil {
+	if s.rec != nil && s.o.Record != nil {
 		err = errors.Join(err, s.rec.Flush(), s.o.Record.Close())
-		s.rec = nil
+		s.o.Record = nil // closed once; s.rec's stats stay
 	}
 	return err
 }
@@ -250,6 +276,13 @@ func (v *vu) send(ctx context.Context, o *load.Outcome, r *reqlog.Request) (stat
 		}
 	}
 	body := r.Body
+	if len(body) == 0 && r.BodyLen > 0 {
+		body = filler[:min(r.BodyLen, reqlog.MaxBody)]
+		v.s.filled.Add(1)
+	}
+	if hasRedacted(r) {
+		v.s.redacted.Add(1)
+	}
 	if v.s.as != nil {
 		if v.hdr, body, err = v.s.as.request(r.Method, target, v.hdr, body); err != nil {
 			return 0, err
@@ -300,6 +333,19 @@ func (v *vu) Close() error {
 		v.conn.Close()
 	}
 	return nil
+}
+
+// hasRedacted: a request recorded with a secret replaced.
+func hasRedacted(r *reqlog.Request) bool {
+	if strings.Contains(r.Target, reqlog.Redacted) {
+		return true
+	}
+	for _, h := range r.Header {
+		if h[1] == reqlog.Redacted {
+			return true
+		}
+	}
+	return false
 }
 
 // target is the request target sent (the recorded path and query) and

@@ -77,7 +77,7 @@ func recording(t *testing.T) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w := reqlog.NewWriter(f)
+	w := reqlog.NewWriter(f, reqlog.Options{})
 	for i := 0; i < 60; i++ {
 		r := reqlog.Request{At: 1e18 + int64(i)*int64(time.Millisecond), Method: "GET", Status: 200}
 		switch i % 4 {
@@ -171,5 +171,40 @@ func TestReplayDryRun(t *testing.T) {
 	}
 	if res.Requests != 60 || res.Failed != 0 {
 		t.Fatalf("dry run: %d requests, %d failed %v", res.Requests, res.Failed, res.Failures)
+	}
+}
+
+// TestReplayOfASafeRecording: a recording made with its default Options
+// (KV bodies kept out, secrets REDACTED) replays each kept-out body as
+// filler of its recorded length, and the result says so, with the
+// requests that carried REDACTED values.
+func TestReplayOfASafeRecording(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "safe.log")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := reqlog.NewWriter(f, reqlog.Options{})
+	for i, r := range []reqlog.Request{
+		{Method: "PUT", Target: "/kv/a", Body: []byte("value-abc"), Status: 200},
+		{Method: "GET", Target: "/kv/a?token=t0k", Header: [][2]string{{"Authorization", "Bearer t0k"}}, Status: 200},
+	} {
+		r.At = 1e18 + int64(i)*int64(time.Millisecond)
+		if err := w.Write(&r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	s := newSeen()
+	res := runReplay(t, Options{URL: testServer(t, s), File: path})
+	if got := s.bodies["/kv/a"]; got != "xxxxxxxxx" {
+		t.Errorf("kept-out body sent as %q, want 9 filler bytes", got)
+	}
+	w1 := strings.Join(res.Warnings, "\n")
+	if !strings.Contains(w1, "1 requests' bodies were kept out") || !strings.Contains(w1, "1 requests carried REDACTED values") {
+		t.Errorf("warnings %q", res.Warnings)
 	}
 }

@@ -14,7 +14,7 @@ import (
 func logOf(t *testing.T, ms ...int) []byte {
 	t.Helper()
 	var buf bytes.Buffer
-	w := reqlog.NewWriter(&buf)
+	w := reqlog.NewWriter(&buf, reqlog.Options{})
 	for i, m := range ms {
 		r := reqlog.Request{At: 1e18 + int64(m)*int64(time.Millisecond), Method: "GET", Target: "/r/" + string(rune('a'+i%26)), Status: 200}
 		if err := w.Write(&r); err != nil {

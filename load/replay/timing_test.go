@@ -31,7 +31,7 @@ func TestArrivalTiming(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w := reqlog.NewWriter(f)
+	w := reqlog.NewWriter(f, reqlog.Options{})
 	rnd := rand.New(rand.NewPCG(40, 5000))
 	rec := make([]int64, n)
 	at := int64(1.7e18)

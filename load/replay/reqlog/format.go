@@ -20,7 +20,14 @@
 //	 h      headers in order, [name, value] pairs         no
 //	 b      body, standard base64                         no
 //	 bt     the body was cut at MaxBody when recorded     no
+//	 bl     the whole body's length, when b does not hold  no
+//	        it all (cut, or kept out: no b)
 //	 s      response status (0 or absent: unknown)        no
+//
+// A log keeps no secrets unless asked (Options): the values of secret
+// headers and query parameters (IsSecret) read "REDACTED", and the
+// bodies of the KV store and those over MaxKeptBody are kept out (bl
+// says their length).
 //
 // Lines are written as requests end, so t is not strictly increasing
 // (a slow request's line comes after a faster later one); replay reorders
@@ -62,6 +69,9 @@ type Request struct {
 	Status int
 	// Truncated: the recorder cut Body at MaxBody.
 	Truncated bool
+	// BodyLen is the whole body's length when Body does not hold it all
+	// (cut, or kept out of the log: then Body is empty); 0 otherwise.
+	BodyLen int64
 }
 
 // line is Request as a JSON line.
@@ -72,5 +82,6 @@ type line struct {
 	H  [][2]string `json:"h,omitempty"`
 	B  []byte      `json:"b,omitempty"`
 	BT bool        `json:"bt,omitempty"`
+	BL int64       `json:"bl,omitempty"`
 	S  int         `json:"s,omitempty"`
 }

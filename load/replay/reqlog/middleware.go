@@ -23,30 +23,47 @@ func Middleware(w *Writer, next http.Handler) http.Handler {
 				rec.Header = append(rec.Header, [2]string{k, v})
 			}
 		}
+		var whole *countReader
 		if r.Body != nil && r.Body != http.NoBody {
 			b, err := io.ReadAll(io.LimitReader(r.Body, MaxBody+1))
 			rec.Body = b
 			if len(b) > MaxBody {
 				rec.Body, rec.Truncated = b[:MaxBody], true
 			}
-			// next reads what was read, then the rest, then the error.
+			// next reads what was read, then the rest, then the error;
+			// whole counts it all, for the length of a body cut.
 			rest := io.Reader(r.Body)
 			if err != nil {
 				rest = errReader{err}
 			}
+			whole = &countReader{r: io.MultiReader(bytes.NewReader(b), rest)}
 			r.Body = struct {
 				io.Reader
 				io.Closer
-			}{io.MultiReader(bytes.NewReader(b), rest), r.Body}
+			}{whole, r.Body}
 		}
 		sw := &statusWriter{ResponseWriter: rw}
 		next.ServeHTTP(sw, r)
+		if rec.Truncated {
+			rec.BodyLen = max(whole.n, r.ContentLength)
+		}
 		rec.Status = sw.status
 		if rec.Status == 0 {
 			rec.Status = http.StatusOK
 		}
 		_ = w.Write(&rec) // a full disk loses the log, not the response
 	})
+}
+
+type countReader struct {
+	r io.Reader
+	n int64
+}
+
+func (c *countReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
 }
 
 type errReader struct{ err error }

@@ -68,13 +68,15 @@ func parseLine(b []byte) (Request, string) {
 		return Request{}, "no target (u)"
 	case l.S < 0 || l.S > 999:
 		return Request{}, fmt.Sprintf("bad status %d", l.S)
+	case l.BL < 0:
+		return Request{}, fmt.Sprintf("bad body length %d", l.BL)
 	}
 	for _, h := range l.H {
 		if !ValidHeader(h[0], h[1]) {
 			return Request{}, fmt.Sprintf("bad header %q", shorten(h[0]))
 		}
 	}
-	return Request{At: l.T, Method: l.M, Target: l.U, Header: l.H, Body: l.B, Status: l.S, Truncated: l.BT}, ""
+	return Request{At: l.T, Method: l.M, Target: l.U, Header: l.H, Body: l.B, Status: l.S, Truncated: l.BT, BodyLen: l.BL}, ""
 }
 
 // validMethod: an HTTP token (RFC 9110), short.

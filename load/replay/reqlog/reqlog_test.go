@@ -33,7 +33,7 @@ func TestRoundTrip(t *testing.T) {
 		{At: 3, Method: "PUT", Target: "http://h/x?y=1", Body: bytes.Repeat([]byte("x"), MaxBody+5)},
 	}
 	var buf bytes.Buffer
-	w := NewWriter(&buf)
+	w := NewWriter(&buf, Options{Bodies: true})
 	for i := range in {
 		if err := w.Write(&in[i]); err != nil {
 			t.Fatal(err)
@@ -44,7 +44,7 @@ func TestRoundTrip(t *testing.T) {
 	}
 	r := NewReader(&buf)
 	got := readAll(t, r)
-	in[2].Body, in[2].Truncated = in[2].Body[:MaxBody], true
+	in[2].Body, in[2].Truncated, in[2].BodyLen = in[2].Body[:MaxBody], true, MaxBody+5
 	if !reflect.DeepEqual(got, in) {
 		t.Fatalf("round trip:\n got %+v\nwant %+v", got[:2], in[:2])
 	}
@@ -102,7 +102,7 @@ func TestLinesLongLastLineWithoutNewline(t *testing.T) {
 
 func TestMiddlewareRecords(t *testing.T) {
 	var buf bytes.Buffer
-	w := NewWriter(&buf)
+	w := NewWriter(&buf, Options{Bodies: true})
 	h := Middleware(w, http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
 		b, _ := io.ReadAll(r.Body)
 		if string(b) != "hello" {

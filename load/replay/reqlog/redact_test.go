@@ -1,0 +1,148 @@
+package reqlog
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestIsSecret(t *testing.T) {
+	for name, want := range map[string]bool{
+		"Authorization": true, "proxy-authorization": true, "Cookie": true, "Set-Cookie": true,
+		"api_key": true, "API-KEY": true, "apikey": true, "key": true, "token": true, "access_token": true,
+		"password": true, "secret": true, "client_secret": true, "sig": true, "signature": true,
+		"X-Amz-Signature": true, "X-Amz-Security-Token": true, "X-Api-Key": true, "github_token": true,
+		"Content-Type": false, "Accept": false, "limit": false, "keys": false, "tokens": false, "id": false,
+		"signed": false, "page": false,
+	} {
+		if IsSecret(name) != want {
+			t.Errorf("IsSecret(%q) = %v, want %v", name, !want, want)
+		}
+	}
+}
+
+// TestWriterKeepsNoSecrets: the zero Options redact secret headers,
+// query parameters, a URL's password and a form body's secrets, and keep
+// out KV bodies and bodies over MaxKeptBody; the caller's request is not
+// changed. Options{Secrets, Bodies} keep everything.
+func TestWriterKeepsNoSecrets(t *testing.T) {
+	big := bytes.Repeat([]byte("b"), MaxKeptBody+1)
+	in := []Request{
+		{At: 1, Method: "GET", Target: "/users?limit=2&api_key=s1&Token=s2#frag", Header: [][2]string{{"Authorization", "Bearer s3"}, {"Accept", "x"}, {"Cookie", "a=s4"}}},
+		{At: 2, Method: "GET", Target: "http://ada:s5@example.com:8080/x?access%5Ftoken=s6"},
+		{At: 3, Method: "PUT", Target: "/kv/k", Body: []byte("s7")},
+		{At: 4, Method: "POST", Target: "/login", Header: [][2]string{{"Content-Type", "application/x-www-form-urlencoded"}}, Body: []byte("user=ada&password=s8")},
+		{At: 5, Method: "POST", Target: "/echo", Body: big},
+		{At: 6, Method: "POST", Target: "/echo", Body: []byte("small")},
+	}
+	keep := func(o Options) (string, []Request, WriterStats) {
+		var buf bytes.Buffer
+		w := NewWriter(&buf, o)
+		for i := range in {
+			if err := w.Write(&in[i]); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := w.Flush(); err != nil {
+			t.Fatal(err)
+		}
+		s := buf.String()
+		return s, readAll(t, NewReader(&buf)), w.Stats()
+	}
+	raw, got, st := keep(Options{})
+	for i := 1; i <= 8; i++ {
+		if s := "s" + string(rune('0'+i)); strings.Contains(raw, s) || strings.Contains(string(got[min(i, 5)].Body), s) {
+			t.Errorf("the log holds %q:\n%s", s, raw)
+		}
+	}
+	want := []string{
+		"/users?limit=2&api_key=REDACTED&Token=REDACTED#frag",
+		"http://ada:REDACTED@example.com:8080/x?access%5Ftoken=REDACTED",
+	}
+	if got[0].Target != want[0] || got[1].Target != want[1] {
+		t.Errorf("targets %q %q, want %q", got[0].Target, got[1].Target, want)
+	}
+	if h := got[0].Header; h[0][1] != Redacted || h[1][1] != "x" || h[2][1] != Redacted {
+		t.Errorf("headers %q", h)
+	}
+	if in[0].Header[0][1] != "Bearer s3" {
+		t.Errorf("the caller's request changed: %q", in[0].Header)
+	}
+	if string(got[3].Body) != "user=ada&password=REDACTED" {
+		t.Errorf("form body %q", got[3].Body)
+	}
+	if len(got[2].Body) != 0 || got[2].BodyLen != 2 || len(got[4].Body) != 0 || got[4].BodyLen != MaxKeptBody+1 || string(got[5].Body) != "small" {
+		t.Errorf("bodies: kv %q/%d, big %d/%d, small %q", got[2].Body, got[2].BodyLen, len(got[4].Body), got[4].BodyLen, got[5].Body)
+	}
+	if st != (WriterStats{Requests: 6, Redacted: 7, BodiesOut: 2}) {
+		t.Errorf("stats %+v", st)
+	}
+	raw, got, st = keep(Options{Secrets: true, Bodies: true})
+	for i := 1; i <= 6; i++ {
+		if s := "s" + string(rune('0'+i)); !strings.Contains(raw, s) {
+			t.Errorf("asked to keep secrets, the log lacks %q", s)
+		}
+	}
+	if string(got[2].Body) != "s7" || !bytes.Equal(got[4].Body, big) || st.Redacted != 0 || st.BodiesOut != 0 {
+		t.Errorf("asked to keep bodies: %q, %d bytes, %+v", got[2].Body, len(got[4].Body), st)
+	}
+}
+
+// TestCreate: 0600, exclusive, never through a symlink, force replaces a
+// regular file with a new one and writes a device in place.
+func TestCreate(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "a.log")
+	f, err := Create(p, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	if fi, _ := os.Stat(p); fi.Mode().Perm() != 0o600 {
+		t.Errorf("mode %v", fi.Mode())
+	}
+	if _, err := Create(p, false); !errors.Is(err, ErrExists) {
+		t.Errorf("over an existing file: %v", err)
+	}
+	os.WriteFile(p, []byte("old"), 0o644)
+	if f, err = Create(p, true); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	if fi, _ := os.Stat(p); fi.Mode().Perm() != 0o600 || fi.Size() != 0 {
+		t.Errorf("forced: mode %v size %d", fi.Mode(), fi.Size())
+	}
+	link := filepath.Join(dir, "link")
+	os.Symlink(p, link)
+	dangling := filepath.Join(dir, "dangling")
+	os.Symlink(filepath.Join(dir, "nowhere"), dangling)
+	for _, l := range []string{link, dangling} {
+		for _, force := range []bool{false, true} {
+			if _, err := Create(l, force); err == nil {
+				t.Errorf("Create(%s, %v) went through the link", l, force)
+			}
+		}
+	}
+	if _, err := os.Lstat(filepath.Join(dir, "nowhere")); err == nil {
+		t.Error("a file was made through the dangling link")
+	}
+	if _, err := Create(dir, true); err == nil {
+		t.Error("a directory was taken")
+	}
+	if _, err := os.Stat("/dev/null"); err == nil {
+		if _, err := Create("/dev/null", false); !errors.Is(err, ErrExists) {
+			t.Errorf("/dev/null without force: %v", err)
+		}
+		f, err := Create("/dev/null", true)
+		if err != nil {
+			t.Fatalf("/dev/null with force: %v", err)
+		}
+		f.Close()
+		if fi, _ := os.Stat("/dev/null"); fi.Mode()&os.ModeDevice == 0 {
+			t.Fatal("/dev/null is no longer a device")
+		}
+	}
+}
