@@ -8,6 +8,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/wirebench/wirebench/load"
 	"github.com/wirebench/wirebench/results"
 )
 
@@ -26,6 +27,7 @@ const (
 	DefaultMaxTime      = 10 * time.Minute
 	DefaultMaxSteps     = 16
 	DefaultConcurrency  = 1000
+	DefaultArrivals     = results.Poisson
 	// DefaultErrors joins an SLO that bounds no error rate.
 	DefaultErrors = "errors<1%"
 	// sizingLatency sizes the workers of an SLO with no latency bound
@@ -56,6 +58,13 @@ type Options struct {
 	// Concurrency caps the requests in flight (default 1000). Each step
 	// uses what its rate needs at the SLO's latency, up to this cap.
 	Concurrency int
+	// Arrivals is the steps' arrival process, Poisson by default (an SLO
+	// promised to users must hold under bursty arrivals, not only under
+	// a metronome), and Seed its seed (0: load.DefaultSeed). Run passes
+	// them to the engine; a caller of Search with a StepFunc of its own
+	// records here what its steps use.
+	Arrivals results.Arrivals
+	Seed     uint64
 	// Progress, if set, is told each step as it is judged, with its
 	// number from 1 (0 for the confirmation run).
 	Progress func(n int, s results.CapacityStep)
@@ -103,6 +112,18 @@ func (o Options) withDefaults() (Options, error) {
 	}
 	if o.Concurrency == 0 {
 		o.Concurrency = DefaultConcurrency
+	}
+	if o.Arrivals == "" {
+		o.Arrivals = DefaultArrivals
+	}
+	if o.Arrivals == results.Poisson && o.Seed == 0 {
+		o.Seed = load.DefaultSeed
+	}
+	if o.Arrivals == results.Uniform {
+		o.Seed = 0
+	}
+	if _, err := results.ParseArrivals(string(o.Arrivals)); err != nil {
+		return o, fmt.Errorf("%w: %v", ErrOptions, err)
 	}
 	if o.Now == nil {
 		o.Now = time.Now
@@ -224,6 +245,7 @@ func Search(ctx context.Context, opts Options, step StepFunc) (*results.Capacity
 	res := &results.Capacity{Schema: results.CapacitySchema, Start: o.Now(), Search: results.CapacitySearch{
 		MinRate: o.MinRate, MaxRate: o.MaxRate, StartRate: o.StartRate, Growth: o.Growth, Precision: o.Precision,
 		StepDuration: o.StepDuration, Warmup: o.Warmup, MaxTime: o.MaxTime, MaxSteps: o.MaxSteps, Concurrency: o.Concurrency,
+		Arrivals: o.Arrivals, Seed: o.Seed,
 	}}
 	for _, th := range o.SLO {
 		res.SLO = append(res.SLO, th.Expr)

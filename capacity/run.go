@@ -17,10 +17,17 @@ import (
 // and the open loop are the step's. serverPID, if > 0, is the server
 // process whose CPU is sampled over each measured window.
 func Run(ctx context.Context, opts Options, base load.Options, sc load.Scenario, serverPID int) (*results.Capacity, error) {
+	o, err := opts.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	base.Arrivals, base.Seed = o.Arrivals, o.Seed
 	return Search(ctx, opts, EngineStep(base, sc, opts.Warmup, serverPID))
 }
 
-// EngineStep is the StepFunc of Run, for callers that wrap it.
+// EngineStep is the StepFunc of Run, for callers that wrap it. Its steps'
+// arrival process is base's (Options.Arrivals must say the same; empty:
+// Poisson, the search's default).
 func EngineStep(base load.Options, sc load.Scenario, warmup time.Duration, serverPID int) StepFunc {
 	if warmup == 0 {
 		warmup = DefaultWarmup
@@ -29,6 +36,9 @@ func EngineStep(base load.Options, sc load.Scenario, warmup time.Duration, serve
 		o := base
 		o.Open, o.Rate, o.Concurrency, o.Requests, o.Stages, o.StartTarget = true, rate, conc, 0, nil, 0
 		o.Progress, o.Barrier = nil, nil
+		if o.Arrivals == "" {
+			o.Arrivals = DefaultArrivals
+		}
 		if warmup > 0 {
 			o.Duration = warmup
 			if _, err := load.Run(ctx, o, sc); err != nil {

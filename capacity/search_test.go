@@ -369,3 +369,27 @@ func TestSearchErrorsBounded(t *testing.T) {
 		t.Errorf("an explicit error bound is the user's: limit %s slo %q", res.Limit, res.SLO)
 	}
 }
+
+// TestSearchRecordsArrivals: a search's steps are Poisson unless asked
+// otherwise, and the answer's line names the process.
+func TestSearchRecordsArrivals(t *testing.T) {
+	t.Parallel()
+	step := func(_ context.Context, rate float64, conc int, d time.Duration) (Measurement, error) {
+		return Measurement{Load: fakeLoad(knee(500), rate, conc, d)}, nil
+	}
+	for _, tc := range []struct {
+		a    results.Arrivals
+		want string
+	}{{"", "poisson arrivals (seed 1)"}, {results.Uniform, "uniform arrivals"}} {
+		res, err := Search(context.Background(), Options{SLO: slo(t, "p99<20ms"), MaxRate: 1000, Arrivals: tc.a, ConfirmDuration: -1}, step)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if line := results.CapacityLine(res); !strings.HasSuffix(line, ", "+tc.want) {
+			t.Errorf("arrivals %q: %q, want it to end with %q", tc.a, line, tc.want)
+		}
+	}
+	if _, err := Search(context.Background(), Options{SLO: slo(t, "p99<20ms"), Arrivals: "bursty"}, step); !errors.Is(err, ErrOptions) {
+		t.Errorf("arrivals bursty: %v", err)
+	}
+}

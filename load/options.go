@@ -79,6 +79,19 @@ func (o Options) withDefaults() (Options, error) {
 	if err := o.checkLimits(); err != nil {
 		return o, err
 	}
+	switch {
+	case o.Arrivals != "" && o.Arrivals != results.Uniform && o.Arrivals != results.Poisson:
+		return o, fmt.Errorf("%w: arrivals %q: want uniform or poisson", ErrOptions, o.Arrivals)
+	case !o.OpenLoop() || o.Pacer != nil: // closed loop, or a schedule of its own
+		o.Arrivals, o.Seed = "", 0
+	case o.Arrivals == "":
+		o.Arrivals = results.Uniform
+	}
+	if o.Arrivals == results.Uniform {
+		o.Seed = 0
+	} else if o.Arrivals == results.Poisson && o.Seed == 0 {
+		o.Seed = DefaultSeed
+	}
 	if err := o.Segment.Validate(); err != nil {
 		return o, err
 	}

@@ -32,8 +32,12 @@ func (o Options) test(opts Options) (Options, error) {
 
 // pacer is the open-loop schedule of o.
 func (o Options) pacer() Pacer {
+	var p Pacer = ConstantPacer{Rate: o.Rate}
 	if len(o.Stages) > 0 {
-		return RampPacer{Start: o.StartTarget, Stages: o.Stages}
+		p = RampPacer{Start: o.StartTarget, Stages: o.Stages}
 	}
-	return ConstantPacer{Rate: o.Rate}
+	if o.Arrivals == results.Poisson {
+		return NewPoissonPacer(p, o.Seed)
+	}
+	return p
 }

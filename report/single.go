@@ -184,6 +184,14 @@ func writeRunCompare(w io.Writer, oldName, newName string, old, new *results.Loa
 // LoadModel says how load was applied: "closed loop, 20 VUs" or "open
 // loop at 1000 req/s, up to 50 in flight".
 func LoadModel(o results.Options) string {
+	m := loadModel(o)
+	if a := results.ArrivalsText(o.Arrivals, o.Seed); a != "" {
+		m += ", " + a
+	}
+	return m
+}
+
+func loadModel(o results.Options) string {
 	open := o.Rate > 0 || o.Open
 	switch {
 	case open && len(o.Stages) > 0:

@@ -125,6 +125,9 @@ func groupLoad(r *results.Study, g Group) string {
 			if cp := t.Capacity; cp != nil {
 				d = fmt.Sprintf("open-loop capacity search at %s, steps of %v after %v warm-up, to %.3g%%", strings.Join(cp.SLO, ", "),
 					cp.Search.StepDuration, cp.Search.Warmup, 100*cp.Search.Precision)
+				if a := results.ArrivalsText(cp.Search.Arrivals, cp.Search.Seed); a != "" {
+					d += ", " + a
+				}
 			} else if t.Load.Options.Duration > 0 && t.Load.Options.Requests == 0 {
 				d += fmt.Sprintf(", %v per %s", t.Load.Options.Duration, map[bool]string{true: "run", false: "trial"}[r.SingleRun])
 			} else if t.Load.Options.Requests > 0 {

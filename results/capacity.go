@@ -95,6 +95,12 @@ type CapacitySearch struct {
 	// Concurrency caps the requests in flight; each step uses enough for
 	// its rate at the SLO's latency (Little's law, twice over), up to it.
 	Concurrency int `json:"concurrency"`
+	// Arrivals is the steps' arrival process (Poisson by default: an
+	// SLO promised to users holds under bursts, not only a metronome);
+	// Seed its seed. Empty in results from before it was recorded,
+	// whose steps were uniform.
+	Arrivals Arrivals `json:"arrivals,omitempty"`
+	Seed     uint64   `json:"seed,omitempty"`
 }
 
 // CapacityStep is one open-loop measurement at one offered rate, after

@@ -35,12 +35,12 @@ func CapacityLine(c *Capacity) string {
 	case LimitMinRate:
 		return fmt.Sprintf("no rate met %s: even %s failed", slo, FormatRate(c.High))
 	case LimitMaxRate:
-		return fmt.Sprintf("≥ %s at %s: every rate up to --max-rate met it", FormatRate(c.Rate), slo)
+		return fmt.Sprintf("≥ %s at %s: every rate up to --max-rate met it%s", FormatRate(c.Rate), slo, arrivalsNote(c))
 	case LimitClient:
 		if c.Rate == 0 {
 			return fmt.Sprintf("unknown: the client could not keep up even at %s", FormatRate(c.ClientLimit))
 		}
-		return fmt.Sprintf("≥ %s at %s: the client was the limit at %s, not the server", FormatRate(c.Rate), slo, FormatRate(c.ClientLimit))
+		return fmt.Sprintf("≥ %s at %s: the client was the limit at %s, not the server%s", FormatRate(c.Rate), slo, FormatRate(c.ClientLimit), arrivalsNote(c))
 	case LimitTime:
 		switch {
 		case c.Rate == 0 && c.High > 0:
@@ -48,18 +48,26 @@ func CapacityLine(c *Capacity) string {
 		case c.Rate == 0:
 			return fmt.Sprintf("none: the search ran out of time before any rate was judged against %s", slo)
 		case c.High == 0:
-			return fmt.Sprintf("≥ %s at %s (the search ran out of time)", FormatRate(c.Rate), slo)
+			return fmt.Sprintf("≥ %s at %s (the search ran out of time)%s", FormatRate(c.Rate), slo, arrivalsNote(c))
 		}
 	}
-	return fmt.Sprintf("%s at %s [%s…%s)", FormatRate(c.Rate), slo, FormatRate(c.Low), FormatRate(c.High))
+	return fmt.Sprintf("%s at %s [%s…%s)%s", FormatRate(c.Rate), slo, FormatRate(c.Low), FormatRate(c.High), arrivalsNote(c))
+}
+
+// arrivalsNote is the arrival process an answer holds under, beside it.
+func arrivalsNote(c *Capacity) string {
+	if a := ArrivalsText(c.Search.Arrivals, c.Search.Seed); a != "" {
+		return ", " + a
+	}
+	return ""
 }
 
 // WriteCapacitySummary prints a search's steps and its answer, warnings
 // last.
 func WriteCapacitySummary(w io.Writer, c *Capacity) error {
 	ew := &errWriter{w: w}
-	fmt.Fprintf(ew, "capacity search: %s, SLO %s, %d steps of %v after %v warm-up, precision %.3g%%\n\n",
-		orUnknown(c.Scenario), strings.Join(c.SLO, ", "), len(c.Steps), c.Search.StepDuration, c.Search.Warmup, 100*c.Search.Precision)
+	fmt.Fprintf(ew, "capacity search: %s, SLO %s, %d steps of %v after %v warm-up, precision %.3g%%%s\n\n",
+		orUnknown(c.Scenario), strings.Join(c.SLO, ", "), len(c.Steps), c.Search.StepDuration, c.Search.Warmup, 100*c.Search.Precision, arrivalsNote(c))
 	tw := tabwriter.NewWriter(ew, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "step\toffered\tachieved\tp50\tp99\tservice p99\tlag p99\terrors\tclient CPU\tserver CPU/req\tverdict\t")
 	row := func(name string, s *CapacityStep) {

@@ -2,6 +2,7 @@ package results
 
 import (
 	"errors"
+	"fmt"
 	"time"
 )
 
@@ -29,6 +30,12 @@ type Options struct {
 	Rate float64 `json:"rate,omitempty"`
 	// Open makes Stages ramp the arrival rate instead of the VUs.
 	Open bool `json:"open,omitempty"`
+	// Arrivals is an open loop's arrival process at Rate or along Stages:
+	// Uniform (evenly spaced) or Poisson (exponential gaps drawn from
+	// Seed). Empty in closed loop, in a replay (its own schedule) and in
+	// results written before it existed, which were all Uniform.
+	Arrivals Arrivals `json:"arrivals,omitempty"`
+	Seed     uint64   `json:"seed,omitempty"`
 	// Stages ramp the VUs (closed loop) or the rate (open loop) from
 	// StartTarget (k6: startVUs / startRate).
 	Stages      []Stage `json:"stages,omitempty"`
@@ -64,4 +71,38 @@ func (o *Options) OpenLoop() bool { return o.Rate > 0 || o.Open }
 type Stage struct {
 	Duration time.Duration `json:"duration"`
 	Target   float64       `json:"target"`
+}
+
+// Arrivals names an open loop's arrival process.
+type Arrivals string
+
+// The arrival processes.
+const (
+	// Uniform spaces arrivals evenly, 1/rate apart: a metronome.
+	Uniform Arrivals = "uniform"
+	// Poisson draws exponential gaps of mean 1/rate (coefficient of
+	// variation 1) from a seed: arrivals as independent users make
+	// them, in bursts and lulls, the same schedule for the same seed.
+	Poisson Arrivals = "poisson"
+)
+
+// ArrivalsText names an arrival process for people: "poisson arrivals
+// (seed 1)", "uniform arrivals", or "" for none recorded.
+func ArrivalsText(a Arrivals, seed uint64) string {
+	switch a {
+	case "":
+		return ""
+	case Poisson:
+		return fmt.Sprintf("poisson arrivals (seed %d)", seed)
+	}
+	return string(a) + " arrivals"
+}
+
+// ParseArrivals reads "uniform" or "poisson".
+func ParseArrivals(s string) (Arrivals, error) {
+	switch a := Arrivals(s); a {
+	case Uniform, Poisson:
+		return a, nil
+	}
+	return "", fmt.Errorf("arrivals %q: want uniform or poisson", s)
 }

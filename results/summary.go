@@ -29,6 +29,9 @@ func WriteSummary(w io.Writer, r *Load) error {
 	} else if len(o.Stages) > 0 {
 		loop = fmt.Sprintf("closed loop, ramping to %d VUs", o.Concurrency)
 	}
+	if a := ArrivalsText(o.Arrivals, o.Seed); a != "" {
+		loop += ", " + a
+	}
 	seg := ""
 	if len(r.Segments) > 0 {
 		seg = ", merged segments " + strings.Join(r.Segments, " ")

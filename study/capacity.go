@@ -116,7 +116,8 @@ func searchCapacity(ctx context.Context, cell Cell, opts Options, v vars, t *res
 		co.Warmup = min(cmpOr(co.Warmup, capacity.DefaultWarmup), quickStepWarmup)
 		co.MaxTime = min(cmpOr(co.MaxTime, capacity.DefaultMaxTime), quickMaxTime)
 	}
-	base := cell.Load.Options // timeout; the search sets rate and workers
+	base := cell.Load.Options                       // timeout and arrivals; the search sets rate and workers
+	co.Arrivals, co.Seed = base.Arrivals, base.Seed // empty: Poisson, the search's default
 	res, err := capacity.Search(ctx, co, capacity.EngineStep(base, sc, co.Warmup, t.ServerPID))
 	if err != nil {
 		return err

@@ -371,6 +371,20 @@ func (p *parser) load(n *yaml.Node, path string, cellLine int) LoadSpec {
 	if ls.Open && ls.Rate == 0 && len(ls.Stages) == 0 {
 		p.errorf(line("open"), "%s.open: an open loop needs a rate or stages", path)
 	}
+	if ls.Arrivals != "" {
+		a, err := results.ParseArrivals(ls.Arrivals)
+		if err != nil {
+			p.errorf(line("arrivals"), "%s.%v", path, err)
+		}
+		o.Arrivals = a
+	}
+	switch {
+	case ls.ArrivalsSeed < 0:
+		p.errorf(line("arrivals_seed"), "%s.arrivals_seed: %d is negative", path, ls.ArrivalsSeed)
+	case ls.ArrivalsSeed != 0 && o.Arrivals == results.Uniform:
+		p.errorf(line("arrivals_seed"), "%s.arrivals_seed: applies to arrivals: poisson", path)
+	}
+	o.Seed = uint64(max(ls.ArrivalsSeed, 0))
 	l := LoadSpec{Options: o}
 	if ls.Scenario != "" {
 		for _, k := range []string{"method", "headers", "body", "body_file", "expect_status", "expect_body_contains"} {

@@ -103,7 +103,7 @@ func TestParseErrors(t *testing.T) {
 		{"misspelt server field", core[:strings.Index(core, "  - name: slow")] + "  - name: slow\n    server: {comand: [./srv]}\n",
 			`s.yaml:10: unknown field "comand" in cells[1].server; did you mean "command"?`},
 		{"unknown field, nothing close", "load: {url: http://h/, zzzzzz: 1}\n" + cell,
-			`s.yaml:1: unknown field "zzzzzz" in load (known: body, body_file, compression, concurrency, connections, expect_body_contains, expect_status, format, headers, insecure, method, no_keepalive, open, rate, requests, scenario, stages, timeout, transport, url)`},
+			`s.yaml:1: unknown field "zzzzzz" in load (known: arrivals, arrivals_seed, body, body_file, compression, concurrency, connections, expect_body_contains, expect_status, format, headers, insecure, method, no_keepalive, open, rate, requests, scenario, stages, timeout, transport, url)`},
 		{"misspelt cell field", "load: {url: http://h/}\ncells:\n  - name: a\n    sever: {command: [x]}\n",
 			`s.yaml:4: unknown field "sever" in cells[0]; did you mean "server"?`},
 		{"misspelt answer metric", "answer: {metric: server_cpu_per_rq}\nload: {url: http://h/}\n" + cell,
@@ -327,5 +327,23 @@ func TestPlaceholders(t *testing.T) {
 		if _, err := portsUsed(s); err == nil {
 			t.Errorf("portsUsed(%q): no error", s)
 		}
+	}
+}
+
+// TestParseArrivals reads a cell's arrival process (empty: the engine's
+// default, uniform for a load, Poisson for a capacity search) and refuses
+// an unknown one on its line.
+func TestParseArrivals(t *testing.T) {
+	f := strings.Replace(core, "concurrency: 20}", "concurrency: 20, rate: 500, arrivals: poisson, arrivals_seed: 9}", 1)
+	def, err := Parse("/x/my.yaml", []byte(f), noFiles)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o := def.Cells[0].Load.Options; o.Arrivals != results.Poisson || o.Seed != 9 {
+		t.Fatalf("arrivals %q seed %d, want poisson 9", o.Arrivals, o.Seed)
+	}
+	bad := strings.Replace(core, "concurrency: 20}", "concurrency: 20, rate: 500, arrivals: bursty}", 1)
+	if _, err := Parse("/x/my.yaml", []byte(bad), noFiles); err == nil || !strings.Contains(err.Error(), `my.yaml:5: cells[0] (fast).load.arrivals "bursty": want uniform or poisson`) {
+		t.Fatalf("bad arrivals: %v", err)
 	}
 }

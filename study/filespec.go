@@ -75,6 +75,8 @@ type loadSpec struct {
 	Requests           int64             `yaml:"requests"`
 	Rate               float64           `yaml:"rate"`
 	Open               bool              `yaml:"open"`
+	Arrivals           string            `yaml:"arrivals"`
+	ArrivalsSeed       int64             `yaml:"arrivals_seed"`
 	Stages             []stageSpec       `yaml:"stages"`
 	Timeout            time.Duration     `yaml:"timeout"`
 	Transport          string            `yaml:"transport"`

@@ -31,7 +31,9 @@ p50<5ms, max<1s, avg<10ms) and errors (errors<0.1%). Rates grow by
 --growth from --start-rate until a step fails, then are bisected until
 the first failing rate is within --precision of the last passing one;
 the answer is then confirmed by a longer run. A step counts only if the
-client kept up; otherwise the client is reported as the limit.
+client kept up; otherwise the client is reported as the limit. Steps
+send Poisson arrivals (seeded exponential gaps: the bursts of real
+traffic) unless --arrivals uniform; the answer names the process.
 URL, scenarios, transports and protocols are load's (wirebench load -h).
 See docs/capacity.md.
 Exit status: 0 answered, 1 failed to run or no answer (the target never
@@ -44,7 +46,7 @@ the SLO.`
 var loadTargetFlags = []string{
 	"timeout", "method", "header", "body", "graceful-stop", "expect-status", "expect-body-contains",
 	"no-keepalive", "client", "transport", "conns", "insecure", "cacert", "cert", "key",
-	"scenario", "protocol", "keys", "value-size", "no-preload", "format",
+	"scenario", "protocol", "keys", "value-size", "no-preload", "format", "arrivals", "arrivals-seed",
 	"stream", "grpc", "messages", "compression", "cpu",
 	"replay", "replay-format", "replay-fields", "rewrite-host", "drop-header", // replay_capacity.go
 }
@@ -86,6 +88,10 @@ func newCapacityFlags(env *cliEnv, f *capacityFlags) *pflag.FlagSet {
 	for _, name := range loadTargetFlags {
 		fs.AddFlag(lfs.Lookup(name))
 	}
+	// A capacity is promised to users, whose requests come in bursts.
+	f.lf.arrivals = string(capacity.DefaultArrivals)
+	a := fs.Lookup("arrivals")
+	a.DefValue, a.Usage = f.lf.arrivals, "steps' arrival `process`: poisson (exponential gaps, seeded: bursts as independent users make them; the default) or uniform (evenly spaced)"
 	return fs
 }
 
@@ -127,6 +133,10 @@ func runCapacity(ctx context.Context, env *cliEnv, args []string) error {
 		return usagef("%v", err)
 	}
 	f.opts.Precision = p
+	if err := f.lf.checkArrivals(fs); err != nil {
+		return err
+	}
+	f.opts.Arrivals, f.opts.Seed = f.lf.o.Arrivals, f.lf.o.Seed
 	if f.opts.Concurrency < 1 {
 		return usagef("-c %d: want at least 1", f.opts.Concurrency)
 	}

@@ -41,7 +41,7 @@ func validValue(t *testing.T, f *pflag.Flag) string {
 	switch f.Value.Type() {
 	case "bool":
 		return "true"
-	case "int", "int64", "float64":
+	case "int", "int64", "uint64", "float64":
 		return "1"
 	case "duration":
 		return "1s"

@@ -53,6 +53,7 @@ type loadFlags struct {
 	stream                   stream.Options
 	browser                  browser.Options
 	engine, percentiles      string
+	arrivals                 string
 	quiet, latency, version  bool
 	outs                     outFlags // --hdr-out, --force
 	dist                     distFlags
@@ -103,6 +104,8 @@ func newLoadFlags(env *cliEnv, f *loadFlags) *pflag.FlagSet {
 	fs.StringVarP(&f.body, "body", "b", "", "request `body`, or @file to read it from a file")
 	fs.StringVar(&f.stages, "stages", "", "ramp `d:target,...` as k6 (VUs; rate with --open), e.g. 30s:50,1m:50,30s:100")
 	fs.BoolVar(&f.o.Open, "open", false, "open loop: --stages ramp the arrival rate")
+	fs.StringVar(&f.arrivals, "arrivals", string(results.Uniform), "open loop's arrival `process`: uniform (evenly spaced) or poisson (exponential gaps, seeded: bursts as independent users make them)")
+	fs.Uint64Var(&f.o.Seed, "arrivals-seed", 0, "`seed` of --arrivals poisson (0: 1); the same seed sends the same schedule")
 	f.o.GracefulStop = 2 * time.Second
 	fs.Var(durationFlag{&f.o.GracefulStop}, "graceful-stop", "let requests in flight at the end of -d finish for this `long`")
 	fs.StringSliceVar(&f.expect, "expect-status", nil, "accepted `status` (repeatable or comma-separated; default any 2xx)")
@@ -370,6 +373,9 @@ func (f *loadFlags) check(fs *pflag.FlagSet) error {
 	if err := f.checkLimits(); err != nil {
 		return err
 	}
+	if err := f.checkArrivals(fs); err != nil {
+		return err
+	}
 	for _, name := range []string{"protocol", "pipeline", "keys", "value-size", "no-preload"} {
 		if fs.Changed(name) && !strings.HasPrefix(f.scenario, "kv-") {
 			return loadUsagef("--%s applies to the kv-* scenarios", name)
@@ -526,4 +532,21 @@ func isTerminal(w io.Writer) bool {
 	}
 	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
 	return err == nil
+}
+
+// checkArrivals reads --arrivals into the options; it applies to an open
+// loop at a rate or along stages.
+func (f *loadFlags) checkArrivals(fs *pflag.FlagSet) error {
+	a, err := results.ParseArrivals(f.arrivals)
+	if err != nil {
+		return loadUsagef("--%v", err)
+	}
+	if (fs.Changed("arrivals") || fs.Changed("arrivals-seed")) && !f.o.Open && f.o.Rate == 0 && fs.Lookup("slo") == nil {
+		return loadUsagef("--arrivals applies to an open loop (-r, or --stages with --open)")
+	}
+	if fs.Changed("arrivals-seed") && a != results.Poisson {
+		return loadUsagef("--arrivals-seed applies to --arrivals poisson")
+	}
+	f.o.Arrivals = a
+	return nil
 }
