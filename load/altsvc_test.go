@@ -85,13 +85,19 @@ func TestTransportAuto(t *testing.T) {
 	if _, err := NewRaw(RawOptions{Options: conn.Options{URL: "https://" + testkit.RefusedAddr(t) + "/", Transport: conn.Auto, Timeout: 5 * time.Second}}); err == nil || !strings.Contains(err.Error(), "first request") {
 		t.Errorf("auto against no server: %v", err)
 	}
-	// The reference scenarios: HTTP/3 at the advertised address, or an error.
+	// Every client follows Alt-Svc by the same rule (conn.New): HTTP/3 at
+	// the advertised address, and a client of h3 alone refuses an origin
+	// that advertises none.
 	base, _ := altSvcServer(t, ts, fmt.Sprintf(`h3=":%s"`, h3port))
-	if addr, note, err := FollowAltSvc(base, true, "", 5*time.Second); err != nil || addr != h3srv.addr || note == "" {
-		t.Errorf("FollowAltSvc: %q %q %v, want %s", addr, note, err, h3srv.addr)
+	h3only := conn.Speaks{Transports: []string{conn.H3}}
+	co := conn.Options{URL: base, Transport: conn.Auto, Insecure: true, Timeout: 5 * time.Second}
+	if c, err := conn.New(co, h3only); err != nil || c.Addr != h3srv.addr || c.H3 == nil || c.Auto == "" {
+		t.Errorf("auto: %v %+v, want h3 at %s", err, c, h3srv.addr)
+	} else {
+		c.Close()
 	}
-	base, _ = altSvcServer(t, ts, "")
-	if _, _, err := FollowAltSvc(base, true, "", 5*time.Second); !errors.Is(err, ErrOptions) {
-		t.Errorf("FollowAltSvc without h3: %v", err)
+	co.URL, _ = altSvcServer(t, ts, "")
+	if _, err := conn.New(co, h3only); !errors.Is(err, ErrOptions) || !strings.Contains(err.Error(), `transport "h2" (want h3)`) {
+		t.Errorf("auto without h3 to a client of h3: %v", err)
 	}
 }

@@ -2,7 +2,6 @@ package load
 
 import (
 	"crypto/tls"
-	"fmt"
 	"time"
 
 	"github.com/wirebench/wirebench/load/conn"
@@ -29,21 +28,4 @@ func NewH3Pool(addr, host string, conns int, timeout time.Duration, insecure boo
 		return nil, err
 	}
 	return h3.NewPool(conns, addr, timeout, cfg), nil
-}
-
-// FollowAltSvc is --transport auto for the reference scenarios.
-func FollowAltSvc(rawURL string, insecure bool, caFile string, timeout time.Duration) (addr, note string, err error) {
-	return conn.FollowAltSvc(conn.Options{URL: rawURL, Insecure: insecure, CAFile: caFile, Timeout: timeout})
-}
-
-// H2Only refuses the HTTP/1.1 options an HTTP/2 run would ignore: one
-// client (x/net's) and the connections of --conns.
-func H2Only(client string, noKeepAlive bool) error {
-	switch {
-	case noKeepAlive:
-		return fmt.Errorf("%w: --no-keepalive (a connection per request) is HTTP/1.1's: over HTTP/2 the connections are --conns", ErrOptions)
-	case client == conn.ClientStd:
-		return fmt.Errorf("%w: --client std is net/http's HTTP/1.1 Transport or grpc-go: HTTP/2 runs on x/net's client connections", ErrOptions)
-	}
-	return nil
 }

@@ -111,6 +111,10 @@ func NewRaw(o RawOptions) (*Raw, error) {
 // Options returns the options in effect, for the result's configuration.
 func (r *Raw) Options() RawOptions { return r.o }
 
+// Transport is the transport in effect and, with --transport auto, which
+// it took and why.
+func (r *Raw) Transport() (transport, auto string) { return r.o.Transport, r.o.Auto }
+
 // Name names the scenario in results.
 func (r *Raw) Name() string { return "raw" }
 

@@ -123,12 +123,12 @@ func grpcVsRESTStudy() Definition {
 		def.Cells = append(def.Cells,
 			apiCell(g, "REST json", defaultDataset, nil, lo, scenario.Options{Name: scenario.CRUD, Format: "json"}),
 			apiCell(g, "REST protobuf", defaultDataset, nil, lo, scenario.Options{Name: scenario.CRUD, Format: "protobuf"}),
-			apiCell(g, "gRPC", defaultDataset, nil, lo, scenario.Options{Name: scenario.CRUD, Transport: scenario.TransportGRPC, Connections: 1}),
+			apiCell(g, "gRPC", defaultDataset, nil, lo, scenario.Options{Name: scenario.CRUD, Options: conn.Options{Transport: scenario.TransportGRPC, Connections: 1}}),
 			// What an application's client library adds: every other cell
 			// uses our lean clients, which measure the server.
-			apiCell(g, "gRPC, grpc-go's client", defaultDataset, nil, lo, scenario.Options{Name: scenario.CRUD, Transport: scenario.TransportGRPC, Connections: 1, Client: conn.ClientStd}),
+			apiCell(g, "gRPC, grpc-go's client", defaultDataset, nil, lo, scenario.Options{Name: scenario.CRUD, Options: conn.Options{Transport: scenario.TransportGRPC, Connections: 1, Client: conn.ClientStd}}),
 			// Not what users deploy: how low the server's side could go.
-			apiCell(g, leanLabel, defaultDataset, leanGRPC, lo, scenario.Options{Name: scenario.CRUD, Transport: scenario.TransportGRPC, Connections: 1}),
+			apiCell(g, leanLabel, defaultDataset, leanGRPC, lo, scenario.Options{Name: scenario.CRUD, Options: conn.Options{Transport: scenario.TransportGRPC, Connections: 1}}),
 		)
 	}
 	one := load.Options{Options: results.Options{Concurrency: 1}}
@@ -136,7 +136,7 @@ func grpcVsRESTStudy() Definition {
 		ds, g := dataset{users: n, todos: 10}, fmt.Sprintf("list of %d", n)
 		def.Cells = append(def.Cells,
 			apiCell(g, "REST json", ds, nil, one, scenario.Options{Name: scenario.List, Format: "json"}),
-			apiCell(g, "gRPC", ds, nil, one, scenario.Options{Name: scenario.List, Transport: scenario.TransportGRPC, Connections: 1}),
+			apiCell(g, "gRPC", ds, nil, one, scenario.Options{Name: scenario.List, Options: conn.Options{Transport: scenario.TransportGRPC, Connections: 1}}),
 		)
 	}
 	big := dataset{users: 1000, todos: 10}
@@ -151,7 +151,7 @@ func grpcVsRESTStudy() Definition {
 		streamCell("bidi 100", "gRPC bidi stream", defaultDataset, one, stream.GRPCBidi, 100),
 		streamCell("bidi 100", "WebSocket (JSON)", defaultDataset, one, stream.WebSocket, 100),
 		apiCell("connection reuse", "REST keep-alive", defaultDataset, nil, one, scenario.Options{Name: scenario.Get, Format: "json"}),
-		apiCell("connection reuse", "REST new connection each", defaultDataset, nil, one, scenario.Options{Name: scenario.Get, Format: "json", NoKeepAlive: true}),
+		apiCell("connection reuse", "REST new connection each", defaultDataset, nil, one, scenario.Options{Name: scenario.Get, Format: "json", Options: conn.Options{NoKeepAlive: true}}),
 		streamCell("connection reuse", "gRPC one connection", defaultDataset, one, stream.GRPCGet, 0),
 		streamCell("connection reuse", "gRPC new connection each", defaultDataset, one, stream.GRPCGetNewConn, 0),
 		streamCell("unary transports", "gRPC native", defaultDataset, one, stream.GRPCGet, 0),

@@ -392,9 +392,12 @@ func (p *parser) load(n *yaml.Node, path string, cellLine int) LoadSpec {
 				p.errorf(line(k), "%s.%s: applies to raw requests; the %s scenario makes and checks its own", path, k, ls.Scenario)
 			}
 		}
-		l.Scenario = &scenario.Options{Name: ls.Scenario, URL: ls.URL, Format: ls.Format, Transport: ls.Transport,
-			Connections: ls.Connections, NoKeepAlive: ls.NoKeepAlive, Timeout: ls.Timeout, Compression: ls.Compression,
-			Insecure: ls.Insecure}
+		l.Scenario = &scenario.Options{
+			Name:        ls.Scenario,
+			Options:     conn.Options{URL: ls.URL, Transport: ls.Transport, Connections: ls.Connections, NoKeepAlive: ls.NoKeepAlive, Timeout: ls.Timeout, Insecure: ls.Insecure},
+			Format:      ls.Format,
+			Compression: ls.Compression,
+		}
 	} else {
 		for _, k := range []string{"format", "compression"} {
 			if isSet(n, k) {

@@ -439,21 +439,17 @@ func (f *loadFlags) scenarioFrom(pos []string) (load.Scenario, map[string]any, e
 		return f.kvScenario(url)
 	}
 	if f.scenario != "" {
-		f.sc.Name, f.sc.URL, f.sc.Transport = f.scenario, url, f.raw.Transport
-		f.sc.Connections, f.sc.Timeout, f.sc.NoKeepAlive = f.raw.Connections, f.o.Timeout, f.raw.NoKeepAlive
-		f.sc.Client = f.raw.Client
-		f.sc.Insecure, f.sc.CAFile, f.sc.ZeroRTT = f.raw.Insecure, f.raw.CAFile, f.raw.ZeroRTT // h3
-		cfg := map[string]any{"scenario": f.scenario}
-		if f.sc.Transport == conn.Auto { // load_h3.go
-			note, err := f.autoScenario()
-			if err != nil {
-				return nil, nil, loadUsagef("%s", cliMessage(err))
-			}
-			cfg["auto"] = note
-		}
+		f.sc.Name, f.sc.Options = f.scenario, f.raw.Options
 		sc, err := scenario.New(f.sc)
 		if err != nil {
 			return nil, nil, loadUsagef("%s", cliMessage(err))
+		}
+		cfg := map[string]any{"scenario": f.scenario}
+		if tr, ok := sc.(transporter); ok {
+			f.sc.Transport, cfg["auto"] = tr.Transport()
+			if cfg["auto"] == "" {
+				delete(cfg, "auto")
+			}
 		}
 		cfg["scenario_options"] = f.sc
 		return sc, cfg, nil

@@ -7,18 +7,16 @@ import (
 	"time"
 
 	"github.com/wirebench/wirebench/load"
-	"github.com/wirebench/wirebench/load/conn"
 	"github.com/wirebench/wirebench/load/h3"
 )
 
 // noteTransport says, under the summary, which transport --transport auto
 // took and why, then the QUIC handshakes of an HTTP/3 run.
 func noteTransport(w io.Writer, sc load.Scenario, cfg map[string]any) {
-	if r, ok := sc.(*load.Raw); ok && r.Options().Auto != "" {
-		fmt.Fprintf(w, "  transport %s (--transport auto: %s)\n", r.Options().Transport, r.Options().Auto)
-	}
-	if note, ok := cfg["auto"].(string); ok {
-		fmt.Fprintf(w, "  transport h3 (--transport auto: %s)\n", note)
+	if tr, ok := sc.(transporter); ok {
+		if transport, auto := tr.Transport(); auto != "" {
+			fmt.Fprintf(w, "  transport %s (--transport auto: %s)\n", transport, auto)
+		}
 	}
 	noteH3Handshakes(w, sc, cfg)
 	noteZeroRTT(w, sc, cfg)
@@ -56,17 +54,11 @@ func noteZeroRTT(w io.Writer, sc load.Scenario, cfg map[string]any) {
 	}
 }
 
-// autoScenario resolves --transport auto for a reference scenario: the
-// first request over TLS on TCP, then HTTP/3 at the address its Alt-Svc
-// advertises (the scenarios speak https:// only over h3); the reason goes
-// into the result's configuration ("auto") and the summary.
-func (f *loadFlags) autoScenario() (note string, err error) {
-	addr, note, err := load.FollowAltSvc(f.sc.URL, f.sc.Insecure, f.sc.CAFile, f.o.Timeout)
-	if err != nil {
-		return "", err
-	}
-	f.sc.URL, f.sc.Transport = "https://"+addr, conn.H3
-	return note, nil
+// transporter is a scenario that says which transport it runs over and,
+// with --transport auto, which it took and why (load.Raw, the reference
+// scenarios).
+type transporter interface {
+	Transport() (transport, auto string)
 }
 
 // noteH3Handshakes records an HTTP/3 run's QUIC handshakes in the result's

@@ -1,7 +1,6 @@
 package conn
 
 import (
-	"cmp"
 	"crypto/tls"
 	"errors"
 	"fmt"
@@ -130,27 +129,4 @@ func followAltSvc(u *url.URL, addr string, cfg *tls.Config, method string, heade
 	h3 := net.JoinHostPort(host, strconv.Itoa(port))
 	return autoChoice{transport: H3, addr: h3,
 		note: fmt.Sprintf("h3 at udp %s, as Alt-Svc %q on the first request (%s %s over %s, status %d) advertised", h3, alt, method, u.Path, over, resp.StatusCode)}, nil
-}
-
-// FollowAltSvc is --transport auto for a client that speaks https:// only
-// over HTTP/3: the first request (GET) over TLS on TCP to o.URL, then the
-// h3 address its Alt-Svc advertises (host:port, UDP) and why; an https://
-// origin that advertises no h3 is an error.
-func FollowAltSvc(o Options) (addr, note string, err error) {
-	u, err := url.Parse(o.URL)
-	if err != nil || u.Scheme != "https" || u.Host == "" {
-		return "", "", fmt.Errorf("%w: URL %q: --transport auto follows Alt-Svc from an https:// URL", ErrOptions, o.URL)
-	}
-	cfg, err := o.TLSConfig(u.Hostname())
-	if err != nil {
-		return "", "", err
-	}
-	ch, err := followAltSvc(u, HostPort(u), cfg, "GET", nil, cmp.Or(o.Timeout, DefaultTimeout))
-	if err != nil {
-		return "", "", err
-	}
-	if ch.transport != H3 {
-		return "", "", fmt.Errorf("%w: --transport auto: %s; the scenarios speak https:// only over h3", ErrOptions, ch.note)
-	}
-	return ch.addr, ch.note, nil
 }

@@ -120,7 +120,7 @@ func runCase(t *testing.T, c checkCase, transport string) map[string]int64 {
 	if transport == scenario.TransportGRPC {
 		url, format = w.GRPCAddr, "protobuf"
 	}
-	sc, err := scenario.New(scenario.Options{Name: c.scenario, URL: url, Format: format, Transport: transport, Timeout: 5 * time.Second})
+	sc, err := scenario.New(scenario.Options{Name: c.scenario, Options: conn.Options{URL: url, Transport: transport, Timeout: 5 * time.Second}, Format: format})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 	"google.golang.org/grpc/codes"
 
 	"github.com/wirebench/wirebench/load"
+	"github.com/wirebench/wirebench/load/conn"
 	"github.com/wirebench/wirebench/load/scenario"
 	"github.com/wirebench/wirebench/results"
 )
@@ -27,8 +28,11 @@ func TestGRPCTimeoutCounted(t *testing.T) {
 		{corruption{reply: replyGet, code: codes.DeadlineExceeded}, map[string]int64{"grpc DeadlineExceeded": 3}},
 	} {
 		w := startWrongAPI(t, seedUsers, c.c)
-		sc, err := scenario.New(scenario.Options{Name: scenario.Get, URL: w.GRPCAddr, Format: "protobuf",
-			Transport: scenario.TransportGRPC, Timeout: 300 * time.Millisecond})
+		sc, err := scenario.New(scenario.Options{
+			Name:    scenario.Get,
+			Options: conn.Options{URL: w.GRPCAddr, Transport: scenario.TransportGRPC, Timeout: 300 * time.Millisecond},
+			Format:  "protobuf",
+		})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -28,8 +28,10 @@ func TestScenarioZeroRTT(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer srv.Close()
-	sc, err := scenario.New(scenario.Options{Name: scenario.Get, URL: "https://" + srv.H3Addr(), Transport: conn.H3,
-		Connections: 2, Insecure: true, ZeroRTT: true, Timeout: 5 * time.Second})
+	sc, err := scenario.New(scenario.Options{
+		Name:    scenario.Get,
+		Options: conn.Options{URL: "https://" + srv.H3Addr(), Transport: conn.H3, Connections: 2, Insecure: true, ZeroRTT: true, Timeout: 5 * time.Second},
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,7 +60,7 @@ func TestScenarioZeroRTT(t *testing.T) {
 	if used != z.Used || resumed != int64(len(z.Resumed)) {
 		t.Errorf("server: %d 0-RTT, %d resumed connections; client %+v", used, resumed, z)
 	}
-	if _, err := scenario.New(scenario.Options{Name: scenario.Get, URL: "http://127.0.0.1:1", ZeroRTT: true}); err == nil {
+	if _, err := scenario.New(scenario.Options{Name: scenario.Get, Options: conn.Options{URL: "http://127.0.0.1:1", ZeroRTT: true}}); err == nil {
 		t.Error("--0rtt over HTTP/1.1 accepted")
 	}
 }

@@ -33,8 +33,11 @@ func TestAPIScenariosOverH3(t *testing.T) {
 			t.Run(fmt.Sprintf("%s/%s", f, name), func(t *testing.T) {
 				ran++
 				before := testkit.Metric(t, srv.HTTPAddr(), "wirebench_h3_requests_total")
-				sc, err := scenario.New(scenario.Options{Name: name, URL: "https://" + srv.H3Addr(), Format: f,
-					Transport: conn.H3, Connections: 2, Insecure: true, Timeout: 5 * time.Second})
+				sc, err := scenario.New(scenario.Options{
+					Name:    name,
+					Options: conn.Options{URL: "https://" + srv.H3Addr(), Transport: conn.H3, Connections: 2, Insecure: true, Timeout: 5 * time.Second},
+					Format:  f,
+				})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -79,8 +82,8 @@ func TestAPIScenariosOverH3(t *testing.T) {
 // Over h3 the URL is https://, and anything else is refused.
 func TestH3ScenarioURL(t *testing.T) {
 	for _, o := range []scenario.Options{
-		{Name: scenario.Get, URL: "http://127.0.0.1:1", Transport: conn.H3},
-		{Name: scenario.Get, URL: "https://127.0.0.1:1", Transport: conn.H2C},
+		{Name: scenario.Get, Options: conn.Options{URL: "http://127.0.0.1:1", Transport: conn.H3}},
+		{Name: scenario.Get, Options: conn.Options{URL: "https://127.0.0.1:1", Transport: conn.H2C}},
 	} {
 		if _, err := scenario.New(o); err == nil {
 			t.Errorf("%s over %s: accepted", o.URL, o.Transport)

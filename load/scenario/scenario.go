@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"net/url"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -34,56 +33,47 @@ const (
 )
 
 // TransportGRPC drives the reference API's gRPC services.
-const TransportGRPC = "grpc"
+const TransportGRPC = conn.GRPC
 
 // Options configure a reference-API scenario. The zero value
 // (plus Name and URL) is JSON over lean HTTP/1.1 keep-alive.
 type Options struct {
 	Name string `json:"name"`
-	// URL is http://host:port of the REST API, or host:port of the gRPC
-	// API with Transport "grpc".
-	URL       string `json:"url"`
-	Format    string `json:"format"`    // codec name; ignored by gRPC (always protobuf)
-	Transport string `json:"transport"` // http1 (default), h2c, grpc, h3 (https:// URL)
-	// Connections shared by the VUs on h2c and gRPC (default 1); each VU
-	// has its own connection on HTTP/1.1.
-	Connections int           `json:"connections,omitempty"`
-	NoKeepAlive bool          `json:"no_keepalive,omitempty"`
-	Timeout     time.Duration `json:"timeout"`
+	// Options are where and how to connect (package conn): URL is
+	// http(s)://host:port of the REST API (host:port alone is http://),
+	// or host:port of the gRPC API with Transport "grpc"; the transport
+	// is http1 (default), h2c, h2, h3 (https://), auto (https://: as
+	// Alt-Svc advertises) or grpc; Client is ClientLean (default: ours,
+	// for HTTP/1.1 and gRPC) or ClientStd (net/http's Transport on
+	// HTTP/1.1, grpc-go on gRPC); ZeroRTT (h3) sends each connection's
+	// GETs before its handshake completes as 0-RTT early data, the other
+	// methods wait for it.
+	conn.Options
+	Format string `json:"format"` // codec name; ignored by gRPC (always protobuf)
 	// Compression "gzip" asks the REST API for gzip-coded responses
 	// (Accept-Encoding) and decodes them before the checks; request bodies
 	// stay uncompressed. Body bytes then count the coded payload.
 	Compression string `json:"compression,omitempty"`
-	// Client is ClientLean (default: ours, for HTTP/1.1 and gRPC) or
-	// ClientStd (net/http's Transport on HTTP/1.1, grpc-go on gRPC).
-	Client string `json:"client,omitempty"`
 	// Traceparent sends a W3C traceparent header with a fresh trace ID
 	// on every REST request (as gRPC metadata on gRPC), as raw mode's
 	// RawOptions.Traceparent does, so the run's slowest requests can be
 	// found in the server's logs.
 	Traceparent bool `json:"traceparent,omitempty"`
-	// Insecure and CAFile are the certificate checks over h3, as for raw
-	// mode's https://: none, or these CAs too.
-	Insecure bool   `json:"insecure,omitempty"`
-	CAFile   string `json:"ca_file,omitempty"`
-	// ZeroRTT (h3, load --0rtt) resumes a session ticket and sends each
-	// connection's GETs before its handshake completes as 0-RTT early
-	// data (load/h3's zerortt.go); the other methods wait for it.
-	ZeroRTT bool `json:"zero_rtt,omitempty"`
 }
 
 // apiScenario is the Scenario of every reference-API scenario: it owns the
 // shared connections and the dataset snapshot the checks compare with.
 type apiScenario struct {
-	o      Options
-	ops    []string
-	entry  codec.Entry
-	addr   string // host:port
-	h2     *h2.Pool
-	h3     *h3.Pool // HTTP/3 (load/h3), with h3host the certificate's name
-	grpc   *h2.GRPCPool
-	h3host string
-	vus    atomic.Int64
+	o     Options
+	ops   []string
+	entry codec.Entry
+	c     *conn.Conns // the transport's TLS and pools
+	addr  string      // host:port dialed (with --transport auto, Alt-Svc's)
+	host  string      // host[:port] of the URL, the requests' authority
+	h2    *h2.Pool    // c's
+	h3    *h3.Pool
+	grpc  *h2.GRPCPool
+	vus   atomic.Int64
 
 	once     sync.Once
 	seed     api.UserList // the dataset at the start, for get and list checks
@@ -110,38 +100,20 @@ func New(o Options) (load.Scenario, error) {
 	if o.Format == "" {
 		o.Format = "json"
 	}
-	if o.Transport == "" {
-		o.Transport = conn.HTTP1
-	}
 	if o.Timeout == 0 {
 		o.Timeout = 10 * time.Second
 	}
-	switch o.Client {
-	case "":
-		o.Client = conn.ClientLean
-	case conn.ClientLean, conn.ClientStd:
+	switch o.Compression {
+	case "", "gzip":
 	default:
-		return nil, fmt.Errorf("%w: client %q (want lean or std)", load.ErrOptions, o.Client)
+		return nil, fmt.Errorf("%w: compression %q (want gzip or none)", load.ErrOptions, o.Compression)
 	}
-	if o.ZeroRTT && o.Transport != conn.H3 {
-		return nil, fmt.Errorf("%w: --0rtt is HTTP/3's (--transport h3), not %s", load.ErrOptions, o.Transport)
-	}
-	s := &apiScenario{o: o, ops: ops}
-	host := o.URL
-	if u, err := url.Parse(o.URL); err == nil && u.Host != "" {
-		host = u.Host
-		s.h3host = u.Hostname()
-		if (o.Transport == conn.H3) != (u.Scheme == "https") {
-			return nil, fmt.Errorf("%w: URL %q: the scenarios speak https:// over h3 only (--transport h3), http:// otherwise", load.ErrOptions, o.URL)
+	var entry codec.Entry
+	if o.Transport == TransportGRPC {
+		if o.Compression != "" {
+			return nil, fmt.Errorf("%w: compression applies to the REST transports", load.ErrOptions)
 		}
-	}
-	host = strings.TrimSuffix(host, "/")
-	if _, _, err := splitHostPort(host); err != nil {
-		return nil, fmt.Errorf("%w: URL %q: want http://host:port (or host:port for grpc)", load.ErrOptions, o.URL)
-	}
-	s.addr = host
-	switch o.Transport {
-	case conn.HTTP1, conn.H2C, conn.H3:
+	} else {
 		e, ok := codec.Lookup(o.Format)
 		if !ok {
 			return nil, fmt.Errorf("%w: format %q (have %s)", load.ErrOptions, o.Format, strings.Join(codec.Formats(), ", "))
@@ -152,46 +124,22 @@ func New(o Options) (load.Scenario, error) {
 			// be the cheapest available (same bytes, same media type).
 			e = codec.Entry{Codec: codec.MustLookup("json-fast").Codec, MediaTypes: e.MediaTypes}
 		}
-		s.entry = e
-		if o.Transport == conn.H2C {
-			if err := load.H2Only(o.Client, o.NoKeepAlive); err != nil {
-				return nil, err
-			}
-			s.h2 = h2.NewPool(o.Connections, o.Timeout, nil)
+		entry = e
+		if !strings.Contains(o.URL, "://") {
+			o.URL = "http://" + o.URL // host:port
 		}
-		if o.Transport == conn.H3 {
-			if err := load.H2Only(o.Client, o.NoKeepAlive); err != nil {
-				return nil, err
-			}
-			p, err := load.NewH3Pool(s.addr, s.h3host, o.Connections, o.Timeout, o.Insecure, o.CAFile)
-			if err != nil {
-				return nil, err
-			}
-			if o.ZeroRTT {
-				p.Enable0RTT()
-			}
-			s.h3 = p
-		}
-	case TransportGRPC:
-		p, err := h2.NewGRPCPool(s.addr, o.Connections, o.Timeout, true, o.Client != conn.ClientStd)
-		if err != nil {
-			return nil, err
-		}
-		s.grpc = p
-	default:
-		return nil, fmt.Errorf("%w: transport %q (want http1, h2c, grpc, h3)", load.ErrOptions, o.Transport)
 	}
-	switch o.Compression {
-	case "", "gzip":
-	default:
-		return nil, fmt.Errorf("%w: compression %q (want gzip or none)", load.ErrOptions, o.Compression)
+	c, err := conn.New(o.Options, conn.Speaks{Transports: []string{conn.HTTP1, conn.H2C, conn.H2, conn.H3, TransportGRPC}, Method: "GET"})
+	if err != nil {
+		return nil, err
 	}
-	if o.Compression != "" && o.Transport == TransportGRPC {
-		return nil, fmt.Errorf("%w: compression applies to the REST transports", load.ErrOptions)
+	o.Options = c.Options()
+	s := &apiScenario{o: o, ops: ops, entry: entry, c: c, addr: c.Addr, host: c.Addr, h2: c.H2, h3: c.H3, grpc: c.GRPC}
+	if c.Target != nil {
+		s.host = c.Target.Host
 	}
 	s.echoReq.v = api.EchoRequest{FirstMessage: "Hello, ", SecondMessage: "wirebench!"}
 	s.echoWant = api.Echo(s.echoReq.v).Message
-	var err error
 	if s.echoReq.body, err = s.encode(&s.echoReq.v); err != nil {
 		return nil, err
 	}
@@ -262,15 +210,23 @@ func (s *apiScenario) client(id int, wire *measure.Bytes) apiClient {
 	case s.h3 != nil:
 		return s.restClient(nil, s.h3.Client(id))
 	case s.o.Client == conn.ClientStd:
-		return s.restClient(nil, h1.NewStdClient(wire, s.o.Timeout, s.o.NoKeepAlive, nil))
+		return s.restClient(nil, h1.NewStdClient(wire, s.o.Timeout, s.o.NoKeepAlive, s.c.H1TLS()))
 	}
-	return s.restClient(h1.NewConn(s.addr, wire, s.o.Timeout, !s.o.NoKeepAlive), nil)
+	return s.restClient(s.h1Conn(wire, !s.o.NoKeepAlive), nil)
+}
+
+// h1Conn is a lean HTTP/1.1 connection (over TLS for https://) whose
+// bytes wire counts.
+func (s *apiScenario) h1Conn(wire *measure.Bytes, keepAlive bool) *h1.Conn {
+	c := h1.NewConn(s.addr, wire, s.o.Timeout, keepAlive)
+	c.TLS = s.c.H1TLS()
+	return c
 }
 
 func (s *apiScenario) restClient(h1 *h1.Conn, h2 *http.Client) *restClient {
 	mt := s.entry.MediaTypes[0]
 	c := &restClient{
-		base: s.scheme() + s.addr, host: s.addr, codec: s.entry.Codec, h1: h1,
+		base: s.scheme() + s.host, host: s.host, codec: s.entry.Codec, h1: h1,
 		header: []string{"Content-Type: " + mt, "Accept: " + mt}, h2: h2,
 	}
 	if s.o.Compression == "gzip" {
@@ -288,25 +244,20 @@ func (s *apiScenario) restClient(h1 *h1.Conn, h2 *http.Client) *restClient {
 // its own whose bytes are not counted.
 func (s *apiScenario) snapshot(ctx context.Context) error {
 	s.once.Do(func() {
+		aside, err := s.c.Aside()
+		if err != nil {
+			s.seedErr = err
+			return
+		}
+		defer aside.Close()
 		var c apiClient
-		if s.grpc != nil {
-			p, err := h2.NewGRPCPool(s.addr, 1, s.o.Timeout, false, s.o.Client != conn.ClientStd)
-			if err != nil {
-				s.seedErr = err
-				return
-			}
-			defer p.Close()
-			c = grpcClient{GRPCClient: p.Client(0, s.o.Timeout)}
-		} else if s.h3 != nil {
-			p, err := load.NewH3Pool(s.addr, s.h3host, 1, s.o.Timeout, s.o.Insecure, s.o.CAFile)
-			if err != nil {
-				s.seedErr = err
-				return
-			}
-			defer p.Close()
-			c = s.restClient(nil, p.Client(0))
-		} else {
-			c = s.restClient(h1.NewConn(s.addr, new(measure.Bytes), s.o.Timeout, false), nil)
+		switch {
+		case aside.GRPC != nil:
+			c = grpcClient{GRPCClient: aside.GRPC.Client(0, s.o.Timeout)}
+		case aside.H3 != nil:
+			c = s.restClient(nil, aside.H3.Client(0))
+		default:
+			c = s.restClient(s.h1Conn(new(measure.Bytes), false), nil)
 		}
 		defer c.close()
 		var o load.Outcome
@@ -355,14 +306,13 @@ func (s *apiScenario) NewVU(ctx context.Context, id int, wire *measure.Bytes) (l
 
 // Close releases the shared connections.
 func (s *apiScenario) Close() error {
-	if s.grpc != nil {
-		s.grpc.Close()
-	}
-	if s.h3 != nil {
-		s.h3.Close()
-	}
+	s.c.Close()
 	return nil
 }
+
+// Transport is the transport in effect and, with --transport auto, which
+// it took and why.
+func (s *apiScenario) Transport() (transport, auto string) { return s.o.Transport, s.c.Auto }
 
 // H3ZeroRTT is the 0-RTT counts of an h3 --0rtt run (nil otherwise).
 func (s *apiScenario) H3ZeroRTT() *h3.ZeroRTTStats {
@@ -381,18 +331,10 @@ func (s *apiScenario) H3Handshakes() []time.Duration {
 	return s.h3.Handshakes()
 }
 
-// scheme is the REST API's: https:// over h3, else http://.
+// scheme is the REST API's: https:// over TLS (h3 included), else http://.
 func (s *apiScenario) scheme() string {
-	if s.h3 != nil {
+	if s.c.TLS != nil {
 		return "https://"
 	}
 	return "http://"
-}
-
-func splitHostPort(hp string) (string, string, error) {
-	i := strings.LastIndexByte(hp, ':')
-	if i <= 0 || i == len(hp)-1 {
-		return "", "", fmt.Errorf("no port in %q", hp)
-	}
-	return hp[:i], hp[i+1:], nil
 }

@@ -48,8 +48,12 @@ func TestAPIScenarios(t *testing.T) {
 		for _, name := range []string{scenario.CRUD, scenario.Echo, scenario.Get, scenario.List, scenario.Create} {
 			t.Run(fmt.Sprintf("%s/%s/%s%s", c.transport, c.format, name, c.compression), func(t *testing.T) {
 				ran++
-				sc, err := scenario.New(scenario.Options{Name: name, URL: scenarioURL(srv, c.transport),
-					Format: c.format, Transport: c.transport, Compression: c.compression, Timeout: 5 * time.Second})
+				sc, err := scenario.New(scenario.Options{
+					Name:        name,
+					Options:     conn.Options{URL: scenarioURL(srv, c.transport), Transport: c.transport, Timeout: 5 * time.Second},
+					Format:      c.format,
+					Compression: c.compression,
+				})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -88,7 +92,7 @@ func TestCompressionShrinksTheList(t *testing.T) {
 	srv := startAPI(t, 100)
 	wire := map[string]int64{}
 	for _, comp := range []string{"", "gzip"} {
-		sc, err := scenario.New(scenario.Options{Name: scenario.List, URL: scenarioURL(srv, "http1"), Format: "json", Compression: comp})
+		sc, err := scenario.New(scenario.Options{Name: scenario.List, Options: conn.Options{URL: scenarioURL(srv, "http1")}, Format: "json", Compression: comp})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -101,7 +105,7 @@ func TestCompressionShrinksTheList(t *testing.T) {
 	if wire["gzip"]*3 > wire[""] {
 		t.Fatalf("gzip wire %d vs plain %d: expected at least 3x smaller", wire["gzip"], wire[""])
 	}
-	if _, err := scenario.New(scenario.Options{Name: scenario.List, URL: "127.0.0.1:1", Transport: scenario.TransportGRPC, Compression: "gzip"}); err == nil {
+	if _, err := scenario.New(scenario.Options{Name: scenario.List, Options: conn.Options{URL: "127.0.0.1:1", Transport: scenario.TransportGRPC}, Compression: "gzip"}); err == nil {
 		t.Error("gzip over gRPC accepted")
 	}
 }
@@ -110,7 +114,7 @@ func TestCompressionShrinksTheList(t *testing.T) {
 // the get scenario must count the 404s as failed checks, not succeed.
 func TestChecksCatchWrongData(t *testing.T) {
 	srv := startAPI(t, 4)
-	sc, err := scenario.New(scenario.Options{Name: scenario.Get, URL: scenarioURL(srv, "http1"), Format: "msgpack"})
+	sc, err := scenario.New(scenario.Options{Name: scenario.Get, Options: conn.Options{URL: scenarioURL(srv, "http1")}, Format: "msgpack"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -58,7 +58,7 @@ func TestScenarioTraceparent(t *testing.T) {
 			front.Start()
 			defer front.Close()
 
-			sc, err := scenario.New(scenario.Options{Name: scenario.Get, URL: front.URL, Transport: transport, Traceparent: true, Timeout: 5 * time.Second})
+			sc, err := scenario.New(scenario.Options{Name: scenario.Get, Options: conn.Options{URL: front.URL, Transport: transport, Timeout: 5 * time.Second}, Traceparent: true})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -119,7 +119,7 @@ func TestScenarioTraceparentGRPC(t *testing.T) {
 			clear(seen)
 			bad = 0
 			mu.Unlock()
-			sc, err := scenario.New(scenario.Options{Name: scenario.Get, URL: ln.Addr().String(), Transport: scenario.TransportGRPC, Client: client, Traceparent: true, Timeout: 5 * time.Second})
+			sc, err := scenario.New(scenario.Options{Name: scenario.Get, Options: conn.Options{URL: ln.Addr().String(), Transport: scenario.TransportGRPC, Client: client, Timeout: 5 * time.Second}, Traceparent: true})
 			if err != nil {
 				t.Fatal(err)
 			}
