@@ -330,6 +330,9 @@ func (f *loadFlags) run(ctx context.Context, env *cliEnv, fs *pflag.FlagSet, arg
 	if thErr != nil {
 		return thErr
 	}
+	if err := f.replayPartial(sc, res); err != nil { // replay.go
+		return err
+	}
 	return noSuccess(res)
 }
 

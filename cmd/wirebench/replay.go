@@ -50,6 +50,7 @@ func runReplay(ctx context.Context, env *cliEnv, args []string) error {
 	fs.StringVar(&r.format, "format", "", "recording `format`: har, combined (access log), jsonl or wirebench (default: guessed from the name and first line)")
 	fs.StringVar(&r.fields, "fields", "", "JSON lines: `map` of fields, e.g. ts=time,method=verb,path=uri,status=code (also headers=, body=)")
 	fs.BoolVar(&r.loop, "loop", false, "repeat the recording until -d")
+	r.registerShare(fs)
 	fs.StringVar(&r.host, "rewrite-host", "", "Host header to send (default the target's host; 'recorded': each request's own)")
 	fs.StringArrayVar(&r.drop, "drop-header", nil, "do not send this recorded `header` (repeatable; e.g. Cookie, Authorization)")
 	fs.BoolVar(&r.dryRun, "dry-run", false, "schedule and prepare every request but send none (the schedule's own timing)")
@@ -106,7 +107,8 @@ type replayFlags struct {
 	keep                               reqlog.Options // --record-secrets, --record-bodies
 	asFormat                           string         // replay's --as-format
 	speed                              float64
-	loop, dryRun                       bool
+	maxGap                             time.Duration
+	loop, dryRun, allowPartial         bool
 	drop                               []string
 	fs                                 *pflag.FlagSet
 	// The flags' names in messages: load's (--replay-fields) or
@@ -121,11 +123,19 @@ func (r *replayFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&r.fields, "replay-fields", "", "--replay JSON lines: `map` of fields, e.g. ts=time,method=verb,path=uri,status=code (also headers=, body=; dotted names reach into objects)")
 	fs.Float64Var(&r.speed, "speed", 1, "--replay: `factor` on the recorded rate (2: twice as fast)")
 	fs.BoolVar(&r.loop, "loop", false, "--replay: repeat the recording until -d")
+	r.registerShare(fs)
 	fs.StringVar(&r.host, "rewrite-host", "", "--replay: Host header to send (default the URL's host; 'recorded': each request's own)")
 	fs.StringArrayVar(&r.drop, "drop-header", nil, "--replay: do not send this recorded `header` (repeatable; e.g. Cookie, Authorization)")
 	fs.BoolVar(&r.dryRun, "replay-dry-run", false, "--replay: schedule and prepare every request but send none (the schedule's own timing and memory)")
 	fs.StringVar(&r.record, "record", "", "write every request sent to this `file` as wirebench's request log, to --replay later (raw mode and --replay; 0600, never over a file without --force; secrets redacted, KV and large bodies kept out: --record-secrets, --record-bodies)")
 	r.registerKeep(fs)
+}
+
+// registerShare adds the bounds on what a replay may leave out.
+func (r *replayFlags) registerShare(fs *pflag.FlagSet) {
+	r.maxGap = replay.DefaultMaxGap
+	fs.Var(durationFlag{&r.maxGap}, "max-gap", "--replay: cut a recorded pause longer than this `long` to it, counted (0: keep every pause)")
+	fs.BoolVar(&r.allowPartial, "allow-partial", false, fmt.Sprintf("--replay: exit 0 even when the run sent less than %.0f%% of the recording (lines skipped, entries too large, a run cut short)", replay.MinShare*100))
 }
 
 // registerKeep adds what a --record log keeps beyond its safe default.
@@ -145,7 +155,7 @@ func createRecord(path string, force bool) (*os.File, error) {
 }
 
 // replayOnly are the flags that mean nothing without --replay.
-var replayOnly = []string{"replay-format", "replay-fields", "speed", "loop", "rewrite-host", "drop-header", "replay-dry-run"}
+var replayOnly = []string{"max-gap", "allow-partial", "replay-format", "replay-fields", "speed", "loop", "rewrite-host", "drop-header", "replay-dry-run"}
 
 // replayScenario makes the replay scenario and sets the run's open-loop
 // schedule to the recording's.
@@ -202,10 +212,18 @@ func (f *loadFlags) replayOptions(url string) (replay.Options, error) {
 		return replay.Options{}, loadUsagef("%s: %s", r.fieldsFlag, strings.TrimPrefix(err.Error(), "replay: "))
 	}
 	return replay.Options{
-		File: r.file, Format: r.format, Fields: fields, Speed: r.speed, Loop: r.loop, URL: url,
+		File: r.file, Format: r.format, Fields: fields, Speed: r.speed, Loop: r.loop, URL: url, MaxGap: r.gap(),
 		Host: r.host, DropHeaders: r.drop, Transport: f.raw.Transport, Connections: f.raw.Connections,
 		Insecure: f.raw.Insecure, CAFile: f.raw.CAFile, Timeout: f.o.Timeout, DryRun: r.dryRun, AsFormat: r.asFormat,
 	}, nil
+}
+
+// gap is --max-gap as replay.Options takes it (0 there is the default).
+func (r *replayFlags) gap() time.Duration {
+	if r.maxGap <= 0 {
+		return -1
+	}
+	return r.maxGap
 }
 
 // recordRaw wraps raw mode's scenario to write --record.
@@ -271,15 +289,49 @@ func writeReplaySummary(w io.Writer, sc load.Scenario, res *results.Load) {
 			results.FormatDuration(h.Quantile(.5)), results.FormatDuration(h.Quantile(.99)), results.FormatDuration(h.Max()))
 	}
 	if st.Malformed > 0 {
-		fmt.Fprintf(w, "  malformed     %d lines or entries skipped\n", st.Malformed)
+		fmt.Fprintf(w, "  skipped       %d lines or entries (malformed or too large)\n", st.Malformed)
 		for _, e := range st.Examples {
 			fmt.Fprintf(w, "    %s\n", e)
 		}
 	}
+	if st.GapsCut > 0 {
+		fmt.Fprintf(w, "  gaps cut      %d pauses longer than --max-gap (the longest %v)\n", st.GapsCut, st.LongestGap)
+	}
+	share, total, known := st.Share(res.Requests)
+	cover := fmt.Sprintf("%d of the recording's %d requests (%.1f%%)", min(res.Requests, st.PassRequests), total, 100*share)
+	if !known {
+		cover = fmt.Sprintf("%d requests; the run ended before the recording was read to its end", res.Requests)
+	}
+	fmt.Fprintf(w, "  sent          %s\n", cover)
 	if cfg, ok := res.Config["replay"]; ok {
 		res.Config["replay"] = map[string]any{"options": cfg, "scheduled": st.Requests, "malformed": st.Malformed,
-			"malformed_examples": st.Examples, "reordered": st.Reordered, "passes": st.Passes, "span_ns": st.Span}
+			"malformed_examples": st.Examples, "reordered": st.Reordered, "passes": st.Passes, "span_ns": st.Span,
+			"recorded": total, "recording_read": known, "share_sent": share, "gaps_cut": st.GapsCut, "longest_gap_ns": st.LongestGap}
 	}
+	if share < replay.MinShare || !known {
+		res.Warnings = append(res.Warnings, "replay: partial: sent "+cover+", below "+fmt.Sprintf("%.0f%%", replay.MinShare*100))
+	}
+}
+
+// replayPartial fails a replay that sent less than replay.MinShare of
+// its recording, unless --allow-partial: a replay never shrinks silently.
+func (f *loadFlags) replayPartial(sc load.Scenario, res *results.Load) error {
+	rs, ok := sc.(*replay.Scenario)
+	if !ok || f.replay.allowPartial {
+		return nil
+	}
+	st := rs.Stats()
+	share, total, known := st.Share(res.Requests)
+	switch {
+	case !known && !f.replay.loop:
+		return fmt.Errorf("replay: partial: the run ended before the recording did (%d requests sent; -d?); --allow-partial accepts it", res.Requests)
+	case !known: // a looped run that never finished its first pass
+		return fmt.Errorf("replay: partial: -d ended the run within the recording's first pass (%d requests sent); --allow-partial accepts it", res.Requests)
+	case share < replay.MinShare:
+		return fmt.Errorf("replay: partial: sent %d of the recording's %d requests (%.1f%%, below %.0f%%: %d lines or entries skipped, %d not reached); --allow-partial accepts it",
+			min(res.Requests, st.PassRequests), total, 100*share, replay.MinShare*100, st.PassSkipped, max(st.PassRequests-res.Requests, 0))
+	}
+	return nil
 }
 
 // serveRecordFlags are serve's --record and what its log keeps.

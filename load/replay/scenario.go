@@ -29,6 +29,8 @@ type Options struct {
 	Fields FieldMap // JSON lines
 	Speed  float64  // 1: recorded timing; 2: twice as fast
 	Loop   bool
+	// MaxGap bounds a recorded pause (ScheduleOptions.MaxGap).
+	MaxGap time.Duration
 	// URL is where every request goes (scheme, host, port): a recording
 	// never sends traffic to the hosts it names.
 	URL string
@@ -119,7 +121,7 @@ func New(o Options) (*Scenario, error) {
 		s.rec = reqlog.NewWriter(o.Record, o.RecordKeep)
 	}
 	open := func() (Source, io.Closer, error) { return Open(o.File, o.Format, o.Fields) }
-	s.sched, err = NewSchedule(open, ScheduleOptions{Speed: o.Speed, Loop: o.Loop, Op: func(r *reqlog.Request) int {
+	s.sched, err = NewSchedule(open, ScheduleOptions{Speed: o.Speed, Loop: o.Loop, MaxGap: o.MaxGap, Op: func(r *reqlog.Request) int {
 		return s.routes.op(r.Method, r.Target)
 	}})
 	if err != nil {
@@ -200,6 +202,9 @@ func (s *Scenario) Finish(res *results.Load) {
 	}
 	if n := s.redacted.Load(); n > 0 {
 		res.Warnings = append(res.Warnings, fmt.Sprintf("replay: %d requests carried %s values (recorded without --record-secrets): sent as recorded; a server may refuse them", n, reqlog.Redacted))
+	}
+	if st.GapsCut > 0 {
+		res.Warnings = append(res.Warnings, fmt.Sprintf("replay: %d pauses longer than %v between recorded requests were cut to it (the longest: %v); --max-gap changes the bound", st.GapsCut, s.sched.o.MaxGap, st.LongestGap))
 	}
 	if st.Reordered > 0 {
 		res.Warnings = append(res.Warnings, fmt.Sprintf("replay: %d requests were recorded more than %d requests out of time order: sent at the time of the one before", st.Reordered, Window))

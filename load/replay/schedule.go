@@ -35,18 +35,35 @@ type ScheduleOptions struct {
 	Loop bool
 	// Op assigns a request its operation; nil: 0.
 	Op func(*reqlog.Request) int
+	// MaxGap bounds the recorded time between two requests: a longer gap
+	// is cut to MaxGap, counted (Stats.GapsCut). 0: DefaultMaxGap;
+	// negative: no bound.
+	MaxGap time.Duration
 }
+
+// DefaultMaxGap is the longest pause a replay keeps by default: a
+// stray timestamp days away from the rest would otherwise hold every
+// other request back past the run's end.
+const DefaultMaxGap = 10 * time.Second
 
 // Stats is what a schedule read, for the summary.
 type Stats struct {
-	Requests  int64         // scheduled (read and well-formed)
-	Malformed int64         // lines or entries skipped, every pass
-	Examples  []string      // the first few of them
-	Reordered int64         // earlier than a request already scheduled by more than Window: sent at that one's time
-	Passes    int           // passes over the file (--loop)
-	Span      time.Duration // first to last recorded request, unscaled
-	Err       error         // a read error that ended the schedule early
-	malformed reqlog.Malformed
+	Requests  int64    // scheduled (read and well-formed)
+	Malformed int64    // lines or entries skipped, every pass
+	Examples  []string // the first few of them
+	Reordered int64    // earlier than a request already scheduled by more than Window: sent at that one's time
+	Passes    int      // passes over the file (--loop)
+	// PassRequests and PassSkipped are the first pass's well-formed
+	// requests and skipped lines or entries: the recording's size.
+	PassRequests, PassSkipped int64
+	// Complete: the first pass was read to its end (else the run ended
+	// first, and the recording held more than PassRequests).
+	Complete   bool
+	GapsCut    int64         // gaps longer than MaxGap, cut to it (every pass)
+	LongestGap time.Duration // the longest of them, as recorded
+	Span       time.Duration // first to last recorded request, unscaled
+	Err        error         // a read error that ended the schedule early
+	malformed  reqlog.Malformed
 }
 
 // Schedule is a load.Pacer of recorded times, read from a Source by a
@@ -72,6 +89,9 @@ type Schedule struct {
 func NewSchedule(open func() (Source, io.Closer, error), o ScheduleOptions) (*Schedule, error) {
 	if o.Speed == 0 {
 		o.Speed = 1
+	}
+	if o.MaxGap == 0 {
+		o.MaxGap = DefaultMaxGap
 	}
 	if !(o.Speed > 0) || math.IsInf(o.Speed, 0) || o.Speed > 1e9 {
 		return nil, fmt.Errorf("%w: speed %g: want > 0 and at most 1e9", ErrReplay, o.Speed)
@@ -141,17 +161,23 @@ func (s *Schedule) read(ctx context.Context, open func() (Source, io.Closer, err
 	defer close(s.ch)
 	var h reqHeap
 	first, last := int64(math.MinInt64), int64(0) // recorded ns of the first request; the last sent out
+	var cut int64                                 // gaps cut so far in this pass, ns
 	var period, lastOff time.Duration
 	emit := func(r reqlog.Request) bool {
 		if first == math.MinInt64 {
-			first = r.At
+			first, last = r.At, r.At
 		}
 		if r.At < last { // beyond the window: cannot go back in time
 			s.stats.Reordered++
 			r.At = last
 		}
+		if gap := time.Duration(r.At - last); s.o.MaxGap > 0 && gap > s.o.MaxGap {
+			s.stats.GapsCut++
+			s.stats.LongestGap = max(s.stats.LongestGap, gap)
+			cut += int64(gap - s.o.MaxGap)
+		}
 		last = r.At
-		off := time.Duration(r.At - first)
+		off := time.Duration(r.At - first - cut)
 		s.stats.Span = max(s.stats.Span, off)
 		at := time.Duration(float64(off+period*time.Duration(s.stats.Passes-1)) / s.o.Speed) // pass p starts p periods later
 		if s.stats.Passes == 1 {
@@ -174,13 +200,16 @@ func (s *Schedule) read(ctx context.Context, open func() (Source, io.Closer, err
 		ok := s.pass(ctx, src, &h, emit)
 		c.Close()
 		s.mergeMalformed(src.Malformed())
+		if s.stats.Passes == 1 {
+			s.stats.PassRequests, s.stats.PassSkipped, s.stats.Complete = s.stats.Requests, src.Malformed().N, ok
+		}
 		if !ok || !s.o.Loop || s.stats.Requests == 0 || ctx.Err() != nil {
 			return
 		}
 		if s.stats.Passes == 1 {
 			period = loopPeriod(lastOff, s.stats.Requests)
 		}
-		first, last = math.MinInt64, 0
+		first, last, cut = math.MinInt64, 0, 0
 		var err error
 		if src, c, err = open(); err != nil {
 			s.stats.Err = err
@@ -255,6 +284,25 @@ func (h *reqHeap) Pop() any {
 	h.r[n] = reqlog.Request{}
 	h.r, h.seq = h.r[:n], h.seq[:n]
 	return x
+}
+
+// MinShare is the share of a recording a replay must send unless
+// partial runs are allowed (--allow-partial): what was skipped (lines
+// that do not parse, entries over the size bound) and what the run did
+// not reach count against it.
+const MinShare = 0.99
+
+// Share is the part of the recording a run that sent sent covered: of
+// the first pass's lines or entries, those sent (a looped run covers a
+// pass once it sent as many requests). known is false when the run ended
+// before the recording was read to its end (the share is then at most
+// the one given).
+func (st *Stats) Share(sent int64) (share float64, total int64, known bool) {
+	total = st.PassRequests + st.PassSkipped
+	if total == 0 {
+		return 0, 0, st.Complete
+	}
+	return float64(min(sent, st.PassRequests)) / float64(total), total, st.Complete
 }
 
 // loopPeriod is a looped pass's length at speed 1: the span of its n

@@ -1,0 +1,94 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// writeLines writes a wirebench request log of the given request lines.
+func writeLines(t *testing.T, lines ...string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "rec.log")
+	if err := os.WriteFile(path, []byte(`{"wirebench":"requests/v1"}`+"\n"+strings.Join(lines, "\n")+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func reqLine(at int64, target string) string {
+	return fmt.Sprintf(`{"t":%d,"m":"GET","u":%q,"s":200}`, at, target)
+}
+
+// TestReplayStrayTimestamp: one request 169 h before the other 20 sent
+// only that one, exit 0. The pause is cut to --max-gap, counted and
+// said; with no bound (--max-gap 0) the run that cannot reach the rest
+// exits non-zero, unless --allow-partial.
+func TestReplayStrayTimestamp(t *testing.T) {
+	url, _ := serveInProcess(t, "--seed-users", "3")
+	const t0 = int64(1.7e18)
+	lines := []string{reqLine(t0, "/users/1")}
+	for i := range 20 {
+		lines = append(lines, reqLine(t0+int64(169*time.Hour)+int64(i)*int64(time.Millisecond), "/users/2"))
+	}
+	rec := writeLines(t, lines...)
+	out := filepath.Join(t.TempDir(), "r.json")
+	code, stdout, errs := runCLI(t, "replay", "-q", rec, "--target", url, "--max-gap", "20ms", "--out", out)
+	if code != 0 || !strings.Contains(stdout, "gaps cut      1 pauses longer than --max-gap (the longest 169h0m0s)") ||
+		!strings.Contains(stdout, "sent          21 of the recording's 21 requests (100.0%)") {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, errs)
+	}
+	if res := readLoadFile(t, out); res.Requests != 21 || !strings.Contains(strings.Join(res.Warnings, "\n"), "1 pauses longer than 20ms") {
+		t.Fatalf("%d requests, warnings %q", res.Requests, res.Warnings)
+	}
+	code, stdout, errs = runCLI(t, "replay", "-q", rec, "--target", url, "--max-gap", "0")
+	if code != 1 || !strings.Contains(errs, "replay: partial") {
+		t.Fatalf("no bound: exit %d\n%s\n%s", code, stdout, errs)
+	}
+	if code, stdout, errs = runCLI(t, "replay", "-q", rec, "--target", url, "--max-gap", "0", "--allow-partial"); code != 0 {
+		t.Fatalf("--allow-partial: exit %d\n%s\n%s", code, stdout, errs)
+	}
+}
+
+// TestReplayPartialExitsNonZero: a recording one line of which in ten
+// does not parse, and a run -d cuts short, send less than 99% of it:
+// exit 1 naming what was left out, unless --allow-partial.
+func TestReplayPartialExitsNonZero(t *testing.T) {
+	url, _ := serveInProcess(t, "--seed-users", "3")
+	const t0 = int64(1.7e18)
+	var lines []string
+	for i := range 20 {
+		lines = append(lines, reqLine(t0+int64(i)*int64(time.Millisecond), "/users/1"))
+		if i%10 == 0 {
+			lines = append(lines, `{"t":1,"m":"G T","u":"/x"}`)
+		}
+	}
+	skipped := writeLines(t, lines...)
+	lines = lines[:0]
+	for i := range 40 {
+		lines = append(lines, reqLine(t0+int64(i)*int64(50*time.Millisecond), "/users/1"))
+	}
+	long := writeLines(t, lines...)
+	for _, c := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"skipped", []string{skipped}, "sent 20 of the recording's 22 requests (90.9%, below 99%: 2 lines or entries skipped, 0 not reached)"},
+		{"cut", []string{long, "-d", "300ms"}, "replay: partial"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			args := append([]string{"replay", "-q", "--target", url}, c.args...)
+			code, stdout, errs := runCLI(t, args...)
+			if code != 1 || !strings.Contains(errs, c.want) || !strings.Contains(stdout, "sent  ") {
+				t.Fatalf("exit %d, want 1 and %q\n%s\n%s", code, c.want, stdout, errs)
+			}
+			if code, stdout, errs := runCLI(t, append(args, "--allow-partial")...); code != 0 {
+				t.Fatalf("--allow-partial: exit %d\n%s\n%s", code, stdout, errs)
+			}
+		})
+	}
+}
