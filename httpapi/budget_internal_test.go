@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"testing"
+	"time"
 
 	"github.com/wirebench/wirebench/store"
 )
@@ -49,5 +50,67 @@ func TestReplyBudgetOption(t *testing.T) {
 		if s.slots.Cap() < 2 {
 			t.Errorf("%d encoding slots, want at least 2", s.slots.Cap())
 		}
+	}
+}
+
+// TestShedBeforeEncoding: while held replies leave less of the budget
+// than a route's last reply, a GET of that route is shed (503, Retry-After)
+// before its snapshot and encoding — so without an encoding slot: here
+// every slot is held, and the shed GET still answers. Clients that never
+// read a 12 MB list made the server encode each further one only to throw
+// it away, holding the slots every other request waits for. A route whose
+// replies fit is served as before, and once the held reply goes the list
+// is served again.
+func TestShedBeforeEncoding(t *testing.T) {
+	st := store.NewMemory(store.Options{})
+	if err := st.Seed(200, 0); err != nil {
+		t.Fatal(err)
+	}
+	s, err := New(st, Options{MaxReplyBytes: 30 << 10}) // a list of 200 users is ~20 KiB: one fits
+	if err != nil {
+		t.Fatal(err)
+	}
+	get := func(path string) Response {
+		var resp Response
+		s.Handle(&Request{Method: "GET", Path: path, ContentLength: -1}, &resp)
+		return resp
+	}
+	held := get("/users") // not released: a client that does not read
+	if held.Status != 200 || len(held.Body) < 15<<10 {
+		t.Fatalf("first list: %d, %d bytes", held.Status, len(held.Body))
+	}
+	for range s.slots.Cap() {
+		s.slots.Acquire()
+	}
+	done := make(chan Response)
+	go func() { done <- get("/users") }()
+	select {
+	case r := <-done:
+		if r.Status != 503 || r.RetryAfter == "" {
+			t.Errorf("a list past the budget: %d, Retry-After %q; want 503 with one", r.Status, r.RetryAfter)
+		}
+		r.Release()
+	case <-time.After(time.Minute):
+		t.Fatal("a list past the budget waited for an encoding slot: it was to be shed before encoding")
+	}
+	for range s.slots.Cap() {
+		s.slots.Release()
+	}
+	if r := get("/users/1"); r.Status != 200 {
+		t.Errorf("a small reply that fits: %d", r.Status)
+	} else {
+		r.Release()
+	}
+	held.Release()
+	if r := get("/users"); r.Status != 200 || r.RetryAfter != "" {
+		t.Errorf("the list once the budget is back: %d, Retry-After %q", r.Status, r.RetryAfter)
+	} else {
+		r.Release()
+	}
+	if got := s.replies.used.Load(); got != 0 {
+		t.Errorf("budget used %d after every reply was released", got)
+	}
+	if b, a := s.replies.shedBefore.Load(), s.replies.shedAfter.Load(); b != 1 || a != 0 {
+		t.Errorf("shed %d before encoding and %d after, want 1 and 0", b, a)
 	}
 }

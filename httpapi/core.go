@@ -45,6 +45,12 @@ type Response struct {
 	budget *replyBudget // nil when none is held
 }
 
+const (
+	replyHeldName   = "wirebench_http_reply_bytes_held"
+	replyBudgetName = "wirebench_http_reply_budget_bytes"
+	replyShedName   = "wirebench_http_replies_shed_total"
+)
+
 // VaryValue is the Vary header of API replies.
 const VaryValue = "Accept, Accept-Encoding"
 
@@ -154,7 +160,15 @@ func (s *Server) Fail(r *Request, err error, resp *Response) {
 // metricsText renders the counters and the runtime's and process's
 // figures in the Prometheus text format.
 func (s *Server) metricsText(r *Request, resp *Response) {
-	b := promtext.AppendGo(s.metrics.appendRequests(nil))
+	b := s.metrics.appendRequests(nil)
+	b = promtext.AppendHeader(b, replyHeldName, "Bytes of replies being written, held in the reply budget (serve --max-reply-memory).", promtext.Gauge)
+	b = promtext.AppendUint(b, replyHeldName, uint64(max(s.replies.used.Load(), 0)))
+	b = promtext.AppendHeader(b, replyBudgetName, "The reply budget: past it, replies are shed with 503 and Retry-After.", promtext.Gauge)
+	b = promtext.AppendUint(b, replyBudgetName, uint64(s.replies.limit))
+	b = promtext.AppendHeader(b, replyShedName, "Replies shed by the reply budget (503), before their encoding (the route's last reply would not fit) or after it.", promtext.Counter)
+	b = promtext.AppendUint(b, replyShedName, s.replies.shedAfter.Load(), "when", "after_encoding")
+	b = promtext.AppendUint(b, replyShedName, s.replies.shedBefore.Load(), "when", "before_encoding")
+	b = promtext.AppendGo(b)
 	b, err := promtext.AppendProcess(b)
 	if err != nil {
 		// What could be read is served; a comment says what is missing.

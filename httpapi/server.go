@@ -175,6 +175,9 @@ type route struct {
 	methods map[string]handlerFunc // nil: every method is a 404
 	allow   string
 	counted routeCounters
+	// lastReply is the size of this route's last successful GET reply:
+	// what the next one will likely hold of the reply budget.
+	lastReply atomic.Int64
 }
 
 func (s *Server) route(pattern string, methods map[string]handlerFunc) {
@@ -211,8 +214,26 @@ func (s *Server) serveRoute(rt *route, r *Request, id string, resp *Response) {
 	// on: a list's snapshot and its encoding are the memory that many
 	// concurrent list requests would pile up. Handlers that read a body
 	// take the slot only to encode (a slow body must not hold one).
+	// While the replies being written hold so much of the reply budget
+	// that this route's last reply would not fit, a GET is shed before its
+	// snapshot and its encoding: clients that never read a large list
+	// would otherwise make the server encode every further one only to
+	// throw it away, holding the encoding slots every other request
+	// needs.
+	// Checked again once the slot is ours: a burst of such GETs all
+	// arrive before the first reply has taken its share.
+	shed := false
 	if r.Method == "GET" || r.Method == "HEAD" {
-		q.takeSlot()
+		if shed = err == nil && !s.replies.fits(rt.lastReply.Load()); !shed {
+			q.takeSlot()
+			if shed = err == nil && !s.replies.fits(rt.lastReply.Load()); shed {
+				q.releaseSlot()
+			}
+		}
+		if shed {
+			err = s.replies.full()
+			s.replies.shedBefore.Add(1)
+		}
 	}
 	defer q.done() // also when a handler panics
 	status, body := 0, any(nil)
@@ -232,7 +253,15 @@ func (s *Server) serveRoute(rt *route, r *Request, id string, resp *Response) {
 	}
 	resp.buf = q.scratch // nil unless a body was read; the reply's coding reuses it
 	q.scratch = nil
-	s.respond(resp, q, out, status, body)
+	if shed {
+		resp.Vary = true
+		shedReply(resp, out, err)
+	} else {
+		s.respond(resp, q, out, status, body)
+		if status == http.StatusOK && (r.Method == "GET" || r.Method == "HEAD") && resp.budget != nil {
+			rt.lastReply.Store(int64(resp.held))
+		}
+	}
 	s.metrics.count(&rt.counted, rt.pattern, out.Codec.Name(), resp.Status)
 }
 
@@ -259,14 +288,27 @@ func (s *Server) respond(resp *Response, q *request, out codec.Entry, status int
 	resp.encode(q.r.AcceptEncoding)
 	q.releaseSlot()
 	if !s.replies.acquire(len(resp.Body)) {
-		err := fmt.Errorf("%w: replies being written hold over %d bytes; retry", api.ErrUnavailable, s.replies.limit)
-		resp.Status = statusOf(err)
-		resp.Body, _ = out.Codec.Marshal(&api.Error{Error: err.Error(), Code: api.Code(err)})
-		resp.ContentEncoding = ""
-		resp.RetryAfter = "1"
+		s.replies.shedAfter.Add(1)
+		// Body no longer points into buf: the encoding goes now, not
+		// when the 503 has been written.
+		if resp.buf != nil {
+			putBuffer(resp.buf)
+			resp.buf = nil
+		}
+		shedReply(resp, out, s.replies.full())
 		return
 	}
 	resp.held, resp.budget = len(resp.Body), &s.replies
+}
+
+// shedReply makes resp the 503 of a reply shed by the budget. Its small
+// error body is encoded without a slot and held outside the budget.
+func shedReply(resp *Response, out codec.Entry, err error) {
+	resp.Status = statusOf(err)
+	resp.ContentType = out.MediaTypes[0]
+	resp.Body, _ = out.Codec.Marshal(&api.Error{Error: err.Error(), Code: api.Code(err)})
+	resp.ContentEncoding = ""
+	resp.RetryAfter = "1"
 }
 
 // replyBudget counts the bytes of replies being written, so that clients
@@ -274,6 +316,9 @@ func (s *Server) respond(resp *Response, q *request, out codec.Entry, status int
 type replyBudget struct {
 	limit int64
 	used  atomic.Int64
+	// shedBefore and shedAfter count the replies shed before their
+	// encoding (the route's last reply would not fit) and after it.
+	shedBefore, shedAfter atomic.Uint64
 }
 
 // acquire takes n bytes of the budget, or reports false when that would
@@ -287,6 +332,18 @@ func (b *replyBudget) acquire(n int) bool {
 }
 
 func (b *replyBudget) release(n int) { b.used.Add(-int64(n)) }
+
+// fits reports whether n bytes would be taken now (acquire's rule); 0
+// bytes (a route with no reply yet) always fit.
+func (b *replyBudget) fits(n int64) bool {
+	u := b.used.Load()
+	return n == 0 || u == 0 || u+n <= b.limit
+}
+
+// full is the error of a reply shed by the budget.
+func (b *replyBudget) full() error {
+	return fmt.Errorf("%w: replies being written hold over %d bytes; retry", api.ErrUnavailable, b.limit)
+}
 
 // spin keeps the CPU busy for d of wall time.
 func spin(d time.Duration) {

@@ -61,9 +61,9 @@ type h3Face struct {
 	// open counts the connections from their first packet until closed
 	// (or their handshake failed); refused the Initial packets turned
 	// away past max (a ClientHello can span two, and is retransmitted).
-	max           int64
-	open          atomic.Int64
-	refused       atomic.Uint64
+	max     int64
+	open    atomic.Int64
+	refused atomic.Uint64
 	// requests counts requests answered over HTTP/3 (every route); conns
 	// the QUIC connections accepted; resumed and early those whose
 	// handshake resumed a session and those whose early data was accepted

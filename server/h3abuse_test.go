@@ -5,6 +5,10 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -12,6 +16,7 @@ import (
 	"github.com/quic-go/quic-go"
 	"github.com/quic-go/quic-go/http3"
 
+	"github.com/wirebench/wirebench/httpapi"
 	"github.com/wirebench/wirebench/server"
 )
 
@@ -94,4 +99,110 @@ func TestH3ConnectionCap(t *testing.T) {
 	if _, err := dialQUIC(t, srv, nil); !refused(err) {
 		t.Errorf("a handshake past the cap again: %v, want CONNECTION_REFUSED", err)
 	}
+}
+
+// neverRead sends streams GETs of path on each of conns QUIC connections
+// and never reads a body: the client's flow-control windows stay at their
+// initial size, so the server's writes block once they are full — the
+// replies' and, the window being the connection's too, those of the
+// other streams. stop closes the connections (every stream with them)
+// and returns the statuses received, -1 counting the requests that got
+// none.
+func neverRead(t *testing.T, srv *server.Server, conns, streams int, path string) (stop func() map[int]int) {
+	t.Helper()
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(srv.Cert().PEM)
+	var (
+		trs    []*http3.Transport
+		mu     sync.Mutex
+		got    = map[int]int{}
+		bodies []io.ReadCloser
+		wg     sync.WaitGroup
+	)
+	for range conns {
+		tr := &http3.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}, DisableCompression: true}
+		trs = append(trs, tr)
+		c := &http.Client{Transport: tr}
+		for range streams {
+			wg.Go(func() {
+				resp, err := c.Get("https://" + srv.H3Addr() + path)
+				mu.Lock()
+				defer mu.Unlock()
+				if err != nil {
+					got[-1]++
+					return
+				}
+				got[resp.StatusCode]++
+				bodies = append(bodies, resp.Body)
+			})
+		}
+	}
+	return func() map[int]int {
+		for _, tr := range trs {
+			tr.Close()
+		}
+		wg.Wait()
+		for _, b := range bodies {
+			b.Close()
+		}
+		return got
+	}
+}
+
+// TestH3NeverReadStreams: 10 QUIC connections x 100 GETs of a 12 MB list,
+// never read, took the heap to 2.1 GB under a 512 MiB --max-reply-memory:
+// each list past the budget was encoded before being shed (503), 12 MB of
+// garbage and an encoding slot each time. Now, while the replies waiting
+// for the client hold the budget, a list that would not fit is shed
+// before its encoding; the replies held stay within the budget, and come
+// back when the client goes.
+func TestH3NeverReadStreams(t *testing.T) {
+	const users, streams, budget = 60_000, 24, 16 << 20 // ~7 MiB of JSON each: the budget holds two
+	srv := startH3(t, server.Options{SeedUsers: users, Timeouts: server.Timeouts{Write: hang}, HTTP: httpapi.Options{MaxReplyBytes: budget}})
+	base := heapAfterGC()
+	stop := neverRead(t, srv, 1, streams, "/users")
+	defer stop()
+	// Every request answered or shed, the writes waiting for the client.
+	deadline := time.Now().Add(hang)
+	for countRequests(t, srv, "/users") < streams {
+		if time.Now().After(deadline) {
+			t.Fatalf("only %d of %d requests handled after %v", countRequests(t, srv, "/users"), streams, hang)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if held := h3Metric(t, srv, "wirebench_http_reply_bytes_held"); held <= 0 || held > budget {
+		t.Errorf("wirebench_http_reply_bytes_held %d while replies wait, want 1..%d", held, budget)
+	}
+	// Two served; of the rest, those that began encoding before the
+	// budget filled (at most the encoding slots, here a few) are shed
+	// after it, every other one before.
+	before, after := shedCounts(t, srv)
+	if before+after != streams-2 || before < streams-2-4 {
+		t.Errorf("shed %d before encoding and %d after, of %d requests (the budget holds 2)", before, after, streams)
+	}
+	if live := heapAfterGC(); live > base+budget*2+64<<20 {
+		t.Errorf("live heap %d MiB while %d replies wait (%d MiB before, budget %d MiB)", live>>20, streams, base>>20, budget>>20)
+	}
+	got := stop()
+	if got[200]+got[503]+got[-1] != streams || got[200] > 2 {
+		t.Errorf("statuses %v (-1: none received), want at most 2 200s", got)
+	}
+	for h3Metric(t, srv, "wirebench_http_reply_bytes_held") != 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("reply budget still held after the client went")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	checkHeap(t, base)
+}
+
+// shedCounts reads wirebench_http_replies_shed_total from /metrics.
+func shedCounts(t *testing.T, srv *server.Server) (before, after int) {
+	t.Helper()
+	_, body := get(t, "GET", "http://"+srv.HTTPAddr()+"/metrics", "", "", "")
+	for line := range strings.Lines(body) {
+		fmt.Sscanf(line, `wirebench_http_replies_shed_total{when="before_encoding"} %d`, &before)
+		fmt.Sscanf(line, `wirebench_http_replies_shed_total{when="after_encoding"} %d`, &after)
+	}
+	return before, after
 }
