@@ -296,9 +296,18 @@ func Search(ctx context.Context, opts Options, step StepFunc) (*results.Capacity
 			}
 			res.Steps = append(res.Steps, st)
 			s.record(rate, st.Verdict)
+			if neverAnswered(res.Steps) && results.LoadIndependent(st.Failures) {
+				// Refused, no handshake, 403: no other rate would be
+				// answered either, and each step would hammer it again.
+				limit = results.LimitFailed
+				break
+			}
+		}
+		if limit != results.LimitFailed && s.lo == 0 && neverAnswered(res.Steps) {
+			limit = results.LimitFailed
 		}
 		res.Rate, res.Low, res.High, res.ClientLimit, res.Limit = s.lo, s.lo, s.hi, s.client, limit
-		if stopped || res.Rate == 0 || o.ConfirmDuration <= 0 {
+		if stopped || res.Rate == 0 || o.ConfirmDuration <= 0 || limit == results.LimitFailed {
 			break
 		}
 		if confirms == maxConfirms {
@@ -334,6 +343,17 @@ func Search(ctx context.Context, opts Options, step StepFunc) (*results.Capacity
 	res.Warnings = append(res.Warnings, stepWarnings(o)...)
 	res.End = o.Now()
 	return res, nil
+}
+
+// neverAnswered reports whether steps ran and no request of any
+// succeeded.
+func neverAnswered(steps []results.CapacityStep) bool {
+	for i := range steps {
+		if !steps[i].NoSuccess() {
+			return false
+		}
+	}
+	return len(steps) > 0
 }
 
 // stepWarnings says when steps are too short to tell an overload of one

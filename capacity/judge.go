@@ -58,6 +58,9 @@ func judge(s *results.CapacityStep, slo []results.Threshold, need int) {
 	switch {
 	case len(errFailed) > 0:
 		s.Verdict, s.Why = results.StepFail, "server: "+strings.Join(errFailed, "; ")
+		if len(s.Failures) > 0 {
+			s.Why += ": " + results.CausesLine(s.Failures, s.Requests)
+		}
 	case len(svcFailed) > 0:
 		s.Verdict, s.Why = results.StepFail, "server: "+strings.Join(svcFailed, "; ")
 	case len(failed) > 0:

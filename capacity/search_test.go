@@ -360,7 +360,7 @@ func TestSearchErrorsBounded(t *testing.T) {
 	t.Parallel()
 	errs := func(float64) (time.Duration, time.Duration, float64, float64) { return time.Millisecond, 0, 1, 0.1 }
 	res, _ := runFake(t, errs, Options{SLO: slo(t, "p99<20ms")})
-	if res.Limit != results.LimitMinRate || res.Rate != 0 || !slices.Equal(res.SLO, []string{"p99<20ms", "errors<1%"}) {
+	if res.Limit != results.LimitFailed || res.Rate != 0 || !slices.Equal(res.SLO, []string{"p99<20ms", "errors<1%"}) {
 		t.Errorf("limit %s rate %v slo %q", res.Limit, res.Rate, res.SLO)
 	}
 	some := func(float64) (time.Duration, time.Duration, float64, float64) { return time.Millisecond, 0, 0.3, 0.1 }
@@ -391,5 +391,42 @@ func TestSearchRecordsArrivals(t *testing.T) {
 	}
 	if _, err := Search(context.Background(), Options{SLO: slo(t, "p99<20ms"), Arrivals: "bursty"}, step); !errors.Is(err, ErrOptions) {
 		t.Errorf("arrivals bursty: %v", err)
+	}
+}
+
+// TestSearchNeverAnswered: a target that fails every request for a
+// reason no rate changes (nothing listening, 403) ends the search at its
+// first step, limit "failed", with the cause in the step; one that fails
+// every request for a reason load can cause (429, timeouts) is searched
+// down to the lowest rate first, and ends "failed" too when nothing ever
+// succeeded.
+func TestSearchNeverAnswered(t *testing.T) {
+	t.Parallel()
+	all := func(float64) (time.Duration, time.Duration, float64, float64) { return time.Millisecond, 0, 1, 0.1 }
+	for _, tc := range []struct {
+		msg   string
+		steps int
+		why   string
+	}{
+		{"connection refused", 1, "server: errors<1% (measured 100.000%): connection refused 100%"},
+		{"status 403", 1, "status 4xx 100% (403×500)"},
+		{"status 429", 5, "status 4xx 100% (429×"},
+		{"timeout", 5, "timeout 100%"},
+	} {
+		clock, calls := time.Unix(0, 0), 0
+		base := fakeStep(all, &clock, DefaultWarmup, &calls)
+		step := func(ctx context.Context, rate float64, conc int, d time.Duration) (Measurement, error) {
+			m, err := base(ctx, rate, conc, d)
+			m.Load.Failures[tc.msg] = m.Load.Failed
+			return m, err
+		}
+		res, err := Search(context.Background(), Options{SLO: slo(t, "p99<20ms"), Now: func() time.Time { return clock }}, step)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Limit != results.LimitFailed || res.Rate != 0 || len(res.Steps) != tc.steps || res.Confirm != nil ||
+			!strings.Contains(res.Steps[0].Why, tc.why) || !strings.Contains(results.CapacityLine(res), "none: no request succeeded at any rate tried: ") {
+			t.Errorf("%s: limit %s rate %v steps %d, first %q, line %q", tc.msg, res.Limit, res.Rate, len(res.Steps), res.Steps[0].Why, results.CapacityLine(res))
+		}
 	}
 }

@@ -109,6 +109,7 @@ func Run(ctx context.Context, opts Options, sc Scenario) (*results.Load, error) 
 	fillHistograms(res, o.OpenLoop())
 	res.Exemplars = r.exemplars(ops)
 	sc.Finish(res)
+	res.Causes = results.FailureCauses(res.Failures)
 	res.Warnings = append(res.Warnings, results.Diagnose(res)...)
 	return res, nil
 }

@@ -35,6 +35,10 @@ const (
 	// LimitTime: the search ran out of its time budget or steps;
 	// [Low, High] is as far as it got.
 	LimitTime = "time"
+	// LimitFailed: no request of any step succeeded (nothing listening,
+	// a refused handshake, only errors): the target never answered, and
+	// no rate says anything of its capacity. The steps' Failures say why.
+	LimitFailed = "failed"
 )
 
 // Step verdicts (CapacityStep.Verdict).
@@ -129,12 +133,50 @@ type CapacityStep struct {
 	ServerCPU           float64       `json:"server_cpu,omitempty"`
 	ServerCPUPerRequest time.Duration `json:"server_cpu_per_req_ns,omitempty"`
 
+	// Failures are the step's failed requests by cause (failures.go).
+	Failures []FailureCause `json:"failures,omitempty"`
+
 	KeptUp  bool   `json:"kept_up"`
 	Verdict string `json:"verdict"` // StepPass, StepFail or StepClient
 	Why     string `json:"why"`     // one line: what passed or failed, measured against what
 	// Load is the step's whole measurement, histograms included, so any
 	// percentile can be read again later.
 	Load *Load `json:"load,omitempty"`
+}
+
+// NoSuccess reports whether the step ran and none of its requests
+// succeeded (every one failed, or none completed).
+func (s *CapacityStep) NoSuccess() bool {
+	return s.Requests == s.Failed && (s.Requests > 0 || (s.Load != nil && s.Load.Interrupted > 0))
+}
+
+// Causes are the failures of every step and the confirmation, by cause.
+func (c *Capacity) Causes() (causes []FailureCause, requests int64) {
+	msgs := map[string]int64{}
+	add := func(s *CapacityStep) {
+		requests += s.Requests
+		if s.Load != nil {
+			for m, n := range s.Load.Failures {
+				msgs[m] += n
+			}
+			return
+		}
+		for _, fc := range s.Failures { // a file without the loads: the top messages
+			for _, m := range fc.Top {
+				msgs[m.Message] += m.Count
+			}
+			if len(fc.Top) == 0 {
+				msgs[fc.Cause] += fc.Count
+			}
+		}
+	}
+	for i := range c.Steps {
+		add(&c.Steps[i])
+	}
+	if c.Confirm != nil {
+		add(c.Confirm)
+	}
+	return FailureCauses(msgs), requests
 }
 
 // Passed reports whether the step met the SLO with the client keeping up.
@@ -152,7 +194,7 @@ func (s *CapacityStep) ErrorRate() float64 {
 // and reason are the judge's). offered is the scheduled rate.
 func NewCapacityStep(offered float64, l *Load) CapacityStep {
 	s := CapacityStep{Offered: offered, Load: l, Concurrency: l.Options.Concurrency,
-		Requests: l.Requests, Failed: l.Failed, Achieved: l.RPS(), ClientCPU: l.CPUUtil()}
+		Requests: l.Requests, Failed: l.Failed, Achieved: l.RPS(), ClientCPU: l.CPUUtil(), Failures: FailureCauses(l.Failures)}
 	if d := l.Options.Duration; d > 0 && offered > 0 {
 		scheduled := math.Ceil(offered*d.Seconds() - 1e-9) // arrivals at 0, 1/r, 2/r… before d
 		s.Sent = math.Min(1, float64(l.Requests+l.Interrupted)/scheduled)

@@ -32,6 +32,12 @@ func groupThousands(n int64) string {
 func CapacityLine(c *Capacity) string {
 	slo := strings.Join(c.SLO, ", ")
 	switch c.Limit {
+	case LimitFailed:
+		causes, n := c.Causes()
+		if len(causes) == 0 {
+			return "none: no request completed at any rate tried (the target never answered)"
+		}
+		return fmt.Sprintf("none: no request succeeded at any rate tried: %s of %d requests", CausesLine(causes, n), n)
 	case LimitMinRate:
 		return fmt.Sprintf("no rate met %s: even %s failed", slo, FormatRate(c.High))
 	case LimitMaxRate:
@@ -90,6 +96,9 @@ func WriteCapacitySummary(w io.Writer, c *Capacity) error {
 	for i := range c.Steps {
 		if s := &c.Steps[i]; !s.Passed() {
 			fmt.Fprintf(ew, "  %s: %s %s\n", FormatRate(s.Offered), s.Verdict, s.Why)
+		}
+		if s := &c.Steps[i]; s.Failed > 0 && !strings.Contains(s.Why, CausesLine(s.Failures, s.Requests)) {
+			fmt.Fprintf(ew, "  %s: failures: %s\n", FormatRate(s.Offered), CausesLine(s.Failures, s.Requests))
 		}
 	}
 	fmt.Fprintf(ew, "\n  capacity: %s\n", CapacityLine(c))

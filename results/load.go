@@ -63,8 +63,11 @@ type Load struct {
 	Ops      []Op             `json:"ops"`
 	Status   map[string]int64 `json:"status"`
 	Failures map[string]int64 `json:"failures"`
-	Bytes    Bytes            `json:"bytes"`
-	CPU      CPU              `json:"client_cpu"`
+	// Causes are Failures grouped by cause (failures.go), most frequent
+	// first: what a reader of the file acts on without parsing messages.
+	Causes []FailureCause `json:"failure_causes,omitempty"`
+	Bytes  Bytes          `json:"bytes"`
+	CPU    CPU            `json:"client_cpu"`
 
 	// Stream is set by the stream scenarios (load/stream); Merge sums the
 	// segments' sections.

@@ -76,9 +76,9 @@ func WriteSummary(w io.Writer, r *Load) error {
 
 	ew.printf("\n  status        %s\n", countList(r.Status))
 	if len(r.Failures) > 0 {
-		ew.printf("  failures\n")
-		for _, kv := range sortedCounts(r.Failures) {
-			ew.printf("    %8d  %s\n", kv.n, kv.k)
+		ew.printf("  failures by cause\n")
+		for _, c := range FailureCauses(r.Failures) {
+			ew.printf("    %8d  %s\n", c.Count, c)
 		}
 	}
 	b := r.Bytes

@@ -60,7 +60,7 @@ func TestSummary(t *testing.T) {
 	}
 	out := buf.String()
 	for _, want := range []string{"open loop", "10.0/s", "failed 1", "p99.9", "service time", "schedule lag",
-		"200×9", "status 500", "client CPU", "WARNING: schedule lag p99", "achieved 10 of 100 req/s"} {
+		"200×9", "failures by cause", "1  status 5xx (500×1)", "client CPU", "WARNING: schedule lag p99", "achieved 10 of 100 req/s"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("summary lacks %q:\n%s", want, out)
 		}

@@ -174,8 +174,12 @@ func runCapacity(ctx context.Context, env *cliEnv, args []string) error {
 			if n == 0 {
 				name = "confirm"
 			}
-			fmt.Fprintf(log, "  %s  %10s  → %10s  p50 %-8s p99 %-8s client CPU %3.0f%%  %s\n", name, results.FormatRate(s.Offered),
-				results.FormatRate(s.Achieved), results.FormatDuration(s.P50), results.FormatDuration(s.P99), 100*s.ClientCPU, s.Verdict)
+			failed := ""
+			if s.Failed > 0 {
+				failed = "  failures: " + results.CausesLine(s.Failures, s.Requests)
+			}
+			fmt.Fprintf(log, "  %s  %10s  → %10s  p50 %-8s p99 %-8s client CPU %3.0f%%  %s%s\n", name, results.FormatRate(s.Offered),
+				results.FormatRate(s.Achieved), results.FormatDuration(s.P50), results.FormatDuration(s.P99), 100*s.ClientCPU, s.Verdict, failed)
 		}
 	}
 	res, err := capacity.Run(ctx, f.opts, f.lf.o, sc, f.serverPID)
@@ -224,6 +228,9 @@ func capacityExit(ctx context.Context, res *results.Capacity, line string) error
 	}
 	if res.Limit == results.LimitMinRate || (res.Limit == results.LimitTime && res.High > 0) {
 		return sloMissed{line}
+	}
+	if res.Limit == results.LimitFailed {
+		return errors.New(strings.TrimPrefix(line, "none: "))
 	}
 	return fmt.Errorf("no answer: %s", line)
 }

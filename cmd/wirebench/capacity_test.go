@@ -1,6 +1,7 @@
 package main
 
 import (
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -9,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wirebench/wirebench/internal/testkit"
 	"github.com/wirebench/wirebench/results"
 )
 
@@ -135,6 +137,61 @@ func TestCapacityNoRateInTime(t *testing.T) {
 		!strings.Contains(errs, "wirebench capacity: SLO missed: none: the search ran out of time") {
 		t.Errorf("exit %d\nstdout %s\nstderr %s", code, stdout, errs)
 	}
+}
+
+// TestCapacityNeverAnswered: a target refusing every connection, or
+// answering every request 403, ends the search at its first step with
+// exit 1 and the cause on the terminal and in --out; never 99 ("SLO
+// missed") nor a bare error share.
+func TestCapacityNeverAnswered(t *testing.T) {
+	t.Parallel()
+	forbidden := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusForbidden) }))
+	t.Cleanup(forbidden.Close)
+	for name, tc := range map[string]struct{ url, cause string }{
+		"refused":   {"http://" + deadAddr(t) + "/", "connection refused 100%"},
+		"forbidden": {forbidden.URL, "status 4xx 100% (403×"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			out := filepath.Join(t.TempDir(), "cap.json")
+			start := time.Now()
+			code, stdout, errs := runCLI(t, "capacity", "--slo", "p99<20ms", "--start-rate", "50",
+				"--step-duration", "300ms", "--warmup", "100ms", "--out", out, tc.url)
+			if code != 1 || !strings.Contains(errs, "wirebench capacity: no request succeeded at any rate tried: "+tc.cause) ||
+				!strings.Contains(errs, "failures: "+tc.cause) || !strings.Contains(stdout, "capacity: none: no request succeeded") ||
+				strings.Contains(errs, "SLO missed") {
+				t.Errorf("exit %d\nstdout %s\nstderr %s", code, stdout, errs)
+			}
+			if took := time.Since(start); testkit.Timing() && took > 3*time.Second {
+				t.Errorf("took %v: the search went on after the first step", took)
+			}
+			f, err := os.Open(out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			c, err := results.ReadCapacity(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.Limit != results.LimitFailed || len(c.Steps) != 1 || len(c.Steps[0].Failures) != 1 || c.Steps[0].Failures[0].Count != c.Steps[0].Requests {
+				t.Errorf("limit %s, %d steps, failures %+v", c.Limit, len(c.Steps), c.Steps[0].Failures)
+			}
+		})
+	}
+}
+
+// deadAddr is a loopback address with nothing listening: connections to
+// it are refused.
+func deadAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	return addr
 }
 
 // FuzzParsePrecision: an accepted precision is a fraction in (0, 1].

@@ -400,13 +400,8 @@ func noSuccess(res *results.Load) error {
 	if res.Requests == 0 {
 		return errors.New("no request completed")
 	}
-	top, n := "", int64(0)
-	for k, v := range res.Failures {
-		if v > n || (v == n && k < top) {
-			top, n = k, v
-		}
-	}
-	return fmt.Errorf("no request succeeded: %d of %d failed (most: %s)", res.Failed, res.Requests, top)
+	return fmt.Errorf("no request succeeded: %d of %d failed: %s", res.Failed, res.Requests,
+		results.CausesLine(results.FailureCauses(res.Failures), res.Requests))
 }
 
 // scenarioFrom builds the scenario from the flags: raw mode with a URL,

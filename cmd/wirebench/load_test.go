@@ -52,7 +52,7 @@ func TestLoadRawCLI(t *testing.T) {
 		{"ok with thresholds", []string{"-m", "POST", "-H", "X-Test: yes", "-b", "@" + body, "-c", "4", "-n", "200",
 			"--expect-status", "200", "--expect-body-contains", "pong", "--threshold", "errors<1%", "--threshold", "p99<5s"}, 0, "✓ errors<1%"},
 		{"goroutine engine", []string{"--engine", "goroutine", "-m", "POST", "-H", "X-Test: yes", "-n", "50"}, 0, "requests      50"},
-		{"failed checks are data", []string{"-n", "20", "--threshold", "errors<1%"}, exitThreshold, "status 400"},
+		{"failed checks are data", []string{"-n", "20", "--threshold", "errors<1%"}, exitThreshold, "status 4xx (400×20)"},
 		{"threshold fails", []string{"-m", "POST", "-H", "X-Test: yes", "-n", "20", "--threshold", "rps>1000000000"}, exitThreshold, "✗ rps>1000000000"},
 		{"bad threshold", []string{"-n", "1", "--threshold", "p99"}, 2, ""},
 		{"bad segment", []string{"-n", "10", "--segment", "3/2"}, 2, ""},
@@ -157,9 +157,9 @@ func TestLoadExitStatus(t *testing.T) {
 		msg  string
 	}{
 		{"ok", []string{"-n", "20", ok.URL}, 0, ""},
-		{"refused", []string{"-n", "20", refused}, 1, "no request succeeded: 20 of 20 failed (most: connection refused)"},
-		{"refused timed", []string{"-d", "300ms", refused}, 1, "most: connection refused"},
-		{"all 404", []string{"-n", "20", notFound.URL}, 1, "most: status 404"},
+		{"refused", []string{"-n", "20", refused}, 1, "no request succeeded: 20 of 20 failed: connection refused 100%"},
+		{"refused timed", []string{"-d", "300ms", refused}, 1, ": connection refused 100%"},
+		{"all 404", []string{"-n", "20", notFound.URL}, 1, "failed: status 4xx 100% (404×20)"},
 		{"threshold", []string{"-n", "20", "--threshold", "p99<1ns", ok.URL}, exitThreshold, "thresholds failed"},
 		{"threshold beats no success", []string{"-n", "5", "--threshold", "errors<1%", notFound.URL}, exitThreshold, "thresholds failed"},
 	}
