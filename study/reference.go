@@ -13,6 +13,7 @@ import (
 	"github.com/wirebench/wirebench/codec"
 	"github.com/wirebench/wirebench/load"
 	"github.com/wirebench/wirebench/load/browser"
+	"github.com/wirebench/wirebench/load/conn"
 	"github.com/wirebench/wirebench/load/scenario"
 	"github.com/wirebench/wirebench/load/stream"
 	"github.com/wirebench/wirebench/results"
@@ -72,7 +73,7 @@ func streamCell(group, label string, ds dataset, lo load.Options, kind string, m
 	return Cell{
 		Group: group, Label: label,
 		Server: referenceServer(ds, nil),
-		Load:   LoadSpec{Options: lo, Stream: &stream.Options{Kind: kind, URL: refHTTP, GRPC: refGRPC, Messages: messages}},
+		Load:   LoadSpec{Options: lo, Stream: &stream.Options{Kind: kind, Options: conn.Options{URL: refHTTP}, GRPC: refGRPC, Messages: messages}},
 		Checks: []Check{datasetCheck(), goMemCheck()},
 	}
 }

@@ -13,9 +13,7 @@ func (f *loadFlags) streamScenario(url string) (load.Scenario, map[string]any, e
 		return nil, nil, loadUsagef("--stream and --browser: pick one")
 	}
 	if f.stream.Kind != "" {
-		f.stream.URL, f.stream.Timeout = url, f.o.Timeout
-		f.stream.Transport, f.stream.Connections = f.raw.Transport, f.raw.Connections // h3: rest-list, ndjson, sse
-		f.stream.Insecure, f.stream.CAFile = f.raw.Insecure, f.raw.CAFile
+		f.stream.Options = f.raw.Options // h3: rest-list, ndjson, sse
 		sc, err := stream.New(f.stream)
 		if err != nil {
 			return nil, nil, loadUsagef("%s", cliMessage(err))

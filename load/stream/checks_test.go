@@ -22,6 +22,7 @@ import (
 
 	"github.com/wirebench/wirebench/grpcws"
 	"github.com/wirebench/wirebench/load"
+	"github.com/wirebench/wirebench/load/conn"
 	"github.com/wirebench/wirebench/pb"
 	"github.com/wirebench/wirebench/pb/pbconnect"
 	"github.com/wirebench/wirebench/results"
@@ -297,7 +298,7 @@ func TestChecksTunnelKinds(t *testing.T) {
 			t.Cleanup(s.Stop)
 			mux := http.NewServeMux()
 			mux.Handle("/grpc-ws", grpcws.Handler(l))
-			runChecks(t, Options{Kind: c.kind, URL: startFakeHTTP(t, mux)}, c.want)
+			runChecks(t, Options{Kind: c.kind, Options: conn.Options{URL: startFakeHTTP(t, mux)}}, c.want)
 		})
 	}
 }
@@ -306,7 +307,7 @@ func TestChecksTunnelKinds(t *testing.T) {
 // made fails every exchange with the reason, and a gRPC server that is
 // not there fails the call.
 func TestChecksGRPCDialFailure(t *testing.T) {
-	sc, err := New(Options{Kind: GRPCGet, GRPC: "127.0.0.1:1", Timeout: 5 * time.Second})
+	sc, err := New(Options{Kind: GRPCGet, GRPC: "127.0.0.1:1", Options: conn.Options{Timeout: 5 * time.Second}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -398,7 +399,7 @@ func TestChecksConnectKinds(t *testing.T) {
 				}
 				mux := http.NewServeMux()
 				mux.Handle(pbconnect.NewUserServiceHandler(&f))
-				runChecks(t, Options{Kind: kind, URL: startFakeHTTP(t, mux)}, c.want)
+				runChecks(t, Options{Kind: kind, Options: conn.Options{URL: startFakeHTTP(t, mux)}}, c.want)
 			})
 		}
 	}
@@ -490,7 +491,7 @@ func TestChecksRESTKinds(t *testing.T) {
 				if f.list == nil {
 					f.list = rightList
 				}
-				res := runChecks(t, Options{Kind: kind, URL: startFakeHTTP(t, f)}, c.want)
+				res := runChecks(t, Options{Kind: kind, Options: conn.Options{URL: startFakeHTTP(t, f)}}, c.want)
 				if c.want == nil && res.Stream.Items != checkExchanges*5 {
 					t.Errorf("%d items", res.Stream.Items)
 				}
@@ -509,8 +510,8 @@ func TestChecksRESTTransport(t *testing.T) {
 	}
 	closed := "http://" + ln.Addr().String()
 	ln.Close()
-	runChecks(t, Options{Kind: RESTList, URL: closed}, map[string]int64{"connection refused": 4})
-	runChecks(t, Options{Kind: NDJSON, URL: closed}, map[string]int64{"connection refused": 4})
+	runChecks(t, Options{Kind: RESTList, Options: conn.Options{URL: closed}}, map[string]int64{"connection refused": 4})
+	runChecks(t, Options{Kind: NDJSON, Options: conn.Options{URL: closed}}, map[string]int64{"connection refused": 4})
 
 	big := startFakeHTTP(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", r.Header.Get("Accept"))
@@ -524,11 +525,11 @@ func TestChecksRESTTransport(t *testing.T) {
 			io.WriteString(w, pad)
 		}
 	}))
-	runChecks(t, Options{Kind: RESTList, URL: big}, map[string]int64{"http: request body too large": 4})
-	runChecks(t, Options{Kind: NDJSON, URL: big}, map[string]int64{"bufio.Scanner: token too long": 4})
+	runChecks(t, Options{Kind: RESTList, Options: conn.Options{URL: big}}, map[string]int64{"http: request body too large": 4})
+	runChecks(t, Options{Kind: NDJSON, Options: conn.Options{URL: big}}, map[string]int64{"bufio.Scanner: token too long": 4})
 
 	// url.Parse unescapes the zone; the request's URL then has a bad escape
-	runChecks(t, Options{Kind: NDJSON, URL: "http://[fe80::1%25zz]:1"}, map[string]int64{`request: parse "http://[fe80::1%zz]:1/users": invalid URL escape "%zz"`: 4})
+	runChecks(t, Options{Kind: NDJSON, Options: conn.Options{URL: "http://[fe80::1%25zz]:1"}}, map[string]int64{`request: parse "http://[fe80::1%zz]:1/users": invalid URL escape "%zz"`: 4})
 }
 
 // wsFake is a WebSocket echo that answers wrong as the test says.
@@ -583,12 +584,12 @@ func TestChecksWebSocket(t *testing.T) {
 		{"cut", &wsFake{echo: same, after: 2}, map[string]int64{"websocket read: closed before response": 4}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			runChecks(t, Options{Kind: WebSocket, URL: startFakeHTTP(t, c.fake), Messages: 3}, c.want)
+			runChecks(t, Options{Kind: WebSocket, Options: conn.Options{URL: startFakeHTTP(t, c.fake)}, Messages: 3}, c.want)
 		})
 	}
 	// no WebSocket at /ws/echo: the dial fails
 	notWS := startFakeHTTP(t, http.NotFoundHandler())
-	runChecks(t, Options{Kind: WebSocket, URL: notWS}, map[string]int64{
+	runChecks(t, Options{Kind: WebSocket, Options: conn.Options{URL: notWS}}, map[string]int64{
 		"websocket dial: failed to WebSocket dial: expected handshake response status code 101 but got 404": 4})
 }
 
@@ -596,7 +597,7 @@ func TestChecksWebSocket(t *testing.T) {
 // exchange that named none is "stream failed", and a deadline the
 // exchange ran into is "timeout", whatever library worded it.
 func TestStreamDoReasons(t *testing.T) {
-	sc, err := New(Options{Kind: NDJSON, URL: "http://127.0.0.1:1", Timeout: 20 * time.Millisecond})
+	sc, err := New(Options{Kind: NDJSON, Options: conn.Options{URL: "http://127.0.0.1:1", Timeout: 20 * time.Millisecond}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,8 +3,6 @@ package stream
 import (
 	"fmt"
 	"io"
-	"net"
-	"net/url"
 
 	"github.com/wirebench/wirebench/load"
 	"github.com/wirebench/wirebench/load/conn"
@@ -32,19 +30,11 @@ func (s *streamScenario) setupH3() error {
 	default:
 		return fmt.Errorf("%w: stream kind %s over h3: only rest-list, ndjson and sse run over HTTP/3", load.ErrOptions, s.o.Kind)
 	}
-	u, err := url.Parse(s.o.URL)
-	if err != nil || u.Scheme != "https" || u.Host == "" {
-		return fmt.Errorf("%w: --transport h3 is HTTP/3 over QUIC, always encrypted: want an https:// URL, got %q", load.ErrOptions, s.o.URL)
-	}
-	addr := u.Host
-	if u.Port() == "" {
-		addr = net.JoinHostPort(u.Hostname(), "443")
-	}
-	p, err := load.NewH3Pool(addr, u.Hostname(), max(s.o.Connections, 1), s.o.Timeout, s.o.Insecure, s.o.CAFile)
+	c, err := conn.New(s.o.Options, conn.Speaks{Transports: []string{conn.H3}})
 	if err != nil {
 		return err
 	}
-	s.h3 = p
+	s.h3 = c.H3
 	return nil
 }
 

@@ -31,8 +31,10 @@ func TestStreamRESTOverH3(t *testing.T) {
 			ran++
 			req0, conn0 := testkit.Metric(t, srv.HTTPAddr(), "wirebench_h3_requests_total"), testkit.Metric(t, srv.HTTPAddr(), "wirebench_h3_connections_total")
 			const n = 30
-			res := runStream(t, Options{Kind: kind, URL: "https://" + srv.H3Addr(), Transport: conn.H3,
-				Connections: 2, Insecure: true, Timeout: 10 * time.Second}, n)
+			res := runStream(t, Options{
+				Kind:    kind,
+				Options: conn.Options{URL: "https://" + srv.H3Addr(), Transport: conn.H3, Connections: 2, Insecure: true, Timeout: 10 * time.Second},
+			}, n)
 			checkStream(t, res, n, 40, kind != RESTList)
 			if got := testkit.Metric(t, srv.HTTPAddr(), "wirebench_h3_requests_total") - req0; got != n {
 				t.Errorf("server answered %d requests over HTTP/3, the run counted %d", got, n)
@@ -62,9 +64,9 @@ func TestStreamRESTOverH3(t *testing.T) {
 // Over h3 only the REST list kinds run, to https:// URLs.
 func TestStreamH3Refusals(t *testing.T) {
 	for _, o := range []Options{
-		{Kind: WebSocket, URL: "https://127.0.0.1:1", Transport: conn.H3},
-		{Kind: NDJSON, URL: "http://127.0.0.1:1", Transport: conn.H3},
-		{Kind: NDJSON, URL: "https://127.0.0.1:1", Transport: "h2"},
+		{Kind: WebSocket, Options: conn.Options{URL: "https://127.0.0.1:1", Transport: conn.H3}},
+		{Kind: NDJSON, Options: conn.Options{URL: "http://127.0.0.1:1", Transport: conn.H3}},
+		{Kind: NDJSON, Options: conn.Options{URL: "https://127.0.0.1:1", Transport: "h2"}},
 	} {
 		if _, err := New(o); !errors.Is(err, load.ErrOptions) {
 			t.Errorf("%+v: %v, want ErrOptions", o, err)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/wirebench/wirebench/load"
+	"github.com/wirebench/wirebench/load/conn"
 	"github.com/wirebench/wirebench/load/h3"
 	"github.com/wirebench/wirebench/load/wire"
 	"github.com/wirebench/wirebench/measure"
@@ -55,22 +56,18 @@ func Kinds() []string {
 // Options configure a stream scenario.
 type Options struct {
 	Kind string `json:"kind"`
-	// URL is the REST port (http://host:port): REST, NDJSON, SSE,
-	// WebSocket, Connect, gRPC-Web and the tunnel (ws://host:port/grpc-ws).
-	URL string `json:"url"`
-	// GRPC is the gRPC port (host:port) for the native gRPC kinds.
-	GRPC string `json:"grpc,omitempty"`
-	// Messages per client-stream, bidi or WebSocket exchange (default 100).
-	Messages int           `json:"messages,omitempty"`
-	Timeout  time.Duration `json:"timeout"`
+	// Options are where and how to connect (package conn). URL is the
+	// REST port (http://host:port): REST, NDJSON, SSE, WebSocket,
+	// Connect, gRPC-Web and the tunnel (ws://host:port/grpc-ws).
 	// Transport h3 runs the REST kinds (rest-list, ndjson, sse) over
 	// HTTP/3 to an https:// URL (h3.go): Connections QUIC connections
 	// shared by the VUs, the certificate checked against CAFile or not
 	// at all (Insecure). Empty is HTTP/1.1, a connection per VU.
-	Transport   string `json:"transport,omitempty"`
-	Connections int    `json:"connections,omitempty"`
-	Insecure    bool   `json:"insecure,omitempty"`
-	CAFile      string `json:"ca_file,omitempty"`
+	conn.Options
+	// GRPC is the gRPC port (host:port) for the native gRPC kinds.
+	GRPC string `json:"grpc,omitempty"`
+	// Messages per client-stream, bidi or WebSocket exchange (default 100).
+	Messages int `json:"messages,omitempty"`
 }
 
 // streamStats are the scenario's measurements, one set per shard
@@ -103,7 +100,7 @@ type streamScenario struct {
 	closers    []func()
 	final      *[2]results.Layers // the layers when WireBytes was read
 	expect     int                // the list's length at the start (checked per exchange)
-	h3         *h3.Pool           // Transport h3: the shared QUIC connections
+	h3         *h3.Pool           // Transport h3: the shared QUIC connections (conn.New's)
 }
 
 // New validates o and returns its scenario.

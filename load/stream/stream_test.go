@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/wirebench/wirebench/load"
+	"github.com/wirebench/wirebench/load/conn"
 	"github.com/wirebench/wirebench/load/internal/loadtest"
 	"github.com/wirebench/wirebench/results"
 )
@@ -85,7 +86,7 @@ func TestStreamGRPCKinds(t *testing.T) {
 		{TunnelSrv, 300, true},
 	} {
 		t.Run(c.kind, func(t *testing.T) {
-			res := runStream(t, Options{Kind: c.kind, URL: rest, GRPC: grpcAddr, Messages: 20}, 6)
+			res := runStream(t, Options{Kind: c.kind, Options: conn.Options{URL: rest}, GRPC: grpcAddr, Messages: 20}, 6)
 			checkStream(t, res, 6, c.items, c.perMessage)
 			if c.kind == GRPCServer && res.Stream.In.Envelope != 6*300*5 {
 				t.Errorf("gRPC prefixes: %d bytes, want 5 per user", res.Stream.In.Envelope)
@@ -96,7 +97,7 @@ func TestStreamGRPCKinds(t *testing.T) {
 
 func TestStreamGRPCClientStream(t *testing.T) {
 	rest, grpcAddr := loadtest.StartServer(t, 10)
-	res := runStream(t, Options{Kind: GRPCClient, URL: rest, GRPC: grpcAddr, Messages: 50}, 4)
+	res := runStream(t, Options{Kind: GRPCClient, Options: conn.Options{URL: rest}, GRPC: grpcAddr, Messages: 50}, 4)
 	s := res.Stream
 	if res.Failed != 0 || s.Items != 200 || s.Out.Message != res.Bytes.BodyOut || s.Out.Envelope < 200*5 {
 		t.Fatalf("failed %d (%v), items %d, out %+v, body out %d", res.Failed, res.Failures, s.Items, s.Out, res.Bytes.BodyOut)
@@ -105,10 +106,10 @@ func TestStreamGRPCClientStream(t *testing.T) {
 
 func TestStreamOptionsRefused(t *testing.T) {
 	for _, o := range []Options{
-		{Kind: "nope", URL: "http://127.0.0.1:1"},
-		{Kind: GRPCServer, URL: "http://127.0.0.1:1"},
+		{Kind: "nope", Options: conn.Options{URL: "http://127.0.0.1:1"}},
+		{Kind: GRPCServer, Options: conn.Options{URL: "http://127.0.0.1:1"}},
 		{Kind: NDJSON},
-		{Kind: NDJSON, URL: "::"},
+		{Kind: NDJSON, Options: conn.Options{URL: "::"}},
 	} {
 		if _, err := New(o); err == nil {
 			t.Errorf("%+v: accepted", o)
@@ -118,7 +119,7 @@ func TestStreamOptionsRefused(t *testing.T) {
 
 func TestWriteStreamSummary(t *testing.T) {
 	rest, grpcAddr := loadtest.StartServer(t, 50)
-	res := runStream(t, Options{Kind: GRPCServer, URL: rest, GRPC: grpcAddr}, 2)
+	res := runStream(t, Options{Kind: GRPCServer, Options: conn.Options{URL: rest}, GRPC: grpcAddr}, 2)
 	var b strings.Builder
 	if err := results.WriteStreamSummary(&b, res); err != nil {
 		t.Fatal(err)
@@ -142,7 +143,7 @@ func TestMergeStreamSegments(t *testing.T) {
 	rest, grpcAddr := loadtest.StartServer(t, 300)
 	var parts []*results.Load
 	for i := 1; i <= 3; i++ {
-		sc, err := New(Options{Kind: NDJSON, URL: rest, GRPC: grpcAddr})
+		sc, err := New(Options{Kind: NDJSON, Options: conn.Options{URL: rest}, GRPC: grpcAddr})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -183,7 +184,7 @@ func TestStreamLineLimit(t *testing.T) {
 		fmt.Fprintf(w, "{\"id\":1,\"email\":\"%s\"}\n", strings.Repeat("x", maxStreamLine))
 	}))
 	t.Cleanup(ts.Close)
-	sc, err := New(Options{Kind: NDJSON, URL: strings.TrimSuffix(ts.URL, "/")})
+	sc, err := New(Options{Kind: NDJSON, Options: conn.Options{URL: strings.TrimSuffix(ts.URL, "/")}})
 	if err != nil {
 		t.Fatal(err)
 	}
