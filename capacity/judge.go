@@ -1,6 +1,7 @@
 package capacity
 
 import (
+	"cmp"
 	"fmt"
 	"strings"
 
@@ -72,8 +73,8 @@ func judge(s *results.CapacityStep, slo []results.Threshold, need int) {
 		s.Verdict, s.Why = results.StepClient, why
 	case s.Sent < minSent:
 		s.Verdict, s.Why = results.StepClient, fmt.Sprintf("sent %.1f%% of the scheduled arrivals (the rest waited for a free worker)", 100*s.Sent)
-	case s.Achieved < minSent*s.Offered:
-		s.Verdict, s.Why = results.StepFail, fmt.Sprintf("server: completed %.0f/s of %.0f/s offered", s.Achieved, s.Offered)
+	case s.Achieved < minSent*cmp.Or(s.Due, s.Offered):
+		s.Verdict, s.Why = results.StepFail, fmt.Sprintf("server: completed %.0f/s of %.0f/s offered", s.Achieved, cmp.Or(s.Due, s.Offered))
 	default:
 		s.Verdict, s.Why = results.StepPass, sloLine(slo, l)
 	}

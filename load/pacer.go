@@ -155,3 +155,28 @@ func (p *PoissonPacer) gap(i uint64) float64 {
 	u := float64(z>>11) / (1 << 53) // [0, 1)
 	return -math.Log1p(-u)
 }
+
+// scheduled counts the arrivals p holds before d (at most limit, if > 0):
+// what a run at p was asked to send in its window. Due is monotone, so an
+// exponential then a binary search finds the first arrival at or past d.
+func scheduled(p Pacer, d time.Duration, limit uint64) int64 {
+	in := func(k uint64) bool {
+		at, stop := p.Due(k)
+		return !stop && at < d && (limit == 0 || k < limit)
+	}
+	if !in(0) {
+		return 0
+	}
+	lo, hi := uint64(0), uint64(1) // in(lo), and hi the first probe past it
+	for in(hi) {
+		lo, hi = hi, 2*hi
+	}
+	for hi-lo > 1 {
+		if m := lo + (hi-lo)/2; in(m) {
+			lo = m
+		} else {
+			hi = m
+		}
+	}
+	return int64(lo + 1)
+}

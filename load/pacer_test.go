@@ -215,3 +215,40 @@ func TestRunRecordsArrivals(t *testing.T) {
 		t.Errorf("arrivals bursty: %v", err)
 	}
 }
+
+// TestScheduled counts a schedule's arrivals in a window as a walk would:
+// exactly rate × d for even pacing, the draw's own count for Poisson
+// (which a capacity step is judged against), capped by -n.
+func TestScheduled(t *testing.T) {
+	t.Parallel()
+	walk := func(p Pacer, d time.Duration) (n int64) {
+		for k := uint64(0); ; k++ {
+			if at, stop := p.Due(k); stop || at >= d {
+				return n
+			}
+			n++
+		}
+	}
+	for _, tc := range []struct {
+		p    Pacer
+		d    time.Duration
+		want int64
+	}{
+		{ConstantPacer{Rate: 1000}, time.Second, 1000},
+		{ConstantPacer{Rate: 3}, 1500 * time.Millisecond, 5},
+		{NewPoissonPacer(ConstantPacer{Rate: 1000}, 1), time.Second, -1},
+		{NewPoissonPacer(ConstantPacer{Rate: 1000}, 2), 3 * time.Second, -1},
+		{ConstantPacer{}, time.Second, 0},
+	} {
+		want := tc.want
+		if want < 0 {
+			want = walk(tc.p, tc.d)
+		}
+		if got := scheduled(tc.p, tc.d, 0); got != want {
+			t.Errorf("%T %v: %d arrivals, want %d", tc.p, tc.d, got, want)
+		}
+	}
+	if got := scheduled(ConstantPacer{Rate: 1000}, time.Second, 10); got != 10 {
+		t.Errorf("capped at 10: %d", got)
+	}
+}

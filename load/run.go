@@ -105,6 +105,9 @@ func Run(ctx context.Context, opts Options, sc Scenario) (*results.Load, error) 
 	if retried > 0 {
 		res.Warnings = append(res.Warnings, fmt.Sprintf("%d requests were sent again on a new connection: the server closed an idle keep-alive connection as they were sent (not counted as failures)", retried))
 	}
+	if r.pacer != nil && o.Duration > 0 && o.Pacer == nil {
+		res.Scheduled = scheduled(r.pacer, o.Duration, uint64(o.Requests))
+	}
 	res.CPU = results.CPU{User: u1 - u0, System: s1 - s0, CPUs: len(measure.Affinity()), Allocs: a1 - a0, AllocBytes: b1 - b0}
 	fillHistograms(res, o.OpenLoop())
 	res.Exemplars = r.exemplars(ops)

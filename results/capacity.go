@@ -115,7 +115,12 @@ type CapacityStep struct {
 	Achieved float64 `json:"achieved"`
 	// Sent is the fraction of the scheduled arrivals that were sent
 	// (the rest were still waiting for a free worker at the end).
-	Sent        float64       `json:"sent"`
+	Sent float64 `json:"sent"`
+	// Due is the rate the schedule held over the window: Offered for
+	// even pacing; for Poisson arrivals their seeded count over the
+	// window, which a server that keeps up completes (not Offered,
+	// which it misses by chance half the time).
+	Due         float64       `json:"due,omitempty"`
 	Concurrency int           `json:"concurrency"`
 	Requests    int64         `json:"requests"`
 	Failed      int64         `json:"failed"`
@@ -197,7 +202,13 @@ func NewCapacityStep(offered float64, l *Load) CapacityStep {
 		Requests: l.Requests, Failed: l.Failed, Achieved: l.RPS(), ClientCPU: l.CPUUtil(), Failures: FailureCauses(l.Failures)}
 	if d := l.Options.Duration; d > 0 && offered > 0 {
 		scheduled := math.Ceil(offered*d.Seconds() - 1e-9) // arrivals at 0, 1/r, 2/r… before d
+		if l.Scheduled > 0 {
+			scheduled = float64(l.Scheduled) // Poisson's count is its own: judged against it, not the mean
+		}
 		s.Sent = math.Min(1, float64(l.Requests+l.Interrupted)/scheduled)
+		if l.Scheduled > 0 {
+			s.Due = scheduled / d.Seconds()
+		}
 	}
 	if h := l.Latency; h != nil && h.Count() > 0 {
 		s.P50, s.P90, s.P99, s.P999, s.Max = h.Quantile(.5), h.Quantile(.9), h.Quantile(.99), h.Quantile(.999), h.Max()

@@ -32,6 +32,9 @@ func Diagnose(r *Load) []string {
 		// sent — say so rather than report a quiet short run.
 		sent := r.Requests + r.Interrupted
 		due := r.Options.Rate * r.Measured().Seconds()
+		if r.Scheduled > 0 { // Poisson arrivals: the draw's own count
+			due = float64(r.Scheduled)
+		}
 		if r.Options.Requests > 0 {
 			due = min(due, float64(r.Options.Requests))
 		}

@@ -51,6 +51,11 @@ type Load struct {
 	Requests    int64 `json:"requests"`
 	Failed      int64 `json:"failed"`
 	Interrupted int64 `json:"interrupted"` // cut by the end of the run, not counted
+	// Scheduled is how many arrivals an open loop's schedule held in its
+	// window (-d): rate × window for even pacing, the seeded draw's own
+	// count for Poisson arrivals, which varies by √n about it. Zero in
+	// closed loop and in results written before it existed.
+	Scheduled int64 `json:"scheduled,omitempty"`
 
 	// Latency is measured from the intended send time in open loop
 	// (coordinated omission corrected) and equals Service in closed loop.
