@@ -1,6 +1,7 @@
 package replay
 
 import (
+	"bufio"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
@@ -12,19 +13,26 @@ import (
 )
 
 // harReader streams a HAR 1.2 document ({"log": {"entries": [...]}})
-// with json.Decoder's tokens: one entry in memory at a time, so a 1 GB
-// export is read in the memory of its largest entry. An entry that does
-// not decode as a request (a bad URL, method or time) is counted and
-// skipped; JSON that breaks ends the read there, counted, with the byte
-// offset.
+// with jsonScan: one entry in memory at a time, and at most MaxEntry
+// bytes of it, so a 1 GB export is read in the memory of its largest
+// entry and an entry past the bound is skipped as it streams by (never
+// held whole), counted. An entry that does not decode as a request (a
+// bad URL, method or time) is counted and skipped; JSON that breaks ends
+// the read there, counted, with the byte offset.
 type harReader struct {
-	dec   *json.Decoder
+	sc    jsonScan
 	bad   reqlog.Malformed
 	state int // 0 before entries, 1 in entries, 2 done
 	n     int64
+	buf   []byte
+	max   int // 0: MaxEntry
 }
 
-func newHARReader(r io.Reader) *harReader { return &harReader{dec: json.NewDecoder(r)} }
+// MaxEntry bounds one HAR entry, as reqlog.MaxLine bounds a line of the
+// other formats.
+const MaxEntry = reqlog.MaxLine
+
+func newHARReader(r *bufio.Reader) *harReader { return &harReader{sc: jsonScan{br: r}} }
 
 func (h *harReader) Malformed() *reqlog.Malformed { return &h.bad }
 
@@ -56,21 +64,37 @@ func (h *harReader) Next() (reqlog.Request, error) {
 		}
 		h.state = 1
 	}
+	limit := h.max
+	if limit <= 0 {
+		limit = MaxEntry
+	}
 	for h.state == 1 {
-		if !h.dec.More() {
+		c, err := h.sc.peek()
+		if err == nil && c == ']' {
 			h.state = 2
 			break
+		}
+		if err == nil && h.n > 0 {
+			err = h.sc.expect(',')
 		}
 		h.n++
-		var raw json.RawMessage
-		if err := h.dec.Decode(&raw); err != nil {
-			h.bad.Add(h.n, fmt.Sprintf("HAR breaks at byte %d (%v): the rest is not read", h.dec.InputOffset(), err))
+		over := false
+		if err == nil {
+			h.buf = h.buf[:0]
+			over, err = h.sc.value(&h.buf, limit)
+		}
+		if err != nil {
+			h.bad.Add(h.n, fmt.Sprintf("HAR breaks at byte %d (%v): the rest is not read", h.sc.off, err))
 			h.state = 2
 			break
 		}
+		if over {
+			h.bad.Add(h.n, fmt.Sprintf("entry longer than %d bytes: skipped", limit))
+			continue
+		}
 		var e harEntry
-		if err := json.Unmarshal(raw, &e); err != nil {
-			h.bad.Add(h.n, "entry: "+err.Error())
+		if err := json.Unmarshal(h.buf, &e); err != nil {
+			h.bad.Add(h.n, "entry: "+shorten([]byte(err.Error())))
 			continue
 		}
 		req, why := e.request()
@@ -80,50 +104,54 @@ func (h *harReader) Next() (reqlog.Request, error) {
 		}
 		return req, nil
 	}
+	h.buf = nil
 	return reqlog.Request{}, io.EOF
 }
 
-// seekEntries reads tokens up to the '[' of log.entries.
+// seekEntries reads up to the '[' of log.entries, skipping every other
+// member without keeping it.
 func (h *harReader) seekEntries() error {
-	if err := h.delim('{'); err != nil {
-		return err
-	}
 	for _, want := range []string{"log", "entries"} {
-		for {
-			t, err := h.dec.Token()
+		if err := h.sc.expect('{'); err != nil {
+			return fmt.Errorf("%w: HAR: %v", ErrReplay, err)
+		}
+		for first := true; ; first = false {
+			c, err := h.sc.peek()
+			if err == nil && c == '}' {
+				return fmt.Errorf("%w: HAR: no %q", ErrReplay, want)
+			}
+			if err == nil && !first {
+				err = h.sc.expect(',')
+			}
+			var key []byte
+			if err == nil {
+				var over bool
+				if over, err = h.sc.value(&key, 4096); over {
+					err = fmt.Errorf("a member name longer than 4096 bytes")
+				}
+			}
+			var name string
+			if err == nil {
+				if json.Unmarshal(key, &name) != nil {
+					err = fmt.Errorf("want a member name at byte %d", h.sc.off)
+				}
+			}
+			if err == nil {
+				err = h.sc.expect(':')
+			}
 			if err != nil {
 				return fmt.Errorf("%w: HAR: no %q (%v)", ErrReplay, want, err)
 			}
-			key, ok := t.(string)
-			if !ok {
-				return fmt.Errorf("%w: HAR: no %q", ErrReplay, want)
-			}
-			if key == want {
+			if name == want {
 				break
 			}
-			var skip json.RawMessage
-			if err := h.dec.Decode(&skip); err != nil {
+			if _, err := h.sc.value(nil, 0); err != nil {
 				return fmt.Errorf("%w: HAR: %v", ErrReplay, err)
 			}
 		}
-		d := byte('{')
-		if want == "entries" {
-			d = '['
-		}
-		if err := h.delim(d); err != nil {
-			return err
-		}
 	}
-	return nil
-}
-
-func (h *harReader) delim(d byte) error {
-	t, err := h.dec.Token()
-	if err != nil {
+	if err := h.sc.expect('['); err != nil {
 		return fmt.Errorf("%w: HAR: %v", ErrReplay, err)
-	}
-	if t != json.Delim(d) {
-		return fmt.Errorf("%w: HAR: want %q at byte %d, got %v", ErrReplay, d, h.dec.InputOffset(), t)
 	}
 	return nil
 }
