@@ -120,6 +120,7 @@ func CompareRuns(old, new *results.Load) ([]RunRow, []string) {
 		}
 	}
 	diff("scenario", old.Scenario, new.Scenario)
+	diff("transport", results.LoadProtocol(old), results.LoadProtocol(new))
 	diff("load model", LoadModel(old.Options), LoadModel(new.Options))
 	if a, b := results.LoadTarget(old), results.LoadTarget(new); a != "" && b != "" {
 		diff("target", a, b)
@@ -157,8 +158,13 @@ func writeRunCompare(w io.Writer, oldName, newName string, old, new *results.Loa
 			fmt.Fprintf(bw, "  %s %s\n", side.name, v)
 		}
 	}
-	fmt.Fprintf(bw, "  %s: %s, %s, %v\n", oldName, old.Scenario, LoadModel(old.Options), old.Elapsed().Round(time.Millisecond))
-	fmt.Fprintf(bw, "  %s: %s, %s, %v\n\n", newName, new.Scenario, LoadModel(new.Options), new.Elapsed().Round(time.Millisecond))
+	for _, side := range []struct {
+		name string
+		r    *results.Load
+	}{{oldName, old}, {newName, new}} {
+		fmt.Fprintf(bw, "  %s: %s, %s, %v\n", side.name, runWhat(side.r), LoadModel(side.r.Options), side.r.Elapsed().Round(time.Millisecond))
+	}
+	fmt.Fprintln(bw)
 	tw := tabwriter.NewWriter(bw, 0, 4, 2, ' ', 0)
 	fmt.Fprintf(tw, "\t%s\t%s\tchange\n", oldName, newName)
 	for _, r := range rows {
@@ -179,6 +185,15 @@ func writeRunCompare(w io.Writer, oldName, newName string, old, new *results.Loa
 		return fmt.Errorf("report: write comparison: %w", err)
 	}
 	return nil
+}
+
+// runWhat is a run's scenario and the protocol it ran on: "raw, HTTP/3
+// over QUIC (h3)".
+func runWhat(r *results.Load) string {
+	if p := results.LoadProtocol(r); p != "" {
+		return r.Scenario + ", " + p
+	}
+	return r.Scenario
 }
 
 // LoadModel says how load was applied: "closed loop, 20 VUs" or "open

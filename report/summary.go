@@ -122,6 +122,11 @@ func groupLoad(r *results.Study, g Group) string {
 		if ts := r.TrialsOf(c.Cell.ID); len(ts) > 0 {
 			t := ts[0]
 			d := LoadModel(t.Load.Options)
+			if p := results.LoadProtocol(t.Load); p != "" {
+				d = p + ", " + d
+			} else if p := results.Protocol(results.ConfigTransport("", c.Cell.Load)); p != "" {
+				d = p + ", " + d
+			}
 			if cp := t.Capacity; cp != nil {
 				d = fmt.Sprintf("open-loop capacity search at %s, steps of %v after %v warm-up, to %.3g%%", strings.Join(cp.SLO, ", "),
 					cp.Search.StepDuration, cp.Search.Warmup, 100*cp.Search.Precision)

@@ -2,6 +2,7 @@ package results
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -142,3 +143,112 @@ func LoadTarget(res *Load) string {
 	}
 	return ""
 }
+
+// LoadTransport is the transport a load run's requests went over, as the
+// --transport flag names it ("http1", "h2", "h2c", "h3", "grpc", "resp"),
+// and its target URL; "" when the configuration does not say. Raw mode
+// records the transport it settled on (an https:// default becomes h2 or
+// http1 by ALPN), scenarios, streams and replays the one asked for.
+func LoadTransport(res *Load) (transport, url string) {
+	return ConfigTransport(res.Scenario, res.Config)
+}
+
+// ConfigTransport is LoadTransport from a scenario name and a
+// configuration: a load run's, or a study cell's (its "transport" key).
+func ConfigTransport(scenario string, cfg map[string]any) (transport, url string) {
+	str := func(m map[string]any, keys ...string) string {
+		for _, k := range keys {
+			if s, ok := m[k].(string); ok && s != "" {
+				return s
+			}
+		}
+		return ""
+	}
+	scenario = cmp.Or(scenario, str(cfg, "scenario"))
+	if kv := configMap(cfg["kv_options"]); kv != nil || strings.HasPrefix(scenario, "kv-") {
+		// The KV scenarios speak RESP, or HTTP/1.1 to the KV store's HTTP face.
+		if p := cmp.Or(str(kv, "protocol"), str(cfg, "protocol")); strings.HasPrefix(p, "http") {
+			return "http1", cmp.Or(str(kv, "url"), str(cfg, "url"))
+		}
+		return "resp", ""
+	}
+	for _, key := range []string{"raw", "scenario_options", "stream", "replay"} {
+		v := configMap(cfg[key])
+		if o := configMap(v["options"]); o != nil { // a replay's: its options beside its schedule
+			v = o
+		}
+		if v == nil {
+			continue
+		}
+		t, u := str(v, "transport", "Transport"), str(v, "url", "URL")
+		if k := str(v, "kind"); k != "" && t == "" {
+			t = streamTransport(k)
+		}
+		return cmp.Or(t, "http1"), u
+	}
+	if t := str(cfg, "transport"); t != "" {
+		return t, str(cfg, "url")
+	}
+	return "", ""
+}
+
+// configMap is a configuration entry as a JSON object: read from a file it
+// is one already; in a run just made it may still be the client's options
+// struct, read through its JSON form (results knows no client).
+func configMap(v any) map[string]any {
+	if v == nil {
+		return nil
+	}
+	if m, ok := v.(map[string]any); ok {
+		return m
+	}
+	var m map[string]any
+	b, err := json.Marshal(v)
+	if err != nil || json.Unmarshal(b, &m) != nil {
+		return nil
+	}
+	return m
+}
+
+// streamTransport is the transport a stream kind implies when none was
+// given: gRPC's own on the gRPC port, else HTTP/1.1 on the REST port.
+func streamTransport(kind string) string {
+	if strings.HasPrefix(kind, "grpc-") {
+		return "grpc"
+	}
+	return "http1"
+}
+
+// Protocol names a transport for people, with the flag value that asks for
+// it: "HTTP/3 over QUIC (h3)", "HTTP/1.1 over TLS (http1)". url decides
+// whether HTTP/1.1 ran over TLS. "" for an unknown transport name stays
+// the name itself.
+func Protocol(transport, url string) string {
+	tls := strings.HasPrefix(url, "https://") || strings.HasPrefix(url, "wss://")
+	var words string
+	switch transport {
+	case "":
+		return ""
+	case "http1":
+		words = "HTTP/1.1"
+		if tls {
+			words += " over TLS"
+		}
+	case "h2":
+		words = "HTTP/2 over TLS"
+	case "h2c":
+		words = "HTTP/2 cleartext"
+	case "h3":
+		words = "HTTP/3 over QUIC"
+	case "grpc":
+		words = "gRPC over HTTP/2"
+	case "resp":
+		words = "RESP over TCP"
+	default:
+		return transport
+	}
+	return words + " (" + transport + ")"
+}
+
+// LoadProtocol is Protocol of a load run's transport; "" when unknown.
+func LoadProtocol(res *Load) string { return Protocol(LoadTransport(res)) }

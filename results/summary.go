@@ -43,7 +43,11 @@ func WriteSummary(w io.Writer, r *Load) error {
 		span = fmt.Sprintf("rates over the %v window of -d (%v with the graceful stop)",
 			m.Round(time.Millisecond), r.Elapsed().Round(time.Millisecond))
 	}
-	ew.printf("wirebench load: %s (%s%s), %s\n\n", r.Scenario, loop, seg, span)
+	proto := ""
+	if p := LoadProtocol(r); p != "" {
+		proto = ", " + p
+	}
+	ew.printf("wirebench load: %s%s, %s%s, %s\n\n", r.Scenario, proto, loop, seg, span)
 	ew.printf("  requests      %d   %.1f/s   failed %d (%.2f%%)\n", r.Requests, r.RPS(), r.Failed, 100*r.ErrorRate())
 	if r.Interrupted > 0 {
 		ew.printf("  interrupted   %d (in flight at the end, not counted)\n", r.Interrupted)
