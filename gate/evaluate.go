@@ -1,6 +1,7 @@
 package gate
 
 import (
+	"cmp"
 	"fmt"
 	"reflect"
 	"strings"
@@ -88,6 +89,10 @@ func Evaluate(s *results.Study, o Options) (*Result, error) {
 	}
 	r.ExitCode = r.Verdict.ExitCode()
 	r.Noise = noise(s, r, base, change, aa, bt, o)
+	if samePair(base, change) {
+		r.Noise.Warnings = append(r.Noise.Warnings, fmt.Sprintf("the change (%s) runs the base's build (%s): an A/A run, so any regression found is a false positive",
+			change.ID, cmp.Or(shortCommit(base.Commit), base.Rev)))
+	}
 	return r, nil
 }
 
@@ -195,11 +200,19 @@ func pickCells(s *results.Study, o Options) (base, change, aa results.Cell, err 
 			return
 		}
 	} else {
-		var others []results.Cell
+		var others, rest []results.Cell
 		for _, c := range s.Cells {
-			if c.ID != base.ID && c.ID != aa.ID && !samePair(base, c) {
-				others = append(others, c)
+			if c.ID != base.ID && c.ID != aa.ID {
+				rest = append(rest, c)
+				if !samePair(base, c) {
+					others = append(others, c)
+				}
 			}
+		}
+		if len(others) == 0 && len(rest) == 1 {
+			// One other cell, running the base's own build: an A/A study,
+			// whose file names its baseline; that other cell is the change.
+			others = rest
 		}
 		if len(others) != 1 {
 			return base, change, aa, fmt.Errorf("%w: name the change with --change (the study has cells %s)", ErrOptions, cellList(s))
@@ -219,6 +232,8 @@ func pickCells(s *results.Study, o Options) (base, change, aa results.Cell, err 
 	}
 	return base, change, aa, nil
 }
+
+func shortCommit(c string) string { return c[:min(len(c), 12)] }
 
 // samePair reports whether two cells run the same build the same way: an
 // A/A pair.

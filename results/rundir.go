@@ -60,3 +60,58 @@ func dirName(study string) string {
 	}
 	return s
 }
+
+// ResultsFile is the results.json that path names: path itself if it is a
+// file; in a directory, its results.json, or else the newest results.json
+// among its run directories (NewRunDir's, one level down: a study's --out
+// folder, which gains one per run). newest counts the run files found
+// (0 when path named one directly); newest is chosen by modification time,
+// then by name (run directories carry their start time).
+func ResultsFile(path string) (file string, runs int, err error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return "", 0, err
+	}
+	if !fi.IsDir() {
+		return path, 0, nil
+	}
+	if f := filepath.Join(path, "results.json"); fileExists(f) {
+		return f, 0, nil
+	}
+	found, err := filepath.Glob(filepath.Join(globEscape(path), "*", "results.json"))
+	if err != nil {
+		return "", 0, err
+	}
+	var newest time.Time
+	for _, f := range found {
+		fi, err := os.Stat(f)
+		if err != nil || !fi.Mode().IsRegular() {
+			continue
+		}
+		runs++
+		if t := fi.ModTime(); file == "" || t.After(newest) || (t.Equal(newest) && f > file) {
+			file, newest = f, t
+		}
+	}
+	if file == "" {
+		return "", 0, fmt.Errorf("%w: %s has no results.json, nor any run directory with one", ErrResults, path)
+	}
+	return file, runs, nil
+}
+
+func fileExists(p string) bool {
+	fi, err := os.Stat(p)
+	return err == nil && fi.Mode().IsRegular()
+}
+
+// globEscape quotes the glob metacharacters of a literal path.
+func globEscape(p string) string {
+	var b strings.Builder
+	for _, r := range p {
+		if strings.ContainsRune(`*?[\`, r) {
+			b.WriteByte('\\')
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 
 	"github.com/wirebench/wirebench/gate"
@@ -30,8 +31,9 @@ func (e gateExit) ExitCode() int { return e.code }
 // verdict goes to stdout in the chosen format, its one-line summary to
 // stderr when it is not a pass, and the exit code says it to CI.
 func runGate(ctx context.Context, env *cliEnv, args []string) error {
-	fs := newFlagSet(env, "gate", "results.json [--max-regression METRIC:±N%]... [--alpha 0.05] [--base CELL] [--change CELL] [--format text|github|json]\n\n"+
-		"Judges the change against the base in a study's results (wirebench study run gate.yaml).\n"+
+	fs := newFlagSet(env, "gate", "RESULTS [--max-regression METRIC:±N%]... [--alpha 0.05] [--base CELL] [--change CELL] [--format text|github|json]\n\n"+
+		"Judges the change against the base in a study's results (wirebench study run gate.yaml --out DIR).\n"+
+		"RESULTS is a results.json, a run's folder, or the study's --out folder: its newest run is judged.\n"+
 		"Metrics: "+gate.MetricNames()+".\n"+
 		"Exit status: 0 no regression beyond tolerance (shown at α), 1 a regression beyond tolerance,\n"+
 		"significant at α after Holm's correction, 2 bad usage or unreadable results, 3 undecidable\n"+
@@ -48,7 +50,7 @@ func runGate(ctx context.Context, env *cliEnv, args []string) error {
 		return err
 	}
 	if len(pos) != 1 {
-		return usagef("want one results.json (from wirebench study run), got %d arguments", len(pos))
+		return usagef("want one results.json or study output folder (from wirebench study run), got %d arguments", len(pos))
 	}
 	o := gate.Options{Base: *base, Change: *change, AA: *aa, Alpha: *alpha}
 	if o.Tolerances, err = gate.ParseTolerances(*tols); err != nil {
@@ -57,7 +59,17 @@ func runGate(ctx context.Context, env *cliEnv, args []string) error {
 	if *format != "text" && *format != "github" && *format != "json" {
 		return usagef("unknown format %q (want %s)", *format, strings.Join(gate.Formats, ", "))
 	}
-	res, err := results.ReadFile(pos[0])
+	file, runs, err := results.ResultsFile(pos[0])
+	if err != nil {
+		return gateExit{code: 2, msg: err.Error()}
+	}
+	switch { // a study's --out folder: say which of its runs is judged
+	case runs == 1:
+		fmt.Fprintf(env.stderr, "wirebench gate: judging %s (the only run in %s)\n", file, pos[0])
+	case runs > 1:
+		fmt.Fprintf(env.stderr, "wirebench gate: judging %s (the newest of %d runs in %s)\n", file, runs, pos[0])
+	}
+	res, err := results.ReadFile(file)
 	if err != nil {
 		return gateExit{code: 2, msg: err.Error()} // not a verdict: never 1 or 3
 	}

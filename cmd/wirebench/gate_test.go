@@ -81,3 +81,72 @@ func TestGateExitCodes(t *testing.T) {
 		})
 	}
 }
+
+// TestGateStudyFolder: gate takes a study's --out folder, which gains a
+// run directory per run, and judges its newest run (the docs' command
+// before this matched every run's results.json and was refused).
+func TestGateStudyFolder(t *testing.T) {
+	out := t.TempDir()
+	put := func(name, src string, mtime time.Time) string {
+		dir := filepath.Join(out, name)
+		if err := os.Mkdir(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		b, err := os.ReadFile(src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f := filepath.Join(dir, "results.json")
+		if err := os.WriteFile(f, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chtimes(f, mtime, mtime); err != nil {
+			t.Fatal(err)
+		}
+		return f
+	}
+	now := time.Now()
+	slow := put("gate-20261128T100000Z", gateStudy(t, 8, 3), now.Add(-time.Hour))
+	same := put("gate-20261128T110000Z", gateStudy(t, 8, 1), now)
+	code, stdout, stderr := runCLI(t, "gate", out)
+	if code != 0 || !strings.Contains(stdout, "PASS") || !strings.Contains(stderr, "judging "+same+" (the newest of 2 runs in "+out+")") {
+		t.Errorf("gate %s: exit %d, want 0 judging %s\nstdout %s\nstderr %s", out, code, same, stdout, stderr)
+	}
+	if err := os.Chtimes(slow, now.Add(time.Minute), now.Add(time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, stderr := runCLI(t, "gate", out); code != 1 || !strings.Contains(stderr, "judging "+slow) {
+		t.Errorf("gate %s after the slow run became newest: exit %d, want 1\nstderr %s", out, code, stderr)
+	}
+	if code, _, stderr := runCLI(t, "gate", filepath.Dir(same)); code != 0 || strings.Contains(stderr, "judging") {
+		t.Errorf("gate on one run's folder: exit %d, want 0 and no note\nstderr %s", code, stderr)
+	}
+	if code, _, stderr := runCLI(t, "gate", t.TempDir()); code != 2 || !strings.Contains(stderr, "has no results.json") {
+		t.Errorf("gate on an empty folder: exit %d, want 2\nstderr %s", code, stderr)
+	}
+}
+
+// TestGateAAStudy: a study of two cells at one commit (an A/A run, its
+// baseline named) is judged without --change, and says what it is.
+func TestGateAAStudy(t *testing.T) {
+	path := gateStudy(t, 8, 1)
+	s, err := results.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range s.Cells {
+		s.Cells[i].Rev, s.Cells[i].Commit, s.Cells[i].Command = "HEAD", "0123456789abcdef0123", []string{"./srv", "-addr", "127.0.0.1:{port}"}
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Write(f); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	code, stdout, stderr := runCLI(t, "gate", path)
+	if code == 2 || !strings.Contains(stdout, "the change (gate/change) runs the base's build (0123456789ab): an A/A run") {
+		t.Errorf("gate on an A/A study: exit %d\nstdout %s\nstderr %s", code, stdout, stderr)
+	}
+}
