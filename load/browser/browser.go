@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/chromedp/chromedp"
@@ -107,16 +108,21 @@ func (s *scenario) NewVU(ctx context.Context, id int, _ *measure.Bytes) (load.VU
 	if id > 0 {
 		return nil, fmt.Errorf("%w: a browser scenario runs one page: concurrency 1", load.ErrOptions)
 	}
+	var cmd *exec.Cmd // the browser's, for its exit status if it fails to start
 	actx, acancel := chromedp.NewExecAllocator(context.Background(), chromedp.ExecPath(s.exe),
 		chromedp.Headless, chromedp.NoSandbox, chromedp.NoFirstRun, chromedp.NoDefaultBrowserCheck,
-		chromedp.DisableGPU, chromedp.Flag("disable-extensions", true), chromedp.Flag("mute-audio", true))
+		chromedp.DisableGPU, chromedp.Flag("disable-extensions", true), chromedp.Flag("mute-audio", true),
+		chromedp.ModifyCmdFunc(func(c *exec.Cmd) {
+			cmd = c
+			c.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL} // chromedp's own default, which this replaces
+		}))
 	bctx, bcancel := chromedp.NewContext(actx)
 	v := &vu{s: s, ctx: bctx, cancel: func() { bcancel(); acancel() }}
 	// the first Run starts the browser: no timeout on it (that would end
 	// the browser); the navigation below is bounded instead
 	if err := chromedp.Do(bctx); err != nil {
-		v.cancel()
-		return nil, fmt.Errorf("load: start %s: %w", s.exe, err)
+		v.cancel() // waits for the process: its exit status is known after
+		return nil, fmt.Errorf("load: start %s: %s", s.exe, startFailure(s.exe, cmd, err))
 	}
 	nctx, ncancel := context.WithTimeout(bctx, s.o.Timeout)
 	defer ncancel()
@@ -234,4 +240,34 @@ func (s *scenario) ownLatency(res *results.Load) {
 	res.Warnings = append(res.Warnings, fmt.Sprintf(
 		"in-browser latencies (performance.now(), cross-origin isolated: %v) in batches of %d calls; client CPU includes %d chromium processes; no byte counts (the browser's sockets)",
 		s.isolated, s.o.Batch, s.procs))
+}
+
+// startFailure says why the browser did not start: its own exit status
+// and its last lines of output. A launcher script's complaints are left
+// out: Debian's /usr/bin/chromium prints a harmless shell error ("…/chromium:
+// 9: [: 25276514304: unexpected operator") before it execs the browser,
+// and that line used to be all a failed start showed.
+func startFailure(exe string, cmd *exec.Cmd, err error) string {
+	out, ok := strings.CutPrefix(err.Error(), "chrome failed to start:\n")
+	if !ok {
+		return err.Error()
+	}
+	var own []string
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		if line = strings.TrimSpace(line); line != "" && !strings.HasPrefix(line, exe+": ") {
+			own = append(own, line)
+		}
+	}
+	const keep = 8 // the reason is at the end; dbus noise comes first
+	if len(own) > keep {
+		own = append([]string{fmt.Sprintf("(%d lines before)", len(own)-keep)}, own[len(own)-keep:]...)
+	}
+	status := "the browser exited before it listened for DevTools"
+	if cmd != nil && cmd.ProcessState != nil {
+		status = "the browser exited with " + cmd.ProcessState.String()
+	}
+	if len(own) == 0 {
+		return status + ", printing nothing of its own"
+	}
+	return status + "; its output:\n  " + strings.Join(own, "\n  ")
 }
