@@ -30,11 +30,11 @@ func runCompare(ctx context.Context, env *cliEnv, args []string) error {
 	if len(pos) != 2 {
 		return usagef("want two result files (old new), got %d", len(pos))
 	}
-	old, err := readResults(pos[0])
+	old, err := readResults(env.stderr, pos[0])
 	if err != nil {
 		return err
 	}
-	new, err := readResults(pos[1])
+	new, err := readResults(env.stderr, pos[1])
 	if err != nil {
 		return err
 	}

@@ -29,7 +29,7 @@ var reportFormats = map[string]func(io.Writer, *report.Report) error{
 }
 
 func runReport(ctx context.Context, env *cliEnv, args []string) error {
-	fs := newFlagSet(env, "report", "[--format md|html|csv] [-o file [--force]] results.json|load.json")
+	fs := newFlagSet(env, "report", "[--format md|html|csv] [-o file [--force]] results.json|load.json|DIR")
 	format := fs.String("format", "md", "output format: "+strings.Join(formatNames(), ", "))
 	out := fs.StringP("output", "o", "", "write to this `file` instead of stdout (never replaced without --force)")
 	force := fs.Bool("force", false, "replace an existing -o file")
@@ -48,7 +48,7 @@ func runReport(ctx context.Context, env *cliEnv, args []string) error {
 	if err := checkNewOut(*out, *force); err != nil {
 		return err
 	}
-	r, err := readResults(pos[0])
+	r, err := readResults(env.stderr, pos[0])
 	if err != nil {
 		return err
 	}
@@ -75,7 +75,17 @@ func formatNames() []string {
 // readResults reads a study result file or a load result file, naming
 // it in errors: one over results.MaxFileSize is refused from its size,
 // and one whose numbers cannot be true (results.Validate) is refused too.
-func readResults(path string) (*results.Study, error) {
+// A run's folder stands for its results.json, and a study's --out folder
+// for its newest run's, named on stderr.
+func readResults(stderr io.Writer, path string) (*results.Study, error) {
+	file, runs, err := results.ResultsFile(path)
+	if err != nil {
+		return nil, err
+	}
+	if runs > 0 {
+		fmt.Fprintf(stderr, "wirebench: reading %s (the newest of %d runs in %s)\n", file, runs, path)
+	}
+	path = file
 	if err := results.CheckFileSize(path); err != nil {
 		return nil, err
 	}

@@ -39,7 +39,7 @@ func runStudy(ctx context.Context, env *cliEnv, args []string) error {
 	fs.BoolVar(&o.NoPin, "no-pin", false, "do not pin client and server to separate CPUs")
 	clientCPUs := fs.String("client-cpus", "", "pin the client (this process) to these `CPUs` (default: the first CPU)")
 	serverCPUs := fs.String("server-cpus", "", "pin each server process to these `CPUs` (default: the other CPUs)")
-	out := fs.String("out", "results", "`directory` under which <study>-<timestamp>/ is written")
+	out := fs.String("out", "wirebench-out", "`directory` under which <study>-<timestamp>/ is written (kept apart from the sources: results/ is a Go package)")
 	bin := fs.String("bin", "", "wirebench `binary`, {wirebench} in server commands (default: this executable)")
 	serveArgs := fs.String("serve-args", "", "extra `args` appended to every server command, space-separated (e.g. '--delay 200us')")
 	ports := fs.String("ports", "", "bind the servers' ports ({port}, {port2}, ...) only in this range, `LO-HI` (e.g. 9000-9099); default: free ports the kernel picks")
