@@ -262,4 +262,4 @@ func TestLoadHTTPS(t *testing.T) {
 // secondsHeader matches a 300ms run's summary header: "rates over the 300ms
 // window of -d (…)" or, when the graceful stop took under 1 ms, the elapsed
 // time alone, rounded to 300ms or 301ms.
-var secondsHeader = regexp.MustCompile(`rates over the 300ms window|\), 30[01]ms\n`)
+var secondsHeader = regexp.MustCompile(`rates over the 300ms window|VUs?, 30[01]ms\n`)
