@@ -127,7 +127,7 @@ func parseAccess(b []byte) (req reqlog.Request, sec, rt int64, why string) {
 		return req, 0, 0, "no quoted request"
 	}
 	f := bytes.Fields(reqLine)
-	if len(f) != 3 || !bytes.HasPrefix(f[2], []byte("HTTP/")) || !reqlog.ValidMethod(string(f[0])) || len(f[1]) == 0 {
+	if len(f) != 3 || !bytes.HasPrefix(f[2], []byte("HTTP/")) || !reqlog.ValidMethod(string(f[0])) || !reqlog.ValidTarget(string(f[1])) {
 		return req, 0, 0, fmt.Sprintf("bad request %q", shorten(reqLine))
 	}
 	req.Method, req.Target = string(f[0]), string(f[1])

@@ -167,7 +167,7 @@ func (e *harEntry) request() (reqlog.Request, string) {
 	if !reqlog.ValidMethod(r.Method) {
 		return req, fmt.Sprintf("bad method %q", shorten([]byte(r.Method)))
 	}
-	if !strings.HasPrefix(r.URL, "http://") && !strings.HasPrefix(r.URL, "https://") || strings.ContainsAny(r.URL, " \r\n") {
+	if !strings.HasPrefix(r.URL, "http://") && !strings.HasPrefix(r.URL, "https://") || !reqlog.ValidTarget(r.URL) {
 		return req, fmt.Sprintf("bad url %q", shorten([]byte(r.URL)))
 	}
 	req.At, req.Method, req.Target, req.Status = t.UnixNano(), r.Method, r.URL, e.Response.Status

@@ -117,7 +117,7 @@ func (j *jsonlReader) parse(b []byte) (reqlog.Request, string) {
 	}
 	p, _ := lookup(obj, j.f.Path)
 	ps, _ := p.(string)
-	if ps == "" || strings.ContainsAny(ps, " \r\n") {
+	if !reqlog.ValidTarget(ps) {
 		return req, fmt.Sprintf("no or bad path in %q", j.f.Path)
 	}
 	req.At, req.Method, req.Target = at, ms, ps

@@ -184,7 +184,7 @@ func fuzzSource(f *testing.F, format string, seeds ...string) {
 			if err != nil {
 				break
 			}
-			if !reqlog.ValidMethod(r.Method) || r.Target == "" || strings.ContainsAny(r.Target, " \r\n") {
+			if !reqlog.ValidMethod(r.Method) || !reqlog.ValidTarget(r.Target) {
 				t.Fatalf("accepted %+v", r)
 			}
 			for _, h := range r.Header {
@@ -215,3 +215,51 @@ func FuzzJSONLines(f *testing.F) {
 }
 
 func newPeek(s string) *bufio.Reader { return bufio.NewReader(strings.NewReader(s)) }
+
+// TestControlBytesRefused: a request whose target or header value holds
+// a control byte (ESC, NUL, DEL) is refused in every format, counted,
+// and the example shown escapes it: nothing of it reaches the wire, the
+// terminal or a report.
+func TestControlBytesRefused(t *testing.T) {
+	for _, c := range []struct{ format, text string }{
+		{FormatAccess, "1.2.3.4 - - [24/Nov/2026:10:00:00 +0000] \"GET /a\x1b[2J HTTP/1.1\" 200 1 \"-\" \"-\"\n" +
+			"1.2.3.4 - - [24/Nov/2026:10:00:00 +0000] \"GET /ok HTTP/1.1\" 200 1 \"-\" \"-\"\n"},
+		{FormatJSONL, `{"time": 1795514400, "method": "GET", "path": "/a\u001b[31m"}` + "\n" +
+			`{"time": 1795514400, "method": "GET", "path": "/b", "headers": {"X": "v\u0007"}}` + "\n" +
+			`{"time": 1795514400, "method": "GET", "path": "/ok"}` + "\n"},
+		{FormatReqlog, `{"wirebench":"requests/v1"}` + "\n" + `{"t":1,"m":"GET","u":"/a\u007f"}` + "\n" +
+			`{"t":1,"m":"GET","u":"/b","h":[["X","\u001b]0;pwned\u0007"]]}` + "\n" + `{"t":2,"m":"GET","u":"/ok"}` + "\n"},
+		{FormatHAR, `{"log": {"entries": [` + harEntryURL(`http://a/\u0000x`) + `,` + harEntryURL("http://a/ok") + `]}}`},
+	} {
+		t.Run(c.format, func(t *testing.T) {
+			src, err := NewSource(strings.NewReader(c.text), "", c.format, FieldMap{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := drain(t, src)
+			if len(got) != 1 || !strings.HasSuffix(got[0].Target, "/ok") {
+				t.Errorf("accepted %+v", got)
+			}
+			bad := src.Malformed()
+			if bad.N == 0 {
+				t.Error("nothing counted")
+			}
+			for _, e := range bad.Examples {
+				if strings.ContainsAny(e, "\x00\x07\x1b\x7f") {
+					t.Errorf("example holds a control byte: %q", e)
+				}
+			}
+		})
+	}
+}
+
+// TestEndpointNamesPrintable: an endpoint's name holds printable ASCII
+// only and at most MaxName bytes (and a mark).
+func TestEndpointNamesPrintable(t *testing.T) {
+	r := newRoutes()
+	r.op("GET", "/caf\xc3\xa9/\xc2\x9b2J/"+strings.Repeat("a", 1000))
+	got := r.name(0)
+	if !strings.HasPrefix(got, "GET /caf%C3%A9/%C2%9B2J/aaa") || len(got) > len("GET ")+MaxName+len("…") || !strings.HasSuffix(got, "…") {
+		t.Fatalf("name %q (%d bytes)", got, len(got))
+	}
+}

@@ -1,6 +1,7 @@
 package replay
 
 import (
+	"fmt"
 	"strings"
 	"sync"
 )
@@ -102,7 +103,7 @@ func newRoutes() *routes { return &routes{index: map[string]int{}} }
 
 // op returns the operation index of method and target.
 func (r *routes) op(method, target string) int {
-	key := method + " " + Template(target)
+	key := method + " " + printable(Template(target))
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if i, ok := r.index[key]; ok {
@@ -114,6 +115,28 @@ func (r *routes) op(method, target string) int {
 	r.index[key] = len(r.names)
 	r.names = append(r.names, key)
 	return len(r.names) - 1
+}
+
+// MaxName bounds an endpoint's name: a longer template is cut and
+// marked, so that a long recorded path fills no terminal or report.
+const MaxName = 200
+
+// printable is an endpoint name as every report may show it: bytes
+// outside printable ASCII (C1 controls are UTF-8 too) percent-encoded,
+// as a server would see them, cut at MaxName.
+func printable(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s) && b.Len() < MaxName; i++ {
+		if c := s[i]; c > ' ' && c < 0x7f {
+			b.WriteByte(c)
+		} else {
+			fmt.Fprintf(&b, "%%%02X", c)
+		}
+	}
+	if b.Len() >= MaxName && len(s) > MaxName {
+		return b.String()[:MaxName] + "…"
+	}
+	return b.String()
 }
 
 // name names operation i.

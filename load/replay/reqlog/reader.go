@@ -66,6 +66,8 @@ func parseLine(b []byte) (Request, string) {
 		return Request{}, fmt.Sprintf("bad method %q", shorten(l.M))
 	case l.U == "":
 		return Request{}, "no target (u)"
+	case !ValidTarget(l.U):
+		return Request{}, fmt.Sprintf("bad target %q", shorten(l.U))
 	case l.S < 0 || l.S > 999:
 		return Request{}, fmt.Sprintf("bad status %d", l.S)
 	case l.BL < 0:
@@ -89,8 +91,34 @@ func validHeaderName(k string) bool { return k != "" && len(k) <= 256 && isToken
 // or LF (a value that could split the request is refused, not sent).
 func ValidMethod(m string) bool { return validMethod(m) }
 
-// ValidHeader: see ValidMethod.
-func ValidHeader(k, v string) bool { return validHeaderName(k) && !strings.ContainsAny(v, "\r\n\x00") }
+// ValidHeader: see ValidMethod. A value holds no control byte but HTAB
+// (RFC 9110 5.5): an ESC or NUL is refused, never sent or shown.
+func ValidHeader(k, v string) bool {
+	if !validHeaderName(k) {
+		return false
+	}
+	for i := 0; i < len(v); i++ {
+		if c := v[i]; c < ' ' && c != '\t' || c == 0x7f {
+			return false
+		}
+	}
+	return true
+}
+
+// ValidTarget: a request target (path and query, or an absolute URL) of
+// visible bytes: no space and no control byte (ESC, NUL, DEL), which
+// would split the request line or reach a terminal or a report.
+func ValidTarget(t string) bool {
+	if t == "" {
+		return false
+	}
+	for i := 0; i < len(t); i++ {
+		if c := t[i]; c <= ' ' || c == 0x7f {
+			return false
+		}
+	}
+	return true
+}
 
 func isToken(s string) bool {
 	for i := 0; i < len(s); i++ {

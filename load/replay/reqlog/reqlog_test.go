@@ -134,7 +134,7 @@ func FuzzReader(f *testing.F) {
 			if err != nil {
 				return
 			}
-			if q.At == 0 || !ValidMethod(q.Method) || q.Target == "" {
+			if q.At == 0 || !ValidMethod(q.Method) || !ValidTarget(q.Target) {
 				t.Fatalf("accepted a bad request %+v", q)
 			}
 			for _, h := range q.Header {
