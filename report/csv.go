@@ -35,6 +35,7 @@ import (
 // with p, and verdict says what the report concluded (better, worse,
 // same, undecided: too few trials for the test to decide).
 func WriteCSV(w io.Writer, rep *Report) error {
+	w = printableWriter(w)
 	cw := safeCSV{csv.NewWriter(w)}
 	header := []string{"kind", "group", "cell", "label", "baseline", "operation", "trials", "failed_trials", "requests", "failed_requests"}
 	col := map[string]int{} // metric CSV name → first column

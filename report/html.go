@@ -21,6 +21,7 @@ var htmlTmpl = sync.OnceValue(func() *template.Template { return template.Must(t
 // tables as the Markdown below them, so it can be mailed or archived
 // next to results.json and still open years later.
 func WriteHTML(w io.Writer, rep *Report) error {
+	w = printableWriter(w)
 	r := rep.Results
 	d := htmlData{
 		Title: title(r), Warnings: allWarnings(rep), Meta: strings.ReplaceAll(metaLine(rep), "`", ""),

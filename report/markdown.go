@@ -17,6 +17,7 @@ import (
 // table with every other metric behind an expandable section; every
 // number with its spread and every comparison with its evidence.
 func WriteMarkdown(w io.Writer, rep *Report) error {
+	w = printableWriter(w)
 	bw := bufio.NewWriter(w)
 	r := rep.Results
 	fmt.Fprintf(bw, "# %s\n\n", mdEscape(title(r)))
