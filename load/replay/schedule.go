@@ -103,6 +103,11 @@ func NewSchedule(open func() (Source, io.Closer, error), o ScheduleOptions) (*Sc
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &Schedule{o: o, ch: make(chan Item, Window), cancel: cancel, done: make(chan struct{}), pending: map[uint64]Item{}}
 	go s.read(ctx, open, src, c)
+	// The reader emits its first request only once it holds a window of
+	// them (or the whole recording): tens of milliseconds of parsing that
+	// would make the first request late against the run's clock, which
+	// starts after this returns.
+	s.Due(0)
 	return s, nil
 }
 

@@ -188,3 +188,44 @@ func TestTemplate(t *testing.T) {
 		t.Fatal("routes past MaxEndpoints are not 'other'")
 	}
 }
+
+// countingSource counts the requests read from it.
+type countingSource struct {
+	Source
+	n atomic.Int64
+}
+
+func (c *countingSource) Next() (reqlog.Request, error) {
+	r, err := c.Source.Next()
+	if err == nil {
+		c.n.Add(1)
+	}
+	return r, err
+}
+
+// TestScheduleReadsAheadBeforeTheClock: by the time NewSchedule returns,
+// the first window of the recording is read and its first request due,
+// so the run's clock (which starts after) does not wait for the parsing.
+func TestScheduleReadsAheadBeforeTheClock(t *testing.T) {
+	ms := make([]int, 3*Window)
+	for i := range ms {
+		ms[i] = i
+	}
+	src := &countingSource{}
+	b := logOf(t, ms...)
+	s, err := NewSchedule(func() (Source, io.Closer, error) {
+		var err error
+		src.Source, err = NewSource(bytes.NewReader(b), "", "", FieldMap{})
+		return src, io.NopCloser(nil), err
+	}, ScheduleOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if n := src.n.Load(); n < Window {
+		t.Errorf("%d requests read when the schedule was handed over, want the first window (%d) read before the run starts", n, Window)
+	}
+	if at, stop := s.Due(0); stop || at != 0 {
+		t.Errorf("first request due at %v (stop %v), want 0", at, stop)
+	}
+}
