@@ -2,6 +2,7 @@ package load
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"strconv"
@@ -73,6 +74,9 @@ func Run(ctx context.Context, opts Options, sc Scenario) (*results.Load, error) 
 		hard, cancelHard = context.WithDeadline(ctx, r.start.Add(o.Duration+o.GracefulStop))
 	}
 	defer cancelIssue()
+	issue, stopIssue := context.WithCancelCause(issue)
+	defer stopIssue(nil)
+	r.stats.watch = &deadTarget{start: r.start, stop: stopIssue}
 	defer cancelHard()
 
 	stopLive := r.startLive()
@@ -113,6 +117,11 @@ func Run(ctx context.Context, opts Options, sc Scenario) (*results.Load, error) 
 	res.Exemplars = r.exemplars(ops)
 	sc.Finish(res)
 	res.Causes = results.FailureCauses(res.Failures)
+	var dead *DeadTargetError
+	if errors.As(context.Cause(issue), &dead) {
+		res.Stop = &results.Stop{Cause: dead.Error()}
+		res.Warnings = append(res.Warnings, dead.Error())
+	}
 	res.Warnings = append(res.Warnings, results.Diagnose(res)...)
 	return res, nil
 }

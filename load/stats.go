@@ -19,8 +19,9 @@ import (
 // What a run's statistics hold is therefore bounded by
 // shards × (3 + 2 × operations) histograms, whatever the workers.
 type stats struct {
-	sh   *measure.Shards[shard]
-	nops int
+	sh    *measure.Shards[shard]
+	nops  int
+	watch *deadTarget // failures.go; nil watches nothing
 }
 
 // shard is one part of the record; only touched under its lock.
@@ -66,6 +67,7 @@ func newStats(workers, nops, slowest int) *stats {
 // record adds one outcome, from a worker whose home shard is home.
 // start is when the request was due (latency counts from it).
 func (s *stats) record(home int, o *Outcome, start time.Time, lat, svc, lag time.Duration, open bool) {
+	s.watch.note(o)
 	i := s.sh.Lock(home)
 	s.sh.At(i).record(o, start, lat, svc, lag, open)
 	s.sh.Unlock(i)

@@ -103,6 +103,10 @@ type Load struct {
 type Stop struct {
 	Interrupted bool   `json:"interrupted"`
 	Signal      string `json:"signal,omitempty"` // "SIGINT", "SIGTERM"
+	// Cause is why the run stopped on its own, not interrupted: no
+	// request succeeded and every one failed for a reason more requests
+	// cannot change (connection refused).
+	Cause string `json:"cause,omitempty"`
 }
 
 // ThresholdResult is one threshold and its verdict.

@@ -263,3 +263,18 @@ func TestLoadHTTPS(t *testing.T) {
 // window of -d (…)" or, when the graceful stop took under 1 ms, the elapsed
 // time alone, rounded to 300ms or 301ms.
 var secondsHeader = regexp.MustCompile(`rates over the 300ms window|VUs?, 30[01]ms\n`)
+
+// TestLoadStopsAtDeadTarget: load against a port with nothing listening
+// stops soon with the cause and exits 1, instead of sending failing
+// requests for all of -d.
+func TestLoadStopsAtDeadTarget(t *testing.T) {
+	t.Parallel()
+	refused := "http://" + testkit.RefusedAddr(t) + "/"
+	for _, args := range [][]string{{"-d", "30s"}, {"-d", "30s", "-r", "200"}} {
+		code, out, errOut := runLoadCLI(t, append(append([]string{"load", "-q"}, args...), refused)...)
+		if code != 1 || !strings.Contains(errOut, "connection refused 100%") ||
+			!strings.Contains(out, "WARNING: stopped after") || !strings.Contains(out, "failed (connection refused) and none succeeded") {
+			t.Errorf("load %v: exit %d\nstdout %s\nstderr %s", args, code, out, errOut)
+		}
+	}
+}

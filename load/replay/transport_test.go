@@ -67,7 +67,9 @@ func TestReplayHTTPSVerifies(t *testing.T) {
 			res := runReplay(t, Options{File: recording(t), URL: url, Speed: 4, Transport: tr, Timeout: 5 * time.Second})
 			s.mu.Lock()
 			defer s.mu.Unlock()
-			if res.Requests != 60 || res.Failed != 60 || len(s.targets) != 0 {
+			// Every request fails; the run may stop before the 60 (a
+			// handshake no retry passes ends it early, with the cause).
+			if res.Failed != res.Requests || (res.Requests != 60 && res.Stop == nil) || res.Requests < 20 || len(s.targets) != 0 {
 				t.Fatalf("%d requests, %d failed (%v); the server saw %d", res.Requests, res.Failed, res.Failures, len(s.targets))
 			}
 		})
