@@ -66,18 +66,21 @@ type aof struct {
 	policy FsyncPolicy
 	open   func(string) (File, error)
 
-	mu       sync.Mutex
-	cond     *sync.Cond
-	f        File
-	size     int64  // bytes of f known good (written; fsynced too for always)
-	buf      []byte // frames appended and not yet written
-	undo     []undo // of the frames in buf
-	seq      uint64 // last appended
-	done     uint64 // every seq <= done is settled
-	failed   []seqRange
-	flushing bool // one goroutine writes at a time
-	syncing  bool // everysec's background fsync is running (writes go on)
-	dirty    bool // written since the last fsync
+	mu   sync.Mutex
+	cond *sync.Cond
+	f    File
+	size int64  // bytes of f known good (written; fsynced too for always)
+	buf  []byte // frames appended and not yet written
+	undo []undo // of the frames in buf
+	seq  uint64 // last appended
+	done uint64 // every seq <= done is settled
+	// The file's record numbers (aofformat.go): of the last frame built
+	// (a.buf's included), and of the last one in the good size bytes.
+	num, goodNum uint32
+	failed       []seqRange
+	flushing     bool // one goroutine writes at a time
+	syncing      bool // everysec's background fsync is running (writes go on)
+	dirty        bool // written since the last fsync
 	// broken refuses new writes: a failed fsync of acknowledged data
 	// (everysec), or a file we could not cut back to its good size.
 	broken   atomic.Pointer[error]
@@ -118,7 +121,7 @@ func openAOF(s *Store, opts Options) (*aof, error) {
 		a.open = osOpen
 	}
 	a.cond = sync.NewCond(&a.mu)
-	size, version, err := recoverAOF(s, a.path, opts.Repair)
+	size, records, version, err := recoverAOF(s, a.path, opts.Repair)
 	if err != nil {
 		return nil, err
 	}
@@ -126,8 +129,9 @@ func openAOF(s *Store, opts Options) (*aof, error) {
 		return nil, fmt.Errorf("kv: opening AOF: %w", err)
 	}
 	a.size, a.baseSize = size, size
-	if version == 1 {
-		// Version 2 frames cannot follow version 1 ones: rewrite the file
+	a.num, a.goodNum = records, records
+	if version != 0 && version != aofVersion {
+		// New frames cannot follow an older version's: rewrite the file
 		// (temp file, fsync, rename) before anything is appended.
 		a.mu.Lock()
 		done, err := a.startRewriteLocked()
@@ -137,9 +141,9 @@ func openAOF(s *Store, opts Options) (*aof, error) {
 		}
 		if err != nil {
 			a.f.Close()
-			return nil, fmt.Errorf("kv: upgrading the version 1 AOF to version 2: %w", err)
+			return nil, fmt.Errorf("kv: upgrading the version %d AOF to version %d: %w", version, aofVersion, err)
 		}
-		s.opts.Logf("kv: AOF %s: rewritten in format version 2", a.path)
+		s.opts.Logf("kv: AOF %s: rewritten in format version %d", a.path, aofVersion)
 	}
 	if size == 0 {
 		if _, err := a.f.Write([]byte(aofMagic)); err != nil {
@@ -155,6 +159,7 @@ func openAOF(s *Store, opts Options) (*aof, error) {
 			return nil, err
 		}
 		a.size, a.baseSize = int64(len(aofMagic)), int64(len(aofMagic))
+		a.num, a.goodNum = 0, 0
 	}
 	a.wg.Add(1)
 	go a.tick()
@@ -181,20 +186,22 @@ func (a *aof) refusing() error {
 	return nil
 }
 
-// push appends a finished frame (already in a.buf) to the bookkeeping. A
-// rewrite in progress gets the frame too, or, when state is not nil, a
-// frame of the ops state builds instead: the rewrite's tail may replay
-// over a snapshot that already holds the change, so it needs ops that set
-// state outright (APPEND logs the command; its state is a SET).
+// push numbers and seals the frame being built at the end of a.buf and
+// adds it to the bookkeeping. A rewrite in progress gets the frame too,
+// or, when state is not nil, a frame of the ops state builds instead: the
+// rewrite's tail may replay over a snapshot that already holds the
+// change, so it needs ops that set state outright (APPEND logs the
+// command; its state is a SET). The rewrite renumbers them for its file.
 func (a *aof) pushLocked(start int, state func([]byte) []byte, u ...undo) uint64 {
-	a.buf = endFrame(a.buf, start)
+	a.num++
+	a.buf = endFrame(a.buf, start, a.num)
 	if a.rw != nil {
 		if state == nil {
 			a.rw.buf = append(a.rw.buf, a.buf[start:]...)
 		} else {
 			var s int
 			a.rw.buf, s = beginFrame(a.rw.buf)
-			a.rw.buf = endFrame(state(a.rw.buf), s)
+			a.rw.buf = endFrame(state(a.rw.buf), s, 0)
 		}
 	}
 	a.undo = append(a.undo, u...)
@@ -259,7 +266,7 @@ func (a *aof) flushLocked(sync bool) {
 		return
 	}
 	a.flushing = true
-	buf, us, upto, good := a.buf, a.undo, a.seq, a.size
+	buf, us, upto, good, num := a.buf, a.undo, a.seq, a.size, a.num
 	a.buf, a.undo, a.nextBuf, a.nextUndo = a.nextBuf, a.nextUndo, nil, nil
 	f := a.f
 	a.mu.Unlock()
@@ -289,6 +296,7 @@ func (a *aof) flushLocked(sync bool) {
 	a.mu.Lock()
 	a.batches.Add(1)
 	a.size = good + int64(len(buf))
+	a.goodNum = num
 	a.dirty = !sync
 	a.done = max(a.done, upto)
 	a.flushing = false
@@ -347,6 +355,7 @@ func (a *aof) fail(f File, good int64, us []undo, upto uint64, cause error) {
 		s.opts.Logf("kv: %v", e)
 	}
 	a.size = good
+	a.num = a.goodNum // the frames after good are undone, a.buf's too
 	a.flushing = false
 	a.cond.Broadcast()
 	for i := range s.shards {

@@ -8,20 +8,23 @@ import (
 )
 
 // The append-only file: a magic header naming the format's version, then
-// CRC-framed records. Version 2 (written since the header checksum came):
+// CRC-framed records. Version 3 (written since records carry their order):
 //
-//	file:    "WBKVAOF2" record record record ...
+//	file:    "WBKVAOF3" record record record ...
 //
-//	record:  0        4          8          12
-//	         +--------+----------+----------+--------------------------+
-//	         |  len   | crc32c   | crc32c   |  payload (len bytes)     |
-//	         |        | payload  | header   |                          |
-//	         +--------+----------+----------+--------------------------+
-//	         len:    uint32 little-endian, 1..maxRecord
+//	record:  0        4        8          12         16
+//	         +--------+--------+----------+----------+--------------------+
+//	         |  len   |  seq   | crc32c   | crc32c   | payload (len bytes)|
+//	         |        |        | payload  | header   |                    |
+//	         +--------+--------+----------+----------+--------------------+
+//	         len:    1..maxRecord
+//	         seq:    the record's number in this file: 1, 2, 3, ...
+//	                 (modulo 2^32), so a record removed, duplicated or
+//	                 moved is found like a flipped byte
 //	         payload crc: Castagnoli CRC of the payload
-//	         header crc:  Castagnoli CRC of bytes 0..8 (len and the
-//	                      payload crc), so a flipped length is detected
-//	                      before it is trusted
+//	         header crc:  Castagnoli CRC of bytes 0..12 (len, seq and the
+//	                      payload crc), so a flipped length or number is
+//	                      detected before it is trusted
 //	         (all uint32 little-endian)
 //
 //	payload: one or more ops, applied together or not at all
@@ -34,43 +37,64 @@ import (
 //	         0x05 META       mlen:uvarint meta   (replication position, tap.go)
 //	         0x06 APPEND     exp:uvarint klen:uvarint key total:uvarint vlen:uvarint val
 //	                         (key holds total-vlen bytes and gets val appended;
-//	                         exp is its unchanged expiry; version 2 only)
+//	                         exp is its unchanged expiry; versions 2 and 3)
 //
 // exp is an absolute time in Unix milliseconds (0: none), so expiry
 // survives restarts; a replayed SET whose time has passed is dropped.
 // APPEND to an existing key is logged as the command (50 one-byte APPENDs
 // to a 10 MiB value log 50 small records, not 500 MiB); replay checks that
-// the key holds total-vlen bytes, so a record out of order is corruption,
-// never a wrong value. APPEND is not idempotent: the replication tap and
-// a rewrite's tail (records logged while the snapshot is taken, which may
-// also be in it) get the resulting value as a SET instead, so replaying a
-// suffix twice still converges there. INCR-family commands log their
-// result as a SET: at most 20 bytes, the size of the command.
+// the key holds total-vlen bytes. APPEND is not idempotent: the
+// replication tap and a rewrite's tail (records logged while the snapshot
+// is taken, which may also be in it) get the resulting value as a SET
+// instead, so replaying a suffix twice still converges there. INCR-family
+// commands log their result as a SET: at most 20 bytes, the size of the
+// command.
+//
+// The numbers start at 1 in every file: a rewrite (or a replica's
+// snapshot swapped in) numbers its snapshot records from 1 and the
+// records logged meanwhile after them, and the records appended later
+// continue from there. Numbering restarts rather than continuing the old
+// file's count because a file is read on its own, from its start; what
+// the number buys is that each record says where in its file it belongs.
+// A file cut exactly at a record boundary is still a whole, shorter log:
+// no count kept inside the file can tell it from a log that ended there.
 //
 // Recovery (readRecords) tells a torn tail from corruption. A record is
 // acknowledged only after its whole frame was written (and, for always,
 // fsynced), and records are only ever appended, so a crash can leave at
-// most an incomplete final record: fewer than 12 header bytes before the
-// end of the file, or a header whose checksum holds and whose declared
-// length runs past the end. That record was never acknowledged; it is cut
-// off and the cut is logged. Anything else — a header checksum that
-// fails, a payload checksum that fails (the final record included: a cut
-// write is a prefix, never a complete record with wrong bytes), a payload
-// that does not decode — is corruption: Open refuses, naming the offset
-// and the bytes and intact records that follow, unless Options.Repair
-// truncates there and logs what it dropped.
+// most an incomplete final record: fewer than 16 header bytes before the
+// end of the file, or a header whose checksum holds, whose number is the
+// next one and whose declared length runs past the end. That record was
+// never acknowledged; it is cut off and the cut is logged. Anything else —
+// a header checksum that fails, a record whose number is not the next
+// (removed, duplicated or moved: the writer never writes one), a payload
+// checksum that fails (the final record included: a cut write is a
+// prefix, never a complete record with wrong bytes), a payload that does
+// not decode — is corruption: Open refuses, naming the offset and the
+// bytes and intact records that follow, unless Options.Repair truncates
+// there and logs what it dropped.
+//
+// Older files are still read, with their own rules, and rewritten as
+// version 3 (temp file, fsync, rename) before Open accepts a write:
+//
+// Version 2 ("WBKVAOF2", a 12-byte header: len, payload crc, header crc
+// of bytes 0..8) has the same rules as version 3 but no numbers: a
+// record removed, duplicated or moved is found only when its replay does
+// not fit (an APPEND to a value of another length).
 //
 // Version 1 ("WBKVAOF1", an 8-byte header: len, then a CRC of len and the
-// payload) is still read, with its weaker rules: its length is not checked
-// before it is trusted, so a length that runs past the end of the file is
-// taken for a torn tail even when a flipped bit put it there, and a bad
-// record followed only by zero bytes is torn too. A complete final record
-// whose checksum fails is corruption in both versions. Open rewrites a
-// version 1 file as version 2 before accepting writes.
+// payload) does not check its length before it is trusted, so a length
+// that runs past the end of the file is taken for a torn tail even when a
+// flipped bit put it there, and a bad record followed only by zero bytes
+// is torn too. A complete final record whose checksum fails is corruption
+// in every version.
 const (
-	aofMagic   = "WBKVAOF2"
+	aofMagic   = "WBKVAOF3"
+	aofMagicV2 = "WBKVAOF2"
 	aofMagicV1 = "WBKVAOF1"
-	frameHead  = 12
+	aofVersion = 3
+	frameHead  = 16
+	frameHead2 = 12
 	frameHead1 = 8
 	// maxRecord bounds one record: an MSET of large values still fits,
 	// and a flipped length byte cannot make the reader allocate gigabytes.
@@ -122,22 +146,48 @@ func beginFrame(b []byte) ([]byte, int) {
 	return append(b, make([]byte, frameHead)...), len(b)
 }
 
-// endFrame fills the header of the frame starting at start.
-func endFrame(b []byte, start int) []byte {
+// endFrame fills the header of the frame starting at start, the seq'th
+// record of its file.
+func endFrame(b []byte, start int, seq uint32) []byte {
 	h := b[start : start+frameHead]
 	binary.LittleEndian.PutUint32(h, uint32(len(b)-start-frameHead))
-	binary.LittleEndian.PutUint32(h[4:], crc32.Checksum(b[start+frameHead:], castagnoli))
-	binary.LittleEndian.PutUint32(h[8:], crc32.Checksum(h[:8], castagnoli))
+	binary.LittleEndian.PutUint32(h[8:], crc32.Checksum(b[start+frameHead:], castagnoli))
+	setSeq(h, seq)
 	return b
 }
 
-// checkHead returns the payload length and checksum of a version 2 frame
-// header, ok when the header's own checksum holds.
-func checkHead(h []byte) (n int64, crc uint32, ok bool) {
-	if crc32.Checksum(h[:8], castagnoli) != binary.LittleEndian.Uint32(h[8:12]) {
-		return 0, 0, false
+// setSeq numbers a filled frame header and seals it.
+func setSeq(h []byte, seq uint32) {
+	binary.LittleEndian.PutUint32(h[4:], seq)
+	binary.LittleEndian.PutUint32(h[12:], crc32.Checksum(h[:12], castagnoli))
+}
+
+// renumber numbers the whole frames of b next, next+1, ... (a rewrite's
+// tail, framed with the old file's numbers) and returns the number after
+// the last.
+func renumber(b []byte, next uint32) uint32 {
+	for len(b) >= frameHead {
+		setSeq(b, next)
+		next++
+		b = b[frameHead+int(binary.LittleEndian.Uint32(b)):]
 	}
-	return int64(binary.LittleEndian.Uint32(h)), binary.LittleEndian.Uint32(h[4:]), true
+	return next
+}
+
+// checkHead returns the payload length, record number and payload
+// checksum of a frame header of the given version (2 or 3; version 2 has
+// no number), ok when the header's own checksum holds.
+func checkHead(h []byte, version int) (n int64, seq uint32, crc uint32, ok bool) {
+	if version == 2 {
+		if crc32.Checksum(h[:8], castagnoli) != binary.LittleEndian.Uint32(h[8:12]) {
+			return 0, 0, 0, false
+		}
+		return int64(binary.LittleEndian.Uint32(h)), 0, binary.LittleEndian.Uint32(h[4:]), true
+	}
+	if crc32.Checksum(h[:12], castagnoli) != binary.LittleEndian.Uint32(h[12:16]) {
+		return 0, 0, 0, false
+	}
+	return int64(binary.LittleEndian.Uint32(h)), binary.LittleEndian.Uint32(h[4:]), binary.LittleEndian.Uint32(h[8:]), true
 }
 
 func appendSetOp(b []byte, key string, val []byte, exp int64) []byte {

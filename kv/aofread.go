@@ -20,16 +20,14 @@ func (e *tornError) Error() string        { return "torn tail: " + e.reason }
 func (e *tornError) Is(target error) bool { return target == errTorn }
 
 // readRecords reads the records of r after the magic of the given format
-// version (1 or 2), from offset base of a file of size bytes, calling
+// version (1, 2 or 3), from offset base of a file of size bytes, calling
 // apply for each. It returns the offset after the last good record and
 // nil, a *tornError (the rest is a torn tail) or a *CorruptError; an
 // error from apply becomes a CorruptError at that record. The rules are
 // in aofformat.go.
 func readRecords(r io.ReaderAt, version int, base, size int64, apply func([]Op) error) (int64, error) {
-	hl := int64(frameHead)
-	if version == 1 {
-		hl = frameHead1
-	}
+	hl := headLen(version)
+	want := uint32(1) // the number of the next record (version 3)
 	br := bufio.NewReaderSize(io.NewSectionReader(r, base, size-base), 1<<16)
 	off := base
 	head := make([]byte, hl)
@@ -49,7 +47,7 @@ func readRecords(r io.ReaderAt, version int, base, size int64, apply func([]Op) 
 			if from < 0 {
 				from = off + 1
 			}
-			ce.Intact, ce.Exact = scanIntact(r, from, size), true
+			ce.Intact, ce.Exact = scanIntact(r, version, from, size), true
 		}
 		return off, ce
 	}
@@ -69,14 +67,25 @@ func readRecords(r io.ReaderAt, version int, base, size int64, apply func([]Op) 
 			return off, fmt.Errorf("kv: reading AOF at %d: %w", off, err)
 		}
 		var n int64
-		var crc uint32
+		var seq, crc uint32
 		if version == 1 {
 			n = int64(binary.LittleEndian.Uint32(head))
 		} else {
 			var ok bool
-			if n, crc, ok = checkHead(head); !ok {
-				return corrupt("header checksum mismatch (a damaged length or checksum)", -1)
+			if n, seq, crc, ok = checkHead(head, version); !ok {
+				return corrupt("header checksum mismatch (a damaged length, number or checksum)", -1)
 			}
+		}
+		if version >= 3 && seq != want {
+			// The header is as written, so the record is whole (unless
+			// its length runs past the end): it was written at another
+			// place in the log. The writer numbers every record it
+			// appends, so neither a crash nor a cut produces this.
+			next := off + hl + n
+			if n == 0 || n > maxRecord || next > size {
+				next = -1
+			}
+			return corrupt(fmt.Sprintf("record out of order: it is record %d of the file, record %d belongs here (a record removed, duplicated or moved)", seq, want), next)
 		}
 		if n == 0 || n > maxRecord {
 			if zero, err := zerosFrom(off); err != nil {
@@ -125,30 +134,44 @@ func readRecords(r io.ReaderAt, version int, base, size int64, apply func([]Op) 
 			return corrupt(err.Error(), end)
 		}
 		off = end
+		want++
 	}
 	return off, nil
 }
 
-// scanIntact counts the version 2 records with good checksums from from
-// to the end, resynchronising byte by byte after damage: a header is 12
-// bytes with its own checksum, so a false match is a 1-in-2^32 event.
-func scanIntact(r io.ReaderAt, from, size int64) int {
+// headLen is the frame header's size in a format version.
+func headLen(version int) int64 {
+	switch version {
+	case 1:
+		return frameHead1
+	case 2:
+		return frameHead2
+	}
+	return frameHead
+}
+
+// scanIntact counts the version 2 or 3 records with good checksums from
+// from to the end, whatever their numbers, resynchronising byte by byte
+// after damage: a header has its own checksum, so a false match is a
+// 1-in-2^32 event.
+func scanIntact(r io.ReaderAt, version int, from, size int64) int {
+	hl := headLen(version)
 	const window = 1 << 20
 	buf := make([]byte, window)
 	bufOff, bufLen := int64(-1), int64(0)
 	count := 0
-	for p := from; p >= 0 && p+frameHead <= size; {
-		if p < bufOff || p+frameHead > bufOff+bufLen {
+	for p := from; p >= 0 && p+hl <= size; {
+		if p < bufOff || p+hl > bufOff+bufLen {
 			bufLen = min(window, size-p)
 			if n, _ := r.ReadAt(buf[:bufLen], p); int64(n) < bufLen {
 				return count
 			}
 			bufOff = p
 		}
-		n, crc, ok := checkHead(buf[p-bufOff:])
-		if ok && n > 0 && n <= maxRecord && p+frameHead+n <= size && payloadOK(r, p+frameHead, n, crc) {
+		n, _, crc, ok := checkHead(buf[p-bufOff:], version)
+		if ok && n > 0 && n <= maxRecord && p+hl+n <= size && payloadOK(r, p+hl, n, crc) {
 			count++
-			p += frameHead + n
+			p += hl + n
 			continue
 		}
 		p++

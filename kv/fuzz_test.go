@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"hash/crc32"
+	"slices"
 	"testing"
 )
 
@@ -18,11 +19,22 @@ func frameV1(b, payload []byte) []byte {
 	return append(append(b, h[:]...), payload...)
 }
 
-// FuzzReadRecords: the AOF reader takes any bytes of either version
-// without panicking; it stops at a good-record boundary with nil, a torn
-// tail or a CorruptError naming that offset; a version 2 torn tail is
-// only ever an incomplete final record; and every record it accepted
-// re-encodes to bytes that read back.
+// frameV2 frames payload as version 2 did: len, payload crc, then a crc
+// of those 8 bytes.
+func frameV2(b, payload []byte) []byte {
+	var h [frameHead2]byte
+	binary.LittleEndian.PutUint32(h[:], uint32(len(payload)))
+	binary.LittleEndian.PutUint32(h[4:], crc32.Checksum(payload, castagnoli))
+	binary.LittleEndian.PutUint32(h[8:], crc32.Checksum(h[:8], castagnoli))
+	return append(append(b, h[:]...), payload...)
+}
+
+// FuzzReadRecords: the AOF reader takes any bytes of any version without
+// panicking; it stops at a good-record boundary with nil, a torn tail or
+// a CorruptError naming that offset; a version 2 or 3 torn tail is only
+// ever an incomplete final record (for version 3, the next one in
+// order); and every record it accepted re-encodes to bytes that read
+// back.
 func FuzzReadRecords(f *testing.F) {
 	payloads := [][]byte{
 		appendSetOp(nil, "key", []byte("value"), 1700000000000),
@@ -30,32 +42,37 @@ func FuzzReadRecords(f *testing.F) {
 		{opFlushAll},
 		appendAppendOp(nil, "key", []byte("tail"), 9, 0),
 	}
-	var v2, v1 []byte
-	for _, p := range payloads {
+	var v3, v2, v1 []byte
+	var ends3 []int
+	for i, p := range payloads {
 		var start int
-		v2, start = beginFrame(v2)
-		v2 = endFrame(append(v2, p...), start)
+		v3, start = beginFrame(v3)
+		v3 = endFrame(append(v3, p...), start, uint32(i+1))
+		ends3 = append(ends3, len(v3))
+		v2 = frameV2(v2, p)
 		v1 = frameV1(v1, p)
 	}
-	for _, b := range [][]byte{v1, v2} {
-		isV1 := len(b) == len(v1)
-		f.Add(isV1, b)
-		f.Add(isV1, b[:len(b)-3])
-		f.Add(isV1, append(append([]byte{}, b...), make([]byte, 16)...))
+	for version, b := range map[uint8][]byte{1: v1, 2: v2, 3: v3} {
+		f.Add(version, b)
+		f.Add(version, b[:len(b)-3])
+		f.Add(version, append(append([]byte{}, b...), make([]byte, 16)...))
 		flipped := append([]byte{}, b...)
 		flipped[3] ^= 1 // the length's high byte
-		f.Add(isV1, flipped)
+		f.Add(version, flipped)
 		flipped = append([]byte{}, b...)
 		flipped[len(b)-1] ^= 0x80 // the final record's payload
-		f.Add(isV1, flipped)
+		f.Add(version, flipped)
 	}
-	f.Fuzz(func(t *testing.T, isV1 bool, data []byte) {
-		version := 2
-		if isV1 {
-			version = 1
-		}
+	// Version 3: records 2 and 3 swapped, record 2 dropped, record 1
+	// repeated at the end.
+	f.Add(uint8(3), slices.Concat(v3[:ends3[0]], v3[ends3[1]:ends3[2]], v3[ends3[0]:ends3[1]], v3[ends3[2]:]))
+	f.Add(uint8(3), slices.Concat(v3[:ends3[0]], v3[ends3[1]:]))
+	f.Add(uint8(3), slices.Concat(v3, v3[:ends3[0]]))
+	f.Fuzz(func(t *testing.T, v uint8, data []byte) {
+		version := int(v+2)%3 + 1 // 1, 2, 3 as seeded; 0 is 3
 		size := int64(len(data))
 		var re []byte
+		var num uint32
 		off, err := readRecords(bytes.NewReader(data), version, 0, size, func(ops []Op) error {
 			var s int
 			re, s = beginFrame(re)
@@ -75,7 +92,8 @@ func FuzzReadRecords(f *testing.F) {
 					re = appendAppendOp(re, string(op.Key), op.Val, op.Total, op.Exp)
 				}
 			}
-			re = endFrame(re, s)
+			num++
+			re = endFrame(re, s, num)
 			return nil
 		})
 		var ce *CorruptError
@@ -88,16 +106,17 @@ func FuzzReadRecords(f *testing.F) {
 		if ce != nil && (ce.Offset != off || ce.Bytes != size-off) {
 			t.Fatalf("CorruptError at %d (%d bytes), returned offset %d of %d", ce.Offset, ce.Bytes, off, size)
 		}
-		if version == 2 && errors.Is(err, errTorn) {
-			// Torn: the header is cut, or it holds and runs past the end.
-			if rest := data[off:]; len(rest) >= frameHead {
-				n, _, ok := checkHead(rest)
-				if !ok || off+frameHead+n <= size {
-					t.Fatalf("torn at %d with a complete or damaged header (ok %v, len %d, size %d)", off, ok, n, size)
+		if hl := headLen(version); version >= 2 && errors.Is(err, errTorn) {
+			// Torn: the header is cut, or it holds (numbered next, for
+			// version 3) and runs past the end.
+			if rest := data[off:]; int64(len(rest)) >= hl {
+				n, seq, _, ok := checkHead(rest, version)
+				if !ok || off+hl+n <= size || (version == 3 && seq != num+1) {
+					t.Fatalf("torn at %d with a complete, damaged or misplaced header (ok %v, len %d, number %d after %d, size %d)", off, ok, n, seq, num, size)
 				}
 			}
 		}
-		off2, err2 := readRecords(bytes.NewReader(re), 2, 0, int64(len(re)), func([]Op) error { return nil })
+		off2, err2 := readRecords(bytes.NewReader(re), aofVersion, 0, int64(len(re)), func([]Op) error { return nil })
 		if err2 != nil || off2 != int64(len(re)) {
 			t.Fatalf("re-encoded records do not read back: %v at %d of %d", err2, off2, len(re))
 		}

@@ -9,44 +9,45 @@ import (
 	"slices"
 )
 
-// recoverAOF replays path into s and returns the size of its good prefix
-// and the file's format version (0: no file), having truncated a torn tail
-// (or, with repair, everything from a corrupt record on).
-func recoverAOF(s *Store, path string, repair bool) (int64, int, error) {
+// recoverAOF replays path into s and returns the size of its good prefix,
+// the number of records in it and the file's format version (0: no
+// file), having truncated a torn tail (or, with repair, everything from a
+// corrupt record on).
+func recoverAOF(s *Store, path string, repair bool) (int64, uint32, int, error) {
 	f, err := os.Open(path)
 	if errors.Is(err, os.ErrNotExist) {
-		return 0, 0, nil
+		return 0, 0, 0, nil
 	}
 	if err != nil {
-		return 0, 0, fmt.Errorf("kv: opening AOF: %w", err)
+		return 0, 0, 0, fmt.Errorf("kv: opening AOF: %w", err)
 	}
 	defer f.Close()
 	fi, err := f.Stat()
 	if err != nil {
-		return 0, 0, fmt.Errorf("kv: AOF stat: %w", err)
+		return 0, 0, 0, fmt.Errorf("kv: AOF stat: %w", err)
 	}
 	size := fi.Size()
 	head := make([]byte, min(size, int64(len(aofMagic))))
 	if _, err := io.ReadFull(f, head); err != nil {
-		return 0, 0, fmt.Errorf("kv: reading AOF header: %w", err)
+		return 0, 0, 0, fmt.Errorf("kv: reading AOF header: %w", err)
 	}
+	magics := map[string]int{aofMagic: aofVersion, aofMagicV2: 2, aofMagicV1: 1}
 	if size < int64(len(aofMagic)) {
 		// A crash while the header was written: nothing was ever
 		// acknowledged from this file.
-		if !bytes.HasPrefix([]byte(aofMagic), head) && !bytes.HasPrefix([]byte(aofMagicV1), head) && !allZero(head) {
-			return 0, 0, fmt.Errorf("%w: %s: offset 0 holds %q", ErrBadMagic, path, head)
+		prefix := allZero(head)
+		for m := range magics {
+			prefix = prefix || bytes.HasPrefix([]byte(m), head)
+		}
+		if !prefix {
+			return 0, 0, 0, fmt.Errorf("%w: %s: offset 0 holds %q", ErrBadMagic, path, head)
 		}
 		s.opts.Logf("kv: AOF %s: torn header (%d bytes), starting empty", path, size)
-		return 0, 0, cutAt(path, 0)
+		return 0, 0, 0, cutAt(path, 0)
 	}
-	version := 0
-	switch string(head) {
-	case aofMagic:
-		version = 2
-	case aofMagicV1:
-		version = 1
-	default:
-		return 0, 0, fmt.Errorf("%w: %s: offset 0 holds %q, want %q", ErrBadMagic, path, head, aofMagic)
+	version, ok := magics[string(head)]
+	if !ok {
+		return 0, 0, 0, fmt.Errorf("%w: %s: offset 0 holds %q, want %q", ErrBadMagic, path, head, aofMagic)
 	}
 	now := s.now()
 	n := 0
@@ -63,7 +64,7 @@ func recoverAOF(s *Store, path string, repair bool) (int64, int, error) {
 	case errors.Is(err, errTorn):
 		s.opts.Logf("kv: AOF %s: %v at offset %d; truncating %d bytes (an incomplete final record: its write was cut, so it was never acknowledged)", path, err, off, size-off)
 		if err := cutAt(path, off); err != nil {
-			return 0, 0, err
+			return 0, 0, 0, err
 		}
 	case errors.As(err, &ce) && repair:
 		intact := fmt.Sprint(ce.Intact)
@@ -73,10 +74,10 @@ func recoverAOF(s *Store, path string, repair bool) (int64, int, error) {
 		s.opts.Logf("kv: AOF %s: corrupt record at offset %d: %s; --aof-repair: truncated at offset %d, dropping %d bytes: the bad record and the %s intact records after it; kept %d records before it",
 			path, ce.Offset, ce.Reason, off, size-off, intact, n)
 		if err := cutAt(path, off); err != nil {
-			return 0, 0, err
+			return 0, 0, 0, err
 		}
 	default:
-		return 0, 0, fmt.Errorf("kv: AOF %s: %w", path, err)
+		return 0, 0, 0, fmt.Errorf("kv: AOF %s: %w", path, err)
 	}
 	if !s.opts.Replica {
 		// Expiry is judged once the whole history is in: a key's
@@ -90,7 +91,7 @@ func recoverAOF(s *Store, path string, repair bool) (int64, int, error) {
 		}
 	}
 	s.opts.Logf("kv: AOF %s: replayed %d records (format version %d), %d keys", path, n, version, s.Len())
-	return off, version, nil
+	return off, uint32(n), version, nil
 }
 
 // replay applies one record's ops to the maps; no locks (start-up only).

@@ -99,12 +99,17 @@ func (a *aof) runRewrite(rw *rewrite) (err error) {
 		}
 	}()
 	buf := append(make([]byte, 0, 1<<20), aofMagic...)
+	// The new file numbers its records from 1: the snapshot's, then the
+	// tail's (renumbered: they were framed for the old file), then the
+	// ones appended after the switch.
+	var num uint32
 	if m := a.s.Meta(); m != nil {
 		// The replication position first: records logged from now on
 		// (in rw.buf) carry their own, later ones.
 		var start int
 		buf, start = beginFrame(buf)
-		buf = endFrame(AppendMetaOp(buf, m), start)
+		num++
+		buf = endFrame(AppendMetaOp(buf, m), start, num)
 	}
 	written := int64(0)
 	flush := func() error {
@@ -128,7 +133,8 @@ func (a *aof) runRewrite(rw *rewrite) (err error) {
 			var start int
 			buf, start = beginFrame(buf)
 			buf = appendSetOp(buf, k, e.val, e.exp)
-			buf = endFrame(buf, start)
+			num++
+			buf = endFrame(buf, start, num)
 		}
 		sh.mu.RUnlock()
 		if len(buf) >= 1<<20 {
@@ -147,7 +153,9 @@ func (a *aof) runRewrite(rw *rewrite) (err error) {
 		if len(rw.buf) < 1<<16 {
 			break // holding a.mu
 		}
+		tail := len(buf)
 		buf = append(buf, rw.buf...)
+		num = renumber(buf[tail:], num+1) - 1
 		rw.buf = rw.buf[:0]
 		a.mu.Unlock()
 		if err := flush(); err != nil {
@@ -161,7 +169,9 @@ func (a *aof) runRewrite(rw *rewrite) (err error) {
 	if rw.abort != nil {
 		return fmt.Errorf("kv: rewrite abandoned: %w", rw.abort)
 	}
+	tail := len(buf)
 	buf = append(buf, rw.buf...)
+	num = renumber(buf[tail:], num+1) - 1
 	rw.buf = nil
 	if err := flush(); err != nil {
 		return err
@@ -195,6 +205,7 @@ func (a *aof) runRewrite(rw *rewrite) (err error) {
 	a.buf, a.undo = a.buf[:0], a.undo[:0]
 	a.done = a.seq
 	a.size, a.baseSize = written, written
+	a.num, a.goodNum = num, num
 	a.dirty = false
 	a.rewrites.Add(1)
 	a.cond.Broadcast()

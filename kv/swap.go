@@ -29,7 +29,8 @@ type Replacement struct {
 	f       *os.File // nil for a memory-only store
 	path    string
 	buf     []byte
-	size    int64 // bytes written to f
+	size    int64  // bytes written to f
+	num     uint32 // records framed (their numbers in the file)
 	scratch []Op
 	done    bool
 }
@@ -87,7 +88,8 @@ func (r *Replacement) Load(payload []byte) error {
 	var start int
 	r.buf, start = beginFrame(r.buf)
 	r.buf = append(r.buf, payload...)
-	r.buf = endFrame(r.buf, start)
+	r.num++
+	r.buf = endFrame(r.buf, start, r.num)
 	if len(r.buf) >= 1<<20 {
 		return r.flush()
 	}
@@ -204,6 +206,7 @@ func (s *Store) Swap(r *Replacement, meta []byte) error {
 	a.f.Close()
 	a.f = nf
 	a.size, a.baseSize = r.size, r.size
+	a.num, a.goodNum = r.num, r.num
 	if p := a.broken.Load(); p != nil && !a.fatal {
 		a.broken.Store(nil) // a fresh, fsynced file: nothing acknowledged is unsynced
 	}
@@ -215,7 +218,8 @@ func (s *Store) Swap(r *Replacement, meta []byte) error {
 func (r *Replacement) finishFile(meta []byte) error {
 	var start int
 	r.buf, start = beginFrame(r.buf)
-	r.buf = endFrame(AppendMetaOp(r.buf, meta), start)
+	r.num++
+	r.buf = endFrame(AppendMetaOp(r.buf, meta), start, r.num)
 	if err := r.flush(); err != nil {
 		return err
 	}
