@@ -73,10 +73,7 @@ func TestServeRefusesCorruptAOF(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	off := int64(8)
-	for range keys {
-		off += 12 + int64(binary.LittleEndian.Uint32(d[off:]))
-	}
+	off := aofRecordStarts(t, d)[keys]
 	d[off+3] ^= 1
 	os.WriteFile(path, d, 0o644)
 
@@ -121,6 +118,109 @@ func TestServeRefusesCorruptAOF(t *testing.T) {
 		t.Fatalf("repair log does not say what it dropped:\n%s", stderr.String())
 	}
 	t.Logf("repaired: %s", bytes.TrimSpace(stderr.Bytes()))
+}
+
+// aofRecordStarts returns the offset of each record of an AOF of the
+// current format, and the file's size last.
+func aofRecordStarts(t *testing.T, d []byte) []int64 {
+	t.Helper()
+	const magic, head = "WBKVAOF3", 16 // the format diagram in kv/aofformat.go
+	if !bytes.HasPrefix(d, []byte(magic)) {
+		t.Fatalf("AOF starts %q, want %q", d[:min(len(d), 8)], magic)
+	}
+	starts := []int64{int64(len(magic))}
+	for off := starts[0]; off < int64(len(d)); {
+		off += head + int64(binary.LittleEndian.Uint32(d[off:]))
+		starts = append(starts, off)
+	}
+	return starts
+}
+
+// TestServeRefusesDroppedAOFRecord is the finding of a removed record
+// with the real binary: INCR a counter 20 times under appendfsync
+// always, kill -9, remove the record of the 14th INCR (every record's
+// own checksums still hold) and restart. The old format started with
+// ctr = 19 and a word; now serve exits non-zero naming the offset, and
+// --aof-repair keeps the 13 INCRs before it.
+func TestServeRefusesDroppedAOFRecord(t *testing.T) {
+	bin := testkit.Binary(t)
+	dir := t.TempDir()
+	cmd, addr := startRESP(t, bin, dir)
+	do := respDo(t, addr)
+	for i := range 20 {
+		if got := do("INCR", "ctr"); got != fmt.Sprint(":", i+1) {
+			t.Fatalf("INCR: %s", got)
+		}
+	}
+	cmd.Signal(syscall.SIGKILL)
+	cmd.Wait()
+
+	path := filepath.Join(dir, kv.AOFName)
+	d, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	starts := aofRecordStarts(t, d)
+	if len(starts) != 21 {
+		t.Fatalf("%d records, want the 20 INCRs", len(starts)-1)
+	}
+	off := starts[13]
+	d = append(d[:off:off], d[starts[14]:]...) // the 14th INCR's record
+	os.WriteFile(path, d, 0o644)
+
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, bin, "serve", "--http", "127.0.0.1:0", "--no-grpc", "--resp", "127.0.0.1:0", "--data-dir", dir, "--appendfsync", "always").CombinedOutput()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() == 0 {
+		t.Fatalf("serve on an AOF missing a record: %v, want a non-zero exit\n%s", err, out)
+	}
+	for _, w := range []string{fmt.Sprint("offset ", off), "record out of order: it is record 15 of the file, record 14 belongs here", "5 intact records", "--aof-repair"} {
+		if !strings.Contains(string(out), w) {
+			t.Fatalf("refusal (%v) does not say %q:\n%s", err, w, out)
+		}
+	}
+	t.Logf("refused: %s", bytes.TrimSpace(out))
+
+	var stderr bytes.Buffer
+	cmd, addr = startRESP(t, bin, dir, &stderr, "--aof-repair")
+	do = respDo(t, addr)
+	if got := do("GET", "ctr"); got != "$2" {
+		t.Fatalf("GET ctr after repair: %s, want 13", got)
+	}
+	cmd.Signal(syscall.SIGKILL)
+	cmd.Wait()
+	if want := fmt.Sprintf("truncated at offset %d, dropping %d bytes: the bad record and the 5 intact records after it; kept 13 records", off, int64(len(d))-off); !strings.Contains(stderr.String(), want) {
+		t.Fatalf("repair log does not say %q:\n%s", want, stderr.String())
+	}
+}
+
+// respDo dials addr and returns a function that sends one command and
+// returns the first line of its reply.
+func respDo(t *testing.T, addr string) func(args ...string) string {
+	t.Helper()
+	c, err := net.DialTimeout("tcp", addr, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	r := bufio.NewReader(c)
+	return func(args ...string) string {
+		t.Helper()
+		var b bytes.Buffer
+		fmt.Fprintf(&b, "*%d\r\n", len(args))
+		for _, a := range args {
+			fmt.Fprintf(&b, "$%d\r\n%s\r\n", len(a), a)
+		}
+		c.SetDeadline(time.Now().Add(10 * time.Second))
+		if _, err := c.Write(b.Bytes()); err != nil {
+			t.Fatal(err)
+		}
+		line, err := r.ReadString('\n')
+		if err != nil {
+			t.Fatal(err)
+		}
+		return strings.TrimSpace(line)
+	}
 }
 
 // startRESP starts serve with a RESP face over dir's AOF (appendfsync
