@@ -67,3 +67,24 @@ func TestJudge(t *testing.T) {
 		})
 	}
 }
+
+func TestQuotaFor(t *testing.T) {
+	us := time.Microsecond
+	for _, c := range []struct {
+		client, server         time.Duration
+		clientCPUs, serverCPUs int
+		want                   float64
+	}{
+		{60 * us, 60 * us, 1, 1, 0.45}, // as costly as each other: under half a CPU
+		{30 * us, 60 * us, 1, 1, 0.9},  // a client twice as cheap: nearly the whole CPU
+		{20 * us, 60 * us, 1, 1, 0},    // the client outruns the server as it is
+		{100 * us, 10 * us, 1, 1, 0.1}, // a very cheap server: the floor
+		{60 * us, 60 * us, 2, 4, 0.9},  // two client CPUs
+		{0, 60 * us, 1, 1, 0},          // not measured
+		{61 * us, 100 * us, 1, 1, 0.7}, // rounded down to 0.05: 0.737… → 0.7
+	} {
+		if got := QuotaFor(c.client, c.server, c.clientCPUs, c.serverCPUs); got != c.want {
+			t.Errorf("QuotaFor(%v, %v, %d, %d) = %g, want %g", c.client, c.server, c.clientCPUs, c.serverCPUs, got, c.want)
+		}
+	}
+}

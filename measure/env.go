@@ -53,9 +53,13 @@ func Environment(ctx context.Context) Env {
 }
 
 // Affinity lists the CPUs the calling thread may run on.
-func Affinity() []int {
+func Affinity() []int { return AffinityOf(0) }
+
+// AffinityOf lists the CPUs process (or thread) pid may run on (0: the
+// calling thread), nil if it cannot be read.
+func AffinityOf(pid int) []int {
 	var set unix.CPUSet
-	if unix.SchedGetaffinity(0, &set) != nil {
+	if unix.SchedGetaffinity(pid, &set) != nil {
 		return nil
 	}
 	var cpus []int

@@ -20,14 +20,14 @@ func init() {
 	Metrics = append(Metrics,
 		Metric{Key: "capacity", CSV: "capacity_req_per_s", Name: "capacity", Unit: UnitRate, HigherIsBetter: true, Optional: true,
 			Value: func(t results.Trial) (float64, bool) {
-				if t.Capacity == nil {
+				if t.Capacity == nil || t.Capacity.Untrusted() != "" {
 					return 0, false
 				}
 				return t.Capacity.Rate, true
 			}},
 		Metric{Key: "capacity_per_core", CSV: "capacity_req_per_s_per_core", Name: "capacity/core", Unit: UnitRate, HigherIsBetter: true, Optional: true,
 			Value: func(t results.Trial) (float64, bool) {
-				if t.Capacity == nil {
+				if t.Capacity == nil || t.Capacity.Untrusted() != "" {
 					return 0, false
 				}
 				return t.Capacity.PerCore(), t.Capacity.PerCore() > 0
@@ -78,6 +78,15 @@ func capacityFinding(g Group, i int) (Verdict, string) {
 		at = " at " + slo
 	}
 	if !ok || d.Old.Center <= 0 {
+		var why []string
+		for _, cell := range []CellSummary{base, c} {
+			if n := untrusted(cell); n > 0 {
+				why = append(why, fmt.Sprintf("%s: %d of %d trials (%s)", cell.Cell.Label, n, len(cell.Capacity), untrustedWhy(cell)))
+			}
+		}
+		if len(why) > 0 {
+			return NoData, fmt.Sprintf("%s vs %s: cannot answer%s: no trusted capacity to compare, excluded %s", c.Cell.Label, base.Cell.Label, at, strings.Join(why, "; "))
+		}
 		return NoData, fmt.Sprintf("%s vs %s: no capacity to compare%s", c.Cell.Label, base.Cell.Label, at)
 	}
 	ratio := d.New.Center / d.Old.Center
@@ -101,11 +110,36 @@ func capacityFinding(g Group, i int) (Verdict, string) {
 		text += fmt.Sprintf(", per core %s×", ratioText(pc.New.Center/pc.Old.Center))
 	}
 	for _, cell := range []CellSummary{base, c} {
+		if n := untrusted(cell); n > 0 {
+			text += fmt.Sprintf("; %d of %d of %s's trials excluded (%s)", n, len(cell.Capacity), cell.Cell.Label, untrustedWhy(cell))
+		}
 		if n := lowerBounds(cell); n > 0 {
 			text += fmt.Sprintf("; %s's capacity is a lower bound in %d of %d trials (%s)", cell.Cell.Label, n, len(cell.Capacity), lowerBoundWhy(cell))
 		}
 	}
 	return v, text
+}
+
+// untrusted counts a cell's searches whose answer cannot stand for the
+// server's capacity (results.Capacity.Untrusted): left out of its median.
+func untrusted(c CellSummary) int {
+	n := 0
+	for _, cp := range c.Capacity {
+		if cp.Untrusted() != "" {
+			n++
+		}
+	}
+	return n
+}
+
+func untrustedWhy(c CellSummary) string {
+	var why []string
+	for _, cp := range c.Capacity {
+		if w := cp.Untrusted(); w != "" && !slices.Contains(why, w) {
+			why = append(why, w)
+		}
+	}
+	return strings.Join(why, "; ")
 }
 
 func ratioText(r float64) string {
@@ -115,36 +149,24 @@ func ratioText(r float64) string {
 	return fmt.Sprintf("%.2f", r)
 }
 
-// lowerBounds counts a cell's searches whose answer is only a lower
-// bound: the client was the limit, or every rate up to the maximum passed.
+// lowerBounds counts a cell's trusted searches whose answer is only a
+// lower bound: every rate up to the maximum passed.
 func lowerBounds(c CellSummary) int {
 	n := 0
 	for _, cp := range c.Capacity {
-		if cp.Limit == results.LimitClient || cp.Limit == results.LimitMaxRate {
+		if cp.Limit == results.LimitMaxRate && cp.Untrusted() == "" {
 			n++
 		}
 	}
 	return n
 }
 
-func lowerBoundWhy(c CellSummary) string {
-	var why []string
-	for _, cp := range c.Capacity {
-		w := "the client was the limit"
-		if cp.Limit == results.LimitMaxRate {
-			w = "every rate up to --max-rate passed"
-		}
-		if (cp.Limit == results.LimitClient || cp.Limit == results.LimitMaxRate) && !slices.Contains(why, w) {
-			why = append(why, w)
-		}
-	}
-	return strings.Join(why, "; ")
-}
+func lowerBoundWhy(CellSummary) string { return "every rate up to --max-rate passed" }
 
 // capacityTable is one row per search: the answer, its interval, why the
 // search stopped, whether the confirmation passed, and the steps taken.
 func capacityTable(g Group) table {
-	t := table{Header: []string{"cell", "trial", "capacity", "interval", "SLO", "stopped", "confirmed", "server CPU/req", "steps"}}
+	t := table{Header: []string{"cell", "trial", "capacity", "interval", "SLO", "stopped", "confirmed", "server CPU/req", "CPU quota", "steps"}}
 	for _, c := range g.Cells {
 		for k, cp := range c.Capacity {
 			interval := fmt.Sprintf("[%s, %s)", results.FormatRate(cp.Low), results.FormatRate(cp.High))
@@ -160,7 +182,7 @@ func capacityTable(g Group) table {
 				srv = results.FormatDuration(cp.ServerCPUPerRequest)
 			}
 			t.Rows = append(t.Rows, []string{c.Cell.Label, itoa(k + 1), results.FormatRate(cp.Rate), interval,
-				strings.Join(cp.SLO, ", "), cp.Limit, conf, srv, itoa(len(cp.Steps))})
+				strings.Join(cp.SLO, ", "), cp.Limit, conf, srv, quotaText(cp.ServerQuota), itoa(len(cp.Steps))})
 		}
 	}
 	return t
@@ -407,4 +429,35 @@ func (e *errWriter) Write(p []byte) (int, error) {
 	n, err := e.w.Write(p)
 	e.err = err
 	return n, err
+}
+
+// quotaText is a search's server CPU quota in a table cell: "0.5 CPU".
+func quotaText(q *results.CPUQuota) string {
+	if q == nil {
+		return "—"
+	}
+	return strconv.FormatFloat(q.Cores, 'f', -1, 64) + " CPU"
+}
+
+// quotaLine says under which CPU quota the group's servers ran ("" none),
+// and that capacity per core is per core of it.
+func quotaLine(g Group) string {
+	var q *results.CPUQuota
+	n, all := 0, 0
+	for _, c := range g.Cells {
+		for _, cp := range c.Capacity {
+			all++
+			if cp.ServerQuota != nil {
+				q, n = cp.ServerQuota, n+1
+			}
+		}
+	}
+	if q == nil {
+		return ""
+	}
+	of := ""
+	if n < all {
+		of = fmt.Sprintf(" (%d of %d searches)", n, all)
+	}
+	return fmt.Sprintf("The servers ran under a CPU quota of %s%s, %s; capacity/core is per core of the quota.", q, of, q.Why())
 }

@@ -87,9 +87,61 @@ func TestCapacityFindingUndecidedAndLowerBound(t *testing.T) {
 	r.Trials = r.Trials[:4] // 2 trials per cell
 	r.Trials[1].Capacity.Limit = results.LimitClient
 	fs := Build(r).Groups[0].Findings()
-	if f := fs[0]; f.Verdict != Undecided || !strings.HasPrefix(f.Text, "cannot decide with 2 trials") ||
-		!strings.Contains(f.Text, "toon's capacity is a lower bound in 1 of 2 trials (the client was the limit)") {
+	if f := fs[0]; f.Verdict != Undecided || !strings.HasPrefix(f.Text, "cannot decide with 2+1 trials") ||
+		!strings.Contains(f.Text, "1 of 2 of toon's trials excluded (the client was the limit)") {
 		t.Errorf("finding %v %q", f.Verdict, f.Text)
+	}
+	r.Trials[3].Capacity.Limit = results.LimitMaxRate
+	fs = Build(r).Groups[0].Findings()
+	if f := fs[0]; !strings.Contains(f.Text, "toon's capacity is a lower bound in 1 of 2 trials (every rate up to --max-rate passed)") {
+		t.Errorf("finding %v %q", f.Verdict, f.Text)
+	}
+}
+
+// A cell whose every search the client limited has no capacity to
+// compare: the finding says it cannot answer, and names no ratio.
+func TestCapacityFindingClientBoundCannotAnswer(t *testing.T) {
+	t.Parallel()
+	r := capStudy()
+	for i := range r.Trials {
+		if r.Trials[i].Cell == "crud/toon" {
+			r.Trials[i].Capacity.Limit = results.LimitClient
+		}
+	}
+	rep := Build(r)
+	f := rep.Groups[0].Findings()[0]
+	if f.Verdict != NoData || !strings.Contains(f.Text, "toon vs json: cannot answer at p99<20ms") ||
+		!strings.Contains(f.Text, "toon: 5 of 5 trials (the client was the limit)") || strings.Contains(f.Text, "carries") {
+		t.Errorf("finding %v %q", f.Verdict, f.Text)
+	}
+	if _, ok := rep.Groups[0].Cells[1].Stat("capacity"); ok {
+		t.Error("a client-bound capacity has a median")
+	}
+}
+
+// Under a CPU quota, capacity per core is per core of the quota, and the
+// report says which quota and why.
+func TestCapacityQuotaReported(t *testing.T) {
+	t.Parallel()
+	r := capStudy()
+	q := &results.CPUQuota{Cores: 0.5, Period: 2 * time.Millisecond, Source: results.QuotaCalibrated,
+		ClientCPUPerRequest: 60 * time.Microsecond, ServerCPUPerRequest: 55 * time.Microsecond, ClientCPUs: 1}
+	for i := range r.Trials {
+		r.Trials[i].Capacity.ServerQuota = q
+	}
+	rep := Build(r)
+	if s, _ := rep.Groups[0].Cells[0].Stat("capacity_per_core"); s.Center < 2000 || s.Center > 2100 {
+		t.Errorf("json per core of 0.5 CPU: %v, want twice its capacity", s.Center)
+	}
+	var md bytes.Buffer
+	if err := WriteMarkdown(&md, rep); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"CPU quota of 0.5 CPU (1ms per 2ms), chosen by calibration: the client spends 60µs of CPU per request on 1 CPU(s), the server 55µs",
+		"per core of the quota", "| 0.5 CPU |"} {
+		if !strings.Contains(md.String(), want) {
+			t.Errorf("report lacks %q", want)
+		}
 	}
 }
 

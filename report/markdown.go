@@ -122,6 +122,9 @@ func writeMDGroup(w io.Writer, rep *Report, g Group) {
 	fmt.Fprintln(w)
 	if groupHasCapacity(g) {
 		fmt.Fprintf(w, "### Capacity\n\n")
+		if l := quotaLine(g); l != "" {
+			fmt.Fprintf(w, "%s\n\n", mdEscape(l))
+		}
 		writeMDTable(w, capacityTable(g))
 		fmt.Fprintln(w)
 		if r.SingleRun && len(g.Cells) == 1 && len(g.Cells[0].Capacity) == 1 {

@@ -77,6 +77,9 @@ type Capacity struct {
 	// ServerCPUPerRequest is the server's CPU time per request at Rate
 	// (from the confirmation run), 0 when no server process was sampled.
 	ServerCPUPerRequest time.Duration `json:"server_cpu_per_req_ns,omitempty"`
+	// ServerQuota is the CPU quota the server ran under (nil: none): the
+	// capacity is then that of ServerQuota.Cores CPUs.
+	ServerQuota *CPUQuota `json:"server_quota,omitempty"`
 
 	// Steps are the search's measurements in the order they ran.
 	Steps []CapacityStep `json:"steps"`
@@ -268,9 +271,25 @@ func (c *Capacity) TrialLoad() *Load {
 	return low.Load
 }
 
-// PerCore is the capacity per server core: requests per second per
-// core-second of server CPU at the answer, 0 unsampled.
+// Untrusted says why the search's answer cannot stand for the server's
+// capacity ("" when it can): the client was the limit, so the answer is
+// the client's lower bound. Reports exclude such a search from medians
+// and comparisons, and say so.
+func (c *Capacity) Untrusted() string {
+	if c.Limit == LimitClient {
+		return "the client was the limit"
+	}
+	return ""
+}
+
+// PerCore is the capacity per server core: per core of its quota when
+// the server ran under one (the server at its limit uses its quota), else
+// requests per second per core-second of server CPU at the answer; 0
+// when neither is known.
 func (c *Capacity) PerCore() float64 {
+	if q := c.ServerQuota; q != nil && q.Cores > 0 {
+		return c.Rate / q.Cores
+	}
 	if c.ServerCPUPerRequest <= 0 {
 		return 0
 	}

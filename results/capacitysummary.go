@@ -102,8 +102,14 @@ func WriteCapacitySummary(w io.Writer, c *Capacity) error {
 		}
 	}
 	fmt.Fprintf(ew, "\n  capacity: %s\n", CapacityLine(c))
+	if q := c.ServerQuota; q != nil {
+		fmt.Fprintf(ew, "  server CPU quota: %s, %s: %s per core of the quota\n", q, q.Why(), FormatRate(c.PerCore()))
+	}
 	if c.ServerCPUPerRequest > 0 {
-		fmt.Fprintf(ew, "  server CPU: %s per request at that rate, %s per core\n", FormatDuration(c.ServerCPUPerRequest), FormatRate(c.PerCore()))
+		fmt.Fprintf(ew, "  server CPU: %s per request at that rate, %s per core\n", FormatDuration(c.ServerCPUPerRequest), FormatRate(1/c.ServerCPUPerRequest.Seconds()))
+	}
+	if c.Limit == LimitClient {
+		fmt.Fprintf(ew, "  the client cannot answer: it was the limit before the server. Give the server a CPU quota (--server-pid PID, --server-cpu-quota auto) or the client more CPU (--cpu, another machine)\n")
 	}
 	if c.Confirm != nil && c.Confirm.Load != nil {
 		fmt.Fprintf(ew, "  confirmed: %s over %v (%s)\n", yesNo(c.Confirm.Passed()), c.Confirm.Load.Options.Duration.Round(time.Millisecond), c.Confirm.Why)

@@ -52,6 +52,9 @@ type Study struct {
 	// Stop is set when the study was cut short (a signal): which trials
 	// ran and which cells are complete. Reports say so first.
 	Stop *StudyStop `json:"stop,omitempty"`
+	// ServerQuota is the CPU quota the study gave its servers (nil: none;
+	// a server's own cpu_quota is on its trials).
+	ServerQuota *CPUQuota `json:"server_quota,omitempty"`
 }
 
 // Answer names what answers a study's question. The zero value answers
@@ -105,7 +108,9 @@ type Trial struct {
 	// ServerPID is the PID of this trial's server process (a fresh one each time).
 	ServerPID  int   `json:"server_pid"`
 	ServerCPUs []int `json:"server_cpus,omitempty"`
-	ClientCPUs []int `json:"client_cpus,omitempty"`
+	// ServerQuota is the CPU quota the server ran under (nil: none).
+	ServerQuota *CPUQuota `json:"server_quota,omitempty"`
+	ClientCPUs  []int     `json:"client_cpus,omitempty"`
 	// Dataset sizes before and after the measured run (fairness rule 1).
 	UsersBefore int `json:"users_before"`
 	UsersAfter  int `json:"users_after"`

@@ -122,7 +122,7 @@ func searchCapacity(ctx context.Context, cell Cell, opts Options, v vars, t *res
 	if err != nil {
 		return err
 	}
-	res.Scenario, res.Config = sc.Name(), cell.Load.describe()
+	res.Scenario, res.Config, res.ServerQuota = sc.Name(), cell.Load.describe(), t.ServerQuota
 	t.Capacity, t.Load = res, res.TrialLoad()
 	if t.Load == nil {
 		return fmt.Errorf("capacity: no step ran (%s)", results.CapacityLine(res))

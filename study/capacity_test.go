@@ -2,12 +2,16 @@ package study
 
 import (
 	"context"
+	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/wirebench/wirebench/capacity"
+	"github.com/wirebench/wirebench/internal/cpuquota"
 	"github.com/wirebench/wirebench/internal/testkit"
 	"github.com/wirebench/wirebench/load/browser"
 	"github.com/wirebench/wirebench/report"
@@ -53,6 +57,8 @@ func TestParseCapacityErrors(t *testing.T) {
 		{"unknown capacity field", "measure: capacity\nslo: [p99<1s]\ncapacity: {max: 5}\n" + rest, `unknown field "max" in capacity`},
 		{"rate in load", "measure: capacity\nslo: [p99<1s]\nload: {url: \"http://h/\", rate: 100}\ncells:\n  - name: a\n    server: {command: [./srv]}\n",
 			`s.yaml:3: load: rate, requests, stages and open are the search's to set`},
+		{"negative cpu_quota", "measure: capacity\nslo: [p99<1s]\nload: {url: \"http://h/\"}\ncells:\n  - name: a\n    server: {command: [./srv], cpu_quota: -1}\n",
+			`s.yaml:6: cells[0] (a).server.cpu_quota: -1: want CPUs such as 0.5`},
 		{"rate in a cell", "measure: capacity\nslo: [p99<1s]\n" + rest + "    load: {requests: 10}\n",
 			`s.yaml:7: cells[0] (a).load: rate, requests, stages and open are the search's to set`},
 	} {
@@ -183,4 +189,60 @@ func slo(t *testing.T, exprs ...string) []results.Threshold {
 		out = append(out, th)
 	}
 	return out
+}
+
+// A server given half a CPU serves no more than half a CPU's worth: at
+// 1 ms of CPU per response, 500/s (the quota is a cap, so this holds on a
+// busy machine too; without it the server could answer up to 1000/s).
+// The trials and the search record the quota, and its cgroup is gone
+// after the study.
+func TestCapacityStudyServerQuota(t *testing.T) {
+	if _, err := cpuquota.RemoveStale(); err != nil {
+		t.Skipf("no CPU quota here: %v", err)
+	}
+	def := writeStudy(t, `
+name: capquota
+trials: 1
+measure: capacity
+slo: ["p90<50ms"]
+capacity: {start_rate: 200, growth: 2, max_rate: 4000, precision: 0.1, step_duration: 500ms, step_warmup: 200ms, confirm_duration: 500ms}
+server:
+  env: {`+testServerEnv+`: "1"}
+load: {url: "http://127.0.0.1:{port}/", method: GET, expect_body_contains: "ok"}
+cells:
+  - name: half
+    server: {command: ["{bin}", "-addr", "127.0.0.1:{port}", "-burn", "1ms"], ready: "tcp://127.0.0.1:{port}", cpu_quota: 0.5}
+`)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	res, err := Run(ctx, def, Options{Seed: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := res.Trials[0]
+	if tr.Error != "" || tr.Capacity == nil {
+		t.Fatalf("trial: %q", tr.Error)
+	}
+	c := tr.Capacity
+	t.Logf("%s, steps %d", results.CapacityLine(c), len(c.Steps))
+	q := tr.ServerQuota
+	if q == nil || q.Cores != 0.5 || q.Period != 2*time.Millisecond || q.Source != results.QuotaStudyFile || c.ServerQuota != q {
+		t.Fatalf("quota %+v (search %+v)", q, c.ServerQuota)
+	}
+	for _, s := range c.Steps {
+		if s.Achieved > 500*1.1 {
+			t.Errorf("step at %.0f/s completed %.0f/s: more than half a CPU serves at 1 ms per request", s.Offered, s.Achieved)
+		}
+	}
+	if c.Rate > 500*1.1 {
+		t.Errorf("capacity %.0f/s above the quota's 500/s", c.Rate)
+	}
+	if pc := c.PerCore(); pc != c.Rate*2 {
+		t.Errorf("per core %.0f/s, want twice %.0f/s", pc, c.Rate)
+	}
+	left, _ := filepath.Glob(fmt.Sprintf("/sys/fs/cgroup/*/wirebench-%d-*", os.Getpid()))
+	left2, _ := filepath.Glob(fmt.Sprintf("/sys/fs/cgroup/wirebench-%d-*", os.Getpid()))
+	if len(left)+len(left2) > 0 {
+		t.Errorf("cgroups left after the study: %v %v", left, left2)
+	}
 }

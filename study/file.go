@@ -305,9 +305,15 @@ func (p *parser) checkWait(n *yaml.Node, key, path string, d time.Duration) {
 	}
 }
 
+// maxCPUQuota bounds a server's cpu_quota (CPUs).
+const maxCPUQuota = 1024
+
 func (p *parser) server(ss *serverSpec, n *yaml.Node, path string) *Server {
 	s := &Server{Command: ss.Command, Dir: p.path(ss.Dir), Env: envList(ss.Env), Ready: ss.Ready,
-		ReadyTimeout: ss.ReadyTimeout, StopGrace: ss.StopGrace}
+		ReadyTimeout: ss.ReadyTimeout, StopGrace: ss.StopGrace, CPUQuota: ss.CPUQuota}
+	if q := ss.CPUQuota; q < 0 || q > maxCPUQuota || math.IsNaN(q) {
+		p.errorf(lineOf(n, "cpu_quota"), "%s.cpu_quota: %g: want CPUs such as 0.5 (at most %d)", path, q, maxCPUQuota)
+	}
 	if ss.Command[0] == "" {
 		p.errorf(lineOf(n, "command"), "%s.command: the program name is empty", path)
 	}

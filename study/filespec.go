@@ -54,6 +54,7 @@ type serverSpec struct {
 	ReadyTimeout time.Duration     `yaml:"ready_timeout"`
 	StopSignal   string            `yaml:"stop_signal"`
 	StopGrace    time.Duration     `yaml:"stop_grace"`
+	CPUQuota     float64           `yaml:"cpu_quota"`
 }
 
 type commandSpec struct {

@@ -58,6 +58,7 @@ func Run(ctx context.Context, def Definition, opts Options) (*results.Study, err
 		"trials": opts.Trials, "warmup": opts.Warmup.String(), "duration": opts.Duration.String(),
 		"seed": opts.Seed, "quick": opts.Quick, "client_cpus": opts.ClientCPUs, "server_cpus": opts.ServerCPUs,
 		"binary": opts.Binary, "serve_args": opts.ServeArgs, "order": cmp.Or(def.Order, OrderShuffled),
+		"server_cpu_quota": opts.ServerCPUQuota,
 	}
 	if def.Source != "" {
 		res.Options["study_file"] = def.Source
@@ -95,6 +96,20 @@ func Run(ctx context.Context, def Definition, opts Options) (*results.Study, err
 	}
 	if err := runBuilds(ctx, def, opts); err != nil {
 		return nil, err
+	}
+	quota, qwarn, err := chooseQuota(ctx, def, opts)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		qwarn = err.Error() + ": the servers run without a CPU quota"
+	}
+	if qwarn != "" {
+		res.Warnings = append(res.Warnings, qwarn)
+	}
+	if quota != nil {
+		opts.quota, res.ServerQuota = quota, quota
+		opts.Progress(fmt.Sprintf("server CPU quota: %s, %s", quota, quota.Why()))
 	}
 	order := trialOrder(len(def.Cells), opts.Trials, opts.Seed)
 	if def.Order == OrderABBA {
@@ -297,6 +312,15 @@ func runTrial(ctx context.Context, cell Cell, opts Options) (t results.Trial, wa
 			return fail(err)
 		}
 		t.ServerPID = srv.pid()
+		if q := trialQuota(cell, opts.quota); q != nil {
+			// Threads the server made before this are moved with it.
+			release, err := applyQuota(q, t.ServerPID)
+			defer release() // after the server is stopped or killed
+			if err != nil {
+				return fail(fmt.Errorf("server CPU quota %s: %w", q, err))
+			}
+			t.ServerQuota = q
+		}
 		if len(opts.ServerCPUs) > 0 {
 			t.ServerCPUs = srv.cpus() // what the kernel granted
 		}

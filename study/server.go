@@ -40,6 +40,10 @@ type Server struct {
 	// group; after StopGrace (default 10 s) the group is killed.
 	StopSignal syscall.Signal
 	StopGrace  time.Duration
+	// CPUQuota, if > 0, caps the server at this many CPUs (a cgroup CFS
+	// quota with a short period), so that a client that cannot outrun it
+	// on its CPU still measures the server.
+	CPUQuota float64
 }
 
 // Defaults of Server.

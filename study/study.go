@@ -152,6 +152,14 @@ type Options struct {
 	// Capacity, if set, makes every cell that measures throughput (but an
 	// in-browser one) measure capacity instead: wirebench study --slo.
 	Capacity *capacity.Options
+	// ServerCPUQuota caps every server the study starts at this many CPUs
+	// (> 0); < 0: no quota. 0 chooses: a study measuring capacity
+	// calibrates the client's and the servers' CPU per request and gives
+	// the servers the largest quota the client can outrun (none if it
+	// outruns them as they are). A server's own CPUQuota wins.
+	ServerCPUQuota float64
+	// quota is the study's choice (chooseQuota), for its trials.
+	quota *results.CPUQuota
 	// Progress receives one line per trial; nil discards.
 	Progress func(string)
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/wirebench/wirebench/capacity"
+	"github.com/wirebench/wirebench/internal/cpuquota"
 	"github.com/wirebench/wirebench/load"
 	"github.com/wirebench/wirebench/measure"
 	"github.com/wirebench/wirebench/results"
@@ -58,6 +59,7 @@ type capacityFlags struct {
 	precision string
 	out       string
 	serverPID int
+	quota     string
 	force     bool
 	quiet     bool
 	noConfirm bool
@@ -80,6 +82,7 @@ func newCapacityFlags(env *cliEnv, f *capacityFlags) *pflag.FlagSet {
 	fs.IntVar(&f.opts.MaxSteps, "max-steps", capacity.DefaultMaxSteps, "bound on the steps (`N`)")
 	fs.IntVarP(&f.opts.Concurrency, "concurrency", "c", capacity.DefaultConcurrency, "cap on requests in flight (`N`); each step uses what its rate needs at the SLO, up to it")
 	fs.IntVar(&f.serverPID, "server-pid", 0, "sample this server `PID`'s CPU over each step (server CPU per request, capacity per core)")
+	fs.StringVar(&f.quota, "server-cpu-quota", "auto", "with --server-pid: cap that server at this many `CPUs` (0.5) for the search, off, or auto: a short calibration measures both sides' CPU per request and gives the server the largest quota the client can outrun")
 	fs.StringVar(&f.out, "out", "", "write the result (schema wirebench.capacity/v1) to this `file`; - for stdout")
 	fs.BoolVar(&f.force, "force", false, "replace an existing --out file")
 	fs.BoolVarP(&f.quiet, "quiet", "q", false, "no line per step on stderr")
@@ -157,6 +160,13 @@ func runCapacity(ctx context.Context, env *cliEnv, args []string) error {
 			return err
 		}
 	}
+	q, err := parseQuota(f.quota)
+	if err != nil {
+		return usagef("--server-cpu-quota: %v", err)
+	}
+	if q > 0 && f.serverPID <= 0 {
+		return usagef("--server-cpu-quota %s needs --server-pid: only a server named by its PID can be given a quota", f.quota)
+	}
 	if f.lf.replay.file != "" { // the search in speed: replay_capacity.go
 		return runCapacityReplay(ctx, env, &f, fs, args)
 	}
@@ -168,6 +178,11 @@ func runCapacity(ctx context.Context, env *cliEnv, args []string) error {
 		defer c.Close()
 	}
 	log := env.stderr
+	quota, release, err := capacityQuota(ctx, &f, sc, log)
+	if err != nil {
+		return err
+	}
+	defer release() // the server goes back to its own group
 	if !f.quiet {
 		f.opts.Progress = func(n int, s results.CapacityStep) {
 			name := fmt.Sprintf("step %2d", n)
@@ -189,6 +204,7 @@ func runCapacity(ctx context.Context, env *cliEnv, args []string) error {
 		}
 		return err
 	}
+	res.ServerQuota = quota
 	res.Scenario = cfg["scenario"].(string)
 	cfg["args"] = args
 	res.Config = cfg
@@ -233,4 +249,46 @@ func capacityExit(ctx context.Context, res *results.Capacity, line string) error
 		return errors.New(strings.TrimPrefix(line, "none: "))
 	}
 	return fmt.Errorf("no answer: %s", line)
+}
+
+// capacityQuota puts the --server-pid server under a CPU quota for the
+// search: the one given, or with auto the one a calibration chooses where
+// the client could not outrun the server (none where it can). release
+// puts the server back where it was.
+func capacityQuota(ctx context.Context, f *capacityFlags, sc load.Scenario, log io.Writer) (q *results.CPUQuota, release func(), err error) {
+	release = func() {}
+	cores, _ := parseQuota(f.quota) // checked by runCapacity
+	if f.serverPID <= 0 || cores < 0 {
+		return nil, release, nil
+	}
+	q = &results.CPUQuota{Cores: cores, Source: results.QuotaFlag}
+	if cores == 0 {
+		cl, sv, err := capacity.Calibrate(ctx, f.lf.o, sc, f.serverPID)
+		if err != nil {
+			return nil, release, err
+		}
+		q = &results.CPUQuota{Source: results.QuotaCalibrated, ClientCPUPerRequest: cl, ServerCPUPerRequest: sv, ClientCPUs: len(measure.Affinity())}
+		q.Cores = capacity.QuotaFor(cl, sv, q.ClientCPUs, len(measure.AffinityOf(f.serverPID)))
+		if q.Cores == 0 {
+			fmt.Fprintf(log, "calibration: client %s, server %s of CPU per request: the client outruns the server, no quota\n",
+				results.FormatDuration(cl), results.FormatDuration(sv))
+			return nil, release, nil
+		}
+	}
+	q.Period = cpuquota.Period(q.Cores)
+	g, err := cpuquota.New(cpuquota.Quota{Cores: q.Cores, Period: q.Period})
+	if err == nil {
+		if err = g.Add(f.serverPID); err != nil {
+			g.Close()
+		}
+	}
+	if err != nil {
+		if q.Source == results.QuotaFlag {
+			return nil, release, fmt.Errorf("--server-cpu-quota: %w", err)
+		}
+		fmt.Fprintf(log, "WARNING: the server needs a CPU quota of %s for the client to outrun it, and cannot have one here (%v): the client may be the limit\n", q, err)
+		return nil, release, nil
+	}
+	fmt.Fprintf(log, "server CPU quota: %s, %s\n", q, q.Why())
+	return q, func() { _ = g.Close() }, nil
 }

@@ -32,6 +32,8 @@ func TestCapacityUsage(t *testing.T) {
 		{[]string{"--slo", "p99>20ms", "http://127.0.0.1:1/"}, "--slo p99>20ms: an SLO bounds latency from above (p99<20ms)"},
 		{[]string{"--slo", "p99<1s", "--slo", "errors<200%", "http://127.0.0.1:1/"}, "--slo errors<200%: every rate meets it"},
 		{[]string{"--slo", "avg<1ns", "http://127.0.0.1:1/"}, "--slo avg<1ns: no rate can meet it"},
+		{[]string{"--slo", "p99<1s", "--server-cpu-quota", "0.5", "http://127.0.0.1:1/"}, "--server-cpu-quota 0.5 needs --server-pid"},
+		{[]string{"--slo", "p99<1s", "--server-cpu-quota", "lots", "http://127.0.0.1:1/"}, "--server-cpu-quota: \"lots\": want CPUs"},
 	} {
 		code, _, errs := runCLI(t, append([]string{"capacity"}, tc.args...)...)
 		if strings.Count(strings.TrimSpace(errs), "\n") != 0 {
@@ -47,6 +49,7 @@ func TestCapacityUsage(t *testing.T) {
 	}{
 		{[]string{"study", "formats", "--slo", "p99"}, "--slo: "},
 		{[]string{"study", "formats", "--slo", "rps>5"}, "the SLO takes latency and errors"},
+		{[]string{"study", "formats", "--server-cpu-quota", "-1"}, "--server-cpu-quota: \"-1\": want CPUs"},
 	} {
 		code, _, errs := runCLI(t, tc.args...)
 		if code != 2 || !strings.Contains(errs, tc.want) {

@@ -7,6 +7,7 @@ import (
 	iofs "io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/wirebench/wirebench/capacity"
@@ -47,9 +48,15 @@ func runStudy(ctx context.Context, env *cliEnv, args []string) error {
 	bulkFormats := fs.String("formats", "", "bulk-upsert: comma-separated `formats` (default: json,ndjson,toon,protobuf,csv)")
 	h3 := fs.Bool("h3", false, "add, beside each REST cell of a built-in study (formats, grpc-vs-rest, json-libs), its twin over HTTP/3 on TLS (docs/http3.md)")
 	slo := fs.StringArray("slo", nil, "measure capacity at this SLO `criterion` (repeatable: p99<20ms, errors<0.1%) instead of throughput: each trial searches the highest open-loop rate that meets it (docs/capacity.md)")
+	quota := fs.String("server-cpu-quota", "auto", "cap each server the study starts at this many `CPUs` (0.5), off, or auto: a study measuring capacity calibrates and gives the servers the largest quota the client can outrun (docs/capacity.md)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
+	q, err := parseQuota(*quota)
+	if err != nil {
+		return usagef("--server-cpu-quota: %v", err)
+	}
+	o.ServerCPUQuota = q
 	for _, err := range []error{
 		checkInt("--trials", int64(o.Trials), 0, study.MaxTrials, ""),
 		checkDuration("--warmup", o.Warmup, 0, study.MaxPhase),
@@ -60,7 +67,6 @@ func runStudy(ctx context.Context, env *cliEnv, args []string) error {
 		}
 	}
 	var def study.Definition
-	var err error
 	switch {
 	case fs.NArg() == 2 && fs.Arg(0) == "run":
 		if def, err = study.ParseFile(fs.Arg(1)); err != nil {
@@ -202,4 +208,19 @@ func runStudyInit(env *cliEnv, args []string) error {
 	}
 	fmt.Fprintf(env.stderr, "wrote %s; edit it, then: wirebench study run %s\n", path, path)
 	return nil
+}
+
+// parseQuota reads --server-cpu-quota: auto (0), off (-1) or CPUs.
+func parseQuota(s string) (float64, error) {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "auto", "":
+		return 0, nil
+	case "off", "none", "0":
+		return -1, nil
+	}
+	v, err := strconv.ParseFloat(s, 64)
+	if err != nil || !(v > 0 && v <= 1024) {
+		return 0, fmt.Errorf("%q: want CPUs such as 0.5, auto or off", s)
+	}
+	return v, nil
 }

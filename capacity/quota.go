@@ -1,0 +1,75 @@
+package capacity
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/wirebench/wirebench/load"
+	"github.com/wirebench/wirebench/measure"
+)
+
+// A server's CPU quota, where the client cannot outrun the server: a
+// short closed-loop run measures each side's CPU per request, and the
+// server gets the largest quota at which its limit costs the client no
+// more than QuotaHeadroom of its CPUs.
+const (
+	// QuotaHeadroom: the judge calls a step the client's at 90% of its
+	// CPUs, and the search measures rates above the server's limit too.
+	QuotaHeadroom = 0.45
+	// MinAutoQuota: below it a quota's period (at least 1 ms of CPU per
+	// period) grows past 10 ms, and throttling would be the tail latency.
+	MinAutoQuota = 0.1
+	quotaStep    = 0.05
+
+	CalibrateWarmup   = 500 * time.Millisecond
+	CalibrateDuration = 1500 * time.Millisecond
+	CalibrateWorkers  = 64
+)
+
+// QuotaFor is the CPU quota (in CPUs) to give a server that costs server
+// CPU per request when the client costs client on clientCPUs: 0 when the
+// client outruns the server on serverCPUs without one. It is rounded
+// down to 0.05 and at least MinAutoQuota.
+func QuotaFor(client, server time.Duration, clientCPUs, serverCPUs int) float64 {
+	if client <= 0 || server <= 0 {
+		return 0
+	}
+	cores := QuotaHeadroom * float64(max(clientCPUs, 1)) * float64(server) / float64(client)
+	if cores >= float64(max(serverCPUs, 1)) {
+		return 0
+	}
+	q := math.Max(MinAutoQuota, math.Floor(cores/quotaStep+1e-9)*quotaStep)
+	return math.Round(q*100) / 100
+}
+
+// Calibrate runs sc closed loop against the server serverPID for a
+// moment and returns the client's and the server's CPU per request.
+func Calibrate(ctx context.Context, base load.Options, sc load.Scenario, serverPID int) (client, server time.Duration, err error) {
+	o := base
+	o.Open, o.Rate, o.Requests, o.Stages, o.StartTarget, o.Progress, o.Barrier = false, 0, 0, nil, 0, nil, nil
+	o.Concurrency = CalibrateWorkers
+	o.Duration = CalibrateWarmup
+	if _, err := load.Run(ctx, o, sc); err != nil {
+		return 0, 0, fmt.Errorf("calibration warm-up: %w", err)
+	}
+	before, err := measure.SampleProc(serverPID)
+	if err != nil {
+		return 0, 0, err
+	}
+	o.Duration = CalibrateDuration
+	r, err := load.Run(ctx, o, sc)
+	if err != nil {
+		return 0, 0, fmt.Errorf("calibration: %w", err)
+	}
+	after, err := measure.SampleProc(serverPID)
+	if err != nil {
+		return 0, 0, err
+	}
+	if r.Requests-r.Failed <= 0 {
+		return 0, 0, fmt.Errorf("calibration: no successful request (%d of %d failed)", r.Failed, r.Requests)
+	}
+	n := time.Duration(r.Requests)
+	return (r.CPU.User + r.CPU.System) / n, (after.CPU() - before.CPU()) / n, nil
+}
