@@ -28,6 +28,7 @@ const (
 	DefaultMaxSteps     = 16
 	DefaultConcurrency  = 1000
 	DefaultArrivals     = results.Poisson
+	DefaultMaxRetries   = 3
 	// DefaultErrors joins an SLO that bounds no error rate.
 	DefaultErrors = "errors<1%"
 	// sizingLatency sizes the workers of an SLO with no latency bound
@@ -65,6 +66,13 @@ type Options struct {
 	// records here what its steps use.
 	Arrivals results.Arrivals
 	Seed     uint64
+	// ServerCores is the server's CPU allowance (its quota, or its CPUs;
+	// 0 unknown): a failing step in which the server used less of it while
+	// other processes were busy on its CPUs was disturbed.
+	ServerCores float64
+	// MaxRetries bounds the disturbed steps measured again in one search
+	// (default 3; negative: none).
+	MaxRetries int
 	// Progress, if set, is told each step as it is judged, with its
 	// number from 1 (0 for the confirmation run).
 	Progress func(n int, s results.CapacityStep)
@@ -77,6 +85,11 @@ type Measurement struct {
 	Load *results.Load
 	// ServerCPU is the server's CPU time over Load's window (0: not sampled).
 	ServerCPU time.Duration
+	// OtherCPU is the CPU time other processes used on the client's and
+	// the server's CPUs over the window; Steal the fraction of those CPUs'
+	// time stolen by the hypervisor (both 0: not read).
+	OtherCPU time.Duration
+	Steal    float64
 }
 
 // StepFunc measures the open-loop rate with at most concurrency requests
@@ -124,6 +137,9 @@ func (o Options) withDefaults() (Options, error) {
 	}
 	if _, err := results.ParseArrivals(string(o.Arrivals)); err != nil {
 		return o, fmt.Errorf("%w: %v", ErrOptions, err)
+	}
+	if o.MaxRetries == 0 {
+		o.MaxRetries = DefaultMaxRetries
 	}
 	if o.Now == nil {
 		o.Now = time.Now
@@ -262,6 +278,7 @@ func Search(ctx context.Context, opts Options, step StepFunc) (*results.Capacity
 		st := results.NewCapacityStep(rate, m.Load)
 		st.SetServerCPU(m.ServerCPU)
 		judge(&st, o.SLO, need)
+		disturbance(&st, m, o)
 		if o.Progress != nil {
 			o.Progress(n, st)
 		}
@@ -269,6 +286,7 @@ func Search(ctx context.Context, opts Options, step StepFunc) (*results.Capacity
 	}
 	// Search, then confirm the answer; an answer the server fails when
 	// confirmed is withdrawn and the search resumes below it.
+	retries := 0
 	for confirms := 0; ; confirms++ {
 		limit, stopped := "", false
 		for {
@@ -294,6 +312,14 @@ func Search(ctx context.Context, opts Options, step StepFunc) (*results.Capacity
 			if ctx.Err() != nil { // cut short: not a measurement of the rate
 				continue
 			}
+			if len(st.Disturbed) > 0 && retries < o.MaxRetries {
+				// Measured again at the same rate: next proposes it, as
+				// nothing was recorded.
+				st.Retried = true
+				retries++
+				res.Steps = append(res.Steps, st)
+				continue
+			}
 			res.Steps = append(res.Steps, st)
 			s.record(rate, st.Verdict)
 			if neverAnswered(res.Steps) && results.LoadIndependent(st.Failures) {
@@ -311,6 +337,7 @@ func Search(ctx context.Context, opts Options, step StepFunc) (*results.Capacity
 			break
 		}
 		if confirms == maxConfirms {
+			res.Unconfirmed = true
 			res.Warnings = append(res.Warnings, fmt.Sprintf("the answer %.4g/s is not confirmed (%d confirmations failed): the server's latency near its capacity varies more than the search's precision; longer steps (--step-duration) narrow it", res.Rate, confirms))
 			break
 		}
@@ -333,9 +360,11 @@ func Search(ctx context.Context, opts Options, step StepFunc) (*results.Capacity
 			break
 		}
 		res.Steps = append(res.Steps, st) // the curve keeps the failed run
+		res.Disturbed = append(res.Disturbed, fmt.Sprintf("the confirmation at %.4g/s failed after the step at that rate passed", res.Rate))
 		res.Warnings = append(res.Warnings, fmt.Sprintf("the confirmation run at %.4g/s failed (%s): the rate is withdrawn and the search resumed below it", res.Rate, st.Why))
 		s.withdraw(res.Rate)
 	}
+	boundDisturbed(res)
 	if a := res.Answer(); a != nil {
 		res.ServerCPUPerRequest = a.ServerCPUPerRequest
 		res.Warnings = append(res.Warnings, sampleWarnings(o.SLO, *a)...)

@@ -3,6 +3,7 @@ package capacity
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/wirebench/wirebench/load"
@@ -54,6 +55,8 @@ func EngineStep(base load.Options, sc load.Scenario, warmup time.Duration, serve
 			before = s
 		}
 		o.Duration = d
+		cpus := watchedCPUs(serverPID)
+		stat0, statErr := measure.ReadCPUStat()
 		res, err := load.Run(ctx, o, sc)
 		if err != nil {
 			return Measurement{}, err
@@ -66,6 +69,29 @@ func EngineStep(base load.Options, sc load.Scenario, warmup time.Duration, serve
 			}
 			m.ServerCPU = after.CPU() - before.CPU()
 		}
+		if stat1, err := measure.ReadCPUStat(); err == nil && statErr == nil {
+			d := stat1.Since(stat0, cpus)
+			m.OtherCPU = max(0, d.Busy-res.CPU.User-res.CPU.System-m.ServerCPU)
+			if d.Total > 0 {
+				m.Steal = d.Steal.Seconds() / d.Total.Seconds()
+			}
+		}
 		return m, nil
 	}
+}
+
+// watchedCPUs are the CPUs the client and the server may run on, whose
+// other tenants could disturb a step (every CPU when the server's are
+// unknown).
+func watchedCPUs(serverPID int) []int {
+	if serverPID <= 0 {
+		return nil
+	}
+	srv := measure.AffinityOf(serverPID)
+	if len(srv) == 0 {
+		return nil
+	}
+	cpus := append(measure.Affinity(), srv...)
+	slices.Sort(cpus)
+	return slices.Compact(cpus)
 }

@@ -430,3 +430,69 @@ func TestSearchNeverAnswered(t *testing.T) {
 		}
 	}
 }
+
+// disturbedSearch searches a 3000/s knee whose failing steps see other
+// processes busy on their CPUs: at the rates in spurious, once, a failure
+// the server did not cause (a 1-s stall); above the knee, with the server
+// using serverCPU of its one core.
+func disturbedSearch(t *testing.T, spurious map[float64]bool, serverCPU float64) *results.Capacity {
+	t.Helper()
+	clock, calls := time.Unix(0, 0), 0
+	base := fakeStep(knee(3000), &clock, DefaultWarmup, &calls)
+	step := func(ctx context.Context, rate float64, conc int, d time.Duration) (Measurement, error) {
+		m, err := base(ctx, rate, conc, d)
+		if spurious[rate] {
+			delete(spurious, rate)
+			m.Load = fakeLoad(knee(0), rate, conc, d)
+			m.OtherCPU, m.ServerCPU = d, d/4
+		} else if rate > 3000 {
+			m.OtherCPU, m.ServerCPU = d/2, time.Duration(serverCPU*float64(d))
+		}
+		return m, err
+	}
+	res, err := Search(context.Background(), Options{SLO: slo(t, "p99<20ms"), ServerCores: 1, ConfirmDuration: -1, Now: func() time.Time { return clock }}, step)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+// A step failed while others took the CPU is measured again, and the
+// retry decides; a server failing at its full allowance is at its limit,
+// whatever runs beside it. (Without the retry the spurious failure at
+// 400/s ends the search at 383/s.)
+func TestSearchRetriesDisturbedStep(t *testing.T) {
+	t.Parallel()
+	res := disturbedSearch(t, map[float64]bool{400: true}, 1)
+	retried := 0
+	for _, s := range res.Steps {
+		if s.Retried {
+			retried++
+			if s.Offered != 400 || len(s.Disturbed) == 0 || !strings.Contains(s.Disturbed[0], "other processes used 1.00 CPU") {
+				t.Errorf("retried step %+v", s)
+			}
+		}
+	}
+	if retried != 1 || res.Rate < 2800 || res.Rate > 3000 || res.Limit != results.LimitSLO || res.BoundDisturbed || res.Untrusted() != "" || len(res.Disturbed) != 0 {
+		t.Fatalf("retried %d, %s, disturbed %q", retried, results.CapacityLine(res), res.Disturbed)
+	}
+}
+
+// A disturbance that persists through the retries and bounds the answer
+// makes it untrusted, and says so.
+func TestSearchDisturbedBound(t *testing.T) {
+	t.Parallel()
+	res := disturbedSearch(t, nil, 0.3) // every failure above the knee with the server at 0.3 of its core
+	retried := 0
+	for _, s := range res.Steps {
+		if s.Retried {
+			retried++
+		}
+	}
+	if retried != DefaultMaxRetries || !res.BoundDisturbed || res.Untrusted() != "disturbed" || len(res.Disturbed) == 0 {
+		t.Fatalf("retried %d, bound disturbed %v, %q", retried, res.BoundDisturbed, res.Disturbed)
+	}
+	if w := strings.Join(res.Warnings, " "); !strings.Contains(w, "rests on a step that was disturbed after 3 retries") {
+		t.Errorf("warnings %q", w)
+	}
+}

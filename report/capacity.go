@@ -113,6 +113,9 @@ func capacityFinding(g Group, i int) (Verdict, string) {
 		if n := untrusted(cell); n > 0 {
 			text += fmt.Sprintf("; %d of %d of %s's trials excluded (%s)", n, len(cell.Capacity), cell.Cell.Label, untrustedWhy(cell))
 		}
+		if n := disturbedTrials(cell); n > 0 {
+			text += fmt.Sprintf("; %s: %d of %d trials disturbed", cell.Cell.Label, n, len(cell.Capacity))
+		}
 		if n := lowerBounds(cell); n > 0 {
 			text += fmt.Sprintf("; %s's capacity is a lower bound in %d of %d trials (%s)", cell.Cell.Label, n, len(cell.Capacity), lowerBoundWhy(cell))
 		}
@@ -166,7 +169,7 @@ func lowerBoundWhy(CellSummary) string { return "every rate up to --max-rate pas
 // capacityTable is one row per search: the answer, its interval, why the
 // search stopped, whether the confirmation passed, and the steps taken.
 func capacityTable(g Group) table {
-	t := table{Header: []string{"cell", "trial", "capacity", "interval", "SLO", "stopped", "confirmed", "server CPU/req", "CPU quota", "steps"}}
+	t := table{Header: []string{"cell", "trial", "capacity", "interval", "SLO", "stopped", "confirmed", "server CPU/req", "CPU quota", "steps", "disturbed"}}
 	for _, c := range g.Cells {
 		for k, cp := range c.Capacity {
 			interval := fmt.Sprintf("[%s, %s)", results.FormatRate(cp.Low), results.FormatRate(cp.High))
@@ -182,7 +185,7 @@ func capacityTable(g Group) table {
 				srv = results.FormatDuration(cp.ServerCPUPerRequest)
 			}
 			t.Rows = append(t.Rows, []string{c.Cell.Label, itoa(k + 1), results.FormatRate(cp.Rate), interval,
-				strings.Join(cp.SLO, ", "), cp.Limit, conf, srv, quotaText(cp.ServerQuota), itoa(len(cp.Steps))})
+				strings.Join(cp.SLO, ", "), cp.Limit, conf, srv, quotaText(cp.ServerQuota), itoa(len(cp.Steps)), disturbedText(cp)})
 		}
 	}
 	return t
@@ -460,4 +463,41 @@ func quotaLine(g Group) string {
 		of = fmt.Sprintf(" (%d of %d searches)", n, all)
 	}
 	return fmt.Sprintf("The servers ran under a CPU quota of %s%s, %s; capacity/core is per core of the quota.", q, of, q.Why())
+}
+
+// disturbedTrials counts a cell's searches that noticed a disturbance
+// (retried steps, failed confirmations, a disturbed bound).
+func disturbedTrials(c CellSummary) int {
+	n := 0
+	for _, cp := range c.Capacity {
+		if disturbedText(cp) != "—" {
+			n++
+		}
+	}
+	return n
+}
+
+// disturbedText is a search's disturbances in a table cell: "2 retried,
+// bound", or "—".
+func disturbedText(cp *results.Capacity) string {
+	var parts []string
+	retried := 0
+	for _, s := range cp.Steps {
+		if s.Retried {
+			retried++
+		}
+	}
+	if retried > 0 {
+		parts = append(parts, itoa(retried)+" retried")
+	}
+	if len(cp.Disturbed) > 0 {
+		parts = append(parts, itoa(len(cp.Disturbed))+" left")
+	}
+	if cp.BoundDisturbed {
+		parts = append(parts, "bound disturbed")
+	}
+	if len(parts) == 0 {
+		return "—"
+	}
+	return strings.Join(parts, ", ")
 }

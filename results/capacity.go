@@ -81,6 +81,15 @@ type Capacity struct {
 	// capacity is then that of ServerQuota.Cores CPUs.
 	ServerQuota *CPUQuota `json:"server_quota,omitempty"`
 
+	// Disturbed lists what could have disturbed the search and was not
+	// cured by measuring again (a disturbed step that still bounds the
+	// answer, a failed confirmation); BoundDisturbed says the answer's
+	// upper bound rests on a disturbed step, and Unconfirmed that no
+	// confirmation held: the answer is then not to be trusted.
+	Disturbed      []string `json:"disturbed,omitempty"`
+	BoundDisturbed bool     `json:"bound_disturbed,omitempty"`
+	Unconfirmed    bool     `json:"unconfirmed,omitempty"`
+
 	// Steps are the search's measurements in the order they ran.
 	Steps []CapacityStep `json:"steps"`
 	// Confirm is the longer run at Rate that checked the answer.
@@ -143,6 +152,16 @@ type CapacityStep struct {
 
 	// Failures are the step's failed requests by cause (failures.go).
 	Failures []FailureCause `json:"failures,omitempty"`
+	// OtherCPU is the CPU other processes used on the client's and the
+	// server's CPUs over the window, in CPUs; Steal the fraction of those
+	// CPUs' time the hypervisor gave another guest.
+	OtherCPU float64 `json:"other_cpu,omitempty"`
+	Steal    float64 `json:"steal,omitempty"`
+	// Disturbed says what could have disturbed a step that did not pass
+	// (other tenants, steal, the client's lag); Retried marks one measured
+	// again, which the search does not count.
+	Disturbed []string `json:"disturbed,omitempty"`
+	Retried   bool     `json:"retried,omitempty"`
 
 	KeptUp  bool   `json:"kept_up"`
 	Verdict string `json:"verdict"` // StepPass, StepFail or StepClient
@@ -273,11 +292,17 @@ func (c *Capacity) TrialLoad() *Load {
 
 // Untrusted says why the search's answer cannot stand for the server's
 // capacity ("" when it can): the client was the limit, so the answer is
-// the client's lower bound. Reports exclude such a search from medians
+// the client's lower bound; the step bounding it was disturbed; or no
+// confirmation held. Reports exclude such a search from medians
 // and comparisons, and say so.
 func (c *Capacity) Untrusted() string {
-	if c.Limit == LimitClient {
+	switch {
+	case c.Limit == LimitClient:
 		return "the client was the limit"
+	case c.BoundDisturbed:
+		return "disturbed"
+	case c.Unconfirmed:
+		return "not confirmed"
 	}
 	return ""
 }

@@ -96,12 +96,22 @@ func WriteCapacitySummary(w io.Writer, c *Capacity) error {
 	for i := range c.Steps {
 		if s := &c.Steps[i]; !s.Passed() {
 			fmt.Fprintf(ew, "  %s: %s %s\n", FormatRate(s.Offered), s.Verdict, s.Why)
+			if len(s.Disturbed) > 0 {
+				again := ""
+				if s.Retried {
+					again = ": measured again"
+				}
+				fmt.Fprintf(ew, "      disturbed: %s%s\n", strings.Join(s.Disturbed, "; "), again)
+			}
 		}
 		if s := &c.Steps[i]; s.Failed > 0 && !strings.Contains(s.Why, CausesLine(s.Failures, s.Requests)) {
 			fmt.Fprintf(ew, "  %s: failures: %s\n", FormatRate(s.Offered), CausesLine(s.Failures, s.Requests))
 		}
 	}
 	fmt.Fprintf(ew, "\n  capacity: %s\n", CapacityLine(c))
+	if u := c.Untrusted(); u != "" && c.Limit != LimitClient {
+		fmt.Fprintf(ew, "  NOT TRUSTED (%s): %s\n", u, strings.Join(c.Disturbed, "; "))
+	}
 	if q := c.ServerQuota; q != nil {
 		fmt.Fprintf(ew, "  server CPU quota: %s, %s: %s per core of the quota\n", q, q.Why(), FormatRate(c.PerCore()))
 	}

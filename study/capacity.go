@@ -11,11 +11,14 @@ import (
 	"github.com/wirebench/wirebench/results"
 )
 
-// Quick capacity searches: shorter steps and warm-ups, a tighter budget.
+// Quick capacity searches: shorter steps and warm-ups, a coarser
+// precision, a tighter budget — about 9 steps of 1.3 s and a 2.3-s
+// confirmation, 15-25 s a trial with retries (the --quick help says so).
 const (
-	quickStepDuration = 2 * time.Second
-	quickStepWarmup   = 500 * time.Millisecond
-	quickMaxTime      = 2 * time.Minute
+	quickStepDuration = time.Second
+	quickStepWarmup   = 300 * time.Millisecond
+	quickPrecision    = 0.10
+	quickMaxTime      = time.Minute
 )
 
 // capacity reads measure, slo and capacity: nil options for a study of
@@ -115,6 +118,11 @@ func searchCapacity(ctx context.Context, cell Cell, opts Options, v vars, t *res
 		co.StepDuration = min(cmpOr(co.StepDuration, capacity.DefaultStepDuration), quickStepDuration)
 		co.Warmup = min(cmpOr(co.Warmup, capacity.DefaultWarmup), quickStepWarmup)
 		co.MaxTime = min(cmpOr(co.MaxTime, capacity.DefaultMaxTime), quickMaxTime)
+		co.Precision = max(cmpOr(co.Precision, capacity.DefaultPrecision), quickPrecision)
+	}
+	co.ServerCores = float64(len(t.ServerCPUs))
+	if q := t.ServerQuota; q != nil {
+		co.ServerCores = q.Cores
 	}
 	base := cell.Load.Options                       // timeout and arrivals; the search sets rate and workers
 	co.Arrivals, co.Seed = base.Arrivals, base.Seed // empty: Poisson, the search's default

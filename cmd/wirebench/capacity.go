@@ -193,8 +193,21 @@ func runCapacity(ctx context.Context, env *cliEnv, args []string) error {
 			if s.Failed > 0 {
 				failed = "  failures: " + results.CausesLine(s.Failures, s.Requests)
 			}
+			v := s.Verdict
+			if len(s.Disturbed) > 0 {
+				v += " (disturbed: " + strings.Join(s.Disturbed, "; ") + ")"
+				if s.Retried {
+					v += ", measured again"
+				}
+			}
 			fmt.Fprintf(log, "  %s  %10s  → %10s  p50 %-8s p99 %-8s client CPU %3.0f%%  %s%s\n", name, results.FormatRate(s.Offered),
-				results.FormatRate(s.Achieved), results.FormatDuration(s.P50), results.FormatDuration(s.P99), 100*s.ClientCPU, s.Verdict, failed)
+				results.FormatRate(s.Achieved), results.FormatDuration(s.P50), results.FormatDuration(s.P99), 100*s.ClientCPU, v, failed)
+		}
+	}
+	if f.serverPID > 0 {
+		f.opts.ServerCores = float64(len(measure.AffinityOf(f.serverPID)))
+		if quota != nil {
+			f.opts.ServerCores = quota.Cores
 		}
 	}
 	res, err := capacity.Run(ctx, f.opts, f.lf.o, sc, f.serverPID)
