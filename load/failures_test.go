@@ -1,6 +1,8 @@
 package load
 
 import (
+	"context"
+	"errors"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -9,6 +11,7 @@ import (
 	"time"
 
 	"github.com/wirebench/wirebench/load/conn"
+	"github.com/wirebench/wirebench/load/h3"
 	"github.com/wirebench/wirebench/results"
 )
 
@@ -50,4 +53,25 @@ func TestRunStopsAtDeadTarget(t *testing.T) {
 			t.Errorf("stop %+v after %v", res.Stop, res.Measured())
 		}
 	})
+}
+
+// TestH3NoHandshake: over HTTP/3 at a UDP port where nothing answers, the
+// run fails with "no QUIC handshake completed" after the timeout; before,
+// it ran -d plus the graceful stop and reported "requests 0, failed 0".
+func TestH3NoHandshake(t *testing.T) {
+	t.Parallel()
+	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := pc.LocalAddr().String()
+	pc.Close()
+	sc, err := NewRaw(RawOptions{Options: conn.Options{URL: "https://" + addr + "/", Transport: conn.H3, Insecure: true, Timeout: 300 * time.Millisecond}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = Run(context.Background(), Options{Options: results.Options{Concurrency: 2, Duration: 5 * time.Second, Timeout: 300 * time.Millisecond}}, sc)
+	if !errors.Is(err, h3.ErrNoHandshake) {
+		t.Errorf("err %v, want no QUIC handshake completed", err)
+	}
 }

@@ -128,7 +128,9 @@ func (r *Raw) NewVU(ctx context.Context, id int, wire *measure.Bytes) (VU, error
 		return r.stdVU(r.h2.Client(id)), nil
 	case r.h3 != nil:
 		if id == 0 { // the handshakes before the run, apart from latency
-			r.h3.Warm(ctx)
+			if err := r.h3.Warm(ctx); err != nil {
+				return nil, err
+			}
 		}
 		return r.stdVU(r.h3.Client(id)), nil
 	case r.o.Client == conn.ClientStd:

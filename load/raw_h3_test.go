@@ -15,6 +15,7 @@ import (
 	"github.com/quic-go/quic-go/http3"
 
 	"github.com/wirebench/wirebench/load/conn"
+	"github.com/wirebench/wirebench/load/h3"
 	"github.com/wirebench/wirebench/load/internal/loadtest"
 	"github.com/wirebench/wirebench/results"
 )
@@ -106,19 +107,18 @@ func TestH3(t *testing.T) {
 	}
 }
 
-// An unverified certificate fails every request, with the reason; a
-// plain-text URL is refused before the run.
+// An unverified certificate completes no handshake: the run fails with
+// the reason before its first request; a plain-text URL is refused
+// before the run.
 func TestH3Refusals(t *testing.T) {
 	srv, _ := startH3Server(t)
-	res := runRaw(t, Options{Options: results.Options{Concurrency: 2, Requests: 10, Timeout: 5 * time.Second}},
-		RawOptions{Options: conn.Options{URL: "https://" + srv.addr + "/", Transport: conn.H3}})
-	if res.Failed != 10 {
-		t.Errorf("%d of 10 failed: %v", res.Failed, res.Failures)
+	sc, err := NewRaw(RawOptions{Options: conn.Options{URL: "https://" + srv.addr + "/", Transport: conn.H3, Timeout: 5 * time.Second}})
+	if err != nil {
+		t.Fatal(err)
 	}
-	for r := range res.Failures {
-		if !strings.Contains(r, "certificate") {
-			t.Errorf("failure %q, want a certificate error", r)
-		}
+	_, err = Run(context.Background(), Options{Options: results.Options{Concurrency: 2, Requests: 10, Timeout: 5 * time.Second}}, sc)
+	if !errors.Is(err, h3.ErrNoHandshake) || !strings.Contains(err.Error(), "certificate") {
+		t.Errorf("err %v, want no QUIC handshake completed: a certificate error", err)
 	}
 	if _, err := NewRaw(RawOptions{Options: conn.Options{URL: "http://" + srv.addr + "/", Transport: conn.H3}}); !errors.Is(err, ErrOptions) || !strings.Contains(err.Error(), "https://") {
 		t.Errorf("h3 over http://: %v", err)

@@ -100,22 +100,36 @@ func (p *Pool) Handshakes() []time.Duration {
 // Warm dials every connection at once and waits for them (or ctx), so
 // that handshakes happen before the run, timed apart from its requests. A
 // failed dial is not an error here: the requests that need the connection
-// dial again, and fail, counted.
-func (p *Pool) Warm(ctx context.Context) {
+// dial again, and fail, counted. When no connection's handshake completed
+// it returns why, so that a run can say so rather than count requests
+// that wait out their timeout on a port where nothing answers.
+func (p *Pool) Warm(ctx context.Context) error {
 	if p.zero != nil { // zerortt.go: only the ticket; each connection dials at its first request
 		if err := p.warmTicket(ctx); err != nil {
 			p.mu.Lock()
 			p.warmErr = err
 			p.mu.Unlock()
 		}
-		return
+		return nil
 	}
 	var wg sync.WaitGroup
-	for _, s := range p.slots {
-		wg.Go(func() { _, _ = s.get(ctx) })
+	errs := make([]error, len(p.slots))
+	for i, s := range p.slots {
+		wg.Go(func() { _, errs[i] = s.get(ctx) })
 	}
 	wg.Wait()
+	for _, err := range errs {
+		if err == nil || ctx.Err() != nil {
+			return nil
+		}
+	}
+	return fmt.Errorf("%w: %v", ErrNoHandshake, errs[0])
 }
+
+// ErrNoHandshake is Warm's error when no connection's QUIC handshake
+// completed: nothing answers on the UDP port, or the handshake was
+// refused.
+var ErrNoHandshake = errors.New("no QUIC handshake completed")
 
 // Close closes every connection (CONNECTION_CLOSE, counted in Bytes) and
 // its socket. A request after Close dials again.

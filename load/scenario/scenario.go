@@ -276,7 +276,9 @@ func (s *apiScenario) NewVU(ctx context.Context, id int, wire *measure.Bytes) (l
 		}
 	}
 	if id == 0 && s.h3 != nil { // the handshakes before the run, apart from latency
-		s.h3.Warm(ctx)
+		if err := s.h3.Warm(ctx); err != nil {
+			return nil, err
+		}
 	}
 	s.vus.Add(1)
 	base := apiVU{s: s, c: s.client(id, wire), id: id}
