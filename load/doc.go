@@ -24,10 +24,11 @@
 //
 // The package holds the engine (run, driver, options, pacer, stages,
 // segment, start, barrier, sleep, live, progressbar, stats) and raw mode
-// (raw.go, raw_std.go, tls.go: one request repeated against any HTTP
+// (raw.go, raw_std.go: one request repeated against any HTTP
 // server), whose event loops are the engine's. Everything else is below
 // it, each package with its own doc:
 //
+//	load/conn       where and how to connect: one Options, one rule to TLS and pools, Alt-Svc
 //	load/h1         HTTP/1.1: parser, push parser, keep-alive Conn, net/http client
 //	load/h2         HTTP/2 frame reader, lean gRPC session and pool, x/net HTTP/2 pool
 //	load/resp       RESP2 parser and command encoder
@@ -38,8 +39,9 @@
 //	load/browser    the in-browser scenario (chromedp)
 //
 // Clients (h1, h2, resp, wire, clientio) import nothing of the engine;
-// scenarios (scenario, stream, browser) import load for Scenario and VU;
-// load imports the clients raw mode uses and never a scenario.
+// scenarios (scenario, stream, replay, browser) import load for Scenario
+// and VU, and conn for connection set-up; load imports the clients raw
+// mode uses and never a scenario (conn's TestConnectionLayerImports).
 // docs/architecture.md draws the packages and one request's path.
 //
 // A failed request is data: it is counted by reason and the run goes on.

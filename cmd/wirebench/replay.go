@@ -211,10 +211,20 @@ func (f *loadFlags) replayOptions(url string) (replay.Options, error) {
 	if err != nil {
 		return replay.Options{}, loadUsagef("%s: %s", r.fieldsFlag, strings.TrimPrefix(err.Error(), "replay: "))
 	}
+	co := f.raw.Options // the connection flags, as load's
+	co.URL, co.Timeout = url, f.o.Timeout
 	return replay.Options{
-		File: r.file, Format: r.format, Fields: fields, Speed: r.speed, Loop: r.loop, URL: url, MaxGap: r.gap(),
-		Host: r.host, DropHeaders: r.drop, Transport: f.raw.Transport, Connections: f.raw.Connections,
-		Insecure: f.raw.Insecure, CAFile: f.raw.CAFile, Timeout: f.o.Timeout, DryRun: r.dryRun, AsFormat: r.asFormat,
+		File:        r.file,
+		Format:      r.format,
+		Fields:      fields,
+		Speed:       r.speed,
+		Loop:        r.loop,
+		Options:     co,
+		MaxGap:      r.gap(),
+		Host:        r.host,
+		DropHeaders: r.drop,
+		DryRun:      r.dryRun,
+		AsFormat:    r.asFormat,
 	}, nil
 }
 

@@ -82,7 +82,7 @@ func New(o Options, sp Speaks) (*Conns, error) {
 		return nil, err
 	}
 	if !slices.Contains(sp.Transports, o.Transport) {
-		return nil, fmt.Errorf("%w: transport %q (want %s)", ErrOptions, o.Transport, strings.Join(sp.Transports, ", "))
+		return nil, fmt.Errorf("%w: transport %q (want %s)", ErrOptions, o.Transport, orList(sp.Transports))
 	}
 	if o.Transport == H2C || o.Transport == H2 || o.Transport == H3 {
 		if err := h2Only(o.Client, o.NoKeepAlive); err != nil {
@@ -215,4 +215,12 @@ func h2Only(client string, noKeepAlive bool) error {
 		return fmt.Errorf("%w: --client std is net/http's HTTP/1.1 Transport or grpc-go: HTTP/2 runs on x/net's client connections", ErrOptions)
 	}
 	return nil
+}
+
+// orList is "a, b or c".
+func orList(s []string) string {
+	if len(s) < 2 {
+		return strings.Join(s, "")
+	}
+	return strings.Join(s[:len(s)-1], ", ") + " or " + s[len(s)-1]
 }

@@ -52,7 +52,7 @@ func TestRule(t *testing.T) {
 		{Options{URL: "http://127.0.0.1:1/", Transport: H2C, NoKeepAlive: true}, "--no-keepalive (a connection per request) is HTTP/1.1's", "", false},
 		{Options{URL: "https://127.0.0.1:1/", Transport: H3, Client: ClientStd}, "--client std is net/http's", "", false},
 		{Options{URL: "https://127.0.0.1:1/", Transport: H2, ZeroRTT: true}, "--0rtt is HTTP/3's (--transport h3), not h2", "", false},
-		{Options{URL: "http://127.0.0.1:1/", Transport: "spdy"}, `transport "spdy" (want http1, h2c, h2, h3, grpc)`, "", false},
+		{Options{URL: "http://127.0.0.1:1/", Transport: "spdy"}, `transport "spdy" (want http1, h2c, h2, h3 or grpc)`, "", false},
 		{Options{URL: "http://127.0.0.1:1/", Client: "curl"}, `client "curl" (want lean or std)`, "", false},
 		{Options{URL: "ftp://127.0.0.1:1/"}, "want http(s)://host[:port]/path", "", false},
 		{Options{URL: "127.0.0.1", Transport: GRPC}, "want host:port for grpc", "", false},
@@ -91,7 +91,7 @@ func TestRule(t *testing.T) {
 	}
 	// A client refuses what it does not speak, by the same rule.
 	_, err := New(Options{URL: "https://127.0.0.1:1/", Transport: H2}, Speaks{Transports: []string{HTTP1, H3}})
-	if !errors.Is(err, ErrOptions) || !strings.Contains(err.Error(), `transport "h2" (want http1, h3)`) {
+	if !errors.Is(err, ErrOptions) || !strings.Contains(err.Error(), `transport "h2" (want http1 or h3)`) {
 		t.Errorf("h2 to a client of http1 and h3: %v", err)
 	}
 }

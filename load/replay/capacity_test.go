@@ -15,6 +15,7 @@ import (
 	"github.com/wirebench/wirebench/capacity"
 	"github.com/wirebench/wirebench/internal/testkit"
 	"github.com/wirebench/wirebench/load"
+	"github.com/wirebench/wirebench/load/conn"
 	"github.com/wirebench/wirebench/results"
 )
 
@@ -106,7 +107,7 @@ func slowServer(t *testing.T, busy time.Duration) string {
 // on a quiet machine (WIREBENCH_TIMING=1) the search's judge counts
 // every arrival as sent.
 func TestCapacityStep(t *testing.T) {
-	o := Options{File: recording(t), URL: slowServer(t, 0)}
+	o := Options{File: recording(t), Options: conn.Options{URL: slowServer(t, 0)}}
 	rec, err := Survey(o)
 	if err != nil {
 		t.Fatal(err)
@@ -138,7 +139,7 @@ func TestCapacityStep(t *testing.T) {
 // service time.
 func TestReplayCapacity(t *testing.T) {
 	testkit.NeedTiming(t)
-	o := Options{File: recording(t), URL: slowServer(t, 4*time.Millisecond)}
+	o := Options{File: recording(t), Options: conn.Options{URL: slowServer(t, 4*time.Millisecond)}}
 	rec, err := Survey(o)
 	if err != nil {
 		t.Fatal(err)

@@ -17,7 +17,7 @@ import (
 // replayRun replays recording(t) to url as fast as it goes, on tr.
 func replayRun(t *testing.T, url, tr string) map[string]int64 {
 	t.Helper()
-	res := runReplay(t, Options{File: recording(t), URL: url, Speed: 1e6, Transport: tr, Timeout: 5 * time.Second})
+	res := runReplay(t, Options{File: recording(t), Options: conn.Options{URL: url, Transport: tr, Timeout: 5 * time.Second}, Speed: 1e6})
 	if res.Requests != 60 {
 		t.Fatalf("%d requests, want 60", res.Requests)
 	}
@@ -75,7 +75,7 @@ func TestReplayAsFormatCheck(t *testing.T) {
 	}
 	go srv.Serve(ln)
 	t.Cleanup(func() { srv.Close() })
-	res := runReplay(t, Options{File: recording(t), URL: "http://" + ln.Addr().String(), Speed: 1e6, Transport: conn.HTTP1, Timeout: 5 * time.Second, AsFormat: "cbor"})
+	res := runReplay(t, Options{File: recording(t), Options: conn.Options{URL: "http://" + ln.Addr().String(), Transport: conn.HTTP1, Timeout: 5 * time.Second}, Speed: 1e6, AsFormat: "cbor"})
 	if res.Requests != 60 || res.Failures[ErrAsFormat.Error()] != 15 || got.Load() != 45 {
 		t.Fatalf("%d requests, failures %v, %d reached the server: want 60, 15 × %q, 45", res.Requests, res.Failures, got.Load(), ErrAsFormat.Error())
 	}

@@ -55,5 +55,5 @@ func h3Server(t *testing.T, s *seen) (url, caFile string) {
 func TestReplayH3(t *testing.T) {
 	s := newSeen()
 	url, ca := h3Server(t, s)
-	replayAndCheck(t, s, Options{URL: url, Transport: conn.H3, CAFile: ca, Connections: 2}, "HTTP/3.0")
+	replayAndCheck(t, s, Options{Options: conn.Options{URL: url, Transport: conn.H3, CAFile: ca, Connections: 2}}, "HTTP/3.0")
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/wirebench/wirebench/internal/testkit"
 	"github.com/wirebench/wirebench/load"
+	"github.com/wirebench/wirebench/load/conn"
 	"github.com/wirebench/wirebench/load/replay/reqlog"
 )
 
@@ -63,7 +64,7 @@ func waitLines(t *testing.T, path string, n int) {
 // replayTo replays path to url at speed and returns the result.
 func replayTo(t *testing.T, path, format, url string, speed float64) int64 {
 	t.Helper()
-	sc, err := New(Options{File: path, Format: format, URL: url, Speed: speed})
+	sc, err := New(Options{File: path, Format: format, Options: conn.Options{URL: url}, Speed: speed})
 	if err != nil {
 		t.Fatal(err)
 	}

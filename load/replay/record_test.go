@@ -46,7 +46,7 @@ func readLog(t *testing.T, path string) []reqlog.Request {
 func replayCount(t *testing.T, path string) (*seen, int64) {
 	t.Helper()
 	s := newSeen()
-	res := runReplay(t, Options{File: path, URL: testServer(t, s), Speed: 1e6})
+	res := runReplay(t, Options{File: path, Options: conn.Options{URL: testServer(t, s)}, Speed: 1e6})
 	return s, res.Requests
 }
 
@@ -104,7 +104,7 @@ func TestReplayRecordsWhatItSent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sc, err := New(Options{File: recording(t), URL: url, Speed: 1e6, DropHeaders: []string{"Cookie"}, Record: f})
+	sc, err := New(Options{File: recording(t), Options: conn.Options{URL: url}, Speed: 1e6, DropHeaders: []string{"Cookie"}, Record: f})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -150,7 +150,7 @@ func (f *failingFile) Close() error              { f.closed = true; return nil }
 func TestRecordWriteErrorSurfacesAtClose(t *testing.T) {
 	s := newSeen()
 	ff := &failingFile{}
-	sc, err := New(Options{File: recording(t), URL: testServer(t, s), Speed: 1e6, Record: ff})
+	sc, err := New(Options{File: recording(t), Options: conn.Options{URL: testServer(t, s)}, Speed: 1e6, Record: ff})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/wirebench/wirebench/load"
 	"github.com/wirebench/wirebench/load/clientio"
+	"github.com/wirebench/wirebench/load/conn"
 	"github.com/wirebench/wirebench/load/h1"
 	"github.com/wirebench/wirebench/load/h2"
 	"github.com/wirebench/wirebench/load/replay/reqlog"
@@ -31,29 +32,24 @@ type Options struct {
 	Loop   bool
 	// MaxGap bounds a recorded pause (ScheduleOptions.MaxGap).
 	MaxGap time.Duration
-	// URL is where every request goes (scheme, host, port): a recording
-	// never sends traffic to the hosts it names.
-	URL string
+	// Options are where and how to connect (package conn). URL is where
+	// every request goes (scheme, host, port): a recording never sends
+	// traffic to the hosts it names. Transport is conn.HTTP1 ("" too;
+	// over TLS for https://), conn.H2C (http://), conn.H2 or conn.H3
+	// (https://), with Connections shared by the VUs (0: 1); Insecure,
+	// CAFile, CertFile and KeyFile are https://'s, as load's -k, --cacert,
+	// --cert and --key.
+	conn.Options
 	// Host is the Host header sent; "" is URL's host, HostRecorded each
 	// request's recorded one (its URL's host or Host header).
 	Host string
 	// DropHeaders are header names not sent (case-insensitive), beside
 	// the hop-by-hop ones, Host, Content-Length and User-Agent.
 	DropHeaders []string
-	// Transport: conn.HTTP1 ("" too; over TLS for https://),
-	// conn.H2C (http://), conn.H2 or conn.H3
-	// (https://).
-	Transport   string
-	Connections int // h2c, h2 and h3 connections shared by the VUs (0: 1)
-	// Insecure skips the server certificate's checks; CAFile adds the CA
-	// certificates of a PEM file (https://, as load's -k and --cacert).
-	Insecure bool
-	CAFile   string
 	// AsFormat, one of AsFormats, re-encodes the reference API's recorded
 	// JSON request bodies into that format and sets Content-Type and
 	// Accept to its media type; "" sends bodies and headers as recorded.
 	AsFormat string
-	Timeout  time.Duration
 	// DryRun schedules and prepares every request but sends none (each
 	// "answers" its recorded status at once): the schedule's own cost.
 	DryRun bool

@@ -106,7 +106,7 @@ func TestReplayEndToEnd(t *testing.T) {
 	for _, tr := range []string{conn.HTTP1, conn.H2C} {
 		t.Run(tr, func(t *testing.T) {
 			s := newSeen()
-			replayAndCheck(t, s, Options{URL: testServer(t, s), Transport: tr}, map[string]string{conn.HTTP1: "HTTP/1.1", conn.H2C: "HTTP/2.0"}[tr])
+			replayAndCheck(t, s, Options{Options: conn.Options{URL: testServer(t, s), Transport: tr}}, map[string]string{conn.HTTP1: "HTTP/1.1", conn.H2C: "HTTP/2.0"}[tr])
 		})
 	}
 }
@@ -158,7 +158,7 @@ func TestReplayChecksRecordedStatusClass(t *testing.T) {
 }
 
 func TestReplayDryRun(t *testing.T) {
-	sc, err := New(Options{File: recording(t), URL: "http://127.0.0.1:1", Speed: 1e6, DryRun: true})
+	sc, err := New(Options{File: recording(t), Options: conn.Options{URL: "http://127.0.0.1:1"}, Speed: 1e6, DryRun: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -199,7 +199,7 @@ func TestReplayOfASafeRecording(t *testing.T) {
 	}
 	f.Close()
 	s := newSeen()
-	res := runReplay(t, Options{URL: testServer(t, s), File: path})
+	res := runReplay(t, Options{Options: conn.Options{URL: testServer(t, s)}, File: path})
 	if got := s.bodies["/kv/a"]; got != "xxxxxxxxx" {
 		t.Errorf("kept-out body sent as %q, want 9 filler bytes", got)
 	}

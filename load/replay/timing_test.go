@@ -14,6 +14,7 @@ import (
 
 	"github.com/wirebench/wirebench/internal/testkit"
 	"github.com/wirebench/wirebench/load"
+	"github.com/wirebench/wirebench/load/conn"
 	"github.com/wirebench/wirebench/load/replay/reqlog"
 )
 
@@ -58,7 +59,7 @@ func TestArrivalTiming(t *testing.T) {
 			t.Fatal(err)
 		}
 		go srv.Serve(ln)
-		sc, err := New(Options{File: path, URL: "http://" + ln.Addr().String(), Speed: speed})
+		sc, err := New(Options{File: path, Options: conn.Options{URL: "http://" + ln.Addr().String()}, Speed: speed})
 		if err != nil {
 			t.Fatal(err)
 		}

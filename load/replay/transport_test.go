@@ -48,7 +48,7 @@ func TestReplayHTTPS(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			s := newSeen()
 			url, ca := tlsServer(t, s)
-			o := Options{URL: url, Transport: c.transport, Insecure: c.insecure}
+			o := Options{Options: conn.Options{URL: url, Transport: c.transport, Insecure: c.insecure}}
 			if !c.insecure {
 				o.CAFile = ca
 			}
@@ -64,7 +64,7 @@ func TestReplayHTTPSVerifies(t *testing.T) {
 		t.Run(tr, func(t *testing.T) {
 			s := newSeen()
 			url, _ := tlsServer(t, s)
-			res := runReplay(t, Options{File: recording(t), URL: url, Speed: 4, Transport: tr, Timeout: 5 * time.Second})
+			res := runReplay(t, Options{File: recording(t), Options: conn.Options{URL: url, Transport: tr, Timeout: 5 * time.Second}, Speed: 4})
 			s.mu.Lock()
 			defer s.mu.Unlock()
 			// Every request fails; the run may stop before the 60 (a
@@ -85,13 +85,13 @@ func TestReplayTransportUsage(t *testing.T) {
 		o    Options
 		want string
 	}{
-		{Options{URL: "http://127.0.0.1:1", Transport: conn.H2}, "https://"},
-		{Options{URL: "http://127.0.0.1:1", Transport: conn.H3}, "https://"},
-		{Options{URL: "https://127.0.0.1:1", Transport: conn.H2C}, "--transport h2"},
-		{Options{URL: "ftp://127.0.0.1:1"}, "want http:// or https://"},
-		{Options{URL: "https://127.0.0.1:1", Transport: "spdy"}, "want http1, h2c, h2 or h3"},
-		{Options{URL: "https://127.0.0.1:1", CAFile: bad}, "no PEM certificate"},
-		{Options{URL: "https://127.0.0.1:1", Transport: conn.H3, CAFile: bad}, "no PEM certificate"},
+		{Options{Options: conn.Options{URL: "http://127.0.0.1:1", Transport: conn.H2}}, "https://"},
+		{Options{Options: conn.Options{URL: "http://127.0.0.1:1", Transport: conn.H3}}, "https://"},
+		{Options{Options: conn.Options{URL: "https://127.0.0.1:1", Transport: conn.H2C}}, "--transport h2"},
+		{Options{Options: conn.Options{URL: "ftp://127.0.0.1:1"}}, "want http:// or https://"},
+		{Options{Options: conn.Options{URL: "https://127.0.0.1:1", Transport: "spdy"}}, "want http1, h2c, h2 or h3"},
+		{Options{Options: conn.Options{URL: "https://127.0.0.1:1", CAFile: bad}}, "no PEM certificate"},
+		{Options{Options: conn.Options{URL: "https://127.0.0.1:1", Transport: conn.H3, CAFile: bad}}, "no PEM certificate"},
 	} {
 		c.o.File = recording(t)
 		_, err := New(c.o)
