@@ -29,6 +29,9 @@ type Speaks struct {
 	// nothing on the server.
 	Method string
 	Header []string
+	// Target is what the client's user calls the URL in messages ("" is
+	// "URL"; replay's is "target").
+	Target string
 }
 
 // Conns are one run's connections as New resolved them: the transport,
@@ -126,9 +129,9 @@ func (c *Conns) resolve(o *Options, sp Speaks) error {
 		case Auto:
 			o.Transport, c.Auto = HTTP1, "http1: an http:// URL has no TLS, hence no HTTP/3 to follow"
 		case H3:
-			return fmt.Errorf("%w: --transport h3 is HTTP/3 over QUIC, always encrypted: use an https:// URL", ErrOptions)
+			return fmt.Errorf("%w: --transport h3 is HTTP/3 over QUIC, always encrypted: use an https:// %s", ErrOptions, cmp.Or(sp.Target, "URL"))
 		case H2:
-			return fmt.Errorf("%w: --transport h2 is HTTP/2 over TLS: use an https:// URL, or h2c", ErrOptions)
+			return fmt.Errorf("%w: --transport h2 is HTTP/2 over TLS: use an https:// %s, or h2c", ErrOptions, cmp.Or(sp.Target, "URL"))
 		}
 		return nil
 	}
@@ -148,7 +151,11 @@ func (c *Conns) resolve(o *Options, sp Speaks) error {
 		}
 		o.Transport, c.Addr, c.Auto = ch.transport, ch.addr, ch.note
 	case o.Transport == H2C:
-		return fmt.Errorf("%w: h2c is HTTP/2 without TLS: use --transport h2 for https", ErrOptions)
+		https := "https"
+		if sp.Target != "" {
+			https = "an https:// " + sp.Target
+		}
+		return fmt.Errorf("%w: h2c is HTTP/2 without TLS: use --transport h2 for %s", ErrOptions, https)
 	}
 	return nil
 }

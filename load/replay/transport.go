@@ -32,7 +32,7 @@ func newClients(o Options, u *url.URL) (clients, error) {
 	if co.Transport == "" {
 		co.Transport = conn.HTTP1
 	}
-	c, err := conn.New(co, conn.Speaks{Transports: []string{conn.HTTP1, conn.H2C, conn.H2, conn.H3}})
+	c, err := conn.New(co, conn.Speaks{Transports: []string{conn.HTTP1, conn.H2C, conn.H2, conn.H3}, Target: "target"})
 	if err != nil {
 		return clients{}, fmt.Errorf("%w: %s", ErrReplay, strings.TrimPrefix(err.Error(), conn.ErrOptions.Error()+": "))
 	}

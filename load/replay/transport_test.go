@@ -85,9 +85,9 @@ func TestReplayTransportUsage(t *testing.T) {
 		o    Options
 		want string
 	}{
-		{Options{Options: conn.Options{URL: "http://127.0.0.1:1", Transport: conn.H2}}, "https://"},
-		{Options{Options: conn.Options{URL: "http://127.0.0.1:1", Transport: conn.H3}}, "https://"},
-		{Options{Options: conn.Options{URL: "https://127.0.0.1:1", Transport: conn.H2C}}, "--transport h2"},
+		{Options{Options: conn.Options{URL: "http://127.0.0.1:1", Transport: conn.H2}}, "use an https:// target, or h2c"},
+		{Options{Options: conn.Options{URL: "http://127.0.0.1:1", Transport: conn.H3}}, "use an https:// target"},
+		{Options{Options: conn.Options{URL: "https://127.0.0.1:1", Transport: conn.H2C}}, "use --transport h2 for an https:// target"},
 		{Options{Options: conn.Options{URL: "ftp://127.0.0.1:1"}}, "want http:// or https://"},
 		{Options{Options: conn.Options{URL: "https://127.0.0.1:1", Transport: "spdy"}}, "want http1, h2c, h2 or h3"},
 		{Options{Options: conn.Options{URL: "https://127.0.0.1:1", CAFile: bad}}, "no PEM certificate"},
