@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	yaml "go.yaml.in/yaml/v3"
@@ -163,12 +164,23 @@ func (c Cell) vars(binary string) vars {
 // points the cells at their worktrees. cleanup removes the worktrees; it
 // is safe to call whatever happened, and must be called.
 func checkoutRevs(ctx context.Context, def *Definition, progress func(string)) (cleanup func(), err error) {
-	var made []*checkout
-	var src string // the study file's directory, where git runs
-	cleanup = func() {
+	var (
+		mu   sync.Mutex // made and src: the signal guard cleans up too
+		made []*checkout
+		src  string // the study file's directory, where git runs
+	)
+	removeAll := func() {
+		mu.Lock()
+		defer mu.Unlock()
 		for _, co := range made {
 			removeWorktree(src, co.dir)
 		}
+		made = nil
+	}
+	stopGuard := func() {}
+	cleanup = func() {
+		removeAll()
+		stopGuard()
 	}
 	byRev := map[string]*checkout{}
 	for i := range def.Cells {
@@ -188,9 +200,17 @@ func checkoutRevs(ctx context.Context, def *Definition, progress func(string)) (
 			if def.Source == "" {
 				return cleanup, fmt.Errorf("%w: cell %s: a rev needs a study file in a git repository", ErrRev, c.ID())
 			}
-			if src, err = filepath.Abs(filepath.Dir(def.Source)); err != nil {
+			dir, err := filepath.Abs(filepath.Dir(def.Source))
+			if err != nil {
 				return cleanup, fmt.Errorf("%w: %s: %v", ErrRev, at, err)
 			}
+			mu.Lock()
+			src = dir
+			mu.Unlock()
+			for _, stale := range removeStaleWorktrees(ctx, src) {
+				progress("removed a worktree an earlier run left: " + stale)
+			}
+			stopGuard = guardSignals(ctx, removeAll)
 		}
 		prefix, err := git(ctx, src, "rev-parse", "--show-prefix")
 		if err != nil {
@@ -200,13 +220,18 @@ func checkoutRevs(ctx context.Context, def *Definition, progress func(string)) (
 		if err != nil {
 			return cleanup, fmt.Errorf("%w: %s: cells (%s).rev: %q is not a commit of the repository at %s", ErrRev, at, c.Label, c.Rev, src)
 		}
-		tmp, err := os.MkdirTemp("", "wirebench-rev-")
+		tmp, err := os.MkdirTemp("", revTempPrefix)
 		if err != nil {
+			return cleanup, fmt.Errorf("%w: %v", ErrRev, err)
+		}
+		if err := writeOwner(tmp); err != nil {
 			return cleanup, fmt.Errorf("%w: %v", ErrRev, err)
 		}
 		co := &checkout{rev: c.Rev, commit: commit, dir: filepath.Join(tmp, "src"),
 			repo: filepath.Clean(filepath.Join(src, strings.Repeat("../", strings.Count(prefix, "/"))))}
+		mu.Lock()
 		made = append(made, co)
+		mu.Unlock()
 		if _, err := git(ctx, src, "worktree", "add", "--detach", "--quiet", co.dir, commit); err != nil {
 			return cleanup, fmt.Errorf("%w: %s: cells (%s).rev %s: git worktree add: %v", ErrRev, at, c.Label, c.Rev, err)
 		}
