@@ -312,7 +312,11 @@ func Search(ctx context.Context, opts Options, step StepFunc) (*results.Capacity
 			if ctx.Err() != nil { // cut short: not a measurement of the rate
 				continue
 			}
-			if len(st.Disturbed) > 0 && retries < o.MaxRetries {
+			// A disturbed step is measured again while the search has a
+			// step to spare; its last chance is recorded as it is (marked
+			// disturbed), better than no measurement at all.
+			spare := len(res.Steps)+1 < o.MaxSteps && !o.Now().Add(stepCost).After(deadline)
+			if len(st.Disturbed) > 0 && retries < o.MaxRetries && spare {
 				// Measured again at the same rate: next proposes it, as
 				// nothing was recorded.
 				st.Retried = true

@@ -36,6 +36,12 @@ func disturbance(st *results.CapacityStep, m Measurement, o Options) {
 	if st.Passed() {
 		return
 	}
+	if st.NoSuccess() && results.LoadIndependent(st.Failures) {
+		// Refused, no handshake, a 403: nothing beside the step explains
+		// a failure no rate changes, and measuring it again only hammers
+		// the target.
+		return
+	}
 	if st.Steal > maxSteal {
 		st.Disturbed = append(st.Disturbed, fmt.Sprintf("CPU steal %.0f%% (the hypervisor ran another guest)", 100*st.Steal))
 	}
