@@ -31,28 +31,7 @@ func TestServeRefusesCorruptAOF(t *testing.T) {
 	dir := t.TempDir()
 	const keys = 200
 	cmd, addr := startRESP(t, bin, dir)
-	c, err := net.DialTimeout("tcp", addr, 5*time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r := bufio.NewReader(c)
-	do := func(args ...string) string {
-		t.Helper()
-		var b bytes.Buffer
-		fmt.Fprintf(&b, "*%d\r\n", len(args))
-		for _, a := range args {
-			fmt.Fprintf(&b, "$%d\r\n%s\r\n", len(a), a)
-		}
-		c.SetDeadline(time.Now().Add(10 * time.Second))
-		if _, err := c.Write(b.Bytes()); err != nil {
-			t.Fatal(err)
-		}
-		line, err := r.ReadString('\n')
-		if err != nil {
-			t.Fatal(err)
-		}
-		return strings.TrimSpace(line)
-	}
+	do := respDo(t, addr)
 	for i := range keys {
 		k := fmt.Sprint("k", i)
 		if got := do("SET", k, fmt.Sprint("v", i)); got != "+OK" {
@@ -64,7 +43,6 @@ func TestServeRefusesCorruptAOF(t *testing.T) {
 	}
 	cmd.Signal(syscall.SIGKILL) // every write above was acknowledged after its fsync
 	cmd.Wait()
-	c.Close()
 
 	// Find record `keys` (the SET of key keys/2) and flip its length's
 	// high byte: +16 MiB, past the end of the file.
@@ -98,12 +76,7 @@ func TestServeRefusesCorruptAOF(t *testing.T) {
 
 	var stderr bytes.Buffer
 	cmd, addr = startRESP(t, bin, dir, &stderr, "--aof-repair")
-	c, err = net.DialTimeout("tcp", addr, 5*time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	r = bufio.NewReader(c)
+	do = respDo(t, addr)
 	// Records before the flip: SET and APPEND of keys 0..keys/2-1.
 	if got := do("DBSIZE"); got != fmt.Sprint(":", keys/2) {
 		t.Fatalf("DBSIZE after repair = %s, want %d", got, keys/2)
