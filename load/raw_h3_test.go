@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wirebench/wirebench/internal/testkit"
+
 	"github.com/quic-go/quic-go"
 	"github.com/quic-go/quic-go/http3"
 
@@ -55,7 +57,7 @@ func startH3Server(t *testing.T) (*h3Server, *tlsServer) {
 // is counted beyond the bodies.
 func TestH3(t *testing.T) {
 	srv, ts := startH3Server(t)
-	ca := writePEM(t, t.TempDir(), "ca.pem", &pem.Block{Type: "CERTIFICATE", Bytes: ts.Certificate().Raw})
+	ca := testkit.WritePEM(t, t.TempDir(), "ca.pem", &pem.Block{Type: "CERTIFICATE", Bytes: ts.Certificate().Raw})
 	for _, tc := range []struct {
 		name  string
 		ro    RawOptions

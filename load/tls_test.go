@@ -1,26 +1,20 @@
 package load
 
 import (
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
-	"crypto/x509/pkix"
 	"encoding/pem"
 	"errors"
 	"io"
 	"log"
-	"math/big"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/wirebench/wirebench/internal/testkit"
 	"github.com/wirebench/wirebench/load/conn"
 	"github.com/wirebench/wirebench/load/internal/loadtest"
 	"github.com/wirebench/wirebench/results"
@@ -52,25 +46,11 @@ func startTLSServer(t *testing.T, cfg *tls.Config) *tlsServer {
 	return s
 }
 
-// writePEM writes blocks to a file in dir and returns its path.
-func writePEM(t *testing.T, dir, name string, blocks ...*pem.Block) string {
-	t.Helper()
-	var b strings.Builder
-	for _, bl := range blocks {
-		pem.Encode(&b, bl)
-	}
-	p := filepath.Join(dir, name)
-	if err := os.WriteFile(p, []byte(b.String()), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
-
 func TestHTTPS(t *testing.T) {
 	t.Parallel()
 	srv := startTLSServer(t, nil)
 	dir := t.TempDir()
-	ca := writePEM(t, dir, "ca.pem", &pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw})
+	ca := testkit.WritePEM(t, dir, "ca.pem", &pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw})
 	const n = 200
 	tests := []struct {
 		name   string
@@ -139,30 +119,14 @@ func TestNoKeepAliveIsHTTP1(t *testing.T) {
 // the one given with CertFile and KeyFile, and refuses a client without.
 func TestHTTPSClientCert(t *testing.T) {
 	t.Parallel()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "wirebench client"},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}, KeyUsage: x509.KeyUsageDigitalSignature,
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
+	der, kd := testkit.ClientCert(t)
 	cert, _ := x509.ParseCertificate(der)
 	pool := x509.NewCertPool()
 	pool.AddCert(cert)
 	srv := startTLSServer(t, &tls.Config{ClientAuth: tls.RequireAndVerifyClientCert, ClientCAs: pool})
-	kd, err := x509.MarshalECPrivateKey(key)
-	if err != nil {
-		t.Fatal(err)
-	}
 	dir := t.TempDir()
-	certFile := writePEM(t, dir, "cert.pem", &pem.Block{Type: "CERTIFICATE", Bytes: der})
-	keyFile := writePEM(t, dir, "key.pem", &pem.Block{Type: "EC PRIVATE KEY", Bytes: kd})
+	certFile := testkit.WritePEM(t, dir, "cert.pem", &pem.Block{Type: "CERTIFICATE", Bytes: der})
+	keyFile := testkit.WritePEM(t, dir, "key.pem", &pem.Block{Type: "EC PRIVATE KEY", Bytes: kd})
 	for _, tc := range []struct {
 		name     string
 		ro       RawOptions

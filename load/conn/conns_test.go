@@ -1,17 +1,12 @@
 package conn
 
 import (
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
-	"crypto/x509/pkix"
 	"encoding/pem"
 	"errors"
 	"io"
 	"log"
-	"math/big"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -20,6 +15,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/wirebench/wirebench/internal/testkit"
 )
 
 var every = Speaks{Transports: []string{HTTP1, H2C, H2, H3, GRPC}}
@@ -159,15 +156,15 @@ func TestProbeALPN(t *testing.T) {
 // without one; the server's own certificate is checked against CAFile.
 func TestClientCert(t *testing.T) {
 	t.Parallel()
-	der, keyDER := selfSigned(t)
+	der, keyDER := testkit.ClientCert(t)
 	cert, _ := x509.ParseCertificate(der)
 	pool := x509.NewCertPool()
 	pool.AddCert(cert)
 	srv := tlsServer(t, true, &tls.Config{ClientAuth: tls.RequireAndVerifyClientCert, ClientCAs: pool})
 	dir := t.TempDir()
-	certFile := writePEM(t, dir, "cert.pem", &pem.Block{Type: "CERTIFICATE", Bytes: der})
-	keyFile := writePEM(t, dir, "key.pem", &pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER})
-	ca := writePEM(t, dir, "ca.pem", &pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw})
+	certFile := testkit.WritePEM(t, dir, "cert.pem", &pem.Block{Type: "CERTIFICATE", Bytes: der})
+	keyFile := testkit.WritePEM(t, dir, "key.pem", &pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER})
+	ca := testkit.WritePEM(t, dir, "ca.pem", &pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw})
 	for _, tc := range []struct {
 		o       Options
 		want    string
@@ -214,39 +211,4 @@ func TestBadCAFile(t *testing.T) {
 			}
 		}
 	}
-}
-
-// selfSigned is a client certificate and its key (DER).
-func selfSigned(t *testing.T) (cert, key []byte) {
-	t.Helper()
-	k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "wirebench client"},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}, KeyUsage: x509.KeyUsageDigitalSignature,
-	}
-	if cert, err = x509.CreateCertificate(rand.Reader, tmpl, tmpl, &k.PublicKey, k); err != nil {
-		t.Fatal(err)
-	}
-	if key, err = x509.MarshalECPrivateKey(k); err != nil {
-		t.Fatal(err)
-	}
-	return cert, key
-}
-
-// writePEM writes blocks to a file in dir and returns its path.
-func writePEM(t *testing.T, dir, name string, blocks ...*pem.Block) string {
-	t.Helper()
-	var b strings.Builder
-	for _, bl := range blocks {
-		_ = pem.Encode(&b, bl)
-	}
-	p := filepath.Join(dir, name)
-	if err := os.WriteFile(p, []byte(b.String()), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return p
 }
