@@ -1,6 +1,7 @@
 package kv
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"os"
@@ -23,37 +24,8 @@ func TestLengthFlipMidFileRefuses(t *testing.T) {
 	b[off+3] ^= 1
 	os.WriteFile(path, b, 0o644)
 
-	s, err := Open(Options{Dir: filepath.Dir(path)})
-	if err == nil {
-		kept := s.Len()
-		s.Close()
-		t.Fatalf("started with %d of %d records after a length flip at offset %d: a silent loss", kept, n, off)
-	}
-	var ce *CorruptError
-	if !errors.As(err, &ce) || ce.Offset != off {
-		t.Fatalf("Open = %v, want a CorruptError at %d", err, off)
-	}
-	if want := n - mid - 1; ce.Intact != want || !ce.Exact || ce.Bytes != int64(len(b))-off {
-		t.Fatalf("%d intact records (exact %v) and %d bytes after it, want %d and %d", ce.Intact, ce.Exact, ce.Bytes, want, int64(len(b))-off)
-	}
-	for _, w := range []string{fmt.Sprint("offset ", off), fmt.Sprint(n-mid-1, " intact records"), "--aof-repair"} {
-		if !strings.Contains(err.Error(), w) {
-			t.Errorf("error %q does not say %q", err, w)
-		}
-	}
-	if after, _ := os.ReadFile(path); len(after) != len(b) {
-		t.Fatal("a refused start must not modify the file")
-	}
-
-	var logged []string
-	s = open(t, Options{Dir: filepath.Dir(path), Repair: true, Logf: func(f string, a ...any) { logged = append(logged, fmt.Sprintf(f, a...)) }})
-	if s.Len() != mid {
-		t.Fatalf("repair kept %d keys, want the %d before the bad record", s.Len(), mid)
-	}
-	want := fmt.Sprintf("truncated at offset %d, dropping %d bytes: the bad record and the %d intact records after it; kept %d records", off, int64(len(b))-off, n-mid-1, mid)
-	if !contains(logged, want) {
-		t.Fatalf("repair log %q lacks %q", logged, want)
-	}
+	s := refusedThenRepaired(t, path, b, off, mid, n-mid-1, fmt.Sprint(n-mid-1, " intact records"))
+	s.Close()
 }
 
 // TestFinalRecordPayloadFlipRefuses: a complete final record whose
@@ -106,4 +78,45 @@ func TestVersion1FileIsReadAndUpgraded(t *testing.T) {
 	if _, err := Open(Options{Dir: d2}); !errors.As(err, &ce) || ce.Exact {
 		t.Fatalf("Open = %v, want a CorruptError with an inexact count", err)
 	}
+}
+
+// refusedThenRepaired checks a damaged AOF at path (whose bytes are b,
+// with the damage at off and the keys of the records before it kept):
+// the start is refused with a CorruptError at off, exact, counting the
+// intact records after it and saying what extra says; the refusal leaves
+// the file as it was; --aof-repair then keeps those keys and logs what it
+// dropped. It returns the repaired store.
+func refusedThenRepaired(t *testing.T, path string, b []byte, off int64, kept, intact int, extra string) *Store {
+	t.Helper()
+	s, err := Open(Options{Dir: filepath.Dir(path)})
+	if err == nil {
+		n := s.Len()
+		s.Close()
+		t.Fatalf("started with %d keys after damage at offset %d: a silent loss", n, off)
+	}
+	var ce *CorruptError
+	if !errors.As(err, &ce) || ce.Offset != off {
+		t.Fatalf("Open = %v, want a CorruptError at %d", err, off)
+	}
+	if ce.Intact != intact || !ce.Exact || ce.Bytes != int64(len(b))-off {
+		t.Fatalf("%d intact records (exact %v) and %d bytes after it, want %d and %d", ce.Intact, ce.Exact, ce.Bytes, intact, int64(len(b))-off)
+	}
+	for _, w := range []string{fmt.Sprint("offset ", off), extra, "--aof-repair"} {
+		if !strings.Contains(err.Error(), w) {
+			t.Errorf("error %q does not say %q", err, w)
+		}
+	}
+	if after, _ := os.ReadFile(path); !bytes.Equal(after, b) {
+		t.Fatal("a refused start must not modify the file")
+	}
+	var logged []string
+	s = open(t, Options{Dir: filepath.Dir(path), Repair: true, Logf: func(f string, a ...any) { logged = append(logged, fmt.Sprintf(f, a...)) }})
+	if s.Len() != kept {
+		t.Fatalf("repair kept %d keys, want the %d before the bad record", s.Len(), kept)
+	}
+	want := fmt.Sprintf("truncated at offset %d, dropping %d bytes: the bad record and the %d intact records after it; kept %d records", off, int64(len(b))-off, intact, kept)
+	if !contains(logged, want) {
+		t.Fatalf("repair log %q lacks %q", logged, want)
+	}
+	return s
 }

@@ -161,38 +161,8 @@ func TestDroppedRecordRefusesThenRepairs(t *testing.T) {
 	os.WriteFile(path, b, 0o644)
 	off := ends[mid-1]
 
-	s, err := Open(Options{Dir: filepath.Dir(path)})
-	if err == nil {
-		kept := s.Len()
-		s.Close()
-		t.Fatalf("started with %d keys after record %d was removed: a silent loss", kept, mid+1)
-	}
-	var ce *CorruptError
-	if !errors.As(err, &ce) || ce.Offset != off {
-		t.Fatalf("Open = %v, want a CorruptError at %d", err, off)
-	}
 	// The record found there is whole; the ones after it are counted.
-	if want := n - mid - 2; ce.Intact != want || !ce.Exact || ce.Bytes != int64(len(b))-off {
-		t.Fatalf("%d intact records (exact %v) and %d bytes after it, want %d and %d", ce.Intact, ce.Exact, ce.Bytes, want, int64(len(b))-off)
-	}
-	for _, w := range []string{fmt.Sprint("offset ", off), fmt.Sprintf("it is record %d of the file, record %d belongs here", mid+2, mid+1), "--aof-repair"} {
-		if !strings.Contains(err.Error(), w) {
-			t.Errorf("error %q does not say %q", err, w)
-		}
-	}
-	if after, _ := os.ReadFile(path); !bytes.Equal(after, b) {
-		t.Fatal("a refused start must not modify the file")
-	}
-
-	var logged []string
-	s = open(t, Options{Dir: filepath.Dir(path), Repair: true, Logf: func(f string, a ...any) { logged = append(logged, fmt.Sprintf(f, a...)) }})
-	if s.Len() != mid {
-		t.Fatalf("repair kept %d keys, want the %d before the bad record", s.Len(), mid)
-	}
-	want := fmt.Sprintf("truncated at offset %d, dropping %d bytes: the bad record and the %d intact records after it; kept %d records", off, int64(len(b))-off, n-mid-2, mid)
-	if !contains(logged, want) {
-		t.Fatalf("repair log %q lacks %q", logged, want)
-	}
+	s := refusedThenRepaired(t, path, b, off, mid, n-mid-2, fmt.Sprintf("it is record %d of the file, record %d belongs here", mid+2, mid+1))
 	// Appends after the repair continue the numbering of what was kept.
 	mustSet(t, s, "after", "repair", 0)
 	s.Close()
