@@ -1,0 +1,3 @@
+package nested
+
+func TestInNestedModule(t *testing.T) { testkit.NeedTiming(t) }
