@@ -161,7 +161,8 @@ func TestFaultCorpus(t *testing.T) {
 		}
 	}
 	flips := 0
-	for i := range data {
+	stride := corpusStride()
+	for i := 0; i < len(data); i += stride {
 		for _, x := range []byte{0x01, 0x80, 0xff} {
 			d := bytes.Clone(data)
 			d[i] ^= x
@@ -172,7 +173,7 @@ func TestFaultCorpus(t *testing.T) {
 	}
 	flipCounts := counts
 	cuts := 0
-	for cut := range int64(len(data)) {
+	for cut := int64(0); cut < int64(len(data)); cut += int64(stride) {
 		k := 0 // records wholly before the cut
 		for k+1 < len(ends) && ends[k+1] <= cut {
 			k++
@@ -185,9 +186,20 @@ func TestFaultCorpus(t *testing.T) {
 	t.Logf("flips: %d tried, %d recovered whole, %d refused, %d silent losses", flips, flipCounts[whole], flipCounts[refused], flipCounts[silent])
 	t.Logf("truncations: %d tried, %d recovered every acknowledged record, %d refused, %d silent losses",
 		cuts, counts[whole]-flipCounts[whole], counts[refused]-flipCounts[refused], counts[silent]-flipCounts[silent])
-	if flips != 3*len(data) || cuts != len(data) {
+	if n := (len(data) + stride - 1) / stride; flips != 3*n || cuts != n {
 		t.Fatalf("loops ran %d flips, %d cuts", flips, cuts)
 	}
+}
+
+// corpusStride is the step between the bytes a corpus test flips and cuts
+// at: every byte in the main suite; every 5th under -short (CI's race
+// step, where the three corpora took 60 s and nothing in them runs
+// concurrently).
+func corpusStride() int {
+	if testing.Short() {
+		return 5
+	}
+	return 1
 }
 
 // TestFaultCorpusVersion1 measures the old format's weaker rules on the
@@ -213,7 +225,8 @@ func TestFaultCorpusVersion1(t *testing.T) {
 	final := states[len(states)-1]
 	var flips [3]int
 	weak := 0
-	for i := len(aofMagicV1); i < len(v1); i++ {
+	stride := corpusStride()
+	for i := len(aofMagicV1); i < len(v1); i += stride {
 		for _, x := range []byte{0x01, 0x80, 0xff} {
 			d := bytes.Clone(v1)
 			d[i] ^= x
@@ -228,7 +241,7 @@ func TestFaultCorpusVersion1(t *testing.T) {
 		}
 	}
 	var cuts [3]int
-	for cut := int64(len(aofMagicV1)); cut < int64(len(v1)); cut++ {
+	for cut := int64(len(aofMagicV1)); cut < int64(len(v1)); cut += int64(stride) {
 		k := 0
 		for k+1 < len(ends1) && ends1[k+1] <= cut {
 			k++
@@ -294,12 +307,7 @@ func TestFaultCorpusVersion2(t *testing.T) {
 		ends2 = append(ends2, int64(len(v2)))
 	}
 	final := states[len(states)-1]
-	// Every byte in the main suite; every 5th under -short (CI's race
-	// step), where this repeat of the old format's corpus took 15 s.
-	stride := 1
-	if testing.Short() {
-		stride = 5
-	}
+	stride := corpusStride()
 	var flips [3]int
 	for i := len(aofMagicV2); i < len(v2); i += stride {
 		for _, x := range []byte{0x01, 0x80, 0xff} {
