@@ -1,0 +1,184 @@
+package link
+
+import (
+	"errors"
+	"math"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestParse(t *testing.T) {
+	t.Parallel()
+	ms := time.Millisecond
+	for _, tc := range []struct {
+		in   string
+		want Spec
+	}{
+		{"rtt=80ms,rate=2mbit,loss=1%", Spec{Delay: 40 * ms, Up: 2e6, Down: 2e6, Loss: Random(0.01)}},
+		{"delay=25ms,jitter=3ms,up=768kbit,down=1.6mbit", Spec{Delay: 25 * ms, Jitter: 3 * ms, Up: 768e3, Down: 1.6e6}},
+		{"rate=10mbit/s,queue=64kb", Spec{Up: 10e6, Down: 10e6, QueueBytes: 64000}},
+		{"queue=100", Spec{QueuePackets: 100}},
+		{"queue=100p,seed=7", Spec{QueuePackets: 100, Seed: 7}},
+		{"queue=64KiB", Spec{QueueBytes: 65536}},
+		{"loss=2%,burst=4", Spec{Loss: Bursty(0.02, 4)}},
+		{"ge=1%/30%/100%/0%", Spec{Loss: Loss{P: 0.01, R: 0.3, BadLoss: 1}}},
+		{"ge=1%/30%", Spec{Loss: Loss{P: 0.01, R: 0.3, BadLoss: 1}}},
+		{"jitter=5ms,reorder", Spec{Jitter: 5 * ms, Reorder: true}},
+		{"rate=unlimited,rtt=1s", Spec{Delay: 500 * ms}},
+		{" RTT = 10ms , Loss = 0.5% ", Spec{Delay: 5 * ms, Loss: Random(0.005)}},
+		{"3g", Spec{Preset: "3g", Delay: 150 * ms, Up: 768e3, Down: 1.6e6}},
+		{"3g,loss=1%", Spec{Preset: "3g", Delay: 150 * ms, Up: 768e3, Down: 1.6e6, Loss: Random(0.01)}},
+		{"lte-lossy,loss=0%", Spec{Preset: "lte-lossy", Delay: 35 * ms, Jitter: 5 * ms, Up: 12e6, Down: 12e6}},
+	} {
+		got, err := Parse(tc.in)
+		if err != nil {
+			t.Errorf("Parse(%q): %v", tc.in, err)
+			continue
+		}
+		if *got != tc.want {
+			t.Errorf("Parse(%q) = %+v, want %+v", tc.in, *got, tc.want)
+		}
+	}
+	for _, none := range []string{"", "none", "  "} {
+		if s, err := Parse(none); s != nil || err != nil {
+			t.Errorf("Parse(%q) = %v, %v; want nil, nil", none, s, err)
+		}
+	}
+}
+
+func TestParseErrors(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ in, want string }{
+		{"rtt=80", "want a duration with its unit"},
+		{"rate=2mbps", "ambiguous unit"},
+		{"rate=2", "want a rate with its unit"},
+		{"rate=0.5kbit", "want 1kbit to 100gbit"},
+		{"loss=1", "want a percentage with %"},
+		{"loss=101%", "0% to 100%"},
+		{"burst=3", "give loss= too"},
+		{"loss=60%,burst=1.2", "can be at most"},
+		{"lose=1%", "did you mean loss?"},
+		{"4G", ""}, // presets are case-insensitive: no error
+		{"satelite", "did you mean satellite?"},
+		{"rtt=10ms,3g", "a preset comes first"},
+		{"rtt=10ms,,loss=1%", "empty item"},
+		{"reorder", "reorder without jitter"},
+		{"ge=1%/0%", "stay bad for ever"},
+		{"ge=1%", "want P/R"},
+		{"loss=1%,ge=1%/30%", "not both"},
+		{"queue=10", ""},
+		{"queue=100b", "want 1500 bytes"},
+		{"queue=1.5p", "want 1 to"},
+		{"delay=-1ms", "want 0 to 10s"},
+		{"delay=11s", "want 0 to 10s"},
+		{"seed=x", "invalid syntax"},
+		{"foo=1", `unknown key "foo"`},
+	} {
+		_, err := Parse(tc.in)
+		switch {
+		case tc.want == "" && err != nil:
+			t.Errorf("Parse(%q): %v, want no error", tc.in, err)
+		case tc.want == "":
+		case err == nil:
+			t.Errorf("Parse(%q): no error, want %q", tc.in, tc.want)
+		case !errors.Is(err, ErrSpec) || !strings.Contains(err.Error(), tc.want):
+			t.Errorf("Parse(%q): %v, want ErrSpec containing %q", tc.in, err, tc.want)
+		}
+	}
+}
+
+func TestPresets(t *testing.T) {
+	t.Parallel()
+	want := []string{"3g", "4g", "lte", "lte-lossy", "satellite", "transatlantic", "datacenter"}
+	for _, name := range want {
+		s, err := Parse(name)
+		if err != nil || s == nil {
+			t.Fatalf("preset %s: %v", name, err)
+		}
+		if s.Delay == 0 || PresetSource(name) == "" {
+			t.Errorf("preset %s: %+v, source %q: want a delay and a source", name, s, PresetSource(name))
+		}
+	}
+	if got := len(PresetNames()); got < len(want) {
+		t.Errorf("%d presets, want at least %d", got, len(want))
+	}
+}
+
+func TestLossRate(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		l    Loss
+		want float64
+	}{
+		{Random(0.05), 0.05},
+		{Bursty(0.02, 4), 0.02},
+		{Bursty(0.3, 10), 0.3},
+		{Loss{P: 0.01, R: 0.3, BadLoss: 0.5, GoodLoss: 0.001}, 0.01/0.31*0.5 + 0.30/0.31*0.001},
+	} {
+		if got := tc.l.Rate(); math.Abs(got-tc.want) > 1e-12 {
+			t.Errorf("%+v.Rate() = %v, want %v", tc.l, got, tc.want)
+		}
+	}
+}
+
+// TestStringRoundTrip: String is Parse's language, and stable.
+func TestStringRoundTrip(t *testing.T) {
+	t.Parallel()
+	for _, in := range append(PresetNames(), "rtt=80ms,rate=2mbit,loss=1%", "delay=1.5ms,jitter=300us,reorder,up=1kbit,down=3gbit,queue=9000b,seed=-3", "loss=3%,burst=2.5", "queue=7p") {
+		checkRoundTrip(t, in)
+	}
+}
+
+func checkRoundTrip(t *testing.T, in string) {
+	t.Helper()
+	s, err := Parse(in)
+	if err != nil || s == nil {
+		return
+	}
+	out := s.String()
+	s2, err := Parse(out)
+	if err != nil {
+		t.Fatalf("Parse(%q) → String %q: %v", in, out, err)
+	}
+	s2.Preset = s.Preset
+	if out2 := s2.String(); out2 != out {
+		t.Fatalf("Parse(%q).String() = %q, but that parses to %q", in, out, out2)
+	}
+	if d := math.Abs(s2.Loss.Rate() - s.Loss.Rate()); d > 1e-9 || s2.Delay != s.Delay || s2.Up != s.Up || s2.Down != s.Down || s2.Jitter != s.Jitter {
+		t.Fatalf("Parse(%q) = %+v; its String %q parses to %+v", in, *s, out, *s2)
+	}
+}
+
+func FuzzParse(f *testing.F) {
+	for _, s := range []string{"rtt=80ms,rate=2mbit,loss=1%", "3g,loss=2%,burst=3", "ge=1%/30%/90%/0.1%", "queue=64kib,jitter=2ms,reorder", "up=1.5mbit,down=unlimited", "delay=10s", "rate=100gbit"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, in string) {
+		s, err := Parse(in)
+		if err != nil {
+			if !errors.Is(err, ErrSpec) {
+				t.Fatalf("Parse(%q): %v is not ErrSpec", in, err)
+			}
+			return
+		}
+		if s == nil {
+			return
+		}
+		if s.Delay < 0 || s.Delay > MaxDelay || s.Jitter < 0 || s.Up < 0 || s.Down < 0 || s.Up > MaxRate || s.Down > MaxRate {
+			t.Fatalf("Parse(%q) = %+v: out of range", in, *s)
+		}
+		l := s.Loss
+		for _, x := range []float64{l.P, l.R, l.BadLoss, l.GoodLoss} {
+			if !(x >= 0 && x <= 1) {
+				t.Fatalf("Parse(%q) = %+v: a probability out of [0,1]", in, *s)
+			}
+		}
+		checkRoundTrip(t, in)
+		// The pipe takes any spec Parse accepts.
+		p := NewPipe(*s, true)
+		for i := range 50 {
+			p.Admit(time.Duration(i)*time.Millisecond, 1500)
+		}
+	})
+}
