@@ -1,12 +1,13 @@
 package gate
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"math"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/wirebench/wirebench/results"
 )
 
 // Formats are the renderings of a Result: text for a terminal or a CI
@@ -23,9 +24,7 @@ func Write(w io.Writer, r *Result, format string, links ...string) error {
 	case "github":
 		return writeGitHub(w, r, links)
 	case "json":
-		e := json.NewEncoder(w)
-		e.SetIndent("", "  ")
-		return e.Encode(r)
+		return results.EncodeJSON(w, r, "  ")
 	}
 	return fmt.Errorf("%w: format %q (want %s)", ErrOptions, format, strings.Join(Formats, ", "))
 }

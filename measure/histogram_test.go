@@ -83,3 +83,47 @@ func TestHistogramDecodeErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestHistogramSummaryJSON checks that a histogram is written with its
+// figures as plain numbers, equal to its own, and read back from that
+// form and from the bare encoded string that files held before it.
+func TestHistogramSummaryJSON(t *testing.T) {
+	t.Parallel()
+	h := NewHistogram()
+	for i := 1; i <= 1000; i++ {
+		h.Record(time.Duration(i) * 10 * time.Microsecond)
+	}
+	b, err := json.Marshal(h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc map[string]any
+	if err := json.Unmarshal(b, &doc); err != nil {
+		t.Fatal(err)
+	}
+	for key, d := range map[string]time.Duration{
+		"min": h.Min(), "mean": h.Mean(), "p50": h.Quantile(0.5), "p90": h.Quantile(0.9),
+		"p99": h.Quantile(0.99), "p999": h.Quantile(0.999), "max": h.Max(),
+	} {
+		if doc[key+"_ns"] != float64(d) || doc[key+"_ms"] != float64(d)/1e6 {
+			t.Errorf("%s: %v ns, %v ms; want %d ns", key, doc[key+"_ns"], doc[key+"_ms"], d)
+		}
+	}
+	if doc["count"] != 1000.0 || doc["p99_ms"].(float64) < 9.9 || doc["p99_ms"].(float64) > 9.91 {
+		t.Errorf("count %v, p99 %v ms; want 1000, 9.9", doc["count"], doc["p99_ms"])
+	}
+	enc, err := json.Marshal(doc["hdr"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, in := range map[string][]byte{"summary": b, "bare encoding": enc} {
+		var back Histogram
+		if err := json.Unmarshal(in, &back); err != nil || !back.Equal(h) {
+			t.Errorf("%s: read back %v, equal %v", name, err, err == nil && back.Equal(h))
+		}
+	}
+	var none Histogram
+	if err := json.Unmarshal([]byte(`{"p99_ms":1}`), &none); !errors.Is(err, ErrDecode) {
+		t.Errorf("a summary without its encoding: %v, want ErrDecode", err)
+	}
+}

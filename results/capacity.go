@@ -13,7 +13,7 @@ import (
 
 // CapacitySchema names the capacity result file format (wirebench
 // capacity --out).
-const CapacitySchema = "wirebench.capacity/v1"
+const CapacitySchema = "wirebench.capacity/v2"
 
 // ErrCapacity reports a capacity result that cannot be read.
 var ErrCapacity = errors.New("capacity: bad result")
@@ -323,9 +323,7 @@ func (c *Capacity) PerCore() float64 {
 
 // WriteJSON writes c as an indented result file.
 func (c *Capacity) WriteJSON(w io.Writer) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(c); err != nil {
+	if err := EncodeJSON(w, c, "  "); err != nil {
 		return fmt.Errorf("capacity: write result: %w", err)
 	}
 	return nil
@@ -338,9 +336,10 @@ func ReadCapacity(rd io.Reader) (*Capacity, error) {
 	if err := json.NewDecoder(io.LimitReader(rd, MaxFileSize+1)).Decode(&c); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrCapacity, err)
 	}
-	if c.Schema != CapacitySchema {
+	if !readable(c.Schema, CapacitySchema) {
 		return nil, fmt.Errorf("%w: schema %q, want %q", ErrCapacity, c.Schema, CapacitySchema)
 	}
+	c.upgrade()
 	check := func(what string, s *CapacityStep) error {
 		if s.Load != nil && (s.Load.Latency == nil || s.Load.Service == nil || s.Load.Lag == nil) {
 			return fmt.Errorf("%w: %s at %g/s: missing histograms", ErrCapacity, what, s.Offered)

@@ -4,7 +4,7 @@
 //
 // Three files are read, told apart by their "schema" field:
 //
-//	wirebench.study/v1   a study's results.json: cells × trials
+//	wirebench.study/v2   a study's results.json: cells × trials
 //	┌────────────────────────────────────────────────────────────┐
 //	│ schema, study, title, question, quick, seed, options, env  │
 //	│ cells[]  {id, group, label, baseline, serve_args, load}    │
@@ -13,14 +13,21 @@
 //	│ payloads[] (sizes-only studies), warnings[]                │
 //	└────────────────────────────────────────────────────────────┘
 //
-//	wirebench.load/v1    one `wirebench load --out` run (Load)
+//	wirebench.load/v2    one `wirebench load --out` run (Load)
 //	┌────────────────────────────────────────────────────────────┐
 //	│ schema, scenario, options, config, env, start, end,        │
 //	│ requests, failed, latency/service/lag histograms, ops[],   │
-//	│ status, failures, bytes, client_cpu, segments, warnings    │
+//	│ status, failures, bytes, client_cpu, segments, warnings,   │
+//	│ rps, error_rate, client_cpu_util, per_request (derived)    │
 //	└────────────────────────────────────────────────────────────┘
 //
-//	wirebench.capacity/v1  one `wirebench capacity --out` search (Capacity)
+//	a histogram (latency, service, lag, ops[].latency, …)
+//	┌────────────────────────────────────────────────────────────┐
+//	│ count, {min,mean,p50,p90,p99,p999,max}_ms and _ns,         │
+//	│ hdr: HdrHistogram V2 compressed, base64, in µs             │
+//	└────────────────────────────────────────────────────────────┘
+//
+//	wirebench.capacity/v2  one `wirebench capacity --out` search (Capacity)
 //	┌────────────────────────────────────────────────────────────┐
 //	│ schema, scenario, config, env, start, end, slo[], search,  │
 //	│ rate, low, high, limit, client_limit, server_cpu_per_req,  │
@@ -39,7 +46,8 @@
 // package imports only the standard library, measure (the histogram) and
 // internal/lazy.
 //
-// Read gives a Study for all three: a load run or a capacity search
+// Version 1 files (histograms as bare encoded strings) are read still
+// (schema.go). Read gives a Study for all three: a load run or a capacity search
 // becomes a study of one cell and one trial marked SingleRun, so every
 // renderer and compare take any of them. A study's trial carries a
 // Capacity when its cell measured capacity (measure: capacity).

@@ -1,7 +1,6 @@
 package results
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"time"
@@ -66,21 +65,17 @@ func ReadHdrLog(r io.Reader) (*hdrhistogram.Histogram, error) {
 }
 
 // nanoHistogram copies a microsecond measure.Histogram into a nanosecond
-// hdrhistogram. measure keeps its histogram private but serializes it
+// hdrhistogram. measure keeps its histogram private but encodes it
 // whole (HdrHistogram's V2 encoding), so we decode that.
 func nanoHistogram(m *measure.Histogram) (*hdrhistogram.Histogram, error) {
 	if m == nil {
 		m = measure.NewHistogram()
 	}
-	js, err := json.Marshal(m)
+	enc, err := m.Encode()
 	if err != nil {
 		return nil, fmt.Errorf("results: %w", err)
 	}
-	var enc string
-	if err := json.Unmarshal(js, &enc); err != nil {
-		return nil, fmt.Errorf("results: %w", err)
-	}
-	us, err := hdrhistogram.Decode([]byte(enc))
+	us, err := hdrhistogram.Decode(enc)
 	if err != nil {
 		return nil, fmt.Errorf("results: %w", err)
 	}

@@ -19,8 +19,8 @@ var (
 )
 
 // LoadSchema names the load result file format. A reader refuses other schemas;
-// a change that old readers would misread gets a new version.
-const LoadSchema = "wirebench.load/v1"
+// a change that old readers would misread gets a new version (schema.go).
+const LoadSchema = "wirebench.load/v2"
 
 // Load is one load run's result (or the merge of several segments), written as the
 // JSON result file. Histograms are serialized whole, so results merge
@@ -193,9 +193,7 @@ func (r *Load) CPUUtil() float64 {
 
 // WriteJSON writes r as an indented result file.
 func (r *Load) WriteJSON(w io.Writer) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(r); err != nil {
+	if err := EncodeJSON(w, r, "  "); err != nil {
 		return fmt.Errorf("load: write result: %w", err)
 	}
 	return nil
@@ -207,9 +205,10 @@ func ReadLoad(rd io.Reader) (*Load, error) {
 	if err := json.NewDecoder(rd).Decode(&r); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrLoad, err)
 	}
-	if r.Schema != LoadSchema {
+	if !readable(r.Schema, LoadSchema) {
 		return nil, fmt.Errorf("%w: schema %q, want %q", ErrLoad, r.Schema, LoadSchema)
 	}
+	r.upgrade()
 	if r.Latency == nil || r.Service == nil || r.Lag == nil {
 		return nil, fmt.Errorf("%w: missing histograms", ErrLoad)
 	}

@@ -12,11 +12,13 @@ import (
 // sent down a pipe or a log rather than into a file: one line per run,
 // any number of runs on one stream.
 func (r *Load) WriteJSONLine(w io.Writer) error {
-	b, err := json.Marshal(r)
-	if err != nil {
+	// One Write per line, so lines from several writers to one pipe
+	// do not interleave.
+	var b bytes.Buffer
+	if err := EncodeJSON(&b, r, ""); err != nil {
 		return fmt.Errorf("load: write result: %w", err)
 	}
-	if _, err := w.Write(append(b, '\n')); err != nil {
+	if _, err := w.Write(b.Bytes()); err != nil {
 		return fmt.Errorf("load: write result: %w", err)
 	}
 	return nil

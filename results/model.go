@@ -9,7 +9,7 @@ import (
 // StudySchema names the study result format (results.json of a study).
 // LoadSchema (load.Schema) names a plain load run's file; Read accepts
 // both and gives a Study either way.
-const StudySchema = "wirebench.study/v1"
+const StudySchema = "wirebench.study/v2"
 
 // Study is one run of a study: every trial's raw load result and server
 // samples, the environment and all options. It is results.json.

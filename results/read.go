@@ -37,7 +37,7 @@ func Read(rd io.Reader) (*Study, error) {
 	if err := json.Unmarshal(data, &head); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrResults, err)
 	}
-	switch head.Schema {
+	switch current(head.Schema) {
 	case StudySchema:
 		return readStudy(data)
 	case LoadSchema:
@@ -61,6 +61,7 @@ func readStudy(data []byte) (*Study, error) {
 	if err := json.Unmarshal(data, &r); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrResults, err)
 	}
+	r.upgrade()
 	ids := map[string]bool{}
 	for _, c := range r.Cells {
 		if ids[c.ID] {

@@ -19,12 +19,23 @@ var ErrExists = errors.New("results: file exists (use --force to replace it)")
 
 // Write writes r as indented JSON.
 func (r *Study) Write(w io.Writer) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(r); err != nil {
+	if err := EncodeJSON(w, r, "  "); err != nil {
 		return fmt.Errorf("results: write: %w", err)
 	}
 	return nil
+}
+
+// EncodeJSON writes v as one JSON value and a newline, indented by
+// indent ("": one line), as every result file is written. HTML is not
+// escaped: a result is read by jq and people, never embedded in a page
+// as is, and a threshold reads "rps>1000", not "rps\u003e1000".
+func EncodeJSON(w io.Writer, v any, indent string) error {
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	if indent != "" {
+		enc.SetIndent("", indent)
+	}
+	return enc.Encode(v)
 }
 
 // CheckNew fails with ErrExists when path exists and force is false. It

@@ -1,7 +1,7 @@
 package study
 
 import (
-	"encoding/json"
+	"bytes"
 	"fmt"
 	"html"
 	"io"
@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/wirebench/wirebench/results"
 	"github.com/wirebench/wirebench/results/stats"
 )
 
@@ -23,8 +24,8 @@ const (
 // WriteBulk writes results.json, report.md, report.html (RSS over time,
 // one plot per format) and rss.csv into dir.
 func WriteBulk(dir string, r *BulkResults) error {
-	js, err := json.MarshalIndent(r, "", " ")
-	if err != nil {
+	var js bytes.Buffer
+	if err := results.EncodeJSON(&js, r, " "); err != nil {
 		return err
 	}
 	var md, page, csv strings.Builder
@@ -38,7 +39,7 @@ func WriteBulk(dir string, r *BulkResults) error {
 			}
 		}
 	}
-	for name, b := range map[string]string{"results.json": string(js) + "\n", "report.md": md.String(), "report.html": page.String(), "rss.csv": csv.String()} {
+	for name, b := range map[string]string{"results.json": js.String(), "report.md": md.String(), "report.html": page.String(), "rss.csv": csv.String()} {
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(b), 0o644); err != nil {
 			return err
 		}

@@ -83,7 +83,7 @@ func newCapacityFlags(env *cliEnv, f *capacityFlags) *pflag.FlagSet {
 	fs.IntVarP(&f.opts.Concurrency, "concurrency", "c", capacity.DefaultConcurrency, "cap on requests in flight (`N`); each step uses what its rate needs at the SLO, up to it")
 	fs.IntVar(&f.serverPID, "server-pid", 0, "sample this server `PID`'s CPU over each step (server CPU per request, capacity per core)")
 	fs.StringVar(&f.quota, "server-cpu-quota", "auto", "with --server-pid: cap that server at this many `CPUs` (0.5) for the search, off, or auto: a short calibration measures both sides' CPU per request and gives the server the largest quota the client can outrun")
-	fs.StringVar(&f.out, "out", "", "write the result (schema wirebench.capacity/v1) to this `file`; - for stdout")
+	fs.StringVar(&f.out, "out", "", "write the result (schema wirebench.capacity/v2) to this `file`; - for stdout")
 	fs.BoolVar(&f.force, "force", false, "replace an existing --out file")
 	fs.BoolVarP(&f.quiet, "quiet", "q", false, "no line per step on stderr")
 	fs.Lookup("confirm-duration").DefValue = "" // its help says the default

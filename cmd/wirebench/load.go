@@ -135,7 +135,7 @@ func newLoadFlags(env *cliEnv, f *loadFlags) *pflag.FlagSet {
 	fs.StringVar(&f.sc.Compression, "compression", "", "scenario: ask for gzip-coded responses (`gzip`) and decode them before the checks")
 	fs.BoolVar(&f.latency, "latency", false, "print the latency distribution (wrk's --latency: 50, 75, 90, 99%)")
 	fs.StringVar(&f.percentiles, "percentiles", "", "print the latency at these `percentiles`, e.g. 50,90,99,99.9")
-	fs.StringVar(&f.out, "out", "", "write the result (schema wirebench.load/v1) to this `file`; - for stdout as a JSON line; dir/ for dir/segment-i-of-n.json")
+	fs.StringVar(&f.out, "out", "", "write the result (schema wirebench.load/v2) to this `file`; - for stdout as a JSON line; dir/ for dir/segment-i-of-n.json")
 	f.outs.register(fs) // --hdr-out, --force
 	fs.StringArrayVar(&f.thresholds, "threshold", nil, "pass/fail `criterion` (repeatable): p99<50ms, avg<10ms, errors<1%, rps>1000")
 	fs.StringVar(&f.cpus, "cpu", "", "pin the client to these `CPUs` (e.g. 0 or 0-1,3) and record it")

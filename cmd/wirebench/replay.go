@@ -67,7 +67,7 @@ func runReplay(ctx context.Context, env *cliEnv, args []string) error {
 	fs.VarP(durationFlag{&f.o.Timeout}, "timeout", "t", "per-request `timeout`")
 	f.o.GracefulStop = 2 * time.Second
 	fs.Var(durationFlag{&f.o.GracefulStop}, "graceful-stop", "let requests in flight at the end of -d finish for this `long`")
-	fs.StringVar(&f.out, "out", "", "write the result (schema wirebench.load/v1, one operation per endpoint) to this `file`; - for stdout")
+	fs.StringVar(&f.out, "out", "", "write the result (schema wirebench.load/v2, one operation per endpoint) to this `file`; - for stdout")
 	f.outs.register(fs) // --hdr-out, --force
 	fs.StringArrayVar(&f.thresholds, "threshold", nil, "pass/fail `criterion` (repeatable): p99<50ms, errors<1%")
 	fs.BoolVar(&f.latency, "latency", false, "print the latency distribution (50, 75, 90, 99%)")
