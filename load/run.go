@@ -190,10 +190,25 @@ func (r *runner) work(issue, hard context.Context, id int, vu VU) {
 		defer sl.close()
 	}
 	ramp := !r.o.OpenLoop() && len(r.o.Stages) > 0
-	for issue.Err() == nil {
+	// more: the last operation's iteration continues (Outcome.More). An
+	// iteration under way at the end of -d finishes in the graceful stop,
+	// as k6's do: only new iterations stop at its end.
+	var more bool
+	for {
+		end := issue
+		if more {
+			end = hard
+		}
+		if end.Err() != nil {
+			return
+		}
 		var intended time.Time
 		var hit uint64
+		if o.Wait > 0 && !sleepUntil(end, timer, time.Now().Add(o.Wait)) {
+			return // the run ended in the pause: nothing was sent
+		}
 		switch {
+		case more: // the iteration's next operation: due now, not paced
 		case r.pacer != nil:
 			k, ok := r.claim()
 			hit = r.wholeHit(k)
@@ -234,7 +249,10 @@ func (r *runner) work(issue, hard context.Context, id int, vu VU) {
 		if intended.IsZero() {
 			intended = t0
 		}
-		r.stats.record(id, &o, intended, t1.Sub(intended), t1.Sub(t0), t0.Sub(intended), r.pacer != nil)
+		// A continuing operation had no schedule of its own: its lag is
+		// not the pacer's, and is not recorded.
+		r.stats.record(id, &o, intended, t1.Sub(intended), t1.Sub(t0), t0.Sub(intended), r.pacer != nil, !more)
+		more = o.More
 	}
 }
 

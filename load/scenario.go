@@ -2,6 +2,7 @@ package load
 
 import (
 	"context"
+	"time"
 
 	"github.com/wirebench/wirebench/load/traceparent"
 	"github.com/wirebench/wirebench/measure"
@@ -66,6 +67,14 @@ type Outcome struct {
 	// that follows an explicit schedule (Options.Pacer: a replay) sends
 	// that request.
 	Hit uint64
+	// More is set by a VU whose iteration continues (a flow's next step):
+	// the engine calls Do again without taking a new arrival from the
+	// pacer, so that an open loop paces iterations, not requests, and -n
+	// counts iterations. Wait is a pause (think time) before the VU's next
+	// Do, whether or not the iteration continues; a continuing operation
+	// is due when the pause ends.
+	More bool
+	Wait time.Duration
 }
 
 // reset prepares o for the next operation.

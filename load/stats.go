@@ -66,19 +66,23 @@ func newStats(workers, nops, slowest int) *stats {
 
 // record adds one outcome, from a worker whose home shard is home.
 // start is when the request was due (latency counts from it).
-func (s *stats) record(home int, o *Outcome, start time.Time, lat, svc, lag time.Duration, open bool) {
+// paced is false for an iteration's continuing operation, which has no
+// schedule lag of its own.
+func (s *stats) record(home int, o *Outcome, start time.Time, lat, svc, lag time.Duration, open, paced bool) {
 	s.watch.note(o)
 	i := s.sh.Lock(home)
-	s.sh.At(i).record(o, start, lat, svc, lag, open)
+	s.sh.At(i).record(o, start, lat, svc, lag, open, paced)
 	s.sh.Unlock(i)
 }
 
-func (st *shard) record(o *Outcome, start time.Time, lat, svc, lag time.Duration, open bool) {
+func (st *shard) record(o *Outcome, start time.Time, lat, svc, lag time.Duration, open, paced bool) {
 	st.keep.keep(o, start, lat)
 	st.lat.Record(lat)
 	if open { // in closed loop service time is the latency: Run copies it
 		st.svc.Record(svc)
-		st.lag.Record(lag)
+		if paced {
+			st.lag.Record(lag)
+		}
 	}
 	if o.Op >= 0 && o.Op < len(st.ops) {
 		op := &st.ops[o.Op]

@@ -3,6 +3,7 @@ package results
 import (
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 )
 
@@ -41,9 +42,37 @@ type MessageCount struct {
 
 const topMessages = 3
 
-// CauseOf classifies one failure message.
+// StepFailure is the failure message of a flow's step: the step's
+// number and name before the reason, `step 2 "get user": status 404`,
+// classified by its reason.
+func StepFailure(step int, name, reason string) string {
+	return "step " + strconv.Itoa(step) + " " + strconv.Quote(name) + ": " + reason
+}
+
+// stepReason is a StepFailure's reason, or msg itself.
+func stepReason(msg string) string {
+	rest, ok := strings.CutPrefix(msg, "step ")
+	if !ok {
+		return msg
+	}
+	i := strings.IndexByte(rest, ' ')
+	if i <= 0 || i+1 >= len(rest) || rest[i+1] != '"' {
+		return msg
+	}
+	q, err := strconv.QuotedPrefix(rest[i+1:])
+	if err != nil {
+		return msg
+	}
+	r, ok := strings.CutPrefix(rest[i+1+len(q):], ": ")
+	if !ok {
+		return msg
+	}
+	return r
+}
+
+// CauseOf classifies one failure message (a flow step's by its reason).
 func CauseOf(msg string) string {
-	m := strings.ToLower(msg)
+	m := strings.ToLower(stepReason(msg))
 	switch {
 	case m == "connection refused" || strings.HasSuffix(m, "connection refused"):
 		return CauseRefused
@@ -66,7 +95,7 @@ func CauseOf(msg string) string {
 		return CauseStatus
 	case strings.HasPrefix(m, "grpc "):
 		return CauseGRPC
-	case strings.HasPrefix(m, "check") || strings.HasPrefix(m, "body check") || strings.HasPrefix(m, "decode"):
+	case strings.HasPrefix(m, "check") || strings.HasPrefix(m, "body check") || strings.HasPrefix(m, "decode") || strings.HasPrefix(m, "capture"):
 		return CauseCheck
 	}
 	return CauseOther

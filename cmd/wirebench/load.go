@@ -59,6 +59,7 @@ type loadFlags struct {
 	dist                     distFlags
 	export                   exportFlags // --prometheus-rw, --traceparent, --slowest…
 	replay                   replayFlags // --replay, --record: replay.go
+	flow                     flowFlags   // --flow, --data-file: load_flow.go
 }
 
 // durationFlag is a duration flag that also takes a bare number of
@@ -143,6 +144,7 @@ func newLoadFlags(env *cliEnv, f *loadFlags) *pflag.FlagSet {
 	f.dist.register(fs) // --start-at, --barrier…
 	f.export.register(fs, f)
 	f.replay.register(fs) // --replay, --speed, --record…: replay.go
+	f.flow.register(fs)   // --flow, --data-file: load_flow.go
 	fs.BoolVarP(&f.quiet, "quiet", "q", false, "no live status line")
 	fs.StringVar(&f.cpuprofile, "cpuprofile", "", "write a CPU profile of the client's run to `file` (go tool pprof)")
 	fs.BoolVar(&f.version, "version", false, "print the version and exit")
@@ -186,6 +188,9 @@ func (f *loadFlags) run(ctx context.Context, env *cliEnv, fs *pflag.FlagSet, arg
 		return err
 	}
 	if err := f.checkReplayFlags(); err != nil {
+		return err
+	}
+	if err := f.flow.check(fs); err != nil {
 		return err
 	}
 	if f.stages != "" {
@@ -429,6 +434,9 @@ func (f *loadFlags) scenarioFrom(pos []string) (load.Scenario, map[string]any, e
 	}
 	if f.replay.file != "" {
 		return f.replayScenario(url)
+	}
+	if f.flow.file != "" {
+		return f.flowScenario(url)
 	}
 	if f.stream.Kind != "" || f.browser.Kind != "" {
 		return f.streamScenario(url)

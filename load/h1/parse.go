@@ -21,8 +21,15 @@ type Response struct {
 	Close           bool // the server asked to close, or the body ran to EOF
 	BodyLen         int  // body bytes received, kept or discarded
 	ToEOF           bool // the body is delimited by the end of the connection
-	ctBuf           [128]byte
-	ceBuf           [16]byte
+	// Keep names headers (lower case) whose values the parse keeps in
+	// Kept, Seen[i] telling whether Keep[i] was there (the last value when
+	// repeated): a flow's captures and checks. Set Keep, and Kept and Seen
+	// of its length, before the exchange.
+	Keep  []string
+	Kept  [][]byte
+	Seen  []bool
+	ctBuf [128]byte
+	ceBuf [16]byte
 }
 
 // ParseResponse reads one response from br: status line, headers, and a
@@ -131,6 +138,11 @@ func (h *headState) line(r *Response, line []byte) error {
 	case asciiEq(name, "content-encoding"):
 		r.ContentEncoding = append(r.ceBuf[:0], val...)
 	}
+	for i, k := range r.Keep {
+		if asciiEq(name, k) {
+			r.Kept[i], r.Seen[i] = append(r.Kept[i][:0], val...), true
+		}
+	}
 	return nil
 }
 
@@ -154,6 +166,9 @@ func (h *headState) statusLine(r *Response, line []byte) error {
 	r.Close = line[7] == '0' // HTTP/1.0 closes unless told otherwise
 	r.ContentType = r.ContentType[:0]
 	r.ContentEncoding = r.ContentEncoding[:0]
+	for i := range r.Kept {
+		r.Kept[i], r.Seen[i] = r.Kept[i][:0], false
+	}
 	return nil
 }
 

@@ -1,0 +1,74 @@
+package main
+
+import (
+	"errors"
+
+	"github.com/spf13/pflag"
+
+	"github.com/wirebench/wirebench/load"
+	"github.com/wirebench/wirebench/load/flow"
+)
+
+// flowFlags are --flow and --data-file (load and capacity).
+type flowFlags struct {
+	file, data string
+}
+
+func (f *flowFlags) register(fs *pflag.FlagSet) {
+	fs.StringVar(&f.file, "flow", "", "run the multi-step flow in this YAML `file` (docs/flows.md); URL is the base URL its steps' paths are below")
+	fs.StringVar(&f.data, "data-file", "", "--flow: `file` feeding the flow's variables, a row per iteration: CSV with a header line, or JSON lines")
+}
+
+// check refuses the flags a flow does not take: it names its own
+// requests, checks and body.
+func (f *flowFlags) check(fs *pflag.FlagSet) error {
+	if f.file == "" {
+		if f.data != "" {
+			return usagef("--data-file feeds a --flow's variables: give --flow")
+		}
+		return nil
+	}
+	for _, name := range []string{"scenario", "stream", "browser", "replay", "method", "body", "expect-status", "expect-body-contains", "header", "format", "compression", "0rtt", "record"} {
+		if fl := fs.Lookup(name); fl != nil && fl.Changed {
+			return usagef("--%s does not apply to --flow: the flow file names its requests, headers, bodies and checks", name)
+		}
+	}
+	return nil
+}
+
+// flowError is a flow or data file that cannot run: one line naming the
+// file and line, exit 2, before any load.
+func flowError(err error) error {
+	if errors.Is(err, flow.ErrFlow) {
+		return exitError{2, err}
+	}
+	return usagef("%s", cliMessage(err))
+}
+
+// flowScenario builds --flow's scenario against the base URL.
+func (f *loadFlags) flowScenario(url string) (load.Scenario, map[string]any, error) {
+	fl, err := flow.Load(f.flow.file, f.flow.data)
+	if err != nil {
+		return nil, nil, flowError(err)
+	}
+	f.raw.URL, f.raw.Timeout = url, f.o.Timeout
+	sc, err := flow.New(fl, f.raw.Options)
+	if err != nil {
+		return nil, nil, flowError(err)
+	}
+	cfg := map[string]any{"scenario": "flow", "flow": f.flow.file, "steps": len(fl.Steps), "url": url}
+	if fl.Name != "" {
+		cfg["flow_name"] = fl.Name
+	}
+	if fl.Data != nil {
+		cfg["data_file"] = fl.Data.File
+		cfg["data_rows"] = len(fl.Data.Rows)
+	}
+	if tr, auto := sc.Transport(); tr != "" {
+		cfg["transport"] = tr
+		if auto != "" {
+			cfg["auto"] = auto
+		}
+	}
+	return sc, cfg, nil
+}
