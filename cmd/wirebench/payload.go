@@ -1,0 +1,116 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/wirebench/wirebench/payload"
+	"github.com/wirebench/wirebench/report"
+	"github.com/wirebench/wirebench/results"
+)
+
+func init() {
+	register("payload", command{
+		summary: "compare every wire format on your own payloads: bytes, codec cost, lossless round trip",
+		run:     runPayload,
+	})
+}
+
+// Bounds of payload's flags (docs/limits.md).
+const (
+	maxPayloadSamples = 1_000_000
+	maxPayloadTime    = time.Minute
+	maxPayloadDepth   = 1000
+)
+
+// inputError is input the lab cannot read: one line, exit 2, as a bad
+// flag is (the command was given something it cannot use).
+type inputError struct{ err error }
+
+func (e inputError) Error() string { return e.err.Error() }
+func (e inputError) Unwrap() error { return e.err }
+func (inputError) ExitCode() int   { return 2 }
+
+func runPayload(ctx context.Context, env *cliEnv, args []string) error {
+	fs := newFlagSet(env, "payload", "[flags] FILE…  (JSON documents, a JSON array, JSON lines, a HAR or a request log)")
+	input := fs.String("input", "", "kind of every FILE: json, har or wirebench (serve/load --record); default: guessed")
+	whole := fs.Bool("whole", false, "a top-level JSON array is one message (a list response), not a list of samples")
+	samples := fs.Int("sample", payload.DefaultSamples, "measure at most `N` samples: more are sampled uniformly, and the output says so")
+	seed := fs.Uint64("seed", 1, "seed of the --sample choice")
+	per := fs.Duration("time", payload.DefaultTime, "time of each timed loop (a format's encode, decode, a compression); 0 skips timing")
+	comps := fs.String("compress", strings.Join(payload.Compressions, ","), "compressions to measure: gzip, zstd, br (comma-separated; \"none\" for none)")
+	maxFile := fs.Int64("max-file", payload.DefaultMaxFileSize, "refuse an input file larger than this many `bytes`")
+	maxSample := fs.Int("max-sample", payload.DefaultMaxSample, "refuse a sample (document, element, line, body) larger than this many `bytes`")
+	maxDepth := fs.Int("max-depth", payload.DefaultMaxDepth, "refuse a sample nested deeper than this (the codecs' own limit is 64)")
+	out := fs.String("out", "", "also write the result as JSON to this `file` (for wirebench report)")
+	force := fs.Bool("force", false, "replace an existing --out file")
+	pos, err := parseInterspersed(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) == 0 {
+		return usagef("want at least one FILE of sample payloads")
+	}
+	for _, err := range []error{
+		checkInt("--sample", int64(*samples), 1, maxPayloadSamples, ""),
+		checkInt("--max-file", *maxFile, 1, 1<<40, ""),
+		checkInt("--max-sample", int64(*maxSample), 1, 1<<30, ""),
+		checkInt("--max-depth", int64(*maxDepth), 1, maxPayloadDepth, ""),
+		checkDuration("--time", *per, 0, maxPayloadTime),
+	} {
+		if err != nil {
+			return err
+		}
+	}
+	switch *input {
+	case payload.InputAuto, payload.InputJSON, payload.InputHAR, payload.InputWirebench:
+	default:
+		return usagef("--input %q: want json, har or wirebench", *input)
+	}
+	o := payload.Options{Input: *input, Whole: *whole, Samples: *samples, Seed: *seed, Time: *per,
+		MaxFileSize: *maxFile, MaxSample: *maxSample, MaxDepth: *maxDepth, Compressions: []string{}}
+	if *per == 0 {
+		o.Time = -1
+	}
+	if *comps != "none" && *comps != "" {
+		for _, c := range strings.Split(*comps, ",") {
+			c = strings.TrimSpace(c)
+			if !contains(payload.Compressions, c) {
+				return usagef("--compress %q: want gzip, zstd, br or none", c)
+			}
+			o.Compressions = append(o.Compressions, c)
+		}
+	}
+	if err := checkNewOut(*out, *force); err != nil {
+		return err
+	}
+	o.Progress = func(step string) { fmt.Fprintf(env.stderr, "wirebench payload: measuring %s\n", step) }
+	lab, err := payload.Run(ctx, pos, o)
+	if err != nil {
+		if errors.Is(err, payload.ErrInput) {
+			return inputError{err}
+		}
+		return err
+	}
+	lab.Options = map[string]any{"input": *input, "whole": *whole, "sample": *samples, "seed": *seed, "time": per.String(),
+		"compress": *comps, "max_file": *maxFile, "max_sample": *maxSample, "max_depth": *maxDepth}
+	if *out != "" {
+		if err := results.WriteFile(*out, *force, func(w io.Writer) error { return results.WritePayloadLab(w, lab) }); err != nil {
+			return err
+		}
+	}
+	return report.WritePayloadLabText(env.stdout, lab)
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,62 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/wirebench/wirebench/results"
+)
+
+func TestPayloadCommand(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "users.json")
+	data := `[{"id":9007199254740993,"name":"Ada","score":1.0},{"id":2,"name":"Bob","score":2.5}]`
+	if err := os.WriteFile(in, []byte(data), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "lab.json")
+	code, stdout, stderr := runCLI(t, "payload", "--time", "1ms", "--compress", "gzip", "--out", out, in)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for _, want := range []string{"2 samples", "json-fast", "toon", "cbor", "msgpack", "gzip",
+		"int past 2^53", "9007199254740993", "9007199254740992", "protobuf left out: no schema", "no arrays of objects"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("stdout lacks %q:\n%s", want, stdout)
+		}
+	}
+	f, err := os.Open(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	lab, err := results.ReadPayloadLab(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(lab.Rows) != 10 || lab.Input.Read != 2 {
+		t.Errorf("--out: %d rows, %d samples; want 10 rows, 2 samples", len(lab.Rows), lab.Input.Read)
+	}
+}
+
+func TestPayloadBadInput(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "bad.jsonl")
+	if err := os.WriteFile(in, []byte("{\"a\":1}\n{\"a\":2,}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "lab.json")
+	code, stdout, stderr := runCLI(t, "payload", "--time", "0", "--out", out, in)
+	lines := strings.Split(strings.TrimSpace(stderr), "\n")
+	if code != 2 || stdout != "" || len(lines) != 1 || !strings.Contains(stderr, "bad.jsonl:2:8: want a member name") {
+		t.Errorf("exit %d, stdout %q, stderr %q; want 2, nothing, one line naming bad.jsonl:2:8", code, stdout, stderr)
+	}
+	if _, err := os.Stat(out); !os.IsNotExist(err) {
+		t.Errorf("--out written on bad input: %v", err)
+	}
+	if code, _, stderr := runCLI(t, "payload", "--sample", "0", in); code != 2 || !strings.Contains(stderr, "--sample 0") {
+		t.Errorf("--sample 0: exit %d, %q", code, stderr)
+	}
+}

@@ -1,0 +1,343 @@
+package payload
+
+import (
+	"encoding/base64"
+	"math/big"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/wirebench/wirebench/results"
+)
+
+// Kinds of change a round trip can make. The spelling kinds keep the value.
+const (
+	ChangeBigInt       = "int past 2^53"      // an integer beyond float64's exact range came back different
+	ChangeNumber       = "number"             // another number came back with another value
+	ChangeFloatSpell   = "float spelling"     // same number, other digits (1.0 → 1, 1e5 → 100000)
+	ChangeIntAsString  = "int64 as string"    // a 64-bit integer came back as a string of the same digits
+	ChangeKeyOrder     = "key order"          // an object's keys came back in another order
+	ChangeNullMissing  = "null vs missing"    // a null member came back missing, or the reverse
+	ChangeZeroDropped  = "zero dropped"       // a zero, "" or false member came back missing
+	ChangeDefaultAdded = "default added"      // a missing member came back as its zero value
+	ChangeDuplicateKey = "duplicate key"      // a key written twice came back once
+	ChangeBytes        = "byte string"        // a string came back as bytes, or base64 spelled otherwise
+	ChangeTimeSpell    = "timestamp spelling" // the same instant written otherwise
+	ChangeTimeValue    = "timestamp"          // a timestamp came back as another instant (precision lost)
+	ChangeType         = "type"               // a value came back as another JSON type
+	ChangeString       = "string"             // a string came back with other characters
+	ChangeMissing      = "member lost"        // a member came back missing
+	ChangeExtra        = "member added"       // a member came back that was not there
+	ChangeLength       = "array length"       // an array came back with another length
+	ChangeEncode       = "cannot encode"      // the format refused the sample
+	ChangeDecode       = "cannot decode"      // the format could not read its own encoding
+)
+
+// spelling reports the change kinds that keep the value.
+func spelling(kind string) bool {
+	switch kind {
+	case ChangeFloatSpell, ChangeIntAsString, ChangeKeyOrder, ChangeTimeSpell:
+		return true
+	}
+	return false
+}
+
+// changes counts a format's round-trip changes, keeping each kind's first.
+type changes struct {
+	order   []string
+	byKind  map[string]*results.PayloadChange
+	sample  int
+	path    []string
+	changed bool
+}
+
+func newChanges() *changes { return &changes{byKind: map[string]*results.PayloadChange{}} }
+
+func (c *changes) add(kind string, before, after Value) {
+	c.addText(kind, short(before), short(after))
+}
+
+func (c *changes) addText(kind, before, after string) {
+	c.changed = true
+	if ch, ok := c.byKind[kind]; ok {
+		ch.Count++
+		return
+	}
+	c.order = append(c.order, kind)
+	c.byKind[kind] = &results.PayloadChange{
+		Kind: kind, Spelling: spelling(kind), Count: 1, Sample: c.sample,
+		Path: "$" + strings.Join(c.path, ""), Before: before, After: after,
+	}
+}
+
+func (c *changes) list() []results.PayloadChange {
+	out := make([]results.PayloadChange, 0, len(c.order))
+	for _, k := range c.order {
+		out = append(out, *c.byKind[k])
+	}
+	return out
+}
+
+func (c *changes) push(seg string) { c.path = append(c.path, seg) }
+func (c *changes) pop()            { c.path = c.path[:len(c.path)-1] }
+
+func keySeg(k string) string {
+	if k != "" && isIdent(k) {
+		return "." + k
+	}
+	return "[" + strconv.Quote(k) + "]"
+}
+
+func isIdent(s string) bool {
+	for i, r := range s {
+		if r == '_' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || i > 0 && r >= '0' && r <= '9' {
+			continue
+		}
+		return false
+	}
+	return true
+}
+
+// compare records how got differs from want, the input sample.
+func (c *changes) compare(want, got Value) {
+	switch {
+	case want.Kind == got.Kind:
+	case want.Kind == String && got.Kind == Bytes:
+		if b, err := decodeBase64(want.Str); err == nil && base64.StdEncoding.EncodeToString(b) == got.Str {
+			c.add(ChangeBytes, want, got)
+			return
+		}
+		c.add(ChangeBytes, want, got)
+		return
+	case want.Kind == String && got.Kind == Time:
+		c.compareTime(want, got)
+		return
+	case want.Kind == Number && got.Kind == String:
+		if isInteger(want.Str) && got.Str == want.Str {
+			c.add(ChangeIntAsString, want, got)
+			return
+		}
+		if eq, _ := numEqual(want.Str, got.Str); eq && isInteger(want.Str) {
+			c.add(ChangeIntAsString, want, got)
+			return
+		}
+		c.add(ChangeType, want, got)
+		return
+	default:
+		c.add(ChangeType, want, got)
+		return
+	}
+	switch want.Kind {
+	case Bool:
+		if want.Bool != got.Bool {
+			c.add(ChangeType, want, got)
+		}
+	case Number:
+		if want.Str == got.Str {
+			return
+		}
+		eq, _ := numEqual(want.Str, got.Str)
+		switch {
+		case eq:
+			c.add(ChangeFloatSpell, want, got)
+		case isInteger(want.Str) && pastFloat(want.Str):
+			c.add(ChangeBigInt, want, got)
+		default:
+			c.add(ChangeNumber, want, got)
+		}
+	case String:
+		if want.Str == got.Str {
+			return
+		}
+		if _, err := decodeBase64(want.Str); err == nil {
+			if b, err := decodeBase64(got.Str); err == nil && base64.StdEncoding.EncodeToString(b) == canonicalBase64(want.Str) {
+				c.add(ChangeBytes, want, got)
+				return
+			}
+		}
+		if t1, ok := parseTime(want.Str); ok {
+			if t2, ok := parseTime(got.Str); ok {
+				if t1.Equal(t2) {
+					c.add(ChangeTimeSpell, want, got)
+				} else {
+					c.add(ChangeTimeValue, want, got)
+				}
+				return
+			}
+		}
+		c.add(ChangeString, want, got)
+	case Array:
+		if len(want.Arr) != len(got.Arr) {
+			c.add(ChangeLength, want, got)
+			return
+		}
+		for i := range want.Arr {
+			c.push("[" + strconv.Itoa(i) + "]")
+			c.compare(want.Arr[i], got.Arr[i])
+			c.pop()
+		}
+	case Object:
+		c.compareObject(want, got)
+	}
+}
+
+// compareObject matches members by key. A key written twice counts once,
+// with its last value (JSON.parse's reading).
+func (c *changes) compareObject(want, got Value) {
+	wantIdx := make(map[string]int, len(want.Obj))
+	var wantKeys []string
+	for i, m := range want.Obj {
+		if _, dup := wantIdx[m.Key]; dup {
+			c.push(keySeg(m.Key))
+			c.add(ChangeDuplicateKey, m.Val, Value{Kind: String, Str: "(one member)"})
+			c.pop()
+		} else {
+			wantKeys = append(wantKeys, m.Key)
+		}
+		wantIdx[m.Key] = i
+	}
+	gotIdx := make(map[string]int, len(got.Obj))
+	for i, m := range got.Obj {
+		gotIdx[m.Key] = i
+	}
+	var common []string
+	for _, k := range wantKeys {
+		w := want.Obj[wantIdx[k]].Val
+		c.push(keySeg(k))
+		if gi, ok := gotIdx[k]; ok {
+			common = append(common, k)
+			c.compare(w, got.Obj[gi].Val)
+		} else if w.Kind == Null {
+			c.add(ChangeNullMissing, w, Value{Kind: String, Str: "(missing)"})
+		} else if isZero(w) {
+			c.add(ChangeZeroDropped, w, Value{Kind: String, Str: "(missing)"})
+		} else {
+			c.add(ChangeMissing, w, Value{Kind: String, Str: "(missing)"})
+		}
+		c.pop()
+	}
+	for _, m := range got.Obj {
+		if _, ok := wantIdx[m.Key]; ok {
+			continue
+		}
+		c.push(keySeg(m.Key))
+		switch {
+		case m.Val.Kind == Null:
+			c.add(ChangeNullMissing, Value{Kind: String, Str: "(missing)"}, m.Val)
+		case isZero(m.Val):
+			c.add(ChangeDefaultAdded, Value{Kind: String, Str: "(missing)"}, m.Val)
+		default:
+			c.add(ChangeExtra, Value{Kind: String, Str: "(missing)"}, m.Val)
+		}
+		c.pop()
+	}
+	// Key order: the common keys as got gives them.
+	var gotOrder []string
+	for _, m := range got.Obj {
+		if _, ok := wantIdx[m.Key]; ok {
+			gotOrder = append(gotOrder, m.Key)
+		}
+	}
+	for i := range common {
+		if i < len(gotOrder) && common[i] != gotOrder[i] {
+			c.addText(ChangeKeyOrder, cut(strings.Join(common, ","), 60), cut(strings.Join(gotOrder, ","), 60))
+			break
+		}
+	}
+}
+
+func (c *changes) compareTime(want, got Value) {
+	t1, ok := parseTime(want.Str)
+	t2, err := time.Parse(time.RFC3339Nano, got.Str)
+	switch {
+	case !ok || err != nil:
+		c.add(ChangeType, want, got)
+	case t1.Equal(t2):
+		c.add(ChangeTimeSpell, want, got)
+	default:
+		c.add(ChangeTimeValue, want, got)
+	}
+}
+
+func isZero(v Value) bool {
+	switch v.Kind {
+	case Bool:
+		return !v.Bool
+	case String, Bytes:
+		return v.Str == ""
+	case Number:
+		eq, _ := numEqual(v.Str, "0")
+		return eq
+	case Array:
+		return len(v.Arr) == 0
+	case Object:
+		return len(v.Obj) == 0
+	}
+	return false
+}
+
+// pastFloat reports an integer token whose magnitude is over 2^53, where
+// float64 stops holding every integer.
+func pastFloat(tok string) bool {
+	t := strings.TrimPrefix(tok, "-")
+	if len(t) < 16 {
+		return false
+	}
+	if len(t) > 16 {
+		return true
+	}
+	return t > "9007199254740992"
+}
+
+// numEqual compares two number spellings by value. Tokens too long or
+// with too large an exponent to compare cheaply compare as text (ok false).
+func numEqual(a, b string) (equal, ok bool) {
+	if a == b {
+		return true, true
+	}
+	if len(a) > 400 || len(b) > 400 || hugeExp(a) || hugeExp(b) {
+		return false, false
+	}
+	fa, _, err1 := big.ParseFloat(a, 10, 512, big.ToNearestEven)
+	fb, _, err2 := big.ParseFloat(b, 10, 512, big.ToNearestEven)
+	if err1 != nil || err2 != nil {
+		return false, false
+	}
+	return fa.Cmp(fb) == 0, true
+}
+
+func hugeExp(s string) bool {
+	i := strings.IndexAny(s, "eE")
+	if i < 0 {
+		return false
+	}
+	e, err := strconv.Atoi(strings.TrimPrefix(s[i+1:], "+"))
+	return err != nil || e > 10000 || e < -10000
+}
+
+// decodeBase64 reads standard or URL-safe base64, padded or not.
+func decodeBase64(s string) ([]byte, error) {
+	for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.RawStdEncoding, base64.URLEncoding, base64.RawURLEncoding} {
+		if b, err := enc.DecodeString(s); err == nil {
+			return b, nil
+		}
+	}
+	return nil, base64.CorruptInputError(0)
+}
+
+func canonicalBase64(s string) string {
+	b, err := decodeBase64(s)
+	if err != nil {
+		return s
+	}
+	return base64.StdEncoding.EncodeToString(b)
+}
+
+// parseTime reads an RFC 3339 timestamp.
+func parseTime(s string) (time.Time, bool) {
+	if len(s) < 20 || len(s) > 40 || s[4] != '-' {
+		return time.Time{}, false
+	}
+	t, err := time.Parse(time.RFC3339Nano, s)
+	return t, err == nil
+}

@@ -1,0 +1,233 @@
+package payload
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"strings"
+
+	"github.com/wirebench/wirebench/load/replay"
+)
+
+// Input kinds (Options.Input).
+const (
+	InputAuto      = ""
+	InputJSON      = "json"      // a document, a JSON array of samples, or JSON lines
+	InputHAR       = "har"       // HAR 1.2: the requests' JSON bodies
+	InputWirebench = "wirebench" // serve/load --record's request log: its JSON bodies
+)
+
+// Sample is one payload read from the input.
+type Sample struct {
+	File  string
+	Index int // 0-based, over all files, in reading order
+	Line  int // where it starts (JSON input; 0 for recordings)
+	Val   Value
+	// Size is the sample's bytes as read.
+	Size int
+}
+
+// where names a sample for messages: "orders.jsonl:12 (sample 11)".
+func (s *Sample) where() string {
+	if s.Line > 0 {
+		return fmt.Sprintf("%s:%d (sample %d)", s.File, s.Line, s.Index)
+	}
+	return fmt.Sprintf("%s (sample %d)", s.File, s.Index)
+}
+
+// InputStats says what was read.
+type InputStats struct {
+	Files []string `json:"files"`
+	Kind  string   `json:"kind"`
+	// Read counts the samples read; Kept those measured (all of them
+	// unless Read > Options.Samples, then a uniform random subset).
+	Read int `json:"samples_read"`
+	Kept int `json:"samples_kept"`
+	// Bytes is the input's bytes (the samples' JSON as read).
+	Bytes int64 `json:"bytes_read"`
+	// Skipped counts recorded requests whose body is not JSON (or empty),
+	// and Malformed lines or entries the recording's reader skipped.
+	Skipped   int `json:"skipped_bodies,omitempty"`
+	Malformed int `json:"malformed_records,omitempty"`
+}
+
+// reservoir keeps a uniform random subset of at most n samples of a
+// stream (Algorithm R), so a 1 GB file is analysed in the memory of n
+// samples; the seed is fixed so a run repeats.
+type reservoir struct {
+	n    int
+	seen int
+	kept []Sample
+	rng  *rand.Rand
+}
+
+func (r *reservoir) add(s Sample) {
+	r.seen++
+	if len(r.kept) < r.n {
+		r.kept = append(r.kept, s)
+		return
+	}
+	if j := r.rng.IntN(r.seen); j < r.n {
+		r.kept[j] = s
+	}
+}
+
+// readInputs reads every file into the reservoir and the shape statistics.
+func readInputs(paths []string, o *Options, res *reservoir, shape *shapeAcc) (InputStats, error) {
+	st := InputStats{Files: paths}
+	for _, path := range paths {
+		kind, err := readFile(path, o, res, shape, &st)
+		if err != nil {
+			return st, err
+		}
+		if st.Kind == "" || st.Kind == kind {
+			st.Kind = kind
+		} else {
+			st.Kind = "mixed"
+		}
+	}
+	st.Read, st.Kept = res.seen, len(res.kept)
+	if st.Read == 0 {
+		return st, fmt.Errorf("%w: no JSON sample in %s", ErrInput, strings.Join(paths, ", "))
+	}
+	return st, nil
+}
+
+func readFile(path string, o *Options, res *reservoir, shape *shapeAcc, st *InputStats) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", fmt.Errorf("%w: %v", ErrInput, err)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return "", fmt.Errorf("%w: %v", ErrInput, err)
+	}
+	if fi.IsDir() {
+		return "", fmt.Errorf("%w: %s is a directory", ErrInput, path)
+	}
+	if fi.Size() > o.MaxFileSize {
+		return "", fmt.Errorf("%w: %s: %d bytes, over the limit of %d (--max-file)", ErrInput, path, fi.Size(), o.MaxFileSize)
+	}
+	br := bufio.NewReaderSize(io.LimitReader(f, o.MaxFileSize), 64<<10)
+	kind := o.Input
+	if kind == InputAuto {
+		kind = sniff(br, path)
+	}
+	add := func(s Sample) {
+		s.Index = res.seen
+		st.Bytes += int64(s.Size)
+		shape.add(s.Val, s.Size)
+		res.add(s)
+	}
+	switch kind {
+	case InputJSON:
+		return kind, readJSON(br, path, o, add)
+	case InputHAR, InputWirebench:
+		format := replay.FormatHAR
+		if kind == InputWirebench {
+			format = replay.FormatReqlog
+		}
+		src, err := replay.NewSource(br, path, format, replay.FieldMap{})
+		if err != nil {
+			return kind, fmt.Errorf("%w: %s: %v", ErrInput, path, err)
+		}
+		err = readRecorded(src, path, o, add, st)
+		st.Malformed += int(src.Malformed().N)
+		return kind, err
+	}
+	return kind, fmt.Errorf("%w: unknown input kind %q (want json, har or wirebench)", ErrInput, kind)
+}
+
+// sniff tells a recording from plain JSON: a .har name or a document
+// opening with "log" is HAR, a first line {"wirebench": our request log.
+func sniff(br *bufio.Reader, name string) string {
+	if strings.HasSuffix(strings.ToLower(name), ".har") {
+		return InputHAR
+	}
+	head, _ := br.Peek(512)
+	head = bytes.TrimLeft(head, " \t\r\n\xef\xbb\xbf")
+	if bytes.HasPrefix(head, []byte(`{"wirebench"`)) {
+		return InputWirebench
+	}
+	if rest, ok := bytes.CutPrefix(head, []byte("{")); ok {
+		if bytes.HasPrefix(bytes.TrimLeft(rest, " \t\r\n"), []byte(`"log"`)) {
+			return InputHAR
+		}
+	}
+	return InputJSON
+}
+
+func readJSON(r io.Reader, path string, o *Options, add func(Sample)) error {
+	sp := newSplitter(r, o.MaxSample)
+	sp.whole = o.Whole
+	for {
+		raw, line, _, err := sp.next()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			if errors.Is(err, errTooLarge) {
+				return fmt.Errorf("%w: %s:%d: %v (--max-sample)", ErrInput, path, line, err)
+			}
+			return fmt.Errorf("%w: %s:%d: %v", ErrInput, path, sp.line, err)
+		}
+		v, err := parseValue(raw, o.MaxDepth)
+		if err != nil {
+			return inputError(path, line, raw, err)
+		}
+		add(Sample{File: path, Line: line, Val: v, Size: len(raw)})
+	}
+}
+
+// inputError names the line and column of a parse error within a sample
+// that starts on line.
+func inputError(path string, line int, raw []byte, err error) error {
+	var se *syntaxError
+	if !errors.As(err, &se) {
+		return fmt.Errorf("%w: %s:%d: %v", ErrInput, path, line, err)
+	}
+	before := raw[:min(se.Off, len(raw))]
+	l := line + bytes.Count(before, []byte{'\n'})
+	col := se.Off - bytes.LastIndexByte(before, '\n')
+	if l == line {
+		col = se.Off + 1 // the column within the sample's first line
+	}
+	return fmt.Errorf("%w: %s:%d:%d: %s", ErrInput, path, l, col, se.Msg)
+}
+
+// readRecorded takes the JSON bodies of a recording's requests; other
+// bodies (none, not JSON, cut by the recorder) are counted as skipped.
+func readRecorded(src replay.Source, path string, o *Options, add func(Sample), st *InputStats) error {
+	for n := 0; ; n++ {
+		req, err := src.Next()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("%w: %s: %v", ErrInput, path, err)
+		}
+		body := bytes.TrimSpace(req.Body)
+		if len(body) == 0 || req.Truncated || body[0] != '{' && body[0] != '[' {
+			st.Skipped++
+			continue
+		}
+		if len(body) > o.MaxSample {
+			return fmt.Errorf("%w: %s: request %d (%s %s): a body of %d bytes, over the limit of %d (--max-sample)",
+				ErrInput, path, n+1, req.Method, cut(req.Target, 60), len(body), o.MaxSample)
+		}
+		v, err := parseValue(body, o.MaxDepth)
+		if err != nil {
+			var se *syntaxError
+			if errors.As(err, &se) {
+				err = fmt.Errorf("%s at byte %d of the body", se.Msg, se.Off)
+			}
+			return fmt.Errorf("%w: %s: request %d (%s %s): %v", ErrInput, path, n+1, req.Method, cut(req.Target, 60), err)
+		}
+		add(Sample{File: path, Val: v, Size: len(body)})
+	}
+}

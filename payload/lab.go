@@ -1,0 +1,287 @@
+package payload
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"time"
+
+	"github.com/wirebench/wirebench/codec"
+	"github.com/wirebench/wirebench/measure"
+	"github.com/wirebench/wirebench/results"
+)
+
+// Limits of the input, the defaults of Options (docs/payload.md).
+const (
+	// DefaultMaxFileSize bounds one input file: a file is streamed, so
+	// this bounds the time of a run, not its memory.
+	DefaultMaxFileSize = 1 << 30
+	// DefaultMaxSample bounds one sample (a document, an array element, a
+	// line, a recorded body): what is held in memory at once while reading.
+	DefaultMaxSample = 16 << 20
+	// DefaultSamples is how many samples are kept and measured; more are
+	// sampled uniformly, and the result says so.
+	DefaultSamples = 1000
+	// DefaultTime is the time of each timed loop (one format's encode, or
+	// decode, or one compression of it).
+	DefaultTime = 200 * time.Millisecond
+	// Batches per timed loop: the median and range are over them.
+	Batches = 5
+)
+
+// DefaultMaxDepth is the codecs' own depth limit: a deeper sample would
+// be refused by the decoders, whatever the lab accepted.
+var DefaultMaxDepth = codec.DefaultLimits.MaxDepth
+
+// Options configure a run. The zero value of each field is its default.
+type Options struct {
+	// Input is the kind of every file: InputAuto guesses from the name and
+	// the first bytes.
+	Input string
+	// Whole reads a top-level JSON array as one sample (a list response)
+	// instead of a list of samples.
+	Whole       bool
+	MaxFileSize int64
+	MaxSample   int
+	MaxDepth    int
+	// Samples bounds the samples measured (a uniform random subset of
+	// more), Seed picks it.
+	Samples int
+	Seed    uint64
+	// Time is each timed loop's time; negative skips timing (sizes and
+	// round trips only).
+	Time time.Duration
+	// Compressions to measure, from Compressions; nil: all of them.
+	Compressions []string
+	// Schema is the protobuf message the samples are, if any.
+	Schema *Schema
+	// Progress, if set, is told each step (for a terminal line).
+	Progress func(step string)
+}
+
+func (o *Options) fill() {
+	if o.MaxFileSize <= 0 {
+		o.MaxFileSize = DefaultMaxFileSize
+	}
+	if o.MaxSample <= 0 {
+		o.MaxSample = DefaultMaxSample
+	}
+	if o.MaxDepth <= 0 {
+		o.MaxDepth = DefaultMaxDepth
+	}
+	if o.Samples <= 0 {
+		o.Samples = DefaultSamples
+	}
+	if o.Time == 0 {
+		o.Time = DefaultTime
+	}
+	if o.Compressions == nil {
+		o.Compressions = Compressions
+	}
+}
+
+// Run reads the samples in paths and measures every format on them.
+// Bad input is an error wrapping ErrInput, before anything is measured.
+func Run(ctx context.Context, paths []string, o Options) (*results.PayloadLab, error) {
+	o.fill()
+	comps, err := newCompressors(o.Compressions)
+	if err != nil {
+		return nil, err
+	}
+	lab := &results.PayloadLab{Schema: results.PayloadLabSchema, Start: time.Now(), Env: measure.Environment(ctx)}
+	res := &reservoir{n: o.Samples, rng: rand.New(rand.NewPCG(o.Seed, 0x7061796c6f6164))}
+	shape := newShapeAcc()
+	st, err := readInputs(paths, &o, res, shape)
+	if err != nil {
+		return nil, err
+	}
+	lab.Input = results.PayloadInput{Files: st.Files, Kind: st.Kind, Read: st.Read, Kept: st.Kept,
+		Sampled: st.Read > st.Kept, Bytes: st.Bytes, Skipped: st.Skipped, Malformed: st.Malformed}
+	lab.Shape = shape.result()
+	samples := res.kept
+	slices.SortFunc(samples, func(a, b Sample) int { return a.Index - b.Index })
+
+	formats := genericFormats()
+	if o.Schema != nil {
+		formats = append(formats, o.Schema.format())
+	} else {
+		lab.LeftOut = append(lab.LeftOut, results.PayloadLeftOut{Format: "protobuf",
+			Reason: "no schema: give --proto FILE.proto --message pkg.Msg, or --protoset FILE --message pkg.Msg"})
+	}
+	for _, f := range formats {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		if o.Progress != nil {
+			o.Progress(f.name)
+		}
+		rows, rt, err := measureFormat(f, samples, comps, &o)
+		if err != nil {
+			return nil, err
+		}
+		lab.Rows = append(lab.Rows, rows...)
+		lab.RoundTrips = append(lab.RoundTrips, rt)
+	}
+	lab.End = time.Now()
+	return lab, nil
+}
+
+// measureFormat encodes every sample in f, checks the round trip, sizes
+// the encodings raw and compressed and times the codec and compressions.
+func measureFormat(f *format, samples []Sample, comps []*compressor, o *Options) ([]results.PayloadRow, results.PayloadRoundTrip, error) {
+	rt := results.PayloadRoundTrip{Format: f.name, How: f.how, Samples: len(samples)}
+	ch := newChanges()
+	var ins []any
+	var encs [][]byte
+	for i := range samples {
+		s := &samples[i]
+		ch.sample, ch.changed = s.Index, false
+		in, err := f.toGo(s.Val)
+		var enc []byte
+		if err == nil {
+			enc, err = f.codec.Marshal(in)
+		}
+		if err != nil {
+			ch.addText(ChangeEncode, cut(s.where(), 60), cut(err.Error(), 120))
+			rt.Changed++
+			continue
+		}
+		out, err := f.decode(enc)
+		var back Value
+		if err == nil {
+			back, err = f.back(out)
+		}
+		if err != nil {
+			ch.addText(ChangeDecode, cut(s.where(), 60), cut(err.Error(), 120))
+		} else {
+			ch.compare(s.Val, back)
+		}
+		if ch.changed {
+			rt.Changed++
+		}
+		ins = append(ins, in)
+		encs = append(encs, enc)
+	}
+	rt.Changes = ch.list()
+	rt.Verdict = results.RoundTripLossless
+	for _, c := range rt.Changes {
+		if !c.Spelling {
+			rt.Verdict = results.RoundTripLossy
+			break
+		}
+		rt.Verdict = results.RoundTripSpelling
+	}
+
+	raw := results.PayloadRow{Format: f.name, Library: f.library, Samples: len(encs), Bytes: sizes(encs)}
+	if o.Time >= 0 && len(encs) > 0 {
+		var err error
+		raw.Encode, err = timeLoop(o.Time, Batches, len(ins), func() error {
+			for _, in := range ins {
+				if _, err := f.codec.Marshal(in); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, rt, fmt.Errorf("payload: timing %s encode: %w", f.name, err)
+		}
+		raw.Decode, err = timeLoop(o.Time, Batches, len(encs), func() error {
+			for _, b := range encs {
+				if _, err := f.decode(b); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, rt, fmt.Errorf("payload: timing %s decode: %w", f.name, err)
+		}
+	}
+	rows := []results.PayloadRow{raw}
+	for _, c := range comps {
+		row, err := compressRow(raw, c, encs, o)
+		if err != nil {
+			return nil, rt, err
+		}
+		rows = append(rows, row)
+	}
+	return rows, rt, nil
+}
+
+// compressRow sizes and times one compression of a format's encodings;
+// its CPU is the codec's plus the compression's.
+func compressRow(raw results.PayloadRow, c *compressor, encs [][]byte, o *Options) (results.PayloadRow, error) {
+	row := raw
+	row.Compression = c.name
+	comp := make([][]byte, len(encs))
+	var buf, back bytes.Buffer
+	for i, e := range encs {
+		buf.Reset()
+		if err := c.comp(&buf, e); err != nil {
+			return row, fmt.Errorf("payload: %s %s: %w", raw.Format, c.name, err)
+		}
+		comp[i] = bytes.Clone(buf.Bytes())
+		back.Reset()
+		if err := c.decomp(&back, comp[i]); err != nil || !bytes.Equal(back.Bytes(), e) {
+			return row, fmt.Errorf("payload: %s %s does not give back what it compressed (%v)", raw.Format, c.name, err)
+		}
+	}
+	row.Bytes = sizes(comp)
+	if o.Time < 0 || len(encs) == 0 {
+		return row, nil
+	}
+	ct, err := timeLoop(o.Time, Batches, len(encs), func() error {
+		for _, e := range encs {
+			buf.Reset()
+			if err := c.comp(&buf, e); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return row, err
+	}
+	dt, err := timeLoop(o.Time, Batches, len(encs), func() error {
+		for _, e := range comp {
+			buf.Reset()
+			if err := c.decomp(&buf, e); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return row, err
+	}
+	row.Encode, row.Decode = addCPU(raw.Encode, ct), addCPU(raw.Decode, dt)
+	return row, nil
+}
+
+// addCPU is the cost of two steps one after the other: the medians and
+// the ends of the ranges add (the range stays an honest bound).
+func addCPU(a, b results.PayloadCPU) results.PayloadCPU {
+	return results.PayloadCPU{Ns: a.Ns + b.Ns, NsMin: a.NsMin + b.NsMin, NsMax: a.NsMax + b.NsMax,
+		Allocs: a.Allocs + b.Allocs, Bytes: a.Bytes + b.Bytes, Batches: a.Batches, Loops: min(a.Loops, b.Loops)}
+}
+
+func sizes(encs [][]byte) results.PayloadBytes {
+	if len(encs) == 0 {
+		return results.PayloadBytes{}
+	}
+	n := make([]float64, len(encs))
+	var b results.PayloadBytes
+	b.Min = int64(len(encs[0]))
+	for i, e := range encs {
+		l := int64(len(e))
+		n[i] = float64(l)
+		b.Total += l
+		b.Min, b.Max = min(b.Min, l), max(b.Max, l)
+	}
+	slices.Sort(n)
+	b.Median = median(n)
+	return b
+}

@@ -1,0 +1,140 @@
+package payload
+
+import (
+	"encoding/json"
+	"errors"
+	"io"
+	"strings"
+	"testing"
+)
+
+func TestParseKeepsOrderTokensDuplicates(t *testing.T) {
+	v, err := parseValue([]byte(` {"b":1.50,"a":[1e5,-0,"x\u00e9\ud83d\ude00"],"b":null} `), 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := string(appendJSON(nil, v))
+	want := `{"b":1.50,"a":[1e5,-0,"xé😀"],"b":null}`
+	if got != want {
+		t.Fatalf("got %s, want %s", got, want)
+	}
+}
+
+func TestParseErrors(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{`{"a":}`, "unexpected '}'"},
+		{`[1,]`, "unexpected ']'"},
+		{`{"a" 1}`, "want ':'"},
+		{`01`, "data after the value"},
+		{`1.`, "no digit after '.'"},
+		{`"a` + "\x01" + `"`, "control character"},
+		{"\"\xff\"", "invalid UTF-8"},
+		{`[[[1]]]`, "nesting deeper than 2 levels"},
+		{`tru`, "unexpected 't'"},
+	} {
+		_, err := parseValue([]byte(c.in), 2)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%q: got %v, want %q", c.in, err, c.want)
+		}
+	}
+}
+
+// splitAll runs the splitter over in and parses each sample.
+func splitAll(in string, maxSample int) ([]string, error) {
+	sp := newSplitter(strings.NewReader(in), maxSample)
+	var out []string
+	for {
+		raw, _, _, err := sp.next()
+		if err == io.EOF {
+			return out, nil
+		}
+		if err != nil {
+			return out, err
+		}
+		v, err := parseValue(raw, 64)
+		if err != nil {
+			return out, err
+		}
+		out = append(out, string(appendJSON(nil, v)))
+	}
+}
+
+func TestSplitter(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		want []string
+	}{
+		{`{"a":1}`, []string{`{"a":1}`}},
+		{"\xef\xbb\xbf {\"a\":\"}]\\\"\"}\n{\"b\":[2]}\n", []string{`{"a":"}]\""}`, `{"b":[2]}`}},
+		{` [ {"a":1} , 2 ,"s",[3],null ] `, []string{`{"a":1}`, `2`, `"s"`, `[3]`, `null`}},
+		{`[]`, nil},
+		{"1 2\ntrue", []string{"1", "2", "true"}},
+	} {
+		got, err := splitAll(c.in, 1<<20)
+		if err != nil || strings.Join(got, "|") != strings.Join(c.want, "|") {
+			t.Errorf("%q: got %q, %v; want %q", c.in, got, err, c.want)
+		}
+	}
+	for _, c := range []struct{ in, want string }{
+		{`[1 2]`, "want ','"},
+		{`[1,2`, "end of input"},
+		{`[1] x`, "data after the top-level array"},
+		{`{"a":"` + strings.Repeat("x", 100) + `"}`, "longer than 64 bytes"},
+		{``, "no JSON value"},
+	} {
+		if _, err := splitAll(c.in, 64); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%q: got %v, want %q", c.in, err, c.want)
+		}
+	}
+	if _, err := splitAll(`{"a":"`+strings.Repeat("x", 100)+`"}`, 64); !errors.Is(err, errTooLarge) {
+		t.Errorf("a long sample: %v, want errTooLarge", err)
+	}
+}
+
+// FuzzParse checks the parser against encoding/json: the same inputs are
+// valid, and what it reads is written back as JSON encoding/json reads
+// to the same value.
+func FuzzParse(f *testing.F) {
+	for _, s := range []string{`{"a":[1,2.5e3,"x\n",true,null]}`, `[]`, `"\ud83d\ude00"`, `-0.0e+1`, `{"a":{"a":{}}}`, `[1,]`, "\"\xff\""} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		v, err := parseValue(data, 1000)
+		valid := json.Valid(data)
+		if err == nil && !valid {
+			t.Fatalf("accepted what encoding/json refuses: %q", data)
+		}
+		if err != nil {
+			if valid && !strings.Contains(err.Error(), "invalid UTF-8") && !strings.Contains(err.Error(), "nesting") {
+				t.Fatalf("refused valid JSON %q: %v", data, err)
+			}
+			return
+		}
+		out := appendJSON(nil, v)
+		var a, b any
+		if json.Unmarshal(data, &a) != nil || json.Unmarshal(out, &b) != nil {
+			t.Fatalf("%q → %q does not decode", data, out)
+		}
+		ja, _ := json.Marshal(a)
+		jb, _ := json.Marshal(b)
+		if string(ja) != string(jb) {
+			t.Fatalf("%q → %q: %s != %s", data, out, ja, jb)
+		}
+	})
+}
+
+// FuzzSplit checks the splitter never panics, and that on a JSON array
+// it gives exactly the elements encoding/json sees.
+func FuzzSplit(f *testing.F) {
+	for _, s := range []string{"[1,{\"a\":\"]\"},[2]]", "{\"a\":1}\n{\"b\":2}", "[", "1 2 3", "\"a\\\"\" x"} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		got, err := splitAll(string(data), 1<<16)
+		var arr []json.RawMessage
+		isArr := strings.HasPrefix(strings.TrimLeft(string(data), " \t\r\n"), "[")
+		if isArr && json.Unmarshal(data, &arr) == nil && err == nil && len(arr) != len(got) {
+			t.Fatalf("%q: %d samples, encoding/json sees %d elements", data, len(got), len(arr))
+		}
+	})
+}

@@ -1,0 +1,190 @@
+package payload
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+)
+
+// splitter cuts a stream of JSON into samples without holding more than
+// one sample: a top-level array gives its elements, anything else its
+// top-level values (one document, JSON lines, or values one after the
+// other). It finds where a value ends by tracking strings and nesting
+// only; parseValue checks the value itself.
+type splitter struct {
+	br      *bufio.Reader
+	max     int   // bytes of one sample
+	off     int64 // bytes consumed
+	line    int   // 1-based line of the next byte
+	inArray bool  // reading the elements of a top-level array
+	whole   bool  // a top-level array is one sample, not a list of them
+	started bool
+	done    bool
+	buf     []byte
+}
+
+func newSplitter(r io.Reader, maxSample int) *splitter {
+	return &splitter{br: bufio.NewReaderSize(r, 64<<10), max: maxSample, line: 1}
+}
+
+// errTooLarge is a sample past the splitter's bound.
+var errTooLarge = errors.New("sample too large")
+
+func (s *splitter) readByte() (byte, error) {
+	c, err := s.br.ReadByte()
+	if err == nil {
+		s.off++
+		if c == '\n' {
+			s.line++
+		}
+	}
+	return c, err
+}
+
+func (s *splitter) unread() {
+	_ = s.br.UnreadByte()
+	s.off--
+	if b, _ := s.br.Peek(1); len(b) == 1 && b[0] == '\n' {
+		s.line--
+	}
+}
+
+// skipWS skips whitespace (and a byte-order mark at the very start) and
+// returns the next byte, unread.
+func (s *splitter) skipWS() (byte, error) {
+	if s.off == 0 {
+		if b, _ := s.br.Peek(3); len(b) == 3 && b[0] == 0xef && b[1] == 0xbb && b[2] == 0xbf {
+			_, _ = s.br.Discard(3)
+			s.off += 3
+		}
+	}
+	for {
+		c, err := s.readByte()
+		if err != nil {
+			return 0, err
+		}
+		switch c {
+		case ' ', '\t', '\r', '\n':
+			continue
+		}
+		s.unread()
+		return c, nil
+	}
+}
+
+// next returns the raw bytes of the next sample (valid until the next
+// call), the line it starts on and its byte offset, or io.EOF.
+func (s *splitter) next() (raw []byte, line int, off int64, err error) {
+	if s.done {
+		return nil, 0, 0, io.EOF
+	}
+	c, err := s.skipWS()
+	if !s.started {
+		s.started = true
+		if err == io.EOF {
+			s.done = true
+			return nil, 0, 0, fmt.Errorf("no JSON value in the input")
+		}
+		if err == nil && c == '[' && !s.whole {
+			s.inArray = true
+			_, _ = s.readByte()
+			if c, err = s.skipWS(); err == nil && c == ']' {
+				_, _ = s.readByte()
+				s.done = true
+				return s.trailing()
+			}
+		}
+	} else if s.inArray {
+		if err == nil {
+			_, _ = s.readByte()
+			switch c {
+			case ']':
+				s.done = true
+				return s.trailing()
+			case ',':
+				_, err = s.skipWS()
+			default:
+				return nil, s.line, s.off - 1, fmt.Errorf("want ',' or ']' between the array's elements, got %s", quoteByte(c))
+			}
+		}
+	}
+	if err == io.EOF {
+		s.done = true
+		if s.inArray {
+			return nil, s.line, s.off, fmt.Errorf("unexpected end of input in the top-level array")
+		}
+		return nil, 0, 0, io.EOF
+	}
+	if err != nil {
+		return nil, s.line, s.off, err
+	}
+	line, off = s.line, s.off
+	raw, err = s.value()
+	return raw, line, off, err
+}
+
+// trailing checks that nothing but whitespace follows a top-level array.
+func (s *splitter) trailing() ([]byte, int, int64, error) {
+	c, err := s.skipWS()
+	if err == io.EOF {
+		return nil, 0, 0, io.EOF
+	}
+	if err != nil {
+		return nil, s.line, s.off, err
+	}
+	return nil, s.line, s.off, fmt.Errorf("data after the top-level array: %s", quoteByte(c))
+}
+
+// value reads one value's bytes: a string, an object or array up to its
+// closing bracket, or a scalar up to the next delimiter.
+func (s *splitter) value() ([]byte, error) {
+	s.buf = s.buf[:0]
+	depth, inStr, esc := 0, false, false
+	for {
+		c, err := s.readByte()
+		if err == io.EOF {
+			if depth == 0 && !inStr && len(s.buf) > 0 {
+				return s.buf, nil // a scalar at the end of the input
+			}
+			return nil, fmt.Errorf("unexpected end of input in a sample")
+		}
+		if err != nil {
+			return nil, err
+		}
+		if !inStr && depth == 0 && len(s.buf) > 0 && s.buf[0] != '"' {
+			switch c {
+			case ' ', '\t', '\r', '\n', ',', ']', '[', '{', '"':
+				s.unread()
+				return s.buf, nil // the end of a scalar
+			}
+		}
+		if len(s.buf) >= s.max {
+			return nil, fmt.Errorf("%w: longer than %d bytes", errTooLarge, s.max)
+		}
+		s.buf = append(s.buf, c)
+		switch {
+		case inStr:
+			switch {
+			case esc:
+				esc = false
+			case c == '\\':
+				esc = true
+			case c == '"':
+				inStr = false
+				if depth == 0 {
+					return s.buf, nil
+				}
+			}
+		case c == '"':
+			inStr = true
+		case c == '{' || c == '[':
+			depth++
+		case c == '}' || c == ']':
+			depth--
+			if depth <= 0 {
+				return s.buf, nil
+			}
+		}
+	}
+}
