@@ -368,7 +368,7 @@ func editDistance(a, b string) int {
 func (s Spec) String() string {
 	var items []string
 	if s.Delay != 0 {
-		if s.Delay%time.Microsecond == 0 && (2*s.Delay)%time.Millisecond == 0 {
+		if s.Delay%time.Microsecond == 0 {
 			items = append(items, "rtt="+(2*s.Delay).String())
 		} else {
 			items = append(items, "delay="+s.Delay.String())
@@ -395,6 +395,9 @@ func (s Spec) String() string {
 	case l.Zero():
 	case l.P == 0:
 		items = append(items, "loss="+pct(l.GoodLoss))
+	case l.BadLoss == 1 && l.GoodLoss == 0 && l.R > 0 && l.Rate() <= 0.5:
+		// The simple Gilbert model, as loss= and burst= make it.
+		items = append(items, "loss="+pct(round6(l.Rate())), "burst="+strconv.FormatFloat(round6(1/l.R), 'g', -1, 64))
 	default:
 		items = append(items, fmt.Sprintf("ge=%s/%s/%s/%s", pct(l.P), pct(l.R), pct(l.BadLoss), pct(l.GoodLoss)))
 	}
@@ -412,6 +415,8 @@ func (s Spec) String() string {
 	}
 	return strings.Join(items, ",")
 }
+
+func round6(x float64) float64 { return math.Round(x*1e6) / 1e6 }
 
 func pct(x float64) string { return strconv.FormatFloat(x*100, 'g', -1, 64) + "%" }
 

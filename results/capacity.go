@@ -56,6 +56,7 @@ type Capacity struct {
 	Scenario string         `json:"scenario"`
 	Config   map[string]any `json:"config,omitempty"`
 	Env      measure.Env    `json:"env"`
+	Link     *Link          `json:"link,omitempty"` // --link: as in Load
 	Start    time.Time      `json:"start"`
 	End      time.Time      `json:"end"`
 

@@ -38,6 +38,9 @@ type Load struct {
 	// headers, format, transport, every flag as given).
 	Config map[string]any `json:"config,omitempty"`
 	Env    measure.Env    `json:"env"`
+	// Link is the emulated network the run went through (--link); nil
+	// over the machine's own loopback.
+	Link *Link `json:"link,omitempty"`
 
 	Start time.Time `json:"start"`
 	End   time.Time `json:"end"`

@@ -50,6 +50,7 @@ var loadTargetFlags = []string{
 	"scenario", "protocol", "keys", "value-size", "no-preload", "format", "arrivals", "arrivals-seed",
 	"stream", "grpc", "messages", "compression", "cpu",
 	"replay", "replay-format", "replay-fields", "rewrite-host", "drop-header", // replay_capacity.go
+	"link", "link-calibrate", "link-check", // link.go
 }
 
 type capacityFlags struct {
@@ -130,6 +131,9 @@ func runCapacity(ctx context.Context, env *cliEnv, args []string) error {
 			return usagef("--slo %s", strings.TrimPrefix(cliMessage(err), "capacity: invalid options: "))
 		}
 		f.opts.SLO = append(f.opts.SLO, th)
+	}
+	if done, err := f.lf.link.across(ctx, env, "capacity", args); done {
+		return err
 	}
 	p, err := parsePrecision(f.precision)
 	if err != nil {
@@ -222,9 +226,11 @@ func runCapacity(ctx context.Context, env *cliEnv, args []string) error {
 	cfg["args"] = args
 	res.Config = cfg
 	res.Env = measure.Environment(ctx)
+	res.Link = f.lf.link.result
 	if err := results.WriteCapacitySummary(summaryWriter(env, f.out), res); err != nil {
 		return err
 	}
+	results.WriteLinkSummary(summaryWriter(env, f.out), res.Link)
 	switch f.out {
 	case "":
 	case "-":

@@ -60,6 +60,7 @@ type loadFlags struct {
 	export                   exportFlags // --prometheus-rw, --traceparent, --slowest…
 	replay                   replayFlags // --replay, --record: replay.go
 	flow                     flowFlags   // --flow, --data-file: load_flow.go
+	link                     linkFlags   // --link: link.go
 }
 
 // durationFlag is a duration flag that also takes a bare number of
@@ -145,6 +146,7 @@ func newLoadFlags(env *cliEnv, f *loadFlags) *pflag.FlagSet {
 	f.export.register(fs, f)
 	f.replay.register(fs) // --replay, --speed, --record…: replay.go
 	f.flow.register(fs)   // --flow, --data-file: load_flow.go
+	f.link.register(fs)   // --link…: link.go
 	fs.BoolVarP(&f.quiet, "quiet", "q", false, "no live status line")
 	fs.StringVar(&f.cpuprofile, "cpuprofile", "", "write a CPU profile of the client's run to `file` (go tool pprof)")
 	fs.BoolVar(&f.version, "version", false, "print the version and exit")
@@ -174,6 +176,11 @@ func runLoad(ctx context.Context, env *cliEnv, args []string) error {
 	if f.version {
 		fmt.Fprintln(env.stdout, "wirebench", version())
 		return nil
+	}
+	// With --link the client runs on the far side of the link: this
+	// command again, in the link's namespace (link.go).
+	if done, err := f.link.across(ctx, env, "load", args); done {
+		return err
 	}
 	return f.run(ctx, env, fs, args, fs.Args())
 }
@@ -293,11 +300,13 @@ func (f *loadFlags) run(ctx context.Context, env *cliEnv, fs *pflag.FlagSet, arg
 	}
 	res.Config = cfg
 	res.Env = measure.Environment(context.WithoutCancel(ctx))
+	res.Link = f.link.result
 	finishExport(ctx, exp, res, env.stderr)
 	sum := summaryWriter(env, f.out)
 	if err := results.WriteSummary(sum, res); err != nil {
 		return err
 	}
+	results.WriteLinkSummary(sum, res.Link)
 	noteTransport(sum, sc, cfg) // load_h3.go
 	if err := results.WriteStreamSummary(sum, res); err != nil {
 		return err

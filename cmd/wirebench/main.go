@@ -132,6 +132,10 @@ func run(ctx context.Context, env *cliEnv, args []string) int {
 		return 0
 	case errors.Is(err, pflag.ErrHelp):
 		return 0
+	case errors.As(err, new(quietExit)):
+		var q quietExit
+		errors.As(err, &q)
+		return q.ExitCode()
 	case errors.As(err, new(usageError)):
 		fmt.Fprintf(env.stderr, "wirebench %s: %v; see 'wirebench %s -h'\n", name, err, name)
 		return 2

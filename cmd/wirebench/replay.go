@@ -74,6 +74,7 @@ func runReplay(ctx context.Context, env *cliEnv, args []string) error {
 	fs.StringVar(&f.percentiles, "percentiles", "", "print the latency at these `percentiles`, e.g. 50,90,99,99.9")
 	fs.StringVar(&f.cpus, "cpu", "", "pin the client to these `CPUs` (e.g. 0 or 0-1,3) and record it")
 	fs.BoolVarP(&f.quiet, "quiet", "q", false, "no live status line")
+	f.link.register(fs) // --link…: link.go
 	var search replaySearch
 	search.register(fs) // --slo…: replay_capacity.go
 	fs.Lookup("duration").DefValue = ""
@@ -95,6 +96,9 @@ func runReplay(ctx context.Context, env *cliEnv, args []string) error {
 		return usagef("--loop repeats until -d: give -d")
 	}
 	f.engine = "goroutine" // a replay's VUs are goroutines; the event loops are raw mode's
+	if done, err := f.link.across(ctx, env, "replay", args); done {
+		return err
+	}
 	if len(search.slo) > 0 {
 		return runReplaySearch(ctx, env, &f, &search, fs, target, args)
 	}

@@ -113,7 +113,7 @@ func runReplaySearch(ctx context.Context, env *cliEnv, f *loadFlags, s *replaySe
 	if err != nil {
 		return err
 	}
-	return runSpeedSearch(ctx, env, speedSearch{ro: ro, opts: s.opts, base: f.o, serverPID: s.serverPID, out: f.out,
+	return runSpeedSearch(ctx, env, speedSearch{link: f.link.result, ro: ro, opts: s.opts, base: f.o, serverPID: s.serverPID, out: f.out,
 		force: f.outs.force, quiet: f.quiet, cpus: f.cpus, args: args,
 		rates: func(o *capacity.Options, base float64) {
 			o.MinRate, o.MaxRate = s.minSpeed*base, s.maxSpeed*base
@@ -133,6 +133,7 @@ type speedSearch struct {
 	force     bool
 	quiet     bool
 	args      []string
+	link      *results.Link // --link: the far side's record
 }
 
 // runSpeedSearch surveys the recording, searches, and writes the
@@ -182,10 +183,12 @@ func runSpeedSearch(ctx context.Context, env *cliEnv, r speedSearch) error {
 		"requests": rec.Requests, "period_ns": rec.Period, "rate": base, "malformed": rec.Malformed},
 		"speed": map[string]any{"answer": res.Rate / base, "low": res.Low / base, "high": res.High / base}}
 	res.Env = measure.Environment(context.WithoutCancel(ctx))
+	res.Link = r.link
 	sum := summaryWriter(env, r.out)
 	if err := results.WriteCapacitySummary(sum, res); err != nil {
 		return err
 	}
+	results.WriteLinkSummary(sum, res.Link)
 	fmt.Fprintf(sum, "  replay: %s\n", speedLine(res, base))
 	if err := writeCapacityOut(env, r.out, r.force, res); err != nil {
 		return err
@@ -213,7 +216,7 @@ func runCapacityReplay(ctx context.Context, env *cliEnv, f *capacityFlags, fs *p
 		}
 		return def
 	}
-	return runSpeedSearch(ctx, env, speedSearch{ro: ro, opts: f.opts, base: f.lf.o, serverPID: f.serverPID, out: f.out,
+	return runSpeedSearch(ctx, env, speedSearch{link: f.lf.link.result, ro: ro, opts: f.opts, base: f.lf.o, serverPID: f.serverPID, out: f.out,
 		force: f.force, quiet: f.quiet, args: args,
 		rates: func(o *capacity.Options, base float64) {
 			o.MinRate = given("min-rate", o.MinRate, defaultMinSpeed*base)

@@ -1,0 +1,232 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"syscall"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/wirebench/wirebench/link"
+	"github.com/wirebench/wirebench/results"
+)
+
+func init() {
+	register("link", command{
+		summary: "run a command across an emulated network link (delay, rate, jitter, loss), as Mahimahi's shells do",
+		run:     runLink,
+	})
+}
+
+const linkUsage = `SPEC [flags] -- COMMAND [ARG...]
+
+Runs COMMAND on the far side of an emulated link: in a network namespace
+whose only route is the link, to this machine's loopback. Inside, 127.0.0.1
+(and $WIREBENCH_LINK_HOST, the near side's own address) reaches servers
+listening here on 127.0.0.1, through the link's delay, rate and loss; both
+ends run the kernel's own TCP and QUIC. SPEC is as --link's:
+rtt=80ms,rate=2mbit,loss=1% or a preset (` + "`wirebench link presets`" + ` lists them).
+Needs root. Exit status: COMMAND's, or 2 for bad usage or missing privileges.`
+
+func runLink(ctx context.Context, env *cliEnv, args []string) error {
+	var lf linkFlags
+	fs := newFlagSet(env, "link", linkUsage)
+	lf.registerChecks(fs)
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	pos := fs.Args()
+	if len(pos) == 1 && pos[0] == "presets" {
+		for _, n := range link.PresetNames() {
+			s, _ := link.Parse(n)
+			fmt.Fprintf(env.stdout, "%-14s %s\n  %s\n", n, s, link.PresetSource(n))
+		}
+		return nil
+	}
+	if len(pos) < 2 || fs.ArgsLenAtDash() != 1 {
+		return usagef("want SPEC -- COMMAND [ARG...]")
+	}
+	lf.spec = pos[0]
+	l, rl, err := lf.open(ctx, env)
+	if err != nil {
+		return err
+	}
+	defer l.Close()
+	results.WriteLinkSummary(env.stderr, rl)
+	cmd := exec.Command(pos[1], pos[2:]...)
+	// The command shares the terminal's process group: Ctrl-C reaches it
+	// from the terminal, and only SIGTERM sent to us is passed on.
+	return lf.runCommand(ctx, env, l, cmd, false)
+}
+
+// linkResultEnv carries the link (spec and calibration, JSON) to the
+// process re-executed on its far side, which records it in its result.
+const linkResultEnv = "WIREBENCH_LINK_RESULT"
+
+// linkFlags are --link and its companions on load and capacity.
+type linkFlags struct {
+	spec      string
+	calibrate bool
+	check     bool
+	// result is the link this process runs across: set on the far side.
+	result *results.Link
+}
+
+func (f *linkFlags) register(fs *pflag.FlagSet) {
+	fs.StringVar(&f.spec, "link", "", "run the client across an emulated network `SPEC`: rtt=80ms,rate=2mbit,loss=1%, or a preset (3g, 4g, lte, lte-lossy, satellite, transatlantic, datacenter; wirebench link presets); needs root; the server stays here, on 127.0.0.1 (docs/network.md)")
+	f.registerChecks(fs)
+}
+
+func (f *linkFlags) registerChecks(fs *pflag.FlagSet) {
+	fs.BoolVar(&f.calibrate, "link-calibrate", true, "--link: measure the link (round trips, bulk rate each way, loss) before the run and record it beside the spec")
+	fs.BoolVar(&f.check, "link-check", true, "--link: fail when the link measured is off its spec beyond the tolerances")
+}
+
+// across runs the command (name, args as given) again on the far side of
+// the link when --link is given and this process is not that run yet:
+// done is then true and err the run's. On the far side, and without
+// --link, it does nothing and the command runs as usual.
+func (f *linkFlags) across(ctx context.Context, env *cliEnv, name string, args []string) (done bool, err error) {
+	if f.spec == "" {
+		return false, nil
+	}
+	inside, err := f.inside()
+	if err != nil || inside {
+		return err != nil, err
+	}
+	return true, f.through(ctx, env, name, args)
+}
+
+// linkExe is the program re-executed on the far side: this one (tests
+// point it at a built wirebench).
+var linkExe = os.Executable
+
+// inside reads the link this process was re-executed across, if any: it
+// then runs as usual and records the link in its result.
+func (f *linkFlags) inside() (bool, error) {
+	v := os.Getenv(linkResultEnv)
+	if f.spec == "" || v == "" {
+		return false, nil
+	}
+	f.result = &results.Link{}
+	if err := json.Unmarshal([]byte(v), f.result); err != nil {
+		return false, fmt.Errorf("$%s: %v", linkResultEnv, err)
+	}
+	return true, nil
+}
+
+// open sets up and calibrates the link. Missing privileges are exit 2,
+// with what is missing; a link off its spec is exit 1 unless --link-check=false.
+func (f *linkFlags) open(ctx context.Context, env *cliEnv) (*link.Link, *results.Link, error) {
+	spec, err := link.Parse(f.spec)
+	if err != nil {
+		return nil, nil, usagef("--link: %s", linkMessage(err))
+	}
+	if spec == nil {
+		spec = &link.Spec{}
+	}
+	l, err := link.Open(*spec)
+	if errors.Is(err, link.ErrPrivilege) {
+		return nil, nil, exitError{2, fmt.Errorf("--link: %s: run as root (sudo), or in a container with CAP_NET_ADMIN and CAP_SYS_ADMIN and /dev/net/tun", linkMessage(err))}
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("--link: %w", err)
+	}
+	rl := &results.Link{Spec: f.spec, Effective: spec.String(), Preset: spec.Preset, Source: link.PresetSource(spec.Preset)}
+	if f.calibrate {
+		fmt.Fprintf(env.stderr, "link %s: calibrating…\n", rl.Effective)
+		if rl.Calibration, err = l.Calibrate(ctx, link.CalibrateOptions{}); err != nil {
+			l.Close()
+			return nil, nil, fmt.Errorf("--link: %w", err)
+		}
+		if rl.Calibration.Off != "" && f.check {
+			results.WriteLinkSummary(env.stderr, rl)
+			l.Close()
+			return nil, nil, fmt.Errorf("--link: the link measured is off its spec: %s (--link-check=false runs anyway, recording it)", rl.Calibration.Off)
+		}
+	}
+	return l, rl, nil
+}
+
+// through runs this command again (name, args as given) on the far side
+// of the link, and exits as it does.
+func (f *linkFlags) through(ctx context.Context, env *cliEnv, name string, args []string) error {
+	l, rl, err := f.open(ctx, env)
+	if err != nil {
+		return err
+	}
+	defer l.Close()
+	exe, err := linkExe()
+	if err != nil {
+		return err
+	}
+	js, err := json.Marshal(rl)
+	if err != nil {
+		return err
+	}
+	cmd := exec.Command(exe, append([]string{name}, args...)...)
+	cmd.Env = append(os.Environ(), linkResultEnv+"="+string(js))
+	return f.runCommand(ctx, env, l, cmd, true)
+}
+
+// runCommand runs cmd on the far side, wired to env, passes a signal that
+// ended ctx on (every one when own, the command in its own process group;
+// else SIGTERM only: the terminal sends Ctrl-C to the whole group), and
+// prints what the relay did. A non-zero exit is the command's, silently.
+func (f *linkFlags) runCommand(ctx context.Context, env *cliEnv, l *link.Link, cmd *exec.Cmd, own bool) error {
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = env.stdin, env.stdout, env.stderr
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: own}
+	if err := l.Start(cmd); err != nil {
+		return fmt.Errorf("--link: starting %s: %w", cmd.Path, err)
+	}
+	stop := context.AfterFunc(ctx, func() {
+		if sig, ok := interruption(ctx); ok && (own || sig.sig == syscall.SIGTERM) {
+			cmd.Process.Signal(sig.sig)
+		}
+	})
+	err := cmd.Wait()
+	stop()
+	writeRelayStats(env.stderr, l.Stats())
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		code := ee.ExitCode()
+		if code < 0 { // killed by a signal
+			if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+				code = 128 + int(ws.Signal())
+			}
+		}
+		return quietExit(code)
+	}
+	return err
+}
+
+func writeRelayStats(w io.Writer, s link.Stats) {
+	fmt.Fprintf(w, "  link relay: up %d packets (%d lost, %d queue drops), down %d (%d lost, %d queue drops); %v CPU per packet, sent %v late on average (worst %v)\n",
+		s.Up.Packets, s.Up.Lost, s.Up.QueueDrops, s.Down.Packets, s.Down.Lost, s.Down.QueueDrops,
+		s.CPUPerPacket.Round(100*time.Nanosecond), s.Late.Round(time.Microsecond), s.LateMax.Round(time.Microsecond))
+}
+
+// linkMessage drops the library's "link: invalid spec: " prefix, which
+// the CLI's own prefixes would double.
+func linkMessage(err error) string {
+	m := err.Error()
+	for _, p := range []string{link.ErrSpec.Error() + ": ", "link: "} {
+		if len(m) > len(p) && m[:len(p)] == p {
+			return m[len(p):]
+		}
+	}
+	return m
+}
+
+// quietExit ends the command with a code and no message: the child it
+// ran has said what there was to say.
+type quietExit int
+
+func (e quietExit) Error() string { return fmt.Sprintf("exit status %d", int(e)) }
+func (e quietExit) ExitCode() int { return int(e) }

@@ -1,0 +1,428 @@
+package link
+
+import (
+	"container/heap"
+	"context"
+	"errors"
+	"fmt"
+	"net/netip"
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// ErrPrivilege reports that the link cannot be set up for want of
+// privileges: CAP_NET_ADMIN and CAP_SYS_ADMIN (root), or a kernel with
+// /dev/net/tun.
+var ErrPrivilege = errors.New("link: needs root (CAP_NET_ADMIN, CAP_SYS_ADMIN) and /dev/net/tun")
+
+// MTU of both ends of the link: Ethernet's, as on the networks emulated
+// (loopback's 64 KiB would make every packet a burst no real link sends).
+const MTU = 1500
+
+// Link is an emulated link in place: a network namespace (the far side,
+// where the client runs) joined to the host's namespace (the near side,
+// where the servers are) by a TUN device at each end, and two pumps that
+// carry each packet through a Pipe. In the far namespace 127.0.0.0/8 is
+// routed over the link, to the near side's loopback: a client there
+// dialling 127.0.0.1:port reaches a server on the host's 127.0.0.1:port
+// through the emulated link, as written. The link's own addresses are
+// link-local (169.254.0.0/16), routed nowhere else, and the pumps pass
+// only packets between the two ends: nothing leaves the machine.
+//
+// Close removes everything; so does the process's death (the namespace
+// and devices are held by file descriptors only).
+type Link struct {
+	Spec      Spec
+	Near, Far netip.Addr // the host's end, the namespace's end
+	ns        *netns
+	near, far int // TUN file descriptors, -1 when closed
+	up, down  *pump
+	origin    time.Time
+	wg        sync.WaitGroup
+	closeOnce sync.Once
+}
+
+var linkSeq atomic.Uint32
+
+// Open sets up the link of s. It needs root: ErrPrivilege otherwise.
+func Open(s Spec) (l *Link, err error) {
+	if _, err := os.Stat("/dev/net/tun"); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrPrivilege, err)
+	}
+	if unix.Geteuid() != 0 {
+		return nil, fmt.Errorf("%w: running as uid %d", ErrPrivilege, unix.Geteuid())
+	}
+	l = &Link{Spec: s, near: -1, far: -1}
+	defer func() {
+		if err != nil {
+			l.Close()
+		}
+	}()
+	if l.ns, err = newNetns(); err != nil {
+		return nil, err
+	}
+	n := linkSeq.Add(1)
+	nearName := fmt.Sprintf("wb%xl%x", os.Getpid(), n)
+	var nearIdx int
+	// A /30 of 169.254/16 from the PID and a counter, so concurrent links
+	// (one process or several) get their own; 169.254.0/24 and .255/24
+	// are reserved, hence the offset.
+	for try := 0; ; try++ {
+		k := (uint32(os.Getpid())*64 + n + uint32(try)*7919) % (254 * 64)
+		base := netip.AddrFrom4([4]byte{169, 254, byte(1 + k/64), byte(k%64) * 4})
+		l.Near, l.Far = base.Next(), base.Next().Next()
+		if l.near < 0 {
+			if l.near, nearIdx, err = openTUN(nearName); err != nil {
+				return nil, err
+			}
+		}
+		err = l.setupNear(nearName, nearIdx)
+		if errors.Is(err, unix.EEXIST) && try < 8 {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		break
+	}
+	if err = l.ns.Do(l.setupFar); err != nil {
+		return nil, err
+	}
+	l.origin = time.Now()
+	l.up = newPump(NewPipe(s, true), l.far, l.near, l.origin, s.Reorder, func(p []byte) bool {
+		d := dst(p)
+		return d == l.Near || (d.IsValid() && d.IsLoopback())
+	})
+	l.down = newPump(NewPipe(s, false), l.near, l.far, l.origin, s.Reorder, func(p []byte) bool { return dst(p) == l.Far })
+	l.up.start(&l.wg)
+	l.down.start(&l.wg)
+	return l, nil
+}
+
+// setupNear configures the host's end: its address, up, and loopback
+// traffic allowed over it (route_localnet: packets to and from
+// 127.0.0.0/8 on a device that is not lo).
+func (l *Link) setupNear(name string, idx int) error {
+	r, err := openRtnl()
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	for _, kv := range [][2]string{{"route_localnet", "1"}, {"rp_filter", "0"}} {
+		if err := sysctl("ipv4/conf/"+name+"/"+kv[0], kv[1]); err != nil {
+			return err
+		}
+	}
+	_ = sysctl("ipv6/conf/"+name+"/disable_ipv6", "1") // quiet: no IPv6 chatter (absent without IPv6)
+	if err := r.addAddr(idx, l.Near, l.Far); err != nil {
+		return err
+	}
+	return r.linkUp(idx, MTU)
+}
+
+// farName is the far end's device, in a namespace of its own.
+const farName = "wblink"
+
+// setupFar runs in the far namespace: the TUN device, its address, and
+// 127.0.0.0/8 routed over it (with loopback left down, nothing local
+// shadows that route).
+func (l *Link) setupFar() error {
+	var idx int
+	var err error
+	if l.far, idx, err = openTUN(farName); err != nil {
+		return err
+	}
+	r, err := openRtnl()
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	for _, kv := range [][2]string{{"route_localnet", "1"}, {"rp_filter", "0"}} {
+		if err := sysctl("ipv4/conf/"+farName+"/"+kv[0], kv[1]); err != nil {
+			return err
+		}
+	}
+	_ = sysctl("ipv6/conf/"+farName+"/disable_ipv6", "1")
+	if err := r.addAddr(idx, l.Far, l.Near); err != nil {
+		return err
+	}
+	if err := r.linkUp(idx, MTU); err != nil {
+		return err
+	}
+	return r.addRoute(idx, netip.MustParsePrefix("127.0.0.0/8"), l.Far)
+}
+
+// Do runs f in the far namespace (see netns.Do): a socket f opens, or a
+// process f starts, is on the far side of the link.
+func (l *Link) Do(f func() error) error { return l.ns.Do(f) }
+
+// NetnsPath is the far namespace as a path a child process can open
+// (nsenter --net=PATH) while the link is open.
+func (l *Link) NetnsPath() string { return fmt.Sprintf("/proc/%d/fd/%d", os.Getpid(), l.ns.fd) }
+
+// Stats are the two directions' pipes' counts and the relay's cost.
+type Stats struct {
+	Up, Down PipeStats
+	// Refused counts packets the pumps would not carry (addressed off the
+	// link: the seal).
+	Refused int64
+	// CPU is the relay threads' CPU time (the four pump threads, from
+	// /proc's schedstat), and CPUPerPacket that per packet admitted.
+	CPU, CPUPerPacket time.Duration
+	// Late is the mean time a delivered packet left after its due time
+	// (timer and scheduling lag), and LateMax the worst.
+	Late, LateMax time.Duration
+}
+
+// Stats so far.
+func (l *Link) Stats() Stats {
+	s := Stats{}
+	s.Up, s.Down = l.up.stats(), l.down.stats()
+	s.Refused = l.up.refused.Load() + l.down.refused.Load()
+	s.CPU = l.up.cpu() + l.down.cpu()
+	if n := s.Up.Packets + s.Down.Packets; n > 0 {
+		s.CPUPerPacket = s.CPU / time.Duration(n)
+	}
+	nl := l.up.lateN.Load() + l.down.lateN.Load()
+	if nl > 0 {
+		s.Late = time.Duration((l.up.lateSum.Load() + l.down.lateSum.Load()) / nl)
+	}
+	s.LateMax = time.Duration(max(l.up.lateMax.Load(), l.down.lateMax.Load()))
+	return s
+}
+
+// Close stops the pumps and removes the namespace and both devices.
+func (l *Link) Close() error {
+	l.closeOnce.Do(func() {
+		for _, p := range []*pump{l.up, l.down} {
+			if p != nil {
+				p.stop()
+			}
+		}
+		l.wg.Wait() // the pumps poll with a timeout: they see the stop soon
+		for _, fd := range []int{l.near, l.far} {
+			if fd >= 0 {
+				unix.Close(fd)
+			}
+		}
+		if l.ns != nil {
+			l.ns.Close()
+		}
+	})
+	return nil
+}
+
+// dst is an IPv4 packet's destination; invalid for anything else.
+func dst(p []byte) netip.Addr {
+	if len(p) < 20 || p[0]>>4 != 4 {
+		return netip.Addr{}
+	}
+	return netip.AddrFrom4([4]byte(p[16:20]))
+}
+
+// threadCPU is a thread's CPU time so far: the first field of its
+// schedstat, in nanoseconds.
+func threadCPU(tid int) time.Duration {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/self/task/%d/schedstat", tid))
+	if err != nil {
+		return 0
+	}
+	f := strings.Fields(string(b))
+	if len(f) == 0 {
+		return 0
+	}
+	ns, _ := strconv.ParseInt(f[0], 10, 64)
+	return time.Duration(ns)
+}
+
+// pump carries one direction: a reader that admits each packet to the
+// pipe, and a writer that sends it on at its time.
+type pump struct {
+	pipe     *Pipe
+	mu       sync.Mutex      // guards pipe.Stats for readers of stats
+	from, to int             // TUN file descriptors
+	tids     [2]atomic.Int64 // reader's and writer's threads
+	cpuDone  atomic.Int64    // CPU of threads that have ended
+	origin   time.Time
+	reorder  bool
+	allow    func([]byte) bool
+	ch       chan packet
+	ctx      context.Context
+	cancel   context.CancelFunc
+	refused  atomic.Int64
+	wrote    atomic.Int64 // bytes written on, at their due times
+	lateN    atomic.Int64
+	lateSum  atomic.Int64
+	lateMax  atomic.Int64
+}
+
+type packet struct {
+	at  time.Duration
+	seq uint64
+	b   []byte
+}
+
+func newPump(p *Pipe, from, to int, origin time.Time, reorder bool, allow func([]byte) bool) *pump {
+	ctx, cancel := context.WithCancel(context.Background())
+	return &pump{pipe: p, from: from, to: to, origin: origin, reorder: reorder, allow: allow,
+		ch: make(chan packet, 1<<14), ctx: ctx, cancel: cancel}
+}
+
+func (p *pump) stats() PipeStats {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.pipe.Stats
+}
+
+func (p *pump) start(wg *sync.WaitGroup) {
+	wg.Add(2)
+	for i, f := range []func(){p.read, p.write} {
+		go func() {
+			defer wg.Done()
+			// Each on a thread of its own, so that its CPU is the relay's.
+			runtime.LockOSThread()
+			defer runtime.UnlockOSThread()
+			tid := unix.Gettid()
+			p.tids[i].Store(int64(tid))
+			f()
+			p.cpuDone.Add(int64(threadCPU(tid)))
+			p.tids[i].Store(0)
+		}()
+	}
+}
+
+// cpu is the pump threads' CPU time so far.
+func (p *pump) cpu() time.Duration {
+	d := time.Duration(p.cpuDone.Load())
+	for i := range p.tids {
+		if tid := p.tids[i].Load(); tid != 0 {
+			d += threadCPU(int(tid))
+		}
+	}
+	return d
+}
+
+func (p *pump) stop() { p.cancel() }
+
+var bufs = sync.Pool{New: func() any { b := make([]byte, MTU+64); return &b }}
+
+// read reads packets with plain syscalls: a read while there are some,
+// a poll with a timeout (to see a stop) when there are none.
+func (p *pump) read() {
+	defer close(p.ch)
+	var seq uint64
+	pfd := []unix.PollFd{{Fd: int32(p.from), Events: unix.POLLIN}}
+	for {
+		bp := bufs.Get().(*[]byte)
+		n, err := unix.Read(p.from, *bp)
+		if err == unix.EAGAIN || err == unix.EINTR {
+			bufs.Put(bp)
+			if p.ctx.Err() != nil {
+				return
+			}
+			_, _ = unix.Poll(pfd, 50)
+			continue
+		}
+		if err != nil || n <= 0 {
+			return
+		}
+		pkt := (*bp)[:n]
+		if !p.allow(pkt) {
+			p.refused.Add(1)
+			bufs.Put(bp)
+			continue
+		}
+		now := time.Since(p.origin)
+		p.mu.Lock()
+		at, v := p.pipe.Admit(now, n)
+		p.mu.Unlock()
+		if v != Deliver {
+			bufs.Put(bp)
+			continue
+		}
+		seq++
+		select {
+		case p.ch <- packet{at, seq, pkt}:
+		case <-p.ctx.Done():
+			return
+		}
+	}
+}
+
+// write sends each packet at its time. It sleeps on its own OS thread
+// with nanosleep and a 1 µs timer slack: the runtime's timers wake up to
+// a millisecond late, which an emulated 1 ms RTT cannot afford.
+func (p *pump) write() {
+	_ = unix.Prctl(unix.PR_SET_TIMERSLACK, 1000, 0, 0, 0)
+	var h pktHeap
+	for {
+		if len(h) == 0 {
+			pkt, ok := <-p.ch
+			if !ok {
+				return
+			}
+			heap.Push(&h, pkt)
+		}
+	drain:
+		for {
+			select {
+			case pkt, ok := <-p.ch:
+				if !ok {
+					return
+				}
+				heap.Push(&h, pkt)
+			default:
+				break drain
+			}
+		}
+		if p.ctx.Err() != nil {
+			return
+		}
+		head := h[0]
+		if wait := head.at - time.Since(p.origin); wait > 0 {
+			if p.reorder {
+				// A packet due sooner may come in meanwhile.
+				wait = min(wait, 200*time.Microsecond)
+			}
+			wait = min(wait, 20*time.Millisecond) // and see a Close in time
+			ts := unix.NsecToTimespec(int64(wait))
+			_ = unix.Nanosleep(&ts, nil)
+			continue
+		}
+		heap.Pop(&h)
+		late := int64(time.Since(p.origin) - head.at)
+		p.lateN.Add(1)
+		p.lateSum.Add(late)
+		if late > p.lateMax.Load() {
+			p.lateMax.Store(late)
+		}
+		if _, err := unix.Write(p.to, head.b); err == nil {
+			p.wrote.Add(int64(len(head.b)))
+		}
+		b := head.b[:cap(head.b)]
+		bufs.Put(&b)
+	}
+}
+
+// pktHeap orders packets by due time, then arrival.
+type pktHeap []packet
+
+func (h pktHeap) Len() int { return len(h) }
+func (h pktHeap) Less(i, j int) bool {
+	return h[i].at < h[j].at || (h[i].at == h[j].at && h[i].seq < h[j].seq)
+}
+func (h pktHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
+func (h *pktHeap) Push(x any)   { *h = append(*h, x.(packet)) }
+func (h *pktHeap) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
+}

@@ -1,0 +1,105 @@
+package results
+
+import (
+	"fmt"
+	"io"
+	"strconv"
+	"time"
+)
+
+// Link is the emulated network a run went through (--link): the spec as
+// given, every value it set, and the link measured through before the
+// run. Nil in a run over the machine's own loopback.
+type Link struct {
+	Spec      string `json:"spec"`      // as given
+	Effective string `json:"effective"` // every value explicit
+	Preset    string `json:"preset,omitempty"`
+	Source    string `json:"preset_source,omitempty"`
+	// Calibration is nil when the run skipped it.
+	Calibration *LinkCalibration `json:"calibration,omitempty"`
+}
+
+// LinkCalibration is the link actually obtained, measured through it
+// (package link's Calibrate), beside what the spec sets.
+type LinkCalibration struct {
+	// Round trips: the minimum and median of small request/response
+	// exchanges over TCP (one connection, Nagle off) and UDP, and the
+	// minimum TCP handshake. RTTExpected is what the spec sets for such a
+	// probe: 2×delay plus its packets' serialisation each way.
+	RTTExpected  time.Duration `json:"rtt_expected_ns"`
+	RTTTCP       time.Duration `json:"rtt_tcp_ns"`
+	RTTTCPMedian time.Duration `json:"rtt_tcp_median_ns"`
+	RTTUDP       time.Duration `json:"rtt_udp_ns"`
+	RTTUDPMedian time.Duration `json:"rtt_udp_median_ns"`
+	RTTConnect   time.Duration `json:"rtt_connect_ns"`
+	// Bulk TCP transfers each way, over their second half (past slow
+	// start): goodput (bytes read by the receiver) and wire rate (IP
+	// packets the relay sent on), bits/s. UpRate/DownRate are the spec's
+	// (0: unlimited). Zero goodput: not measured.
+	UpRate      int64   `json:"up_rate_bps,omitempty"`
+	DownRate    int64   `json:"down_rate_bps,omitempty"`
+	UpGoodput   float64 `json:"up_goodput_bps,omitempty"`
+	DownGoodput float64 `json:"down_goodput_bps,omitempty"`
+	UpWire      float64 `json:"up_wire_bps,omitempty"`
+	DownWire    float64 `json:"down_wire_bps,omitempty"`
+	// Loss of LossPackets UDP datagrams each way, paced below the rate;
+	// LossSet is the spec's long-run loss rate.
+	LossPackets int     `json:"loss_packets,omitempty"`
+	LossSet     float64 `json:"loss_set"`
+	LossUp      float64 `json:"loss_up"`
+	LossDown    float64 `json:"loss_down"`
+	// The relay's own cost over the calibration: CPU per packet of its
+	// threads, and how late it sent packets after their due time (mean).
+	CPUPerPacket time.Duration `json:"relay_cpu_per_packet_ns"`
+	Late         time.Duration `json:"relay_late_ns"`
+	Took         time.Duration `json:"took_ns"`
+	// Off says how the link measured is off its spec beyond the stated
+	// tolerances ("" when within them).
+	Off string `json:"off,omitempty"`
+}
+
+// WriteLinkSummary prints the link, requested beside measured.
+func WriteLinkSummary(w io.Writer, l *Link) {
+	if l == nil {
+		return
+	}
+	name := l.Effective
+	if l.Preset != "" {
+		name = l.Preset + " (" + l.Effective + ")"
+	}
+	fmt.Fprintf(w, "\n  link: %s\n", name)
+	c := l.Calibration
+	if c == nil {
+		fmt.Fprintln(w, "    not calibrated")
+		return
+	}
+	fmt.Fprintf(w, "    RTT       set %v, measured %v UDP, %v TCP (median %v, %v)\n",
+		c.RTTExpected.Round(10*time.Microsecond), c.RTTUDP.Round(10*time.Microsecond), c.RTTTCP.Round(10*time.Microsecond),
+		c.RTTUDPMedian.Round(10*time.Microsecond), c.RTTTCPMedian.Round(10*time.Microsecond))
+	if c.UpGoodput > 0 || c.DownGoodput > 0 {
+		fmt.Fprintf(w, "    up        set %s, measured %s on the wire, TCP goodput %s\n", bps(float64(c.UpRate)), bps(c.UpWire), bps(c.UpGoodput))
+		fmt.Fprintf(w, "    down      set %s, measured %s on the wire, TCP goodput %s\n", bps(float64(c.DownRate)), bps(c.DownWire), bps(c.DownGoodput))
+	}
+	if c.LossPackets > 0 {
+		fmt.Fprintf(w, "    loss      set %s, measured %s up, %s down (%d UDP datagrams each way)\n",
+			pctStr(c.LossSet), pctStr(c.LossUp), pctStr(c.LossDown), c.LossPackets)
+	}
+	fmt.Fprintf(w, "    relay     %v CPU per packet, packets sent %v late on average\n", c.CPUPerPacket.Round(100*time.Nanosecond), c.Late.Round(time.Microsecond))
+	if c.Off != "" {
+		fmt.Fprintf(w, "    OFF SPEC: %s\n", c.Off)
+	}
+}
+
+func bps(x float64) string {
+	switch {
+	case x == 0:
+		return "unlimited"
+	case x >= 1e9:
+		return strconv.FormatFloat(x/1e9, 'f', 3, 64) + " Gbit/s"
+	case x >= 1e6:
+		return strconv.FormatFloat(x/1e6, 'f', 3, 64) + " Mbit/s"
+	}
+	return strconv.FormatFloat(x/1e3, 'f', 1, 64) + " kbit/s"
+}
+
+func pctStr(x float64) string { return strconv.FormatFloat(x*100, 'f', 2, 64) + "%" }
