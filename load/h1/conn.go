@@ -7,6 +7,7 @@ import (
 	"errors"
 	"io"
 	"net"
+	"sync"
 	"syscall"
 	"time"
 
@@ -33,7 +34,11 @@ type Conn struct {
 	deadline time.Time
 	fr       *fdReader             // plain TCP
 	tr       *clientio.CountReader // TLS
+	// br: over TLS the connection's own; over plain TCP taken from
+	// readers once the response's first bytes are in first, and given
+	// back when the response has been parsed (see try)
 	br       *bufio.Reader
+	first    prefixReader
 	stopWake func() bool
 	Resp     Response
 	body     []byte
@@ -105,10 +110,24 @@ func (c *Conn) try(ctx context.Context, req []byte, noBody, discard bool) (*Resp
 		c.Close()
 		return nil, err
 	}
+	if cap(c.body) > keepBody { // the last response is no longer the caller's
+		putBody(c.body)
+		c.body = nil
+	}
 	var werr error // see fdReader.werr
-	viaRead := c.fr != nil && c.br.Buffered() == 0
+	viaRead := c.fr != nil && (c.br == nil || c.br.Buffered() == 0)
 	if viaRead {
-		c.fr.sendWithNextRead(req) // written by the parser's first read
+		c.fr.sendWithNextRead(req) // written by the next read
+		if c.br == nil {
+			// Wait for the response in a small buffer of the connection's
+			// own, then parse it through a pooled reader: a connection
+			// waiting for its server holds 2 KiB, not 32, so the client's
+			// memory follows the responses in hand, not the connections.
+			k, err := c.fr.Read(c.first.buf[:])
+			c.first.b, c.first.err, c.first.r = c.first.buf[:k], err, c.fr
+			c.br = readers.Get().(*bufio.Reader)
+			c.br.Reset(&c.first)
+		}
 	} else {
 		// The server sent more than asked (stay correct), or TLS. A failed
 		// write may still have a response behind it (see fdReader.werr).
@@ -120,6 +139,9 @@ func (c *Conn) try(ctx context.Context, req []byte, noBody, discard bool) (*Resp
 	if viaRead {
 		cut = c.fr.settle()
 		c.Sent, werr = c.fr.wrote, c.fr.werr
+	}
+	if c.fr != nil && c.br.Buffered() == 0 {
+		c.putReader()
 	}
 	if err != nil || c.Resp.Close || !c.KeepAlive || cut || werr != nil {
 		c.Close()
@@ -160,11 +182,7 @@ func (c *Conn) connect(ctx context.Context) error {
 	c.deadline = time.Time{}
 	// A write deadline in the past ends a writer the response overtook.
 	c.fr, c.tr = newFDReader(rc, c.wire, func() { conn.SetWriteDeadline(time.Unix(1, 0)) }), nil
-	if c.br == nil {
-		c.br = bufio.NewReaderSize(c.fr, 32<<10)
-	} else {
-		c.br.Reset(c.fr)
-	}
+	c.putReader() // bytes left over from the last connection are not this one's
 	// When ctx ends, a read blocked on a stalled server returns at once.
 	// roundTrip checks ctx after each SetDeadline, so a deadline set just
 	// after this fires cannot hide the cancellation.
@@ -175,6 +193,9 @@ func (c *Conn) connect(ctx context.Context) error {
 func (c *Conn) Close() {
 	if c.conn == nil {
 		return
+	}
+	if c.fr != nil {
+		c.putReader()
 	}
 	c.stopWake()
 	c.conn.Close()
@@ -201,6 +222,44 @@ func (c *Conn) handshake(ctx context.Context, conn net.Conn) error {
 	}
 	c.stopWake = context.AfterFunc(ctx, func() { conn.SetDeadline(clientio.Wake) })
 	return nil
+}
+
+// readers are the plain-TCP connections' response readers, shared: one
+// is held only while a response is parsed. 32 KiB: the longest header
+// line a response may have.
+var readers = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, 32<<10) }}
+
+func (c *Conn) putReader() {
+	if c.br == nil {
+		return
+	}
+	c.br.Reset(nil)
+	readers.Put(c.br)
+	c.br = nil
+	c.first.b, c.first.err, c.first.r = nil, nil, nil
+}
+
+// prefixReader yields the bytes (or the error) of the read that waited for
+// a response, then reads on from r.
+type prefixReader struct {
+	buf [2 << 10]byte
+	b   []byte
+	err error
+	r   io.Reader
+}
+
+func (p *prefixReader) Read(dst []byte) (int, error) {
+	if len(p.b) > 0 {
+		n := copy(dst, p.b)
+		p.b = p.b[n:]
+		return n, nil
+	}
+	if p.err != nil {
+		err := p.err
+		p.err = nil
+		return 0, err
+	}
+	return p.r.Read(dst)
 }
 
 // got is how many bytes arrived since resetGot.

@@ -5,6 +5,8 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"math/bits"
+	"sync"
 
 	"github.com/wirebench/wirebench/load/clientio"
 )
@@ -186,8 +188,9 @@ func readN(br *bufio.Reader, body []byte, n64 int64, discard bool, cnt *int) ([]
 	}
 	n := int(n64)
 	if cap(body)-len(body) < n {
-		nb := make([]byte, len(body), len(body)+n)
+		nb := getBody(len(body) + n)[:len(body)]
 		copy(nb, body)
+		putBody(body)
 		body = nb
 	}
 	k, err := io.ReadFull(br, body[len(body):len(body)+n])
@@ -335,4 +338,37 @@ func parseHex(b []byte) (int, bool) {
 		}
 	}
 	return n, true
+}
+
+// keepBody is the largest response buffer a connection keeps between
+// requests; larger ones go back to bodies when the next request starts,
+// so memory for bodies follows the responses being read, not the number
+// of connections.
+const keepBody = 16 << 10
+
+// bodies[k] holds buffers of capacity exactly 1<<k, over keepBody.
+var bodies [31]sync.Pool
+
+// getBody returns an empty buffer of capacity n or more: from bodies over
+// keepBody (a power of two), else new.
+func getBody(n int) []byte {
+	k := bits.Len(uint(n - 1)) // 1<<k >= n
+	if n <= keepBody || k >= len(bodies) {
+		return make([]byte, 0, n)
+	}
+	if b, ok := bodies[k].Get().(*[]byte); ok {
+		return (*b)[:0]
+	}
+	return make([]byte, 0, 1<<k)
+}
+
+// putBody gives a buffer from getBody back; others are left to the GC.
+func putBody(b []byte) {
+	c := cap(b)
+	k := bits.Len(uint(c)) - 1
+	if c <= keepBody || k >= len(bodies) || 1<<k != c {
+		return
+	}
+	b = b[:0]
+	bodies[k].Put(&b)
 }

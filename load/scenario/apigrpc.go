@@ -60,6 +60,14 @@ func (c grpcClient) listUsers(ctx context.Context, out *api.UserList, o *load.Ou
 	return ok
 }
 
+func (c grpcClient) countUsers(ctx context.Context, o *load.Outcome) (int, bool) {
+	m, ok := grpcCall(ctx, c, pb.UserService_List_FullMethodName, &pb.ListUsersRequest{}, new(pb.UserList), o)
+	if !ok {
+		return 0, false
+	}
+	return len(m.Users), true
+}
+
 func (c grpcClient) createUser(ctx context.Context, in *encoded[api.User], out *api.User, o *load.Outcome) bool {
 	m, ok := grpcCall(ctx, c, pb.UserService_Create_FullMethodName, pb.FromUser(&in.v), new(pb.User), o)
 	if ok {

@@ -93,7 +93,7 @@ func (c *restClient) do(ctx context.Context, method string, path []byte, body []
 		return false
 	}
 	if out != nil {
-		if err := c.codec.Unmarshal(respBody, out); err != nil {
+		if err := unmarshal(c.codec, respBody, out); err != nil {
 			o.Fail = "decode " + c.codec.Name() + " body"
 			return false
 		}
@@ -126,6 +126,12 @@ func (c *restClient) userPath(id int64) []byte {
 
 func (c *restClient) listUsers(ctx context.Context, out *api.UserList, o *load.Outcome) bool {
 	return c.do(ctx, "GET", []byte("/users"), nil, http.StatusOK, out, o)
+}
+
+func (c *restClient) countUsers(ctx context.Context, o *load.Outcome) (int, bool) {
+	var n userCount
+	ok := c.do(ctx, "GET", []byte("/users"), nil, http.StatusOK, &n, o)
+	return n.n, ok
 }
 
 func (c *restClient) createUser(ctx context.Context, in *encoded[api.User], out *api.User, o *load.Outcome) bool {
