@@ -3,6 +3,7 @@ package payload
 import (
 	"encoding/base64"
 	"math/big"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -21,7 +22,8 @@ const (
 	ChangeZeroDropped  = "zero dropped"       // a zero, "" or false member came back missing
 	ChangeDefaultAdded = "default added"      // a missing member came back as its zero value
 	ChangeDuplicateKey = "duplicate key"      // a key written twice came back once
-	ChangeBytes        = "byte string"        // a string came back as bytes, or base64 spelled otherwise
+	ChangeBytes        = "byte string"        // a string came back as bytes
+	ChangeBase64Spell  = "base64 spelling"    // the same bytes in base64 spelled otherwise (padding, URL-safe)
 	ChangeTimeSpell    = "timestamp spelling" // the same instant written otherwise
 	ChangeTimeValue    = "timestamp"          // a timestamp came back as another instant (precision lost)
 	ChangeType         = "type"               // a value came back as another JSON type
@@ -36,7 +38,7 @@ const (
 // spelling reports the change kinds that keep the value.
 func spelling(kind string) bool {
 	switch kind {
-	case ChangeFloatSpell, ChangeIntAsString, ChangeKeyOrder, ChangeTimeSpell:
+	case ChangeFloatSpell, ChangeIntAsString, ChangeKeyOrder, ChangeTimeSpell, ChangeBase64Spell:
 		return true
 	}
 	return false
@@ -49,6 +51,10 @@ type changes struct {
 	sample  int
 	path    []string
 	changed bool
+	// intString: see format.intString.
+	intString bool
+	// total counts every change added.
+	total int
 }
 
 func newChanges() *changes { return &changes{byKind: map[string]*results.PayloadChange{}} }
@@ -59,6 +65,7 @@ func (c *changes) add(kind string, before, after Value) {
 
 func (c *changes) addText(kind, before, after string) {
 	c.changed = true
+	c.total++
 	if ch, ok := c.byKind[kind]; ok {
 		ch.Count++
 		return
@@ -103,22 +110,16 @@ func (c *changes) compare(want, got Value) {
 	switch {
 	case want.Kind == got.Kind:
 	case want.Kind == String && got.Kind == Bytes:
-		if b, err := decodeBase64(want.Str); err == nil && base64.StdEncoding.EncodeToString(b) == got.Str {
-			c.add(ChangeBytes, want, got)
-			return
-		}
 		c.add(ChangeBytes, want, got)
 		return
 	case want.Kind == String && got.Kind == Time:
 		c.compareTime(want, got)
 		return
 	case want.Kind == Number && got.Kind == String:
-		if isInteger(want.Str) && got.Str == want.Str {
-			c.add(ChangeIntAsString, want, got)
-			return
-		}
-		if eq, _ := numEqual(want.Str, got.Str); eq && isInteger(want.Str) {
-			c.add(ChangeIntAsString, want, got)
+		if eq, _ := numEqual(want.Str, got.Str); eq && isInteger(want.Str) && isInteger(got.Str) {
+			if !c.intString {
+				c.add(ChangeIntAsString, want, got)
+			}
 			return
 		}
 		c.add(ChangeType, want, got)
@@ -151,7 +152,7 @@ func (c *changes) compare(want, got Value) {
 		}
 		if _, err := decodeBase64(want.Str); err == nil {
 			if b, err := decodeBase64(got.Str); err == nil && base64.StdEncoding.EncodeToString(b) == canonicalBase64(want.Str) {
-				c.add(ChangeBytes, want, got)
+				c.add(ChangeBase64Spell, want, got)
 				return
 			}
 		}
@@ -200,19 +201,34 @@ func (c *changes) compareObject(want, got Value) {
 	for i, m := range got.Obj {
 		gotIdx[m.Key] = i
 	}
-	var common []string
+	// Key order first, so that the first example is the outermost object:
+	// the keys both have, in the order each gives them.
+	var common, gotOrder []string
+	for _, k := range wantKeys {
+		if _, ok := gotIdx[k]; ok {
+			common = append(common, k)
+		}
+	}
+	for _, m := range got.Obj {
+		if _, ok := wantIdx[m.Key]; ok && (len(gotOrder) == 0 || gotOrder[len(gotOrder)-1] != m.Key) {
+			gotOrder = append(gotOrder, m.Key)
+		}
+	}
+	if !slices.Equal(common, gotOrder) {
+		c.addText(ChangeKeyOrder, cut(strings.Join(common, ","), 60), cut(strings.Join(gotOrder, ","), 60))
+	}
 	for _, k := range wantKeys {
 		w := want.Obj[wantIdx[k]].Val
 		c.push(keySeg(k))
-		if gi, ok := gotIdx[k]; ok {
-			common = append(common, k)
+		switch gi, ok := gotIdx[k]; {
+		case ok:
 			c.compare(w, got.Obj[gi].Val)
-		} else if w.Kind == Null {
-			c.add(ChangeNullMissing, w, Value{Kind: String, Str: "(missing)"})
-		} else if isZero(w) {
-			c.add(ChangeZeroDropped, w, Value{Kind: String, Str: "(missing)"})
-		} else {
-			c.add(ChangeMissing, w, Value{Kind: String, Str: "(missing)"})
+		case w.Kind == Null:
+			c.addText(ChangeNullMissing, short(w), missing)
+		case isZero(w):
+			c.addText(ChangeZeroDropped, short(w), missing)
+		default:
+			c.addText(ChangeMissing, short(w), missing)
 		}
 		c.pop()
 	}
@@ -223,28 +239,18 @@ func (c *changes) compareObject(want, got Value) {
 		c.push(keySeg(m.Key))
 		switch {
 		case m.Val.Kind == Null:
-			c.add(ChangeNullMissing, Value{Kind: String, Str: "(missing)"}, m.Val)
+			c.addText(ChangeNullMissing, missing, short(m.Val))
 		case isZero(m.Val):
-			c.add(ChangeDefaultAdded, Value{Kind: String, Str: "(missing)"}, m.Val)
+			c.addText(ChangeDefaultAdded, missing, short(m.Val))
 		default:
-			c.add(ChangeExtra, Value{Kind: String, Str: "(missing)"}, m.Val)
+			c.addText(ChangeExtra, missing, short(m.Val))
 		}
 		c.pop()
 	}
-	// Key order: the common keys as got gives them.
-	var gotOrder []string
-	for _, m := range got.Obj {
-		if _, ok := wantIdx[m.Key]; ok {
-			gotOrder = append(gotOrder, m.Key)
-		}
-	}
-	for i := range common {
-		if i < len(gotOrder) && common[i] != gotOrder[i] {
-			c.addText(ChangeKeyOrder, cut(strings.Join(common, ","), 60), cut(strings.Join(gotOrder, ","), 60))
-			break
-		}
-	}
 }
+
+// missing stands for a member that is not there.
+const missing = "(missing)"
 
 func (c *changes) compareTime(want, got Value) {
 	t1, ok := parseTime(want.Str)

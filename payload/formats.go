@@ -28,8 +28,23 @@ type format struct {
 	toGo func(Value) (any, error)
 	// decode decodes data into a fresh value and returns it.
 	decode func(data []byte) (any, error)
-	// back reads a decoded value as a Value for the comparison.
-	back func(any) (Value, error)
+	// back reads a decoded value as a Value for the comparison; backAll,
+	// when set instead, gives several readings (protojson's two key
+	// spellings) and the one closest to the sample is compared.
+	back    func(any) (Value, error)
+	backAll func(any) ([]Value, error)
+	// intString: a 64-bit integer read back as a string of its digits is
+	// the JSON mapping's spelling (protojson), not a change.
+	intString bool
+}
+
+// readBack gives the decoded value's readings.
+func (f *format) readBack(x any) ([]Value, error) {
+	if f.backAll != nil {
+		return f.backAll(x)
+	}
+	v, err := f.back(x)
+	return []Value{v}, err
 }
 
 // genericFormats are the schema-less formats: each encodes the value a Go

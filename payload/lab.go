@@ -3,6 +3,7 @@ package payload
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -133,12 +134,16 @@ func Run(ctx context.Context, paths []string, o Options) (*results.PayloadLab, e
 func measureFormat(f *format, samples []Sample, comps []*compressor, o *Options) ([]results.PayloadRow, results.PayloadRoundTrip, error) {
 	rt := results.PayloadRoundTrip{Format: f.name, How: f.how, Samples: len(samples)}
 	ch := newChanges()
+	ch.intString = f.intString
 	var ins []any
 	var encs [][]byte
 	for i := range samples {
 		s := &samples[i]
 		ch.sample, ch.changed = s.Index, false
 		in, err := f.toGo(s.Val)
+		if errors.Is(err, errSchema) {
+			return nil, rt, fmt.Errorf("%w: %s %v", ErrInput, s.where(), err)
+		}
 		var enc []byte
 		if err == nil {
 			enc, err = f.codec.Marshal(in)
@@ -149,14 +154,14 @@ func measureFormat(f *format, samples []Sample, comps []*compressor, o *Options)
 			continue
 		}
 		out, err := f.decode(enc)
-		var back Value
+		var backs []Value
 		if err == nil {
-			back, err = f.back(out)
+			backs, err = f.readBack(out)
 		}
 		if err != nil {
 			ch.addText(ChangeDecode, cut(s.where(), 60), cut(err.Error(), 120))
 		} else {
-			ch.compare(s.Val, back)
+			ch.compare(s.Val, closest(s.Val, backs, f.intString))
 		}
 		if ch.changed {
 			rt.Changed++
@@ -209,6 +214,23 @@ func measureFormat(f *format, samples []Sample, comps []*compressor, o *Options)
 		rows = append(rows, row)
 	}
 	return rows, rt, nil
+}
+
+// closest is the reading of a decoded value with the fewest changes.
+func closest(want Value, backs []Value, intString bool) Value {
+	if len(backs) == 1 {
+		return backs[0]
+	}
+	best, bestN := 0, -1
+	for i, b := range backs {
+		c := newChanges()
+		c.intString = intString
+		c.compare(want, b)
+		if bestN < 0 || c.total < bestN {
+			best, bestN = i, c.total
+		}
+	}
+	return backs[best]
 }
 
 // compressRow sizes and times one compression of a format's encodings;

@@ -14,6 +14,9 @@ import (
 // error wrapping it names the file and the place.
 var ErrInput = errors.New("bad input")
 
+// errSchema is a sample the protobuf schema cannot read.
+var errSchema = errors.New("schema")
+
 // parser reads one JSON value from a byte slice into a Value, iteratively
 // bounded by maxDepth: a hand-written parser because encoding/json gives
 // neither the numbers' tokens nor the keys' order nor duplicate keys.

@@ -46,6 +46,10 @@ func runPayload(ctx context.Context, env *cliEnv, args []string) error {
 	maxFile := fs.Int64("max-file", payload.DefaultMaxFileSize, "refuse an input file larger than this many `bytes`")
 	maxSample := fs.Int("max-sample", payload.DefaultMaxSample, "refuse a sample (document, element, line, body) larger than this many `bytes`")
 	maxDepth := fs.Int("max-depth", payload.DefaultMaxDepth, "refuse a sample nested deeper than this (the codecs' own limit is 64)")
+	protoFile := fs.String("proto", "", "protobuf schema: a .proto `file` compiled at run time (no protoc needed)")
+	protoset := fs.String("protoset", "", "protobuf schema: a FileDescriptorSet `file` (protoc --descriptor_set_out --include_imports, buf build -o)")
+	message := fs.String("message", "", "the message each sample is, by full name (pkg.Msg); default: the file's only message")
+	protoPath := fs.StringArray("proto-path", nil, "a `dir` to find the .proto's imports in (repeatable; its own directory and the well-known types are always searched)")
 	out := fs.String("out", "", "also write the result as JSON to this `file` (for wirebench report)")
 	force := fs.Bool("force", false, "replace an existing --out file")
 	pos, err := parseInterspersed(fs, args)
@@ -88,6 +92,19 @@ func runPayload(ctx context.Context, env *cliEnv, args []string) error {
 	if err := checkNewOut(*out, *force); err != nil {
 		return err
 	}
+	switch {
+	case *protoFile != "" && *protoset != "":
+		return usagef("--proto and --protoset: give one schema")
+	case *protoFile != "":
+		o.Schema, err = payload.CompileProto(ctx, *protoFile, *protoPath, *message)
+	case *protoset != "":
+		o.Schema, err = payload.LoadProtoset(*protoset, *message)
+	case *message != "" || len(*protoPath) > 0:
+		return usagef("--message and --proto-path need --proto or --protoset")
+	}
+	if err != nil {
+		return inputError{err}
+	}
 	o.Progress = func(step string) { fmt.Fprintf(env.stderr, "wirebench payload: measuring %s\n", step) }
 	lab, err := payload.Run(ctx, pos, o)
 	if err != nil {
@@ -97,7 +114,7 @@ func runPayload(ctx context.Context, env *cliEnv, args []string) error {
 		return err
 	}
 	lab.Options = map[string]any{"input": *input, "whole": *whole, "sample": *samples, "seed": *seed, "time": per.String(),
-		"compress": *comps, "max_file": *maxFile, "max_sample": *maxSample, "max_depth": *maxDepth}
+		"compress": *comps, "proto": *protoFile, "protoset": *protoset, "message": *message, "max_file": *maxFile, "max_sample": *maxSample, "max_depth": *maxDepth}
 	if *out != "" {
 		if err := results.WriteFile(*out, *force, func(w io.Writer) error { return results.WritePayloadLab(w, lab) }); err != nil {
 			return err

@@ -60,3 +60,23 @@ func TestPayloadBadInput(t *testing.T) {
 		t.Errorf("--sample 0: exit %d, %q", code, stderr)
 	}
 }
+
+func TestPayloadCommandProto(t *testing.T) {
+	code, stdout, stderr := runCLI(t, "payload", "--time", "0", "--compress", "none",
+		"--proto", "../../payload/testdata/order.proto", "--message", "shop.v1.Order", "../../payload/testdata/orders.jsonl")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for _, want := range []string{"protobuf", "null vs missing", "zero dropped", "timestamp spelling"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("stdout lacks %q:\n%s", want, stdout)
+		}
+	}
+	if strings.Contains(stdout, "left out") {
+		t.Errorf("protobuf left out with a schema:\n%s", stdout)
+	}
+	code, _, stderr = runCLI(t, "payload", "--time", "0", "--proto", "../../payload/testdata/order.proto", "../../payload/testdata/orders.jsonl")
+	if code != 2 || !strings.Contains(stderr, "name one with --message") || strings.Count(stderr, "\n") != 1 {
+		t.Errorf("no --message: exit %d, %q", code, stderr)
+	}
+}

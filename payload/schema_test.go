@@ -1,0 +1,162 @@
+package payload
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"google.golang.org/protobuf/encoding/prototext"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protodesc"
+	"google.golang.org/protobuf/types/descriptorpb"
+
+	"github.com/wirebench/wirebench/internal/testkit"
+	"github.com/wirebench/wirebench/results"
+)
+
+func orderSchema(t *testing.T) *Schema {
+	t.Helper()
+	s, err := CompileProto(context.Background(), "testdata/order.proto", nil, "shop.v1.Order")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// The protobuf round trip names what proto3 and its JSON mapping change:
+// a false and an empty list dropped (no presence), a null dropped, a
+// timestamp and base64 spelled their way; the int64 past 2^53 is kept.
+func TestProtobufRoundTrip(t *testing.T) {
+	lab, err := Run(context.Background(), []string{"testdata/orders.jsonl"}, Options{Time: -1, Schema: orderSchema(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(lab.LeftOut) != 0 {
+		t.Errorf("left out %+v with a schema", lab.LeftOut)
+	}
+	rt := roundTrip(t, lab, "protobuf")
+	want := map[string]string{
+		ChangeZeroDropped: "$.paid false → (missing)",
+		ChangeNullMissing: "$.note null → (missing)",
+		ChangeTimeSpell:   `$.created_at "2025-01-02T03:04:05.100+00:00" → "2025-01-02T03:04:05.100Z"`,
+		ChangeBase64Spell: `$.signature "aGVsbG8gd29ybGQ_" → "aGVsbG8gd29ybGQ/"`,
+		ChangeFloatSpell:  "$.total 12.50 → 12.5",
+	}
+	for kind, w := range want {
+		c, ok := change(rt, kind)
+		if got := c.Path + " " + c.Before + " → " + c.After; !ok || got != w {
+			t.Errorf("protobuf %q: %q, want %q", kind, got, w)
+		}
+	}
+	for _, kind := range []string{ChangeBigInt, ChangeIntAsString, ChangeKeyOrder, ChangeNumber} {
+		if c, ok := change(rt, kind); ok {
+			t.Errorf("protobuf: unexpected %q: %+v", kind, c)
+		}
+	}
+	if rt.Verdict != results.RoundTripLossy {
+		t.Errorf("verdict %q, want lossy (zero and null dropped)", rt.Verdict)
+	}
+}
+
+// A sample the schema cannot read is refused, naming it and the field.
+func TestProtobufSchemaMismatch(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "bad.jsonl")
+	if err := os.WriteFile(path, []byte("{\"id\":1}\n{\"id\":2,\"colour\":\"red\"}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Run(context.Background(), []string{path}, Options{Time: -1, Schema: orderSchema(t)})
+	if !errors.Is(err, ErrInput) || !strings.Contains(err.Error(), "bad.jsonl:2 (sample 1)") || !strings.Contains(err.Error(), `unknown field "colour"`) {
+		t.Errorf("got %v, want ErrInput naming bad.jsonl:2 (sample 1) and the field colour", err)
+	}
+	for _, c := range []struct{ msg, want string }{
+		{"", "has 2 messages: name one with --message (shop.v1.Line, shop.v1.Order)"},
+		{"shop.v1.Nope", `has no message "shop.v1.Nope"`},
+	} {
+		if _, err := CompileProto(context.Background(), "testdata/order.proto", nil, c.msg); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("--message %q: %v, want %q", c.msg, err, c.want)
+		}
+	}
+	bad := filepath.Join(t.TempDir(), "bad.proto")
+	os.WriteFile(bad, []byte("syntax = \"proto3\";\nmessage A { int64 id = 1 }\n"), 0o644)
+	if _, err := CompileProto(context.Background(), bad, nil, ""); !errors.Is(err, ErrInput) || !strings.Contains(err.Error(), "bad.proto:2:") {
+		t.Errorf("a bad .proto: %v, want its line", err)
+	}
+}
+
+// The bytes are protoc's: each sample, as text format, through
+// protoc --encode gives as many bytes as the lab measured, and the same
+// bytes in field-number order.
+func TestProtobufBytesAreProtocs(t *testing.T) {
+	protoc := testkit.NeedTool(t, "protoc", "apt-get install protobuf-compiler")
+	s := orderSchema(t)
+	f := s.format()
+	data, _ := os.ReadFile("testdata/orders.jsonl")
+	for i, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+		v, err := parseValue([]byte(line), 64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		in, err := f.toGo(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ours, err := f.codec.Marshal(in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		txt, err := prototext.Marshal(in.(proto.Message))
+		if err != nil {
+			t.Fatal(err)
+		}
+		cmd := exec.Command(protoc, "--encode=shop.v1.Order", "-Itestdata", "order.proto")
+		cmd.Stdin = bytes.NewReader(txt)
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		ref, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("protoc: %v: %s", err, stderr.String())
+		}
+		// dynamicpb writes fields in its map's order unless asked for
+		// field-number order: the measured size is the same either way.
+		det, err := proto.MarshalOptions{Deterministic: true}.Marshal(in.(proto.Message))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(ours) != len(ref) || !bytes.Equal(det, ref) {
+			t.Errorf("sample %d: ours %x (%d bytes, in field order %x), protoc %x (%d bytes)", i, ours, len(ours), det, ref, len(ref))
+		}
+	}
+}
+
+// A descriptor set gives the same schema as the .proto.
+func TestProtoset(t *testing.T) {
+	s := orderSchema(t)
+	fd := s.md.ParentFile()
+	set := &descriptorpb.FileDescriptorSet{}
+	for i := range fd.Imports().Len() {
+		set.File = append(set.File, protodesc.ToFileDescriptorProto(fd.Imports().Get(i).FileDescriptor))
+	}
+	set.File = append(set.File, protodesc.ToFileDescriptorProto(fd))
+	b, err := proto.Marshal(set)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "order.protoset")
+	os.WriteFile(path, b, 0o644)
+	got, err := LoadProtoset(path, "shop.v1.Order")
+	if err != nil || got.Name() != "shop.v1.Order" || got.md.Fields().Len() != s.md.Fields().Len() {
+		t.Fatalf("LoadProtoset: %v, %v", got, err)
+	}
+	if _, err := LoadProtoset(path, ""); err == nil || !strings.Contains(err.Error(), "name one with --message") {
+		t.Errorf("no --message: %v", err)
+	}
+	os.WriteFile(path, []byte("not a descriptor set"), 0o644)
+	if _, err := LoadProtoset(path, "x"); !errors.Is(err, ErrInput) {
+		t.Errorf("garbage: %v, want ErrInput", err)
+	}
+}
