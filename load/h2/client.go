@@ -2,6 +2,7 @@ package h2
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"google.golang.org/grpc/metadata"
 	"net"
@@ -122,6 +123,47 @@ type GRPCClient struct {
 	tdeadline     time.Time
 
 	trace []byte // the next call's traceparent value (SetTraceparent)
+	meta  metadata.MD
+}
+
+// SetMetadata makes every following call send md (keys lower-case, as
+// gRPC metadata is). The lean client encodes it with the call's fixed
+// headers; grpc-go adds it to each call's context.
+func (c *GRPCClient) SetMetadata(md [][2]string) {
+	c.call.meta = md
+	c.meta = metadata.MD{}
+	for _, kv := range md {
+		c.meta.Append(kv[0], kv[1])
+	}
+}
+
+// ClientConn is the grpc-go connection VU vu's calls would use, nil
+// when the pool is the lean client's: streams and server reflection need
+// grpc-go's.
+func (p *GRPCPool) ClientConn(vu int) *grpc.ClientConn {
+	if p.conns == nil {
+		return nil
+	}
+	return p.conns[vu%len(p.conns)]
+}
+
+// Lean reports whether the client is the lean one (InvokeEncoded's).
+func (c *GRPCClient) Lean() bool { return c.lean != nil }
+
+// InvokeEncoded is Invoke of a request already encoded as one gRPC
+// message, its 5-byte prefix included (AppendGRPCMessage), so that a
+// request the caller encodes once is not encoded per call. Lean client
+// only; req must not change until the call returns.
+func (c *GRPCClient) InvokeEncoded(ctx context.Context, method string, req []byte, out proto.Message) error {
+	if c.lean == nil {
+		return errors.New("h2: InvokeEncoded is the lean client's")
+	}
+	if err := c.lean.Invoke(ctx, &c.call, method, req, out); err != nil {
+		c.sizeOut = len(req) - 5
+		return err
+	}
+	c.sizeOut, c.sizeIn = len(req)-5, len(c.call.Reply())-5
+	return nil
 }
 
 // SetTraceparent makes the following calls send traceparent: value as
@@ -160,6 +202,9 @@ func (c *GRPCClient) Close() {
 // On success, Sizes are the messages' sizes.
 func (c *GRPCClient) Invoke(ctx context.Context, method string, in, out proto.Message) error {
 	if c.lean == nil {
+		if len(c.meta) > 0 {
+			ctx = metadata.NewOutgoingContext(ctx, c.meta)
+		}
 		if len(c.trace) > 0 {
 			ctx = metadata.AppendToOutgoingContext(ctx, "traceparent", string(c.trace))
 		}

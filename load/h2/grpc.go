@@ -135,6 +135,10 @@ type Call struct {
 	// trace is the traceparent value to send with the call (empty: none);
 	// set by GRPCClient.SetTraceparent.
 	trace []byte
+	// meta is metadata sent with every call (lower-case keys), encoded
+	// with the fixed fields, so a run's constant metadata joins their
+	// cached header block; set by GRPCClient.SetMetadata.
+	meta [][2]string
 }
 
 // NewCall returns a Call ready for Invoke; a VU reuses one for all its
@@ -317,7 +321,7 @@ func (s *h2Session) call(ctx context.Context, call *Call, method string, req []b
 		s.wmu.Lock()
 		ok, alone, err := s.open(call, len(req))
 		if ok {
-			err = s.write(call.id, method, req, deadline, hasDeadline, call.trace)
+			err = s.write(call.id, method, req, deadline, hasDeadline, call.trace, call.meta)
 			if err == nil {
 				reading, err = s.send(alone)
 			}
@@ -422,13 +426,16 @@ func (s *h2Session) send(alone bool) (bool, error) {
 
 // write writes the call's HEADERS and DATA frames to s.out; the caller
 // holds wmu.
-func (s *h2Session) write(id uint32, method string, req []byte, deadline time.Time, hasDeadline bool, trace []byte) error {
+func (s *h2Session) write(id uint32, method string, req []byte, deadline time.Time, hasDeadline bool, trace []byte, meta [][2]string) error {
 	s.hbuf.Reset()
 	if s.hdrStable && method == s.hdrMethod {
 		s.hbuf.Write(s.hdrBlock)
 	} else {
 		for _, f := range [...][2]string{{":method", "POST"}, {":scheme", "http"}, {":path", method},
 			{":authority", s.authority}, {"content-type", "application/grpc"}, {"te", "trailers"}} {
+			s.henc.WriteField(hpack.HeaderField{Name: f[0], Value: f[1]})
+		}
+		for _, f := range meta {
 			s.henc.WriteField(hpack.HeaderField{Name: f[0], Value: f[1]})
 		}
 		b := s.hbuf.Bytes()
