@@ -36,6 +36,7 @@
 //	load/clientio   size limits, parse errors, failure reasons shared by the clients
 //	load/scenario   the reference-API scenarios: CRUD…, KV, the bulk upload
 //	load/stream     the stream scenarios: gRPC streams, Connect, gRPC-Web, NDJSON, SSE, WebSocket
+//	load/grpcany    any gRPC method of any server: descriptors at run time, templated requests
 //	load/browser    the in-browser scenario (chromedp)
 //
 // Clients (h1, h2, resp, wire, clientio) import nothing of the engine;

@@ -49,6 +49,7 @@ var loadTargetFlags = []string{
 	"no-keepalive", "client", "transport", "conns", "insecure", "cacert", "cert", "key",
 	"scenario", "protocol", "keys", "value-size", "no-preload", "format", "arrivals", "arrivals-seed",
 	"stream", "grpc", "messages", "compression", "cpu",
+	"proto", "import-path", "protoset", "data", "expect", // --grpc METHOD: load_grpc.go
 	"replay", "replay-format", "replay-fields", "rewrite-host", "drop-header", // replay_capacity.go
 	"link", "link-calibrate", "link-check", // link.go
 }
@@ -174,6 +175,7 @@ func runCapacity(ctx context.Context, env *cliEnv, args []string) error {
 	if f.lf.replay.file != "" { // the search in speed: replay_capacity.go
 		return runCapacityReplay(ctx, env, &f, fs, args)
 	}
+	f.lf.ctx, f.lf.fs = ctx, fs
 	sc, cfg, err := f.lf.scenarioFrom(fs.Args())
 	if err != nil {
 		return err

@@ -61,6 +61,11 @@ type loadFlags struct {
 	replay                   replayFlags // --replay, --record: replay.go
 	flow                     flowFlags   // --flow, --data-file: load_flow.go
 	link                     linkFlags   // --link: link.go
+	grpc                     grpcFlags   // --grpc METHOD: load_grpc.go
+	// ctx and fs are the command's, for the scenarios that connect while
+	// they are made (--grpc's reflection) or read which flags were given.
+	ctx context.Context
+	fs  *pflag.FlagSet
 }
 
 // durationFlag is a duration flag that also takes a bare number of
@@ -123,14 +128,14 @@ func newLoadFlags(env *cliEnv, f *loadFlags) *pflag.FlagSet {
 	fs.StringVar(&f.raw.CertFile, "cert", "", "https: client certificate (PEM `file`), with --key")
 	fs.StringVar(&f.raw.KeyFile, "key", "", "https: client certificate's private key (PEM `file`)")
 	fs.StringVar(&f.scenario, "scenario", "", "reference-API `scenario`: crud, echo, get, list, create; or a key-value one: kv-set, kv-get, kv-mixed")
-	fs.StringVar(&f.kv.Protocol, "protocol", "", "kv-* `protocol`: resp (redis://host:port), http-raw or http-json (http://host:port, wirebench serve's /kv); default from the URL")
+	fs.StringVar(&f.kv.Protocol, "protocol", "", "kv-* `protocol`: resp (redis://host:port), http-raw or http-json (http://host:port, wirebench serve's /kv); default from the URL. --grpc METHOD: grpc (default), grpc-web or connect")
 	fs.IntVarP(&f.kv.Pipeline, "pipeline", "P", 1, "kv-* over resp: `P` commands written, then P replies read, per connection (redis-benchmark -P)")
 	fs.IntVar(&f.kv.Keys, "keys", scenario.DefaultKVKeys, "kv-*: key space `N`, keys key:000000000000.. (redis-benchmark -r)")
 	fs.IntVar(&f.kv.ValueSize, "value-size", scenario.DefaultKVValueSize, "kv-*: value size in `bytes` (redis-benchmark -d)")
 	fs.BoolVar(&f.kv.NoPreload, "no-preload", false, "kv-get, kv-mixed: the keys are already there (do not write them first); their values are still checked")
 	fs.StringVar(&f.sc.Format, "format", "json", "scenario wire `format`: json, toon, protobuf, msgpack, cbor")
 	fs.StringVar(&f.stream.Kind, "stream", "", "stream `kind` against the reference server's REST port URL (see stream.Kinds): grpc-server-stream, grpc-bidi, ndjson, sse, websocket, connect-get, tunnel-get, ...")
-	fs.StringVar(&f.stream.GRPC, "grpc", "127.0.0.1:9090", "--stream: the gRPC `address` for the native gRPC kinds")
+	fs.StringVar(&f.stream.GRPC, "grpc", "127.0.0.1:9090", "`pkg.Service/Method` to call on the host:port URL (any gRPC server: --proto, --protoset or its reflection; --data); with --stream, the gRPC address (host:port) of the native gRPC kinds")
 	fs.IntVar(&f.stream.Messages, "messages", 100, "--stream: `messages` per bidi, client-stream or WebSocket exchange")
 	fs.StringVar(&f.browser.Kind, "browser", "", "run the in-browser page's `kind` in headless chromium against the REST port URL: fetch-json, connect, grpc-web, ws-tunnel, connect-stream, ws-tunnel-stream (-c 1)")
 	fs.IntVar(&f.browser.Batch, "batch", 50, "--browser: calls per operation (the page times each)")
@@ -147,6 +152,7 @@ func newLoadFlags(env *cliEnv, f *loadFlags) *pflag.FlagSet {
 	f.replay.register(fs) // --replay, --speed, --record…: replay.go
 	f.flow.register(fs)   // --flow, --data-file: load_flow.go
 	f.link.register(fs)   // --link…: link.go
+	f.grpc.register(fs)   // --proto, --data…: load_grpc.go
 	fs.BoolVarP(&f.quiet, "quiet", "q", false, "no live status line")
 	fs.StringVar(&f.cpuprofile, "cpuprofile", "", "write a CPU profile of the client's run to `file` (go tool pprof)")
 	fs.BoolVar(&f.version, "version", false, "print the version and exit")
@@ -188,6 +194,7 @@ func runLoad(ctx context.Context, env *cliEnv, args []string) error {
 // run is load once its flags are parsed (pos: the URL); wirebench
 // replay shares it.
 func (f *loadFlags) run(ctx context.Context, env *cliEnv, fs *pflag.FlagSet, args, pos []string) error {
+	f.ctx, f.fs = ctx, fs
 	if err := f.check(fs); err != nil {
 		return err
 	}
@@ -393,9 +400,15 @@ func (f *loadFlags) check(fs *pflag.FlagSet) error {
 	if err := f.checkArrivals(fs); err != nil {
 		return err
 	}
+	grpcMethod := fs.Changed("grpc") && isMethod(f.stream.GRPC)
 	for _, name := range []string{"protocol", "pipeline", "keys", "value-size", "no-preload"} {
-		if fs.Changed(name) && !strings.HasPrefix(f.scenario, "kv-") {
+		if fs.Changed(name) && !strings.HasPrefix(f.scenario, "kv-") && !(name == "protocol" && grpcMethod) {
 			return loadUsagef("--%s applies to the kv-* scenarios", name)
+		}
+	}
+	for _, name := range []string{"proto", "import-path", "protoset", "data", "expect"} {
+		if fs.Changed(name) && !grpcMethod {
+			return loadUsagef("--%s applies to --grpc pkg.Service/Method", name)
 		}
 	}
 	if f.stages != "" && !f.o.Open && !fs.Changed("concurrency") {
@@ -440,6 +453,9 @@ func (f *loadFlags) scenarioFrom(pos []string) (load.Scenario, map[string]any, e
 	}
 	if f.raw.ZeroRTT && (f.replay.file != "" || f.stream.Kind != "" || f.browser.Kind != "" || strings.HasPrefix(f.scenario, "kv-")) {
 		return nil, nil, loadUsagef("--0rtt applies to raw mode and the reference scenarios over --transport h3")
+	}
+	if f.fs != nil && f.fs.Changed("grpc") && isMethod(f.stream.GRPC) {
+		return f.grpcScenario(f.fs, url)
 	}
 	if f.replay.file != "" {
 		return f.replayScenario(url)

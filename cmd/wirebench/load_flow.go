@@ -16,15 +16,15 @@ type flowFlags struct {
 
 func (f *flowFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.file, "flow", "", "run the multi-step flow in this YAML `file` (docs/flows.md); URL is the base URL its steps' paths are below")
-	fs.StringVar(&f.data, "data-file", "", "--flow: `file` feeding the flow's variables, a row per iteration: CSV with a header line, or JSON lines")
+	fs.StringVar(&f.data, "data-file", "", "--flow: `file` feeding the flow's variables, a row per iteration: CSV with a header line, or JSON lines; --grpc METHOD: requests as JSON lines, used in turn (each a --data template)")
 }
 
 // check refuses the flags a flow does not take: it names its own
 // requests, checks and body.
 func (f *flowFlags) check(fs *pflag.FlagSet) error {
 	if f.file == "" {
-		if f.data != "" {
-			return usagef("--data-file feeds a --flow's variables: give --flow")
+		if f.data != "" && !(fs.Changed("grpc") && isMethod(fs.Lookup("grpc").Value.String())) {
+			return usagef("--data-file feeds a --flow's variables (or a --grpc method's requests): give --flow")
 		}
 		return nil
 	}

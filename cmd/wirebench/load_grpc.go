@@ -1,0 +1,57 @@
+package main
+
+import (
+	"errors"
+	"strings"
+
+	"github.com/spf13/pflag"
+
+	"github.com/wirebench/wirebench/load"
+	"github.com/wirebench/wirebench/load/grpcany"
+)
+
+// grpcFlags are the flags of --grpc pkg.Service/Method: any method of
+// any gRPC server (package load/grpcany).
+type grpcFlags struct {
+	o grpcany.Options // --grpc's value is f.stream.GRPC, shared with --stream
+}
+
+func (g *grpcFlags) register(fs *pflag.FlagSet) {
+	fs.StringArrayVar(&g.o.Protos, "proto", nil, "--grpc: a .proto `file` defining the method (repeatable), compiled in process; none: --protoset or the server's reflection")
+	fs.StringArrayVar(&g.o.ImportPaths, "import-path", nil, "--grpc: a `dir` to find the .proto files and their imports in (repeatable; default: each file's own)")
+	fs.StringVar(&g.o.Protoset, "protoset", "", "--grpc: the method's descriptors as a FileDescriptorSet `file` (protoc --include_imports -o, buf build -o)")
+	fs.StringVar(&g.o.Data, "data", "", "--grpc: the request as a JSON `template`: {{.N}} request number, {{.I}} message of a stream, {{newUUID}}, {{randomInt 1 100}}, ghz's names")
+	fs.StringArrayVar(&g.o.Expect, "expect", nil, "--grpc: check every response: `path==value` or path!=value, e.g. 'name==\"x\"', 'items[0].id==3', 'status==ACTIVE' (repeatable)")
+}
+
+// isMethod reports whether --grpc's value names a method (pkg.Service/
+// Method) rather than the --stream kinds' gRPC address (host:port).
+func isMethod(v string) bool { return strings.Contains(v, "/") }
+
+// grpcScenario builds the --grpc scenario against host:port.
+func (f *loadFlags) grpcScenario(fs *pflag.FlagSet, target string) (load.Scenario, map[string]any, error) {
+	o := f.grpc.o
+	o.Options = f.raw.Options
+	o.Method, o.Metadata, o.Protocol = f.stream.GRPC, f.hdrs, f.kv.Protocol
+	o.DataFile = f.flow.data // --data-file: JSON lines, a request each
+	if fs.Changed("messages") {
+		o.Messages = f.stream.Messages
+	}
+	switch {
+	case f.scenario != "" || f.stream.Kind != "" || f.browser.Kind != "" || f.replay.file != "" || f.flow.file != "":
+		return nil, nil, loadUsagef("--grpc METHOD runs on its own: drop --scenario, --stream, --browser, --replay, --flow")
+	case fs.Changed("transport") && f.raw.Transport != "grpc":
+		return nil, nil, loadUsagef("--grpc METHOD runs over gRPC's own transport: drop --transport")
+	case f.body != "" || fs.Changed("method"):
+		return nil, nil, loadUsagef("--grpc METHOD takes its request from --data or --data-file, not -b or -m")
+	}
+	o.URL = strings.TrimPrefix(target, "grpc://")
+	sc, err := grpcany.New(f.ctx, o)
+	switch {
+	case errors.Is(err, grpcany.ErrOptions):
+		return nil, nil, loadUsagef("%s", cliMessage(err))
+	case err != nil:
+		return nil, nil, errors.New(cliMessage(err))
+	}
+	return sc, map[string]any{"scenario": "grpc " + sc.Method().Name(), "grpc": sc.Options(), "kind": sc.Method().Kind()}, nil
+}
