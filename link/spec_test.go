@@ -182,3 +182,36 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// TestCheck: a calibration within the tolerances passes, one outside
+// them fails naming the figure.
+func TestCheck(t *testing.T) {
+	t.Parallel()
+	ms := time.Millisecond
+	rate := Spec{Delay: 25 * ms, Up: 10e6, Down: 10e6}
+	good := Calibration{RTTExpected: 50 * ms, RTTUDP: 51 * ms, RTTUDPMedian: 52 * ms, UpWire: 9.9e6, DownWire: 10.1e6, UpGoodput: 9.6e6, DownGoodput: 9.6e6}
+	for _, tc := range []struct {
+		s    Spec
+		mod  func(c *Calibration)
+		want string
+	}{
+		{rate, func(c *Calibration) {}, ""},
+		{rate, func(c *Calibration) { c.RTTUDP = 53 * ms }, "UDP RTT 53ms, set 50ms (±2.5ms)"},
+		{rate, func(c *Calibration) { c.DownWire = 8.9e6 }, "down rate 8.9mbit, set 10mbit (±10%)"},
+		{Spec{Delay: 25 * ms, Up: 10e6, Down: 10e6, Loss: Random(0.02)}, func(c *Calibration) { c.DownWire = 5e6 }, ""}, // TCP's rate on a lossy link
+		{Spec{Delay: 25 * ms, Jitter: 5 * ms}, func(c *Calibration) { c.RTTUDP = 40 * ms; c.RTTUDPMedian = 55 * ms }, ""},
+		{Spec{Delay: 25 * ms, Jitter: 5 * ms}, func(c *Calibration) { c.RTTUDPMedian = 63 * ms }, "median UDP RTT 63ms"},
+		{Spec{Delay: 25 * ms, Loss: Random(0.05)}, func(c *Calibration) { c.LossPackets = 2000; c.LossUp = 0.05; c.LossDown = 0.055 }, ""},
+		{Spec{Delay: 25 * ms, Loss: Random(0.05)}, func(c *Calibration) { c.LossPackets = 2000; c.LossUp = 0.05; c.LossDown = 0.08 }, "down loss 8.00%, set 5.00%"},
+	} {
+		c := good
+		tc.mod(&c)
+		err := Check(&c, tc.s)
+		switch {
+		case tc.want == "" && err != nil:
+			t.Errorf("%v %+v: %v", tc.s, c, err)
+		case tc.want != "" && (err == nil || !errors.Is(err, ErrCalibration) || !strings.Contains(err.Error(), tc.want)):
+			t.Errorf("%v %+v: %v, want %q", tc.s, c, err, tc.want)
+		}
+	}
+}

@@ -33,8 +33,9 @@ type LinkCalibration struct {
 	RTTUDPMedian time.Duration `json:"rtt_udp_median_ns"`
 	RTTConnect   time.Duration `json:"rtt_connect_ns"`
 	// Bulk TCP transfers each way, over their second half (past slow
-	// start): goodput (bytes read by the receiver) and wire rate (IP
-	// packets the relay sent on), bits/s. UpRate/DownRate are the spec's
+	// start): goodput (bytes read by the receiver), bits/s. The wire rate
+	// is IP bytes the relay sent on: a UDP flood's at 1.25× a limited
+	// rate, the TCP transfer's on an unlimited one. UpRate/DownRate are the spec's
 	// (0: unlimited). Zero goodput: not measured.
 	UpRate      int64   `json:"up_rate_bps,omitempty"`
 	DownRate    int64   `json:"down_rate_bps,omitempty"`
@@ -79,6 +80,7 @@ func WriteLinkSummary(w io.Writer, l *Link) {
 	if c.UpGoodput > 0 || c.DownGoodput > 0 {
 		fmt.Fprintf(w, "    up        set %s, measured %s on the wire, TCP goodput %s\n", bps(float64(c.UpRate)), bps(c.UpWire), bps(c.UpGoodput))
 		fmt.Fprintf(w, "    down      set %s, measured %s on the wire, TCP goodput %s\n", bps(float64(c.DownRate)), bps(c.DownWire), bps(c.DownGoodput))
+		fmt.Fprintln(w, "              (wire: a UDP flood above a set rate, else the TCP transfer's IP bytes)")
 	}
 	if c.LossPackets > 0 {
 		fmt.Fprintf(w, "    loss      set %s, measured %s up, %s down (%d UDP datagrams each way)\n",

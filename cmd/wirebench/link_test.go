@@ -86,7 +86,9 @@ func TestLinkLoadHTTP1(t *testing.T) {
 	bin := testkit.Binary(t)
 	addr, _ := startServe(t, bin)
 	out := filepath.Join(t.TempDir(), "r.json")
-	cmd := exec.Command(bin, "load", "--link", "rtt=30ms,rate=20mbit", "-c", "2", "-n", "40", "--out", out, "http://"+addr+"/users/1")
+	// --link-check=false: a busy machine may miss the tolerances (the
+	// link package checks them in the timing step); the record is the test.
+	cmd := exec.Command(bin, "load", "--link", "rtt=30ms,rate=20mbit", "--link-check=false", "-c", "2", "-n", "40", "--out", out, "http://"+addr+"/users/1")
 	b, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("%v\n%s", err, b)
