@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"sync/atomic"
+	"sync"
 	"time"
 
 	"github.com/quic-go/quic-go"
@@ -30,6 +31,14 @@ type H3 struct {
 	// (CONNECTION_REFUSED), before any cryptography. 0 is
 	// DefaultH3MaxConns.
 	MaxConns int
+	// HandshakeRate bounds the new QUIC connections admitted per second
+	// (a token bucket holding one second's worth, so a client opening that
+	// many at once is let in); past it a connection is refused at its
+	// first packet like one past MaxConns. A handshake costs the server
+	// its key exchange and certificate signature, so a flood of them takes
+	// CPU from every connection already open; this bounds what a flood can
+	// take. 0 is DefaultH3HandshakeRate; < 0 is unbounded.
+	HandshakeRate int
 	// IdleTimeout closes a QUIC connection with no packet for this long;
 	// 0 is Timeouts.Idle.
 	IdleTimeout time.Duration
@@ -49,8 +58,51 @@ const DefaultH3MaxStreams = 100
 // to a few hundred.
 const DefaultH3MaxConns = 1000
 
+// DefaultH3HandshakeRate: QUIC handshakes admitted per second, a burst of
+// as many at once. A benchmark opens a few hundred connections at its
+// start; a TLS 1.3 handshake costs the server ~0.3 ms of CPU here, so a
+// flood held to this takes at most about a third of a CPU.
+const DefaultH3HandshakeRate = 1000
+
 // errTooManyConns refuses a QUIC connection past H3.MaxConns.
 var errTooManyConns = errors.New("server: HTTP/3 connection limit reached")
+
+// errHandshakeRate refuses a QUIC connection past H3.HandshakeRate.
+var errHandshakeRate = errors.New("server: HTTP/3 handshake rate limit reached")
+
+// bucket is a token bucket: allow takes a token if one is left, tokens
+// refilling at rate per second up to rate.
+type bucket struct {
+	mu     sync.Mutex
+	rate   float64
+	tokens float64
+	last   time.Time
+}
+
+func newBucket(rate int) *bucket {
+	if rate <= 0 {
+		return nil
+	}
+	return &bucket{rate: float64(rate), tokens: float64(rate)}
+}
+
+// allow reports whether a handshake may start at now; a nil bucket always.
+func (b *bucket) allow(now time.Time) bool {
+	if b == nil {
+		return true
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if !b.last.IsZero() {
+		b.tokens = min(b.rate, b.tokens+now.Sub(b.last).Seconds()*b.rate)
+	}
+	b.last = now
+	if b.tokens < 1 {
+		return false
+	}
+	b.tokens--
+	return true
+}
 
 // h3Face is the running HTTP/3 listener and its counters.
 type h3Face struct {
@@ -64,6 +116,10 @@ type h3Face struct {
 	max     int64
 	open    atomic.Int64
 	refused atomic.Uint64
+	// handshakes admits new connections at H3.HandshakeRate (nil:
+	// unbounded); rateRefused counts the Initial packets it turned away.
+	handshakes  *bucket
+	rateRefused atomic.Uint64
 	// requests counts requests answered over HTTP/3 (every route); conns
 	// the QUIC connections accepted; resumed and early those whose
 	// handshake resumed a session and those whose early data was accepted
@@ -82,11 +138,14 @@ func newH3(o H3, cert tls.Certificate, t Timeouts) (*h3Face, error) {
 	if o.MaxConns <= 0 {
 		o.MaxConns = DefaultH3MaxConns
 	}
+	if o.HandshakeRate == 0 {
+		o.HandshakeRate = DefaultH3HandshakeRate
+	}
 	pc, err := net.ListenPacket("udp", o.Addr)
 	if err != nil {
 		return nil, fmt.Errorf("server: HTTP/3 listen: %w", err)
 	}
-	f := &h3Face{pc: pc, max: int64(o.MaxConns)}
+	f := &h3Face{pc: pc, max: int64(o.MaxConns), handshakes: newBucket(o.HandshakeRate)}
 	// Our own Transport, not http3.Server.Serve's: its ConnContext sees a
 	// connection at its first packet, so the cap holds for handshakes in
 	// progress too and a refusal costs no cryptography.
@@ -130,6 +189,10 @@ func newH3(o H3, cert tls.Certificate, t Timeouts) (*h3Face, error) {
 // drops when the connection's context ends (closed, or its handshake
 // failed).
 func (f *h3Face) admit(ctx context.Context, _ *quic.ClientInfo) (context.Context, error) {
+	if !f.handshakes.allow(time.Now()) {
+		f.rateRefused.Add(1)
+		return nil, errHandshakeRate
+	}
 	if f.open.Add(1) > f.max {
 		f.open.Add(-1)
 		f.refused.Add(1)
@@ -192,5 +255,8 @@ func (f *h3Face) appendCounters(b []byte) []byte {
 	b = promtext.AppendHeader(b, open, "QUIC connections open now, handshakes in progress included (at most serve --h3-max-conns).", promtext.Gauge)
 	b = promtext.AppendUint(b, open, uint64(max(f.open.Load(), 0)))
 	b = promtext.AppendHeader(b, refused, "Initial packets of new QUIC connections refused past serve --h3-max-conns (CONNECTION_REFUSED); one handshake can send several.", promtext.Counter)
-	return promtext.AppendUint(b, refused, f.refused.Load())
+	b = promtext.AppendUint(b, refused, f.refused.Load())
+	const rateRefused = "wirebench_h3_rate_refused_initials_total"
+	b = promtext.AppendHeader(b, rateRefused, "Initial packets of new QUIC connections refused past serve --h3-handshake-rate per second (CONNECTION_REFUSED).", promtext.Counter)
+	return promtext.AppendUint(b, rateRefused, f.rateRefused.Load())
 }

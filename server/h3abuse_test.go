@@ -105,6 +105,110 @@ func TestH3ConnectionCap(t *testing.T) {
 	}
 }
 
+// TestH3HandshakeRate: 40 handshakes at once against --h3-handshake-rate
+// 2: the first second's two get in, and no more than the bucket refilled
+// while they ran; every other is refused at its first packet and counted.
+func TestH3HandshakeRate(t *testing.T) {
+	const rate, flood = 2, 40
+	srv := startH3(t, server.Options{SeedUsers: 10, H3: server.H3{HandshakeRate: rate}})
+	var (
+		mu         sync.Mutex
+		open, nRef int
+		other      []error
+		wg         sync.WaitGroup
+	)
+	start := time.Now()
+	for range flood {
+		wg.Go(func() {
+			c, err := dialQUIC(t, srv, nil)
+			mu.Lock()
+			defer mu.Unlock()
+			switch {
+			case err == nil:
+				open++
+				c.CloseWithError(0, "")
+			case refused(err):
+				nRef++
+			default:
+				other = append(other, err)
+			}
+		})
+	}
+	wg.Wait()
+	most := rate + int(time.Since(start).Seconds()*rate) + 1
+	if open < rate || open > most || nRef != flood-open || len(other) > 0 {
+		t.Fatalf("%d handshakes at --h3-handshake-rate %d: %d open (want %d to %d), %d refused, other errors %v", flood, rate, open, rate, most, nRef, other)
+	}
+	if got := h3Metric(t, srv, "wirebench_h3_rate_refused_initials_total"); got < int64(nRef) {
+		t.Errorf("wirebench_h3_rate_refused_initials_total %d, want at least one per refused client, %d", got, nRef)
+	}
+}
+
+// TestH3HandshakeFloodLatency (timing): a client with its connection open
+// fetches GET /users/1 every 2 ms, quiet and then while 16 dialers flood
+// the listener with handshakes, each connection closed as soon as it is
+// up (so --h3-max-conns never fills and only the handshake rate bounds the
+// server's work); once unbounded, once at --h3-handshake-rate 50. The
+// victim's p99 against its quiet p99 is logged, not asserted: the flood's
+// own dialers run in this process, on the same CPUs as the server.
+func TestH3HandshakeFloodLatency(t *testing.T) {
+	testkit.NeedTiming(t)
+	for _, rate := range []int{-1, 50} {
+		srv := startH3(t, server.Options{SeedUsers: 10, H3: server.H3{HandshakeRate: rate}})
+		c := h3Client(t, srv)
+		url := "https://" + srv.H3Addr() + "/users/1"
+		// p99 of up to n requests, for at most 2 s.
+		p99 := func(n int) time.Duration {
+			lat := make([]time.Duration, 0, n)
+			for end := time.Now().Add(2 * time.Second); len(lat) < n && time.Now().Before(end); {
+				start := time.Now()
+				resp, err := c.Get(url)
+				if err != nil {
+					t.Fatal(err)
+				}
+				io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+				if resp.StatusCode != 200 {
+					t.Fatalf("victim: %d", resp.StatusCode)
+				}
+				lat = append(lat, time.Since(start))
+				time.Sleep(2 * time.Millisecond)
+			}
+			slices.Sort(lat)
+			return lat[len(lat)*99/100]
+		}
+		p99(50) // warm
+		quiet := p99(300)
+		done := make(chan struct{})
+		var admitted, turned atomic.Int64
+		var flood sync.WaitGroup
+		for range 16 {
+			flood.Go(func() {
+				for {
+					select {
+					case <-done:
+						return
+					default:
+					}
+					if qc, err := dialQUIC(t, srv, nil); err == nil {
+						admitted.Add(1)
+						qc.CloseWithError(0, "")
+					} else {
+						turned.Add(1)
+					}
+				}
+			})
+		}
+		start := time.Now()
+		during := p99(300)
+		close(done)
+		flood.Wait()
+		el := time.Since(start).Seconds()
+		t.Logf("--h3-handshake-rate %d: victim p99 %v quiet, %v during the flood (%.1fx); flood %.0f handshakes/s admitted, %.0f/s refused",
+			rate, quiet, during, float64(during)/float64(quiet), float64(admitted.Load())/el, float64(turned.Load())/el)
+	}
+}
+
 // neverRead sends streams GETs of path on each of conns QUIC connections
 // and never reads a body: the client's flow-control windows stay at their
 // initial size, so the server's writes block once they are full — the

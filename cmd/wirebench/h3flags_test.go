@@ -1,0 +1,17 @@
+package main
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestServeH3HandshakeRateFlag: 0 and below -1 are refused as bad usage
+// before anything listens; -1 (unbounded) is a valid value.
+func TestServeH3HandshakeRateFlag(t *testing.T) {
+	for _, v := range []string{"0", "-2"} {
+		code, _, errOut := runCLI(t, "serve", "--http", "127.0.0.1:0", "--no-grpc", "--h3-handshake-rate", v)
+		if code != 2 || !strings.Contains(errOut, "h3-handshake-rate") {
+			t.Errorf("--h3-handshake-rate %s: exit %d, %q; want exit 2 naming the flag", v, code, errOut)
+		}
+	}
+}
