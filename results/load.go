@@ -84,6 +84,9 @@ type Load struct {
 	// them on every request outside a stream scenario (HTTP/3: load/h3);
 	// Merge sums them when every segment has them.
 	Layers *Split `json:"layers,omitempty"`
+	// KV is set by the key-value scenarios (kv.go): hot-key traffic and
+	// the GETs' hit ratio; Merge sums the segments' sections.
+	KV *KV `json:"kv,omitempty"`
 
 	// Exemplars are the slowest requests and a few per latency bucket,
 	// with their trace IDs (exemplar.go); Merge keeps the slowest of all.

@@ -97,6 +97,7 @@ func Merge(rs ...*Load) (*Load, error) {
 	}
 	m.Stream = stream
 	m.Layers = mergeLayers(rs)
+	m.KV = mergeKV(rs)
 	m.Causes = FailureCauses(m.Failures)
 	m.Warnings = Diagnose(m)
 	return m, nil

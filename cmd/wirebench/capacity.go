@@ -47,7 +47,7 @@ the SLO.`
 var loadTargetFlags = []string{
 	"timeout", "method", "header", "body", "graceful-stop", "expect-status", "expect-body-contains",
 	"no-keepalive", "client", "transport", "conns", "insecure", "cacert", "cert", "key",
-	"scenario", "protocol", "keys", "value-size", "no-preload", "format", "arrivals", "arrivals-seed",
+	"scenario", "format", "arrivals", "arrivals-seed",
 	"stream", "grpc", "messages", "compression", "cpu",
 	"proto", "import-path", "protoset", "data", "expect", // --grpc METHOD: load_grpc.go
 	"replay", "replay-format", "replay-fields", "rewrite-host", "drop-header", // replay_capacity.go
@@ -90,7 +90,7 @@ func newCapacityFlags(env *cliEnv, f *capacityFlags) *pflag.FlagSet {
 	fs.BoolVarP(&f.quiet, "quiet", "q", false, "no line per step on stderr")
 	fs.Lookup("confirm-duration").DefValue = "" // its help says the default
 	lfs := newLoadFlags(env, &f.lf)             // never parsed: the shared flags are added here
-	for _, name := range loadTargetFlags {
+	for _, name := range append(loadTargetFlags, kvFlagNames...) {
 		fs.AddFlag(lfs.Lookup(name))
 	}
 	// A capacity is promised to users, whose requests come in bursts.

@@ -46,6 +46,7 @@ type loadFlags struct {
 	raw                      load.RawOptions
 	sc                       scenario.Options
 	kv                       scenario.KVOptions // --scenario kv-*
+	kvx                      kvFlags            // their text flags: load_kv.go
 	body, stages, segment    string
 	expect, thresholds, hdrs []string
 	scenario, out, cpus      string
@@ -128,11 +129,7 @@ func newLoadFlags(env *cliEnv, f *loadFlags) *pflag.FlagSet {
 	fs.StringVar(&f.raw.CertFile, "cert", "", "https: client certificate (PEM `file`), with --key")
 	fs.StringVar(&f.raw.KeyFile, "key", "", "https: client certificate's private key (PEM `file`)")
 	fs.StringVar(&f.scenario, "scenario", "", "reference-API `scenario`: crud, echo, get, list, create; or a key-value one: kv-set, kv-get, kv-mixed")
-	fs.StringVar(&f.kv.Protocol, "protocol", "", "kv-* `protocol`: resp (redis://host:port), http-raw or http-json (http://host:port, wirebench serve's /kv); default from the URL. --grpc METHOD: grpc (default), grpc-web or connect")
-	fs.IntVarP(&f.kv.Pipeline, "pipeline", "P", 1, "kv-* over resp: `P` commands written, then P replies read, per connection (redis-benchmark -P)")
-	fs.IntVar(&f.kv.Keys, "keys", scenario.DefaultKVKeys, "kv-*: key space `N`, keys key:000000000000.. (redis-benchmark -r)")
-	fs.IntVar(&f.kv.ValueSize, "value-size", scenario.DefaultKVValueSize, "kv-*: value size in `bytes` (redis-benchmark -d)")
-	fs.BoolVar(&f.kv.NoPreload, "no-preload", false, "kv-get, kv-mixed: the keys are already there (do not write them first); their values are still checked")
+	f.registerKV(fs) // load_kv.go
 	fs.StringVar(&f.sc.Format, "format", "json", "scenario wire `format`: json, toon, protobuf, msgpack, cbor")
 	fs.StringVar(&f.stream.Kind, "stream", "", "stream `kind` against the reference server's REST port URL (see stream.Kinds): grpc-server-stream, grpc-bidi, ndjson, sse, websocket, connect-get, tunnel-get, ...")
 	fs.StringVar(&f.stream.GRPC, "grpc", "127.0.0.1:9090", "`pkg.Service/Method` to call on the host:port URL (any gRPC server: --proto, --protoset or its reflection; --data); with --stream, the gRPC address (host:port) of the native gRPC kinds")
@@ -318,6 +315,9 @@ func (f *loadFlags) run(ctx context.Context, env *cliEnv, fs *pflag.FlagSet, arg
 	if err := results.WriteStreamSummary(sum, res); err != nil {
 		return err
 	}
+	if err := results.WriteKVSummary(sum, res); err != nil {
+		return err
+	}
 	if err := results.WriteLayerSummary(sum, res); err != nil {
 		return err
 	}
@@ -401,7 +401,7 @@ func (f *loadFlags) check(fs *pflag.FlagSet) error {
 		return err
 	}
 	grpcMethod := fs.Changed("grpc") && isMethod(f.stream.GRPC)
-	for _, name := range []string{"protocol", "pipeline", "keys", "value-size", "no-preload"} {
+	for _, name := range kvFlagNames {
 		if fs.Changed(name) && !strings.HasPrefix(f.scenario, "kv-") && !(name == "protocol" && grpcMethod) {
 			return loadUsagef("--%s applies to the kv-* scenarios", name)
 		}

@@ -25,6 +25,7 @@ func TestLoadKVCLI(t *testing.T) {
 	defer srv.Close()
 	resp, http := "redis://"+srv.RESPAddr(), "http://"+srv.HTTPAddr()
 	out := filepath.Join(t.TempDir(), "kv.json")
+	out2 := filepath.Join(t.TempDir(), "kv-mix.json")
 	for _, tc := range []struct {
 		name     string
 		args     []string
@@ -41,6 +42,18 @@ func TestLoadKVCLI(t *testing.T) {
 		{"kv flags need a kv scenario", []string{"--scenario", "get", "--keys", "5", "-n", "1", http}, 2, ""},
 		{"wrong scheme", []string{"--scenario", "kv-get", "--protocol", "resp", "-n", "1", http}, 2, ""},
 		{"value size bound", []string{"--scenario", "kv-set", "--value-size", "99999999", "-n", "1", resp}, 2, ""},
+		{"memtier's flags", []string{"--scenario", "kv-mixed", "--key-pattern", "Z:Z", "--key-zipf-exp", "0.99", "--ratio", "1:8:1",
+			"--data-size-range", "10-200", "--expiry-range", "1-5", "--miss-ratio", "0.1", "--seed", "3", "-P", "4", "-c", "2", "-n", "2000", "--out", out2, resp},
+			0, "hot keys      the top 100 took"},
+		{"gaussian over a key range, http", []string{"--scenario", "kv-get", "--key-dist", "gaussian:100,20", "--key-minimum", "50", "--key-maximum", "149",
+			"--data-size-list", "8:1,64:1", "-n", "300", http}, 0, "gaussian:100,20 over 100 keys"},
+		{"zipf exponent needs zipf keys", []string{"--scenario", "kv-get", "--key-zipf-exp", "0.5", "-n", "1", resp}, 2, "--key-zipf-exp applies to Zipf keys"},
+		{"one pattern for SET and GET", []string{"--scenario", "kv-get", "--key-pattern", "Z:R", "-n", "1", resp}, 2, "one pattern for SET and GET"},
+		{"key-dist or key-pattern", []string{"--scenario", "kv-get", "--key-dist", "zipf", "--key-pattern", "Z", "-n", "1", resp}, 2, "give one"},
+		{"a ratio is kv-mixed's", []string{"--scenario", "kv-get", "--ratio", "1:1", "-n", "1", resp}, 2, "use --scenario kv-mixed"},
+		{"size range", []string{"--scenario", "kv-set", "--data-size-range", "5-4", "-n", "1", resp}, 2, "size range"},
+		{"expire needs TTLs", []string{"--scenario", "kv-mixed", "--ratio", "1:1:0:1", "-n", "1", resp}, 2, "--expiry-range"},
+		{"seed needs a kv scenario", []string{"--scenario", "get", "--seed", "3", "-n", "1", http}, 2, "--seed applies to the kv-* scenarios"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			code, stdout, stderr := runLoadCLI(t, append([]string{"load", "-q"}, tc.args...)...)
@@ -61,5 +74,23 @@ func TestLoadKVCLI(t *testing.T) {
 	b, _ := json.Marshal(res.Config["kv_options"])
 	if res.Scenario != "kv-get" || !strings.Contains(string(b), `"pipeline":16`) || !strings.Contains(string(b), `"protocol":"resp"`) {
 		t.Errorf("result: scenario %q, kv options %s", res.Scenario, b)
+	}
+	f2, err := os.Open(out2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f2.Close()
+	res, err = results.ReadLoad(f2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ = json.Marshal(res.Config["kv_options"])
+	for _, want := range []string{`"key_dist":{"pattern":"zipf","zipf_exp":0.99}`, `"ratio":{"del":1,"get":8,"set":1}`, `"sizes":{"max":200,"min":10}`, `"seed":3`, `"miss_ratio":0.1`, `"expiry_max":5000000000`} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("kv options %s lack %s", b, want)
+		}
+	}
+	if k := res.KV; k == nil || k.KeyDist != "zipf:0.99" || k.Seed != 3 || k.Requests != 2000 || k.Misses == 0 {
+		t.Errorf("kv section %+v", res.KV)
 	}
 }

@@ -111,6 +111,9 @@ func runMerge(ctx context.Context, env *cliEnv, args []string) error {
 		if err := results.WriteStreamSummary(w, m); err != nil {
 			return err
 		}
+		if err := results.WriteKVSummary(w, m); err != nil {
+			return err
+		}
 	}
 	var thErr error
 	m.Thresholds, thErr = checkThresholds(w, m, ths)

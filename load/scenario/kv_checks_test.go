@@ -31,6 +31,12 @@ const kvCheckKeys = 4
 // respPeer answers each RESP command it reads: SET with set(), GET of key
 // k with get(k); a reply of "" closes the connection instead.
 func respPeer(t *testing.T, set func() string, get func(k int) string) string {
+	return respPeerAll(t, set, get, nil)
+}
+
+// respPeerAll is respPeer answering other commands (DEL, PEXPIRE) with
+// other(), if not nil.
+func respPeerAll(t *testing.T, set func() string, get func(k int) string, other func() string) string {
 	t.Helper()
 	return "redis://" + loadtest.ServeTCP(t, func(c net.Conn) {
 		defer c.Close()
@@ -41,6 +47,9 @@ func respPeer(t *testing.T, set func() string, get func(k int) string) string {
 				return
 			}
 			reply := set()
+			if other != nil && !strings.EqualFold(args[0], "SET") && !strings.EqualFold(args[0], "GET") {
+				reply = other()
+			}
 			if strings.EqualFold(args[0], "GET") {
 				k, _ := strconv.Atoi(strings.TrimLeft(strings.TrimPrefix(args[1], "key:"), "0"))
 				reply = get(k)
@@ -86,7 +95,7 @@ func readCommand(br *bufio.Reader) ([]string, error) {
 func bulkString(s string) string { return "$" + strconv.Itoa(len(s)) + "\r\n" + s + "\r\n" }
 
 // rightValue is key k's value as the scenario writes it (size 128).
-func rightValue(k int) string { return string(appendKVValue(nil, k, 128)) }
+func rightValue(k int) string { return string(appendKVValue(nil, int64(k), 128)) }
 
 func runKVChecks(t *testing.T, ko KVOptions, n int64, want map[string]int64) {
 	t.Helper()
@@ -124,6 +133,32 @@ func TestKVRESPWrongReplies(t *testing.T) {
 	} {
 		t.Run(c.scenario+"/"+c.name, func(t *testing.T) {
 			runKVChecks(t, KVOptions{Name: c.scenario, URL: respPeer(t, c.set, c.get)}, n, c.want)
+		})
+	}
+	// DEL and PEXPIRE want an integer, 0 or 1; a GET meant to miss
+	// (nokey:…) wants nothing, and a value fails it.
+	del := KVOptions{Name: ScenarioKVMixed, Ratio: Ratio{Del: 1}, NoPreload: true}
+	expire := KVOptions{Name: ScenarioKVMixed, Ratio: Ratio{Expire: 1}, ExpiryMin: time.Second, ExpiryMax: time.Second, NoPreload: true}
+	absent := KVOptions{Name: ScenarioKVGet, MissRatio: 1, NoPreload: true}
+	for _, c := range []struct {
+		name  string
+		ko    KVOptions
+		reply string
+		get   func(int) string
+		want  map[string]int64
+	}{
+		{"DEL answered :1", del, ":1\r\n", right, nil},
+		{"DEL answered :0", del, ":0\r\n", right, nil},
+		{"DEL answered +OK", del, "+OK\r\n", right, map[string]int64{"check: DEL reply '+', want :0 or :1": n}},
+		{"DEL answered :2", del, ":2\r\n", right, map[string]int64{"check: DEL reply ':', want :0 or :1": n}},
+		{"PEXPIRE answered :1", expire, ":1\r\n", right, nil},
+		{"PEXPIRE answered $1", expire, bulkString("1"), right, map[string]int64{"check: EXPIRE reply '$', want :0 or :1": n}},
+		{"GET of an absent key answered nil", absent, "", func(int) string { return "$-1\r\n" }, nil},
+		{"GET of an absent key answered a value", absent, "", right, map[string]int64{kvCheckFail: n}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			c.ko.URL = respPeerAll(t, ok, c.get, func() string { return c.reply })
+			runKVChecks(t, c.ko, n, c.want)
 		})
 	}
 }
@@ -171,6 +206,7 @@ func TestKVRESPPipelineCut(t *testing.T) {
 type kvHTTPPeer struct {
 	putStatus int
 	get       func(k int, json bool) (int, string)
+	delStatus int // DELETE's (0: putStatus)
 }
 
 func (p *kvHTTPPeer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -180,6 +216,9 @@ func (p *kvHTTPPeer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		k, _ := strconv.Atoi(strings.TrimLeft(strings.TrimPrefix(key, "key:"), "0"))
 		status, body = p.get(k, r.Header.Get("Accept") != "application/octet-stream")
 	} else {
+		if r.Method == "DELETE" && p.delStatus != 0 {
+			status = p.delStatus
+		}
 		io.Copy(io.Discard, r.Body)
 	}
 	if status == 0 {
@@ -199,7 +238,7 @@ func kvJSON(key, value string) string {
 
 func rightGet(k int, json bool) (int, string) {
 	if json {
-		return 200, kvJSON(string(appendKVKey(nil, k)), rightValue(k))
+		return 200, kvJSON(string(appendKVKey(nil, int64(k))), rightValue(k))
 	}
 	return 200, rightValue(k)
 }
@@ -213,19 +252,24 @@ func TestKVHTTPWrongReplies(t *testing.T) {
 		peer     *kvHTTPPeer
 		want     map[string]int64
 	}{
-		{"right", ScenarioKVSet, nil, &kvHTTPPeer{204, rightGet}, nil},
-		{"right", ScenarioKVGet, nil, &kvHTTPPeer{204, rightGet}, nil},
-		{"PUT answered 200", ScenarioKVSet, nil, &kvHTTPPeer{200, rightGet}, map[string]int64{"status 200": n}},
-		{"PUT hung up", ScenarioKVSet, nil, &kvHTTPPeer{0, rightGet}, map[string]int64{"closed before response": n}},
-		{"GET answered 404", ScenarioKVGet, nil, &kvHTTPPeer{204, func(int, bool) (int, string) { return 404, "" }}, map[string]int64{kvMissingFail: n}},
-		{"GET answered 500", ScenarioKVGet, nil, &kvHTTPPeer{204, func(int, bool) (int, string) { return 500, "" }}, map[string]int64{"status 500": n}},
-		{"GET answered 201", ScenarioKVGet, nil, &kvHTTPPeer{204, func(k int, j bool) (int, string) { _, b := rightGet(k, j); return 201, b }}, map[string]int64{"status 201": n}},
-		{"GET hung up", ScenarioKVGet, nil, &kvHTTPPeer{204, func(int, bool) (int, string) { return 0, "" }}, map[string]int64{"closed before response": n}},
-		{"GET answered another key's value", ScenarioKVGet, nil, &kvHTTPPeer{204, func(k int, j bool) (int, string) { return rightGet(k+1, j) }}, map[string]int64{kvCheckFail: n}},
+		{"right", ScenarioKVSet, nil, &kvHTTPPeer{putStatus: 204, get: rightGet}, nil},
+		{"right", ScenarioKVGet, nil, &kvHTTPPeer{putStatus: 204, get: rightGet}, nil},
+		{"PUT answered 200", ScenarioKVSet, nil, &kvHTTPPeer{putStatus: 200, get: rightGet}, map[string]int64{"status 200": n}},
+		{"PUT hung up", ScenarioKVSet, nil, &kvHTTPPeer{putStatus: 0, get: rightGet}, map[string]int64{"closed before response": n}},
+		{"GET answered 404", ScenarioKVGet, nil, &kvHTTPPeer{putStatus: 204, get: func(int, bool) (int, string) { return 404, "" }}, map[string]int64{kvMissingFail: n}},
+		{"GET answered 500", ScenarioKVGet, nil, &kvHTTPPeer{putStatus: 204, get: func(int, bool) (int, string) { return 500, "" }}, map[string]int64{"status 500": n}},
+		{"GET answered 201", ScenarioKVGet, nil, &kvHTTPPeer{putStatus: 204, get: func(k int, j bool) (int, string) { _, b := rightGet(k, j); return 201, b }}, map[string]int64{"status 201": n}},
+		{"GET hung up", ScenarioKVGet, nil, &kvHTTPPeer{putStatus: 204, get: func(int, bool) (int, string) { return 0, "" }}, map[string]int64{"closed before response": n}},
+		{"GET answered another key's value", ScenarioKVGet, nil, &kvHTTPPeer{putStatus: 204, get: func(k int, j bool) (int, string) { return rightGet(k+1, j) }}, map[string]int64{kvCheckFail: n}},
 		{"GET answered the right value for the wrong key", ScenarioKVGet, []string{ProtocolHTTPJSON},
-			&kvHTTPPeer{204, func(k int, _ bool) (int, string) { return 200, kvJSON("key:x", rightValue(k)) }}, map[string]int64{kvCheckFail: n}},
+			&kvHTTPPeer{putStatus: 204, get: func(k int, _ bool) (int, string) { return 200, kvJSON("key:x", rightValue(k)) }}, map[string]int64{kvCheckFail: n}},
 		{"GET answered no JSON", ScenarioKVGet, []string{ProtocolHTTPJSON},
-			&kvHTTPPeer{204, func(k int, _ bool) (int, string) { return 200, `{"key":` }}, map[string]int64{"decode json body": n}},
+			&kvHTTPPeer{putStatus: 204, get: func(k int, _ bool) (int, string) { return 200, `{"key":` }}, map[string]int64{"decode json body": n}},
+		{"DELETE answered 404", "del", nil, &kvHTTPPeer{putStatus: 204, get: rightGet, delStatus: 404}, nil},
+		{"DELETE answered 500", "del", nil, &kvHTTPPeer{putStatus: 204, get: rightGet, delStatus: 500}, map[string]int64{"status 500": n}},
+		{"DELETE hung up", "del", nil, &kvHTTPPeer{putStatus: 0, get: rightGet}, map[string]int64{"closed before response": n}},
+		{"GET of an absent key answered 404", "absent", nil, &kvHTTPPeer{putStatus: 204, get: func(int, bool) (int, string) { return 404, "" }}, nil},
+		{"GET of an absent key answered a value", "absent", nil, &kvHTTPPeer{putStatus: 204, get: rightGet}, map[string]int64{kvCheckFail: n}},
 	} {
 		protos := c.protos
 		if protos == nil {
@@ -234,7 +278,14 @@ func TestKVHTTPWrongReplies(t *testing.T) {
 		for _, proto := range protos {
 			t.Run(proto+"/"+c.scenario+"/"+c.name, func(t *testing.T) {
 				ts := loadtest.StartHTTP(t, c.peer.ServeHTTP)
-				runKVChecks(t, KVOptions{Name: c.scenario, Protocol: proto, URL: strings.TrimSuffix(ts.URL, "/")}, n, c.want)
+				ko := KVOptions{Name: c.scenario, Protocol: proto, URL: strings.TrimSuffix(ts.URL, "/")}
+				switch c.scenario { // DELETE only; GETs meant to miss
+				case "del":
+					ko.Name, ko.Ratio, ko.NoPreload = ScenarioKVMixed, Ratio{Del: 1}, true
+				case "absent":
+					ko.Name, ko.MissRatio, ko.NoPreload = ScenarioKVGet, 1, true
+				}
+				runKVChecks(t, ko, n, c.want)
 			})
 		}
 	}

@@ -52,34 +52,43 @@ func newHTTPKVVU(v kvVU, c *h1.Conn, json bool) *kvHTTPVU {
 	return h
 }
 
-// Do implements VU: one PUT or GET.
+// Do implements VU: one PUT, GET or DELETE.
 func (v *kvHTTPVU) Do(ctx context.Context, o *load.Outcome) {
-	op, k := v.next()
-	o.Op = v.outcomeOp(op)
-	if op == kvOpSet {
-		v.put(ctx, k, o)
-		return
+	d := v.next()
+	o.Op = d.out
+	switch d.op {
+	case kvOpSet:
+		v.put(ctx, d, o)
+	case kvOpDel:
+		v.del(ctx, d, o)
+	default:
+		v.getKey(ctx, d, o)
 	}
-	v.getKey(ctx, k, o)
 }
 
 // setBody is key k's PUT body: the value, or its JSON object.
-func (v *kvHTTPVU) setBody(k int) []byte {
+func (v *kvHTTPVU) setBody(d kvDraw) []byte {
+	size := v.s.valueSize(d.key)
 	if !v.json {
-		v.body = appendKVValue(v.body[:0], k, v.s.o.ValueSize)
+		v.body = appendKVValue(v.body[:0], d.key, size)
 		return v.body
 	}
 	// The value is digits and dots: a JSON string needs no escaping.
 	v.body = append(v.body[:0], `{"value":"`...)
-	v.body = appendKVValue(v.body, k, v.s.o.ValueSize)
-	v.body = append(v.body, `","ttl_ms":0}`...)
+	v.body = appendKVValue(v.body, d.key, size)
+	v.body = append(v.body, `","ttl_ms":`...)
+	v.body = strconv.AppendInt(v.body, d.ttl, 10)
+	v.body = append(v.body, '}')
 	return v.body
 }
 
-func (v *kvHTTPVU) put(ctx context.Context, k int, o *load.Outcome) {
-	body := v.setBody(k)
+func (v *kvHTTPVU) put(ctx context.Context, d kvDraw, o *load.Outcome) {
+	body := v.setBody(d)
 	o.BodyOut = len(body)
-	v.path = kvURLPath(v.path[:0], k)
+	v.path = kvURLPath(v.path[:0], &v.kvVU, d)
+	if d.ttl > 0 && !v.json {
+		v.path = strconv.AppendInt(append(v.path, "?ttl_ms="...), d.ttl, 10)
+	}
 	v.req = h1.AppendRequest(v.req[:0], "PUT", string(v.path), v.host, v.setHdr, body, true)
 	resp, err := v.c.RoundTrip(ctx, v.req, false, false)
 	if err != nil {
@@ -92,8 +101,24 @@ func (v *kvHTTPVU) put(ctx context.Context, k int, o *load.Outcome) {
 	}
 }
 
-func (v *kvHTTPVU) getKey(ctx context.Context, k int, o *load.Outcome) {
-	v.path = kvURLPath(v.path[:0], k)
+// del sends DELETE /kv/{key}: 204 when the key was there, 404 when not
+// (absent keys are expected where the load deletes them).
+func (v *kvHTTPVU) del(ctx context.Context, d kvDraw, o *load.Outcome) {
+	v.path = kvURLPath(v.path[:0], &v.kvVU, d)
+	v.req = h1.AppendRequest(v.req[:0], "DELETE", string(v.path), v.host, v.getHdr, nil, true)
+	resp, err := v.c.RoundTrip(ctx, v.req, false, false)
+	if err != nil {
+		o.Fail = clientio.FailReason(err)
+		return
+	}
+	o.Status, o.BodyIn = resp.Status, len(resp.Body)
+	if resp.Status != 204 && resp.Status != 404 {
+		o.Fail = "status " + strconv.Itoa(resp.Status)
+	}
+}
+
+func (v *kvHTTPVU) getKey(ctx context.Context, d kvDraw, o *load.Outcome) {
+	v.path = kvURLPath(v.path[:0], &v.kvVU, d)
 	v.req = h1.AppendRequest(v.req[:0], "GET", string(v.path), v.host, v.getHdr, nil, true)
 	resp, err := v.c.RoundTrip(ctx, v.req, false, false)
 	if err != nil {
@@ -102,14 +127,24 @@ func (v *kvHTTPVU) getKey(ctx context.Context, k int, o *load.Outcome) {
 	}
 	o.Status, o.BodyIn = resp.Status, len(resp.Body)
 	if resp.Status == 404 {
-		o.Fail = kvMissingFail
+		v.counts.gets++
+		v.counts.misses++
+		if !d.miss && !v.s.missOK {
+			o.Fail = kvMissingFail
+		}
 		return
 	}
 	if resp.Status != 200 {
 		o.Fail = "status " + strconv.Itoa(resp.Status)
 		return
 	}
-	v.val = appendKVValue(v.val[:0], k, v.s.o.ValueSize)
+	v.counts.gets++
+	v.counts.hits++
+	v.val = appendKVValue(v.val[:0], d.key, v.s.valueSize(d.key))
+	if d.miss {
+		o.Fail = kvCheckFail // a value for a key never written
+		return
+	}
 	if !v.json {
 		if string(resp.Body) != string(v.val) {
 			o.Fail = kvCheckFail
@@ -121,7 +156,7 @@ func (v *kvHTTPVU) getKey(ctx context.Context, k int, o *load.Outcome) {
 		o.Fail = "decode json body"
 		return
 	}
-	v.key = appendKVKey(v.key[:0], k)
+	v.key = appendKVKey(v.key[:0], d.key)
 	if v.dec.Value != string(v.val) || v.dec.Key != string(v.key) {
 		o.Fail = kvCheckFail
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/wirebench/wirebench/load"
 	"github.com/wirebench/wirebench/load/internal/loadtest"
+	"github.com/wirebench/wirebench/load/keydist"
 	"github.com/wirebench/wirebench/results"
 )
 
@@ -154,6 +155,23 @@ func TestKVOptionsRefused(t *testing.T) {
 		func(o *KVOptions) { o.URL = "http://127.0.0.1:6379" },
 		func(o *KVOptions) { o.URL = "redis://127.0.0.1" },
 		func(o *KVOptions) { o.URL = "redis://127.0.0.1:6379/2" },
+		func(o *KVOptions) { o.KeyMin, o.KeyMax = 10, 9 },
+		func(o *KVOptions) { o.KeyMin, o.KeyMax, o.Keys = 0, 99, 10 },
+		func(o *KVOptions) { o.KeyMax = 1_000_000_000_000 },
+		func(o *KVOptions) { o.KeyMin, o.Keys = 999_999_999_990, 11 },
+		func(o *KVOptions) { o.KeyDist = keydist.Spec{Pattern: keydist.Zipf, Exp: 5} },
+		func(o *KVOptions) { o.KeyDist = keydist.Spec{Pattern: "pareto"} },
+		func(o *KVOptions) { o.Sizes = keydist.Sizes{Min: 1, Max: maxKVValueSize + 1} },
+		func(o *KVOptions) { o.Ratio = Ratio{Set: 1, Get: 1} }, // kv-set with a mix
+		func(o *KVOptions) { o.Name, o.Ratio = ScenarioKVMixed, Ratio{Set: 1, Expire: 1} },
+		func(o *KVOptions) {
+			o.Name, o.Ratio, o.ExpiryMin, o.ExpiryMax = ScenarioKVMixed, Ratio{Set: 1, Expire: 1}, time.Second, time.Second
+			o.Protocol, o.URL = ProtocolHTTPRaw, "http://127.0.0.1:80"
+		},
+		func(o *KVOptions) { o.ExpiryMin, o.ExpiryMax = 2*time.Second, time.Second },
+		func(o *KVOptions) { o.ExpiryMin, o.ExpiryMax = time.Microsecond, time.Second },
+		func(o *KVOptions) { o.MissRatio = 0.5 }, // kv-set sends no GET
+		func(o *KVOptions) { o.Name, o.MissRatio = ScenarioKVGet, 1.5 },
 	} {
 		o := ok
 		bad(&o)
@@ -165,6 +183,11 @@ func TestKVOptionsRefused(t *testing.T) {
 		func(o *KVOptions) { o.Keys = 999_999_999_999 },
 		func(o *KVOptions) { o.ValueSize = maxKVValueSize },
 		func(o *KVOptions) { o.Pipeline = maxKVPipeline },
+		func(o *KVOptions) { o.KeyMin, o.KeyMax = 0, 999_999_999_999 },
+		func(o *KVOptions) { o.KeyDist = keydist.Spec{Pattern: keydist.Zipf, Exp: 0.01} },
+		func(o *KVOptions) { o.Ratio = Ratio{Set: 3} }, // kv-set's own
+		func(o *KVOptions) { o.Name, o.Ratio = ScenarioKVMixed, Ratio{Set: 1, Get: 8, Del: 1} },
+		func(o *KVOptions) { o.Name, o.MissRatio = ScenarioKVGet, 1 },
 	} {
 		o := ok
 		good(&o)

@@ -7,7 +7,6 @@ import (
 
 	"github.com/wirebench/wirebench/load"
 	"github.com/wirebench/wirebench/load/h1"
-	"github.com/wirebench/wirebench/load/resp"
 	"github.com/wirebench/wirebench/measure"
 )
 
@@ -17,9 +16,11 @@ const preloadBatch = 1000
 // preloadConns is how many connections the HTTP preload spreads over.
 const preloadConns = 8
 
-// preload writes every key of the key space once (not measured: its
-// connections count into a Bytes of their own and its requests are not
-// in the result), so that kv-get and kv-mixed find every key present and
+// preload writes every key of the key space once, at its size and with
+// no TTL (not measured: its connections count into a Bytes of their own
+// and its requests are not in the result), so that whatever key the
+// distribution draws is there — a GET misses only where the load deletes
+// or expires keys or asks for absent ones (--miss-ratio) — and otherwise
 // a missing key is the server's fault.
 func (s *kvScenario) preload(ctx context.Context) error {
 	if s.o.Protocol == ProtocolRESP {
@@ -31,11 +32,11 @@ func (s *kvScenario) preload(ctx context.Context) error {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			v := newHTTPKVVU(kvVU{s: s}, h1.NewConn(s.addr, new(measure.Bytes), s.o.Timeout, true), s.o.Protocol == ProtocolHTTPJSON)
+			v := newHTTPKVVU(kvVU{s: s, counts: new(kvCounts)}, h1.NewConn(s.addr, new(measure.Bytes), s.o.Timeout, true), s.o.Protocol == ProtocolHTTPJSON)
 			defer v.Close()
-			for k := w; k < s.o.Keys; k += preloadConns {
+			for k := s.o.KeyMin + int64(w); k <= s.o.KeyMax; k += preloadConns {
 				var o load.Outcome
-				if v.put(ctx, k, &o); o.Fail != "" {
+				if v.put(ctx, kvDraw{op: kvOpSet, key: k}, &o); o.Fail != "" {
 					errs[w] = fmt.Errorf("load: preloading %d keys into %s: key %d: %s", s.o.Keys, s.addr, k, o.Fail)
 					return
 				}
@@ -52,15 +53,14 @@ func (s *kvScenario) preload(ctx context.Context) error {
 }
 
 func (s *kvScenario) preloadRESP(ctx context.Context) error {
-	v := &respVU{kvVU: kvVU{s: s}, c: newRESPConn(s.addr, new(measure.Bytes), s.o.Timeout)}
+	v := &respVU{kvVU: kvVU{s: s, counts: new(kvCounts)}, c: newRESPConn(s.addr, new(measure.Bytes), s.o.Timeout)}
 	defer v.Close()
-	for k0 := 0; k0 < s.o.Keys; k0 += preloadBatch {
+	for k0 := s.o.KeyMin; k0 <= s.o.KeyMax; k0 += preloadBatch {
 		v.cmds = v.cmds[:0]
-		n := min(preloadBatch, s.o.Keys-k0)
+		n := min(preloadBatch, s.o.KeyMax+1-k0)
 		for k := k0; k < k0+n; k++ {
-			v.key = appendKVKey(v.key[:0], k)
-			v.val = appendKVValue(v.val[:0], k, s.o.ValueSize)
-			v.cmds = resp.AppendCommand(v.cmds, respSet, v.key, v.val)
+			var o load.Outcome
+			v.cmds = v.appendCommand(v.cmds, kvDraw{op: kvOpSet, key: k}, &o)
 		}
 		if err := v.c.send(ctx, v.cmds); err != nil {
 			return fmt.Errorf("load: preloading %d keys into %s: %w", s.o.Keys, s.addr, err)
@@ -71,7 +71,7 @@ func (s *kvScenario) preloadRESP(ctx context.Context) error {
 				return fmt.Errorf("load: preloading %d keys into %s: %w", s.o.Keys, s.addr, err)
 			}
 			var o load.Outcome
-			if v.check(r, respDue{kvOpSet, k}, &o); o.Fail != "" {
+			if v.check(r, kvDraw{op: kvOpSet, key: k}, &o); o.Fail != "" {
 				return fmt.Errorf("load: preloading %d keys into %s: key %d: %s", s.o.Keys, s.addr, k, o.Fail)
 			}
 		}

@@ -2,10 +2,13 @@ package scenario_test
 
 import (
 	"context"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/wirebench/wirebench/kv"
 	"github.com/wirebench/wirebench/load"
+	"github.com/wirebench/wirebench/load/keydist"
 	"github.com/wirebench/wirebench/load/scenario"
 	"github.com/wirebench/wirebench/results"
 	"github.com/wirebench/wirebench/server"
@@ -50,5 +53,45 @@ func TestKVAgainstReferenceServer(t *testing.T) {
 			}
 		}
 		srv.Close()
+	}
+}
+
+// TestKVMixAgainstReferenceServer: the cache-like mix over both HTTP
+// protocols and RESP against wirebench serve's store — PUTs with TTLs,
+// DELETEs (404 when the key is gone is no failure), GETs of absent keys
+// counted as misses, values of many sizes checked to the byte.
+func TestKVMixAgainstReferenceServer(t *testing.T) {
+	srv, err := server.Start(context.Background(), server.Options{HTTPAddr: "127.0.0.1:0", NoGRPC: true, RESPAddr: "127.0.0.1:0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	sizes, err := keydist.ParseRange("1-2000")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		proto, url string
+		ratio      scenario.Ratio
+	}{
+		{scenario.ProtocolHTTPRaw, "http://" + srv.HTTPAddr(), scenario.Ratio{Set: 2, Get: 6, Del: 2}},
+		{scenario.ProtocolHTTPJSON, "http://" + srv.HTTPAddr(), scenario.Ratio{Set: 2, Get: 6, Del: 2}},
+		{scenario.ProtocolRESP, "redis://" + srv.RESPAddr(), scenario.Ratio{Set: 2, Get: 6, Del: 1, Expire: 1}},
+	} {
+		const n = 1500
+		sc, err := scenario.NewKV(scenario.KVOptions{Name: scenario.ScenarioKVMixed, Protocol: tc.proto, URL: tc.url, Keys: 300,
+			KeyDist: keydist.Spec{Pattern: keydist.Zipf, Exp: 0.99}, Sizes: sizes, Ratio: tc.ratio,
+			ExpiryMin: 20 * time.Millisecond, ExpiryMax: time.Second, MissRatio: 0.1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := load.Run(context.Background(), load.Options{Options: results.Options{Concurrency: 3, Requests: n}}, sc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		k := res.KV
+		if res.Requests != n || res.Failed != 0 || k == nil || k.Misses == 0 || k.Hits == 0 || k.Hits+k.Misses != k.Gets || len(res.Ops) != 2*len(strings.Split(tc.ratio.String(), ":")) {
+			t.Errorf("%s: %d requests, %d failed %v; kv %+v; ops %d", tc.proto, res.Requests, res.Failed, res.Failures, k, len(res.Ops))
+		}
 	}
 }

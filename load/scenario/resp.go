@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"strconv"
 	"time"
 
 	"github.com/wirebench/wirebench/load"
@@ -124,16 +125,17 @@ type respVU struct {
 	kvVU
 	c    *respConn
 	cmds []byte
-	due  []respDue // what each command of the batch was, to check its reply
+	num  []byte
+	due  []kvDraw // what each command of the batch was, to check its reply
 	one  [1]load.Outcome
 }
 
-// respDue is one command of a batch: its op and key.
-type respDue struct{ op, key int }
-
 var (
-	respSet = []byte("SET")
-	respGet = []byte("GET")
+	respSet     = []byte("SET")
+	respGet     = []byte("GET")
+	respDel     = []byte("DEL")
+	respPExpire = []byte("PEXPIRE")
+	respPX      = []byte("PX")
 )
 
 // Do implements VU: one command, one reply.
@@ -151,17 +153,10 @@ func (v *respVU) Depth() int { return v.s.o.Pipeline }
 func (v *respVU) DoBatch(ctx context.Context, outs []load.Outcome) {
 	v.cmds, v.due = v.cmds[:0], v.due[:0]
 	for i := range outs {
-		op, k := v.next()
-		v.key = appendKVKey(v.key[:0], k)
-		if op == kvOpSet {
-			v.val = appendKVValue(v.val[:0], k, v.s.o.ValueSize)
-			v.cmds = resp.AppendCommand(v.cmds, respSet, v.key, v.val)
-			outs[i].BodyOut = len(v.val)
-		} else {
-			v.cmds = resp.AppendCommand(v.cmds, respGet, v.key)
-		}
-		outs[i].Op = v.outcomeOp(op)
-		v.due = append(v.due, respDue{op, k})
+		d := v.next()
+		v.cmds = v.appendCommand(v.cmds, d, &outs[i])
+		outs[i].Op = d.out
+		v.due = append(v.due, d)
 	}
 	if err := v.c.send(ctx, v.cmds); err != nil {
 		failAll(outs, clientio.FailReason(err))
@@ -177,33 +172,69 @@ func (v *respVU) DoBatch(ctx context.Context, outs []load.Outcome) {
 	}
 }
 
-// check judges one reply: SET wants +OK, GET the key's own value.
-// Status is 200 for a reply of the expected kind, 500 for an error reply
-// (-ERR ...), so results count RESP replies like HTTP statuses.
-func (v *respVU) check(r *resp.Reply, d respDue, o *load.Outcome) {
+// appendCommand appends d's command: SET key value [PX ms], GET key,
+// DEL key or PEXPIRE key ms.
+func (v *respVU) appendCommand(b []byte, d kvDraw, o *load.Outcome) []byte {
+	v.key = v.appendKey(v.key[:0], d)
+	switch d.op {
+	case kvOpSet:
+		v.val = appendKVValue(v.val[:0], d.key, v.s.valueSize(d.key))
+		o.BodyOut = len(v.val)
+		if d.ttl > 0 {
+			v.num = strconv.AppendInt(v.num[:0], d.ttl, 10)
+			return resp.AppendCommand(b, respSet, v.key, v.val, respPX, v.num)
+		}
+		return resp.AppendCommand(b, respSet, v.key, v.val)
+	case kvOpDel:
+		return resp.AppendCommand(b, respDel, v.key)
+	case kvOpExpire:
+		v.num = strconv.AppendInt(v.num[:0], d.ttl, 10)
+		return resp.AppendCommand(b, respPExpire, v.key, v.num)
+	}
+	return resp.AppendCommand(b, respGet, v.key)
+}
+
+// check judges one reply: SET wants +OK, GET the key's own value (or
+// nothing, counted as a miss, where the load can make keys absent), DEL
+// and PEXPIRE an integer. Status is 200 for a reply of the expected kind,
+// 500 for an error reply (-ERR ...), so results count RESP replies like
+// HTTP statuses.
+func (v *respVU) check(r *resp.Reply, d kvDraw, o *load.Outcome) {
 	if r.Kind == '-' {
 		o.Status = 500
 		o.Fail = respErrorReason(r.Bulk)
 		return
 	}
 	o.Status = 200
-	if d.op == kvOpSet {
+	switch d.op {
+	case kvOpSet:
 		if r.Kind != '+' || string(r.Bulk) != "OK" {
 			o.Fail = fmt.Sprintf("check: SET reply %q, want +OK", r.Kind)
+		}
+		return
+	case kvOpDel, kvOpExpire:
+		if r.Kind != ':' || r.Int < 0 || r.Int > 1 {
+			o.Fail = fmt.Sprintf("check: %s reply %q, want :0 or :1", kvOpNames[d.op], r.Kind)
 		}
 		return
 	}
 	switch {
 	case r.Kind == '$' && r.Nil:
-		o.Fail = kvMissingFail
+		v.counts.gets++
+		v.counts.misses++
+		if !d.miss && !v.s.missOK {
+			o.Fail = kvMissingFail
+		}
 		return
 	case r.Kind != '$':
 		o.Fail = fmt.Sprintf("check: GET reply %q, want a bulk string", r.Kind)
 		return
 	}
+	v.counts.gets++
+	v.counts.hits++
 	o.BodyIn = len(r.Bulk)
-	v.val = appendKVValue(v.val[:0], d.key, v.s.o.ValueSize)
-	if !bytes.Equal(r.Bulk, v.val) {
+	v.val = appendKVValue(v.val[:0], d.key, v.s.valueSize(d.key))
+	if d.miss || !bytes.Equal(r.Bulk, v.val) {
 		o.Fail = kvCheckFail
 	}
 }
