@@ -88,6 +88,8 @@ var readmeCmds = map[string]readmeCmd{
 	"wirebench serve --https 127.0.0.1:8443 --http3 127.0.0.1:8443":                    {how: "serve"},
 	"wirebench load --transport h3 -k https://127.0.0.1:8443/users/1":                  {how: "run", extra: []string{"-n", "200"}, why: "-n bounds it"},
 	"wirebench capacity --slo 'p99<20ms' URL":                                          {how: "e2e", why: "a search of several steps; bounded by --max-rate there"},
+	"wirebench load --link 3g URL":                                                     {how: "skip", why: "needs root and a 3g calibration of ~10 s; TestLinkLoadHTTP1 runs load --link (as root)"},
+	"wirebench link 'rtt=50ms,loss=1%' -- COMMAND":                                     {how: "skip", why: "needs root; TestLinkKilledLeavesNothing runs wirebench link (as root)"},
 	"wirebench load": {how: "name"},
 	"wirebench replay FILE --target URL [--slo 'p99<20ms']": {how: "run", why: "the recording is 50 requests over 100 ms; the --slo search runs end to end"},
 	"wirebench merge":                {how: "name"},
