@@ -8,12 +8,13 @@ import (
 	"github.com/wirebench/wirebench/results"
 )
 
-// Limits of "the client kept up" (fairness rule 4): a step in which the
-// client used more CPU than maxClientCPU of its CPUs, or sent fewer than
-// minSent of the scheduled arrivals, says nothing of the server.
+// Limits of "the client kept up" (fairness rule 4), one definition for
+// load runs and capacity: a step in which the client used more CPU than
+// maxClientCPU of its CPUs, or sent fewer than minSent of the scheduled
+// arrivals, says nothing of the server.
 const (
-	maxClientCPU = 0.90
-	minSent      = 0.99
+	maxClientCPU = results.MaxClientCPU
+	minSent      = results.MinSent
 )
 
 // judge sets s's verdict, reason and KeptUp from its figures and the SLO.

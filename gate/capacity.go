@@ -15,7 +15,8 @@ func capacity(t results.Trial) (float64, bool) {
 	}
 	switch c.Limit {
 	case results.LimitSLO, results.LimitMinRate:
-		return c.Rate, true
+		m, _ := results.MetricByKey("capacity")
+		return m.Value(t)
 	}
 	return 0, false
 }

@@ -7,7 +7,6 @@ import (
 	"slices"
 	"text/tabwriter"
 
-	"github.com/wirebench/wirebench/measure"
 	"github.com/wirebench/wirebench/results"
 	"github.com/wirebench/wirebench/results/stats"
 )
@@ -35,7 +34,6 @@ func AB(old, new *results.Study) ([]ABTable, []string) {
 	oldRep, newRep := Build(old), Build(new)
 	oldCells, newCells := cellIndex(oldRep), cellIndex(newRep)
 	var warnings []string
-	warnings = append(warnings, envDiff(old, new)...)
 	var ids []string
 	for _, c := range old.Cells {
 		if _, ok := newCells[c.ID]; ok {
@@ -97,24 +95,6 @@ func cellIndex(rep *Report) map[string]CellSummary {
 	return m
 }
 
-// envDiff lists the environment fields that differ: numbers from two
-// machines (or two Go versions) compare the machines too.
-func envDiff(old, new *results.Study) []string { return envWarnings(old.Env, new.Env) }
-
-func envWarnings(a, b measure.Env) []string {
-	var out []string
-	diff := func(name, x, y string) {
-		if x != y {
-			out = append(out, fmt.Sprintf("environments differ: %s %q vs %q", name, x, y))
-		}
-	}
-	diff("CPU", a.CPUModel, b.CPUModel)
-	diff("CPU count", fmt.Sprint(a.NumCPU), fmt.Sprint(b.NumCPU))
-	diff("kernel", a.Kernel, b.Kernel)
-	diff("Go", a.GoVersion, b.GoVersion)
-	return out
-}
-
 // WriteAB prints the comparison as aligned text, one table per metric:
 // old and new medians with their spread, and the change with its p-value,
 // or "~" when the difference is not significant.
@@ -136,6 +116,10 @@ func WriteAB(w io.Writer, old, new *results.Study) error {
 	}
 	tables, warnings := AB(old, new)
 	bw := bufio.NewWriter(w)
+	nc := results.NotComparable(old.Env, new.Env)
+	if nc != "" {
+		fmt.Fprintf(bw, "%s\n\n", nc)
+	}
 	for _, side := range []struct {
 		name string
 		r    *results.Study
@@ -149,10 +133,14 @@ func WriteAB(w io.Writer, old, new *results.Study) error {
 		if i > 0 {
 			fmt.Fprintln(tw)
 		}
-		fmt.Fprintf(tw, "%s\told\tnew\tvs old\n", t.Metric.Name)
+		fmt.Fprintf(tw, "%s\told\tnew\tvs old\n", t.Metric.Label)
 		for _, r := range t.Rows {
+			vs := r.Delta.String()
+			if nc != "" {
+				vs = "not comparable"
+			}
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", r.Cell,
-				formatSummary(t.Metric.Unit, r.Delta.Old), formatSummary(t.Metric.Unit, r.Delta.New), r.Delta)
+				formatSummary(t.Metric.Unit, r.Delta.Old), formatSummary(t.Metric.Unit, r.Delta.New), vs)
 		}
 	}
 	if err := tw.Flush(); err != nil {

@@ -70,7 +70,7 @@ func answerUnit(key string) string {
 		return u
 	}
 	m, _ := MetricByKey(key)
-	return m.Name
+	return m.Label
 }
 
 // answerLine is the study's answer in one line, before any table: for a

@@ -149,7 +149,7 @@ func TestAnswerUsesCapacity(t *testing.T) {
 	saved := Metrics
 	t.Cleanup(func() { Metrics = saved })
 	Metrics = slices.DeleteFunc(slices.Clone(Metrics), func(m Metric) bool { return m.Key == capacityKey })
-	Metrics = append(Metrics, Metric{Key: capacityKey, Name: "capacity", Unit: UnitRate, HigherIsBetter: true,
+	Metrics = append(Metrics, Metric{Key: capacityKey, Label: "capacity", Unit: UnitRate, HigherIsBetter: true,
 		Value: func(t results.Trial) (float64, bool) { return 0.8 * t.Load.RPS(), true }})
 	rep := Build(reporttest.Results(reporttest.Options{Question: "Is TOON cheaper to serve than JSON?", Answer: results.Answer{Metric: "server_cpu_per_req", Cell: "toon"}}))
 	if g := rep.Groups[0]; g.Answer != capacityKey {

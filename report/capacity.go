@@ -17,22 +17,6 @@ import (
 // trial's Load is the answer's measurement (the confirmation run), so the
 // other metrics describe the server at its capacity.
 func init() {
-	Metrics = append(Metrics,
-		Metric{Key: "capacity", CSV: "capacity_req_per_s", Name: "capacity", Unit: UnitRate, HigherIsBetter: true, Optional: true,
-			Value: func(t results.Trial) (float64, bool) {
-				if t.Capacity == nil || t.Capacity.Untrusted() != "" {
-					return 0, false
-				}
-				return t.Capacity.Rate, true
-			}},
-		Metric{Key: "capacity_per_core", CSV: "capacity_req_per_s_per_core", Name: "capacity/core", Unit: UnitRate, HigherIsBetter: true, Optional: true,
-			Value: func(t results.Trial) (float64, bool) {
-				if t.Capacity == nil || t.Capacity.Untrusted() != "" {
-					return 0, false
-				}
-				return t.Capacity.PerCore(), t.Capacity.PerCore() > 0
-			}},
-	)
 	vsMetrics["capacity"] = true
 }
 

@@ -2,6 +2,7 @@ package report
 
 import (
 	"github.com/wirebench/wirebench/measure"
+	"github.com/wirebench/wirebench/results"
 	"github.com/wirebench/wirebench/results/stats"
 
 	"fmt"
@@ -11,23 +12,8 @@ import (
 	"time"
 )
 
-// formatValue prints one number of a metric for people, with about four
-// significant digits: enough to compare, few enough to read.
-func formatValue(u Unit, v float64) string {
-	if math.IsNaN(v) {
-		return "—"
-	}
-	switch u {
-	case UnitDuration:
-		return formatDuration(time.Duration(math.Round(v)))
-	case UnitBytes:
-		return formatBytes(v)
-	case UnitCount:
-		return formatInt(int64(math.Round(v)))
-	default:
-		return formatSI(v)
-	}
-}
+// formatValue prints one number of a metric for people (Unit.Format).
+func formatValue(u Unit, v float64) string { return u.Format(v) }
 
 // formatSummary prints a median with its spread. With enough trials for a
 // 95% CI that is benchstat's "median ± x%" (x is the larger distance from
@@ -97,61 +83,21 @@ func formatPct(p float64) string {
 }
 
 // formatSI prints a count or rate: 281.9, 12.35k, 1.235M.
-func formatSI(v float64) string {
-	a := math.Abs(v)
-	switch {
-	case a >= 1e9:
-		return sig4(v/1e9) + "G"
-	case a >= 1e6:
-		return sig4(v/1e6) + "M"
-	case a >= 1e3:
-		return sig4(v/1e3) + "k"
-	}
-	return sig4(v)
-}
+func formatSI(v float64) string { return results.FormatSI(v) }
 
 // sig4 is the four-significant-digit form every number in reports and the
 // load summary uses.
 func sig4(v float64) string { return measure.Sig4(v) }
 
 // formatDuration prints 748.6µs, 27.84ms, 1.235s.
-func formatDuration(d time.Duration) string {
-	a := d
-	if a < 0 {
-		a = -a
-	}
-	switch {
-	case a >= time.Second:
-		return sig4(d.Seconds()) + "s"
-	case a >= time.Millisecond:
-		return sig4(float64(d)/1e6) + "ms"
-	case a >= time.Microsecond:
-		return sig4(float64(d)/1e3) + "µs"
-	}
-	return strconv.FormatInt(int64(d), 10) + "ns"
-}
+func formatDuration(d time.Duration) string { return results.FormatDurationSig4(d) }
 
 // formatBytes is measure.FormatBytes: one unit convention (IEC) in
 // reports and the load summary alike.
 func formatBytes(v float64) string { return measure.FormatBytes(v) }
 
 // formatInt prints an integer with thousands separators: 59,395.
-func formatInt(n int64) string {
-	s := strconv.FormatInt(n, 10)
-	neg := strings.HasPrefix(s, "-")
-	s = strings.TrimPrefix(s, "-")
-	var b strings.Builder
-	for i, r := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(r)
-	}
-	if neg {
-		return "-" + b.String()
-	}
-	return b.String()
-}
+func formatInt(n int64) string { return results.FormatInt(n) }
 
 // formatChecks prints "59,395 (100% passed)" in k6's manner, with the
 // exact failed count when any failed (a rounded 100.0% would hide them),

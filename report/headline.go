@@ -184,7 +184,7 @@ func singleRunLine(c CellSummary) string {
 	for _, k := range []string{"rps", "lat_p50", "lat_p99"} {
 		m, _ := MetricByKey(k)
 		if s, ok := c.Stat(k); ok {
-			parts = append(parts, m.Name+" "+formatValue(m.Unit, s.Center))
+			parts = append(parts, m.Label+" "+formatValue(m.Unit, s.Center))
 		}
 	}
 	parts = append(parts, formatChecks(c))

@@ -36,7 +36,7 @@ func mainTable(g Group) table {
 	compare := len(g.Cells) > 1
 	for _, k := range keys {
 		m, _ := MetricByKey(k)
-		name := m.Name
+		name := m.Label
 		if n, ok := mainNames[k]; ok {
 			name = n
 		}

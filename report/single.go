@@ -125,7 +125,6 @@ func CompareRuns(old, new *results.Load) ([]RunRow, []string) {
 	if a, b := results.LoadTarget(old), results.LoadTarget(new); a != "" && b != "" {
 		diff("target", a, b)
 	}
-	warnings = append(warnings, envWarnings(old.Env, new.Env)...)
 	for i, r := range []*results.Load{old, new} {
 		side := [2]string{"old", "new"}[i]
 		if r.Stop != nil && r.Stop.Interrupted && !slices.ContainsFunc(r.Warnings, func(w string) bool { return strings.HasPrefix(w, "interrupted") }) {
@@ -150,6 +149,10 @@ func writeRunCompare(w io.Writer, oldName, newName string, old, new *results.Loa
 	rows, warnings := CompareRuns(old, new)
 	bw := bufio.NewWriter(w)
 	fmt.Fprintf(bw, "wirebench compare: %s\n\n", SingleRunNote)
+	nc := results.NotComparable(old.Env, new.Env)
+	if nc != "" {
+		fmt.Fprintf(bw, "%s\n\n", nc)
+	}
 	for _, side := range []struct {
 		name string
 		r    *results.Load
@@ -168,6 +171,9 @@ func writeRunCompare(w io.Writer, oldName, newName string, old, new *results.Loa
 	tw := tabwriter.NewWriter(bw, 0, 4, 2, ' ', 0)
 	fmt.Fprintf(tw, "\t%s\t%s\tchange\n", oldName, newName)
 	for _, r := range rows {
+		if nc != "" {
+			r.Change = "" // a change between machines is no change of the code
+		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", r.Metric, r.Old, r.New, orDash(r.Change))
 	}
 	if err := tw.Flush(); err != nil {

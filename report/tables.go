@@ -53,9 +53,9 @@ func groupTable(g Group) table {
 		}
 	}
 	for _, m := range ms {
-		t.Header = append(t.Header, m.Name)
+		t.Header = append(t.Header, m.Label)
 		if g.compares(m.Key) && compare {
-			t.Header = append(t.Header, m.Name+" vs base")
+			t.Header = append(t.Header, m.Label+" vs base")
 		}
 		if m.Key == "lat_max" {
 			t.Header = append(t.Header, "checks")

@@ -13,20 +13,13 @@ import (
 func FormatRate(r float64) string {
 	switch {
 	case r >= 100:
-		return fmt.Sprintf("%s/s", groupThousands(int64(r+0.5)))
+		return fmt.Sprintf("%s/s", FormatInt(int64(r+0.5)))
 	case r >= 10:
 		return fmt.Sprintf("%.1f/s", r)
 	}
 	return fmt.Sprintf("%.2f/s", r)
 }
 
-func groupThousands(n int64) string {
-	s := fmt.Sprint(n)
-	for i := len(s) - 3; i > 0; i -= 3 {
-		s = s[:i] + "," + s[i:]
-	}
-	return s
-}
 
 // CapacityLine is the answer in one line: "4,870/s at p99<20ms [4,870…5,100)".
 func CapacityLine(c *Capacity) string {
