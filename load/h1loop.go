@@ -185,7 +185,7 @@ func (l *h1Loop) run(hard context.Context) {
 		if hard.Err() != nil {
 			for i := range l.conns {
 				if l.conns[i].busy {
-					l.r.stats.interrupted(l.home, 1)
+					l.r.stats.interrupted(l.home, 1, false)
 				}
 			}
 			return

@@ -55,7 +55,7 @@ func (r *runner) workBatch(issue, hard context.Context, id int, b BatchVU) {
 		b.DoBatch(hard, batch)
 		lat := time.Since(t0)
 		if hard.Err() != nil && anyFailed(batch) {
-			r.stats.interrupted(id, int64(n)) // cut by the end of the run: not the server's doing
+			r.stats.interrupted(id, int64(n), false) // cut by the end of the run: not the server's doing
 			return
 		}
 		for i := range batch {

@@ -194,6 +194,12 @@ func (r *runner) work(issue, hard context.Context, id int, vu VU) {
 	// iteration under way at the end of -d finishes in the graceful stop,
 	// as k6's do: only new iterations stop at its end.
 	var more bool
+	var iterDue, iterSent time.Time // the iteration's first operation's due and send times
+	defer func() {
+		if more { // the run ended between two steps of an iteration
+			r.stats.interrupted(id, 0, true)
+		}
+	}()
 	for {
 		end := issue
 		if more {
@@ -243,15 +249,22 @@ func (r *runner) work(issue, hard context.Context, id int, vu VU) {
 		vu.Do(hard, &o)
 		t1 := time.Now()
 		if o.Fail != "" && hard.Err() != nil {
-			r.stats.interrupted(id, 1) // cut by the end of the run: not the server's doing
+			r.stats.interrupted(id, 1, o.Iteration) // cut by the end of the run: not the server's doing
+			more = false
 			return
 		}
 		if intended.IsZero() {
 			intended = t0
 		}
+		if !more {
+			iterDue, iterSent = intended, t0
+		}
 		// A continuing operation had no schedule of its own: its lag is
 		// not the pacer's, and is not recorded.
 		r.stats.record(id, &o, intended, t1.Sub(intended), t1.Sub(t0), t0.Sub(intended), r.pacer != nil, !more)
+		if o.Iteration && !o.More {
+			r.stats.iteration(id, o.Fail != "", t1.Sub(iterDue), t1.Sub(iterSent), r.pacer != nil)
+		}
 		more = o.More
 	}
 }
@@ -312,6 +325,9 @@ func fillHistograms(res *results.Load, open bool) {
 		res.Ops[0].Latency.Merge(res.Latency)
 		res.Ops[0].Service.Merge(res.Service)
 	}
+	if it := res.Iterations; it != nil && !open {
+		it.Service.Merge(it.Latency)
+	}
 }
 
 func newResult(o results.Options, names []string) *results.Load {
@@ -348,6 +364,18 @@ func addShard(res *results.Load, st *shard) {
 	for f, n := range st.fails {
 		res.Failures[f] += n
 		res.Failed += n
+	}
+	if it := st.iters; it != nil {
+		if res.Iterations == nil {
+			res.Iterations = &results.Iterations{Latency: measure.NewHistogram(), Service: measure.NewHistogram()}
+		}
+		res.Iterations.Count += it.count
+		res.Iterations.Failed += it.failed
+		res.Iterations.Interrupted += it.interrupted
+		if it.lat != nil {
+			res.Iterations.Latency.Merge(it.lat)
+			res.Iterations.Service.Merge(it.svc)
+		}
 	}
 	res.Requests += st.requests
 	res.Interrupted += st.interrupted

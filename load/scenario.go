@@ -75,6 +75,11 @@ type Outcome struct {
 	// is due when the pause ends.
 	More bool
 	Wait time.Duration
+	// Iteration is set by a VU whose operations form iterations (a flow's
+	// steps, More between them): the run then counts iterations, their
+	// failures and their latency from the first operation's due time to
+	// the last one's end (results.Load.Iterations).
+	Iteration bool
 }
 
 // reset prepares o for the next operation.

@@ -37,6 +37,14 @@ type shard struct {
 	retried       int64   // requests sent again after a keep-alive connection closed under them
 	keep          *keeper // the slowest requests and a few per bucket (exemplars.go); nil keeps none
 	multi         bool    // several ops: each keeps its own histograms, made on first use
+	iters         *iterStats
+}
+
+// iterStats are a shard's iterations (Outcome.Iteration), made on first
+// use: most runs have none.
+type iterStats struct {
+	count, failed, interrupted int64
+	lat, svc                   *measure.Histogram
 }
 
 // maxStatus bounds Outcome.Status: HTTP codes < 1000, gRPC codes 1000..1016.
@@ -111,11 +119,42 @@ func (st *shard) record(o *Outcome, start time.Time, lat, svc, lag time.Duration
 	st.requests++
 }
 
-// interrupted counts n requests cut by the end of the run.
-func (s *stats) interrupted(home int, n int64) {
+// interrupted counts n requests cut by the end of the run, and their
+// iteration with them when iter is set.
+func (s *stats) interrupted(home int, n int64, iter bool) {
 	i := s.sh.Lock(home)
-	s.sh.At(i).interrupted += n
+	st := s.sh.At(i)
+	st.interrupted += n
+	if iter {
+		st.iterStats().interrupted++
+	}
 	s.sh.Unlock(i)
+}
+
+// iteration records an iteration's end: whether a step failed, its
+// latency from its first operation's due time and from its first send.
+func (s *stats) iteration(home int, failed bool, lat, svc time.Duration, open bool) {
+	i := s.sh.Lock(home)
+	it := s.sh.At(i).iterStats()
+	it.count++
+	if failed {
+		it.failed++
+	}
+	if it.lat == nil {
+		it.lat, it.svc = spareHistogram(), spareHistogram()
+	}
+	it.lat.Record(lat)
+	if open { // in closed loop service time is the latency: Run copies it
+		it.svc.Record(svc)
+	}
+	s.sh.Unlock(i)
+}
+
+func (st *shard) iterStats() *iterStats {
+	if st.iters == nil {
+		st.iters = &iterStats{}
+	}
+	return st.iters
 }
 
 // retried counts a request sent again on a new connection.
@@ -139,6 +178,9 @@ func (s *stats) release() {
 		putSpare(st.lat, st.svc, st.lag)
 		for _, op := range st.ops {
 			putSpare(op.lat, op.svc)
+		}
+		if st.iters != nil {
+			putSpare(st.iters.lat, st.iters.svc)
 		}
 		*st = shard{}
 	})

@@ -223,12 +223,18 @@ func (s *CapacityStep) ErrorRate() float64 {
 func NewCapacityStep(offered float64, l *Load) CapacityStep {
 	s := CapacityStep{Offered: offered, Load: l, Concurrency: l.Options.Concurrency,
 		Requests: l.Requests, Failed: l.Failed, Achieved: l.RPS(), ClientCPU: l.CPUUtil(), Failures: FailureCauses(l.Failures)}
+	// A flow's schedule paces iterations: offered, achieved and sent are
+	// iterations, the latency figures stay its requests'.
+	done, cut := l.Paced()
+	if l.Iterations != nil {
+		s.Achieved = l.IPS()
+	}
 	if d := l.Options.Duration; d > 0 && offered > 0 {
 		scheduled := math.Ceil(offered*d.Seconds() - 1e-9) // arrivals at 0, 1/r, 2/r… before d
 		if l.Scheduled > 0 {
 			scheduled = float64(l.Scheduled) // Poisson's count is its own: judged against it, not the mean
 		}
-		s.Sent = math.Min(1, float64(l.Requests+l.Interrupted)/scheduled)
+		s.Sent = math.Min(1, float64(done+cut)/scheduled)
 		if l.Scheduled > 0 {
 			s.Due = scheduled / d.Seconds()
 		}

@@ -88,6 +88,10 @@ type Load struct {
 	// the GETs' hit ratio; Merge sums the segments' sections.
 	KV *KV `json:"kv,omitempty"`
 
+	// Iterations is set when the run's operations form iterations (a
+	// flow's steps): their count, failures and latency (iterations.go).
+	Iterations *Iterations `json:"iterations,omitempty"`
+
 	// Exemplars are the slowest requests and a few per latency bucket,
 	// with their trace IDs (exemplar.go); Merge keeps the slowest of all.
 	Exemplars *Exemplars `json:"exemplars,omitempty"`

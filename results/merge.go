@@ -96,6 +96,9 @@ func Merge(rs ...*Load) (*Load, error) {
 		return nil, err
 	}
 	m.Stream = stream
+	if m.Iterations, err = mergeIterations(rs); err != nil {
+		return nil, err
+	}
 	m.Layers = mergeLayers(rs)
 	m.KV = mergeKV(rs)
 	m.Causes = FailureCauses(m.Failures)

@@ -47,7 +47,21 @@ func WriteSummary(w io.Writer, r *Load) error {
 	if p := LoadProtocol(r); p != "" {
 		proto = ", " + p
 	}
+	if r.Iterations != nil { // the schedule's unit is the iteration
+		loop = strings.Replace(loop, " req/s", " iterations/s", 1)
+	}
 	ew.printf("wirebench load: %s%s, %s%s, %s\n\n", r.Scenario, proto, loop, seg, span)
+	if it := r.Iterations; it != nil {
+		rate := 0.0
+		if it.Count > 0 {
+			rate = 100 * float64(it.Failed) / float64(it.Count)
+		}
+		ew.printf("  iterations    %d   %.1f/s   failed %d (%.2f%%)", it.Count, r.IPS(), it.Failed, rate)
+		if it.Interrupted > 0 {
+			ew.printf("   interrupted %d", it.Interrupted)
+		}
+		ew.printf("\n")
+	}
 	ew.printf("  requests      %d   %.1f/s   failed %d (%.2f%%)\n", r.Requests, r.RPS(), r.Failed, 100*r.ErrorRate())
 	if r.Interrupted > 0 {
 		ew.printf("  interrupted   %d (in flight at the end, not counted)\n", r.Interrupted)
@@ -61,6 +75,13 @@ func WriteSummary(w io.Writer, r *Load) error {
 	if o.OpenLoop() {
 		ew.printf("  %-30s %s\n", "service time", quantiles(r.Service))
 		ew.printf("  %-30s %s\n", "schedule lag", quantiles(r.Lag))
+	}
+	if it := r.Iterations; it != nil {
+		name := "iteration"
+		if o.OpenLoop() {
+			name = "iteration (from its schedule)"
+		}
+		ew.printf("  %-30s %s\n", name, quantiles(it.Latency))
 	}
 
 	if len(r.Ops) > 1 || (len(r.Ops) == 1 && r.Ops[0].Failed > 0) {

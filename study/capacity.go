@@ -67,7 +67,15 @@ func (p *parser) capacity(doc *yaml.Node, spec *fileSpec) (*capacity.Options, bo
 		p.errorf(lineOf(doc, "load"), "load: rate, requests, stages and open are the search's to set under measure: capacity")
 		return nil, false
 	}
+	if l := spec.Load; l != nil && l.Replay != "" {
+		p.errorf(lineOf(doc, "load"), "load.replay: a recording is its own schedule: its capacity is searched in speed by wirebench capacity --replay, not in a study's measure: capacity")
+		return nil, false
+	}
 	for i, c := range spec.Cells {
+		if l := c.Load; l != nil && l.Replay != "" {
+			p.errorf(lineOf(valueNode(doc, "cells").Content[i], "load"), "cells[%d] (%s).load.replay: a recording is its own schedule: its capacity is searched in speed by wirebench capacity --replay, not in a study's measure: capacity", i, c.Name)
+			return nil, false
+		}
 		if l := c.Load; l != nil && (l.Rate > 0 || l.Requests > 0 || len(l.Stages) > 0 || l.Open) {
 			p.errorf(lineOf(valueNode(doc, "cells").Content[i], "load"), "cells[%d] (%s).load: rate, requests, stages and open are the search's to set under measure: capacity", i, c.Name)
 			return nil, false

@@ -392,7 +392,11 @@ func (p *parser) load(n *yaml.Node, path string, cellLine int) LoadSpec {
 	}
 	o.Seed = uint64(max(ls.ArrivalsSeed, 0))
 	l := LoadSpec{Options: o}
-	if ls.Scenario != "" {
+	if ls.Flow != "" || ls.Replay != "" {
+		if p.flowOrReplay(&ls, &l, n, path, line); l.Flow == nil && l.Replay == nil {
+			return l // its error is reported
+		}
+	} else if ls.Scenario != "" {
 		for _, k := range []string{"method", "headers", "body", "body_file", "expect_status", "expect_body_contains"} {
 			if isSet(n, k) {
 				p.errorf(line(k), "%s.%s: applies to raw requests; the %s scenario makes and checks its own", path, k, ls.Scenario)

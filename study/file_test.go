@@ -103,7 +103,7 @@ func TestParseErrors(t *testing.T) {
 		{"misspelt server field", core[:strings.Index(core, "  - name: slow")] + "  - name: slow\n    server: {comand: [./srv]}\n",
 			`s.yaml:10: unknown field "comand" in cells[1].server; did you mean "command"?`},
 		{"unknown field, nothing close", "load: {url: http://h/, zzzzzz: 1}\n" + cell,
-			`s.yaml:1: unknown field "zzzzzz" in load (known: arrivals, arrivals_seed, body, body_file, compression, concurrency, connections, expect_body_contains, expect_status, format, headers, insecure, method, no_keepalive, open, rate, requests, scenario, stages, timeout, transport, url)`},
+			`s.yaml:1: unknown field "zzzzzz" in load (known: arrivals, arrivals_seed, as_format, body, body_file, compression, concurrency, connections, data_file, expect_body_contains, expect_status, flow, format, headers, insecure, loop, method, no_keepalive, open, rate, replay, requests, scenario, speed, stages, timeout, transport, url)`},
 		{"misspelt cell field", "load: {url: http://h/}\ncells:\n  - name: a\n    sever: {command: [x]}\n",
 			`s.yaml:4: unknown field "sever" in cells[0]; did you mean "server"?`},
 		{"misspelt answer metric", "answer: {metric: server_cpu_per_rq}\nload: {url: http://h/}\n" + cell,

@@ -87,6 +87,15 @@ type loadSpec struct {
 	Scenario           string            `yaml:"scenario"`
 	Format             string            `yaml:"format"`
 	Compression        string            `yaml:"compression"`
+	// Flow runs a flow file's steps against url (load/flow), fed by
+	// DataFile; Replay sends a recording to url at its recorded times ×
+	// 1/Speed (load/replay), AsFormat re-encoding its bodies.
+	Flow     string  `yaml:"flow"`
+	DataFile string  `yaml:"data_file"`
+	Replay   string  `yaml:"replay"`
+	Speed    float64 `yaml:"speed"`
+	AsFormat string  `yaml:"as_format"`
+	Loop     bool    `yaml:"loop"`
 }
 
 // capacitySpec tunes the capacity search (zero: capacity's defaults).

@@ -8,6 +8,8 @@ import (
 	"github.com/wirebench/wirebench/load"
 	"github.com/wirebench/wirebench/load/browser"
 	"github.com/wirebench/wirebench/load/conn"
+	"github.com/wirebench/wirebench/load/flow"
+	"github.com/wirebench/wirebench/load/replay"
 	"github.com/wirebench/wirebench/load/scenario"
 	"github.com/wirebench/wirebench/load/stream"
 )
@@ -30,11 +32,17 @@ type LoadSpec struct {
 	// KV, if set, runs a key-value scenario (kv-set, kv-get, kv-mixed)
 	// over RESP or HTTP (study kv).
 	KV *scenario.KVOptions
+	// Flow, if set, runs a flow file's steps (load/flow) against
+	// FlowConn's URL; Replay sends a recording (load/replay) at its own
+	// schedule.
+	Flow     *flow.Flow
+	FlowConn conn.Options
+	Replay   *replay.Options
 }
 
 // hasLoad reports whether the spec names a client.
 func (l LoadSpec) hasLoad() bool {
-	return l.Scenario != nil || l.Raw != nil || l.Stream != nil || l.Browser != nil || l.KV != nil
+	return l.Scenario != nil || l.Raw != nil || l.Stream != nil || l.Browser != nil || l.KV != nil || l.Flow != nil || l.Replay != nil
 }
 
 // scenario builds a fresh scenario for one run with the trial's ports.
@@ -59,6 +67,16 @@ func (l LoadSpec) scenario(v vars) (load.Scenario, error) {
 		o.URL = v.expand(o.URL)
 		return scenario.NewKV(o)
 	}
+	if l.Flow != nil {
+		o := l.FlowConn
+		o.URL = v.expand(o.URL)
+		return flow.New(l.Flow, o)
+	}
+	if l.Replay != nil {
+		o := *l.Replay
+		o.URL = v.expand(o.URL)
+		return replay.New(o)
+	}
 	o := *l.Raw
 	o.URL, o.Header = v.expand(o.URL), v.expandAll(o.Header)
 	return load.NewRaw(o)
@@ -80,6 +98,12 @@ func (l LoadSpec) url() string {
 	}
 	if l.KV != nil {
 		return l.KV.URL
+	}
+	if l.Flow != nil {
+		return l.FlowConn.URL
+	}
+	if l.Replay != nil {
+		return l.Replay.URL
 	}
 	return ""
 }
@@ -107,6 +131,17 @@ func (l LoadSpec) describe() map[string]any {
 		}
 	} else if b := l.Browser; b != nil {
 		d["scenario"], d["kind"], d["batch"], d["in_browser"] = "browser", b.Kind, b.Batch, true
+	} else if f := l.Flow; f != nil {
+		d["scenario"], d["flow"], d["steps"], d["url"], d["transport"] = "flow", f.File, len(f.Steps), l.FlowConn.URL, transportName(l.FlowConn.Transport)
+		if f.Data != nil {
+			d["data_file"], d["data_rows"] = f.Data.File, len(f.Data.Rows)
+		}
+	} else if r := l.Replay; r != nil {
+		d["scenario"], d["replay"], d["url"], d["transport"] = "replay", r.File, r.URL, transportName(r.Transport)
+		d["speed"], d["loop"] = r.Speed, r.Loop
+		if r.AsFormat != "" {
+			d["as_format"] = r.AsFormat
+		}
 	} else if k := l.KV; k != nil {
 		maps.Copy(d, map[string]any{"scenario": k.Name, "protocol": k.Protocol, "keys": k.Keys, "value_size": k.ValueSize, "pipeline": k.Pipeline})
 	} else if r := l.Raw; r != nil {

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/wirebench/wirebench/load"
+	"github.com/wirebench/wirebench/load/replay"
 	"github.com/wirebench/wirebench/measure"
 	"github.com/wirebench/wirebench/results"
 )
@@ -429,6 +430,9 @@ func runLoad(ctx context.Context, l LoadSpec, o load.Options, v vars, into **res
 	defer closeScenario(sc)
 	if l.Raw != nil {
 		o.EventLoop = true // the cheapest client per request (load ignores it where it does not apply)
+	}
+	if rp, ok := sc.(*replay.Scenario); ok { // the recording is the schedule
+		o.Open, o.Rate, o.Stages, o.Pacer = true, 0, nil, rp.Pacer()
 	}
 	r, err := load.Run(ctx, o, sc)
 	if into != nil {

@@ -52,6 +52,7 @@ var loadTargetFlags = []string{
 	"proto", "import-path", "protoset", "data", "expect", // --grpc METHOD: load_grpc.go
 	"replay", "replay-format", "replay-fields", "rewrite-host", "drop-header", // replay_capacity.go
 	"link", "link-calibrate", "link-check", // link.go
+	"flow", "data-file", // load_flow.go: rates are iterations/s
 }
 
 type capacityFlags struct {
@@ -176,6 +177,9 @@ func runCapacity(ctx context.Context, env *cliEnv, args []string) error {
 		return runCapacityReplay(ctx, env, &f, fs, args)
 	}
 	f.lf.ctx, f.lf.fs = ctx, fs
+	if err := f.lf.flow.check(fs); err != nil {
+		return err
+	}
 	sc, cfg, err := f.lf.scenarioFrom(fs.Args())
 	if err != nil {
 		return err

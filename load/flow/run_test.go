@@ -220,6 +220,9 @@ func TestFlowFailuresNameStepAndCheck(t *testing.T) {
 			if res.Failures[tc.want] != 4 || res.Failed != 4 {
 				t.Fatalf("failures %v, want 4 × %q", res.Failures, tc.want)
 			}
+			if it := res.Iterations; it == nil || it.Count != 4 || it.Failed != 4 {
+				t.Fatalf("iterations %+v, want 4 failed", it)
+			}
 			if got := len(srv.requests()); got != 4*tc.sent || int64(got) != res.Requests {
 				t.Errorf("server saw %d requests, result counts %d, want %d", got, res.Requests, 4*tc.sent)
 			}
@@ -250,5 +253,32 @@ func TestFlowOpenLoopPacesIterations(t *testing.T) {
 	}
 	if res.Lag.Count() != iters {
 		t.Errorf("%d lags recorded for %d iterations: only an iteration's start is scheduled", res.Lag.Count(), iters)
+	}
+	it := res.Iterations
+	if it == nil || it.Count != iters || it.Failed != 0 || it.Latency.Count() != iters || it.Service.Count() != iters {
+		t.Fatalf("iterations %+v, want %d", it, iters)
+	}
+	// An iteration's latency spans its three steps, from its schedule.
+	if it.Latency.Min() < res.Ops[0].Latency.Min()+res.Ops[1].Service.Min()+res.Ops[2].Service.Min() {
+		t.Errorf("iteration latency min %v below its steps' %v+%v+%v", it.Latency.Min(), res.Ops[0].Latency.Min(), res.Ops[1].Service.Min(), res.Ops[2].Service.Min())
+	}
+}
+
+// An iteration the end of the run cuts between two steps (in a think
+// longer than the graceful stop) is interrupted, not counted, and its
+// next step is not sent.
+func TestFlowIterationCutByTheEnd(t *testing.T) {
+	t.Parallel()
+	srv, url := newLogServer(t)
+	f, err := Parse("f.yaml", []byte("flow:\n  - post:\n      url: /users\n      body: '{\"name\": \"x\"}'\n  - think: 1m\n  - get:\n      url: /users/1\n"), "", noFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := runFlow(t, f, url, load.Options{Options: results.Options{Concurrency: 2, Duration: 50_000_000, GracefulStop: 50_000_000}})
+	if it := res.Iterations; it == nil || it.Count != 0 || it.Interrupted != 2 {
+		t.Fatalf("iterations %+v, want 2 interrupted, none counted", it)
+	}
+	if res.Ops[0].Requests != 2 || res.Ops[1].Requests != 0 || len(srv.requests()) != 2 {
+		t.Errorf("ops %d, %d; server saw %v", res.Ops[0].Requests, res.Ops[1].Requests, srv.requests())
 	}
 }

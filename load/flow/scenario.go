@@ -178,7 +178,7 @@ func (v *vu) Do(ctx context.Context, o *load.Outcome) {
 	}
 	i := v.step
 	st := &v.s.f.Steps[i]
-	o.Op = i
+	o.Op, o.Iteration = i, true
 	if reason := v.do(ctx, i, st, o); reason != "" {
 		o.Fail = results.StepFailure(i+1, st.Name, reason)
 		v.step = 0
