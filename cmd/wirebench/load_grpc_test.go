@@ -41,6 +41,25 @@ func TestLoadGRPCCLI(t *testing.T) {
 	}
 }
 
+// TestLoadGRPCProtocols: --protocol grpc-web and connect against
+// connect-go handlers serving the same TestService, bytes by layer.
+func TestLoadGRPCProtocols(t *testing.T) {
+	srv := grpcanytest.StartConnect(t)
+	dir := t.TempDir()
+	file := grpcanytest.WriteProtos(t, dir)
+	for _, p := range []string{"grpc-web", "connect"} {
+		code, out, errOut := runLoadCLI(t, "load", "-q", "--grpc", "grpc.testing.TestService/UnaryCall", "--protocol", p, "--proto", file, "--import-path", dir,
+			"--data", `{"response_size": 2}`, "--expect", `payload.body=="AAA="`, "-c", "2", "-n", "40", srv.Addr)
+		if code != 0 || !strings.Contains(out, "failed 0 (0.00%)") || !strings.Contains(out, "bytes per request by layer") {
+			t.Fatalf("--protocol %s: exit %d\n%s%s", p, code, out, errOut)
+		}
+		t.Log(out)
+	}
+	if n := srv.Calls.Load(); n != 80 {
+		t.Fatalf("server counted %d calls, want 80", n)
+	}
+}
+
 // TestLoadGRPCBadInput: each mistake is one line and exit 2, before any
 // call reaches the service.
 func TestLoadGRPCBadInput(t *testing.T) {

@@ -220,3 +220,42 @@ func TestUnreachable(t *testing.T) {
 		t.Fatalf("got %v, want ErrUnreachable", err)
 	}
 }
+
+// TestProtocols calls the same TestService, served by connect-go handlers
+// around grpc-go's own implementation, over gRPC, gRPC-Web and Connect:
+// every call checked, the server's count equal to ours, every templated id
+// seen once, bytes split by layer on the browsers' protocols.
+func TestProtocols(t *testing.T) {
+	srv := grpcanytest.StartConnect(t)
+	dir := t.TempDir()
+	file := grpcanytest.WriteProtos(t, dir)
+	for _, p := range []string{grpcany.GRPC, grpcany.GRPCWeb, grpcany.Connect} {
+		t.Run(p, func(t *testing.T) {
+			o := grpcany.Options{Method: unary, Protos: []string{file}, ImportPaths: []string{dir}, Protocol: p,
+				Data:     `{"response_size": 3, "response_status": {"message": "` + p + `-{{.N}}"}}`,
+				Expect:   []string{`payload.body=="AAAA"`},
+				Metadata: []string{"x-protocol: " + p}}
+			res := run(t, srv, o, 100, 3)
+			if got := srv.Metadata("x-protocol=" + p); got != 100 {
+				t.Fatalf("%d calls carried the metadata, want 100", got)
+			}
+			if p != grpcany.GRPC && (res.Layers == nil || res.Layers.In.Message < res.Bytes.BodyIn || res.Layers.In.Total() != res.Bytes.WireIn) {
+				t.Fatalf("layers %+v, bytes %+v: want the message layer to hold the bodies, the layers to sum to the wire", res.Layers, res.Bytes)
+			}
+			o.Method, o.Expect = "grpc.testing.TestService/StreamingOutputCall", []string{`payload.body=="AA=="`}
+			o.Data = `{"response_parameters": [{"size": 1}, {"size": 1}], "response_status": {"message": "` + p + `-s{{.N}}"}}`
+			res = run(t, srv, o, 30, 3)
+			if res.Stream == nil || res.Stream.Items != 60 {
+				t.Fatalf("stream %+v: want 60 replies", res.Stream)
+			}
+		})
+	}
+	if ids, most := srv.IDs(); ids != 3*130 || most != 1 {
+		t.Fatalf("server saw %d distinct ids (most %d times); want %d once each", ids, most, 3*130)
+	}
+	o := grpcany.Options{Method: "grpc.testing.TestService/FullDuplexCall", Protos: []string{file}, ImportPaths: []string{dir}, Protocol: grpcany.Connect}
+	o.URL = srv.Addr
+	if _, err := grpcany.New(context.Background(), o); err == nil || !strings.Contains(err.Error(), "--protocol connect carries unary and server-streaming methods") {
+		t.Fatalf("bidi over connect: %v", err)
+	}
+}

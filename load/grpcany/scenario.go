@@ -12,6 +12,7 @@ import (
 	"text/template"
 	"time"
 
+	"connectrpc.com/connect"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
@@ -22,6 +23,7 @@ import (
 	"github.com/wirebench/wirebench/load"
 	"github.com/wirebench/wirebench/load/conn"
 	"github.com/wirebench/wirebench/load/h2"
+	"github.com/wirebench/wirebench/load/wire"
 	"github.com/wirebench/wirebench/measure"
 	"github.com/wirebench/wirebench/results"
 )
@@ -82,6 +84,10 @@ type Scenario struct {
 	stats   *streamStats // streaming methods
 	// the connections' bytes at the last Finish
 	wireIn, wireOut int64
+	// gRPC-Web and Connect (connect.go): the base URL, and the VUs'
+	// bytes by layer since the last Finish
+	base   string
+	layers *wire.Counter
 }
 
 // New resolves the method's descriptors (reflection asks the server, so
@@ -91,8 +97,8 @@ type Scenario struct {
 // not reach (ErrUnreachable).
 func New(ctx context.Context, o Options) (*Scenario, error) {
 	o.Protocol = cmp.Or(o.Protocol, GRPC)
-	if o.Protocol != GRPC {
-		return nil, fmt.Errorf("%w: --protocol %q (want grpc)", ErrOptions, o.Protocol)
+	if o.Protocol != GRPC && o.Protocol != GRPCWeb && o.Protocol != Connect {
+		return nil, fmt.Errorf("%w: --protocol %q (want grpc, grpc-web or connect)", ErrOptions, o.Protocol)
 	}
 	if o.Method == "" {
 		return nil, fmt.Errorf("%w: no method: want --grpc pkg.Service/Method", ErrOptions)
@@ -104,7 +110,9 @@ func New(ctx context.Context, o Options) (*Scenario, error) {
 		o.Messages = DefaultMessages
 	}
 	o.Timeout = cmp.Or(o.Timeout, 10*time.Second)
-	o.Transport = conn.GRPC
+	if o.Protocol == GRPC {
+		o.Transport = conn.GRPC
+	}
 	s := &Scenario{o: o}
 	for _, h := range o.Metadata {
 		k, v, ok := strings.Cut(h, ":")
@@ -136,10 +144,18 @@ func New(ctx context.Context, o Options) (*Scenario, error) {
 		}
 		s.expects = append(s.expects, e)
 	}
+	if s.m.Kind() != KindUnary {
+		s.stats = newStreamStats()
+	}
+	if o.Protocol != GRPC {
+		if err := s.connectSetup(); err != nil { // connect.go
+			return nil, err
+		}
+		return s, nil
+	}
 	co := o.Options
 	if s.m.Kind() != KindUnary {
 		co.Client = conn.ClientStd // the lean client makes unary calls only
-		s.stats = newStreamStats()
 	}
 	if s.conns, err = conn.New(co, conn.Speaks{Transports: []string{conn.GRPC}}); err != nil {
 		return nil, err
@@ -195,12 +211,21 @@ func (s *Scenario) Driver() load.Driver { return load.PerVU }
 // capacity search runs the scenario once per step, on the same
 // connections.
 func (s *Scenario) Finish(res *results.Load) {
-	in, out := s.conns.GRPC.Bytes.In.Load(), s.conns.GRPC.Bytes.Out.Load()
-	res.Bytes.WireIn += in - s.wireIn
-	res.Bytes.WireOut += out - s.wireOut
-	s.wireIn, s.wireOut = in, out
+	if p := s.conns.GRPC; p != nil {
+		in, out := p.Bytes.In.Load(), p.Bytes.Out.Load()
+		res.Bytes.WireIn += in - s.wireIn
+		res.Bytes.WireOut += out - s.wireOut
+		s.wireIn, s.wireOut = in, out
+	}
+	if s.layers != nil {
+		res.Layers = &results.Split{In: s.layers.In(), Out: s.layers.Out()}
+		s.layers = new(wire.Counter) // the next run's VUs dial anew
+	}
 	if s.stats != nil {
 		res.Stream = s.stats.result(s.m.Kind())
+		if res.Layers != nil {
+			res.Stream.In, res.Stream.Out = res.Layers.In, res.Layers.Out
+		}
 		s.stats = newStreamStats()
 	}
 }
@@ -212,15 +237,18 @@ func (s *Scenario) Close() error {
 }
 
 // NewVU implements load.Scenario.
-func (s *Scenario) NewVU(_ context.Context, id int, _ *measure.Bytes) (load.VU, error) {
+func (s *Scenario) NewVU(_ context.Context, id int, wireBytes *measure.Bytes) (load.VU, error) {
 	v := &vu{s: s, id: id, in: dynamicpb.NewMessage(s.m.Desc.Input()), out: dynamicpb.NewMessage(s.m.Desc.Output())}
 	v.d = CallData{WorkerID: id, m: s.m}
-	if s.m.Kind() == KindUnary {
+	switch {
+	case s.o.Protocol != GRPC:
+		s.connectVU(v, wireBytes)
+	case s.m.Kind() == KindUnary:
 		v.cl = s.conns.GRPC.Client(id, s.o.Timeout)
 		if len(s.md) > 0 {
 			v.cl.SetMetadata(s.md)
 		}
-	} else {
+	default:
 		v.cc = s.conns.GRPC.ClientConn(id)
 		if len(s.md) > 0 {
 			v.md = s.metadata()
@@ -238,11 +266,16 @@ type vu struct {
 	in, out *dynamicpb.Message
 	buf     bytes.Buffer
 	d       CallData
+	cx      *connect.Client[dynamicpb.Message, dynamicpb.Message] // gRPC-Web, Connect
+	closeTr func()
 }
 
 func (v *vu) Close() error {
 	if v.cl != nil {
 		v.cl.Close()
+	}
+	if v.closeTr != nil {
+		v.closeTr()
 	}
 	return nil
 }
@@ -257,6 +290,10 @@ func (v *vu) Do(ctx context.Context, o *load.Outcome) {
 	}
 	ctx, cancel := context.WithTimeout(ctx, v.s.o.Timeout)
 	defer cancel()
+	if v.cx != nil {
+		v.connectDo(ctx, o)
+		return
+	}
 	if v.md != nil {
 		ctx = metadata.NewOutgoingContext(ctx, v.md)
 	}
@@ -305,15 +342,20 @@ func requestReason(err error, m *Method) string {
 	return "does not fit " + string(m.Desc.Input().FullName())
 }
 
-// status fills o's status (and failure) from a call's error.
+// status fills o's status (and failure) from a call's error, grpc-go's,
+// the lean client's or connect-go's.
 func (v *vu) status(ctx context.Context, o *load.Outcome, err error) bool {
-	st, _ := status.FromError(err)
-	o.Status = load.GRPCStatus(uint32(st.Code()))
+	code := status.Code(err)
+	var ce *connect.Error
+	if errors.As(err, &ce) {
+		code = codes.Code(ce.Code())
+	}
+	o.Status = load.GRPCStatus(uint32(code))
 	if err == nil {
 		return true
 	}
-	o.Fail = "grpc " + st.Code().String()
-	if st.Code() == codes.DeadlineExceeded {
+	o.Fail = "grpc " + code.String()
+	if code == codes.DeadlineExceeded {
 		if d, ok := ctx.Deadline(); ok && !d.After(time.Now()) {
 			o.Fail = "timeout"
 		}
