@@ -16,20 +16,26 @@ import (
 
 func init() {
 	register("report", command{
-		summary: "render a study's results.json or a load --out file as Markdown, HTML or CSV",
+		summary: "render a study's results.json or a load --out file as Markdown, HTML or CSV, or export it to a tracker (Bencher, github-action-benchmark)",
 		run:     runReport,
 	})
 }
 
 // reportFormats maps --format to a renderer.
 var reportFormats = map[string]func(io.Writer, *report.Report) error{
-	"md":   report.WriteMarkdown,
-	"csv":  report.WriteCSV,
-	"html": report.WriteHTML,
+	"md":                 report.WriteMarkdown,
+	"csv":                report.WriteCSV,
+	"html":               report.WriteHTML,
+	report.FormatBMF:     report.WriteBMF,
+	report.FormatSmaller: report.WriteSmallerIsBetter,
+	report.FormatBigger:  report.WriteBiggerIsBetter,
 }
 
 func runReport(ctx context.Context, env *cliEnv, args []string) error {
-	fs := newFlagSet(env, "report", "[--format md|html|csv] [-o file [--force]] results.json|load.json|DIR")
+	fs := newFlagSet(env, "report", "[--format md|html|csv|bmf|customSmallerIsBetter|customBiggerIsBetter] [-o file [--force]] results.json|load.json|DIR\n\n"+
+		"bmf is Bencher Metric Format (bencher run --adapter json); customSmallerIsBetter and customBiggerIsBetter are\n"+
+		"github-action-benchmark's tools of those names (one direction per file). Each cell is a benchmark \"<study>/<cell>\"\n"+
+		"(\"load/raw\" for a load run), each metric a measure by its short name (p99, rps, cpu_per_req); docs/results.md.")
 	format := fs.String("format", "md", "output format: "+strings.Join(formatNames(), ", "))
 	out := fs.StringP("output", "o", "", "write to this `file` instead of stdout (never replaced without --force)")
 	force := fs.Bool("force", false, "replace an existing -o file")
