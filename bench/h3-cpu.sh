@@ -1,0 +1,143 @@
+#!/usr/bin/env bash
+# HTTP/3 CPU per request, ours against bare quic-go (DESIGN rule 9: our
+# code is judged against a bare program on the same library).
+# bench/h3bare is the bare pair: quic-go's http3.Server serving
+# servercpu.BareHandler (GET /users/{id}, the same JSON bytes), and an
+# http3.Transport request loop (-c loops on -conns connections).
+#   server: `h3bare serve` against `wirebench serve --https --http3`, both
+#           driven by the same bare client; the server's CPU is utime+stime
+#           from /proc/PID/stat across the measured run, its allocations
+#           the runtime's malloc count (bare: SIGUSR1; ours: /metrics),
+#           each divided by the requests the client counted.
+#   client: `h3bare load` against `wirebench load --transport h3 -k`, both
+#           against one bare server; the client's CPU is user+sys from
+#           /usr/bin/time (the whole process: start, handshakes, run),
+#           divided by its requests.
+# Server pinned to SERVER_CPU (1), clients to CLIENT_CPU (0); each server
+# gets a 1 s warm-up first. Rounds alternate bare and ours (ABAB), so
+# background load hits both alike: read the ratios, with the per-round
+# range beside them, not the absolute figures.
+#
+# usage: [C=50] [CONNS=4] [PARTS="server client"] bench/h3-cpu.sh [seconds=5] [rounds=3]
+# needs: taskset, /usr/bin/time, curl; 2 CPUs or more. On a shared
+# machine: flock /tmp/wirebench-load.lock bench/h3-cpu.sh
+set -euo pipefail
+cd "$(dirname "$0")/.."
+secs=${1:-5} rounds=${2:-3}
+server_cpu=${SERVER_CPU:-1} client_cpu=${CLIENT_CPU:-0}
+C=${C:-50} CONNS=${CONNS:-4} PARTS=${PARTS:-server client}
+users=1000
+for tool in taskset /usr/bin/time curl; do
+  command -v "$tool" >/dev/null || { echo "missing $tool (apt-get install -y util-linux time curl)" >&2; exit 1; }
+done
+tmp=$(mktemp -d)
+srv=
+trap '[ -n "$srv" ] && kill "$srv" 2>/dev/null; rm -rf "$tmp"' EXIT
+if [ -z "${BIN:-}" ]; then
+  go build -o "$tmp/wirebench" ./cmd/wirebench
+  go build -o "$tmp/h3bare" ./bench/h3bare
+  BIN=$tmp
+fi
+hz=$(getconf CLK_TCK)
+
+# start KIND: a server pinned to $server_cpu; sets srv, h3 (and http: ours).
+start() {
+  : > "$tmp/out"
+  if [ "$1" = bare ]; then
+    taskset -c "$server_cpu" "$BIN/h3bare" serve -seed-users "$users" > "$tmp/out" 2>"$tmp/err" &
+  else
+    # shellcheck disable=SC2086 # SERVE_FLAGS: extra `wirebench serve` flags
+    taskset -c "$server_cpu" "$BIN/wirebench" serve --http 127.0.0.1:0 --grpc 127.0.0.1:0 \
+      --https 127.0.0.1:0 --http3 127.0.0.1:0 --seed-users "$users" --seed-todos 10 ${SERVE_FLAGS:-} > "$tmp/out" 2>"$tmp/err" &
+  fi
+  srv=$!
+  h3= http=
+  for _ in $(seq 200); do
+    h3=$(sed -n 's/^listening.* h3=\([^ ]*\).*/\1/p' "$tmp/out")
+    http=$(sed -n 's/^listening http=\([^ ]*\).*/\1/p' "$tmp/out")
+    [ -n "$h3" ] && break
+    sleep 0.05
+  done
+  [ -n "$h3" ] || { echo "$1 server did not start: $(cat "$tmp/err")" >&2; exit 1; }
+}
+stop() { kill "$srv"; wait "$srv" 2>/dev/null || true; srv=; }
+
+mallocs() {
+  if [ "$1" = bare ]; then
+    local n; n=$(grep -c '^mallocs ' "$tmp/out" || true)
+    kill -USR1 "$srv"
+    for _ in $(seq 100); do
+      [ "$(grep -c '^mallocs ' "$tmp/out" || true)" -gt "$n" ] && break
+      sleep 0.01
+    done
+    grep '^mallocs ' "$tmp/out" | tail -1 | awk '{print $2}'
+  else
+    curl -fsS "http://$http/metrics" | awk '$1 == "go_memstats_mallocs_total" { printf "%.0f\n", $2 }'
+  fi
+}
+
+bare_load() { taskset -c "$client_cpu" "$BIN/h3bare" load -c "$C" -conns "$CONNS" -d "$1s" "https://$h3/users/1"; }
+
+# server KIND: one measured run of a server.
+server() {
+  local kind=$1 u0 s0 u1 s1 m0 m1 out n
+  start "$kind"
+  bare_load 1 > /dev/null
+  m0=$(mallocs "$kind")
+  read -r u0 s0 < <(awk '{print $14, $15}' "/proc/$srv/stat")
+  out=$(bare_load "$secs")
+  read -r u1 s1 < <(awk '{print $14, $15}' "/proc/$srv/stat")
+  m1=$(mallocs "$kind")
+  stop
+  n=$(awk '{print $2}' <<<"$out")
+  [ "$(awk '{print $4}' <<<"$out")" = 0 ] && [ "$n" -gt 0 ] || { echo "server $kind: $out" >&2; exit 1; }
+  awk -v k="$kind" -v u=$((u1 - u0)) -v s=$((s1 - s0)) -v hz="$hz" -v n="$n" -v m=$((m1 - m0)) -v t="$secs" \
+    'BEGIN{printf "server %-5s %8.2f us/req  %8.0f req/s  %6.1f allocs/req  user %.2f  sys %.2f us/req\n", k, (u+s)/hz*1e6/n, n/t, m/n, u/hz*1e6/n, s/hz*1e6/n}' | tee -a "$tmp/results"
+}
+
+# client KIND: one measured run of a client against the bare server.
+client() {
+  local kind=$1 n u s
+  if [ "$kind" = bare ]; then
+    /usr/bin/time -f '%U %S' -o "$tmp/t" taskset -c "$client_cpu" "$BIN/h3bare" load -c "$C" -conns "$CONNS" -d "${secs}s" "https://$h3/users/1" > "$tmp/cout"
+    n=$(awk '{print $2}' "$tmp/cout")
+    [ "$(awk '{print $4}' "$tmp/cout")" = 0 ] || { echo "client bare: $(cat "$tmp/cout")" >&2; exit 1; }
+  else
+    /usr/bin/time -f '%U %S' -o "$tmp/t" taskset -c "$client_cpu" "$BIN/wirebench" load -q --transport h3 -k \
+      -c "$C" --conns "$CONNS" -d "${secs}s" ${LOAD_FLAGS:-} "https://$h3/users/1" > "$tmp/cout"
+    n=$(awk '$1=="requests"{print $2; exit}' "$tmp/cout")
+    grep -q 'failed 0 ' "$tmp/cout" || { echo "client ours: $(cat "$tmp/cout")" >&2; exit 1; }
+  fi
+  read -r u s < "$tmp/t"
+  awk -v k="$kind" -v u="$u" -v s="$s" -v n="$n" -v t="$secs" \
+    'BEGIN{printf "client %-5s %8.2f us/req  %8.0f req/s  %6s allocs/req  user %.2f  sys %.2f us/req\n", k, (u+s)*1e6/n, n/t, "-", u*1e6/n, s*1e6/n}' | tee -a "$tmp/results"
+}
+
+echo "# $(date -u +%FT%TZ) $(lscpu | sed -n 's/^Model name: *//p' | head -1), $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg); server on CPU $server_cpu, client on CPU $client_cpu; -c $C, $CONNS connections, ${secs}s x $rounds rounds; $(git rev-parse --short HEAD)$(git diff --quiet || echo +dirty)"
+for round in $(seq "$rounds"); do
+  for part in $PARTS; do
+    if [ "$part" = client ]; then start bare; fi
+    # ABAB across rounds, BA within odd ones: neither goes always first.
+    kinds="bare ours"; [ $((round % 2)) = 0 ] && kinds="ours bare"
+    for k in $kinds; do "$part" "$k"; done
+    if [ "$part" = client ]; then stop; fi
+  done
+done
+echo "# end load average $(cut -d' ' -f1-3 /proc/loadavg)"
+# Per part: the means, and ours/bare per round (median, range).
+awk '{ p = $1; k = $2; val = $3; s[p, k] += val; c[p, k]++; x[p, k, c[p, k]] = val; ps[p] = 1; a[p, k] += $7 }
+  END {
+    for (p in ps) {
+      r = c[p, "bare"]
+      for (i = 1; i <= r; i++) {
+        q = x[p, "ours", i] / x[p, "bare", i]
+        for (j = i - 1; j >= 1 && v[j] > q; j--) v[j + 1] = v[j]
+        v[j + 1] = q
+      }
+      med = r % 2 ? v[(r + 1) / 2] : (v[r / 2] + v[r / 2 + 1]) / 2
+      printf "%s CPU per request: bare %.2f us, ours %.2f us; ours/bare %.2f of the means, median of rounds %.2f (range %.2f-%.2f, %d rounds)",
+        p, s[p, "bare"] / r, s[p, "ours"] / r, (s[p, "ours"] / r) / (s[p, "bare"] / r), med, v[1], v[r], r
+      if (p == "server") printf "; allocs/req bare %.1f, ours %.1f", a[p, "bare"] / r, a[p, "ours"] / r
+      printf "\n"
+    }
+  }' "$tmp/results"

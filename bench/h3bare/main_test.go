@@ -1,0 +1,54 @@
+package main
+
+import (
+	"crypto/tls"
+	"io"
+	"net"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/quic-go/quic-go/http3"
+)
+
+// TestBarePair: the bare client's loops get 200s from the bare server over
+// HTTP/3, none failing, and the reply is the user's JSON, as
+// bench/h3-cpu.sh relies on.
+func TestBarePair(t *testing.T) {
+	list, err := seedUsers(10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cert, err := selfSigned()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pc, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := newServer(list, cert)
+	go srv.Serve(pc)
+	t.Cleanup(func() { srv.Close(); pc.Close() })
+	url := "https://" + pc.LocalAddr().String() + "/users/1"
+
+	tr := &http3.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}, DisableCompression: true}
+	defer tr.Close()
+	resp, err := (&http.Client{Transport: tr}).Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "application/json" || resp.Proto != "HTTP/3.0" {
+		t.Fatalf("%s %d %q", resp.Proto, resp.StatusCode, resp.Header.Get("Content-Type"))
+	}
+	if want := `{"id":1,`; len(body) < len(want) || string(body[:len(want)]) != want {
+		t.Fatalf("body %q", body)
+	}
+
+	ok, bad, _ := load(url, 4, 2, 300*time.Millisecond)
+	if ok == 0 || bad != 0 {
+		t.Fatalf("requests %d, errors %d", ok, bad)
+	}
+}
