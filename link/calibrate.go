@@ -63,7 +63,7 @@ func (l *Link) Calibrate(ctx context.Context, o CalibrateOptions) (*Calibration,
 	}
 	if o.Bulk >= 0 {
 		// A limited rate is the link's, whatever TCP makes of it: measured
-		// by a UDP flood above it (TCP's slow start on a long round trip,
+		// by a UDP flood at 1.5× it (TCP's slow start on a long round trip,
 		// or its response to loss, would understate it).
 		for _, r := range []struct {
 			up  bool
@@ -328,9 +328,8 @@ func (l *Link) udpLoss(ctx context.Context, n int) (up, down float64, err error)
 // bulk sends as much as TCP will for d, from the far side (up) or the
 // near one, and measures goodput and the pipe's wire rate over its second
 // half.
-// udpRate floods one direction with full-size datagrams at 1.25× its
-// rate for 0.5 s (plus the delay) and returns the rate they arrive at, IP
-// bytes per second between the first arrival and the last.
+// udpRate floods one direction with full-size datagrams at 1.5× its
+// rate for 0.5 s and returns the rate they arrive at (IP bytes).
 func (l *Link) udpRate(ctx context.Context, up bool, rate int64) (float64, error) {
 	near, err := net.ListenUDP("udp", &net.UDPAddr{IP: l.Near.AsSlice()})
 	if err != nil {
@@ -351,8 +350,8 @@ func (l *Link) udpRate(ctx context.Context, up bool, rate int64) (float64, error
 	}
 	to.SetReadBuffer(8 << 20)
 	const size = MTU - 28 // IP and UDP headers
-	var first, last time.Time
-	var bytes int64
+	var arrivals []time.Duration
+	t0 := time.Now()
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -362,22 +361,15 @@ func (l *Link) udpRate(ctx context.Context, up bool, rate int64) (float64, error
 			if err != nil {
 				return
 			}
-			if k != size {
-				continue
+			if k == size {
+				arrivals = append(arrivals, time.Since(t0))
 			}
-			now := time.Now()
-			if first.IsZero() {
-				first = now
-			} else {
-				bytes += int64(k + 28)
-			}
-			last = now
 		}
 	}()
-	gap := time.Duration(float64(MTU*8) / (1.25 * float64(rate)) * 1e9)
+	// 1.5×: the queue stays full through the sender's own hiccups.
+	gap := time.Duration(float64(MTU*8) / (1.5 * float64(rate)) * 1e9)
 	n := int(500*time.Millisecond/gap) + 1
 	b := make([]byte, size)
-	t0 := time.Now()
 	for i := range n {
 		if w := time.Until(t0.Add(time.Duration(i) * gap)); w > 0 {
 			time.Sleep(w)
@@ -394,10 +386,28 @@ func (l *Link) udpRate(ctx context.Context, up bool, rate int64) (float64, error
 	time.Sleep(max(drain, 0) + l.Spec.Delay + 2*l.Spec.Jitter + 100*time.Millisecond)
 	to.Close()
 	<-done
-	if s := last.Sub(first).Seconds(); s > 0 {
-		return float64(bytes) * 8 / s, nil
+	return arrivalRate(arrivals, MTU)
+}
+
+// arrivalRate is the rate in bits/s of packets of size bytes arriving at
+// the given times: the least-squares slope of bytes received against
+// time, which one late wake-up (a burst, a receiver held back at the
+// start) moves far less than first-to-last would.
+func arrivalRate(at []time.Duration, size int) (float64, error) {
+	n := float64(len(at))
+	if len(at) < 3 {
+		return 0, errors.New("fewer than three datagrams arrived")
 	}
-	return 0, errors.New("fewer than two datagrams arrived")
+	var st, sy, stt, sty float64
+	for i, a := range at {
+		t, y := a.Seconds(), float64(i*size*8)
+		st, sy, stt, sty = st+t, sy+y, stt+t*t, sty+t*y
+	}
+	d := n*stt - st*st
+	if d <= 0 {
+		return 0, errors.New("the datagrams arrived all at once")
+	}
+	return (n*sty - st*sy) / d, nil
 }
 
 func (l *Link) bulk(ctx context.Context, up bool, d time.Duration) (goodput, wire float64, err error) {

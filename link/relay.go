@@ -253,7 +253,7 @@ type pump struct {
 	origin   time.Time
 	reorder  bool
 	allow    func([]byte) bool
-	ch       chan packet
+	ch       chan []packet
 	ctx      context.Context
 	cancel   context.CancelFunc
 	refused  atomic.Int64
@@ -266,13 +266,14 @@ type pump struct {
 type packet struct {
 	at  time.Duration
 	seq uint64
-	b   []byte
+	buf *[]byte // from bufs, n bytes long
+	n   int
 }
 
 func newPump(p *Pipe, from, to int, origin time.Time, reorder bool, allow func([]byte) bool) *pump {
 	ctx, cancel := context.WithCancel(context.Background())
 	return &pump{pipe: p, from: from, to: to, origin: origin, reorder: reorder, allow: allow,
-		ch: make(chan packet, 1<<14), ctx: ctx, cancel: cancel}
+		ch: make(chan []packet, 1<<10), ctx: ctx, cancel: cancel}
 }
 
 func (p *pump) stats() PipeStats {
@@ -314,17 +315,32 @@ func (p *pump) stop() { p.cancel() }
 var bufs = sync.Pool{New: func() any { b := make([]byte, MTU+64); return &b }}
 
 // read reads packets with plain syscalls: a read while there are some,
-// a poll with a timeout (to see a stop) when there are none.
+// a poll with a timeout (to see a stop) when there are none. Packets go
+// to the writer in batches (what one wake-up found, up to maxBatch): one
+// hand-over per batch, not per packet, when they come fast.
 func (p *pump) read() {
 	defer close(p.ch)
 	var seq uint64
 	pfd := []unix.PollFd{{Fd: int32(p.from), Events: unix.POLLIN}}
+	batch := make([]packet, 0, maxBatch)
+	flush := func() bool {
+		if len(batch) == 0 {
+			return true
+		}
+		select {
+		case p.ch <- batch:
+			batch = make([]packet, 0, maxBatch)
+			return true
+		case <-p.ctx.Done():
+			return false
+		}
+	}
 	for {
 		bp := bufs.Get().(*[]byte)
 		n, err := unix.Read(p.from, *bp)
 		if err == unix.EAGAIN || err == unix.EINTR {
 			bufs.Put(bp)
-			if p.ctx.Err() != nil {
+			if !flush() || p.ctx.Err() != nil {
 				return
 			}
 			_, _ = unix.Poll(pfd, 50)
@@ -348,36 +364,55 @@ func (p *pump) read() {
 			continue
 		}
 		seq++
-		select {
-		case p.ch <- packet{at, seq, pkt}:
-		case <-p.ctx.Done():
+		batch = append(batch, packet{at, seq, bp, n})
+		if len(batch) == maxBatch && !flush() {
 			return
 		}
 	}
 }
 
+const maxBatch = 64
+
 // write sends each packet at its time. It sleeps on its own OS thread
 // with nanosleep and a 1 µs timer slack: the runtime's timers wake up to
-// a millisecond late, which an emulated 1 ms RTT cannot afford.
+// a millisecond late, which an emulated 1 ms RTT cannot afford. Without
+// reordering the due times only grow, and a FIFO holds the packets;
+// with it, a heap.
 func (p *pump) write() {
 	_ = unix.Prctl(unix.PR_SET_TIMERSLACK, 1000, 0, 0, 0)
 	var h pktHeap
+	var fifo []packet
+	head := 0
+	pending := func() int { return len(h) + len(fifo) - head }
+	add := func(b []packet) {
+		if p.reorder {
+			for _, pkt := range b {
+				heap.Push(&h, pkt)
+			}
+			return
+		}
+		if head > 0 && head == len(fifo) {
+			fifo, head = fifo[:0], 0
+		}
+		fifo = append(fifo, b...)
+	}
+	var lateN, lateSum int64
 	for {
-		if len(h) == 0 {
-			pkt, ok := <-p.ch
+		if pending() == 0 {
+			b, ok := <-p.ch
 			if !ok {
 				return
 			}
-			heap.Push(&h, pkt)
+			add(b)
 		}
 	drain:
 		for {
 			select {
-			case pkt, ok := <-p.ch:
+			case b, ok := <-p.ch:
 				if !ok {
 					return
 				}
-				heap.Push(&h, pkt)
+				add(b)
 			default:
 				break drain
 			}
@@ -385,8 +420,14 @@ func (p *pump) write() {
 		if p.ctx.Err() != nil {
 			return
 		}
-		head := h[0]
-		if wait := head.at - time.Since(p.origin); wait > 0 {
+		var next packet
+		if p.reorder {
+			next = h[0]
+		} else {
+			next = fifo[head]
+		}
+		now := time.Since(p.origin)
+		if wait := next.at - now; wait > 0 {
 			if p.reorder {
 				// A packet due sooner may come in meanwhile.
 				wait = min(wait, 200*time.Microsecond)
@@ -396,18 +437,27 @@ func (p *pump) write() {
 			_ = unix.Nanosleep(&ts, nil)
 			continue
 		}
-		heap.Pop(&h)
-		late := int64(time.Since(p.origin) - head.at)
-		p.lateN.Add(1)
-		p.lateSum.Add(late)
+		if p.reorder {
+			heap.Pop(&h)
+		} else {
+			fifo[head] = packet{}
+			head++
+		}
+		late := int64(now - next.at)
+		lateN++
+		lateSum += late
 		if late > p.lateMax.Load() {
 			p.lateMax.Store(late)
 		}
-		if _, err := unix.Write(p.to, head.b); err == nil {
-			p.wrote.Add(int64(len(head.b)))
+		if _, err := unix.Write(p.to, (*next.buf)[:next.n]); err == nil {
+			p.wrote.Add(int64(next.n))
 		}
-		b := head.b[:cap(head.b)]
-		bufs.Put(&b)
+		bufs.Put(next.buf)
+		if lateN == 64 || pending() == 0 {
+			p.lateN.Add(lateN)
+			p.lateSum.Add(lateSum)
+			lateN, lateSum = 0, 0
+		}
 	}
 }
 

@@ -215,3 +215,23 @@ func TestCheck(t *testing.T) {
 		}
 	}
 }
+
+// TestArrivalRate: the slope of a regular train is its rate, and one
+// late first arrival moves it little.
+func TestArrivalRate(t *testing.T) {
+	t.Parallel()
+	at := make([]time.Duration, 100)
+	for i := range at {
+		at[i] = time.Duration(i) * 1200 * time.Microsecond // 1500 bytes at 10 Mbit/s
+	}
+	if r, err := arrivalRate(at, 1500); err != nil || math.Abs(r-10e6) > 1 {
+		t.Errorf("regular train: %v, %v; want 10e6", r, err)
+	}
+	at[0] += 5 * time.Millisecond // the receiver woke late for the first
+	if r, _ := arrivalRate(at, 1500); math.Abs(r-10e6)/10e6 > 0.02 {
+		t.Errorf("one late first arrival: %.0f bit/s, want 10e6 within 2%%", r)
+	}
+	if _, err := arrivalRate(at[:2], 1500); err == nil {
+		t.Error("two arrivals: no error")
+	}
+}

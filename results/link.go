@@ -34,7 +34,7 @@ type LinkCalibration struct {
 	RTTConnect   time.Duration `json:"rtt_connect_ns"`
 	// Bulk TCP transfers each way, over their second half (past slow
 	// start): goodput (bytes read by the receiver), bits/s. The wire rate
-	// is IP bytes the relay sent on: a UDP flood's at 1.25× a limited
+	// is IP bytes the relay sent on: a UDP flood's at 1.5× a limited
 	// rate, the TCP transfer's on an unlimited one. UpRate/DownRate are the spec's
 	// (0: unlimited). Zero goodput: not measured.
 	UpRate      int64   `json:"up_rate_bps,omitempty"`
