@@ -21,6 +21,9 @@ import (
 //   - "op": one per operation of a cell (scenarios that mix operations),
 //     with that operation's requests and its p50_ms and p99_ms;
 //   - "payload": one per payload measurement (sizes-only studies);
+//   - "payload_lab": one per format and compression of a payload lab run
+//     (wirebench payload), and "round_trip" one per change a format's
+//     round trip made (payloadlab.go: labCols);
 //   - "step": one per step of a cell's capacity searches (the curve):
 //     trial, step ("confirm" for the confirmation run), offered_req_per_s,
 //     req_per_s (achieved), p50_ms, p99_ms, service_p99_ms, lag_p99_ms,
@@ -55,6 +58,10 @@ func WriteCSV(w io.Writer, rep *Report) error {
 	stepAt := len(header)
 	if len(metrics) > len(Metrics)-countOptional() { // the capacity curve's columns
 		header = append(header, stepCols...)
+	}
+	labAt := len(header)
+	if rep.Results.PayloadLab != nil { // only in a payload lab's report
+		header = append(header, labCols...)
 	}
 	_ = cw.Write(header) // errors surface from Flush/Error below
 	put := func(row []string, at int, m Metric, s stats.Summary) {
@@ -104,6 +111,13 @@ func WriteCSV(w io.Writer, rep *Report) error {
 		row = append(row, p.Dataset, itoa(p.N), p.Format, p.Transport, p.Compression,
 			strconv.FormatInt(p.Body, 10), codedCell(p), strconv.FormatInt(p.Wire, 10))
 		_ = cw.Write(row)
+	}
+	if p := rep.Results.PayloadLab; p != nil {
+		for _, lr := range labCSVRows(p) {
+			row := make([]string, labAt, len(header))
+			row[0] = lr[0]
+			_ = cw.Write(append(row, lr[1:]...))
+		}
 	}
 	cw.Flush()
 	if err := cw.Error(); err != nil {

@@ -55,6 +55,14 @@ func WriteHTML(w io.Writer, rep *Report) error {
 			BarsTitle: fmt.Sprintf("%s: body bytes at %d items", s.Dataset, n), Bars: template.HTML(payloadBars(s, n)),
 			Table: htmlTableOf(payloadTable(s))})
 	}
+	if p := r.PayloadLab; p != nil {
+		d.Lab = &htmlLab{Input: labInputLine(p), Note: labSizeNote, Plot: template.HTML(labPlot(p)),
+			Sizes: htmlTableOf(labSizeTable(p)), RoundTrip: htmlTableOf(labRoundTripTable(p)),
+			How: labHowLines(p), Shape: labShapeLines(p)}
+		for _, l := range p.LeftOut {
+			d.Lab.LeftOut = append(d.Lab.LeftOut, l.Format+" left out: "+l.Reason)
+		}
+	}
 	if err := htmlTmpl().Execute(w, d); err != nil {
 		return fmt.Errorf("report: write html: %w", err)
 	}
@@ -119,6 +127,7 @@ type htmlData struct {
 	Env                [][2]string
 	Groups             []htmlGroup
 	Payloads           []htmlPayload
+	Lab                *htmlLab
 	Warnings           []string
 	Notes              []string // the study's own Markdown sections, shown as written
 }
@@ -138,6 +147,14 @@ type htmlGroup struct {
 	Slowest              *htmlTable // a single run's slowest requests, by name
 	Capacity, Steps      *htmlTable // capacity searches; a single search's steps
 	Ops                  *htmlTable // nil without a per-operation table
+}
+
+// htmlLab is a payload lab run's section.
+type htmlLab struct {
+	Input, Note         string
+	Plot                template.HTML
+	Sizes, RoundTrip    htmlTable
+	How, LeftOut, Shape []string
 }
 
 type htmlPayload struct {

@@ -50,6 +50,10 @@ func WriteMarkdown(w io.Writer, rep *Report) error {
 		}
 	}
 
+	if r.PayloadLab != nil {
+		writeMDPayloadLab(bw, r.PayloadLab)
+	}
+
 	fmt.Fprintf(bw, "## Environment\n\n| | |\n|---|---|\n")
 	for _, kv := range envRows(r) {
 		fmt.Fprintf(bw, "| %s | %s |\n", kv[0], mdEscape(kv[1]))
@@ -176,6 +180,9 @@ func title(r *results.Study) string {
 func metaLine(rep *Report) string {
 	r := rep.Results
 	when := fmt.Sprintf("%s, %s", r.Start.UTC().Format("2006-01-02 15:04 MST"), r.End.Sub(r.Start).Round(time.Second))
+	if r.PayloadLab != nil {
+		return fmt.Sprintf("Payload lab, %s.", when)
+	}
 	if r.SingleRun && r.Study == "capacity" {
 		return fmt.Sprintf("Capacity search, %s.", when)
 	}

@@ -171,15 +171,59 @@ func labInputLine(p *results.PayloadLab) string {
 	return s
 }
 
+// labSizeNote says how the size table was measured.
+const labSizeNote = "bytes/msg: each message encoded alone and compressed alone (gzip 6, zstd 3, brotli 4), median over the samples and their range; " +
+	"vs json: the median against encoding/json's under the same compression. encode and decode: per message, the median of the timed batches " +
+	"and the fastest and slowest batch; allocs: heap allocations per message. A compressed row's CPU adds the compression's to the codec's."
+
+// labHowLines say what each format decoded into: that decides much of
+// what a round trip changes.
+func labHowLines(p *results.PayloadLab) []string {
+	var out []string
+	for _, rt := range p.RoundTrips {
+		if rt.How != "" {
+			out = append(out, rt.Format+": "+rt.How)
+		}
+	}
+	return out
+}
+
+// writeMDPayloadLab is the lab's section of report.md.
+func writeMDPayloadLab(w io.Writer, p *results.PayloadLab) {
+	fmt.Fprintf(w, "## Formats on these payloads\n\n%s\n\n", mdEscape(labInputLine(p)))
+	writeMDTable(w, labSizeTable(p))
+	fmt.Fprintf(w, "\n%s The HTML report plots bytes against CPU per format.\n\n", mdEscape(labSizeNote))
+	fmt.Fprintf(w, "## Round trip\n\n")
+	writeMDTable(w, labRoundTripTable(p))
+	fmt.Fprintln(w)
+	for _, l := range labHowLines(p) {
+		fmt.Fprintf(w, "- decoded into: %s\n", mdEscape(l))
+	}
+	for _, l := range p.LeftOut {
+		fmt.Fprintf(w, "- %s left out: %s\n", mdEscape(l.Format), mdEscape(l.Reason))
+	}
+	fmt.Fprintln(w)
+	if lines := labShapeLines(p); len(lines) > 0 {
+		fmt.Fprintf(w, "## Shape of the samples\n\n")
+		for _, l := range lines {
+			fmt.Fprintf(w, "- %s\n", mdEscape(l))
+		}
+		fmt.Fprintln(w)
+	}
+}
+
 // WritePayloadLabText writes the lab's tables for a terminal.
 func WritePayloadLabText(w io.Writer, p *results.PayloadLab) error {
 	fmt.Fprintf(w, "payload: %s\n\n", labInputLine(p))
 	writeTextTable(w, labSizeTable(p))
-	fmt.Fprintln(w, "\nbytes/msg: each message encoded alone and compressed alone; encode and decode per message, median of the timed batches, with their range")
-	fmt.Fprintln(w)
+	fmt.Fprintf(w, "\n%s\n\n", labSizeNote)
 	writeTextTable(w, labRoundTripTable(p))
+	fmt.Fprintln(w)
+	for _, l := range labHowLines(p) {
+		fmt.Fprintf(w, "decoded into: %s\n", l)
+	}
 	for _, l := range p.LeftOut {
-		fmt.Fprintf(w, "\n%s left out: %s\n", l.Format, l.Reason)
+		fmt.Fprintf(w, "%s left out: %s\n", l.Format, l.Reason)
 	}
 	if lines := labShapeLines(p); len(lines) > 0 {
 		fmt.Fprintln(w, "\nshape of the samples:")
@@ -201,4 +245,36 @@ func writeTextTable(w io.Writer, t table) {
 		fmt.Fprintln(tw, strings.Join(r, "\t"))
 	}
 	tw.Flush()
+}
+
+// labCols are the payload lab's CSV columns: sizes in bytes per message,
+// times in ns per message.
+var labCols = []string{"lab_format", "lab_library", "lab_compression", "lab_samples",
+	"bytes_per_msg_median", "bytes_per_msg_min", "bytes_per_msg_max",
+	"encode_ns_per_msg", "encode_ns_min", "encode_ns_max", "encode_allocs_per_msg",
+	"decode_ns_per_msg", "decode_ns_min", "decode_ns_max", "decode_allocs_per_msg",
+	"round_trip", "change", "change_count", "change_sample", "change_path", "change_before", "change_after"}
+
+// labCSVRows are the lab's CSV rows: each the row's kind, then labCols.
+func labCSVRows(p *results.PayloadLab) [][]string {
+	verdict := map[string]string{}
+	for _, rt := range p.RoundTrips {
+		verdict[rt.Format] = rt.Verdict
+	}
+	var out [][]string
+	for _, r := range p.Rows {
+		out = append(out, []string{"payload_lab", r.Format, r.Library, compressionName(r.Compression), itoa(r.Samples),
+			num(r.Bytes.Median), num(float64(r.Bytes.Min)), num(float64(r.Bytes.Max)),
+			num(r.Encode.Ns), num(r.Encode.NsMin), num(r.Encode.NsMax), num(r.Encode.Allocs),
+			num(r.Decode.Ns), num(r.Decode.NsMin), num(r.Decode.NsMax), num(r.Decode.Allocs),
+			verdict[r.Format], "", "", "", "", "", ""})
+	}
+	for _, rt := range p.RoundTrips {
+		for _, c := range rt.Changes {
+			out = append(out, []string{"round_trip", rt.Format, "", "", itoa(rt.Samples),
+				"", "", "", "", "", "", "", "", "", "", "",
+				rt.Verdict, c.Kind, itoa(c.Count), itoa(c.Sample), c.Path, c.Before, c.After})
+		}
+	}
+	return out
 }

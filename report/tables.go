@@ -129,6 +129,9 @@ func envRows(r *results.Study) [][2]string {
 // pinning reports the CPU sets of the first trial, or that nothing was
 // pinned (then client and server competed for CPUs: fairness rule 4).
 func pinning(r *results.Study) string {
+	if r.PayloadLab != nil {
+		return "none (one process: the codecs run in the lab itself, one goroutine)"
+	}
 	for _, t := range r.Trials {
 		if len(t.ServerCPUs) > 0 || len(t.ClientCPUs) > 0 {
 			return fmt.Sprintf("server CPUs %s, client CPUs %s", results.CPUList(t.ServerCPUs), results.CPUList(t.ClientCPUs))

@@ -45,7 +45,10 @@ type Study struct {
 	Trials []Trial `json:"trials"`
 	// Payloads are static size measurements (the payload-size study).
 	Payloads []Payload `json:"payloads,omitempty"`
-	Warnings []string  `json:"warnings,omitempty"`
+	// PayloadLab is a payload lab run (wirebench payload --out) read as a
+	// study: formats measured on the user's samples, no load.
+	PayloadLab *PayloadLab `json:"payload_lab,omitempty"`
+	Warnings   []string    `json:"warnings,omitempty"`
 	// Notes are the study's own Markdown sections (study kv: the seed's
 	// tables beside this run's), rendered after the tables.
 	Notes []string `json:"notes,omitempty"`

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/wirebench/wirebench/measure"
@@ -195,4 +196,15 @@ func ReadPayloadLab(rd io.Reader) (*PayloadLab, error) {
 		return nil, fmt.Errorf("%w: schema %q, want %q", ErrPayloadLab, p.Schema, PayloadLabSchema)
 	}
 	return &p, nil
+}
+
+// FromPayloadLab makes a payload lab run a study for the report: no
+// cells, no trials, the lab itself.
+func FromPayloadLab(p *PayloadLab) *Study {
+	return &Study{
+		Schema: StudySchema, Study: "payload", Title: "wirebench payload: " + strings.Join(p.Input.Files, ", "),
+		Question:  "Which wire format suits these payloads: how many bytes, how much CPU, and what does a round trip change?",
+		SingleRun: true, Options: p.Options, Env: p.Env, Start: p.Start, End: p.End,
+		PayloadLab: p, Warnings: p.Warnings,
+	}
 }

@@ -37,6 +37,13 @@ func Read(rd io.Reader) (*Study, error) {
 	if err := json.Unmarshal(data, &head); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrResults, err)
 	}
+	if head.Schema == PayloadLabSchema { // its own version line, not current()'s
+		p, err := ReadPayloadLab(bytes.NewReader(data))
+		if err != nil {
+			return nil, fmt.Errorf("%w: %v", ErrResults, err)
+		}
+		return FromPayloadLab(p), nil
+	}
 	switch current(head.Schema) {
 	case StudySchema:
 		return readStudy(data)
@@ -53,7 +60,7 @@ func Read(rd io.Reader) (*Study, error) {
 		}
 		return FromCapacity(c), nil
 	}
-	return nil, fmt.Errorf("%w: schema %q, want %q, %q or %q", ErrResults, head.Schema, StudySchema, LoadSchema, CapacitySchema)
+	return nil, fmt.Errorf("%w: schema %q, want %q, %q, %q or %q", ErrResults, head.Schema, StudySchema, LoadSchema, CapacitySchema, PayloadLabSchema)
 }
 
 func readStudy(data []byte) (*Study, error) {

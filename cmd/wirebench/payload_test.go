@@ -39,6 +39,12 @@ func TestPayloadCommand(t *testing.T) {
 	if len(lab.Rows) != 10 || lab.Input.Read != 2 {
 		t.Errorf("--out: %d rows, %d samples; want 10 rows, 2 samples", len(lab.Rows), lab.Input.Read)
 	}
+	for _, format := range []string{"md", "html", "csv"} {
+		code, stdout, stderr := runCLI(t, "report", "--format", format, out)
+		if code != 0 || !strings.Contains(stdout, "9007199254740992") {
+			t.Errorf("report --format %s: exit %d, %s\n%s", format, code, stderr, stdout)
+		}
+	}
 }
 
 func TestPayloadBadInput(t *testing.T) {
