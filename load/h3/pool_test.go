@@ -22,6 +22,7 @@ import (
 
 	"github.com/quic-go/quic-go"
 	"github.com/quic-go/quic-go/http3"
+	"golang.org/x/net/ipv4"
 
 	"github.com/wirebench/wirebench/measure"
 )
@@ -232,5 +233,59 @@ func TestPoolRedialsAfterServerIdleClose(t *testing.T) {
 	get()
 	if got := s.conns.Load(); got != 2 || len(p.Handshakes()) != 2 || s.requests.Load() != 2 {
 		t.Errorf("%d connections, %d handshakes, %d requests: want 2 each", got, len(p.Handshakes()), s.requests.Load())
+	}
+}
+
+// TestCountConnTakesTheFastPath: the counted socket offers quic-go what
+// its own *net.UDPConn does — ReadMsgUDP/WriteMsgUDP (ECN, GSO) and
+// ReadBatch (recvmmsg) — so the client does not fall back to one system
+// call per datagram, and a batch read is counted datagram by datagram.
+func TestCountConnTakesTheFastPath(t *testing.T) {
+	u, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer u.Close()
+	var b measure.Bytes
+	var pc net.PacketConn = newCountConn(u, &b)
+	if _, ok := pc.(quic.OOBCapablePacketConn); !ok {
+		t.Fatal("countConn is not a quic.OOBCapablePacketConn: quic-go would read and write one datagram per system call")
+	}
+	bc, ok := pc.(interface {
+		ReadBatch([]ipv4.Message, int) (int, error)
+	})
+	if !ok {
+		t.Fatal("countConn has no ReadBatch: quic-go would unwrap the socket and read past the count")
+	}
+	s, err := net.DialUDP("udp", nil, u.LocalAddr().(*net.UDPAddr))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	for _, n := range []int{100, 200, 300} {
+		if _, err := s.Write(make([]byte, n)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ms := make([]ipv4.Message, 8)
+	for i := range ms {
+		ms[i].Buffers = [][]byte{make([]byte, 1500)}
+	}
+	got := 0
+	for got < 3 {
+		k, err := bc.ReadBatch(ms, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got += k
+	}
+	if in := b.In.Load(); in != 600 {
+		t.Fatalf("counted %d bytes in, want 600", in)
+	}
+	if _, _, err := pc.(quic.OOBCapablePacketConn).WriteMsgUDP(make([]byte, 50), nil, s.LocalAddr().(*net.UDPAddr)); err != nil {
+		t.Fatal(err)
+	}
+	if out := b.Out.Load(); out != 50 {
+		t.Fatalf("counted %d bytes out, want 50", out)
 	}
 }
