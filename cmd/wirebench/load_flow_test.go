@@ -16,7 +16,9 @@ func TestLoadFlowCLI(t *testing.T) {
 	t.Parallel()
 	var hits atomic.Int64
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		hits.Add(1)
+		if r.Header.Get("X-Run") == "1" { // -H reaches every step
+			hits.Add(1)
+		}
 		switch r.URL.Path {
 		case "/api/login":
 			w.Header().Set("X-Token", "t-"+r.URL.Query().Get("u"))
@@ -35,7 +37,7 @@ func TestLoadFlowCLI(t *testing.T) {
 	os.WriteFile(good, []byte("flow:\n  - get:\n      url: /login?u={{.user}}\n      capture:\n        - header: X-Token\n          as: token\n  - get:\n      url: /me\n      headers:\n        Authorization: Bearer {{.token}}\n"), 0o644)
 	data := filepath.Join(dir, "d.jsonl")
 	os.WriteFile(data, []byte(`{"user": "ada"}`+"\n"), 0o644)
-	code, out, errOut := runLoadCLI(t, "load", "-q", "--flow", good, "--data-file", data, "-c", "2", "-n", "10", ts.URL+"/api")
+	code, out, errOut := runLoadCLI(t, "load", "-q", "--flow", good, "--data-file", data, "-c", "2", "-n", "10", "-H", "X-Run: 1", ts.URL+"/api")
 	if code != 0 || !strings.Contains(out, "requests      20 ") || hits.Load() != 20 {
 		t.Fatalf("exit %d, %d hits\n%s%s", code, hits.Load(), out, errOut)
 	}
@@ -43,7 +45,7 @@ func TestLoadFlowCLI(t *testing.T) {
 	bad := filepath.Join(dir, "bad.yaml")
 	os.WriteFile(bad, []byte("flow:\n  - get:\n      url: /me\n      headers:\n        Authorization: Bearer {{.tokn}}\n"), 0o644)
 	hits.Store(0)
-	code, out, errOut = runLoadCLI(t, "load", "--flow", bad, ts.URL)
+	code, out, errOut = runLoadCLI(t, "load", "--flow", bad, "-H", "X-Run: 1", ts.URL)
 	want := "wirebench load: flow: " + bad + ":5: step 1: headers: Authorization: {{.tokn}} is not a variable here"
 	if code != 2 || !strings.HasPrefix(errOut, want) || strings.Count(errOut, "\n") != 1 || out != "" || hits.Load() != 0 {
 		t.Fatalf("exit %d, %d hits, stderr %q, want exit 2, no request and one line %q", code, hits.Load(), errOut, want)

@@ -14,6 +14,9 @@ package flow
 
 import (
 	"errors"
+	"fmt"
+	"slices"
+	"strings"
 	"time"
 )
 
@@ -28,6 +31,9 @@ type Flow struct {
 	Steps []Step // requests; think time is each one's Think
 	// Data feeds variables, row N mod rows to iteration N; nil without.
 	Data *Data
+	// usesVars: some template reads a variable. Without, an iteration
+	// sets none (a flow of constant requests costs what raw mode does).
+	usesVars bool
 }
 
 // Step is one request of a flow.
@@ -43,8 +49,10 @@ type Step struct {
 	// Think is the pause after this step's response, before the next
 	// step (or the next iteration, after the last step).
 	Think time.Duration
-	// keep are the headers the captures and checks read (lower case).
-	keep []string
+	// keep are the headers the captures and checks read (lower case);
+	// readsBody is set when a capture or check reads the body.
+	keep      []string
+	readsBody bool
 }
 
 type header struct {
@@ -80,3 +88,22 @@ type Check struct {
 
 // isStatus: a status check (the default one, 2xx, too).
 func (c *Check) isStatus() bool { return c.JSON == nil && c.Header == "" }
+
+// AddHeaders adds "Name: value" headers to every step, in place of a
+// step's own of the same name (the command line's -H: a token for the
+// whole run). Values are sent as given, not as templates.
+func (f *Flow) AddHeaders(hs []string) error {
+	for _, h := range hs {
+		name, val, ok := strings.Cut(h, ":")
+		name, val = strings.TrimSpace(name), strings.TrimSpace(val)
+		if !ok || name == "" || strings.ContainsAny(name, " \t\r\n") || strings.ContainsAny(val, "\r\n") {
+			return fmt.Errorf("%w: header %q: want 'Name: value'", ErrFlow, h)
+		}
+		for i := range f.Steps {
+			st := &f.Steps[i]
+			st.Headers = slices.DeleteFunc(st.Headers, func(c header) bool { return strings.EqualFold(c.name, name) })
+			st.Headers = append(st.Headers, header{name: name, value: &tmpl{src: val, konst: []byte(val)}})
+		}
+	}
+	return nil
+}

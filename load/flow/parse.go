@@ -216,6 +216,12 @@ func (p *parser) step(n *yaml.Node, i int, common []header) {
 	if !slices.ContainsFunc(st.Check, func(c Check) bool { return c.Status != nil }) {
 		st.Check = append([]Check{{Line: st.Line, text: "status 2xx"}}, st.Check...) // every response is checked
 	}
+	for _, c := range st.Capture {
+		st.readsBody = st.readsBody || c.JSON != nil
+	}
+	for _, c := range st.Check {
+		st.readsBody = st.readsBody || c.JSON != nil
+	}
 	p.flow.Steps = append(p.flow.Steps, st)
 }
 
@@ -406,6 +412,9 @@ func (p *parser) tmpl(n *yaml.Node, what, src string) *tmpl {
 	t, err := compile(what, src, func(s string) bool { return slices.Contains(p.known, s) }, func() []string { return p.known })
 	if err != nil {
 		p.fail(n, "%v", err)
+	}
+	if !t.constant() {
+		p.flow.usesVars = true
 	}
 	return t
 }

@@ -173,7 +173,7 @@ func (v *vu) begin() {
 // Do sends the iteration's next step and checks its response. A failed
 // step ends the iteration; its reason names the step.
 func (v *vu) Do(ctx context.Context, o *load.Outcome) {
-	if v.step == 0 {
+	if v.step == 0 && v.s.f.usesVars {
 		v.begin()
 	}
 	i := v.step
@@ -249,12 +249,12 @@ func (v *vu) send(ctx context.Context, st *Step, body []byte) (int, []byte, int,
 		r.Kept, r.Seen = r.Kept[:len(st.keep)], r.Seen[:len(st.keep)]
 		v.req = h1.AppendRequest(v.req[:0], st.Method, string(v.path), v.s.host, v.hdr, body, !v.s.o.NoKeepAlive)
 		// The body is kept only when something reads it.
-		resp, err := v.h1.RoundTrip(ctx, v.req, st.Method == http.MethodHead, !st.readsBody())
+		resp, err := v.h1.RoundTrip(ctx, v.req, st.Method == http.MethodHead, !st.readsBody)
 		if err != nil {
 			return 0, nil, 0, keep{}, err
 		}
 		in := resp.Body
-		if !st.readsBody() {
+		if !st.readsBody {
 			in = nil
 		}
 		return resp.Status, in, resp.BodyLen, keep{kept: resp.Kept, seen: resp.Seen}, nil
@@ -309,21 +309,6 @@ func (v *vu) stdDo(ctx context.Context, st *Step, body []byte) (int, []byte, err
 		return resp.StatusCode, nil, err
 	}
 	return resp.StatusCode, v.buf, nil
-}
-
-// readsBody: a capture or check reads the response's body.
-func (st *Step) readsBody() bool {
-	for _, c := range st.Capture {
-		if c.JSON != nil {
-			return true
-		}
-	}
-	for _, c := range st.Check {
-		if c.JSON != nil {
-			return true
-		}
-	}
-	return false
 }
 
 // check applies the step's status checks, its captures, then its other
