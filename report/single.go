@@ -167,6 +167,13 @@ func writeRunCompare(w io.Writer, oldName, newName string, old, new *results.Loa
 	}{{oldName, old}, {newName, new}} {
 		fmt.Fprintf(bw, "  %s: %s, %s, %v\n", side.name, runWhat(side.r), LoadModel(side.r.Options), side.r.Elapsed().Round(time.Millisecond))
 	}
+	if lo, ln := LinkName(old.Link), LinkName(new.Link); lo != ln || old.Link != nil {
+		fmt.Fprintf(bw, "  link: %s %s, %s %s", oldName, lo, newName, ln)
+		if lo != ln {
+			fmt.Fprint(bw, ": different links, so a difference measures the links too")
+		}
+		fmt.Fprintln(bw)
+	}
 	fmt.Fprintln(bw)
 	tw := tabwriter.NewWriter(bw, 0, 4, 2, ' ', 0)
 	fmt.Fprintf(tw, "\t%s\t%s\tchange\n", oldName, newName)
@@ -297,4 +304,16 @@ func cmpOr(a, b string) string {
 		return a
 	}
 	return b
+}
+
+// LinkName is the network a run went through: its --link spec (the
+// preset's name first), or loopback.
+func LinkName(l *results.Link) string {
+	switch {
+	case l == nil:
+		return "loopback"
+	case l.Preset != "":
+		return l.Preset + " (" + l.Effective + ")"
+	}
+	return l.Effective
 }
