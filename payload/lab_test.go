@@ -205,3 +205,34 @@ func TestWholeArrayIsOneSample(t *testing.T) {
 		t.Errorf("without Whole: %d samples, want 3", lab.Input.Read)
 	}
 }
+
+// Recordings give their JSON request bodies; other bodies are counted.
+func TestRecordedInputs(t *testing.T) {
+	dir := t.TempDir()
+	har := filepath.Join(dir, "trace.har")
+	os.WriteFile(har, []byte(`{"log":{"version":"1.2","entries":[
+ {"startedDateTime":"2025-01-02T03:04:05Z","request":{"method":"POST","url":"http://h/users","headers":[],
+  "postData":{"mimeType":"application/json","text":"{\"name\":\"Ada\",\"id\":9007199254740993}"}},"response":{"status":201}},
+ {"startedDateTime":"2025-01-02T03:04:06Z","request":{"method":"GET","url":"http://h/users","headers":[]},"response":{"status":200}},
+ {"startedDateTime":"2025-01-02T03:04:07Z","request":{"method":"POST","url":"http://h/x","headers":[],
+  "postData":{"mimeType":"text/plain","text":"hello"}},"response":{"status":200}}]}}`), 0o644)
+	lab, err := Run(context.Background(), []string{har}, Options{Time: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if lab.Input.Kind != InputHAR || lab.Input.Read != 1 || lab.Input.Skipped != 2 {
+		t.Errorf("HAR: %+v, want one JSON body, two skipped", lab.Input)
+	}
+	if _, ok := change(roundTrip(t, lab, "json"), ChangeBigInt); !ok {
+		t.Error("HAR body's big int not checked")
+	}
+	rl := filepath.Join(dir, "requests.log")
+	os.WriteFile(rl, []byte(`{"wirebench":"requests/v1"}
+{"t":1,"m":"POST","u":"/users","b":"eyJuYW1lIjoiQWRhIn0=","s":201}
+{"t":2,"m":"POST","u":"/users","b":"eyJuYW1lIjoi","s":400}
+`), 0o644)
+	_, err = Run(context.Background(), []string{rl}, Options{Time: -1})
+	if !errors.Is(err, ErrInput) || !strings.Contains(err.Error(), "request 2 (POST /users): unexpected end of input") {
+		t.Errorf("a truncated recorded body: %v, want ErrInput naming request 2", err)
+	}
+}
