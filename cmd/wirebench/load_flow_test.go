@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -8,6 +9,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+
+	"github.com/wirebench/wirebench/server"
 )
 
 // A flow runs from the command line; a flow file with a problem is one
@@ -53,5 +56,24 @@ func TestLoadFlowCLI(t *testing.T) {
 	code, _, errOut = runLoadCLI(t, "load", "--flow", good, "-m", "POST", ts.URL)
 	if code != 2 || !strings.Contains(errOut, "--method does not apply to --flow") {
 		t.Fatalf("exit %d: %s", code, errOut)
+	}
+}
+
+// The example flow of docs/flows.md runs against the reference server as
+// the docs say: every step's checks pass, and what it creates it deletes.
+func TestFlowExampleAgainstServe(t *testing.T) {
+	t.Parallel()
+	srv, err := server.Start(context.Background(), server.Options{HTTPAddr: "127.0.0.1:0", GRPCAddr: "127.0.0.1:0", SeedUsers: 10, SeedTodos: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	code, out, errOut := runLoadCLI(t, "load", "-q", "--flow", "../../examples/flows/users.yaml", "--data-file", "../../examples/flows/users.csv",
+		"-c", "3", "-n", "30", "http://"+srv.HTTPAddr())
+	if code != 0 || !strings.Contains(out, "iterations    30 ") || !strings.Contains(out, "requests      120 ") || !strings.Contains(out, "failed 0 (0.00%)") {
+		t.Fatalf("exit %d\n%s%s", code, out, errOut)
+	}
+	if u, _ := srv.Store.Len(); u != 10 {
+		t.Errorf("the store has %d users after the flows, want the 10 seeded", u)
 	}
 }
