@@ -177,8 +177,10 @@ type Stats struct {
 	// /proc's schedstat), and CPUPerPacket that per packet admitted.
 	CPU, CPUPerPacket time.Duration
 	// Late is the mean time a delivered packet left after its due time
-	// (timer and scheduling lag), and LateMax the worst.
+	// (timer and scheduling lag) over the Sent packets, and LateMax the
+	// worst.
 	Late, LateMax time.Duration
+	Sent          int64
 }
 
 // Stats so far.
@@ -191,11 +193,50 @@ func (l *Link) Stats() Stats {
 		s.CPUPerPacket = s.CPU / time.Duration(n)
 	}
 	nl := l.up.lateN.Load() + l.down.lateN.Load()
+	s.Sent = nl
 	if nl > 0 {
 		s.Late = time.Duration((l.up.lateSum.Load() + l.down.lateSum.Load()) / nl)
 	}
 	s.LateMax = time.Duration(max(l.up.lateMax.Load(), l.down.lateMax.Load()))
 	return s
+}
+
+// Since is what happened between an earlier s0 and s: counts, CPU and
+// the mean lateness of the packets sent in between (LateMax stays the
+// whole life's).
+func (s Stats) Since(s0 Stats) Stats {
+	d := s
+	sub := func(a, b PipeStats) PipeStats {
+		return PipeStats{a.Packets - b.Packets, a.Bytes - b.Bytes, a.Lost - b.Lost, a.QueueDrops - b.QueueDrops, a.Delivered - b.Delivered, a.DeliveredBy - b.DeliveredBy}
+	}
+	d.Up, d.Down = sub(s.Up, s0.Up), sub(s.Down, s0.Down)
+	d.Refused -= s0.Refused
+	d.CPU -= s0.CPU
+	d.CPUPerPacket = 0
+	if n := d.Up.Packets + d.Down.Packets; n > 0 {
+		d.CPUPerPacket = d.CPU / time.Duration(n)
+	}
+	d.Sent -= s0.Sent
+	d.Late = 0
+	if d.Sent > 0 {
+		d.Late = time.Duration((float64(s.Late)*float64(s.Sent) - float64(s0.Late)*float64(s0.Sent)) / float64(d.Sent))
+	}
+	return d
+}
+
+// RelayLimited says whether the relay, not the emulated link, set the
+// pace: packets left on average more than a millisecond and more than a
+// tenth of the one-way delay after their time, or its threads were busy
+// more than 90% of the wall time (of one CPU) over wall.
+func (s Stats) RelayLimited(spec Spec, wall time.Duration) string {
+	var why []string
+	if s.Late > time.Millisecond && s.Late > spec.Delay/10 {
+		why = append(why, fmt.Sprintf("packets left %v late on average", s.Late.Round(10*time.Microsecond)))
+	}
+	if wall > 0 && float64(s.CPU) > 0.9*float64(wall) {
+		why = append(why, fmt.Sprintf("its threads used %.0f%% of a CPU", 100*float64(s.CPU)/float64(wall)))
+	}
+	return strings.Join(why, " and ")
 }
 
 // Close stops the pumps and removes the namespace and both devices.

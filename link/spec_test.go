@@ -235,3 +235,31 @@ func TestArrivalRate(t *testing.T) {
 		t.Error("two arrivals: no error")
 	}
 }
+
+// TestStatsSince: a run's own counts and lateness, and when the relay
+// was the limit.
+func TestStatsSince(t *testing.T) {
+	t.Parallel()
+	s0 := Stats{Up: PipeStats{Packets: 10}, CPU: time.Millisecond, Sent: 10, Late: 100 * time.Microsecond}
+	s := Stats{Up: PipeStats{Packets: 110}, CPU: 11 * time.Millisecond, Sent: 110, Late: 200 * time.Microsecond}
+	d := s.Since(s0)
+	// (200×110 − 100×10) / 100 = 210 µs
+	if d.Up.Packets != 100 || d.CPU != 10*time.Millisecond || d.CPUPerPacket != 100*time.Microsecond || d.Sent != 100 || d.Late != 210*time.Microsecond {
+		t.Errorf("Since = %+v", d)
+	}
+	spec := Spec{Delay: 25 * time.Millisecond}
+	for _, tc := range []struct {
+		late, cpu, wall time.Duration
+		want            string
+	}{
+		{500 * time.Microsecond, time.Second, 10 * time.Second, ""},
+		{2 * time.Millisecond, time.Second, 10 * time.Second, ""}, // under a tenth of 25 ms
+		{3 * time.Millisecond, time.Second, 10 * time.Second, "packets left 3ms late"},
+		{0, 9500 * time.Millisecond, 10 * time.Second, "95% of a CPU"},
+	} {
+		got := Stats{Late: tc.late, CPU: tc.cpu}.RelayLimited(spec, tc.wall)
+		if (tc.want == "") != (got == "") || !strings.Contains(got, tc.want) {
+			t.Errorf("late %v cpu %v: %q, want %q", tc.late, tc.cpu, got, tc.want)
+		}
+	}
+}

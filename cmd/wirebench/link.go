@@ -182,6 +182,7 @@ func (f *linkFlags) through(ctx context.Context, env *cliEnv, name string, args 
 func (f *linkFlags) runCommand(ctx context.Context, env *cliEnv, l *link.Link, cmd *exec.Cmd, own bool) error {
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = env.stdin, env.stdout, env.stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: own}
+	st0, t0 := l.Stats(), time.Now()
 	if err := l.Start(cmd); err != nil {
 		return fmt.Errorf("--link: starting %s: %w", cmd.Path, err)
 	}
@@ -192,7 +193,11 @@ func (f *linkFlags) runCommand(ctx context.Context, env *cliEnv, l *link.Link, c
 	})
 	err := cmd.Wait()
 	stop()
-	writeRelayStats(env.stderr, l.Stats())
+	st := l.Stats().Since(st0)
+	writeRelayStats(env.stderr, st)
+	if why := st.RelayLimited(l.Spec, time.Since(t0)); why != "" {
+		fmt.Fprintf(env.stderr, "  link relay: WARNING: the relay, not the emulated link, was the limit (%s): the figures measure this machine's relay\n", why)
+	}
 	var ee *exec.ExitError
 	if errors.As(err, &ee) {
 		code := ee.ExitCode()
@@ -207,7 +212,7 @@ func (f *linkFlags) runCommand(ctx context.Context, env *cliEnv, l *link.Link, c
 }
 
 func writeRelayStats(w io.Writer, s link.Stats) {
-	fmt.Fprintf(w, "  link relay: up %d packets (%d lost, %d queue drops), down %d (%d lost, %d queue drops); %v CPU per packet, sent %v late on average (worst %v)\n",
+	fmt.Fprintf(w, "  link relay (the run): up %d packets (%d lost, %d queue drops), down %d (%d lost, %d queue drops); %v CPU per packet, sent %v late on average (worst %v)\n",
 		s.Up.Packets, s.Up.Lost, s.Up.QueueDrops, s.Down.Packets, s.Down.Lost, s.Down.QueueDrops,
 		s.CPUPerPacket.Round(100*time.Nanosecond), s.Late.Round(time.Microsecond), s.LateMax.Round(time.Microsecond))
 }

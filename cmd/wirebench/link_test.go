@@ -112,7 +112,7 @@ func TestLinkLoadHTTP1(t *testing.T) {
 	if l == nil || l.Effective != "rtt=30ms,rate=20mbit" || l.Calibration == nil || l.Calibration.RTTUDP < 30*time.Millisecond || l.Calibration.DownGoodput == 0 {
 		t.Errorf("result's link %+v: want the spec and a calibration", l)
 	}
-	for _, s := range []string{"link: rtt=30ms,rate=20mbit", "RTT       set 30", "link relay: up "} {
+	for _, s := range []string{"link: rtt=30ms,rate=20mbit", "RTT       set 30", "link relay (the run): up "} {
 		if !strings.Contains(string(b), s) {
 			t.Errorf("output lacks %q:\n%s", s, b)
 		}
