@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -326,9 +327,13 @@ func TestReplaySpeedSearch(t *testing.T) {
 	// A worker that reaches an arrival after the window drops it (the
 	// engine's rule): a busy machine may lose some; a quiet one
 	// (WIREBENCH_TIMING=1) none.
+	// A busy machine can send the search between them (707/s, 841/s…):
+	// such a step's window holds at most its rate × window requests,
+	// rounded up to a whole pass.
 	for _, st := range res.Steps {
-		want := map[float64]int64{500: 300, 1000: 600}[st.Offered]
-		if n := st.Load.Requests; n > want || testkit.Timing() && (n != want || st.Sent != 1) {
+		want, exact := map[float64]int64{500: 300, 1000: 600}[st.Offered]
+		most := int64(math.Ceil(st.Offered*st.Load.Options.Duration.Seconds())) + 1
+		if n := st.Load.Requests; n > most || exact && n > want || testkit.Timing() && exact && (n != want || st.Sent != 1) {
 			t.Errorf("step at %g/s: %d requests, sent %.3f, interrupted %d, window %v of %v, failures %v, warnings %v", st.Offered, st.Load.Requests, st.Sent, st.Load.Interrupted, st.Load.Window, st.Load.Options.Duration, st.Load.Failures, st.Load.Warnings)
 		}
 	}

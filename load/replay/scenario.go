@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -86,8 +87,10 @@ type Scenario struct {
 
 // filler stands in for a body a recording kept out (reqlog.Options):
 // as many bytes as it had, up to reqlog.MaxBody, so that the replay
-// sends its size if not its content.
-var filler = bytes.Repeat([]byte("x"), reqlog.MaxBody)
+// sends its size if not its content. Made on first use: a 1-MiB global
+// made at init was live heap in every process of the binary, the
+// server's too, where it acted as a GC ballast.
+var filler = sync.OnceValue(func() []byte { return bytes.Repeat([]byte("x"), reqlog.MaxBody) })
 
 // New opens the recording and starts its schedule.
 func New(o Options) (*Scenario, error) {
@@ -278,7 +281,7 @@ func (v *vu) send(ctx context.Context, o *load.Outcome, r *reqlog.Request) (stat
 	}
 	body := r.Body
 	if len(body) == 0 && r.BodyLen > 0 {
-		body = filler[:min(r.BodyLen, reqlog.MaxBody)]
+		body = filler()[:min(r.BodyLen, reqlog.MaxBody)]
 		v.s.filled.Add(1)
 	}
 	if hasRedacted(r) {
