@@ -393,6 +393,10 @@ func (p *parser) headers(n *yaml.Node, what string) []header {
 		if k.Kind != yaml.ScalarNode || name == "" || strings.ContainsAny(name, ": \t\r\n") {
 			p.fail(k, "%s: want a header name, got %s", what, got(k))
 		}
+		switch strings.ToLower(name) {
+		case "content-length", "transfer-encoding", "connection":
+			p.fail(k, "%s: %s is the client's to set (from the body, and keep-alive)", what, name)
+		}
 		for _, h := range out {
 			if strings.EqualFold(h.name, name) {
 				p.fail(k, "%s: %q given twice", what, name)

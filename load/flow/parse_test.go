@@ -30,6 +30,7 @@ func TestParseErrors(t *testing.T) {
 		{"empty", "", `f.yaml:1: the file is empty`},
 		{"no flow", "name: x\n", `f.yaml:1: no flow:`},
 		{"body file", "flow:\n  - post:\n      url: /a\n      body_file: b.json\n", `f.yaml:4: step 1: body_file:`},
+		{"content-length", "flow:\n  - get:\n      url: /a\n      headers: {Content-Length: '3'}\n", `f.yaml:4: step 1: headers: Content-Length is the client's to set`},
 		{"same name", "flow:\n  - get:\n      name: a\n      url: /a\n  - get:\n      name: a\n      url: /b\n", `f.yaml:5: step name "a" is also step 1's`},
 	}
 	for _, tc := range cases {

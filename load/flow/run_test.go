@@ -43,6 +43,9 @@ func (s *logServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.log = append(s.log, r.Method+" "+r.URL.RequestURI())
+	if r.Host == "other.example" {
+		s.log[len(s.log)-1] += " host=" + r.Host
+	}
 	w.Header().Set("Content-Type", "application/json")
 	id, idErr := strconv.Atoi(strings.TrimPrefix(r.URL.Path, "/users/"))
 	switch {
@@ -280,5 +283,29 @@ func TestFlowIterationCutByTheEnd(t *testing.T) {
 	}
 	if res.Ops[0].Requests != 2 || res.Ops[1].Requests != 0 || len(srv.requests()) != 2 {
 		t.Errorf("ops %d, %d; server saw %v", res.Ops[0].Requests, res.Ops[1].Requests, srv.requests())
+	}
+}
+
+// A step's Host header replaces the base URL's, once (HTTP/1.1 and h2c).
+func TestFlowHostHeader(t *testing.T) {
+	t.Parallel()
+	for _, transport := range []string{conn.HTTP1, conn.H2C} {
+		srv, url := newLogServer(t)
+		f, err := Parse("f.yaml", []byte("flow:\n  - get:\n      url: /users/1\n      headers: {Host: other.example}\n      check: [{status: 404}]\n"), "", noFile)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sc, err := New(f, conn.Options{URL: url, Transport: transport})
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := load.Run(context.Background(), load.Options{Options: results.Options{Concurrency: 1, Requests: 2}, Slowest: -1}, sc)
+		sc.Close()
+		if err != nil || res.Failed != 0 {
+			t.Fatalf("%s: %v %v", transport, err, res.Failures)
+		}
+		if got := srv.requests(); len(got) != 2 || got[0] != "GET /users/1 host=other.example" {
+			t.Errorf("%s: server saw %q", transport, got)
+		}
 	}
 }

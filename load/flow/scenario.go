@@ -247,7 +247,15 @@ func (v *vu) send(ctx context.Context, st *Step, body []byte) (int, []byte, int,
 			r.Kept, r.Seen = make([][]byte, len(st.keep)), make([]bool, len(st.keep))
 		}
 		r.Kept, r.Seen = r.Kept[:len(st.keep)], r.Seen[:len(st.keep)]
-		v.req = h1.AppendRequest(v.req[:0], st.Method, string(v.path), v.s.host, v.hdr, body, !v.s.o.NoKeepAlive)
+		host, hdr := v.s.host, v.hdr
+		for i, h := range hdr { // a step's own Host replaces the URL's
+			if len(h) > 5 && h[4] == ':' && strings.EqualFold(h[:4], "host") {
+				host = strings.TrimSpace(h[5:])
+				hdr = append(hdr[:i:i], hdr[i+1:]...)
+				break
+			}
+		}
+		v.req = h1.AppendRequest(v.req[:0], st.Method, string(v.path), host, hdr, body, !v.s.o.NoKeepAlive)
 		// The body is kept only when something reads it.
 		resp, err := v.h1.RoundTrip(ctx, v.req, st.Method == http.MethodHead, !st.readsBody)
 		if err != nil {
