@@ -104,7 +104,8 @@ func (s Spec) RTT() time.Duration { return 2 * s.Delay }
 //	seed=7            loss and jitter RNG seed
 //
 // Rates take tc's units: bit, kbit, mbit, gbit (powers of 1000), or
-// unlimited. "none" (or "") is no link at all: Parse returns nil.
+// unlimited. "none" (or "") is no link at all: Parse returns nil; rtt=0
+// is the relay with nothing emulated.
 func Parse(s string) (*Spec, error) {
 	s = strings.TrimSpace(s)
 	if s == "" || s == "none" {

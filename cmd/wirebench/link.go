@@ -53,6 +53,13 @@ func runLink(ctx context.Context, env *cliEnv, args []string) error {
 		return usagef("want SPEC -- COMMAND [ARG...]")
 	}
 	lf.spec = pos[0]
+	if s, err := link.Parse(lf.spec); err == nil && s == nil {
+		// none: no link at all, the command as it is (rtt=0 is the relay
+		// with nothing emulated).
+		cmd := exec.Command(pos[1], pos[2:]...)
+		cmd.Stdin, cmd.Stdout, cmd.Stderr = env.stdin, env.stdout, env.stderr
+		return exitCode(cmd.Run())
+	}
 	l, rl, err := lf.open(ctx, env)
 	if err != nil {
 		return err
@@ -96,6 +103,10 @@ func (f *linkFlags) across(ctx context.Context, env *cliEnv, name string, args [
 	if f.spec == "" {
 		return false, nil
 	}
+	if s, err := link.Parse(f.spec); err == nil && s == nil {
+		f.spec = "" // none: over loopback, as without --link
+		return false, nil
+	}
 	inside, err := f.inside()
 	if err != nil || inside {
 		return err != nil, err
@@ -128,7 +139,7 @@ func (f *linkFlags) open(ctx context.Context, env *cliEnv) (*link.Link, *results
 	if err != nil {
 		return nil, nil, usagef("--link: %s", linkMessage(err))
 	}
-	if spec == nil {
+	if spec == nil { // none: callers run without a link; here, the relay alone
 		spec = &link.Spec{}
 	}
 	l, err := link.Open(*spec)
@@ -198,6 +209,12 @@ func (f *linkFlags) runCommand(ctx context.Context, env *cliEnv, l *link.Link, c
 	if why := st.RelayLimited(l.Spec, time.Since(t0)); why != "" {
 		fmt.Fprintf(env.stderr, "  link relay: WARNING: the relay, not the emulated link, was the limit (%s): the figures measure this machine's relay\n", why)
 	}
+	return exitCode(err)
+}
+
+// exitCode turns a command's exit into ours, silently: its code, or
+// 128+n when a signal killed it.
+func exitCode(err error) error {
 	var ee *exec.ExitError
 	if errors.As(err, &ee) {
 		code := ee.ExitCode()
