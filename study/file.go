@@ -396,6 +396,13 @@ func (p *parser) load(n *yaml.Node, path string, cellLine int) LoadSpec {
 		if p.flowOrReplay(&ls, &l, n, path, line); l.Flow == nil && l.Replay == nil {
 			return l // its error is reported
 		}
+	} else if strings.HasPrefix(ls.Scenario, "kv-") {
+		for _, k := range []string{"method", "headers", "body", "body_file", "expect_status", "expect_body_contains", "format", "compression", "transport", "connections", "no_keepalive"} {
+			if isSet(n, k) {
+				p.errorf(line(k), "%s.%s: does not apply to the %s scenario", path, k, ls.Scenario)
+			}
+		}
+		l.KV = p.kvLoad(&ls, path, line) // kv_dist.go
 	} else if ls.Scenario != "" {
 		for _, k := range []string{"method", "headers", "body", "body_file", "expect_status", "expect_body_contains"} {
 			if isSet(n, k) {
@@ -437,6 +444,13 @@ func (p *parser) load(n *yaml.Node, path string, cellLine int) LoadSpec {
 			raw.Body = b
 		}
 		l.Raw = raw
+	}
+	if !strings.HasPrefix(ls.Scenario, "kv-") {
+		for _, k := range kvLoadKeys {
+			if isSet(n, k) {
+				p.errorf(line(k), "%s.%s: applies to the key-value scenarios (scenario: kv-set, kv-get or kv-mixed)", path, k)
+			}
+		}
 	}
 	if _, err := portsUsed(l.templates()...); err != nil {
 		p.errorf(n.Line, "%s: %v", path, err)

@@ -96,7 +96,27 @@ type loadSpec struct {
 	Speed    float64 `yaml:"speed"`
 	AsFormat string  `yaml:"as_format"`
 	Loop     bool    `yaml:"loop"`
+	// The key-value scenarios' (scenario: kv-set, kv-get, kv-mixed), named
+	// as wirebench load's flags (memtier_benchmark's where it has one).
+	Protocol      string  `yaml:"protocol"`
+	Pipeline      int     `yaml:"pipeline"`
+	Keys          int     `yaml:"keys"`
+	KeyMinimum    int64   `yaml:"key_minimum"`
+	KeyMaximum    int64   `yaml:"key_maximum"`
+	KeyDist       string  `yaml:"key_dist"`
+	ValueSize     int     `yaml:"value_size"`
+	DataSizeRange string  `yaml:"data_size_range"`
+	DataSizeList  string  `yaml:"data_size_list"`
+	Ratio         string  `yaml:"ratio"`
+	ExpiryRange   string  `yaml:"expiry_range"`
+	MissRatio     float64 `yaml:"miss_ratio"`
+	KVSeed        int64   `yaml:"seed"`
+	NoPreload     bool    `yaml:"no_preload"`
 }
+
+// kvLoadKeys are loadSpec's key-value keys: refused outside kv-*.
+var kvLoadKeys = []string{"protocol", "pipeline", "keys", "key_minimum", "key_maximum", "key_dist", "value_size",
+	"data_size_range", "data_size_list", "ratio", "expiry_range", "miss_ratio", "seed", "no_preload"}
 
 // capacitySpec tunes the capacity search (zero: capacity's defaults).
 type capacitySpec struct {

@@ -82,6 +82,9 @@ func kvMedian(xs []float64) float64 {
 // comparisons are like for like.
 func kvNotes(res *results.Study) []string {
 	n := kvTables(kvStats(res))
+	if sk := kvSkewNotes(res); sk != "" {
+		n += "\n" + sk
+	}
 	if w := kvDataDirNote(); w != "" {
 		n += "\n" + w + "\n"
 	}

@@ -144,6 +144,7 @@ func (l LoadSpec) describe() map[string]any {
 		}
 	} else if k := l.KV; k != nil {
 		maps.Copy(d, map[string]any{"scenario": k.Name, "protocol": k.Protocol, "keys": k.Keys, "value_size": k.ValueSize, "pipeline": k.Pipeline})
+		kvDescribe(d, k) // kv_dist.go
 	} else if r := l.Raw; r != nil {
 		d["scenario"] = "raw"
 		d["url"], d["method"], d["transport"] = r.URL, method(r.Method), transportName(r.Transport)

@@ -2,9 +2,7 @@ package main
 
 import (
 	"fmt"
-	"strconv"
 	"strings"
-	"time"
 
 	"github.com/spf13/pflag"
 
@@ -146,27 +144,9 @@ func (k *kvFlags) apply(fs *pflag.FlagSet, o *scenario.KVOptions) error {
 		}
 	}
 	if k.expiry != "" {
-		if o.ExpiryMin, o.ExpiryMax, err = parseExpiry(k.expiry); err != nil {
+		if o.ExpiryMin, o.ExpiryMax, err = scenario.ParseExpiryRange(k.expiry); err != nil {
 			return err
 		}
 	}
 	return nil
-}
-
-// parseExpiry reads MIN-MAX, each whole seconds (memtier's) or a Go
-// duration.
-func parseExpiry(s string) (lo, hi time.Duration, err error) {
-	a, b, ok := strings.Cut(s, "-")
-	one := func(x string) (time.Duration, error) {
-		if n, err := strconv.Atoi(x); err == nil {
-			return time.Duration(n) * time.Second, nil
-		}
-		return time.ParseDuration(x)
-	}
-	lo, err1 := one(a)
-	hi, err2 := one(b)
-	if !ok || err1 != nil || err2 != nil || lo < time.Millisecond || hi < lo {
-		return 0, 0, fmt.Errorf("--expiry-range %q: want MIN-MAX, seconds or durations (10-60, 500ms-2s), 1ms ≤ MIN ≤ MAX", s)
-	}
-	return lo, hi, nil
 }

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/wirebench/wirebench/capacity"
+	"github.com/wirebench/wirebench/load/keydist"
 	"github.com/wirebench/wirebench/report"
 	"github.com/wirebench/wirebench/results"
 	"github.com/wirebench/wirebench/study"
@@ -46,6 +47,7 @@ func runStudy(ctx context.Context, env *cliEnv, args []string) error {
 	ports := fs.String("ports", "", "bind the servers' ports ({port}, {port2}, ...) only in this range, `LO-HI` (e.g. 9000-9099); default: free ports the kernel picks")
 	records := fs.Int("records", 0, "bulk-upsert: records per upload (default 1000000; 100000 with --quick)")
 	bulkFormats := fs.String("formats", "", "bulk-upsert: comma-separated `formats` (default: json,ndjson,toon,protobuf,csv)")
+	keyDists := fs.StringArray("key-dist", nil, "add, beside each KV group (study kv, or a study file's kv-* cells), its twin with keys drawn from this `distribution`: zipf:0.99, zipf, gaussian[:MEDIAN,STDDEV], sequential (repeatable)")
 	h3 := fs.Bool("h3", false, "add, beside each REST cell of a built-in study (formats, grpc-vs-rest, json-libs), its twin over HTTP/3 on TLS (docs/http3.md)")
 	slo := fs.StringArray("slo", nil, "measure capacity at this SLO `criterion` (repeatable: p99<20ms, errors<0.1%) instead of throughput: each trial searches the highest open-loop rate that meets it (docs/capacity.md)")
 	quota := fs.String("server-cpu-quota", "auto", "cap each server the study starts at this many `CPUs` (0.5), off, or auto: a study measuring capacity calibrates and gives the servers the largest quota the client can outrun (docs/capacity.md)")
@@ -89,6 +91,19 @@ func runStudy(ctx context.Context, env *cliEnv, args []string) error {
 	}
 	if *h3 {
 		if def, err = study.WithH3(def); err != nil {
+			return usageError{err}
+		}
+	}
+	if len(*keyDists) > 0 {
+		var specs []keydist.Spec
+		for _, s := range *keyDists {
+			sp, err := keydist.Parse(s)
+			if err != nil {
+				return usagef("--key-dist: %s", strings.TrimPrefix(err.Error(), keydist.ErrSpec.Error()+": "))
+			}
+			specs = append(specs, sp)
+		}
+		if def, err = study.WithKeyDists(def, specs); err != nil {
 			return usageError{err}
 		}
 	}

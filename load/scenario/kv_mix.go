@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/wirebench/wirebench/load"
 	"github.com/wirebench/wirebench/results"
@@ -143,4 +144,22 @@ func (s *kvScenario) Finish(res *results.Load) {
 		k.Misses += c.misses
 	}
 	res.KV = k
+}
+
+// ParseExpiryRange reads memtier_benchmark's --expiry-range, MIN-MAX,
+// each whole seconds or a Go duration (10-60, 500ms-2s).
+func ParseExpiryRange(s string) (lo, hi time.Duration, err error) {
+	a, b, ok := strings.Cut(s, "-")
+	one := func(x string) (time.Duration, error) {
+		if n, err := strconv.Atoi(x); err == nil {
+			return time.Duration(n) * time.Second, nil
+		}
+		return time.ParseDuration(x)
+	}
+	lo, err1 := one(a)
+	hi, err2 := one(b)
+	if !ok || err1 != nil || err2 != nil || lo < time.Millisecond || hi < lo {
+		return 0, 0, fmt.Errorf("%w: --expiry-range %q: want MIN-MAX, seconds or durations (10-60, 500ms-2s), 1ms ≤ MIN ≤ MAX", load.ErrOptions, s)
+	}
+	return lo, hi, nil
 }
