@@ -13,12 +13,17 @@
 #           against one bare server; the client's CPU is user+sys from
 #           /usr/bin/time (the whole process: start, handshakes, run),
 #           divided by its requests.
+# With CADDY=1 the server part runs Caddy too (/usr/bin/caddy, Debian's
+# 2.6: cmd/wirebench/testdata/h3.Caddyfile without its access log,
+# answering the reference server's JSON for user 1 from `respond`),
+# addressed as https://localhost:PORT (it refuses a handshake without SNI);
+# its allocations are not known ("-").
 # Server pinned to SERVER_CPU (1), clients to CLIENT_CPU (0); each server
 # gets a 1 s warm-up first. Rounds alternate bare and ours (ABAB), so
 # background load hits both alike: read the ratios, with the per-round
 # range beside them, not the absolute figures.
 #
-# usage: [C=50] [CONNS=4] [PARTS="server client"] bench/h3-cpu.sh [seconds=5] [rounds=3]
+# usage: [C=50] [CONNS=4] [PARTS="server client"] [CADDY=1] bench/h3-cpu.sh [seconds=5] [rounds=3]
 # needs: taskset, /usr/bin/time, curl; 2 CPUs or more. On a shared
 # machine: flock /tmp/wirebench-load.lock bench/h3-cpu.sh
 set -euo pipefail
@@ -39,12 +44,31 @@ if [ -z "${BIN:-}" ]; then
   BIN=$tmp
 fi
 hz=$(getconf CLK_TCK)
+servers="bare ours"
+if [ -n "${CADDY:-}" ]; then
+  command -v caddy >/dev/null || { echo "missing caddy (apt-get install -y caddy)" >&2; exit 1; }
+  servers="bare ours caddy"
+  mkdir "$tmp/caddy"
+  # The access log off: neither other server logs a line per request.
+  sed '/^\tlog {/,/^\t}/d' cmd/wirebench/testdata/h3.Caddyfile > "$tmp/caddy/Caddyfile"
+fi
 
 # start KIND: a server pinned to $server_cpu; sets srv, h3 (and http: ours).
 start() {
   : > "$tmp/out"
   if [ "$1" = bare ]; then
     taskset -c "$server_cpu" "$BIN/h3bare" serve -seed-users "$users" > "$tmp/out" 2>"$tmp/err" &
+  elif [ "$1" = caddy ]; then
+    local port body
+    port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+    body=$(cat "$tmp/body")
+    DIR=$tmp/caddy PORT=$port BODY=$body HOME=$tmp/caddy XDG_DATA_HOME=$tmp/caddy XDG_CONFIG_HOME=$tmp/caddy \
+      taskset -c "$server_cpu" caddy run --adapter caddyfile --config "$tmp/caddy/Caddyfile" > "$tmp/err" 2>&1 &
+    srv=$!
+    for _ in $(seq 200); do grep -q 'serving initial configuration' "$tmp/err" && break; sleep 0.05; done
+    grep -q 'serving initial configuration' "$tmp/err" || { echo "caddy did not start: $(cat "$tmp/err")" >&2; exit 1; }
+    h3=localhost:$port http=
+    return
   else
     # shellcheck disable=SC2086 # SERVE_FLAGS: extra `wirebench serve` flags
     taskset -c "$server_cpu" "$BIN/wirebench" serve --http 127.0.0.1:0 --grpc 127.0.0.1:0 \
@@ -63,7 +87,9 @@ start() {
 stop() { kill "$srv"; wait "$srv" 2>/dev/null || true; srv=; }
 
 mallocs() {
-  if [ "$1" = bare ]; then
+  if [ "$1" = caddy ]; then
+    echo 0
+  elif [ "$1" = bare ]; then
     local n; n=$(grep -c '^mallocs ' "$tmp/out" || true)
     kill -USR1 "$srv"
     for _ in $(seq 100); do
@@ -92,7 +118,7 @@ server() {
   n=$(awk '{print $2}' <<<"$out")
   [ "$(awk '{print $4}' <<<"$out")" = 0 ] && [ "$n" -gt 0 ] || { echo "server $kind: $out" >&2; exit 1; }
   awk -v k="$kind" -v u=$((u1 - u0)) -v s=$((s1 - s0)) -v hz="$hz" -v n="$n" -v m=$((m1 - m0)) -v t="$secs" \
-    'BEGIN{printf "server %-5s %8.2f us/req  %8.0f req/s  %6.1f allocs/req  user %.2f  sys %.2f us/req\n", k, (u+s)/hz*1e6/n, n/t, m/n, u/hz*1e6/n, s/hz*1e6/n}' | tee -a "$tmp/results"
+    'BEGIN{printf "server %-5s %8.2f us/req  %8.0f req/s  %6s allocs/req  user %.2f  sys %.2f us/req\n", k, (u+s)/hz*1e6/n, n/t, k == "caddy" ? "-" : sprintf("%.1f", m/n), u/hz*1e6/n, s/hz*1e6/n}' | tee -a "$tmp/results"
 }
 
 # client KIND: one measured run of a client against the bare server.
@@ -113,31 +139,46 @@ client() {
     'BEGIN{printf "client %-5s %8.2f us/req  %8.0f req/s  %6s allocs/req  user %.2f  sys %.2f us/req\n", k, (u+s)*1e6/n, n/t, "-", u*1e6/n, s*1e6/n}' | tee -a "$tmp/results"
 }
 
+if [ -n "${CADDY:-}" ]; then
+  # Caddy answers what the reference server answers for user 1.
+  start ours
+  curl -fsS "http://$http/users/1" > "$tmp/body"
+  stop
+fi
 echo "# $(date -u +%FT%TZ) $(lscpu | sed -n 's/^Model name: *//p' | head -1), $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg); server on CPU $server_cpu, client on CPU $client_cpu; -c $C, $CONNS connections, ${secs}s x $rounds rounds; $(git rev-parse --short HEAD)$(git diff --quiet || echo +dirty)"
 for round in $(seq "$rounds"); do
   for part in $PARTS; do
     if [ "$part" = client ]; then start bare; fi
     # ABAB across rounds, BA within odd ones: neither goes always first.
-    kinds="bare ours"; [ $((round % 2)) = 0 ] && kinds="ours bare"
+    kinds="bare ours"
+    [ "$part" = server ] && kinds=$servers
+    [ $((round % 2)) = 0 ] && kinds=$(tr ' ' '\n' <<<"$kinds" | tac | tr '\n' ' ')
     for k in $kinds; do "$part" "$k"; done
     if [ "$part" = client ]; then stop; fi
   done
 done
 echo "# end load average $(cut -d' ' -f1-3 /proc/loadavg)"
-# Per part: the means, and ours/bare per round (median, range).
-awk '{ p = $1; k = $2; val = $3; s[p, k] += val; c[p, k]++; x[p, k, c[p, k]] = val; ps[p] = 1; a[p, k] += $7 }
+# Per part: the means, and each kind/bare per round (median, range).
+awk '{ p = $1; k = $2; val = $3; s[p, k] += val; c[p, k]++; x[p, k, c[p, k]] = val; ps[p] = 1; ks[p, k] = 1; a[p, k] += $7 }
   END {
+    split("ours caddy", others, " ")
     for (p in ps) {
       r = c[p, "bare"]
-      for (i = 1; i <= r; i++) {
-        q = x[p, "ours", i] / x[p, "bare", i]
-        for (j = i - 1; j >= 1 && v[j] > q; j--) v[j + 1] = v[j]
-        v[j + 1] = q
+      printf "%s CPU per request: bare %.2f us", p, s[p, "bare"] / r
+      if (p == "server") printf " (%.1f allocs)", a[p, "bare"] / r
+      for (o = 1; o <= 2; o++) {
+        k = others[o]
+        if (!((p, k) in ks)) continue
+        for (i = 1; i <= r; i++) {
+          q = x[p, k, i] / x[p, "bare", i]
+          for (j = i - 1; j >= 1 && v[j] > q; j--) v[j + 1] = v[j]
+          v[j + 1] = q
+        }
+        med = r % 2 ? v[(r + 1) / 2] : (v[r / 2] + v[r / 2 + 1]) / 2
+        printf "; %s %.2f us", k, s[p, k] / r
+        if (p == "server" && k == "ours") printf " (%.1f allocs)", a[p, k] / r
+        printf ", %s/bare %.2f of the means, median of rounds %.2f (range %.2f-%.2f, %d rounds)", k, (s[p, k] / r) / (s[p, "bare"] / r), med, v[1], v[r], r
       }
-      med = r % 2 ? v[(r + 1) / 2] : (v[r / 2] + v[r / 2 + 1]) / 2
-      printf "%s CPU per request: bare %.2f us, ours %.2f us; ours/bare %.2f of the means, median of rounds %.2f (range %.2f-%.2f, %d rounds)",
-        p, s[p, "bare"] / r, s[p, "ours"] / r, (s[p, "ours"] / r) / (s[p, "bare"] / r), med, v[1], v[r], r
-      if (p == "server") printf "; allocs/req bare %.1f, ours %.1f", a[p, "bare"] / r, a[p, "ours"] / r
       printf "\n"
     }
   }' "$tmp/results"
