@@ -29,6 +29,8 @@ type Sample struct {
 	Val   Value
 	// Size is the sample's bytes as read.
 	Size int
+	// nodes counts its values (the shape walk sets it).
+	nodes int
 }
 
 // where names a sample for messages: "orders.jsonl:12 (sample 11)".
@@ -57,21 +59,41 @@ type InputStats struct {
 
 // reservoir keeps a uniform random subset of at most n samples of a
 // stream (Algorithm R), so a 1 GB file is analysed in the memory of n
-// samples; the seed is fixed so a run repeats.
+// samples; the seed is fixed so a run repeats. It also bounds the kept
+// samples' memory (maxCost, in sampleCost units): once the first samples
+// reach it, n shrinks to what is held, and a replacement that would go
+// over it is passed over (a slight bias against the largest samples,
+// which the output's sample count shows).
 type reservoir struct {
-	n    int
-	seen int
-	kept []Sample
-	rng  *rand.Rand
+	n       int
+	seen    int
+	kept    []Sample
+	rng     *rand.Rand
+	cost    int64
+	maxCost int64
 }
+
+// sampleCost estimates a kept sample's memory: its tree of Values (about
+// 80 bytes a node) beside its JSON size, which the encodings are of.
+func sampleCost(s *Sample) int64 { return int64(s.Size) + 80*int64(s.nodes) }
 
 func (r *reservoir) add(s Sample) {
 	r.seen++
+	c := sampleCost(&s)
 	if len(r.kept) < r.n {
-		r.kept = append(r.kept, s)
-		return
+		if r.maxCost > 0 && r.cost+c > r.maxCost && len(r.kept) > 0 {
+			r.n = len(r.kept)
+		} else {
+			r.kept = append(r.kept, s)
+			r.cost += c
+			return
+		}
 	}
 	if j := r.rng.IntN(r.seen); j < r.n {
+		if d := c - sampleCost(&r.kept[j]); r.maxCost > 0 && r.cost+d > r.maxCost {
+			return
+		}
+		r.cost += c - sampleCost(&r.kept[j])
 		r.kept[j] = s
 	}
 }
@@ -121,7 +143,7 @@ func readFile(path string, o *Options, res *reservoir, shape *shapeAcc, st *Inpu
 	add := func(s Sample) {
 		s.Index = res.seen
 		st.Bytes += int64(s.Size)
-		shape.add(s.Val, s.Size)
+		s.nodes = shape.add(s.Val, s.Size)
 		res.add(s)
 	}
 	switch kind {

@@ -25,6 +25,10 @@ const (
 	// DefaultSamples is how many samples are kept and measured; more are
 	// sampled uniformly, and the result says so.
 	DefaultSamples = 1000
+	// DefaultMaxKept bounds the memory of the samples kept to measure
+	// (their JSON and their parsed trees, estimated): with large samples
+	// fewer than --sample are kept, and the output says how many.
+	DefaultMaxKept = 256 << 20
 	// DefaultTime is the time of each timed loop (one format's encode, or
 	// decode, or one compression of it).
 	DefaultTime = 200 * time.Millisecond
@@ -50,6 +54,7 @@ type Options struct {
 	// Samples bounds the samples measured (a uniform random subset of
 	// more), Seed picks it.
 	Samples int
+	MaxKept int64
 	Seed    uint64
 	// Time is each timed loop's time; negative skips timing (sizes and
 	// round trips only).
@@ -75,6 +80,9 @@ func (o *Options) fill() {
 	if o.Samples <= 0 {
 		o.Samples = DefaultSamples
 	}
+	if o.MaxKept <= 0 {
+		o.MaxKept = DefaultMaxKept
+	}
 	if o.Time == 0 {
 		o.Time = DefaultTime
 	}
@@ -92,7 +100,7 @@ func Run(ctx context.Context, paths []string, o Options) (*results.PayloadLab, e
 		return nil, err
 	}
 	lab := &results.PayloadLab{Schema: results.PayloadLabSchema, Start: time.Now(), Env: measure.Environment(ctx)}
-	res := &reservoir{n: o.Samples, rng: rand.New(rand.NewPCG(o.Seed, 0x7061796c6f6164))}
+	res := &reservoir{n: o.Samples, maxCost: o.MaxKept, rng: rand.New(rand.NewPCG(o.Seed, 0x7061796c6f6164))}
 	shape := newShapeAcc()
 	st, err := readInputs(paths, &o, res, shape)
 	if err != nil {

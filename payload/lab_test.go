@@ -236,3 +236,15 @@ func TestRecordedInputs(t *testing.T) {
 		t.Errorf("a truncated recorded body: %v, want ErrInput naming request 2", err)
 	}
 }
+
+// Large samples are kept within the memory bound: fewer than --sample.
+func TestKeptMemoryBound(t *testing.T) {
+	var b strings.Builder
+	for range 40 {
+		b.WriteString(`{"a":"` + strings.Repeat("x", 1000) + `","n":[1,2,3]}` + "\n")
+	}
+	lab := labOn(t, b.String(), Options{Samples: 30, MaxKept: 10 * 1400})
+	if lab.Input.Read != 40 || lab.Input.Kept >= 30 || lab.Input.Kept < 5 || !lab.Input.Sampled {
+		t.Errorf("input %+v: want 40 read and fewer than 30 kept (memory bound), said to be sampled", lab.Input)
+	}
+}

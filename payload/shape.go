@@ -22,12 +22,20 @@ type shapeAcc struct {
 
 func newShapeAcc() *shapeAcc { return &shapeAcc{keys: map[string]struct{}{}} }
 
-func (a *shapeAcc) add(v Value, size int) {
+// add counts one sample and returns how many values it holds.
+func (a *shapeAcc) add(v Value, size int) int {
+	before := a.values()
 	a.s.Samples++
 	a.bytes += int64(size)
 	d := a.walk(v, 0)
 	a.depths = append(a.depths, int16(min(d, 1<<15-1)))
 	a.s.DepthMax = max(a.s.DepthMax, d)
+	return int(a.values() - before)
+}
+
+func (a *shapeAcc) values() int64 {
+	s := &a.s
+	return s.Objects + s.Arrays + s.Numbers + s.Strings + s.Bools + s.Nulls
 }
 
 // walk counts v and returns its depth.

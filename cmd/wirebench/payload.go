@@ -45,6 +45,7 @@ func runPayload(ctx context.Context, env *cliEnv, args []string) error {
 	comps := fs.String("compress", strings.Join(payload.Compressions, ","), "compressions to measure: gzip, zstd, br (comma-separated; \"none\" for none)")
 	maxFile := fs.Int64("max-file", payload.DefaultMaxFileSize, "refuse an input file larger than this many `bytes`")
 	maxSample := fs.Int("max-sample", payload.DefaultMaxSample, "refuse a sample (document, element, line, body) larger than this many `bytes`")
+	maxKept := fs.Int64("max-kept", payload.DefaultMaxKept, "keep at most this many `bytes` of samples to measure (estimated: their JSON and parsed trees); fewer than --sample are kept when they are large")
 	maxDepth := fs.Int("max-depth", payload.DefaultMaxDepth, "refuse a sample nested deeper than this (the codecs' own limit is 64)")
 	protoFile := fs.String("proto", "", "protobuf schema: a .proto `file` compiled at run time (no protoc needed)")
 	protoset := fs.String("protoset", "", "protobuf schema: a FileDescriptorSet `file` (protoc --descriptor_set_out --include_imports, buf build -o)")
@@ -64,6 +65,7 @@ func runPayload(ctx context.Context, env *cliEnv, args []string) error {
 		checkInt("--max-file", *maxFile, 1, 1<<40, ""),
 		checkInt("--max-sample", int64(*maxSample), 1, 1<<30, ""),
 		checkInt("--max-depth", int64(*maxDepth), 1, maxPayloadDepth, ""),
+		checkInt("--max-kept", *maxKept, 1<<20, 1<<40, ""),
 		checkDuration("--time", *per, 0, maxPayloadTime),
 	} {
 		if err != nil {
@@ -76,7 +78,7 @@ func runPayload(ctx context.Context, env *cliEnv, args []string) error {
 		return usagef("--input %q: want json, har or wirebench", *input)
 	}
 	o := payload.Options{Input: *input, Whole: *whole, Samples: *samples, Seed: *seed, Time: *per,
-		MaxFileSize: *maxFile, MaxSample: *maxSample, MaxDepth: *maxDepth, Compressions: []string{}}
+		MaxFileSize: *maxFile, MaxSample: *maxSample, MaxKept: *maxKept, MaxDepth: *maxDepth, Compressions: []string{}}
 	if *per == 0 {
 		o.Time = -1
 	}
@@ -114,7 +116,7 @@ func runPayload(ctx context.Context, env *cliEnv, args []string) error {
 		return err
 	}
 	lab.Options = map[string]any{"input": *input, "whole": *whole, "sample": *samples, "seed": *seed, "time": per.String(),
-		"compress": *comps, "proto": *protoFile, "protoset": *protoset, "message": *message, "max_file": *maxFile, "max_sample": *maxSample, "max_depth": *maxDepth}
+		"compress": *comps, "proto": *protoFile, "protoset": *protoset, "message": *message, "max_file": *maxFile, "max_sample": *maxSample, "max_kept": *maxKept, "max_depth": *maxDepth}
 	if *out != "" {
 		if err := results.WriteFile(*out, *force, func(w io.Writer) error { return results.WritePayloadLab(w, lab) }); err != nil {
 			return err
