@@ -24,7 +24,7 @@ func (p *parser) flowOrReplay(ls *loadSpec, l *LoadSpec, n *yaml.Node, path stri
 		what = "replay"
 	}
 	for _, k := range []string{"method", "headers", "body", "body_file", "expect_status", "expect_body_contains", "scenario", "format", "compression"} {
-		if isSet(n, k) {
+		if isSet(n, k) && !(k == "format" && what == "flow") {
 			p.errorf(line(k), "%s.%s: a %s names its own requests and checks", path, k, what)
 		}
 	}
@@ -63,5 +63,5 @@ func (p *parser) flowOrReplay(ls *loadSpec, l *LoadSpec, n *yaml.Node, path stri
 		p.errorf(line("flow"), "%s.flow: %s", path, strings.TrimPrefix(err.Error(), flow.ErrFlow.Error()+": "))
 		return
 	}
-	l.Flow, l.FlowConn = f, co
+	l.Flow, l.FlowConn = f, flow.Options{Options: co, Format: ls.Format}
 }

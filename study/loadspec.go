@@ -36,7 +36,7 @@ type LoadSpec struct {
 	// FlowConn's URL; Replay sends a recording (load/replay) at its own
 	// schedule.
 	Flow     *flow.Flow
-	FlowConn conn.Options
+	FlowConn flow.Options
 	Replay   *replay.Options
 }
 
@@ -133,6 +133,9 @@ func (l LoadSpec) describe() map[string]any {
 		d["scenario"], d["kind"], d["batch"], d["in_browser"] = "browser", b.Kind, b.Batch, true
 	} else if f := l.Flow; f != nil {
 		d["scenario"], d["flow"], d["steps"], d["url"], d["transport"] = "flow", f.File, len(f.Steps), l.FlowConn.URL, transportName(l.FlowConn.Transport)
+		if l.FlowConn.Format != "" {
+			d["format"] = l.FlowConn.Format
+		}
 		if f.Data != nil {
 			d["data_file"], d["data_rows"] = f.Data.File, len(f.Data.Rows)
 		}

@@ -130,7 +130,7 @@ func newLoadFlags(env *cliEnv, f *loadFlags) *pflag.FlagSet {
 	fs.StringVar(&f.raw.KeyFile, "key", "", "https: client certificate's private key (PEM `file`)")
 	fs.StringVar(&f.scenario, "scenario", "", "reference-API `scenario`: crud, echo, get, list, create; or a key-value one: kv-set, kv-get, kv-mixed")
 	f.registerKV(fs) // load_kv.go
-	fs.StringVar(&f.sc.Format, "format", "json", "scenario wire `format`: json, toon, protobuf, msgpack, cbor")
+	fs.StringVar(&f.sc.Format, "format", "json", "scenario wire `format`: json, toon, protobuf, msgpack, cbor (--flow: re-encodes its JSON steps for the reference API)")
 	fs.StringVar(&f.stream.Kind, "stream", "", "stream `kind` against the reference server's REST port URL (see stream.Kinds): grpc-server-stream, grpc-bidi, ndjson, sse, websocket, connect-get, tunnel-get, ...")
 	fs.StringVar(&f.stream.GRPC, "grpc", "127.0.0.1:9090", "`pkg.Service/Method` to call on the host:port URL (any gRPC server: --proto, --protoset or its reflection; --data); with --stream, the gRPC address (host:port) of the native gRPC kinds")
 	fs.IntVar(&f.stream.Messages, "messages", 100, "--stream: `messages` per bidi, client-stream or WebSocket exchange")

@@ -28,7 +28,7 @@ func (f *flowFlags) check(fs *pflag.FlagSet) error {
 		}
 		return nil
 	}
-	for _, name := range []string{"scenario", "stream", "browser", "replay", "grpc", "method", "body", "expect-status", "expect-body-contains", "format", "compression", "0rtt", "record"} {
+	for _, name := range []string{"scenario", "stream", "browser", "replay", "grpc", "method", "body", "expect-status", "expect-body-contains", "compression", "0rtt", "record"} {
 		if fl := fs.Lookup(name); fl != nil && fl.Changed {
 			return usagef("--%s does not apply to --flow: the flow file names its requests, headers, bodies and checks", name)
 		}
@@ -55,7 +55,7 @@ func (f *loadFlags) flowScenario(url string) (load.Scenario, map[string]any, err
 		return nil, nil, usagef("-H: %s", cliMessage(err))
 	}
 	f.raw.URL, f.raw.Timeout = url, f.o.Timeout
-	sc, err := flow.New(fl, f.raw.Options)
+	sc, err := flow.New(fl, flow.Options{Options: f.raw.Options, Format: f.sc.Format})
 	if err != nil {
 		return nil, nil, flowError(err)
 	}

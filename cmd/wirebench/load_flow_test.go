@@ -68,12 +68,16 @@ func TestFlowExampleAgainstServe(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer srv.Close()
-	code, out, errOut := runLoadCLI(t, "load", "-q", "--flow", "../../examples/flows/users.yaml", "--data-file", "../../examples/flows/users.csv",
-		"-c", "3", "-n", "30", "http://"+srv.HTTPAddr())
-	if code != 0 || !strings.Contains(out, "iterations    30 ") || !strings.Contains(out, "requests      120 ") || !strings.Contains(out, "failed 0 (0.00%)") {
-		t.Fatalf("exit %d\n%s%s", code, out, errOut)
-	}
-	if u, _ := srv.Store.Len(); u != 10 {
-		t.Errorf("the store has %d users after the flows, want the 10 seeded", u)
+	// --format runs the JSON flow in each of the API's formats: bodies
+	// re-encoded, responses decoded for the captures and checks.
+	for _, format := range []string{"json", "protobuf", "msgpack", "cbor", "toon"} {
+		code, out, errOut := runLoadCLI(t, "load", "-q", "--flow", "../../examples/flows/users.yaml", "--data-file", "../../examples/flows/users.csv",
+			"-c", "3", "-n", "30", "--format", format, "http://"+srv.HTTPAddr())
+		if code != 0 || !strings.Contains(out, "iterations    30 ") || !strings.Contains(out, "requests      120 ") || !strings.Contains(out, "failed 0 (0.00%)") {
+			t.Fatalf("--format %s: exit %d\n%s%s", format, code, out, errOut)
+		}
+		if u, _ := srv.Store.Len(); u != 10 {
+			t.Errorf("--format %s: the store has %d users after the flows, want the 10 seeded", format, u)
+		}
 	}
 }

@@ -132,7 +132,7 @@ func writeFiles(t *testing.T, files map[string]string) string {
 
 func runFlow(t *testing.T, f *Flow, url string, o load.Options) *results.Load {
 	t.Helper()
-	sc, err := New(f, conn.Options{URL: url})
+	sc, err := New(f, Options{Options: conn.Options{URL: url}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -158,7 +158,7 @@ func TestFlowCapturesAndCounts(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			sc, err := New(f, conn.Options{URL: url, Transport: transport})
+			sc, err := New(f, Options{Options: conn.Options{URL: url, Transport: transport}})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -295,7 +295,7 @@ func TestFlowHostHeader(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		sc, err := New(f, conn.Options{URL: url, Transport: transport})
+		sc, err := New(f, Options{Options: conn.Options{URL: url, Transport: transport}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -307,5 +307,32 @@ func TestFlowHostHeader(t *testing.T) {
 		if got := srv.requests(); len(got) != 2 || got[0] != "GET /users/1 host=other.example" {
 			t.Errorf("%s: server saw %q", transport, got)
 		}
+	}
+}
+
+// --format re-encodes only the reference API's routes: a body for any
+// other is a failure naming the route, and is not sent.
+func TestFlowFormatOutsideTheAPI(t *testing.T) {
+	t.Parallel()
+	srv, url := newLogServer(t)
+	f, err := Parse("f.yaml", []byte("flow:\n  - post:\n      url: /nope/{{.N}}\n      body: '{}'\n"), "", noFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc, err := New(f, Options{Options: conn.Options{URL: url}, Format: "protobuf"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sc.Close()
+	res, err := load.Run(context.Background(), load.Options{Options: results.Options{Concurrency: 1, Requests: 3}, Slowest: -1}, sc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `step 1 "POST /nope/{{.N}}": format protobuf: not a route of the reference API with a body`
+	if res.Failed != 3 || res.Failures[want] != 3 || len(srv.requests()) != 0 {
+		t.Fatalf("failures %v, server saw %v; want 3 × %q and nothing sent", res.Failures, srv.requests(), want)
+	}
+	if _, err := New(f, Options{Options: conn.Options{URL: url}, Format: "xml"}); err == nil {
+		t.Error("format xml accepted")
 	}
 }

@@ -20,10 +20,19 @@ import (
 	"github.com/wirebench/wirebench/results"
 )
 
+// Options are where and how a flow connects (conn.Options: URL is the
+// base URL every step's path is below) and, for the reference API, the
+// wire format its JSON steps run in ("" or json: as written).
+type Options struct {
+	conn.Options
+	Format string
+}
+
 // Scenario runs a flow against a base URL: a load.Scenario whose
 // operations are the flow's steps. Close it after the run.
 type Scenario struct {
 	f      *Flow
+	fmt    *format // nil: bodies and headers as written
 	o      conn.Options
 	c      *conn.Conns
 	base   string // scheme://host, for net/http's URLs
@@ -37,10 +46,18 @@ type Scenario struct {
 
 // New connects f to o.URL, the base URL every step's path is below, by
 // package conn's rule (HTTP/1.1, h2c, h2, h3; auto follows Alt-Svc).
-func New(f *Flow, o conn.Options) (*Scenario, error) {
+func New(f *Flow, opts Options) (*Scenario, error) {
 	if f == nil || len(f.Steps) == 0 {
 		return nil, fmt.Errorf("%w: no steps", ErrFlow)
 	}
+	var wf *format
+	if opts.Format != "" && opts.Format != "json" {
+		var err error
+		if wf, err = newFormat(opts.Format); err != nil {
+			return nil, err
+		}
+	}
+	o := opts.Options
 	method := "HEAD" // --transport auto's first request changes nothing on the server
 	if f.Steps[0].Method == "GET" {
 		method = "GET"
@@ -50,7 +67,7 @@ func New(f *Flow, o conn.Options) (*Scenario, error) {
 		return nil, err
 	}
 	u := c.Target
-	s := &Scenario{f: f, o: c.Options(), c: c, base: u.Scheme + "://" + u.Host, host: u.Host,
+	s := &Scenario{f: f, fmt: wf, o: c.Options(), c: c, base: u.Scheme + "://" + u.Host, host: u.Host,
 		prefix: strings.TrimSuffix(u.EscapedPath(), "/")}
 	if u.RawQuery != "" {
 		c.Close()
@@ -222,11 +239,28 @@ func (v *vu) do(ctx context.Context, i int, st *Step, o *load.Outcome) string {
 		}
 		body = v.body
 	}
+	var route string // the path below the base URL, for --format's routes
+	if f := v.s.fmt; f != nil {
+		route, _, _ = strings.Cut(string(v.path[len(v.s.prefix):]), "?")
+		if body != nil {
+			var reason string
+			if body, reason = f.request(st.Method, route, body); reason != "" {
+				return reason
+			}
+		}
+		v.hdr = f.headers(v.hdr, body != nil)
+	}
 	o.BodyOut = len(body)
 	status, in, n, kh, err := v.send(ctx, st, body)
 	o.Status, o.BodyIn = status, n
 	if err != nil {
 		return clientio.FailReason(err)
+	}
+	if f := v.s.fmt; f != nil && st.readsBody {
+		var reason string
+		if in, reason = f.response(st.Method, route, status, in); reason != "" {
+			return reason
+		}
 	}
 	if v.std != nil && v.s.c.H2 != nil {
 		o.BodyOut = 0 // HTTP/2's DATA frames count it (Finish)
