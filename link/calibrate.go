@@ -65,7 +65,10 @@ func (l *Link) Calibrate(ctx context.Context, o CalibrateOptions) (*Calibration,
 		// A limited rate is the link's, whatever TCP makes of it: measured
 		// by a UDP flood at 1.5× it (TCP's slow start on a long round trip,
 		// or its response to loss, would understate it).
-		for _, r := range []struct {
+		// Both ways at once: each direction has its own pipe.
+		var floods sync.WaitGroup
+		errs := make([]error, 2)
+		for i, r := range []struct {
 			up  bool
 			set int64
 			got *float64
@@ -73,9 +76,15 @@ func (l *Link) Calibrate(ctx context.Context, o CalibrateOptions) (*Calibration,
 			if r.set == 0 {
 				continue
 			}
-			if *r.got, err = l.udpRate(ctx, r.up, r.set); err != nil {
-				return nil, fmt.Errorf("calibration: UDP rate: %w", err)
-			}
+			floods.Add(1)
+			go func() {
+				defer floods.Done()
+				*r.got, errs[i] = l.udpRate(ctx, r.up, r.set)
+			}()
+		}
+		floods.Wait()
+		if err := errors.Join(errs...); err != nil {
+			return nil, fmt.Errorf("calibration: UDP rate: %w", err)
 		}
 		// TCP last: what it leaves in a slow link's queue would disturb
 		// the probes after it.

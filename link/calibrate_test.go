@@ -20,9 +20,9 @@ func TestCalibrate(t *testing.T) {
 		spec string
 		o    CalibrateOptions
 	}{
-		{"rtt=50ms,rate=10mbit", CalibrateOptions{Bulk: time.Second, LossPackets: -1}},
+		{"rtt=50ms,rate=10mbit", CalibrateOptions{Bulk: 600 * time.Millisecond, LossPackets: -1}},
 		{"rtt=10ms,loss=5%", CalibrateOptions{Bulk: -1, LossPackets: 4000}},
-		{"rtt=4ms,up=2mbit,down=8mbit,loss=2%,burst=3", CalibrateOptions{Bulk: 600 * time.Millisecond, LossPackets: 2000}},
+		{"rtt=4ms,up=2mbit,down=8mbit,loss=2%,burst=3", CalibrateOptions{Bulk: 600 * time.Millisecond, LossPackets: 1000}},
 	} {
 		t.Run(tc.spec, func(t *testing.T) {
 			l := openLink(t, tc.spec)
