@@ -392,7 +392,11 @@ func (p *parser) load(n *yaml.Node, path string, cellLine int) LoadSpec {
 	}
 	o.Seed = uint64(max(ls.ArrivalsSeed, 0))
 	l := LoadSpec{Options: o}
-	if ls.Flow != "" || ls.Replay != "" {
+	if ls.GRPC != "" {
+		if p.grpcLoad(&ls, &l, n, path, line); l.GRPC == nil { // loadgrpc.go
+			return l // its error is reported
+		}
+	} else if ls.Flow != "" || ls.Replay != "" {
 		if p.flowOrReplay(&ls, &l, n, path, line); l.Flow == nil && l.Replay == nil {
 			return l // its error is reported
 		}
@@ -447,7 +451,7 @@ func (p *parser) load(n *yaml.Node, path string, cellLine int) LoadSpec {
 	}
 	if !strings.HasPrefix(ls.Scenario, "kv-") {
 		for _, k := range kvLoadKeys {
-			if isSet(n, k) {
+			if isSet(n, k) && !(k == "protocol" && ls.GRPC != "") { // a grpc: method's protocol
 				p.errorf(line(k), "%s.%s: applies to the key-value scenarios (scenario: kv-set, kv-get or kv-mixed)", path, k)
 			}
 		}
@@ -458,7 +462,11 @@ func (p *parser) load(n *yaml.Node, path string, cellLine int) LoadSpec {
 	}
 	// Build it once with stand-in ports: a bad format, transport, status
 	// or URL is reported here, with its line, not in every trial.
+	// A grpc: method by reflection needs its server: checked at the run.
 	stand := vars{ports: []int{1, 2, 3, 4, 5, 6, 7, 8, 9}, wirebench: "wirebench"}
+	if g := l.GRPC; g != nil && len(g.Protos) == 0 && g.Protoset == "" {
+		return l
+	}
 	if sc, err := l.scenario(stand); err != nil {
 		p.errorf(n.Line, "%s: %s", path, strings.TrimPrefix(err.Error(), load.ErrOptions.Error()+": "))
 	} else {

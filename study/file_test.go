@@ -103,7 +103,7 @@ func TestParseErrors(t *testing.T) {
 		{"misspelt server field", core[:strings.Index(core, "  - name: slow")] + "  - name: slow\n    server: {comand: [./srv]}\n",
 			`s.yaml:10: unknown field "comand" in cells[1].server; did you mean "command"?`},
 		{"unknown field, nothing close", "load: {url: http://h/, zzzzzz: 1}\n" + cell,
-			`s.yaml:1: unknown field "zzzzzz" in load (known: arrivals, arrivals_seed, as_format, body, body_file, compression, concurrency, connections, data_file, data_size_list, data_size_range, expect_body_contains, expect_status, expiry_range, flow, format, headers, insecure, key_dist, key_maximum, key_minimum, keys, loop, method, miss_ratio, no_keepalive, no_preload, open, pipeline, protocol, rate, ratio, replay, requests, scenario, seed, speed, stages, timeout, transport, url, value_size)`},
+			`s.yaml:1: unknown field "zzzzzz" in load (known: arrivals, arrivals_seed, as_format, body, body_file, compression, concurrency, connections, data, data_file, data_size_list, data_size_range, expect, expect_body_contains, expect_status, expiry_range, flow, format, grpc, headers, import_paths, insecure, key_dist, key_maximum, key_minimum, keys, loop, messages, method, miss_ratio, no_keepalive, no_preload, open, pipeline, proto, protocol, protoset, rate, ratio, replay, requests, scenario, seed, speed, stages, timeout, transport, url, value_size)`},
 		{"kv key on a raw load", "load: {url: http://h/, key_dist: zipf}\n" + cell,
 			`s.yaml:1: cells[0] (a).load.key_dist: applies to the key-value scenarios (scenario: kv-set, kv-get or kv-mixed)`},
 		{"bad key distribution", "load: {url: \"redis://127.0.0.1:{port}\", scenario: kv-get, key_dist: pareto}\n" + cell,

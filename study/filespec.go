@@ -112,6 +112,33 @@ type loadSpec struct {
 	MissRatio     float64 `yaml:"miss_ratio"`
 	KVSeed        int64   `yaml:"seed"`
 	NoPreload     bool    `yaml:"no_preload"`
+	// GRPC calls one method of any gRPC server at url (host:port,
+	// load/grpcany): its descriptors from Proto (with ImportPaths),
+	// Protoset, or the server's reflection; requests from Data (a JSON
+	// template) or DataFile (JSON lines); headers are its metadata;
+	// protocol is grpc, grpc-web or connect.
+	GRPC        string  `yaml:"grpc"`
+	Proto       strList `yaml:"proto"`
+	ImportPaths strList `yaml:"import_paths"`
+	Protoset    string  `yaml:"protoset"`
+	Data        string  `yaml:"data"`
+	Expect      strList `yaml:"expect"`
+	Messages    int     `yaml:"messages"`
+}
+
+// strList is one string or a list of them (proto: a.proto or [a.proto, b.proto]).
+type strList []string
+
+func (l *strList) UnmarshalYAML(n *yaml.Node) error {
+	if n.Kind == yaml.SequenceNode {
+		return n.Decode((*[]string)(l))
+	}
+	var s string
+	if err := n.Decode(&s); err != nil {
+		return err
+	}
+	*l = strList{s}
+	return nil
 }
 
 // kvLoadKeys are loadSpec's key-value keys: refused outside kv-*.

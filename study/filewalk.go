@@ -63,6 +63,14 @@ func (w *walker) walk(n *yaml.Node, t reflect.Type, path string) {
 			return
 		}
 		w.walk(n, reflect.TypeFor[int](), path)
+	case t == reflect.TypeFor[strList]():
+		if n.Kind == yaml.SequenceNode {
+			for i, c := range n.Content {
+				w.walk(c, reflect.TypeFor[string](), fmt.Sprintf("%s[%d]", path, i))
+			}
+			return
+		}
+		w.walk(n, reflect.TypeFor[string](), path)
 	case t.Kind() == reflect.Struct:
 		w.mapping(n, t, path)
 	case t.Kind() == reflect.Slice:

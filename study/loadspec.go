@@ -1,6 +1,7 @@
 package study
 
 import (
+	"context"
 	"io"
 	"maps"
 	"math"
@@ -9,6 +10,7 @@ import (
 	"github.com/wirebench/wirebench/load/browser"
 	"github.com/wirebench/wirebench/load/conn"
 	"github.com/wirebench/wirebench/load/flow"
+	"github.com/wirebench/wirebench/load/grpcany"
 	"github.com/wirebench/wirebench/load/replay"
 	"github.com/wirebench/wirebench/load/scenario"
 	"github.com/wirebench/wirebench/load/stream"
@@ -38,11 +40,15 @@ type LoadSpec struct {
 	Flow     *flow.Flow
 	FlowConn flow.Options
 	Replay   *replay.Options
+	// GRPC, if set, calls one method of any gRPC server (load/grpcany);
+	// its descriptors are resolved when each run starts (reflection asks
+	// the trial's server).
+	GRPC *grpcany.Options
 }
 
 // hasLoad reports whether the spec names a client.
 func (l LoadSpec) hasLoad() bool {
-	return l.Scenario != nil || l.Raw != nil || l.Stream != nil || l.Browser != nil || l.KV != nil || l.Flow != nil || l.Replay != nil
+	return l.Scenario != nil || l.Raw != nil || l.Stream != nil || l.Browser != nil || l.KV != nil || l.Flow != nil || l.Replay != nil || l.GRPC != nil
 }
 
 // scenario builds a fresh scenario for one run with the trial's ports.
@@ -77,6 +83,11 @@ func (l LoadSpec) scenario(v vars) (load.Scenario, error) {
 		o.URL = v.expand(o.URL)
 		return replay.New(o)
 	}
+	if l.GRPC != nil {
+		o := *l.GRPC
+		o.URL, o.Metadata = v.expand(o.URL), v.expandAll(o.Metadata)
+		return grpcany.New(context.Background(), o)
+	}
 	o := *l.Raw
 	o.URL, o.Header = v.expand(o.URL), v.expandAll(o.Header)
 	return load.NewRaw(o)
@@ -104,6 +115,9 @@ func (l LoadSpec) url() string {
 	}
 	if l.Replay != nil {
 		return l.Replay.URL
+	}
+	if l.GRPC != nil {
+		return l.GRPC.URL
 	}
 	return ""
 }
@@ -144,6 +158,26 @@ func (l LoadSpec) describe() map[string]any {
 		d["speed"], d["loop"] = r.Speed, r.Loop
 		if r.AsFormat != "" {
 			d["as_format"] = r.AsFormat
+		}
+	} else if g := l.GRPC; g != nil {
+		d["scenario"], d["grpc"], d["url"], d["protocol"] = "grpc "+g.Method, g.Method, g.URL, g.Protocol
+		if g.Client != "" {
+			d["client"] = g.Client
+		}
+		if len(g.Protos) > 0 {
+			d["proto"] = g.Protos
+		}
+		if g.Protoset != "" {
+			d["protoset"] = g.Protoset
+		}
+		if g.Data != "" {
+			d["data"] = g.Data
+		}
+		if g.DataFile != "" {
+			d["data_file"] = g.DataFile
+		}
+		if len(g.Expect) > 0 {
+			d["expect"] = g.Expect
 		}
 	} else if k := l.KV; k != nil {
 		maps.Copy(d, map[string]any{"scenario": k.Name, "protocol": k.Protocol, "keys": k.Keys, "value_size": k.ValueSize, "pipeline": k.Pipeline})

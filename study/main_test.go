@@ -20,6 +20,13 @@ import (
 const testServerEnv = "WIREBENCH_STUDY_TESTSERVER"
 
 func TestMain(m *testing.M) {
+	if os.Getenv(testGRPCServerEnv) != "" { // loadgrpc_test.go
+		if err := testGRPCServer(os.Args[1:]); err != nil {
+			fmt.Fprintln(os.Stderr, "test gRPC server:", err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
 	if os.Getenv(testServerEnv) != "" {
 		if err := testServer(os.Args[1:]); err != nil {
 			fmt.Fprintln(os.Stderr, "test server:", err)

@@ -89,3 +89,19 @@ func TestLoadGRPCBadInput(t *testing.T) {
 		}
 	}
 }
+
+// TestCapacityGRPC: the capacity search runs a --grpc method with the
+// load's flags, its steps on the same scenario, every call counted by the
+// server.
+func TestCapacityGRPC(t *testing.T) {
+	srv := grpcanytest.Start(t, true)
+	code, stdout, errs := runLoadCLI(t, "capacity", "--slo", "p99<2s", "--start-rate", "20", "--max-rate", "40",
+		"--step-duration", "300ms", "--warmup", "100ms", "--no-confirm",
+		"--grpc", "grpc.testing.TestService/UnaryCall", "--data", `{"response_size": 1, "response_status": {"message": "{{.N}}"}}`, "--expect", `payload.body=="AA=="`, srv.Addr)
+	if code != 0 || !strings.Contains(stdout, "every rate up to --max-rate met it") || strings.Count(errs, "step ") != 2 {
+		t.Fatalf("exit %d\nstdout %s\nstderr %s", code, stdout, errs)
+	}
+	if ids, most := srv.IDs(); int64(ids) != srv.Calls.Load() || most != 1 || ids < 20 {
+		t.Fatalf("%d calls, %d distinct ids (most %d times): want every call its own id", srv.Calls.Load(), ids, most)
+	}
+}

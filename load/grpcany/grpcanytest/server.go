@@ -37,11 +37,19 @@ type Server struct {
 // the test ends.
 func Start(t testing.TB, reflect bool) *Server {
 	t.Helper()
-	s := &Server{ids: map[string]int{}, md: map[string]int{}}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
+	s, stop := Serve(ln, reflect)
+	t.Cleanup(stop)
+	return s
+}
+
+// Serve serves the TestService on ln until stop (a test's server process
+// calls it).
+func Serve(ln net.Listener, reflect bool) (s *Server, stop func()) {
+	s = &Server{ids: map[string]int{}, md: map[string]int{}}
 	gs := grpc.NewServer(
 		grpc.ChainUnaryInterceptor(func(ctx context.Context, req any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
 			if info.FullMethod != "/grpc.testing.TestService/UnaryCall" && info.FullMethod != "/grpc.testing.TestService/EmptyCall" {
@@ -68,9 +76,8 @@ func Start(t testing.TB, reflect bool) *Server {
 		reflection.Register(gs)
 	}
 	go gs.Serve(ln)
-	t.Cleanup(gs.Stop)
 	s.Addr = ln.Addr().String()
-	return s
+	return s, gs.Stop
 }
 
 // seenID records a request's id.
