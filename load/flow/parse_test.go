@@ -1,7 +1,10 @@
 package flow
 
 import (
+	"bufio"
+	"bytes"
 	"errors"
+	"io"
 	"os"
 	"strings"
 	"testing"
@@ -128,6 +131,35 @@ func FuzzParseFlow(f *testing.F) {
 		}
 		if len(fl.Steps) == 0 {
 			t.Fatal("a flow without steps parsed")
+		}
+	})
+}
+
+func FuzzReadData(f *testing.F) {
+	f.Add([]byte("name,id\nada,1\nbob,2\n"), false)
+	f.Add([]byte("{\"name\": \"ada\", \"id\": 1}\n{\"id\": 2, \"name\": \"bob\"}\n"), true)
+	f.Add([]byte("\ufeffa\n\"x,y\"\n"), false)
+	f.Fuzz(func(t *testing.T, text []byte, jsonl bool) {
+		read := readCSV
+		if jsonl {
+			read = func(file string, r io.Reader) (*Data, error) { return readJSONLines(file, bufio.NewReader(r)) }
+		}
+		d, err := read("d", bytes.NewReader(text))
+		if err != nil {
+			if !errors.Is(err, ErrFlow) || strings.Contains(err.Error(), "\n") {
+				t.Fatalf("error %q: want one line", err)
+			}
+			return
+		}
+		for i, row := range d.Rows {
+			if len(row) != len(d.Columns) {
+				t.Fatalf("row %d has %d values for %d columns", i, len(row), len(d.Columns))
+			}
+		}
+		for _, c := range d.Columns {
+			if !isIdent(c) {
+				t.Fatalf("column %q is no template name", c)
+			}
 		}
 	})
 }
