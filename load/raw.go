@@ -157,6 +157,7 @@ func (r *Raw) Driver() Driver {
 // Finish implements Scenario: over HTTP/2, the shared connections' bytes,
 // the body bytes their DATA frames carried and the requests resent.
 func (r *Raw) Finish(res *results.Load) {
+	res.Conn = ConnResult(r.o.URL, r.o.Transport, r.o.Auto, r.H3Handshakes(), r.H3ZeroRTT())
 	if r.h3 != nil {
 		r.h3.Close() // every VU closed: CONNECTION_CLOSE goes out, counted
 		in, out := r.h3.Bytes.In.Load(), r.h3.Bytes.Out.Load()

@@ -94,6 +94,11 @@ func TestH3(t *testing.T) {
 			if hs := sc.H3Handshakes(); int64(len(hs)) != tc.conns {
 				t.Errorf("handshakes %v, want %d", hs, tc.conns)
 			}
+			// The result records the set-up itself: what was dialled,
+			// over which transport, and the handshakes apart.
+			if c := res.Conn; c == nil || c.URL != tc.ro.URL || c.Transport != conn.H3 || int64(len(c.Handshakes)) != tc.conns || c.ZeroRTT != nil {
+				t.Errorf("result's conn %+v, want %s over h3 with %d handshakes", c, tc.ro.URL, tc.conns)
+			}
 			if res.Bytes.WireIn <= res.Bytes.BodyIn || res.Bytes.WireOut <= 0 {
 				t.Errorf("bytes %+v: UDP payload not counted", res.Bytes)
 			}

@@ -37,7 +37,10 @@ type Load struct {
 	// Config is the scenario's and CLI's configuration (target, method,
 	// headers, format, transport, every flag as given).
 	Config map[string]any `json:"config,omitempty"`
-	Env    measure.Env    `json:"env"`
+	// Conn is how the connections were set up (transport and why,
+	// handshakes, 0-RTT), as the scenario reports it.
+	Conn *Conn       `json:"conn,omitempty"`
+	Env  measure.Env `json:"env"`
 	// Link is the emulated network the run went through (--link); nil
 	// over the machine's own loopback.
 	Link *Link `json:"link,omitempty"`

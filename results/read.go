@@ -128,12 +128,15 @@ func FromLoad(res *Load) *Study {
 	}
 }
 
-// LoadTarget digs the URL out of a load run's configuration ("" when
-// unknown): raw mode keeps it under "raw", scenarios under
+// LoadTarget is a load run's URL ("" when unknown): its Conn's, or in a
+// result written before Conn, dug out of the configuration: raw mode kept it under "raw", scenarios under
 // "scenario_options". In a result read from a file they are JSON
 // objects; in one just run they may still be the client's options
 // struct, which is read through its JSON form (results knows no client).
 func LoadTarget(res *Load) string {
+	if res.Conn != nil && res.Conn.URL != "" {
+		return res.Conn.URL
+	}
 	for _, key := range []string{"raw", "scenario_options"} {
 		v, ok := res.Config[key].(map[string]any)
 		if !ok && res.Config[key] != nil {
@@ -158,6 +161,9 @@ func LoadTarget(res *Load) string {
 // records the transport it settled on (an https:// default becomes h2 or
 // http1 by ALPN), scenarios, streams and replays the one asked for.
 func LoadTransport(res *Load) (transport, url string) {
+	if c := res.Conn; c != nil && c.Transport != "" {
+		return c.Transport, c.URL
+	}
 	return ConfigTransport(res.Scenario, res.Config)
 }
 

@@ -184,3 +184,38 @@ func TestReadVersion1(t *testing.T) {
 			l.Schema, l.Latency.Count(), l.Requests, l.Thresholds)
 	}
 }
+
+// TestConnFromOldConfig: a result written before Conn kept the connection
+// set-up in its configuration; read, it is in Conn, and the target and
+// transport come from there.
+func TestConnFromOldConfig(t *testing.T) {
+	t.Parallel()
+	l := loadRun()
+	l.Schema = "wirebench.load/v1"
+	l.Config = map[string]any{"scenario": "raw", "auto": "h3: Alt-Svc",
+		"raw":              map[string]any{"url": "https://127.0.0.1:8443/", "transport": "h3"},
+		"h3_handshakes_ns": []any{1_500_000.0, 2_500_000.0},
+		"h3_0rtt":          map[string]any{"full_ns": []any{3e6}, "resumed_ns": []any{1e6, 1e6}, "Used": 2.0, "EarlyRequests": 5.0, "Refused": 0.0, "NoEarly": 0.0},
+	}
+	var buf bytes.Buffer
+	if err := l.WriteJSON(&buf); err != nil {
+		t.Fatal(err)
+	}
+	back, err := ReadLoad(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := back.Conn
+	if c == nil || c.Auto != "h3: Alt-Svc" || c.Transport != "h3" || c.URL != "https://127.0.0.1:8443/" ||
+		len(c.Handshakes) != 2 || c.Handshakes[1] != 2500*time.Microsecond ||
+		c.ZeroRTT == nil || c.ZeroRTT.Used != 2 || c.ZeroRTT.EarlyRequests != 5 || len(c.ZeroRTT.Resumed) != 2 {
+		t.Fatalf("conn %+v (0-RTT %+v)", c, c.ZeroRTT)
+	}
+	l.Conn = &Conn{URL: "https://example.test/", Transport: "h2"}
+	if got := LoadTarget(l); got != "https://example.test/" {
+		t.Errorf("LoadTarget = %q, want the conn's URL", got)
+	}
+	if tr, _ := LoadTransport(l); tr != "h2" {
+		t.Errorf("LoadTransport = %q, want the conn's", tr)
+	}
+}

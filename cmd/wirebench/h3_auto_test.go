@@ -53,7 +53,7 @@ func TestPeerH3Auto(t *testing.T) {
 		}
 		req, conn := srv.counters(t)
 		if res.Failed != 0 || res.Requests == 0 || req-req0 != res.Requests+tc.extra ||
-			conn-conn0 != int64(len(res.Config["h3_handshakes_ns"].([]any)))+tc.extra {
+			res.Conn == nil || conn-conn0 != int64(len(res.Conn.Handshakes))+tc.extra {
 			t.Errorf("%v: client %d requests (failures %v); server counted %d over h3 on %d connections",
 				argv, res.Requests, res.Failures, req-req0, conn-conn0)
 		}

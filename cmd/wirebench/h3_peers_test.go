@@ -146,9 +146,8 @@ func TestPeerH3(t *testing.T) {
 				t.Errorf("%v: server counted %d requests on %d connections; client %d (+%d interrupted) on %d",
 					args, req-req0, conn-conn0, res.Requests, res.Interrupted, conns)
 			}
-			hs, _ := res.Config["h3_handshakes_ns"].([]any)
-			if len(hs) != conns {
-				t.Errorf("%v: handshakes %v, want %d", args, res.Config["h3_handshakes_ns"], conns)
+			if res.Conn == nil || len(res.Conn.Handshakes) != conns {
+				t.Errorf("%v: conn %+v, want %d handshakes", args, res.Conn, conns)
 			}
 			if res.Bytes.WireIn <= res.Bytes.BodyIn || res.Bytes.BodyIn == 0 {
 				t.Errorf("%v: bytes %+v", args, res.Bytes)

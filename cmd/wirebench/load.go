@@ -311,7 +311,7 @@ func (f *loadFlags) run(ctx context.Context, env *cliEnv, fs *pflag.FlagSet, arg
 		return err
 	}
 	results.WriteLinkSummary(sum, res.Link)
-	noteTransport(sum, sc, cfg) // load_h3.go
+	noteTransport(sum, res.Conn) // load_h3.go
 	if err := results.WriteStreamSummary(sum, res); err != nil {
 		return err
 	}
@@ -477,10 +477,7 @@ func (f *loadFlags) scenarioFrom(pos []string) (load.Scenario, map[string]any, e
 		}
 		cfg := map[string]any{"scenario": f.scenario}
 		if tr, ok := sc.(transporter); ok {
-			f.sc.Transport, cfg["auto"] = tr.Transport()
-			if cfg["auto"] == "" {
-				delete(cfg, "auto")
-			}
+			f.sc.Transport, _ = tr.Transport() // auto: the choice is in res.Conn
 		}
 		cfg["scenario_options"] = f.sc
 		return sc, cfg, nil

@@ -67,11 +67,8 @@ func (f *loadFlags) flowScenario(url string) (load.Scenario, map[string]any, err
 		cfg["data_file"] = fl.Data.File
 		cfg["data_rows"] = len(fl.Data.Rows)
 	}
-	if tr, auto := sc.Transport(); tr != "" {
+	if tr, _ := sc.Transport(); tr != "" { // auto's choice: in the result's conn
 		cfg["transport"] = tr
-		if auto != "" {
-			cfg["auto"] = auto
-		}
 	}
 	return sc, cfg, nil
 }

@@ -6,31 +6,33 @@ import (
 	"slices"
 	"time"
 
-	"github.com/wirebench/wirebench/load"
-	"github.com/wirebench/wirebench/load/h3"
+	"github.com/wirebench/wirebench/results"
 )
 
 // noteTransport says, under the summary, which transport --transport auto
-// took and why, then the QUIC handshakes of an HTTP/3 run.
-func noteTransport(w io.Writer, sc load.Scenario, cfg map[string]any) {
-	if tr, ok := sc.(transporter); ok {
-		if transport, auto := tr.Transport(); auto != "" {
-			fmt.Fprintf(w, "  transport %s (--transport auto: %s)\n", transport, auto)
-		}
-	}
-	noteH3Handshakes(w, sc, cfg)
-	noteZeroRTT(w, sc, cfg)
-}
-
-// noteZeroRTT prints and records what --0rtt did: the full and resumed
-// handshakes apart, and how many connections the server let use 0-RTT.
-func noteZeroRTT(w io.Writer, sc load.Scenario, cfg map[string]any) {
-	r, ok := sc.(interface{ H3ZeroRTT() *h3.ZeroRTTStats }) // load.Raw, the reference scenarios
-	if !ok || r.H3ZeroRTT() == nil {
+// took and why, then the QUIC handshakes of an HTTP/3 run: what the
+// scenario recorded in the result (results.Conn).
+func noteTransport(w io.Writer, c *results.Conn) {
+	if c == nil {
 		return
 	}
-	z := r.H3ZeroRTT()
-	cfg["h3_0rtt"] = z
+	if c.Auto != "" {
+		fmt.Fprintf(w, "  transport %s (--transport auto: %s)\n", c.Transport, c.Auto)
+	}
+	if len(c.Handshakes) > 0 { // before the run (load/h3.Pool.Warm), apart from the latencies
+		s := slices.Sorted(slices.Values(c.Handshakes))
+		fmt.Fprintf(w, "  QUIC handshakes %d: median %v, max %v (not in the latencies above)\n",
+			len(s), s[(len(s)-1)/2].Round(time.Microsecond), s[len(s)-1].Round(time.Microsecond))
+	}
+	noteZeroRTT(w, c.ZeroRTT)
+}
+
+// noteZeroRTT prints what --0rtt did: the full and resumed handshakes
+// apart, and how many connections the server let use 0-RTT.
+func noteZeroRTT(w io.Writer, z *results.ZeroRTT) {
+	if z == nil {
+		return
+	}
 	if z.NoTicket != "" {
 		fmt.Fprintf(w, "  0-RTT: no session ticket (%s): every connection made a full handshake\n", z.NoTicket)
 	}
@@ -56,29 +58,7 @@ func noteZeroRTT(w io.Writer, sc load.Scenario, cfg map[string]any) {
 
 // transporter is a scenario that says which transport it runs over and,
 // with --transport auto, which it took and why (load.Raw, the reference
-// scenarios).
+// scenarios), so the recorded options name the one in effect.
 type transporter interface {
 	Transport() (transport, auto string)
-}
-
-// noteH3Handshakes records an HTTP/3 run's QUIC handshakes in the result's
-// configuration ("h3_handshakes_ns": the result model has no place for
-// connection set-up yet) and prints them under the summary: they happen
-// before the run (load/h3.Pool.Warm), apart from the requests' latency.
-func noteH3Handshakes(w io.Writer, sc load.Scenario, cfg map[string]any) {
-	r, ok := sc.(interface{ H3Handshakes() []time.Duration }) // load.Raw, the reference scenarios
-	if !ok {
-		return
-	}
-	if rr, ok := sc.(interface{ H3ZeroRTT() *h3.ZeroRTTStats }); ok && rr.H3ZeroRTT() != nil {
-		return // noteZeroRTT: the resumed handshakes overlap the first requests
-	}
-	hs := r.H3Handshakes()
-	if len(hs) == 0 {
-		return
-	}
-	cfg["h3_handshakes_ns"] = hs
-	s := slices.Sorted(slices.Values(hs))
-	fmt.Fprintf(w, "  QUIC handshakes %d: median %v, max %v (not in the latencies above)\n",
-		len(s), s[(len(s)-1)/2].Round(time.Microsecond), s[len(s)-1].Round(time.Microsecond))
 }

@@ -126,6 +126,7 @@ func (s *Scenario) NewVU(ctx context.Context, id int, wire *measure.Bytes) (load
 
 // Finish implements load.Scenario: the shared connections' bytes.
 func (s *Scenario) Finish(res *results.Load) {
+	res.Conn = load.ConnResult(s.o.URL, s.o.Transport, s.c.Auto, nil, nil)
 	if h := s.c.H2; h != nil {
 		res.Bytes.WireIn += h.Bytes.In.Load()
 		res.Bytes.WireOut += h.Bytes.Out.Load()

@@ -154,6 +154,7 @@ func (s *apiScenario) Driver() load.Driver { return load.PerVU }
 // Finish implements Scenario: the shared h2c or gRPC connections' bytes
 // and the h2c requests resent.
 func (s *apiScenario) Finish(res *results.Load) {
+	res.Conn = load.ConnResult(s.o.URL, s.o.Transport, s.c.Auto, s.H3Handshakes(), s.H3ZeroRTT())
 	if s.h3 != nil {
 		s.h3.Close() // every VU closed: CONNECTION_CLOSE goes out, counted
 		s.h3.Finish(res)
