@@ -1,11 +1,17 @@
 package main
 
 import (
+	"encoding/json"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/wirebench/wirebench/internal/testkit"
 	"github.com/wirebench/wirebench/load/grpcany/grpcanytest"
 )
 
@@ -104,4 +110,54 @@ func TestCapacityGRPC(t *testing.T) {
 	if ids, most := srv.IDs(); int64(ids) != srv.Calls.Load() || most != 1 || ids < 20 {
 		t.Fatalf("%d calls, %d distinct ids (most %d times): want every call its own id", srv.Calls.Load(), ids, most)
 	}
+}
+
+// TestPeerGhzAnyMethod calls grpc-go's TestService by reflection with the
+// same templated request from ghz and from wirebench --grpc, one after
+// the other, each as its own process: the server counts exactly each
+// one's calls, every id once, and the two clients' CPU per call is logged
+// side by side (a figure, not a check: the machine is shared).
+func TestPeerGhzAnyMethod(t *testing.T) {
+	testkit.NeedPeers(t) // slow: CI's peer step (docs/testing.md)
+	ghz := testkit.NeedTool(t, "ghz", "go install github.com/bojand/ghz/cmd/ghz@latest")
+	bin := testkit.Binary(t)
+	srv := grpcanytest.Start(t, true)
+	const n = 3000
+	cpu := map[string]time.Duration{}
+	for _, c := range []struct {
+		name string
+		args []string
+	}{
+		{"ghz", []string{ghz, "--insecure", "--call", "grpc.testing.TestService.UnaryCall", "-d", `{"response_size": 4, "response_status": {"message": "ghz-{{.RequestNumber}}"}}`,
+			"-n", strconv.Itoa(n), "-c", "4", "--connections", "1", "--format", "json", srv.Addr}},
+		{"wirebench", []string{bin, "load", "-q", "--grpc", "grpc.testing.TestService/UnaryCall", "--data", `{"response_size": 4, "response_status": {"message": "wb-{{.N}}"}}`,
+			"--expect", `payload.body=="AAAAAA=="`, "-n", strconv.Itoa(n), "-c", "4", "--conns", "1", "--out", "-", srv.Addr}},
+	} {
+		before := srv.Calls.Load()
+		cmd := exec.Command(c.args[0], c.args[1:]...)
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("%s: %v\n%s", c.name, err, out)
+		}
+		if got := srv.Calls.Load() - before; got != n {
+			t.Fatalf("%s: the server counted %d calls, want %d", c.name, got, n)
+		}
+		if c.name == "ghz" {
+			var rep struct {
+				Count          int            `json:"count"`
+				StatusCodeDist map[string]int `json:"statusCodeDistribution"`
+			}
+			if err := json.Unmarshal(out, &rep); err != nil || rep.Count != n || rep.StatusCodeDist["OK"] != n {
+				t.Fatalf("ghz report: %v %+v", err, rep)
+			}
+		} else if !strings.Contains(string(out), fmt.Sprintf(`"requests":%d,`, n)) || !strings.Contains(string(out), `"failed":0,`) {
+			t.Fatalf("wirebench result lacks %d requests, 0 failed:\n%.600s", n, out)
+		}
+		cpu[c.name] = cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
+	}
+	if ids, most := srv.IDs(); ids != 2*n || most != 1 {
+		t.Fatalf("server saw %d distinct ids (most %d times); want %d once each", ids, most, 2*n)
+	}
+	t.Logf("client CPU per call (whole process, %d calls, c=4): wirebench %v, ghz %v: %.2f×",
+		n, cpu["wirebench"]/n, cpu["ghz"]/n, float64(cpu["wirebench"])/float64(cpu["ghz"]))
 }
