@@ -43,7 +43,11 @@ func TestCalibrate(t *testing.T) {
 				if tc.o.Bulk < 0 {
 					continue
 				}
-				if r.put <= 0 || r.wire <= 0 {
+				// Over a lossy link a short bulk transfer on a busy machine can
+				// spend its whole measured half in a retransmission timeout
+				// (goodput 0 seen in CI's main suite): its goodput is a timing
+				// check there.
+				if r.wire <= 0 || r.put <= 0 && (s.Loss.Zero() || testkit.Timing()) {
 					t.Errorf("%s: goodput %.0f, wire %.0f bit/s: want both measured", r.name, r.put, r.wire)
 				}
 				// (On a lossy link a retransmission that fills a hole hands
