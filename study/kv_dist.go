@@ -218,3 +218,27 @@ func (p *parser) kvLoad(ls *loadSpec, path string, line func(string) int) *scena
 	}
 	return k
 }
+
+// kvBenchBoth sets the two clients' ratios of our store to Redis side by
+// side: where redis-benchmark measured both servers (the RESP cells), a
+// client that favours one server shows as a ratio of its own that
+// differs from the other client's.
+func kvBenchBoth(st []kvCellStats) string {
+	var b strings.Builder
+	for _, op := range []string{"SET", "GET"} {
+		for _, p := range kvPersistences {
+			r, w := kvFind(st, op, p.title, "Redis"), kvFind(st, op, p.title, "wirebench RESP")
+			if len(r.benchRPS) == 0 || len(w.benchRPS) == 0 {
+				continue
+			}
+			if b.Len() == 0 {
+				b.WriteString("\n### Ours against Redis, by each client\n\n" +
+					"redis-benchmark run after our load in the Redis and the wirebench RESP trials (uniform keys, the seed's settings): " +
+					"the ratio of our store to Redis by each client. Two clients that agree say neither favours a server.\n\n" +
+					"| Operation | Persistence | wirebench client: ours / Redis | redis-benchmark: ours / Redis |\n|---|---|---:|---:|\n")
+			}
+			fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", op, p.title, kvRatioOf(w.rps, r.rps), kvRatioOf(w.benchRPS, r.benchRPS))
+		}
+	}
+	return b.String()
+}

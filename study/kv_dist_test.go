@@ -199,3 +199,21 @@ cells:
 		t.Fatalf("%v; %d cells, want the uniform one's twin added", err, len(tw.Cells))
 	}
 }
+
+// TestKVBenchBoth: where redis-benchmark measured both servers, each
+// client's ratio of ours to Redis is in the table.
+func TestKVBenchBoth(t *testing.T) {
+	st := []kvCellStats{
+		{op: "GET", persistence: "no persistence", label: "Redis", trials: 2, rps: []float64{100, 100}, benchRPS: []float64{50, 50}},
+		{op: "GET", persistence: "no persistence", label: "wirebench RESP", trials: 2, rps: []float64{80, 80}, benchRPS: []float64{60, 60}},
+		{op: "SET", persistence: "no persistence", label: "Redis", trials: 2, rps: []float64{100, 100}, benchRPS: []float64{50, 50}},
+		{op: "SET", persistence: "no persistence", label: "wirebench RESP", trials: 2, rps: []float64{80, 80}}, // not measured
+	}
+	got := kvBenchBoth(st)
+	if !strings.Contains(got, "| GET | no persistence | 0.80×") || !strings.Contains(got, "| 1.20×") || strings.Contains(got, "| SET |") {
+		t.Errorf("table:\n%s", got)
+	}
+	if kvBenchBoth(st[2:]) != "" {
+		t.Errorf("a table without both servers measured")
+	}
+}

@@ -81,7 +81,8 @@ func kvMedian(xs []float64) float64 {
 // kvNotes writes the seed's two tables beside this run's, and says which
 // comparisons are like for like.
 func kvNotes(res *results.Study) []string {
-	n := kvTables(kvStats(res))
+	st := kvStats(res)
+	n := kvTables(st) + kvBenchBoth(st)
 	if sk := kvSkewNotes(res); sk != "" {
 		n += "\n" + sk
 	}
