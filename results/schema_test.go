@@ -115,6 +115,14 @@ func TestResultFilesPlainNumbers(t *testing.T) {
 					t.Errorf("%s = %v, want %v", path, got, want)
 				}
 			}
+			if tc.name == "study" { // each cell's medians over its trials
+				if got := jqPath(t, doc, ".cell_figures.raw.p99_ms"); got != p99ms {
+					t.Errorf(".cell_figures.raw.p99_ms = %v, want %v", got, p99ms)
+				}
+				if got := jqPath(t, doc, ".cell_figures.raw.req_per_s"); got != 50.0 {
+					t.Errorf(".cell_figures.raw.req_per_s = %v, want 50", got)
+				}
+			}
 			if got := jqPath(t, doc, tc.prefix+".thresholds.0.expr"); got != "rps>1 && p99<5ms" {
 				t.Errorf("threshold reads %q", got)
 			}
