@@ -40,6 +40,9 @@ func run(t *testing.T, srv *grpcanytest.Server, o grpcany.Options, n int64, c in
 	if got := srv.Calls.Load() - before; got != n {
 		t.Fatalf("the server counted %d calls, we %d", got, n)
 	}
+	if res.Conn == nil || res.Conn.URL != srv.Addr && res.Conn.URL != "http://"+srv.Addr {
+		t.Fatalf("conn %+v: want the target", res.Conn)
+	}
 	if len(res.Ops) != 1 || res.Ops[0].Name != sc.Method().Name() || res.Ops[0].Latency.Count() != n {
 		t.Fatalf("ops %+v: want one, the method's, with %d latencies", res.Ops, n)
 	}

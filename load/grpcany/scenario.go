@@ -211,6 +211,11 @@ func (s *Scenario) Driver() load.Driver { return load.PerVU }
 // capacity search runs the scenario once per step, on the same
 // connections.
 func (s *Scenario) Finish(res *results.Load) {
+	tr := conn.GRPC // the connection's transport: h2c, or HTTP/1.1 for gRPC-Web and Connect
+	if s.o.Protocol != GRPC {
+		tr = conn.HTTP1
+	}
+	res.Conn = load.ConnResult(s.o.URL, tr, "", nil, nil)
 	if p := s.conns.GRPC; p != nil {
 		in, out := p.Bytes.In.Load(), p.Bytes.Out.Load()
 		res.Bytes.WireIn += in - s.wireIn
