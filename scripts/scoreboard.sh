@@ -1,0 +1,106 @@
+#!/usr/bin/env bash
+# scoreboard.sh: every speed ratio wirebench promises, in one run, as one
+# table (median and range of the per-round ratios; lower is better for CPU
+# per request, higher for rates). Each row comes from the bench script
+# that owns it, run here with short settings; those scripts pin the
+# server to CPU 1 and the client to CPU 0 and alternate their contenders
+# round by round, so background load hits both alike:
+#   client vs wrk           bench/wrk-vs-wirebench.sh (client CPU/request, keep-alive)
+#   server vs bare          bench/engine-cpu-interleaved.sh (server CPU/request:
+#                           net/http engine vs bare net/http, fasthttp engine vs bare fasthttp)
+#   gRPC vs bare grpc-go    bench/grpc-cpu.sh (server CPU/call: unary -c 50, a stream of 1,000)
+#   KV vs redis-server      scripts/kv-vs-redis.sh (rate, per fsync mode, -P 1 and -P 16)
+#   bulk vs sqlite3 .import scripts/bulk-judge.sh (wall time of 200k rows; one run, not rounds)
+#   h3 vs bare quic-go      bench/h3-cpu.sh (server and client CPU/request)
+# Each script takes the load lock for itself (each hold a few minutes at
+# most), so other users of the machine get turns between them.
+#
+# usage: [ROUNDS=3] [SECS=3] [ONLY="client server grpc kv bulk h3"] scripts/scoreboard.sh
+# needs: what those scripts need (wrk, ghz, redis-server, redis-benchmark,
+# sqlite3, curl, taskset, /usr/bin/time). The full run holds the lock for
+# about 8 minutes in six turns.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROUNDS=${ROUNDS:-3} SECS=${SECS:-3} ONLY=${ONLY:-client server grpc kv bulk h3}
+lock=/tmp/wirebench-load.lock
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+rows=$tmp/rows
+: > "$rows"
+
+# row PROMISE MEDIAN RANGE ROUNDS BAR
+row() { printf '| %s | %s | %s | %s | %s |\n' "$@" >> "$rows"; }
+
+# medrange: the per-round ratios on stdin (one a line) as "median<TAB>min-max<TAB>n".
+medrange() {
+  sort -g | awk '{v[NR] = $1} END {if (!NR) {print "-\t-\t0"; exit}
+    m = NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
+    printf "%.2f\t%.2f-%.2f\t%d\n", m, v[1], v[NR], NR}'
+}
+
+run() { # NAME CMD...: runs a bench under the lock, its output kept in $tmp/NAME
+  local name=$1; shift
+  echo "== $name: $*" >&2
+  if ! flock "$lock" "$@" > "$tmp/$name" 2>&1; then
+    echo "$name failed:" >&2; tail -20 "$tmp/$name" >&2
+    return 1
+  fi
+}
+
+start=$(date -u +%FT%TZ) load0=$(cut -d' ' -f1-3 /proc/loadavg)
+
+for part in $ONLY; do
+  case $part in
+  client)
+    if run client env MODES=keepalive bench/wrk-vs-wirebench.sh "$SECS" 50 "$ROUNDS"; then
+      IFS=$'\t' read -r m r n < <(awk '$1 == "keepalive" && $3 == "wrk" {w[$2] = $6} $1 == "keepalive" && $3 == "wirebench-lean" {o[$2] = $6}
+        END {for (k in o) if (w[k]) print o[k] / w[k]}' "$tmp/client" | medrange)
+      row "load client CPU/request vs wrk (keep-alive, 50 conns)" "$m" "$r" "$n" "≤ 1.0 (0.84 quiet)"
+    fi ;;
+  server)
+    if run server bench/engine-cpu-interleaved.sh "$((ROUNDS * 2))" "$SECS"; then
+      for pair in "nethttp bare net/http" "fasthttp barefast fasthttp"; do
+        read -r ours bare what <<<"$pair"
+        IFS=$'\t' read -r m r n < <(awk -v o="$ours" -v b="$bare" '$1 == "round" {for (i = 3; i < NF; i += 3) v[$i] = $(i + 1); if (v[b] > 0) print v[o] / v[b]; delete v}' "$tmp/server" | medrange)
+        row "server CPU/request, $ours engine vs bare $what (GET /users/1)" "$m" "$r" "$n" "≤ 1.0"
+      done
+    fi ;;
+  grpc)
+    if run grpc env UNARY_C=50 bench/grpc-cpu.sh "$SECS" "$ROUNDS"; then
+      for c in get-c50 stream; do
+        IFS=$'\t' read -r m r n < <(awk -v c="$c" '$1 == "bare" && $2 == c {b[++nb] = $3} $1 == "ours" && $2 == c {o[++no] = $3}
+          END {for (i = 1; i <= no; i++) print o[i] / b[i]}' "$tmp/grpc" | medrange)
+        row "gRPC server CPU/call vs bare grpc-go ($c)" "$m" "$r" "$n" "≤ 1.0 (1.00 quiet)"
+      done
+    fi ;;
+  kv)
+    for p in 1 16; do
+      if run "kv-p$p" env N=30000 P="$p" ROUNDS="$ROUNDS" scripts/kv-vs-redis.sh; then
+        # "# ours/redis MODE TEST: rate a b c (median M, range x-y); CPU ..."
+        sed -n 's/^# ours\/redis \([a-z]*\) \([A-Z]*\): rate [^(]*(median \([0-9.]*\), range \([0-9.-]*\)).*/\1 \2 \3 \4/p' "$tmp/kv-p$p" |
+          while read -r mode test m r; do
+            row "KV $test rate vs redis-server, appendfsync $mode, -P $p" "$m" "$r" "$ROUNDS" "≥ 1.0 (SET always 1.04, GET -P 16 1.15 quiet)"
+          done
+      fi
+    done ;;
+  bulk)
+    if run bulk env SERVE_ARGS= scripts/bulk-judge.sh 200000; then :; fi
+    x=$(sed -n 's/.*sqlite3 .import [0-9.]*s: \([0-9.]*\)x.*/\1/p' "$tmp/bulk" | head -1)
+    row "bulk upsert speed vs sqlite3 .import (200k rows, .import time / ours)" "${x:--}" "one run" 1 "≥ 0.8 (1.00 quiet)" ;;
+  h3)
+    if run h3 bench/h3-cpu.sh "$SECS" "$ROUNDS"; then
+      for side in server client; do
+        IFS=$'\t' read -r m r n < <(awk -v p="$side" '$1 == p && $2 == "bare" {b[++nb] = $3} $1 == p && $2 == "ours" {o[++no] = $3}
+          END {for (i = 1; i <= no; i++) print o[i] / b[i]}' "$tmp/h3" | medrange)
+        row "h3 $side CPU/request vs bare quic-go" "$m" "$r" "$n" "≤ 1.0"
+      done
+    fi ;;
+  *) echo "unknown part $part" >&2; exit 2 ;;
+  esac
+done
+
+echo "# scoreboard $start to $(date -u +%FT%TZ), $(lscpu | sed -n 's/^Model name: *//p' | head -1), $(nproc) CPUs, load average $load0 at the start, $(cut -d' ' -f1-3 /proc/loadavg) at the end; commit $(git rev-parse --short HEAD)$(git diff --quiet || echo +dirty); ROUNDS=$ROUNDS SECS=$SECS"
+echo
+echo "| ratio (ours / yardstick) | median | range | rounds | bar |"
+echo "|---|---:|---:|---:|---|"
+cat "$rows"
