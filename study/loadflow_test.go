@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wirebench/wirebench/internal/testkit"
 	"github.com/wirebench/wirebench/results"
 )
 
@@ -84,14 +85,16 @@ cells:
 				t.Fatalf("flow trial: scenario %s, iterations %+v, ops %+v", l.Scenario, l.Iterations, l.Ops)
 			}
 		default:
-			// 600 ms of a 200/s recording: the same schedule for both.
-			if l.Scenario != "replay" || l.Requests < 100 || l.Requests > 125 {
+			// 600 ms of a 200/s recording: the same schedule for both (a
+			// busy machine may drop late arrivals: the floor is timing).
+			if l.Scenario != "replay" || l.Requests > 125 || testkit.Timing() && l.Requests < 100 {
 				t.Fatalf("trial %s: scenario %s, %d requests, want about 120 (the recording's schedule)", tr.Cell, l.Scenario, l.Requests)
 			}
 		}
 	}
+	// Which server answered faster is a wall-clock measurement: timing.
 	for i := range p50["rec/slow"] {
-		if p50["rec/slow"][i] < p50["rec/fast"][i]+500*time.Microsecond {
+		if testkit.Timing() && p50["rec/slow"][i] < p50["rec/fast"][i]+500*time.Microsecond {
 			t.Errorf("p50 slow %v, fast %v: the 1-ms server is not the slower on the recording", p50["rec/slow"], p50["rec/fast"])
 		}
 	}
