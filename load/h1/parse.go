@@ -346,15 +346,27 @@ func parseHex(b []byte) (int, bool) {
 // of connections.
 const keepBody = 16 << 10
 
-// bodies[k] holds buffers of capacity exactly 1<<k, over keepBody.
-var bodies [31]sync.Pool
+// maxPooledBody is the largest buffer bodies keeps. A chunked body grows
+// through every power of two up to its size, each step giving the last
+// buffer back: pooled without a bound, one 64-MiB body left ~128 MiB in
+// the pool (live until two GCs later). Larger bodies are rare in a
+// benchmark and left to the GC.
+const maxPooledBody = 4 << 20
 
-// getBody returns an empty buffer of capacity n or more: from bodies over
-// keepBody (a power of two), else new.
+// bodies[k] holds buffers of capacity exactly 1<<k, over keepBody and up
+// to maxPooledBody.
+var bodies [bits.UintSize]sync.Pool
+
+// getBody returns an empty buffer of capacity n or more: over keepBody a
+// power of two (so a body grown chunk by chunk is copied O(n) times in
+// all), from bodies up to maxPooledBody.
 func getBody(n int) []byte {
-	k := bits.Len(uint(n - 1)) // 1<<k >= n
-	if n <= keepBody || k >= len(bodies) {
+	if n <= keepBody {
 		return make([]byte, 0, n)
+	}
+	k := bits.Len(uint(n - 1)) // 1<<k >= n
+	if 1<<k > maxPooledBody {
+		return make([]byte, 0, 1<<k)
 	}
 	if b, ok := bodies[k].Get().(*[]byte); ok {
 		return (*b)[:0]
@@ -366,7 +378,7 @@ func getBody(n int) []byte {
 func putBody(b []byte) {
 	c := cap(b)
 	k := bits.Len(uint(c)) - 1
-	if c <= keepBody || k >= len(bodies) || 1<<k != c {
+	if c <= keepBody || c > maxPooledBody || 1<<k != c {
 		return
 	}
 	b = b[:0]
