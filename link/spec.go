@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/wirebench/wirebench/internal/typo"
 )
 
 // ErrSpec reports a --link SPEC that cannot be parsed or is out of range;
@@ -334,7 +336,7 @@ func didYouMean(k string) string {
 	cands := append([]string{"rtt", "delay", "jitter", "reorder", "rate", "up", "down", "loss", "burst", "ge", "queue", "seed"}, PresetNames()...)
 	best, bestD := "", 3
 	for _, c := range cands {
-		if d := editDistance(k, c); d < bestD {
+		if d := typo.Distance(k, c); d < bestD {
 			best, bestD = c, d
 		}
 	}
@@ -342,26 +344,6 @@ func didYouMean(k string) string {
 		return ""
 	}
 	return "; did you mean " + best + "?"
-}
-
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur := make([]int, len(b)+1)
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			c := prev[j-1]
-			if a[i-1] != b[j-1] {
-				c++
-			}
-			cur[j] = min(c, prev[j]+1, cur[j-1]+1)
-		}
-		prev = cur
-	}
-	return prev[len(b)]
 }
 
 // String is the spec in Parse's language with every value explicit (a

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	yaml "go.yaml.in/yaml/v3"
+
+	"github.com/wirebench/wirebench/internal/typo"
 )
 
 // The walker checks a YAML node tree against the schema structs before
@@ -212,7 +214,7 @@ func describe(t reflect.Type) string {
 func suggest(name string, known []string) string {
 	best, bestD := "", 1<<30
 	for _, k := range known {
-		if d := editDistance(strings.ToLower(name), k); d < bestD {
+		if d := typo.Distance(strings.ToLower(name), k); d < bestD {
 			best, bestD = k, d
 		}
 	}
@@ -220,33 +222,4 @@ func suggest(name string, known []string) string {
 		return fmt.Sprintf("; did you mean %q?", best)
 	}
 	return " (known: " + strings.Join(slices.Sorted(slices.Values(known)), ", ") + ")"
-}
-
-// editDistance is the Levenshtein distance, with a transposition counting
-// one (Damerau's restricted form): "tirals" is one edit from "trials".
-func editDistance(a, b string) int {
-	if len(a) > 64 || len(b) > 64 {
-		return 1 << 20 // not a typo of a field name; spare the quadratic work
-	}
-	d := make([][]int, len(a)+1)
-	for i := range d {
-		d[i] = make([]int, len(b)+1)
-		d[i][0] = i
-	}
-	for j := range len(b) + 1 {
-		d[0][j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			d[i][j] = min(d[i-1][j]+1, d[i][j-1]+1, d[i-1][j-1]+cost)
-			if i > 1 && j > 1 && a[i-1] == b[j-2] && a[i-2] == b[j-1] {
-				d[i][j] = min(d[i][j], d[i-2][j-2]+1)
-			}
-		}
-	}
-	return d[len(a)][len(b)]
 }

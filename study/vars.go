@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/wirebench/wirebench/internal/lazy"
+	"github.com/wirebench/wirebench/internal/typo"
 )
 
 // MaxPorts is how many free ports one cell may ask for: {port} and {port2}
@@ -22,7 +23,7 @@ var braceWordRE = lazy.Regexp(`\{([A-Za-z][A-Za-z0-9_]*)\}`)
 // nearPlaceholder reports whether name looks like a misspelt placeholder.
 func nearPlaceholder(name string) bool {
 	name = strings.ToLower(strings.TrimRight(name, "0123456789"))
-	return editDistance(name, "port") <= 1 || editDistance(name, "wirebench") <= 2 || editDistance(name, "worktree") <= 2
+	return typo.Distance(name, "port") <= 1 || typo.Distance(name, "wirebench") <= 2 || typo.Distance(name, "worktree") <= 2
 }
 
 // vars are the values substituted into a cell's templates for one trial.

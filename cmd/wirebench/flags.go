@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"github.com/spf13/pflag"
+
+	"github.com/wirebench/wirebench/internal/typo"
 )
 
 // One flag library for every command: pflag, so that flags and arguments
@@ -152,7 +154,7 @@ func closest(s string, candidates []string) string {
 	sort.Strings(candidates)
 	best, bestD := "", 3
 	for _, c := range candidates {
-		d := editDistance(strings.ToLower(s), strings.ToLower(c))
+		d := typo.Distance(strings.ToLower(s), strings.ToLower(c))
 		if d < bestD && 2*d < max(len(s), len(c)) {
 			best, bestD = c, d
 		}
@@ -166,34 +168,6 @@ func closest(s string, candidates []string) string {
 		}
 	}
 	return best
-}
-
-// editDistance is the Levenshtein distance, counting an adjacent
-// transposition as one edit (Damerau, optimal string alignment): "htpt"
-// is one slip from "http".
-func editDistance(a, b string) int {
-	ra, rb := []rune(a), []rune(b)
-	d := make([][]int, len(ra)+1)
-	for i := range d {
-		d[i] = make([]int, len(rb)+1)
-		d[i][0] = i
-	}
-	for j := range rb {
-		d[0][j+1] = j + 1
-	}
-	for i := 1; i <= len(ra); i++ {
-		for j := 1; j <= len(rb); j++ {
-			cost := 1
-			if ra[i-1] == rb[j-1] {
-				cost = 0
-			}
-			d[i][j] = min(d[i-1][j]+1, d[i][j-1]+1, d[i-1][j-1]+cost)
-			if i > 1 && j > 1 && ra[i-1] == rb[j-2] && ra[i-2] == rb[j-1] {
-				d[i][j] = min(d[i][j], d[i-2][j-2]+1)
-			}
-		}
-	}
-	return d[len(ra)][len(rb)]
 }
 
 // aliases keeps old long names working (--o for --output), without

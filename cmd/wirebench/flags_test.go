@@ -210,18 +210,6 @@ func TestSingleDashLongFlags(t *testing.T) {
 	}
 }
 
-func TestEditDistance(t *testing.T) {
-	t.Parallel()
-	for _, tc := range []struct {
-		a, b string
-		d    int
-	}{{"http", "http", 0}, {"htp", "http", 1}, {"htpt", "http", 1}, {"", "abc", 3}, {"kitten", "sitting", 3}} {
-		if got := editDistance(tc.a, tc.b); got != tc.d {
-			t.Errorf("editDistance(%q, %q) = %d, want %d", tc.a, tc.b, got, tc.d)
-		}
-	}
-}
-
 // FuzzParseFlags: any argument list either parses or is a one-line usage
 // error; single-dash long names never lose a value or a positional.
 func FuzzParseFlags(f *testing.F) {
