@@ -20,7 +20,6 @@ func FormatRate(r float64) string {
 	return fmt.Sprintf("%.2f/s", r)
 }
 
-
 // CapacityLine is the answer in one line: "4,870/s at p99<20ms [4,870…5,100)".
 func CapacityLine(c *Capacity) string {
 	slo := strings.Join(c.SLO, ", ")
