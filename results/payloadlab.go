@@ -18,16 +18,33 @@ const PayloadLabSchema = "wirebench.payload/v1"
 // ErrPayloadLab reports a payload result that cannot be read.
 var ErrPayloadLab = errors.New("payload: bad result")
 
+// PayloadOptions are the flags a payload run was made with.
+type PayloadOptions struct {
+	Input     string `json:"input"`
+	Whole     bool   `json:"whole"`
+	Sample    int    `json:"sample"`
+	Seed      uint64 `json:"seed"`
+	Time      string `json:"time"`
+	Compress  string `json:"compress"`
+	Proto     string `json:"proto"`
+	Protoset  string `json:"protoset"`
+	Message   string `json:"message"`
+	MaxFile   int64  `json:"max_file"`
+	MaxSample int    `json:"max_sample"`
+	MaxKept   int64  `json:"max_kept"`
+	MaxDepth  int    `json:"max_depth"`
+}
+
 // PayloadLab is one run of the payload lab. Plain data, written as the
 // JSON result file.
 type PayloadLab struct {
-	Schema  string         `json:"schema"`
-	Options map[string]any `json:"options,omitempty"`
-	Env     measure.Env    `json:"env"`
-	Start   time.Time      `json:"start"`
-	End     time.Time      `json:"end"`
-	Input   PayloadInput   `json:"input"`
-	Shape   *PayloadShape  `json:"shape,omitempty"`
+	Schema  string          `json:"schema"`
+	Options *PayloadOptions `json:"options,omitempty"`
+	Env     measure.Env     `json:"env"`
+	Start   time.Time       `json:"start"`
+	End     time.Time       `json:"end"`
+	Input   PayloadInput    `json:"input"`
+	Shape   *PayloadShape   `json:"shape,omitempty"`
 	// Rows are one per format and compression, raw ("") first.
 	Rows []PayloadRow `json:"rows"`
 	// RoundTrips are one per format (compression changes nothing).
@@ -204,7 +221,18 @@ func FromPayloadLab(p *PayloadLab) *Study {
 	return &Study{
 		Schema: StudySchema, Study: "payload", Title: "wirebench payload: " + strings.Join(p.Input.Files, ", "),
 		Question:  "Which wire format suits these payloads: how many bytes, how much CPU, and what does a round trip change?",
-		SingleRun: true, Options: p.Options, Env: p.Env, Start: p.Start, End: p.End,
+		SingleRun: true, Options: p.Options.asMap(), Env: p.Env, Start: p.Start, End: p.End,
 		PayloadLab: p, Warnings: p.Warnings,
 	}
+}
+
+// asMap is o as the study's untyped options (the report prints them).
+func (o *PayloadOptions) asMap() map[string]any {
+	if o == nil {
+		return nil
+	}
+	b, _ := json.Marshal(o)
+	var m map[string]any
+	json.Unmarshal(b, &m)
+	return m
 }

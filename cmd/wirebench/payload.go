@@ -115,8 +115,8 @@ func runPayload(ctx context.Context, env *cliEnv, args []string) error {
 		}
 		return err
 	}
-	lab.Options = map[string]any{"input": *input, "whole": *whole, "sample": *samples, "seed": *seed, "time": per.String(),
-		"compress": *comps, "proto": *protoFile, "protoset": *protoset, "message": *message, "max_file": *maxFile, "max_sample": *maxSample, "max_kept": *maxKept, "max_depth": *maxDepth}
+	lab.Options = &results.PayloadOptions{Input: *input, Whole: *whole, Sample: *samples, Seed: *seed, Time: per.String(),
+		Compress: *comps, Proto: *protoFile, Protoset: *protoset, Message: *message, MaxFile: *maxFile, MaxSample: *maxSample, MaxKept: *maxKept, MaxDepth: *maxDepth}
 	if *out != "" {
 		if err := results.WriteFile(*out, *force, func(w io.Writer) error { return results.WritePayloadLab(w, lab) }); err != nil {
 			return err
