@@ -133,8 +133,13 @@ func TestH2BodyAnsweredEarly(t *testing.T) {
 		t.Fatalf("%d requests, %d failed %v, status %v", res.Requests, res.Failed, res.Failures, res.Status)
 	}
 	b := res.Bytes
-	if b.BodyOut > b.WireOut || b.WireOut != s.ln.Bytes.In.Load() || b.BodyOut >= 20*int64(len(body)) {
-		t.Errorf("body out %d in wire out %d (the server read %d bytes) for 20 bodies of %d answered early", b.BodyOut, b.WireOut, s.ln.Bytes.In.Load(), len(body))
+	// The server may not read the last frames the client sent: closing a
+	// connection with a reply unread resets it, and a TCP reset drops what
+	// the server's kernel still held (a RST_STREAM is 13 bytes; CI once
+	// saw two, one per connection, missing).
+	in := s.ln.Bytes.In.Load()
+	if b.BodyOut > b.WireOut || b.WireOut < in || b.WireOut-in > 2*64 || b.BodyOut >= 20*int64(len(body)) {
+		t.Errorf("body out %d in wire out %d (the server read %d bytes) for 20 bodies of %d answered early", b.BodyOut, b.WireOut, in, len(body))
 	}
 	// A whole body read by the server is counted whole.
 	s2 := startH2Server(t, 100, func(_ int64, w http.ResponseWriter, r *http.Request) { io.Copy(io.Discard, r.Body) })
