@@ -71,6 +71,9 @@ func (l LoadSpec) scenario(v vars) (load.Scenario, error) {
 	if l.KV != nil {
 		o := *l.KV
 		o.URL = v.expand(o.URL)
+		if o.Workers == 0 {
+			o.Workers = l.Options.Concurrency // parallel keys' slices
+		}
 		return scenario.NewKV(o)
 	}
 	if l.Flow != nil {

@@ -32,8 +32,8 @@ func (f *loadFlags) registerKV(fs *pflag.FlagSet) {
 	fs.IntVar(&f.kv.Keys, "keys", scenario.DefaultKVKeys, "kv-*: key space `N`, keys key:000000000000.. (redis-benchmark -r)")
 	fs.IntVar(&f.kv.ValueSize, "value-size", scenario.DefaultKVValueSize, "kv-*: value size in `bytes` (redis-benchmark -d, memtier --data-size)")
 	fs.BoolVar(&f.kv.NoPreload, "no-preload", false, "kv-get, kv-mixed: the keys are already there (do not write them first); their values are still checked")
-	fs.StringVar(&k.dist, "key-dist", "", "kv-*: key `distribution`: uniform (default), sequential, gaussian[:MEDIAN,STDDEV], zipf[:EXP] (e.g. zipf:0.99; exponent default 1)")
-	fs.StringVar(&k.pattern, "key-pattern", "", "kv-*: memtier's key `pattern`: R (uniform), S (sequential), G (Gaussian), Z (Zipf), or X:X (the same for SET and GET); as --key-dist")
+	fs.StringVar(&k.dist, "key-dist", "", "kv-*: key `distribution`: uniform (default), sequential, parallel, gaussian[:MEDIAN,STDDEV], zipf[:EXP] (e.g. zipf:0.99; exponent default 1)")
+	fs.StringVar(&k.pattern, "key-pattern", "", "kv-*: memtier's key `pattern`: R (uniform), S (sequential), P (parallel: each VU its own slice, in order), G (Gaussian), Z (Zipf), or X:X (the same for SET and GET); as --key-dist")
 	fs.Float64Var(&k.zipfExp, "key-zipf-exp", 0, "kv-* Zipf keys: the `exponent` s, 0 < s < 5 (memtier's; default 1; YCSB's zipfian is 0.99)")
 	fs.Float64Var(&k.median, "key-median", 0, "kv-* Gaussian keys: the centre, a key `number` (default the middle of the key space)")
 	fs.Float64Var(&k.stdev, "key-stddev", 0, "kv-* Gaussian keys: the standard deviation in `keys` (default a sixth of the key space)")
@@ -67,6 +67,7 @@ func (f *loadFlags) kvScenario(url string) (load.Scenario, map[string]any, error
 	if err := f.kvx.apply(fs, &f.kv); err != nil {
 		return nil, nil, loadUsagef("%s", cliMessage(err))
 	}
+	f.kv.Workers = f.o.Concurrency // parallel keys' slices
 	sc, err := scenario.NewKV(f.kv)
 	if err != nil {
 		return nil, nil, loadUsagef("%s", cliMessage(err))

@@ -21,6 +21,9 @@ const (
 	Sequential Pattern = "sequential" // S: min, min+1, .., max, min, .. per worker
 	Gaussian   Pattern = "gaussian"   // G: normal about a median, redrawn outside the key space
 	Zipf       Pattern = "zipf"       // Z: P(rank k) ∝ k^-s, the lowest key the most frequent
+	// Parallel is P: sequential, each worker over its own slice of the
+	// key space (memtier's P:P fills a key space once with -n allkeys).
+	Parallel Pattern = "parallel"
 )
 
 // DefaultZipfExp is memtier_benchmark's --key-zipf-exp default. YCSB's
@@ -47,9 +50,9 @@ type Spec struct {
 	Stddev float64  `json:"stddev,omitempty"`
 }
 
-// Parse reads a distribution: uniform, sequential, gaussian,
+// Parse reads a distribution: uniform, sequential, parallel, gaussian,
 // gaussian:MEDIAN,STDDEV, zipf or zipf:EXP; memtier_benchmark's letters
-// R, S, G and Z stand for the names.
+// R, S, P, G and Z stand for the names.
 func Parse(s string) (Spec, error) {
 	name, arg, hasArg := strings.Cut(s, ":")
 	var sp Spec
@@ -58,6 +61,8 @@ func Parse(s string) (Spec, error) {
 		sp.Pattern = Uniform
 	case "sequential", "s":
 		sp.Pattern = Sequential
+	case "parallel", "p":
+		sp.Pattern = Parallel
 	case "gaussian", "g", "normal":
 		sp.Pattern = Gaussian
 		if hasArg {
@@ -79,9 +84,9 @@ func Parse(s string) (Spec, error) {
 			sp.Exp = e
 		}
 	default:
-		return Spec{}, fmt.Errorf("%w: key distribution %q: want uniform, sequential, gaussian[:MEDIAN,STDDEV] or zipf[:EXP] (memtier's R, S, G, Z)", ErrSpec, s)
+		return Spec{}, fmt.Errorf("%w: key distribution %q: want uniform, sequential, parallel, gaussian[:MEDIAN,STDDEV] or zipf[:EXP] (memtier's R, S, P, G, Z)", ErrSpec, s)
 	}
-	if hasArg && (sp.Pattern == Uniform || sp.Pattern == Sequential) {
+	if hasArg && (sp.Pattern == Uniform || sp.Pattern == Sequential || sp.Pattern == Parallel) {
 		return Spec{}, fmt.Errorf("%w: %q: %s takes no parameter", ErrSpec, s, sp.Pattern)
 	}
 	return sp, nil
@@ -138,7 +143,7 @@ func New(s Spec, lo, hi int64) (*Dist, error) {
 	d := &Dist{spec: s, min: lo, n: hi - lo + 1}
 	d.hot = max(1, int64(math.Round(float64(d.n)*HotFraction)))
 	switch s.Pattern {
-	case Uniform, Sequential:
+	case Uniform, Sequential, Parallel:
 		d.hot = 0 // no key is likelier than another
 	case Zipf:
 		e := s.exp()
@@ -183,9 +188,32 @@ func (d *Dist) Keys() int64 { return d.n }
 func (d *Dist) Min() int64 { return d.min }
 
 // Source returns a stream of draws seeded by (seed, stream): a worker's
-// own, the same sequence for the same pair on every run.
+// own, the same sequence for the same pair on every run. A parallel
+// distribution's source walks the whole key space: see WorkerSource.
 func (d *Dist) Source(seed, stream uint64) *Source {
-	return &Source{d: d, r: rand.New(rand.NewPCG(seed, stream))}
+	return &Source{d: d, r: rand.New(rand.NewPCG(seed, stream)), lo: d.min, n: d.n}
+}
+
+// WorkerSource is worker's Source (0 ≤ worker < workers) seeded by (seed,
+// worker). For the parallel pattern it walks only the worker's slice of
+// the key space, the slices splitting it evenly; for the others it is
+// Source(seed, worker). More workers than keys is an error for parallel
+// keys: a worker would have no key.
+func (d *Dist) WorkerSource(seed uint64, worker, workers int) (*Source, error) {
+	s := d.Source(seed, uint64(worker))
+	if d.spec.Pattern != Parallel {
+		return s, nil
+	}
+	if workers < 1 || worker < 0 || worker >= workers {
+		return nil, fmt.Errorf("%w: worker %d of %d", ErrSpec, worker, workers)
+	}
+	if int64(workers) > d.n {
+		return nil, fmt.Errorf("%w: parallel keys: %d workers for %d keys (each worker needs a key of its own)", ErrSpec, workers, d.n)
+	}
+	w, n := int64(worker), int64(workers)
+	s.lo = d.min + d.n*w/n
+	s.n = d.min + d.n*(w+1)/n - s.lo
+	return s, nil
 }
 
 // Prob is the expected share of draws that pick key k.
@@ -199,7 +227,7 @@ func (d *Dist) Prob(k int64) float64 {
 	case Gaussian:
 		return (d.cdf(float64(k)+0.5) - d.cdf(float64(k)-0.5)) / d.norm
 	}
-	return 1 / float64(d.n) // uniform, and sequential over a whole lap
+	return 1 / float64(d.n) // uniform, and sequential or parallel over a whole lap
 }
 
 // Hot reports whether key k is one of the hot keys: the HotFraction of
@@ -238,6 +266,8 @@ type Source struct {
 	d   *Dist
 	r   *rand.Rand
 	seq int64
+	// lo and n are the keys a sequential or parallel source walks.
+	lo, n int64
 }
 
 // Rand is the source's generator, for the worker's other draws (which
@@ -248,9 +278,9 @@ func (s *Source) Rand() *rand.Rand { return s.r }
 func (s *Source) Key() int64 {
 	d := s.d
 	switch d.spec.Pattern {
-	case Sequential:
-		k := d.min + s.seq
-		if s.seq++; s.seq == d.n {
+	case Sequential, Parallel:
+		k := s.lo + s.seq
+		if s.seq++; s.seq == s.n {
 			s.seq = 0
 		}
 		return k

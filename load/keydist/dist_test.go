@@ -224,10 +224,56 @@ func TestSequentialAndSeeds(t *testing.T) {
 	}
 }
 
+// TestParallelSlices: parallel keys (memtier's P) give each worker its own
+// slice, in order and wrapping; the slices cover the key space once,
+// uneven sizes differing by one key; more workers than keys is refused.
+func TestParallelSlices(t *testing.T) {
+	d := mustNew(t, "P", 10, 19) // 10 keys
+	seen := map[int64]int{}
+	var lens []int64
+	for w := range 3 {
+		src, err := d.WorkerSource(1, w, 3)
+		if err != nil {
+			t.Fatal(err)
+		}
+		first := src.Key()
+		seen[first]++
+		n := int64(1)
+		for k := src.Key(); k != first; k = src.Key() {
+			if k != first+n {
+				t.Fatalf("worker %d: key %d after %d keys from %d: not in order", w, k, n, first)
+			}
+			seen[k]++
+			n++
+		}
+		lens = append(lens, n)
+	}
+	if len(seen) != 10 || !slices.Equal(lens, []int64{3, 3, 4}) {
+		t.Errorf("slices %v cover %d keys %v, want 3, 3, 4 covering 10..19 once", lens, len(seen), seen)
+	}
+	for k, n := range seen {
+		if n != 1 || k < 10 || k > 19 {
+			t.Errorf("key %d walked by %d workers", k, n)
+		}
+	}
+	if _, err := d.WorkerSource(1, 0, 11); !errors.Is(err, ErrSpec) {
+		t.Errorf("11 workers on 10 parallel keys: %v, want ErrSpec", err)
+	}
+	// Other patterns ignore the slicing: worker w's source is Source(seed, w).
+	u := mustNew(t, "zipf:0.99", 0, 1000)
+	a, _ := u.WorkerSource(7, 2, 3)
+	b := u.Source(7, 2)
+	for range 20 {
+		if a.Key() != b.Key() {
+			t.Fatal("WorkerSource of zipf keys is not Source(seed, worker)")
+		}
+	}
+}
+
 func TestParse(t *testing.T) {
 	for in, want := range map[string]string{
 		"uniform": "uniform", "R": "uniform", "S": "sequential", "Z": "zipf:1", "zipf:0.99": "zipf:0.99",
-		"G": "gaussian", "gaussian:10,2.5": "gaussian:10,2.5",
+		"G": "gaussian", "gaussian:10,2.5": "gaussian:10,2.5", "P": "parallel", "parallel": "parallel",
 	} {
 		sp, err := Parse(in)
 		if err != nil {
@@ -241,7 +287,7 @@ func TestParse(t *testing.T) {
 			t.Errorf("%q does not read back: %v %v", sp.String(), back, err)
 		}
 	}
-	for _, bad := range []string{"", "pareto", "zipf:x", "zipf:0", "zipf:-1", "uniform:3", "gaussian:1", "gaussian:a,b"} {
+	for _, bad := range []string{"", "pareto", "zipf:x", "zipf:0", "zipf:-1", "uniform:3", "gaussian:1", "gaussian:a,b", "parallel:2"} {
 		if _, err := Parse(bad); !errors.Is(err, ErrSpec) {
 			t.Errorf("%q: error %v, want ErrSpec", bad, err)
 		}

@@ -93,6 +93,10 @@ type KVOptions struct {
 	// is already there (written by an earlier run, perhaps over another
 	// protocol, whose values this run then checks).
 	NoPreload bool `json:"no_preload,omitempty"`
+	// Workers is the number of VUs the parallel key pattern slices the key
+	// space by (each VU walks its own slice, memtier's P); other patterns
+	// ignore it.
+	Workers int `json:"workers,omitempty"`
 }
 
 // kvScenario is the Scenario of the KV workloads.
@@ -186,6 +190,12 @@ func NewKV(o KVOptions) (load.Scenario, error) {
 		return nil, fmt.Errorf("%w: %v", load.ErrOptions, err)
 	}
 	s.o.KeyDist = s.dist.Spec()
+	if s.o.KeyDist.Pattern == keydist.Parallel {
+		// Check the slicing now, not at the first VU.
+		if _, err := s.dist.WorkerSource(s.o.Seed, 0, max(s.o.Workers, 0)); err != nil {
+			return nil, fmt.Errorf("%w: %v (parallel keys are sliced by the number of VUs, -c)", load.ErrOptions, err)
+		}
+	}
 	s.mix = newKVMix(s.o.Ratio, s.dist.HotKeys() > 0)
 	s.missOK = s.o.Ratio.Del > 0 || s.o.Ratio.Expire > 0 || o.ExpiryMax > 0 || o.MissRatio > 0
 	u, err := url.Parse(o.URL)
@@ -256,8 +266,10 @@ func (s *kvScenario) NewVU(ctx context.Context, id int, wire *measure.Bytes) (lo
 			return nil, s.preloadErr
 		}
 	}
-	v := kvVU{s: s, src: s.dist.Source(s.o.Seed, uint64(id)), counts: new(kvCounts)}
-	v.rng = v.src.Rand()
+	v, err := s.newKVVU(id)
+	if err != nil {
+		return nil, err
+	}
 	s.mu.Lock()
 	s.counts = append(s.counts, v.counts)
 	s.mu.Unlock()
@@ -265,6 +277,21 @@ func (s *kvScenario) NewVU(ctx context.Context, id int, wire *measure.Bytes) (lo
 		return &respVU{kvVU: v, c: newRESPConn(s.addr, wire, s.o.Timeout)}, nil
 	}
 	return newHTTPKVVU(v, h1.NewConn(s.addr, wire, s.o.Timeout, true), s.o.Protocol == ProtocolHTTPJSON), nil
+}
+
+// newKVVU is VU id's draws: its own stream of the seed, and with parallel
+// keys its own slice of the key space.
+func (s *kvScenario) newKVVU(id int) (kvVU, error) {
+	v := kvVU{s: s, src: s.dist.Source(s.o.Seed, uint64(id)), counts: new(kvCounts)}
+	if s.o.KeyDist.Pattern == keydist.Parallel {
+		// VUs past Workers (open loop may start more) share slices.
+		var err error
+		if v.src, err = s.dist.WorkerSource(s.o.Seed, id%s.o.Workers, s.o.Workers); err != nil {
+			return kvVU{}, err
+		}
+	}
+	v.rng = v.src.Rand()
+	return v, nil
 }
 
 // kvVU is what every KV VU shares: the draws and the value buffers.

@@ -149,8 +149,10 @@ func expectedStreams(t *testing.T, o KVOptions, vus, n int) [][]string {
 	s := sc.(*kvScenario)
 	out := make([][]string, vus)
 	for id := range vus {
-		v := kvVU{s: s, src: s.dist.Source(s.o.Seed, uint64(id)), counts: new(kvCounts)}
-		v.rng = v.src.Rand()
+		v, err := s.newKVVU(id)
+		if err != nil {
+			t.Fatal(err)
+		}
 		for range n {
 			d := v.next()
 			key := string(v.appendKey(nil, d))
@@ -172,6 +174,45 @@ func expectedStreams(t *testing.T, o KVOptions, vus, n int) [][]string {
 		}
 	}
 	return out
+}
+
+// TestKVParallelKeys: with parallel keys (memtier's P) each connection
+// SETs its own slice of the key space in order, from the slice's first
+// key: what our store received, recorded by a proxy.
+func TestKVParallelKeys(t *testing.T) {
+	srv, err := server.Start(context.Background(), server.Options{HTTPAddr: "127.0.0.1:0", NoGRPC: true, RESPAddr: "127.0.0.1:0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	const vus, keys = 4, 40
+	url, rec := recordingProxy(t, srv.RESPAddr())
+	o := KVOptions{Name: ScenarioKVSet, URL: url, Keys: keys, KeyDist: keydist.Spec{Pattern: keydist.Parallel}, Workers: vus}
+	res := runKV(t, load.Options{Options: results.Options{Concurrency: vus, Requests: 200}}, o)
+	if res.Failed != 0 || res.Requests != 200 {
+		t.Fatalf("%d requests, %d failed %v", res.Requests, res.Failed, res.Failures)
+	}
+	starts := map[int64]bool{}
+	for _, seq := range rec.sequences() {
+		var first int64 = -1
+		for i, cmd := range seq {
+			_, num, _ := strings.Cut(strings.Fields(cmd)[1], ":")
+			k, _ := strconv.ParseInt(num, 10, 64)
+			if i == 0 {
+				first = k
+			} else if want := first + int64(i)%(keys/vus); k != want {
+				t.Fatalf("a connection's command %d is on key %d, want %d (its slice from %d, in order)", i, k, want, first)
+			}
+		}
+		starts[first] = true
+	}
+	if len(starts) != vus || !starts[0] || !starts[10] || !starts[20] || !starts[30] {
+		t.Errorf("the connections' slices start at %v, want 0, 10, 20, 30", starts)
+	}
+	o.Workers = 0
+	if _, err := NewKV(o); err == nil || !strings.Contains(err.Error(), "-c") {
+		t.Errorf("parallel keys without a VU count: %v", err)
+	}
 }
 
 // TestKVSameSequenceRedisAndOurs: with one seed, redis-server (recorded by
