@@ -36,35 +36,20 @@ for tool in ghz curl taskset; do
   command -v "$tool" >/dev/null || { echo "missing $tool (ghz: go install github.com/bojand/ghz/cmd/ghz@v0.93.0)" >&2; exit 1; }
 done
 tmp=$(mktemp -d)
+. bench/lib.sh
 srv=
 trap '[ -n "$srv" ] && kill "$srv" 2>/dev/null; rm -rf "$tmp"' EXIT
 go build -o "$tmp/wirebench" ./cmd/wirebench
 go build -o "$tmp/grpcgobare" ./bench/grpcgobare
 kinds="bare ours"
 if [ -n "${BASE:-}" ]; then
-  mkdir "$tmp/base"
-  git archive "$BASE" | tar -x -C "$tmp/base"
-  (cd "$tmp/base" && go build -o "$tmp/wirebench-base" ./cmd/wirebench)
+  build_base "$BASE" "$tmp/wirebench-base"
   kinds="$kinds base"
 fi
 hz=$(getconf CLK_TCK)
 
 cpu_ticks() { awk '{print $14, $15}' "/proc/$1/stat"; }
 
-# mallocs KIND: the running server's malloc count so far.
-mallocs() {
-  if [ "$1" = bare ]; then
-    local n; n=$(grep -c '^mallocs ' "$tmp/out" || true)
-    kill -USR1 "$srv"
-    for _ in $(seq 100); do
-      [ "$(grep -c '^mallocs ' "$tmp/out" || true)" -gt "$n" ] && break
-      sleep 0.01
-    done
-    grep '^mallocs ' "$tmp/out" | tail -1 | awk '{print $2}'
-  else
-    curl -fsS "http://$http/metrics" | awk '$1 == "go_memstats_mallocs_total" { printf "%.0f\n", $2 }'
-  fi
-}
 
 # ghz_run SECONDS CASE: one ghz run against $grpc; prints its summary.
 ghz_run() {
@@ -100,11 +85,11 @@ run() {
   [ -n "$grpc" ] || { echo "$kind did not start: $(cat "$tmp/err")" >&2; exit 1; }
   ghz_run 1 "$case" > /dev/null
   local u0 s0 u1 s1 m0 m1 out calls rps
-  m0=$(mallocs "$kind")
+  m0=$(server_mallocs "$kind")
   read -r u0 s0 < <(cpu_ticks "$srv")
   out=$(ghz_run "$secs" "$case")
   read -r u1 s1 < <(cpu_ticks "$srv")
-  m1=$(mallocs "$kind")
+  m1=$(server_mallocs "$kind")
   kill "$srv"; wait "$srv" 2>/dev/null || true; srv=
   # The calls are those that answered OK. At -z's end ghz closes its
   # connection under the calls in flight (at most one per concurrent

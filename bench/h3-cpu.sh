@@ -36,6 +36,7 @@ for tool in taskset /usr/bin/time curl; do
   command -v "$tool" >/dev/null || { echo "missing $tool (apt-get install -y util-linux time curl)" >&2; exit 1; }
 done
 tmp=$(mktemp -d)
+. bench/lib.sh
 srv=
 trap '[ -n "$srv" ] && kill "$srv" 2>/dev/null; rm -rf "$tmp"' EXIT
 if [ -z "${BIN:-}" ]; then
@@ -87,19 +88,7 @@ start() {
 stop() { kill "$srv"; wait "$srv" 2>/dev/null || true; srv=; }
 
 mallocs() {
-  if [ "$1" = caddy ]; then
-    echo 0
-  elif [ "$1" = bare ]; then
-    local n; n=$(grep -c '^mallocs ' "$tmp/out" || true)
-    kill -USR1 "$srv"
-    for _ in $(seq 100); do
-      [ "$(grep -c '^mallocs ' "$tmp/out" || true)" -gt "$n" ] && break
-      sleep 0.01
-    done
-    grep '^mallocs ' "$tmp/out" | tail -1 | awk '{print $2}'
-  else
-    curl -fsS "http://$http/metrics" | awk '$1 == "go_memstats_mallocs_total" { printf "%.0f\n", $2 }'
-  fi
+  if [ "$1" = caddy ]; then echo 0; else server_mallocs "$1"; fi
 }
 
 bare_load() { taskset -c "$client_cpu" "$BIN/h3bare" load -c "$C" -conns "$CONNS" -d "$1s" "https://$h3/users/1"; }

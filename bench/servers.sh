@@ -16,9 +16,8 @@ declare -A cmd=(
   [fasthttp]="$tmp/wirebench serve --no-grpc --http 127.0.0.1:0 --engine fasthttp ${SERVE_FLAGS:-}"
 )
 if [ -n "${BASE:-}" ]; then
-  mkdir "$tmp/base"
-  git archive "$BASE" | tar -x -C "$tmp/base"
-  (cd "$tmp/base" && go build -o "$tmp/wirebench-base" ./cmd/wirebench)
+  . bench/lib.sh
+  build_base "$BASE" "$tmp/wirebench-base"
   names+=(base basefast)
   cmd[base]="$tmp/wirebench-base serve --no-grpc --http 127.0.0.1:0 --engine nethttp ${SERVE_FLAGS:-}"
   cmd[basefast]="$tmp/wirebench-base serve --no-grpc --http 127.0.0.1:0 --engine fasthttp ${SERVE_FLAGS:-}"
