@@ -228,7 +228,16 @@ func diffScript() []diffReq {
 		{"PUT", "/kv/big", []string{ctRaw}, make([]byte, diffMaxBody), false, 204},
 		{"PUT", "/kv/big", []string{ctRaw}, make([]byte, diffMaxBody+1), true, 413},
 		{"POST", "/kv/a", nil, nil, false, 405},
-		{"PATCH", "/kv/a", nil, nil, false, 405},
+		{"PUT", "/kv/pe", []string{ctRaw}, []byte("expires by PATCH"), false, 204},
+		{"PATCH", "/kv/pe?ttl_ms=3000", nil, nil, false, 204},
+		{"GET", "/kv/pe", nil, nil, false, 200}, // ttl_ms 3000 in the reply
+		{"PATCH", "/kv/a", nil, nil, false, 400},
+		{"PATCH", "/kv/a?ttl_ms=0", nil, nil, false, 400},
+		{"PATCH", "/kv/a?ttl_ms=-5", nil, nil, false, 400},
+		{"PATCH", "/kv/a?ttl_ms=9007199254740993", nil, nil, false, 400},
+		{"PUT", "/kv/a?ttl_ms=9223372036854775000", []string{ctRaw}, []byte("v"), false, 400},
+		{"PATCH", "/kv/missing?ttl_ms=1000", nil, nil, false, 404},
+		{"OPTIONS", "/kv/a", nil, nil, false, 405},
 		{"POST", "/kv/mset", []string{ctJSON}, []byte(`{"items":[{"key":"m1","value":"one"},{"key":"m2","value":"two","ttl_ms":100000},{"key":"m3","value":""}]}`), false, 204},
 		{"POST", "/kv/mset", []string{ctJSON}, []byte(`{"items":[{"key":"","value":"x"}]}`), false, 400},
 		{"POST", "/kv/mset", []string{ctJSON}, []byte(`{"items":[{"key":"m4"}]}`), false, 400},
@@ -316,9 +325,10 @@ func TestEnginesDiffer(t *testing.T) {
 	e := startEngines(t, Guard{})
 	script := diffScript()
 	e.diff(t, script)
-	e.now.Add(6000) // t and t3 expire; t2 and j are still there
+	e.now.Add(6000) // t, t3 and pe expire; t2 and j are still there
 	e.diff(t, []diffReq{
 		{"GET", "/kv/t", nil, nil, false, 404},
+		{"GET", "/kv/pe", nil, nil, false, 404},
 		{"GET", "/kv/t2", nil, nil, false, 200},
 		{"GET", "/kv/j", []string{"Accept: application/msgpack"}, nil, false, 200},
 	})
@@ -371,7 +381,8 @@ func TestEnginesDifferGuarded(t *testing.T) {
 			{"POST", "/%6Bv/mset", []string{ctJSON}, []byte(`{"items":[{"key":"k","value":"v"}]}`), false, 403},
 			{"POST", "/kv/mget", []string{ctJSON}, []byte(`{"keys":["k"]}`), false, 200},
 			{"GET", "/kv/k", nil, nil, false, 404},
-			{"PATCH", "/kv/k", nil, nil, false, 405},
+			{"PATCH", "/kv/k?ttl_ms=1000", nil, nil, false, 403},
+			{"OPTIONS", "/kv/k", nil, nil, false, 405},
 		})
 	})
 	t.Run("rate-limit", func(t *testing.T) {

@@ -210,8 +210,14 @@ func (f *fastHandler) serveKV(r *fastReq) {
 		f.put(r, strings.Clone(key))
 	case http.MethodDelete:
 		f.del(r, strings.Clone(key)) // a refused DELETE puts the key back (the AOF's undo)
+	case http.MethodPatch:
+		if status, msg := expireKey(f.h.st, strings.Clone(key), view(r.ctx.URI().QueryString())); status != http.StatusNoContent {
+			f.fail(r, status, "%s", msg)
+		} else {
+			r.ctx.SetStatusCode(status)
+		}
 	default:
-		r.ctx.Response.Header.Set("Allow", "GET, HEAD, PUT, DELETE")
+		r.ctx.Response.Header.Set("Allow", allowKey)
 		f.fail(r, http.StatusMethodNotAllowed, "method %s not allowed on /kv/{key}", r.method)
 	}
 }

@@ -376,11 +376,15 @@ func accepted(accept string, def format) (f format, raw bool, ok bool) {
 }
 
 func checkTTL(ttl int64) error {
-	if ttl < 0 {
-		return fmt.Errorf("ttl_ms must be >= 0, got %d", ttl)
+	if ttl < 0 || ttl > MaxTTL {
+		return fmt.Errorf("ttl_ms must be 0..%d, got %d", int64(MaxTTL), ttl)
 	}
 	return nil
 }
+
+// MaxTTL bounds ttl_ms (2^53 ms, 285,000 years): past it, now + ttl
+// would overflow into the past and delete what was written.
+const MaxTTL = 1 << 53
 
 // jsonFormat is the default format ("" and */*), found once: codecs
 // register in their package's init.

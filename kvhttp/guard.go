@@ -51,7 +51,7 @@ func (h *handler) guard(w http.ResponseWriter, r *http.Request) bool {
 	return true
 }
 
-// isWrite: PUT and DELETE of a key, POST of mset.
+// isWrite: PUT, DELETE and PATCH of a key, POST of mset.
 func isWrite(r *http.Request) bool {
 	rest, ok := kvRest(r) // as serveKV routes it: /%6Bv/mset is mset
 	return isWriteReq(r.Method, rest, ok)
@@ -60,7 +60,7 @@ func isWrite(r *http.Request) bool {
 // isWriteReq is isWrite on both engines.
 func isWriteReq(method, rest string, ok bool) bool {
 	switch method {
-	case http.MethodPut, http.MethodDelete:
+	case http.MethodPut, http.MethodDelete, http.MethodPatch:
 		return true
 	case http.MethodPost:
 		return ok && rest == "mset"

@@ -16,7 +16,7 @@ type route struct{ method, path, body string }
 var routes = []route{
 	{"GET", "/kv/k", ""}, {"HEAD", "/kv/k", ""}, {"PUT", "/kv/k", "v"}, {"DELETE", "/kv/k", ""},
 	{"POST", "/kv/mget", `{"keys":["k"]}`}, {"POST", "/kv/mset", `{"items":[{"key":"k","value":"dg=="}]}`},
-	{"GET", "/kv/keys?prefix=k", ""}, {"PATCH", "/kv/k", ""},
+	{"GET", "/kv/keys?prefix=k", ""}, {"PATCH", "/kv/k?ttl_ms=1000", ""}, {"OPTIONS", "/kv/k", ""},
 	{"GET", "/kv/_repl/stream?id=x&offset=0", ""}, {"GET", "/kv/_repl/snapshot", ""},
 	{"POST", "/kv/_repl/ack?id=x&offset=0", ""}, {"GET", "/kv/_repl/followers", ""},
 }
@@ -74,13 +74,13 @@ func TestAuthEveryRoute(t *testing.T) {
 	}
 }
 
-// TestReadOnly: a replica answers 403 to PUT, DELETE and mset only.
+// TestReadOnly: a replica answers 403 to PUT, DELETE, PATCH and mset only.
 func TestReadOnly(t *testing.T) {
 	ro := true
 	h := serve(t, Guard{ReadOnly: func() bool { return ro }, Repl: replStub()})
 	for _, rt := range routes {
 		w := call(h, rt, "")
-		write := rt.method == "PUT" || rt.method == "DELETE" || rt.path == "/kv/mset"
+		write := rt.method == "PUT" || rt.method == "DELETE" || rt.method == "PATCH" || rt.path == "/kv/mset"
 		if (w.Code == http.StatusForbidden) != write {
 			t.Errorf("%s %s on a replica: %d %s", rt.method, rt.path, w.Code, w.Body)
 		}

@@ -124,8 +124,14 @@ func (h *handler) serveKV(w http.ResponseWriter, r *http.Request) {
 		h.put(w, r, key)
 	case http.MethodDelete:
 		h.del(w, r, key)
+	case http.MethodPatch:
+		if status, msg := expireKey(h.st, key, r.URL.RawQuery); status != http.StatusNoContent {
+			fail(w, status, "%s", msg)
+		} else {
+			w.WriteHeader(status)
+		}
 	default:
-		w.Header().Set("Allow", "GET, HEAD, PUT, DELETE")
+		w.Header().Set("Allow", allowKey)
 		fail(w, http.StatusMethodNotAllowed, "method %s not allowed on /kv/{key}", r.Method)
 	}
 }
@@ -374,6 +380,36 @@ func (h *handler) del(w http.ResponseWriter, r *http.Request, key string) {
 		return
 	}
 	w.WriteHeader(http.StatusNoContent)
+}
+
+// allowKey is the methods of /kv/{key}.
+const allowKey = "GET, HEAD, PUT, DELETE, PATCH"
+
+// expireKey is PATCH /kv/{key}?ttl_ms=N on both engines: Redis's PEXPIRE,
+// the key's TTL set from now. 204, 404 when there is no key; the TTL is
+// required (DELETE removes a key, PUT without ttl_ms keeps one).
+func expireKey(st *kv.Store, key, rawQuery string) (int, string) {
+	ttl, err := ttlQuery(rawQuery)
+	if err == nil {
+		err = checkTTL(ttl)
+	}
+	if err != nil {
+		return http.StatusBadRequest, err.Error()
+	}
+	if ttl == 0 {
+		return http.StatusBadRequest, "PATCH /kv/{key} sets the key's TTL: give ?ttl_ms=N, N > 0"
+	}
+	ok, t, err := st.ExpireAt(key, st.Now()+ttl, 0)
+	if err == nil {
+		err = st.Wait(t)
+	}
+	if err != nil {
+		return errStatus(err)
+	}
+	if !ok {
+		return http.StatusNotFound, fmt.Sprintf("no key %q", key)
+	}
+	return http.StatusNoContent, ""
 }
 
 // objFormats negotiates a request with an object body and an object reply.

@@ -178,8 +178,6 @@ func NewKV(o KVOptions) (load.Scenario, error) {
 		return nil, fmt.Errorf("%w: expiry range %v-%v: want 1ms ≤ min ≤ max", load.ErrOptions, o.ExpiryMin, o.ExpiryMax)
 	case s.o.Ratio.Expire > 0 && o.ExpiryMax == 0:
 		return nil, fmt.Errorf("%w: --ratio %s sends EXPIRE: give its TTLs with --expiry-range", load.ErrOptions, s.o.Ratio)
-	case s.o.Ratio.Expire > 0 && o.Protocol != ProtocolRESP:
-		return nil, fmt.Errorf("%w: --ratio %s: EXPIRE is for --protocol resp (/kv has no expire-only request)", load.ErrOptions, s.o.Ratio)
 	case !(o.MissRatio >= 0 && o.MissRatio <= 1):
 		return nil, fmt.Errorf("%w: --miss-ratio %g: want 0..1", load.ErrOptions, o.MissRatio)
 	case o.MissRatio > 0 && s.o.Ratio.Get == 0:

@@ -11,7 +11,8 @@ import (
 )
 
 // The KV scenarios over HTTP, per the KV contract: PUT /kv/{key} answers
-// 204, GET /kv/{key} 200 with the value (404 when absent). http-raw sends
+// 204, GET /kv/{key} 200 with the value (404 when absent), DELETE and
+// PATCH ?ttl_ms= (EXPIRE) 204 (404 when absent). http-raw sends
 // and asks for application/octet-stream (the body is the value);
 // http-json sends {"value": ..., "ttl_ms": 0} and decodes
 // {"key", "value", "ttl_ms"}.
@@ -52,7 +53,7 @@ func newHTTPKVVU(v kvVU, c *h1.Conn, json bool) *kvHTTPVU {
 	return h
 }
 
-// Do implements VU: one PUT, GET or DELETE.
+// Do implements VU: one PUT, GET, DELETE or PATCH (EXPIRE).
 func (v *kvHTTPVU) Do(ctx context.Context, o *load.Outcome) {
 	d := v.next()
 	o.Op = d.out
@@ -60,7 +61,9 @@ func (v *kvHTTPVU) Do(ctx context.Context, o *load.Outcome) {
 	case kvOpSet:
 		v.put(ctx, d, o)
 	case kvOpDel:
-		v.del(ctx, d, o)
+		v.keyOp(ctx, d, o, "DELETE")
+	case kvOpExpire:
+		v.keyOp(ctx, d, o, "PATCH")
 	default:
 		v.getKey(ctx, d, o)
 	}
@@ -101,11 +104,15 @@ func (v *kvHTTPVU) put(ctx context.Context, d kvDraw, o *load.Outcome) {
 	}
 }
 
-// del sends DELETE /kv/{key}: 204 when the key was there, 404 when not
-// (absent keys are expected where the load deletes them).
-func (v *kvHTTPVU) del(ctx context.Context, d kvDraw, o *load.Outcome) {
+// keyOp sends DELETE /kv/{key}, or PATCH /kv/{key}?ttl_ms=N for EXPIRE:
+// 204 when the key was there, 404 when not (absent keys are expected
+// where the load deletes or expires them).
+func (v *kvHTTPVU) keyOp(ctx context.Context, d kvDraw, o *load.Outcome, method string) {
 	v.path = kvURLPath(v.path[:0], &v.kvVU, d)
-	v.req = h1.AppendRequest(v.req[:0], "DELETE", string(v.path), v.host, v.getHdr, nil, true)
+	if method == "PATCH" {
+		v.path = strconv.AppendInt(append(v.path, "?ttl_ms="...), d.ttl, 10)
+	}
+	v.req = h1.AppendRequest(v.req[:0], method, string(v.path), v.host, v.getHdr, nil, true)
 	resp, err := v.c.RoundTrip(ctx, v.req, false, false)
 	if err != nil {
 		o.Fail = clientio.FailReason(err)

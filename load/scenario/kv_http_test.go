@@ -164,10 +164,6 @@ func TestKVOptionsRefused(t *testing.T) {
 		func(o *KVOptions) { o.Sizes = keydist.Sizes{Min: 1, Max: maxKVValueSize + 1} },
 		func(o *KVOptions) { o.Ratio = Ratio{Set: 1, Get: 1} }, // kv-set with a mix
 		func(o *KVOptions) { o.Name, o.Ratio = ScenarioKVMixed, Ratio{Set: 1, Expire: 1} },
-		func(o *KVOptions) {
-			o.Name, o.Ratio, o.ExpiryMin, o.ExpiryMax = ScenarioKVMixed, Ratio{Set: 1, Expire: 1}, time.Second, time.Second
-			o.Protocol, o.URL = ProtocolHTTPRaw, "http://127.0.0.1:80"
-		},
 		func(o *KVOptions) { o.ExpiryMin, o.ExpiryMax = 2*time.Second, time.Second },
 		func(o *KVOptions) { o.ExpiryMin, o.ExpiryMax = time.Microsecond, time.Second },
 		func(o *KVOptions) { o.MissRatio = 0.5 }, // kv-set sends no GET
