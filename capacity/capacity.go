@@ -279,6 +279,11 @@ func Search(ctx context.Context, opts Options, step StepFunc) (*results.Capacity
 		st.SetServerCPU(m.ServerCPU)
 		judge(&st, o.SLO, need)
 		disturbance(&st, m, o)
+		if why := nonMonotonic(&st, res.Steps, o); why != "" && n > 0 {
+			// The confirmation is exempt: its failure withdraws the
+			// answer whatever the curve says.
+			st.Disturbed = append(st.Disturbed, why)
+		}
 		if o.Progress != nil {
 			o.Progress(n, st)
 		}
@@ -373,6 +378,7 @@ func Search(ctx context.Context, opts Options, step StepFunc) (*results.Capacity
 		res.ServerCPUPerRequest = a.ServerCPUPerRequest
 		res.Warnings = append(res.Warnings, sampleWarnings(o.SLO, *a)...)
 	}
+	res.Warnings = append(res.Warnings, curveWarnings(res, o)...)
 	res.Warnings = append(res.Warnings, stepWarnings(o)...)
 	res.End = o.Now()
 	return res, nil
