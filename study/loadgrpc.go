@@ -40,7 +40,7 @@ func (p *parser) grpcLoad(ls *loadSpec, l *LoadSpec, n *yaml.Node, path string, 
 		return
 	}
 	o := &grpcany.Options{
-		Options:  conn.Options{URL: ls.URL, Connections: ls.Connections, Timeout: ls.Timeout},
+		Options:  conn.Options{URL: ls.URL, Connections: ls.Connections, Timeout: ls.Timeout, Insecure: ls.Insecure},
 		Method:   ls.GRPC,
 		Data:     ls.Data,
 		Protocol: ls.Protocol,

@@ -406,7 +406,7 @@ func (f *loadFlags) check(fs *pflag.FlagSet) error {
 			return loadUsagef("--%s applies to the kv-* scenarios", name)
 		}
 	}
-	for _, name := range []string{"proto", "import-path", "protoset", "data", "expect"} {
+	for _, name := range []string{"proto", "import-path", "protoset", "data", "expect", "tls"} {
 		if fs.Changed(name) && !grpcMethod {
 			return loadUsagef("--%s applies to --grpc pkg.Service/Method", name)
 		}

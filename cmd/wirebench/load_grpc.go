@@ -13,7 +13,8 @@ import (
 // grpcFlags are the flags of --grpc pkg.Service/Method: any method of
 // any gRPC server (package load/grpcany).
 type grpcFlags struct {
-	o grpcany.Options // --grpc's value is f.stream.GRPC, shared with --stream
+	o   grpcany.Options // --grpc's value is f.stream.GRPC, shared with --stream
+	tls bool            // --tls: host:port over TLS, as https://host:port
 }
 
 func (g *grpcFlags) register(fs *pflag.FlagSet) {
@@ -21,6 +22,7 @@ func (g *grpcFlags) register(fs *pflag.FlagSet) {
 	fs.StringArrayVar(&g.o.ImportPaths, "import-path", nil, "--grpc: a `dir` to find the .proto files and their imports in (repeatable; default: each file's own)")
 	fs.StringVar(&g.o.Protoset, "protoset", "", "--grpc: the method's descriptors as a FileDescriptorSet `file` (protoc --include_imports -o, buf build -o)")
 	fs.StringVar(&g.o.Data, "data", "", "--grpc: the request as a JSON `template`: {{.N}} request number, {{.I}} message of a stream, {{newUUID}}, {{randomInt 1 100}}, ghz's names")
+	fs.BoolVar(&g.tls, "tls", false, "--grpc: call a host:port target over TLS (as https://host:port); with -k, --cacert, --cert and --key")
 	fs.StringArrayVar(&g.o.Expect, "expect", nil, "--grpc: check every response: `path==value` or path!=value, e.g. 'name==\"x\"', 'items[0].id==3', 'status==ACTIVE' (repeatable)")
 }
 
@@ -46,6 +48,14 @@ func (f *loadFlags) grpcScenario(fs *pflag.FlagSet, target string) (load.Scenari
 		return nil, nil, loadUsagef("--grpc METHOD takes its request from --data or --data-file, not -b or -m")
 	}
 	o.URL = strings.TrimPrefix(target, "grpc://")
+	if f.grpc.tls {
+		switch {
+		case strings.HasPrefix(o.URL, "http://"):
+			return nil, nil, loadUsagef("--tls with an http:// target: give host:port or https://host:port")
+		case !strings.HasPrefix(o.URL, "https://"):
+			o.URL = "https://" + o.URL
+		}
+	}
 	sc, err := grpcany.New(f.ctx, o)
 	switch {
 	case errors.Is(err, grpcany.ErrOptions):

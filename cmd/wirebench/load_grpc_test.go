@@ -66,6 +66,39 @@ func TestLoadGRPCProtocols(t *testing.T) {
 	}
 }
 
+// TestLoadGRPCTLS: --tls with a host:port target (and https://), the CA
+// and the client certificate the server requires from files, over gRPC
+// and Connect.
+func TestLoadGRPCTLS(t *testing.T) {
+	certs := grpcanytest.NewTLS(t, true)
+	srv := grpcanytest.StartTLS(t, true, certs.Server)
+	web := grpcanytest.StartConnectTLS(t, certs.Server)
+	dir := t.TempDir()
+	file := grpcanytest.WriteProtos(t, dir)
+	tlsArgs := []string{"--cacert", certs.CA, "--cert", certs.ClientCert, "--key", certs.ClientKey}
+	for _, tc := range []struct {
+		name   string
+		srv    *grpcanytest.Server
+		args   []string
+		target string
+	}{
+		{"tls flag", srv, []string{"--tls"}, srv.Addr},
+		{"https", srv, nil, "https://" + srv.Addr},
+		{"connect", web, []string{"--protocol", "connect", "--proto", file, "--import-path", dir}, "https://" + web.Addr},
+	} {
+		before := tc.srv.Calls.Load()
+		args := append([]string{"load", "-q", "--grpc", "grpc.testing.TestService/UnaryCall", "--data", `{"response_size": 2}`, "--expect", `payload.body=="AAA="`, "-c", "2", "-n", "30"}, tlsArgs...)
+		code, out, errOut := runLoadCLI(t, append(append(args, tc.args...), tc.target)...)
+		if code != 0 || !strings.Contains(out, "failed 0 (0.00%)") || tc.srv.Calls.Load()-before != 30 {
+			t.Fatalf("%s: exit %d, %d calls served\n%s%s", tc.name, code, tc.srv.Calls.Load()-before, out, errOut)
+		}
+	}
+	code, _, errOut := runLoadCLI(t, "load", "-q", "--grpc", "grpc.testing.TestService/UnaryCall", "--cacert", certs.CA, "-n", "1", srv.Addr)
+	if code != 2 || !strings.Contains(errOut, "use https://"+srv.Addr) {
+		t.Fatalf("--cacert with a plaintext target: exit %d, %s", code, errOut)
+	}
+}
+
 // TestLoadGRPCBadInput: each mistake is one line and exit 2, before any
 // call reaches the service.
 func TestLoadGRPCBadInput(t *testing.T) {

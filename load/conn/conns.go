@@ -59,7 +59,9 @@ type Conns struct {
 //     with one TLS handshake before the run (HTTP/1.1 when the options are
 //     HTTP/1.1's: NoKeepAlive, ClientStd); auto makes one request and
 //     follows its Alt-Svc to h3; h2c is refused.
-//   - grpc dials host:port (or an http:// URL's) over h2c.
+//   - grpc dials host:port (or an http:// URL's) over h2c, an https://
+//     URL's over TLS (h2 by ALPN); TLS options with a plaintext target are
+//     refused rather than ignored.
 //
 // Pools dial lazily, at a VU's first request; Close releases them.
 func New(o Options, sp Speaks) (*Conns, error) {
@@ -73,13 +75,8 @@ func New(o Options, sp Speaks) (*Conns, error) {
 	c := &Conns{}
 	var err error
 	if o.Transport == GRPC {
-		c.Addr = o.URL
-		if u, err := url.Parse(o.URL); err == nil && u.Host != "" {
-			c.Addr = u.Host
-		}
-		c.Addr = strings.TrimSuffix(c.Addr, "/")
-		if _, port, err := net.SplitHostPort(c.Addr); err != nil || port == "" {
-			return nil, fmt.Errorf("%w: URL %q: want host:port for grpc", ErrOptions, o.URL)
+		if err = c.resolveGRPC(o); err != nil {
+			return nil, err
 		}
 	} else if err = c.resolve(&o, sp); err != nil {
 		return nil, err
@@ -107,11 +104,34 @@ func New(o Options, sp Speaks) (*Conns, error) {
 			c.H3.Enable0RTT()
 		}
 	case GRPC:
-		if c.GRPC, err = h2.NewGRPCPool(c.Addr, o.Connections, o.Timeout, true, o.Client != ClientStd); err != nil {
+		if c.GRPC, err = h2.NewGRPCPool(c.Addr, o.Connections, o.Timeout, true, o.Client != ClientStd, c.TLS); err != nil {
 			return nil, err
 		}
 	}
 	return c, nil
+}
+
+// resolveGRPC settles a gRPC target: host:port or http://host:port is
+// h2c, https://host:port TLS.
+func (c *Conns) resolveGRPC(o Options) error {
+	c.Addr = o.URL
+	u, err := url.Parse(o.URL)
+	if err == nil && u.Host != "" {
+		c.Addr = u.Host
+	}
+	c.Addr = strings.TrimSuffix(c.Addr, "/")
+	host, port, err := net.SplitHostPort(c.Addr)
+	if err != nil || port == "" {
+		return fmt.Errorf("%w: URL %q: want host:port for grpc (https://host:port over TLS)", ErrOptions, o.URL)
+	}
+	if u != nil && u.Host != "" && u.Scheme == "https" {
+		c.TLS, err = o.TLSConfig(host)
+		return err
+	}
+	if o.Insecure || o.CAFile != "" || o.CertFile != "" {
+		return fmt.Errorf("%w: -k, --cacert and --cert are TLS's, and %s is plaintext (h2c): use https://%s", ErrOptions, o.URL, c.Addr)
+	}
+	return nil
 }
 
 // resolve parses an http(s):// URL and settles o.Transport from its
@@ -183,7 +203,7 @@ func (c *Conns) Aside() (*Conns, error) {
 	var err error
 	switch {
 	case c.GRPC != nil:
-		a.GRPC, err = h2.NewGRPCPool(c.Addr, 1, c.o.Timeout, false, c.o.Client != ClientStd)
+		a.GRPC, err = h2.NewGRPCPool(c.Addr, 1, c.o.Timeout, false, c.o.Client != ClientStd, c.TLS)
 	case c.H3 != nil:
 		a.H3 = h3.NewPool(1, c.Addr, c.o.Timeout, c.TLS)
 	}

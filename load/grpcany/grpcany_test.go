@@ -24,7 +24,9 @@ const unary = "grpc.testing.TestService/UnaryCall"
 // the server handled.
 func run(t *testing.T, srv *grpcanytest.Server, o grpcany.Options, n int64, c int) *results.Load {
 	t.Helper()
-	o.URL = srv.Addr
+	if o.URL == "" {
+		o.URL = srv.Addr
+	}
 	sc, err := grpcany.New(context.Background(), o)
 	if err != nil {
 		t.Fatal(err)
@@ -40,7 +42,7 @@ func run(t *testing.T, srv *grpcanytest.Server, o grpcany.Options, n int64, c in
 	if got := srv.Calls.Load() - before; got != n {
 		t.Fatalf("the server counted %d calls, we %d", got, n)
 	}
-	if res.Conn == nil || res.Conn.URL != srv.Addr && res.Conn.URL != "http://"+srv.Addr {
+	if res.Conn == nil || res.Conn.URL != srv.Addr && res.Conn.URL != "http://"+srv.Addr && res.Conn.URL != "https://"+srv.Addr {
 		t.Fatalf("conn %+v: want the target", res.Conn)
 	}
 	if len(res.Ops) != 1 || res.Ops[0].Name != sc.Method().Name() || res.Ops[0].Latency.Count() != n {
@@ -256,9 +258,55 @@ func TestProtocols(t *testing.T) {
 	if ids, most := srv.IDs(); ids != 3*130 || most != 1 {
 		t.Fatalf("server saw %d distinct ids (most %d times); want %d once each", ids, most, 3*130)
 	}
-	o := grpcany.Options{Method: "grpc.testing.TestService/FullDuplexCall", Protos: []string{file}, ImportPaths: []string{dir}, Protocol: grpcany.Connect}
+	o := grpcany.Options{Method: "grpc.testing.TestService/FullDuplexCall", Protos: []string{file}, ImportPaths: []string{dir}, Protocol: grpcany.GRPCWeb}
 	o.URL = srv.Addr
-	if _, err := grpcany.New(context.Background(), o); err == nil || !strings.Contains(err.Error(), "--protocol connect carries unary and server-streaming methods") {
-		t.Fatalf("bidi over connect: %v", err)
+	if _, err := grpcany.New(context.Background(), o); !errors.Is(err, grpcany.ErrOptions) || !strings.Contains(err.Error(), "--protocol grpc-web carries unary and server-streaming methods only") {
+		t.Fatalf("bidi over grpc-web: %v", err)
+	}
+	o.Method = "grpc.testing.TestService/StreamingInputCall"
+	if _, err := grpcany.New(context.Background(), o); !errors.Is(err, grpcany.ErrOptions) {
+		t.Fatalf("client stream over grpc-web: %v", err)
+	}
+}
+
+// TestConnectStreams: Connect's client streams (HTTP/1.1) and bidi calls
+// (HTTP/2: h2c with prior knowledge) against connect-go handlers, every
+// message counted by the server as by us.
+func TestConnectStreams(t *testing.T) {
+	srv := grpcanytest.StartConnect(t)
+	dir := t.TempDir()
+	file := grpcanytest.WriteProtos(t, dir)
+	connectStreams(t, srv, grpcany.Options{Protos: []string{file}, ImportPaths: []string{dir}})
+}
+
+func connectStreams(t *testing.T, srv *grpcanytest.Server, o grpcany.Options) {
+	t.Helper()
+	o.Protocol, o.Messages = grpcany.Connect, 4
+	ids0, _ := srv.IDs()
+	for _, tc := range []struct {
+		method, data, transport string
+		expect                  []string
+		items                   int64
+	}{
+		{"StreamingInputCall", `{"payload": {"body": "AAAA"}}`, "http1", []string{"aggregated_payload_size==12"}, 1},
+		{"FullDuplexCall", `{"response_parameters": [{"size": 2}, {"size": 2}], "response_status": {"message": "bi{{.N}}.{{.I}}"}}`, "h2", []string{`payload.body=="AAA="`}, 8},
+	} {
+		t.Run(tc.method, func(t *testing.T) {
+			o.Method, o.Data, o.Expect = "grpc.testing.TestService/"+tc.method, tc.data, tc.expect
+			msgs := srv.Messages.Load()
+			res := run(t, srv, o, 30, 3)
+			if got := srv.Messages.Load() - msgs; got != 30*4 {
+				t.Fatalf("server read %d messages, want %d", got, 30*4)
+			}
+			if res.Stream == nil || res.Stream.Exchanges != 30 || res.Stream.Items != 30*tc.items {
+				t.Fatalf("stream section %+v: want 30 exchanges of %d replies", res.Stream, tc.items)
+			}
+			if !strings.HasPrefix(res.Conn.Transport, tc.transport) || res.Layers == nil || res.Layers.Out.Message < res.Bytes.BodyOut || res.Layers.In.Total() != res.Bytes.WireIn {
+				t.Fatalf("conn %+v layers %+v bytes %+v: want %s, the message layer holding the bodies, the layers summing to the wire", res.Conn, res.Layers, res.Bytes, tc.transport)
+			}
+		})
+	}
+	if ids, most := srv.IDs(); ids-ids0 != 30*4 || most != 1 { // the bidi requests' (a client stream's have no id field)
+		t.Fatalf("server saw %d new distinct ids (most %d times); want %d once each", ids-ids0, most, 30*4)
 	}
 }

@@ -168,7 +168,7 @@ func New(ctx context.Context, o Options) (*Scenario, error) {
 // connection of its own, closed after.
 func (s *Scenario) reflect(ctx context.Context) (*Method, error) {
 	co := s.o.Options
-	co.Client, co.Connections = conn.ClientStd, 1
+	co.Client, co.Connections, co.Transport = conn.ClientStd, 1, conn.GRPC
 	c, err := conn.New(co, conn.Speaks{Transports: []string{conn.GRPC}})
 	if err != nil {
 		return nil, err
@@ -211,8 +211,14 @@ func (s *Scenario) Driver() load.Driver { return load.PerVU }
 // capacity search runs the scenario once per step, on the same
 // connections.
 func (s *Scenario) Finish(res *results.Load) {
-	tr := conn.GRPC // the connection's transport: h2c, or HTTP/1.1 for gRPC-Web and Connect
-	if s.o.Protocol != GRPC {
+	tr := conn.GRPC // the connection's transport: h2c or h2, or HTTP/1.1 for gRPC-Web and Connect
+	switch {
+	case s.o.Protocol == GRPC:
+	case s.connectH2() && s.conns.TLS != nil:
+		tr = conn.H2
+	case s.connectH2():
+		tr = conn.H2C
+	default:
 		tr = conn.HTTP1
 	}
 	res.Conn = load.ConnResult(s.o.URL, tr, "", nil, nil)
@@ -224,6 +230,10 @@ func (s *Scenario) Finish(res *results.Load) {
 	}
 	if s.layers != nil {
 		res.Layers = &results.Split{In: s.layers.In(), Out: s.layers.Out()}
+		if s.conns.TLS != nil {
+			tlsOther(&res.Layers.In, res.Bytes.WireIn)
+			tlsOther(&res.Layers.Out, res.Bytes.WireOut)
+		}
 		s.layers = new(wire.Counter) // the next run's VUs dial anew
 	}
 	if s.stats != nil {

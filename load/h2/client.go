@@ -2,6 +2,7 @@ package h2
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"google.golang.org/grpc/metadata"
@@ -11,6 +12,7 @@ import (
 	"github.com/wirebench/wirebench/measure"
 	"github.com/wirebench/wirebench/results"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/protobuf/proto"
 )
@@ -22,7 +24,10 @@ import (
 // so they include HTTP/2 and gRPC framing; message sizes are the body.
 //
 // The connections are the lean client's (grpc.go) when lean is set,
-// else grpc-go's (--client std).
+// else grpc-go's (--client std). With a TLS configuration they run over
+// TLS offering h2 by ALPN (a server that does not pick it is refused), as
+// grpc-go's TLS credentials do; the bytes counted are then the TLS
+// records'.
 type GRPCPool struct {
 	conns []*grpc.ClientConn // --client std
 	lean  []*GRPCConn        // --client lean
@@ -30,7 +35,7 @@ type GRPCPool struct {
 	Bytes measure.Bytes
 }
 
-func NewGRPCPool(addr string, n int, timeout time.Duration, count, lean bool) (*GRPCPool, error) {
+func NewGRPCPool(addr string, n int, timeout time.Duration, count, lean bool, tlsCfg *tls.Config) (*GRPCPool, error) {
 	if n <= 0 {
 		n = 1
 	}
@@ -43,6 +48,9 @@ func NewGRPCPool(addr string, n int, timeout time.Duration, count, lean bool) (*
 	}
 	if lean {
 		dial = RawIODialer(dial, counter) // raw system calls: see RawIODialer
+		if tlsCfg != nil {
+			dial = tlsDialer(dial, tlsCfg)
+		}
 		p.lean = make([]*GRPCConn, n)
 		for i := range p.lean {
 			p.lean[i] = NewGRPCConn(addr, dial)
@@ -52,10 +60,14 @@ func NewGRPCPool(addr string, n int, timeout time.Duration, count, lean bool) (*
 	if count {
 		dial = measure.CountingDialer(dial, counter)
 	}
+	creds := insecure.NewCredentials()
+	if tlsCfg != nil {
+		creds = credentials.NewTLS(tlsCfg) // offers h2 by ALPN itself
+	}
 	p.conns = make([]*grpc.ClientConn, n)
 	for i := range p.conns {
 		c, err := grpc.NewClient("passthrough:///"+addr,
-			grpc.WithTransportCredentials(insecure.NewCredentials()),
+			grpc.WithTransportCredentials(creds),
 			grpc.WithContextDialer(func(ctx context.Context, a string) (net.Conn, error) { return dial(ctx, "tcp", a) }),
 			// A static window turns off grpc-go's BDP estimation, whose
 			// PING and ACK per burst of data are frames, writes and
@@ -237,4 +249,28 @@ func (c *GRPCClient) SentSize(in proto.Message) int {
 		return proto.Size(in)
 	}
 	return len(c.req) - 5
+}
+
+// tlsDialer runs TLS over dial's connections, offering h2 by ALPN, the
+// handshake bounded by the dial's context; a server that does not pick h2
+// is refused (a gRPC server must, RFC 9113 §3.3).
+func tlsDialer(dial measure.DialFunc, cfg *tls.Config) measure.DialFunc {
+	cfg = cfg.Clone()
+	cfg.NextProtos = []string{"h2"}
+	return func(ctx context.Context, network, addr string) (net.Conn, error) {
+		c, err := dial(ctx, network, addr)
+		if err != nil {
+			return nil, err
+		}
+		tc := tls.Client(c, cfg)
+		if err := tc.HandshakeContext(ctx); err != nil {
+			c.Close()
+			return nil, fmt.Errorf("TLS handshake with %s: %w", addr, err)
+		}
+		if p := tc.ConnectionState().NegotiatedProtocol; p != "h2" {
+			tc.Close()
+			return nil, fmt.Errorf("TLS with %s: the server chose %q by ALPN, not h2: not a gRPC server?", addr, p)
+		}
+		return tc, nil
+	}
 }

@@ -8,12 +8,14 @@ package grpcanytest
 
 import (
 	"context"
+	"crypto/tls"
 	"net"
 	"sync"
 	"sync/atomic"
 	"testing"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/interop"
 	testgrpc "google.golang.org/grpc/interop/grpc_testing"
 	"google.golang.org/grpc/metadata"
@@ -46,11 +48,23 @@ func Start(t testing.TB, reflect bool) *Server {
 	return s
 }
 
+// StartTLS is Start over TLS with cfg (NewTLS's Server).
+func StartTLS(t testing.TB, reflect bool, cfg *tls.Config) *Server {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, stop := Serve(ln, reflect, grpc.Creds(credentials.NewTLS(cfg)))
+	t.Cleanup(stop)
+	return s
+}
+
 // Serve serves the TestService on ln until stop (a test's server process
-// calls it).
-func Serve(ln net.Listener, reflect bool) (s *Server, stop func()) {
+// calls it), with grpc-go's server options opts.
+func Serve(ln net.Listener, reflect bool, opts ...grpc.ServerOption) (s *Server, stop func()) {
 	s = &Server{ids: map[string]int{}, md: map[string]int{}}
-	gs := grpc.NewServer(
+	gs := grpc.NewServer(append(opts,
 		grpc.ChainUnaryInterceptor(func(ctx context.Context, req any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
 			if info.FullMethod != "/grpc.testing.TestService/UnaryCall" && info.FullMethod != "/grpc.testing.TestService/EmptyCall" {
 				return h(ctx, req)
@@ -70,7 +84,7 @@ func Serve(ln net.Listener, reflect bool) (s *Server, stop func()) {
 			s.seenMD(ss.Context())
 			return h(srv, &countingStream{ServerStream: ss, s: s})
 		}),
-	)
+	)...)
 	testgrpc.RegisterTestServiceServer(gs, interop.NewTestServer())
 	if reflect {
 		reflection.Register(gs)
