@@ -12,6 +12,7 @@ import (
 
 	"github.com/wirebench/wirebench/load/h2"
 	"github.com/wirebench/wirebench/load/h3"
+	"github.com/wirebench/wirebench/results"
 )
 
 // DefaultTimeout bounds the connection set-up before a run (the ALPN
@@ -250,4 +251,23 @@ func orList(s []string) string {
 		return strings.Join(s, "")
 	}
 	return strings.Join(s[:len(s)-1], ", ") + " or " + s[len(s)-1]
+}
+
+// FinishPools adds what shared pools counted to res, once every VU has
+// closed: h2's wire and DATA bytes and its requests sent again, h3's wire
+// bytes (closing it first, so its CONNECTION_CLOSE is counted) and bytes
+// by layer inside QUIC. Either pool may be nil.
+func FinishPools(res *results.Load, p2 *h2.Pool, p3 *h3.Pool) {
+	if p2 != nil {
+		res.Bytes.WireIn += p2.Bytes.In.Load()
+		res.Bytes.WireOut += p2.Bytes.Out.Load()
+		res.Bytes.BodyOut += p2.BodyOut()
+		h2.ResentWarning(res, p2.Resent())
+	}
+	if p3 != nil {
+		p3.Close()
+		res.Bytes.WireIn += p3.Bytes.In.Load()
+		res.Bytes.WireOut += p3.Bytes.Out.Load()
+		p3.Finish(res)
+	}
 }

@@ -15,7 +15,6 @@ import (
 	"github.com/wirebench/wirebench/load/clientio"
 	"github.com/wirebench/wirebench/load/conn"
 	"github.com/wirebench/wirebench/load/h1"
-	"github.com/wirebench/wirebench/load/h2"
 	"github.com/wirebench/wirebench/measure"
 	"github.com/wirebench/wirebench/results"
 )
@@ -127,17 +126,7 @@ func (s *Scenario) NewVU(ctx context.Context, id int, wire *measure.Bytes) (load
 // Finish implements load.Scenario: the shared connections' bytes.
 func (s *Scenario) Finish(res *results.Load) {
 	res.Conn = load.ConnResult(s.o.URL, s.o.Transport, s.c.Auto, nil, nil)
-	if h := s.c.H2; h != nil {
-		res.Bytes.WireIn += h.Bytes.In.Load()
-		res.Bytes.WireOut += h.Bytes.Out.Load()
-		res.Bytes.BodyOut += h.BodyOut()
-		h2.ResentWarning(res, h.Resent())
-	}
-	if h := s.c.H3; h != nil {
-		h.Close() // every VU closed: CONNECTION_CLOSE goes out, counted
-		res.Bytes.WireIn += h.Bytes.In.Load()
-		res.Bytes.WireOut += h.Bytes.Out.Load()
-	}
+	conn.FinishPools(res, s.c.H2, s.c.H3)
 }
 
 // Close releases the shared connections.

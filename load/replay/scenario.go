@@ -18,7 +18,6 @@ import (
 	"github.com/wirebench/wirebench/load/clientio"
 	"github.com/wirebench/wirebench/load/conn"
 	"github.com/wirebench/wirebench/load/h1"
-	"github.com/wirebench/wirebench/load/h2"
 	"github.com/wirebench/wirebench/load/replay/reqlog"
 	"github.com/wirebench/wirebench/measure"
 	"github.com/wirebench/wirebench/results"
@@ -181,17 +180,7 @@ func (s *Scenario) Finish(res *results.Load) {
 		}
 	}
 	res.Ops = ops
-	if h := s.c.h2; h != nil {
-		res.Bytes.WireIn += h.Bytes.In.Load()
-		res.Bytes.WireOut += h.Bytes.Out.Load()
-		res.Bytes.BodyOut += h.BodyOut()
-		h2.ResentWarning(res, h.Resent())
-	}
-	if h := s.c.h3; h != nil {
-		h.Close() // every VU closed: CONNECTION_CLOSE goes out, counted
-		res.Bytes.WireIn += h.Bytes.In.Load()
-		res.Bytes.WireOut += h.Bytes.Out.Load()
-	}
+	conn.FinishPools(res, s.c.h2, s.c.h3)
 	st := s.sched.Stats()
 	if st.Malformed > 0 {
 		res.Warnings = append(res.Warnings, fmt.Sprintf("replay: %d malformed lines or entries skipped (first: %s)", st.Malformed, strings.Join(st.Examples, "; ")))
