@@ -131,6 +131,10 @@ func (s *Server) match(path string) (*route, string) {
 	switch path {
 	case "/users", "/todos", "/echo":
 		return s.routes[path], ""
+	case "/records":
+		if s.records != nil {
+			return s.routes[path], ""
+		}
 	}
 	if i := strings.LastIndexByte(path, '/'); i > 0 && i < len(path)-1 {
 		switch path[:i] {
@@ -138,6 +142,10 @@ func (s *Server) match(path string) (*route, string) {
 			return s.routes["/users/{id}"], path[i+1:]
 		case "/todos":
 			return s.routes["/todos/{id}"], path[i+1:]
+		case "/records":
+			if s.records != nil {
+				return s.routes["/records/{key}"], path[i+1:]
+			}
 		}
 	}
 	return s.routes["/"], ""

@@ -54,11 +54,28 @@ type Options struct {
 	// any run notices. Both are known slowdowns for checking that a
 	// comparison detects them (calibration), never for real runs.
 	Delay, Burn time.Duration
+	// Records, if set, serves the user's records at /records and
+	// /records/{key} (serve --data; package payload's Dataset).
+	Records Records
+}
+
+// Records is a dataset of the user's records, served in the formats it
+// can represent: each method takes codec names (the negotiated request
+// and reply formats) and returns the value that reply's codec encodes.
+// Errors carry api sentinels. Implementations must be safe for
+// concurrent use.
+type Records interface {
+	List(format string) (any, error)
+	Get(key, format string) (any, error)
+	Create(body []byte, in, out string) (any, error)
+	Put(key string, body []byte, in, out string) (any, error)
+	Delete(key string) error
 }
 
 // Server is the REST API; it is an http.Handler.
 type Server struct {
 	store   *store.Memory
+	records Records
 	formats *formats
 	maxBody int64
 	delay   time.Duration
@@ -80,7 +97,7 @@ func New(st *store.Memory, opts Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{store: st, formats: f, maxBody: opts.MaxBody, delay: opts.Delay, burn: opts.Burn, metrics: newMetrics(), routes: map[string]*route{}}
+	s := &Server{store: st, records: opts.Records, formats: f, maxBody: opts.MaxBody, delay: opts.Delay, burn: opts.Burn, metrics: newMetrics(), routes: map[string]*route{}}
 	if s.maxBody <= 0 {
 		s.maxBody = DefaultMaxBody
 	}
@@ -97,6 +114,10 @@ func New(st *store.Memory, opts Options) (*Server, error) {
 	s.route("/todos", map[string]handlerFunc{"GET": s.listTodos, "POST": s.createTodo})
 	s.route("/todos/{id}", map[string]handlerFunc{"GET": s.getTodo, "PUT": s.updateTodo, "DELETE": s.deleteTodo})
 	s.route("/echo", map[string]handlerFunc{"POST": s.echo})
+	if s.records != nil {
+		s.route("/records", map[string]handlerFunc{"GET": s.listRecords, "POST": s.createRecord})
+		s.route("/records/{key}", map[string]handlerFunc{"GET": s.getRecord, "PUT": s.putRecord, "DELETE": s.deleteRecord})
+	}
 	s.route("/", nil) // everything else: 404 in the negotiated format
 	return s, nil
 }
@@ -112,6 +133,7 @@ type request struct {
 	id      string  // the {id} path segment
 	s       *Server
 	in      codec.Entry   // the request body's format, zero when no body was read
+	out     codec.Entry   // the reply's format
 	scratch *bytes.Buffer // the request body; taken on first use, released with the response
 	slot    bool          // holds one of s.slots
 	// The values a handler decodes into and returns a pointer to: a
@@ -153,20 +175,30 @@ func (q *request) releaseSlot() {
 // decode reads the body in its Content-Type's format into v. Failures are
 // 400, 413 or 415; nothing is written to the store before decode succeeds.
 func (q *request) decode(v any) error {
-	in, err := q.s.formats.request(q.r.ContentType)
+	in, body, err := q.body()
 	if err != nil {
 		return err
+	}
+	if err := in.Codec.Unmarshal(body, v); err != nil {
+		return fmt.Errorf("%w: %s body: %v", api.ErrMalformed, in.Codec.Name(), err)
+	}
+	return nil
+}
+
+// body reads the body, in its Content-Type's format (415 when unknown,
+// 413 past the limit); the bytes are valid until the reply is encoded.
+func (q *request) body() (codec.Entry, []byte, error) {
+	in, err := q.s.formats.request(q.r.ContentType)
+	if err != nil {
+		return in, nil, err
 	}
 	if q.scratch == nil {
 		q.scratch = getBuffer()
 	}
 	if err := readBody(&q.r, q.scratch, q.s.maxBody); err != nil {
-		return err
+		return in, nil, err
 	}
-	if err := in.Codec.Unmarshal(q.scratch.Bytes(), v); err != nil {
-		return fmt.Errorf("%w: %s body: %v", api.ErrMalformed, in.Codec.Name(), err)
-	}
-	return nil
+	return in, q.scratch.Bytes(), nil
 }
 
 // route is one path pattern and its methods.
@@ -204,6 +236,7 @@ func (s *Server) serveRoute(rt *route, r *Request, id string, resp *Response) {
 	if err != nil {
 		out = s.formats.json // DESIGN: JSON when no format can be negotiated
 	}
+	q.out = out
 	if s.delay > 0 {
 		time.Sleep(s.delay)
 	}

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/bufbuild/protocompile"
@@ -200,4 +201,63 @@ func (s *Schema) format() *format {
 			return out, nil
 		},
 	}
+}
+
+// numbers spells v's 64-bit integer fields as JSON numbers: protojson
+// writes them as strings (JavaScript's numbers cannot hold them), and a
+// record written in protobuf is then served in every other format as a
+// number, as the file has it.
+func numbers(md protoreflect.MessageDescriptor, v Value) Value {
+	if v.Kind != Object {
+		return v
+	}
+	out := Value{Kind: Object, Obj: make([]Member, len(v.Obj))}
+	for i, m := range v.Obj {
+		out.Obj[i] = m
+		fd := md.Fields().ByJSONName(m.Key)
+		if fd == nil {
+			fd = md.Fields().ByName(protoreflect.Name(m.Key))
+		}
+		if fd == nil {
+			continue
+		}
+		conv := func(e Value) Value { return fieldNumbers(fd, e) }
+		if fd.IsMap() {
+			conv = func(e Value) Value { return fieldNumbers(fd.MapValue(), e) }
+		}
+		switch {
+		case (fd.IsList() || fd.IsMap()) && (m.Val.Kind == Array || m.Val.Kind == Object):
+			c := m.Val
+			if c.Kind == Array {
+				c.Arr = make([]Value, len(m.Val.Arr))
+				for j, e := range m.Val.Arr {
+					c.Arr[j] = conv(e)
+				}
+			} else {
+				c.Obj = make([]Member, len(m.Val.Obj))
+				for j, e := range m.Val.Obj {
+					c.Obj[j] = Member{Key: e.Key, Val: conv(e.Val)}
+				}
+			}
+			out.Obj[i].Val = c
+		default:
+			out.Obj[i].Val = conv(m.Val)
+		}
+	}
+	return out
+}
+
+func fieldNumbers(fd protoreflect.FieldDescriptor, v Value) Value {
+	switch fd.Kind() {
+	case protoreflect.Int64Kind, protoreflect.Sint64Kind, protoreflect.Sfixed64Kind,
+		protoreflect.Uint64Kind, protoreflect.Fixed64Kind:
+		if v.Kind == String && v.Str != "" && isInteger(v.Str) {
+			if _, err := strconv.ParseFloat(v.Str, 64); err == nil {
+				return Value{Kind: Number, Str: v.Str}
+			}
+		}
+	case protoreflect.MessageKind, protoreflect.GroupKind:
+		return numbers(fd.Message(), v)
+	}
+	return v
 }

@@ -1,6 +1,7 @@
 package study
 
 import (
+	"context"
 	_ "embed" // the example study file
 	"errors"
 	"fmt"
@@ -96,6 +97,22 @@ func Parse(file string, data []byte, readFile func(string) ([]byte, error)) (Def
 		return Definition{}, fmt.Errorf("%w: %s: %v", ErrStudyFile, file, err)
 	}
 	def := p.definition(doc, &spec)
+	if ds := spec.Data; ds != nil && len(p.errs) == 0 {
+		rel := func(f string) string {
+			if f == "" {
+				return ""
+			}
+			return p.path(f)
+		}
+		if ds.File == "" {
+			p.errorf(lineOf(doc, "data"), "data.file: missing (a JSON file of records)")
+		} else if d, err := WithData(context.Background(), def, Data{File: rel(ds.File), Key: ds.Key, Proto: rel(ds.Proto),
+			Protoset: rel(ds.Protoset), Message: ds.Message, Formats: ds.Formats}); err != nil {
+			p.errorf(lineOf(doc, "data"), "data: %v", err)
+		} else {
+			def = d
+		}
+	}
 	return def, p.err()
 }
 

@@ -159,7 +159,7 @@ func TestParseErrors(t *testing.T) {
 		{"bad signal", "server: {command: [x], stop_signal: STOP}\nload: {url: http://h/}\ncells:\n  - name: a\n",
 			`s.yaml:1: cells[0] (a).server.stop_signal: unknown signal "STOP" (want TERM, INT, QUIT, HUP, KILL, USR1 or USR2)`},
 		{"bad scenario", "load: {url: http://h:1, scenario: crudd}\n" + cell,
-			`s.yaml:1: cells[0] (a).load: scenario "crudd" (want crud, echo, get, list, create)`},
+			`s.yaml:1: cells[0] (a).load: scenario "crudd" (want crud, echo, get, list, create, records)`},
 		{"bad format", "load: {url: http://h:1, scenario: crud, format: yaml}\n" + cell,
 			`s.yaml:1: cells[0] (a).load: format "yaml" (have cbor, json, msgpack, protobuf, toon)`},
 		{"headers with scenario", "load: {url: http://h:1, scenario: get, headers: {A: b}}\n" + cell,

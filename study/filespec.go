@@ -30,6 +30,18 @@ type fileSpec struct {
 	Load     *loadSpec     `yaml:"load"`
 	Check    *commandSpec  `yaml:"check"`
 	Cells    []cellSpec    `yaml:"cells"`
+	// Data serves the user's records to the reference-server cells
+	// (data.go; study --data).
+	Data *dataSpec `yaml:"data"`
+}
+
+type dataSpec struct {
+	File     string   `yaml:"file"`
+	Key      string   `yaml:"key"`
+	Proto    string   `yaml:"proto"`
+	Protoset string   `yaml:"protoset"`
+	Message  string   `yaml:"message"`
+	Formats  []string `yaml:"formats"`
 }
 
 type cellSpec struct {

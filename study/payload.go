@@ -14,7 +14,9 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/wirebench/wirebench/codec"
+	"github.com/wirebench/wirebench/httpapi"
 	"github.com/wirebench/wirebench/measure"
+	"github.com/wirebench/wirebench/payload"
 	"github.com/wirebench/wirebench/pb"
 	"github.com/wirebench/wirebench/results"
 	"github.com/wirebench/wirebench/server"
@@ -173,3 +175,62 @@ func grpcResponseSize(ctx context.Context, addr, dataset, coding string) (body, 
 // PING acks) arrive before the counters are read, so they are attributed
 // consistently.
 func settle() { time.Sleep(30 * time.Millisecond) }
+
+// measureRecordPayloads lists the user's records (serve --data) in each
+// format they are served in, over each transport, compressed and not, as
+// measurePayloads lists users; each format's list is first read whole and
+// checked against the records.
+func measureRecordPayloads(ctx context.Context, ds *payload.Dataset) ([]results.Payload, error) {
+	srv, err := server.Start(ctx, server.Options{HTTPAddr: "127.0.0.1:0", NoGRPC: true, HTTP: httpapi.Options{Records: ds}})
+	if err != nil {
+		return nil, err
+	}
+	defer srv.Close()
+	url := "http://" + srv.HTTPAddr() + "/records"
+	var out []results.Payload
+	for _, format := range ds.Formats() {
+		if format == "json-fast" { // the same bytes as json, served by --json-lib std here
+			continue
+		}
+		mt := codec.MustLookup(format).MediaTypes[0]
+		if err := checkRecordList(ctx, url, mt, format, ds); err != nil {
+			return nil, fmt.Errorf("payload %s: the list differs from the data: %w", format, err)
+		}
+		for _, transport := range []string{"http1", "h2c"} {
+			var plain int64
+			for _, coding := range []string{"", "gzip", "zstd"} {
+				body, wire, err := httpResponseSize(ctx, transport, url, mt, coding)
+				if err != nil {
+					return nil, fmt.Errorf("payload %s %s %s records: %w", transport, format, coding, err)
+				}
+				p := results.Payload{Dataset: "records", N: ds.Len(), Format: format, Transport: transport, Compression: coding, Body: body, Wire: wire}
+				if coding == "" {
+					plain = body
+				} else {
+					p.Body, p.Coded = plain, body
+				}
+				out = append(out, p)
+			}
+		}
+	}
+	return out, nil
+}
+
+// checkRecordList GETs url in media type mt and checks the list.
+func checkRecordList(ctx context.Context, url, mt, format string, ds *payload.Dataset) error {
+	req, _ := http.NewRequestWithContext(ctx, "GET", url, nil)
+	req.Header.Set("Accept", mt)
+	resp, err := probeClient.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return err
+	}
+	if resp.StatusCode != 200 {
+		return fmt.Errorf("status %d: %s", resp.StatusCode, body)
+	}
+	return ds.CheckList(format, body, 0)
+}

@@ -62,6 +62,7 @@ func runServe(ctx context.Context, env *cliEnv, args []string) error {
 	fsync := fs.String("appendfsync", "everysec", "KV AOF fsync `policy`: always (ack after fsync, group commit), everysec, no (Redis's meanings)")
 	fs.BoolVar(&o.KV.Repair, "aof-repair", false, "start even when the AOF is damaged (anything but an incomplete final record): truncate it at the bad record and log what was dropped (docs/kv-durability.md)")
 	bulkf := addBulkFlags(fs)
+	dataf := addDataFlags(fs)
 	fs.StringVar(&o.Repl.ReplicaOf, "replica-of", "", "leader's HTTP base `URL` (http://127.0.0.1:8080): this server becomes a read-only KV replica of it")
 	fs.Int64Var(&o.Repl.Backlog, "repl-backlog", 0, "replication backlog in `bytes` (default 64 MiB): a follower further behind resyncs from a snapshot")
 	fs.StringVar(&o.AuthToken, "auth-token", os.Getenv("WIREBENCH_AUTH_TOKEN"), "`secret` required by /kv/ (Authorization: Bearer) and RESP (AUTH), and sent to the leader by --replica-of (default $WIREBENCH_AUTH_TOKEN)")
@@ -131,6 +132,9 @@ func runServe(ctx context.Context, env *cliEnv, args []string) error {
 		defer stop()
 	}
 	if err := bulkf.apply(&o); err != nil {
+		return err
+	}
+	if err := dataf.apply(ctx, &o, env.stderr); err != nil {
 		return err
 	}
 	o.Listen, _ = ctx.Value(listenKey{}).(func(network, address string) (net.Listener, error))

@@ -46,7 +46,13 @@ func runStudy(ctx context.Context, env *cliEnv, args []string) error {
 	serveArgs := fs.String("serve-args", "", "extra `args` appended to every server command, space-separated (e.g. '--delay 200us')")
 	ports := fs.String("ports", "", "bind the servers' ports ({port}, {port2}, ...) only in this range, `LO-HI` (e.g. 9000-9099); default: free ports the kernel picks")
 	records := fs.Int("records", 0, "bulk-upsert: records per upload (default 1000000; 100000 with --quick)")
-	bulkFormats := fs.String("formats", "", "bulk-upsert: comma-separated `formats` (default: json,ndjson,toon,protobuf,csv)")
+	bulkFormats := fs.String("formats", "", "bulk-upsert: comma-separated `formats` (default: json,ndjson,toon,protobuf,csv); with --data: the formats studied (default: all the data can be served in)")
+	var data study.Data
+	fs.StringVar(&data.File, "data", "", "formats, payload-size, or a study file's reference-server cells: serve the records of this JSON `file` at /records instead of the built-in users, every reply checked against it (docs/payload.md)")
+	fs.StringVar(&data.Key, "data-key", "", "--data: the `member` keying each record (default: id, else the first member unique in every record)")
+	fs.StringVar(&data.Proto, "proto", "", "--data: the records' protobuf schema, a .proto `file` (the protobuf cell needs one)")
+	fs.StringVar(&data.Protoset, "protoset", "", "--data: the records' protobuf schema as a FileDescriptorSet `file`")
+	fs.StringVar(&data.Message, "message", "", "--data: the records' message by full name (pkg.Msg); default: the file's only message")
 	keyDists := fs.StringArray("key-dist", nil, "add, beside each KV group (study kv, or a study file's kv-* cells), its twin with keys drawn from this `distribution`: zipf:0.99, zipf, gaussian[:MEDIAN,STDDEV], sequential (repeatable)")
 	h3 := fs.Bool("h3", false, "add, beside each REST cell of a built-in study (formats, grpc-vs-rest, json-libs), its twin over HTTP/3 on TLS (docs/http3.md)")
 	slo := fs.StringArray("slo", nil, "measure capacity at this SLO `criterion` (repeatable: p99<20ms, errors<0.1%) instead of throughput: each trial searches the highest open-loop rate that meets it (docs/capacity.md)")
@@ -88,6 +94,22 @@ func runStudy(ctx context.Context, env *cliEnv, args []string) error {
 		if def, err = study.Lookup(fs.Arg(0)); err != nil {
 			return usageError{err}
 		}
+	}
+	if data.File != "" {
+		if def.Name == study.BulkUpsertName {
+			return usagef("--data: bulk-upsert has its own records (--records)")
+		}
+		if data.Proto != "" && data.Protoset != "" {
+			return usagef("--proto and --protoset: give one schema")
+		}
+		if *bulkFormats != "" {
+			data.Formats = strings.Split(*bulkFormats, ",")
+		}
+		if def, err = study.WithData(ctx, def, data); err != nil {
+			return usageError{err}
+		}
+	} else if data.Key != "" || data.Proto != "" || data.Protoset != "" || data.Message != "" {
+		return usagef("--data-key, --proto, --protoset and --message need --data FILE")
 	}
 	if *h3 {
 		if def, err = study.WithH3(def); err != nil {

@@ -45,6 +45,10 @@ type userCount struct{ n int }
 
 // unmarshal decodes b into out; a *userCount gets the list's length.
 func unmarshal(c codec.Codec, b []byte, out any) error {
+	if rb, ok := out.(*rawBody); ok { // checked by the caller
+		rb.b = b
+		return nil
+	}
 	uc, ok := out.(*userCount)
 	if !ok {
 		return c.Unmarshal(b, out)

@@ -20,6 +20,7 @@ import (
 	"github.com/wirebench/wirebench/load/h3"
 	"github.com/wirebench/wirebench/load/traceparent"
 	"github.com/wirebench/wirebench/measure"
+	"github.com/wirebench/wirebench/payload"
 	"github.com/wirebench/wirebench/results"
 )
 
@@ -30,6 +31,9 @@ const (
 	Get    = "get"    // GET /users/{id} over the seeded users
 	List   = "list"   // GET /users, count checked
 	Create = "create" // create then delete, so the dataset stays fixed
+	// Records is CRUD over the user's records (serve --data): list, create,
+	// get, update, delete, every reply compared with Options.Records.
+	Records = "records"
 )
 
 // TransportGRPC drives the reference API's gRPC services.
@@ -59,6 +63,11 @@ type Options struct {
 	// RawOptions.Traceparent does, so the run's slowest requests can be
 	// found in the server's logs.
 	Traceparent bool `json:"traceparent,omitempty"`
+	// Data names the file of the user's records the server serves
+	// (scenario records), and Records holds them as read, the reference
+	// every reply is checked against.
+	Data    string           `json:"data,omitempty"`
+	Records *payload.Dataset `json:"-"`
 }
 
 // apiScenario is the Scenario of every reference-API scenario: it owns the
@@ -83,11 +92,12 @@ type apiScenario struct {
 }
 
 var scenarioOps = map[string][]string{
-	CRUD:   {"list users", "create user", "get user", "update user", "delete user"},
-	Echo:   {"echo"},
-	Get:    {"get user"},
-	List:   {"list users"},
-	Create: {"create user", "delete user"},
+	CRUD:    {"list users", "create user", "get user", "update user", "delete user"},
+	Echo:    {"echo"},
+	Get:     {"get user"},
+	List:    {"list users"},
+	Create:  {"create user", "delete user"},
+	Records: {"list records", "create record", "get record", "update record", "delete record"},
 }
 
 // New validates o and prepares the shared state; connections are
@@ -95,7 +105,10 @@ var scenarioOps = map[string][]string{
 func New(o Options) (load.Scenario, error) {
 	ops, ok := scenarioOps[o.Name]
 	if !ok {
-		return nil, fmt.Errorf("%w: scenario %q (want crud, echo, get, list, create)", load.ErrOptions, o.Name)
+		return nil, fmt.Errorf("%w: scenario %q (want crud, echo, get, list, create, records)", load.ErrOptions, o.Name)
+	}
+	if o.Name == Records && (o.Records == nil || o.Transport == TransportGRPC) {
+		return nil, fmt.Errorf("%w: scenario records needs the records (--data) and a REST transport", load.ErrOptions)
 	}
 	if o.Format == "" {
 		o.Format = "json"
@@ -271,7 +284,7 @@ func (s *apiScenario) snapshot(ctx context.Context) error {
 
 // NewVU implements Scenario.
 func (s *apiScenario) NewVU(ctx context.Context, id int, wire *measure.Bytes) (load.VU, error) {
-	if s.o.Name != Echo {
+	if s.o.Name != Echo && s.o.Name != Records {
 		if err := s.snapshot(ctx); err != nil {
 			return nil, err
 		}
@@ -293,6 +306,8 @@ func (s *apiScenario) NewVU(ctx context.Context, id int, wire *measure.Bytes) (l
 		return &getVU{apiVU: base, next: id}, nil
 	case List:
 		return &listVU{apiVU: base}, nil
+	case Records:
+		return s.newRecordsVU(base)
 	}
 	v := &crudVU{apiVU: base, create: s.o.Name == Create}
 	v.newUser.v = api.User{Name: fmt.Sprintf("wirebench vu%d", id), Email: fmt.Sprintf("vu%d@wirebench.test", id)}

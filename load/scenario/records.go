@@ -1,0 +1,118 @@
+package scenario
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/url"
+	"time"
+
+	"github.com/wirebench/wirebench/load"
+	"github.com/wirebench/wirebench/payload"
+)
+
+// rawBody is the out of a request whose body the caller checks itself:
+// it is valid until the client's next request.
+type rawBody struct{ b []byte }
+
+// recordsVU runs CRUD over the user's records, one request per Do: list
+// (every record unchanged, at most one being created per VU besides),
+// create a copy of a record under a key of this VU's, get a record of the
+// file (each in turn), replace the created one with another record's
+// content, delete it. Every reply is decoded in the run's format and
+// compared with the records as read (payload.Dataset).
+type recordsVU struct {
+	apiVU
+	c      *restClient
+	d      *payload.Dataset
+	format string // the client's codec name
+	step   int
+	next   int // the record the next get reads
+	key    string
+	path   []byte
+	// newRec and changed are the created record and its replacement,
+	// with their bodies in the run's format.
+	newRec, changed payload.Value
+	newBody, chBody []byte
+	pending         bool // created and not yet deleted
+	out             rawBody
+}
+
+func (s *apiScenario) newRecordsVU(base apiVU) (load.VU, error) {
+	rc, ok := base.c.(*restClient)
+	if !ok {
+		return nil, fmt.Errorf("%w: scenario records runs over REST", load.ErrOptions)
+	}
+	d := s.o.Records
+	v := &recordsVU{apiVU: base, c: rc, d: d, format: s.entry.Codec.Name(), next: base.id % d.Len()}
+	_, a := d.Record(base.id % d.Len())
+	_, b := d.Record((base.id + 1) % d.Len())
+	v.key, v.newRec = d.WithKey(a, base.id+1)
+	_, v.changed = d.WithKey(b, base.id+1)
+	v.path = []byte("/records/" + url.PathEscape(v.key))
+	var err error
+	if v.newBody, err = d.Encode(v.format, v.newRec); err != nil {
+		return nil, fmt.Errorf("%w: records: the record to create in %s: %v", load.ErrOptions, v.format, err)
+	}
+	if v.chBody, err = d.Encode(v.format, v.changed); err != nil {
+		return nil, fmt.Errorf("%w: records: the record to update in %s: %v", load.ErrOptions, v.format, err)
+	}
+	return v, nil
+}
+
+func (v *recordsVU) Do(ctx context.Context, o *load.Outcome) {
+	o.Op = v.step
+	switch v.step {
+	case opList:
+		if v.c.do(ctx, "GET", []byte("/records"), nil, http.StatusOK, &v.out, o) {
+			v.fail(o, "list", v.d.CheckList(v.format, v.out.b, int(v.s.vus.Load())))
+		}
+	case opCreate:
+		if !v.c.do(ctx, "POST", []byte("/records"), v.newBody, http.StatusCreated, &v.out, o) {
+			v.step = 0
+			return
+		}
+		v.pending = true
+		v.fail(o, "created record", v.d.Check(v.format, v.out.b, v.newRec))
+	case opGet:
+		key, want := v.d.Record(v.next)
+		v.next = (v.next + 1) % v.d.Len()
+		if v.c.do(ctx, "GET", []byte("/records/"+url.PathEscape(key)), nil, http.StatusOK, &v.out, o) {
+			v.fail(o, "record", v.d.Check(v.format, v.out.b, want))
+		}
+	case opUpdate:
+		if v.c.do(ctx, "PUT", v.path, v.chBody, http.StatusOK, &v.out, o) {
+			v.fail(o, "updated record", v.d.Check(v.format, v.out.b, v.changed))
+		}
+	case opDelete:
+		if v.c.do(ctx, "DELETE", v.path, nil, http.StatusNoContent, nil, o) {
+			v.pending = false
+		}
+		v.step = 0
+		return
+	}
+	v.step++
+}
+
+// fail marks a reply that differs from the records, naming the first
+// difference (cut: failures are counted by their message).
+func (v *recordsVU) fail(o *load.Outcome, what string, err error) {
+	if err != nil && o.Fail == "" {
+		msg := err.Error()
+		if len(msg) > 120 {
+			msg = msg[:120] + "…"
+		}
+		o.Fail = "check: " + what + " differs from the data: " + msg
+	}
+}
+
+// Close deletes a record left by an unfinished iteration (not recorded).
+func (v *recordsVU) Close() error {
+	if v.pending {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		var o load.Outcome
+		v.c.do(ctx, "DELETE", v.path, nil, http.StatusNoContent, nil, &o)
+	}
+	return v.apiVU.Close()
+}

@@ -1,0 +1,127 @@
+package scenario_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/wirebench/wirebench/httpapi"
+	"github.com/wirebench/wirebench/load"
+	"github.com/wirebench/wirebench/load/conn"
+	"github.com/wirebench/wirebench/load/scenario"
+	"github.com/wirebench/wirebench/payload"
+	"github.com/wirebench/wirebench/results"
+	"github.com/wirebench/wirebench/server"
+)
+
+// Records of a shape unlike the reference API's users: nested objects, a
+// uniform list (TOON's tabular form), floats, an integer key.
+const shipments = `[
+{"id":101,"route":{"from":"OSL","to":"LIS","legs":2},"parcels":[{"kg":1.5,"fragile":false},{"kg":12,"fragile":true}],"note":"door 3"},
+{"id":102,"route":{"from":"LIS","to":"OSL","legs":1},"parcels":[{"kg":0.25,"fragile":false}],"note":""},
+{"id":205,"route":{"from":"AMS","to":"ATH","legs":3},"parcels":[],"note":"ring twice"}
+]`
+
+const shipmentsProto = `syntax = "proto3";
+package ship;
+message Route { string from = 1; string to = 2; int32 legs = 3; }
+message Parcel { double kg = 1; bool fragile = 2; }
+message Shipment { int64 id = 1; Route route = 2; repeated Parcel parcels = 3; string note = 4; }
+`
+
+func loadShipments(t *testing.T, data string) *payload.Dataset {
+	t.Helper()
+	dir := t.TempDir()
+	for name, text := range map[string]string{"s.json": data, "s.proto": shipmentsProto} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	d, err := payload.LoadDatasetFile(t.Context(), filepath.Join(dir, "s.json"), filepath.Join(dir, "s.proto"), false, "ship.Shipment", payload.DataOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+func startRecords(t *testing.T, d *payload.Dataset) *server.Server {
+	t.Helper()
+	srv, err := server.Start(context.Background(), server.Options{HTTPAddr: "127.0.0.1:0", NoGRPC: true, HTTP: httpapi.Options{Records: d}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Close() })
+	return srv
+}
+
+// TestRecordsScenario runs CRUD over the user's records in every format
+// the server serves them in, over HTTP/1.1 and h2c: every reply decoded
+// and compared with the file, none failed, the dataset as it was after.
+func TestRecordsScenario(t *testing.T) {
+	served := loadShipments(t, shipments)
+	srv := startRecords(t, served)
+	client := loadShipments(t, shipments) // the client's own reading of the file
+	ran := 0
+	for _, transport := range []string{conn.HTTP1, conn.H2C} {
+		for _, f := range []string{"json", "toon", "cbor", "msgpack", "protobuf"} {
+			for _, comp := range []string{"", "gzip"} {
+				t.Run(fmt.Sprintf("%s/%s%s", transport, f, comp), func(t *testing.T) {
+					ran++
+					r := runRecords(t, srv, client, transport, f, comp)
+					if r.Requests != 50 || r.Failed != 0 {
+						t.Fatalf("%d requests, %d failed: %v", r.Requests, r.Failed, r.Failures)
+					}
+					if len(r.Ops) != 5 {
+						t.Fatalf("ops %v", r.Ops)
+					}
+					if served.Len() != 3 {
+						t.Fatalf("%d records after the run", served.Len())
+					}
+				})
+			}
+		}
+	}
+	if ran != 20 {
+		t.Fatalf("%d runs", ran)
+	}
+	if l, _ := served.List("json"); len(l.(map[string]any)["records"].([]any)) != 3 {
+		t.Fatalf("the server holds %d records after the runs, want 3", len(l.(map[string]any)["records"].([]any)))
+	}
+}
+
+func runRecords(t *testing.T, srv *server.Server, d *payload.Dataset, transport, format, comp string) *results.Load {
+	t.Helper()
+	sc, err := scenario.New(scenario.Options{Name: scenario.Records, Records: d, Format: format, Compression: comp,
+		Options: conn.Options{URL: "http://" + srv.HTTPAddr(), Transport: transport, Timeout: 5 * time.Second}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := load.Run(context.Background(), load.Options{Options: results.Options{Concurrency: 3, Requests: 50}}, sc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// TestRecordsScenarioFindsWrongReplies: a server whose records differ
+// from the client's file in one value fails the list and get checks,
+// naming the path.
+func TestRecordsScenarioFindsWrongReplies(t *testing.T) {
+	srv := startRecords(t, loadShipments(t, strings.Replace(shipments, `"kg":12`, `"kg":12.5`, 1)))
+	client := loadShipments(t, shipments)
+	for _, f := range []string{"json", "toon", "protobuf"} {
+		r := runRecords(t, srv, client, conn.HTTP1, f, "")
+		if r.Failed == 0 {
+			t.Fatalf("%s: no failure against a server with other data", f)
+		}
+		for msg := range r.Failures {
+			if !strings.Contains(msg, "$.parcels[1].kg") {
+				t.Errorf("%s: failure %q does not name the path", f, msg)
+			}
+		}
+	}
+}
