@@ -407,7 +407,8 @@ func (f *loadFlags) check(fs *pflag.FlagSet) error {
 		}
 	}
 	for _, name := range []string{"proto", "import-path", "protoset", "data", "expect", "tls"} {
-		if fs.Changed(name) && !grpcMethod {
+		replayable := f.replay.file != "" && name != "data" && name != "expect" // a recording of gRPC calls' (replay.go)
+		if fs.Changed(name) && !grpcMethod && !replayable {
 			return loadUsagef("--%s applies to --grpc pkg.Service/Method", name)
 		}
 	}

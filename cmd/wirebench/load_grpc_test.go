@@ -99,6 +99,37 @@ func TestLoadGRPCTLS(t *testing.T) {
 	}
 }
 
+// TestReplayGRPCCLI: wirebench replay of a recording of gRPC calls
+// against grpc-go's own TestService, by reflection and from a .proto file:
+// every call sent and checked, the server's count equal to ours.
+func TestReplayGRPCCLI(t *testing.T) {
+	srv := grpcanytest.Start(t, true)
+	dir := t.TempDir()
+	file := grpcanytest.WriteProtos(t, dir)
+	rec := filepath.Join(dir, "calls.jsonl")
+	var b strings.Builder
+	for i := range 40 {
+		fmt.Fprintf(&b, `{"t": %d, "grpc": "grpc.testing.TestService/UnaryCall", "data": {"response_size": 1, "response_status": {"message": "r%d"}}}`+"\n", 1764388800000+i, i)
+	}
+	b.WriteString(`{"t": 1764388800041, "grpc": "grpc.testing.TestService/UnaryCall", "bin": ""}` + "\n")
+	os.WriteFile(rec, []byte(b.String()), 0o600)
+	for _, args := range [][]string{nil, {"--proto", file, "--import-path", dir}} {
+		before := srv.Calls.Load()
+		code, out, errOut := runLoadCLI(t, append([]string{"replay", "-q", rec, "--target", srv.Addr, "--speed", "4"}, args...)...)
+		if code != 0 || !strings.Contains(out, "failed 0 (0.00%)") || srv.Calls.Load()-before != 41 || !strings.Contains(out, "41 of the recording's 41") {
+			t.Fatalf("replay %v: exit %d, %d calls served\n%s%s", args, code, srv.Calls.Load()-before, out, errOut)
+		}
+		t.Log(out)
+	}
+	if ids, most := srv.IDs(); ids != 40 || most != 2 {
+		t.Fatalf("server saw %d distinct ids (most %d times); want 40, twice each", ids, most)
+	}
+	code, _, errOut := runLoadCLI(t, "replay", "-q", rec, "--target", srv.Addr, "--drop-header", "x")
+	if code != 2 || !strings.Contains(errOut, "HTTP replay's") {
+		t.Fatalf("--drop-header: exit %d, %s", code, errOut)
+	}
+}
+
 // TestLoadGRPCBadInput: each mistake is one line and exit 2, before any
 // call reaches the service.
 func TestLoadGRPCBadInput(t *testing.T) {

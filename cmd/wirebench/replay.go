@@ -47,7 +47,7 @@ func runReplay(ctx context.Context, env *cliEnv, args []string) error {
 	r.fs, r.fileFlag, r.fieldsFlag = fs, "", "--fields"
 	fs.StringVar(&target, "target", "", "send to this `URL` (http://host:port or https://; the recorded hosts are never contacted)")
 	fs.Float64Var(&r.speed, "speed", 1, "`factor` on the recorded rate (2: twice as fast, 0.5: half)")
-	fs.StringVar(&r.format, "format", "", "recording `format`: har, combined (access log), jsonl or wirebench (default: guessed from the name and first line)")
+	fs.StringVar(&r.format, "format", "", "recording `format`: har, combined (access log), jsonl, wirebench or grpc (gRPC calls, sent to a host:port --target: docs/grpc.md) (default: guessed from the name and first line)")
 	fs.StringVar(&r.fields, "fields", "", "JSON lines: `map` of fields, e.g. ts=time,method=verb,path=uri,status=code (also headers=, body=)")
 	fs.BoolVar(&r.loop, "loop", false, "repeat the recording until -d")
 	r.registerShare(fs)
@@ -58,6 +58,7 @@ func runReplay(ctx context.Context, env *cliEnv, args []string) error {
 	r.registerKeep(fs)
 	fs.StringVar(&r.asFormat, "as-format", "", "reference API: re-encode the recorded JSON bodies into this `format` ("+strings.Join(replay.AsFormats, ", ")+") and ask for replies in it")
 	fs.StringVar(&f.raw.Transport, "transport", "", "`transport`: http1 (default; over TLS for https://), h2c (http://), h2 or h3 (https://)")
+	f.grpc.registerDescriptors(fs) // a recording of gRPC calls: --proto, --protoset, --tls (load_grpc.go)
 	fs.IntVar(&f.raw.Connections, "conns", 1, "h2c, h2, h3: `connections` shared by the requests in flight")
 	fs.BoolVarP(&f.raw.Insecure, "insecure", "k", false, "https: do not verify the server's certificate")
 	fs.StringVar(&f.raw.CAFile, "cacert", "", "https: verify the server against the CA certificates in this PEM `file` (serve --cert-out writes one)")
@@ -175,6 +176,15 @@ func (f *loadFlags) replayScenario(url string) (load.Scenario, map[string]any, e
 		}
 		o.RecordKeep = r.keep
 	}
+	if r.format == replay.FormatGRPC || r.format == "" && replay.IsGRPCRecording(r.file) {
+		return f.grpcReplayScenario(o) // load_grpc.go
+	}
+	if g := f.grpc; len(g.o.Protos) > 0 || g.o.Protoset != "" || len(g.o.ImportPaths) > 0 || g.tls {
+		if o.Record != nil {
+			o.Record.Close()
+		}
+		return nil, nil, loadUsagef("--proto, --import-path, --protoset and --tls are for a recording of gRPC calls; %s is not one (docs/grpc.md)", r.file)
+	}
 	sc, err := replay.New(o)
 	if err != nil {
 		if o.Record != nil {
@@ -289,7 +299,7 @@ func writeReplaySummary(w io.Writer, sc load.Scenario, res *results.Load) {
 			fmt.Fprintf(w, "\n  record        %s\n", recordLine("--record", st))
 		}
 	}
-	rs, ok := sc.(*replay.Scenario)
+	rs, ok := sc.(interface{ Stats() replay.Stats }) // replay's, or grpcany's of gRPC calls
 	if !ok {
 		return
 	}
@@ -330,7 +340,7 @@ func writeReplaySummary(w io.Writer, sc load.Scenario, res *results.Load) {
 // replayPartial fails a replay that sent less than replay.MinShare of
 // its recording, unless --allow-partial: a replay never shrinks silently.
 func (f *loadFlags) replayPartial(sc load.Scenario, res *results.Load) error {
-	rs, ok := sc.(*replay.Scenario)
+	rs, ok := sc.(interface{ Stats() replay.Stats })
 	if !ok || f.replay.allowPartial {
 		return nil
 	}

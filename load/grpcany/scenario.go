@@ -123,15 +123,7 @@ func New(ctx context.Context, o Options) (*Scenario, error) {
 		s.md = append(s.md, [2]string{k, strings.TrimSpace(v)})
 	}
 	var err error
-	switch {
-	case len(o.Protos) > 0:
-		s.m, err = compile(ctx, o.Protos, o.ImportPaths, o.Method)
-	case o.Protoset != "":
-		s.m, err = protoset(o.Protoset, o.Method)
-	default:
-		s.m, err = s.reflect(ctx)
-	}
-	if err != nil {
+	if s.m, err = s.resolve(ctx); err != nil {
 		return nil, err
 	}
 	if s.reqs, err = NewRequests(s.m, o.Data, o.DataFile); err != nil {
@@ -162,6 +154,18 @@ func New(ctx context.Context, o Options) (*Scenario, error) {
 	}
 	s.o.Options = s.conns.Options()
 	return s, nil
+}
+
+// resolve finds o.Method's descriptors: in .proto files, a protoset, or
+// by the server's reflection.
+func (s *Scenario) resolve(ctx context.Context) (*Method, error) {
+	switch o := s.o; {
+	case len(o.Protos) > 0:
+		return compile(ctx, o.Protos, o.ImportPaths, o.Method)
+	case o.Protoset != "":
+		return protoset(o.Protoset, o.Method)
+	}
+	return s.reflect(ctx)
 }
 
 // reflect resolves the method by the server's reflection, on a grpc-go
@@ -360,6 +364,10 @@ func requestReason(err error, m *Method) string {
 // status fills o's status (and failure) from a call's error, grpc-go's,
 // the lean client's or connect-go's.
 func (v *vu) status(ctx context.Context, o *load.Outcome, err error) bool {
+	return setStatus(ctx, o, err)
+}
+
+func setStatus(ctx context.Context, o *load.Outcome, err error) bool {
 	code := status.Code(err)
 	var ce *connect.Error
 	if errors.As(err, &ce) {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -106,6 +107,7 @@ type h2Session struct {
 	// call were ~0.6 µs of a call's client CPU. Only with the server's
 	// full 4,096-byte table: nothing is then evicted by these few fields.
 	hdrMethod string
+	hdrMeta   [][2]string // the metadata hdrBlock holds: a replay's differs per call
 	hdrBlock  []byte
 	hdrStable bool
 	tableFull bool // the server's decoder has the default table size
@@ -428,7 +430,7 @@ func (s *h2Session) send(alone bool) (bool, error) {
 // holds wmu.
 func (s *h2Session) write(id uint32, method string, req []byte, deadline time.Time, hasDeadline bool, trace []byte, meta [][2]string) error {
 	s.hbuf.Reset()
-	if s.hdrStable && method == s.hdrMethod {
+	if s.hdrStable && method == s.hdrMethod && slices.Equal(meta, s.hdrMeta) {
 		s.hbuf.Write(s.hdrBlock)
 	} else {
 		for _, f := range [...][2]string{{":method", "POST"}, {":scheme", "http"}, {":path", method},
@@ -440,7 +442,7 @@ func (s *h2Session) write(id uint32, method string, req []byte, deadline time.Ti
 		}
 		b := s.hbuf.Bytes()
 		s.hdrStable = s.tableFull && method == s.hdrMethod && bytes.Equal(b, s.hdrBlock)
-		s.hdrMethod, s.hdrBlock = method, append(s.hdrBlock[:0], b...)
+		s.hdrMethod, s.hdrBlock, s.hdrMeta = method, append(s.hdrBlock[:0], b...), append(s.hdrMeta[:0], meta...)
 	}
 	if hasDeadline {
 		s.hbuf.Write(appendTimeoutField(s.hbuf.AvailableBuffer(), time.Until(deadline)))

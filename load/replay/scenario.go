@@ -100,6 +100,9 @@ func New(o Options) (*Scenario, error) {
 	if o.Timeout <= 0 {
 		o.Timeout = 10 * time.Second
 	}
+	if o.Format == FormatGRPC || o.Format == FormatAuto && IsGRPCRecording(o.File) {
+		return nil, fmt.Errorf("%w: %s is a recording of gRPC calls: replay it against a gRPC server's host:port (docs/grpc.md)", ErrReplay, o.File)
+	}
 	s := &Scenario{o: o, u: u, routes: newRoutes(), drop: map[string]bool{}}
 	for _, h := range hopByHop {
 		s.drop[h] = true

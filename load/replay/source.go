@@ -74,8 +74,10 @@ func NewSource(r io.Reader, name, format string, fields FieldMap) (Source, error
 		return newJSONLReader(br, fields), nil
 	case FormatAccess, FormatCombined:
 		return newAccessReader(br), nil
+	case FormatGRPC: // grpcrec.go
+		return newGRPCReader(br), nil
 	}
-	return nil, fmt.Errorf("%w: unknown format %q (want har, combined, jsonl or wirebench)", ErrReplay, format)
+	return nil, fmt.Errorf("%w: unknown format %q (want har, combined, jsonl, wirebench or grpc)", ErrReplay, format)
 }
 
 func sniff(br *bufio.Reader, name string) string {
@@ -92,6 +94,8 @@ func sniff(br *bufio.Reader, name string) string {
 		return FormatHAR // a pretty-printed document, not one object per line
 	case bytes.HasPrefix(head, []byte("{")) && bytes.Contains(line, []byte(`"log"`)) && bytes.Contains(line, []byte(`"entries"`)):
 		return FormatHAR
+	case bytes.HasPrefix(line, []byte(`{"grpc"`)) || bytes.HasPrefix(line, []byte("{")) && bytes.Contains(line, []byte(`"grpc":`)) && !bytes.Contains(line, []byte(`"method"`)):
+		return FormatGRPC
 	case bytes.HasPrefix(head, []byte("{")):
 		return FormatJSONL
 	}
