@@ -51,13 +51,23 @@ type Link struct {
 
 var linkSeq atomic.Uint32
 
-// Open sets up the link of s. It needs root: ErrPrivilege otherwise.
-func Open(s Spec) (l *Link, err error) {
+// Available reports whether a link can be opened here: nil, or
+// ErrPrivilege with what is missing (callers check before they start
+// anything a missing privilege would waste).
+func Available() error {
 	if _, err := os.Stat("/dev/net/tun"); err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrPrivilege, err)
+		return fmt.Errorf("%w: %v", ErrPrivilege, err)
 	}
 	if unix.Geteuid() != 0 {
-		return nil, fmt.Errorf("%w: running as uid %d", ErrPrivilege, unix.Geteuid())
+		return fmt.Errorf("%w: running as uid %d", ErrPrivilege, unix.Geteuid())
+	}
+	return nil
+}
+
+// Open sets up the link of s. It needs root: ErrPrivilege otherwise.
+func Open(s Spec) (l *Link, err error) {
+	if err := Available(); err != nil {
+		return nil, err
 	}
 	l = &Link{Spec: s, near: -1, far: -1}
 	defer func() {

@@ -81,6 +81,50 @@ func answerUnit(key string) string {
 // or "cannot tell with N trials", never a ratio as if it were a result.
 // "" when nothing was compared.
 func answerLine(rep *Report) string {
+	var parts []string
+	for _, a := range linkAnswers(rep) {
+		parts = append(parts, "On "+a.link+": "+a.line)
+	}
+	if parts != nil {
+		return strings.Join(parts, " ")
+	}
+	return oneAnswerLine(rep)
+}
+
+// linkAnswer is the answer on one link of a study's links axis.
+type linkAnswer struct{ link, line string }
+
+// linkAnswers answers the question once per link of a study's links
+// axis, from that link's groups alone (named as without links), in the
+// links' order; nil without a links axis.
+func linkAnswers(rep *Report) []linkAnswer {
+	var links []string
+	for _, g := range rep.Groups {
+		if g.Link != "" && !slices.Contains(links, g.Link) {
+			links = append(links, g.Link)
+		}
+	}
+	var out []linkAnswer
+	for _, l := range links {
+		sub := *rep
+		sub.Groups = nil
+		for _, g := range rep.Groups {
+			if g.Link == l {
+				if len(g.Cells) > 0 {
+					g.Name = g.Cells[0].Cell.Group
+				}
+				sub.Groups = append(sub.Groups, g)
+			}
+		}
+		if a := oneAnswerLine(&sub); a != "" {
+			out = append(out, linkAnswer{l, a})
+		}
+	}
+	return out
+}
+
+// oneAnswerLine is answerLine for the groups of rep as they are.
+func oneAnswerLine(rep *Report) string {
 	r := rep.Results
 	if r.SingleRun || !r.HasLoad() {
 		return ""

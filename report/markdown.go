@@ -54,6 +54,12 @@ func WriteMarkdown(w io.Writer, rep *Report) error {
 		writeMDPayloadLab(bw, r.PayloadLab)
 	}
 
+	if len(r.Links) > 0 {
+		fmt.Fprintf(bw, "## Links\n\n%s\n\n", mdEscape(linksNote))
+		writeMDTable(bw, linksTable(r))
+		fmt.Fprintln(bw)
+	}
+
 	fmt.Fprintf(bw, "## Environment\n\n| | |\n|---|---|\n")
 	for _, kv := range envRows(r) {
 		fmt.Fprintf(bw, "| %s | %s |\n", kv[0], mdEscape(kv[1]))
@@ -83,7 +89,11 @@ func writeMDHeadline(w io.Writer, rep *Report) {
 		}
 		fmt.Fprint(w, "\n\n")
 	}
-	if a := answerLine(rep); a != "" {
+	if las := linkAnswers(rep); las != nil {
+		for _, a := range las { // one line per link of the study's links axis
+			fmt.Fprintf(w, "**Answer on %s:** %s\n\n", mdEscape(a.link), mdEscape(a.line))
+		}
+	} else if a := answerLine(rep); a != "" {
 		fmt.Fprintf(w, "**Answer:** %s\n\n", mdEscape(a))
 	}
 	if r.SingleRun && len(rep.Groups) == 1 && len(rep.Groups[0].Cells) == 1 {

@@ -34,6 +34,21 @@ type Group struct {
 	// compare on: the study's answer metric, capacity where measured,
 	// p50 latency for in-browser cells (answer.go).
 	Answer string
+	// Link is the emulated network of the group's cells (a study's links
+	// axis), "" without one.
+	Link string
+}
+
+// GroupName is the name of the group of c: its group, and on a study's
+// links axis its link ("crud on 3g").
+func GroupName(c results.Cell) string {
+	switch {
+	case c.Link == "":
+		return c.Group
+	case c.Group == "":
+		return "on " + c.Link
+	}
+	return c.Group + " on " + c.Link
 }
 
 // CellSummary is one cell over its trials.
@@ -88,11 +103,14 @@ func Build(r *results.Study) *Report {
 	}
 	byName := map[string]int{}
 	for _, c := range r.Cells {
-		i, ok := byName[c.Group]
+		// A study's links axis is one more grouping dimension: cells
+		// compare with their baseline on the same link only.
+		name := GroupName(c)
+		i, ok := byName[name]
 		if !ok {
 			i = len(rep.Groups)
-			byName[c.Group] = i
-			rep.Groups = append(rep.Groups, Group{Name: c.Group})
+			byName[name] = i
+			rep.Groups = append(rep.Groups, Group{Name: name, Link: c.Link})
 		}
 		rep.Groups[i].Cells = append(rep.Groups[i].Cells, summarizeCell(r, c))
 	}

@@ -105,3 +105,20 @@ func bps(x float64) string {
 }
 
 func pctStr(x float64) string { return strconv.FormatFloat(x*100, 'f', 2, 64) + "%" }
+
+// LinkRelay is what an emulated link's relay did over one measured run:
+// packets each way, those the link lost and those its queue dropped, the
+// relay's CPU per packet and how late it sent them.
+type LinkRelay struct {
+	UpPackets      int64         `json:"up_packets"`
+	UpLost         int64         `json:"up_lost"`
+	UpQueueDrops   int64         `json:"up_queue_drops"`
+	DownPackets    int64         `json:"down_packets"`
+	DownLost       int64         `json:"down_lost"`
+	DownQueueDrops int64         `json:"down_queue_drops"`
+	CPUPerPacket   time.Duration `json:"cpu_per_packet_ns"`
+	Late           time.Duration `json:"late_ns"`
+	// Limited, when set, says why the relay rather than the emulated
+	// link set the pace of this run: its figures measure the machine.
+	Limited string `json:"limited,omitempty"`
+}

@@ -58,6 +58,10 @@ type Study struct {
 	// ServerQuota is the CPU quota the study gave its servers (nil: none;
 	// a server's own cpu_quota is on its trials).
 	ServerQuota *CPUQuota `json:"server_quota,omitempty"`
+	// Links are the emulated networks the study ran every cell on (its
+	// links axis), each with its calibration, in the order given; a cell
+	// names its own (Cell.Link). Empty: loopback only, no axis.
+	Links []Link `json:"links,omitempty"`
 }
 
 // Answer names what answers a study's question. The zero value answers
@@ -101,6 +105,11 @@ type Cell struct {
 	// empty for a cell run from the working tree as it is.
 	Rev    string `json:"rev,omitempty"`
 	Commit string `json:"commit,omitempty"`
+	// Link is the emulated network the cell's client ran across, as the
+	// study's links name it (Study.Links): "3g", "rtt=50ms,loss=1%", or
+	// "none" for loopback. Empty when the study has no links axis. Cells
+	// are compared with their group's baseline on the same link only.
+	Link string `json:"link,omitempty"`
 }
 
 // Trial is one fresh server process under one load run.
@@ -135,6 +144,9 @@ type Trial struct {
 	// the same server (study kv: redis-benchmark's requests/s, as
 	// "redis-benchmark SET rps").
 	External map[string]float64 `json:"external,omitempty"`
+	// Relay is what the emulated link's relay did during the measured
+	// run (nil on loopback).
+	Relay *LinkRelay `json:"relay,omitempty"`
 }
 
 // CheckResult is one check command run after a trial's load.

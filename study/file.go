@@ -190,6 +190,10 @@ func (p *parser) definition(doc *yaml.Node, spec *fileSpec) Definition {
 		}
 		def.Cells = baselineFirst(def.Cells)
 	}
+	if err := checkLinks(spec.Links); err != nil {
+		p.errorf(lineOf(doc, "links"), "%s", strings.TrimPrefix(err.Error(), ErrDefinition.Error()+": "))
+	}
+	def.Links = spec.Links
 	def.Answer = p.answer(doc, spec.Answer, names)
 	p.revDefaults(doc, spec, &def)
 	return def

@@ -30,6 +30,9 @@ type fileSpec struct {
 	Load     *loadSpec     `yaml:"load"`
 	Check    *commandSpec  `yaml:"check"`
 	Cells    []cellSpec    `yaml:"cells"`
+	// Links is the links axis: every cell on each emulated network
+	// (presets or link specs, "none" for loopback; links.go).
+	Links []string `yaml:"links"`
 	// Data serves the user's records to the reference-server cells
 	// (data.go; study --data).
 	Data *dataSpec `yaml:"data"`

@@ -26,7 +26,11 @@ var ErrDefinition = errors.New("study: bad definition")
 // (a bad definition, a failed build, a cancelled context).
 func Run(ctx context.Context, def Definition, opts Options) (*results.Study, error) {
 	opts = opts.withDefaults(def)
-	def.Cells = withCapacity(def.Cells, opts.Capacity)
+	links := cmpLinks(opts.Links, def.Links)
+	if err := checkLinks(links); err != nil {
+		return nil, err
+	}
+	def.Cells = withLinks(withCapacity(def.Cells, opts.Capacity), links)
 	if opts.Binary == "" {
 		exe, err := os.Executable()
 		if err != nil {
@@ -48,6 +52,12 @@ func Run(ctx context.Context, def Definition, opts Options) (*results.Study, err
 		res.Warnings = append(res.Warnings, fmt.Sprintf("quick run: %d trials of %v after %v warm-up per cell; publish only a full run", opts.Trials, opts.Duration, opts.Warmup))
 	}
 	res.Warnings = append(res.Warnings, def.Warnings...)
+	if len(links) > 0 {
+		var note string
+		if res.Answer, note = linkAnswer(res.Answer); note != "" {
+			res.Warnings = append(res.Warnings, note)
+		}
+	}
 
 	restore, pinWarn := pin(&opts)
 	defer restore()
@@ -64,12 +74,15 @@ func Run(ctx context.Context, def Definition, opts Options) (*results.Study, err
 	if def.Source != "" {
 		res.Options["study_file"] = def.Source
 	}
+	if len(links) > 0 {
+		res.Options["links"] = links
+	}
 	for _, b := range allBuilds(def) {
 		res.Options["builds"] = append(asStrings(res.Options["builds"]), strings.Join(b.Args, " "))
 	}
 	for i, c := range def.Cells {
 		rc := results.Cell{ID: c.ID(), Group: c.Group, Label: c.Label, ServeArgs: c.ServeArgs, Load: c.Load.describe(),
-			Baseline: isBaseline(def.Cells, i), External: c.External}
+			Baseline: isBaseline(def.Cells, i), External: c.External, Link: c.Link}
 		if c.Capacity != nil {
 			rc.Load["measure"] = "capacity"
 			for _, th := range c.Capacity.SLO {
@@ -112,6 +125,18 @@ func Run(ctx context.Context, def Definition, opts Options) (*results.Study, err
 		opts.quota, res.ServerQuota = quota, quota
 		opts.Progress(fmt.Sprintf("server CPU quota: %s, %s", quota, quota.Why()))
 	}
+	var ids []string
+	for _, c := range def.Cells {
+		ids = append(ids, c.ID())
+	}
+	sl, err := openLinks(ctx, links, opts, res, ids)
+	defer sl.close()
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, err
+	}
 	order := trialOrder(len(def.Cells), opts.Trials, opts.Seed)
 	if def.Order == OrderABBA {
 		order = abbaOrder(len(def.Cells), opts.Trials)
@@ -122,7 +147,7 @@ func Run(ctx context.Context, def Definition, opts Options) (*results.Study, err
 			return interrupted(ctx, res, order)
 		}
 		cell := def.Cells[tr.cell]
-		t, warn := runTrial(ctx, cell, opts)
+		t, warn := runTrial(ctx, cell, opts, sl.client(cell))
 		t.Index, t.Order = tr.index, i
 		if ctx.Err() != nil { // cut by the signal: kept for the record, counted nowhere
 			markCut(&t)
@@ -183,7 +208,7 @@ func isBaseline(cells []Cell, i int) bool {
 	g := cells[i].Group
 	first, marked := -1, -1
 	for j, c := range cells {
-		if c.Group != g {
+		if c.Group != g || c.Link != cells[i].Link {
 			continue
 		}
 		if first < 0 {
@@ -289,7 +314,7 @@ func trialOrder(cells, trials int, seed int64) []trialRef {
 // checks' Before, warm-up, the measured load with the server sampled, the
 // checks' After, and the server stopped. warn is a caveat for the whole
 // cell (reported once).
-func runTrial(ctx context.Context, cell Cell, opts Options) (t results.Trial, warn string) {
+func runTrial(ctx context.Context, cell Cell, opts Options, cl trialClient) (t results.Trial, warn string) {
 	t = results.Trial{Cell: cell.ID(), ClientCPUs: opts.ClientCPUs}
 	v := cell.vars(opts.Binary)
 	var srv *proc
@@ -346,20 +371,9 @@ func runTrial(ctx context.Context, cell Cell, opts Options) (t results.Trial, wa
 		}
 	}
 	if opts.Warmup > 0 && cell.Capacity == nil { // a capacity search warms up at every step
-		warm := cell.Load.Options
-		// A ramp keeps its stages: the warm-up runs its beginning (load
-		// stops at the shorter of Duration and the stages).
-		warm.Duration, warm.Requests = opts.Warmup, 0
-		if err := runLoad(ctx, cell.Load, warm, v, nil); err != nil {
-			return fail(fmt.Errorf("warm-up: %w", err))
+		if err := cl.phase(ctx, cell, opts, v, &t, true); err != nil {
+			return fail(err)
 		}
-	}
-	lo := cell.Load.Options
-	if lo.Duration == 0 && lo.Requests == 0 && len(lo.Stages) == 0 {
-		lo.Duration = opts.Duration
-	}
-	if opts.Quick && lo.Requests > quickRequests {
-		lo.Requests = quickRequests
 	}
 	for _, c := range cell.Checks {
 		if c.Start != nil {
@@ -378,11 +392,9 @@ func runTrial(ctx context.Context, cell Cell, opts Options) (t results.Trial, wa
 			warn = fmt.Sprintf("the server process %d has child processes %v; only the PID started is sampled for CPU and RSS (start the server with exec, not through a shell or go run)", t.ServerPID, kids)
 		}
 	}
-	var err error
-	if cell.Capacity != nil {
-		err = searchCapacity(ctx, cell, opts, v, &t)
-	} else {
-		err = runLoad(ctx, cell.Load, lo, v, &t.Load)
+	err := cl.phase(ctx, cell, opts, v, &t, false)
+	if r := t.Relay; r != nil && r.Limited != "" && warn == "" {
+		warn = "the link's relay, not the emulated link, set the pace (" + r.Limited + "): its figures measure this machine's relay"
 	}
 	if smp != nil {
 		t.Server = smp.stop()
@@ -418,6 +430,46 @@ func runTrial(ctx context.Context, cell Cell, opts Options) (t results.Trial, wa
 		}
 	}
 	return t, warn
+}
+
+// trialClient runs the client phases of a trial: here (localClient), or
+// on the far side of the cell's link (linkAgent, links.go).
+type trialClient interface {
+	// phase runs the warm-up (its result dropped), or the measurement:
+	// the load into t.Load, or the capacity search into t.Capacity and
+	// t.Load.
+	phase(ctx context.Context, cell Cell, opts Options, v vars, t *results.Trial, warmup bool) error
+}
+
+type localClient struct{}
+
+func (localClient) phase(ctx context.Context, cell Cell, opts Options, v vars, t *results.Trial, warmup bool) error {
+	return clientPhase(ctx, cell, opts, v, t, warmup)
+}
+
+// clientPhase is a trial's warm-up or measurement, run by this process.
+func clientPhase(ctx context.Context, cell Cell, opts Options, v vars, t *results.Trial, warmup bool) error {
+	if warmup {
+		warm := cell.Load.Options
+		// A ramp keeps its stages: the warm-up runs its beginning (load
+		// stops at the shorter of Duration and the stages).
+		warm.Duration, warm.Requests = opts.Warmup, 0
+		if err := runLoad(ctx, cell.Load, warm, v, nil); err != nil {
+			return fmt.Errorf("warm-up: %w", err)
+		}
+		return nil
+	}
+	if cell.Capacity != nil {
+		return searchCapacity(ctx, cell, opts, v, t)
+	}
+	lo := cell.Load.Options
+	if lo.Duration == 0 && lo.Requests == 0 && len(lo.Stages) == 0 {
+		lo.Duration = opts.Duration
+	}
+	if opts.Quick && lo.Requests > quickRequests {
+		lo.Requests = quickRequests
+	}
+	return runLoad(ctx, cell.Load, lo, v, &t.Load)
 }
 
 // runLoad runs one load with a fresh scenario: nothing (connections,

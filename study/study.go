@@ -13,6 +13,7 @@ package study
 import (
 	"cmp"
 	"fmt"
+	"os/exec"
 	"sort"
 	"time"
 
@@ -58,6 +59,10 @@ type Definition struct {
 	// results once the trials are done (study kv: the seed's tables
 	// beside this run's).
 	Notes func(res *results.Study) []string
+	// Links is the study's links axis: every cell runs on each of these
+	// emulated networks (link specs or presets; "none" is loopback),
+	// interleaved (links.go). Empty: loopback only.
+	Links []string
 }
 
 // Cell is one server variant under one client scenario.
@@ -94,14 +99,22 @@ type Cell struct {
 	// distinguish it (recorded in the results; they are already in
 	// Server.Command).
 	ServeArgs []string
+	// Link is the link of the links axis the cell's client runs across
+	// ("" when the study has none): set by Run, one copy of the cell per
+	// link.
+	Link string
 }
 
 // ID is the cell's unique name in the results.
 func (c Cell) ID() string {
-	if c.Group == "" {
-		return c.Label
+	id := c.Label
+	if c.Group != "" {
+		id = c.Group + "/" + c.Label
 	}
-	return c.Group + "/" + c.Label
+	if c.Link != "" {
+		id += "@" + c.Link
+	}
+	return id
 }
 
 // ports is how many {port}s the cell's templates use.
@@ -162,6 +175,15 @@ type Options struct {
 	quota *results.CPUQuota
 	// Progress receives one line per trial; nil discards.
 	Progress func(string)
+	// Links, if set, replace the study's links axis (--links).
+	Links []string
+	// LinkNoCalibrate skips measuring each link before the trials;
+	// LinkNoCheck runs on a link measured off its spec (recording it).
+	LinkNoCalibrate, LinkNoCheck bool
+	// Agent makes the command of the process that runs the study's
+	// clients across a link: this same study again (wirebench's own
+	// command line), which ServeAgent serves (links.go).
+	Agent func() *exec.Cmd
 }
 
 func (o Options) withDefaults(def Definition) Options {

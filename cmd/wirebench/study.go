@@ -6,6 +6,7 @@ import (
 	"fmt"
 	iofs "io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -56,6 +57,10 @@ func runStudy(ctx context.Context, env *cliEnv, args []string) error {
 	keyDists := fs.StringArray("key-dist", nil, "add, beside each KV group (study kv, or a study file's kv-* cells), its twin with keys drawn from this `distribution`: zipf:0.99, zipf, gaussian[:MEDIAN,STDDEV], sequential (repeatable)")
 	h3 := fs.Bool("h3", false, "add, beside each REST cell of a built-in study (formats, grpc-vs-rest, json-libs), its twin over HTTP/3 on TLS (docs/http3.md)")
 	slo := fs.StringArray("slo", nil, "measure capacity at this SLO `criterion` (repeatable: p99<20ms, errors<0.1%) instead of throughput: each trial searches the highest open-loop rate that meets it (docs/capacity.md)")
+	links := fs.StringArray("links", nil, "run every cell across each of these emulated networks, interleaved, and answer per link (in p50 latency): presets or link `SPECs`, none for loopback: none,3g,4g or 'none;rtt=50ms,loss=1%' (repeatable; needs root; docs/network.md)")
+	oneLink := fs.String("link", "", "run every cell across this one emulated network `SPEC` (as --links with one link)")
+	linkCalibrate := fs.Bool("link-calibrate", true, "--links: measure each link (round trips, rate each way, loss) before the trials and record it beside its spec")
+	linkCheck := fs.Bool("link-check", true, "--links: fail when a link measured is off its spec beyond the tolerances")
 	quota := fs.String("server-cpu-quota", "auto", "cap each server the study starts at this many `CPUs` (0.5), off, or auto: a study measuring capacity calibrates and gives the servers the largest quota the client can outrun (docs/capacity.md)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -157,11 +162,36 @@ func runStudy(ctx context.Context, env *cliEnv, args []string) error {
 		}
 		o.Capacity = co
 	}
+	if *oneLink != "" {
+		*links = append(*links, *oneLink)
+	}
+	if len(*links) > 0 {
+		if o.Links, err = study.ParseLinks(*links); err != nil {
+			return usagef("--links: %s", strings.TrimPrefix(strings.TrimPrefix(err.Error(), study.ErrDefinition.Error()+": "), "links: "))
+		}
+		if def.Measure != nil || def.Name == study.BulkUpsertName {
+			return usagef("--links: study %s measures no client across a network", def.Name)
+		}
+	}
+	o.LinkNoCalibrate, o.LinkNoCheck = !*linkCalibrate, !*linkCheck
+	o.Agent = func() *exec.Cmd {
+		exe, err := linkExe()
+		if err != nil {
+			exe = os.Args[0]
+		}
+		return exec.Command(exe, append([]string{"study"}, args...)...)
+	}
 	o.ServeArgs = strings.Fields(*serveArgs)
 	if *bin != "" {
 		o.Binary = *bin
 	}
 	o.Progress = func(line string) { fmt.Fprintln(env.stderr, line) }
+	if os.Getenv(study.AgentEnv) != "" { // the far side of a link: this study's clients (study/links.go)
+		return study.ServeAgent(ctx, def, o, os.NewFile(3, "study-agent-requests"), os.NewFile(4, "study-agent-replies"))
+	}
+	if err := study.LinksNeedPrivileges(def, o); err != nil {
+		return exitError{2, fmt.Errorf("--links: %s: run as root (sudo), or in a container with CAP_NET_ADMIN and CAP_SYS_ADMIN and /dev/net/tun", linkMessage(err))}
+	}
 	if def.Name == study.BulkUpsertName {
 		var fl []string
 		if *bulkFormats != "" {
