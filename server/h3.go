@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/netip"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -39,6 +40,12 @@ type H3 struct {
 	// CPU from every connection already open; this bounds what a flood can
 	// take. 0 is DefaultH3HandshakeRate; < 0 is unbounded.
 	HandshakeRate int
+	// SourceConns and SourceRate bound MaxConns and HandshakeRate for one
+	// source (an IPv4 address, an IPv6 /64), so a flood from one host
+	// cannot take every connection slot or the whole handshake budget and
+	// lock other clients out. 0 is half of MaxConns / HandshakeRate (at
+	// least 1); < 0 is no bound of its own (the global one still holds).
+	SourceConns, SourceRate int
 	// IdleTimeout closes a QUIC connection with no packet for this long;
 	// 0 is Timeouts.Idle.
 	IdleTimeout time.Duration
@@ -69,6 +76,10 @@ var errTooManyConns = errors.New("server: HTTP/3 connection limit reached")
 
 // errHandshakeRate refuses a QUIC connection past H3.HandshakeRate.
 var errHandshakeRate = errors.New("server: HTTP/3 handshake rate limit reached")
+
+// errSourceLimit refuses a QUIC connection past H3.SourceConns or
+// H3.SourceRate.
+var errSourceLimit = errors.New("server: HTTP/3 per-source connection limit reached")
 
 // bucket is a token bucket: allow takes a token if one is left, tokens
 // refilling at rate per second up to rate.
@@ -104,6 +115,119 @@ func (b *bucket) allow(now time.Time) bool {
 	return true
 }
 
+// sourceKey is a client's source for the per-source bounds: its IPv4
+// address, or the /64 of its IPv6 one (a host is usually given a whole
+// /64).
+func sourceKey(a net.Addr) netip.Prefix {
+	ua, ok := a.(*net.UDPAddr)
+	if !ok {
+		return netip.Prefix{}
+	}
+	ip, _ := netip.AddrFromSlice(ua.IP)
+	ip = ip.Unmap()
+	bits := 32
+	if ip.Is6() {
+		bits = 64
+	}
+	p, _ := ip.Prefix(bits)
+	return p
+}
+
+// source is what the per-source bounds keep of one source: its open
+// connections and its handshake tokens.
+type source struct {
+	open   int
+	tokens float64
+	last   time.Time
+}
+
+// sources applies H3.SourceConns and H3.SourceRate. A source holding no
+// connection and a full bucket is forgotten, so the map holds at most the
+// sources with a connection open (≤ MaxConns) and those admitted within
+// the last second (≤ HandshakeRate): a flood of addresses never grows it
+// past those.
+type sources struct {
+	mu    sync.Mutex
+	conns int     // per source; < 0: none
+	rate  float64 // per second per source; <= 0: none
+	m     map[netip.Prefix]*source
+	swept time.Time
+}
+
+func newSources(conns, rate int) *sources {
+	s := &sources{conns: conns, rate: float64(rate), m: map[netip.Prefix]*source{}}
+	if rate <= 0 {
+		s.rate = 0
+	}
+	return s
+}
+
+// refill brings src's tokens to now.
+func (s *sources) refill(src *source, now time.Time) {
+	src.tokens = min(s.rate, src.tokens+now.Sub(src.last).Seconds()*s.rate)
+	src.last = now
+}
+
+// admit counts one more connection of key at now if its source's bounds
+// allow it and then next (the global bounds) does; else it returns
+// errSourceLimit or next's error, and nothing is counted. A source is
+// recorded only once admitted, so a flood from many addresses refused by
+// the global bounds adds nothing here.
+func (s *sources) admit(key netip.Prefix, now time.Time, next func() error) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	src := s.m[key]
+	if src != nil {
+		s.refill(src, now)
+		if (s.conns >= 0 && src.open >= s.conns) || (s.rate > 0 && src.tokens < 1) {
+			return errSourceLimit
+		}
+	}
+	if err := next(); err != nil {
+		return err
+	}
+	if src == nil {
+		src = &source{tokens: s.rate, last: now}
+		s.m[key] = src
+	}
+	if s.rate > 0 {
+		src.tokens--
+	}
+	src.open++
+	s.sweep(now)
+	return nil
+}
+
+// release uncounts a connection of key that closed.
+func (s *sources) release(key netip.Prefix) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if src := s.m[key]; src != nil {
+		src.open--
+	}
+}
+
+// sweep forgets, at most once a second, the sources with no connection
+// whose bucket has refilled.
+func (s *sources) sweep(now time.Time) {
+	if now.Sub(s.swept) < time.Second {
+		return
+	}
+	s.swept = now
+	for k, src := range s.m {
+		if src.open > 0 {
+			continue
+		}
+		if s.rate > 0 {
+			s.refill(src, now)
+			if src.tokens < s.rate {
+				continue
+			}
+		}
+		delete(s.m, k)
+	}
+}
+
 // h3Face is the running HTTP/3 listener and its counters.
 type h3Face struct {
 	srv *http3.Server
@@ -120,6 +244,10 @@ type h3Face struct {
 	// unbounded); rateRefused counts the Initial packets it turned away.
 	handshakes  *bucket
 	rateRefused atomic.Uint64
+	// perSource applies H3.SourceConns and H3.SourceRate; sourceRefused
+	// counts the Initial packets it turned away.
+	perSource     *sources
+	sourceRefused atomic.Uint64
 	// requests counts requests answered over HTTP/3 (every route); conns
 	// the QUIC connections accepted; resumed and early those whose
 	// handshake resumed a session and those whose early data was accepted
@@ -141,11 +269,20 @@ func newH3(o H3, cert tls.Certificate, t Timeouts) (*h3Face, error) {
 	if o.HandshakeRate == 0 {
 		o.HandshakeRate = DefaultH3HandshakeRate
 	}
+	if o.SourceConns == 0 {
+		o.SourceConns = max(o.MaxConns/2, 1)
+	}
+	if o.SourceRate == 0 {
+		o.SourceRate = max(o.HandshakeRate/2, 1) // -1 (unbounded) too: half of nothing is nothing
+		if o.HandshakeRate < 0 {
+			o.SourceRate = -1
+		}
+	}
 	pc, err := net.ListenPacket("udp", o.Addr)
 	if err != nil {
 		return nil, fmt.Errorf("server: HTTP/3 listen: %w", err)
 	}
-	f := &h3Face{pc: pc, max: int64(o.MaxConns), handshakes: newBucket(o.HandshakeRate)}
+	f := &h3Face{pc: pc, max: int64(o.MaxConns), handshakes: newBucket(o.HandshakeRate), perSource: newSources(o.SourceConns, o.SourceRate)}
 	// Our own Transport, not http3.Server.Serve's: its ConnContext sees a
 	// connection at its first packet, so the cap holds for handshakes in
 	// progress too and a refusal costs no cryptography.
@@ -185,20 +322,32 @@ func newH3(o H3, cert tls.Certificate, t Timeouts) (*h3Face, error) {
 	return f, nil
 }
 
-// admit counts a new connection, or refuses it past the cap; the count
-// drops when the connection's context ends (closed, or its handshake
-// failed).
-func (f *h3Face) admit(ctx context.Context, _ *quic.ClientInfo) (context.Context, error) {
-	if !f.handshakes.allow(time.Now()) {
-		f.rateRefused.Add(1)
-		return nil, errHandshakeRate
+// admit counts a new connection, or refuses it past a bound: its
+// source's first (a source past its share takes nothing of the global
+// budget), then the handshake rate, then the cap. The counts drop
+// when the connection's context ends (closed, or its handshake failed).
+func (f *h3Face) admit(ctx context.Context, ci *quic.ClientInfo) (context.Context, error) {
+	now := time.Now()
+	key := sourceKey(ci.RemoteAddr)
+	err := f.perSource.admit(key, now, func() error {
+		if !f.handshakes.allow(now) {
+			f.rateRefused.Add(1)
+			return errHandshakeRate
+		}
+		if f.open.Add(1) > f.max {
+			f.open.Add(-1)
+			f.refused.Add(1)
+			return errTooManyConns
+		}
+		return nil
+	})
+	if err != nil {
+		if err == errSourceLimit {
+			f.sourceRefused.Add(1)
+		}
+		return nil, err
 	}
-	if f.open.Add(1) > f.max {
-		f.open.Add(-1)
-		f.refused.Add(1)
-		return nil, errTooManyConns
-	}
-	context.AfterFunc(ctx, func() { f.open.Add(-1) })
+	context.AfterFunc(ctx, func() { f.open.Add(-1); f.perSource.release(key) })
 	return ctx, nil
 }
 
@@ -258,5 +407,8 @@ func (f *h3Face) appendCounters(b []byte) []byte {
 	b = promtext.AppendUint(b, refused, f.refused.Load())
 	const rateRefused = "wirebench_h3_rate_refused_initials_total"
 	b = promtext.AppendHeader(b, rateRefused, "Initial packets of new QUIC connections refused past serve --h3-handshake-rate per second (CONNECTION_REFUSED).", promtext.Counter)
-	return promtext.AppendUint(b, rateRefused, f.rateRefused.Load())
+	b = promtext.AppendUint(b, rateRefused, f.rateRefused.Load())
+	const sourceRefused = "wirebench_h3_source_refused_initials_total"
+	b = promtext.AppendHeader(b, sourceRefused, "Initial packets of new QUIC connections refused past serve --h3-source-conns or --h3-source-rate, one source's share (CONNECTION_REFUSED).", promtext.Counter)
+	return promtext.AppendUint(b, sourceRefused, f.sourceRefused.Load())
 }

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"runtime"
 	"slices"
@@ -20,6 +21,7 @@ import (
 	"github.com/quic-go/quic-go/http3"
 
 	"github.com/wirebench/wirebench/httpapi"
+	"github.com/wirebench/wirebench/internal/quicflood"
 	"github.com/wirebench/wirebench/internal/testkit"
 	"github.com/wirebench/wirebench/server"
 )
@@ -47,7 +49,7 @@ func refused(err error) bool {
 // counted, and a closed connection makes room for a new one.
 func TestH3ConnectionCap(t *testing.T) {
 	const maxConns, flood = 4, 40
-	srv := startH3(t, server.Options{H3: server.H3{MaxConns: maxConns}})
+	srv := startH3(t, server.Options{H3: server.H3{MaxConns: maxConns, SourceConns: -1}})
 	var (
 		mu    sync.Mutex
 		open  []*quic.Conn
@@ -110,7 +112,7 @@ func TestH3ConnectionCap(t *testing.T) {
 // while they ran; every other is refused at its first packet and counted.
 func TestH3HandshakeRate(t *testing.T) {
 	const rate, flood = 2, 40
-	srv := startH3(t, server.Options{SeedUsers: 10, H3: server.H3{HandshakeRate: rate}})
+	srv := startH3(t, server.Options{SeedUsers: 10, H3: server.H3{HandshakeRate: rate, SourceRate: -1}})
 	var (
 		mu         sync.Mutex
 		open, nRef int
@@ -142,6 +144,90 @@ func TestH3HandshakeRate(t *testing.T) {
 	if got := h3Metric(t, srv, "wirebench_h3_rate_refused_initials_total"); got < int64(nRef) {
 		t.Errorf("wirebench_h3_rate_refused_initials_total %d, want at least one per refused client, %d", got, nRef)
 	}
+}
+
+// floodInitials sends from 127.0.0.2 the Initial packets of n new
+// connections (a reused ClientHello, as bench/h3flood does) and waits
+// until the server has answered each with something; the connections it
+// admitted stay half-open until its handshake timeout.
+func floodInitials(t *testing.T, srv *server.Server, n int) {
+	t.Helper()
+	raddr, err := net.ResolveUDPAddr("udp", srv.H3Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	pc, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 2)})
+	if err != nil {
+		t.Skipf("no second loopback address: %v", err)
+	}
+	defer pc.Close()
+	scid := []byte{1, 2, 3, 4, 5, 6, 7, 8}
+	hello, err := quicflood.ClientHello(scid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf []byte
+	for range n {
+		if _, buf, err = quicflood.Connection(pc, raddr, hello, scid, buf); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(time.Millisecond) // within the socket's buffer
+	}
+}
+
+// waitHandled waits until the server has admitted or refused n
+// connections: open ones plus Initials refused for any reason (a refused
+// connection's second Initial is refused too, so this is a lower bound).
+func waitHandled(t *testing.T, srv *server.Server, n int64) {
+	t.Helper()
+	deadline := time.Now().Add(hang)
+	for {
+		var got int64
+		for _, m := range []string{"wirebench_h3_open_connections", "wirebench_h3_refused_initials_total",
+			"wirebench_h3_rate_refused_initials_total", "wirebench_h3_source_refused_initials_total"} {
+			got += h3Metric(t, srv, m)
+		}
+		if got >= n {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of %d connections admitted or refused after %v", got, n, hang)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// TestH3PerSourceBound: one host flooding Initials (127.0.0.2, nothing
+// spoofed, each connection left half-open) took every --h3-max-conns slot
+// and the whole --h3-handshake-rate bucket, and a client from another
+// address (127.0.0.1) was refused until the flood's handshakes timed out.
+// Now one source gets half of each by default; the other client gets in.
+func TestH3PerSourceBound(t *testing.T) {
+	t.Run("connections", func(t *testing.T) {
+		const maxConns = 20
+		srv := startH3(t, server.Options{H3: server.H3{MaxConns: maxConns, HandshakeRate: -1}})
+		floodInitials(t, srv, 2*maxConns)
+		waitHandled(t, srv, 2*maxConns)
+		c, err := dialQUIC(t, srv, nil)
+		if err != nil {
+			t.Fatalf("a client from another address while one floods: %v", err)
+		}
+		c.CloseWithError(0, "")
+		if got := h3Metric(t, srv, "wirebench_h3_source_refused_initials_total"); got < maxConns*2-maxConns/2 {
+			t.Errorf("wirebench_h3_source_refused_initials_total %d, want at least one per refused connection, %d", got, maxConns*2-maxConns/2)
+		}
+	})
+	t.Run("rate", func(t *testing.T) {
+		const rate = 20
+		srv := startH3(t, server.Options{H3: server.H3{HandshakeRate: rate}})
+		floodInitials(t, srv, 2*rate)
+		waitHandled(t, srv, 2*rate)
+		c, err := dialQUIC(t, srv, nil)
+		if err != nil {
+			t.Fatalf("a client from another address after one took its share of the handshake rate: %v", err)
+		}
+		c.CloseWithError(0, "")
+	})
 }
 
 // victimP99 is the p99 of n GETs of url by a client whose connection is

@@ -1,0 +1,204 @@
+// Command h3flood floods an HTTP/3 (QUIC) server with new connections from
+// a process of its own, so a victim's latency under the flood can be
+// measured with the flood's CPU outside the server's and the victim's
+// (bench/h3-flood.sh pins the three). It spoofs nothing: every packet
+// leaves from the address it binds.
+//
+//	h3flood [-mode initials|dial] [-c 16] [-rate 0] [-d 10s] [-bind 127.0.0.2:0] ADDR
+//
+// -mode initials (the cheap attack): one ClientHello, made once by
+// crypto/tls's QUIC client (the key shares Go's own client offers:
+// X25519MLKEM768 and X25519), sent again and again, each time in the
+// Initial packets of a new connection (a fresh random Destination
+// Connection ID, so new Initial keys: an HKDF and an AES-GCM seal per
+// packet, nothing asymmetric). The server that admits one does a whole key
+// exchange and certificate signature for it and then waits for a client
+// that never answers, until its handshake timeout. The replies are read
+// and counted, never processed.
+//
+// -mode dial (the honest attack): quic-go dials on one UDP socket, each
+// connection closed as soon as its handshake completes; the flooder does
+// the client's share of the cryptography too.
+//
+// -rate caps the new connections per second (0: as fast as -c goroutines
+// go). At the end it prints one line:
+//
+//	h3flood initials: 84210 connections in 10.0s (8421/s), 168420 packets sent, 5012 received (402113 bytes)
+//
+// (dial: "admitted A refused R failed F" instead of the packet counts; the
+// server's /metrics say how many Initials it refused).
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/tls"
+	"errors"
+	"flag"
+	"fmt"
+	"net"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/quic-go/quic-go"
+
+	"github.com/wirebench/wirebench/internal/quicflood"
+)
+
+func main() {
+	mode := flag.String("mode", "initials", "initials (a reused ClientHello in new connections' Initial packets) or dial (quic-go handshakes, closed once up)")
+	conc := flag.Int("c", 16, "goroutines sending")
+	rate := flag.Float64("rate", 0, "new connections per second, all goroutines together (0: unbounded)")
+	dur := flag.Duration("d", 10*time.Second, "how long to flood")
+	bind := flag.String("bind", "127.0.0.2:0", "local UDP address (a loopback address of its own lets the server tell the flood from its other clients)")
+	flag.Parse()
+	if flag.NArg() != 1 {
+		fmt.Fprintln(os.Stderr, "usage: h3flood [-mode initials|dial] [-c N] [-rate R] [-d D] [-bind ADDR] HOST:PORT")
+		os.Exit(2)
+	}
+	raddr, err := net.ResolveUDPAddr("udp", flag.Arg(0))
+	if err != nil {
+		fail(err)
+	}
+	laddr, err := net.ResolveUDPAddr("udp", *bind)
+	if err != nil {
+		fail(err)
+	}
+	pace := newPacer(*rate)
+	switch *mode {
+	case "initials":
+		err = initials(raddr, laddr, *conc, *dur, pace)
+	case "dial":
+		err = dial(raddr, laddr, *conc, *dur, pace)
+	default:
+		err = fmt.Errorf("-mode %q: want initials or dial", *mode)
+	}
+	if err != nil {
+		fail(err)
+	}
+}
+
+func fail(err error) {
+	fmt.Fprintln(os.Stderr, "h3flood:", err)
+	os.Exit(1)
+}
+
+// pacer hands out start times at rate per second; nil: no pacing.
+type pacer struct {
+	mu   sync.Mutex
+	next time.Time
+	gap  time.Duration
+}
+
+func newPacer(rate float64) *pacer {
+	if rate <= 0 {
+		return nil
+	}
+	return &pacer{next: time.Now(), gap: time.Duration(float64(time.Second) / rate)}
+}
+
+func (p *pacer) wait() {
+	if p == nil {
+		return
+	}
+	p.mu.Lock()
+	at := p.next
+	p.next = p.next.Add(p.gap)
+	p.mu.Unlock()
+	if d := time.Until(at); d > 0 {
+		time.Sleep(d)
+	}
+}
+
+// dial opens and closes quic-go connections on one socket.
+func dial(raddr, laddr *net.UDPAddr, conc int, dur time.Duration, pace *pacer) error {
+	pc, err := net.ListenUDP("udp", laddr)
+	if err != nil {
+		return err
+	}
+	tr := &quic.Transport{Conn: pc}
+	defer tr.Close()
+	tc := &tls.Config{InsecureSkipVerify: true, NextProtos: []string{"h3"}, ServerName: "localhost"}
+	var admitted, refused, failed atomic.Int64
+	start := time.Now()
+	end := start.Add(dur)
+	var wg sync.WaitGroup
+	for range conc {
+		wg.Go(func() {
+			for time.Now().Before(end) {
+				pace.wait()
+				ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+				c, err := tr.Dial(ctx, raddr, tc, &quic.Config{HandshakeIdleTimeout: 2 * time.Second})
+				cancel()
+				var te *quic.TransportError
+				switch {
+				case err == nil:
+					admitted.Add(1)
+					c.CloseWithError(0, "")
+				case errors.As(err, &te) && te.Remote && te.ErrorCode == quic.ConnectionRefused:
+					refused.Add(1)
+				default:
+					failed.Add(1)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	el := time.Since(start).Seconds()
+	n := admitted.Load() + refused.Load() + failed.Load()
+	fmt.Printf("h3flood dial: %d connections in %.1fs (%.0f/s): admitted %d (%.0f/s) refused %d failed %d\n",
+		n, el, float64(n)/el, admitted.Load(), float64(admitted.Load())/el, refused.Load(), failed.Load())
+	return nil
+}
+
+// initials sends a reused ClientHello in the Initial packets of new
+// connections, one connection after another per goroutine.
+func initials(raddr, laddr *net.UDPAddr, conc int, dur time.Duration, pace *pacer) error {
+	pc, err := net.ListenUDP("udp", laddr)
+	if err != nil {
+		return err
+	}
+	defer pc.Close()
+	_ = pc.SetReadBuffer(4 << 20)
+	scid := make([]byte, 8)
+	rand.Read(scid)
+	hello, err := quicflood.ClientHello(scid)
+	if err != nil {
+		return err
+	}
+	var conns, sent, recv, recvBytes atomic.Int64
+	go func() {
+		buf := make([]byte, 1500)
+		for {
+			n, _, err := pc.ReadFromUDP(buf)
+			if err != nil {
+				return
+			}
+			recv.Add(1)
+			recvBytes.Add(int64(n))
+		}
+	}()
+	start := time.Now()
+	end := start.Add(dur)
+	var wg sync.WaitGroup
+	for range conc {
+		wg.Go(func() {
+			var pkt []byte
+			for time.Now().Before(end) {
+				pace.wait()
+				var n int
+				n, pkt, _ = quicflood.Connection(pc, raddr, hello, scid, pkt)
+				sent.Add(int64(n))
+				conns.Add(1)
+			}
+		})
+	}
+	wg.Wait()
+	el := time.Since(start).Seconds()
+	time.Sleep(200 * time.Millisecond) // the last replies
+	fmt.Printf("h3flood initials: %d connections in %.1fs (%.0f/s), %d packets sent, %d received (%d bytes)\n",
+		conns.Load(), el, float64(conns.Load())/el, sent.Load(), recv.Load(), recvBytes.Load())
+	return nil
+}
