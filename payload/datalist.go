@@ -89,3 +89,62 @@ func (d *Dataset) listFormat(f *format) *format {
 	}
 	return &lf
 }
+
+// Expected is a record prepared to check replies in one format: in
+// protobuf, the message the file's record is, which a reply is compared
+// with by proto.Equal first (the fast way, on the client's hot path),
+// the records' change-by-change comparison naming what differs only when
+// it is not equal.
+type Expected struct {
+	Val Value
+	f   *format
+	msg proto.Message
+}
+
+// Expect prepares v to check replies in format.
+func (d *Dataset) Expect(format string, v Value) (*Expected, error) {
+	f, err := d.served(format)
+	if err != nil {
+		return nil, err
+	}
+	e := &Expected{Val: v, f: f}
+	if f.name == "protobuf" {
+		x, err := f.toGo(v)
+		if err != nil {
+			return nil, stripSchema(err)
+		}
+		e.msg = x.(proto.Message)
+	}
+	return e, nil
+}
+
+// CheckExpected decodes body, a reply in e's format, and compares it with e.
+func (d *Dataset) CheckExpected(body []byte, e *Expected) error {
+	if e.msg != nil {
+		m := dynamicpb.NewMessage(e.msg.ProtoReflect().Descriptor())
+		if e.f.codec.Unmarshal(body, m) == nil && proto.Equal(m, e.msg) {
+			return nil
+		}
+	}
+	return d.check(e.f, body, e.Val)
+}
+
+// protoListEqual reports whether body, a protobuf list reply, holds the
+// loaded records first, in order and equal, and at most extra more.
+func (d *Dataset) protoListEqual(body []byte, extra int) bool {
+	f := d.byName["protobuf"]
+	m := dynamicpb.NewMessage(d.list.md)
+	if f.codec.Unmarshal(body, m) != nil {
+		return false
+	}
+	l := m.Get(d.list.field).List()
+	if l.Len() < len(d.originals) || l.Len() > len(d.originals)+extra {
+		return false
+	}
+	for i, r := range d.originals {
+		if !proto.Equal(l.Get(i).Message().Interface(), r.goVal["protobuf"].(proto.Message)) {
+			return false
+		}
+	}
+	return true
+}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"strings"
 	"time"
 
 	"github.com/wirebench/wirebench/load"
@@ -31,9 +32,10 @@ type recordsVU struct {
 	key    string
 	path   []byte
 	// newRec and changed are the created record and its replacement,
-	// with their bodies in the run's format.
-	newRec, changed payload.Value
+	// with their bodies in the run's format; want are the file's records.
+	newRec, changed *payload.Expected
 	newBody, chBody []byte
+	want            []*payload.Expected
 	pending         bool // created and not yet deleted
 	out             rawBody
 }
@@ -47,15 +49,25 @@ func (s *apiScenario) newRecordsVU(base apiVU) (load.VU, error) {
 	v := &recordsVU{apiVU: base, c: rc, d: d, format: s.entry.Codec.Name(), next: base.id % d.Len()}
 	_, a := d.Record(base.id % d.Len())
 	_, b := d.Record((base.id + 1) % d.Len())
-	v.key, v.newRec = d.WithKey(a, base.id+1)
-	_, v.changed = d.WithKey(b, base.id+1)
+	key, newRec := d.WithKey(a, base.id+1)
+	_, changed := d.WithKey(b, base.id+1)
+	v.key = key
 	v.path = []byte("/records/" + url.PathEscape(v.key))
 	var err error
-	if v.newBody, err = d.Encode(v.format, v.newRec); err != nil {
+	if v.newBody, err = d.Encode(v.format, newRec); err != nil {
 		return nil, fmt.Errorf("%w: records: the record to create in %s: %v", load.ErrOptions, v.format, err)
 	}
-	if v.chBody, err = d.Encode(v.format, v.changed); err != nil {
+	if v.chBody, err = d.Encode(v.format, changed); err != nil {
 		return nil, fmt.Errorf("%w: records: the record to update in %s: %v", load.ErrOptions, v.format, err)
+	}
+	if v.newRec, err = d.Expect(v.format, newRec); err != nil {
+		return nil, err
+	}
+	if v.changed, err = d.Expect(v.format, changed); err != nil {
+		return nil, err
+	}
+	if v.want, err = s.expected(d, v.format); err != nil {
+		return nil, err
 	}
 	return v, nil
 }
@@ -73,16 +85,17 @@ func (v *recordsVU) Do(ctx context.Context, o *load.Outcome) {
 			return
 		}
 		v.pending = true
-		v.fail(o, "created record", v.d.Check(v.format, v.out.b, v.newRec))
+		v.fail(o, "created record", v.d.CheckExpected(v.out.b, v.newRec))
 	case opGet:
-		key, want := v.d.Record(v.next)
+		key, _ := v.d.Record(v.next)
+		want := v.want[v.next]
 		v.next = (v.next + 1) % v.d.Len()
 		if v.c.do(ctx, "GET", []byte("/records/"+url.PathEscape(key)), nil, http.StatusOK, &v.out, o) {
-			v.fail(o, "record", v.d.Check(v.format, v.out.b, want))
+			v.fail(o, "record", v.d.CheckExpected(v.out.b, want))
 		}
 	case opUpdate:
 		if v.c.do(ctx, "PUT", v.path, v.chBody, http.StatusOK, &v.out, o) {
-			v.fail(o, "updated record", v.d.Check(v.format, v.out.b, v.changed))
+			v.fail(o, "updated record", v.d.CheckExpected(v.out.b, v.changed))
 		}
 	case opDelete:
 		if v.c.do(ctx, "DELETE", v.path, nil, http.StatusNoContent, nil, o) {
@@ -94,13 +107,29 @@ func (v *recordsVU) Do(ctx context.Context, o *load.Outcome) {
 	v.step++
 }
 
+// expected prepares the file's records once for every VU.
+func (s *apiScenario) expected(d *payload.Dataset, format string) ([]*payload.Expected, error) {
+	s.recOnce.Do(func() {
+		for i := range d.Len() {
+			_, v := d.Record(i)
+			e, err := d.Expect(format, v)
+			if err != nil {
+				s.recErr = err
+				return
+			}
+			s.recWant = append(s.recWant, e)
+		}
+	})
+	return s.recWant, s.recErr
+}
+
 // fail marks a reply that differs from the records, naming the first
 // difference (cut: failures are counted by their message).
 func (v *recordsVU) fail(o *load.Outcome, what string, err error) {
 	if err != nil && o.Fail == "" {
 		msg := err.Error()
 		if len(msg) > 120 {
-			msg = msg[:120] + "…"
+			msg = strings.ToValidUTF8(msg[:120], "") + "…"
 		}
 		o.Fail = "check: " + what + " differs from the data: " + msg
 	}

@@ -89,6 +89,10 @@ type apiScenario struct {
 	seedErr  error
 	echoReq  encoded[api.EchoRequest]
 	echoWant string
+	// recWant are the records prepared for checking (scenario records).
+	recOnce sync.Once
+	recWant []*payload.Expected
+	recErr  error
 }
 
 var scenarioOps = map[string][]string{
