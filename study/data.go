@@ -67,6 +67,9 @@ func WithData(ctx context.Context, def Definition, d Data) (Definition, error) {
 	}
 	ds, err := payload.LoadDatasetFile(ctx, d.File, schema, protoset, d.Message, payload.DataOptions{Key: d.Key, Formats: formats})
 	if err != nil {
+		if errors.Is(err, payload.ErrInput) || !strings.Contains(err.Error(), ": record ") {
+			return def, fmt.Errorf("%w: %w", ErrData, err)
+		}
 		return def, fmt.Errorf("%w: %w (leave a format out with --formats)", ErrData, err)
 	}
 	serve := []string{"--data", d.File, "--data-key", ds.Key}
