@@ -107,7 +107,7 @@ func TestParseErrors(t *testing.T) {
 		{"kv key on a raw load", "load: {url: http://h/, key_dist: zipf}\n" + cell,
 			`s.yaml:1: cells[0] (a).load.key_dist: applies to the key-value scenarios (scenario: kv-set, kv-get or kv-mixed)`},
 		{"bad key distribution", "load: {url: \"redis://127.0.0.1:{port}\", scenario: kv-get, key_dist: pareto}\n" + cell,
-			`s.yaml:1: cells[0] (a).load.key_dist: key distribution "pareto": want uniform, sequential, gaussian[:MEDIAN,STDDEV] or zipf[:EXP] (memtier's R, S, G, Z)`},
+			`s.yaml:1: cells[0] (a).load.key_dist: key distribution "pareto": want uniform, sequential, parallel, gaussian[:MEDIAN,STDDEV] or zipf[:EXP] (memtier's R, S, P, G, Z)`},
 		{"kv scenario with a format", "load: {url: \"redis://127.0.0.1:{port}\", scenario: kv-get, format: toon}\n" + cell,
 			`s.yaml:1: cells[0] (a).load.format: does not apply to the kv-get scenario`},
 		{"kv options checked", "load: {url: \"redis://127.0.0.1:{port}\", scenario: kv-get, ratio: \"1:1\"}\n" + cell,
