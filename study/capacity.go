@@ -13,7 +13,8 @@ import (
 
 // Quick capacity searches: shorter steps and warm-ups, a coarser
 // precision, a tighter budget — about 9 steps of 1.3 s and a 2.3-s
-// confirmation, 15-25 s a trial with retries (the --quick help says so).
+// confirmation, 15-25 s a trial with retries, a minute at most (the
+// --quick help says so: formats, 16 trials, about 6 minutes).
 const (
 	quickStepDuration = time.Second
 	quickStepWarmup   = 300 * time.Millisecond
