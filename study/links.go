@@ -98,17 +98,22 @@ func emulated(links []string) bool {
 // here, else link.ErrPrivilege with what is missing: callers check it
 // before they start anything.
 func LinksNeedPrivileges(def Definition, opts Options) error {
-	if !emulated(cmpLinks(opts.Links, def.Links)) {
+	if !emulated(linksOf(def, opts)) {
 		return nil
 	}
 	return link.Available()
 }
 
-func cmpLinks(a, b []string) []string {
-	if len(a) > 0 {
-		return a
+// linksOf is the links axis of a run of def: --links, else the study's
+// own (its quick ones in a quick run).
+func linksOf(def Definition, opts Options) []string {
+	switch {
+	case len(opts.Links) > 0:
+		return opts.Links
+	case opts.Quick && len(def.QuickLinks) > 0:
+		return def.QuickLinks
 	}
-	return b
+	return def.Links
 }
 
 // withLinks is cells once per link, link after link (the report lists
@@ -403,7 +408,7 @@ const agentStopGrace = 10 * time.Second
 // (the same command line): the phases' durations come from it.
 func ServeAgent(ctx context.Context, def Definition, opts Options, in io.Reader, out io.Writer) error {
 	opts = opts.withDefaults(def)
-	links := cmpLinks(opts.Links, def.Links)
+	links := linksOf(def, opts)
 	cells := withLinks(withCapacity(def.Cells, opts.Capacity), links)
 	enc := json.NewEncoder(out)
 	var hello agentHello

@@ -83,3 +83,39 @@ func TestParseFileLinks(t *testing.T) {
 		t.Errorf("bad link: %v; want its line and what was wanted", err)
 	}
 }
+
+// TestNetworksStudyDefinition: formats × {h1, h2, h3} and gRPC, on its
+// links (fewer in a quick run, with longer runs than quick's default),
+// every cell valid for Run.
+func TestNetworksStudyDefinition(t *testing.T) {
+	def, err := Lookup("networks")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := validate(def); err != nil {
+		t.Fatal(err)
+	}
+	var labels []string
+	for _, c := range def.Cells {
+		labels = append(labels, c.Label)
+	}
+	for _, want := range []string{"json h1", "json h2", "json h3", "toon h3", "protobuf h2", "gRPC (protobuf)"} {
+		if !slices.Contains(labels, want) {
+			t.Errorf("no cell %q in %q", want, labels)
+		}
+	}
+	full := Options{}.withDefaults(def)
+	quick := Options{Quick: true}.withDefaults(def)
+	if l := linksOf(def, full); !slices.Equal(l, networkLinks) || full.Duration != networkDuration {
+		t.Errorf("full run: links %q, %v per trial", l, full.Duration)
+	}
+	if l := linksOf(def, quick); !slices.Equal(l, networkQuickLinks) || quick.Duration != networkQuickDuration || quick.Trials != 2 {
+		t.Errorf("quick run: links %q, %d trials of %v", l, quick.Trials, quick.Duration)
+	}
+	if l := linksOf(def, Options{Quick: true, Links: []string{"3g"}}); !slices.Equal(l, []string{"3g"}) {
+		t.Errorf("--links did not win: %q", l)
+	}
+	if err := checkLinks(networkLinks); err != nil {
+		t.Error(err)
+	}
+}

@@ -26,7 +26,7 @@ var ErrDefinition = errors.New("study: bad definition")
 // (a bad definition, a failed build, a cancelled context).
 func Run(ctx context.Context, def Definition, opts Options) (*results.Study, error) {
 	opts = opts.withDefaults(def)
-	links := cmpLinks(opts.Links, def.Links)
+	links := linksOf(def, opts)
 	if err := checkLinks(links); err != nil {
 		return nil, err
 	}

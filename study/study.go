@@ -63,6 +63,11 @@ type Definition struct {
 	// emulated networks (link specs or presets; "none" is loopback),
 	// interleaved (links.go). Empty: loopback only.
 	Links []string
+	// QuickLinks, QuickWarmup and QuickDuration, when set, replace Links,
+	// Warmup and Duration in a quick run (a study on slow links needs
+	// runs of more round trips than quick's default).
+	QuickLinks                 []string
+	QuickWarmup, QuickDuration time.Duration
 }
 
 // Cell is one server variant under one client scenario.
@@ -187,6 +192,9 @@ type Options struct {
 }
 
 func (o Options) withDefaults(def Definition) Options {
+	if o.Quick {
+		o.Warmup, o.Duration = cmp.Or(o.Warmup, def.QuickWarmup), cmp.Or(o.Duration, def.QuickDuration)
+	}
 	o.Trials = cmp.Or(o.Trials, def.Trials)
 	o.Warmup = cmp.Or(o.Warmup, def.Warmup)
 	o.Duration = cmp.Or(o.Duration, def.Duration)

@@ -34,7 +34,7 @@ func runStudy(ctx context.Context, env *cliEnv, args []string) error {
 		"       wirebench study init [FILE.yaml]        (write a commented example, default study.yaml)\n\n"+
 		"Exit status: 0 ok, 1 a cell had no successful trial or the study failed, 2 bad usage or study file.")
 	var o study.Options
-	fs.BoolVar(&o.Quick, "quick", false, "fewer, shorter trials (about a minute; with --slo each trial is a search of 15-25 s, a minute at most, 10% precision: formats about 6 min, 18 at most); the report says so (a study file's own values win)")
+	fs.BoolVar(&o.Quick, "quick", false, "fewer, shorter trials (about a minute; networks "+study.NetworksQuickTime+" on 3 links; with --slo each trial is a search of 15-25 s, a minute at most, 10% precision: formats about 6 min, 18 at most); the report says so (a study file's own values win)")
 	fs.IntVar(&o.Trials, "trials", 0, "trials per cell (default 6, the fewest for a 95% CI of the median; 2 with --quick)")
 	fs.DurationVar(&o.Warmup, "warmup", 0, "warm-up before each measured run (default 3s, 500ms with --quick)")
 	fs.DurationVar(&o.Duration, "duration", 0, "measured run per trial (default 10s, 1.5s with --quick)")
