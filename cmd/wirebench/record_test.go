@@ -20,10 +20,12 @@ const (
 	recCookie = "sess-9b2e41d0aa"
 	recAPIKey = "key-5c1d8e0f42"
 	recValue  = "kv-value-7a0c3e19"
+	recPass   = "pw-e4d1b7c93a"
 )
 
 // TestServeRecordKeepsNoSecrets: serve --record of authenticated traffic
-// (a bearer token, a cookie, ?api_key=, a KV value) holds none of them,
+// (a bearer token, a cookie, ?api_key=, a KV value, a JSON body's
+// "password") holds none of them,
 // and the file is the owner's alone. --record-secrets and
 // --record-bodies keep them when asked.
 func TestServeRecordKeepsNoSecrets(t *testing.T) {
@@ -43,10 +45,14 @@ func TestServeRecordKeepsNoSecrets(t *testing.T) {
 				{"PUT", "/kv/greeting", recValue},
 				{"GET", "/kv/greeting", ""},
 				{"GET", "/users?api_key=" + recAPIKey + "&limit=2", ""},
+				{"POST", "/users", `{"name":"Ada","email":"ada@example.com","password":"` + recPass + `"}`},
 			} {
 				req, _ := http.NewRequest(q.method, url+q.target, strings.NewReader(q.body))
 				if q.body != "" {
 					req.Header.Set("Content-Type", "application/octet-stream")
+					if q.method == "POST" {
+						req.Header.Set("Content-Type", "application/json")
+					}
 				}
 				req.Header.Set("Authorization", "Bearer "+recToken)
 				req.Header.Set("Cookie", "session="+recCookie)
@@ -67,7 +73,7 @@ func TestServeRecordKeepsNoSecrets(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			for _, s := range []string{recToken, recCookie, recAPIKey, recValue} {
+			for _, s := range []string{recToken, recCookie, recAPIKey, recValue, recPass} {
 				if got := strings.Contains(rawAndBodies(t, path, raw), s); got != c.keep {
 					t.Errorf("recording holds %q: %v, want %v\n%s", s, got, c.keep, raw)
 				}
@@ -76,7 +82,7 @@ func TestServeRecordKeepsNoSecrets(t *testing.T) {
 				t.Errorf("mode %v (%v), want 0600", fi.Mode(), err)
 			}
 			log := readReqlog(t, path)
-			if len(log) != 3 || log[2].Target != "/users?api_key=REDACTED&limit=2" && !c.keep {
+			if len(log) != 4 || log[2].Target != "/users?api_key=REDACTED&limit=2" && !c.keep {
 				t.Fatalf("recorded %+v", log)
 			}
 		})

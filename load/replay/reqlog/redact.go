@@ -1,6 +1,9 @@
 package reqlog
 
 import (
+	"bytes"
+	"encoding/json"
+	"io"
 	"net/url"
 	"strings"
 )
@@ -146,6 +149,16 @@ func (o Options) keep(r *Request) (q Request, redacted int, bodyOut bool) {
 			if s, n := redactQuery(string(q.Body)); n > 0 {
 				q.Body, redacted = []byte(s), redacted+n
 			}
+		} else if len(q.Body) > 0 && isJSON(r.Header, q.Body) {
+			b, n, ok := redactJSON(q.Body)
+			if !ok || q.Truncated || len(q.Body) > MaxBody {
+				// Not JSON after all, or cut: no member can be told from
+				// another, so nothing of it is kept.
+				q.BodyLen = max(q.BodyLen, int64(len(q.Body)))
+				q.Body, q.Truncated, bodyOut = nil, false, true
+			} else if n > 0 {
+				q.Body, redacted = b, redacted+n
+			}
 		}
 	}
 	if !o.Bodies && len(q.Body) > 0 && (isKV(q.Target) || len(q.Body) > MaxKeptBody || q.Truncated) {
@@ -153,4 +166,122 @@ func (o Options) keep(r *Request) (q Request, redacted int, bodyOut bool) {
 		q.Body, q.Truncated, bodyOut = nil, false, true
 	}
 	return q, redacted, bodyOut
+}
+
+// isJSON tells whether a request body is JSON by its Content-Type
+// (application/json, any +json), or, with none, by its first byte.
+func isJSON(header [][2]string, body []byte) bool {
+	for _, h := range header {
+		if strings.EqualFold(h[0], "Content-Type") {
+			ct, _, _ := strings.Cut(strings.ToLower(h[1]), ";")
+			ct = strings.TrimSpace(ct)
+			return ct == "application/json" || strings.HasSuffix(ct, "+json")
+		}
+	}
+	t := bytes.TrimLeft(body, " \t\r\n")
+	return len(t) > 0 && (t[0] == '{' || t[0] == '[')
+}
+
+// redactJSON replaces the value of every object member named like a
+// secret (IsSecret: "password", "token", "api_key", "client_secret", …),
+// at any depth and whatever its type, with the string Redacted, keeping
+// every other byte as sent; n counts the values replaced. A body that is
+// not valid JSON is returned as it was, with ok false.
+func redactJSON(body []byte) (out []byte, n int, ok bool) {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.UseNumber()
+	type span struct{ from, to int64 }
+	var (
+		spans []span
+		// stack: for each open container, whether it is an object
+		// and, if so, whether its next token is a key.
+		isObj, wantKey []bool
+	)
+	for {
+		tok, err := dec.Token()
+		if err == io.EOF {
+			if len(isObj) > 0 { // cut inside a value
+				return body, 0, false
+			}
+			break
+		}
+		if err != nil {
+			return body, 0, false
+		}
+		top := len(isObj) - 1
+		if d, isDelim := tok.(json.Delim); isDelim && (d == '}' || d == ']') {
+			isObj, wantKey = isObj[:top], wantKey[:top]
+			if top > 0 && isObj[top-1] {
+				wantKey[top-1] = true
+			}
+			continue
+		}
+		if top >= 0 && isObj[top] && wantKey[top] {
+			key, _ := tok.(string)
+			wantKey[top] = false
+			if !IsSecret(key) {
+				continue
+			}
+			// The value: skip it whole, noting where it starts and ends.
+			from := dec.InputOffset()
+			if err := skipValue(dec); err != nil {
+				return body, 0, false
+			}
+			to := dec.InputOffset()
+			// from is just past the key; the value starts after ':'.
+			rest := body[from:to]
+			i := bytes.IndexByte(rest, ':')
+			if i < 0 {
+				return body, 0, false
+			}
+			start := from + int64(i) + 1
+			for start < to && strings.IndexByte(" \t\r\n", body[start]) >= 0 {
+				start++
+			}
+			spans = append(spans, span{start, to})
+			wantKey[top] = true
+			continue
+		}
+		if d, isDelim := tok.(json.Delim); isDelim {
+			isObj, wantKey = append(isObj, d == '{'), append(wantKey, d == '{')
+			continue
+		}
+		if top >= 0 && isObj[top] {
+			wantKey[top] = true // a member's scalar value read
+		}
+	}
+	if len(spans) == 0 {
+		return body, 0, true
+	}
+	out = make([]byte, 0, len(body))
+	last := int64(0)
+	for _, s := range spans {
+		out = append(out, body[last:s.from]...)
+		out = append(out, '"')
+		out = append(out, Redacted...)
+		out = append(out, '"')
+		last = s.to
+	}
+	return append(out, body[last:]...), len(spans), true
+}
+
+// skipValue reads one whole JSON value from dec.
+func skipValue(dec *json.Decoder) error {
+	depth := 0
+	for {
+		tok, err := dec.Token()
+		if err != nil {
+			return err
+		}
+		if d, ok := tok.(json.Delim); ok {
+			if d == '{' || d == '[' {
+				depth++
+			} else {
+				depth--
+			}
+		}
+		if depth == 0 {
+			return nil
+		}
+	}
 }

@@ -146,3 +146,59 @@ func TestCreate(t *testing.T) {
 		}
 	}
 }
+
+// TestWriterRedactsJSONBodies: a JSON body's members named like secrets
+// ("password", "token", "api_key", "authorization", …), at any depth and of
+// any type, are written Redacted and every other byte is kept as sent; a
+// body that claims JSON but does not parse, or was cut, is kept out
+// whole. --record-secrets keeps them.
+func TestWriterRedactsJSONBodies(t *testing.T) {
+	in := []Request{
+		{At: 1, Method: "POST", Target: "/login", Header: [][2]string{{"Content-Type", "application/json; charset=utf-8"}},
+			Body: []byte(`{"user":"ada", "password" : "j1","nested":{"api_key":"j2","list":[{"access_token":"j3"}]},"token":{"a":["j4"]},"authorization":12345,"n":1}`)},
+		{At: 2, Method: "POST", Target: "/x", Body: []byte(`[{"client_secret":"j6","keep":"me"}]`)}, // no Content-Type: told by its first byte
+		{At: 3, Method: "POST", Target: "/x", Header: [][2]string{{"Content-Type", "application/vnd.api+json"}}, Body: []byte(`{"password":"j7"`)},
+		{At: 4, Method: "POST", Target: "/x", Header: [][2]string{{"Content-Type", "text/plain"}}, Body: []byte(`{"password":"plain"}`)},
+	}
+	var buf bytes.Buffer
+	w := NewWriter(&buf, Options{})
+	for i := range in {
+		if err := w.Write(&in[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	raw := buf.String()
+	got := readAll(t, NewReader(&buf))
+	for _, s := range []string{"j1", "j2", "j3", "j4", "12345", "j6", "j7"} {
+		if strings.Contains(raw, s) || strings.Contains(string(got[0].Body)+string(got[1].Body)+string(got[2].Body), s) {
+			t.Errorf("the log holds %q", s)
+		}
+	}
+	if want := `{"user":"ada", "password" : "REDACTED","nested":{"api_key":"REDACTED","list":[{"access_token":"REDACTED"}]},"token":"REDACTED","authorization":"REDACTED","n":1}`; string(got[0].Body) != want {
+		t.Errorf("body\n%s\nwant\n%s", got[0].Body, want)
+	}
+	if want := `[{"client_secret":"REDACTED","keep":"me"}]`; string(got[1].Body) != want {
+		t.Errorf("body %s, want %s", got[1].Body, want)
+	}
+	if len(got[2].Body) != 0 || got[2].BodyLen != int64(len(in[2].Body)) {
+		t.Errorf("a cut JSON body kept: %q (%d)", got[2].Body, got[2].BodyLen)
+	}
+	if string(got[3].Body) != `{"password":"plain"}` {
+		t.Errorf("a text/plain body changed: %q", got[3].Body)
+	}
+	if st := w.Stats(); st.Redacted != 6 || st.BodiesOut != 1 {
+		t.Errorf("stats %+v, want 6 redacted, 1 body out", st)
+	}
+	buf.Reset()
+	w = NewWriter(&buf, Options{Secrets: true})
+	for i := range in {
+		w.Write(&in[i])
+	}
+	w.Flush()
+	if got := readAll(t, NewReader(&buf)); !bytes.Equal(got[0].Body, in[0].Body) || !bytes.Equal(got[2].Body, in[2].Body) {
+		t.Errorf("--record-secrets changed bodies: %s / %s", got[0].Body, got[2].Body)
+	}
+}
