@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/wirebench/wirebench/load"
 	"github.com/wirebench/wirebench/load/conn"
@@ -277,7 +278,9 @@ func TestFlowIterationCutByTheEnd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res := runFlow(t, f, url, load.Options{Options: results.Options{Concurrency: 2, Duration: 50_000_000, GracefulStop: 50_000_000}})
+	// A second for the two POSTs (50 ms was too short on a busy box: the
+	// run ended before either was answered), then the think outlasts it.
+	res := runFlow(t, f, url, load.Options{Options: results.Options{Concurrency: 2, Duration: time.Second, GracefulStop: 50 * time.Millisecond}})
 	if it := res.Iterations; it == nil || it.Count != 0 || it.Interrupted != 2 {
 		t.Fatalf("iterations %+v, want 2 interrupted, none counted", it)
 	}
