@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"syscall"
 	"time"
 
 	"github.com/wirebench/wirebench/load/clientio"
@@ -18,15 +19,26 @@ import (
 // schedule lag and lands in the corrected latency: at 3000 req/s against
 // a 150 µs server it tripled p50. A timerfd is a file the kernel makes
 // readable at the programmed time, so the netpoller wakes on an event,
-// not on a rounded timeout. Cost: a timerfd_settime and a read per wait.
+// not on a rounded timeout. Cost: a timerfd_settime and a read per wait:
+// the timer is armed inside RawConn.Read's callback, after the poller's
+// readiness is reset on entry, so the read that would find the timer not
+// yet expired (EAGAIN, one system call per wait: a third of the engine's
+// own per request in open loop) is not made, and an expiry however soon
+// still wakes the wait.
 //
 // Not safe for concurrent use: one per worker.
 type sleeper struct {
 	f     *os.File
+	rc    syscall.RawConn
 	fd    int
 	timer *time.Timer // fallback where timerfd is unavailable
 	buf   [8]byte
 	stop  func() bool
+	// the wait in progress, for wait (bound once: no allocation per wait)
+	spec   unix.ItimerSpec
+	armed  bool
+	err    error
+	waitFn func(fd uintptr) bool
 }
 
 // newSleeper returns a sleeper whose waits end when ctx does.
@@ -39,8 +51,34 @@ func newSleeper(ctx context.Context) *sleeper {
 		return s
 	}
 	s.fd, s.f = fd, os.NewFile(uintptr(fd), "timerfd") // non-blocking: joins the netpoller
+	if s.rc, err = s.f.SyscallConn(); err != nil {
+		s.rc = nil
+	}
+	s.waitFn = s.wait
 	s.stop = context.AfterFunc(ctx, func() { s.f.SetReadDeadline(clientio.Wake) })
 	return s
+}
+
+// wait is RawConn.Read's callback: first it arms the timer (the poller's
+// readiness was reset before it is called, so the expiry wakes the wait
+// that follows), then it reads the expiry once the poller says it came.
+func (s *sleeper) wait(fd uintptr) bool {
+	if !s.armed {
+		s.armed = true
+		s.err = unix.TimerfdSettime(int(fd), 0, &s.spec, nil)
+		return s.err != nil // wait for the expiry, unless arming failed
+	}
+	for {
+		_, err := unix.Read(int(fd), s.buf[:])
+		switch err {
+		case unix.EINTR:
+			continue
+		case unix.EAGAIN:
+			return false // woken early: wait again
+		}
+		s.err = err
+		return true
+	}
 }
 
 // until waits for t; false if ctx ended first.
@@ -51,6 +89,17 @@ func (s *sleeper) until(ctx context.Context, t time.Time) bool {
 	}
 	if s.f == nil {
 		return sleepUntil(ctx, s.timer, t)
+	}
+	if s.rc != nil {
+		s.spec, s.armed, s.err = unix.ItimerSpec{Value: unix.NsecToTimespec(int64(d))}, false, nil
+		err := s.rc.Read(s.waitFn)
+		switch {
+		case err == nil && s.err == nil:
+			return true
+		case errors.Is(err, os.ErrDeadlineExceeded) || ctx.Err() != nil:
+			return false // ctx ended
+		}
+		return sleepUntil(ctx, time.NewTimer(time.Until(t)), t)
 	}
 	spec := unix.ItimerSpec{Value: unix.NsecToTimespec(int64(d))}
 	if err := unix.TimerfdSettime(s.fd, 0, &spec, nil); err != nil {
