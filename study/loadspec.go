@@ -84,6 +84,12 @@ func (l LoadSpec) scenario(v vars) (load.Scenario, error) {
 	if l.Replay != nil {
 		o := *l.Replay
 		o.URL = v.expand(o.URL)
+		if replay.IsGRPCRecording(o.File) { // calls of a gRPC service, to its host:port
+			ro := grpcany.ReplayOptions{File: o.File, Speed: o.Speed, Loop: o.Loop, MaxGap: o.MaxGap}
+			ro.Options.Options = o.Options
+			ro.Transport = ""
+			return grpcany.NewReplay(context.Background(), ro)
+		}
 		return replay.New(o)
 	}
 	if l.GRPC != nil {

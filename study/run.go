@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/wirebench/wirebench/load"
-	"github.com/wirebench/wirebench/load/replay"
 	"github.com/wirebench/wirebench/measure"
 	"github.com/wirebench/wirebench/results"
 )
@@ -483,7 +482,7 @@ func runLoad(ctx context.Context, l LoadSpec, o load.Options, v vars, into **res
 	if l.Raw != nil {
 		o.EventLoop = true // the cheapest client per request (load ignores it where it does not apply)
 	}
-	if rp, ok := sc.(*replay.Scenario); ok { // the recording is the schedule
+	if rp, ok := sc.(interface{ Pacer() load.Pacer }); ok { // a replay's (HTTP or gRPC calls): the recording is the schedule
 		o.Open, o.Rate, o.Stages, o.Pacer = true, 0, nil, rp.Pacer()
 	}
 	r, err := load.Run(ctx, o, sc)
