@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"google.golang.org/protobuf/proto"
 	testpb "google.golang.org/grpc/interop/grpc_testing"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/wirebench/wirebench/load"
 	"github.com/wirebench/wirebench/load/conn"
