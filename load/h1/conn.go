@@ -84,6 +84,19 @@ func (c *Conn) RoundTrip(ctx context.Context, req []byte, noBody, discard bool) 
 
 // retryable reports whether the failed exchange may be sent again: the
 // connection was reused and nothing of the response arrived.
+// Release gives the last response's body back to the pool it came from
+// when it is large: the caller is done with the response, which is no
+// longer valid. Without it the buffer goes back only when the next
+// request starts, and a VU idle between arrivals holds it meanwhile: at
+// -c 5000 in open loop, 5,000 idle list bodies of 32 KiB.
+func (c *Conn) Release() {
+	if cap(c.body) > keepBody {
+		putBody(c.body)
+		c.body = nil
+		c.Resp.Body = nil
+	}
+}
+
 func (c *Conn) retryable(err error) bool {
 	return c.wasReused && c.got() == 0 && clientio.IsClosed(err)
 }

@@ -29,7 +29,8 @@ func bodyOf(n int) []byte {
 // 10 bytes to 300 KB (past the 2-KiB first read, the 32-KiB reader and
 // keepBody) through the shared readers and body buffers; every body is
 // the server's, byte for byte, and between requests a connection holds
-// no reader and no body buffer over keepBody.
+// no reader, and no body buffer over keepBody once released (or once its
+// next request starts).
 func TestConnsSharePooledBuffersSafely(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		n, _ := strconv.Atoi(r.URL.Query().Get("n"))
@@ -64,6 +65,13 @@ func TestConnsSharePooledBuffersSafely(t *testing.T) {
 					if conn.br != nil {
 						errs <- fmt.Errorf("conn %d: holds a reader between requests", c)
 						return
+					}
+					if r%2 == 1 { // done with the response: the body goes back now
+						conn.Release()
+						if cap(conn.body) > keepBody || (n > keepBody && resp.Body != nil) {
+							errs <- fmt.Errorf("conn %d keeps a body buffer of %d bytes after Release", c, cap(conn.body))
+							return
+						}
 					}
 				}
 			}

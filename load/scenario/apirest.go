@@ -64,6 +64,7 @@ func (c *restClient) do(ctx context.Context, method string, path []byte, body []
 			o.Fail = clientio.FailReason(err)
 			return false
 		}
+		defer c.h1.Release() // decoded below: the body is not kept past this call
 		status, respBody, coded = resp.Status, resp.Body, len(resp.ContentEncoding) > 0
 	} else {
 		var err error
