@@ -12,8 +12,8 @@
 #   study   study formats --quick --slo 'p99<20ms': its time against the time
 #           its help states, and no cell's capacity a client-bound lower bound
 # usage: scripts/capacity-goals.sh [--short] [memory|slo|hogs|crud|study]...
-#   (all five by default: about 45 minutes; --short: 1-s steps, shorter runs,
-#   about 12 minutes, to check that the parts run, not to judge)
+#   (all five by default: 25-45 minutes; --short: 1-s steps, shorter runs,
+#   about 11 minutes on the busy VM, to check that the parts run, not to judge)
 # Environment: WB (a wirebench binary; default: built from this tree),
 # VEGETA (default: vegeta on PATH or in $(go env GOPATH)/bin), SRV_CPU and
 # CLI_CPU (server and client CPUs; 1 and 0), OUT (outputs; a temporary
