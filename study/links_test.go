@@ -119,3 +119,20 @@ func TestNetworksStudyDefinition(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// TestNetworkExamplesParse: the worked examples of docs/network.md are
+// valid study files on the links they say.
+func TestNetworkExamplesParse(t *testing.T) {
+	for file, want := range map[string][]string{
+		"../examples/network/h2-h3-loss.yaml":   {"rtt=50ms,rate=10mbit", "rtt=50ms,rate=10mbit,loss=1%", "rtt=50ms,rate=10mbit,loss=5%"},
+		"../examples/network/toon-json-3g.yaml": {"none", "3g"},
+	} {
+		def, err := ParseFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(def.Links, want) || len(def.Cells) != 2 {
+			t.Errorf("%s: links %q, %d cells", file, def.Links, len(def.Cells))
+		}
+	}
+}
