@@ -150,6 +150,14 @@ func readFile(path string, o *Options, res *reservoir, shape *shapeAcc, st *Inpu
 	case InputJSON:
 		return kind, readJSON(br, path, o, add)
 	case InputHAR, InputWirebench:
+		switch {
+		case o.Bodies != "" && o.Bodies != BodiesRequests && kind == InputWirebench:
+			return kind, fmt.Errorf("%w: %s: a request log records requests only (--bodies %s)", ErrInput, path, o.Bodies)
+		case o.Bodies == BodiesResponses || o.Bodies == BodiesBoth:
+			return kind, readHARBodies(br, path, o, add, st)
+		case o.Bodies != "" && o.Bodies != BodiesRequests:
+			return kind, fmt.Errorf("%w: --bodies %q (want requests, responses or both)", ErrInput, o.Bodies)
+		}
 		format := replay.FormatHAR
 		if kind == InputWirebench {
 			format = replay.FormatReqlog

@@ -47,7 +47,10 @@ type Options struct {
 	Input string
 	// Whole reads a top-level JSON array as one sample (a list response)
 	// instead of a list of samples.
-	Whole       bool
+	Whole bool
+	// Bodies are the HAR bodies taken: BodiesRequests ("" too),
+	// BodiesResponses or BodiesBoth.
+	Bodies      string
 	MaxFileSize int64
 	MaxSample   int
 	MaxDepth    int

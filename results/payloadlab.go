@@ -33,6 +33,8 @@ type PayloadOptions struct {
 	MaxSample int    `json:"max_sample"`
 	MaxKept   int64  `json:"max_kept"`
 	MaxDepth  int    `json:"max_depth"`
+	// Bodies are the HAR bodies taken (requests, responses, both).
+	Bodies string `json:"bodies,omitempty"`
 }
 
 // PayloadLab is one run of the payload lab. Plain data, written as the

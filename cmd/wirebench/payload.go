@@ -38,6 +38,7 @@ func (inputError) ExitCode() int   { return 2 }
 func runPayload(ctx context.Context, env *cliEnv, args []string) error {
 	fs := newFlagSet(env, "payload", "[flags] FILE…  (JSON documents, a JSON array, JSON lines, a HAR or a request log)")
 	input := fs.String("input", "", "kind of every FILE: json, har or wirebench (serve/load --record); default: guessed")
+	bodies := fs.String("bodies", payload.BodiesRequests, "HAR input: the JSON bodies taken, of the requests, the responses (what your API sends) or both")
 	whole := fs.Bool("whole", false, "a top-level JSON array is one message (a list response), not a list of samples")
 	samples := fs.Int("sample", payload.DefaultSamples, "measure at most `N` samples: more are sampled uniformly, and the output says so")
 	seed := fs.Uint64("seed", 1, "seed of the --sample choice")
@@ -77,7 +78,12 @@ func runPayload(ctx context.Context, env *cliEnv, args []string) error {
 	default:
 		return usagef("--input %q: want json, har or wirebench", *input)
 	}
-	o := payload.Options{Input: *input, Whole: *whole, Samples: *samples, Seed: *seed, Time: *per,
+	switch *bodies {
+	case payload.BodiesRequests, payload.BodiesResponses, payload.BodiesBoth:
+	default:
+		return usagef("--bodies %q: want requests, responses or both", *bodies)
+	}
+	o := payload.Options{Input: *input, Whole: *whole, Bodies: *bodies, Samples: *samples, Seed: *seed, Time: *per,
 		MaxFileSize: *maxFile, MaxSample: *maxSample, MaxKept: *maxKept, MaxDepth: *maxDepth, Compressions: []string{}}
 	if *per == 0 {
 		o.Time = -1
@@ -117,6 +123,9 @@ func runPayload(ctx context.Context, env *cliEnv, args []string) error {
 	}
 	lab.Options = &results.PayloadOptions{Input: *input, Whole: *whole, Sample: *samples, Seed: *seed, Time: per.String(),
 		Compress: *comps, Proto: *protoFile, Protoset: *protoset, Message: *message, MaxFile: *maxFile, MaxSample: *maxSample, MaxKept: *maxKept, MaxDepth: *maxDepth}
+	if *bodies != payload.BodiesRequests {
+		lab.Options.Bodies = *bodies
+	}
 	if *out != "" {
 		if err := results.WriteFile(*out, *force, func(w io.Writer) error { return results.WritePayloadLab(w, lab) }); err != nil {
 			return err
