@@ -9,6 +9,8 @@ import (
 )
 
 // needRoot skips a test of the relay without root; CI runs as root.
+func isRoot() bool { return os.Geteuid() == 0 }
+
 func needRoot(t *testing.T) {
 	t.Helper()
 	if os.Geteuid() != 0 {
