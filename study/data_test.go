@@ -85,6 +85,7 @@ func TestWithData(t *testing.T) {
 // the wirebench binary: every cell's replies decoded and checked, none
 // failed.
 func TestStudyOnDataEndToEnd(t *testing.T) {
+	testkit.NeedPeers(t) // starts three servers: CI's peer step (docs/testing.md)
 	bin := testkit.Binary(t)
 	data, proto := dataFiles(t, dataRecords)
 	def, _ := Lookup("formats")
