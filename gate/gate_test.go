@@ -116,7 +116,7 @@ func synthetic(n int, sigma, cpuFactor float64, aa bool) *results.Study {
 	rng := rand.New(rand.NewPCG(5, uint64(n)))
 	noisy := func(v float64) float64 { return v * math.Exp(sigma*rng.NormFloat64()) }
 	cmd := []string{"./srv", "-addr", "127.0.0.1:{port}"}
-	s := &results.Study{Schema: results.StudySchema, Study: "gate", Options: map[string]any{"order": "abba"},
+	s := &results.Study{Schema: results.StudySchema, Study: "gate", Options: results.StudyOptions{Order: "abba"},
 		Env: measure.Env{CPUModel: "Test CPU", NumCPU: 2, Kernel: "Linux 6.1"},
 		Cells: []results.Cell{
 			{ID: "gate/base", Group: "gate", Label: "base", Baseline: true, Rev: "main", Commit: "aaaa", Command: cmd},

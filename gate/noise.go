@@ -152,13 +152,13 @@ func pinning(s *results.Study, ids ...string) (string, bool) {
 
 // order is how the study interleaved its trials, as recorded.
 func order(s *results.Study) string {
-	switch s.Options["order"] {
+	switch s.Options.Order {
 	case "abba":
 		return "ABBA (base, change, change, base, …), a fresh server per trial"
-	case nil:
+	case "":
 		return "interleaved, a fresh server per trial"
 	default:
-		return fmt.Sprintf("%v, a fresh server per trial", s.Options["order"])
+		return s.Options.Order + ", a fresh server per trial"
 	}
 }
 

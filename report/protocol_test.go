@@ -17,7 +17,7 @@ func TestCompareNamesProtocol(t *testing.T) {
 	run := func(transport string) *results.Load {
 		l := capLoad(100, time.Millisecond)
 		l.Scenario, l.Options.Rate, l.Options.Open, l.Options.Concurrency = "raw", 0, false, 50
-		l.Config = map[string]any{"scenario": "raw", "raw": map[string]any{"url": "https://127.0.0.1:8443/users/1", "transport": transport}}
+		l.Config = results.Config{Scenario: "raw", Raw: results.NewClientOptions(map[string]string{"url": "https://127.0.0.1:8443/users/1", "transport": transport})}
 		return l
 	}
 	h2, h3 := results.FromLoad(run("h2")), results.FromLoad(run("h3"))

@@ -142,7 +142,7 @@ func groupLoad(r *results.Study, g Group) string {
 			d := LoadModel(t.Load.Options)
 			if p := results.LoadProtocol(t.Load); p != "" {
 				d = p + ", " + d
-			} else if p := results.Protocol(results.ConfigTransport("", c.Cell.Load)); p != "" {
+			} else if p := results.Protocol(c.Cell.Load.Target()); p != "" {
 				d = p + ", " + d
 			}
 			if cp := t.Capacity; cp != nil {

@@ -183,7 +183,7 @@ func trialsLine(r *results.Study) string {
 	if len(durs) == 1 {
 		line += fmt.Sprintf(" of %v", durs[0])
 	}
-	if w, ok := r.Options["warmup"].(string); ok && w != "" && w != "0s" {
+	if w := r.Options.Warmup; w != "" && w != "0s" {
 		line += " after " + w + " warm-up"
 	}
 	if hi > 1 && len(r.Cells) > 1 {

@@ -52,13 +52,13 @@ const (
 // latency and error rate met the SLO, the steps that found it and the run
 // that confirmed it. Plain data, written as the JSON result file.
 type Capacity struct {
-	Schema   string         `json:"schema"`
-	Scenario string         `json:"scenario"`
-	Config   map[string]any `json:"config,omitempty"`
-	Env      measure.Env    `json:"env"`
-	Link     *Link          `json:"link,omitempty"` // --link: as in Load
-	Start    time.Time      `json:"start"`
-	End      time.Time      `json:"end"`
+	Schema   string      `json:"schema"`
+	Scenario string      `json:"scenario"`
+	Config   Config      `json:"config,omitzero"`
+	Env      measure.Env `json:"env"`
+	Link     *Link       `json:"link,omitempty"` // --link: as in Load
+	Start    time.Time   `json:"start"`
+	End      time.Time   `json:"end"`
 
 	// SLO are the criteria, as given ("p99<20ms", "errors<0.1%").
 	SLO    []string       `json:"slo"`
@@ -380,14 +380,15 @@ func FromCapacity(c *Capacity) *Study {
 	t := Trial{Cell: scenario, Capacity: c, Load: c.TrialLoad()}
 	title := "wirebench capacity: " + scenario
 	if t.Load != nil {
-		if target := LoadTarget(&Load{Config: c.Config}); target != "" {
+		if _, target := LoadTransport(&Load{Scenario: c.Scenario, Config: c.Config}); target != "" {
 			title += " " + target
 		}
 	}
-	cell := Cell{ID: scenario, Group: scenario, Label: scenario, Baseline: true, Load: c.Config}
+	cell := Cell{ID: scenario, Group: scenario, Label: scenario, Baseline: true,
+		Load: cellLoad(&Load{Scenario: c.Scenario, Config: c.Config}, c.SLO)}
 	return &Study{
 		Schema: StudySchema, Study: "capacity", Title: title, SingleRun: true,
-		Options: c.Config, Env: c.Env, Start: c.Start, End: c.End,
+		Env: c.Env, Start: c.Start, End: c.End,
 		Cells: []Cell{cell}, Trials: []Trial{t}, Warnings: c.Warnings,
 	}
 }

@@ -51,7 +51,7 @@ func TestCapacityStepFigures(t *testing.T) {
 func testCapacity() *Capacity {
 	c := &Capacity{Schema: CapacitySchema, Scenario: "raw", SLO: []string{"p99<20ms"}, Limit: LimitSLO,
 		Rate: 1000, Low: 1000, High: 1050, ServerCPUPerRequest: 200 * time.Microsecond,
-		Config: map[string]any{"scenario": "raw", "raw": map[string]any{"url": "http://127.0.0.1:1/"}}}
+		Config: Config{Scenario: "raw", Raw: NewClientOptions(map[string]string{"url": "http://127.0.0.1:1/"})}}
 	for _, r := range []float64{100, 1000, 1050} {
 		s := NewCapacityStep(r, stepLoad(r, time.Millisecond, time.Millisecond))
 		s.Verdict = StepPass

@@ -36,7 +36,7 @@ type Load struct {
 	Test *Options `json:"test,omitempty"`
 	// Config is the scenario's and CLI's configuration (target, method,
 	// headers, format, transport, every flag as given).
-	Config map[string]any `json:"config,omitempty"`
+	Config Config `json:"config,omitzero"`
 	// Conn is how the connections were set up (transport and why,
 	// handshakes, 0-RTT), as the scenario reports it.
 	Conn *Conn       `json:"conn,omitempty"`

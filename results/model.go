@@ -30,11 +30,11 @@ type Study struct {
 	// from it, and compare two of them side by side.
 	SingleRun bool `json:"single_run,omitempty"`
 	// Seed is the seed of the shuffled trial order, so a run can be repeated.
-	Seed    int64          `json:"seed"`
-	Options map[string]any `json:"options"`
-	Env     measure.Env    `json:"env"`
-	Start   time.Time      `json:"start"`
-	End     time.Time      `json:"end"`
+	Seed    int64        `json:"seed"`
+	Options StudyOptions `json:"options"`
+	Env     measure.Env  `json:"env"`
+	Start   time.Time    `json:"start"`
+	End     time.Time    `json:"end"`
 
 	// Cells are what the report compares: within a Group, each Label
 	// against the group's baseline (the cell marked Baseline, else the
@@ -91,7 +91,7 @@ type Cell struct {
 	// ServeArgs are the flags of the server process (after the common ones).
 	ServeArgs []string `json:"serve_args"`
 	// Load is the client configuration (scenario, format, transport, options).
-	Load map[string]any `json:"load"`
+	Load CellLoad `json:"load"`
 	// Command is the server command as written in the study, before the
 	// per-trial ports are substituted; empty for an external server.
 	Command []string `json:"command,omitempty"`

@@ -223,18 +223,7 @@ func FromPayloadLab(p *PayloadLab) *Study {
 	return &Study{
 		Schema: StudySchema, Study: "payload", Title: "wirebench payload: " + strings.Join(p.Input.Files, ", "),
 		Question:  "Which wire format suits these payloads: how many bytes, how much CPU, and what does a round trip change?",
-		SingleRun: true, Options: p.Options.asMap(), Env: p.Env, Start: p.Start, End: p.End,
+		SingleRun: true, Env: p.Env, Start: p.Start, End: p.End,
 		PayloadLab: p, Warnings: p.Warnings,
 	}
-}
-
-// asMap is o as the study's untyped options (the report prints them).
-func (o *PayloadOptions) asMap() map[string]any {
-	if o == nil {
-		return nil
-	}
-	b, _ := json.Marshal(o)
-	var m map[string]any
-	json.Unmarshal(b, &m)
-	return m
 }

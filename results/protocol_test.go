@@ -18,18 +18,18 @@ func TestSummaryNamesProtocol(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		name string
-		cfg  map[string]any
+		cfg  Config
 		want string
 	}{
-		{"raw h3", map[string]any{"raw": rawOpts{"https://h/", "h3"}}, "raw, HTTP/3 over QUIC (h3), closed loop"},
-		{"raw h2", map[string]any{"raw": rawOpts{"https://h/", "h2"}}, "raw, HTTP/2 over TLS (h2), closed loop"},
-		{"raw http1 on TLS", map[string]any{"raw": map[string]any{"url": "https://h/", "transport": "http1"}}, "HTTP/1.1 over TLS (http1)"},
-		{"scenario default", map[string]any{"scenario_options": map[string]any{"url": "http://h/", "transport": ""}}, "HTTP/1.1 (http1)"},
-		{"scenario h2c", map[string]any{"scenario_options": map[string]any{"url": "http://h/", "transport": "h2c"}}, "HTTP/2 cleartext (h2c)"},
-		{"grpc stream", map[string]any{"stream": map[string]any{"kind": "grpc-bidi"}}, "gRPC over HTTP/2 (grpc)"},
-		{"replay h3", map[string]any{"replay": map[string]any{"options": map[string]any{"URL": "https://h/", "Transport": "h3"}}}, "HTTP/3 over QUIC (h3)"},
-		{"kv", map[string]any{"scenario": "kv-get", "kv_options": map[string]any{"protocol": "resp"}}, "RESP over TCP (resp)"},
-		{"kv http face", map[string]any{"kv_options": map[string]any{"protocol": "http-raw"}}, "HTTP/1.1 (http1)"},
+		{"raw h3", Config{Raw: NewClientOptions(rawOpts{"https://h/", "h3"})}, "raw, HTTP/3 over QUIC (h3), closed loop"},
+		{"raw h2", Config{Raw: NewClientOptions(rawOpts{"https://h/", "h2"})}, "raw, HTTP/2 over TLS (h2), closed loop"},
+		{"raw http1 on TLS", configOf(t, `{"raw": {"url": "https://h/", "transport": "http1"}}`), "HTTP/1.1 over TLS (http1)"},
+		{"scenario default", configOf(t, `{"scenario_options": {"url": "http://h/", "transport": ""}}`), "HTTP/1.1 (http1)"},
+		{"scenario h2c", configOf(t, `{"scenario_options": {"url": "http://h/", "transport": "h2c"}}`), "HTTP/2 cleartext (h2c)"},
+		{"grpc stream", configOf(t, `{"stream": {"kind": "grpc-bidi"}}`), "gRPC over HTTP/2 (grpc)"},
+		{"replay h3", configOf(t, `{"replay": {"options": {"URL": "https://h/", "Transport": "h3"}}}`), "HTTP/3 over QUIC (h3)"},
+		{"kv", configOf(t, `{"scenario": "kv-get", "kv_options": {"protocol": "resp"}}`), "RESP over TCP (resp)"},
+		{"kv http face", configOf(t, `{"kv_options": {"protocol": "http-raw"}}`), "HTTP/1.1 (http1)"},
 	} {
 		r := emptyResult(Segment{})
 		r.Scenario, r.Options.Concurrency, r.Config = "raw", 5, tc.cfg
@@ -41,7 +41,7 @@ func TestSummaryNamesProtocol(t *testing.T) {
 			t.Errorf("%s: summary's first line %q lacks %q", tc.name, line, tc.want)
 		}
 		b, _ := json.Marshal(tc.cfg) // as read back from a file
-		var back map[string]any
+		var back Config
 		json.Unmarshal(b, &back)
 		r.Config = back
 		if got := LoadProtocol(r); !strings.Contains(tc.want, got) || got == "" {

@@ -2,7 +2,6 @@ package results
 
 import (
 	"bytes"
-	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -119,37 +118,37 @@ func FromLoad(res *Load) *Study {
 	if target != "" {
 		title += " " + target
 	}
-	cell := Cell{ID: scenario, Group: scenario, Label: scenario, Baseline: true, Load: res.Config}
+	cell := Cell{ID: scenario, Group: scenario, Label: scenario, Baseline: true, Load: cellLoad(res, nil)}
 	return &Study{
 		Schema: StudySchema, Study: "load", Title: title, SingleRun: true,
-		Options: res.Config, Env: res.Env, Start: res.Start, End: res.End,
+		Env: res.Env, Start: res.Start, End: res.End,
 		Cells:  []Cell{cell},
 		Trials: []Trial{{Cell: cell.ID, Load: res}},
 	}
 }
 
+// cellLoad is a single run's client as a study cell's.
+func cellLoad(res *Load, slo []string) CellLoad {
+	tr, url := LoadTransport(res)
+	l := CellLoad{Scenario: res.Scenario, Transport: tr, URL: url, Concurrency: res.Options.Concurrency, SLO: slo}
+	if kv := res.Config.KVOptions; kv != nil {
+		l.Protocol = kv.Protocol
+	}
+	if len(slo) > 0 {
+		l.Measure = "capacity"
+	}
+	return l
+}
+
 // LoadTarget is a load run's URL ("" when unknown): its Conn's, or in a
-// result written before Conn, dug out of the configuration: raw mode kept it under "raw", scenarios under
-// "scenario_options". In a result read from a file they are JSON
-// objects; in one just run they may still be the client's options
-// struct, which is read through its JSON form (results knows no client).
+// result written before Conn, its configuration's.
 func LoadTarget(res *Load) string {
 	if res.Conn != nil && res.Conn.URL != "" {
 		return res.Conn.URL
 	}
-	for _, key := range []string{"raw", "scenario_options"} {
-		v, ok := res.Config[key].(map[string]any)
-		if !ok && res.Config[key] != nil {
-			b, err := json.Marshal(res.Config[key])
-			if err != nil || json.Unmarshal(b, &v) != nil {
-				continue
-			}
-		}
-		if u, ok := v["url"].(string); ok {
-			return u
-		}
-		if u, ok := v["URL"].(string); ok {
-			return u
+	for _, o := range []*ClientOptions{res.Config.Raw, res.Config.ScenarioOptions} {
+		if o != nil && o.URL != "" {
+			return o.URL
 		}
 	}
 	return ""
@@ -157,71 +156,15 @@ func LoadTarget(res *Load) string {
 
 // LoadTransport is the transport a load run's requests went over, as the
 // --transport flag names it ("http1", "h2", "h2c", "h3", "grpc", "resp"),
-// and its target URL; "" when the configuration does not say. Raw mode
-// records the transport it settled on (an https:// default becomes h2 or
-// http1 by ALPN), scenarios, streams and replays the one asked for.
+// and its target URL; "" when the result does not say. Its Conn says
+// (raw mode's is the transport it settled on: an https:// default becomes
+// h2 or http1 by ALPN); a result written before Conn, its configuration:
+// the transport asked for.
 func LoadTransport(res *Load) (transport, url string) {
 	if c := res.Conn; c != nil && c.Transport != "" {
 		return c.Transport, c.URL
 	}
-	return ConfigTransport(res.Scenario, res.Config)
-}
-
-// ConfigTransport is LoadTransport from a scenario name and a
-// configuration: a load run's, or a study cell's (its "transport" key).
-func ConfigTransport(scenario string, cfg map[string]any) (transport, url string) {
-	str := func(m map[string]any, keys ...string) string {
-		for _, k := range keys {
-			if s, ok := m[k].(string); ok && s != "" {
-				return s
-			}
-		}
-		return ""
-	}
-	scenario = cmp.Or(scenario, str(cfg, "scenario"))
-	if kv := configMap(cfg["kv_options"]); kv != nil || strings.HasPrefix(scenario, "kv-") {
-		// The KV scenarios speak RESP, or HTTP/1.1 to the KV store's HTTP face.
-		if p := cmp.Or(str(kv, "protocol"), str(cfg, "protocol")); strings.HasPrefix(p, "http") {
-			return "http1", cmp.Or(str(kv, "url"), str(cfg, "url"))
-		}
-		return "resp", ""
-	}
-	for _, key := range []string{"raw", "scenario_options", "stream", "replay"} {
-		v := configMap(cfg[key])
-		if o := configMap(v["options"]); o != nil { // a replay's: its options beside its schedule
-			v = o
-		}
-		if v == nil {
-			continue
-		}
-		t, u := str(v, "transport", "Transport"), str(v, "url", "URL")
-		if k := str(v, "kind"); k != "" && t == "" {
-			t = streamTransport(k)
-		}
-		return cmp.Or(t, "http1"), u
-	}
-	if t := str(cfg, "transport"); t != "" {
-		return t, str(cfg, "url")
-	}
-	return "", ""
-}
-
-// configMap is a configuration entry as a JSON object: read from a file it
-// is one already; in a run just made it may still be the client's options
-// struct, read through its JSON form (results knows no client).
-func configMap(v any) map[string]any {
-	if v == nil {
-		return nil
-	}
-	if m, ok := v.(map[string]any); ok {
-		return m
-	}
-	var m map[string]any
-	b, err := json.Marshal(v)
-	if err != nil || json.Unmarshal(b, &m) != nil {
-		return nil
-	}
-	return m
+	return res.Config.transport(res.Scenario)
 }
 
 // streamTransport is the transport a stream kind implies when none was

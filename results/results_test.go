@@ -23,7 +23,7 @@ func loadRun() *Load {
 	start := time.Date(2026, 3, 14, 15, 9, 26, 0, time.UTC)
 	return &Load{
 		Schema: LoadSchema, Scenario: "raw", Options: Options{Concurrency: 20},
-		Config: map[string]any{"scenario": "raw", "raw": map[string]any{"url": "http://127.0.0.1:8080/"}},
+		Config: Config{Scenario: "raw", Raw: NewClientOptions(map[string]string{"url": "http://127.0.0.1:8080/"})},
 		Start:  start, End: start.Add(2 * time.Second), Requests: 100,
 		Latency: h, Service: h, Lag: measure.NewHistogram(),
 		Ops:    []Op{{Name: "GET /", Requests: 100, Latency: h, Service: h}},

@@ -1,10 +1,6 @@
 package results
 
-import (
-	"encoding/json"
-	"strings"
-	"time"
-)
+import "strings"
 
 // The result files' versions. Version 2 writes every histogram as an
 // object of plain numbers beside its encoding ("latency": {"p99_ms": …,
@@ -36,38 +32,24 @@ func (r *Load) upgrade() {
 	}
 	r.Schema = LoadSchema
 	if r.Conn == nil {
-		r.Conn = connFromConfig(r.Config)
+		r.Conn = connFromConfig(&r.Config)
 	}
 }
 
 // connFromConfig is the connection set-up a result written before Conn
 // kept in its configuration ("auto", "h3_handshakes_ns", "h3_0rtt"); nil
-// when it kept none.
-func connFromConfig(cfg map[string]any) *Conn {
-	var old struct {
-		Auto       string          `json:"auto"`
-		Handshakes []time.Duration `json:"h3_handshakes_ns"`
-		ZeroRTT    *struct {
-			ZeroRTT
-			Used          int64 `json:"Used"`
-			EarlyRequests int64 `json:"EarlyRequests"`
-			Refused       int64 `json:"Refused"`
-			NoEarly       int64 `json:"NoEarly"`
-		} `json:"h3_0rtt"`
-	}
-	if cfg["auto"] == nil && cfg["h3_handshakes_ns"] == nil && cfg["h3_0rtt"] == nil {
+// when it kept none. Those keys are then taken out of the configuration.
+func connFromConfig(cfg *Config) *Conn {
+	if cfg.OldAuto == "" && cfg.OldHandshakes == nil && cfg.OldZeroRTT == nil {
 		return nil
 	}
-	b, err := json.Marshal(cfg)
-	if err != nil || json.Unmarshal(b, &old) != nil {
-		return nil
-	}
-	c := &Conn{Auto: old.Auto, Handshakes: old.Handshakes}
-	if z := old.ZeroRTT; z != nil {
+	c := &Conn{Auto: cfg.OldAuto, Handshakes: cfg.OldHandshakes}
+	if z := cfg.OldZeroRTT; z != nil {
 		c.ZeroRTT = &z.ZeroRTT
 		c.ZeroRTT.Used, c.ZeroRTT.EarlyRequests, c.ZeroRTT.Refused, c.ZeroRTT.NoEarly = z.Used, z.EarlyRequests, z.Refused, z.NoEarly
 	}
-	c.Transport, c.URL = ConfigTransport("", cfg)
+	cfg.OldAuto, cfg.OldHandshakes, cfg.OldZeroRTT = "", nil, nil
+	c.Transport, c.URL = cfg.transport("")
 	return c
 }
 

@@ -200,11 +200,10 @@ func TestConnFromOldConfig(t *testing.T) {
 	t.Parallel()
 	l := loadRun()
 	l.Schema = "wirebench.load/v1"
-	l.Config = map[string]any{"scenario": "raw", "auto": "h3: Alt-Svc",
-		"raw":              map[string]any{"url": "https://127.0.0.1:8443/", "transport": "h3"},
-		"h3_handshakes_ns": []any{1_500_000.0, 2_500_000.0},
-		"h3_0rtt":          map[string]any{"full_ns": []any{3e6}, "resumed_ns": []any{1e6, 1e6}, "Used": 2.0, "EarlyRequests": 5.0, "Refused": 0.0, "NoEarly": 0.0},
-	}
+	l.Config = configOf(t, `{"scenario": "raw", "auto": "h3: Alt-Svc",
+		"raw": {"url": "https://127.0.0.1:8443/", "transport": "h3"},
+		"h3_handshakes_ns": [1500000, 2500000],
+		"h3_0rtt": {"full_ns": [3000000], "resumed_ns": [1000000, 1000000], "Used": 2, "EarlyRequests": 5, "Refused": 0, "NoEarly": 0}}`)
 	var buf bytes.Buffer
 	if err := l.WriteJSON(&buf); err != nil {
 		t.Fatal(err)

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"maps"
 	"sort"
 	"strings"
 )
@@ -112,9 +111,9 @@ func segmentsOf(r *Load) ([]Segment, error) {
 // configKey is r.Config without "args" (the command line, which names
 // the segment and its output file), as canonical JSON.
 func configKey(r *Load) ([]byte, error) {
-	c := maps.Clone(r.Config)
-	delete(c, "args")
-	b, err := json.Marshal(c) // map keys are sorted: canonical
+	c := r.Config
+	c.Args = nil
+	b, err := json.Marshal(c) // a struct's fields in order: canonical
 	if err != nil {
 		return nil, fmt.Errorf("configuration: %w", err)
 	}

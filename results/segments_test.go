@@ -15,8 +15,8 @@ func segmentOf(i, n int) *Load {
 	test := Options{Rate: 400, Duration: 10 * time.Second, Concurrency: 40, StartAt: time.Date(2026, 11, 23, 18, 0, 0, 0, time.UTC)}
 	r.Test = &test
 	r.Options.Rate = 100
-	r.Config = map[string]any{"scenario": "raw", "raw": map[string]any{"url": "http://127.0.0.1:8080/"},
-		"thresholds": []any{"p99<50ms"}, "args": []any{"--segment", fmt.Sprintf("%d/%d", i, n)}}
+	r.Config = Config{Scenario: "raw", Raw: NewClientOptions(map[string]string{"url": "http://127.0.0.1:8080/"}),
+		Thresholds: []string{"p99<50ms"}, Args: []string{"--segment", fmt.Sprintf("%d/%d", i, n)}}
 	return r
 }
 
@@ -57,10 +57,10 @@ func TestCheckSegments(t *testing.T) {
 		{"other start", func(rs []*Load) []*Load { rs[1].Test.StartAt = rs[1].Test.StartAt.Add(time.Second); return rs }, "start_at"},
 		{"other scenario", func(rs []*Load) []*Load { rs[3].Scenario = "crud"; return rs }, `s3.json is scenario "crud"`},
 		{"other target", func(rs []*Load) []*Load {
-			rs[1].Config["raw"] = map[string]any{"url": "http://127.0.0.1:9090/"}
+			rs[1].Config.Raw = NewClientOptions(map[string]string{"url": "http://127.0.0.1:9090/"})
 			return rs
 		}, "different configurations: raw"},
-		{"other thresholds", func(rs []*Load) []*Load { rs[1].Config["thresholds"] = []any{"p99<1s"}; return rs }, "thresholds"},
+		{"other thresholds", func(rs []*Load) []*Load { rs[1].Config.Thresholds = []string{"p99<1s"}; return rs }, "thresholds"},
 		{"other split", func(rs []*Load) []*Load { return append(rs[:3], segmentOf(4, 5)) }, "s3.json holds segment 4/5, but s0.json is of a 4-way split"},
 		{"a whole run", func(rs []*Load) []*Load { rs[0].Test = nil; return rs }, "s0.json is not a segment of a test"},
 		{"nothing", func([]*Load) []*Load { return nil }, "nothing to merge"},
@@ -74,7 +74,7 @@ func TestCheckSegments(t *testing.T) {
 	}
 	// args differ between segments by nature (--segment, --out): not a mismatch.
 	rs = four()
-	rs[2].Config["args"] = []any{"--out", "elsewhere.json"}
+	rs[2].Config.Args = []string{"--out", "elsewhere.json"}
 	if err := CheckSegments(parts(rs...)); err != nil {
 		t.Errorf("different args: %v", err)
 	}

@@ -139,7 +139,7 @@ func searchCapacity(ctx context.Context, cell Cell, opts Options, v vars, t *res
 	if err != nil {
 		return err
 	}
-	res.Scenario, res.Config, res.ServerQuota = sc.Name(), cell.Load.describe(), t.ServerQuota
+	res.Scenario, res.Config.Scenario, res.ServerQuota = sc.Name(), sc.Name(), t.ServerQuota // the cell's client is in the study's cell
 	t.Capacity, t.Load = res, res.TrialLoad()
 	if t.Load == nil {
 		return fmt.Errorf("capacity: no step ran (%s)", results.CapacityLine(res))

@@ -98,7 +98,7 @@ cells:
 		if len(tr.Ports) != 1 || tr.Load.Failed != 0 {
 			t.Fatalf("trial %s %d: ports %v, %d of %d requests failed: %v", tr.Cell, tr.Index, tr.Ports, tr.Load.Failed, tr.Load.Requests, tr.Load.Failures)
 		}
-		if srv := res.Options["server_cpus"].([]int); len(srv) > 0 && !slices.Equal(tr.ServerCPUs, srv) {
+		if srv := res.Options.ServerCPUs; len(srv) > 0 && !slices.Equal(tr.ServerCPUs, srv) {
 			t.Errorf("trial %s %d: server runs on CPUs %v, want %v", tr.Cell, tr.Index, tr.ServerCPUs, srv)
 		}
 		rss[tr.Cell] = append(rss[tr.Cell], tr.Server.PeakRSS)
@@ -251,7 +251,7 @@ cells:
 			t.Fatalf("trial %s: %q, %d requests", tr.Cell, tr.Error, tr.Load.Requests)
 		}
 	}
-	if !strings.HasPrefix(lines[0], "build: sh -c echo study") || len(res.Trials) != 4 || res.Options["study_file"] != def.Source {
+	if !strings.HasPrefix(lines[0], "build: sh -c echo study") || len(res.Trials) != 4 || res.Options.StudyFile != def.Source {
 		t.Fatalf("progress %q, %d trials, options %v", lines, len(res.Trials), res.Options)
 	}
 

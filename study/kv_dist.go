@@ -153,28 +153,24 @@ func kvP99(ops []results.Op) (float64, bool) {
 
 // kvDescribe adds to a KV cell's recorded client what differs from the
 // seed's uniform load.
-func kvDescribe(d map[string]any, k *scenario.KVOptions) {
+func kvDescribe(d *results.CellLoad, k *scenario.KVOptions) {
 	if k.KeyDist.Pattern != "" && k.KeyDist.Pattern != keydist.Uniform {
-		d["key_dist"] = k.KeyDist.String()
+		d.KeyDist = k.KeyDist.String()
 	}
 	if k.Sizes.Max > 0 || len(k.Sizes.List) > 0 {
-		d["value_sizes"] = k.Sizes.String()
+		d.ValueSizes = k.Sizes.String()
 	}
 	if k.Ratio != (scenario.Ratio{}) {
-		d["ratio"] = k.Ratio.String()
+		d.Ratio = k.Ratio.String()
 	}
 	if k.ExpiryMax > 0 {
-		d["expiry_range"] = k.ExpiryMin.String() + "-" + k.ExpiryMax.String()
+		d.ExpiryRange = k.ExpiryMin.String() + "-" + k.ExpiryMax.String()
 	}
-	if k.MissRatio > 0 {
-		d["miss_ratio"] = k.MissRatio
-	}
+	d.MissRatio = k.MissRatio
 	if k.Seed > 1 {
-		d["seed"] = k.Seed
+		d.Seed = k.Seed
 	}
-	if k.KeyMin > 0 {
-		d["key_minimum"] = k.KeyMin
-	}
+	d.KeyMinimum = k.KeyMin
 }
 
 // kvLoad is a study file's kv-* load, each of its errors reported at its

@@ -189,7 +189,7 @@ cells:
 		t.Errorf("cell 1's KV options %+v", k)
 	}
 	d := def.Cells[0].Load.describe()
-	if d["key_dist"] != "zipf:0.99" || d["ratio"] != "1:10" || d["value_sizes"] != "100:9,4000:1" {
+	if d.KeyDist != "zipf:0.99" || d.Ratio != "1:10" || d.ValueSizes != "100:9,4000:1" {
 		t.Errorf("recorded client %v", d)
 	}
 	// --key-dist adds twins to a file's uniform KV cells; cells already skewed keep one copy.

@@ -3,7 +3,7 @@ package study
 import (
 	"context"
 	"io"
-	"maps"
+
 	"math"
 
 	"github.com/wirebench/wirebench/load"
@@ -14,6 +14,7 @@ import (
 	"github.com/wirebench/wirebench/load/replay"
 	"github.com/wirebench/wirebench/load/scenario"
 	"github.com/wirebench/wirebench/load/stream"
+	"github.com/wirebench/wirebench/results"
 )
 
 // LoadSpec is a cell's client: load options and one scenario, either a
@@ -142,86 +143,45 @@ func (l LoadSpec) templates() []string {
 }
 
 // describe is the client configuration recorded in the results.
-func (l LoadSpec) describe() map[string]any {
-	d := map[string]any{"concurrency": l.concurrency()}
+func (l LoadSpec) describe() results.CellLoad {
+	d := results.CellLoad{Concurrency: l.concurrency()}
 	if s := l.Scenario; s != nil {
-		maps.Copy(d, map[string]any{"scenario": s.Name, "format": s.Format, "transport": transportName(s.Transport),
-			"connections": s.Connections, "no_keepalive": s.NoKeepAlive, "compression": s.Compression})
+		d.Scenario, d.Format, d.Transport = s.Name, s.Format, transportName(s.Transport)
+		d.Connections, d.NoKeepAlive, d.Compression = s.Connections, s.NoKeepAlive, s.Compression
 	} else if st := l.Stream; st != nil {
-		d["scenario"], d["kind"], d["messages"] = "stream", st.Kind, st.Messages
+		d.Scenario, d.Kind, d.Messages = "stream", st.Kind, st.Messages
 		if st.Transport != "" {
-			d["transport"], d["connections"] = st.Transport, st.Connections
+			d.Transport, d.Connections = st.Transport, st.Connections
 		}
 	} else if b := l.Browser; b != nil {
-		d["scenario"], d["kind"], d["batch"], d["in_browser"] = "browser", b.Kind, b.Batch, true
+		d.Scenario, d.Kind, d.Batch, d.InBrowser = "browser", b.Kind, b.Batch, true
 	} else if f := l.Flow; f != nil {
-		d["scenario"], d["flow"], d["steps"], d["url"], d["transport"] = "flow", f.File, len(f.Steps), l.FlowConn.URL, transportName(l.FlowConn.Transport)
-		if l.FlowConn.Format != "" {
-			d["format"] = l.FlowConn.Format
-		}
+		d.Scenario, d.Flow, d.Steps, d.URL, d.Transport = "flow", f.File, len(f.Steps), l.FlowConn.URL, transportName(l.FlowConn.Transport)
+		d.Format = l.FlowConn.Format
 		if f.Data != nil {
-			d["data_file"], d["data_rows"] = f.Data.File, len(f.Data.Rows)
+			d.DataFile, d.DataRows = f.Data.File, len(f.Data.Rows)
 		}
 	} else if r := l.Replay; r != nil {
-		d["scenario"], d["replay"], d["url"], d["transport"] = "replay", r.File, r.URL, transportName(r.Transport)
-		d["speed"], d["loop"] = r.Speed, r.Loop
-		if r.AsFormat != "" {
-			d["as_format"] = r.AsFormat
-		}
+		d.Scenario, d.Replay, d.URL, d.Transport = "replay", r.File, r.URL, transportName(r.Transport)
+		d.Speed, d.Loop, d.AsFormat = r.Speed, r.Loop, r.AsFormat
 	} else if g := l.GRPC; g != nil {
-		d["scenario"], d["grpc"], d["url"], d["protocol"] = "grpc "+g.Method, g.Method, g.URL, g.Protocol
-		if g.Client != "" {
-			d["client"] = g.Client
-		}
-		if len(g.Protos) > 0 {
-			d["proto"] = g.Protos
-		}
-		if g.Protoset != "" {
-			d["protoset"] = g.Protoset
-		}
-		if g.Data != "" {
-			d["data"] = g.Data
-		}
-		if g.DataFile != "" {
-			d["data_file"] = g.DataFile
-		}
-		if len(g.Expect) > 0 {
-			d["expect"] = g.Expect
-		}
+		d.Scenario, d.GRPC, d.URL, d.Protocol = "grpc "+g.Method, g.Method, g.URL, g.Protocol
+		d.Client, d.Proto, d.Protoset, d.Data, d.DataFile, d.Expect = g.Client, g.Protos, g.Protoset, g.Data, g.DataFile, g.Expect
 	} else if k := l.KV; k != nil {
-		maps.Copy(d, map[string]any{"scenario": k.Name, "protocol": k.Protocol, "keys": k.Keys, "value_size": k.ValueSize, "pipeline": k.Pipeline})
-		kvDescribe(d, k) // kv_dist.go
+		d.Scenario, d.Protocol, d.Keys, d.ValueSize, d.Pipeline = k.Name, k.Protocol, k.Keys, k.ValueSize, k.Pipeline
+		kvDescribe(&d, k) // kv_dist.go
 	} else if r := l.Raw; r != nil {
-		d["scenario"] = "raw"
-		d["url"], d["method"], d["transport"] = r.URL, method(r.Method), transportName(r.Transport)
-		if len(r.Header) > 0 {
-			d["headers"] = r.Header
-		}
-		if len(r.Body) > 0 {
-			d["body_bytes"] = len(r.Body)
-		}
-		if len(r.ExpectStatus) > 0 {
-			d["expect_status"] = r.ExpectStatus
-		}
-		if r.ExpectBodyContains != "" {
-			d["expect_body_contains"] = r.ExpectBodyContains
-		}
-		if r.NoKeepAlive {
-			d["no_keepalive"] = true
-		}
+		d.Scenario, d.URL, d.Method, d.Transport = "raw", r.URL, method(r.Method), transportName(r.Transport)
+		d.Headers, d.BodyBytes, d.ExpectStatus, d.ExpectBodyContains = r.Header, len(r.Body), r.ExpectStatus, r.ExpectBodyContains
+		d.NoKeepAlive = r.NoKeepAlive
 	}
 	o := l.Options
-	if o.Rate > 0 {
-		d["rate"] = o.Rate
-	}
-	if o.Requests > 0 {
-		d["requests"] = o.Requests
-	}
+	d.Rate, d.Requests = o.Rate, o.Requests
 	if len(o.Stages) > 0 {
-		d["stages"], d["open"] = o.Stages, o.Open
+		d.Stages, d.Open = o.Stages, o.Open
 	}
 	if o.Timeout > 0 {
-		d["timeout"] = o.Timeout.String()
+		d.Timeout = o.Timeout.String()
 	}
 	return d
 }

@@ -204,8 +204,8 @@ cells:
 	if n := strings.Count(strings.TrimSpace(string(out)), "\n"); n != 0 {
 		t.Errorf("git still lists worktrees:\n%s", out)
 	}
-	if res.Options["order"] != OrderABBA || len(res.Trials) != 8 {
-		t.Fatalf("order %v, %d trials", res.Options["order"], len(res.Trials))
+	if res.Options.Order != OrderABBA || len(res.Trials) != 8 {
+		t.Fatalf("order %v, %d trials", res.Options.Order, len(res.Trials))
 	}
 	var order []string
 	p99 := map[string][]time.Duration{}

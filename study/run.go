@@ -64,28 +64,22 @@ func Run(ctx context.Context, def Definition, opts Options) (*results.Study, err
 		res.Warnings = append(res.Warnings, pinWarn)
 	}
 	res.Env = measure.Environment(ctx)
-	res.Options = map[string]any{
-		"trials": opts.Trials, "warmup": opts.Warmup.String(), "duration": opts.Duration.String(),
-		"seed": opts.Seed, "quick": opts.Quick, "client_cpus": opts.ClientCPUs, "server_cpus": opts.ServerCPUs,
-		"binary": opts.Binary, "serve_args": opts.ServeArgs, "order": cmp.Or(def.Order, OrderShuffled),
-		"server_cpu_quota": opts.ServerCPUQuota,
-	}
-	if def.Source != "" {
-		res.Options["study_file"] = def.Source
-	}
-	if len(links) > 0 {
-		res.Options["links"] = links
+	res.Options = results.StudyOptions{
+		Trials: opts.Trials, Warmup: opts.Warmup.String(), Duration: opts.Duration.String(),
+		Seed: opts.Seed, Quick: opts.Quick, ClientCPUs: opts.ClientCPUs, ServerCPUs: opts.ServerCPUs,
+		Binary: opts.Binary, ServeArgs: opts.ServeArgs, Order: cmp.Or(def.Order, OrderShuffled),
+		ServerCPUQuota: opts.ServerCPUQuota, StudyFile: def.Source, Links: links,
 	}
 	for _, b := range allBuilds(def) {
-		res.Options["builds"] = append(asStrings(res.Options["builds"]), strings.Join(b.Args, " "))
+		res.Options.Builds = append(res.Options.Builds, strings.Join(b.Args, " "))
 	}
 	for i, c := range def.Cells {
 		rc := results.Cell{ID: c.ID(), Group: c.Group, Label: c.Label, ServeArgs: c.ServeArgs, Load: c.Load.describe(),
 			Baseline: isBaseline(def.Cells, i), External: c.External, Link: c.Link}
 		if c.Capacity != nil {
-			rc.Load["measure"] = "capacity"
+			rc.Load.Measure = "capacity"
 			for _, th := range c.Capacity.SLO {
-				rc.Load["slo"] = append(asStrings(rc.Load["slo"]), th.Expr)
+				rc.Load.SLO = append(rc.Load.SLO, th.Expr)
 			}
 		}
 		if c.Server != nil {
@@ -272,11 +266,6 @@ func allBuilds(def Definition) []Command {
 		}
 	}
 	return builds
-}
-
-func asStrings(v any) []string {
-	s, _ := v.([]string)
-	return s
 }
 
 func indentOutput(out string) string {

@@ -228,8 +228,8 @@ func runCapacity(ctx context.Context, env *cliEnv, args []string) error {
 		return err
 	}
 	res.ServerQuota = quota
-	res.Scenario = cfg["scenario"].(string)
-	cfg["args"] = args
+	res.Scenario = cfg.Scenario
+	cfg.Args = args
 	res.Config = cfg
 	res.Env = measure.Environment(ctx)
 	res.Link = f.lf.link.result

@@ -19,7 +19,7 @@ func gateStudy(t *testing.T, n int, cpuFactor float64) string {
 	t.Helper()
 	rng := rand.New(rand.NewPCG(11, uint64(n)))
 	noisy := func(v float64) float64 { return v * math.Exp(0.01*rng.NormFloat64()) }
-	s := &results.Study{Schema: results.StudySchema, Study: "gate", Options: map[string]any{"order": "abba"},
+	s := &results.Study{Schema: results.StudySchema, Study: "gate", Options: results.StudyOptions{Order: "abba"},
 		Cells: []results.Cell{{ID: "gate/base", Label: "base", Baseline: true, Rev: "main"}, {ID: "gate/change", Label: "change", Rev: "HEAD"}}}
 	start := time.Unix(1e9, 0)
 	for i := range 2 * n {

@@ -297,11 +297,9 @@ func (f *loadFlags) run(ctx context.Context, env *cliEnv, fs *pflag.FlagSet, arg
 	if closeErr != nil {
 		res.Warnings = append(res.Warnings, fmt.Sprintf("closing the scenario: %v", closeErr))
 	}
-	res.Scenario = cfg["scenario"].(string)
-	cfg["args"] = args
-	if len(f.thresholds) > 0 {
-		cfg["thresholds"] = f.thresholds // wirebench merge evaluates them on the merged result
-	}
+	res.Scenario = cfg.Scenario
+	cfg.Args = args
+	cfg.Thresholds = f.thresholds // wirebench merge evaluates them on the merged result
 	res.Config = cfg
 	res.Env = measure.Environment(context.WithoutCancel(ctx))
 	res.Link = f.link.result
@@ -434,26 +432,26 @@ func noSuccess(res *results.Load) error {
 
 // scenarioFrom builds the scenario from the flags: raw mode with a URL,
 // or a reference-API scenario.
-func (f *loadFlags) scenarioFrom(pos []string) (load.Scenario, map[string]any, error) {
+func (f *loadFlags) scenarioFrom(pos []string) (load.Scenario, results.Config, error) {
 	if len(pos) != 1 {
-		return nil, nil, loadUsagef("want exactly one URL argument, got %d", len(pos))
+		return nil, results.Config{}, loadUsagef("want exactly one URL argument, got %d", len(pos))
 	}
 	url := pos[0]
 	if f.o.Timeout <= 0 {
-		return nil, nil, loadUsagef("-t must be > 0")
+		return nil, results.Config{}, loadUsagef("-t must be > 0")
 	}
 	f.raw.URL, f.raw.Timeout, f.raw.Header = url, f.o.Timeout, f.hdrs
 	for _, e := range f.expect {
 		for _, s := range strings.Split(e, ",") {
 			n, err := strconv.Atoi(strings.TrimSpace(s))
 			if err != nil {
-				return nil, nil, loadUsagef("--expect-status %q: not a number", s)
+				return nil, results.Config{}, loadUsagef("--expect-status %q: not a number", s)
 			}
 			f.raw.ExpectStatus = append(f.raw.ExpectStatus, n)
 		}
 	}
 	if f.raw.ZeroRTT && (f.replay.file != "" || f.stream.Kind != "" || f.browser.Kind != "" || strings.HasPrefix(f.scenario, "kv-")) {
-		return nil, nil, loadUsagef("--0rtt applies to raw mode and the reference scenarios over --transport h3")
+		return nil, results.Config{}, loadUsagef("--0rtt applies to raw mode and the reference scenarios over --transport h3")
 	}
 	if f.fs != nil && f.fs.Changed("grpc") && isMethod(f.stream.GRPC) {
 		return f.grpcScenario(f.fs, url)
@@ -474,19 +472,17 @@ func (f *loadFlags) scenarioFrom(pos []string) (load.Scenario, map[string]any, e
 		f.sc.Name, f.sc.Options = f.scenario, f.raw.Options
 		sc, err := scenario.New(f.sc)
 		if err != nil {
-			return nil, nil, loadUsagef("%s", cliMessage(err))
+			return nil, results.Config{}, loadUsagef("%s", cliMessage(err))
 		}
-		cfg := map[string]any{"scenario": f.scenario}
 		if tr, ok := sc.(transporter); ok {
 			f.sc.Transport, _ = tr.Transport() // auto: the choice is in res.Conn
 		}
-		cfg["scenario_options"] = f.sc
-		return sc, cfg, nil
+		return sc, results.Config{Scenario: f.scenario, ScenarioOptions: results.NewClientOptions(f.sc)}, nil
 	}
 	if strings.HasPrefix(f.body, "@") {
 		b, err := os.ReadFile(f.body[1:])
 		if err != nil {
-			return nil, nil, loadUsagef("-b: %v", err)
+			return nil, results.Config{}, loadUsagef("-b: %v", err)
 		}
 		f.raw.Body = b
 	} else if f.body != "" {
@@ -494,13 +490,13 @@ func (f *loadFlags) scenarioFrom(pos []string) (load.Scenario, map[string]any, e
 	}
 	sc, err := load.NewRaw(f.raw)
 	if err != nil {
-		return nil, nil, loadUsagef("%s", cliMessage(err))
+		return nil, results.Config{}, loadUsagef("%s", cliMessage(err))
 	}
 	if f.replay.record != "" {
 		rec, err := f.recordRaw(sc)
-		return rec, map[string]any{"scenario": "raw", "raw": sc.Options(), "body_bytes": len(f.raw.Body), "record": f.replay.record}, err
+		return rec, results.Config{Scenario: "raw", Raw: results.NewClientOptions(sc.Options()), BodyBytes: len(f.raw.Body), Record: f.replay.record}, err
 	}
-	return sc, map[string]any{"scenario": "raw", "raw": sc.Options(), "body_bytes": len(f.raw.Body)}, nil
+	return sc, results.Config{Scenario: "raw", Raw: results.NewClientOptions(sc.Options()), BodyBytes: len(f.raw.Body)}, nil
 }
 
 // checkThresholds prints each threshold's verdict and returns them all,

@@ -3,6 +3,8 @@ package main
 import (
 	"errors"
 
+	"github.com/wirebench/wirebench/results"
+
 	"github.com/spf13/pflag"
 
 	"github.com/wirebench/wirebench/load"
@@ -46,29 +48,23 @@ func flowError(err error) error {
 }
 
 // flowScenario builds --flow's scenario against the base URL.
-func (f *loadFlags) flowScenario(url string) (load.Scenario, map[string]any, error) {
+func (f *loadFlags) flowScenario(url string) (load.Scenario, results.Config, error) {
 	fl, err := flow.Load(f.flow.file, f.flow.data)
 	if err != nil {
-		return nil, nil, flowError(err)
+		return nil, results.Config{}, flowError(err)
 	}
 	if err := fl.AddHeaders(f.hdrs); err != nil { // -H: on every step
-		return nil, nil, usagef("-H: %s", cliMessage(err))
+		return nil, results.Config{}, usagef("-H: %s", cliMessage(err))
 	}
 	f.raw.URL, f.raw.Timeout = url, f.o.Timeout
 	sc, err := flow.New(fl, flow.Options{Options: f.raw.Options, Format: f.sc.Format})
 	if err != nil {
-		return nil, nil, flowError(err)
+		return nil, results.Config{}, flowError(err)
 	}
-	cfg := map[string]any{"scenario": "flow", "flow": f.flow.file, "steps": len(fl.Steps), "url": url}
-	if fl.Name != "" {
-		cfg["flow_name"] = fl.Name
-	}
+	cfg := results.Config{Scenario: "flow", Flow: f.flow.file, FlowName: fl.Name, Steps: len(fl.Steps), URL: url}
 	if fl.Data != nil {
-		cfg["data_file"] = fl.Data.File
-		cfg["data_rows"] = len(fl.Data.Rows)
+		cfg.DataFile, cfg.DataRows = fl.Data.File, len(fl.Data.Rows)
 	}
-	if tr, _ := sc.Transport(); tr != "" { // auto's choice: in the result's conn
-		cfg["transport"] = tr
-	}
+	cfg.Transport, _ = sc.Transport() // auto's choice: in the result's conn
 	return sc, cfg, nil
 }

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/wirebench/wirebench/results"
+
 	"github.com/spf13/pflag"
 
 	"github.com/wirebench/wirebench/load"
@@ -49,7 +51,7 @@ func (f *loadFlags) registerKV(fs *pflag.FlagSet) {
 
 // kvScenario builds a kv-* scenario from the flags: RESP to
 // redis://host:port, or wirebench's /kv over HTTP to http://host:port.
-func (f *loadFlags) kvScenario(url string) (load.Scenario, map[string]any, error) {
+func (f *loadFlags) kvScenario(url string) (load.Scenario, results.Config, error) {
 	fs := f.fs
 	if fs == nil { // no flag was given
 		fs = pflag.NewFlagSet("", pflag.ContinueOnError)
@@ -65,14 +67,14 @@ func (f *loadFlags) kvScenario(url string) (load.Scenario, map[string]any, error
 		f.kv.Keys = 0 // the range gives the key space
 	}
 	if err := f.kvx.apply(fs, &f.kv); err != nil {
-		return nil, nil, loadUsagef("%s", cliMessage(err))
+		return nil, results.Config{}, loadUsagef("%s", cliMessage(err))
 	}
 	f.kv.Workers = f.o.Concurrency // parallel keys' slices
 	sc, err := scenario.NewKV(f.kv)
 	if err != nil {
-		return nil, nil, loadUsagef("%s", cliMessage(err))
+		return nil, results.Config{}, loadUsagef("%s", cliMessage(err))
 	}
-	return sc, map[string]any{"scenario": f.scenario, "kv_options": sc.(interface{ Options() scenario.KVOptions }).Options()}, nil
+	return sc, results.Config{Scenario: f.scenario, KVOptions: results.NewClientOptions(sc.(interface{ Options() scenario.KVOptions }).Options())}, nil
 }
 
 // apply reads the text flags into o.

@@ -71,7 +71,7 @@ func TestLoadKVCLI(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, _ := json.Marshal(res.Config["kv_options"])
+	b, _ := json.Marshal(res.Config.KVOptions)
 	if res.Scenario != "kv-get" || !strings.Contains(string(b), `"pipeline":16`) || !strings.Contains(string(b), `"protocol":"resp"`) {
 		t.Errorf("result: scenario %q, kv options %s", res.Scenario, b)
 	}
@@ -84,8 +84,8 @@ func TestLoadKVCLI(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, _ = json.Marshal(res.Config["kv_options"])
-	for _, want := range []string{`"key_dist":{"pattern":"zipf","zipf_exp":0.99}`, `"ratio":{"del":1,"get":8,"set":1}`, `"sizes":{"max":200,"min":10}`, `"seed":3`, `"miss_ratio":0.1`, `"expiry_max":5000000000`} {
+	b, _ = json.Marshal(res.Config.KVOptions)
+	for _, want := range []string{`"key_dist":{"pattern":"zipf","zipf_exp":0.99}`, `"ratio":{"set":1,"get":8,"del":1}`, `"sizes":{"min":10,"max":200}`, `"seed":3`, `"miss_ratio":0.1`, `"expiry_max":5000000000`} {
 		if !strings.Contains(string(b), want) {
 			t.Errorf("kv options %s lack %s", b, want)
 		}

@@ -103,7 +103,7 @@ func TestLoadSegmentsMerge(t *testing.T) {
 	if m.Requests != 101 || hits.Load() != 101 || len(m.Segments) != 2 || m.Latency.Count() != 101 {
 		t.Errorf("merged %d requests (server %d), segments %v, %d latencies", m.Requests, hits.Load(), m.Segments, m.Latency.Count())
 	}
-	if m.Env.GoVersion == "" || m.Env.NumCPU == 0 || m.Config["args"] == nil {
+	if m.Env.GoVersion == "" || m.Env.NumCPU == 0 || m.Config.Args == nil {
 		t.Errorf("environment or configuration missing: %+v %v", m.Env, m.Config)
 	}
 }

@@ -169,13 +169,7 @@ var errNoResultFiles = errors.New("no *.json or *.jsonl result files")
 // records them in Config) and those given to merge, each once.
 func mergeThresholds(m *results.Load, extra []string) ([]results.Threshold, error) {
 	var exprs []string
-	if rec, ok := m.Config["thresholds"].([]any); ok {
-		for _, e := range rec {
-			if s, ok := e.(string); ok {
-				exprs = append(exprs, s)
-			}
-		}
-	}
+	exprs = append(exprs, m.Config.Thresholds...)
 	var ths []results.Threshold
 	seen := map[string]bool{}
 	for _, e := range append(exprs, extra...) {

@@ -164,15 +164,15 @@ var replayOnly = []string{"max-gap", "allow-partial", "replay-format", "replay-f
 
 // replayScenario makes the replay scenario and sets the run's open-loop
 // schedule to the recording's.
-func (f *loadFlags) replayScenario(url string) (load.Scenario, map[string]any, error) {
+func (f *loadFlags) replayScenario(url string) (load.Scenario, results.Config, error) {
 	r := &f.replay
 	o, err := f.replayOptions(url)
 	if err != nil {
-		return nil, nil, err
+		return nil, results.Config{}, err
 	}
 	if r.record != "" {
 		if o.Record, err = createRecord(r.record, f.outs.force); err != nil {
-			return nil, nil, loadUsagef("--record: %v", err)
+			return nil, results.Config{}, loadUsagef("--record: %v", err)
 		}
 		o.RecordKeep = r.keep
 	}
@@ -183,21 +183,21 @@ func (f *loadFlags) replayScenario(url string) (load.Scenario, map[string]any, e
 		if o.Record != nil {
 			o.Record.Close()
 		}
-		return nil, nil, loadUsagef("--proto, --import-path, --protoset and --tls are for a recording of gRPC calls; %s is not one (docs/grpc.md)", r.file)
+		return nil, results.Config{}, loadUsagef("--proto, --import-path, --protoset and --tls are for a recording of gRPC calls; %s is not one (docs/grpc.md)", r.file)
 	}
 	sc, err := replay.New(o)
 	if err != nil {
 		if o.Record != nil {
 			o.Record.Close()
 		}
-		return nil, nil, loadUsagef("%s%s", r.fileFlag, strings.TrimPrefix(err.Error(), "replay: "))
+		return nil, results.Config{}, loadUsagef("%s%s", r.fileFlag, strings.TrimPrefix(err.Error(), "replay: "))
 	}
 	f.o.Open, f.o.Pacer = true, sc.Pacer()
 	if f.o.Duration == 0 {
 		f.o.Duration = load.MaxDuration // until the recording ends
 	}
 	o.Record = nil // not data
-	return sc, map[string]any{"scenario": "replay", "replay": o}, nil
+	return sc, results.Config{Scenario: "replay", Replay: results.NewClientOptions(o)}, nil
 }
 
 // replayOptions checks the flags a replay cannot take and makes its
@@ -327,10 +327,10 @@ func writeReplaySummary(w io.Writer, sc load.Scenario, res *results.Load) {
 		cover = fmt.Sprintf("%d requests; the run ended before the recording was read to its end", res.Requests)
 	}
 	fmt.Fprintf(w, "  sent          %s\n", cover)
-	if cfg, ok := res.Config["replay"]; ok {
-		res.Config["replay"] = map[string]any{"options": cfg, "scheduled": st.Requests, "malformed": st.Malformed,
-			"malformed_examples": st.Examples, "reordered": st.Reordered, "passes": st.Passes, "span_ns": st.Span,
-			"recorded": total, "recording_read": known, "share_sent": share, "gaps_cut": st.GapsCut, "longest_gap_ns": st.LongestGap}
+	if o := res.Config.Replay; o != nil {
+		res.Config.Replay = results.NewClientOptions(results.ReplayRun{Options: o, Scheduled: st.Requests, Malformed: st.Malformed,
+			MalformedExamples: st.Examples, Reordered: st.Reordered, Passes: st.Passes, Span: st.Span,
+			Recorded: total, RecordingRead: known, ShareSent: share, GapsCut: st.GapsCut, LongestGap: st.LongestGap})
 	}
 	if share < replay.MinShare || !known {
 		res.Warnings = append(res.Warnings, "replay: partial: sent "+cover+", below "+fmt.Sprintf("%.0f%%", replay.MinShare*100))

@@ -179,9 +179,9 @@ func runSpeedSearch(ctx context.Context, env *cliEnv, r speedSearch) error {
 		return err
 	}
 	res.Scenario = "replay"
-	res.Config = map[string]any{"args": r.args, "replay": r.ro, "recording": map[string]any{
-		"requests": rec.Requests, "period_ns": rec.Period, "rate": base, "malformed": rec.Malformed},
-		"speed": map[string]any{"answer": res.Rate / base, "low": res.Low / base, "high": res.High / base}}
+	res.Config = results.Config{Args: r.args, Replay: results.NewClientOptions(r.ro),
+		Recording: &results.Recording{Requests: rec.Requests, Period: rec.Period, Rate: base, Malformed: rec.Malformed},
+		Speed:     &results.SpeedRange{Answer: res.Rate / base, Low: res.Low / base, High: res.High / base}}
 	res.Env = measure.Environment(context.WithoutCancel(ctx))
 	res.Link = r.link
 	sum := summaryWriter(env, r.out)

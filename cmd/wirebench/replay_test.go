@@ -313,13 +313,13 @@ func TestReplaySpeedSearch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	speed, _ := res.Config["speed"].(map[string]any)
+	speed := res.Config.Speed
 	// The first step is speed 1, 10 passes of 60 ms, the window 1 ms
 	// (half a gap) short.
 	if res.Scenario != "replay" || len(res.Steps) == 0 || res.Steps[0].Offered != 500 || res.Steps[0].Load.Options.Duration != 599*time.Millisecond || speed == nil {
 		t.Fatalf("result: %s, %d steps, speed %v", res.Scenario, len(res.Steps), speed)
 	}
-	if testkit.Timing() && (res.Limit != results.LimitMaxRate || len(res.Steps) != 2 || speed["answer"] != 2.0 ||
+	if testkit.Timing() && (res.Limit != results.LimitMaxRate || len(res.Steps) != 2 || speed.Answer != 2.0 ||
 		!strings.Contains(stdout, "the recording fits ≥ 2× its own rate (500/s at speed 1)")) {
 		t.Fatalf("result: limit %s, %d steps, speed %v\n%s", res.Limit, len(res.Steps), speed, stdout)
 	}

@@ -69,7 +69,7 @@ func Results(o Options) *results.Study {
 	r := &results.Study{
 		Schema: results.StudySchema, Study: "synthetic", Title: "Synthetic study: formats and transports",
 		Quick: o.Quick, Seed: 42, Question: o.Question, Answer: o.Answer,
-		Options: map[string]any{"trials": o.Trials, "duration": "10s", "warmup": "3s"},
+		Options: results.StudyOptions{Trials: o.Trials, Duration: "10s", Warmup: "3s"},
 		Env: measure.Env{
 			Hostname: "lab", CPUModel: "AMD EPYC 7B13", NumCPU: 8, Affinity: []int{0, 1, 2, 3, 4, 5, 6, 7},
 			GOMAXPROCS: 8, Kernel: "Linux 6.8.0", GoVersion: "go1.26.0", GOOS: "linux", GOARCH: "amd64",
@@ -90,7 +90,7 @@ func Results(o Options) *results.Study {
 	for _, c := range cells {
 		r.Cells = append(r.Cells, results.Cell{
 			ID: c.group + "/" + c.label, Group: c.group, Label: c.label,
-			ServeArgs: []string{"--format", c.label}, Load: map[string]any{"scenario": c.group},
+			ServeArgs: []string{"--format", c.label}, Load: results.CellLoad{Scenario: c.group},
 		})
 	}
 	order := 0
