@@ -157,14 +157,8 @@ func runCapacity(ctx context.Context, env *cliEnv, args []string) error {
 			return err
 		}
 	}
-	if f.lf.cpus != "" {
-		cpus, err := parseCPUList(f.lf.cpus)
-		if err != nil {
-			return usagef("%v", err)
-		}
-		if err := measure.Pin(cpus); err != nil {
-			return err
-		}
+	if err := pinCPUs(f.lf.cpus); err != nil {
+		return err
 	}
 	q, err := parseQuota(f.quota)
 	if err != nil {

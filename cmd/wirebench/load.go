@@ -246,14 +246,8 @@ func (f *loadFlags) run(ctx context.Context, env *cliEnv, fs *pflag.FlagSet, arg
 			return loadUsagef("--percentiles: %s", cliMessage(err))
 		}
 	}
-	if f.cpus != "" {
-		cpus, err := parseCPUList(f.cpus)
-		if err != nil {
-			return loadUsagef("%v", err)
-		}
-		if err := measure.Pin(cpus); err != nil {
-			return err
-		}
+	if err := pinCPUs(f.cpus); err != nil {
+		return err
 	}
 	if !f.quiet && isTerminal(env.stderr) {
 		f.o.Progress = load.ProgressBar(env.stderr, f.o)
@@ -524,24 +518,14 @@ func checkThresholds(w io.Writer, res *results.Load, ths []results.Threshold) ([
 	return out, nil
 }
 
-// parseCPUList reads "0", "0-3", "0,2-3".
-func parseCPUList(s string) ([]int, error) {
-	var out []int
-	for _, part := range strings.Split(s, ",") {
-		a, b, isRange := strings.Cut(strings.TrimSpace(part), "-")
-		lo, err1 := strconv.Atoi(a)
-		hi, err2 := lo, error(nil)
-		if isRange {
-			hi, err2 = strconv.Atoi(b)
-		}
-		if err1 != nil || err2 != nil || lo < 0 || hi < lo {
-			return nil, fmt.Errorf("--cpu %q: want a list such as 0 or 0-1,3", s)
-		}
-		for c := lo; c <= hi; c++ {
-			out = append(out, c)
-		}
+// pinCPUs pins the client to --cpu's list (none when empty).
+func pinCPUs(list string) error {
+	if err := measure.PinList(list); errors.Is(err, measure.ErrCPUList) {
+		return usagef("--cpu %s", strings.TrimPrefix(err.Error(), measure.ErrCPUList.Error()+": "))
+	} else if err != nil {
+		return err
 	}
-	return out, nil
+	return nil
 }
 
 // isTerminal reports whether w is a terminal: the live line is for people,

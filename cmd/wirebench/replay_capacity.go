@@ -150,14 +150,8 @@ func runSpeedSearch(ctx context.Context, env *cliEnv, r speedSearch) error {
 	}
 	base := rec.Rate()
 	r.rates(&r.opts, base)
-	if r.cpus != "" {
-		cpus, err := parseCPUList(r.cpus)
-		if err != nil {
-			return usagef("%v", err)
-		}
-		if err := measure.Pin(cpus); err != nil {
-			return err
-		}
+	if err := pinCPUs(r.cpus); err != nil {
+		return err
 	}
 	log := env.stderr
 	fmt.Fprintf(log, "  recording: %d requests, a pass of %v: %s at speed 1\n", rec.Requests, rec.Period.Round(time.Microsecond), results.FormatRate(base))

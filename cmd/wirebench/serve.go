@@ -7,6 +7,7 @@ import (
 	"net"
 	"os"
 	"runtime/pprof"
+	"strings"
 	"time"
 
 	"github.com/wirebench/wirebench/grpcapi"
@@ -79,14 +80,10 @@ func runServe(ctx context.Context, env *cliEnv, args []string) error {
 	if err := checkServeLimits(&o); err != nil { // limits.go
 		return err
 	}
-	if *cpus != "" {
-		set, err := parseCPUList(*cpus)
-		if err != nil {
-			return usagef("-cpus: %v", err)
-		}
-		if err := measure.Pin(set); err != nil {
-			return err
-		}
+	if err := measure.PinList(*cpus); errors.Is(err, measure.ErrCPUList) {
+		return usagef("-cpus %s", strings.TrimPrefix(err.Error(), measure.ErrCPUList.Error()+": "))
+	} else if err != nil {
+		return err
 	}
 	if fs.NArg() > 0 {
 		return usagef("unexpected argument %q", fs.Arg(0))

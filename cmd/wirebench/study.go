@@ -13,6 +13,7 @@ import (
 
 	"github.com/wirebench/wirebench/capacity"
 	"github.com/wirebench/wirebench/load/keydist"
+	"github.com/wirebench/wirebench/measure"
 	"github.com/wirebench/wirebench/report"
 	"github.com/wirebench/wirebench/results"
 	"github.com/wirebench/wirebench/study"
@@ -139,8 +140,8 @@ func runStudy(ctx context.Context, env *cliEnv, args []string) error {
 		if v == "" {
 			continue
 		}
-		if *dst, err = parseCPUList(v); err != nil {
-			return usagef("-%s: %v", flagName, err)
+		if *dst, err = measure.ParseCPUList(v); err != nil {
+			return usagef("-%s %s", flagName, strings.TrimPrefix(err.Error(), measure.ErrCPUList.Error()+": "))
 		}
 	}
 	if *ports != "" {
