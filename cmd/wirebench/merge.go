@@ -6,9 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"slices"
-	"sort"
 	"strings"
 	"time"
 
@@ -141,7 +139,7 @@ func readChecked(ctx context.Context, stdin io.Reader, inputs []string, check bo
 		if err == nil && check {
 			err = results.CheckSegments(parts)
 		}
-		pending := errors.Is(err, results.ErrIncomplete) || errors.Is(err, os.ErrNotExist) || errors.Is(err, errNoResultFiles)
+		pending := errors.Is(err, results.ErrIncomplete) || errors.Is(err, os.ErrNotExist) || errors.Is(err, results.ErrNoResultFiles)
 		if err == nil || !pending || wait <= 0 || time.Now().After(deadline) {
 			if errors.Is(err, results.ErrNotOneTest) {
 				err = errors.New(cliMessage(err)) // no "load: " inside "wirebench merge: "
@@ -161,9 +159,6 @@ func readChecked(ctx context.Context, stdin io.Reader, inputs []string, check bo
 		}
 	}
 }
-
-// errNoResultFiles marks a directory without result files (yet).
-var errNoResultFiles = errors.New("no *.json or *.jsonl result files")
 
 // mergeThresholds are the thresholds the segments were run with (load
 // records them in Config) and those given to merge, each once.
@@ -186,101 +181,10 @@ func mergeThresholds(m *results.Load, extra []string) ([]results.Threshold, erro
 	return ths, nil
 }
 
-// readParts reads every input: files, directories (their *.json and
-// *.jsonl files, sorted; hidden and temporary files skipped) and - for
-// stdin. Each result is named by its file, and its place when a file
-// holds several.
+// readParts reads every input (results.ReadParts); - twice is a usage error.
 func readParts(stdin io.Reader, inputs []string) ([]results.Part, error) {
-	var parts []results.Part
 	if i := slices.Index(inputs, "-"); i >= 0 && slices.Contains(inputs[i+1:], "-") {
 		return nil, usagef("- (stdin) given twice")
 	}
-	for _, in := range inputs {
-		if in == "-" {
-			ps, err := readStream(stdin, "stdin")
-			if err != nil {
-				return nil, err
-			}
-			parts = append(parts, ps...)
-			continue
-		}
-		fi, err := os.Stat(in)
-		if err != nil {
-			return nil, err
-		}
-		files := []string{in}
-		if fi.IsDir() {
-			if files, err = resultFiles(in); err != nil {
-				return nil, err
-			}
-		}
-		for _, path := range files {
-			ps, err := readFileParts(path)
-			if err != nil {
-				return nil, err
-			}
-			parts = append(parts, ps...)
-		}
-	}
-	return parts, nil
-}
-
-// resultFiles lists a directory's result files.
-func resultFiles(dir string) ([]string, error) {
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		return nil, err
-	}
-	var files []string
-	for _, e := range entries {
-		n := e.Name()
-		if e.IsDir() || strings.HasPrefix(n, ".") || !(strings.HasSuffix(n, ".json") || strings.HasSuffix(n, ".jsonl")) {
-			continue
-		}
-		files = append(files, filepath.Join(dir, n))
-	}
-	sort.Strings(files)
-	if len(files) == 0 {
-		return nil, fmt.Errorf("%s: %w", dir, errNoResultFiles)
-	}
-	return files, nil
-}
-
-func readFileParts(path string) ([]results.Part, error) {
-	if err := results.CheckFileSize(path); err != nil {
-		return nil, err
-	}
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	return readStream(f, path)
-}
-
-// readStream reads the results on one stream, at most
-// results.MaxFileSize bytes of it.
-func readStream(r io.Reader, name string) ([]results.Part, error) {
-	lr := &io.LimitedReader{R: r, N: results.MaxFileSize + 1}
-	rs, err := results.ReadLoads(lr)
-	if lr.N <= 0 {
-		return nil, fmt.Errorf("%s: larger than %d MiB", name, results.MaxFileSize>>20)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
-	}
-	if len(rs) == 0 {
-		return nil, fmt.Errorf("%s: no result in it", name)
-	}
-	parts := make([]results.Part, len(rs))
-	for i, r := range rs {
-		parts[i] = results.Part{Name: name, Result: r}
-		if len(rs) > 1 {
-			parts[i].Name = fmt.Sprintf("%s (result %d)", name, i+1)
-		}
-		if err := results.ValidateLoad(r); err != nil {
-			return nil, fmt.Errorf("%s: %w", parts[i].Name, err)
-		}
-	}
-	return parts, nil
+	return results.ReadParts(stdin, inputs)
 }
