@@ -14,6 +14,7 @@ import (
 	"github.com/wirebench/wirebench/internal/cpuquota"
 	"github.com/wirebench/wirebench/load"
 	"github.com/wirebench/wirebench/measure"
+	"github.com/wirebench/wirebench/report"
 	"github.com/wirebench/wirebench/results"
 )
 
@@ -188,25 +189,7 @@ func runCapacity(ctx context.Context, env *cliEnv, args []string) error {
 	}
 	defer release() // the server goes back to its own group
 	if !f.quiet {
-		f.opts.Progress = func(n int, s results.CapacityStep) {
-			name := fmt.Sprintf("step %2d", n)
-			if n == 0 {
-				name = "confirm"
-			}
-			failed := ""
-			if s.Failed > 0 {
-				failed = "  failures: " + results.CausesLine(s.Failures, s.Requests)
-			}
-			v := s.Verdict
-			if len(s.Disturbed) > 0 {
-				v += " (disturbed: " + strings.Join(s.Disturbed, "; ") + ")"
-				if s.Retried {
-					v += ", measured again"
-				}
-			}
-			fmt.Fprintf(log, "  %s  %10s  → %10s  p50 %-8s p99 %-8s client CPU %3.0f%%  %s%s\n", name, results.FormatRate(s.Offered),
-				results.FormatRate(s.Achieved), results.FormatDuration(s.P50), results.FormatDuration(s.P99), 100*s.ClientCPU, v, failed)
-		}
+		f.opts.Progress = report.CapacityProgress(log, 0)
 	}
 	if f.serverPID > 0 {
 		f.opts.ServerCores = float64(len(measure.AffinityOf(f.serverPID)))

@@ -13,6 +13,7 @@ import (
 	"github.com/wirebench/wirebench/load"
 	"github.com/wirebench/wirebench/load/replay"
 	"github.com/wirebench/wirebench/measure"
+	"github.com/wirebench/wirebench/report"
 	"github.com/wirebench/wirebench/results"
 )
 
@@ -156,14 +157,7 @@ func runSpeedSearch(ctx context.Context, env *cliEnv, r speedSearch) error {
 	log := env.stderr
 	fmt.Fprintf(log, "  recording: %d requests, a pass of %v: %s at speed 1\n", rec.Requests, rec.Period.Round(time.Microsecond), results.FormatRate(base))
 	if !r.quiet {
-		r.opts.Progress = func(n int, st results.CapacityStep) {
-			name := fmt.Sprintf("step %2d", n)
-			if n == 0 {
-				name = "confirm"
-			}
-			fmt.Fprintf(log, "  %s  speed %-7.3g %10s  p50 %-8s p99 %-8s client CPU %3.0f%%  %s\n", name, st.Offered/base,
-				results.FormatRate(st.Offered), results.FormatDuration(st.P50), results.FormatDuration(st.P99), 100*st.ClientCPU, st.Verdict)
-		}
+		r.opts.Progress = report.CapacityProgress(log, base)
 	}
 	res, err := capacity.Search(ctx, r.opts, replay.CapacityStep(r.ro, rec, r.base, r.opts.Warmup, r.serverPID))
 	if err != nil {
