@@ -39,3 +39,19 @@ func CapacityProgress(w io.Writer, speedBase float64) func(int, results.Capacity
 			results.FormatRate(s.Achieved), results.FormatDuration(s.P50), results.FormatDuration(s.P99), 100*s.ClientCPU, v, failed)
 	}
 }
+
+// WriteThresholds writes each threshold's verdict, one line each (✓ or ✗,
+// the expression, the figure it was checked against); nothing for none.
+func WriteThresholds(w io.Writer, ths []results.ThresholdResult) {
+	if len(ths) == 0 {
+		return
+	}
+	fmt.Fprintln(w, "\n  thresholds")
+	for _, th := range ths {
+		mark := "✓"
+		if !th.Pass {
+			mark = "✗"
+		}
+		fmt.Fprintf(w, "    %s %-20s measured %s\n", mark, th.Expr, th.Measured)
+	}
+}

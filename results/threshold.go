@@ -1,6 +1,7 @@
 package results
 
 import (
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -132,3 +133,37 @@ func (t Threshold) holds(v float64) bool {
 	}
 	return false
 }
+
+// CheckThresholds gives each threshold's verdict on r, in order.
+func CheckThresholds(r *Load, ths []Threshold) []ThresholdResult {
+	var out []ThresholdResult
+	for _, th := range ths {
+		got, ok := th.Check(r)
+		out = append(out, ThresholdResult{Expr: th.Expr, Measured: got, Pass: ok})
+	}
+	return out
+}
+
+// ErrNoSuccess marks a run in which no request succeeded: the target was
+// unreachable, or answered only with failures.
+var ErrNoSuccess = errors.New("no request succeeded")
+
+// CheckSuccess is ErrNoSuccess, with the failures' causes, for a run
+// in which no request succeeded; nil otherwise. A run that a script
+// started should fail when its summary shows nothing but failures.
+func CheckSuccess(r *Load) error {
+	if r.Requests > r.Failed {
+		return nil
+	}
+	if r.Requests == 0 {
+		return noSuccess("no request completed")
+	}
+	return noSuccess(fmt.Sprintf("no request succeeded: %d of %d failed: %s", r.Failed, r.Requests,
+		CausesLine(FailureCauses(r.Failures), r.Requests)))
+}
+
+// noSuccess is ErrNoSuccess in its own words.
+type noSuccess string
+
+func (e noSuccess) Error() string { return string(e) }
+func (e noSuccess) Unwrap() error { return ErrNoSuccess }

@@ -88,3 +88,31 @@ func FuzzParseThreshold(f *testing.F) {
 		th.Check(r)
 	})
 }
+
+func TestCheckSuccess(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		req, failed int64
+		want        string
+	}{
+		{10, 9, ""},
+		{0, 0, "no request completed"},
+		{5, 5, "no request succeeded: 5 of 5 failed: "},
+	} {
+		r := &Load{Requests: tc.req, Failed: tc.failed, Failures: map[string]int64{}}
+		if tc.failed > 0 {
+			r.Failures["dial tcp: connection refused"] = tc.failed
+		}
+		err := CheckSuccess(r)
+		switch {
+		case tc.want == "" && err != nil:
+			t.Errorf("%d of %d failed: %v", tc.failed, tc.req, err)
+		case tc.want != "" && (!errors.Is(err, ErrNoSuccess) || !strings.HasPrefix(err.Error(), tc.want)):
+			t.Errorf("%d of %d failed: %v, want ErrNoSuccess %q…", tc.failed, tc.req, err, tc.want)
+		}
+	}
+	th, _ := ParseThreshold("errors<1%")
+	if got := CheckThresholds(&Load{Requests: 100, Failed: 5}, []Threshold{th}); len(got) != 1 || got[0].Pass || got[0].Expr != "errors<1%" {
+		t.Errorf("CheckThresholds: %+v", got)
+	}
+}

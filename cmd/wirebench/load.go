@@ -19,6 +19,7 @@ import (
 	"github.com/wirebench/wirebench/load/scenario"
 	"github.com/wirebench/wirebench/load/stream"
 	"github.com/wirebench/wirebench/measure"
+	"github.com/wirebench/wirebench/report"
 	"github.com/wirebench/wirebench/results"
 )
 
@@ -346,7 +347,7 @@ func (f *loadFlags) run(ctx context.Context, env *cliEnv, fs *pflag.FlagSet, arg
 	if err := f.replayPartial(sc, res); err != nil { // replay.go
 		return err
 	}
-	return noSuccess(res)
+	return results.CheckSuccess(res) // exit status 1: a script sees what the summary shows
 }
 
 // exitError is an error with its own exit code.
@@ -408,20 +409,6 @@ func (f *loadFlags) check(fs *pflag.FlagSet) error {
 		f.o.Concurrency = 0 // closed-loop --stages size the pool from their largest target
 	}
 	return nil
-}
-
-// noSuccess fails a run in which no request succeeded: the target was
-// unreachable, or answered only with failures. Exit status 1, so that a
-// script sees what the summary shows.
-func noSuccess(res *results.Load) error {
-	if res.Requests > res.Failed {
-		return nil
-	}
-	if res.Requests == 0 {
-		return errors.New("no request completed")
-	}
-	return fmt.Errorf("no request succeeded: %d of %d failed: %s", res.Failed, res.Requests,
-		results.CausesLine(results.FailureCauses(res.Failures), res.Requests))
 }
 
 // scenarioFrom builds the scenario from the flags: raw mode with a URL,
@@ -496,21 +483,13 @@ func (f *loadFlags) scenarioFrom(pos []string) (load.Scenario, results.Config, e
 // checkThresholds prints each threshold's verdict and returns them all,
 // with a thresholdError (exit 99) when any failed.
 func checkThresholds(w io.Writer, res *results.Load, ths []results.Threshold) ([]results.ThresholdResult, error) {
-	if len(ths) == 0 {
-		return nil, nil
-	}
+	out := results.CheckThresholds(res, ths)
+	report.WriteThresholds(w, out)
 	var failed []string
-	var out []results.ThresholdResult
-	fmt.Fprintln(w, "\n  thresholds")
-	for _, th := range ths {
-		got, ok := th.Check(res)
-		out = append(out, results.ThresholdResult{Expr: th.Expr, Measured: got, Pass: ok})
-		mark := "✓"
-		if !ok {
-			mark = "✗"
-			failed = append(failed, fmt.Sprintf("%s (measured %s)", th.Expr, got))
+	for _, th := range out {
+		if !th.Pass {
+			failed = append(failed, fmt.Sprintf("%s (measured %s)", th.Expr, th.Measured))
 		}
-		fmt.Fprintf(w, "    %s %-20s measured %s\n", mark, th.Expr, got)
 	}
 	if len(failed) > 0 {
 		return out, thresholdError{failed}
