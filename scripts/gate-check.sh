@@ -17,6 +17,7 @@
 # needs: what scripts/gate.sh needs, and jq.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+root=$(pwd)
 ROUNDS=${ROUNDS:-5} PCT=${PCT:-20} PLANT_US=${PLANT_US:-}
 head=$(git rev-parse HEAD)
 tmp=$(mktemp -d)
@@ -62,7 +63,7 @@ ns_per_iter=$("$tmp/cal/cal")
 echo "planted loop: $ns_per_iter ns of CPU per iteration" >&2
 
 declare -A tally
-out=$tmp/out
+out=$root/wirebench-out/gate-check/$(date -u +%Y%m%dT%H%M%SZ) # kept: every run's results
 run() { # KIND ARGS...: one gate run, its verdict line and exit code recorded
   local kind=$1 code
   shift
