@@ -16,8 +16,17 @@ import (
 // Window bounds how far the schedule reads ahead of the requests being
 // sent, and how far back in a file a request may be and still be put in
 // time order: memory is flat in the file's size, at most about
-// 2 × Window requests (with their bodies) held at once.
+// 2 × Window requests (with their bodies) held at once, and at most
+// DefaultReadAhead bytes of them.
 const Window = 1024
+
+// DefaultReadAhead bounds the bytes of the requests read but not yet
+// taken by a VU (bodies, targets, headers): 2 × Window entries of the
+// 16-MiB entry bound would be 32 GiB. The reorder heap keeps at most half
+// of it (so fewer large requests can be put back in order), and past the
+// whole the reader waits for VUs to take requests; it always holds one
+// request, whatever its size.
+const DefaultReadAhead = 64 << 20
 
 // Item is one scheduled request.
 type Item struct {
@@ -39,6 +48,9 @@ type ScheduleOptions struct {
 	// is cut to MaxGap, counted (Stats.GapsCut). 0: DefaultMaxGap;
 	// negative: no bound.
 	MaxGap time.Duration
+	// ReadAhead bounds the bytes read ahead (reqBytes of the requests
+	// read and not yet taken); 0: DefaultReadAhead.
+	ReadAhead int64
 }
 
 // DefaultMaxGap is the longest pause a replay keeps by default: a
@@ -51,8 +63,11 @@ type Stats struct {
 	Requests  int64    // scheduled (read and well-formed)
 	Malformed int64    // lines or entries skipped, every pass
 	Examples  []string // the first few of them
-	Reordered int64    // earlier than a request already scheduled by more than Window: sent at that one's time
-	Passes    int      // passes over the file (--loop)
+	Reordered int64    // earlier than a request already scheduled by more than Window (or the read-ahead bytes): sent at that one's time
+	// ReadAheadWaits counts the times the reader waited for VUs to take
+	// requests because those read ahead held ReadAhead bytes.
+	ReadAheadWaits int64
+	Passes         int // passes over the file (--loop)
 	// PassRequests and PassSkipped are the first pass's well-formed
 	// requests and skipped lines or entries: the recording's size.
 	PassRequests, PassSkipped int64
@@ -76,12 +91,58 @@ type Schedule struct {
 	cancel context.CancelFunc
 	done   chan struct{}
 
+	pull    sync.Mutex // held by the Due pulling from ch
 	mu      sync.Mutex
 	next    uint64          // next request to pull from ch
 	pending map[uint64]Item // pulled by Due, not yet taken
 	closed  bool
 
 	stats Stats // written by the reader until done closes
+
+	// held is the bytes of the requests read and not yet taken, at
+	// most o.ReadAhead (one request past it when alone); the reader
+	// waits on room. A lock of its own: Due holds mu while it waits for
+	// the reader.
+	heldMu sync.Mutex
+	held   int64
+	room   *sync.Cond
+	waits  int64 // Stats.ReadAheadWaits
+}
+
+// reqBytes is what a request holds in memory, near enough: its body,
+// target and headers, and a little for the rest.
+func reqBytes(r *reqlog.Request) int64 {
+	n := int64(len(r.Body)+len(r.Target)+len(r.Method)) + 128
+	for _, h := range r.Header {
+		n += int64(len(h[0]) + len(h[1]) + 32)
+	}
+	return n
+}
+
+// fits tells whether n more bytes fit the read-ahead budget (always
+// when nothing is held).
+func (s *Schedule) fits(n int64) bool {
+	s.heldMu.Lock()
+	defer s.heldMu.Unlock()
+	return s.held == 0 || s.held+n <= s.o.ReadAhead
+}
+
+// hold waits until n more bytes fit, then counts them; false when the
+// schedule was closed first.
+func (s *Schedule) hold(ctx context.Context, n int64) bool {
+	s.heldMu.Lock()
+	defer s.heldMu.Unlock()
+	if s.held > 0 && s.held+n > s.o.ReadAhead {
+		s.waits++
+	}
+	for s.held > 0 && s.held+n > s.o.ReadAhead {
+		if ctx.Err() != nil {
+			return false
+		}
+		s.room.Wait()
+	}
+	s.held += n
+	return true
 }
 
 // NewSchedule starts reading: open is called once per pass (once
@@ -93,6 +154,9 @@ func NewSchedule(open func() (Source, io.Closer, error), o ScheduleOptions) (*Sc
 	if o.MaxGap == 0 {
 		o.MaxGap = DefaultMaxGap
 	}
+	if o.ReadAhead <= 0 {
+		o.ReadAhead = DefaultReadAhead
+	}
 	if !(o.Speed > 0) || math.IsInf(o.Speed, 0) || o.Speed > 1e9 {
 		return nil, fmt.Errorf("%w: speed %g: want > 0 and at most 1e9", ErrReplay, o.Speed)
 	}
@@ -102,6 +166,12 @@ func NewSchedule(open func() (Source, io.Closer, error), o ScheduleOptions) (*Sc
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &Schedule{o: o, ch: make(chan Item, Window), cancel: cancel, done: make(chan struct{}), pending: map[uint64]Item{}}
+	s.room = sync.NewCond(&s.heldMu)
+	context.AfterFunc(ctx, func() {
+		s.heldMu.Lock()
+		s.room.Broadcast()
+		s.heldMu.Unlock()
+	})
 	go s.read(ctx, open, src, c)
 	// The reader emits its first request only once it holds a window of
 	// them (or the whole recording): tens of milliseconds of parsing that
@@ -111,24 +181,33 @@ func NewSchedule(open func() (Source, io.Closer, error), o ScheduleOptions) (*Sc
 	return s, nil
 }
 
-// Due implements load.Pacer.
+// Due implements load.Pacer. It waits for the reader without holding mu,
+// so that Take never waits behind it: the reader may be waiting for a
+// Take to free read-ahead bytes.
 func (s *Schedule) Due(hit uint64) (time.Duration, bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for s.next <= hit && !s.closed {
-		it, ok := <-s.ch // waits only for the reader's I/O, never for a VU
-		if !ok {
-			s.closed = true
-			break
+	s.pull.Lock() // one VU at a time pulls from ch, in order
+	defer s.pull.Unlock()
+	for {
+		s.mu.Lock()
+		if it, ok := s.pending[hit]; ok {
+			s.mu.Unlock()
+			return it.At, false
 		}
-		s.pending[s.next] = it
-		s.next++
+		if s.next > hit || s.closed {
+			s.mu.Unlock()
+			return 0, true
+		}
+		s.mu.Unlock()
+		it, ok := <-s.ch
+		s.mu.Lock()
+		if ok {
+			s.pending[s.next] = it
+			s.next++
+		} else {
+			s.closed = true
+		}
+		s.mu.Unlock()
 	}
-	it, ok := s.pending[hit]
-	if !ok {
-		return 0, true
-	}
-	return it.At, false
 }
 
 // Take hands request hit to the VU that sends it (after Due(hit)).
@@ -137,6 +216,12 @@ func (s *Schedule) Take(hit uint64) (Item, bool) {
 	defer s.mu.Unlock()
 	it, ok := s.pending[hit]
 	delete(s.pending, hit)
+	if ok {
+		s.heldMu.Lock()
+		s.held -= reqBytes(&it.Req)
+		s.room.Broadcast()
+		s.heldMu.Unlock()
+	}
 	return it, ok
 }
 
@@ -153,6 +238,9 @@ func (s *Schedule) Stats() Stats {
 	case <-s.done:
 		st := s.stats
 		st.Malformed, st.Examples = st.malformed.N, st.malformed.Examples
+		s.heldMu.Lock()
+		st.ReadAheadWaits = s.waits
+		s.heldMu.Unlock()
 		return st
 	default:
 		return Stats{}
@@ -224,8 +312,16 @@ func (s *Schedule) read(ctx context.Context, open func() (Source, io.Closer, err
 }
 
 // pass reads one pass of src through the reorder heap; false when the
-// run ended or the read failed.
+// run ended or the read failed. The heap holds at most Window requests
+// and half the read-ahead bytes (the other half for those sent out and
+// not yet taken), so requests flow out as new ones come in.
 func (s *Schedule) pass(ctx context.Context, src Source, h *reqHeap, emit func(reqlog.Request) bool) bool {
+	var heapBytes int64
+	out := func() bool {
+		r := heap.Pop(h).(reqlog.Request)
+		heapBytes -= reqBytes(&r)
+		return emit(r)
+	}
 	for {
 		r, err := src.Next()
 		if errors.Is(err, io.EOF) {
@@ -235,13 +331,26 @@ func (s *Schedule) pass(ctx context.Context, src Source, h *reqHeap, emit func(r
 			s.stats.Err = err
 			return false
 		}
+		// Room for r: send out what the heap holds past its half of the
+		// read-ahead bytes, in time order; then, if those sent out and
+		// not yet taken still leave no room, wait for VUs to take some.
+		n := reqBytes(&r)
+		for h.Len() > 0 && (heapBytes+n > s.o.ReadAhead/2 || !s.fits(n)) {
+			if !out() {
+				return false
+			}
+		}
+		if !s.hold(ctx, n) {
+			return false
+		}
 		heap.Push(h, r)
-		if h.Len() >= Window && !emit(heap.Pop(h).(reqlog.Request)) {
+		heapBytes += n
+		if h.Len() >= Window && !out() {
 			return false
 		}
 	}
 	for h.Len() > 0 {
-		if !emit(heap.Pop(h).(reqlog.Request)) {
+		if !out() {
 			return false
 		}
 	}

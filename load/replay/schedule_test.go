@@ -3,6 +3,7 @@ package replay
 import (
 	"bytes"
 	"io"
+	"runtime"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -228,4 +229,69 @@ func TestScheduleReadsAheadBeforeTheClock(t *testing.T) {
 	if at, stop := s.Due(0); stop || at != 0 {
 		t.Errorf("first request due at %v (stop %v), want 0", at, stop)
 	}
+}
+
+// TestScheduleReadAheadBytes: a recording of large entries is read ahead
+// only up to the read-ahead bytes, not Window entries of them: with
+// nothing taken, the reader holds about ReadAhead and waits (before, it
+// read 2 × Window entries, here the whole file: 48 MiB of bodies, 64 MiB in base64); every request is
+// still scheduled once taken, in order, and Close ends a waiting reader.
+func TestScheduleReadAheadBytes(t *testing.T) {
+	const entries, size, budget = 48, 1 << 20, 4 << 20
+	var buf bytes.Buffer
+	w := reqlog.NewWriter(&buf, reqlog.Options{Bodies: true})
+	body := bytes.Repeat([]byte("x"), size)
+	for i := range entries {
+		r := reqlog.Request{At: 1e18 + int64(i)*int64(time.Millisecond), Method: "POST", Target: "/echo", Body: body, Status: 200}
+		if err := w.Write(&r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	file := buf.Bytes()
+	base := heapInUse()
+	s, err := NewSchedule(opener(file), ScheduleOptions{ReadAhead: budget})
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(200 * time.Millisecond) // the reader reads what it may
+	held := heapInUse() - base
+	// The budget, the entry being parsed and the reader's buffers.
+	if held > budget+8*size {
+		t.Errorf("%d MiB read ahead with nothing taken (the file is %d MiB), want about the %d-MiB budget", held>>20, len(file)>>20, budget>>20)
+	}
+	for i := range uint64(entries) {
+		if _, stop := s.Due(i); stop {
+			t.Fatalf("schedule ended at request %d of %d", i, entries)
+		}
+		if it, ok := s.Take(i); !ok || len(it.Req.Body) != size {
+			t.Fatalf("request %d: taken %v, %d-byte body", i, ok, len(it.Req.Body))
+		}
+	}
+	if _, stop := s.Due(entries); !stop {
+		t.Error("more requests than recorded")
+	}
+	s.Close()
+	if st := s.Stats(); st.Requests != entries || st.ReadAheadWaits == 0 {
+		t.Errorf("stats %+v: want %d requests and waits for room", st, entries)
+	}
+	// A reader waiting for room ends with Close.
+	s, _ = NewSchedule(opener(file), ScheduleOptions{ReadAhead: budget})
+	done := make(chan struct{})
+	go func() { s.Close(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("Close did not end a reader waiting for read-ahead room")
+	}
+}
+
+// heapInUse is the live heap after a collection.
+func heapInUse() int64 {
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return int64(m.HeapAlloc)
 }
