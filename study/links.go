@@ -285,6 +285,10 @@ func (a *linkAgent) start(opts Options, ids []string) error {
 	a.cmd.Env = append(a.cmd.Environ(), AgentEnv+"=1")
 	a.cmd.ExtraFiles = []*os.File{reqR, respW}
 	a.cmd.Stdout = os.Stderr // an agent's words are diagnostics
+	// Its own process group: a terminal's Ctrl-C reaches this process
+	// only, which passes exactly one SIGINT on (phase); a second one
+	// would end the agent before it returns the cut trial.
+	a.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if a.cmd.Stderr == nil {
 		a.cmd.Stderr = os.Stderr
 	}
