@@ -108,10 +108,13 @@ type ReplayRun struct {
 	Passes            int            `json:"passes"`
 	Span              time.Duration  `json:"span_ns"`
 	Recorded          int64          `json:"recorded"`
-	RecordingRead     bool           `json:"recording_read"`
-	ShareSent         float64        `json:"share_sent"`
-	GapsCut           int64          `json:"gaps_cut"`
-	LongestGap        time.Duration  `json:"longest_gap_ns"`
+	// PassRequests are the well-formed requests of one pass over the
+	// recording: what a whole pass sends.
+	PassRequests  int64         `json:"pass_requests,omitempty"`
+	RecordingRead bool          `json:"recording_read"`
+	ShareSent     float64       `json:"share_sent"`
+	GapsCut       int64         `json:"gaps_cut"`
+	LongestGap    time.Duration `json:"longest_gap_ns"`
 }
 
 // ClientOptions are one client's options as the client wrote them, kept

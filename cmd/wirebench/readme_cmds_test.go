@@ -94,7 +94,7 @@ var readmeCmds = map[string]readmeCmd{
 	"wirebench load": {how: "name"},
 	"wirebench replay FILE --target URL [--slo 'p99<20ms']": {how: "run", why: "the recording is 50 requests over 100 ms; the --slo search runs end to end"},
 	"wirebench study run examples/catalog/study.yaml":       {how: "skip", why: "a capacity search per trial: minutes; TestCatalogExampleStudyParses reads the file, TestSameAnswersBothWays checks the service, docs/grpc.md quotes a smoke run"},
-	"wirebench report --format bmf":                         {how: "skip", why: "a flag of report, shown with its name; TestWriteBMF checks the format against Bencher's schema"},
+	"wirebench export --format bmf RESULT…":                 {how: "skip", why: "RESULT… stands for result files; TestExport runs export on a study and two load runs and checks the file against Bencher's schema"},
 	"wirebench payload FILE":                                {how: "skip", why: "FILE is the reader's samples; TestPayloadCommand runs it on a sample file, TestPayloadCommandProto with --proto"},
 	"wirebench merge":                                       {how: "name"},
 	"wirebench serve":                                       {how: "serve"},

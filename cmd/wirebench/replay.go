@@ -13,6 +13,7 @@ import (
 	"github.com/wirebench/wirebench/load"
 	"github.com/wirebench/wirebench/load/replay"
 	"github.com/wirebench/wirebench/load/replay/reqlog"
+	"github.com/wirebench/wirebench/report"
 	"github.com/wirebench/wirebench/results"
 )
 
@@ -307,30 +308,15 @@ func writeReplaySummary(w io.Writer, sc load.Scenario, res *results.Load) {
 	if res.Options.Duration == load.MaxDuration {
 		res.Options.Duration = 0 // no -d: the recording's end bounded the run
 	}
-	fmt.Fprintf(w, "\n  replay        %d requests scheduled, recorded over %v, %d pass(es)\n", st.Requests, st.Span.Round(time.Millisecond), st.Passes)
-	if h := res.Lag; h.Count() > 0 {
-		fmt.Fprintf(w, "  timing error  send − scheduled: p50 %s  p99 %s  max %s\n",
-			results.FormatDuration(h.Quantile(.5)), results.FormatDuration(h.Quantile(.99)), results.FormatDuration(h.Max()))
-	}
-	if st.Malformed > 0 {
-		fmt.Fprintf(w, "  skipped       %d lines or entries (malformed or too large)\n", st.Malformed)
-		for _, e := range st.Examples {
-			fmt.Fprintf(w, "    %s\n", e)
-		}
-	}
-	if st.GapsCut > 0 {
-		fmt.Fprintf(w, "  gaps cut      %d pauses longer than --max-gap (the longest %v)\n", st.GapsCut, st.LongestGap)
-	}
 	share, total, known := st.Share(res.Requests)
-	cover := fmt.Sprintf("%d of the recording's %d requests (%.1f%%)", min(res.Requests, st.PassRequests), total, 100*share)
-	if !known {
-		cover = fmt.Sprintf("%d requests; the run ended before the recording was read to its end", res.Requests)
-	}
-	fmt.Fprintf(w, "  sent          %s\n", cover)
+	run := results.ReplayRun{Scheduled: st.Requests, Malformed: st.Malformed,
+		MalformedExamples: st.Examples, Reordered: st.Reordered, Passes: st.Passes, Span: st.Span,
+		Recorded: total, RecordingRead: known, ShareSent: share, GapsCut: st.GapsCut, LongestGap: st.LongestGap, PassRequests: st.PassRequests}
+	report.WriteReplay(w, res, run)
+	cover := report.ReplayCover(res, run)
 	if o := res.Config.Replay; o != nil {
-		res.Config.Replay = results.NewClientOptions(results.ReplayRun{Options: o, Scheduled: st.Requests, Malformed: st.Malformed,
-			MalformedExamples: st.Examples, Reordered: st.Reordered, Passes: st.Passes, Span: st.Span,
-			Recorded: total, RecordingRead: known, ShareSent: share, GapsCut: st.GapsCut, LongestGap: st.LongestGap})
+		run.Options = o
+		res.Config.Replay = results.NewClientOptions(run)
 	}
 	if share < replay.MinShare || !known {
 		res.Warnings = append(res.Warnings, "replay: partial: sent "+cover+", below "+fmt.Sprintf("%.0f%%", replay.MinShare*100))
