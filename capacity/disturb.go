@@ -53,8 +53,15 @@ func disturbance(st *results.CapacityStep, m Measurement, o Options) {
 		}
 		st.Disturbed = append(st.Disturbed, why)
 	}
-	if b := sloBound(o.SLO); b > 0 && st.LagP99 > time.Duration(maxLagShare*float64(b)) {
-		st.Disturbed = append(st.Disturbed, fmt.Sprintf("the client sent late: lag p99 %s against the SLO's %s", results.FormatDuration(st.LagP99), results.FormatDuration(b)))
+	// Only the client's own lateness disturbs a step: arrivals that waited
+	// for a free worker waited for the server (every worker busy with its
+	// slow replies), which is the server's failure, not a disturbance.
+	lag := st.ClientLagP99
+	if lag < 0 {
+		lag = st.LagP99 // a step measured before the split
+	}
+	if b := sloBound(o.SLO); b > 0 && lag > time.Duration(maxLagShare*float64(b)) {
+		st.Disturbed = append(st.Disturbed, fmt.Sprintf("the client sent late: its own lag p99 %s (from a free worker) against the SLO's %s", results.FormatDuration(lag), results.FormatDuration(b)))
 	}
 }
 

@@ -102,7 +102,7 @@ func (r *runner) runLoops(issue, hard context.Context, raw *Raw) {
 	sa, err := resolveSockaddr(issue, raw.c.Addr)
 	if err != nil {
 		for range r.o.Concurrency {
-			r.stats.record(0, &Outcome{Fail: clientio.FailReason(err)}, time.Now(), 0, 0, 0, false, true)
+			r.stats.record(0, &Outcome{Fail: clientio.FailReason(err)}, time.Now(), 0, 0, 0, 0, false, true)
 		}
 		return
 	}
@@ -454,7 +454,7 @@ func (l *h1Loop) receive(i int) bool {
 	o := Outcome{BodyOut: l.raw.bodySent(c.wrote), Status: r.Status, BodyIn: r.BodyLen}
 	l.raw.check(&o, r.Body)
 	c.busy = false
-	l.r.stats.record(l.home, &o, c.sent, t1.Sub(c.sent), t1.Sub(c.sent), 0, false, true)
+	l.r.stats.record(l.home, &o, c.sent, t1.Sub(c.sent), t1.Sub(c.sent), 0, 0, false, true)
 	// More bytes than one response: the server is out of step; start clean.
 	// So is a response that came before the request was written whole: the
 	// rest of it cannot be sent after it.
@@ -529,7 +529,7 @@ func (l *h1Loop) fail(i int, err error) {
 	c.busy = false
 	o := Outcome{Fail: clientio.FailReason(err), BodyOut: l.raw.bodySent(c.wrote)}
 	d := time.Since(c.sent)
-	l.r.stats.record(l.home, &o, c.sent, d, d, 0, false, true)
+	l.r.stats.record(l.home, &o, c.sent, d, d, 0, 0, false, true)
 }
 
 // watch (re)registers connection i; its index travels in the event.

@@ -59,7 +59,7 @@ func (r *runner) workBatch(issue, hard context.Context, id int, b BatchVU) {
 			return
 		}
 		for i := range batch {
-			r.stats.record(id, &batch[i], t0, lat, lat, 0, false, true)
+			r.stats.record(id, &batch[i], t0, lat, lat, 0, 0, false, true)
 		}
 	}
 }

@@ -86,6 +86,27 @@ func TestCoordinatedOmission(t *testing.T) {
 	t.Logf("requests %d corrected p99 %v service p99 %v lag p99 %v", res.Requests, lat, svc, res.Lag.Quantile(0.99))
 }
 
+// TestClientLagExcludesWaitForWorker: open loop at twice what two workers
+// can carry against a 10 ms server: arrivals wait for a free worker, so
+// the schedule lag grows to hundreds of ms, but the client's own lag (from
+// when a worker was free) stays small — a slow server is not the client
+// sending late. One ClientLag value per paced send.
+func TestClientLagExcludesWaitForWorker(t *testing.T) {
+	ts := loadtest.StartHTTP(t, func(w http.ResponseWriter, r *http.Request) {
+		time.Sleep(10 * time.Millisecond)
+		loadtest.OK(w, r)
+	})
+	res := runRaw(t, Options{Options: results.Options{Concurrency: 2, Rate: 400, Duration: time.Second}}, RawOptions{Options: conn.Options{URL: ts.URL}})
+	lag, own := res.Lag.Quantile(0.99), res.ClientLag.Quantile(0.99)
+	if res.ClientLag.Count() != res.Lag.Count() || res.Lag.Count() == 0 {
+		t.Fatalf("%d client lags for %d lags", res.ClientLag.Count(), res.Lag.Count())
+	}
+	if lag < 200*time.Millisecond || own > lag/5 {
+		t.Errorf("lag p99 %v, the client's own %v: want the wait for a worker (>= 200ms) in the first only", lag, own)
+	}
+	t.Logf("lag p99 %v, client's own p99 %v over %d sends", lag, own, res.Lag.Count())
+}
+
 // TestServerKilled: a server that dies mid-run gives failures in the
 // result and a bounded run, never a hang.
 func TestServerKilled(t *testing.T) {

@@ -208,7 +208,7 @@ func (r *runner) work(issue, hard context.Context, id int, vu VU) {
 		if end.Err() != nil {
 			return
 		}
-		var intended time.Time
+		var intended, free time.Time
 		var hit uint64
 		if o.Wait > 0 && !sleepUntil(end, timer, time.Now().Add(o.Wait)) {
 			return // the run ended in the pause: nothing was sent
@@ -226,6 +226,9 @@ func (r *runner) work(issue, hard context.Context, id int, vu VU) {
 				return
 			}
 			intended = r.start.Add(at)
+			// free: when this worker was free for the arrival — before it
+			// was due, or after (the arrival waited for a worker).
+			free = time.Now()
 			// An arrival a worker reaches only after -d is not sent (nor,
 			// yet, counted as dropped, as k6 counts dropped_iterations):
 			// sending the backlog in the graceful stop would overstate an
@@ -261,12 +264,20 @@ func (r *runner) work(issue, hard context.Context, id int, vu VU) {
 		}
 		// A continuing operation had no schedule of its own: its lag is
 		// not the pacer's, and is not recorded.
-		r.stats.record(id, &o, intended, t1.Sub(intended), t1.Sub(t0), t0.Sub(intended), r.pacer != nil, !more)
+		r.stats.record(id, &o, intended, t1.Sub(intended), t1.Sub(t0), t0.Sub(intended), t0.Sub(later(intended, free)), r.pacer != nil, !more)
 		if o.Iteration && !o.More {
 			r.stats.iteration(id, o.Fail != "", t1.Sub(iterDue), t1.Sub(iterSent), r.pacer != nil)
 		}
 		more = o.More
 	}
+}
+
+// later is the later of a and b.
+func later(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
 }
 
 // sleepUntil waits for t; false if ctx ended first.
@@ -334,7 +345,8 @@ func newResult(o results.Options, names []string) *results.Load {
 	res := &results.Load{
 		Schema: results.LoadSchema, Options: o,
 		Latency: measure.NewHistogram(), Service: measure.NewHistogram(), Lag: measure.NewHistogram(),
-		Status: map[string]int64{}, Failures: map[string]int64{},
+		ClientLag: measure.NewHistogram(),
+		Status:    map[string]int64{}, Failures: map[string]int64{},
 	}
 	res.Ops = make([]results.Op, len(names))
 	for i, n := range names {
@@ -348,6 +360,7 @@ func addShard(res *results.Load, st *shard) {
 	res.Latency.Merge(st.lat)
 	res.Service.Merge(st.svc)
 	res.Lag.Merge(st.lag)
+	res.ClientLag.Merge(st.own)
 	for j := range st.ops {
 		res.Ops[j].Requests += st.ops[j].count
 		res.Ops[j].Failed += st.ops[j].failed

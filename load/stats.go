@@ -17,7 +17,7 @@ import (
 // one (measure.Shards); the shards are merged when read, exactly.
 //
 // What a run's statistics hold is therefore bounded by
-// shards × (3 + 2 × operations) histograms, whatever the workers.
+// shards × (4 + 2 × operations) histograms, whatever the workers.
 type stats struct {
 	sh    *measure.Shards[shard]
 	nops  int
@@ -27,6 +27,7 @@ type stats struct {
 // shard is one part of the record; only touched under its lock.
 type shard struct {
 	lat, svc, lag *measure.Histogram
+	own           *measure.Histogram // the part of lag the client caused (Load.ClientLag)
 	ops           []opStats
 	status        [maxStatus]int64 // HTTP statuses and GRPCStatus codes; an array, not a map, on the hot path
 	fails         map[string]int64
@@ -59,7 +60,7 @@ type opStats struct {
 // operations, keeping the slowest requests (0: none).
 func newStats(workers, nops, slowest int) *stats {
 	init := func(s *shard) {
-		s.lat, s.svc, s.lag = spareHistogram(), spareHistogram(), spareHistogram()
+		s.lat, s.svc, s.lag, s.own = spareHistogram(), spareHistogram(), spareHistogram(), spareHistogram()
 		s.ops, s.fails = make([]opStats, nops), map[string]int64{}
 		// With one operation its histograms are the totals: record them
 		// once. With several, an op's histograms are made when the shard
@@ -75,21 +76,24 @@ func newStats(workers, nops, slowest int) *stats {
 // record adds one outcome, from a worker whose home shard is home.
 // start is when the request was due (latency counts from it).
 // paced is false for an iteration's continuing operation, which has no
-// schedule lag of its own.
-func (s *stats) record(home int, o *Outcome, start time.Time, lat, svc, lag time.Duration, open, paced bool) {
+// schedule lag of its own. own is the part of lag the client caused: its
+// timer and scheduling, from when a worker was free (the rest is the wait
+// for a free worker, which a slow server causes).
+func (s *stats) record(home int, o *Outcome, start time.Time, lat, svc, lag, own time.Duration, open, paced bool) {
 	s.watch.note(o)
 	i := s.sh.Lock(home)
-	s.sh.At(i).record(o, start, lat, svc, lag, open, paced)
+	s.sh.At(i).record(o, start, lat, svc, lag, own, open, paced)
 	s.sh.Unlock(i)
 }
 
-func (st *shard) record(o *Outcome, start time.Time, lat, svc, lag time.Duration, open, paced bool) {
+func (st *shard) record(o *Outcome, start time.Time, lat, svc, lag, own time.Duration, open, paced bool) {
 	st.keep.keep(o, start, lat)
 	st.lat.Record(lat)
 	if open { // in closed loop service time is the latency: Run copies it
 		st.svc.Record(svc)
 		if paced {
 			st.lag.Record(lag)
+			st.own.Record(own)
 		}
 	}
 	if o.Op >= 0 && o.Op < len(st.ops) {
@@ -175,7 +179,7 @@ func (s *stats) fail(home int, reason string) {
 // must not be used after.
 func (s *stats) release() {
 	s.sh.Each(func(st *shard) {
-		putSpare(st.lat, st.svc, st.lag)
+		putSpare(st.lat, st.svc, st.lag, st.own)
 		for _, op := range st.ops {
 			putSpare(op.lat, op.svc)
 		}
@@ -197,7 +201,7 @@ var spare struct {
 	made atomic.Int64 // histograms allocated for statistics, for tests of the bound
 }
 
-const maxSpare = 4 * measure.MaxShards * (3 + 2*5) // the shards of a few five-operation runs
+const maxSpare = 4 * measure.MaxShards * (4 + 2*5) // the shards of a few five-operation runs
 
 func spareHistogram() *measure.Histogram {
 	spare.Lock()

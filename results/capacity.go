@@ -144,6 +144,10 @@ type CapacityStep struct {
 	Max         time.Duration `json:"max_ns"`
 	ServiceP99  time.Duration `json:"service_p99_ns"` // from the actual send
 	LagP99      time.Duration `json:"lag_p99_ns"`     // how late sends were
+	// ClientLagP99 is the part of the lag the client caused (Load.ClientLag):
+	// late from when a worker was free; -1 when its Load has none (a file
+	// written before the split).
+	ClientLagP99 time.Duration `json:"client_lag_p99_ns,omitempty"`
 	// ClientCPU is the client's CPU use as a fraction of its CPUs.
 	ClientCPU float64 `json:"client_cpu"`
 	// ServerCPU is the sampled server's CPU use in cores (0: not sampled),
@@ -247,6 +251,10 @@ func NewCapacityStep(offered float64, l *Load) CapacityStep {
 	}
 	if h := l.Lag; h != nil && h.Count() > 0 {
 		s.LagP99 = h.Quantile(.99)
+	}
+	s.ClientLagP99 = -1
+	if h := l.ClientLag; h != nil {
+		s.ClientLagP99 = h.Quantile(.99)
 	}
 	return s
 }

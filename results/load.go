@@ -70,6 +70,11 @@ type Load struct {
 	Service *measure.Histogram `json:"service"`
 	// Lag is how late requests were sent against the schedule (open loop).
 	Lag *measure.Histogram `json:"lag"`
+	// ClientLag is the part of Lag the client caused: how late each send
+	// was from when a worker was free for it (its timer, its scheduling,
+	// the CPU it got); the rest of Lag is arrivals waiting for a free
+	// worker, which a slow server causes. Absent in files before it.
+	ClientLag *measure.Histogram `json:"client_lag,omitempty"`
 
 	Ops      []Op             `json:"ops"`
 	Status   map[string]int64 `json:"status"`

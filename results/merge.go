@@ -46,6 +46,12 @@ func Merge(rs ...*Load) (*Load, error) {
 		m.Latency.Merge(r.Latency)
 		m.Service.Merge(r.Service)
 		m.Lag.Merge(r.Lag)
+		if r.ClientLag != nil {
+			if m.ClientLag == nil {
+				m.ClientLag = measure.NewHistogram()
+			}
+			m.ClientLag.Merge(r.ClientLag)
+		}
 		for k, n := range r.Status {
 			m.Status[k] += n
 		}
