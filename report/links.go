@@ -19,8 +19,8 @@ func linksTable(r *results.Study) table {
 		if c := l.Calibration; c != nil {
 			row[2] = formatDuration(c.RTTExpected)
 			row[3] = formatDuration(c.RTTUDP) + " / " + formatDuration(c.RTTUDPMedian)
-			row[4] = rateText(float64(c.UpRate)) + " / " + rateText(float64(c.DownRate))
-			row[5] = rateText(c.UpWire) + " / " + rateText(c.DownWire)
+			row[4] = results.FormatBitRate(float64(c.UpRate)) + " / " + results.FormatBitRate(float64(c.DownRate))
+			row[5] = results.FormatBitRate(c.UpWire) + " / " + results.FormatBitRate(c.DownWire)
 			row[6] = fmt.Sprintf("%s → %s / %s", pct(c.LossSet), pct(c.LossUp), pct(c.LossDown))
 			if c.Off != "" {
 				row[3] += " (OFF SPEC: " + c.Off + ")"
@@ -57,18 +57,6 @@ func linkOf(r *results.Study, id string) string {
 		}
 	}
 	return ""
-}
-
-func rateText(bps float64) string {
-	switch {
-	case bps == 0:
-		return "unlimited"
-	case bps >= 1e9:
-		return strconv.FormatFloat(bps/1e9, 'f', 3, 64) + " Gbit/s"
-	case bps >= 1e6:
-		return strconv.FormatFloat(bps/1e6, 'f', 3, 64) + " Mbit/s"
-	}
-	return strconv.FormatFloat(bps/1e3, 'f', 1, 64) + " kbit/s"
 }
 
 func pct(x float64) string { return strconv.FormatFloat(100*x, 'f', 2, 64) + "%" }

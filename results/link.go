@@ -78,8 +78,8 @@ func WriteLinkSummary(w io.Writer, l *Link) {
 		c.RTTExpected.Round(10*time.Microsecond), c.RTTUDP.Round(10*time.Microsecond), c.RTTTCP.Round(10*time.Microsecond),
 		c.RTTUDPMedian.Round(10*time.Microsecond), c.RTTTCPMedian.Round(10*time.Microsecond))
 	if c.UpGoodput > 0 || c.DownGoodput > 0 {
-		fmt.Fprintf(w, "    up        set %s, measured %s on the wire, TCP goodput %s\n", bps(float64(c.UpRate)), bps(c.UpWire), bps(c.UpGoodput))
-		fmt.Fprintf(w, "    down      set %s, measured %s on the wire, TCP goodput %s\n", bps(float64(c.DownRate)), bps(c.DownWire), bps(c.DownGoodput))
+		fmt.Fprintf(w, "    up        set %s, measured %s on the wire, TCP goodput %s\n", FormatBitRate(float64(c.UpRate)), FormatBitRate(c.UpWire), FormatBitRate(c.UpGoodput))
+		fmt.Fprintf(w, "    down      set %s, measured %s on the wire, TCP goodput %s\n", FormatBitRate(float64(c.DownRate)), FormatBitRate(c.DownWire), FormatBitRate(c.DownGoodput))
 		fmt.Fprintln(w, "              (wire: a UDP flood above a set rate, else the TCP transfer's IP bytes)")
 	}
 	if c.LossPackets > 0 {
@@ -92,7 +92,8 @@ func WriteLinkSummary(w io.Writer, l *Link) {
 	}
 }
 
-func bps(x float64) string {
+// FormatBitRate writes a rate in bit/s as people read it (0: unlimited).
+func FormatBitRate(x float64) string {
 	switch {
 	case x == 0:
 		return "unlimited"
