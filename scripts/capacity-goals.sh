@@ -91,6 +91,11 @@ rss() {
   tail -1 "$OUT/$name.rss"
 }
 mib() { echo $(( ($1 + 1023) / 1024 )); }
+# cpustat: the machine's CPU counters (all ticks, steal ticks) from /proc/stat.
+cpustat() { awk '/^cpu / { t = 0; for (i = 2; i <= NF; i++) t += $i; print t, $9; exit }' /proc/stat; }
+# stealpct BEFORE AFTER: the share of CPU time the hypervisor took between two cpustat readings.
+stealpct() { awk -v a="$1" -v b="$2" 'BEGIN { split(a, x, " "); split(b, y, " "); d = y[1] - x[1]
+  printf "%.1f", d > 0 ? 100 * (y[2] - x[2]) / d : 0 }'; }
 # untrusted FILE: why a capacity result cannot be trusted ("" if it can).
 untrusted() {
   jq -r 'if .limit == "client" then "the client was the limit"
@@ -131,13 +136,23 @@ goal_slo() {
     local vr; vr=$(awk -v r="$r" 'BEGIN { printf "%d", 0.95 * r }')
     if [ "$vr" -lt 1 ]; then line+=" p99<$b: $r/s (no rate to check);"; verdict=FAIL; continue; fi
     serve --burn 200us || return 1
+    local s0; s0=$(cpustat)
     echo "GET $url/users/1" | client "$VEGETA" attack -rate "$vr/s" -duration $vd -timeout 10s \
       -header 'Accept-Encoding: identity' > "$OUT/vegeta-$b.bin"
+    local st; st=$(stealpct "$s0" "$(cpustat)")
     unserve
     "$VEGETA" report -type=json < "$OUT/vegeta-$b.bin" > "$OUT/vegeta-$b.json"
     local p99 ok; p99=$(jq '.latencies."99th"' "$OUT/vegeta-$b.json"); ok=$(jq .success "$OUT/vegeta-$b.json")
     local bns; bns=$(awk -v b="$b" 'BEGIN { sub(/ms/, "", b); print b * 1e6 }')
-    local met=met; awk -v p="$p99" -v b="$bns" -v s="$ok" 'BEGIN { exit !(p < b && s >= 0.99) }' || { met=missed; [ $verdict = PASS ] && verdict=FAIL; }
+    # Which seconds of vegeta's run missed the bound: one stall (the server
+    # off its CPU for a moment) reads differently from a rate set too high.
+    local secs; secs=$("$VEGETA" encode --to csv < "$OUT/vegeta-$b.bin" | awk -F, -v b="$bns" '
+      NR == 1 { s = $1 } { t = int(($1 - s) / 1e9); n[t]++; if ($3 > b) k[t]++; if (t > T) T = t }
+      END { o = ""; for (i = 0; i <= T; i++) if (k[i] > 0.01 * n[i]) o = o (o == "" ? "" : ",") i; print o }')
+    local met=met; awk -v p="$p99" -v b="$bns" -v s="$ok" 'BEGIN { exit !(p < b && s >= 0.99) }' || {
+      met="missed in second(s) ${secs:-none} of $vd, steal ${st}%"
+      # A miss with the hypervisor taking CPU is a disturbed check, not a wrong rate.
+      if awk -v s="$st" 'BEGIN { exit !(s >= 5) }'; then [ $verdict = PASS ] && verdict=DISTURBED; else verdict=FAIL; fi; }
     line+=$(printf ' p99<%s: %.0f/s%s, vegeta at %d/s p99 %.2fms success %.1f%% (%s);' "$b" "$r" "${u:+ ($u)}" "$vr" \
       "$(awk -v p="$p99" 'BEGIN { print p / 1e6 }')" "$(awk -v s="$ok" 'BEGIN { print 100 * s }')" "$met")
   done
@@ -146,7 +161,7 @@ goal_slo() {
 }
 
 goal_hogs() {
-  local hogs=() rates=() line="" bad=0 k
+  local hogs=() all=() flags=() line="" bad=0 k
   taskset -c "$CLI_CPU" yes > /dev/null & hogs+=($!)
   taskset -c "$SRV_CPU" yes > /dev/null & hogs+=($!)
   serve --burn 200us || { kill "${hogs[@]}"; return 1; }
@@ -154,19 +169,25 @@ goal_hogs() {
     client "$WB" capacity --slo 'p99<20ms' --server-pid "$srv" --server-cpu-quota off -q "${steps[@]}" \
       --out "$OUT/hogs-$k.json" "$url/users/1" > "$OUT/hogs-$k.txt" 2>&1
     local r u; r=$(jq .rate "$OUT/hogs-$k.json"); u=$(untrusted "$OUT/hogs-$k.json")
-    if [ -n "$u" ]; then line+=$(printf ' %.0f/s (%s);' "$r" "$u"); bad=$((bad + 1)); else line+=$(printf ' %.0f/s;' "$r"); rates+=("$r"); fi
+    all+=("$r"); flags+=("${u:+d}")
+    if [ -n "$u" ]; then line+=$(printf ' %.0f/s (%s);' "$r" "$u"); bad=$((bad + 1)); else line+=$(printf ' %.0f/s;' "$r"); fi
   done
   unserve
   kill "${hogs[@]}" 2>/dev/null; wait "${hogs[@]}" 2>/dev/null
-  local verdict spread=none
-  [ ${#rates[@]} -gt 0 ] && spread=$(printf '%s\n' "${rates[@]}" | sort -g | awk '{ v[NR] = $1 } END {
-    if (NR == 0) { print "none"; exit } m = (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
-    w = 0; for (i = 1; i <= NR; i++) { d = (v[i] - m) / m; if (d < 0) d = -d; if (d > w) w = d }
-    printf "%.1f", 100 * w }')
-  if [ "$spread" = none ]; then verdict=DISTURBED; spread="(none trusted)"
-  elif awk -v s="$spread" 'BEGIN { exit !(s <= 15) }'; then verdict=PASS; [ $bad -gt 0 ] && verdict="PASS (DISTURBED $bad of 3)"
+  # The goal: the three agree within ±15% of their median, or the ones that
+  # do not said they were disturbed. Judged on all three, flagged or not.
+  local med; med=$(printf '%s\n' "${all[@]}" | sort -g | sed -n 2p)
+  local spread=0 off=0 i
+  for i in 0 1 2; do
+    local d; d=$(awk -v r="${all[$i]}" -v m="$med" 'BEGIN { d = m > 0 ? (r - m) / m : 1; if (d < 0) d = -d; printf "%.1f", 100 * d }')
+    awk -v d="$d" -v w="$spread" 'BEGIN { exit !(d > w) }' && spread=$d
+    if awk -v d="$d" 'BEGIN { exit !(d > 15) }' && [ -z "${flags[$i]}" ]; then off=$((off + 1)); fi
+  done
+  local verdict
+  if awk -v s="$spread" 'BEGIN { exit !(s <= 15) }'; then verdict=PASS; [ $bad -gt 0 ] && verdict="PASS ($bad of 3 also said they were disturbed)"
+  elif [ $off -eq 0 ]; then verdict="PASS (DISTURBED: every search outside ±15% said so)"
   else verdict=FAIL; fi
-  echo "GOAL hogs: $verdict three searches beside two CPU hogs:${line%;}; trusted ones within ±${spread}% of their median (bound ±15%)"
+  echo "GOAL hogs: $verdict three searches beside two CPU hogs:${line%;}; all within ±${spread}% of their median (bound ±15%)"
 }
 
 goal_crud() {
