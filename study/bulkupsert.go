@@ -73,12 +73,28 @@ type BulkResults struct {
 	Trials   int            `json:"trials"`
 	Seed     int64          `json:"seed"`
 	Env      measure.Env    `json:"env"`
-	Options  map[string]any `json:"options"`
+	Options  BulkRunOptions `json:"options"`
 	Expected bulk.Checksum  `json:"expected"`
 	Cells    []*BulkCell    `json:"cells"`
 	Warnings []string       `json:"warnings,omitempty"`
 	Start    time.Time      `json:"start"`
 	End      time.Time      `json:"end"`
+}
+
+// BulkRunOptions are the options a bulk-upsert run ran with, defaults
+// filled in, and the sqlite3 shell its reference cell used. The fields
+// are in the order of the map they replace, so files keep their shape.
+type BulkRunOptions struct {
+	Binary          string   `json:"binary"`
+	ClientCPUs      []int    `json:"client_cpus"`
+	Formats         []string `json:"formats"`
+	MaxBufferedBody int64    `json:"max_buffered_body"`
+	Records         int      `json:"records"`
+	Seed            int64    `json:"seed"`
+	ServeArgs       []string `json:"serve_args"`
+	ServerCPUs      []int    `json:"server_cpus"`
+	SQLite3         string   `json:"sqlite3"`
+	Trials          int      `json:"trials"`
 }
 
 // BulkCell is one mode and format (or the .import reference).
@@ -181,9 +197,9 @@ func RunBulkUpsert(ctx context.Context, o BulkOptions) (*BulkResults, error) {
 		res.Warnings = append(res.Warnings, fmt.Sprintf("quick run: %d records, %d trials per cell; the goals are stated for 1M records", o.Records, o.Trials))
 	}
 	res.Env = measure.Environment(ctx)
-	res.Options = map[string]any{"records": o.Records, "trials": o.Trials, "seed": o.Seed, "formats": o.Formats,
-		"client_cpus": o.ClientCPUs, "server_cpus": o.ServerCPUs, "binary": o.Binary, "serve_args": o.ServeArgs,
-		"max_buffered_body": o.MaxBufferedBody, "sqlite3": sqlite3}
+	res.Options = BulkRunOptions{Records: o.Records, Trials: o.Trials, Seed: o.Seed, Formats: o.Formats,
+		ClientCPUs: o.ClientCPUs, ServerCPUs: o.ServerCPUs, Binary: o.Binary, ServeArgs: o.ServeArgs,
+		MaxBufferedBody: o.MaxBufferedBody, SQLite3: sqlite3}
 	for _, mode := range []string{ModeStream, ModeBuffered} {
 		for _, f := range o.Formats {
 			res.Cells = append(res.Cells, &BulkCell{Mode: mode, Format: f})

@@ -165,7 +165,7 @@ func BulkMarkdown(w io.Writer, r *BulkResults) {
 	fmt.Fprintf(w, "Study `%s`, %s, %s; %s records per upload (%s), %d trials per cell, interleaved, seed %d; "+
 		"a fresh server and database per trial; server on CPUs %v, client on %v.\n\n",
 		BulkUpsertName, r.Start.UTC().Format("2006-01-02 15:04 MST"), r.End.Sub(r.Start).Round(time.Second),
-		commas(r.Records), r.Expected, r.Trials, r.Seed, r.Options["server_cpus"], r.Options["client_cpus"])
+		commas(r.Records), r.Expected, r.Trials, r.Seed, r.Options.ServerCPUs, r.Options.ClientCPUs)
 	fmt.Fprintf(w, "**Question:** %s **Baseline:** each format's buffered upload; sqlite3 .import for rows/s.\n\n", r.Question)
 	bs := newBulkSet(r)
 	if a := bs.answer(); a != "" {

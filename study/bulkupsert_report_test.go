@@ -105,3 +105,30 @@ func TestBulkReportSignificant(t *testing.T) {
 		t.Errorf("6 trials, yet 'Cannot tell':\n%s", md)
 	}
 }
+
+// TestBulkOptionsKeepTheirShape: the typed options write what the map they
+// replaced wrote (same keys, same order, the seed's every digit), so files
+// written before read and compare the same.
+func TestBulkOptionsKeepTheirShape(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("testdata", "bulk-quick.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var raw struct {
+		Options json.RawMessage `json:"options"`
+	}
+	if err := json.Unmarshal(b, &raw); err != nil {
+		t.Fatal(err)
+	}
+	var want bytes.Buffer
+	if err := json.Compact(&want, raw.Options); err != nil {
+		t.Fatal(err)
+	}
+	got, err := json.Marshal(readBulk(t).Options)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want.Bytes()) {
+		t.Errorf("options written as\n%s\nwant\n%s", got, want.Bytes())
+	}
+}
