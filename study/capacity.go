@@ -117,11 +117,12 @@ func cliText(err error) string {
 // trial's load is the answer's run (the confirmation); its server CPU is
 // that run's, so per-request figures describe the server at capacity.
 func searchCapacity(ctx context.Context, cell Cell, opts Options, v vars, t *results.Trial) error {
-	sc, err := cell.Load.scenario(v)
+	m, err := newClient(cell.Load, v)
 	if err != nil {
 		return err
 	}
-	defer closeScenario(sc)
+	defer m.Close()
+	sc := m.Scenario
 	co := *cell.Capacity
 	if opts.Quick {
 		co.StepDuration = min(cmpOr(co.StepDuration, capacity.DefaultStepDuration), quickStepDuration)

@@ -477,7 +477,7 @@ func (p *parser) load(n *yaml.Node, path string, cellLine int) LoadSpec {
 			}
 		}
 	}
-	if _, err := portsUsed(l.templates()...); err != nil {
+	if _, err := portsUsed(templates(l)...); err != nil {
 		p.errorf(n.Line, "%s: %v", path, err)
 		return l
 	}
@@ -488,10 +488,10 @@ func (p *parser) load(n *yaml.Node, path string, cellLine int) LoadSpec {
 	if g := l.GRPC; g != nil && len(g.Protos) == 0 && g.Protoset == "" {
 		return l
 	}
-	if sc, err := l.scenario(stand); err != nil {
+	if m, err := newClient(l, stand); err != nil {
 		p.errorf(n.Line, "%s: %s", path, strings.TrimPrefix(err.Error(), load.ErrOptions.Error()+": "))
 	} else {
-		closeScenario(sc)
+		m.Close()
 	}
 	return l
 }

@@ -37,7 +37,7 @@ func TestParseCoreSchema(t *testing.T) {
 		fast.Load.Raw.Method != "GET" || fast.Load.Options.Concurrency != 20 {
 		t.Fatalf("cells: %+v %+v %+v", fast, fast.Server, fast.Load.Raw)
 	}
-	if c := fast.Load.describe().Concurrency; c != 20 {
+	if c := describeLoad(fast.Load).Concurrency; c != 20 {
 		t.Fatalf("recorded concurrency %v", c)
 	}
 	if n, err := fast.ports(); n != 1 || err != nil {
@@ -82,7 +82,7 @@ cells:
 	if b.Server.Env[0] != "B=2" || b.Load.Scenario == nil || b.Load.Scenario.Format != "toon" || b.Load.Raw != nil {
 		t.Fatalf("b: %+v %+v", b.Server, b.Load)
 	}
-	if c := b.Load.describe().Concurrency; c != 10 {
+	if c := describeLoad(b.Load).Concurrency; c != 10 {
 		t.Fatalf("b: recorded concurrency %v, want the default 10", c)
 	}
 	if n, _ := b.ports(); n != 2 {

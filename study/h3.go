@@ -73,12 +73,12 @@ func h3Twin(c Cell) (Cell, bool) {
 	case so != nil && (so.Transport == "" || so.Transport == conn.HTTP1) && !so.NoKeepAlive && so.Client != conn.ClientStd:
 		h3 := *so
 		h3.URL, h3.Transport, h3.Insecure = refH3, conn.H3, true
-		h3.Connections = c.Load.concurrency()
+		h3.Connections = c.Load.Concurrency()
 		tw.Load.Scenario = &h3
 	case st != nil && h3StreamKind(st.Kind) && (st.Transport == "" || st.Transport == conn.HTTP1):
 		h3 := *st // the REST list kinds (load/stream/h3.go)
 		h3.URL, h3.Transport, h3.Insecure = refH3, conn.H3, true
-		h3.Connections = c.Load.concurrency()
+		h3.Connections = c.Load.Concurrency()
 		tw.Load.Stream = &h3
 	default:
 		return Cell{}, false

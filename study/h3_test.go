@@ -65,12 +65,12 @@ func TestWithH3(t *testing.T) {
 			}
 			if st := c.Load.Stream; st != nil {
 				if st.Transport != conn.H3 || st.URL != refH3 || !st.Insecure || st.Kind != orig.Load.Stream.Kind ||
-					st.Connections != orig.Load.concurrency() || orig.Load.Stream.Transport != "" {
+					st.Connections != orig.Load.Concurrency() || orig.Load.Stream.Transport != "" {
 					t.Errorf("%s: %s: stream %+v", name, c.ID(), st)
 				}
 			} else if so == nil || so.Transport != conn.H3 || so.URL != refH3 || !so.Insecure ||
 				so.Name != orig.Load.Scenario.Name || so.Format != orig.Load.Scenario.Format ||
-				so.Compression != orig.Load.Scenario.Compression || so.Connections != orig.Load.concurrency() {
+				so.Compression != orig.Load.Scenario.Compression || so.Connections != orig.Load.Concurrency() {
 				t.Errorf("%s: %s: scenario %+v", name, c.ID(), so)
 			}
 			argv := c.Server.Command
@@ -120,7 +120,7 @@ func TestTransportsStudyIsTheFile(t *testing.T) {
 		path := func(u string) string { return u[strings.LastIndex(u, "}")+1:] }
 		if c.Label != f.Label || a.Transport != b.Transport || a.Connections != b.Connections || a.Insecure != b.Insecure ||
 			path(a.URL) != path(b.URL) || a.ExpectBodyContains != b.ExpectBodyContains || !slices.Equal(a.Header, b.Header) ||
-			c.Load.concurrency() != f.Load.concurrency() {
+			c.Load.Concurrency() != f.Load.Concurrency() {
 			t.Errorf("cell %d: built in %s %+v, file %s %+v", i, c.Label, a, f.Label, b)
 		}
 		if (a.Transport == conn.H3) != strings.Contains(a.URL, "{port3}") {

@@ -188,7 +188,7 @@ cells:
 	if k := def.Cells[1].Load.KV; k == nil || k.KeyDist.String() != "gaussian" || k.Seed != 42 {
 		t.Errorf("cell 1's KV options %+v", k)
 	}
-	d := def.Cells[0].Load.describe()
+	d := describeLoad(def.Cells[0].Load)
 	if d.KeyDist != "zipf:0.99" || d.Ratio != "1:10" || d.ValueSizes != "100:9,4000:1" {
 		t.Errorf("recorded client %v", d)
 	}

@@ -2,149 +2,70 @@ package study
 
 import (
 	"context"
-	"io"
 
-	"math"
-
-	"github.com/wirebench/wirebench/load"
-	"github.com/wirebench/wirebench/load/browser"
 	"github.com/wirebench/wirebench/load/conn"
-	"github.com/wirebench/wirebench/load/flow"
-	"github.com/wirebench/wirebench/load/grpcany"
-	"github.com/wirebench/wirebench/load/replay"
-	"github.com/wirebench/wirebench/load/scenario"
-	"github.com/wirebench/wirebench/load/stream"
+	"github.com/wirebench/wirebench/load/spec"
 	"github.com/wirebench/wirebench/results"
 )
 
 // LoadSpec is a cell's client: load options and one scenario, either a
 // reference-API scenario or raw mode (one request repeated, against any
-// HTTP server). URLs and headers are templates ({port}, ...).
-type LoadSpec struct {
-	// Options: concurrency, rate, stages, timeout. Duration 0 (and no
-	// Requests) means the study's measured duration; warm-up comes from
-	// the study.
-	Options load.Options
-	// Scenario, if set, drives the reference API; otherwise Raw is used.
-	Scenario *scenario.Options
-	Raw      *load.RawOptions
-	// Stream and Browser, if set, run a stream scenario or the in-browser
-	// page instead (built-in studies only; URLs are templates).
-	Stream  *stream.Options
-	Browser *browser.Options
-	// KV, if set, runs a key-value scenario (kv-set, kv-get, kv-mixed)
-	// over RESP or HTTP (study kv).
-	KV *scenario.KVOptions
-	// Flow, if set, runs a flow file's steps (load/flow) against
-	// FlowConn's URL; Replay sends a recording (load/replay) at its own
-	// schedule.
-	Flow     *flow.Flow
-	FlowConn flow.Options
-	Replay   *replay.Options
-	// GRPC, if set, calls one method of any gRPC server (load/grpcany);
-	// its descriptors are resolved when each run starts (reflection asks
-	// the trial's server).
-	GRPC *grpcany.Options
-}
+// HTTP server), as the CLI's (load/spec). URLs and headers are templates
+// ({port}, ...). Options.Duration 0 (and no Requests) means the study's
+// measured duration; warm-up comes from the study.
+type LoadSpec = spec.Client
 
-// hasLoad reports whether the spec names a client.
-func (l LoadSpec) hasLoad() bool {
-	return l.Scenario != nil || l.Raw != nil || l.Stream != nil || l.Browser != nil || l.KV != nil || l.Flow != nil || l.Replay != nil || l.GRPC != nil
-}
-
-// scenario builds a fresh scenario for one run with the trial's ports.
-func (l LoadSpec) scenario(v vars) (load.Scenario, error) {
-	if l.Scenario != nil {
+// newClient makes a fresh client for one run with the trial's ports.
+func newClient(l LoadSpec, v vars) (*spec.Made, error) {
+	c := l
+	switch {
+	case l.Scenario != nil:
 		o := *l.Scenario
 		o.URL = v.expand(o.URL)
-		return scenario.New(o)
-	}
-	if l.Stream != nil {
+		c.Scenario = &o
+	case l.Stream != nil:
 		o := *l.Stream
 		o.URL, o.GRPC = v.expand(o.URL), v.expand(o.GRPC)
-		return stream.New(o)
-	}
-	if l.Browser != nil {
+		c.Stream = &o
+	case l.Browser != nil:
 		o := *l.Browser
 		o.URL = v.expand(o.URL)
-		return browser.New(o)
-	}
-	if l.KV != nil {
+		c.Browser = &o
+	case l.KV != nil:
 		o := *l.KV
 		o.URL = v.expand(o.URL)
-		if o.Workers == 0 {
-			o.Workers = l.Options.Concurrency // parallel keys' slices
-		}
-		return scenario.NewKV(o)
-	}
-	if l.Flow != nil {
-		o := l.FlowConn
-		o.URL = v.expand(o.URL)
-		return flow.New(l.Flow, o)
-	}
-	if l.Replay != nil {
+		c.KV = &o
+	case l.Flow != nil:
+		c.FlowConn.URL = v.expand(c.FlowConn.URL)
+	case l.Replay != nil:
 		o := *l.Replay
 		o.URL = v.expand(o.URL)
-		if replay.IsGRPCRecording(o.File) { // calls of a gRPC service, to its host:port
-			ro := grpcany.ReplayOptions{File: o.File, Speed: o.Speed, Loop: o.Loop, MaxGap: o.MaxGap}
-			ro.Options.Options = o.Options
-			ro.Transport = ""
-			return grpcany.NewReplay(context.Background(), ro)
-		}
-		return replay.New(o)
-	}
-	if l.GRPC != nil {
+		c.Replay = &o
+	case l.GRPC != nil:
 		o := *l.GRPC
 		o.URL, o.Metadata = v.expand(o.URL), v.expandAll(o.Metadata)
-		return grpcany.New(context.Background(), o)
+		c.GRPC = &o
+	case l.Raw != nil:
+		o := *l.Raw
+		o.URL, o.Header = v.expand(o.URL), v.expandAll(o.Header)
+		c.Raw = &o
 	}
-	o := *l.Raw
-	o.URL, o.Header = v.expand(o.URL), v.expandAll(o.Header)
-	return load.NewRaw(o)
+	return spec.New(context.Background(), c)
 }
 
-// url is the load's target as written (a template).
-func (l LoadSpec) url() string {
-	if l.Scenario != nil {
-		return l.Scenario.URL
-	}
-	if l.Raw != nil {
-		return l.Raw.URL
-	}
-	if l.Stream != nil {
-		return l.Stream.URL
-	}
-	if l.Browser != nil {
-		return l.Browser.URL
-	}
-	if l.KV != nil {
-		return l.KV.URL
-	}
-	if l.Flow != nil {
-		return l.FlowConn.URL
-	}
-	if l.Replay != nil {
-		return l.Replay.URL
-	}
-	if l.GRPC != nil {
-		return l.GRPC.URL
-	}
-	return ""
-}
-
-func (l LoadSpec) templates() []string {
+func templates(l LoadSpec) []string {
 	if l.Raw != nil {
 		return append([]string{l.Raw.URL}, l.Raw.Header...)
 	}
 	if l.Stream != nil {
 		return []string{l.Stream.URL, l.Stream.GRPC}
 	}
-	return []string{l.url()}
+	return []string{l.URL()}
 }
 
-// describe is the client configuration recorded in the results.
-func (l LoadSpec) describe() results.CellLoad {
-	d := results.CellLoad{Concurrency: l.concurrency()}
+// describeLoad is the client configuration recorded in the results.
+func describeLoad(l LoadSpec) results.CellLoad {
+	d := results.CellLoad{Concurrency: l.Concurrency()}
 	if s := l.Scenario; s != nil {
 		d.Scenario, d.Format, d.Transport = s.Name, s.Format, transportName(s.Transport)
 		d.Connections, d.NoKeepAlive, d.Compression = s.Connections, s.NoKeepAlive, s.Compression
@@ -186,23 +107,6 @@ func (l LoadSpec) describe() results.CellLoad {
 	return d
 }
 
-// concurrency is the number of workers the load engine will use: the
-// option, or its default (10, or the largest target of a closed-loop ramp).
-func (l LoadSpec) concurrency() int {
-	o := l.Options
-	if o.Concurrency > 0 {
-		return o.Concurrency
-	}
-	if len(o.Stages) > 0 && o.Rate == 0 && !o.Open {
-		m := o.StartTarget
-		for _, st := range o.Stages {
-			m = max(m, st.Target)
-		}
-		return int(math.Ceil(m))
-	}
-	return 10
-}
-
 func method(m string) string {
 	if m == "" {
 		return "GET"
@@ -215,11 +119,4 @@ func transportName(t string) string {
 		return conn.HTTP1
 	}
 	return t
-}
-
-// closeScenario releases a scenario's shared connections, if it has any.
-func closeScenario(sc load.Scenario) {
-	if c, ok := sc.(io.Closer); ok {
-		_ = c.Close()
-	}
 }

@@ -78,7 +78,7 @@ func calibrate(ctx context.Context, cell Cell, opts Options) (client, server tim
 	if len(opts.ClientCPUs) > 0 {
 		_ = measure.Pin(opts.ClientCPUs)
 	}
-	ready := cmp.Or(v.expand(s.Ready), tcpTarget(v.expand(cell.Load.url())))
+	ready := cmp.Or(v.expand(s.Ready), tcpTarget(v.expand(cell.Load.URL())))
 	if err := srv.waitReady(ctx, ready, cmp.Or(s.ReadyTimeout, DefaultReadyTimeout)); err != nil {
 		return 0, 0, err
 	}

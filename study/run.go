@@ -74,7 +74,7 @@ func Run(ctx context.Context, def Definition, opts Options) (*results.Study, err
 		res.Options.Builds = append(res.Options.Builds, strings.Join(b.Args, " "))
 	}
 	for i, c := range def.Cells {
-		rc := results.Cell{ID: c.ID(), Group: c.Group, Label: c.Label, ServeArgs: c.ServeArgs, Load: c.Load.describe(),
+		rc := results.Cell{ID: c.ID(), Group: c.Group, Label: c.Label, ServeArgs: c.ServeArgs, Load: describeLoad(c.Load),
 			Baseline: isBaseline(def.Cells, i), External: c.External, Link: c.Link}
 		if c.Capacity != nil {
 			rc.Load.Measure = "capacity"
@@ -181,7 +181,7 @@ func validate(def Definition) error {
 		if c.Server == nil && c.External == "" {
 			return fmt.Errorf("%w: cell %s has neither a server nor an external URL", ErrDefinition, c.ID())
 		}
-		if !c.Load.hasLoad() {
+		if c.Load.Empty() {
 			return fmt.Errorf("%w: cell %s has no load", ErrDefinition, c.ID())
 		}
 		n, err := c.ports()
@@ -343,7 +343,7 @@ func runTrial(ctx context.Context, cell Cell, opts Options, cl trialClient) (t r
 			// fork inherited the server's CPUs: put every thread back.
 			_ = measure.Pin(opts.ClientCPUs)
 		}
-		ready := cmp.Or(v.expand(s.Ready), tcpTarget(v.expand(cell.Load.url())))
+		ready := cmp.Or(v.expand(s.Ready), tcpTarget(v.expand(cell.Load.URL())))
 		if err := srv.waitReady(ctx, ready, cmp.Or(s.ReadyTimeout, DefaultReadyTimeout)); err != nil {
 			return fail(err)
 		}
@@ -463,18 +463,16 @@ func clientPhase(ctx context.Context, cell Cell, opts Options, v vars, t *result
 // runLoad runs one load with a fresh scenario: nothing (connections,
 // pools) carries over from the warm-up but the server's own warmth.
 func runLoad(ctx context.Context, l LoadSpec, o load.Options, v vars, into **results.Load) error {
-	sc, err := l.scenario(v)
+	l.Options = o
+	m, err := newClient(l, v)
 	if err != nil {
 		return err
 	}
-	defer closeScenario(sc)
+	defer m.Close()
 	if l.Raw != nil {
-		o.EventLoop = true // the cheapest client per request (load ignores it where it does not apply)
+		m.Options.EventLoop = true // the cheapest client per request (load ignores it where it does not apply)
 	}
-	if rp, ok := sc.(interface{ Pacer() load.Pacer }); ok { // a replay's (HTTP or gRPC calls): the recording is the schedule
-		o.Open, o.Rate, o.Stages, o.Pacer = true, 0, nil, rp.Pacer()
-	}
-	r, err := load.Run(ctx, o, sc)
+	r, err := load.Run(ctx, m.Options, m.Scenario)
 	if into != nil {
 		*into = r
 	}

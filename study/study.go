@@ -128,7 +128,7 @@ func (c Cell) ports() (int, error) {
 	if c.Server != nil {
 		ts = append(append(append(ts, c.Server.Command...), c.Server.Env...), c.Server.Ready)
 	}
-	ts = append(ts, c.Load.templates()...)
+	ts = append(ts, templates(c.Load)...)
 	for _, ch := range c.Checks {
 		ts = append(ts, ch.templates...)
 	}

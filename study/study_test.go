@@ -116,12 +116,12 @@ func TestBuiltinStudiesAreWellFormed(t *testing.T) {
 				t.Errorf("%s: duplicate cell %s", name, c.ID())
 			}
 			ids[c.ID()] = true
-			sc, err := c.Load.scenario(vars{ports: []int{1, 2}})
+			m, err := newClient(c.Load, vars{ports: []int{1, 2}})
 			if err != nil {
 				t.Errorf("%s/%s: %v", name, c.ID(), err)
 				continue
 			}
-			closeScenario(sc)
+			m.Close()
 		}
 	}
 	if _, err := Lookup("nope"); err == nil {
