@@ -175,13 +175,12 @@ func runCapacity(ctx context.Context, env *cliEnv, args []string) error {
 	if err := f.lf.flow.check(fs); err != nil {
 		return err
 	}
-	sc, cfg, err := f.lf.scenarioFrom(fs.Args())
+	m, err := f.lf.scenarioFrom(fs.Args())
 	if err != nil {
 		return err
 	}
-	if c, ok := sc.(io.Closer); ok {
-		defer c.Close()
-	}
+	defer m.Close()
+	sc, cfg := m.Scenario, m.Config
 	log := env.stderr
 	quota, release, err := capacityQuota(ctx, &f, sc, log)
 	if err != nil {

@@ -17,6 +17,7 @@ import (
 	"github.com/wirebench/wirebench/load/browser"
 	"github.com/wirebench/wirebench/load/conn"
 	"github.com/wirebench/wirebench/load/scenario"
+	"github.com/wirebench/wirebench/load/spec"
 	"github.com/wirebench/wirebench/load/stream"
 	"github.com/wirebench/wirebench/measure"
 	"github.com/wirebench/wirebench/report"
@@ -228,10 +229,11 @@ func (f *loadFlags) run(ctx context.Context, env *cliEnv, fs *pflag.FlagSet, arg
 	if f.engine == "loop" {
 		f.o.EventLoop = true
 	}
-	sc, cfg, err := f.scenarioFrom(pos)
+	m, err := f.scenarioFrom(pos)
 	if err != nil {
 		return err
 	}
+	sc, cfg := m.Scenario, m.Config
 	ths := make([]results.Threshold, len(f.thresholds))
 	for i, s := range f.thresholds {
 		if ths[i], err = results.ParseThreshold(s); err != nil {
@@ -266,10 +268,7 @@ func (f *loadFlags) run(ctx context.Context, env *cliEnv, fs *pflag.FlagSet, arg
 		defer stop()
 	}
 	res, err := load.Run(ctx, f.o, sc)
-	var closeErr error // a --record log that could not be written
-	if c, ok := sc.(io.Closer); ok {
-		closeErr = c.Close()
-	}
+	closeErr := m.Close() // a --record log that could not be written
 	if f.o.Progress != nil {
 		fmt.Fprint(env.stderr, "\r\033[K")
 	}
@@ -411,73 +410,85 @@ func (f *loadFlags) check(fs *pflag.FlagSet) error {
 	return nil
 }
 
-// scenarioFrom builds the scenario from the flags: raw mode with a URL,
-// or a reference-API scenario.
-func (f *loadFlags) scenarioFrom(pos []string) (load.Scenario, results.Config, error) {
+// scenarioFrom makes the client from the flags (package spec): raw mode
+// with a URL, or a scenario. f.o becomes the options it runs with (a
+// replay's recording as the schedule).
+func (f *loadFlags) scenarioFrom(pos []string) (*spec.Made, error) {
 	if len(pos) != 1 {
-		return nil, results.Config{}, loadUsagef("want exactly one URL argument, got %d", len(pos))
+		return nil, loadUsagef("want exactly one URL argument, got %d", len(pos))
 	}
 	url := pos[0]
 	if f.o.Timeout <= 0 {
-		return nil, results.Config{}, loadUsagef("-t must be > 0")
+		return nil, loadUsagef("-t must be > 0")
 	}
 	f.raw.URL, f.raw.Timeout, f.raw.Header = url, f.o.Timeout, f.hdrs
 	for _, e := range f.expect {
 		for _, s := range strings.Split(e, ",") {
 			n, err := strconv.Atoi(strings.TrimSpace(s))
 			if err != nil {
-				return nil, results.Config{}, loadUsagef("--expect-status %q: not a number", s)
+				return nil, loadUsagef("--expect-status %q: not a number", s)
 			}
 			f.raw.ExpectStatus = append(f.raw.ExpectStatus, n)
 		}
 	}
 	if f.raw.ZeroRTT && (f.replay.file != "" || f.stream.Kind != "" || f.browser.Kind != "" || strings.HasPrefix(f.scenario, "kv-")) {
-		return nil, results.Config{}, loadUsagef("--0rtt applies to raw mode and the reference scenarios over --transport h3")
+		return nil, loadUsagef("--0rtt applies to raw mode and the reference scenarios over --transport h3")
 	}
-	if f.fs != nil && f.fs.Changed("grpc") && isMethod(f.stream.GRPC) {
-		return f.grpcScenario(f.fs, url)
-	}
-	if f.replay.file != "" {
-		return f.replayScenario(url)
-	}
-	if f.flow.file != "" {
-		return f.flowScenario(url)
-	}
-	if f.stream.Kind != "" || f.browser.Kind != "" {
-		return f.streamScenario(url)
-	}
-	if strings.HasPrefix(f.scenario, "kv-") {
-		return f.kvScenario(url)
-	}
-	if f.scenario != "" {
+	c := spec.Client{Options: f.o}
+	cliErr := optionsError // how the client's errors read
+	var err error
+	switch {
+	case f.fs != nil && f.fs.Changed("grpc") && isMethod(f.stream.GRPC):
+		cliErr, err = f.grpcClient(&c, f.fs, url) // load_grpc.go
+	case f.replay.file != "":
+		cliErr, err = f.replayClient(&c, url) // replay.go
+	case f.flow.file != "":
+		cliErr, err = f.flowClient(&c, url) // load_flow.go
+	case f.stream.Kind != "" || f.browser.Kind != "":
+		err = f.streamClient(&c, url) // loadstream.go
+	case strings.HasPrefix(f.scenario, "kv-"):
+		err = f.kvClient(&c, url) // load_kv.go
+	case f.scenario != "":
 		f.sc.Name, f.sc.Options = f.scenario, f.raw.Options
-		sc, err := scenario.New(f.sc)
-		if err != nil {
-			return nil, results.Config{}, loadUsagef("%s", cliMessage(err))
-		}
-		if tr, ok := sc.(transporter); ok {
-			f.sc.Transport, _ = tr.Transport() // auto: the choice is in res.Conn
-		}
-		return sc, results.Config{Scenario: f.scenario, ScenarioOptions: results.NewClientOptions(f.sc)}, nil
+		c.Scenario = &f.sc
+	default:
+		err = f.rawClient(&c)
 	}
+	if err != nil {
+		return nil, err
+	}
+	m, err := spec.New(f.ctx, c)
+	if err != nil {
+		return nil, cliErr(err)
+	}
+	f.o = m.Options
+	if c.Raw != nil && f.replay.record != "" {
+		if m.Scenario, err = f.recordRaw(m.Scenario); err != nil {
+			m.Close()
+			return nil, err
+		}
+		m.Config.Record = f.replay.record
+	}
+	return m, nil
+}
+
+// optionsError is a client's options error as a usage error, without the
+// library's prefixes.
+func optionsError(err error) error { return loadUsagef("%s", cliMessage(err)) }
+
+// rawClient is raw mode's: -b's body, from a file with @.
+func (f *loadFlags) rawClient(c *spec.Client) error {
 	if strings.HasPrefix(f.body, "@") {
 		b, err := os.ReadFile(f.body[1:])
 		if err != nil {
-			return nil, results.Config{}, loadUsagef("-b: %v", err)
+			return loadUsagef("-b: %v", err)
 		}
 		f.raw.Body = b
 	} else if f.body != "" {
 		f.raw.Body = []byte(f.body)
 	}
-	sc, err := load.NewRaw(f.raw)
-	if err != nil {
-		return nil, results.Config{}, loadUsagef("%s", cliMessage(err))
-	}
-	if f.replay.record != "" {
-		rec, err := f.recordRaw(sc)
-		return rec, results.Config{Scenario: "raw", Raw: results.NewClientOptions(sc.Options()), BodyBytes: len(f.raw.Body), Record: f.replay.record}, err
-	}
-	return sc, results.Config{Scenario: "raw", Raw: results.NewClientOptions(sc.Options()), BodyBytes: len(f.raw.Body)}, nil
+	c.Raw = &f.raw
+	return nil
 }
 
 // checkThresholds prints each threshold's verdict and returns them all,

@@ -3,12 +3,10 @@ package main
 import (
 	"errors"
 
-	"github.com/wirebench/wirebench/results"
-
 	"github.com/spf13/pflag"
 
-	"github.com/wirebench/wirebench/load"
 	"github.com/wirebench/wirebench/load/flow"
+	"github.com/wirebench/wirebench/load/spec"
 )
 
 // flowFlags are --flow and --data-file (load and capacity).
@@ -47,24 +45,17 @@ func flowError(err error) error {
 	return usagef("%s", cliMessage(err))
 }
 
-// flowScenario builds --flow's scenario against the base URL.
-func (f *loadFlags) flowScenario(url string) (load.Scenario, results.Config, error) {
+// flowClient reads --flow (and --data-file) for the base URL: exit 2
+// naming the file and line when it cannot run.
+func (f *loadFlags) flowClient(c *spec.Client, url string) (func(error) error, error) {
 	fl, err := flow.Load(f.flow.file, f.flow.data)
 	if err != nil {
-		return nil, results.Config{}, flowError(err)
+		return nil, flowError(err)
 	}
 	if err := fl.AddHeaders(f.hdrs); err != nil { // -H: on every step
-		return nil, results.Config{}, usagef("-H: %s", cliMessage(err))
+		return nil, usagef("-H: %s", cliMessage(err))
 	}
 	f.raw.URL, f.raw.Timeout = url, f.o.Timeout
-	sc, err := flow.New(fl, flow.Options{Options: f.raw.Options, Format: f.sc.Format})
-	if err != nil {
-		return nil, results.Config{}, flowError(err)
-	}
-	cfg := results.Config{Scenario: "flow", Flow: f.flow.file, FlowName: fl.Name, Steps: len(fl.Steps), URL: url}
-	if fl.Data != nil {
-		cfg.DataFile, cfg.DataRows = fl.Data.File, len(fl.Data.Rows)
-	}
-	cfg.Transport, _ = sc.Transport() // auto's choice: in the result's conn
-	return sc, cfg, nil
+	c.Flow, c.FlowConn = fl, flow.Options{Options: f.raw.Options, Format: f.sc.Format}
+	return flowError, nil
 }

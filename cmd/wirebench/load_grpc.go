@@ -4,13 +4,11 @@ import (
 	"errors"
 	"strings"
 
-	"github.com/wirebench/wirebench/results"
-
 	"github.com/spf13/pflag"
 
-	"github.com/wirebench/wirebench/load"
 	"github.com/wirebench/wirebench/load/grpcany"
 	"github.com/wirebench/wirebench/load/replay"
+	"github.com/wirebench/wirebench/load/spec"
 )
 
 // grpcFlags are the flags of --grpc pkg.Service/Method: any method of
@@ -39,8 +37,9 @@ func (g *grpcFlags) registerDescriptors(fs *pflag.FlagSet) {
 // Method) rather than the --stream kinds' gRPC address (host:port).
 func isMethod(v string) bool { return strings.Contains(v, "/") }
 
-// grpcScenario builds the --grpc scenario against host:port.
-func (f *loadFlags) grpcScenario(fs *pflag.FlagSet, target string) (load.Scenario, results.Config, error) {
+// grpcClient is the --grpc METHOD client against host:port: usage errors
+// for its options, a failure (exit 1) for a server that cannot be asked.
+func (f *loadFlags) grpcClient(c *spec.Client, fs *pflag.FlagSet, target string) (func(error) error, error) {
 	o := f.grpc.o
 	o.Options = f.raw.Options
 	o.Method, o.Metadata, o.Protocol = f.stream.GRPC, f.hdrs, f.kv.Protocol
@@ -50,24 +49,23 @@ func (f *loadFlags) grpcScenario(fs *pflag.FlagSet, target string) (load.Scenari
 	}
 	switch {
 	case f.scenario != "" || f.stream.Kind != "" || f.browser.Kind != "" || f.replay.file != "" || f.flow.file != "":
-		return nil, results.Config{}, loadUsagef("--grpc METHOD runs on its own: drop --scenario, --stream, --browser, --replay, --flow")
+		return nil, loadUsagef("--grpc METHOD runs on its own: drop --scenario, --stream, --browser, --replay, --flow")
 	case fs.Changed("transport") && f.raw.Transport != "grpc":
-		return nil, results.Config{}, loadUsagef("--grpc METHOD runs over gRPC's own transport: drop --transport")
+		return nil, loadUsagef("--grpc METHOD runs over gRPC's own transport: drop --transport")
 	case f.body != "" || fs.Changed("method"):
-		return nil, results.Config{}, loadUsagef("--grpc METHOD takes its request from --data or --data-file, not -b or -m")
+		return nil, loadUsagef("--grpc METHOD takes its request from --data or --data-file, not -b or -m")
 	}
 	var err error
 	if o.URL, err = f.grpc.tlsURL(strings.TrimPrefix(target, "grpc://")); err != nil {
-		return nil, results.Config{}, err
+		return nil, err
 	}
-	sc, err := grpcany.New(f.ctx, o)
-	switch {
-	case errors.Is(err, grpcany.ErrOptions):
-		return nil, results.Config{}, loadUsagef("%s", cliMessage(err))
-	case err != nil:
-		return nil, results.Config{}, errors.New(cliMessage(err))
-	}
-	return sc, results.Config{Scenario: "grpc " + sc.Method().Name(), GRPC: results.NewClientOptions(sc.Options()), Kind: sc.Method().Kind()}, nil
+	c.GRPC = &o
+	return func(err error) error {
+		if errors.Is(err, grpcany.ErrOptions) {
+			return loadUsagef("%s", cliMessage(err))
+		}
+		return errors.New(cliMessage(err))
+	}, nil
 }
 
 // tlsURL is target over TLS when --tls asks for it.
@@ -81,35 +79,27 @@ func (g *grpcFlags) tlsURL(target string) (string, error) {
 	return "https://" + target, nil
 }
 
-// grpcReplayScenario replays a recording of gRPC calls (replay.FormatGRPC)
-// through package grpcany, and sets the run's open-loop schedule to it.
-func (f *loadFlags) grpcReplayScenario(o replay.Options) (load.Scenario, results.Config, error) {
+// grpcReplayClient replays a recording of gRPC calls (replay.FormatGRPC)
+// through package grpcany, with --grpc's descriptors.
+func (f *loadFlags) grpcReplayClient(c *spec.Client, o replay.Options) (func(error) error, error) {
 	switch {
 	case o.Record != nil:
 		o.Record.Close()
-		return nil, results.Config{}, loadUsagef("--record writes HTTP requests: a recording of gRPC calls is replayed without it")
+		return nil, loadUsagef("--record writes HTTP requests: a recording of gRPC calls is replayed without it")
 	case o.AsFormat != "" || o.Host != "" || len(o.DropHeaders) > 0 || o.DryRun:
-		return nil, results.Config{}, loadUsagef("--as-format, --rewrite-host, --drop-header and --dry-run are HTTP replay's: not for a recording of gRPC calls")
+		return nil, loadUsagef("--as-format, --rewrite-host, --drop-header and --dry-run are HTTP replay's: not for a recording of gRPC calls")
 	case f.raw.Transport != "" && f.raw.Transport != "grpc":
-		return nil, results.Config{}, loadUsagef("a recording of gRPC calls is replayed over gRPC's own transport: drop --transport")
+		return nil, loadUsagef("a recording of gRPC calls is replayed over gRPC's own transport: drop --transport")
 	}
-	ro := grpcany.ReplayOptions{Options: f.grpc.o, File: o.File, Speed: o.Speed, Loop: o.Loop, MaxGap: o.MaxGap}
-	ro.Options.Options = o.Options
-	ro.Transport = ""
 	var err error
-	if ro.URL, err = f.grpc.tlsURL(strings.TrimPrefix(o.URL, "grpc://")); err != nil {
-		return nil, results.Config{}, err
+	if o.URL, err = f.grpc.tlsURL(strings.TrimPrefix(o.URL, "grpc://")); err != nil {
+		return nil, err
 	}
-	sc, err := grpcany.NewReplay(f.ctx, ro)
-	switch {
-	case errors.Is(err, grpcany.ErrOptions) || errors.Is(err, replay.ErrReplay):
-		return nil, results.Config{}, loadUsagef("%s", strings.TrimPrefix(cliMessage(err), "replay: "))
-	case err != nil:
-		return nil, results.Config{}, errors.New(cliMessage(err))
-	}
-	f.o.Open, f.o.Pacer = true, sc.Pacer()
-	if f.o.Duration == 0 {
-		f.o.Duration = load.MaxDuration // until the recording ends
-	}
-	return sc, results.Config{Scenario: "replay grpc", Replay: results.NewClientOptions(ro)}, nil
+	c.Replay, c.GRPC = &o, &f.grpc.o
+	return func(err error) error {
+		if errors.Is(err, grpcany.ErrOptions) || errors.Is(err, replay.ErrReplay) {
+			return loadUsagef("%s", strings.TrimPrefix(cliMessage(err), "replay: "))
+		}
+		return errors.New(cliMessage(err))
+	}, nil
 }

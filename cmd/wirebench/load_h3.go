@@ -55,10 +55,3 @@ func noteZeroRTT(w io.Writer, z *results.ZeroRTT) {
 		}
 	}
 }
-
-// transporter is a scenario that says which transport it runs over and,
-// with --transport auto, which it took and why (load.Raw, the reference
-// scenarios), so the recorded options name the one in effect.
-type transporter interface {
-	Transport() (transport, auto string)
-}

@@ -4,13 +4,11 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/wirebench/wirebench/results"
-
 	"github.com/spf13/pflag"
 
-	"github.com/wirebench/wirebench/load"
 	"github.com/wirebench/wirebench/load/keydist"
 	"github.com/wirebench/wirebench/load/scenario"
+	"github.com/wirebench/wirebench/load/spec"
 )
 
 // kvFlags are the kv-* flags given as text, read into KVOptions by
@@ -49,32 +47,22 @@ func (f *loadFlags) registerKV(fs *pflag.FlagSet) {
 	fs.Uint64Var(&f.kv.Seed, "seed", 1, "kv-*: `seed` of every draw (command, key, size, TTL): the same seed sends the same commands to any server")
 }
 
-// kvScenario builds a kv-* scenario from the flags: RESP to
-// redis://host:port, or wirebench's /kv over HTTP to http://host:port.
-func (f *loadFlags) kvScenario(url string) (load.Scenario, results.Config, error) {
+// kvClient is a kv-* client from the flags: RESP to redis://host:port,
+// or wirebench's /kv over HTTP to http://host:port.
+func (f *loadFlags) kvClient(c *spec.Client, url string) error {
 	fs := f.fs
 	if fs == nil { // no flag was given
 		fs = pflag.NewFlagSet("", pflag.ContinueOnError)
 	}
 	f.kv.Name, f.kv.URL, f.kv.Timeout = f.scenario, url, f.o.Timeout
-	if f.kv.Protocol == "" {
-		f.kv.Protocol = scenario.ProtocolHTTPRaw
-		if strings.HasPrefix(url, "redis://") {
-			f.kv.Protocol = scenario.ProtocolRESP
-		}
-	}
 	if fs.Changed("key-maximum") && !fs.Changed("keys") {
 		f.kv.Keys = 0 // the range gives the key space
 	}
 	if err := f.kvx.apply(fs, &f.kv); err != nil {
-		return nil, results.Config{}, loadUsagef("%s", cliMessage(err))
+		return loadUsagef("%s", cliMessage(err))
 	}
-	f.kv.Workers = f.o.Concurrency // parallel keys' slices
-	sc, err := scenario.NewKV(f.kv)
-	if err != nil {
-		return nil, results.Config{}, loadUsagef("%s", cliMessage(err))
-	}
-	return sc, results.Config{Scenario: f.scenario, KVOptions: results.NewClientOptions(sc.(interface{ Options() scenario.KVOptions }).Options())}, nil
+	c.KV = &f.kv
+	return nil
 }
 
 // apply reads the text flags into o.

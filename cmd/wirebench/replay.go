@@ -13,6 +13,7 @@ import (
 	"github.com/wirebench/wirebench/load"
 	"github.com/wirebench/wirebench/load/replay"
 	"github.com/wirebench/wirebench/load/replay/reqlog"
+	"github.com/wirebench/wirebench/load/spec"
 	"github.com/wirebench/wirebench/report"
 	"github.com/wirebench/wirebench/results"
 )
@@ -163,42 +164,33 @@ func createRecord(path string, force bool) (*os.File, error) {
 // replayOnly are the flags that mean nothing without --replay.
 var replayOnly = []string{"max-gap", "allow-partial", "replay-format", "replay-fields", "speed", "loop", "rewrite-host", "drop-header", "replay-dry-run"}
 
-// replayScenario makes the replay scenario and sets the run's open-loop
-// schedule to the recording's.
-func (f *loadFlags) replayScenario(url string) (load.Scenario, results.Config, error) {
+// replayClient is --replay's client: the recording, sent to url's host
+// at its recorded times (package spec makes them the run's schedule).
+func (f *loadFlags) replayClient(c *spec.Client, url string) (func(error) error, error) {
 	r := &f.replay
 	o, err := f.replayOptions(url)
 	if err != nil {
-		return nil, results.Config{}, err
+		return nil, err
 	}
 	if r.record != "" {
 		if o.Record, err = createRecord(r.record, f.outs.force); err != nil {
-			return nil, results.Config{}, loadUsagef("--record: %v", err)
+			return nil, loadUsagef("--record: %v", err)
 		}
 		o.RecordKeep = r.keep
 	}
-	if r.format == replay.FormatGRPC || r.format == "" && replay.IsGRPCRecording(r.file) {
-		return f.grpcReplayScenario(o) // load_grpc.go
+	if spec.IsGRPCReplay(&o) {
+		return f.grpcReplayClient(c, o) // load_grpc.go
 	}
 	if g := f.grpc; len(g.o.Protos) > 0 || g.o.Protoset != "" || len(g.o.ImportPaths) > 0 || g.tls {
 		if o.Record != nil {
 			o.Record.Close()
 		}
-		return nil, results.Config{}, loadUsagef("--proto, --import-path, --protoset and --tls are for a recording of gRPC calls; %s is not one (docs/grpc.md)", r.file)
+		return nil, loadUsagef("--proto, --import-path, --protoset and --tls are for a recording of gRPC calls; %s is not one (docs/grpc.md)", r.file)
 	}
-	sc, err := replay.New(o)
-	if err != nil {
-		if o.Record != nil {
-			o.Record.Close()
-		}
-		return nil, results.Config{}, loadUsagef("%s%s", r.fileFlag, strings.TrimPrefix(err.Error(), "replay: "))
-	}
-	f.o.Open, f.o.Pacer = true, sc.Pacer()
-	if f.o.Duration == 0 {
-		f.o.Duration = load.MaxDuration // until the recording ends
-	}
-	o.Record = nil // not data
-	return sc, results.Config{Scenario: "replay", Replay: results.NewClientOptions(o)}, nil
+	c.Replay = &o
+	return func(err error) error {
+		return loadUsagef("%s%s", r.fileFlag, strings.TrimPrefix(err.Error(), "replay: "))
+	}, nil
 }
 
 // replayOptions checks the flags a replay cannot take and makes its
