@@ -96,7 +96,7 @@ mib() { echo $(( ($1 + 1023) / 1024 )); }
 cpustat() { awk '/^cpu / { t = 0; for (i = 2; i <= NF; i++) t += $i; print t, $9; exit }' /proc/stat; }
 # stealpct BEFORE AFTER: the share of CPU time the hypervisor took between two cpustat readings.
 stealpct() { awk -v a="$1" -v b="$2" 'BEGIN { split(a, x, " "); split(b, y, " "); d = y[1] - x[1]
-  printf "%.1f", d > 0 ? 100 * (y[2] - x[2]) / d : 0 }'; }
+  printf "%.1f", (d > 0 ? 100 * (y[2] - x[2]) / d : 0) }'; }
 # untrusted FILE: why a capacity result cannot be trusted ("" if it can).
 untrusted() {
   jq -r 'if .limit == "client" then "the client was the limit"
