@@ -43,10 +43,12 @@ type Link struct {
 	Near, Far netip.Addr // the host's end, the namespace's end
 	ns        *netns
 	near, far int // TUN file descriptors, -1 when closed
-	up, down  *pump
-	origin    time.Time
-	wg        sync.WaitGroup
-	closeOnce sync.Once
+	// nearUSO, farUSO: the device takes UDP super-packets (USO).
+	nearUSO, farUSO bool
+	up, down        *pump
+	origin          time.Time
+	wg              sync.WaitGroup
+	closeOnce       sync.Once
 }
 
 var linkSeq atomic.Uint32
@@ -89,7 +91,7 @@ func Open(s Spec) (l *Link, err error) {
 		base := netip.AddrFrom4([4]byte{169, 254, byte(1 + k/64), byte(k%64) * 4})
 		l.Near, l.Far = base.Next(), base.Next().Next()
 		if l.near < 0 {
-			if l.near, nearIdx, err = openTUN(nearName); err != nil {
+			if l.near, nearIdx, l.nearUSO, err = openTUN(nearName); err != nil {
 				return nil, err
 			}
 		}
@@ -106,11 +108,11 @@ func Open(s Spec) (l *Link, err error) {
 		return nil, err
 	}
 	l.origin = time.Now()
-	l.up = newPump(NewPipe(s, true), l.far, l.near, l.origin, s.Reorder, func(p []byte) bool {
+	l.up = newPump(NewPipe(s, true), l.far, l.near, l.nearUSO, l.origin, s.Reorder, func(p []byte) bool {
 		d := dst(p)
 		return d == l.Near || (d.IsValid() && d.IsLoopback())
 	})
-	l.down = newPump(NewPipe(s, false), l.near, l.far, l.origin, s.Reorder, func(p []byte) bool { return dst(p) == l.Far })
+	l.down = newPump(NewPipe(s, false), l.near, l.far, l.farUSO, l.origin, s.Reorder, func(p []byte) bool { return dst(p) == l.Far })
 	l.up.start(&l.wg)
 	l.down.start(&l.wg)
 	return l, nil
@@ -146,7 +148,7 @@ const farName = "wblink"
 func (l *Link) setupFar() error {
 	var idx int
 	var err error
-	if l.far, idx, err = openTUN(farName); err != nil {
+	if l.far, idx, l.farUSO, err = openTUN(farName); err != nil {
 		return err
 	}
 	r, err := openRtnl()
@@ -184,8 +186,13 @@ type Stats struct {
 	// link: the seal).
 	Refused int64
 	// CPU is the relay threads' CPU time (the four pump threads, from
-	// /proc's schedstat), and CPUPerPacket that per packet admitted.
+	// /proc's schedstat), and CPUPerPacket that per packet admitted. A
+	// packet is a packet on the emulated wire: each segment of a
+	// super-packet counts (Up.Packets, Down.Packets).
 	CPU, CPUPerPacket time.Duration
+	// Reads and Writes are the relay's system calls on the TUN devices
+	// that carried packets, both ways; WriteErrors the writes refused.
+	Reads, Writes, WriteErrors int64
 	// Late is the mean time a delivered packet left after its due time
 	// (timer and scheduling lag) over the Sent packets, and LateMax the
 	// worst.
@@ -198,6 +205,9 @@ func (l *Link) Stats() Stats {
 	s := Stats{}
 	s.Up, s.Down = l.up.stats(), l.down.stats()
 	s.Refused = l.up.refused.Load() + l.down.refused.Load()
+	s.Reads = l.up.reads.Load() + l.down.reads.Load()
+	s.Writes = l.up.writes.Load() + l.down.writes.Load()
+	s.WriteErrors = l.up.writeErr.Load() + l.down.writeErr.Load()
 	s.CPU = l.up.cpu() + l.down.cpu()
 	if n := s.Up.Packets + s.Down.Packets; n > 0 {
 		s.CPUPerPacket = s.CPU / time.Duration(n)
@@ -221,6 +231,9 @@ func (s Stats) Since(s0 Stats) Stats {
 	}
 	d.Up, d.Down = sub(s.Up, s0.Up), sub(s.Down, s0.Down)
 	d.Refused -= s0.Refused
+	d.Reads -= s0.Reads
+	d.Writes -= s0.Writes
+	d.WriteErrors -= s0.WriteErrors
 	d.CPU -= s0.CPU
 	d.CPUPerPacket = 0
 	if n := d.Up.Packets + d.Down.Packets; n > 0 {
@@ -293,12 +306,14 @@ func threadCPU(tid int) time.Duration {
 	return time.Duration(ns)
 }
 
-// pump carries one direction: a reader that admits each packet to the
-// pipe, and a writer that sends it on at its time.
+// pump carries one direction: a reader that admits each wire packet (a
+// packet read, or each segment of a super-packet) to the pipe, and a
+// writer that sends them on at their time.
 type pump struct {
 	pipe     *Pipe
 	mu       sync.Mutex      // guards pipe.Stats for readers of stats
 	from, to int             // TUN file descriptors
+	uso      bool            // to takes UDP super-packets
 	tids     [2]atomic.Int64 // reader's and writer's threads
 	cpuDone  atomic.Int64    // CPU of threads that have ended
 	origin   time.Time
@@ -308,22 +323,54 @@ type pump struct {
 	ctx      context.Context
 	cancel   context.CancelFunc
 	refused  atomic.Int64
-	wrote    atomic.Int64 // bytes written on, at their due times
+	wrote    atomic.Int64 // bytes on the wire written on, at their due times
+	reads    atomic.Int64 // read system calls that returned a packet
+	writes   atomic.Int64 // write system calls
+	writeErr atomic.Int64 // writes the device refused
 	lateN    atomic.Int64
 	lateSum  atomic.Int64
 	lateMax  atomic.Int64
 }
 
-type packet struct {
-	at  time.Duration
-	seq uint64
-	buf *[]byte // from bufs, n bytes long
-	n   int
+// pbuf is a packet as read (virtio header first), shared by the queue
+// entries of its segments.
+type pbuf struct {
+	b    []byte
+	n    int // bytes of b in use
+	segs segs
+	refs int // entries not yet written: the writer's alone once handed over
+	big  bool
 }
 
-func newPump(p *Pipe, from, to int, origin time.Time, reorder bool, allow func([]byte) bool) *pump {
+func (b *pbuf) pkt() []byte { return b.b[vnetHdrLen:b.n] }
+
+func (b *pbuf) release() {
+	if b.big {
+		bigBufs.Put(b)
+	} else {
+		smallBufs.Put(b)
+	}
+}
+
+// Reads go to a buffer a super-packet fits; a plain packet is copied to
+// a small one, so that what waits in a queue holds no more than its size.
+var (
+	smallBufs = sync.Pool{New: func() any { return &pbuf{b: make([]byte, vnetHdrLen+MTU+64)} }}
+	bigBufs   = sync.Pool{New: func() any { return &pbuf{b: make([]byte, vnetHdrLen+maxIPLen), big: true} }}
+)
+
+// packet is a queue entry: segments [a, b) of a packet read, due at at.
+type packet struct {
+	at    time.Duration
+	seq   uint64
+	pb    *pbuf
+	a, b  int
+	bytes int // their size on the wire
+}
+
+func newPump(p *Pipe, from, to int, uso bool, origin time.Time, reorder bool, allow func([]byte) bool) *pump {
 	ctx, cancel := context.WithCancel(context.Background())
-	return &pump{pipe: p, from: from, to: to, origin: origin, reorder: reorder, allow: allow,
+	return &pump{pipe: p, from: from, to: to, uso: uso, origin: origin, reorder: reorder, allow: allow,
 		ch: make(chan []packet, 1<<10), ctx: ctx, cancel: cancel}
 }
 
@@ -363,12 +410,13 @@ func (p *pump) cpu() time.Duration {
 
 func (p *pump) stop() { p.cancel() }
 
-var bufs = sync.Pool{New: func() any { b := make([]byte, MTU+64); return &b }}
-
 // read reads packets with plain syscalls: a read while there are some,
-// a poll with a timeout (to see a stop) when there are none. Packets go
-// to the writer in batches (what one wake-up found, up to maxBatch): one
-// hand-over per batch, not per packet, when they come fast.
+// a poll with a timeout (to see a stop) when there are none. Each
+// segment of a packet goes through the pipe on its own; the segments of
+// one packet that the pipe delivers at the same time stay one entry.
+// Entries go to the writer in batches (what one wake-up found, about
+// maxBatch): one hand-over per batch, not per packet, when they come
+// fast.
 func (p *pump) read() {
 	defer close(p.ch)
 	var seq uint64
@@ -386,11 +434,11 @@ func (p *pump) read() {
 			return false
 		}
 	}
+	rb := bigBufs.Get().(*pbuf)
+	defer func() { rb.release() }()
 	for {
-		bp := bufs.Get().(*[]byte)
-		n, err := unix.Read(p.from, *bp)
+		n, err := unix.Read(p.from, rb.b)
 		if err == unix.EAGAIN || err == unix.EINTR {
-			bufs.Put(bp)
 			if !flush() || p.ctx.Err() != nil {
 				return
 			}
@@ -400,23 +448,53 @@ func (p *pump) read() {
 		if err != nil || n <= 0 {
 			return
 		}
-		pkt := (*bp)[:n]
-		if !p.allow(pkt) {
+		p.reads.Add(1)
+		if n < vnetHdrLen {
 			p.refused.Add(1)
-			bufs.Put(bp)
 			continue
 		}
+		pkt := rb.b[vnetHdrLen:n]
+		sg, ok := parseSegs(parseVnet(rb.b), pkt)
+		if !ok || !p.allow(pkt) {
+			p.refused.Add(1)
+			continue
+		}
+		pb := rb
+		small := n <= vnetHdrLen+MTU+64
+		if small {
+			pb = smallBufs.Get().(*pbuf)
+			copy(pb.b, rb.b[:n])
+		}
+		pb.n, pb.segs, pb.refs = n, sg, 0
 		now := time.Since(p.origin)
 		p.mu.Lock()
-		at, v := p.pipe.Admit(now, n)
-		p.mu.Unlock()
-		if v != Deliver {
-			bufs.Put(bp)
-			continue
+		for i := range sg.n {
+			w := sg.wire(i)
+			at, v := p.pipe.Admit(now, w)
+			if v != Deliver {
+				continue
+			}
+			if k := len(batch) - 1; k >= 0 && batch[k].pb == pb && batch[k].b == i && batch[k].at == at {
+				batch[k].b++
+				batch[k].bytes += w
+				continue
+			}
+			seq++
+			batch = append(batch, packet{at, seq, pb, i, i + 1, w})
+			pb.refs++
 		}
-		seq++
-		batch = append(batch, packet{at, seq, bp, n})
-		if len(batch) == maxBatch && !flush() {
+		p.mu.Unlock()
+		if pb.refs == 0 {
+			if small {
+				pb.release()
+			}
+			continue // a big one is read into again
+		}
+		if !small {
+			rb = bigBufs.Get().(*pbuf)
+		}
+		// Only between packets: the writer may release pb once it has it.
+		if len(batch) >= maxBatch && !flush() {
 			return
 		}
 	}
@@ -428,7 +506,7 @@ const maxBatch = 64
 // with nanosleep and a 1 µs timer slack: the runtime's timers wake up to
 // a millisecond late, which an emulated 1 ms RTT cannot afford. Without
 // reordering the due times only grow, and a FIFO holds the packets;
-// with it, a heap.
+// with it, a heap. What is due at a wake-up is written together (send).
 func (p *pump) write() {
 	_ = unix.Prctl(unix.PR_SET_TIMERSLACK, 1000, 0, 0, 0)
 	var h pktHeap
@@ -447,7 +525,8 @@ func (p *pump) write() {
 		}
 		fifo = append(fifo, b...)
 	}
-	var lateN, lateSum int64
+	w := &writer{p: p}
+	var due []packet
 	for {
 		if pending() == 0 {
 			b, ok := <-p.ch
@@ -471,45 +550,130 @@ func (p *pump) write() {
 		if p.ctx.Err() != nil {
 			return
 		}
-		var next packet
-		if p.reorder {
-			next = h[0]
-		} else {
-			next = fifo[head]
-		}
 		now := time.Since(p.origin)
-		if wait := next.at - now; wait > 0 {
+		due = due[:0]
+		var next packet
+		for pending() > 0 {
 			if p.reorder {
-				// A packet due sooner may come in meanwhile.
-				wait = min(wait, 200*time.Microsecond)
+				next = h[0]
+			} else {
+				next = fifo[head]
 			}
-			wait = min(wait, 20*time.Millisecond) // and see a Close in time
-			ts := unix.NsecToTimespec(int64(wait))
-			_ = unix.Nanosleep(&ts, nil)
+			if next.at > now {
+				break
+			}
+			if p.reorder {
+				heap.Pop(&h)
+			} else {
+				fifo[head] = packet{}
+				head++
+			}
+			due = append(due, next)
+		}
+		if len(due) > 0 {
+			w.send(due)
+			clear(due)
 			continue
 		}
+		wait := next.at - now
 		if p.reorder {
-			heap.Pop(&h)
-		} else {
-			fifo[head] = packet{}
-			head++
+			// A packet due sooner may come in meanwhile.
+			wait = min(wait, 200*time.Microsecond)
 		}
-		late := int64(now - next.at)
-		lateN++
-		lateSum += late
-		if late > p.lateMax.Load() {
-			p.lateMax.Store(late)
-		}
-		if _, err := unix.Write(p.to, (*next.buf)[:next.n]); err == nil {
-			p.wrote.Add(int64(next.n))
-		}
-		bufs.Put(next.buf)
-		if lateN == 64 || pending() == 0 {
-			p.lateN.Add(lateN)
-			p.lateSum.Add(lateSum)
-			lateN, lateSum = 0, 0
-		}
+		wait = min(wait, 20*time.Millisecond) // and see a Close in time
+		ts := unix.NsecToTimespec(int64(wait))
+		_ = unix.Nanosleep(&ts, nil)
 	}
+}
+
+// writer is the write side's scratch space.
+type writer struct {
+	p     *pump
+	hdr   [vnetHdrLen + 2*60]byte // a subrange's headers
+	join  []byte                  // a UDP super-packet being built
+	dgs   [][]byte
+	iov   [2][]byte
+	lateN int64
+	lateS int64
+}
+
+// send writes the due entries in their order, each run of them that one
+// write can carry at once: the adjacent segments of one super-packet,
+// or whole datagrams of one UDP flow (joined into a UDP super-packet,
+// which the receiving kernel splits into the same datagrams again).
+func (w *writer) send(due []packet) {
+	p := w.p
+	for i := 0; i < len(due); {
+		e := due[i]
+		j := i + 1
+		for j < len(due) && due[j].pb == e.pb && due[j].a == e.b {
+			e.b = due[j].b
+			j++
+		}
+		var err error
+		if k := w.udpRun(due[i:]); k > 1 {
+			j = i + k
+			w.dgs = w.dgs[:0]
+			for _, d := range due[i:j] {
+				w.dgs = append(w.dgs, d.pb.pkt())
+			}
+			if w.join == nil {
+				w.join = make([]byte, vnetHdrLen+maxIPLen)
+			}
+			_, err = unix.Write(p.to, joinUDP(w.join, w.dgs))
+		} else if e.a == 0 && e.b == e.pb.segs.n {
+			_, err = unix.Write(p.to, e.pb.b[:e.pb.n])
+		} else {
+			w.iov[0], w.iov[1] = e.pb.segs.subrange(w.hdr[:], e.pb.pkt(), e.a, e.b)
+			_, err = unix.Writev(p.to, w.iov[:])
+		}
+		p.writes.Add(1)
+		if err != nil {
+			p.writeErr.Add(1)
+		}
+		now := time.Since(p.origin)
+		var bytes int64
+		for _, d := range due[i:j] {
+			bytes += int64(d.bytes)
+			n, late := int64(d.b-d.a), int64(now-d.at)
+			w.lateN += n
+			w.lateS += n * late
+			if late > p.lateMax.Load() {
+				p.lateMax.Store(late)
+			}
+			if d.pb.refs--; d.pb.refs == 0 {
+				d.pb.release()
+			}
+		}
+		if err == nil {
+			p.wrote.Add(bytes)
+		}
+		i = j
+	}
+	p.lateN.Add(w.lateN)
+	p.lateSum.Add(w.lateS)
+	w.lateN, w.lateS = 0, 0
+}
+
+// udpRun is how many entries from d[0] are whole UDP datagrams that one
+// UDP super-packet can carry (0 or 1: none to join).
+func (w *writer) udpRun(d []packet) int {
+	const hl = 20 + 8
+	first := d[0].pb
+	if !w.p.uso || len(d) < 2 || first.segs.gso != gsoNone || first.segs.proto != protoUDP || first.segs.plen <= hl {
+		return 0
+	}
+	fp := first.pkt()
+	total := len(fp)
+	k := 1
+	for ; k < len(d) && k < maxUDPSegs; k++ {
+		q := d[k].pb
+		if q.segs.gso != gsoNone || d[k-1].pb.n != first.n || !udpJoinable(fp, q.pkt()) || total+q.segs.plen-hl > maxIPLen {
+			break
+		}
+		total += q.segs.plen - hl
+	}
+	return k
 }
 
 // pktHeap orders packets by due time, then arrival.
