@@ -134,6 +134,32 @@ func (t Threshold) holds(v float64) bool {
 	return false
 }
 
+// ErrThresholds is the error of a result whose thresholds failed.
+var ErrThresholds = errors.New("thresholds failed")
+
+// Judge records the verdicts of ths in r.Thresholds and returns
+// ErrThresholds, naming each failed threshold and what was measured, when
+// any failed. A segment of a distributed test (Segment.N > 1) is not
+// judged, and judged is false: a segment's share of the load says nothing
+// of the test's thresholds (rps>1000 fails on every quarter of a 2000/s
+// run); the merged result is judged.
+func Judge(r *Load, ths []Threshold) (judged bool, err error) {
+	if r.Options.Segment.N > 1 {
+		return false, nil
+	}
+	r.Thresholds = CheckThresholds(r, ths)
+	var failed []string
+	for _, th := range r.Thresholds {
+		if !th.Pass {
+			failed = append(failed, fmt.Sprintf("%s (measured %s)", th.Expr, th.Measured))
+		}
+	}
+	if len(failed) > 0 {
+		return true, fmt.Errorf("%w: %s", ErrThresholds, strings.Join(failed, "; "))
+	}
+	return true, nil
+}
+
 // CheckThresholds gives each threshold's verdict on r, in order.
 func CheckThresholds(r *Load, ths []Threshold) []ThresholdResult {
 	var out []ThresholdResult

@@ -43,6 +43,39 @@ func TestThresholds(t *testing.T) {
 	}
 }
 
+// TestJudge: the verdicts go into the result, the error names each
+// failed threshold with what was measured, and a segment of a distributed
+// test is left for its merged result.
+func TestJudge(t *testing.T) {
+	t.Parallel()
+	var ths []Threshold
+	for _, e := range []string{"errors<1%", "rps>1000", "p99<1ms"} {
+		th, err := ParseThreshold(e)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ths = append(ths, th)
+	}
+	r := emptyResult(Segment{})
+	r.Latency.Record(5 * time.Millisecond)
+	r.Requests = 10
+	r.Start, r.End = time.Unix(0, 0), time.Unix(1, 0)
+	judged, err := Judge(r, ths)
+	if !judged || !errors.Is(err, ErrThresholds) || len(r.Thresholds) != 3 || !r.Thresholds[0].Pass || r.Thresholds[1].Pass {
+		t.Fatalf("Judge = %v, %v; verdicts %+v", judged, err, r.Thresholds)
+	}
+	if want := "thresholds failed: rps>1000 (measured 10.0); p99<1ms (measured 5.00ms)"; err.Error() != want {
+		t.Errorf("error %q, want %q", err, want)
+	}
+	if judged, err := Judge(r, ths[:1]); !judged || err != nil {
+		t.Errorf("passing thresholds: Judge = %v, %v", judged, err)
+	}
+	seg := emptyResult(Segment{I: 1, N: 4})
+	if judged, err := Judge(seg, ths); judged || err != nil || seg.Thresholds != nil {
+		t.Errorf("a segment: Judge = %v, %v; verdicts %+v", judged, err, seg.Thresholds)
+	}
+}
+
 func TestSummary(t *testing.T) {
 	t.Parallel()
 	r := emptyResult(Segment{})

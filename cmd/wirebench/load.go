@@ -35,14 +35,6 @@ func init() {
 	})
 }
 
-// thresholdError fails the command with exit code 99.
-type thresholdError struct{ failed []string }
-
-func (e thresholdError) Error() string {
-	return "thresholds failed: " + strings.Join(e.failed, "; ")
-}
-func (e thresholdError) ExitCode() int { return exitThreshold }
-
 type loadFlags struct {
 	o                        load.Options
 	raw                      load.RawOptions
@@ -233,7 +225,6 @@ func (f *loadFlags) run(ctx context.Context, env *cliEnv, fs *pflag.FlagSet, arg
 	if err != nil {
 		return err
 	}
-	sc, cfg := m.Scenario, m.Config
 	ths := make([]results.Threshold, len(f.thresholds))
 	for i, s := range f.thresholds {
 		if ths[i], err = results.ParseThreshold(s); err != nil {
@@ -267,8 +258,8 @@ func (f *loadFlags) run(ctx context.Context, env *cliEnv, fs *pflag.FlagSet, arg
 		}
 		defer stop()
 	}
-	res, err := load.Run(ctx, f.o, sc)
-	closeErr := m.Close() // a --record log that could not be written
+	m.Options = f.o        // with the live line and export's hooks
+	res, err := m.Run(ctx) // closed; interrupted and close troubles recorded
 	if f.o.Progress != nil {
 		fmt.Fprint(env.stderr, "\r\033[K")
 	}
@@ -283,19 +274,8 @@ func (f *loadFlags) run(ctx context.Context, env *cliEnv, fs *pflag.FlagSet, arg
 		return err
 	}
 	sig, interrupted := interruption(ctx)
-	if interrupted {
-		res.Stop = &results.Stop{Interrupted: true, Signal: signalName(sig.sig)}
-		res.Warnings = append(res.Warnings, fmt.Sprintf("interrupted by %s after %v%s: the figures cover only that window",
-			signalName(sig.sig), res.Measured().Round(time.Millisecond), planned(f.o)))
-	}
-	if closeErr != nil {
-		res.Warnings = append(res.Warnings, fmt.Sprintf("closing the scenario: %v", closeErr))
-	}
-	res.Scenario = cfg.Scenario
-	cfg.Args = args
-	cfg.Thresholds = f.thresholds // wirebench merge evaluates them on the merged result
-	res.Config = cfg
-	res.Env = measure.Environment(context.WithoutCancel(ctx))
+	res.Config.Args = args
+	res.Config.Thresholds = f.thresholds // wirebench merge evaluates them on the merged result
 	res.Link = f.link.result
 	finishExport(ctx, exp, res, env.stderr)
 	sum := summaryWriter(env, f.out)
@@ -316,24 +296,20 @@ func (f *loadFlags) run(ctx context.Context, env *cliEnv, fs *pflag.FlagSet, arg
 	if line := results.SlowestLine(res.Exemplars); line != "" {
 		fmt.Fprintf(sum, "\n  %s\n", line)
 	}
-	writeReplaySummary(sum, sc, res)
+	writeReplaySummary(sum, m.Scenario, res)
 	if len(pcts) > 0 {
 		if err := results.WriteDistribution(sum, res, pcts); err != nil {
 			return err
 		}
 	}
 	if interrupted {
-		fmt.Fprintf(sum, "\n  INTERRUPTED by %s after %v%s: a partial result\n", signalName(sig.sig), res.Measured().Round(time.Millisecond), planned(f.o))
-	}
-	if f.o.Segment.N > 1 && len(ths) > 0 {
-		// A segment's share of a test says nothing about the test's
-		// thresholds (rps>1000 fails on every quarter of a 2000/s run).
-		fmt.Fprintln(sum, "\n  thresholds: evaluated by wirebench merge on the merged result")
-		ths = nil
+		fmt.Fprintf(sum, "\n  INTERRUPTED by %s after %v%s: a partial result\n", signalName(sig.sig), res.Measured().Round(time.Millisecond), spec.Planned(f.o))
 	}
 	// The verdicts go into --out, so that report and compare show them.
-	var thErr error
-	res.Thresholds, thErr = checkThresholds(sum, res, ths)
+	judged, thErr := judge(sum, res, ths)
+	if !judged && len(ths) > 0 {
+		fmt.Fprintln(sum, "\n  thresholds: evaluated by wirebench merge on the merged result")
+	}
 	if err := f.outs.write(env, f.out, res); err != nil {
 		return err
 	}
@@ -343,7 +319,7 @@ func (f *loadFlags) run(ctx context.Context, env *cliEnv, fs *pflag.FlagSet, arg
 	if thErr != nil {
 		return thErr
 	}
-	if err := f.replayPartial(sc, res); err != nil { // replay.go
+	if err := f.replayPartial(m.Scenario, res); err != nil { // replay.go
 		return err
 	}
 	return results.CheckSuccess(res) // exit status 1: a script sees what the summary shows
@@ -358,17 +334,6 @@ type exitError struct {
 func (e exitError) Error() string { return e.err.Error() }
 func (e exitError) Unwrap() error { return e.err }
 func (e exitError) ExitCode() int { return e.code }
-
-// planned is " of the planned 30s" (or N requests) for an interrupted run.
-func planned(o load.Options) string {
-	switch {
-	case o.Duration > 0:
-		return " of the planned " + o.Duration.String()
-	case o.Requests > 0:
-		return fmt.Sprintf(" (planned: %d requests)", o.Requests)
-	}
-	return ""
-}
 
 // check refuses flags that contradict each other, with one line each.
 func (f *loadFlags) check(fs *pflag.FlagSet) error {
@@ -491,21 +456,15 @@ func (f *loadFlags) rawClient(c *spec.Client) error {
 	return nil
 }
 
-// checkThresholds prints each threshold's verdict and returns them all,
-// with a thresholdError (exit 99) when any failed.
-func checkThresholds(w io.Writer, res *results.Load, ths []results.Threshold) ([]results.ThresholdResult, error) {
-	out := results.CheckThresholds(res, ths)
-	report.WriteThresholds(w, out)
-	var failed []string
-	for _, th := range out {
-		if !th.Pass {
-			failed = append(failed, fmt.Sprintf("%s (measured %s)", th.Expr, th.Measured))
-		}
+// judge records and prints the thresholds' verdicts (results.Judge): a
+// failed one fails the command with exit code 99.
+func judge(w io.Writer, res *results.Load, ths []results.Threshold) (judged bool, err error) {
+	judged, err = results.Judge(res, ths)
+	report.WriteThresholds(w, res.Thresholds)
+	if err != nil {
+		return judged, exitError{exitThreshold, err}
 	}
-	if len(failed) > 0 {
-		return out, thresholdError{failed}
-	}
-	return out, nil
+	return judged, nil
 }
 
 // pinCPUs pins the client to --cpu's list (none when empty).

@@ -64,6 +64,9 @@ func (e signalError) Error() string {
 }
 func (e signalError) ExitCode() int { return 128 + int(e.sig) }
 
+// SignalName names the signal in a result's Stop (load/spec.Made.Run).
+func (e signalError) SignalName() string { return signalName(e.sig) }
+
 func signalName(s syscall.Signal) string {
 	switch s {
 	case syscall.SIGINT:

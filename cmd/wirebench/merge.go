@@ -113,8 +113,7 @@ func runMerge(ctx context.Context, env *cliEnv, args []string) error {
 			return err
 		}
 	}
-	var thErr error
-	m.Thresholds, thErr = checkThresholds(w, m, ths)
+	_, thErr := judge(w, m, ths)
 	if f.out == "" {
 		err = m.WriteJSON(env.stdout)
 	} else {
