@@ -6,23 +6,26 @@
 # nice 19 so it takes the victim's CPU only when the victim leaves it) on
 # CLIENT_CPU (0). The flood comes from 127.0.0.2, the victim from
 # 127.0.0.1 (so a per-source bound can tell them apart).
-# For each --h3-handshake-rate in RATES, ROUNDS rounds of: the victim
+# For each --h3-initial-filter in FILTERS (true: over-rate Initials
+# dropped at the socket; false: quic-go refuses each, the way before) and
+# each --h3-handshake-rate in RATES, ROUNDS rounds of: the victim
 # quiet, then under each flood MODE (h3flood -mode initials: a reused
 # ClientHello in new connections' Initial packets, the server doing the
 # key exchange and signature; dial: quic-go handshakes closed once up).
 # Printed per run: the victim's p99 latency (from the intended send) and
-# service time, the flood's rate, and the server's CPU over the run and
-# its refusal counters, the time its threads waited for a CPU (the
+# service time, the flood's rate and the refusals it got back, and the
+# server's CPU over the run, its counters of Initials dropped (by the
+# filter) and refused (by quic-go), the time its threads waited for a CPU (the
 # machine's other work), and the datagrams the kernel dropped for a full
 # socket buffer (every UDP socket of the machine).
 #
-# usage: [RATES="-1 1000 100"] [MODES="initials dial"] [ROUNDS=2] [SECS=5]
+# usage: [FILTERS="true false"] [RATES="-1 1000 100"] [MODES="initials dial"] [ROUNDS=2] [SECS=5]
 #        [VICTIM_RATE=200] [FLOOD_RATE=2000 (new connections/s; 0: as fast
 #        as it can)] [EXTRA="serve flags"] bench/h3-flood.sh
 # On a shared machine: flock /tmp/wirebench-load.lock bench/h3-flood.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
-RATES=${RATES:--1 1000 100} MODES=${MODES:-initials dial} ROUNDS=${ROUNDS:-2} SECS=${SECS:-5}
+FILTERS=${FILTERS:-true false} RATES=${RATES:--1 1000 100} MODES=${MODES:-initials dial} ROUNDS=${ROUNDS:-2} SECS=${SECS:-5}
 VICTIM_RATE=${VICTIM_RATE:-200} FLOOD_RATE=${FLOOD_RATE:-2000} EXTRA=${EXTRA:-}
 server_cpu=${SERVER_CPU:-1} client_cpu=${CLIENT_CPU:-0}
 tmp=$(mktemp -d)
@@ -41,6 +44,8 @@ runq() { cat /proc/"$srv"/task/*/schedstat 2>/dev/null | awk '{s+=$2} END {print
 # rcvbuf: datagrams the kernel dropped for a full socket buffer (all sockets).
 rcvbuf() { awk '/^Udp:/ {n++} /^Udp:/ && n==2 {print $6}' /proc/net/snmp; }
 metric() { curl -s "http://$http/metrics" | awk -v m="$1" '$1==m {print $2}'; }
+# dropped: the Initials the socket filter dropped, every reason.
+dropped() { curl -s "http://$http/metrics" | awk '$1 ~ /^wirebench_h3_dropped_initials_total/ {s+=$2} END {print s+0}'; }
 
 # victim MODE: one open-loop run of SECS+1 s, the flood of MODE (none:
 # quiet) from 0.5 s in, once the victim's connection is up, to its end;
@@ -48,7 +53,7 @@ metric() { curl -s "http://$http/metrics" | awk -v m="$1" '$1==m {print $2}'; }
 victim() {
   local c0 r0 q0 s0 w0 d0 v f=
   c0=$(cpu) r0=$(metric wirebench_h3_rate_refused_initials_total) q0=$(metric wirebench_h3_refused_initials_total)
-  s0=$(metric wirebench_h3_source_refused_initials_total)
+  s0=$(metric wirebench_h3_source_refused_initials_total) x0=$(dropped)
   w0=$(runq) d0=$(rcvbuf)
   taskset -c "$client_cpu" "$BIN/wirebench" load --transport h3 -k -r "$VICTIM_RATE" -c 16 --conns 1 \
     -d "$((SECS + 1))s" "https://$h3/users/1" > "$tmp/v.out" 2>&1 &
@@ -65,18 +70,19 @@ victim() {
   lat=$(awk '/^  latency \(from intended send\)/ {print $9}' "$tmp/v.out")
   svc=$(awk '/^  service time/ {print $8}' "$tmp/v.out")
   fail=$(awk '/^  requests/ {print $5}' "$tmp/v.out")
-  printf '%-6s %-9s victim p99 %-9s service p99 %-9s failed %-4s server CPU %5.1f%% (waited %4.0f ms) dropped %-7s refused: source %-7s rate %-7s cap %s\n' \
-    "$rate" "$1" "$lat" "$svc" "$fail" \
+  printf '%-5s %-6s %-9s victim p99 %-9s service p99 %-9s failed %-4s server CPU %5.1f%% (waited %4.0f ms) rcvbuf drops %-7s filter drops %-7s refused: source %-7s rate %-7s cap %s\n' \
+    "$filter" "$rate" "$1" "$lat" "$svc" "$fail" \
     "$(echo "($(cpu) - $c0) * 100 / $hz / ($SECS + 1)" | bc -l)" "$(echo "($(runq) - $w0) / 1000000" | bc -l)" \
-    "$(( $(rcvbuf) - d0 ))" "$(( $(metric wirebench_h3_source_refused_initials_total) - s0 ))" \
+    "$(( $(rcvbuf) - d0 ))" "$(( $(dropped) - x0 ))" "$(( $(metric wirebench_h3_source_refused_initials_total) - s0 ))" \
     "$(( $(metric wirebench_h3_rate_refused_initials_total) - r0 ))" "$(( $(metric wirebench_h3_refused_initials_total) - q0 ))"
 }
 
+for filter in $FILTERS; do
 for rate in $RATES; do
   : > "$tmp/srv.out"
   # shellcheck disable=SC2086
   taskset -c "$server_cpu" "$BIN/wirebench" serve --http 127.0.0.1:0 --no-grpc --http3 127.0.0.1:0 \
-    --h3-handshake-rate "$rate" $EXTRA > "$tmp/srv.out" 2>&1 &
+    --h3-initial-filter="$filter" --h3-handshake-rate "$rate" $EXTRA > "$tmp/srv.out" 2>&1 &
   srv=$!
   for _ in $(seq 50); do grep -q '^listening' "$tmp/srv.out" && break; sleep 0.1; done
   h3=$(grep -o 'h3=[0-9.:]*' "$tmp/srv.out" | cut -d= -f2)
@@ -92,4 +98,5 @@ for rate in $RATES; do
     done
   done
   kill "$srv"; wait "$srv" 2>/dev/null || true; srv=
+done
 done

@@ -33,13 +33,24 @@ type H3 struct {
 	// DefaultH3MaxConns.
 	MaxConns int
 	// HandshakeRate bounds the new QUIC connections admitted per second
-	// (a token bucket holding one second's worth, so a client opening that
-	// many at once is let in); past it a connection is refused at its
-	// first packet like one past MaxConns. A handshake costs the server
-	// its key exchange and certificate signature, so a flood of them takes
-	// CPU from every connection already open; this bounds what a flood can
-	// take. 0 is DefaultH3HandshakeRate; < 0 is unbounded.
+	// (a token bucket holding HandshakeBurst's worth); past it a new
+	// connection's Initial packets are dropped at the socket without a
+	// reply (h3filter.go; the client resends them after its probe
+	// timeout). A handshake costs the server its key exchange and
+	// certificate signature, so a flood of them takes CPU from every
+	// connection already open; this bounds what a flood can take. 0 is
+	// DefaultH3HandshakeRate; < 0 is unbounded.
 	HandshakeRate int
+	// HandshakeBurst is how much time's worth of HandshakeRate and
+	// SourceRate their buckets hold (at least one handshake): the
+	// handshakes that can start at once, whose CPU a request on an open
+	// connection may wait behind. 0 is DefaultH3HandshakeBurst.
+	HandshakeBurst time.Duration
+	// NoInitialFilter turns off the socket filter: quic-go then reads
+	// every Initial and refuses those past the rates itself, each with a
+	// CONNECTION_REFUSED it seals and sends (serve --h3-initial-filter=false,
+	// for comparing the two).
+	NoInitialFilter bool
 	// SourceConns and SourceRate bound MaxConns and HandshakeRate for one
 	// source (an IPv4 address, an IPv6 /64), so a flood from one host
 	// cannot take every connection slot or the whole handshake budget and
@@ -65,11 +76,17 @@ const DefaultH3MaxStreams = 100
 // to a few hundred.
 const DefaultH3MaxConns = 1000
 
-// DefaultH3HandshakeRate: QUIC handshakes admitted per second, a burst of
-// as many at once. A benchmark opens a few hundred connections at its
-// start; a TLS 1.3 handshake costs the server ~0.3 ms of CPU here, so a
-// flood held to this takes at most about a third of a CPU.
+// DefaultH3HandshakeRate: QUIC handshakes admitted per second. A
+// benchmark opens a few hundred connections at its start; a TLS 1.3
+// handshake costs the server ~0.3 ms of CPU here, so a flood held to this
+// takes at most about a third of a CPU.
 const DefaultH3HandshakeRate = 1000
+
+// DefaultH3HandshakeBurst: a tenth of a second's handshakes may start at
+// once (100 at the default rate, 50 from one source). A source's burst of
+// a whole second's worth (500) was ~0.3 s of the server's CPU in one go,
+// and a request on an open connection waited behind all of it.
+const DefaultH3HandshakeBurst = 100 * time.Millisecond
 
 // errTooManyConns refuses a QUIC connection past H3.MaxConns.
 var errTooManyConns = errors.New("server: HTTP/3 connection limit reached")
@@ -82,19 +99,27 @@ var errHandshakeRate = errors.New("server: HTTP/3 handshake rate limit reached")
 var errSourceLimit = errors.New("server: HTTP/3 per-source connection limit reached")
 
 // bucket is a token bucket: allow takes a token if one is left, tokens
-// refilling at rate per second up to rate.
+// refilling at rate per second up to burst.
 type bucket struct {
 	mu     sync.Mutex
 	rate   float64
+	burst  float64
 	tokens float64
 	last   time.Time
 }
 
-func newBucket(rate int) *bucket {
+// burstOf is how many tokens a bucket of rate per second holds when it
+// holds d's worth: at least one.
+func burstOf(rate int, d time.Duration) float64 {
+	return max(1, float64(rate)*d.Seconds())
+}
+
+func newBucket(rate int, burst time.Duration) *bucket {
 	if rate <= 0 {
 		return nil
 	}
-	return &bucket{rate: float64(rate), tokens: float64(rate)}
+	b := burstOf(rate, burst)
+	return &bucket{rate: float64(rate), burst: b, tokens: b}
 }
 
 // allow reports whether a handshake may start at now; a nil bucket always.
@@ -105,7 +130,7 @@ func (b *bucket) allow(now time.Time) bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if !b.last.IsZero() {
-		b.tokens = min(b.rate, b.tokens+now.Sub(b.last).Seconds()*b.rate)
+		b.tokens = min(b.burst, b.tokens+now.Sub(b.last).Seconds()*b.rate)
 	}
 	b.last = now
 	if b.tokens < 1 {
@@ -134,11 +159,17 @@ func sourceKey(a net.Addr) netip.Prefix {
 }
 
 // source is what the per-source bounds keep of one source: its open
-// connections and its handshake tokens.
+// connections, its handshake tokens, and its credits: tokens the socket
+// filter took for Initials it let through, which quic-go's ConnContext
+// spends rather than taking another (at most a burst's worth, so one that
+// never reached ConnContext — a resent Initial of a connection quic-go
+// already had — is not saved up past it).
 type source struct {
-	open   int
-	tokens float64
-	last   time.Time
+	open     int
+	credit   int
+	tokens   float64
+	last     time.Time
+	credited time.Time // the last credit's
 }
 
 // sources applies H3.SourceConns and H3.SourceRate. A source holding no
@@ -150,47 +181,99 @@ type sources struct {
 	mu    sync.Mutex
 	conns int     // per source; < 0: none
 	rate  float64 // per second per source; <= 0: none
-	m     map[netip.Prefix]*source
-	swept time.Time
+	burst float64 // tokens a source's bucket holds
+	// creditMax bounds a source's credits: the most handshakes that can be
+	// let through at once (a burst, its own or the global one's) before
+	// quic-go admits the first.
+	creditMax int
+	m         map[netip.Prefix]*source
+	swept     time.Time
 }
 
-func newSources(conns, rate int) *sources {
-	s := &sources{conns: conns, rate: float64(rate), m: map[netip.Prefix]*source{}}
+func newSources(conns, rate int, burst time.Duration) *sources {
+	s := &sources{conns: conns, rate: float64(rate), burst: burstOf(rate, burst), m: map[netip.Prefix]*source{}}
 	if rate <= 0 {
-		s.rate = 0
+		s.rate, s.burst = 0, 0
 	}
+	s.creditMax = max(1, int(s.burst))
 	return s
 }
 
 // refill brings src's tokens to now.
 func (s *sources) refill(src *source, now time.Time) {
-	src.tokens = min(s.rate, src.tokens+now.Sub(src.last).Seconds()*s.rate)
+	src.tokens = min(s.burst, src.tokens+now.Sub(src.last).Seconds()*s.rate)
 	src.last = now
 }
 
-// admit counts one more connection of key at now if its source's bounds
-// allow it and then next (the global bounds) does; else it returns
-// errSourceLimit or next's error, and nothing is counted. A source is
-// recorded only once admitted, so a flood from many addresses refused by
-// the global bounds adds nothing here.
-func (s *sources) admit(key netip.Prefix, now time.Time, next func() error) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+// get returns key's source, refilled to now; nil if it is not recorded.
+func (s *sources) get(key netip.Prefix, now time.Time) *source {
 	src := s.m[key]
 	if src != nil {
 		s.refill(src, now)
-		if (s.conns >= 0 && src.open >= s.conns) || (s.rate > 0 && src.tokens < 1) {
-			return errSourceLimit
-		}
+	}
+	return src
+}
+
+// record returns key's source, recording it (a full bucket) if it is not.
+// A source is recorded only once admitted, so a flood from many addresses
+// refused by the global bounds adds nothing here.
+func (s *sources) record(key netip.Prefix, src *source, now time.Time) *source {
+	if src == nil {
+		src = &source{tokens: s.burst, last: now}
+		s.m[key] = src
+	}
+	return src
+}
+
+// reserve takes a handshake token of key's source at now, and then next's
+// (the global rate), for the socket filter, and leaves it as a credit on
+// the source; else it returns errSourceLimit or next's error and takes
+// nothing.
+func (s *sources) reserve(key netip.Prefix, now time.Time, next func() error) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	src := s.get(key, now)
+	if src != nil && s.rate > 0 && src.tokens < 1 {
+		return errSourceLimit
 	}
 	if err := next(); err != nil {
 		return err
 	}
-	if src == nil {
-		src = &source{tokens: s.rate, last: now}
-		s.m[key] = src
-	}
+	src = s.record(key, src, now)
 	if s.rate > 0 {
+		src.tokens--
+	}
+	src.credit = min(src.credit+1, s.creditMax)
+	src.credited = now
+	s.sweep(now)
+	return nil
+}
+
+// admit counts one more connection of key at now if its source's bounds
+// allow it and then next (the global bounds) does; else it returns
+// errSourceLimit or next's error, and nothing is counted. A source with a
+// credit (its Initial passed the socket filter, which took the tokens)
+// spends it, whatever the answer, and next is told so: the rates are not
+// charged twice. Without one (no filter, or an Initial that slipped past
+// it) the tokens are taken here.
+func (s *sources) admit(key netip.Prefix, now time.Time, next func(credited bool) error) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	src := s.get(key, now)
+	credited := src != nil && src.credit > 0
+	if credited {
+		src.credit--
+	}
+	if src != nil {
+		if (s.conns >= 0 && src.open >= s.conns) || (!credited && s.rate > 0 && src.tokens < 1) {
+			return errSourceLimit
+		}
+	}
+	if err := next(credited); err != nil {
+		return err
+	}
+	src = s.record(key, src, now)
+	if s.rate > 0 && !credited {
 		src.tokens--
 	}
 	src.open++
@@ -208,19 +291,21 @@ func (s *sources) release(key netip.Prefix) {
 }
 
 // sweep forgets, at most once a second, the sources with no connection
-// whose bucket has refilled.
+// whose bucket has refilled and no credit from the last second (a credit
+// is spent within a packet's trip through quic-go; one older was for an
+// Initial that never reached ConnContext).
 func (s *sources) sweep(now time.Time) {
 	if now.Sub(s.swept) < time.Second {
 		return
 	}
 	s.swept = now
 	for k, src := range s.m {
-		if src.open > 0 {
+		if src.open > 0 || (src.credit > 0 && now.Sub(src.credited) < time.Second) {
 			continue
 		}
 		if s.rate > 0 {
 			s.refill(src, now)
-			if src.tokens < s.rate {
+			if src.tokens < s.burst {
 				continue
 			}
 		}
@@ -231,7 +316,7 @@ func (s *sources) sweep(now time.Time) {
 // h3Face is the running HTTP/3 listener and its counters.
 type h3Face struct {
 	srv *http3.Server
-	pc  net.PacketConn
+	pc  *net.UDPConn
 	tr  *quic.Transport
 	ln  *quic.EarlyListener
 	// open counts the connections from their first packet until closed
@@ -248,6 +333,13 @@ type h3Face struct {
 	// counts the Initial packets it turned away.
 	perSource     *sources
 	sourceRefused atomic.Uint64
+	// cids are the server's connection IDs, recognisable by the socket
+	// filter (nil: no filter); dropped* count the Initial packets it
+	// dropped without a reply: past a source's rate, past the global
+	// rate, and those quic-go would drop too (short, or a first Initial
+	// with too short a Destination Connection ID).
+	cids                                       *cidGen
+	droppedSource, droppedRate, droppedInvalid atomic.Uint64
 	// requests counts requests answered over HTTP/3 (every route); conns
 	// the QUIC connections accepted; resumed and early those whose
 	// handshake resumed a session and those whose early data was accepted
@@ -278,15 +370,31 @@ func newH3(o H3, cert tls.Certificate, t Timeouts) (*h3Face, error) {
 			o.SourceRate = -1
 		}
 	}
-	pc, err := net.ListenPacket("udp", o.Addr)
+	if o.HandshakeBurst <= 0 {
+		o.HandshakeBurst = DefaultH3HandshakeBurst
+	}
+	f := &h3Face{max: int64(o.MaxConns), handshakes: newBucket(o.HandshakeRate, o.HandshakeBurst),
+		perSource: newSources(o.SourceConns, o.SourceRate, o.HandshakeBurst)}
+	if f.handshakes != nil {
+		f.perSource.creditMax = max(f.perSource.creditMax, int(f.handshakes.burst))
+	}
+	ua, err := net.ResolveUDPAddr("udp", o.Addr)
+	if err == nil {
+		f.pc, err = net.ListenUDP("udp", ua)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("server: HTTP/3 listen: %w", err)
 	}
-	f := &h3Face{pc: pc, max: int64(o.MaxConns), handshakes: newBucket(o.HandshakeRate), perSource: newSources(o.SourceConns, o.SourceRate)}
 	// Our own Transport, not http3.Server.Serve's: its ConnContext sees a
 	// connection at its first packet, so the cap holds for handshakes in
-	// progress too and a refusal costs no cryptography.
-	f.tr = &quic.Transport{Conn: pc, ConnContext: f.admit}
+	// progress too and a refusal costs no cryptography. With a rate to
+	// keep, quic-go reads through the Initial filter, the first line.
+	f.tr = &quic.Transport{Conn: f.pc, ConnContext: f.admit}
+	if !o.NoInitialFilter && (o.HandshakeRate > 0 || o.SourceRate > 0) {
+		f.cids = newCIDGen()
+		f.tr.Conn = newInitialFilter(f.pc, f)
+		f.tr.ConnectionIDGenerator = f.cids
+	}
 	tlsConf := http3.ConfigureTLSConfig(&tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS13})
 	f.ln, err = f.tr.ListenEarly(tlsConf, &quic.Config{
 		MaxIncomingStreams:   int64(o.MaxStreams),
@@ -295,7 +403,7 @@ func newH3(o H3, cert tls.Certificate, t Timeouts) (*h3Face, error) {
 		Allow0RTT:            o.Allow0RTT, // off by default: a replayable request is not what a benchmark of the API measures
 	})
 	if err != nil {
-		pc.Close()
+		f.pc.Close()
 		return nil, fmt.Errorf("server: HTTP/3 listen: %w", err)
 	}
 	f.srv = &http3.Server{
@@ -329,8 +437,8 @@ func newH3(o H3, cert tls.Certificate, t Timeouts) (*h3Face, error) {
 func (f *h3Face) admit(ctx context.Context, ci *quic.ClientInfo) (context.Context, error) {
 	now := time.Now()
 	key := sourceKey(ci.RemoteAddr)
-	err := f.perSource.admit(key, now, func() error {
-		if !f.handshakes.allow(now) {
+	err := f.perSource.admit(key, now, func(credited bool) error {
+		if !credited && !f.handshakes.allow(now) {
 			f.rateRefused.Add(1)
 			return errHandshakeRate
 		}
@@ -349,6 +457,18 @@ func (f *h3Face) admit(ctx context.Context, ci *quic.ClientInfo) (context.Contex
 	}
 	context.AfterFunc(ctx, func() { f.open.Add(-1); f.perSource.release(key) })
 	return ctx, nil
+}
+
+// reserve takes the handshake tokens of a new connection from from at now
+// (its source's, then the global rate's) for the socket filter; else it
+// returns errSourceLimit or errHandshakeRate.
+func (f *h3Face) reserve(from net.Addr, now time.Time) error {
+	return f.perSource.reserve(sourceKey(from), now, func() error {
+		if !f.handshakes.allow(now) {
+			return errHandshakeRate
+		}
+		return nil
+	})
 }
 
 // serve serves h (the REST port's routing table) with the per-request
@@ -410,5 +530,10 @@ func (f *h3Face) appendCounters(b []byte) []byte {
 	b = promtext.AppendUint(b, rateRefused, f.rateRefused.Load())
 	const sourceRefused = "wirebench_h3_source_refused_initials_total"
 	b = promtext.AppendHeader(b, sourceRefused, "Initial packets of new QUIC connections refused past serve --h3-source-conns or --h3-source-rate, one source's share (CONNECTION_REFUSED).", promtext.Counter)
-	return promtext.AppendUint(b, sourceRefused, f.sourceRefused.Load())
+	b = promtext.AppendUint(b, sourceRefused, f.sourceRefused.Load())
+	const dropped = "wirebench_h3_dropped_initials_total"
+	b = promtext.AppendHeader(b, dropped, "Initial packets of new QUIC connections dropped without a reply by the socket filter, before quic-go: past serve --h3-source-rate (source), past --h3-handshake-rate (rate), or malformed (invalid).", promtext.Counter)
+	b = promtext.AppendUint(b, dropped, f.droppedSource.Load(), "reason", "source")
+	b = promtext.AppendUint(b, dropped, f.droppedRate.Load(), "reason", "rate")
+	return promtext.AppendUint(b, dropped, f.droppedInvalid.Load(), "reason", "invalid")
 }

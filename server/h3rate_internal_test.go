@@ -8,10 +8,10 @@ import (
 	"time"
 )
 
-// TestBucket: a second's worth at once, then one per 1/rate, never more
-// than a second's worth saved up; a nil bucket admits everything.
+// TestBucket: a burst's worth at once, then one per 1/rate, never more
+// than the burst saved up; a nil bucket admits everything.
 func TestBucket(t *testing.T) {
-	b := newBucket(4)
+	b := newBucket(4, time.Second)
 	t0 := time.Unix(1000, 0)
 	got := 0
 	for range 10 {
@@ -38,8 +38,21 @@ func TestBucket(t *testing.T) {
 		t.Errorf("after an hour: %d admitted at once, want 4", got)
 	}
 	var none *bucket
-	if newBucket(-1) != nil || !none.allow(t0) {
+	if newBucket(-1, time.Second) != nil || !none.allow(t0) {
 		t.Error("an unbounded rate must admit everything")
+	}
+	// The default burst: a tenth of a second's worth, at least one.
+	for _, c := range []struct{ rate, want int }{{1000, 100}, {500, 50}, {2, 1}} {
+		b := newBucket(c.rate, DefaultH3HandshakeBurst)
+		got := 0
+		for range 2 * c.want {
+			if b.allow(t0) {
+				got++
+			}
+		}
+		if got != c.want {
+			t.Errorf("rate %d, burst %v: %d at once, want %d", c.rate, DefaultH3HandshakeBurst, got, c.want)
+		}
 	}
 }
 
@@ -47,10 +60,10 @@ func TestBucket(t *testing.T) {
 // their own; a refusal by the global bounds counts nothing; a source with
 // nothing open and a full bucket is forgotten; IPv6 sources are /64s.
 func TestSources(t *testing.T) {
-	s := newSources(2, 3)
+	s := newSources(2, 3, time.Second)
 	a, b := netip.MustParsePrefix("10.0.0.1/32"), netip.MustParsePrefix("10.0.0.2/32")
 	t0 := time.Unix(1000, 0)
-	ok := func() error { return nil }
+	ok := func(bool) error { return nil }
 	for i := range 2 {
 		if err := s.admit(a, t0, ok); err != nil {
 			t.Fatalf("a source's connection %d refused: %v", i+1, err)
@@ -71,7 +84,7 @@ func TestSources(t *testing.T) {
 		t.Error("a fourth handshake in the same instant admitted at --h3-source-rate 3")
 	}
 	global := errors.New("global")
-	if s.admit(netip.MustParsePrefix("10.0.0.3/32"), t0, func() error { return global }) != global || len(s.m) != 2 {
+	if s.admit(netip.MustParsePrefix("10.0.0.3/32"), t0, func(bool) error { return global }) != global || len(s.m) != 2 {
 		t.Errorf("a source refused by the global bounds is recorded: %d sources", len(s.m))
 	}
 	s.release(a)
@@ -87,5 +100,88 @@ func TestSources(t *testing.T) {
 	}
 	if sourceKey(&net.UDPAddr{IP: net.ParseIP("127.0.0.1")}) != netip.MustParsePrefix("127.0.0.1/32") {
 		t.Error("an IPv4 source (as the 16-byte form net gives) is not its address")
+	}
+}
+
+// TestSourceCredits: a token the socket filter took (reserve) is spent by
+// the connection's admission rather than a second one, whatever the
+// answer; a source past its rate or the global one reserves nothing; the
+// credits saved are at most a burst.
+func TestSourceCredits(t *testing.T) {
+	s := newSources(1, 2, time.Second)
+	a := netip.MustParsePrefix("10.0.0.1/32")
+	t0 := time.Unix(1000, 0)
+	yes := func() error { return nil }
+	for i := range 2 {
+		if err := s.reserve(a, t0, yes); err != nil {
+			t.Fatalf("reserve %d of a burst of 2: %v", i+1, err)
+		}
+	}
+	if s.reserve(a, t0, yes) != errSourceLimit {
+		t.Fatal("a third reserve in the same instant at rate 2")
+	}
+	charged := 0
+	next := func(credited bool) error {
+		if !credited {
+			charged++
+		}
+		return nil
+	}
+	if err := s.admit(a, t0, next); err != nil || charged != 0 {
+		t.Fatalf("admitting a reserved connection: %v, charged %d times", err, charged)
+	}
+	// The second credit is spent on a refusal (one connection open at
+	// --h3-source-conns 1), and no token is left for a third.
+	if s.admit(a, t0, next) != errSourceLimit || s.m[a].credit != 0 {
+		t.Fatalf("past the source's cap: credit %d left", s.m[a].credit)
+	}
+	s.release(a)
+	if s.admit(a, t0, next) != errSourceLimit {
+		t.Error("admitted with neither a credit nor a token")
+	}
+	global := errors.New("global")
+	b := netip.MustParsePrefix("10.0.0.2/32")
+	if s.reserve(b, t0, func() error { return global }) != global || s.m[b] != nil {
+		t.Error("a reserve refused by the global rate recorded its source")
+	}
+	// Credits never saved up past the burst (Initials that passed and
+	// never reached admission).
+	for i := range 10 {
+		s.reserve(b, t0.Add(time.Duration(i)*time.Second), yes)
+	}
+	if c := s.m[b].credit; c != 2 {
+		t.Errorf("%d credits saved, want the burst, 2", c)
+	}
+}
+
+// TestCreditOutlivesTheSweep: with no per-source rate a source has no
+// bucket to keep it recorded, and its credit must still reach admission
+// (the first sweep used to forget it at once: every handshake let through
+// was then charged the global rate again and refused); a credit never
+// spent is forgotten after a second.
+func TestCreditOutlivesTheSweep(t *testing.T) {
+	s := newSources(-1, -1, time.Second)
+	a := netip.MustParsePrefix("10.0.0.1/32")
+	t0 := time.Unix(1000, 0)
+	if err := s.reserve(a, t0, func() error { return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.admit(a, t0, func(credited bool) error {
+		if !credited {
+			return errors.New("not credited")
+		}
+		return nil
+	}); err != nil {
+		t.Fatalf("the reserved connection: %v", err)
+	}
+	s.release(a)
+	b := netip.MustParsePrefix("10.0.0.2/32")
+	s.reserve(b, t0.Add(2*time.Second), func() error { return nil }) // never admitted; its sweep runs
+	if len(s.m) != 1 || s.m[b] == nil {
+		t.Fatalf("%d sources kept, want b's fresh credit only", len(s.m))
+	}
+	s.sweep(t0.Add(4 * time.Second))
+	if len(s.m) != 0 {
+		t.Errorf("a credit never spent kept its source past a second")
 	}
 }

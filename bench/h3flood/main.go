@@ -23,13 +23,19 @@
 // -rate caps the new connections per second (0: as fast as -c goroutines
 // go). At the end it prints one line:
 //
-//	h3flood initials: 84210 connections in 10.0s (8421/s), 168420 packets sent, 5012 received (402113 bytes)
+//	h3flood initials: 84210 connections in 10.0s (8421/s), 168420 packets sent, 5012 received (402113 bytes), 4000 refusals
+//
+// (refusals: the datagrams the server sent without holding a connection —
+// a stateless CONNECTION_REFUSED comes from the connection ID the flood
+// chose, an admitted connection answers from one of its own —, the work a
+// server that refuses rather than drops does per Initial).
 //
 // (dial: "admitted A refused R failed F" instead of the packet counts; the
 // server's /metrics say how many Initials it refused).
 package main
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"crypto/tls"
@@ -168,7 +174,12 @@ func initials(raddr, laddr *net.UDPAddr, conc int, dur time.Duration, pace *pace
 	if err != nil {
 		return err
 	}
-	var conns, sent, recv, recvBytes atomic.Int64
+	// Every connection ID the flood chooses starts with tag, so a reply
+	// from one (a refusal) is told from one of the server's own.
+	tag := make([]byte, 4)
+	rand.Read(tag)
+	ours := func(id []byte) bool { return len(id) == 8 && bytes.Equal(id[:4], tag) }
+	var conns, sent, recv, recvBytes, refusals atomic.Int64
 	go func() {
 		buf := make([]byte, 1500)
 		for {
@@ -178,6 +189,9 @@ func initials(raddr, laddr *net.UDPAddr, conc int, dur time.Duration, pace *pace
 			}
 			recv.Add(1)
 			recvBytes.Add(int64(n))
+			if _, ref := quicflood.RefusalOf(buf[:n], ours); ref {
+				refusals.Add(1)
+			}
 		}
 	}()
 	start := time.Now()
@@ -186,10 +200,13 @@ func initials(raddr, laddr *net.UDPAddr, conc int, dur time.Duration, pace *pace
 	for range conc {
 		wg.Go(func() {
 			var pkt []byte
+			dcid := make([]byte, 8)
 			for time.Now().Before(end) {
 				pace.wait()
+				copy(dcid, tag)
+				rand.Read(dcid[4:])
 				var n int
-				n, pkt, _ = quicflood.Connection(pc, raddr, hello, scid, pkt)
+				n, pkt, _ = quicflood.ConnectionTo(pc, raddr, dcid, hello, scid, pkt)
 				sent.Add(int64(n))
 				conns.Add(1)
 			}
@@ -198,7 +215,7 @@ func initials(raddr, laddr *net.UDPAddr, conc int, dur time.Duration, pace *pace
 	wg.Wait()
 	el := time.Since(start).Seconds()
 	time.Sleep(200 * time.Millisecond) // the last replies
-	fmt.Printf("h3flood initials: %d connections in %.1fs (%.0f/s), %d packets sent, %d received (%d bytes)\n",
-		conns.Load(), el, float64(conns.Load())/el, sent.Load(), recv.Load(), recvBytes.Load())
+	fmt.Printf("h3flood initials: %d connections in %.1fs (%.0f/s), %d packets sent, %d received (%d bytes), %d refusals\n",
+		conns.Load(), el, float64(conns.Load())/el, sent.Load(), recv.Load(), recvBytes.Load(), refusals.Load())
 	return nil
 }

@@ -15,3 +15,14 @@ func TestServeH3HandshakeRateFlag(t *testing.T) {
 		}
 	}
 }
+
+// TestServeH3HandshakeBurstFlag: a burst of no time or past a minute is
+// refused as bad usage, naming the flag.
+func TestServeH3HandshakeBurstFlag(t *testing.T) {
+	for _, v := range []string{"0", "-1s", "2m"} {
+		code, _, errOut := runCLI(t, "serve", "--http", "127.0.0.1:0", "--no-grpc", "--h3-handshake-burst", v)
+		if code != 2 || !strings.Contains(errOut, "h3-handshake-burst") {
+			t.Errorf("--h3-handshake-burst %s: exit %d, %q; want exit 2 naming the flag", v, code, errOut)
+		}
+	}
+}

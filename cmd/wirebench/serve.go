@@ -38,9 +38,11 @@ func runServe(ctx context.Context, env *cliEnv, args []string) error {
 	certOut := fs.String("cert-out", "", "--https and --http3: write the certificate served (generated or not) to this PEM `file`, for load --cacert")
 	fs.IntVar(&o.H3.MaxStreams, "h3-max-streams", server.DefaultH3MaxStreams, "HTTP/3: concurrent request streams per QUIC connection")
 	fs.IntVar(&o.H3.MaxConns, "h3-max-conns", server.DefaultH3MaxConns, "HTTP/3: QUIC connections open at once, handshakes included; past it a handshake is refused at once (CONNECTION_REFUSED)")
-	fs.IntVar(&o.H3.HandshakeRate, "h3-handshake-rate", server.DefaultH3HandshakeRate, "HTTP/3: new QUIC connections admitted per second (a burst of as many at once); past it a handshake is refused at once (CONNECTION_REFUSED); -1: unbounded")
+	fs.IntVar(&o.H3.HandshakeRate, "h3-handshake-rate", server.DefaultH3HandshakeRate, "HTTP/3: new QUIC connections admitted per second (a burst of --h3-handshake-burst's worth); past it a new connection's Initial packets are dropped without a reply (the client resends them); -1: unbounded")
+	fs.DurationVar(&o.H3.HandshakeBurst, "h3-handshake-burst", server.DefaultH3HandshakeBurst, "HTTP/3: how much time's worth of --h3-handshake-rate and --h3-source-rate may start at once (at least one handshake)")
+	initialFilter := fs.Bool("h3-initial-filter", true, "HTTP/3: drop Initial packets past the handshake rates at the socket, without a reply, before quic-go reads them; false: quic-go refuses each one (CONNECTION_REFUSED, sealed and sent)")
 	fs.IntVar(&o.H3.SourceConns, "h3-source-conns", 0, "HTTP/3: QUIC connections open at once from one source (IPv4 address, IPv6 /64), handshakes included; 0: half of --h3-max-conns; -1: only --h3-max-conns")
-	fs.IntVar(&o.H3.SourceRate, "h3-source-rate", 0, "HTTP/3: new QUIC connections per second from one source (IPv4 address, IPv6 /64), a burst of as many; 0: half of --h3-handshake-rate; -1: only --h3-handshake-rate")
+	fs.IntVar(&o.H3.SourceRate, "h3-source-rate", 0, "HTTP/3: new QUIC connections per second from one source (IPv4 address, IPv6 /64), past it dropped like --h3-handshake-rate's; 0: half of --h3-handshake-rate; -1: only --h3-handshake-rate")
 	fs.DurationVar(&o.H3.IdleTimeout, "h3-idle-timeout", d.Idle, "HTTP/3: time a QUIC connection stays open with no packet")
 	fs.BoolVar(&o.H3.Allow0RTT, "h3-0rtt", false, "HTTP/3: accept 0-RTT early data (requests can then be replayed by an attacker; docs/http3.md)")
 	fs.StringVar(&o.Engine, "engine", server.EngineNetHTTP, "REST `engine`: nethttp (HTTP/1.1 and h2c) or fasthttp (HTTP/1.1 only); the same API either way")
@@ -106,6 +108,10 @@ func runServe(ctx context.Context, env *cliEnv, args []string) error {
 	if o.H3.HandshakeRate == 0 || o.H3.HandshakeRate < -1 {
 		return usagef("-h3-handshake-rate must be > 0, or -1 for unbounded")
 	}
+	if b := o.H3.HandshakeBurst; b <= 0 || b > time.Minute {
+		return usagef("-h3-handshake-burst: want 0 < duration <= 1m, got %v", b)
+	}
+	o.H3.NoInitialFilter = !*initialFilter
 	if o.H3.SourceConns < -1 || o.H3.SourceRate < -1 {
 		return usagef("-h3-source-conns and -h3-source-rate must be >= 0 (0: half the global bound), or -1 for none of their own")
 	}

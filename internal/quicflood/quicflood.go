@@ -27,6 +27,13 @@ import (
 func Connection(pc *net.UDPConn, raddr *net.UDPAddr, hello, scid, buf []byte) (int, []byte, error) {
 	dcid := make([]byte, 8)
 	rand.Read(dcid)
+	return ConnectionTo(pc, raddr, dcid, hello, scid, buf)
+}
+
+// ConnectionTo is Connection with the new connection's Destination
+// Connection ID given (at least 8 bytes, RFC 9000 §7.2), so its replies
+// can be told apart (RefusalOf).
+func ConnectionTo(pc *net.UDPConn, raddr *net.UDPAddr, dcid, hello, scid, buf []byte) (int, []byte, error) {
 	keys := ClientInitialKeys(dcid)
 	sent := 0
 	for pn, off := 0, 0; off < len(hello); pn++ {
@@ -171,4 +178,28 @@ func InitialPacket(b []byte, k InitialKeys, dcid, scid []byte, pn uint32, hello 
 		b[pnAt+i] ^= mask[1+i]
 	}
 	return b, n
+}
+
+// RefusalOf reports whether datagram b is a server's stateless answer to a
+// connection it never created — a CONNECTION_REFUSED (or any other
+// Initial) sent with no connection state — and returns the client's
+// Destination Connection ID it answers. Such a packet's Source Connection
+// ID is the ID the client chose (quic-go's sendError: nothing else to
+// put there), while a connection the server admitted answers from an ID
+// of its own; sent holds the IDs the client chose.
+func RefusalOf(b []byte, sent func(dcid []byte) bool) ([]byte, bool) {
+	// long header, version (4), DCID length and DCID, SCID length and SCID
+	if len(b) < 7 || b[0]&0x80 == 0 {
+		return nil, false
+	}
+	dl := int(b[5])
+	if len(b) < 6+dl+1 {
+		return nil, false
+	}
+	sl := int(b[6+dl])
+	if len(b) < 7+dl+sl {
+		return nil, false
+	}
+	scid := b[7+dl : 7+dl+sl]
+	return scid, sent(scid)
 }
