@@ -36,6 +36,8 @@ type format struct {
 	// intString: a 64-bit integer read back as a string of its digits is
 	// the JSON mapping's spelling (protojson), not a change.
 	intString bool
+	// own is the library's own calls, timed beside the codec's.
+	own *ownCodec
 }
 
 // readBack gives the decoded value's readings.
@@ -65,6 +67,7 @@ func genericFormats() []*format {
 				return v, err
 			},
 			back: fromGo,
+			own:  ownCodecFor(name),
 		}
 	}
 	toonC := codec.MustLookup("toon").Codec
@@ -81,6 +84,7 @@ func genericFormats() []*format {
 				return v, err
 			},
 			back: fromGo,
+			own:  ownCodecFor("toon"),
 		},
 		mk("cbor", "github.com/fxamacker/cbor/v2", "map[any]any, int64/uint64 and float64"),
 		mk("msgpack", "github.com/vmihailenco/msgpack/v5", "map[string]any, ints and float64"),

@@ -192,28 +192,8 @@ func measureFormat(f *format, samples []Sample, comps []*compressor, o *Options)
 
 	raw := results.PayloadRow{Format: f.name, Library: f.library, Samples: len(encs), Bytes: sizes(encs)}
 	if o.Time >= 0 && len(encs) > 0 {
-		var err error
-		raw.Encode, err = timeLoop(o.Time, Batches, len(ins), func() error {
-			for _, in := range ins {
-				if _, err := f.codec.Marshal(in); err != nil {
-					return err
-				}
-			}
-			return nil
-		})
-		if err != nil {
-			return nil, rt, fmt.Errorf("payload: timing %s encode: %w", f.name, err)
-		}
-		raw.Decode, err = timeLoop(o.Time, Batches, len(encs), func() error {
-			for _, b := range encs {
-				if _, err := f.decode(b); err != nil {
-					return err
-				}
-			}
-			return nil
-		})
-		if err != nil {
-			return nil, rt, fmt.Errorf("payload: timing %s decode: %w", f.name, err)
+		if err := timeCodec(f, &raw, ins, encs, o.Time); err != nil {
+			return nil, rt, err
 		}
 	}
 	rows := []results.PayloadRow{raw}
@@ -225,6 +205,56 @@ func measureFormat(f *format, samples []Sample, comps []*compressor, o *Options)
 		rows = append(rows, row)
 	}
 	return rows, rt, nil
+}
+
+// timeCodec times f's encode and decode over the samples into raw and,
+// in alternating batches, the library's own calls on the same values.
+func timeCodec(f *format, raw *results.PayloadRow, ins []any, encs [][]byte, budget time.Duration) error {
+	pass := func(marshal func(any) ([]byte, error)) func() error {
+		return func() error {
+			for _, in := range ins {
+				if _, err := marshal(in); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}
+	unpass := func(decode func([]byte) (any, error)) func() error {
+		return func() error {
+			for _, b := range encs {
+				if _, err := decode(b); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}
+	var err error
+	if f.own == nil {
+		if raw.Encode, err = timeLoop(budget, Batches, len(ins), pass(f.codec.Marshal)); err != nil {
+			return fmt.Errorf("payload: timing %s encode: %w", f.name, err)
+		}
+		if raw.Decode, err = timeLoop(budget, Batches, len(encs), unpass(f.decode)); err != nil {
+			return fmt.Errorf("payload: timing %s decode: %w", f.name, err)
+		}
+		return nil
+	}
+	own := &results.PayloadOwn{Calls: f.own.calls, Adds: f.own.adds}
+	enc := func(m func(any) ([]byte, error)) func(int) error {
+		return func(i int) error { _, err := m(ins[i]); return err }
+	}
+	dec := func(d func([]byte) (any, error)) func(int) error {
+		return func(i int) error { _, err := d(encs[i]); return err }
+	}
+	if raw.Encode, own.Encode, own.EncodeRatio, err = timePair(budget, Batches, len(ins), enc(f.codec.Marshal), enc(f.own.marshal)); err != nil {
+		return fmt.Errorf("payload: timing %s encode: %w", f.name, err)
+	}
+	if raw.Decode, own.Decode, own.DecodeRatio, err = timePair(budget, Batches, len(encs), dec(f.decode), dec(f.own.decode)); err != nil {
+		return fmt.Errorf("payload: timing %s decode: %w", f.name, err)
+	}
+	raw.Own = own
+	return nil
 }
 
 // closest is the reading of a decoded value with the fewest changes.
@@ -249,6 +279,7 @@ func closest(want Value, backs []Value, intString bool) Value {
 func compressRow(raw results.PayloadRow, c *compressor, encs [][]byte, o *Options) (results.PayloadRow, error) {
 	row := raw
 	row.Compression = c.name
+	row.Own = nil // the library's own cost is the codec's alone: the raw row's
 	comp := make([][]byte, len(encs))
 	var buf, back bytes.Buffer
 	for i, e := range encs {

@@ -172,6 +172,7 @@ func (s *Schema) format() *format {
 		name: "protobuf", library: "google.golang.org/protobuf (dynamicpb)", codec: c,
 		how:       "dynamicpb " + string(md.FullName()) + ", read back through protojson (64-bit ints compared by value)",
 		intString: true,
+		own:       ownProto(md),
 		toGo: func(v Value) (any, error) {
 			m := dynamicpb.NewMessage(md)
 			if err := protojson.Unmarshal(appendJSON(nil, v), m); err != nil {

@@ -59,6 +59,9 @@ func WriteHTML(w io.Writer, rep *Report) error {
 		d.Lab = &htmlLab{Input: labInputLine(p), Note: labSizeNote, Plot: template.HTML(labPlot(p)),
 			Sizes: htmlTableOf(labSizeTable(p)), RoundTrip: htmlTableOf(labRoundTripTable(p)),
 			How: labHowLines(p), Shape: labShapeLines(p)}
+		if own := labOwnTable(p); len(own.Rows) > 0 {
+			d.Lab.Own, d.Lab.OwnNote, d.Lab.OwnLines = htmlTableOf(own), labOwnNote, labOwnLines(p)
+		}
 		for _, l := range p.LeftOut {
 			d.Lab.LeftOut = append(d.Lab.LeftOut, l.Format+" left out: "+l.Reason)
 		}
@@ -155,6 +158,10 @@ type htmlLab struct {
 	Plot                template.HTML
 	Sizes, RoundTrip    htmlTable
 	How, LeftOut, Shape []string
+	// Own is the codec cost against each library's own, if measured.
+	Own      htmlTable
+	OwnNote  string
+	OwnLines []string
 }
 
 type htmlPayload struct {

@@ -92,6 +92,62 @@ func labAllocs(c results.PayloadCPU) string {
 	return sig4(c.Allocs)
 }
 
+// labOwnTable sets each format's codec cost in wirebench beside the
+// library's own calls on the same samples and Go values (raw rows that
+// have them): the ratio is wirebench's time over the library's, the
+// median over alternating batches.
+func labOwnTable(p *results.PayloadLab) table {
+	t := table{Header: []string{"format", "encode/msg", "library's own", "ratio", "decode/msg", "library's own", "ratio"}, LabelCols: 1}
+	for _, r := range p.Rows {
+		if r.Own == nil || r.Compression != "" {
+			continue
+		}
+		t.Rows = append(t.Rows, []string{r.Format,
+			labNs(r.Encode.Ns), labNs(r.Own.Encode.Ns), labRatio(r.Own.EncodeRatio),
+			labNs(r.Decode.Ns), labNs(r.Own.Decode.Ns), labRatio(r.Own.DecodeRatio)})
+	}
+	return t
+}
+
+// labOwnOver is how far above the library's own cost a codec may be
+// before the report points at it: the lab's goal is within 10%.
+const labOwnOver = 1.10
+
+func labRatio(r float64) string {
+	if r == 0 {
+		return "–"
+	}
+	s := fmt.Sprintf("%.2f×", r)
+	if r > labOwnOver {
+		s += " †"
+	}
+	return s
+}
+
+// labOwnLines say what each library's own figure timed, and what
+// wirebench's codec does beyond it.
+func labOwnLines(p *results.PayloadLab) []string {
+	var out []string
+	for _, r := range p.Rows {
+		if r.Own == nil || r.Compression != "" {
+			continue
+		}
+		l := r.Format + ": timed " + r.Own.Calls
+		if r.Own.Adds != "" {
+			l += "; wirebench adds: " + r.Own.Adds
+		} else {
+			l += "; wirebench makes the same calls"
+		}
+		out = append(out, l)
+	}
+	return out
+}
+
+// labOwnNote says how the comparison with the libraries was measured.
+const labOwnNote = "library's own: the format library's Marshal, and Unmarshal into a fresh value of the same Go type, called directly in a tight loop " +
+	"over the same samples and Go values, as its own benchmarks do, timed in batches alternating with wirebench's; ratio: wirebench's time over the library's, " +
+	"the median over the pairs of batches (1.00×: nothing added; † over 1.10×)."
+
 // labRoundTripTable is one row per change a format made (a row saying
 // "none" for a lossless one).
 func labRoundTripTable(p *results.PayloadLab) table {
@@ -193,6 +249,15 @@ func writeMDPayloadLab(w io.Writer, p *results.PayloadLab) {
 	fmt.Fprintf(w, "## Formats on these payloads\n\n%s\n\n", mdEscape(labInputLine(p)))
 	writeMDTable(w, labSizeTable(p))
 	fmt.Fprintf(w, "\n%s The HTML report plots bytes against CPU per format.\n\n", mdEscape(labSizeNote))
+	if own := labOwnTable(p); len(own.Rows) > 0 {
+		fmt.Fprintf(w, "## Codec cost against each library's own\n\n")
+		writeMDTable(w, own)
+		fmt.Fprintf(w, "\n%s\n\n", mdEscape(labOwnNote))
+		for _, l := range labOwnLines(p) {
+			fmt.Fprintf(w, "- %s\n", mdEscape(l))
+		}
+		fmt.Fprintln(w)
+	}
 	fmt.Fprintf(w, "## Round trip\n\n")
 	writeMDTable(w, labRoundTripTable(p))
 	fmt.Fprintln(w)
@@ -217,6 +282,14 @@ func WritePayloadLabText(w io.Writer, p *results.PayloadLab) error {
 	fmt.Fprintf(w, "payload: %s\n\n", labInputLine(p))
 	writeTextTable(w, labSizeTable(p))
 	fmt.Fprintf(w, "\n%s\n\n", labSizeNote)
+	if own := labOwnTable(p); len(own.Rows) > 0 {
+		writeTextTable(w, own)
+		fmt.Fprintf(w, "\n%s\n", labOwnNote)
+		for _, l := range labOwnLines(p) {
+			fmt.Fprintf(w, "  %s\n", l)
+		}
+		fmt.Fprintln(w)
+	}
 	writeTextTable(w, labRoundTripTable(p))
 	fmt.Fprintln(w)
 	for _, l := range labHowLines(p) {
@@ -253,6 +326,7 @@ var labCols = []string{"lab_format", "lab_library", "lab_compression", "lab_samp
 	"bytes_per_msg_median", "bytes_per_msg_min", "bytes_per_msg_max",
 	"encode_ns_per_msg", "encode_ns_min", "encode_ns_max", "encode_allocs_per_msg",
 	"decode_ns_per_msg", "decode_ns_min", "decode_ns_max", "decode_allocs_per_msg",
+	"own_encode_ns_per_msg", "own_decode_ns_per_msg", "encode_ratio", "decode_ratio",
 	"round_trip", "change", "change_count", "change_sample", "change_path", "change_before", "change_after"}
 
 // labCSVRows are the lab's CSV rows: each the row's kind, then labCols.
@@ -263,16 +337,21 @@ func labCSVRows(p *results.PayloadLab) [][]string {
 	}
 	var out [][]string
 	for _, r := range p.Rows {
-		out = append(out, []string{"payload_lab", r.Format, r.Library, compressionName(r.Compression), itoa(r.Samples),
+		own := []string{"", "", "", ""}
+		if r.Own != nil {
+			own = []string{num(r.Own.Encode.Ns), num(r.Own.Decode.Ns), num(r.Own.EncodeRatio), num(r.Own.DecodeRatio)}
+		}
+		row := []string{"payload_lab", r.Format, r.Library, compressionName(r.Compression), itoa(r.Samples),
 			num(r.Bytes.Median), num(float64(r.Bytes.Min)), num(float64(r.Bytes.Max)),
 			num(r.Encode.Ns), num(r.Encode.NsMin), num(r.Encode.NsMax), num(r.Encode.Allocs),
-			num(r.Decode.Ns), num(r.Decode.NsMin), num(r.Decode.NsMax), num(r.Decode.Allocs),
-			verdict[r.Format], "", "", "", "", "", ""})
+			num(r.Decode.Ns), num(r.Decode.NsMin), num(r.Decode.NsMax), num(r.Decode.Allocs)}
+		row = append(append(row, own...), verdict[r.Format], "", "", "", "", "", "")
+		out = append(out, row)
 	}
 	for _, rt := range p.RoundTrips {
 		for _, c := range rt.Changes {
 			out = append(out, []string{"round_trip", rt.Format, "", "", itoa(rt.Samples),
-				"", "", "", "", "", "", "", "", "", "", "",
+				"", "", "", "", "", "", "", "", "", "", "", "", "", "", "",
 				rt.Verdict, c.Kind, itoa(c.Count), itoa(c.Sample), c.Path, c.Before, c.After})
 		}
 	}

@@ -18,7 +18,9 @@ func labFixture() *results.Study {
 		Schema: results.PayloadLabSchema, Start: time.Unix(1764300000, 0), End: time.Unix(1764300002, 0),
 		Input: results.PayloadInput{Files: []string{"users.json"}, Kind: "json", Read: 100, Kept: 10, Sampled: true, Bytes: 12345},
 		Rows: []results.PayloadRow{
-			{Format: "json", Library: "encoding/json", Samples: 10, Bytes: results.PayloadBytes{Median: 1000, Min: 900, Max: 1100}, Encode: cpu(2000), Decode: cpu(5000)},
+			{Format: "json", Library: "encoding/json", Samples: 10, Bytes: results.PayloadBytes{Median: 1000, Min: 900, Max: 1100}, Encode: cpu(2000), Decode: cpu(5000),
+				Own: &results.PayloadOwn{Calls: "json.Marshal(v); json.Unmarshal(b, &v), v any", Encode: cpu(1980), Decode: cpu(4100),
+					EncodeRatio: 1.01, DecodeRatio: 1.22, Adds: "decode: the limit scan"}},
 			{Format: "json", Library: "encoding/json", Compression: "gzip", Samples: 10, Bytes: results.PayloadBytes{Median: 300, Min: 280, Max: 320}, Encode: cpu(9000), Decode: cpu(7000)},
 			{Format: "toon", Library: "wirebench/toon", Samples: 10, Bytes: results.PayloadBytes{Median: 600, Min: 550, Max: 650}, Encode: cpu(1500), Decode: cpu(3000)},
 			{Format: "toon", Library: "wirebench/toon", Compression: "gzip", Samples: 10, Bytes: results.PayloadBytes{Median: 290, Min: 270, Max: 310}, Encode: cpu(8000), Decode: cpu(5000)},
@@ -41,7 +43,9 @@ func TestPayloadLabReports(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, want := range []string{"Payload lab,", "## Formats on these payloads", "| toon | gzip | 290 B |", "-40%",
-		"int past 2^53", "9007199254740992", "protobuf left out: no schema", "uniform tables", "a uniform random 10 of them"} {
+		"int past 2^53", "9007199254740992", "protobuf left out: no schema", "uniform tables", "a uniform random 10 of them",
+		"## Codec cost against each library's own", "| json | 2.000µs | 1.980µs | 1.01× | 5.000µs | 4.100µs | 1.22× † |",
+		"json: timed json.Marshal(v); json.Unmarshal(b, &v), v any; wirebench adds: decode: the limit scan"} {
 		if !strings.Contains(md.String(), want) {
 			t.Errorf("markdown lacks %q:\n%s", want, md.String())
 		}
@@ -49,7 +53,8 @@ func TestPayloadLabReports(t *testing.T) {
 	if err := WriteHTML(&html, rep); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"Bytes against CPU per message", "<polyline", "toon + gzip: 290 B per message", "Round trip"} {
+	for _, want := range []string{"Bytes against CPU per message", "<polyline", "toon + gzip: 290 B per message", "Round trip",
+		"Codec cost against each library", "1.22× †"} {
 		if !strings.Contains(html.String(), want) {
 			t.Errorf("html lacks %q", want)
 		}
@@ -74,6 +79,10 @@ func TestPayloadLabReports(t *testing.T) {
 			lab++
 			if r[col["lab_format"]] == "toon" && r[col["lab_compression"]] == "gzip" && r[col["bytes_per_msg_median"]] != "290" {
 				t.Errorf("toon gzip bytes %q, want 290", r[col["bytes_per_msg_median"]])
+			}
+			if r[col["lab_format"]] == "json" && r[col["lab_compression"]] == "none" &&
+				(r[col["own_decode_ns_per_msg"]] != "4100" || r[col["decode_ratio"]] != "1.22") {
+				t.Errorf("json's own decode %q ratio %q, want 4100 and 1.22", r[col["own_decode_ns_per_msg"]], r[col["decode_ratio"]])
 			}
 		case "round_trip":
 			rt++

@@ -89,6 +89,28 @@ type PayloadRow struct {
 	// decompression plus the codec's decode; per message.
 	Encode PayloadCPU `json:"encode"`
 	Decode PayloadCPU `json:"decode"`
+	// Own is the library's own cost on the same samples and Go values,
+	// raw rows only: what its own benchmarks time.
+	Own *PayloadOwn `json:"own,omitempty"`
+}
+
+// PayloadOwn is a format library's own cost on the same data: its Marshal
+// and Unmarshal called directly in a tight loop into the same Go value,
+// as the library's own benchmarks do, timed in batches that alternate
+// with the batches of the row's Encode and Decode (so a busy machine
+// slows both alike).
+type PayloadOwn struct {
+	// Calls are the calls timed ("json.Marshal(v); json.Unmarshal(b, &v), v any").
+	Calls  string     `json:"calls"`
+	Encode PayloadCPU `json:"encode"`
+	Decode PayloadCPU `json:"decode"`
+	// EncodeRatio and DecodeRatio are wirebench's time over the library's,
+	// the median over the pairs of batches (1.00: we add nothing).
+	EncodeRatio float64 `json:"encode_ratio"`
+	DecodeRatio float64 `json:"decode_ratio"`
+	// Adds says what wirebench's codec does beyond the library's call,
+	// or "" when it makes the same call.
+	Adds string `json:"adds,omitempty"`
 }
 
 // PayloadBytes is a size distribution over the samples.
