@@ -148,3 +148,34 @@ func (d *Dataset) protoListEqual(body []byte, extra int) bool {
 	}
 	return true
 }
+
+// ListLen decodes body, a list response in format, and counts its
+// records, whatever they hold: the count a run checks once it is over
+// (every copy a client created deleted again).
+func (d *Dataset) ListLen(format string, body []byte) (int, error) {
+	f, err := d.served(format)
+	if err != nil {
+		return 0, err
+	}
+	if f.name == "protobuf" && d.list != nil {
+		m := dynamicpb.NewMessage(d.list.md)
+		if err := f.codec.Unmarshal(body, m); err != nil {
+			return 0, fmt.Errorf("cannot decode: %w", err)
+		}
+		return m.Get(d.list.field).List().Len(), nil
+	}
+	x, err := f.decode(body)
+	if err != nil {
+		return 0, fmt.Errorf("cannot decode: %w", err)
+	}
+	backs, err := f.readBack(x)
+	if err != nil {
+		return 0, err
+	}
+	for _, b := range backs {
+		if l, ok := member(b, listMember); ok && l.Kind == Array {
+			return len(l.Arr), nil
+		}
+	}
+	return 0, fmt.Errorf("no %q array in the list", listMember)
+}

@@ -9,7 +9,9 @@ import (
 	"time"
 
 	"github.com/wirebench/wirebench/load"
+	"github.com/wirebench/wirebench/measure"
 	"github.com/wirebench/wirebench/payload"
+	"github.com/wirebench/wirebench/results"
 )
 
 // rawBody is the out of a request whose body the caller checks itself:
@@ -144,4 +146,58 @@ func (v *recordsVU) Close() error {
 		v.c.do(ctx, "DELETE", v.path, nil, http.StatusNoContent, nil, &o)
 	}
 	return v.apiVU.Close()
+}
+
+// countRecords checks, once every VU closed, that the server holds
+// exactly the file's records: every copy a VU created was deleted again,
+// so the next trial starts from the same dataset (fairness rule 1). It
+// asks on a connection of its own (bytes not counted, latency not
+// recorded); a wrong count, or no answer, is one failed list request,
+// with its reason.
+func (s *apiScenario) countRecords(res *results.Load) {
+	ctx, cancel := context.WithTimeout(context.Background(), s.o.Timeout)
+	defer cancel()
+	var o load.Outcome
+	s.checkCount(ctx, &o)
+	if o.Fail == "" {
+		return
+	}
+	res.Requests++
+	res.Failed++
+	if res.Failures == nil {
+		res.Failures = map[string]int64{}
+	}
+	reason := o.Fail
+	if !strings.HasPrefix(reason, "check: ") {
+		reason = "records after the run: " + reason // the request failed
+	}
+	res.Failures[reason]++
+	if opList < len(res.Ops) {
+		res.Ops[opList].Requests++
+		res.Ops[opList].Failed++
+	}
+}
+
+func (s *apiScenario) checkCount(ctx context.Context, o *load.Outcome) {
+	aside, _ := s.c.Aside() // it fails for gRPC only, which records refuses
+	defer aside.Close()
+	var c *restClient
+	if aside.H3 != nil {
+		c = s.restClient(nil, aside.H3.Client(0))
+	} else {
+		c = s.restClient(s.h1Conn(new(measure.Bytes), false), nil)
+	}
+	defer c.close()
+	var out rawBody
+	if !c.do(ctx, "GET", []byte("/records"), nil, http.StatusOK, &out, o) {
+		return // o.Fail says why
+	}
+	d := s.o.Records
+	n, err := d.ListLen(s.entry.Codec.Name(), out.b)
+	if err == nil && n != d.Len() {
+		err = fmt.Errorf("the server holds %d, the file %d", n, d.Len())
+	}
+	if err != nil {
+		o.Fail = "check: records after the run: " + err.Error()
+	}
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/wirebench/wirebench/httpapi"
+	"github.com/wirebench/wirebench/internal/testkit"
 	"github.com/wirebench/wirebench/load"
 	"github.com/wirebench/wirebench/load/conn"
 	"github.com/wirebench/wirebench/load/scenario"
@@ -122,6 +123,61 @@ func TestRecordsScenarioFindsWrongReplies(t *testing.T) {
 			if !strings.Contains(msg, "$.parcels[1].kg") {
 				t.Errorf("%s: failure %q does not name the path", f, msg)
 			}
+		}
+	}
+}
+
+// TestRecordsCountedAfterTheRun: once the run is over the server must
+// hold exactly the file's records; a record left over (here one the
+// server's file has and the client's has not: the list checks allow one
+// per VU being created) is one failed list request, with its reason.
+func TestRecordsCountedAfterTheRun(t *testing.T) {
+	extra := strings.Replace(shipments, "\n]", ",\n"+`{"id":300,"route":{"from":"OSL","to":"AMS","legs":1},"parcels":[],"note":"left over"}`+"\n]", 1)
+	srv := startRecords(t, loadShipments(t, extra))
+	client := loadShipments(t, shipments)
+	for _, f := range []string{"json", "protobuf"} {
+		r := runRecords(t, srv, client, conn.HTTP1, f, "")
+		want := "check: records after the run: the server holds 4, the file 3"
+		if r.Requests != 51 || r.Failed != 1 || r.Failures[want] != 1 || r.Ops[0].Failed != 1 {
+			t.Errorf("%s: %d requests, %d failed %v, list %+v; want 51, one failed list: %q", f, r.Requests, r.Failed, r.Failures, r.Ops[0], want)
+		}
+	}
+}
+
+// TestRecordsOverH3: a server with the user's records (serve --data) and
+// --http3 serves them over HTTP/3 too, and a records run over h3 checks
+// every reply: none failed, each request answered over HTTP/3 (the run's,
+// the count after it, and the VUs' closing deletes), the dataset as it
+// was afterwards.
+func TestRecordsOverH3(t *testing.T) {
+	served := loadShipments(t, shipments)
+	srv, err := server.Start(context.Background(), server.Options{HTTPAddr: "127.0.0.1:0", NoGRPC: true,
+		H3: server.H3{Addr: "127.0.0.1:0"}, HTTP: httpapi.Options{Records: served}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	client := loadShipments(t, shipments)
+	for _, f := range []string{"json", "toon", "protobuf"} {
+		before := testkit.Metric(t, srv.HTTPAddr(), "wirebench_h3_requests_total")
+		sc, err := scenario.New(scenario.Options{Name: scenario.Records, Records: client, Format: f,
+			Options: conn.Options{URL: "https://" + srv.H3Addr(), Transport: conn.H3, Connections: 2, Insecure: true, Timeout: 5 * time.Second}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		const n = 50
+		r, err := load.Run(context.Background(), load.Options{Options: results.Options{Concurrency: 3, Requests: n}}, sc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Requests != n || r.Failed != 0 {
+			t.Fatalf("%s: %d requests, %d failed: %v", f, r.Requests, r.Failed, r.Failures)
+		}
+		if got := testkit.Metric(t, srv.HTTPAddr(), "wirebench_h3_requests_total") - before; got < n+1 || got > n+1+3 {
+			t.Errorf("%s: the server answered %d over HTTP/3, want %d (+1 count, +0..3 cleanup)", f, got, n)
+		}
+		if served.Len() != 3 {
+			t.Errorf("%s: %d records after the run, want 3", f, served.Len())
 		}
 	}
 }

@@ -180,6 +180,9 @@ func (s *apiScenario) Finish(res *results.Load) {
 	res.Bytes.WireIn += in
 	res.Bytes.WireOut += out
 	h2.ResentWarning(res, s.Resent())
+	if s.o.Name == Records {
+		s.countRecords(res)
+	}
 }
 
 // Resent is the h2c requests resent.
