@@ -1,8 +1,12 @@
 package main
 
 import (
+	"bufio"
+	"context"
+	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -46,5 +50,73 @@ func TestBadDataFiles(t *testing.T) {
 	}
 	if _, err := os.Stat(out); err == nil {
 		t.Error("a results directory was made for a study that could not start")
+	}
+}
+
+// TestLoadRecordsOverH3CLI: `serve --data FILE --http3` serves the user's
+// records over HTTP/1.1 and HTTP/3, and `load --scenario records --data
+// FILE` drives them over both, every reply checked against the same file
+// (protobuf with the file's schema): none failed. The count after each
+// run (the server holds the file's records again) is part of the run.
+func TestLoadRecordsOverH3CLI(t *testing.T) {
+	const file, proto = "../../examples/data/shipments.json", "../../examples/data/shipments.proto"
+	ctx, cancel := context.WithCancel(context.Background())
+	pr, pw := io.Pipe()
+	done := make(chan int, 1)
+	go func() {
+		done <- run(ctx, &cliEnv{stdin: strings.NewReader(""), stdout: pw, stderr: io.Discard},
+			[]string{"serve", "--http", "127.0.0.1:0", "--no-grpc", "--http3", "127.0.0.1:0", "--data", file, "--proto", proto, "--message", "ship.v1.Shipment"})
+		pw.Close()
+	}()
+	t.Cleanup(func() { cancel(); <-done })
+	line, err := bufio.NewReader(pr).ReadString('\n')
+	if err != nil {
+		t.Fatal(err)
+	}
+	go io.Copy(io.Discard, pr)
+	m := regexp.MustCompile(`http=(\S+) .*h3=(\S+)`).FindStringSubmatch(line)
+	if m == nil {
+		t.Fatalf("listening line %q", line)
+	}
+	ran := 0
+	for _, tc := range [][]string{
+		{"--format", "json", "http://" + m[1]},
+		{"--format", "toon", "--transport", "h3", "-k", "https://" + m[2]},
+		{"--format", "protobuf", "--proto", proto, "--message", "ship.v1.Shipment", "--transport", "h3", "-k", "https://" + m[2]},
+	} {
+		args := append([]string{"load", "-q", "--scenario", "records", "--data", file, "-c", "2", "-n", "40"}, tc...)
+		code, out, errOut := runLoadCLI(t, args...)
+		if code != 0 || !regexp.MustCompile(`requests\s+40\s`).MatchString(out) || !strings.Contains(out, "failed 0 (0.00%)") {
+			t.Errorf("%v: exit %d\n%s%s", tc, code, out, errOut)
+		}
+		ran++
+	}
+	if ran != 3 {
+		t.Fatalf("%d runs", ran)
+	}
+}
+
+// TestLoadRecordsUsage: --scenario records without its file, or with a
+// file the format cannot carry, is one line and exit 2; --data-key and
+// --message belong to it.
+func TestLoadRecordsUsage(t *testing.T) {
+	dir := t.TempDir()
+	big := filepath.Join(dir, "big.json")
+	if err := os.WriteFile(big, []byte(`[{"id":1,"n":9007199254740993}]`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--scenario", "records"}, "--scenario records needs --data FILE"},
+		{[]string{"--scenario", "records", "--data", big}, "big.json:1: record 0: json: $.n: int past 2^53"},
+		{[]string{"--scenario", "crud", "--data-key", "sku"}, "--data-key and --message apply to --scenario records"},
+		{[]string{"--scenario", "crud", "--data", big}, "--data applies to --grpc"},
+	} {
+		code, _, errOut := runLoadCLI(t, append(append([]string{"load", "-q", "-n", "1"}, tc.args...), "http://127.0.0.1:1")...)
+		if code != 2 || !strings.Contains(errOut, tc.want) || strings.Count(strings.TrimSpace(errOut), "\n") != 0 {
+			t.Errorf("%v: exit %d, stderr %q; want 2 and one line with %q", tc.args, code, errOut, tc.want)
+		}
 	}
 }

@@ -52,11 +52,12 @@ type loadFlags struct {
 	quiet, latency, version  bool
 	outs                     outFlags // --hdr-out, --force
 	dist                     distFlags
-	export                   exportFlags // --prometheus-rw, --traceparent, --slowest…
-	replay                   replayFlags // --replay, --record: replay.go
-	flow                     flowFlags   // --flow, --data-file: load_flow.go
-	link                     linkFlags   // --link: link.go
-	grpc                     grpcFlags   // --grpc METHOD: load_grpc.go
+	export                   exportFlags  // --prometheus-rw, --traceparent, --slowest…
+	replay                   replayFlags  // --replay, --record: replay.go
+	flow                     flowFlags    // --flow, --data-file: load_flow.go
+	link                     linkFlags    // --link: link.go
+	grpc                     grpcFlags    // --grpc METHOD: load_grpc.go
+	records                  recordsFlags // --scenario records: load_records.go
 	// ctx and fs are the command's, for the scenarios that connect while
 	// they are made (--grpc's reflection) or read which flags were given.
 	ctx context.Context
@@ -122,7 +123,7 @@ func newLoadFlags(env *cliEnv, f *loadFlags) *pflag.FlagSet {
 	fs.BoolVar(&f.raw.ZeroRTT, "0rtt", false, "h3 (raw mode, --scenario): resume a session ticket and send each connection's first GET/HEAD as 0-RTT early data (the server must allow it: serve --h3-0rtt)")
 	fs.StringVar(&f.raw.CertFile, "cert", "", "https: client certificate (PEM `file`), with --key")
 	fs.StringVar(&f.raw.KeyFile, "key", "", "https: client certificate's private key (PEM `file`)")
-	fs.StringVar(&f.scenario, "scenario", "", "reference-API `scenario`: crud, echo, get, list, create; or a key-value one: kv-set, kv-get, kv-mixed")
+	fs.StringVar(&f.scenario, "scenario", "", "reference-API `scenario`: crud, echo, get, list, create, records (serve --data: with --data FILE); or a key-value one: kv-set, kv-get, kv-mixed")
 	f.registerKV(fs) // load_kv.go
 	fs.StringVar(&f.sc.Format, "format", "json", "scenario wire `format`: json, toon, protobuf, msgpack, cbor (--flow: re-encodes its JSON steps for the reference API)")
 	fs.StringVar(&f.stream.Kind, "stream", "", "stream `kind` against the reference server's REST port URL (see stream.Kinds): grpc-server-stream, grpc-bidi, ndjson, sse, websocket, connect-get, tunnel-get, ...")
@@ -140,10 +141,11 @@ func newLoadFlags(env *cliEnv, f *loadFlags) *pflag.FlagSet {
 	fs.StringVar(&f.segment, "segment", "", "run share `i/n` of the load, or auto/n: i = $JOB_COMPLETION_INDEX+1 (see wirebench merge)")
 	f.dist.register(fs) // --start-at, --barrier…
 	f.export.register(fs, f)
-	f.replay.register(fs) // --replay, --speed, --record…: replay.go
-	f.flow.register(fs)   // --flow, --data-file: load_flow.go
-	f.link.register(fs)   // --link…: link.go
-	f.grpc.register(fs)   // --proto, --data…: load_grpc.go
+	f.replay.register(fs)  // --replay, --speed, --record…: replay.go
+	f.flow.register(fs)    // --flow, --data-file: load_flow.go
+	f.link.register(fs)    // --link…: link.go
+	f.grpc.register(fs)    // --proto, --data…: load_grpc.go
+	f.records.register(fs) // --data-key, --message: load_records.go
 	fs.BoolVarP(&f.quiet, "quiet", "q", false, "no live status line")
 	fs.StringVar(&f.cpuprofile, "cpuprofile", "", "write a CPU profile of the client's run to `file` (go tool pprof)")
 	fs.BoolVar(&f.version, "version", false, "print the version and exit")
@@ -363,9 +365,13 @@ func (f *loadFlags) check(fs *pflag.FlagSet) error {
 			return loadUsagef("--%s applies to the kv-* scenarios", name)
 		}
 	}
+	if (fs.Changed("data-key") || fs.Changed("message")) && f.scenario != scenario.Records {
+		return loadUsagef("--data-key and --message apply to --scenario records")
+	}
 	for _, name := range []string{"proto", "import-path", "protoset", "data", "expect", "tls"} {
 		replayable := f.replay.file != "" && name != "data" && name != "expect" // a recording of gRPC calls' (replay.go)
-		if fs.Changed(name) && !grpcMethod && !replayable {
+		records := f.scenario == scenario.Records && (name == "data" || name == "proto" || name == "protoset")
+		if fs.Changed(name) && !grpcMethod && !replayable && !records {
 			return loadUsagef("--%s applies to --grpc pkg.Service/Method", name)
 		}
 	}
@@ -414,6 +420,7 @@ func (f *loadFlags) scenarioFrom(pos []string) (*spec.Made, error) {
 	case strings.HasPrefix(f.scenario, "kv-"):
 		err = f.kvClient(&c, url) // load_kv.go
 	case f.scenario != "":
+		err = f.recordsData() // --scenario records: load_records.go
 		f.sc.Name, f.sc.Options = f.scenario, f.raw.Options
 		c.Scenario = &f.sc
 	default:

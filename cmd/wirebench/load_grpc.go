@@ -20,7 +20,7 @@ type grpcFlags struct {
 
 func (g *grpcFlags) register(fs *pflag.FlagSet) {
 	g.registerDescriptors(fs)
-	fs.StringVar(&g.o.Data, "data", "", "--grpc: the request as a JSON `template`: {{.N}} request number, {{.I}} message of a stream, {{newUUID}}, {{randomInt 1 100}}, ghz's names")
+	fs.StringVar(&g.o.Data, "data", "", "--grpc: the request as a JSON `template`: {{.N}} request number, {{.I}} message of a stream, {{newUUID}}, {{randomInt 1 100}}, ghz's names; --scenario records: the records file the server serves (serve --data FILE), every reply checked against it")
 	fs.StringArrayVar(&g.o.Expect, "expect", nil, "--grpc: check every response: `path==value` or path!=value, e.g. 'name==\"x\"', 'items[0].id==3', 'status==ACTIVE' (repeatable)")
 }
 
