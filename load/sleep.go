@@ -6,9 +6,12 @@ import (
 	"os"
 	"syscall"
 	"time"
+	"unsafe"
 
-	"github.com/wirebench/wirebench/load/clientio"
 	"golang.org/x/sys/unix"
+
+	"github.com/wirebench/wirebench/internal/rawio"
+	"github.com/wirebench/wirebench/load/clientio"
 )
 
 // sleeper waits until an intended send time with microsecond precision.
@@ -24,7 +27,17 @@ import (
 // readiness is reset on entry, so the read that would find the timer not
 // yet expired (EAGAIN, one system call per wait: a third of the engine's
 // own per request in open loop) is not made, and an expiry however soon
-// still wakes the wait.
+// still wakes the wait. Both calls are raw (timerfdSettime, rawio.Read):
+// neither blocks, and a system call the runtime is told of wakes its
+// sysmon thread from its idle sleep into polls of 20 µs and more on the
+// same CPU (internal/rawio's reason). In open loop that was two wake-ups
+// of sysmon per request and ~40% of the client's CPU (gRPC at 2,000/s:
+// 135 → 79 µs per call). Those polls had one use, on a CPU that other
+// busy processes share: they gave the process turns on it, and the
+// worker a timer woke ran sooner (schedule lag p50 ~50 µs with them,
+// 0.2-1.2 ms without, at load average ~12 on 2 CPUs; with the CPU to
+// itself, chrt -f, ~50 µs both ways). A client starved of its CPU shows
+// as such in its lag (Load.ClientLag) rather than paying for polls.
 //
 // Not safe for concurrent use: one per worker.
 type sleeper struct {
@@ -65,11 +78,11 @@ func newSleeper(ctx context.Context) *sleeper {
 func (s *sleeper) wait(fd uintptr) bool {
 	if !s.armed {
 		s.armed = true
-		s.err = unix.TimerfdSettime(int(fd), 0, &s.spec, nil)
+		s.err = timerfdSettime(int(fd), &s.spec)
 		return s.err != nil // wait for the expiry, unless arming failed
 	}
 	for {
-		_, err := unix.Read(int(fd), s.buf[:])
+		_, err := rawio.Read(int(fd), s.buf[:])
 		switch err {
 		case unix.EINTR:
 			continue
@@ -79,6 +92,16 @@ func (s *sleeper) wait(fd uintptr) bool {
 		s.err = err
 		return true
 	}
+}
+
+// timerfdSettime is timerfd_settime(2) (relative, no old value) through
+// RawSyscall: see sleeper.
+func timerfdSettime(fd int, spec *unix.ItimerSpec) error {
+	_, _, e := unix.RawSyscall6(unix.SYS_TIMERFD_SETTIME, uintptr(fd), 0, uintptr(unsafe.Pointer(spec)), 0, 0, 0)
+	if e != 0 {
+		return rawio.Errno(e)
+	}
+	return nil
 }
 
 // until waits for t; false if ctx ended first.
