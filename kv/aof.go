@@ -273,7 +273,7 @@ func (a *aof) flushLocked(sync bool) {
 	var err error
 	if len(buf) > 0 {
 		var n int
-		n, err = f.Write(buf)
+		n, err = writeHolding(f, buf) // holding the CPU (fsync_linux.go)
 		if err == nil && n < len(buf) {
 			err = io.ErrShortWrite
 		}

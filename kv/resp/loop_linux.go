@@ -9,6 +9,7 @@ import (
 	"sync"
 	"syscall"
 	"time"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 
@@ -163,7 +164,7 @@ func (l *loop) run() {
 		var werr error
 		err := rc.Read(func(uintptr) bool {
 			for {
-				n, werr = unix.EpollWait(l.epfd, l.events, 0)
+				n, werr = epollPoll(l.epfd, l.events)
 				if werr != unix.EINTR {
 					return werr != nil || n > 0
 				}
@@ -253,7 +254,7 @@ func (l *loop) read(c *loopConn) bool {
 		l.closeConn(c)
 		return false
 	}
-	n, err := unix.Read(c.fd, c.rd.buf[c.rd.w:])
+	n, err := read(c.fd, c.rd.buf[c.rd.w:])
 	if err == unix.EAGAIN || err == unix.EINTR {
 		return false
 	}
@@ -372,16 +373,53 @@ func (l *loop) closeConn(c *loopConn) {
 	l.s.conns.Add(-1)
 }
 
+// The loop's socket and epoll calls never block (non-blocking sockets,
+// epoll_wait with no timeout), so they are made as raw system calls,
+// without the runtime's entersyscall/exitsyscall. Through those, the
+// runtime's monitor thread (sysmon) takes the P from any call it finds
+// in progress on two of its ticks (20 µs apart): on a server with one P
+// there is never an idle P, so it took it from socket writes the shared
+// CPU had descheduled, handed it to another thread and, having taken
+// one, kept polling every 20 µs instead of backing off to 10 ms. Under
+// -c 50 -P 1 that was 13% of the server's CPU in sysmon and a context
+// switch every 4-5 requests, against one in 40-100 for redis-server
+// (perf, docs/kv.md). A signal (the profiler's, preemption) interrupts
+// them with EINTR, which each retries or reports as "nothing now".
+
+// read is one non-blocking read; EAGAIN when there is nothing.
+func read(fd int, b []byte) (int, error) {
+	if len(b) == 0 {
+		return 0, nil
+	}
+	n, _, e := unix.RawSyscall(unix.SYS_READ, uintptr(fd), uintptr(unsafe.Pointer(&b[0])), uintptr(len(b)))
+	if e != 0 {
+		return -1, e
+	}
+	return int(n), nil
+}
+
 // write is one non-blocking write, retried on EINTR.
 func write(fd int, b []byte) (int, error) {
+	if len(b) == 0 {
+		return 0, nil
+	}
 	for {
-		n, err := unix.Write(fd, b)
-		if err == unix.EINTR {
+		n, _, e := unix.RawSyscall(unix.SYS_WRITE, uintptr(fd), uintptr(unsafe.Pointer(&b[0])), uintptr(len(b)))
+		switch e {
+		case 0:
+			return int(n), nil
+		case unix.EINTR:
 			continue
 		}
-		if n < 0 {
-			n = 0
-		}
-		return n, err
+		return 0, e
 	}
+}
+
+// epollPoll is epoll_wait that returns at once: the events ready now.
+func epollPoll(epfd int, evs []unix.EpollEvent) (int, error) {
+	n, _, e := unix.RawSyscall6(unix.SYS_EPOLL_PWAIT, uintptr(epfd), uintptr(unsafe.Pointer(&evs[0])), uintptr(len(evs)), 0, 0, 0)
+	if e != 0 {
+		return 0, e
+	}
+	return int(n), nil
 }
