@@ -24,17 +24,34 @@ var ErrNoKVCells = errors.New("study: --key-dist: no key-value cells")
 // twins skip redis-benchmark's cross-check, whose keys are uniform only.
 // Cells whose keys are already skewed (a study file's) and the
 // replication cells keep one copy.
-func WithKeyDists(def Definition, dists []keydist.Spec) (Definition, error) {
+//
+// pipelines are the depths of the twins (none: 1 only): 1 is the cell's
+// own; a deeper one adds, after them, the RESP cells' twins pipelined
+// that deep (RESP pipelines, HTTP does not), so one run holds a skewed
+// load pipelined and not against both servers.
+func WithKeyDists(def Definition, dists []keydist.Spec, pipelines ...int) (Definition, error) {
 	if len(dists) == 0 {
 		return def, nil
+	}
+	if len(pipelines) == 0 {
+		pipelines = []int{1}
+	}
+	for _, p := range pipelines {
+		if p < 1 || p > kvMaxPipeline {
+			return def, fmt.Errorf("%w: pipeline %d: want 1..%d", ErrDefinition, p, kvMaxPipeline)
+		}
 	}
 	var cells, pending []Cell
 	added := 0
 	flush := func() {
 		for _, d := range dists {
-			for _, c := range pending {
-				cells = append(cells, kvTwin(c, d))
-				added++
+			for _, p := range pipelines {
+				for _, c := range pending {
+					if tw, ok := kvTwin(c, d, p); ok {
+						cells = append(cells, tw)
+						added++
+					}
+				}
 			}
 		}
 		pending = nil
@@ -60,18 +77,41 @@ func WithKeyDists(def Definition, dists []keydist.Spec) (Definition, error) {
 	def.Description += " With --key-dist, each KV group has twins with keys drawn " + strings.Join(names, ", ") +
 		" (the same seed for every server: each receives the same commands in the same order); " +
 		"GET and SET split into hot keys (the 1% the distribution makes likeliest) and cold ones."
+	if deep := slices.DeleteFunc(slices.Clone(pipelines), func(p int) bool { return p == 1 }); len(deep) > 0 {
+		def.Description += fmt.Sprintf(" The RESP cells' twins run pipelined too (-P %s), Redis and ours alike.", kvJoinInts(deep))
+	}
 	return def, nil
 }
 
-// kvTwin is c with its keys drawn from d.
-func kvTwin(c Cell, d keydist.Spec) Cell {
+// kvMaxPipeline is the client's bound on -P (load/scenario's), checked
+// before any trial runs.
+const kvMaxPipeline = 4096
+
+// kvTwin is c with its keys drawn from d, pipelined p deep when p > 1
+// (RESP cells not already pipelined only: false for the others).
+func kvTwin(c Cell, d keydist.Spec, p int) (Cell, bool) {
 	tw := c
 	k := *c.Load.KV
 	k.KeyDist = d
-	tw.Load.KV = &k
 	tw.Group = c.Group + ", " + d.String()
+	if p > 1 {
+		if k.Protocol != scenario.ProtocolRESP || k.Pipeline > 1 {
+			return Cell{}, false
+		}
+		k.Pipeline = p
+		tw.Group += fmt.Sprintf(", -P %d", p)
+	}
+	tw.Load.KV = &k
 	tw.Checks = slices.DeleteFunc(slices.Clone(c.Checks), func(ch Check) bool { return strings.HasPrefix(ch.Name, "redis-benchmark") })
-	return tw
+	return tw, true
+}
+
+func kvJoinInts(xs []int) string {
+	s := make([]string, len(xs))
+	for i, x := range xs {
+		s[i] = fmt.Sprint(x)
+	}
+	return strings.Join(s, ", ")
 }
 
 // kvSkewNotes is the table of the skewed cells (WithKeyDists, or a study

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"math"
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -215,5 +217,74 @@ func TestKVBenchBoth(t *testing.T) {
 	}
 	if kvBenchBoth(st[2:]) != "" {
 		t.Errorf("a table without both servers measured")
+	}
+}
+
+// TestWithKeyDistsPipelined: a deeper pipeline adds, after each group's
+// skewed twins, the RESP cells' twins at that depth (Redis's and ours,
+// not HTTP's, which does not pipeline); --cells then keeps the goal's
+// cells: both servers, everysec and always, pipelined and not.
+func TestWithKeyDistsPipelined(t *testing.T) {
+	def, _ := Lookup("kv")
+	zipf := keydist.Spec{Pattern: keydist.Zipf, Exp: 0.99}
+	got, err := WithKeyDists(def, []keydist.Spec{zipf}, 1, 16)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, all := 0, 0
+	for _, c := range def.Cells {
+		if c.Load.KV != nil && c.Group != kvReplGroup {
+			all++
+			if c.Load.KV.Protocol == "resp" {
+				resp++
+			}
+		}
+	}
+	if len(got.Cells) != len(def.Cells)+all+resp {
+		t.Fatalf("%d cells, want %d + %d + %d", len(got.Cells), len(def.Cells), all, resp)
+	}
+	var groups []string
+	deep := 0
+	for _, c := range got.Cells {
+		if len(groups) == 0 || groups[len(groups)-1] != c.Group {
+			groups = append(groups, c.Group)
+		}
+		if !strings.HasSuffix(c.Group, ", zipf:0.99, -P 16") {
+			if c.Load.KV != nil && c.Load.KV.Pipeline > 1 {
+				t.Errorf("%s/%s pipelined %d", c.Group, c.Label, c.Load.KV.Pipeline)
+			}
+			continue
+		}
+		deep++
+		if k := c.Load.KV; k.Pipeline != 16 || k.KeyDist != zipf || k.Protocol != "resp" || (c.Label != "Redis" && c.Label != "wirebench RESP") {
+			t.Errorf("%s/%s: %+v", c.Group, c.Label, k)
+		}
+	}
+	if deep != resp {
+		t.Errorf("%d pipelined twins, want %d", deep, resp)
+	}
+	if want := []string{"SET, no persistence", "SET, no persistence, zipf:0.99", "SET, no persistence, zipf:0.99, -P 16"}; !slices.Equal(groups[:3], want) {
+		t.Errorf("groups %v, want %v first", groups[:3], want)
+	}
+	if !strings.Contains(got.Description, "-P 16") {
+		t.Errorf("description does not say the twins are pipelined: %s", got.Description)
+	}
+	if _, err := WithKeyDists(def, []keydist.Spec{zipf}, 0); !errors.Is(err, ErrDefinition) {
+		t.Errorf("pipeline 0: %v", err)
+	}
+
+	sel, err := SelectCells(got, regexp.MustCompile(`(everysec|always), zipf.* / (Redis|wirebench RESP)$`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, c := range sel.Cells {
+		names = append(names, c.Group+" / "+c.Label)
+	}
+	if len(sel.Cells) != 16 || !slices.Contains(names, "GET, AOF always, zipf:0.99, -P 16 / wirebench RESP") || !slices.Contains(names, "SET, AOF everysec, zipf:0.99 / Redis") {
+		t.Errorf("selected %d cells, want {SET, GET} × {everysec, always} × {-P 1, -P 16} × {Redis, ours}: %q", len(sel.Cells), names)
+	}
+	if _, err := SelectCells(got, regexp.MustCompile(`nothing like this`)); !errors.Is(err, ErrNoCells) {
+		t.Errorf("a selection of no cell: %v", err)
 	}
 }

@@ -82,7 +82,7 @@ func kvMedian(xs []float64) float64 {
 // comparisons are like for like.
 func kvNotes(res *results.Study) []string {
 	st := kvStats(res)
-	n := kvTables(st) + kvBenchBoth(st)
+	n := kvTables(st) + kvBenchBoth(st) + kvVersusRedis(st)
 	if sk := kvSkewNotes(res); sk != "" {
 		n += "\n" + sk
 	}
@@ -90,6 +90,56 @@ func kvNotes(res *results.Study) []string {
 		n += "\n" + w + "\n"
 	}
 	return []string{n}
+}
+
+// kvVersusRedis sets, for every group with both servers (the seed's
+// uniform cells and the skewed, pipelined twins), our RESP store's rate
+// and p99 beside redis-server's from the same run, and says per group
+// whether ours is at least Redis's rate with at most its p99 (the
+// medians; the rate's Mann-Whitney test when the trials can decide).
+func kvVersusRedis(st []kvCellStats) string {
+	var b strings.Builder
+	for _, ours := range st {
+		if ours.label != "wirebench RESP" || ours.trials == 0 {
+			continue
+		}
+		redis := kvFind(st, ours.op, ours.persistence, "Redis")
+		if redis.trials == 0 {
+			continue
+		}
+		if b.Len() == 0 {
+			b.WriteString("\n## wirebench RESP against redis-server, load by load: rate and p99\n\n" +
+				"Each row is one group of this run: the same client, seed and commands for both servers, each on a fresh server per trial. " +
+				"Ratios are ours over Redis's medians, with the range given both cells' spreads. " +
+				"\"At or above\" asks for at least Redis's rate and at most its p99, on the medians; " +
+				"the rate's test (Mann-Whitney) says whether the trials show a difference at all.\n\n" +
+				"| Operation | Load | Redis req/s | ours req/s | ours / Redis | Redis p99 | ours p99 | p99 ours / Redis | at or above Redis? | rate test |\n" +
+				"|---|---|---:|---:|---:|---:|---:|---:|---|---|\n")
+		}
+		rate, p99 := stats.Compare(redis.rps, ours.rps), stats.Compare(redis.p99, ours.p99)
+		var short []string
+		if rate.New.Center < rate.Old.Center {
+			short = append(short, "rate")
+		}
+		if p99.New.Center > p99.Old.Center {
+			short = append(short, "p99")
+		}
+		verdict := "yes"
+		if len(short) > 0 {
+			verdict = "no: " + strings.Join(short, ", ")
+		}
+		test := fmt.Sprintf("cannot tell with %d+%d trials", rate.Old.N, rate.New.N)
+		switch {
+		case rate.Decidable() && rate.Significant():
+			test = fmt.Sprintf("differs (p = %.3f)", rate.P)
+		case rate.Decidable():
+			test = fmt.Sprintf("no difference shown (p = %.2f)", rate.P)
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", ours.op, ours.persistence,
+			kvRate(redis.rps), kvRate(ours.rps), kvRatioOf(ours.rps, redis.rps),
+			kvLatency(redis.p99), kvLatency(ours.p99), kvRatioOf(ours.p99, redis.p99), verdict, test)
+	}
+	return b.String()
 }
 
 // kvTables are the notes' tables and text, from the cells' figures alone

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 
@@ -56,6 +57,8 @@ func runStudy(ctx context.Context, env *cliEnv, args []string) error {
 	fs.StringVar(&data.Protoset, "protoset", "", "--data: the records' protobuf schema as a FileDescriptorSet `file`")
 	fs.StringVar(&data.Message, "message", "", "--data: the records' message by full name (pkg.Msg); default: the file's only message")
 	keyDists := fs.StringArray("key-dist", nil, "add, beside each KV group (study kv, or a study file's kv-* cells), its twin with keys drawn from this `distribution`: zipf:0.99, zipf, gaussian[:MEDIAN,STDDEV], sequential (repeatable)")
+	kvPipelines := fs.String("kv-pipeline", "1,16", "--key-dist: the skewed twins' pipeline `depths`, comma-separated: 1 is each cell's own; a deeper one adds the RESP cells' twins pipelined that deep (Redis's and ours)")
+	cellsRe := fs.String("cells", "", "run only the cells whose \"group / label\" matches this `regexp` (after --key-dist and --h3 added theirs), e.g. '(everysec|always), zipf.* / (Redis|wirebench RESP)$'")
 	h3 := fs.Bool("h3", false, "add, beside each REST cell of a built-in study (formats, grpc-vs-rest, json-libs), its twin over HTTP/3 on TLS (docs/http3.md)")
 	slo := fs.StringArray("slo", nil, "measure capacity at this SLO `criterion` (repeatable: p99<20ms, errors<0.1%) instead of throughput: each trial searches the highest open-loop rate that meets it (docs/capacity.md)")
 	links := fs.StringArray("links", nil, "run every cell across each of these emulated networks, interleaved, and answer per link (in p50 latency): presets or link `SPECs`, none for loopback: none,3g,4g or 'none;rtt=50ms,loss=1%' (repeatable; needs root; docs/network.md)")
@@ -131,7 +134,26 @@ func runStudy(ctx context.Context, env *cliEnv, args []string) error {
 			}
 			specs = append(specs, sp)
 		}
-		if def, err = study.WithKeyDists(def, specs); err != nil {
+		var depths []int
+		for _, p := range strings.Split(*kvPipelines, ",") {
+			n, err := strconv.Atoi(strings.TrimSpace(p))
+			if err != nil {
+				return usagef("--kv-pipeline %q: want depths such as 1,16", *kvPipelines)
+			}
+			depths = append(depths, n)
+		}
+		if def, err = study.WithKeyDists(def, specs, depths...); err != nil {
+			return usageError{err}
+		}
+	} else if fs.Changed("kv-pipeline") {
+		return usagef("--kv-pipeline: the depths of --key-dist's twins: give --key-dist too")
+	}
+	if *cellsRe != "" {
+		re, err := regexp.Compile(*cellsRe)
+		if err != nil {
+			return usagef("--cells: %v", err)
+		}
+		if def, err = study.SelectCells(def, re); err != nil {
 			return usageError{err}
 		}
 	}
