@@ -55,10 +55,14 @@ func kvReplAdd(def *Definition) {
 		if notes != nil {
 			out = notes(res)
 		}
-		if len(out) == 0 {
-			return []string{kvReplNotes(res)}
+		rn := kvReplNotes(res)
+		switch {
+		case rn == "":
+		case len(out) == 0:
+			out = []string{rn}
+		default:
+			out[len(out)-1] += "\n" + rn // one note: the report's one section
 		}
-		out[len(out)-1] += "\n" + kvReplNotes(res) // one note: the report's one section
 		return out
 	}
 }
@@ -260,7 +264,11 @@ func nanos(secs []float64) []float64 {
 
 // kvReplNotes is the replication table: throughput with 0 and 1
 // follower, the ratio, and the follower's lag.
+// "" when the run had no replication cell (study --cells left them out).
 func kvReplNotes(res *results.Study) string {
+	if !slices.ContainsFunc(res.Cells, func(c results.Cell) bool { return c.Group == kvReplGroup }) {
+		return ""
+	}
 	var b strings.Builder
 	b.WriteString("## Replication (issue 13)\n\nSET at AOF everysec, the seed's settings, against a wirebench leader alone and with one " +
 		"follower (`serve --replica-of`, AOF everysec, on the server's CPUs: it competes with the leader for them). " +
