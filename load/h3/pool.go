@@ -32,8 +32,9 @@ var ErrClosed = errors.New("h3: pool closed")
 // per connection are VUs / n (a request past the server's stream limit
 // waits for a stream on its connection; it never opens another).
 type Pool struct {
-	clients []*http.Client
-	slots   []*slot
+	slots []*slot
+	// timeout is per request (timeout.go): 0, none.
+	timeout time.Duration
 	// Bytes is the UDP payload of every datagram of every connection.
 	Bytes measure.Bytes
 	// Layers splits Bytes by layer (layers.go).
@@ -74,16 +75,25 @@ func NewPool(conns int, addr string, timeout time.Duration, tlsCfg *tls.Config) 
 	if cfg.ServerName == "" {
 		cfg.ServerName, _, _ = net.SplitHostPort(addr)
 	}
-	p := &Pool{clients: make([]*http.Client, conns), slots: make([]*slot, conns)}
+	p := &Pool{slots: make([]*slot, conns), timeout: max(timeout, 0)}
 	for i := range p.slots {
-		s := &slot{p: p, addr: addr, tls: cfg, timeout: dialTimeout}
-		p.slots[i], p.clients[i] = s, &http.Client{Timeout: timeout, Transport: s}
+		p.slots[i] = &slot{p: p, addr: addr, tls: cfg, timeout: dialTimeout}
 	}
 	return p
 }
 
-// Client is VU vu's client: its connection's.
-func (p *Pool) Client(vu int) *http.Client { return p.clients[vu%len(p.clients)] }
+// Client is a client for VU vu, on its connection (vu mod n), each
+// request bounded by the pool's timeout, up to the end of its body (a
+// timeout fails as ErrTimeout). A VU keeps its client and sends one
+// request at a time on it: that is the cheap case (timeout.go); requests
+// sent at once on one client are each bounded too.
+func (p *Pool) Client(vu int) *http.Client {
+	s := p.slots[vu%len(p.slots)]
+	if p.timeout == 0 {
+		return &http.Client{Transport: s}
+	}
+	return &http.Client{Transport: &timed{rt: s, timeout: p.timeout}}
+}
 
 // Handshakes is the time each QUIC handshake took (dial to handshake
 // complete), in the order they completed: one per connection, more if a

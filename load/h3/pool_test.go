@@ -35,14 +35,15 @@ type testServer struct {
 	bytes           measure.Bytes
 	requests, conns atomic.Int64
 	srv             *http3.Server
+	stall           chan struct{} // ?stall=head or =body waits for the test's end
 }
 
-func startServer(t *testing.T, maxStreams int64) *testServer {
+func startServer(t testing.TB, maxStreams int64) *testServer {
 	t.Helper()
 	return startServerConfig(t, &quic.Config{MaxIncomingStreams: maxStreams})
 }
 
-func startServerConfig(t *testing.T, qc *quic.Config) *testServer {
+func startServerConfig(t testing.TB, qc *quic.Config) *testServer {
 	t.Helper()
 	key, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
@@ -53,7 +54,7 @@ func startServerConfig(t *testing.T, qc *quic.Config) *testServer {
 		t.Fatal(err)
 	}
 	leaf, _ := x509.ParseCertificate(der)
-	s := &testServer{roots: x509.NewCertPool()}
+	s := &testServer{roots: x509.NewCertPool(), stall: make(chan struct{})}
 	s.roots.AddCert(leaf)
 	udp, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
 	if err != nil {
@@ -64,6 +65,17 @@ func startServerConfig(t *testing.T, qc *quic.Config) *testServer {
 		TLSConfig:  http3.ConfigureTLSConfig(&tls.Config{Certificates: []tls.Certificate{{Certificate: [][]byte{der}, PrivateKey: key}}}),
 		QUICConfig: qc,
 		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if st := r.URL.Query().Get("stall"); st != "" {
+				if st == "body" { // the headers and a first byte, then nothing
+					w.Write([]byte("x"))
+					w.(http.Flusher).Flush()
+				}
+				select {
+				case <-r.Context().Done():
+				case <-s.stall:
+				}
+				return
+			}
 			b, _ := io.ReadAll(r.Body)
 			if n, err := strconv.Atoi(r.URL.Query().Get("n")); err == nil { // ?n=N: N bytes
 				w.Write(bytes.Repeat([]byte("r"), n))
@@ -76,7 +88,7 @@ func startServerConfig(t *testing.T, qc *quic.Config) *testServer {
 	}
 	done := make(chan struct{})
 	go func() { s.srv.Serve(newCountConn(udp, &s.bytes)); close(done) }()
-	t.Cleanup(func() { s.srv.Close(); udp.Close(); <-done })
+	t.Cleanup(func() { close(s.stall); s.srv.Close(); udp.Close(); <-done })
 	return s
 }
 

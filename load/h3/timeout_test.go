@@ -1,0 +1,115 @@
+package h3
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/wirebench/wirebench/load/clientio"
+)
+
+// A request that outlives the pool's timeout fails as a timeout, whether
+// the server never answers or stops in the middle of the body, and the
+// VU's next request on the same client is not cut by it.
+func TestPoolRequestTimeout(t *testing.T) {
+	s := startServer(t, 100)
+	p := NewPool(1, s.addr, 300*time.Millisecond, &tls.Config{RootCAs: s.roots})
+	defer p.Close()
+	c := p.Client(0)
+	// A guard: should the timeout not work, the stalled request ends here.
+	guard, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	for _, stall := range []string{"head", "body"} {
+		t0 := time.Now()
+		req, _ := http.NewRequestWithContext(guard, "GET", "https://"+s.addr+"/?stall="+stall, nil)
+		resp, err := c.Do(req)
+		if err == nil {
+			_, err = io.ReadAll(resp.Body)
+			resp.Body.Close()
+		}
+		took := time.Since(t0)
+		if err == nil || !errors.Is(err, ErrTimeout) || clientio.FailReason(err) != "timeout" {
+			t.Fatalf("stall %s: err %v (reason %q), want a timeout", stall, err, clientio.FailReason(err))
+		}
+		if took < 300*time.Millisecond {
+			t.Errorf("stall %s: failed after %v, before its 300ms timeout", stall, took)
+		}
+		resp, err = c.Get("https://" + s.addr + "/")
+		if err != nil {
+			t.Fatalf("after the %s timeout: %v", stall, err)
+		}
+		b, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err != nil || string(b) != "hello " {
+			t.Fatalf("after the %s timeout: %q, %v", stall, b, err)
+		}
+	}
+}
+
+// fakeRT answers every request at once, noting the context it got and
+// whether that was already done.
+type fakeRT struct {
+	ctxs []context.Context
+	dead int
+}
+
+func (f *fakeRT) RoundTrip(req *http.Request) (*http.Response, error) {
+	f.ctxs = append(f.ctxs, req.Context())
+	if req.Context().Err() != nil {
+		f.dead++
+	}
+	return &http.Response{StatusCode: 200, Body: io.NopCloser(strings.NewReader("ok"))}, nil
+}
+
+// A VU's requests, one after another, share one context, re-armed for
+// each: a pause longer than the timeout between two of them cuts
+// neither; a new parent context gets a new one; requests at once on one
+// client get their own.
+func TestTimedReusesContextPerRequest(t *testing.T) {
+	f := &fakeRT{}
+	tm := &timed{rt: f, timeout: 50 * time.Millisecond}
+	c := &http.Client{Transport: tm}
+	get := func(ctx context.Context) *http.Response {
+		t.Helper()
+		req, _ := http.NewRequestWithContext(ctx, "GET", "https://h/", nil)
+		resp, err := c.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp
+	}
+	bg := context.Background()
+	for range 3 {
+		resp := get(bg)
+		io.ReadAll(resp.Body)
+		resp.Body.Close()
+		time.Sleep(80 * time.Millisecond) // past the timeout: the timer is stopped
+	}
+	if f.dead != 0 || f.ctxs[0] != f.ctxs[1] || f.ctxs[1] != f.ctxs[2] {
+		t.Fatalf("%d requests sent on a done context; contexts reused %v %v", f.dead, f.ctxs[0] == f.ctxs[1], f.ctxs[1] == f.ctxs[2])
+	}
+	if f.ctxs[2].Err() != nil {
+		t.Fatal("the idle VU's context was cancelled")
+	}
+	other, cancel := context.WithCancel(bg)
+	defer cancel()
+	get(other).Body.Close()
+	if f.ctxs[3] == f.ctxs[2] {
+		t.Error("a new parent context reused the old one")
+	}
+	first := get(bg) // its body not read: still under way
+	second := get(bg)
+	if f.ctxs[5] == f.ctxs[4] {
+		t.Error("a request alongside another shared its context")
+	}
+	first.Body.Close()
+	second.Body.Close()
+	if f.dead != 0 {
+		t.Errorf("%d requests sent on a done context", f.dead)
+	}
+}
