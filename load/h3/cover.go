@@ -1,23 +1,29 @@
 package h3
 
-// STREAM data seen for the first time: per connection, direction and
-// stream, the byte ranges already carried. A range carried again (a
+import "sync"
+
+// STREAM data seen for the first time: per direction and stream of one
+// connection, the byte ranges already carried. A range carried again (a
 // retransmission, a duplicate) is QUIC's cost, not the HTTP/3 layer's.
 // A stream whose every byte up to its FIN was seen is marked done in a
 // bitset (stream IDs are allocated in order, four types interleaved), so
 // that memory stays small over millions of requests and a late duplicate
-// is still recognised.
+// is still recognised. The state is the connection's (its trace's): it
+// goes when the connection does, and connections never wait on each
+// other's lock.
 
 type coverKey struct {
-	conn   uint64
 	in     bool
 	stream int64
 }
 
-type doneKey struct {
-	conn uint64
-	in   bool
-	typ  int64 // stream ID mod 4: initiator and direction
+// cover is one connection's STREAM data seen. It is safe for concurrent
+// use (quic-go logs a connection's packets from its own goroutine; the
+// lock is for the rest).
+type cover struct {
+	mu      sync.Mutex
+	streams map[coverKey]*streamCover // streams seen in part
+	done    [2][4]bitset              // [in][stream ID mod 4]: streams seen whole
 }
 
 // streamCover is the ranges [from, to) of one stream seen so far, sorted
@@ -65,53 +71,42 @@ func (c *streamCover) complete() bool {
 
 // firstTime records a STREAM frame and returns its data bytes not seen
 // before on that stream.
-func (l *LayerCounts) firstTime(k coverKey, off, n int64, fin bool) int64 {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	dk := doneKey{k.conn, k.in, k.stream & 3}
+func (c *cover) firstTime(k coverKey, off, n int64, fin bool) int64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	b := &c.done[dir(k.in)][k.stream&3]
 	idx := k.stream >> 2
-	if b := l.done[dk]; b != nil && b.has(idx) {
+	if b.has(idx) {
 		return 0
 	}
-	if l.cover == nil {
-		l.cover = make(map[coverKey]*streamCover)
-		l.done = make(map[doneKey]*bitset)
-	}
-	c := l.cover[k]
-	if c == nil {
-		c = &streamCover{fin: -1}
-		l.cover[k] = c
-	}
-	added := c.add(off, n)
-	if fin {
-		c.fin = off + n
-	}
-	if c.complete() {
-		delete(l.cover, k)
-		b := l.done[dk]
-		if b == nil {
-			b = &bitset{}
-			l.done[dk] = b
+	sc := c.streams[k]
+	if sc == nil {
+		if off == 0 && fin { // the whole stream in one frame, the usual request and reply
+			b.set(idx)
+			return max(n, 0)
 		}
+		if c.streams == nil {
+			c.streams = make(map[coverKey]*streamCover)
+		}
+		sc = &streamCover{fin: -1}
+		c.streams[k] = sc
+	}
+	added := sc.add(off, n)
+	if fin {
+		sc.fin = off + n
+	}
+	if sc.complete() {
+		delete(c.streams, k)
 		b.set(idx)
 	}
 	return added
 }
 
-// forget drops a closed connection's state.
-func (l *LayerCounts) forget(conn uint64) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	for k := range l.cover {
-		if k.conn == conn {
-			delete(l.cover, k)
-		}
+func dir(in bool) int {
+	if in {
+		return 1
 	}
-	for k := range l.done {
-		if k.conn == conn {
-			delete(l.done, k)
-		}
-	}
+	return 0
 }
 
 type bitset struct{ w []uint64 }

@@ -3,7 +3,6 @@ package h3
 import (
 	"errors"
 	"fmt"
-	"sync"
 	"sync/atomic"
 
 	h3qlog "github.com/quic-go/quic-go/http3/qlog"
@@ -59,10 +58,6 @@ type LayerCounts struct {
 	// teardown is what the sockets carried once their connection began
 	// to close (packetconn.go).
 	teardown measure.Bytes
-	mu       sync.Mutex
-	cover    map[coverKey]*streamCover // STREAM data seen, per connection, direction and stream
-	done     map[doneKey]*bitset       // streams seen whole, up to their FIN
-	nextKey  atomic.Uint64
 }
 
 // Layers is the split so far. socketIn and socketOut are the datagram
@@ -107,17 +102,17 @@ func (l *LayerCounts) StreamMismatch() (in, out int64) {
 
 // newTrace is one connection's trace, counting into l; cc is its socket.
 func (l *LayerCounts) newTrace(cc *countConn) *connTrace {
-	return &connTrace{l: l, id: l.nextKey.Add(1), sock: cc}
+	return &connTrace{l: l, sock: cc}
 }
 
 // connTrace is one connection's trace; every producer (quic-go's
 // connection, http3's connection and streams) records into it. When the
-// last producer closes, the connection's stream coverage is dropped.
+// last producer closes, its socket is marked closing.
 type connTrace struct {
 	l         *LayerCounts
-	id        uint64
 	sock      *countConn // nil in tests of the trace alone
 	producers atomic.Int64
+	seen      cover // its STREAM data seen (cover.go)
 }
 
 func (t *connTrace) AddProducer() qlogwriter.Recorder {
@@ -130,7 +125,6 @@ func (t *connTrace) Close() error {
 		if t.sock != nil {
 			t.sock.closing.Store(true)
 		}
-		t.l.forget(t.id)
 	}
 	return nil
 }
@@ -183,7 +177,7 @@ func (t *connTrace) packet(d *dirCounts, in bool, length int, frames []qlog.Fram
 		if sf == nil {
 			continue
 		}
-		d.streamData.Add(t.l.firstTime(coverKey{t.id, in, int64(sf.StreamID)}, sf.Offset, sf.Length, sf.Fin))
+		d.streamData.Add(t.seen.firstTime(coverKey{in, int64(sf.StreamID)}, sf.Offset, sf.Length, sf.Fin))
 	}
 }
 
