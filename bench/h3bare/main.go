@@ -17,7 +17,7 @@
 // (runtime.MemStats.Mallocs) so bench/h3-cpu.sh counts allocations per
 // request as it does from our server's /metrics.
 //
-//	h3bare load [-c 50] [-conns 4] [-d 5s] URL
+//	h3bare load [-c 50] [-conns 4] [-d 5s] [-cpuprofile FILE] URL
 //
 // runs -c goroutines, each a loop of GET URL, read the body to its end,
 // close it; goroutine i on connection i mod -conns, one http3.Transport
@@ -44,6 +44,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime"
+	"runtime/pprof"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -73,9 +74,21 @@ func main() {
 		c := fs.Int("c", 50, "concurrent request loops")
 		conns := fs.Int("conns", 4, "QUIC connections")
 		d := fs.Duration("d", 5*time.Second, "duration")
+		prof := fs.String("cpuprofile", "", "write a CPU profile of the run to `file`, as `wirebench load --cpuprofile`")
 		_ = fs.Parse(os.Args[2:])
 		if fs.NArg() != 1 || *c < 1 || *conns < 1 {
 			usage()
+		}
+		if *prof != "" {
+			f, perr := os.Create(*prof)
+			if perr == nil {
+				perr = pprof.StartCPUProfile(f)
+			}
+			if perr != nil {
+				fmt.Fprintln(os.Stderr, "h3bare:", perr)
+				os.Exit(1)
+			}
+			defer func() { pprof.StopCPUProfile(); f.Close() }()
 		}
 		var ok, bad, m int64
 		ok, bad, m = load(fs.Arg(0), *c, *conns, *d)
@@ -90,7 +103,7 @@ func main() {
 }
 
 func usage() {
-	fmt.Fprintln(os.Stderr, "usage: h3bare serve [-addr A] [-seed-users N] | h3bare load [-c N] [-conns N] [-d D] URL")
+	fmt.Fprintln(os.Stderr, "usage: h3bare serve [-addr A] [-seed-users N] | h3bare load [-c N] [-conns N] [-d D] [-cpuprofile F] URL")
 	os.Exit(2)
 }
 
