@@ -298,7 +298,7 @@ func (f *loadFlags) run(ctx context.Context, env *cliEnv, fs *pflag.FlagSet, arg
 	if line := results.SlowestLine(res.Exemplars); line != "" {
 		fmt.Fprintf(sum, "\n  %s\n", line)
 	}
-	writeReplaySummary(sum, m.Scenario, res)
+	writeReplaySummary(sum, m, res)
 	if len(pcts) > 0 {
 		if err := results.WriteDistribution(sum, res, pcts); err != nil {
 			return err
@@ -321,8 +321,10 @@ func (f *loadFlags) run(ctx context.Context, env *cliEnv, fs *pflag.FlagSet, arg
 	if thErr != nil {
 		return thErr
 	}
-	if err := f.replayPartial(m.Scenario, res); err != nil { // replay.go
-		return err
+	if !f.replay.allowPartial {
+		if err := m.Partial(res); err != nil {
+			return err
+		}
 	}
 	return results.CheckSuccess(res) // exit status 1: a script sees what the summary shows
 }
@@ -434,13 +436,6 @@ func (f *loadFlags) scenarioFrom(pos []string) (*spec.Made, error) {
 		return nil, cliErr(err)
 	}
 	f.o = m.Options
-	if c.Raw != nil && f.replay.record != "" {
-		if m.Scenario, err = f.recordRaw(m.Scenario); err != nil {
-			m.Close()
-			return nil, err
-		}
-		m.Config.Record = f.replay.record
-	}
 	return m, nil
 }
 
@@ -460,6 +455,9 @@ func (f *loadFlags) rawClient(c *spec.Client) error {
 		f.raw.Body = []byte(f.body)
 	}
 	c.Raw = &f.raw
+	if r := f.replay.record; r != "" {
+		c.Record = &spec.Record{Path: r, Keep: f.replay.keep, Create: func() (io.WriteCloser, error) { return createRecord(r, f.outs.force) }}
+	}
 	return nil
 }
 

@@ -10,7 +10,6 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/wirebench/wirebench/load"
 	"github.com/wirebench/wirebench/load/replay"
 	"github.com/wirebench/wirebench/load/replay/reqlog"
 	"github.com/wirebench/wirebench/load/spec"
@@ -243,21 +242,6 @@ func (r *replayFlags) gap() time.Duration {
 	return r.maxGap
 }
 
-// recordRaw wraps raw mode's scenario to write --record.
-func (f *loadFlags) recordRaw(sc load.Scenario) (load.Scenario, error) {
-	w, err := createRecord(f.replay.record, f.outs.force)
-	if err != nil {
-		return nil, loadUsagef("--record: %v", err)
-	}
-	q := reqlog.Request{Method: f.raw.Method, Target: f.raw.URL, Body: f.raw.Body}
-	for _, h := range f.raw.Header {
-		if k, v, ok := strings.Cut(h, ":"); ok {
-			q.Header = append(q.Header, [2]string{strings.TrimSpace(k), strings.TrimSpace(v)})
-		}
-	}
-	return replay.Record(sc, w, q, f.replay.keep), nil
-}
-
 // checkReplayFlags refuses replay flags without --replay, and --record
 // where it does not apply.
 func (f *loadFlags) checkReplayFlags() error {
@@ -282,58 +266,16 @@ func (f *loadFlags) checkReplayFlags() error {
 	return nil
 }
 
-// writeReplaySummary adds what a replay measured: the achieved timing
-// error and what the recording held.
-func writeReplaySummary(w io.Writer, sc load.Scenario, res *results.Load) {
-	if r, ok := sc.(interface {
-		RecordStats() (reqlog.WriterStats, bool)
-	}); ok {
-		if st, ok := r.RecordStats(); ok {
-			fmt.Fprintf(w, "\n  record        %s\n", recordLine("--record", st))
-		}
+// writeReplaySummary adds what a --record log holds and what a replay
+// measured (spec.Made.Replayed records it): the achieved timing error and
+// what the recording held.
+func writeReplaySummary(w io.Writer, m *spec.Made, res *results.Load) {
+	if st, ok := m.RecordStats(); ok {
+		fmt.Fprintf(w, "\n  record        %s\n", recordLine("--record", st))
 	}
-	rs, ok := sc.(interface{ Stats() replay.Stats }) // replay's, or grpcany's of gRPC calls
-	if !ok {
-		return
+	if run, ok := m.Replayed(res); ok {
+		report.WriteReplay(w, res, run)
 	}
-	st := rs.Stats()
-	if res.Options.Duration == load.MaxDuration {
-		res.Options.Duration = 0 // no -d: the recording's end bounded the run
-	}
-	share, total, known := st.Share(res.Requests)
-	run := results.ReplayRun{Scheduled: st.Requests, Malformed: st.Malformed,
-		MalformedExamples: st.Examples, Reordered: st.Reordered, Passes: st.Passes, Span: st.Span,
-		Recorded: total, RecordingRead: known, ShareSent: share, GapsCut: st.GapsCut, LongestGap: st.LongestGap, PassRequests: st.PassRequests}
-	report.WriteReplay(w, res, run)
-	cover := report.ReplayCover(res, run)
-	if o := res.Config.Replay; o != nil {
-		run.Options = o
-		res.Config.Replay = results.NewClientOptions(run)
-	}
-	if share < replay.MinShare || !known {
-		res.Warnings = append(res.Warnings, "replay: partial: sent "+cover+", below "+fmt.Sprintf("%.0f%%", replay.MinShare*100))
-	}
-}
-
-// replayPartial fails a replay that sent less than replay.MinShare of
-// its recording, unless --allow-partial: a replay never shrinks silently.
-func (f *loadFlags) replayPartial(sc load.Scenario, res *results.Load) error {
-	rs, ok := sc.(interface{ Stats() replay.Stats })
-	if !ok || f.replay.allowPartial {
-		return nil
-	}
-	st := rs.Stats()
-	share, total, known := st.Share(res.Requests)
-	switch {
-	case !known && !f.replay.loop:
-		return fmt.Errorf("replay: partial: the run ended before the recording did (%d requests sent; -d?); --allow-partial accepts it", res.Requests)
-	case !known: // a looped run that never finished its first pass
-		return fmt.Errorf("replay: partial: -d ended the run within the recording's first pass (%d requests sent); --allow-partial accepts it", res.Requests)
-	case share < replay.MinShare:
-		return fmt.Errorf("replay: partial: sent %d of the recording's %d requests (%.1f%%, below %.0f%%: %d lines or entries skipped, %d not reached); --allow-partial accepts it",
-			min(res.Requests, st.PassRequests), total, 100*share, replay.MinShare*100, st.PassSkipped, max(st.PassRequests-res.Requests, 0))
-	}
-	return nil
 }
 
 // serveRecordFlags are serve's --record and what its log keeps.

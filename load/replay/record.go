@@ -17,20 +17,21 @@ import (
 // (no secrets by default). Close flushes and
 // closes w (and closes inner if it is an io.Closer). The wrapped VUs run
 // one goroutine each (load.PerVU), whatever inner allowed.
-func Record(inner load.Scenario, w io.WriteCloser, req reqlog.Request, keep reqlog.Options) load.Scenario {
-	return &recorded{Scenario: inner, f: w, w: reqlog.NewWriter(w, keep), req: req}
+func Record(inner load.Scenario, w io.WriteCloser, req reqlog.Request, keep reqlog.Options) *Recorded {
+	return &Recorded{Scenario: inner, f: w, w: reqlog.NewWriter(w, keep), req: req}
 }
 
-type recorded struct {
+// Recorded is a scenario whose requests a request log records.
+type Recorded struct {
 	load.Scenario
 	f   io.WriteCloser
 	w   *reqlog.Writer
 	req reqlog.Request
 }
 
-func (r *recorded) Driver() load.Driver { return load.PerVU }
+func (r *Recorded) Driver() load.Driver { return load.PerVU }
 
-func (r *recorded) NewVU(ctx context.Context, id int, wire *measure.Bytes) (load.VU, error) {
+func (r *Recorded) NewVU(ctx context.Context, id int, wire *measure.Bytes) (load.VU, error) {
 	v, err := r.Scenario.NewVU(ctx, id, wire)
 	if err != nil {
 		return nil, err
@@ -38,7 +39,7 @@ func (r *recorded) NewVU(ctx context.Context, id int, wire *measure.Bytes) (load
 	return &recordedVU{VU: v, r: r}, nil
 }
 
-func (r *recorded) Close() error {
+func (r *Recorded) Close() error {
 	var err error
 	if c, ok := r.Scenario.(io.Closer); ok {
 		err = c.Close()
@@ -47,11 +48,11 @@ func (r *recorded) Close() error {
 }
 
 // RecordStats is what the log holds and kept out.
-func (r *recorded) RecordStats() (reqlog.WriterStats, bool) { return r.w.Stats(), true }
+func (r *Recorded) RecordStats() (reqlog.WriterStats, bool) { return r.w.Stats(), true }
 
 type recordedVU struct {
 	load.VU
-	r *recorded
+	r *Recorded
 }
 
 func (v *recordedVU) Do(ctx context.Context, o *load.Outcome) {

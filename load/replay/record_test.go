@@ -72,7 +72,7 @@ func TestRecordRaw(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := sc.(io.Closer).Close(); err != nil {
+	if err := sc.Close(); err != nil {
 		t.Fatal(err)
 	}
 	if res.Requests != 25 || res.Failed != 0 {

@@ -8,7 +8,10 @@ import (
 	"time"
 
 	"github.com/wirebench/wirebench/load"
+	"github.com/wirebench/wirebench/load/replay"
+	"github.com/wirebench/wirebench/load/replay/reqlog"
 	"github.com/wirebench/wirebench/measure"
+	"github.com/wirebench/wirebench/report"
 	"github.com/wirebench/wirebench/results"
 )
 
@@ -63,4 +66,62 @@ func Planned(o load.Options) string {
 		return fmt.Sprintf(" (planned: %d requests)", o.Requests)
 	}
 	return ""
+}
+
+// RecordStats is what the request log the client wrote (raw mode's
+// Record, a replay's Options.Record) holds and kept out; false without one.
+func (m *Made) RecordStats() (reqlog.WriterStats, bool) {
+	if m.record == nil {
+		return reqlog.WriterStats{}, false
+	}
+	return m.record()
+}
+
+// Replayed adds to a replay's result what it sent of its recording: the
+// run beside the options in Config.Replay, no duration when the
+// recording's end bounded the run, and a warning when it sent less than
+// replay.MinShare. It returns that run (false for clients that replay
+// nothing); call it once, after Run.
+func (m *Made) Replayed(res *results.Load) (results.ReplayRun, bool) {
+	if m.replay == nil {
+		return results.ReplayRun{}, false
+	}
+	st := m.replay()
+	if res.Options.Duration == load.MaxDuration {
+		res.Options.Duration = 0 // no -d: the recording's end bounded the run
+	}
+	share, total, known := st.Share(res.Requests)
+	run := results.ReplayRun{Scheduled: st.Requests, Malformed: st.Malformed,
+		MalformedExamples: st.Examples, Reordered: st.Reordered, Passes: st.Passes, Span: st.Span,
+		Recorded: total, RecordingRead: known, ShareSent: share, GapsCut: st.GapsCut, LongestGap: st.LongestGap, PassRequests: st.PassRequests}
+	cover := report.ReplayCover(res, run)
+	if o := res.Config.Replay; o != nil {
+		run.Options = o
+		res.Config.Replay = results.NewClientOptions(run)
+	}
+	if share < replay.MinShare || !known {
+		res.Warnings = append(res.Warnings, "replay: partial: sent "+cover+", below "+fmt.Sprintf("%.0f%%", replay.MinShare*100))
+	}
+	return run, true
+}
+
+// Partial fails a replay that sent less than replay.MinShare of its
+// recording: a replay never shrinks silently (the CLI's --allow-partial
+// accepts it). nil for other clients.
+func (m *Made) Partial(res *results.Load) error {
+	if m.replay == nil {
+		return nil
+	}
+	st := m.replay()
+	share, total, known := st.Share(res.Requests)
+	switch {
+	case !known && !m.loop:
+		return fmt.Errorf("replay: partial: the run ended before the recording did (%d requests sent; -d?); --allow-partial accepts it", res.Requests)
+	case !known: // a looped run that never finished its first pass
+		return fmt.Errorf("replay: partial: -d ended the run within the recording's first pass (%d requests sent); --allow-partial accepts it", res.Requests)
+	case share < replay.MinShare:
+		return fmt.Errorf("replay: partial: sent %d of the recording's %d requests (%.1f%%, below %.0f%%: %d lines or entries skipped, %d not reached); --allow-partial accepts it",
+			min(res.Requests, st.PassRequests), total, 100*share, replay.MinShare*100, st.PassSkipped, max(st.PassRequests-res.Requests, 0))
+	}
+	return nil
 }

@@ -1,10 +1,14 @@
 package spec
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -68,5 +72,35 @@ func TestRunInterrupted(t *testing.T) {
 	w := res.Warnings[len(res.Warnings)-1] // after the engine's own
 	if !strings.HasPrefix(w, "interrupted by SIGINT after ") || !strings.HasSuffix(w, " of the planned 1m0s: the figures cover only that window") {
 		t.Errorf("warnings %q", res.Warnings)
+	}
+}
+
+// TestRawRecord: raw mode with a Record writes its requests to the log it
+// creates once the scenario is made, and says what the log holds.
+func TestRawRecord(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "raw.log")
+	var o load.Options
+	o.Requests, o.Concurrency = 4, 1
+	create := func() (io.WriteCloser, error) { return os.Create(path) }
+	m := made(t, Client{Options: o, Raw: &load.RawOptions{Options: conn.Options{URL: server(t), Timeout: 5 * time.Second}},
+		Record: &Record{Create: create, Path: path}})
+	if _, err := m.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	st, ok := m.RecordStats()
+	if !ok || st.Requests != 4 || m.Config.Record != path {
+		t.Fatalf("record stats %+v %v, config record %q", st, ok, m.Config.Record)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil || bytes.Count(b, []byte("\n")) != 1+4 /* its header line, then a line a request */ {
+		t.Errorf("log %q: %v", b, err)
+	}
+	if _, ok := made(t, Client{Options: o, Raw: &load.RawOptions{Options: conn.Options{URL: server(t)}}}).RecordStats(); ok {
+		t.Error("a client without a log has record stats")
+	}
+	bad := Client{Options: o, Raw: &load.RawOptions{Options: conn.Options{URL: "ftp://x"}},
+		Record: &Record{Create: func() (io.WriteCloser, error) { t.Error("created a log for options that cannot run"); return nil, nil }}}
+	if _, err := New(context.Background(), bad); err == nil {
+		t.Error("raw mode to ftp:// made")
 	}
 }

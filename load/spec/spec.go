@@ -18,6 +18,7 @@ import (
 	"github.com/wirebench/wirebench/load/flow"
 	"github.com/wirebench/wirebench/load/grpcany"
 	"github.com/wirebench/wirebench/load/replay"
+	"github.com/wirebench/wirebench/load/replay/reqlog"
 	"github.com/wirebench/wirebench/load/scenario"
 	"github.com/wirebench/wirebench/load/stream"
 	"github.com/wirebench/wirebench/results"
@@ -51,6 +52,18 @@ type Client struct {
 	// GRPC, if set (and Replay not), calls one method of any gRPC server
 	// (load/grpcany).
 	GRPC *grpcany.Options
+	// Record, with Raw, writes every request sent as wirebench's request
+	// log (replay's input); Made.Close flushes and closes it.
+	Record *Record
+}
+
+// Record is raw mode's request log: Create opens it once the scenario is
+// made (nothing is created for options that cannot run), Path names it in
+// the result, Keep says what it keeps (no secrets by default).
+type Record struct {
+	Create func() (io.WriteCloser, error)
+	Path   string
+	Keep   reqlog.Options
 }
 
 // Empty reports whether c names no client.
@@ -69,6 +82,13 @@ type Made struct {
 	// Config names the scenario and the options it was made from,
 	// defaults and, with --transport auto, the transport as given.
 	Config results.Config
+
+	// What the scenario adds beside its result, known when it is made:
+	// a replay's schedule (its Stats) and whether it loops, and the
+	// request log it writes.
+	replay func() replay.Stats
+	loop   bool
+	record func() (reqlog.WriterStats, bool)
 }
 
 // URL is the client's target as given.
@@ -183,7 +203,7 @@ func New(ctx context.Context, c Client) (*Made, error) {
 		if err != nil {
 			return nil, err
 		}
-		m.Scenario = sc
+		m.Scenario, m.replay, m.loop = sc, sc.Stats, o.Loop
 		m.schedule(sc.Pacer())
 		m.Config = results.Config{Scenario: "replay grpc", Replay: results.NewClientOptions(ro)}
 	case c.Replay != nil:
@@ -194,7 +214,7 @@ func New(ctx context.Context, c Client) (*Made, error) {
 			}
 			return nil, err
 		}
-		m.Scenario = sc
+		m.Scenario, m.replay, m.loop, m.record = sc, sc.Stats, c.Replay.Loop, sc.RecordStats
 		m.schedule(sc.Pacer())
 		o := *c.Replay
 		o.Record = nil // not data
@@ -215,10 +235,30 @@ func New(ctx context.Context, c Client) (*Made, error) {
 		}
 		m.Scenario = sc
 		m.Config = results.Config{Scenario: "raw", Raw: results.NewClientOptions(sc.Options()), BodyBytes: len(c.Raw.Body)}
+		if r := c.Record; r != nil {
+			w, err := r.Create()
+			if err != nil {
+				m.Close()
+				return nil, fmt.Errorf("--record: %w", err)
+			}
+			rec := replay.Record(sc, w, rawRequest(c.Raw), r.Keep)
+			m.Scenario, m.Config.Record, m.record = rec, r.Path, rec.RecordStats
+		}
 	default:
 		return nil, fmt.Errorf("%w: no client: set one of Scenario, Raw, Stream, Browser, KV, Flow, Replay, GRPC", load.ErrOptions)
 	}
 	return m, nil
+}
+
+// rawRequest is raw mode's request as a request log writes it.
+func rawRequest(o *load.RawOptions) reqlog.Request {
+	q := reqlog.Request{Method: o.Method, Target: o.URL, Body: o.Body}
+	for _, h := range o.Header {
+		if k, v, ok := strings.Cut(h, ":"); ok {
+			q.Header = append(q.Header, [2]string{strings.TrimSpace(k), strings.TrimSpace(v)})
+		}
+	}
+	return q
 }
 
 // schedule makes a recording the run's open-loop schedule: it sets the
