@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"encoding/binary"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -11,7 +12,9 @@ import (
 	"strings"
 	"time"
 
+	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/dynamicpb"
@@ -47,8 +50,11 @@ type ReplayOptions struct {
 // Replay sends a recording of gRPC calls: a load.Scenario whose schedule
 // (Pacer) goes into load.Options.Pacer, one operation per method, each
 // call checked against its recorded status (OK when none was recorded).
-// Unary methods only: a recorded call is one request message. Close it
-// after the run.
+// A unary call or server stream sends its one recorded message, a client
+// or bidi stream its recorded messages in order, as fast as flow control
+// lets them go (their spacing within the call is not recorded); a stream
+// reads every reply until the server ends it. Streams run on grpc-go,
+// unary calls on the client Options name. Close it after the run.
 type Replay struct {
 	o       ReplayOptions
 	methods []*Method      // by operation
@@ -56,6 +62,7 @@ type Replay struct {
 	md      [][2]string
 	sched   *replay.Schedule
 	conns   *conn.Conns
+	streams *conn.Conns // grpc-go's, for streaming methods when conns are the lean client's; else nil
 	un      protojson.UnmarshalOptions
 	// the connections' bytes at the last Finish
 	wireIn, wireOut int64
@@ -88,15 +95,14 @@ func NewReplay(ctx context.Context, o ReplayOptions) (*Replay, error) {
 		return nil, err
 	}
 	r.md = probe.md
+	streams := false
 	for _, p := range paths {
 		probe.o.Method = strings.TrimPrefix(p, "/")
 		m, err := probe.resolve(ctx)
 		if err != nil {
 			return nil, err
 		}
-		if m.Kind() != KindUnary {
-			return nil, fmt.Errorf("%w: %s is %s: a recording replays unary calls (one request message each)", ErrOptions, m.Name(), m.Kind())
-		}
+		streams = streams || m.Kind() != KindUnary
 		r.ops[p] = len(r.methods)
 		r.methods = append(r.methods, m)
 	}
@@ -104,10 +110,18 @@ func NewReplay(ctx context.Context, o ReplayOptions) (*Replay, error) {
 		return nil, err
 	}
 	r.o.Options.Options = r.conns.Options()
+	if streams && r.conns.GRPC.ClientConn(0) == nil { // the lean client makes unary calls only
+		so := r.o.Options.Options
+		so.Client = conn.ClientStd
+		if r.streams, err = conn.New(so, conn.Speaks{Transports: []string{conn.GRPC}}); err != nil {
+			r.conns.Close()
+			return nil, err
+		}
+	}
 	r.sched, err = replay.NewSchedule(open, replay.ScheduleOptions{Speed: o.Speed, Loop: o.Loop, MaxGap: o.MaxGap,
 		Op: func(q *reqlog.Request) int { return r.ops[q.Target] }})
 	if err != nil {
-		r.conns.Close()
+		r.Close()
 		return nil, err
 	}
 	return r, nil
@@ -185,6 +199,9 @@ func (r *Replay) Finish(res *results.Load) {
 	res.Conn = load.ConnResult(r.o.URL, conn.GRPC, "", nil, nil)
 	p := r.conns.GRPC
 	in, out := p.Bytes.In.Load(), p.Bytes.Out.Load()
+	if r.streams != nil {
+		in, out = in+r.streams.GRPC.Bytes.In.Load(), out+r.streams.GRPC.Bytes.Out.Load()
+	}
 	res.Bytes.WireIn += in - r.wireIn
 	res.Bytes.WireOut += out - r.wireOut
 	r.wireIn, r.wireOut = in, out
@@ -209,8 +226,14 @@ func (r *Replay) Finish(res *results.Load) {
 
 // Close stops the schedule's reader and closes the connections.
 func (r *Replay) Close() error {
-	err := r.sched.Close()
+	var err error
+	if r.sched != nil {
+		err = r.sched.Close()
+	}
 	r.conns.Close()
+	if r.streams != nil {
+		r.streams.Close()
+	}
 	return err
 }
 
@@ -218,15 +241,24 @@ func (r *Replay) Close() error {
 func (r *Replay) NewVU(_ context.Context, id int, _ *measure.Bytes) (load.VU, error) {
 	v := &replayVU{r: r, cl: r.conns.GRPC.Client(id, r.o.Timeout),
 		in: make([]*dynamicpb.Message, len(r.methods)), out: make([]*dynamicpb.Message, len(r.methods))}
+	switch {
+	case r.streams != nil:
+		v.cc = r.streams.GRPC.ClientConn(id)
+	default:
+		v.cc = r.conns.GRPC.ClientConn(id) // grpc-go's, or nil: no stream to make
+	}
 	return v, nil
 }
 
 type replayVU struct {
 	r       *Replay
 	cl      *h2.GRPCClient
+	cc      *grpc.ClientConn     // streams
 	in, out []*dynamicpb.Message // by operation, made on first use
+	msgs    []*dynamicpb.Message // a call's recorded messages (messages)
 	req     []byte
 	md      [][2]string // the metadata set on cl
+	smd     metadata.MD // the same, for a stream's context
 	next    [][2]string // this call's
 }
 
@@ -254,26 +286,31 @@ func (v *replayVU) Do(ctx context.Context, o *load.Outcome) {
 	if !slices.Equal(v.next, v.md) {
 		v.md = append(v.md[:0], v.next...)
 		v.cl.SetMetadata(slices.Clone(v.md))
+		v.smd = metadata.MD{}
+		for _, kv := range v.md {
+			v.smd.Append(kv[0], kv[1])
+		}
 	}
 	ctx = v.cl.CallCtx(ctx)
 	var err error
 	switch {
-	case q.Method == replay.GRPCProto && v.cl.Lean():
+	case q.Method == replay.GRPCProto && v.cl.Lean() && m.Kind() == KindUnary:
 		v.req = append(v.req[:0], 0, 0, 0, 0, 0)
 		binary.BigEndian.PutUint32(v.req[1:5], uint32(len(q.Body)))
 		v.req = append(v.req, q.Body...)
 		err = v.cl.InvokeEncoded(ctx, m.Path, v.req, out)
 	default:
-		in.Reset()
-		if q.Method == replay.GRPCProto {
-			err = proto.Unmarshal(q.Body, in)
-		} else {
-			err = v.r.un.Unmarshal(q.Body, in)
-		}
+		var msgs []*dynamicpb.Message
+		msgs, err = v.messages(q, m, in)
 		if err != nil {
-			o.Fail = "request: does not fit " + string(m.Desc.Input().FullName())
+			o.Fail = "request: " + err.Error()
 			return
 		}
+		if m.Kind() != KindUnary {
+			v.stream(ctx, o, q, m, msgs, out)
+			return
+		}
+		in = msgs[0]
 		if v.cl.Lean() {
 			if v.req, err = h2.AppendGRPCMessage(v.req[:0], in); err == nil {
 				err = v.cl.InvokeEncoded(ctx, m.Path, v.req, out)
@@ -283,6 +320,104 @@ func (v *replayVU) Do(ctx context.Context, o *load.Outcome) {
 		}
 	}
 	o.BodyOut, o.BodyIn = v.cl.Sizes()
+	v.status(ctx, o, err, q.Status)
+}
+
+// errMessages is a call whose recorded messages are not what its method
+// sends: one for a unary call or a server stream.
+var errMessages = errors.New("messages for a method that sends one")
+
+// messages decodes a call's recorded request messages, the first into
+// first (the VU's own for the method, reused: a unary call allocates
+// none); an error names what does not fit.
+func (v *replayVU) messages(q *reqlog.Request, m *Method, first *dynamicpb.Message) ([]*dynamicpb.Message, error) {
+	clear(v.msgs)
+	v.msgs = v.msgs[:0]
+	next := func() *dynamicpb.Message {
+		msg := first
+		if len(v.msgs) == 0 {
+			first.Reset()
+		} else {
+			msg = dynamicpb.NewMessage(m.Desc.Input())
+		}
+		v.msgs = append(v.msgs, msg)
+		return msg
+	}
+	var err error
+	switch q.Method {
+	case replay.GRPCProto:
+		err = proto.Unmarshal(q.Body, next())
+	case replay.GRPCProtoMsgs:
+		err = replay.GRPCFrames(q.Body, func(b []byte) error { return proto.Unmarshal(b, next()) })
+	case replay.GRPCJSONMsgs:
+		var raw []json.RawMessage
+		if err = json.Unmarshal(q.Body, &raw); err == nil {
+			for _, b := range raw {
+				if err = v.r.un.Unmarshal(b, next()); err != nil {
+					break
+				}
+			}
+		}
+	default:
+		err = v.r.un.Unmarshal(q.Body, next())
+	}
+	switch {
+	case err != nil:
+		return nil, fmt.Errorf("does not fit %s", m.Desc.Input().FullName())
+	case len(v.msgs) != 1 && !m.Desc.IsStreamingClient():
+		return nil, fmt.Errorf("%d %w", len(v.msgs), errMessages)
+	}
+	return v.msgs, nil
+}
+
+// stream replays one call of a streaming method on grpc-go: its recorded
+// messages (a bidi stream's while the replies are read), then every reply
+// until the server ends the call, whose status is checked against the
+// recorded one.
+func (v *replayVU) stream(ctx context.Context, o *load.Outcome, q *reqlog.Request, m *Method, msgs []*dynamicpb.Message, out *dynamicpb.Message) {
+	d := m.Desc
+	ctx, cancel := context.WithCancel(ctx) // ends a call abandoned half-way
+	defer cancel()
+	if len(v.smd) > 0 {
+		ctx = metadata.NewOutgoingContext(ctx, v.smd)
+	}
+	st, err := v.cc.NewStream(ctx, &grpc.StreamDesc{ServerStreams: d.IsStreamingServer(), ClientStreams: d.IsStreamingClient()}, m.Path)
+	if err != nil {
+		v.status(ctx, o, err, q.Status)
+		return
+	}
+	sent := make(chan int, 1) // the bytes of the messages sent
+	send := func() {
+		n := 0
+		for _, in := range msgs {
+			if st.SendMsg(in) != nil {
+				break // the call ended: its status is the receiver's
+			}
+			n += proto.Size(in)
+		}
+		st.CloseSend() //nolint:errcheck // as SendMsg's
+		sent <- n
+	}
+	if d.IsStreamingClient() && d.IsStreamingServer() {
+		go send() // a bidi server may answer each message as it comes
+	} else {
+		send()
+	}
+	in := 0
+	for {
+		if err = st.RecvMsg(out); err != nil {
+			break
+		}
+		in += proto.Size(out)
+		if !d.IsStreamingServer() {
+			break // grpc-go read the status after the one reply
+		}
+	}
+	if errors.Is(err, io.EOF) {
+		err = nil
+	}
+	cancel() // a sender still blocked on flow control returns
+	o.BodyOut, o.BodyIn = <-sent, in
 	v.status(ctx, o, err, q.Status)
 }
 

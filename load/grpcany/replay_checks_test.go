@@ -29,6 +29,14 @@ func TestReplayCallChecks(t *testing.T) {
 	if n := srv.Calls.Load() - before; n != 0 {
 		t.Errorf("the server got %d calls for a message that does not fit", n)
 	}
+	// A unary call recorded with two messages is not sent as one of them.
+	os.WriteFile(bad, []byte(`{"t": 0, "grpc": "grpc.testing.TestService/UnaryCall", "msgs": [{}, {}]}`+"\n"), 0o600)
+	if res := runReplay(t, o); res.Failed != 1 || res.Failures["request: 2 messages for a method that sends one"] != 1 {
+		t.Errorf("failures %v: want the two messages counted", res.Failures)
+	}
+	if n := srv.Calls.Load() - before; n != 0 {
+		t.Errorf("the server got %d calls for a unary call of two messages", n)
+	}
 
 	sc, err := grpcany.NewReplay(context.Background(), grpcany.ReplayOptions{File: writeRecording(t, 3), Options: o.Options})
 	if err != nil {

@@ -3,7 +3,6 @@ package grpcany_test
 import (
 	"context"
 	"encoding/base64"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -123,9 +122,55 @@ func TestReplayRecording(t *testing.T) {
 	if res := runReplay(t, o); res.Failed != 1 || res.Failures["grpc OK, recorded NotFound"] != 1 {
 		t.Fatalf("failures %v: want the recorded status missed", res.Failures)
 	}
-	// A streaming method is refused before any call.
-	os.WriteFile(bad, []byte(`{"t": 0, "grpc": "grpc.testing.TestService/FullDuplexCall"}`+"\n"), 0o600)
-	if _, err := grpcany.NewReplay(context.Background(), o); !errors.Is(err, grpcany.ErrOptions) || !strings.Contains(err.Error(), "replays unary calls") {
-		t.Fatalf("bidi in a recording: %v", err)
+}
+
+// TestReplayStreams replays recorded streams of each kind on both
+// clients: each call's recorded messages reach the server (JSON and
+// protobuf, a client stream of none), every reply read, each call checked
+// against its recorded status.
+func TestReplayStreams(t *testing.T) {
+	srv := grpcanytest.Start(t, true)
+	bin := func(m proto.Message) string {
+		b, err := proto.Marshal(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return base64.StdEncoding.EncodeToString(b)
+	}
+	rec := `{"t": 0, "grpc": "grpc.testing.TestService/FullDuplexCall", "msgs": [{"response_parameters": [{"size": 1}], "response_status": {"message": "a1"}}, {"response_parameters": [{"size": 2}, {"size": 1}], "response_status": {"message": "a2"}}]}
+{"t": 0.001, "grpc": "grpc.testing.TestService/StreamingInputCall", "bins": ["` + bin(&testpb.StreamingInputCallRequest{Payload: &testpb.Payload{Body: []byte("xyz")}}) + `", "` + bin(&testpb.StreamingInputCallRequest{}) + `"]}
+{"t": 0.002, "grpc": "grpc.testing.TestService/StreamingInputCall", "bins": []}
+{"t": 0.003, "grpc": "grpc.testing.TestService/StreamingOutputCall", "data": {"response_parameters": [{"size": 3}, {"size": 3}, {"size": 3}], "response_status": {"message": "so"}}}
+{"t": 0.004, "grpc": "grpc.testing.TestService/FullDuplexCall", "msgs": [{"response_status": {"code": 5, "message": "nf"}}], "code": "NotFound"}
+`
+	file := filepath.Join(t.TempDir(), "streams.jsonl")
+	os.WriteFile(file, []byte(rec), 0o600)
+	for _, client := range []string{conn.ClientLean, conn.ClientStd} {
+		t.Run(client, func(t *testing.T) {
+			o := grpcany.ReplayOptions{File: file, Speed: 10}
+			o.URL, o.Client = srv.Addr, client
+			calls, msgs := srv.Calls.Load(), srv.Messages.Load()
+			res := runReplay(t, o)
+			if res.Requests != 5 || res.Failed != 0 {
+				t.Fatalf("%d calls, %d failed (%v); want 5, none failed", res.Requests, res.Failed, res.Failures)
+			}
+			if c, m := srv.Calls.Load()-calls, srv.Messages.Load()-msgs; c != 5 || m != 6 {
+				t.Fatalf("the server counted %d calls and %d messages, want 5 and 6", c, m)
+			}
+			// replies: 3 of bidi a1+a2, the client stream's two, the server stream's 3
+			// payloads of 3 bytes (2 bytes of framing each): 1+2+1+9 bytes of payload at least
+			if res.Bytes.BodyIn < 3+3*5 || len(res.Ops) != 3 {
+				t.Fatalf("body in %d, ops %d: want every reply read, per method", res.Bytes.BodyIn, len(res.Ops))
+			}
+		})
+	}
+	// The recorded status must come: a bidi call recorded NotFound that
+	// the server now answers OK is a counted failure.
+	bad := filepath.Join(t.TempDir(), "bad.jsonl")
+	os.WriteFile(bad, []byte(`{"t": 0, "grpc": "grpc.testing.TestService/FullDuplexCall", "msgs": [{}], "code": "NotFound"}`+"\n"), 0o600)
+	o := grpcany.ReplayOptions{File: bad}
+	o.URL = srv.Addr
+	if res := runReplay(t, o); res.Failed != 1 || res.Failures["grpc OK, recorded NotFound"] != 1 {
+		t.Fatalf("failures %v: want the recorded status missed", res.Failures)
 	}
 }

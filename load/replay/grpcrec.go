@@ -3,6 +3,7 @@ package replay
 import (
 	"bufio"
 	"encoding/base64"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -28,20 +29,45 @@ import (
 //	data  the request message as JSON (protojson: needs the method's
 //	      descriptors), or
 //	bin   the request message as protobuf, base64 (sent as it is)
+//	msgs  a client or bidi stream's request messages, a JSON array of
+//	      them (protojson), or
+//	bins  the same as protobuf, an array of base64 strings; [] is a
+//	      stream that sent none (data and bin are a stream's one message)
 //	md    metadata sent with the call (an object of strings), optional
 //	code  the recorded status, by name or number, optional: the replayed
 //	      call must end with it (else with OK)
 //
-// As a reqlog.Request, a call is Method GRPCJSON or GRPCProto, Target
-// "/pkg.Service/Method", Header the metadata, Body the message, and
+// As a reqlog.Request, a call is Method GRPCJSON or GRPCProto (one
+// message) or GRPCJSONMsgs or GRPCProtoMsgs (a list), Target
+// "/pkg.Service/Method", Header the metadata, Body the message(s), and
 // Status the recorded code + 1 (0: not recorded).
 const FormatGRPC = "grpc"
 
 // Methods of the reqlog.Requests a gRPC recording yields.
 const (
-	GRPCJSON  = "grpc+json"  // Body is protojson
-	GRPCProto = "grpc+proto" // Body is the protobuf message
+	GRPCJSON      = "grpc+json"   // Body is protojson
+	GRPCProto     = "grpc+proto"  // Body is the protobuf message
+	GRPCJSONMsgs  = "grpc+json*"  // Body is a JSON array of protojson messages
+	GRPCProtoMsgs = "grpc+proto*" // Body is protobuf messages, each behind gRPC's 5-byte prefix (GRPCFrames reads them)
 )
+
+// GRPCFrames calls each with the messages of a GRPCProtoMsgs body in turn.
+func GRPCFrames(body []byte, each func(msg []byte) error) error {
+	for len(body) > 0 {
+		if len(body) < 5 {
+			return fmt.Errorf("a message prefix of %d bytes", len(body))
+		}
+		n := binary.BigEndian.Uint32(body[1:5])
+		if uint64(n) > uint64(len(body)-5) {
+			return fmt.Errorf("a message of %d bytes in %d", n, len(body)-5)
+		}
+		if err := each(body[5 : 5+n]); err != nil {
+			return err
+		}
+		body = body[5+n:]
+	}
+	return nil
+}
 
 type grpcReader struct {
 	lines *reqlog.Lines
@@ -77,6 +103,8 @@ type grpcCall struct {
 	GRPC string            `json:"grpc"`
 	Data json.RawMessage   `json:"data"`
 	Bin  *string           `json:"bin"`
+	Msgs json.RawMessage   `json:"msgs"`
+	Bins *[]string         `json:"bins"`
 	MD   map[string]string `json:"md"`
 	Code json.RawMessage   `json:"code"`
 }
@@ -111,9 +139,31 @@ func parseGRPCCall(b []byte) (reqlog.Request, string) {
 		return req, fmt.Sprintf(`no or bad "grpc" method %q: want pkg.Service/Method`, shorten([]byte(c.GRPC)))
 	}
 	req.Target = "/" + svc + "/" + m
+	given := 0
+	for _, set := range []bool{c.Bin != nil, len(c.Data) > 0, len(c.Msgs) > 0, c.Bins != nil} {
+		if set {
+			given++
+		}
+	}
 	switch {
-	case c.Bin != nil && len(c.Data) > 0:
-		return req, `"data" and "bin" exclude each other`
+	case given > 1:
+		return req, `"data", "bin", "msgs" and "bins" exclude each other`
+	case len(c.Msgs) > 0:
+		var msgs []json.RawMessage
+		if json.Unmarshal(c.Msgs, &msgs) != nil {
+			return req, `"msgs": not an array of messages`
+		}
+		req.Method, req.Body = GRPCJSONMsgs, c.Msgs
+	case c.Bins != nil:
+		req.Method, req.Body = GRPCProtoMsgs, []byte{}
+		for _, b64 := range *c.Bins {
+			msg, err := base64.StdEncoding.DecodeString(b64)
+			if err != nil {
+				return req, `"bins": not base64`
+			}
+			req.Body = binary.BigEndian.AppendUint32(append(req.Body, 0), uint32(len(msg)))
+			req.Body = append(req.Body, msg...)
+		}
 	case c.Bin != nil:
 		body, err := base64.StdEncoding.DecodeString(*c.Bin)
 		if err != nil {

@@ -1,13 +1,18 @@
-// Package record writes the unary calls a grpc-go server handles as a
+// Package record writes the calls a grpc-go server handles as a
 // recording of gRPC calls (load/replay's FormatGRPC: a JSON line per call
-// with its time, method, request as base64 protobuf, metadata and status),
-// which `wirebench replay FILE --target host:port` sends again at its
-// recorded times. A user's own service records its traffic with one
-// interceptor:
+// with its time, method, request message(s) as base64 protobuf, metadata
+// and status), which `wirebench replay FILE --target host:port` sends
+// again at its recorded times. A user's own service records its traffic
+// with two interceptors, one for unary calls and one for streams:
 //
 //	rec := record.New(f)
 //	defer rec.Close()
-//	srv := grpc.NewServer(grpc.ChainUnaryInterceptor(rec.Unary))
+//	srv := grpc.NewServer(grpc.ChainUnaryInterceptor(rec.Unary), grpc.ChainStreamInterceptor(rec.Stream))
+//
+// A stream's line holds the messages its handler read: a server stream's
+// one ("bin"), a client or bidi stream's in order ("bins"); when in the
+// call each came is not kept. Server reflection's own streams are not
+// recorded.
 //
 // Metadata that a replay sets itself or that is the connection's
 // (user-agent, content-type, te, grpc-*, :pseudo) is left out; Keep
@@ -54,7 +59,8 @@ func New(w io.Writer) *Recorder {
 type line struct {
 	T    int64             `json:"t"`
 	GRPC string            `json:"grpc"`
-	Bin  string            `json:"bin"`
+	Bin  *string           `json:"bin,omitempty"`
+	Bins *[]string         `json:"bins,omitempty"` // a client or bidi stream's ([] when it sent none)
 	MD   map[string]string `json:"md,omitempty"`
 	Code string            `json:"code,omitempty"`
 }
@@ -72,7 +78,53 @@ func (r *Recorder) Unary(ctx context.Context, req any, info *grpc.UnaryServerInf
 	if merr != nil {
 		return resp, err
 	}
-	l := line{T: at.UnixNano(), GRPC: strings.TrimPrefix(info.FullMethod, "/"), Bin: base64.StdEncoding.EncodeToString(b)}
+	bin := base64.StdEncoding.EncodeToString(b)
+	l := line{T: at.UnixNano(), GRPC: strings.TrimPrefix(info.FullMethod, "/"), Bin: &bin}
+	r.finish(ctx, &l, err)
+	return resp, err
+}
+
+// Stream is a grpc.StreamServerInterceptor that records each streaming
+// call after its handler returns, with the request messages the handler
+// read (the time is when it arrived).
+func (r *Recorder) Stream(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, h grpc.StreamHandler) error {
+	if strings.HasPrefix(info.FullMethod, "/grpc.reflection.") {
+		return h(srv, ss)
+	}
+	at := time.Now()
+	rs := &recvStream{ServerStream: ss, bins: []string{}}
+	err := h(srv, rs)
+	l := line{T: at.UnixNano(), GRPC: strings.TrimPrefix(info.FullMethod, "/")}
+	switch {
+	case info.IsClientStream:
+		l.Bins = &rs.bins
+	case len(rs.bins) == 1:
+		l.Bin = &rs.bins[0]
+	default: // a server stream whose handler failed before its request
+		return err
+	}
+	r.finish(ss.Context(), &l, err)
+	return err
+}
+
+// recvStream keeps the messages a handler reads, as base64 protobuf.
+type recvStream struct {
+	grpc.ServerStream
+	bins []string
+}
+
+func (s *recvStream) RecvMsg(m any) error {
+	err := s.ServerStream.RecvMsg(m)
+	if pm, ok := m.(proto.Message); ok && err == nil {
+		if b, merr := proto.Marshal(pm); merr == nil {
+			s.bins = append(s.bins, base64.StdEncoding.EncodeToString(b))
+		}
+	}
+	return err
+}
+
+// finish adds a call's status and metadata to l and writes it.
+func (r *Recorder) finish(ctx context.Context, l *line, err error) {
 	if err != nil {
 		l.Code = status.Code(err).String()
 	}
@@ -87,8 +139,7 @@ func (r *Recorder) Unary(ctx context.Context, req any, info *grpc.UnaryServerInf
 			l.MD[k] = vs[0]
 		}
 	}
-	r.write(&l)
-	return resp, err
+	r.write(l)
 }
 
 func leftOut(k string) bool {

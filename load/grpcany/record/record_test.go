@@ -5,12 +5,16 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+	testgrpc "google.golang.org/grpc/interop/grpc_testing"
 
 	"github.com/wirebench/wirebench/load"
+	"github.com/wirebench/wirebench/load/conn"
 	"github.com/wirebench/wirebench/load/grpcany"
 	"github.com/wirebench/wirebench/load/grpcany/grpcanytest"
 	"github.com/wirebench/wirebench/load/grpcany/record"
@@ -94,4 +98,107 @@ func writeProtoset(t *testing.T) string {
 	p := filepath.Join(t.TempDir(), "test.protoset")
 	grpcanytest.WriteProtoset(t, p)
 	return p
+}
+
+// TestRecordThenReplayStreams records streaming calls of each kind
+// through the stream interceptor (a quarter of the bidi calls ending
+// NotFound, a client stream of no message) and replays them against a
+// second server on both clients (the lean one's streams go over grpc-go):
+// the second server's calls, messages and ids equal the first's, every
+// call checked against its recorded status.
+func TestRecordThenReplayStreams(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "streams.jsonl")
+	f, err := os.Create(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := record.New(f)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, stop := grpcanytest.Serve(ln, true, grpc.ChainUnaryInterceptor(rec.Unary), grpc.ChainStreamInterceptor(rec.Stream))
+	defer stop()
+	data := filepath.Join(t.TempDir(), "fd.jsonl") // request N is line N mod 4: the fourth asks for NotFound
+	fd := `{"response_parameters": [{"size": 1}], "response_status": {"message": "fd{{.N}}.{{.I}}"}}` + "\n"
+	if err := os.WriteFile(data, []byte(fd+fd+fd+strings.Replace(fd, `"response_status": {`, `"response_status": {"code": 5, `, 1)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var calls, failed int64
+	for _, c := range []struct {
+		method, data, file string
+		messages           int
+	}{
+		{"StreamingOutputCall", `{"response_parameters": [{"size": 2}, {"size": 2}], "response_status": {"message": "so{{.N}}"}}`, "", 1},
+		{"StreamingInputCall", `{"payload": {"body": "AAAA"}}`, "", 3},
+		{"FullDuplexCall", "", data, 4},
+	} {
+		o := grpcany.Options{Method: "grpc.testing.TestService/" + c.method, Data: c.data, DataFile: c.file, Messages: c.messages, Metadata: []string{"x-tenant: t2"}}
+		o.URL = a.Addr
+		sc, err := grpcany.New(context.Background(), o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lo := load.Options{}
+		lo.Concurrency, lo.Requests = 2, 20
+		res, err := load.Run(context.Background(), lo, sc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sc.Close()
+		calls += res.Requests
+		failed += res.Failed
+	}
+	// A client stream that sends nothing, called with grpc-go itself.
+	cc, err := grpc.NewClient(a.Addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := testgrpc.NewTestServiceClient(cc).StreamingInputCall(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.CloseAndRecv(); err != nil {
+		t.Fatal(err)
+	}
+	cc.Close()
+	calls++
+	if err := rec.Close(); err != nil {
+		t.Fatal(err)
+	}
+	// A bidi call asking for NotFound ends at its first message.
+	if calls != 61 || failed != 5 || a.Calls.Load() != 61 || a.Messages.Load() != 20+60+15*4+5 {
+		t.Fatalf("recorded run: %d calls, %d failed; server %d calls, %d messages", calls, failed, a.Calls.Load(), a.Messages.Load())
+	}
+	b := grpcanytest.Start(t, false)
+	for i, client := range []string{conn.ClientLean, conn.ClientStd} {
+		ro := grpcany.ReplayOptions{File: file, Speed: 1000}
+		ro.URL, ro.Client = b.Addr, client
+		ro.Protoset = writeProtoset(t)
+		rp, err := grpcany.NewReplay(context.Background(), ro)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lo := load.Options{Pacer: rp.Pacer()}
+		lo.Open, lo.Concurrency, lo.Duration = true, 4, time.Minute
+		res, err := load.Run(context.Background(), lo, rp)
+		rp.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		k := int64(i + 1)
+		if res.Requests != 61 || res.Failed != 0 || b.Calls.Load() != 61*k || b.Messages.Load() != a.Messages.Load()*k {
+			t.Fatalf("%s replay: %d calls, %d failed (%v); server %d calls, %d messages; want 61 calls and %d messages a replay, none failed",
+				client, res.Requests, res.Failed, res.Failures, b.Calls.Load(), b.Messages.Load(), a.Messages.Load())
+		}
+		if ids, most := b.IDs(); ids != 20+65 || most != i+1 {
+			t.Fatalf("%s replay: %d distinct ids (most %d times), want 85, %d times each", client, ids, most, i+1)
+		}
+		if got := b.Metadata("x-tenant=t2"); got != 60*(i+1) {
+			t.Fatalf("%s replay: %d calls carried the recorded metadata, want %d", client, got, 60*(i+1))
+		}
+		if res.Bytes.BodyIn == 0 || res.Bytes.WireOut == 0 {
+			t.Fatalf("%s replay: bytes %+v", client, res.Bytes)
+		}
+	}
 }
