@@ -331,10 +331,10 @@ func (a *aof) fail(f File, good int64, us []undo, upto uint64, cause error) {
 		switch {
 		case u.flush != nil:
 			for j := range s.shards {
-				s.shards[j].m = u.flush[j]
+				s.shards[j].replace(u.flush[j])
 			}
 		case u.had:
-			u.sh.m[u.key] = u.old
+			u.sh.put(u.key, u.old)
 		default:
 			delete(u.sh.m, u.key)
 		}

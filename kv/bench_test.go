@@ -45,3 +45,36 @@ func BenchmarkFrame(b *testing.B) {
 		buf = endFrame(appendSetOp(buf, "key:1234", val, 0), start, 1)
 	}
 }
+
+// BenchmarkActiveExpiry is one tick of active expiry (every shard) over
+// 10,000 keys, as study kv's key space: without any expiry, where the
+// scan now passes over every shard, and with one far-off expiry per
+// shard, where it visits every key as it did for every load before.
+//
+//	flock /tmp/wirebench-load.lock go test ./kv -run '^$' -bench ActiveExpiry
+func BenchmarkActiveExpiry(b *testing.B) {
+	for _, ttls := range []bool{false, true} {
+		b.Run(map[bool]string{false: "no-ttl", true: "ttl-in-every-shard"}[ttls], func(b *testing.B) {
+			s, err := Open(Options{Now: func() int64 { return 1 }})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer s.Close()
+			for i := range 10000 {
+				s.Set("key:"+strconv.Itoa(i), make([]byte, 128), SetOpts{})
+			}
+			var covered [nShards]bool
+			for i := 0; ttls && i < 100000; i++ {
+				if k := "ttl:" + strconv.Itoa(i); !covered[shardOf(k)] {
+					covered[shardOf(k)] = true
+					s.Set(k, []byte("v"), SetOpts{Exp: 1 << 50})
+				}
+			}
+			for b.Loop() {
+				for i := range s.shards {
+					s.expireShard(&s.shards[i], 1, 64)
+				}
+			}
+		})
+	}
+}

@@ -88,7 +88,7 @@ func (s *Store) Set(key string, val []byte, o SetOpts) (SetResult, Ticket, error
 	}
 	e := entry{val: slices.Clone(val), exp: exp}
 	t := s.logSet(sh, key, e, old, had)
-	sh.m[key] = e
+	sh.put(key, e)
 	s.stats.Writes.Add(1)
 	r.Done = true
 	return r, t, nil
@@ -145,7 +145,7 @@ func (s *Store) Append(key string, val []byte) (int, Ticket, error) {
 		e = entry{val: slices.Clone(val)}
 		t = s.logSet(sh, key, e, old, had)
 	}
-	sh.m[key] = e
+	sh.put(key, e)
 	s.stats.Writes.Add(1)
 	return len(e.val), t, nil
 }
@@ -170,7 +170,7 @@ func (s *Store) IncrBy(key string, delta int64) (int64, Ticket, error) {
 	n += delta
 	e := entry{val: strconv.AppendInt(nil, n, 10), exp: old.exp}
 	t := s.logSet(sh, key, e, old, had)
-	sh.m[key] = e
+	sh.put(key, e)
 	s.stats.Writes.Add(1)
 	return n, t, nil
 }
@@ -264,7 +264,7 @@ func (s *Store) ExpireAt(key string, exp int64, cond int) (bool, Ticket, error) 
 	}
 	ne := entry{val: e.val, exp: exp}
 	t := s.logExpire(sh, key, ne, e)
-	sh.m[key] = ne
+	sh.put(key, ne)
 	return true, t, nil
 }
 
@@ -281,7 +281,7 @@ func (s *Store) Persist(key string) (bool, Ticket, error) {
 	}
 	ne := entry{val: e.val}
 	t := s.logExpire(sh, key, ne, e)
-	sh.m[key] = ne
+	sh.put(key, ne)
 	return true, t, nil
 }
 
@@ -335,7 +335,7 @@ func (s *Store) MSet(items []Item) (Ticket, error) {
 			delete(sh.m, it.Key)
 			continue
 		}
-		sh.m[it.Key] = entry{val: slices.Clone(it.Val), exp: it.Exp}
+		sh.put(it.Key, entry{val: slices.Clone(it.Val), exp: it.Exp})
 	}
 	s.stats.Writes.Add(int64(len(items)))
 	return t, nil
@@ -360,7 +360,7 @@ func (s *Store) FlushAll() (Ticket, error) {
 	var olds [nShards]map[string]entry
 	for i := range s.shards {
 		olds[i] = s.shards[i].m
-		s.shards[i].m = make(map[string]entry)
+		s.shards[i].replace(make(map[string]entry))
 	}
 	return s.logFlush(&olds), nil
 }

@@ -115,7 +115,7 @@ func (s *Store) replay(ops []Op) error {
 		switch op.Code {
 		case opSet:
 			sh := &s.shards[shardOf(string(op.Key))]
-			sh.m[string(op.Key)] = entry{val: slices.Clone(op.Val), exp: op.Exp}
+			sh.put(string(op.Key), entry{val: slices.Clone(op.Val), exp: op.Exp})
 		case opDel:
 			delete(s.shards[shardOf(string(op.Key))].m, string(op.Key))
 		case opExpireAt:
@@ -125,15 +125,15 @@ func (s *Store) replay(ops []Op) error {
 				continue
 			}
 			e.exp = op.Exp
-			sh.m[string(op.Key)] = e
+			sh.put(string(op.Key), e)
 		case opFlushAll:
 			for i := range s.shards {
-				s.shards[i].m = make(map[string]entry)
+				s.shards[i].replace(make(map[string]entry))
 			}
 		case opAppend:
 			sh := &s.shards[shardOf(string(op.Key))]
 			e := sh.m[string(op.Key)]
-			sh.m[string(op.Key)] = entry{val: append(e.val, op.Val...), exp: op.Exp}
+			sh.put(string(op.Key), entry{val: append(e.val, op.Val...), exp: op.Exp})
 		case opMeta:
 			s.setMeta(op.Val)
 		}

@@ -458,3 +458,67 @@ func TestWritersShareWrites(t *testing.T) {
 	}
 	t.Logf("%d writes in %d batches", in.Records, in.Batches)
 }
+
+// TestActiveExpirySkipsShardsWithoutTTL: active expiry passes over the
+// shards a full scan found without any expiry, and every way a key gets
+// one — SET with an expiry, PEXPIRE, MSET, replaying the AOF — makes its
+// shard scanned again, so the key is removed without being read.
+func TestActiveExpirySkipsShardsWithoutTTL(t *testing.T) {
+	now := int64(1_000_000)
+	dir := t.TempDir()
+	s, err := Open(Options{Dir: dir, Fsync: FsyncNo, Now: func() int64 { return now }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tick := func() {
+		for i := range s.shards {
+			s.expireShard(&s.shards[i], now, 64)
+		}
+	}
+	for i := range 2000 {
+		s.Set(fmt.Sprintf("plain:%d", i), []byte("v"), SetOpts{})
+	}
+	tick()
+	for i := range s.shards {
+		if s.shards[i].ttl {
+			t.Fatalf("shard %d still scanned after a scan found no expiry", i)
+		}
+	}
+	ways := map[string]func(key string){
+		"SET PX":  func(k string) { s.Set(k, []byte("v"), SetOpts{Exp: now + 5}) },
+		"PEXPIRE": func(k string) { s.Set(k, []byte("v"), SetOpts{}); tick(); s.ExpireAt(k, now+5, 0) },
+		"MSET":    func(k string) { s.MSet([]Item{{Key: k, Val: []byte("v"), Exp: now + 5}}) },
+	}
+	for name, set := range ways {
+		key := "ttl:" + name
+		set(key)
+		now += 10
+		tick()
+		if s.Len() != 2000 || s.Exists(key) {
+			t.Errorf("%s: the key with an expiry was not removed by active expiry (%d keys)", name, s.Len())
+		}
+		sh := &s.shards[shardOf(key)]
+		sh.mu.RLock()
+		_, there := sh.m[key]
+		sh.mu.RUnlock()
+		if there {
+			t.Errorf("%s: the expired key is still in its shard", name)
+		}
+	}
+	s.Set("replayed", []byte("v"), SetOpts{Exp: now + 1000})
+	s.Close()
+	if s, err = Open(Options{Dir: dir, Fsync: FsyncNo, Now: func() int64 { return now }}); err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	tick() // clears the shards without one
+	now += 2000
+	tick()
+	sh := &s.shards[shardOf("replayed")]
+	sh.mu.RLock()
+	_, there := sh.m["replayed"]
+	sh.mu.RUnlock()
+	if there {
+		t.Error("a key replayed with an expiry was not removed by active expiry")
+	}
+}

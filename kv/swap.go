@@ -178,7 +178,7 @@ func (s *Store) Swap(r *Replacement, meta []byte) error {
 	r.done = true
 	keys := r.Len()
 	for i := range s.shards {
-		s.shards[i].m = r.maps[i]
+		s.shards[i].replace(r.maps[i])
 	}
 	r.maps = [nShards]map[string]entry{}
 	s.setMeta(meta)

@@ -196,7 +196,7 @@ func (s *Store) Apply(payload, meta []byte) (Ticket, error) {
 			olds := new([nShards]map[string]entry)
 			for i := range s.shards {
 				olds[i] = s.shards[i].m
-				s.shards[i].m = make(map[string]entry)
+				s.shards[i].replace(make(map[string]entry))
 			}
 			us = append(us, undo{flush: olds})
 			continue
@@ -208,7 +208,7 @@ func (s *Store) Apply(payload, meta []byte) (Ticket, error) {
 		// act on the key (see Options.Replica).
 		switch op.Code {
 		case opSet:
-			sh.m[key] = entry{val: slices.Clone(op.Val), exp: op.Exp}
+			sh.put(key, entry{val: slices.Clone(op.Val), exp: op.Exp})
 			s.stats.Writes.Add(1)
 		case opDel:
 			if had {
@@ -220,7 +220,7 @@ func (s *Store) Apply(payload, meta []byte) (Ticket, error) {
 				continue
 			}
 			old.exp = op.Exp
-			sh.m[key] = old
+			sh.put(key, old)
 		}
 	}
 	s.setMeta(meta)
