@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/wirebench/wirebench/results"
@@ -37,4 +38,25 @@ func ReplayCover(res *results.Load, run results.ReplayRun) string {
 		return fmt.Sprintf("%d requests; the run ended before the recording was read to its end", res.Requests)
 	}
 	return fmt.Sprintf("%d of the recording's %d requests (%.1f%%)", min(res.Requests, run.PassRequests), run.Recorded, 100*run.ShareSent)
+}
+
+// SpeedLine is a replay's capacity answer in speed: "the recording fits 2.7× its own
+// rate (812/s) at p99<20ms [2.7×…2.8×)".
+func SpeedLine(c *results.Capacity, base float64) string {
+	slo := strings.Join(c.SLO, ", ")
+	x := func(rate float64) string { return fmt.Sprintf("%.3g×", rate/base) }
+	own := fmt.Sprintf("its own rate (%s at speed 1)", results.FormatRate(base))
+	switch {
+	case c.Rate == 0 && c.Limit == results.LimitMinRate:
+		return fmt.Sprintf("no speed met %s: even %s %s failed", slo, x(c.High), own)
+	case c.Rate == 0:
+		return fmt.Sprintf("unknown: %s", results.CapacityLine(c))
+	case c.Limit == results.LimitMaxRate:
+		return fmt.Sprintf("the recording fits ≥ %s %s at %s: every speed up to --max-speed met it", x(c.Rate), own, slo)
+	case c.Limit == results.LimitClient:
+		return fmt.Sprintf("the recording fits ≥ %s %s at %s: the client was the limit at %s, not the server", x(c.Rate), own, slo, x(c.ClientLimit))
+	case c.High == 0:
+		return fmt.Sprintf("the recording fits ≥ %s %s at %s (the search ran out of time)", x(c.Rate), own, slo)
+	}
+	return fmt.Sprintf("the recording fits %s %s at %s [%s…%s)", x(c.Rate), own, slo, x(c.Low), x(c.High))
 }

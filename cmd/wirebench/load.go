@@ -285,7 +285,7 @@ func (f *loadFlags) run(ctx context.Context, env *cliEnv, fs *pflag.FlagSet, arg
 		return err
 	}
 	results.WriteLinkSummary(sum, res.Link)
-	noteTransport(sum, res.Conn) // load_h3.go
+	report.WriteConn(sum, res.Conn)
 	if err := results.WriteStreamSummary(sum, res); err != nil {
 		return err
 	}

@@ -177,11 +177,11 @@ func runSpeedSearch(ctx context.Context, env *cliEnv, r speedSearch) error {
 		return err
 	}
 	results.WriteLinkSummary(sum, res.Link)
-	fmt.Fprintf(sum, "  replay: %s\n", speedLine(res, base))
+	fmt.Fprintf(sum, "  replay: %s\n", report.SpeedLine(res, base))
 	if err := writeCapacityOut(env, r.out, r.force, res); err != nil {
 		return err
 	}
-	return capacityExit(ctx, res, speedLine(res, base))
+	return capacityExit(ctx, res, report.SpeedLine(res, base))
 }
 
 // runCapacityReplay is wirebench capacity --replay FILE URL: the search
@@ -212,27 +212,6 @@ func runCapacityReplay(ctx context.Context, env *cliEnv, f *capacityFlags, fs *p
 			o.StartRate = given("start-rate", o.StartRate, min(max(base, o.MinRate), o.MaxRate))
 			o.Growth = given("growth", o.Growth, 2)
 		}})
-}
-
-// speedLine is the answer in speed: "the recording fits 2.7× its own
-// rate (812/s) at p99<20ms [2.7×…2.8×)".
-func speedLine(c *results.Capacity, base float64) string {
-	slo := strings.Join(c.SLO, ", ")
-	x := func(rate float64) string { return fmt.Sprintf("%.3g×", rate/base) }
-	own := fmt.Sprintf("its own rate (%s at speed 1)", results.FormatRate(base))
-	switch {
-	case c.Rate == 0 && c.Limit == results.LimitMinRate:
-		return fmt.Sprintf("no speed met %s: even %s %s failed", slo, x(c.High), own)
-	case c.Rate == 0:
-		return fmt.Sprintf("unknown: %s", results.CapacityLine(c))
-	case c.Limit == results.LimitMaxRate:
-		return fmt.Sprintf("the recording fits ≥ %s %s at %s: every speed up to --max-speed met it", x(c.Rate), own, slo)
-	case c.Limit == results.LimitClient:
-		return fmt.Sprintf("the recording fits ≥ %s %s at %s: the client was the limit at %s, not the server", x(c.Rate), own, slo, x(c.ClientLimit))
-	case c.High == 0:
-		return fmt.Sprintf("the recording fits ≥ %s %s at %s (the search ran out of time)", x(c.Rate), own, slo)
-	}
-	return fmt.Sprintf("the recording fits %s %s at %s [%s…%s)", x(c.Rate), own, slo, x(c.Low), x(c.High))
 }
 
 // writeCapacityOut writes --out (- for stdout).

@@ -1,4 +1,4 @@
-package main
+package report
 
 import (
 	"fmt"
@@ -9,10 +9,10 @@ import (
 	"github.com/wirebench/wirebench/results"
 )
 
-// noteTransport says, under the summary, which transport --transport auto
+// WriteConn says, under a load summary, which transport --transport auto
 // took and why, then the QUIC handshakes of an HTTP/3 run: what the
 // scenario recorded in the result (results.Conn).
-func noteTransport(w io.Writer, c *results.Conn) {
+func WriteConn(w io.Writer, c *results.Conn) {
 	if c == nil {
 		return
 	}
@@ -24,12 +24,12 @@ func noteTransport(w io.Writer, c *results.Conn) {
 		fmt.Fprintf(w, "  QUIC handshakes %d: median %v, max %v (not in the latencies above)\n",
 			len(s), s[(len(s)-1)/2].Round(time.Microsecond), s[len(s)-1].Round(time.Microsecond))
 	}
-	noteZeroRTT(w, c.ZeroRTT)
+	writeZeroRTT(w, c.ZeroRTT)
 }
 
-// noteZeroRTT prints what --0rtt did: the full and resumed handshakes
+// writeZeroRTT prints what --0rtt did: the full and resumed handshakes
 // apart, and how many connections the server let use 0-RTT.
-func noteZeroRTT(w io.Writer, z *results.ZeroRTT) {
+func writeZeroRTT(w io.Writer, z *results.ZeroRTT) {
 	if z == nil {
 		return
 	}
