@@ -378,6 +378,19 @@ func (p *parser) path(dir string) string {
 	return filepath.Join(p.dir, dir)
 }
 
+// connOptions are a load's connection settings (load/conn), its files
+// resolved against the study file's directory.
+func (p *parser) connOptions(ls *loadSpec) conn.Options {
+	file := func(f string) string {
+		if f == "" {
+			return ""
+		}
+		return p.path(f)
+	}
+	return conn.Options{URL: ls.URL, Transport: ls.Transport, Connections: ls.Connections, NoKeepAlive: ls.NoKeepAlive, Timeout: ls.Timeout,
+		Insecure: ls.Insecure, CAFile: file(ls.CAFile), CertFile: file(ls.CertFile), KeyFile: file(ls.KeyFile)}
+}
+
 // load builds a cell's load spec and checks it by building its scenario
 // once with stand-in ports.
 func (p *parser) load(n *yaml.Node, path string, cellLine int) LoadSpec {
@@ -395,6 +408,13 @@ func (p *parser) load(n *yaml.Node, path string, cellLine int) LoadSpec {
 		o.Stages = append(o.Stages, results.Stage{Duration: st.Duration, Target: st.Target})
 	}
 	p.loadLimits(&ls, n, path, line)
+	if (ls.CertFile == "") != (ls.KeyFile == "") {
+		k := "cert_file" // the one given
+		if ls.KeyFile != "" {
+			k = "key_file"
+		}
+		p.errorf(line(k), "%s: cert_file and key_file go together (a client certificate and its key)", path)
+	}
 	if ls.Open && ls.Rate == 0 && len(ls.Stages) == 0 {
 		p.errorf(line("open"), "%s.open: an open loop needs a rate or stages", path)
 	}
@@ -436,7 +456,7 @@ func (p *parser) load(n *yaml.Node, path string, cellLine int) LoadSpec {
 		}
 		l.Scenario = &scenario.Options{
 			Name:        ls.Scenario,
-			Options:     conn.Options{URL: ls.URL, Transport: ls.Transport, Connections: ls.Connections, NoKeepAlive: ls.NoKeepAlive, Timeout: ls.Timeout, Insecure: ls.Insecure},
+			Options:     p.connOptions(&ls),
 			Format:      ls.Format,
 			Compression: ls.Compression,
 		}
@@ -447,7 +467,7 @@ func (p *parser) load(n *yaml.Node, path string, cellLine int) LoadSpec {
 			}
 		}
 		raw := &load.RawOptions{
-			Options:            conn.Options{URL: ls.URL, NoKeepAlive: ls.NoKeepAlive, Transport: ls.Transport, Connections: ls.Connections, Timeout: ls.Timeout, Insecure: ls.Insecure},
+			Options:            p.connOptions(&ls),
 			Method:             ls.Method,
 			Header:             headerList(ls.Headers),
 			ExpectStatus:       ls.ExpectStatus,

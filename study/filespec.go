@@ -96,12 +96,18 @@ type loadSpec struct {
 	Stages             []stageSpec       `yaml:"stages"`
 	Timeout            time.Duration     `yaml:"timeout"`
 	Transport          string            `yaml:"transport"`
-	Insecure           bool              `yaml:"insecure"` // https:// raw requests: no certificate check (a server's generated one)
-	Connections        int               `yaml:"connections"`
-	NoKeepAlive        bool              `yaml:"no_keepalive"`
-	Scenario           string            `yaml:"scenario"`
-	Format             string            `yaml:"format"`
-	Compression        string            `yaml:"compression"`
+	Insecure           bool              `yaml:"insecure"` // https://: no certificate check (a server's generated one)
+	// https:// (and gRPC over TLS): the CA certificates to verify the
+	// server against, and a client certificate for a server that asks
+	// for one; PEM files, relative to the study file.
+	CAFile      string `yaml:"ca_file"`
+	CertFile    string `yaml:"cert_file"`
+	KeyFile     string `yaml:"key_file"`
+	Connections int    `yaml:"connections"`
+	NoKeepAlive bool   `yaml:"no_keepalive"`
+	Scenario    string `yaml:"scenario"`
+	Format      string `yaml:"format"`
+	Compression string `yaml:"compression"`
 	// Flow runs a flow file's steps against url (load/flow), fed by
 	// DataFile; Replay sends a recording to url at its recorded times ×
 	// 1/Speed (load/replay), AsFormat re-encoding its bodies.

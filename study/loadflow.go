@@ -5,7 +5,6 @@ import (
 
 	yaml "go.yaml.in/yaml/v3"
 
-	"github.com/wirebench/wirebench/load/conn"
 	"github.com/wirebench/wirebench/load/flow"
 	"github.com/wirebench/wirebench/load/replay"
 )
@@ -14,7 +13,7 @@ import (
 // recording (replay:, speed:, as_format:, loop:) sent to url. Both name
 // their own requests; a replay is its own schedule.
 func (p *parser) flowOrReplay(ls *loadSpec, l *LoadSpec, n *yaml.Node, path string, line func(string) int) {
-	co := conn.Options{URL: ls.URL, Transport: ls.Transport, Connections: ls.Connections, NoKeepAlive: ls.NoKeepAlive, Timeout: ls.Timeout, Insecure: ls.Insecure}
+	co := p.connOptions(ls)
 	if ls.Flow != "" && ls.Replay != "" {
 		p.errorf(line("replay"), "%s: flow and replay exclude each other", path)
 		return

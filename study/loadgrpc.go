@@ -39,8 +39,10 @@ func (p *parser) grpcLoad(ls *loadSpec, l *LoadSpec, n *yaml.Node, path string, 
 		p.errorf(line("messages"), "%s.messages: %d is negative", path, ls.Messages)
 		return
 	}
+	co := p.connOptions(ls)
+	co.Transport, co.NoKeepAlive = "", false // gRPC's own, by protocol (both refused above)
 	o := &grpcany.Options{
-		Options:  conn.Options{URL: ls.URL, Connections: ls.Connections, Timeout: ls.Timeout, Insecure: ls.Insecure},
+		Options:  co,
 		Method:   ls.GRPC,
 		Data:     ls.Data,
 		Protocol: ls.Protocol,
