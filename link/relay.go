@@ -311,11 +311,12 @@ func threadCPU(tid int) time.Duration {
 // writer that sends them on at their time.
 type pump struct {
 	pipe     *Pipe
-	mu       sync.Mutex      // guards pipe.Stats for readers of stats
-	from, to int             // TUN file descriptors
-	uso      bool            // to takes UDP super-packets
-	tids     [2]atomic.Int64 // reader's and writer's threads
-	cpuDone  atomic.Int64    // CPU of threads that have ended
+	mu       sync.Mutex // guards pipe.Stats for readers of stats
+	from, to int        // TUN file descriptors
+	uso      bool       // to takes UDP super-packets
+	thMu     sync.Mutex
+	th       [2]relayThread // the reader's and the writer's
+	cpuDone  time.Duration  // CPU of the threads that have ended
 	origin   time.Time
 	reorder  bool
 	allow    func([]byte) bool
@@ -380,32 +381,58 @@ func (p *pump) stats() PipeStats {
 	return p.pipe.Stats
 }
 
+// relayThread is a pump's OS thread and its CPU time when the pump
+// started on it.
+type relayThread struct {
+	tid  int
+	base time.Duration
+}
+
 func (p *pump) start(wg *sync.WaitGroup) {
 	wg.Add(2)
 	for i, f := range []func(){p.read, p.write} {
 		go func() {
 			defer wg.Done()
-			// Each on a thread of its own, so that its CPU is the relay's.
+			// Each on a thread of its own, so that its CPU is the relay's;
+			// never unlocked, so that the thread ends with the pump: one
+			// from the runtime's pool would carry other work's CPU in, and
+			// take the relay's out to other work. The base leaves out what
+			// the thread did before.
 			runtime.LockOSThread()
-			defer runtime.UnlockOSThread()
 			tid := unix.Gettid()
-			p.tids[i].Store(int64(tid))
+			p.thMu.Lock()
+			p.th[i] = relayThread{tid, threadCPU(tid)}
+			p.thMu.Unlock()
 			f()
-			p.cpuDone.Add(int64(threadCPU(tid)))
-			p.tids[i].Store(0)
+			p.thMu.Lock()
+			p.cpuDone += threadCPU(tid) - p.th[i].base
+			p.th[i] = relayThread{}
+			p.thMu.Unlock()
 		}()
 	}
 }
 
-// cpu is the pump threads' CPU time so far.
+// cpu is the pump threads' CPU time so far; threadCPU(i) thread i's
+// (0 the reader, 1 the writer) while it runs.
 func (p *pump) cpu() time.Duration {
-	d := time.Duration(p.cpuDone.Load())
-	for i := range p.tids {
-		if tid := p.tids[i].Load(); tid != 0 {
-			d += threadCPU(int(tid))
+	p.thMu.Lock()
+	defer p.thMu.Unlock()
+	d := p.cpuDone
+	for _, t := range p.th {
+		if t.tid != 0 {
+			d += threadCPU(t.tid) - t.base
 		}
 	}
 	return d
+}
+
+func (p *pump) threadCPU(i int) time.Duration {
+	p.thMu.Lock()
+	defer p.thMu.Unlock()
+	if t := p.th[i]; t.tid != 0 {
+		return threadCPU(t.tid) - t.base
+	}
+	return 0
 }
 
 func (p *pump) stop() { p.cancel() }
