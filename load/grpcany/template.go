@@ -206,7 +206,9 @@ func (r *Requests) render(buf *bytes.Buffer, i int, d *CallData, in *dynamicpb.M
 	// buffer: one buffer per VU serves both.
 	start := buf.Len()
 	out := append(buf.AvailableBuffer(), 0, 0, 0, 0, 0)
-	out, err := proto.MarshalOptions{}.MarshalAppend(out, in)
+	// AllowPartial: the unmarshal above already refused a message that
+	// lacks a proto2 required field; checking again was ~2% of a call.
+	out, err := proto.MarshalOptions{AllowPartial: true}.MarshalAppend(out, in)
 	if err != nil {
 		return nil, err
 	}
