@@ -4,6 +4,8 @@ import (
 	"strconv"
 	"sync/atomic"
 	"testing"
+
+	"github.com/wirebench/wirebench/load/keydist"
 )
 
 // BenchmarkSetAOF is the append hot path: parallel SETs of 128-byte
@@ -77,4 +79,37 @@ func BenchmarkActiveExpiry(b *testing.B) {
 			}
 		})
 	}
+}
+
+// BenchmarkSetZipf is SETs of 128-byte values on Zipf 0.99 keys over
+// 10,000 (study kv --key-dist zipf:0.99), from parallel goroutines, each
+// waited for under AOF everysec: with -cpu 2 and -mutexprofile it shows
+// where a hot key's writers meet (its shard's lock, or the AOF's).
+//
+//	flock /tmp/wirebench-load.lock go test ./kv -run '^$' -bench SetZipf -cpu 1,2 -mutexprofile /tmp/kv-mutex.out
+func BenchmarkSetZipf(b *testing.B) {
+	s, err := Open(Options{Dir: b.TempDir(), Fsync: FsyncEverySec, RewritePercent: -1})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	d, err := keydist.New(keydist.Spec{Pattern: keydist.Zipf, Exp: 0.99}, 0, 9999)
+	if err != nil {
+		b.Fatal(err)
+	}
+	val := make([]byte, 128)
+	var stream atomic.Uint64
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		src := d.Source(1, stream.Add(1))
+		for pb.Next() {
+			_, tk, err := s.Set("key:"+strconv.FormatInt(src.Key(), 10), val, SetOpts{})
+			if err == nil {
+				err = s.Wait(tk)
+			}
+			if err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }
