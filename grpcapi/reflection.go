@@ -17,6 +17,7 @@ import (
 	rpbalpha "google.golang.org/grpc/reflection/grpc_reflection_v1alpha"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protodesc"
 	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/reflect/protoregistry"
 )
@@ -29,6 +30,8 @@ import (
 // (issue 17). Here nothing is built before the first reflection call:
 // a file's serialized FileDescriptorProto is the one protoc-gen-go
 // embedded, read through the generated (deprecated) Descriptor methods.
+// Files built at run time (RegisterRecords) have none: theirs is written
+// with protodesc, which the binary links for compiling .proto files.
 
 // reflection answers reflection streams for the services of srv.
 type reflection struct {
@@ -45,6 +48,30 @@ func registerReflection(s Registrar) {
 	rpbalpha.RegisterServerReflectionServer(s, alphaReflection{r: r})
 }
 
+// runtimeFiles are the files of services registered with their file
+// descriptor as metadata (RegisterRecords: built at run time, in no
+// global registry), with their imports.
+func (r *reflection) runtimeFiles() *protoregistry.Files {
+	files := new(protoregistry.Files)
+	var add func(fd protoreflect.FileDescriptor)
+	add = func(fd protoreflect.FileDescriptor) {
+		if _, err := files.FindFileByPath(fd.Path()); err == nil {
+			return
+		}
+		imps := fd.Imports()
+		for i := range imps.Len() {
+			add(imps.Get(i).FileDescriptor)
+		}
+		_ = files.RegisterFile(fd) // a clash leaves the first: lookups find it
+	}
+	for _, info := range r.srv.GetServiceInfo() {
+		if fd, ok := info.Metadata.(protoreflect.FileDescriptor); ok {
+			add(fd)
+		}
+	}
+	return files
+}
+
 // errNoDescriptor says a file's descriptor cannot be served.
 var errNoDescriptor = errors.New("no serialized descriptor")
 
@@ -53,6 +80,12 @@ var errNoDescriptor = errors.New("no serialized descriptor")
 // and the EnumDescriptor method of its enums. A file that declares
 // neither (only services or extensions) has none to offer.
 func rawDescriptor(fd protoreflect.FileDescriptor) ([]byte, error) {
+	if g, err := protoregistry.GlobalFiles.FindFileByPath(fd.Path()); err != nil || g != fd {
+		// A file built at run time (the user's records' schema and the
+		// service around it): no generated code embeds it, so its
+		// descriptor is written from what was compiled.
+		return proto.Marshal(protodesc.ToFileDescriptorProto(fd))
+	}
 	var gz []byte
 	if ms := fd.Messages(); ms.Len() > 0 {
 		mt, err := protoregistry.GlobalTypes.FindMessageByName(ms.Get(0).FullName())
@@ -131,12 +164,18 @@ func (r *reflection) answer(in *rpb.ServerReflectionRequest, sent map[string]boo
 	case *rpb.ServerReflectionRequest_FileByFilename:
 		fd, err := protoregistry.GlobalFiles.FindFileByPath(req.FileByFilename)
 		if err != nil {
+			fd, err = r.runtimeFiles().FindFileByPath(req.FileByFilename)
+		}
+		if err != nil {
 			files(nil, err)
 			break
 		}
 		files(withImports(fd, sent))
 	case *rpb.ServerReflectionRequest_FileContainingSymbol:
 		d, err := protoregistry.GlobalFiles.FindDescriptorByName(protoreflect.FullName(req.FileContainingSymbol))
+		if err != nil {
+			d, err = r.runtimeFiles().FindDescriptorByName(protoreflect.FullName(req.FileContainingSymbol))
+		}
 		if err != nil {
 			files(nil, err)
 			break

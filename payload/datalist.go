@@ -9,6 +9,7 @@ import (
 	"google.golang.org/protobuf/reflect/protoregistry"
 	"google.golang.org/protobuf/types/descriptorpb"
 	"google.golang.org/protobuf/types/dynamicpb"
+	"google.golang.org/protobuf/types/known/emptypb"
 )
 
 // listModel is the protobuf list response of a dataset: a message
@@ -19,6 +20,8 @@ import (
 type listModel struct {
 	md    protoreflect.MessageDescriptor
 	field protoreflect.FieldDescriptor
+	// svc is the records' gRPC service, beside the list message.
+	svc protoreflect.ServiceDescriptor
 }
 
 func newListModel(s *Schema) (*listModel, error) {
@@ -27,7 +30,7 @@ func newListModel(s *Schema) (*listModel, error) {
 	fdp := &descriptorpb.FileDescriptorProto{
 		Name:       proto.String("wirebench_records_list.proto"),
 		Package:    proto.String("wirebench.records"),
-		Dependency: []string{file.Path()},
+		Dependency: []string{file.Path(), emptypb.File_google_protobuf_empty_proto.Path()},
 		Syntax:     proto.String("proto3"),
 		MessageType: []*descriptorpb.DescriptorProto{{
 			Name: proto.String("RecordList"),
@@ -37,6 +40,25 @@ func newListModel(s *Schema) (*listModel, error) {
 				Type:     descriptorpb.FieldDescriptorProto_TYPE_MESSAGE.Enum(),
 				TypeName: proto.String("." + string(msg.FullName())),
 			}},
+		}, {
+			Name: proto.String("RecordKey"),
+			Field: []*descriptorpb.FieldDescriptorProto{{
+				Name: proto.String("key"), JsonName: proto.String("key"), Number: proto.Int32(1),
+				Label: descriptorpb.FieldDescriptorProto_LABEL_OPTIONAL.Enum(),
+				Type:  descriptorpb.FieldDescriptorProto_TYPE_STRING.Enum(),
+			}},
+		}},
+		// The REST routes' five operations as a gRPC service of the
+		// user's message (grpcapi.RegisterRecords serves it).
+		Service: []*descriptorpb.ServiceDescriptorProto{{
+			Name: proto.String("Records"),
+			Method: []*descriptorpb.MethodDescriptorProto{
+				rpc("List", ".google.protobuf.Empty", ".wirebench.records.RecordList"),
+				rpc("Get", ".wirebench.records.RecordKey", "."+string(msg.FullName())),
+				rpc("Create", "."+string(msg.FullName()), "."+string(msg.FullName())),
+				rpc("Update", "."+string(msg.FullName()), "."+string(msg.FullName())),
+				rpc("Delete", ".wirebench.records.RecordKey", ".google.protobuf.Empty"),
+			},
 		}},
 	}
 	files := new(protoregistry.Files)
@@ -53,6 +75,9 @@ func newListModel(s *Schema) (*listModel, error) {
 		}
 		return files.RegisterFile(f)
 	}
+	if err := reg(emptypb.File_google_protobuf_empty_proto); err != nil {
+		return nil, fmt.Errorf("the list message of %s: %w", msg.FullName(), err)
+	}
 	if err := reg(file); err != nil {
 		return nil, fmt.Errorf("the list message of %s: %w", msg.FullName(), err)
 	}
@@ -61,7 +86,22 @@ func newListModel(s *Schema) (*listModel, error) {
 		return nil, fmt.Errorf("the list message of %s: %w", msg.FullName(), err)
 	}
 	md := fd.Messages().Get(0)
-	return &listModel{md: md, field: md.Fields().Get(0)}, nil
+	return &listModel{md: md, field: md.Fields().Get(0), svc: fd.Services().Get(0)}, nil
+}
+
+func rpc(name, in, out string) *descriptorpb.MethodDescriptorProto {
+	return &descriptorpb.MethodDescriptorProto{Name: proto.String(name), InputType: proto.String(in), OutputType: proto.String(out)}
+}
+
+// Service is the records' gRPC service, wirebench.records.Records: List
+// (google.protobuf.Empty → RecordList), Get (RecordKey → the record),
+// Create and Update (the record → the record), Delete (RecordKey →
+// Empty). Nil without a schema or when protobuf is not served.
+func (d *Dataset) Service() protoreflect.ServiceDescriptor {
+	if d.list == nil || d.byName["protobuf"] == nil {
+		return nil
+	}
+	return d.list.svc
 }
 
 // message is the list of recs' protobuf messages.

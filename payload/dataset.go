@@ -455,6 +455,15 @@ func (d *Dataset) Put(key string, body []byte, in, out string) (any, error) {
 	return d.write(key, body, in, out)
 }
 
+// Update replaces the record whose key the record in body has (gRPC's
+// Update: the message carries its key, there is no path).
+func (d *Dataset) Update(body []byte, in, out string) (any, error) {
+	return d.write(keyInBody, body, in, out)
+}
+
+// keyInBody is write's key for Update: the body's own, which must exist.
+const keyInBody = "\x00body"
+
 func (d *Dataset) write(key string, body []byte, in, out string) (any, error) {
 	fi, err := d.served(in)
 	if err != nil {
@@ -479,7 +488,7 @@ func (d *Dataset) write(key string, body []byte, in, out string) (any, error) {
 	if v.Kind != Object {
 		return nil, fmt.Errorf("%w: a record is an object, not a %v", api.ErrInvalid, v.Kind)
 	}
-	if key != "" {
+	if key != "" && key != keyInBody {
 		if kv, ok := member(v, d.Key); !ok {
 			kv = Value{Kind: String, Str: key}
 			if d.keyNumber {
@@ -493,6 +502,9 @@ func (d *Dataset) write(key string, body []byte, in, out string) (any, error) {
 	r, err := d.newRecord(v)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", api.ErrInvalid, err)
+	}
+	if key == keyInBody {
+		key = r.key
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()

@@ -28,6 +28,7 @@ import (
 	"github.com/wirebench/wirebench/kv/resp"
 	"github.com/wirebench/wirebench/kvhttp"
 	"github.com/wirebench/wirebench/load/replay/reqlog"
+	"github.com/wirebench/wirebench/payload"
 	"github.com/wirebench/wirebench/store"
 )
 
@@ -268,6 +269,9 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 			ln.Close()
 			s.Close()
 			return nil, fmt.Errorf("server: unknown gRPC transport %q (want %s or %s)", opts.GRPCTransport, GRPCLean, GRPCGrpcGo)
+		}
+		if ds, ok := opts.HTTP.Records.(*payload.Dataset); ok { // serve --data with a schema
+			grpcapi.RegisterRecords(s.grpcSrv.(grpcapi.Registrar), ds)
 		}
 		go s.serve("gRPC", func() error { return s.grpcSrv.Serve(ln) })
 		if s.tunnel != nil { // gRPC over WebSocket on the REST port: the same server

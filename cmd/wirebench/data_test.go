@@ -9,6 +9,10 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/wirebench/wirebench/httpapi"
+	"github.com/wirebench/wirebench/payload"
+	"github.com/wirebench/wirebench/server"
 )
 
 // TestBadDataFiles: a --data file that cannot be served is one line
@@ -117,6 +121,36 @@ func TestLoadRecordsUsage(t *testing.T) {
 		code, _, errOut := runLoadCLI(t, append(append([]string{"load", "-q", "-n", "1"}, tc.args...), "http://127.0.0.1:1")...)
 		if code != 2 || !strings.Contains(errOut, tc.want) || strings.Count(strings.TrimSpace(errOut), "\n") != 0 {
 			t.Errorf("%v: exit %d, stderr %q; want 2 and one line with %q", tc.args, code, errOut, tc.want)
+		}
+	}
+}
+
+// TestLoadGRPCRecordsCLI: with a schema, serve --data serves the records
+// over gRPC too (wirebench.records.Records), found by server reflection:
+// load --grpc calls it with no .proto, and its --expect checks a reply
+// against the file (a wrong expectation fails every call).
+func TestLoadGRPCRecordsCLI(t *testing.T) {
+	ds, err := payload.LoadDatasetFile(context.Background(), "../../examples/data/shipments.json", "../../examples/data/shipments.proto", false, "ship.v1.Shipment", payload.DataOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := server.Start(context.Background(), server.Options{GRPCAddr: "127.0.0.1:0", NoHTTP: true, HTTP: httpapi.Options{Records: ds}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	for _, tc := range []struct {
+		expect string
+		code   int
+		want   string
+	}{
+		{`route.from=="DUB"`, 0, "failed 0 (0.00%)"},
+		{`route.from=="OSL"`, 1, "failed 20 (100.00%)"},
+	} {
+		code, out, errOut := runLoadCLI(t, "load", "-q", "--grpc", "wirebench.records.Records/Get", "--data", `{"key":"1000"}`,
+			"--expect", tc.expect, "-n", "20", "-c", "2", srv.GRPCAddr())
+		if code != tc.code || !strings.Contains(out+errOut, tc.want) {
+			t.Errorf("--expect %s: exit %d, want %d and %q:\n%s%s", tc.expect, code, tc.code, tc.want, out, errOut)
 		}
 	}
 }
