@@ -7,7 +7,7 @@
 // quic-go's own Linux fast paths — batched reads, GSO, ECN — are on if the
 // kernel has them).
 //
-//	h3bare serve [-addr 127.0.0.1:0] [-seed-users 1000]
+//	h3bare serve [-addr 127.0.0.1:0] [-seed-users 1000] [-cpuprofile FILE]
 //
 // serves GET /users/{id} with bench/servercpu.BareHandler (net/http's
 // ServeMux, the users in a map, encoding/json: the same JSON bytes as the
@@ -67,7 +67,19 @@ func main() {
 		fs := flag.NewFlagSet("serve", flag.ExitOnError)
 		addr := fs.String("addr", "127.0.0.1:0", "UDP `address` to listen on")
 		n := fs.Int("seed-users", 1000, "users, as `wirebench serve --seed-users`")
+		prof := fs.String("cpuprofile", "", "write a CPU profile of the whole run to `file`, as `wirebench serve --cpuprofile`")
 		_ = fs.Parse(os.Args[2:])
+		if *prof != "" {
+			f, perr := os.Create(*prof)
+			if perr == nil {
+				perr = pprof.StartCPUProfile(f)
+			}
+			if perr != nil {
+				fmt.Fprintln(os.Stderr, "h3bare:", perr)
+				os.Exit(1)
+			}
+			defer func() { pprof.StopCPUProfile(); f.Close() }()
+		}
 		err = serve(*addr, *n)
 	case "load":
 		fs := flag.NewFlagSet("load", flag.ExitOnError)
@@ -103,7 +115,7 @@ func main() {
 }
 
 func usage() {
-	fmt.Fprintln(os.Stderr, "usage: h3bare serve [-addr A] [-seed-users N] | h3bare load [-c N] [-conns N] [-d D] [-cpuprofile F] URL")
+	fmt.Fprintln(os.Stderr, "usage: h3bare serve [-addr A] [-seed-users N] [-cpuprofile F] | h3bare load [-c N] [-conns N] [-d D] [-cpuprofile F] URL")
 	os.Exit(2)
 }
 
