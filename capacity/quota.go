@@ -3,11 +3,14 @@ package capacity
 import (
 	"context"
 	"fmt"
+	"io"
 	"math"
 	"time"
 
+	"github.com/wirebench/wirebench/internal/cpuquota"
 	"github.com/wirebench/wirebench/load"
 	"github.com/wirebench/wirebench/measure"
+	"github.com/wirebench/wirebench/results"
 )
 
 // A server's CPU quota, where the client cannot outrun the server: a
@@ -72,4 +75,47 @@ func Calibrate(ctx context.Context, base load.Options, sc load.Scenario, serverP
 	}
 	n := time.Duration(r.Requests)
 	return (r.CPU.User + r.CPU.System) / n, (after.CPU() - before.CPU()) / n, nil
+}
+
+// ServerQuota puts the server serverPID under a CPU quota for a search:
+// cores > 0 CPUs; 0 the quota a calibration of sc chooses where the client
+// could not outrun the server (none where it can); < 0 none. What it
+// decides is written to log. release puts the server back in its own
+// group. A quota that cannot be had is an error when it was given, and a
+// warning on log when it was chosen.
+func ServerQuota(ctx context.Context, base load.Options, sc load.Scenario, serverPID int, cores float64, log io.Writer) (q *results.CPUQuota, release func(), err error) {
+	release = func() {}
+	if serverPID <= 0 || cores < 0 {
+		return nil, release, nil
+	}
+	q = &results.CPUQuota{Cores: cores, Source: results.QuotaFlag}
+	if cores == 0 {
+		cl, sv, err := Calibrate(ctx, base, sc, serverPID)
+		if err != nil {
+			return nil, release, err
+		}
+		q = &results.CPUQuota{Source: results.QuotaCalibrated, ClientCPUPerRequest: cl, ServerCPUPerRequest: sv, ClientCPUs: len(measure.Affinity())}
+		q.Cores = QuotaFor(cl, sv, q.ClientCPUs, len(measure.AffinityOf(serverPID)))
+		if q.Cores == 0 {
+			fmt.Fprintf(log, "calibration: client %s, server %s of CPU per request: the client outruns the server, no quota\n",
+				results.FormatDuration(cl), results.FormatDuration(sv))
+			return nil, release, nil
+		}
+	}
+	q.Period = cpuquota.Period(q.Cores)
+	g, err := cpuquota.New(cpuquota.Quota{Cores: q.Cores, Period: q.Period})
+	if err == nil {
+		if err = g.Add(serverPID); err != nil {
+			g.Close()
+		}
+	}
+	if err != nil {
+		if q.Source == results.QuotaFlag {
+			return nil, release, err
+		}
+		fmt.Fprintf(log, "WARNING: the server needs a CPU quota of %s for the client to outrun it, and cannot have one here (%v): the client may be the limit\n", q, err)
+		return nil, release, nil
+	}
+	fmt.Fprintf(log, "server CPU quota: %s, %s\n", q, q.Why())
+	return q, func() { _ = g.Close() }, nil
 }

@@ -4,14 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"strconv"
 	"strings"
 
 	"github.com/spf13/pflag"
 
 	"github.com/wirebench/wirebench/capacity"
-	"github.com/wirebench/wirebench/internal/cpuquota"
 	"github.com/wirebench/wirebench/load"
 	"github.com/wirebench/wirebench/measure"
 	"github.com/wirebench/wirebench/report"
@@ -182,8 +180,10 @@ func runCapacity(ctx context.Context, env *cliEnv, args []string) error {
 	defer m.Close()
 	sc, cfg := m.Scenario, m.Config
 	log := env.stderr
-	quota, release, err := capacityQuota(ctx, &f, sc, log)
-	if err != nil {
+	quota, release, err := capacity.ServerQuota(ctx, f.lf.o, sc, f.serverPID, q, log)
+	if err != nil && q > 0 {
+		return fmt.Errorf("--server-cpu-quota: %w", err)
+	} else if err != nil {
 		return err
 	}
 	defer release() // the server goes back to its own group
@@ -250,46 +250,4 @@ func capacityExit(ctx context.Context, res *results.Capacity, line string) error
 		return errors.New(strings.TrimPrefix(line, "none: "))
 	}
 	return fmt.Errorf("no answer: %s", line)
-}
-
-// capacityQuota puts the --server-pid server under a CPU quota for the
-// search: the one given, or with auto the one a calibration chooses where
-// the client could not outrun the server (none where it can). release
-// puts the server back where it was.
-func capacityQuota(ctx context.Context, f *capacityFlags, sc load.Scenario, log io.Writer) (q *results.CPUQuota, release func(), err error) {
-	release = func() {}
-	cores, _ := parseQuota(f.quota) // checked by runCapacity
-	if f.serverPID <= 0 || cores < 0 {
-		return nil, release, nil
-	}
-	q = &results.CPUQuota{Cores: cores, Source: results.QuotaFlag}
-	if cores == 0 {
-		cl, sv, err := capacity.Calibrate(ctx, f.lf.o, sc, f.serverPID)
-		if err != nil {
-			return nil, release, err
-		}
-		q = &results.CPUQuota{Source: results.QuotaCalibrated, ClientCPUPerRequest: cl, ServerCPUPerRequest: sv, ClientCPUs: len(measure.Affinity())}
-		q.Cores = capacity.QuotaFor(cl, sv, q.ClientCPUs, len(measure.AffinityOf(f.serverPID)))
-		if q.Cores == 0 {
-			fmt.Fprintf(log, "calibration: client %s, server %s of CPU per request: the client outruns the server, no quota\n",
-				results.FormatDuration(cl), results.FormatDuration(sv))
-			return nil, release, nil
-		}
-	}
-	q.Period = cpuquota.Period(q.Cores)
-	g, err := cpuquota.New(cpuquota.Quota{Cores: q.Cores, Period: q.Period})
-	if err == nil {
-		if err = g.Add(f.serverPID); err != nil {
-			g.Close()
-		}
-	}
-	if err != nil {
-		if q.Source == results.QuotaFlag {
-			return nil, release, fmt.Errorf("--server-cpu-quota: %w", err)
-		}
-		fmt.Fprintf(log, "WARNING: the server needs a CPU quota of %s for the client to outrun it, and cannot have one here (%v): the client may be the limit\n", q, err)
-		return nil, release, nil
-	}
-	fmt.Fprintf(log, "server CPU quota: %s, %s\n", q, q.Why())
-	return q, func() { _ = g.Close() }, nil
 }
