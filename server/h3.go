@@ -82,11 +82,17 @@ const DefaultH3MaxConns = 1000
 // takes at most about a third of a CPU.
 const DefaultH3HandshakeRate = 1000
 
-// DefaultH3HandshakeBurst: a tenth of a second's handshakes may start at
-// once (100 at the default rate, 50 from one source). A source's burst of
-// a whole second's worth (500) was ~0.3 s of the server's CPU in one go,
-// and a request on an open connection waited behind all of it.
-const DefaultH3HandshakeBurst = 100 * time.Millisecond
+// DefaultH3HandshakeBurst: a second's handshakes may start at once (1,000
+// at the default rate, 500 from one source), so a benchmark opening a few
+// hundred connections at its start gets them at once. A smaller burst
+// shortens what a flood's start costs the open connections (a source's
+// 500 handshakes are ~0.3 s of the server's CPU; at --h3-source-rate 100,
+// a burst of 10 against 100 took a victim's p99 from 25-138 ms to 5-8 ms
+// on the busy VM), but a client's dropped Initials are resent together at
+// its probe timeouts (0.3, 0.9, 2.1, 4.5 s), each wave let in only a
+// burst's worth: a host opening more than about five bursts of
+// connections at once would see some time out. docs/http3.md.
+const DefaultH3HandshakeBurst = time.Second
 
 // errTooManyConns refuses a QUIC connection past H3.MaxConns.
 var errTooManyConns = errors.New("server: HTTP/3 connection limit reached")

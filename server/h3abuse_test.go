@@ -108,7 +108,7 @@ func TestH3ConnectionCap(t *testing.T) {
 }
 
 // TestH3HandshakeRate: 40 handshakes at once against --h3-handshake-rate
-// 2 (its burst: one). With the socket filter, the Initials past the rate
+// 2 (a burst of 100 ms' worth: one). With the socket filter, the Initials past the rate
 // are dropped without a reply and counted, the clients resending them
 // until a token comes or their 1-s handshake timeout ends: no
 // CONNECTION_REFUSED, and no more admitted than the bucket gave. Without
@@ -117,7 +117,7 @@ func TestH3HandshakeRate(t *testing.T) {
 	const rate, flood = 2, 40
 	for _, filter := range []bool{true, false} {
 		t.Run(fmt.Sprintf("filter=%v", filter), func(t *testing.T) {
-			srv := startH3(t, server.Options{SeedUsers: 10, H3: server.H3{HandshakeRate: rate, SourceRate: -1, NoInitialFilter: !filter}})
+			srv := startH3(t, server.Options{SeedUsers: 10, H3: server.H3{HandshakeRate: rate, HandshakeBurst: 100 * time.Millisecond, SourceRate: -1, NoInitialFilter: !filter}})
 			var (
 				mu                   sync.Mutex
 				open, nRef, nTimeout int
@@ -321,8 +321,8 @@ func floodCounted(t *testing.T, srv *server.Server, n int, during func()) (refus
 }
 
 // TestH3InitialFloodNoRefusals: one host sends the Initials of 300 new
-// connections, far past its share of --h3-handshake-rate 100 (50/s, a
-// burst of 5). quic-go used to answer every Initial it turned away with a
+// connections, far past its share of --h3-handshake-rate 100 (50/s,
+// --h3-handshake-burst 100ms: 5 at once). quic-go used to answer every Initial it turned away with a
 // CONNECTION_REFUSED it sealed and sent (a key derivation, an AEAD seal
 // and a sendmsg each: 30% of the server's CPU in a measured flood); the
 // socket filter drops them unanswered. So: no refusal comes back, the
@@ -334,7 +334,7 @@ func TestH3InitialFloodNoRefusals(t *testing.T) {
 	const n, rate = 300, 100
 	for _, filter := range []bool{true, false} {
 		t.Run(fmt.Sprintf("filter=%v", filter), func(t *testing.T) {
-			srv := startH3(t, server.Options{H3: server.H3{HandshakeRate: rate, NoInitialFilter: !filter}})
+			srv := startH3(t, server.Options{H3: server.H3{HandshakeRate: rate, HandshakeBurst: 100 * time.Millisecond, NoInitialFilter: !filter}})
 			var victim error
 			start := time.Now()
 			refusals, replies := floodCounted(t, srv, n, func() {

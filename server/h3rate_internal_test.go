@@ -41,9 +41,9 @@ func TestBucket(t *testing.T) {
 	if newBucket(-1, time.Second) != nil || !none.allow(t0) {
 		t.Error("an unbounded rate must admit everything")
 	}
-	// The default burst: a tenth of a second's worth, at least one.
+	// A tenth of a second's worth (--h3-handshake-burst 100ms), at least one.
 	for _, c := range []struct{ rate, want int }{{1000, 100}, {500, 50}, {2, 1}} {
-		b := newBucket(c.rate, DefaultH3HandshakeBurst)
+		b := newBucket(c.rate, 100*time.Millisecond)
 		got := 0
 		for range 2 * c.want {
 			if b.allow(t0) {
@@ -51,7 +51,7 @@ func TestBucket(t *testing.T) {
 			}
 		}
 		if got != c.want {
-			t.Errorf("rate %d, burst %v: %d at once, want %d", c.rate, DefaultH3HandshakeBurst, got, c.want)
+			t.Errorf("rate %d, burst 100ms: %d at once, want %d", c.rate, got, c.want)
 		}
 	}
 }
