@@ -213,7 +213,7 @@ func (a *aof) pushLocked(start int, state func([]byte) []byte, u ...undo) uint64
 // wait settles seq: the first waiter to find no write in progress becomes
 // the leader and writes (and for always fsyncs) everything appended so
 // far, for all waiters at once — group commit.
-func (a *aof) wait(seq uint64) error {
+func (a *aof) wait(seq uint64, yield bool) error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	for a.done < seq {
@@ -224,12 +224,12 @@ func (a *aof) wait(seq uint64) error {
 			a.cond.Wait()
 			continue
 		}
-		a.leadLocked()
+		a.leadLocked(yield)
 	}
 	return a.resultLocked(seq)
 }
 
-// leadLocked is the leader's turn: it yields the CPU once before taking
+// leadLocked is the leader's turn: with yield, it yields the CPU once before taking
 // the batch, so that the connections the scheduler already woke append
 // their writes to this one write() (and, for always, this one fsync)
 // instead of each paying its own — redis-server likewise writes the AOF
@@ -237,12 +237,14 @@ func (a *aof) wait(seq uint64) error {
 // one CPU wrote once per SET (INFO aof_write_batches == aof_records under
 // redis-benchmark -c 50). flushing is held meanwhile, so the others wait
 // for this batch and nothing else writes or switches the file.
-func (a *aof) leadLocked() {
-	a.flushing = true
-	a.mu.Unlock()
-	runtime.Gosched()
-	a.mu.Lock()
-	a.flushing = false
+func (a *aof) leadLocked(yield bool) {
+	if yield {
+		a.flushing = true
+		a.mu.Unlock()
+		runtime.Gosched()
+		a.mu.Lock()
+		a.flushing = false
+	}
 	a.flushLocked(a.policy == FsyncAlways)
 	a.cond.Broadcast() // flushLocked does not when it found nothing to write
 }

@@ -19,7 +19,20 @@ func (s *Store) Wait(t Ticket) error {
 	if t == 0 || s.aof == nil {
 		return nil
 	}
-	return s.aof.wait(uint64(t))
+	return s.aof.wait(uint64(t), true)
+}
+
+// WaitGathered is Wait for a caller that has already gathered every
+// write it serves into this batch (an event loop, after reading all its
+// ready connections): the leader of the group commit does not yield the
+// CPU first for other writers to join, which Wait's leader does for
+// goroutine-per-connection servers. The yield was 0.4% of an event
+// loop's CPU under SET and gathered nothing.
+func (s *Store) WaitGathered(t Ticket) error {
+	if t == 0 || s.aof == nil {
+		return nil
+	}
+	return s.aof.wait(uint64(t), false)
 }
 
 // SetOpts are SET's options; Exp is absolute (Unix ms, 0 for none).

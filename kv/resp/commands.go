@@ -30,6 +30,10 @@ type Session struct {
 	// them to the server's total: one shared atomic per batch of replies,
 	// not per command.
 	cmds int64
+	// gathered: the event loop runs this session, and a pass has read
+	// every ready connection before it waits for the AOF, so its wait
+	// leads the group commit without yielding (kv.Store.WaitGathered).
+	gathered bool
 }
 
 // pending is a reply that must become an error if its write is undone.

@@ -105,6 +105,7 @@ func (s *Server) handOff(c net.Conn) {
 	}
 	lc := &loopConn{fd: fd, sess: s.newSession(), rd: reqReader{buf: make([]byte, 16<<10)}}
 	lc.sess.client = client
+	lc.sess.gathered = true
 	if !l.add(lc) {
 		unix.Close(fd)
 		s.conns.Add(-1)

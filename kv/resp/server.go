@@ -242,7 +242,11 @@ func (sess *Session) finish() {
 	for _, p := range sess.ticks {
 		last = max(last, p.t)
 	}
-	if err := sess.st.Wait(last); err != nil {
+	wait := sess.st.Wait
+	if sess.gathered {
+		wait = sess.st.WaitGathered
+	}
+	if err := wait(last); err != nil {
 		var out []byte
 		prev := 0
 		for _, p := range sess.ticks {
