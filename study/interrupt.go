@@ -2,6 +2,7 @@ package study
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -28,8 +29,9 @@ func markCut(t *results.Trial) {
 }
 
 // interrupted finishes a study cut short by ctx: res keeps every trial
-// that ran, is marked with which cells are complete, and is returned with
-// an error wrapping ctx's cause (the caller names the signal in Stop).
+// that ran, is marked with which cells are complete and, when ctx's cause
+// names a signal (a SignalName() string method), with it, as is the trial
+// it cut; it is returned with an error wrapping ctx's cause.
 func interrupted(ctx context.Context, res *results.Study, order []trialRef) (*results.Study, error) {
 	planned, done := map[string]int{}, map[string]int{}
 	for _, tr := range order {
@@ -50,6 +52,15 @@ func interrupted(ctx context.Context, res *results.Study, order []trialRef) (*re
 			st.Complete = append(st.Complete, c.ID)
 		} else {
 			st.Incomplete = append(st.Incomplete, c.ID)
+		}
+	}
+	var sig interface{ SignalName() string }
+	if errors.As(context.Cause(ctx), &sig) {
+		st.Signal = sig.SignalName()
+		for _, t := range res.Trials { // the trial the signal cut
+			if t.Load != nil && t.Load.Stop != nil && t.Load.Stop.Interrupted {
+				t.Load.Stop.Signal = st.Signal
+			}
 		}
 	}
 	res.Stop = st

@@ -239,14 +239,6 @@ func runStudy(ctx context.Context, env *cliEnv, args []string) error {
 		}
 		return runErr
 	}
-	if cut && res.Stop != nil {
-		res.Stop.Signal = signalName(sig.sig)
-		for _, t := range res.Trials { // the trial the signal cut
-			if t.Load != nil && t.Load.Stop != nil && t.Load.Stop.Interrupted {
-				t.Load.Stop.Signal = res.Stop.Signal
-			}
-		}
-	}
 	if err := report.WriteAll(dir, res); err != nil {
 		return err
 	}
