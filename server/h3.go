@@ -167,9 +167,9 @@ func sourceKey(a net.Addr) netip.Prefix {
 // source is what the per-source bounds keep of one source: its open
 // connections, its handshake tokens, and its credits: tokens the socket
 // filter took for Initials it let through, which quic-go's ConnContext
-// spends rather than taking another (at most a burst's worth, so one that
+// spends rather than taking another (at most creditMax, so those that
 // never reached ConnContext — a resent Initial of a connection quic-go
-// already had — is not saved up past it).
+// already had — are not saved up without end).
 type source struct {
 	open     int
 	credit   int
@@ -188,20 +188,26 @@ type sources struct {
 	conns int     // per source; < 0: none
 	rate  float64 // per second per source; <= 0: none
 	burst float64 // tokens a source's bucket holds
-	// creditMax bounds a source's credits: the most handshakes that can be
-	// let through at once (a burst, its own or the global one's) before
-	// quic-go admits the first.
+	// creditMax bounds a source's credits: at least the most handshakes
+	// that can be let through at once (a burst, its own or the global
+	// one's) before quic-go admits the first, and 64 for a server slow to
+	// get to them (a credit lost to the cap makes quic-go charge and
+	// likely refuse a connection the filter let through). A credit stands
+	// for a token already taken, so more of them never admit more than
+	// the rates.
 	creditMax int
 	m         map[netip.Prefix]*source
 	swept     time.Time
 }
+
+const minCredits = 64
 
 func newSources(conns, rate int, burst time.Duration) *sources {
 	s := &sources{conns: conns, rate: float64(rate), burst: burstOf(rate, burst), m: map[netip.Prefix]*source{}}
 	if rate <= 0 {
 		s.rate, s.burst = 0, 0
 	}
-	s.creditMax = max(1, int(s.burst))
+	s.creditMax = max(minCredits, int(s.burst))
 	return s
 }
 

@@ -144,13 +144,13 @@ func TestSourceCredits(t *testing.T) {
 	if s.reserve(b, t0, func() error { return global }) != global || s.m[b] != nil {
 		t.Error("a reserve refused by the global rate recorded its source")
 	}
-	// Credits never saved up past the burst (Initials that passed and
+	// Credits never saved up past their cap (Initials that passed and
 	// never reached admission).
-	for i := range 10 {
+	for i := range 2 * minCredits {
 		s.reserve(b, t0.Add(time.Duration(i)*time.Second), yes)
 	}
-	if c := s.m[b].credit; c != 2 {
-		t.Errorf("%d credits saved, want the burst, 2", c)
+	if c := s.m[b].credit; c != minCredits {
+		t.Errorf("%d credits saved, want the cap, %d", c, minCredits)
 	}
 }
 
