@@ -23,7 +23,9 @@
 # background load hits both alike: read the ratios, with the per-round
 # range beside them, not the absolute figures.
 #
-# usage: [C=50] [CONNS=4] [PARTS="server client"] [CADDY=1] bench/h3-cpu.sh [seconds=5] [rounds=3]
+# LOAD_FLAGS are extra `wirebench load` flags for our client (--no-layers: without
+# the bytes-by-layer split, i.e. without quic-go's trace events).
+# usage: [C=50] [CONNS=4] [PARTS="server client"] [CADDY=1] [LOAD_FLAGS=...] bench/h3-cpu.sh [seconds=5] [rounds=3]
 # needs: taskset, /usr/bin/time, curl; 2 CPUs or more. On a shared
 # machine: flock /tmp/wirebench-load.lock bench/h3-cpu.sh
 set -euo pipefail

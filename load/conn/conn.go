@@ -77,4 +77,9 @@ type Options struct {
 	// handshake before the run and sends each connection's first GET or
 	// HEAD as 0-RTT early data (load/h3's zerortt.go).
 	ZeroRTT bool `json:"zero_rtt,omitempty"`
+	// NoLayers (h3 only, --no-layers) leaves the split of the bytes by
+	// layer inside QUIC out of the result: quic-go then builds no trace
+	// events (one per packet and frame), the client's one cost beyond a
+	// bare quic-go loop's (docs/http3.md).
+	NoLayers bool `json:"no_layers,omitempty"`
 }

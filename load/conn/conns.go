@@ -93,6 +93,9 @@ func New(o Options, sp Speaks) (*Conns, error) {
 	if o.ZeroRTT && o.Transport != H3 {
 		return nil, fmt.Errorf("%w: --0rtt is HTTP/3's (--transport h3), not %s", ErrOptions, o.Transport)
 	}
+	if o.NoLayers && o.Transport != H3 {
+		return nil, fmt.Errorf("%w: --no-layers is HTTP/3's (--transport h3), not %s", ErrOptions, o.Transport)
+	}
 	c.o = o
 	switch o.Transport {
 	case H2C:
@@ -103,6 +106,9 @@ func New(o Options, sp Speaks) (*Conns, error) {
 		c.H3 = h3.NewPool(o.Connections, c.Addr, o.Timeout, c.TLS)
 		if o.ZeroRTT {
 			c.H3.Enable0RTT()
+		}
+		if o.NoLayers {
+			c.H3.NoLayers()
 		}
 	case GRPC:
 		if c.GRPC, err = h2.NewGRPCPool(c.Addr, o.Connections, o.Timeout, true, o.Client != ClientStd, c.TLS); err != nil {

@@ -40,6 +40,7 @@ type Pool struct {
 	// Layers splits Bytes by layer (layers.go).
 	Layers LayerCounts
 
+	noLayers   bool     // no trace, no split (NoLayers)
 	zero       *zeroRTT // nil: 1-RTT only (zerortt.go)
 	warmErr    error    // with 0-RTT, why Warm got no ticket
 	mu         sync.Mutex
@@ -81,6 +82,12 @@ func NewPool(conns int, addr string, timeout time.Duration, tlsCfg *tls.Config) 
 	}
 	return p
 }
+
+// NoLayers leaves the split by layer out (call it before the first
+// request): the connections get no trace, so quic-go builds none of its
+// qlog events, and Finish puts no Layers in the result. Bytes are counted
+// all the same.
+func (p *Pool) NoLayers() { p.noLayers = true }
 
 // Client is a client for VU vu, on its connection (vu mod n), each
 // request bounded by the pool's timeout, up to the end of its body (a
@@ -275,7 +282,9 @@ func (s *slot) dial(ctx context.Context) (*conn, time.Duration, error) {
 	qcfg := &quic.Config{
 		HandshakeIdleTimeout: s.timeout,
 		MaxIdleTimeout:       max(s.timeout, 30*time.Second),
-		Tracer:               s.p.tracer(cc),
+	}
+	if !s.p.noLayers {
+		qcfg.Tracer = s.p.tracer(cc)
 	}
 	var qc *quic.Conn
 	if s.p.zero != nil && !s.noEarly { // zerortt.go: returns once 0-RTT keys are ready
@@ -345,8 +354,11 @@ func (p *Pool) LayersNow() (in, out results.Layers) {
 }
 
 // Finish puts the pool's split into res (call it after Close) and warns
-// if its layers do not add up exactly.
+// if its layers do not add up exactly; with NoLayers, nothing.
 func (p *Pool) Finish(res *results.Load) {
+	if p.noLayers {
+		return
+	}
 	in, out := p.LayersNow()
 	res.Layers = &results.Split{In: in, Out: out}
 	if err := p.Layers.Check(p.Bytes.In.Load(), p.Bytes.Out.Load()); err != nil {

@@ -10,7 +10,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/quic-go/quic-go/qlogwriter"
+
 	"github.com/wirebench/wirebench/load/clientio"
+	"github.com/wirebench/wirebench/results"
 )
 
 // A request that outlives the pool's timeout fails as a timeout, whether
@@ -111,5 +114,33 @@ func TestTimedReusesContextPerRequest(t *testing.T) {
 	second.Body.Close()
 	if f.dead != 0 {
 		t.Errorf("%d requests sent on a done context", f.dead)
+	}
+}
+
+// With NoLayers the connections carry no trace (quic-go builds no qlog
+// events), the requests go as before, the socket's bytes are counted, and
+// the result gets no split.
+func TestPoolNoLayers(t *testing.T) {
+	s := startServer(t, 100)
+	p := NewPool(2, s.addr, 10*time.Second, &tls.Config{RootCAs: s.roots})
+	traces := 0
+	p.wrapTrace = func(tr qlogwriter.Trace) qlogwriter.Trace { traces++; return tr }
+	p.NoLayers()
+	for vu := range 4 {
+		resp, err := p.Client(vu).Get("https://" + s.addr + "/")
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if string(b) != "hello " {
+			t.Fatalf("body %q", b)
+		}
+	}
+	p.Close()
+	var res results.Load
+	p.Finish(&res)
+	if traces != 0 || res.Layers != nil || len(res.Warnings) != 0 || p.Bytes.In.Load() == 0 || p.Bytes.Out.Load() == 0 {
+		t.Errorf("%d traces, layers %v, warnings %v, bytes in %d out %d", traces, res.Layers, res.Warnings, p.Bytes.In.Load(), p.Bytes.Out.Load())
 	}
 }

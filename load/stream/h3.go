@@ -25,6 +25,9 @@ func (s *streamScenario) setupH3() error {
 	default:
 		return fmt.Errorf("%w: stream transport %q (want http1 or h3)", load.ErrOptions, s.o.Transport)
 	}
+	if s.o.NoLayers {
+		return fmt.Errorf("%w: --no-layers with a stream kind: its result splits the body by layer", load.ErrOptions)
+	}
 	switch s.o.Kind {
 	case RESTList, NDJSON, SSE:
 	default:

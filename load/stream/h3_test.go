@@ -61,12 +61,13 @@ func TestStreamRESTOverH3(t *testing.T) {
 	}
 }
 
-// Over h3 only the REST list kinds run, to https:// URLs.
+// Over h3 only the REST list kinds run, to https:// URLs, with their layers.
 func TestStreamH3Refusals(t *testing.T) {
 	for _, o := range []Options{
 		{Kind: WebSocket, Options: conn.Options{URL: "https://127.0.0.1:1", Transport: conn.H3}},
 		{Kind: NDJSON, Options: conn.Options{URL: "http://127.0.0.1:1", Transport: conn.H3}},
 		{Kind: NDJSON, Options: conn.Options{URL: "https://127.0.0.1:1", Transport: "h2"}},
+		{Kind: NDJSON, Options: conn.Options{URL: "https://127.0.0.1:1", Transport: conn.H3, NoLayers: true}}, // its split is the result
 	} {
 		if _, err := New(o); !errors.Is(err, load.ErrOptions) {
 			t.Errorf("%+v: %v, want ErrOptions", o, err)
