@@ -10,18 +10,29 @@ import (
 	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/types/dynamicpb"
 	"google.golang.org/protobuf/types/known/emptypb"
-
-	"github.com/wirebench/wirebench/payload"
 )
+
+// Records is the user's records as the gRPC service serves them: a
+// payload.Dataset (which this package does not import: payload reaches the
+// load client, whose tests start the server). format is a codec name.
+type Records interface {
+	// Service is the service to serve, nil if none (no schema).
+	Service() protoreflect.ServiceDescriptor
+	List(format string) (any, error)
+	Get(key, format string) (any, error)
+	Create(body []byte, in, out string) (any, error)
+	Update(body []byte, in, out string) (any, error)
+	Delete(key string) error
+}
 
 // RegisterRecords serves the user's records (serve --data with a schema)
 // over gRPC: the service wirebench.records.Records that d builds at run
-// time around the user's message (payload.Dataset.Service), its handlers
+// time around the user's message (Records.Service), its handlers
 // decoding into dynamicpb messages, on the same dataset the REST routes
 // serve. Server reflection finds its descriptors through the service's
 // metadata, so grpcurl, ghz and load --grpc need no .proto. It does
 // nothing when d has no gRPC service (no schema, protobuf not served).
-func RegisterRecords(s Registrar, d *payload.Dataset) {
+func RegisterRecords(s Registrar, d Records) {
 	svc := d.Service()
 	if svc == nil {
 		return
@@ -51,7 +62,7 @@ func RegisterRecords(s Registrar, d *payload.Dataset) {
 }
 
 // recordsCall is method m on d: the REST routes' operations, in protobuf.
-func recordsCall(d *payload.Dataset, m protoreflect.MethodDescriptor) func(proto.Message) (any, error) {
+func recordsCall(d Records, m protoreflect.MethodDescriptor) func(proto.Message) (any, error) {
 	const pb = "protobuf"
 	key := func(req proto.Message) string {
 		r := req.ProtoReflect()

@@ -28,7 +28,6 @@ import (
 	"github.com/wirebench/wirebench/kv/resp"
 	"github.com/wirebench/wirebench/kvhttp"
 	"github.com/wirebench/wirebench/load/replay/reqlog"
-	"github.com/wirebench/wirebench/payload"
 	"github.com/wirebench/wirebench/store"
 )
 
@@ -270,7 +269,7 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 			s.Close()
 			return nil, fmt.Errorf("server: unknown gRPC transport %q (want %s or %s)", opts.GRPCTransport, GRPCLean, GRPCGrpcGo)
 		}
-		if ds, ok := opts.HTTP.Records.(*payload.Dataset); ok { // serve --data with a schema
+		if ds, ok := opts.HTTP.Records.(grpcapi.Records); ok { // serve --data (with a schema: Service)
 			grpcapi.RegisterRecords(s.grpcSrv.(grpcapi.Registrar), ds)
 		}
 		go s.serve("gRPC", func() error { return s.grpcSrv.Serve(ln) })
