@@ -11,14 +11,16 @@
 #   gRPC vs bare grpc-go    bench/grpc-cpu.sh (server CPU/call: unary -c 50, a stream of 1,000)
 #   KV vs redis-server      scripts/kv-vs-redis.sh (rate, per fsync mode, -P 1 and -P 16)
 #   bulk vs sqlite3 .import scripts/bulk-judge.sh (wall time of 200k rows; one run, not rounds)
-#   h3 vs bare quic-go      bench/h3-cpu.sh (server and client CPU/request)
+#   h3 vs bare quic-go      bench/h3-cpu.sh (server and client CPU/request; the
+#                           client again with --no-layers, without quic-go's trace)
 # Each script takes the load lock for itself (each hold a few minutes at
 # most), so other users of the machine get turns between them.
 #
 # usage: [ROUNDS=3] [SECS=3] [ONLY="client server grpc kv bulk h3"] scripts/scoreboard.sh
 # needs: what those scripts need (wrk, ghz, redis-server, redis-benchmark,
 # sqlite3, curl, taskset, /usr/bin/time). The full run holds the lock for
-# about 8 minutes in six turns.
+# about 8 minutes in six turns; the h3 part takes two (about 1.5 minutes at
+# ROUNDS=3 SECS=3: server and client, then the client with --no-layers).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 case ${1:-} in -h | --help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;; esac
@@ -99,6 +101,13 @@ for part in $ONLY; do
           END {for (i = 1; i <= no; i++) print o[i] / b[i]}' "$tmp/h3" | medrange)
         row "h3 $side CPU/request vs bare quic-go" "$m" "$r" "$n" "≤ 1.0"
       done
+    fi
+    # The client without its bytes-by-layer split (quic-go's trace events):
+    # what bounds the row above.
+    if run h3-nolayers env BIN="$tmp/h3bin" PARTS=client LOAD_FLAGS=--no-layers bench/h3-cpu.sh "$SECS" "$ROUNDS"; then
+      IFS=$'\t' read -r m r n < <(awk '$1 == "client" && $2 == "bare" {b[++nb] = $3} $1 == "client" && $2 == "ours" {o[++no] = $3}
+        END {for (i = 1; i <= no; i++) print o[i] / b[i]}' "$tmp/h3-nolayers" | medrange)
+      row "h3 client CPU/request vs bare quic-go, --no-layers" "$m" "$r" "$n" "≤ 1.0 (the split's trace left out)"
     fi ;;
   *) echo "unknown part $part" >&2; exit 2 ;;
   esac
