@@ -219,3 +219,25 @@ func (d *Dataset) ListLen(format string, body []byte) (int, error) {
 	}
 	return 0, fmt.Errorf("no %q array in the list", listMember)
 }
+
+// CheckMessage compares m, a decoded protobuf reply (gRPC's), with e: by
+// proto.Equal first, change by change only when it differs.
+func (d *Dataset) CheckMessage(m proto.Message, e *Expected) error {
+	if e.msg != nil && proto.Equal(m, e.msg) {
+		return nil
+	}
+	b, err := proto.Marshal(m)
+	if err != nil {
+		return err
+	}
+	return d.check(e.f, b, e.Val)
+}
+
+// CheckListMessage is CheckList of a decoded RecordList (gRPC's List).
+func (d *Dataset) CheckListMessage(m proto.Message, extra int) error {
+	b, err := proto.Marshal(m)
+	if err != nil {
+		return err
+	}
+	return d.CheckList("protobuf", b, extra)
+}

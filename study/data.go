@@ -88,19 +88,23 @@ func WithData(ctx context.Context, def Definition, d Data) (Definition, error) {
 			return measureRecordPayloads(context.Background(), ds)
 		}
 		def.Description = "GET /records in every format the data can be served in: " + what + "; the body, and the response bytes on the socket per transport on a warm connection."
-		def.Warnings = append(slices.Clone(def.Warnings), "the records are measured over REST: the server serves them over gRPC too (wirebench.records.Records, with a schema), but the study's gRPC cells do not call it yet")
+		def.Warnings = append(slices.Clone(def.Warnings), "the records are measured over REST: the server serves them over gRPC too (wirebench.records.Records, with a schema), where study grpc-vs-rest --data measures them")
 		return def, nil
 	}
 	var cells []Cell
 	var left []string
 	for _, c := range def.Cells {
 		so := c.Load.Scenario
-		if c.Server == nil || !isReference(c.Server.Command) || so == nil || so.Transport == scenario.TransportGRPC ||
+		grpcCell := so != nil && so.Transport == scenario.TransportGRPC
+		if c.Server == nil || !isReference(c.Server.Command) || so == nil || grpcCell && ds.Service() == nil ||
 			!slices.Contains([]string{scenario.CRUD, scenario.Get, scenario.List, scenario.Create}, so.Name) {
 			cells = append(cells, c)
 			continue
 		}
 		format := cmp.Or(so.Format, "json")
+		if grpcCell { // wirebench.records.Records, built from the schema
+			format = "protobuf"
+		}
 		if !slices.Contains(ds.Formats(), format) {
 			left = append(left, fmt.Sprintf("%s (%s)", c.ID(), ds.NotServed()[format]))
 			continue

@@ -70,6 +70,35 @@ func TestWithData(t *testing.T) {
 	if len(got.Cells) != len(def.Cells)-1 || !strings.Contains(strings.Join(got.Warnings, " "), "crud/protobuf (no schema") {
 		t.Fatalf("%d cells, warnings %q", len(got.Cells), got.Warnings)
 	}
+	// With a schema, gRPC cells call the server's wirebench.records.Records
+	// (protobuf); without one they keep the built-in users.
+	grpcDef, _ := Lookup("grpc-vs-rest")
+	for _, schema := range []bool{true, false} {
+		d := Data{File: data}
+		if schema {
+			d.Proto, d.Message = proto, "ship.Shipment"
+		}
+		got, err := WithData(t.Context(), grpcDef, d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		for _, c := range got.Cells {
+			if so := c.Load.Scenario; so != nil && so.Transport == scenario.TransportGRPC {
+				n++
+				cmd := strings.Join(c.Server.Command, " ")
+				switch {
+				case schema && (so.Name != scenario.Records || !strings.Contains(cmd, "--data-formats protobuf")):
+					t.Errorf("%s: scenario %s, server %s; want records on protobuf", c.ID(), so.Name, cmd)
+				case !schema && so.Name == scenario.Records:
+					t.Errorf("%s: records over gRPC without a schema", c.ID())
+				}
+			}
+		}
+		if n == 0 {
+			t.Fatal("grpc-vs-rest has no gRPC cell")
+		}
+	}
 	// A record a studied format cannot carry stops the study, named.
 	bad, _ := dataFiles(t, `[{"id":1,"n":2},{"id":2,"n":9007199254740993}]`)
 	_, err = WithData(t.Context(), def, Data{File: bad})

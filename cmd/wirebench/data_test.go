@@ -153,4 +153,10 @@ func TestLoadGRPCRecordsCLI(t *testing.T) {
 			t.Errorf("--expect %s: exit %d, want %d and %q:\n%s%s", tc.expect, code, tc.code, tc.want, out, errOut)
 		}
 	}
+	// The records scenario over gRPC: every reply checked against the file.
+	code, out, errOut := runLoadCLI(t, "load", "-q", "--scenario", "records", "--transport", "grpc", "--data", "../../examples/data/shipments.json",
+		"--proto", "../../examples/data/shipments.proto", "--message", "ship.v1.Shipment", "-n", "40", "-c", "2", srv.GRPCAddr())
+	if code != 0 || !regexp.MustCompile(`requests\s+40\s`).MatchString(out) || !strings.Contains(out, "failed 0 (0.00%)") {
+		t.Errorf("--scenario records --transport grpc: exit %d\n%s%s", code, out, errOut)
+	}
 }

@@ -44,6 +44,9 @@ func (f *loadFlags) recordsData() error {
 	if e, ok := codec.Lookup(f.sc.Format); ok && e.Codec.Name() == "json" {
 		formats = append(formats, "json-fast") // the client decodes JSON with it
 	}
+	if f.raw.Transport == scenario.TransportGRPC {
+		formats = []string{"protobuf"} // wirebench.records.Records, from the schema
+	}
 	ctx := f.ctx
 	if ctx == nil {
 		ctx = context.Background()

@@ -8,6 +8,11 @@ import (
 	"strings"
 	"time"
 
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
+	"google.golang.org/protobuf/types/dynamicpb"
+	"google.golang.org/protobuf/types/known/emptypb"
+
 	"github.com/wirebench/wirebench/load"
 	"github.com/wirebench/wirebench/measure"
 	"github.com/wirebench/wirebench/payload"
@@ -40,15 +45,98 @@ type recordsVU struct {
 	want            []*payload.Expected
 	pending         bool // created and not yet deleted
 	out             rawBody
+	g               *recordsGRPC // over gRPC (c is nil), else nil
+}
+
+// recordsGRPC is a records VU's side over gRPC: the server's
+// wirebench.records.Records (built from the schema, as the server builds
+// it) and the request messages, made once.
+type recordsGRPC struct {
+	c                              grpcClient
+	list, get, create, update, del string // full method names
+	listOut, recOut                protoreflect.MessageDescriptor
+	newMsg, chMsg, ownKey          proto.Message
+	keys                           []proto.Message // the file's records' keys, by index
+}
+
+func newRecordsGRPC(c grpcClient, d *payload.Dataset, own string, newBody, chBody []byte) (*recordsGRPC, error) {
+	svc := d.Service()
+	ms := svc.Methods()
+	name := func(m string) string { return "/" + string(svc.FullName()) + "/" + m }
+	g := &recordsGRPC{c: c, list: name("List"), get: name("Get"), create: name("Create"), update: name("Update"), del: name("Delete"),
+		listOut: ms.ByName("List").Output(), recOut: ms.ByName("Get").Output()}
+	keyMD := ms.ByName("Get").Input()
+	key := func(k string) proto.Message {
+		m := dynamicpb.NewMessage(keyMD)
+		m.Set(keyMD.Fields().ByName("key"), protoreflect.ValueOfString(k))
+		return m
+	}
+	for i := range d.Len() {
+		k, _ := d.Record(i)
+		g.keys = append(g.keys, key(k))
+	}
+	g.ownKey = key(own)
+	for _, x := range []struct {
+		m    *proto.Message
+		body []byte
+	}{{&g.newMsg, newBody}, {&g.chMsg, chBody}} {
+		m := dynamicpb.NewMessage(g.recOut)
+		if err := proto.Unmarshal(x.body, m); err != nil {
+			return nil, fmt.Errorf("%w: records: %v", load.ErrOptions, err)
+		}
+		*x.m = m
+	}
+	return g, nil
+}
+
+// doGRPC is Do over gRPC: the same iteration and checks.
+func (v *recordsVU) doGRPC(ctx context.Context, o *load.Outcome) {
+	g := v.g
+	o.Op = v.step
+	switch v.step {
+	case opList:
+		if m, ok := grpcCall(ctx, g.c, g.list, &emptypb.Empty{}, dynamicpb.NewMessage(g.listOut), o); ok {
+			v.fail(o, "list", v.d.CheckListMessage(m, int(v.s.vus.Load())))
+		}
+	case opCreate:
+		m, ok := grpcCall(ctx, g.c, g.create, g.newMsg, dynamicpb.NewMessage(g.recOut), o)
+		if !ok {
+			v.step = 0
+			return
+		}
+		v.pending = true
+		v.fail(o, "created record", v.d.CheckMessage(m, v.newRec))
+	case opGet:
+		want, key := v.want[v.next], g.keys[v.next]
+		v.next = (v.next + 1) % v.d.Len()
+		if m, ok := grpcCall(ctx, g.c, g.get, key, dynamicpb.NewMessage(g.recOut), o); ok {
+			v.fail(o, "record", v.d.CheckMessage(m, want))
+		}
+	case opUpdate:
+		if m, ok := grpcCall(ctx, g.c, g.update, g.chMsg, dynamicpb.NewMessage(g.recOut), o); ok {
+			v.fail(o, "updated record", v.d.CheckMessage(m, v.changed))
+		}
+	case opDelete:
+		if _, ok := grpcCall(ctx, g.c, g.del, g.ownKey, new(emptypb.Empty), o); ok {
+			v.pending = false
+		}
+		v.step = 0
+		return
+	}
+	v.step++
 }
 
 func (s *apiScenario) newRecordsVU(base apiVU) (load.VU, error) {
-	rc, ok := base.c.(*restClient)
-	if !ok {
-		return nil, fmt.Errorf("%w: scenario records runs over REST", load.ErrOptions)
-	}
 	d := s.o.Records
-	v := &recordsVU{apiVU: base, c: rc, d: d, format: s.entry.Codec.Name(), next: base.id % d.Len()}
+	v := &recordsVU{apiVU: base, d: d, next: base.id % d.Len()}
+	gc, overGRPC := base.c.(grpcClient)
+	if overGRPC {
+		v.format = "protobuf"
+	} else if rc, ok := base.c.(*restClient); ok {
+		v.c, v.format = rc, s.entry.Codec.Name()
+	} else {
+		return nil, fmt.Errorf("%w: scenario records runs over REST or gRPC", load.ErrOptions)
+	}
 	_, a := d.Record(base.id % d.Len())
 	_, b := d.Record((base.id + 1) % d.Len())
 	key, newRec := d.WithKey(a, base.id+1)
@@ -71,10 +159,19 @@ func (s *apiScenario) newRecordsVU(base apiVU) (load.VU, error) {
 	if v.want, err = s.expected(d, v.format); err != nil {
 		return nil, err
 	}
+	if overGRPC {
+		if v.g, err = newRecordsGRPC(gc, d, key, v.newBody, v.chBody); err != nil {
+			return nil, err
+		}
+	}
 	return v, nil
 }
 
 func (v *recordsVU) Do(ctx context.Context, o *load.Outcome) {
+	if v.g != nil {
+		v.doGRPC(ctx, o)
+		return
+	}
 	o.Op = v.step
 	switch v.step {
 	case opList:
@@ -143,7 +240,11 @@ func (v *recordsVU) Close() error {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		var o load.Outcome
-		v.c.do(ctx, "DELETE", v.path, nil, http.StatusNoContent, nil, &o)
+		if v.g != nil {
+			grpcCall(ctx, v.g.c, v.g.del, v.g.ownKey, new(emptypb.Empty), &o)
+		} else {
+			v.c.do(ctx, "DELETE", v.path, nil, http.StatusNoContent, nil, &o)
+		}
 	}
 	return v.apiVU.Close()
 }
@@ -158,8 +259,12 @@ func (s *apiScenario) countRecords(res *results.Load) {
 	ctx, cancel := context.WithTimeout(context.Background(), s.o.Timeout)
 	defer cancel()
 	var o load.Outcome
-	s.checkCount(ctx, &o)
-	if o.Fail == "" {
+	err := s.checkCount(ctx, &o)
+	reason := o.Fail
+	if err != nil {
+		reason = err.Error()
+	}
+	if reason == "" {
 		return
 	}
 	res.Requests++
@@ -167,7 +272,6 @@ func (s *apiScenario) countRecords(res *results.Load) {
 	if res.Failures == nil {
 		res.Failures = map[string]int64{}
 	}
-	reason := o.Fail
 	if !strings.HasPrefix(reason, "check: ") {
 		reason = "records after the run: " + reason // the request failed
 	}
@@ -178,26 +282,48 @@ func (s *apiScenario) countRecords(res *results.Load) {
 	}
 }
 
-func (s *apiScenario) checkCount(ctx context.Context, o *load.Outcome) {
-	aside, _ := s.c.Aside() // it fails for gRPC only, which records refuses
-	defer aside.Close()
-	var c *restClient
-	if aside.H3 != nil {
-		c = s.restClient(nil, aside.H3.Client(0))
-	} else {
-		c = s.restClient(s.h1Conn(new(measure.Bytes), false), nil)
-	}
-	defer c.close()
-	var out rawBody
-	if !c.do(ctx, "GET", []byte("/records"), nil, http.StatusOK, &out, o) {
-		return // o.Fail says why
-	}
+// checkCount sets o.Fail unless the server holds the file's records; an
+// error is the check that could not be made (no connection to ask on).
+func (s *apiScenario) checkCount(ctx context.Context, o *load.Outcome) error {
 	d := s.o.Records
-	n, err := d.ListLen(s.entry.Codec.Name(), out.b)
+	aside, err := s.c.Aside()
+	if err != nil {
+		return err
+	}
+	defer aside.Close()
+	format := "protobuf"
+	var out rawBody
+	switch {
+	case aside.GRPC != nil:
+		gc := grpcClient{GRPCClient: aside.GRPC.Client(0, s.o.Timeout)}
+		defer gc.close()
+		list := d.Service().Methods().ByName("List")
+		m, ok := grpcCall(ctx, gc, "/"+string(list.Parent().FullName())+"/List", &emptypb.Empty{}, dynamicpb.NewMessage(list.Output()), o)
+		if !ok {
+			return nil // o.Fail says why
+		}
+		if out.b, err = proto.Marshal(m); err != nil {
+			return err
+		}
+	default:
+		var c *restClient
+		if aside.H3 != nil {
+			c = s.restClient(nil, aside.H3.Client(0))
+		} else {
+			c = s.restClient(s.h1Conn(new(measure.Bytes), false), nil)
+		}
+		defer c.close()
+		if !c.do(ctx, "GET", []byte("/records"), nil, http.StatusOK, &out, o) {
+			return nil // o.Fail says why
+		}
+		format = s.entry.Codec.Name()
+	}
+	n, err := d.ListLen(format, out.b)
 	if err == nil && n != d.Len() {
 		err = fmt.Errorf("the server holds %d, the file %d", n, d.Len())
 	}
 	if err != nil {
 		o.Fail = "check: records after the run: " + err.Error()
 	}
+	return nil
 }

@@ -181,3 +181,57 @@ func TestRecordsOverH3(t *testing.T) {
 		}
 	}
 }
+
+// TestRecordsOverGRPC runs the records scenario over gRPC against the
+// server's wirebench.records.Records (serve --data with a schema), with
+// our lean client and grpc-go's: every reply checked, none failed; and a
+// record left over on the server is the count's one failure, as over REST.
+func TestRecordsOverGRPC(t *testing.T) {
+	for _, tc := range []struct {
+		data   string
+		failed int64
+	}{
+		{shipments, 0},
+		{strings.Replace(shipments, "\n]", ",\n"+`{"id":300,"route":{"from":"OSL","to":"AMS","legs":1},"parcels":[],"note":"left over"}`+"\n]", 1), 1},
+	} {
+		srv, err := server.Start(context.Background(), server.Options{HTTPAddr: "127.0.0.1:0", GRPCAddr: "127.0.0.1:0", HTTP: httpapi.Options{Records: loadShipments(t, tc.data)}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		client := loadShipments(t, shipments)
+		for _, cl := range []string{conn.ClientLean, conn.ClientStd} {
+			sc, err := scenario.New(scenario.Options{Name: scenario.Records, Records: client,
+				Options: conn.Options{URL: srv.GRPCAddr(), Transport: scenario.TransportGRPC, Client: cl, Timeout: 5 * time.Second}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			r, err := load.Run(context.Background(), load.Options{Options: results.Options{Concurrency: 3, Requests: 50}}, sc)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := "check: records after the run: the server holds 4, the file 3"
+			if r.Requests != 50+tc.failed || r.Failed != tc.failed || tc.failed == 1 && r.Failures[want] != 1 || len(r.Ops) != 5 {
+				t.Errorf("%s client, %d left over: %d requests, %d failed: %v", cl, tc.failed, r.Requests, r.Failed, r.Failures)
+			}
+		}
+		srv.Close()
+	}
+	// Without the schema there is no gRPC service to call.
+	noSchema, err := payload.LoadDataset(writeTemp(t, shipments), payload.DataOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := scenario.New(scenario.Options{Name: scenario.Records, Records: noSchema,
+		Options: conn.Options{URL: "127.0.0.1:1", Transport: scenario.TransportGRPC}}); err == nil || !strings.Contains(err.Error(), "needs the records' schema") {
+		t.Errorf("records over gRPC without a schema: %v", err)
+	}
+}
+
+func writeTemp(t *testing.T, data string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "r.json")
+	if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}

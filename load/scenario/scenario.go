@@ -111,8 +111,11 @@ func New(o Options) (load.Scenario, error) {
 	if !ok {
 		return nil, fmt.Errorf("%w: scenario %q (want crud, echo, get, list, create, records)", load.ErrOptions, o.Name)
 	}
-	if o.Name == Records && (o.Records == nil || o.Transport == TransportGRPC) {
-		return nil, fmt.Errorf("%w: scenario records needs the records (--data) and a REST transport", load.ErrOptions)
+	if o.Name == Records && o.Records == nil {
+		return nil, fmt.Errorf("%w: scenario records needs the records (--data)", load.ErrOptions)
+	}
+	if o.Name == Records && o.Transport == TransportGRPC && o.Records.Service() == nil {
+		return nil, fmt.Errorf("%w: scenario records over gRPC needs the records' schema (--proto or --protoset): the server's wirebench.records.Records is built from it", load.ErrOptions)
 	}
 	if o.Format == "" {
 		o.Format = "json"
