@@ -9,7 +9,6 @@ import (
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/credentials/insecure"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	reflectpb "google.golang.org/grpc/reflection/grpc_reflection_v1"
 	"google.golang.org/grpc/status"
@@ -25,17 +24,7 @@ var transport = flag.String("grpc-transport", server.GRPCGrpcGo, "gRPC server tr
 
 func dial(t *testing.T) (*server.Server, *grpc.ClientConn) {
 	t.Helper()
-	srv, err := server.Start(context.Background(), server.Options{HTTPAddr: "127.0.0.1:0", GRPCAddr: "127.0.0.1:0", NoHTTP: true, SeedUsers: 10, SeedTodos: 10, GRPCTransport: *transport})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { srv.Close() })
-	conn, err := grpc.NewClient(srv.GRPCAddr(), grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { conn.Close() })
-	return srv, conn
+	return dialWith(t, server.Options{SeedUsers: 10, SeedTodos: 10})
 }
 
 func ctx(t *testing.T) context.Context {

@@ -5,9 +5,7 @@ import (
 	"slices"
 	"testing"
 
-	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/credentials/insecure"
 	reflectpb "google.golang.org/grpc/reflection/grpc_reflection_v1"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protodesc"
@@ -32,16 +30,7 @@ func TestRecordsService(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := server.Start(context.Background(), server.Options{GRPCAddr: "127.0.0.1:0", NoHTTP: true, GRPCTransport: *transport, HTTP: httpapi.Options{Records: ds}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { srv.Close() })
-	conn, err := grpc.NewClient(srv.GRPCAddr(), grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { conn.Close() })
+	_, conn := dialWith(t, server.Options{HTTP: httpapi.Options{Records: ds}})
 	ctx := ctx(t)
 	svc := ds.Service()
 	if svc == nil || svc.FullName() != "wirebench.records.Records" {
