@@ -88,3 +88,19 @@ func TestQuotaFor(t *testing.T) {
 		}
 	}
 }
+
+func TestLowerQuota(t *testing.T) {
+	for _, c := range []struct{ cores, want float64 }{
+		{0.5, 0.35}, // 0.35: a search that met the client's limit at half a CPU
+		{1, 0.7},    // no quota: from the server's one CPU
+		{0.2, 0.1},  // 0.14 → 0.1
+		{0.14, 0.1}, // never below the floor
+		{0.1, 0},    // at the floor: nothing lower
+		{0.05, 0},
+		{2, 1.4},
+	} {
+		if got := LowerQuota(c.cores); got != c.want {
+			t.Errorf("LowerQuota(%g) = %g, want %g", c.cores, got, c.want)
+		}
+	}
+}

@@ -25,6 +25,12 @@ const (
 	// period) grows past 10 ms, and throttling would be the tail latency.
 	MinAutoQuota = 0.1
 	quotaStep    = 0.05
+	// LowerFactor: a search that ended on the client's limit under a
+	// calibrated quota is measured again under this share of it. The
+	// calibration is closed loop; an open-loop step near the server's
+	// limit can cost the client more per request, or a noisy neighbour
+	// can take the client's CPU for a while.
+	LowerFactor = 0.7
 
 	CalibrateWarmup   = 500 * time.Millisecond
 	CalibrateDuration = 1500 * time.Millisecond
@@ -44,6 +50,17 @@ func QuotaFor(client, server time.Duration, clientCPUs, serverCPUs int) float64 
 		return 0
 	}
 	q := math.Max(MinAutoQuota, math.Floor(cores/quotaStep+1e-9)*quotaStep)
+	return math.Round(q*100) / 100
+}
+
+// LowerQuota is the quota to measure again under when a search ended on
+// the client's limit under cores CPUs: LowerFactor of it, rounded down to
+// 0.05 and at least MinAutoQuota; 0 when cores is at that floor already.
+func LowerQuota(cores float64) float64 {
+	if cores <= MinAutoQuota+1e-9 {
+		return 0
+	}
+	q := math.Max(MinAutoQuota, math.Floor(LowerFactor*cores/quotaStep+1e-9)*quotaStep)
 	return math.Round(q*100) / 100
 }
 

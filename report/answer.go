@@ -31,6 +31,8 @@ const browserMetric = "lat_p50"
 // answerMetric is the metric g's findings and main table compare on.
 func answerMetric(r *results.Study, g Group) string {
 	switch {
+	case groupHas(g, capacityKey) && mixedQuotas(g) && groupHas(g, perCoreKey):
+		return perCoreKey // capacities under different quotas compare only per core
 	case groupHas(g, capacityKey):
 		return capacityKey
 	case groupInBrowser(g) && groupHas(g, browserMetric):
@@ -252,7 +254,7 @@ func summaryAnswer(rep *Report) string {
 		switch {
 		case key == browserMetric && groupInBrowser(g):
 			u += " (in-browser groups)"
-		case key == capacityKey:
+		case key == capacityKey || key == perCoreKey:
 			u += " (where measured)"
 		}
 		if !slices.Contains(units, u) {

@@ -24,6 +24,27 @@ func init() {
 // group measured capacity.
 const capacityMetric = "capacity"
 
+// perCoreKey is capacity per core of the server's quota: what findings
+// compare when a group's servers ran under different quotas.
+const perCoreKey = "capacity_per_core"
+
+// mixedQuotas reports whether g's searches ran under more than one CPU
+// quota (no quota counting as one): a study lowers a cell's quota when
+// its search ended on the client's limit.
+func mixedQuotas(g Group) bool {
+	seen := map[float64]bool{}
+	for _, c := range g.Cells {
+		for _, cp := range c.Capacity {
+			cores := 0.0
+			if cp.ServerQuota != nil {
+				cores = cp.ServerQuota.Cores
+			}
+			seen[cores] = true
+		}
+	}
+	return len(seen) > 1
+}
+
 // capacities are a cell's capacity searches, in trial order.
 func capacities(r *results.Study, id string) []*results.Capacity {
 	var out []*results.Capacity
@@ -56,7 +77,11 @@ func groupSLO(g Group) string {
 // 5 trials), per core 1.35×".
 func capacityFinding(g Group, i int) (Verdict, string) {
 	c, base := g.Cells[i], g.Cells[0]
-	d, ok := g.VsBaseline(i, capacityMetric)
+	key, per := capacityMetric, ""
+	if g.answerKey() == perCoreKey {
+		key, per = perCoreKey, " per core of its quota"
+	}
+	d, ok := g.VsBaseline(i, key)
 	at := ""
 	if slo := groupSLO(g); slo != "" {
 		at = " at " + slo
@@ -79,18 +104,18 @@ func capacityFinding(g Group, i int) (Verdict, string) {
 	if !math.IsNaN(lo) && !math.IsNaN(hi) {
 		rng = fmt.Sprintf(" [%s…%s]", ratioText(1+lo/100), ratioText(1+hi/100))
 	}
-	carries := fmt.Sprintf("%s carries %s× %s's load%s%s", c.Cell.Label, ratioText(ratio), base.Cell.Label, at, rng)
+	carries := fmt.Sprintf("%s carries %s× %s's load%s%s%s", c.Cell.Label, ratioText(ratio), base.Cell.Label, per, at, rng)
 	v, _ := judge(d, "capacity", true)
 	var text string
 	switch v {
 	case Undecided:
 		text = fmt.Sprintf("%s: %s", cannotDecide(d, "cannot decide", ""), carries)
 	case Same:
-		text = fmt.Sprintf("%s carries ~ %s's load%s (%s×, no significant difference, p=%.3f, %s)", c.Cell.Label, base.Cell.Label, at, ratioText(ratio), d.P, trialCount(d))
+		text = fmt.Sprintf("%s carries ~ %s's load%s%s (%s×, no significant difference, p=%.3f, %s)", c.Cell.Label, base.Cell.Label, per, at, ratioText(ratio), d.P, trialCount(d))
 	default:
 		text = fmt.Sprintf("%s (p=%.3f, %s)", carries, d.P, trialCount(d))
 	}
-	if pc, ok := g.VsBaseline(i, "capacity_per_core"); ok && pc.Old.Center > 0 {
+	if pc, ok := g.VsBaseline(i, perCoreKey); ok && pc.Old.Center > 0 && key == capacityMetric {
 		text += fmt.Sprintf(", per core %s×", ratioText(pc.New.Center/pc.Old.Center))
 	}
 	for _, cell := range []CellSummary{base, c} {
@@ -429,6 +454,9 @@ func quotaText(q *results.CPUQuota) string {
 // quotaLine says under which CPU quota the group's servers ran ("" none),
 // and that capacity per core is per core of it.
 func quotaLine(g Group) string {
+	if mixedQuotas(g) {
+		return mixedQuotaLine(g)
+	}
 	var q *results.CPUQuota
 	n, all := 0, 0
 	for _, c := range g.Cells {
@@ -484,4 +512,29 @@ func disturbedText(cp *results.Capacity) string {
 		return "—"
 	}
 	return strings.Join(parts, ", ")
+}
+
+// mixedQuotaLine names each cell's quotas when they differ, and says the
+// cells compare per core of theirs.
+func mixedQuotaLine(g Group) string {
+	var parts []string
+	for _, c := range g.Cells {
+		var qs []string
+		for _, cp := range c.Capacity {
+			t := "no quota"
+			if q := cp.ServerQuota; q != nil {
+				t = quotaText(q)
+				if q.Source == results.QuotaLowered {
+					t += " (" + q.Why() + ")"
+				}
+			}
+			if !slices.Contains(qs, t) {
+				qs = append(qs, t)
+			}
+		}
+		if len(qs) > 0 {
+			parts = append(parts, c.Cell.Label+": "+strings.Join(qs, ", "))
+		}
+	}
+	return "The servers ran under different CPU quotas (" + strings.Join(parts, "; ") + "), so the cells compare in capacity per core of their quotas."
 }

@@ -234,3 +234,51 @@ func TestCompareCapacities(t *testing.T) {
 		}
 	}
 }
+
+// A cell whose quota the study lowered (its search ended on the client's
+// limit) compares with the others per core of its quota, and the report
+// names each cell's quota.
+func TestCapacityMixedQuotasComparePerCore(t *testing.T) {
+	t.Parallel()
+	r := capStudy()
+	half := &results.CPUQuota{Cores: 0.5, Period: 2 * time.Millisecond, Source: results.QuotaCalibrated}
+	low := &results.CPUQuota{Cores: 0.35, Period: 2 * time.Millisecond, Source: results.QuotaLowered, LoweredFrom: 0.5}
+	for i := range r.Trials {
+		tr := &r.Trials[i]
+		tr.Capacity.ServerQuota = half
+		if tr.Cell == "crud/toon" { // under 0.7 of json's quota, at 0.7 of the rate: the same per core
+			tr.Capacity.ServerQuota = low
+			tr.Capacity.Rate = 0.7 * (1000 + 10*float64(tr.Index))
+		}
+	}
+	rep := Build(r)
+	g := rep.Groups[0]
+	if g.answerKey() != perCoreKey {
+		t.Fatalf("answer metric %q, want %q", g.answerKey(), perCoreKey)
+	}
+	f := g.Findings()[0]
+	if f.Verdict != Same || !strings.Contains(f.Text, "toon carries ~ json's load per core of its quota at p99<20ms (1.00×") {
+		t.Errorf("finding %v %q", f.Verdict, f.Text)
+	}
+	main := mainTable(g)
+	if main.Header[1] != "capacity/core" || main.Header[3] != "capacity" {
+		t.Errorf("main table header %q: capacity per core should lead", main.Header)
+	}
+	var md bytes.Buffer
+	if err := WriteMarkdown(&md, rep); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"different CPU quotas (json: 0.5 CPU; toon: 0.35 CPU (lowered from 0.5 CPU, under which the client was the limit))",
+		"compare in capacity per core of their quotas"} {
+		if !strings.Contains(md.String(), want) {
+			t.Errorf("report lacks %q", want)
+		}
+	}
+	// One quota for all: capacity leads again.
+	for i := range r.Trials {
+		r.Trials[i].Capacity.ServerQuota = half
+	}
+	if k := Build(r).Groups[0].answerKey(); k != capacityMetric {
+		t.Errorf("one quota: answer metric %q", k)
+	}
+}

@@ -24,8 +24,11 @@ func mainTable(g Group) table {
 	t := table{Header: []string{"cell"}, Sig: map[[2]int]int{}}
 	head := g.answerKey()
 	keys := []string{head} // the question's unit leads, with the comparison beside it
-	if head == capacityMetric && groupHas(g, "capacity_per_core") {
-		keys = append(keys, "capacity_per_core")
+	switch {
+	case head == capacityMetric && groupHas(g, perCoreKey):
+		keys = append(keys, perCoreKey)
+	case head == perCoreKey:
+		keys = append(keys, capacityMetric)
 	}
 	for _, k := range mainMetrics {
 		if k == head || (k == "server_cpu_per_req" || k == "peak_rss") && !groupHas(g, k) {

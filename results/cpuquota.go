@@ -11,6 +11,7 @@ const (
 	QuotaCalibrated = "calibration" // chosen because the client could not outrun the server
 	QuotaFlag       = "flag"        // --server-cpu-quota
 	QuotaStudyFile  = "study file"  // a server's cpu_quota
+	QuotaLowered    = "lowered"     // below the calibrated one, after a search ended on the client's limit
 )
 
 // CPUQuota is the CPU allowance a server ran under: a cgroup's CFS
@@ -25,6 +26,9 @@ type CPUQuota struct {
 	ClientCPUPerRequest time.Duration `json:"client_cpu_per_req_ns,omitempty"`
 	ServerCPUPerRequest time.Duration `json:"server_cpu_per_req_ns,omitempty"`
 	ClientCPUs          int           `json:"client_cpus,omitempty"`
+	// LoweredFrom is the quota (CPUs; 0: none) under which a search
+	// ended on the client's limit, before this one was chosen.
+	LoweredFrom float64 `json:"lowered_from,omitempty"`
 }
 
 // String reads "0.5 CPU (1ms per 2ms)".
@@ -50,6 +54,11 @@ func (q *CPUQuota) Why() string {
 		return "set by --server-cpu-quota"
 	case QuotaStudyFile:
 		return "set by the study file (cpu_quota)"
+	case QuotaLowered:
+		if q.LoweredFrom > 0 {
+			return fmt.Sprintf("lowered from %s CPU, under which the client was the limit", strconv.FormatFloat(q.LoweredFrom, 'f', -1, 64))
+		}
+		return "lowered from the server's CPUs, with which the client was the limit"
 	}
 	return q.Source
 }

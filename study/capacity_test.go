@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -254,5 +255,69 @@ cells:
 	left2, _ := filepath.Glob(fmt.Sprintf("/sys/fs/cgroup/wirebench-%d-*", os.Getpid()))
 	if len(left)+len(left2) > 0 {
 		t.Errorf("cgroups left after the study: %v %v", left, left2)
+	}
+}
+
+// A search that ends on the client's limit measured the client, not the
+// server: the study runs that trial again under a lower quota of its own
+// choosing (twice at most), keeps the lowered quota for the cell, and
+// says so. One worker in flight against a 2-ms server makes every search
+// end on the client's limit (arrivals wait for the worker while the
+// service time meets the SLO), however low the quota: so both lowerings
+// run, and the trial kept is the last one's.
+func TestCapacityStudyLowersQuotaOnClientLimit(t *testing.T) {
+	if _, err := cpuquota.RemoveStale(); err != nil {
+		t.Skipf("no CPU quota here: %v", err)
+	}
+	def := writeStudy(t, `
+name: caplower
+trials: 1
+measure: capacity
+slo: ["p90<50ms"]
+capacity: {start_rate: 100, max_rate: 3200, precision: 0.5, step_duration: 300ms, step_warmup: 100ms, confirm_duration: 300ms, max_time: 20s}
+server:
+  env: {`+testServerEnv+`: "1"}
+load: {url: "http://127.0.0.1:{port}/", method: GET, expect_body_contains: "ok", concurrency: 1}
+cells:
+  - name: one-worker
+    server: {command: ["{bin}", "-addr", "127.0.0.1:{port}", "-burn", "2ms"], ready: "tcp://127.0.0.1:{port}"}
+`)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	var progress []string
+	res, err := Run(ctx, def, Options{Seed: 5, Progress: func(s string) { progress = append(progress, s) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Trials) != 1 {
+		t.Fatalf("%d trials kept, want the last run's only", len(res.Trials))
+	}
+	tr := res.Trials[0]
+	if tr.Error != "" || tr.Capacity == nil {
+		t.Fatalf("trial: %q", tr.Error)
+	}
+	t.Logf("%s; quota %+v", results.CapacityLine(tr.Capacity), tr.ServerQuota)
+	if tr.Capacity.Limit != results.LimitClient {
+		t.Skipf("the search ended on %q, not the client's limit: nothing to lower", tr.Capacity.Limit)
+	}
+	var lowered []string
+	for _, w := range res.Warnings {
+		if strings.Contains(w, "search ended on the client's limit") {
+			lowered = append(lowered, w)
+		}
+	}
+	if len(lowered) != maxLowerings {
+		t.Fatalf("warnings %q: want %d lowerings", res.Warnings, maxLowerings)
+	}
+	q := tr.ServerQuota
+	if q == nil || q.Source != results.QuotaLowered || q.LoweredFrom <= q.Cores || tr.Capacity.ServerQuota != q {
+		t.Fatalf("the kept trial's quota %+v (search's %+v): want one lowered by the study", q, tr.Capacity.ServerQuota)
+	}
+	if !strings.Contains(lowered[1], fmt.Sprintf("under a quota of %s CPU", strconv.FormatFloat(q.LoweredFrom, 'f', -1, 64))) ||
+		!strings.HasSuffix(lowered[1], fmt.Sprintf("under %s CPU", strconv.FormatFloat(q.Cores, 'f', -1, 64))) {
+		t.Errorf("second lowering %q does not name %g → %g", lowered[1], q.LoweredFrom, q.Cores)
+	}
+	if !slices.Contains(progress, lowered[0]) {
+		t.Errorf("progress %q lacks %q", progress, lowered[0])
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/wirebench/wirebench/capacity"
@@ -110,15 +111,50 @@ func calibrate(ctx context.Context, cell Cell, opts Options) (client, server tim
 }
 
 // trialQuota is the quota of cell's server: its own cpu_quota, else the
-// study's.
-func trialQuota(cell Cell, study *results.CPUQuota) *results.CPUQuota {
+// one lowered for it, else the study's.
+func trialQuota(cell Cell, opts Options) *results.CPUQuota {
 	if cell.Server == nil {
 		return nil
 	}
 	if q := cell.Server.CPUQuota; q > 0 {
 		return &results.CPUQuota{Cores: q, Period: cpuquota.Period(q), Source: results.QuotaStudyFile}
 	}
-	return study
+	if q := opts.lowered[cell.ID()]; q != nil {
+		return q
+	}
+	return opts.quota
+}
+
+// maxLowerings bounds how often one trial is run again under a lower
+// quota: each costs a whole search.
+const maxLowerings = 2
+
+// lowerTrialQuota decides whether trial t of cell, whose search ended on
+// the client's limit, runs again under a lower quota, and records that
+// quota for the cell's later trials: a study compares servers, and a
+// client-bound search measured the client. Only a quota the study chose
+// is lowered (not one given, nor a server's own cpu_quota), to
+// capacity.LowerQuota of it (of the server's CPUs where it chose none).
+// The cells then compare per core of their quotas (the report says so).
+func lowerTrialQuota(cell Cell, t results.Trial, opts Options) (*results.CPUQuota, bool) {
+	if opts.lowered == nil || t.Capacity == nil || t.Capacity.Limit != results.LimitClient ||
+		cell.Server == nil || cell.Server.CPUQuota > 0 || t.Error != "" {
+		return nil, false
+	}
+	cur := float64(cmp.Or(len(opts.ServerCPUs), len(measure.Affinity())))
+	if t.ServerQuota != nil {
+		cur = t.ServerQuota.Cores
+	}
+	next := capacity.LowerQuota(cur)
+	if next <= 0 || next >= cur {
+		return nil, false
+	}
+	q := &results.CPUQuota{Cores: next, Period: cpuquota.Period(next), Source: results.QuotaLowered}
+	if t.ServerQuota != nil {
+		q.LoweredFrom = cur
+	}
+	opts.lowered[cell.ID()] = q
+	return q, true
 }
 
 // applyQuota puts the server pid under q; close removes the group (after
@@ -133,4 +169,14 @@ func applyQuota(q *results.CPUQuota, pid int) (close func(), err error) {
 		return func() {}, err
 	}
 	return func() { _ = g.Close() }, nil
+}
+
+// loweredLine says that trial i of cell runs again under to.
+func loweredLine(cell Cell, i int, from, to *results.CPUQuota) string {
+	under := "no quota"
+	if from != nil {
+		under = "a quota of " + strconv.FormatFloat(from.Cores, 'f', -1, 64) + " CPU"
+	}
+	return fmt.Sprintf("cell %s: trial %d's search ended on the client's limit under %s; it ran again, and the cell's later trials run, under %s CPU",
+		cell.ID(), i+1, under, strconv.FormatFloat(to.Cores, 'f', -1, 64))
 }

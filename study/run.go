@@ -114,6 +114,9 @@ func Run(ctx context.Context, def Definition, opts Options) (*results.Study, err
 	if qwarn != "" {
 		res.Warnings = append(res.Warnings, qwarn)
 	}
+	if opts.ServerCPUQuota == 0 && qwarn == "" {
+		opts.lowered = map[string]*results.CPUQuota{} // quotas work here, and the study chooses them
+	}
 	if quota != nil {
 		opts.quota, res.ServerQuota = quota, quota
 		opts.Progress(fmt.Sprintf("server CPU quota: %s, %s", quota, quota.Why()))
@@ -141,6 +144,16 @@ func Run(ctx context.Context, def Definition, opts Options) (*results.Study, err
 		}
 		cell := def.Cells[tr.cell]
 		t, warn := runTrial(ctx, cell, opts, sl.client(cell))
+		for n := 0; n < maxLowerings && ctx.Err() == nil; n++ {
+			q, ok := lowerTrialQuota(cell, t, opts)
+			if !ok {
+				break
+			}
+			line := loweredLine(cell, tr.index, t.ServerQuota, q)
+			opts.Progress(line)
+			res.Warnings = append(res.Warnings, line)
+			t, warn = runTrial(ctx, cell, opts, sl.client(cell))
+		}
 		t.Index, t.Order = tr.index, i
 		if ctx.Err() != nil { // cut by the signal: kept for the record, counted nowhere
 			markCut(&t)
@@ -326,7 +339,7 @@ func runTrial(ctx context.Context, cell Cell, opts Options, cl trialClient) (t r
 			return fail(err)
 		}
 		t.ServerPID = srv.pid()
-		if q := trialQuota(cell, opts.quota); q != nil {
+		if q := trialQuota(cell, opts); q != nil {
 			// Threads the server made before this are moved with it.
 			release, err := applyQuota(q, t.ServerPID)
 			defer release() // after the server is stopped or killed

@@ -178,6 +178,10 @@ type Options struct {
 	ServerCPUQuota float64
 	// quota is the study's choice (chooseQuota), for its trials.
 	quota *results.CPUQuota
+	// lowered are the quotas of cells whose search ended on the client's
+	// limit under the study's (lowerTrialQuota), by cell ID; nil when the
+	// study may not lower them (a quota given, or none possible).
+	lowered map[string]*results.CPUQuota
 	// Progress receives one line per trial; nil discards.
 	Progress func(string)
 	// Links, if set, replace the study's links axis (--links).
