@@ -209,9 +209,11 @@ func TestRelayCPUIsItsOwn(t *testing.T) {
 	}
 	var tids []int
 	for _, p := range []*pump{a.up, a.down} {
+		p.thMu.Lock()
 		for _, th := range p.th {
 			tids = append(tids, th.tid)
 		}
+		p.thMu.Unlock()
 	}
 	busy := a.Stats().CPU
 	a.Close()
