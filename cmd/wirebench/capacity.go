@@ -123,33 +123,18 @@ func runCapacity(ctx context.Context, env *cliEnv, args []string) error {
 	if len(f.slo) == 0 {
 		return usagef("--slo is required (e.g. --slo 'p99<20ms')")
 	}
-	for _, s := range f.slo {
-		th, err := results.ParseThreshold(s)
-		if err != nil {
-			return usagef("--slo: %s", cliMessage(err))
-		}
-		if err := capacity.CheckSLO(th); err != nil {
-			return usagef("--slo %s", strings.TrimPrefix(cliMessage(err), "capacity: invalid options: "))
-		}
-		f.opts.SLO = append(f.opts.SLO, th)
+	if err := searchFlags(&f.opts, f.slo, f.precision, f.noConfirm); err != nil {
+		return err
 	}
 	if done, err := f.lf.link.across(ctx, env, "capacity", args); done {
 		return err
 	}
-	p, err := parsePrecision(f.precision)
-	if err != nil {
-		return usagef("%v", err)
-	}
-	f.opts.Precision = p
 	if err := f.lf.checkArrivals(fs); err != nil {
 		return err
 	}
 	f.opts.Arrivals, f.opts.Seed = f.lf.o.Arrivals, f.lf.o.Seed
 	if f.opts.Concurrency < 1 {
 		return usagef("-c %d: want at least 1", f.opts.Concurrency)
-	}
-	if f.noConfirm {
-		f.opts.ConfirmDuration = -1
 	}
 	if f.out != "-" {
 		if err := checkNewOut(f.out, f.force); err != nil {
