@@ -95,6 +95,11 @@ type aof struct {
 	nextBuf  []byte
 	nextUndo []undo
 
+	// everysec's fsync off the P (bgsync_linux.go): used by the one
+	// background fsync in progress (syncing), closed after tick stops.
+	ring    *ringSyncer
+	ringOff bool // io_uring refused: f.Sync
+
 	fsyncs, batches, records atomic.Int64
 	rewrites                 atomic.Int64
 	stop                     chan struct{}
@@ -406,7 +411,7 @@ func (a *aof) syncBrokenLocked() {
 	a.syncing = true
 	f, size := a.f, a.size
 	a.mu.Unlock()
-	err := f.Sync()
+	err := a.backgroundSync(f)
 	a.fsyncs.Add(1)
 	a.mu.Lock()
 	a.syncing = false
@@ -430,6 +435,7 @@ func (a *aof) syncBrokenLocked() {
 func (a *aof) close() error {
 	close(a.stop)
 	a.wg.Wait()
+	a.closeRing()
 	a.mu.Lock()
 	for a.flushing || a.syncing || (a.rw != nil && !a.rw.finished) {
 		a.cond.Wait()
