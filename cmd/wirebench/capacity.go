@@ -11,6 +11,7 @@ import (
 
 	"github.com/wirebench/wirebench/capacity"
 	"github.com/wirebench/wirebench/load"
+	"github.com/wirebench/wirebench/load/flags"
 	"github.com/wirebench/wirebench/measure"
 	"github.com/wirebench/wirebench/report"
 	"github.com/wirebench/wirebench/results"
@@ -76,11 +77,11 @@ func newCapacityFlags(env *cliEnv, f *capacityFlags) *pflag.FlagSet {
 	fs.Float64Var(&f.opts.StartRate, "start-rate", capacity.DefaultStartRate, "first step's `rate` (req/s)")
 	fs.Float64Var(&f.opts.Growth, "growth", capacity.DefaultGrowth, "`factor` between steps until one fails")
 	f.opts.StepDuration, f.opts.Warmup, f.opts.MaxTime = capacity.DefaultStepDuration, capacity.DefaultWarmup, capacity.DefaultMaxTime
-	fs.Var(durationFlag{&f.opts.StepDuration}, "step-duration", "each step's measured `window`")
-	fs.Var(durationFlag{&f.opts.Warmup}, "warmup", "warm-up at each step's rate before its window (`duration`)")
-	fs.Var(durationFlag{&f.opts.ConfirmDuration}, "confirm-duration", "the confirmation run at the answer (`duration`; default twice --step-duration)")
+	fs.Var(flags.Duration{D: &f.opts.StepDuration}, "step-duration", "each step's measured `window`")
+	fs.Var(flags.Duration{D: &f.opts.Warmup}, "warmup", "warm-up at each step's rate before its window (`duration`)")
+	fs.Var(flags.Duration{D: &f.opts.ConfirmDuration}, "confirm-duration", "the confirmation run at the answer (`duration`; default twice --step-duration)")
 	fs.BoolVar(&f.noConfirm, "no-confirm", false, "skip the confirmation run")
-	fs.Var(durationFlag{&f.opts.MaxTime}, "max-time", "bound on the whole search (`duration`)")
+	fs.Var(flags.Duration{D: &f.opts.MaxTime}, "max-time", "bound on the whole search (`duration`)")
 	fs.IntVar(&f.opts.MaxSteps, "max-steps", capacity.DefaultMaxSteps, "bound on the steps (`N`)")
 	fs.IntVarP(&f.opts.Concurrency, "concurrency", "c", capacity.DefaultConcurrency, "cap on requests in flight (`N`); each step uses what its rate needs at the SLO, up to it")
 	fs.IntVar(&f.serverPID, "server-pid", 0, "sample this server `PID`'s CPU over each step (server CPU per request, capacity per core)")
@@ -90,7 +91,7 @@ func newCapacityFlags(env *cliEnv, f *capacityFlags) *pflag.FlagSet {
 	fs.BoolVarP(&f.quiet, "quiet", "q", false, "no line per step on stderr")
 	fs.Lookup("confirm-duration").DefValue = "" // its help says the default
 	lfs := newLoadFlags(env, &f.lf)             // never parsed: the shared flags are added here
-	for _, name := range append(loadTargetFlags, kvFlagNames...) {
+	for _, name := range append(loadTargetFlags, flags.KVNames...) {
 		fs.AddFlag(lfs.Lookup(name))
 	}
 	// A capacity is promised to users, whose requests come in bursts.

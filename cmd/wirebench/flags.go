@@ -54,7 +54,7 @@ func parseFlags(fs *pflag.FlagSet, args []string) error {
 	}
 	args, err := longSingleDash(fs, args)
 	if err != nil {
-		return usageError{err}
+		return usageError{Err: err}
 	}
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
@@ -66,11 +66,11 @@ func parseFlags(fs *pflag.FlagSet, args []string) error {
 		if errors.As(err, &ie) {
 			for _, a := range args {
 				if len(a) > 2 && a[0] == '-' && a[1] != '-' && strings.HasSuffix(a, ie.GetValue()) && didYouMeanFlag(fs, a[1:]) != "" {
-					return usageError{unknownFlag(fs, a)}
+					return usageError{Err: unknownFlag(fs, a)}
 				}
 			}
 		}
-		return usageError{flagError(fs, err)}
+		return usageError{Err: flagError(fs, err)}
 	}
 	return nil
 }

@@ -54,7 +54,7 @@ func runGate(ctx context.Context, env *cliEnv, args []string) error {
 	}
 	o := gate.Options{Base: *base, Change: *change, AA: *aa, Alpha: *alpha}
 	if o.Tolerances, err = gate.ParseTolerances(*tols); err != nil {
-		return usageError{errors.New(strings.TrimPrefix(err.Error(), gate.ErrOptions.Error()+": "))}
+		return usageError{Err: errors.New(strings.TrimPrefix(err.Error(), gate.ErrOptions.Error()+": "))}
 	}
 	if *format != "text" && *format != "github" && *format != "json" {
 		return usagef("unknown format %q (want %s)", *format, strings.Join(gate.Formats, ", "))
@@ -75,7 +75,7 @@ func runGate(ctx context.Context, env *cliEnv, args []string) error {
 	}
 	r, err := gate.Evaluate(res, o)
 	if err != nil {
-		return usageError{errors.New(strings.TrimPrefix(err.Error(), gate.ErrOptions.Error()+": "))}
+		return usageError{Err: errors.New(strings.TrimPrefix(err.Error(), gate.ErrOptions.Error()+": "))}
 	}
 	if err := gate.Write(env.stdout, r, *format, *links...); err != nil {
 		return err

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/wirebench/wirebench/load"
+	"github.com/wirebench/wirebench/load/flags"
 	"github.com/wirebench/wirebench/results"
 	"github.com/wirebench/wirebench/server"
 )
@@ -29,9 +30,9 @@ const (
 // deaf to SIGTERM. (Its other numbers are checked in serve.go.)
 func checkServeLimits(o *server.Options) error {
 	for _, err := range []error{
-		checkInt("--seed-users", int64(o.SeedUsers), 0, maxSeed, ""),
-		checkInt("--seed-todos", int64(o.SeedTodos), 0, maxSeed, ""),
-		checkFloat("--rate-limit", o.RateLimit, 0, maxRateLimit),
+		flags.CheckInt("--seed-users", int64(o.SeedUsers), 0, maxSeed, ""),
+		flags.CheckInt("--seed-todos", int64(o.SeedTodos), 0, maxSeed, ""),
+		flags.CheckFloat("--rate-limit", o.RateLimit, 0, maxRateLimit),
 	} {
 		if err != nil {
 			return err
@@ -40,42 +41,21 @@ func checkServeLimits(o *server.Options) error {
 	return nil
 }
 
-func checkInt(flag string, v, lo, hi int64, why string) error {
-	if v < lo || v > hi {
-		return usagef("%s %d: want %d..%d%s", flag, v, lo, hi, why)
-	}
-	return nil
-}
-
-func checkFloat(flag string, v, lo, hi float64) error {
-	if math.IsNaN(v) || v < lo || v > hi {
-		return usagef("%s %g: want %g..%g", flag, v, lo, hi)
-	}
-	return nil
-}
-
-func checkDuration(flag string, v, lo, hi time.Duration) error {
-	if v < lo || v > hi {
-		return usagef("%s %v: want %v..%v", flag, v, lo, hi)
-	}
-	return nil
-}
-
 // checkLimits checks load's numbers; the first out of range is the error.
 func (f *loadFlags) checkLimits() error {
 	o := f.o
 	for _, err := range []error{
-		checkInt("-c", int64(o.Concurrency), 1, load.MaxConcurrency, " (each VU is a goroutine and a connection)"),
-		checkInt("-n", o.Requests, 0, load.MaxRequests, ""),
-		checkFloat("-r", o.Rate, 0, load.MaxRate),
-		checkDuration("-d", o.Duration, 0, load.MaxDuration),
-		checkDuration("-t", o.Timeout, time.Millisecond, load.MaxTimeout),
-		checkDuration("--graceful-stop", o.GracefulStop, 0, load.MaxGracefulStop),
-		checkInt("--conns", int64(f.raw.Connections), 1, load.MaxConnections, ""),
-		checkInt("--messages", int64(f.stream.Messages), 1, maxMessages, ""),
-		checkInt("--batch", int64(f.browser.Batch), 1, maxBatch, ""),
-		checkDuration("--barrier-lead", f.dist.barrierLead, time.Millisecond, maxBarrierWait),
-		checkDuration("--barrier-timeout", f.dist.barrierLimit, time.Millisecond, maxBarrierWait),
+		flags.CheckInt("-c", int64(o.Concurrency), 1, load.MaxConcurrency, " (each VU is a goroutine and a connection)"),
+		flags.CheckInt("-n", o.Requests, 0, load.MaxRequests, ""),
+		flags.CheckFloat("-r", o.Rate, 0, load.MaxRate),
+		flags.CheckDuration("-d", o.Duration, 0, load.MaxDuration),
+		flags.CheckDuration("-t", o.Timeout, time.Millisecond, load.MaxTimeout),
+		flags.CheckDuration("--graceful-stop", o.GracefulStop, 0, load.MaxGracefulStop),
+		flags.CheckInt("--conns", int64(f.raw.Connections), 1, load.MaxConnections, ""),
+		flags.CheckInt("--messages", int64(f.stream.Messages), 1, maxMessages, ""),
+		flags.CheckInt("--batch", int64(f.browser.Batch), 1, maxBatch, ""),
+		flags.CheckDuration("--barrier-lead", f.dist.barrierLead, time.Millisecond, maxBarrierWait),
+		flags.CheckDuration("--barrier-timeout", f.dist.barrierLimit, time.Millisecond, maxBarrierWait),
 	} {
 		if err != nil {
 			return err

@@ -16,6 +16,7 @@ import (
 	"github.com/wirebench/wirebench/load"
 	"github.com/wirebench/wirebench/load/browser"
 	"github.com/wirebench/wirebench/load/conn"
+	"github.com/wirebench/wirebench/load/flags"
 	"github.com/wirebench/wirebench/load/scenario"
 	"github.com/wirebench/wirebench/load/spec"
 	"github.com/wirebench/wirebench/load/stream"
@@ -39,8 +40,7 @@ type loadFlags struct {
 	o                        load.Options
 	raw                      load.RawOptions
 	sc                       scenario.Options
-	kv                       scenario.KVOptions // --scenario kv-*
-	kvx                      kvFlags            // their text flags: load_kv.go
+	kv                       flags.KV // --scenario kv-*: load_kv.go
 	body, stages, segment    string
 	expect, thresholds, hdrs []string
 	scenario, out, cpus      string
@@ -64,26 +64,6 @@ type loadFlags struct {
 	fs  *pflag.FlagSet
 }
 
-// durationFlag is a duration flag that also takes a bare number of
-// seconds ("-d 5"), as wrk, hey and k6 users type it.
-type durationFlag struct{ d *time.Duration }
-
-func (f durationFlag) String() string {
-	if f.d == nil { // pflag's zero-value probe
-		return "0s"
-	}
-	return f.d.String()
-}
-func (f durationFlag) Type() string { return "duration" }
-func (f durationFlag) Set(s string) error {
-	d, err := load.ParseDuration(s)
-	if err != nil {
-		return errors.New(cliMessage(err))
-	}
-	*f.d = d
-	return nil
-}
-
 const loadUsage = `[flags] URL
 
 URL is http(s)://host:port/path; with --transport grpc, the gRPC API's host:port.
@@ -98,10 +78,10 @@ func newLoadFlags(env *cliEnv, f *loadFlags) *pflag.FlagSet {
 	fs := newFlagSet(env, "load", loadUsage)
 	fs.IntVarP(&f.o.Concurrency, "concurrency", "c", 10, "`VUs` (closed loop; one HTTP/1.1 connection each) or the cap on requests in flight (open loop)")
 	fs.Int64VarP(&f.o.Requests, "requests", "n", 0, "send exactly `N` requests")
-	fs.VarP(durationFlag{&f.o.Duration}, "duration", "d", "run for this `long` (default 10s unless -n or --stages)")
+	fs.VarP(flags.Duration{D: &f.o.Duration}, "duration", "d", "run for this `long` (default 10s unless -n or --stages)")
 	fs.Float64VarP(&f.o.Rate, "rate", "r", 0, "open loop at `R` requests/s; latency counts from the intended send time")
 	f.o.Timeout = 10 * time.Second
-	fs.VarP(durationFlag{&f.o.Timeout}, "timeout", "t", "per-request `timeout`")
+	fs.VarP(flags.Duration{D: &f.o.Timeout}, "timeout", "t", "per-request `timeout`")
 	fs.StringVarP(&f.raw.Method, "method", "m", "GET", "HTTP `method` (raw mode)")
 	fs.StringArrayVarP(&f.hdrs, "header", "H", nil, "request header `'K: V'` (repeatable)")
 	fs.StringVarP(&f.body, "body", "b", "", "request `body`, or @file to read it from a file")
@@ -110,7 +90,7 @@ func newLoadFlags(env *cliEnv, f *loadFlags) *pflag.FlagSet {
 	fs.StringVar(&f.arrivals, "arrivals", string(results.Uniform), "open loop's arrival `process`: uniform (evenly spaced) or poisson (exponential gaps, seeded: bursts as independent users make them)")
 	fs.Uint64Var(&f.o.Seed, "arrivals-seed", 0, "`seed` of --arrivals poisson (0: 1); the same seed sends the same schedule")
 	f.o.GracefulStop = 2 * time.Second
-	fs.Var(durationFlag{&f.o.GracefulStop}, "graceful-stop", "let requests in flight at the end of -d finish for this `long`")
+	fs.Var(flags.Duration{D: &f.o.GracefulStop}, "graceful-stop", "let requests in flight at the end of -d finish for this `long`")
 	fs.StringSliceVar(&f.expect, "expect-status", nil, "accepted `status` (repeatable or comma-separated; default any 2xx)")
 	fs.StringVar(&f.raw.ExpectBodyContains, "expect-body-contains", "", "fail responses whose body lacks this `text`")
 	fs.BoolVar(&f.raw.NoKeepAlive, "no-keepalive", false, "close and redial the connection after every request (HTTP/1.1; https then skips the ALPN probe)")
@@ -125,7 +105,7 @@ func newLoadFlags(env *cliEnv, f *loadFlags) *pflag.FlagSet {
 	fs.StringVar(&f.raw.CertFile, "cert", "", "https: client certificate (PEM `file`), with --key")
 	fs.StringVar(&f.raw.KeyFile, "key", "", "https: client certificate's private key (PEM `file`)")
 	fs.StringVar(&f.scenario, "scenario", "", "reference-API `scenario`: crud, echo, get, list, create, records (serve --data: with --data FILE); or a key-value one: kv-set, kv-get, kv-mixed")
-	f.registerKV(fs) // load_kv.go
+	f.kv.Register(fs)
 	fs.StringVar(&f.sc.Format, "format", "json", "scenario wire `format`: json, toon, protobuf, msgpack, cbor (--flow: re-encodes its JSON steps for the reference API)")
 	fs.StringVar(&f.stream.Kind, "stream", "", "stream `kind` against the reference server's REST port URL (see stream.Kinds): grpc-server-stream, grpc-bidi, ndjson, sse, websocket, connect-get, tunnel-get, ...")
 	fs.StringVar(&f.stream.GRPC, "grpc", "127.0.0.1:9090", "`pkg.Service/Method` to call on the host:port URL (any gRPC server: --proto, --protoset or its reflection; --data); with --stream, the gRPC address (host:port) of the native gRPC kinds")
@@ -157,15 +137,8 @@ func newLoadFlags(env *cliEnv, f *loadFlags) *pflag.FlagSet {
 // loadUsagef is a one-line usage error (run adds where to look).
 func loadUsagef(format string, a ...any) error { return usagef(format, a...) }
 
-// cliMessage is err's text without the library's "load: ..." prefixes,
-// which the CLI's own "wirebench load:" prefix would double.
-func cliMessage(err error) string {
-	m := err.Error()
-	for _, p := range []string{"load: invalid options: ", "load: bad threshold: ", "load: "} {
-		m = strings.TrimPrefix(m, p)
-	}
-	return m
-}
+// cliMessage is err's text without the library's "load: ..." prefixes.
+func cliMessage(err error) string { return flags.Message(err) }
 
 func runLoad(ctx context.Context, env *cliEnv, args []string) error {
 	var f loadFlags
@@ -353,8 +326,8 @@ func (f *loadFlags) check(fs *pflag.FlagSet) error {
 		return loadUsagef("--open needs -r or --stages")
 	case (f.raw.CertFile == "") != (f.raw.KeyFile == ""):
 		return loadUsagef("--cert and --key go together")
-	case f.kv.Pipeline != 1 && (f.o.Rate > 0 || f.o.Open):
-		return loadUsagef("-P %d: pipelining runs closed loop; drop -r/--open", f.kv.Pipeline)
+	case f.kv.Options.Pipeline != 1 && (f.o.Rate > 0 || f.o.Open):
+		return loadUsagef("-P %d: pipelining runs closed loop; drop -r/--open", f.kv.Options.Pipeline)
 	}
 	if err := f.checkLimits(); err != nil {
 		return err
@@ -363,7 +336,7 @@ func (f *loadFlags) check(fs *pflag.FlagSet) error {
 		return err
 	}
 	grpcMethod := fs.Changed("grpc") && isMethod(f.stream.GRPC)
-	for _, name := range kvFlagNames {
+	for _, name := range flags.KVNames {
 		if fs.Changed(name) && !strings.HasPrefix(f.scenario, "kv-") && !(name == "protocol" && grpcMethod) {
 			return loadUsagef("--%s applies to the kv-* scenarios", name)
 		}

@@ -42,7 +42,7 @@ func isMethod(v string) bool { return strings.Contains(v, "/") }
 func (f *loadFlags) grpcClient(c *spec.Client, fs *pflag.FlagSet, target string) (func(error) error, error) {
 	o := f.grpc.o
 	o.Options = f.raw.Options
-	o.Method, o.Metadata, o.Protocol = f.stream.GRPC, f.hdrs, f.kv.Protocol
+	o.Method, o.Metadata, o.Protocol = f.stream.GRPC, f.hdrs, f.kv.Options.Protocol
 	o.DataFile = f.flow.data // --data-file: JSON lines, a request each
 	if fs.Changed("messages") {
 		o.Messages = f.stream.Messages

@@ -54,7 +54,7 @@ func (f *loadFlags) recordsData() error {
 	ds, err := payload.LoadDatasetFile(ctx, g.Data, schema, protoset, f.records.message,
 		payload.DataOptions{Key: f.records.key, Formats: formats})
 	if err != nil {
-		return usageError{err}
+		return usageError{Err: err}
 	}
 	f.sc.Data, f.sc.Records = g.Data, ds
 	return nil

@@ -11,6 +11,7 @@ import (
 
 	"github.com/wirebench/wirebench/export"
 	"github.com/wirebench/wirebench/load"
+	"github.com/wirebench/wirebench/load/flags"
 	"github.com/wirebench/wirebench/results"
 )
 
@@ -23,7 +24,7 @@ func (e *exportFlags) register(fs *pflag.FlagSet, f *loadFlags) {
 	fs.StringVar(&e.o.OTLP, "otlp", "", "push the run as it goes to this OTLP/HTTP metrics `URL` (http://host:4318/v1/metrics): latency as exponential histograms with exemplars, and the counters (docs/export.md)")
 	fs.StringVar(&e.o.MetricsAddr, "metrics-addr", "", "serve the run as it goes on http://`address`/metrics for Prometheus to scrape (port 0 picks one; stderr says which)")
 	e.o.Every = export.DefaultInterval
-	fs.Var(durationFlag{&e.o.Every}, "export-interval", "with --prometheus-rw or --otlp: push every `interval`, and once at the end")
+	fs.Var(flags.Duration{D: &e.o.Every}, "export-interval", "with --prometheus-rw or --otlp: push every `interval`, and once at the end")
 	fs.StringVar(&e.o.RunID, "run-id", "", "with --prometheus-rw or --otlp: the `ID` in every series' run label (default random; give all segments of one run the same)")
 	fs.BoolVar(&f.raw.Traceparent, "traceparent", false, "raw HTTP and the REST scenarios: send a W3C traceparent header with a fresh trace ID per request, so the slowest can be found in the server's logs")
 	fs.IntVar(&f.o.Slowest, "slowest", 0, "keep the `N` slowest requests by name, in --out and the summary (default 10, -1 none)")
@@ -44,10 +45,10 @@ func (e *exportFlags) check(fs *pflag.FlagSet, f *loadFlags) error {
 		}
 		f.sc.Traceparent = true // the reference-API scenarios take it from their own options
 	}
-	if err := checkInt("--slowest", int64(f.o.Slowest), -1, results.MaxSlowest, ""); err != nil {
+	if err := flags.CheckInt("--slowest", int64(f.o.Slowest), -1, results.MaxSlowest, ""); err != nil {
 		return err
 	}
-	return checkDuration("--export-interval", e.o.Every, export.MinInterval, export.MaxInterval)
+	return flags.CheckDuration("--export-interval", e.o.Every, export.MinInterval, export.MaxInterval)
 }
 
 // start starts the export, if asked, and hooks it to the run's

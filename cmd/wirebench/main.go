@@ -14,6 +14,8 @@ import (
 	"syscall"
 
 	"github.com/spf13/pflag"
+
+	"github.com/wirebench/wirebench/load/flags"
 )
 
 // command is one subcommand. run gets the arguments after the subcommand
@@ -41,12 +43,10 @@ func register(name string, c command) {
 }
 
 // usageError marks an error caused by how the command was invoked.
-type usageError struct{ err error }
+// It is load/flags' own, so that the flag groups there fail the same way.
+type usageError = flags.UsageError
 
-func (e usageError) Error() string { return e.err.Error() }
-func (e usageError) Unwrap() error { return e.err }
-
-func usagef(format string, a ...any) error { return usageError{fmt.Errorf(format, a...)} }
+func usagef(format string, a ...any) error { return flags.Usagef(format, a...) }
 
 func main() {
 	ctx, stop := signalContext()

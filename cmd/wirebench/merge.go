@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/wirebench/wirebench/load/flags"
 	"github.com/wirebench/wirebench/results"
 )
 
@@ -48,7 +49,7 @@ func newMergeFlags(env *cliEnv, f *mergeFlags) *pflag.FlagSet {
 	fs.StringVar(&f.out, "out", "", "write the merged result to this `file` (whole or not at all) instead of stdout")
 	fs.BoolVar(&f.force, "force", false, "replace an existing --out file")
 	fs.BoolVar(&f.unchecked, "unchecked", false, "merge any results of one scenario (repeated runs, some segments only): no one-test checks")
-	fs.Var(durationFlag{&f.wait}, "wait", "wait up to this `long` for missing segments to appear in the inputs (a merge Job started beside the segments)")
+	fs.Var(flags.Duration{D: &f.wait}, "wait", "wait up to this `long` for missing segments to appear in the inputs (a merge Job started beside the segments)")
 	fs.StringArrayVar(&f.thresholds, "threshold", nil, "pass/fail `criterion` on the merged result (repeatable), as load's")
 	return fs
 }
@@ -63,7 +64,7 @@ func runMerge(ctx context.Context, env *cliEnv, args []string) error {
 	if len(pos) == 0 {
 		return usagef("want result files, directories or - to merge")
 	}
-	if err := checkDuration("--wait", f.wait, 0, maxMergeWait); err != nil {
+	if err := flags.CheckDuration("--wait", f.wait, 0, maxMergeWait); err != nil {
 		return err
 	}
 	if err := checkNewOut(f.out, f.force); err != nil {

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/wirebench/wirebench/load/flags"
 	"github.com/wirebench/wirebench/payload"
 	"github.com/wirebench/wirebench/report"
 	"github.com/wirebench/wirebench/results"
@@ -62,12 +63,12 @@ func runPayload(ctx context.Context, env *cliEnv, args []string) error {
 		return usagef("want at least one FILE of sample payloads")
 	}
 	for _, err := range []error{
-		checkInt("--sample", int64(*samples), 1, maxPayloadSamples, ""),
-		checkInt("--max-file", *maxFile, 1, 1<<40, ""),
-		checkInt("--max-sample", int64(*maxSample), 1, 1<<30, ""),
-		checkInt("--max-depth", int64(*maxDepth), 1, maxPayloadDepth, ""),
-		checkInt("--max-kept", *maxKept, 1<<20, 1<<40, ""),
-		checkDuration("--time", *per, 0, maxPayloadTime),
+		flags.CheckInt("--sample", int64(*samples), 1, maxPayloadSamples, ""),
+		flags.CheckInt("--max-file", *maxFile, 1, 1<<40, ""),
+		flags.CheckInt("--max-sample", int64(*maxSample), 1, 1<<30, ""),
+		flags.CheckInt("--max-depth", int64(*maxDepth), 1, maxPayloadDepth, ""),
+		flags.CheckInt("--max-kept", *maxKept, 1<<20, 1<<40, ""),
+		flags.CheckDuration("--time", *per, 0, maxPayloadTime),
 	} {
 		if err != nil {
 			return err

@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/wirebench/wirebench/load/flags"
 	"github.com/wirebench/wirebench/load/replay"
 	"github.com/wirebench/wirebench/load/replay/reqlog"
 	"github.com/wirebench/wirebench/load/spec"
@@ -64,11 +65,11 @@ func runReplay(ctx context.Context, env *cliEnv, args []string) error {
 	fs.BoolVarP(&f.raw.Insecure, "insecure", "k", false, "https: do not verify the server's certificate")
 	fs.StringVar(&f.raw.CAFile, "cacert", "", "https: verify the server against the CA certificates in this PEM `file` (serve --cert-out writes one)")
 	fs.IntVarP(&f.o.Concurrency, "concurrency", "c", 10, "cap on requests in flight; a request past it waits, and the wait counts in its latency (with --slo: 256, each step using what its rate needs)")
-	fs.VarP(durationFlag{&f.o.Duration}, "duration", "d", "stop after this `long` (default: when the recording ends; with --loop, required)")
+	fs.VarP(flags.Duration{D: &f.o.Duration}, "duration", "d", "stop after this `long` (default: when the recording ends; with --loop, required)")
 	f.o.Timeout = 10 * time.Second
-	fs.VarP(durationFlag{&f.o.Timeout}, "timeout", "t", "per-request `timeout`")
+	fs.VarP(flags.Duration{D: &f.o.Timeout}, "timeout", "t", "per-request `timeout`")
 	f.o.GracefulStop = 2 * time.Second
-	fs.Var(durationFlag{&f.o.GracefulStop}, "graceful-stop", "let requests in flight at the end of -d finish for this `long`")
+	fs.Var(flags.Duration{D: &f.o.GracefulStop}, "graceful-stop", "let requests in flight at the end of -d finish for this `long`")
 	fs.StringVar(&f.out, "out", "", "write the result (schema wirebench.load/v2, one operation per endpoint) to this `file`; - for stdout")
 	f.outs.register(fs) // --hdr-out, --force
 	fs.StringArrayVar(&f.thresholds, "threshold", nil, "pass/fail `criterion` (repeatable): p99<50ms, errors<1%")
@@ -140,7 +141,7 @@ func (r *replayFlags) register(fs *pflag.FlagSet) {
 // registerShare adds the bounds on what a replay may leave out.
 func (r *replayFlags) registerShare(fs *pflag.FlagSet) {
 	r.maxGap = replay.DefaultMaxGap
-	fs.Var(durationFlag{&r.maxGap}, "max-gap", "--replay: cut a recorded pause longer than this `long` to it, counted (0: keep every pause)")
+	fs.Var(flags.Duration{D: &r.maxGap}, "max-gap", "--replay: cut a recorded pause longer than this `long` to it, counted (0: keep every pause)")
 	fs.BoolVar(&r.allowPartial, "allow-partial", false, fmt.Sprintf("--replay: exit 0 even when the run sent less than %.0f%% of the recording (lines skipped, entries too large, a run cut short)", replay.MinShare*100))
 }
 

@@ -11,6 +11,7 @@ import (
 
 	"github.com/wirebench/wirebench/capacity"
 	"github.com/wirebench/wirebench/load"
+	"github.com/wirebench/wirebench/load/flags"
 	"github.com/wirebench/wirebench/load/replay"
 	"github.com/wirebench/wirebench/report"
 	"github.com/wirebench/wirebench/results"
@@ -36,10 +37,10 @@ func (s *replaySearch) register(fs *pflag.FlagSet) {
 	fs.StringVar(&s.precision, "precision", "5%", "--slo: stop when the first failing speed is within this `fraction` of the last passing one")
 	o := &s.s.Capacity
 	o.StepDuration, o.Warmup, o.MaxTime = capacity.DefaultStepDuration, capacity.DefaultWarmup, capacity.DefaultMaxTime
-	fs.Var(durationFlag{&o.StepDuration}, "step-duration", "--slo: each step's `length`, rounded to whole passes of the recording (at least one)")
-	fs.Var(durationFlag{&o.Warmup}, "warmup", "--slo: replay this `long` at each step's speed before its window")
+	fs.Var(flags.Duration{D: &o.StepDuration}, "step-duration", "--slo: each step's `length`, rounded to whole passes of the recording (at least one)")
+	fs.Var(flags.Duration{D: &o.Warmup}, "warmup", "--slo: replay this `long` at each step's speed before its window")
 	fs.BoolVar(&s.noConfirm, "no-confirm", false, "--slo: skip the confirmation run at the answer")
-	fs.Var(durationFlag{&o.MaxTime}, "max-time", "--slo: bound on the whole search (`duration`)")
+	fs.Var(flags.Duration{D: &o.MaxTime}, "max-time", "--slo: bound on the whole search (`duration`)")
 	fs.IntVar(&s.s.ServerPID, "server-pid", 0, "--slo: sample this server `PID`'s CPU over each step")
 }
 

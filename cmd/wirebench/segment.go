@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/wirebench/wirebench/load"
+	"github.com/wirebench/wirebench/load/flags"
 	"github.com/wirebench/wirebench/results"
 )
 
@@ -28,8 +29,8 @@ func (d *distFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&d.startAt, "start-at", "", "start the schedule at this `time` (RFC 3339 or Unix seconds), after connecting: segments started together")
 	fs.StringVar(&d.barrier, "barrier", "", "start when all n segments have reached this `dir` (a shared volume), --barrier-lead after the last")
 	d.barrierLead, d.barrierLimit = load.DefaultBarrierLead, load.DefaultBarrierTimeout
-	fs.Var(durationFlag{&d.barrierLead}, "barrier-lead", "time from the last segment's arrival at --barrier to the start")
-	fs.Var(durationFlag{&d.barrierLimit}, "barrier-timeout", "give up when the other segments have not reached --barrier in this `long`")
+	fs.Var(flags.Duration{D: &d.barrierLead}, "barrier-lead", "time from the last segment's arrival at --barrier to the start")
+	fs.Var(flags.Duration{D: &d.barrierLimit}, "barrier-timeout", "give up when the other segments have not reached --barrier in this `long`")
 }
 
 // apply parses --segment (i/n, or auto/n from $JOB_COMPLETION_INDEX) and

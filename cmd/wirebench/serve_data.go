@@ -61,7 +61,7 @@ func (d *dataFlags) apply(ctx context.Context, o *server.Options, stderr io.Writ
 	}
 	ds, err := payload.LoadDatasetFile(ctx, d.file, schema, protoset, d.message, do)
 	if err != nil {
-		return usageError{err}
+		return usageError{Err: err}
 	}
 	o.HTTP.Records = ds
 	fmt.Fprintf(stderr, "serving %d records of %s at /records/{%s} in %s\n", ds.Len(), d.file, ds.Key, strings.Join(ds.Formats(), ", "))

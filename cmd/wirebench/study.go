@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/wirebench/wirebench/capacity"
+	"github.com/wirebench/wirebench/load/flags"
 	"github.com/wirebench/wirebench/load/keydist"
 	"github.com/wirebench/wirebench/measure"
 	"github.com/wirebench/wirebench/report"
@@ -75,9 +76,9 @@ func runStudy(ctx context.Context, env *cliEnv, args []string) error {
 	}
 	o.ServerCPUQuota = q
 	for _, err := range []error{
-		checkInt("--trials", int64(o.Trials), 0, study.MaxTrials, ""),
-		checkDuration("--warmup", o.Warmup, 0, study.MaxPhase),
-		checkDuration("--duration", o.Duration, 0, study.MaxPhase),
+		flags.CheckInt("--trials", int64(o.Trials), 0, study.MaxTrials, ""),
+		flags.CheckDuration("--warmup", o.Warmup, 0, study.MaxPhase),
+		flags.CheckDuration("--duration", o.Duration, 0, study.MaxPhase),
 	} {
 		if err != nil {
 			return err
@@ -87,7 +88,7 @@ func runStudy(ctx context.Context, env *cliEnv, args []string) error {
 	switch {
 	case fs.NArg() == 2 && fs.Arg(0) == "run":
 		if def, err = study.ParseFile(fs.Arg(1)); err != nil {
-			return usageError{err}
+			return usageError{Err: err}
 		}
 	case fs.NArg() >= 1 && fs.Arg(0) == "run":
 		return usagef("study run: want one study file, got %d arguments", fs.NArg()-1)
@@ -101,7 +102,7 @@ func runStudy(ctx context.Context, env *cliEnv, args []string) error {
 		return nil
 	default:
 		if def, err = study.Lookup(fs.Arg(0)); err != nil {
-			return usageError{err}
+			return usageError{Err: err}
 		}
 	}
 	if data.File != "" {
@@ -115,14 +116,14 @@ func runStudy(ctx context.Context, env *cliEnv, args []string) error {
 			data.Formats = strings.Split(*bulkFormats, ",")
 		}
 		if def, err = study.WithData(ctx, def, data); err != nil {
-			return usageError{err}
+			return usageError{Err: err}
 		}
 	} else if data.Key != "" || data.Proto != "" || data.Protoset != "" || data.Message != "" {
 		return usagef("--data-key, --proto, --protoset and --message need --data FILE")
 	}
 	if *h3 {
 		if def, err = study.WithH3(def); err != nil {
-			return usageError{err}
+			return usageError{Err: err}
 		}
 	}
 	if len(*keyDists) > 0 {
@@ -143,7 +144,7 @@ func runStudy(ctx context.Context, env *cliEnv, args []string) error {
 			depths = append(depths, n)
 		}
 		if def, err = study.WithKeyDists(def, specs, depths...); err != nil {
-			return usageError{err}
+			return usageError{Err: err}
 		}
 	} else if fs.Changed("kv-pipeline") {
 		return usagef("--kv-pipeline: the depths of --key-dist's twins: give --key-dist too")
@@ -154,7 +155,7 @@ func runStudy(ctx context.Context, env *cliEnv, args []string) error {
 			return usagef("--cells: %v", err)
 		}
 		if def, err = study.SelectCells(def, re); err != nil {
-			return usageError{err}
+			return usageError{Err: err}
 		}
 	}
 	for flagName, dst := range map[string]*[]int{"client-cpus": &o.ClientCPUs, "server-cpus": &o.ServerCPUs} {
@@ -224,7 +225,7 @@ func runStudy(ctx context.Context, env *cliEnv, args []string) error {
 	}
 
 	if err := o.Ports.Fits(def); err != nil { // before the results directory is made
-		return usageError{err}
+		return usageError{Err: err}
 	}
 	dir, err := results.NewRunDir(*out, def.Name) // exclusive: two runs in one second never share a dir
 	if err != nil {

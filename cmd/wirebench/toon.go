@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/wirebench/wirebench/load/flags"
 	"github.com/wirebench/wirebench/toon"
 )
 
@@ -39,7 +40,7 @@ func runTOON(ctx context.Context, env *cliEnv, args []string) error {
 	if fs.NArg() > 1 {
 		return usagef("unexpected arguments %q: input is read from stdin", fs.Args()[1:])
 	}
-	if err := checkInt("--indent", int64(*indent), 1, maxTOONIndent, ""); err != nil {
+	if err := flags.CheckInt("--indent", int64(*indent), 1, maxTOONIndent, ""); err != nil {
 		return err
 	}
 	in, err := io.ReadAll(env.stdin)
