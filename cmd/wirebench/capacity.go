@@ -95,9 +95,9 @@ func newCapacityFlags(env *cliEnv, f *capacityFlags) *pflag.FlagSet {
 		fs.AddFlag(lfs.Lookup(name))
 	}
 	// A capacity is promised to users, whose requests come in bursts.
-	f.lf.arrivals = string(capacity.DefaultArrivals)
+	f.lf.Arrivals = string(capacity.DefaultArrivals)
 	a := fs.Lookup("arrivals")
-	a.DefValue, a.Usage = f.lf.arrivals, "steps' arrival `process`: poisson (exponential gaps, seeded: bursts as independent users make them; the default) or uniform (evenly spaced)"
+	a.DefValue, a.Usage = f.lf.Arrivals, "steps' arrival `process`: poisson (exponential gaps, seeded: bursts as independent users make them; the default) or uniform (evenly spaced)"
 	return fs
 }
 
@@ -130,10 +130,10 @@ func runCapacity(ctx context.Context, env *cliEnv, args []string) error {
 	if done, err := f.lf.link.across(ctx, env, "capacity", args); done {
 		return err
 	}
-	if err := f.lf.checkArrivals(fs); err != nil {
+	if err := f.lf.CheckArrivals(fs); err != nil {
 		return err
 	}
-	f.opts.Arrivals, f.opts.Seed = f.lf.o.Arrivals, f.lf.o.Seed
+	f.opts.Arrivals, f.opts.Seed = f.lf.Options.Arrivals, f.lf.Options.Seed
 	if f.opts.Concurrency < 1 {
 		return usagef("-c %d: want at least 1", f.opts.Concurrency)
 	}
@@ -142,7 +142,7 @@ func runCapacity(ctx context.Context, env *cliEnv, args []string) error {
 			return err
 		}
 	}
-	if err := pinCPUs(f.lf.cpus); err != nil {
+	if err := pinCPUs(f.lf.CPUs); err != nil {
 		return err
 	}
 	q, err := parseQuota(f.quota)
@@ -152,21 +152,20 @@ func runCapacity(ctx context.Context, env *cliEnv, args []string) error {
 	if q > 0 && f.serverPID <= 0 {
 		return usagef("--server-cpu-quota %s needs --server-pid: only a server named by its PID can be given a quota", f.quota)
 	}
-	if f.lf.replay.file != "" { // the search in speed: replay_capacity.go
+	if f.lf.Replay.File != "" { // the search in speed: replay_capacity.go
 		return runCapacityReplay(ctx, env, &f, fs, args)
 	}
-	f.lf.ctx, f.lf.fs = ctx, fs
-	if err := f.lf.flow.check(fs); err != nil {
+	if err := f.lf.Flow.Check(fs); err != nil {
 		return err
 	}
-	m, err := f.lf.scenarioFrom(fs.Args())
+	m, err := f.lf.Made(ctx, fs, fs.Args())
 	if err != nil {
 		return err
 	}
 	defer m.Close()
 	sc, cfg := m.Scenario, m.Config
 	log := env.stderr
-	quota, release, err := capacity.ServerQuota(ctx, f.lf.o, sc, f.serverPID, q, log)
+	quota, release, err := capacity.ServerQuota(ctx, f.lf.Options, sc, f.serverPID, q, log)
 	if err != nil && q > 0 {
 		return fmt.Errorf("--server-cpu-quota: %w", err)
 	} else if err != nil {
@@ -182,7 +181,7 @@ func runCapacity(ctx context.Context, env *cliEnv, args []string) error {
 			f.opts.ServerCores = quota.Cores
 		}
 	}
-	res, err := capacity.Run(ctx, f.opts, f.lf.o, sc, f.serverPID)
+	res, err := capacity.Run(ctx, f.opts, f.lf.Options, sc, f.serverPID)
 	if err != nil {
 		if errors.Is(err, capacity.ErrOptions) || errors.Is(err, load.ErrOptions) {
 			return usagef("%s", strings.TrimPrefix(cliMessage(err), "capacity: invalid options: "))

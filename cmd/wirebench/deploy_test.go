@@ -143,20 +143,20 @@ func TestKubernetesRecipe(t *testing.T) {
 	if err := fs.Parse(lc.Args[1:]); err != nil || lc.Args[0] != "load" {
 		t.Fatalf("load args %q: %v", lc.Args, err)
 	}
-	if err := f.check(fs); err != nil {
+	if err := f.Check(fs); err != nil {
 		t.Fatalf("load args: %v", err)
 	}
 	for idx := range n {
 		var o load.Options
 		env := func(string) string { return strconv.Itoa(idx) }
-		if err := f.dist.apply(f.segment, &o, env); err != nil || o.Segment != (results.Segment{I: idx + 1, N: n}) {
-			t.Fatalf("pod %d: --segment %s gives %v, %v; want %d/%d", idx, f.segment, o.Segment, err, idx+1, n)
+		if err := f.Dist.Apply(f.Segment, &o, env); err != nil || o.Segment != (results.Segment{I: idx + 1, N: n}) {
+			t.Fatalf("pod %d: --segment %s gives %v, %v; want %d/%d", idx, f.Segment, o.Segment, err, idx+1, n)
 		}
 		if o.Barrier == nil {
 			t.Fatal("the segments do not meet at a --barrier")
 		}
 	}
-	if !f.o.Open && f.o.Rate == 0 {
+	if !f.Options.Open && f.Options.Rate == 0 {
 		t.Error("the recipe's test is not open loop (-r): segments of a closed-loop test need no shared schedule")
 	}
 	if len(f.thresholds) == 0 {
@@ -191,7 +191,7 @@ func TestKubernetesRecipe(t *testing.T) {
 	if lv == "" || lv != mv || m.pvcs[lv] == nil {
 		t.Errorf("segments write to claim %q, the merge reads claim %q: want one PersistentVolumeClaim of the recipe", lv, mv)
 	}
-	if b := f.dist.barrier; volumeFor(t, load1.Spec.Template.Spec, lc, b) != lv {
+	if b := f.Dist.Barrier; volumeFor(t, load1.Spec.Template.Spec, lc, b) != lv {
 		t.Errorf("barrier %s is not on the shared volume", b)
 	}
 

@@ -26,8 +26,8 @@ func (e *exportFlags) register(fs *pflag.FlagSet, f *loadFlags) {
 	e.o.Every = export.DefaultInterval
 	fs.Var(flags.Duration{D: &e.o.Every}, "export-interval", "with --prometheus-rw or --otlp: push every `interval`, and once at the end")
 	fs.StringVar(&e.o.RunID, "run-id", "", "with --prometheus-rw or --otlp: the `ID` in every series' run label (default random; give all segments of one run the same)")
-	fs.BoolVar(&f.raw.Traceparent, "traceparent", false, "raw HTTP and the REST scenarios: send a W3C traceparent header with a fresh trace ID per request, so the slowest can be found in the server's logs")
-	fs.IntVar(&f.o.Slowest, "slowest", 0, "keep the `N` slowest requests by name, in --out and the summary (default 10, -1 none)")
+	fs.BoolVar(&f.Raw.Traceparent, "traceparent", false, "raw HTTP and the REST scenarios: send a W3C traceparent header with a fresh trace ID per request, so the slowest can be found in the server's logs")
+	fs.IntVar(&f.Options.Slowest, "slowest", 0, "keep the `N` slowest requests by name, in --out and the summary (default 10, -1 none)")
 }
 
 // check refuses export flags that would do nothing or cannot work.
@@ -39,14 +39,17 @@ func (e *exportFlags) check(fs *pflag.FlagSet, f *loadFlags) error {
 			}
 		}
 	}
-	if f.raw.Traceparent {
-		if strings.HasPrefix(f.scenario, "kv-") || f.stream.Kind != "" || f.browser.Kind != "" {
+	if f.Raw.Traceparent {
+		if strings.HasPrefix(f.Scenario, "kv-") || f.Stream.Kind != "" || f.Browser.Kind != "" {
 			return loadUsagef("--traceparent applies to raw HTTP and the reference-API scenarios (REST and gRPC; not kv-*, --stream or --browser) for now")
 		}
-		f.sc.Traceparent = true // the reference-API scenarios take it from their own options
+		f.Ref.Traceparent = true // the reference-API scenarios take it from their own options
 	}
-	if err := flags.CheckInt("--slowest", int64(f.o.Slowest), -1, results.MaxSlowest, ""); err != nil {
+	if err := flags.CheckInt("--slowest", int64(f.Options.Slowest), -1, results.MaxSlowest, ""); err != nil {
 		return err
+	}
+	if e.o.Every == 0 { // replay's: no live export
+		return nil
 	}
 	return flags.CheckDuration("--export-interval", e.o.Every, export.MinInterval, export.MaxInterval)
 }

@@ -22,7 +22,7 @@ func checkNewOut(path string, force bool) error {
 // flags.
 type outFlags struct {
 	hdrOut string
-	force  bool
+	force  *bool // the run's own (a --record log's too)
 }
 
 type flagAdder interface {
@@ -30,9 +30,10 @@ type flagAdder interface {
 	BoolVar(p *bool, name string, value bool, usage string)
 }
 
-func (o *outFlags) register(fs flagAdder) {
+func (o *outFlags) register(fs flagAdder, force *bool) {
+	o.force = force
 	fs.StringVar(&o.hdrOut, "hdr-out", "", "write the latency histogram to this `file` in the HdrHistogram log format (ns)")
-	fs.BoolVar(&o.force, "force", false, "replace existing --out and --hdr-out files")
+	fs.BoolVar(force, "force", false, "replace existing --out and --hdr-out files")
 }
 
 // check refuses, before the run, output files that exist (without --force).
@@ -41,7 +42,7 @@ func (o *outFlags) check(out string) error {
 		out = "" // stdout
 	}
 	for _, path := range []string{out, o.hdrOut} {
-		if err := checkNewOut(path, o.force); err != nil {
+		if err := checkNewOut(path, *o.force); err != nil {
 			return err
 		}
 	}
@@ -57,12 +58,12 @@ func (o *outFlags) write(env *cliEnv, out string, res *results.Load) error {
 			return err
 		}
 	} else if out != "" {
-		if err := results.WriteFile(out, o.force, res.WriteJSON); err != nil {
+		if err := results.WriteFile(out, *o.force, res.WriteJSON); err != nil {
 			return err
 		}
 	}
 	if o.hdrOut != "" {
-		return results.WriteFile(o.hdrOut, o.force, func(w io.Writer) error { return results.WriteHdrLog(w, res) })
+		return results.WriteFile(o.hdrOut, *o.force, func(w io.Writer) error { return results.WriteHdrLog(w, res) })
 	}
 	return nil
 }

@@ -104,12 +104,12 @@ func runReplaySearch(ctx context.Context, env *cliEnv, f *loadFlags, s *replaySe
 	}
 	s.s.Capacity.Concurrency = searchConcurrency
 	if fs.Changed("concurrency") {
-		s.s.Capacity.Concurrency = f.o.Concurrency
+		s.s.Capacity.Concurrency = f.Options.Concurrency
 	}
-	if err := f.checkLimits(); err != nil {
+	if err := f.CheckLimits(); err != nil {
 		return err
 	}
-	return f.speedSearch(ctx, env, s.s, target, args, f.out, f.outs.force, f.quiet)
+	return f.speedSearch(ctx, env, fs, s.s, target, args, f.out, f.Force, f.quiet)
 }
 
 // runCapacityReplay is wirebench capacity --replay FILE URL: the search
@@ -119,7 +119,6 @@ func runCapacityReplay(ctx context.Context, env *cliEnv, f *capacityFlags, fs *p
 	if len(fs.Args()) != 1 {
 		return usagef("want exactly one URL argument, got %d", len(fs.Args()))
 	}
-	f.lf.replay.fs = fs
 	o := f.opts
 	for name, v := range map[string]*float64{"min-rate": &o.MinRate, "max-rate": &o.MaxRate, "start-rate": &o.StartRate, "growth": &o.Growth} {
 		if !fs.Changed(name) {
@@ -127,28 +126,28 @@ func runCapacityReplay(ctx context.Context, env *cliEnv, f *capacityFlags, fs *p
 		}
 	}
 	s := replay.SpeedSearch{Capacity: o, ServerPID: f.serverPID}
-	return f.lf.speedSearch(ctx, env, s, fs.Arg(0), args, f.out, f.force, f.quiet)
+	return f.lf.speedSearch(ctx, env, fs, s, fs.Arg(0), args, f.out, f.force, f.quiet)
 }
 
 // speedSearch runs s against target with the load flags' replay and
 // connection options, and writes the capacity result.
-func (f *loadFlags) speedSearch(ctx context.Context, env *cliEnv, s replay.SpeedSearch, target string, args []string, out string, force, quiet bool) error {
+func (f *loadFlags) speedSearch(ctx context.Context, env *cliEnv, fs *pflag.FlagSet, s replay.SpeedSearch, target string, args []string, out string, force, quiet bool) error {
 	if out != "-" {
 		if err := checkNewOut(out, force); err != nil {
 			return err
 		}
 	}
 	var err error
-	f.raw.URL, f.raw.Timeout = target, f.o.Timeout
-	if s.Replay, err = f.replayOptions(target); err != nil {
+	f.Raw.URL, f.Raw.Timeout = target, f.Options.Timeout
+	if s.Replay, err = f.ReplayOptions(fs, target); err != nil {
 		return err
 	}
-	s.Base = f.o
+	s.Base = f.Options
 	rec, err := replay.Prepare(s.Replay)
 	if err != nil {
 		return usagef("%s", strings.TrimPrefix(err.Error(), "replay: "))
 	}
-	if err := pinCPUs(f.cpus); err != nil {
+	if err := pinCPUs(f.CPUs); err != nil {
 		return err
 	}
 	base := rec.Rate()
