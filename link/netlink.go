@@ -88,10 +88,13 @@ const txQueueLen = 4096
 func (r *rtnl) linkUp(index, mtu int) error {
 	ifi := unix.IfInfomsg{Family: unix.AF_UNSPEC, Index: int32(index), Flags: unix.IFF_UP, Change: unix.IFF_UP}
 	b := (*[unix.SizeofIfInfomsg]byte)(unsafe.Pointer(&ifi))[:]
-	b = attr(append([]byte(nil), b...), unix.IFLA_MTU, u32(uint32(mtu)))
-	// A TUN device's queue is where packets wait for the relay to read
-	// them; 500 by default, too few for a burst of a fast sender.
-	b = attr(b, unix.IFLA_TXQLEN, u32(txQueueLen))
+	b = append([]byte(nil), b...)
+	if mtu > 0 { // 0: up only, as it is (loopback)
+		b = attr(b, unix.IFLA_MTU, u32(uint32(mtu)))
+		// A TUN device's queue is where packets wait for the relay to
+		// read them; 500 by default, too few for a burst of a fast sender.
+		b = attr(b, unix.IFLA_TXQLEN, u32(txQueueLen))
+	}
 	if err := r.do(unix.RTM_NEWLINK, 0, b); err != nil {
 		return fmt.Errorf("set link %d up: %w", index, err)
 	}

@@ -46,6 +46,7 @@ type Link struct {
 	// nearUSO, farUSO: the device takes UDP super-packets (USO).
 	nearUSO, farUSO bool
 	up, down        *pump
+	proxy           *proxy // in a user namespace: the host's servers reached for the far side
 	origin          time.Time
 	wg              sync.WaitGroup
 	closeOnce       sync.Once
@@ -68,6 +69,10 @@ func Available() error {
 
 // Open sets up the link of s. It needs root: ErrPrivilege otherwise.
 func Open(s Spec) (l *Link, err error) {
+	host, err := fromUserns()
+	if err != nil {
+		return nil, err
+	}
 	if err := Available(); err != nil {
 		return nil, err
 	}
@@ -113,6 +118,10 @@ func Open(s Spec) (l *Link, err error) {
 		return d == l.Near || (d.IsValid() && d.IsLoopback())
 	})
 	l.down = newPump(NewPipe(s, false), l.near, l.far, l.farUSO, l.origin, s.Reorder, func(p []byte) bool { return dst(p) == l.Far })
+	if host != nil {
+		l.proxy = newProxy(host)
+		l.up.see = l.proxy.see
+	}
 	l.up.start(&l.wg)
 	l.down.start(&l.wg)
 	return l, nil
@@ -271,6 +280,9 @@ func (l *Link) Close() error {
 			}
 		}
 		l.wg.Wait() // the pumps poll with a timeout: they see the stop soon
+		if l.proxy != nil {
+			l.proxy.Close()
+		}
 		for _, fd := range []int{l.near, l.far} {
 			if fd >= 0 {
 				unix.Close(fd)
@@ -320,6 +332,7 @@ type pump struct {
 	origin   time.Time
 	reorder  bool
 	allow    func([]byte) bool
+	see      func([]byte) // if set, shown each packet admitted before it goes on
 	ch       chan []packet
 	free     recycler // what the writer is done with, back to the reader
 	ctx      context.Context
@@ -584,6 +597,9 @@ func (p *pump) read() {
 		if !ok || !p.allow(pkt) {
 			p.refused.Add(1)
 			continue
+		}
+		if p.see != nil {
+			p.see(pkt)
 		}
 		pb := rb
 		small := n <= smallBufLen

@@ -37,6 +37,10 @@ func openTUN(name string) (fd, index int, uso bool, err error) {
 	ifr.SetUint16(unix.IFF_TUN | unix.IFF_NO_PI | unix.IFF_VNET_HDR)
 	if err := unix.IoctlIfreq(fd, unix.TUNSETIFF, ifr); err != nil {
 		unix.Close(fd)
+		if err == unix.EPERM {
+			// Root in a user namespace, over a network namespace not its own.
+			return -1, 0, false, fmt.Errorf("%w: create TUN device %s: %v (CAP_NET_ADMIN over this network namespace)", ErrPrivilege, name, err)
+		}
 		return -1, 0, false, fmt.Errorf("create TUN device %s: %w", name, err)
 	}
 	if !noOffload {

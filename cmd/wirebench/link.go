@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"syscall"
+	"testing"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -32,7 +33,9 @@ whose only route is the link, to this machine's loopback. Inside, 127.0.0.1
 listening here on 127.0.0.1, through the link's delay, rate and loss; both
 ends run the kernel's own TCP and QUIC. SPEC is as --link's:
 rtt=80ms,rate=2mbit,loss=1% or a preset (` + "`wirebench link presets`" + ` lists them).
-Needs root. Exit status: COMMAND's, or 2 for bad usage or missing privileges.`
+Needs root, or a kernel that allows unprivileged user namespaces (then it
+runs in namespaces of its own). Exit status: COMMAND's, or 2 for bad usage
+or missing privileges.`
 
 func runLink(ctx context.Context, env *cliEnv, args []string) error {
 	var lf linkFlags
@@ -86,7 +89,7 @@ type linkFlags struct {
 }
 
 func (f *linkFlags) register(fs *pflag.FlagSet) {
-	fs.StringVar(&f.spec, "link", "", "run the client across an emulated network `SPEC`: rtt=80ms,rate=2mbit,loss=1%, or a preset (3g, 4g, lte, lte-lossy, satellite, transatlantic, datacenter; wirebench link presets); needs root; the server stays here, on 127.0.0.1 (docs/network.md)")
+	fs.StringVar(&f.spec, "link", "", "run the client across an emulated network `SPEC`: rtt=80ms,rate=2mbit,loss=1%, or a preset (3g, 4g, lte, lte-lossy, satellite, transatlantic, datacenter; wirebench link presets); needs root or unprivileged user namespaces; the server stays here, on 127.0.0.1 (docs/network.md)")
 	f.registerChecks(fs)
 }
 
@@ -143,6 +146,14 @@ func (f *linkFlags) open(ctx context.Context, env *cliEnv) (*link.Link, *results
 		spec = &link.Spec{}
 	}
 	l, err := link.Open(*spec)
+	if errors.Is(err, link.ErrPrivilege) && !link.InUserns() && !testing.Testing() {
+		// Not root: this command again, in user and network namespaces
+		// of its own (where the kernel allows them), sets up the link.
+		if err = unprivileged(ctx, env); !errors.Is(err, link.ErrPrivilege) {
+			return nil, nil, err // its exit
+		}
+		return nil, nil, exitError{2, fmt.Errorf("--link: %s", linkMessage(err))}
+	}
 	if errors.Is(err, link.ErrPrivilege) {
 		return nil, nil, exitError{2, fmt.Errorf("--link: %s: run as root (sudo), or in a container with CAP_NET_ADMIN and CAP_SYS_ADMIN and /dev/net/tun", linkMessage(err))}
 	}
@@ -163,6 +174,33 @@ func (f *linkFlags) open(ctx context.Context, env *cliEnv) (*link.Link, *results
 		}
 	}
 	return l, rl, nil
+}
+
+// unprivileged runs this command line again in user and network
+// namespaces of its own (link.StartInUserns), passes SIGTERM on (Ctrl-C
+// reaches it from the terminal), and exits as it does; an
+// link.ErrPrivilege error when the kernel refuses the namespaces.
+func unprivileged(ctx context.Context, env *cliEnv) error {
+	exe, err := linkExe()
+	if err != nil {
+		return err
+	}
+	cmd := exec.Command(exe, os.Args[1:]...)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = env.stdin, env.stdout, env.stderr
+	if err := link.StartInUserns(cmd); err != nil {
+		return err
+	}
+	stop := context.AfterFunc(ctx, func() {
+		if sig, ok := interruption(ctx); ok && sig.sig == syscall.SIGTERM {
+			cmd.Process.Signal(sig.sig)
+		}
+	})
+	err = cmd.Wait()
+	stop()
+	if err = exitCode(err); err == nil {
+		err = quietExit(0)
+	}
+	return err
 }
 
 // through runs this command again (name, args as given) on the far side

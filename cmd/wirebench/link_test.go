@@ -59,24 +59,100 @@ func TestLinkPresets(t *testing.T) {
 	}
 }
 
-// TestLinkNotRoot: without the privileges, one line says what is
-// missing, exit 2.
-func TestLinkNotRoot(t *testing.T) {
-	needRoot(t) // to run the binary as another user
+// asNobody makes cmd run unprivileged: as nobody when the tests run as
+// root, else as the tests' own user.
+func asNobody(cmd *exec.Cmd) {
+	if os.Geteuid() == 0 {
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+	}
+}
+
+// TestLinkUnprivileged: not root, where the kernel allows user
+// namespaces, --link and wirebench link run in namespaces of their own
+// and reach the servers on the host's loopback through the link.
+func TestLinkUnprivileged(t *testing.T) {
+	bin := testkit.Binary(t)
+	addr, _ := startServe(t, bin)
+	dir, err := os.MkdirTemp("", "wirebench-userns")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	if err := os.Chmod(dir, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "r.json")
+	cmd := exec.Command(bin, "load", "--link", "rtt=30ms", "--link-check=false", "-c", "2", "-n", "20", "--out", out, "http://"+addr+"/users/1")
+	asNobody(cmd)
+	b, err := cmd.CombinedOutput()
+	var ee *exec.ExitError
+	if err != nil && !errors.As(err, &ee) {
+		t.Skipf("cannot run the test binary unprivileged (its folder is not theirs to read?): %v", err)
+	}
+	if err != nil && ee.ExitCode() == 2 && strings.Contains(string(b), "user namespace") {
+		t.Skipf("this kernel refuses unprivileged user namespaces (TestLinkUnprivilegedRefused checks the message): %s", b)
+	}
+	if err != nil {
+		t.Fatalf("load --link unprivileged: %v\n%s", err, b)
+	}
+	rf, err := os.Open(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rf.Close()
+	res, err := results.ReadLoad(rf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Requests != 20 || res.Failed != 0 {
+		t.Errorf("%d requests, %d failed; want 20, 0\n%s", res.Requests, res.Failed, b)
+	}
+	if min := res.Latency.Min(); min < 30*time.Millisecond {
+		t.Errorf("fastest request %v: shorter than the link's 30 ms round trip, so not across it", min)
+	}
+	if l := res.Link; l == nil || l.Calibration == nil || l.Calibration.RTTTCP < 30*time.Millisecond || l.Calibration.DownGoodput == 0 {
+		t.Errorf("result's link %+v: want the spec and a calibration", l)
+	}
+	// wirebench link: the command's exit status is passed on; a port
+	// nothing listens on is refused across the link as on the host.
+	cmd = exec.Command(bin, "link", "rtt=10ms", "--link-calibrate=false", "--", "sh", "-c",
+		`curl -s -o /dev/null -m 5 http://127.0.0.1:1/; echo "refused $?"; exit 3`)
+	asNobody(cmd)
+	b, err = cmd.CombinedOutput()
+	if !errors.As(err, &ee) || ee.ExitCode() != 3 {
+		t.Errorf("link -- sh -c 'exit 3' unprivileged: %v, want exit 3\n%s", err, b)
+	}
+	if _, cerr := exec.LookPath("curl"); cerr == nil && !strings.Contains(string(b), "refused 7") {
+		t.Errorf("curl to a closed port across the link: want refused (7)\n%s", b)
+	}
+}
+
+// TestLinkUnprivilegedRefused: not root, where the kernel refuses user
+// namespaces (user.max_user_namespaces 0, set in a user namespace of the
+// test's own), one line says what is missing and how to get it, exit 2.
+func TestLinkUnprivilegedRefused(t *testing.T) {
+	needRoot(t) // to map nobody into the user namespace that sets the limit
+	setpriv := testkit.NeedTool(t, "setpriv", "apt-get install util-linux")
 	bin := testkit.Binary(t)
 	for _, args := range [][]string{
 		{"link", "rtt=1ms", "--", "true"},
 		{"load", "--link", "3g", "-n", "1", "http://127.0.0.1:1/"},
 	} {
-		cmd := exec.Command(bin, args...)
-		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+		cmd := exec.Command("sh", append([]string{"-c", `echo 0 > /proc/sys/user/max_user_namespaces && exec "$@"`, "sh",
+			setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", bin}, args...)...)
+		ids := []syscall.SysProcIDMap{{ContainerID: 0, HostID: 0, Size: 1}, {ContainerID: 65534, HostID: 65534, Size: 1}}
+		cmd.SysProcAttr = &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWUSER, UidMappings: ids, GidMappings: ids, GidMappingsEnableSetgroups: true}
 		out, err := cmd.CombinedOutput()
 		var ee *exec.ExitError
 		if err != nil && !errors.As(err, &ee) {
-			t.Skipf("cannot run the test binary as nobody (its folder is not theirs to read?): %v", err)
+			t.Skipf("cannot run the test binary as nobody in a user namespace: %v", err)
 		}
-		if !errors.As(err, &ee) || ee.ExitCode() != 2 || !strings.Contains(string(out), "needs root") || strings.Count(string(out), "\n") != 1 {
-			t.Errorf("%v as nobody: %v\n%s\nwant exit 2 and one line saying it needs root", args, err, out)
+		if !errors.As(err, &ee) || ee.ExitCode() != 2 || !strings.Contains(string(out), "needs root") ||
+			!strings.Contains(string(out), "user.max_user_namespaces is 0 (sysctl -w user.max_user_namespaces=") || strings.Count(string(out), "\n") != 1 {
+			t.Errorf("%v as nobody without user namespaces: %v\n%s\nwant exit 2 and one line saying what is missing", args, err, out)
+		}
+		if testing.Verbose() {
+			t.Logf("%s", out)
 		}
 	}
 }
@@ -174,6 +250,67 @@ func TestLinkKilledLeavesNothing(t *testing.T) {
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("after SIGKILL: command alive %v, interfaces %v (before %v)", !gone, ifaceNames(t), before)
+		}
+	}
+}
+
+// TestLinkUnprivilegedKilledLeavesNothing: unprivileged, the link's
+// devices are in namespaces of its own (none on the host), and SIGKILL
+// to wirebench ends the command it ran.
+func TestLinkUnprivilegedKilledLeavesNothing(t *testing.T) {
+	bin := testkit.Binary(t)
+	before := ifaceNames(t)
+	dir, err := os.MkdirTemp("", "wirebench-userns")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	if err := os.Chmod(dir, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	pidFile := filepath.Join(dir, "pid")
+	cmd := exec.Command(bin, "link", "rtt=1ms", "--link-calibrate=false", "--", "sh", "-c", "echo $$ > "+pidFile+"; exec sleep 300")
+	asNobody(cmd)
+	// A file, not a pipe: a process left alive holding a pipe would hold
+	// up Wait.
+	outf, err := os.Create(filepath.Join(dir, "out"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer outf.Close()
+	cmd.Stdout, cmd.Stderr = outf, outf
+	out := func() string { b, _ := os.ReadFile(outf.Name()); return string(b) }
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var child int
+	for deadline := time.Now().Add(time.Minute); child == 0; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the command did not start")
+		}
+		if b, err := os.ReadFile(pidFile); err == nil && len(b) > 1 {
+			child = atoi(t, strings.TrimSpace(string(b)))
+		}
+		if cmd.ProcessState == nil && syscall.Kill(cmd.Process.Pid, 0) != nil {
+			break
+		}
+	}
+	if child == 0 {
+		cmd.Wait()
+		if strings.Contains(out(), "user namespace") {
+			t.Skipf("this kernel refuses unprivileged user namespaces: %s", out())
+		}
+		t.Fatalf("wirebench link ended before its command started: %s", out())
+	}
+	if now := ifaceNames(t); len(now) != len(before) {
+		t.Errorf("interfaces %v on the host while the link is up; before %v", now, before)
+	}
+	cmd.Process.Kill()
+	cmd.Wait()
+	for deadline := time.Now().Add(30 * time.Second); syscall.Kill(child, 0) == nil; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			syscall.Kill(child, syscall.SIGKILL)
+			t.Fatalf("30 s after SIGKILL the command lives on")
 		}
 	}
 }
