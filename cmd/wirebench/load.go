@@ -172,28 +172,16 @@ func (f *loadFlags) run(ctx context.Context, env *cliEnv, fs *pflag.FlagSet, arg
 	res.Link = f.link.result
 	finishExport(ctx, exp, res, env.stderr)
 	sum := summaryWriter(env, f.out)
-	if err := results.WriteSummary(sum, res); err != nil {
+	var text report.LoadText
+	text.Percentiles = pcts
+	if st, ok := m.RecordStats(); ok {
+		text.Record = recordLine("--record", st)
+	}
+	if run, ok := m.Replayed(res); ok {
+		text.Replay = &run
+	}
+	if err := report.WriteLoad(sum, res, text); err != nil {
 		return err
-	}
-	results.WriteLinkSummary(sum, res.Link)
-	report.WriteConn(sum, res.Conn)
-	if err := results.WriteStreamSummary(sum, res); err != nil {
-		return err
-	}
-	if err := results.WriteKVSummary(sum, res); err != nil {
-		return err
-	}
-	if err := results.WriteLayerSummary(sum, res); err != nil {
-		return err
-	}
-	if line := results.SlowestLine(res.Exemplars); line != "" {
-		fmt.Fprintf(sum, "\n  %s\n", line)
-	}
-	writeReplaySummary(sum, m, res)
-	if len(pcts) > 0 {
-		if err := results.WriteDistribution(sum, res, pcts); err != nil {
-			return err
-		}
 	}
 	if interrupted {
 		fmt.Fprintf(sum, "\n  INTERRUPTED by %s after %v%s: a partial result\n", signalName(sig.sig), res.Measured().Round(time.Millisecond), spec.Planned(f.Options))

@@ -4,15 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"os"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
 
 	"github.com/wirebench/wirebench/load/flags"
+	"github.com/wirebench/wirebench/report"
 	"github.com/wirebench/wirebench/results"
 )
 
@@ -73,30 +71,18 @@ func runMerge(ctx context.Context, env *cliEnv, args []string) error {
 	if f.wait > 0 && (f.unchecked || slices.Contains(pos, "-")) {
 		return usagef("--wait reads files and directories again until the segments are complete: not with - or --unchecked")
 	}
-	parts, err := readChecked(ctx, env.stdin, pos, !f.unchecked, f.wait)
-	if err != nil {
-		return err
+	if i := slices.Index(pos, "-"); i >= 0 && slices.Contains(pos[i+1:], "-") {
+		return usagef("- (stdin) given twice")
 	}
-	rs := make([]*results.Load, len(parts))
-	var stop *results.Stop
-	for i, p := range parts {
-		rs[i] = p.Result
-		if p.Result.Stop != nil && p.Result.Stop.Interrupted {
-			fmt.Fprintf(env.stderr, "wirebench merge: warning: %s was interrupted (%s): it covers less than its segment's share\n", p.Name, p.Result.Stop.Signal)
-			stop = p.Result.Stop
-		}
+	m, ths, notes, err := results.MergeInputs(ctx, env.stdin, pos, results.MergeOptions{Unchecked: f.unchecked, Wait: f.wait, Thresholds: f.thresholds})
+	switch {
+	case errors.Is(err, results.ErrThreshold):
+		return usagef("--threshold: %s", cliMessage(err))
+	case err != nil:
+		return errors.New(cliMessage(err)) // no "load: " inside "wirebench merge: "
 	}
-	m, err := results.Merge(rs...)
-	if err != nil {
-		return err
-	}
-	if stop != nil { // the merge of a cut-short run is cut short too
-		m.Stop = &results.Stop{Interrupted: true, Signal: stop.Signal}
-		m.Warnings = append(m.Warnings, "merged from interrupted results: the figures cover less than the test planned")
-	}
-	ths, err := mergeThresholds(m, f.thresholds)
-	if err != nil {
-		return err
+	for _, n := range notes {
+		fmt.Fprintf(env.stderr, "wirebench merge: warning: %s\n", n)
 	}
 	// The summary and threshold lines go where the JSON does not.
 	w := env.stderr
@@ -104,13 +90,7 @@ func runMerge(ctx context.Context, env *cliEnv, args []string) error {
 		w = env.stdout
 	}
 	if f.summary || f.out != "" {
-		if err := results.WriteSummary(w, m); err != nil {
-			return err
-		}
-		if err := results.WriteStreamSummary(w, m); err != nil {
-			return err
-		}
-		if err := results.WriteKVSummary(w, m); err != nil {
+		if err := report.WriteLoad(w, m, report.LoadText{}); err != nil {
 			return err
 		}
 	}
@@ -124,67 +104,4 @@ func runMerge(ctx context.Context, env *cliEnv, args []string) error {
 		return err
 	}
 	return thErr
-}
-
-// mergePoll is how often merge --wait reads its inputs again.
-const mergePoll = time.Second
-
-// readChecked reads the inputs and checks that they are one test's
-// segments (if check). With wait > 0, inputs not there yet and missing
-// segments are waited for, up to wait; any other error ends it at once.
-func readChecked(ctx context.Context, stdin io.Reader, inputs []string, check bool, wait time.Duration) ([]results.Part, error) {
-	deadline := time.Now().Add(wait)
-	for {
-		parts, err := readParts(stdin, inputs)
-		if err == nil && check {
-			err = results.CheckSegments(parts)
-		}
-		pending := errors.Is(err, results.ErrIncomplete) || errors.Is(err, os.ErrNotExist) || errors.Is(err, results.ErrNoResultFiles)
-		if err == nil || !pending || wait <= 0 || time.Now().After(deadline) {
-			if errors.Is(err, results.ErrNotOneTest) {
-				err = errors.New(cliMessage(err)) // no "load: " inside "wirebench merge: "
-			}
-			if err != nil && pending && wait > 0 {
-				err = fmt.Errorf("after waiting %v: %w", wait, err)
-			}
-			if err != nil {
-				return nil, err
-			}
-			return parts, nil
-		}
-		select {
-		case <-ctx.Done():
-			return nil, fmt.Errorf("%w (waiting for segments: %w)", err, ctx.Err())
-		case <-time.After(mergePoll):
-		}
-	}
-}
-
-// mergeThresholds are the thresholds the segments were run with (load
-// records them in Config) and those given to merge, each once.
-func mergeThresholds(m *results.Load, extra []string) ([]results.Threshold, error) {
-	var exprs []string
-	exprs = append(exprs, m.Config.Thresholds...)
-	var ths []results.Threshold
-	seen := map[string]bool{}
-	for _, e := range append(exprs, extra...) {
-		if seen[strings.TrimSpace(e)] {
-			continue
-		}
-		seen[strings.TrimSpace(e)] = true
-		th, err := results.ParseThreshold(e)
-		if err != nil {
-			return nil, usagef("--threshold: %s", cliMessage(err))
-		}
-		ths = append(ths, th)
-	}
-	return ths, nil
-}
-
-// readParts reads every input (results.ReadParts); - twice is a usage error.
-func readParts(stdin io.Reader, inputs []string) ([]results.Part, error) {
-	if i := slices.Index(inputs, "-"); i >= 0 && slices.Contains(inputs[i+1:], "-") {
-		return nil, usagef("- (stdin) given twice")
-	}
-	return results.ReadParts(stdin, inputs)
 }

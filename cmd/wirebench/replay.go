@@ -9,9 +9,6 @@ import (
 
 	"github.com/wirebench/wirebench/load/flags"
 	"github.com/wirebench/wirebench/load/replay/reqlog"
-	"github.com/wirebench/wirebench/load/spec"
-	"github.com/wirebench/wirebench/report"
-	"github.com/wirebench/wirebench/results"
 )
 
 func init() {
@@ -76,18 +73,6 @@ func runReplay(ctx context.Context, env *cliEnv, args []string) error {
 		return runReplaySearch(ctx, env, &f, &search, fs, target, args)
 	}
 	return f.run(ctx, env, fs, args, []string{target})
-}
-
-// writeReplaySummary adds what a --record log holds and what a replay
-// measured (spec.Made.Replayed records it): the achieved timing error and
-// what the recording held.
-func writeReplaySummary(w io.Writer, m *spec.Made, res *results.Load) {
-	if st, ok := m.RecordStats(); ok {
-		fmt.Fprintf(w, "\n  record        %s\n", recordLine("--record", st))
-	}
-	if run, ok := m.Replayed(res); ok {
-		report.WriteReplay(w, res, run)
-	}
 }
 
 // serveRecordFlags are serve's --record and what its log keeps.
