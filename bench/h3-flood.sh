@@ -15,7 +15,8 @@
 # Printed per run: the victim's p99 latency (from the intended send) and
 # service time, the flood's rate and the refusals it got back, and the
 # server's CPU over the run, its counters of Initials dropped (by the
-# filter) and refused (by quic-go), the time its threads waited for a CPU (the
+# filter) and refused (by quic-go), the handshake gate's time held and
+# rested (--h3-handshake-share) and the handshakes that waited for it, the time its threads waited for a CPU (the
 # machine's other work), and the datagrams the kernel dropped for a full
 # socket buffer (every UDP socket of the machine).
 #
@@ -44,6 +45,8 @@ runq() { cat /proc/"$srv"/task/*/schedstat 2>/dev/null | awk '{s+=$2} END {print
 # rcvbuf: datagrams the kernel dropped for a full socket buffer (all sockets).
 rcvbuf() { awk '/^Udp:/ {n++} /^Udp:/ && n==2 {print $6}' /proc/net/snmp; }
 metric() { curl -s "http://$http/metrics" | awk -v m="$1" '$1==m {print $2}'; }
+# lane STATE: seconds the handshake gate's lanes were held or rested (0 without it).
+lane() { curl -s "http://$http/metrics" | awk -v s="state=\"$1\"" 'index($1, "wirebench_h3_handshake_lane_seconds_total{") == 1 && index($1, s) {v=$2} END {print v+0}'; }
 # dropped: the Initials the socket filter dropped, every reason.
 dropped() { curl -s "http://$http/metrics" | awk '$1 ~ /^wirebench_h3_dropped_initials_total/ {s+=$2} END {print s+0}'; }
 
@@ -54,7 +57,7 @@ victim() {
   local c0 r0 q0 s0 w0 d0 v f=
   c0=$(cpu) r0=$(metric wirebench_h3_rate_refused_initials_total) q0=$(metric wirebench_h3_refused_initials_total)
   s0=$(metric wirebench_h3_source_refused_initials_total) x0=$(dropped)
-  w0=$(runq) d0=$(rcvbuf)
+  w0=$(runq) d0=$(rcvbuf) h0=$(lane held) e0=$(lane rested) g0=$(metric wirebench_h3_handshakes_queued_total)
   taskset -c "$client_cpu" "$BIN/wirebench" load --transport h3 -k -r "$VICTIM_RATE" -c 16 --conns 1 \
     -d "$((SECS + 1))s" "https://$h3/users/1" > "$tmp/v.out" 2>&1 &
   v=$!
@@ -75,6 +78,8 @@ victim() {
     "$(echo "($(cpu) - $c0) * 100 / $hz / ($SECS + 1)" | bc -l)" "$(echo "($(runq) - $w0) / 1000000" | bc -l)" \
     "$(( $(rcvbuf) - d0 ))" "$(( $(dropped) - x0 ))" "$(( $(metric wirebench_h3_source_refused_initials_total) - s0 ))" \
     "$(( $(metric wirebench_h3_rate_refused_initials_total) - r0 ))" "$(( $(metric wirebench_h3_refused_initials_total) - q0 ))"
+  printf '                 gate: lanes held %.2f s, rested %.2f s; %s handshakes waited for one\n' \
+    "$(echo "$(lane held) - $h0" | bc -l)" "$(echo "$(lane rested) - $e0" | bc -l)" "$(( $(metric wirebench_h3_handshakes_queued_total) + 0 - ${g0:-0} ))"
 }
 
 for filter in $FILTERS; do

@@ -57,6 +57,13 @@ type H3 struct {
 	// lock other clients out. 0 is half of MaxConns / HandshakeRate (at
 	// least 1); < 0 is no bound of its own (the global one still holds).
 	SourceConns, SourceRate int
+	// HandshakeShare bounds the share of time the handshakes'
+	// cryptography may take (h3gate.go): each runs in a lane, one at a
+	// time a lane (one lane per four CPUs), the lane then resting
+	// (1-share)/share times as long as the handshake held it; handshakes
+	// waiting for a lane are served in turn by source. 0 is
+	// DefaultH3HandshakeShare; < 0 or ≥ 1: no gate.
+	HandshakeShare float64
 	// IdleTimeout closes a QUIC connection with no packet for this long;
 	// 0 is Timeouts.Idle.
 	IdleTimeout time.Duration
@@ -93,6 +100,14 @@ const DefaultH3HandshakeRate = 1000
 // burst's worth: a host opening more than about five bursts of
 // connections at once would see some time out. docs/http3.md.
 const DefaultH3HandshakeBurst = time.Second
+
+// DefaultH3HandshakeShare: the handshakes' cryptography takes at most a
+// tenth of a lane's time (a lane per four CPUs). On the busy 2-CPU VM a
+// quarter left a victim's p99 at 3-6x its quiet p99 under a flood at the
+// default rates, a tenth at 1-2x; the price is the handshakes' pace, ~100
+// a second a lane there (~1 ms of cryptography each), ~300 on a quiet
+// CPU: 100 connections opened at once take about a second. docs/http3.md.
+const DefaultH3HandshakeShare = 0.1
 
 // errTooManyConns refuses a QUIC connection past H3.MaxConns.
 var errTooManyConns = errors.New("server: HTTP/3 connection limit reached")
@@ -240,12 +255,15 @@ func (s *sources) record(key netip.Prefix, src *source, now time.Time) *source {
 // reserve takes a handshake token of key's source at now, and then next's
 // (the global rate), for the socket filter, and leaves it as a credit on
 // the source; else it returns errSourceLimit or next's error and takes
-// nothing.
+// nothing. A source holding all its connections is refused here too: the
+// filter drops its Initial, where quic-go would seal and send a
+// CONNECTION_REFUSED for each (12% of the server's CPU while a flood of
+// half-open handshakes held the source's 500).
 func (s *sources) reserve(key netip.Prefix, now time.Time, next func() error) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	src := s.get(key, now)
-	if src != nil && s.rate > 0 && src.tokens < 1 {
+	if src != nil && ((s.rate > 0 && src.tokens < 1) || (s.conns >= 0 && src.open >= s.conns)) {
 		return errSourceLimit
 	}
 	if err := next(); err != nil {
@@ -352,6 +370,9 @@ type h3Face struct {
 	// with too short a Destination Connection ID).
 	cids                                       *cidGen
 	droppedSource, droppedRate, droppedInvalid atomic.Uint64
+	droppedQueue                               atomic.Uint64 // while the source's handshakes queue for the gate
+	// gate runs the handshakes' cryptography in its lanes (nil: no gate).
+	gate *hsGate
 	// requests counts requests answered over HTTP/3 (every route); conns
 	// the QUIC connections accepted; resumed and early those whose
 	// handshake resumed a session and those whose early data was accepted
@@ -385,6 +406,9 @@ func newH3(o H3, cert tls.Certificate, t Timeouts) (*h3Face, error) {
 	if o.HandshakeBurst <= 0 {
 		o.HandshakeBurst = DefaultH3HandshakeBurst
 	}
+	if o.HandshakeShare == 0 {
+		o.HandshakeShare = DefaultH3HandshakeShare
+	}
 	f := &h3Face{max: int64(o.MaxConns), handshakes: newBucket(o.HandshakeRate, o.HandshakeBurst),
 		perSource: newSources(o.SourceConns, o.SourceRate, o.HandshakeBurst)}
 	if f.handshakes != nil {
@@ -407,7 +431,12 @@ func newH3(o H3, cert tls.Certificate, t Timeouts) (*h3Face, error) {
 		f.tr.Conn = newInitialFilter(f.pc, f)
 		f.tr.ConnectionIDGenerator = f.cids
 	}
-	tlsConf := http3.ConfigureTLSConfig(&tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS13})
+	tlsConf := &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS13}
+	if o.HandshakeShare > 0 && o.HandshakeShare < 1 {
+		f.gate = newHSGate(o.HandshakeShare, gateLanes(), t.ReadHeader)
+		tlsConf = gateTLS(tlsConf, f.gate)
+	}
+	tlsConf = http3.ConfigureTLSConfig(tlsConf)
 	f.ln, err = f.tr.ListenEarly(tlsConf, &quic.Config{
 		MaxIncomingStreams:   int64(o.MaxStreams),
 		MaxIdleTimeout:       o.IdleTimeout,
@@ -468,14 +497,19 @@ func (f *h3Face) admit(ctx context.Context, ci *quic.ClientInfo) (context.Contex
 		return nil, err
 	}
 	context.AfterFunc(ctx, func() { f.open.Add(-1); f.perSource.release(key) })
-	return ctx, nil
+	return context.WithValue(ctx, gateKey{}, key), nil
 }
 
 // reserve takes the handshake tokens of a new connection from from at now
 // (its source's, then the global rate's) for the socket filter; else it
-// returns errSourceLimit or errHandshakeRate.
+// returns errSourceLimit or errHandshakeRate, or errGateQueue while
+// gateSourceQueue of the source's handshakes wait for the gate.
 func (f *h3Face) reserve(from net.Addr, now time.Time) error {
-	return f.perSource.reserve(sourceKey(from), now, func() error {
+	key := sourceKey(from)
+	if f.gate != nil && f.gate.waitingOf(key) >= gateSourceQueue {
+		return errGateQueue
+	}
+	return f.perSource.reserve(key, now, func() error {
 		if !f.handshakes.allow(now) {
 			return errHandshakeRate
 		}
@@ -502,11 +536,21 @@ func (f *h3Face) serve(h http.Handler, t Timeouts) error {
 // close and shutdown end the listener too: http3.Server leaves a
 // listener it was given to its owner.
 func (f *h3Face) close() error {
+	f.closeGate()
 	return errors.Join(f.srv.Close(), f.ln.Close(), f.tr.Close(), f.pc.Close())
 }
 
 func (f *h3Face) shutdown(ctx context.Context) error {
+	f.closeGate()
 	return errors.Join(f.srv.Shutdown(ctx), f.ln.Close(), f.tr.Close(), f.pc.Close())
+}
+
+// closeGate fails the handshakes waiting for a lane: their connections'
+// goroutines wait in crypto/tls, where quic-go's close cannot reach them.
+func (f *h3Face) closeGate() {
+	if f.gate != nil {
+		f.gate.close()
+	}
 }
 
 // withMetrics appends the HTTP/3 counters to next's /metrics (on every
@@ -544,8 +588,20 @@ func (f *h3Face) appendCounters(b []byte) []byte {
 	b = promtext.AppendHeader(b, sourceRefused, "Initial packets of new QUIC connections refused past serve --h3-source-conns or --h3-source-rate, one source's share (CONNECTION_REFUSED).", promtext.Counter)
 	b = promtext.AppendUint(b, sourceRefused, f.sourceRefused.Load())
 	const dropped = "wirebench_h3_dropped_initials_total"
-	b = promtext.AppendHeader(b, dropped, "Initial packets of new QUIC connections dropped without a reply by the socket filter, before quic-go: past serve --h3-source-rate (source), past --h3-handshake-rate (rate), or malformed (invalid).", promtext.Counter)
+	b = promtext.AppendHeader(b, dropped, "Initial packets of new QUIC connections dropped without a reply by the socket filter, before quic-go: past serve --h3-source-rate (source), past --h3-handshake-rate (rate), malformed (invalid), or while the source's handshakes queue for the handshake gate (queue).", promtext.Counter)
 	b = promtext.AppendUint(b, dropped, f.droppedSource.Load(), "reason", "source")
 	b = promtext.AppendUint(b, dropped, f.droppedRate.Load(), "reason", "rate")
-	return promtext.AppendUint(b, dropped, f.droppedInvalid.Load(), "reason", "invalid")
+	b = promtext.AppendUint(b, dropped, f.droppedInvalid.Load(), "reason", "invalid")
+	b = promtext.AppendUint(b, dropped, f.droppedQueue.Load(), "reason", "queue")
+	if f.gate == nil {
+		return b
+	}
+	const waiting, queued, lane = "wirebench_h3_handshakes_waiting", "wirebench_h3_handshakes_queued_total", "wirebench_h3_handshake_lane_seconds_total"
+	b = promtext.AppendHeader(b, waiting, "QUIC handshakes waiting now for a lane of the handshake gate (serve --h3-handshake-share).", promtext.Gauge)
+	b = promtext.AppendUint(b, waiting, uint64(max(f.gate.waiting.Load(), 0)))
+	b = promtext.AppendHeader(b, queued, "QUIC handshakes that waited for a lane of the handshake gate.", promtext.Counter)
+	b = promtext.AppendUint(b, queued, f.gate.queued.Load())
+	b = promtext.AppendHeader(b, lane, "Time the handshake gate's lanes were held by a handshake's cryptography (held) and rested after it (rested).", promtext.Counter)
+	b = promtext.AppendFloat(b, lane, time.Duration(f.gate.heldNs.Load()).Seconds(), "state", "held")
+	return promtext.AppendFloat(b, lane, time.Duration(f.gate.restedNs.Load()).Seconds(), "state", "rested")
 }

@@ -9,6 +9,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/netip"
 	"runtime"
 	"slices"
 	"strings"
@@ -368,6 +369,88 @@ func TestH3InitialFloodNoRefusals(t *testing.T) {
 				t.Errorf("without the filter only %d refusals came back of %d connections; the count above would not tell", refusals, n)
 			}
 		})
+	}
+}
+
+// TestH3FloodVictimServedInTurn: at the default settings one host
+// (127.0.0.2) sends the Initials of 100 new connections, within its rates
+// (its bucket holds 500), and a client from 127.0.0.1 then opens one.
+// Their handshakes queue for the handshake gate's lanes, held by the test
+// until all are queued so the queue is the same on any machine: the
+// flood's up to 32 (past that its Initials are dropped at the socket; a
+// few more may pass while the admitted ones make their way to the gate),
+// then the other client's. The gate serves the waiting sources in turn,
+// so the other client's handshake is the second given a lane, not the
+// 33rd or later, and it connects while the flood's wait. The test's lanes
+// are freed without a rest; the flood's handshakes then each rest their
+// lane nine times as long as they held it (--h3-handshake-share 0.1).
+func TestH3FloodVictimServedInTurn(t *testing.T) {
+	const n = 100
+	srv := startH3(t, server.Options{})
+	release, grants := server.HoldH3Lanes(t, srv)
+	floodInitials(t, srv, n)
+	// Each connection the flood sent is queued, or both its Initials
+	// were dropped (the first dropped, the second is a new connection's
+	// again).
+	var queued int64
+	deadline := time.Now().Add(hang)
+	for {
+		queued = h3Metric(t, srv, "wirebench_h3_handshakes_waiting")
+		if queued+h3Metric(t, srv, `wirebench_h3_dropped_initials_total{reason="queue"}`)/2 >= n {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after %v: %d of the flood's %d connections queued, the rest not all dropped", hang, queued, n)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if queued < 32 {
+		t.Fatalf("%d of the flood's handshakes queued, want at least 32", queued)
+	}
+	victim := make(chan error, 1)
+	go func() {
+		c, err := dialQUIC(t, srv, nil)
+		if err == nil {
+			c.CloseWithError(0, "")
+		}
+		victim <- err
+	}()
+	waitMetric(t, srv, "wirebench_h3_handshakes_waiting", queued+1)
+	release()
+	flood, me := netip.MustParsePrefix("127.0.0.2/32"), netip.MustParsePrefix("127.0.0.1/32")
+	for i := 1; ; i++ {
+		k := <-grants
+		if k == me {
+			if i > 2 {
+				t.Errorf("the other client's handshake was given a lane %d-th, after %d of the flood's; want 2nd", i, i-1)
+			}
+			break
+		}
+		if k != flood {
+			t.Fatalf("a lane given to %v", k)
+		}
+	}
+	if err := <-victim; err != nil {
+		t.Fatalf("the other client's handshake while the flood's queue: %v", err)
+	}
+	if got := h3Metric(t, srv, "wirebench_h3_refused_initials_total") + h3Metric(t, srv, "wirebench_h3_source_refused_initials_total"); got != 0 {
+		t.Errorf("%d Initials refused; the flood's past the queue are dropped", got)
+	}
+}
+
+// waitMetric waits until the unlabelled metric name reaches want.
+func waitMetric(t *testing.T, srv *server.Server, name string, want int64) {
+	t.Helper()
+	deadline := time.Now().Add(hang)
+	for {
+		got := h3Metric(t, srv, name)
+		if got >= want {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s %d after %v, want %d", name, got, hang, want)
+		}
+		time.Sleep(5 * time.Millisecond)
 	}
 }
 

@@ -181,8 +181,6 @@ func (c *initialFilter) SyscallConn() (syscall.RawConn, error) { return c.UDPCon
 // global handshake tokens.
 func (c *initialFilter) pass(b []byte, from net.Addr) bool {
 	dcid, token, ok := parseInitial(b)
-	if ok && c.f.cids.issued(dcid) {
-	}
 	if !ok || c.f.cids.issued(dcid) {
 		return true
 	}
@@ -201,6 +199,9 @@ func (c *initialFilter) pass(b []byte, from net.Addr) bool {
 		return false
 	case errHandshakeRate:
 		c.f.droppedRate.Add(1)
+		return false
+	case errGateQueue:
+		c.f.droppedQueue.Add(1)
 		return false
 	}
 	c.seen.add(dcid, time.Now())

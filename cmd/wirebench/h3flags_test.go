@@ -26,3 +26,14 @@ func TestServeH3HandshakeBurstFlag(t *testing.T) {
 		}
 	}
 }
+
+// TestServeH3HandshakeShareFlag: a share of none, below none or above the
+// whole is refused as bad usage, naming the flag (1 is valid: no gate).
+func TestServeH3HandshakeShareFlag(t *testing.T) {
+	for _, v := range []string{"0", "-0.5", "1.5", "NaN"} {
+		code, _, errOut := runCLI(t, "serve", "--http", "127.0.0.1:0", "--no-grpc", "--h3-handshake-share", v)
+		if code != 2 || !strings.Contains(errOut, "h3-handshake-share") {
+			t.Errorf("--h3-handshake-share %s: exit %d, %q; want exit 2 naming the flag", v, code, errOut)
+		}
+	}
+}

@@ -1,0 +1,215 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"net"
+	"net/netip"
+	"testing"
+	"time"
+)
+
+// gateWaitFor polls until cond holds (under g.mu), failing after a minute.
+func gateWaitFor(t *testing.T, g *hsGate, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for {
+		g.mu.Lock()
+		ok := cond()
+		g.mu.Unlock()
+		if ok {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("waited a minute for %s", what)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// enterAsync enters g from a goroutine; the ticket (or error) arrives on
+// the channel once granted.
+func enterAsync(ctx context.Context, g *hsGate, key netip.Prefix) <-chan *gateTicket {
+	ch := make(chan *gateTicket, 1)
+	go func() {
+		tk, _ := g.enter(ctx, key)
+		ch <- tk
+	}()
+	return ch
+}
+
+// TestGateTurns: the waiting handshakes get the lane a source at a time in
+// turn, each source's in order: a source arriving behind a queue of
+// another's is served after one of them, not after all (a plain queue
+// would serve it last: 4th here).
+func TestGateTurns(t *testing.T) {
+	g := newHSGate(1, 1, time.Minute) // share 1: no rest
+	g.maxHold = time.Hour             // no lane let go but by the test
+	a, b := netip.MustParsePrefix("10.0.0.1/32"), netip.MustParsePrefix("10.0.0.2/32")
+	first, err := g.enter(context.Background(), a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var as []<-chan *gateTicket
+	for i := range 3 {
+		as = append(as, enterAsync(context.Background(), g, a))
+		gateWaitFor(t, g, "a's waiter", func() bool { return g.waiting.Load() == int64(i+1) })
+	}
+	bs := enterAsync(context.Background(), g, b)
+	gateWaitFor(t, g, "b's waiter", func() bool { return g.waiting.Load() == 4 })
+	// Each step: leave the lane, see who holds it next.
+	want := []struct {
+		ch   <-chan *gateTicket
+		name string
+	}{{as[0], "a's 2nd"}, {bs, "b's 1st"}, {as[1], "a's 3rd"}, {as[2], "a's 4th"}}
+	holder := first
+	for i, w := range want {
+		holder.leave()
+		gateWaitFor(t, g, "a grant", func() bool { return g.granted.Load() == uint64(i+2) })
+		select {
+		case tk := <-w.ch:
+			if tk == nil {
+				t.Fatalf("step %d: %s failed to enter", i+1, w.name)
+			}
+			holder = tk
+		case <-time.After(time.Minute):
+			t.Fatalf("step %d: the lane given to another than %s", i+1, w.name)
+		}
+	}
+	holder.leave()
+	if g.waiting.Load() != 0 || g.granted.Load() != 5 || g.queued.Load() != 4 {
+		t.Errorf("waiting %d granted %d queued %d, want 0, 5, 4", g.waiting.Load(), g.granted.Load(), g.queued.Load())
+	}
+}
+
+// TestGateRest: after a handshake, its lane rests (1-share)/share times
+// as long as it was held (the hold counted to at most gateMaxHold), and a
+// waiter gets it only after the rest: at share 0.2, 4 times. The check
+// is a lower bound on time, which a busy machine only lengthens.
+func TestGateRest(t *testing.T) {
+	g := newHSGate(0.2, 1, time.Minute)
+	key := netip.MustParsePrefix("10.0.0.1/32")
+	tk, err := g.enter(context.Background(), key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	next := enterAsync(context.Background(), g, key)
+	gateWaitFor(t, g, "the waiter", func() bool { return g.waiting.Load() == 1 })
+	time.Sleep(20 * time.Millisecond)
+	before := time.Now() // the rest starts after this
+	tk.leave()
+	held, rested := time.Duration(g.heldNs.Load()), time.Duration(g.restedNs.Load())
+	if held < 20*time.Millisecond || held > gateMaxHold {
+		t.Fatalf("held %v, want 20 ms to gateMaxHold", held)
+	}
+	if d := rested - 4*held; d < -time.Microsecond || d > time.Microsecond {
+		t.Fatalf("rested %v after a hold of %v, want 4 times as long", rested, held)
+	}
+	select {
+	case tk := <-next:
+		if since := time.Since(before); since < rested {
+			t.Errorf("granted %v after the hold ended, within the rest of %v", since, rested)
+		}
+		tk.leave()
+	case <-time.After(time.Minute):
+		t.Fatal("the waiter never got the lane after its rest")
+	}
+}
+
+// TestGateMaxHold: a handshake that never reaches its Finished (a
+// HelloRetryRequest waiting on the client, a hook that never fires) is
+// let go of after gateMaxHold, and its rest counted from that.
+func TestGateMaxHold(t *testing.T) {
+	g := newHSGate(0.5, 1, time.Minute)
+	key := netip.MustParsePrefix("10.0.0.1/32")
+	if _, err := g.enter(context.Background(), key); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case tk := <-enterAsync(context.Background(), g, key):
+		if tk == nil {
+			t.Fatal("the waiter failed")
+		}
+		tk.leave()
+	case <-time.After(time.Minute):
+		t.Fatal("a lane held past gateMaxHold never let go")
+	}
+	if held := time.Duration(g.heldNs.Load()); held < gateMaxHold {
+		t.Errorf("held %v before letting go, want gateMaxHold (%v)", held, gateMaxHold)
+	}
+}
+
+// TestGateGivesUp: a waiter whose connection ends, or that waits past the
+// handshake timeout, leaves the queue (the others keep their turn); close
+// fails the waiters and every later handshake.
+func TestGateGivesUp(t *testing.T) {
+	g := newHSGate(1, 1, 200*time.Millisecond)
+	g.maxHold = time.Hour
+	a := netip.MustParsePrefix("10.0.0.1/32")
+	holder, err := g.enter(context.Background(), a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	gone := enterAsync(ctx, g, a)
+	gateWaitFor(t, g, "the waiter", func() bool { return g.waiting.Load() == 1 })
+	cancel()
+	if tk := <-gone; tk != nil {
+		t.Fatal("a waiter whose context ended was given the lane")
+	}
+	if _, err := g.enter(context.Background(), a); !errors.Is(err, errGateWait) {
+		t.Errorf("waited past the handshake timeout: %v, want errGateWait", err)
+	}
+	if g.waiting.Load() != 0 || len(g.queues) != 0 || len(g.ring) != 0 {
+		t.Fatalf("left behind: %d waiting, %d queues, %d in the ring", g.waiting.Load(), len(g.queues), len(g.ring))
+	}
+	g.maxWait = time.Minute
+	last := enterAsync(context.Background(), g, a)
+	gateWaitFor(t, g, "the last waiter", func() bool { return g.waiting.Load() == 1 })
+	g.close()
+	if tk := <-last; tk != nil {
+		t.Error("a waiter was given the lane as the gate closed")
+	}
+	holder.leave()
+	if _, err := g.enter(context.Background(), a); !errors.Is(err, errGateClosed) {
+		t.Errorf("enter after close: %v, want errGateClosed", err)
+	}
+}
+
+// TestGateSourceQueue: while gateSourceQueue of a source's handshakes wait
+// for a lane, the socket filter takes no token for the source's next new
+// connection (its Initial is dropped, errGateQueue); another source's
+// still gets one, and so does the first once one of its own has a lane.
+func TestGateSourceQueue(t *testing.T) {
+	g := newHSGate(1, 1, time.Minute)
+	g.maxHold = time.Hour
+	f := &h3Face{handshakes: newBucket(1000, time.Second), perSource: newSources(-1, 1000, time.Second), gate: g}
+	a := &net.UDPAddr{IP: net.IPv4(10, 0, 0, 1), Port: 1}
+	b := &net.UDPAddr{IP: net.IPv4(10, 0, 0, 2), Port: 1}
+	now := time.Unix(1000, 0)
+	holder, err := g.enter(context.Background(), sourceKey(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var waiters []<-chan *gateTicket
+	for range gateSourceQueue {
+		if err := f.reserve(a, now); err != nil {
+			t.Fatalf("with %d of its handshakes waiting: %v", g.waitingOf(sourceKey(a)), err)
+		}
+		waiters = append(waiters, enterAsync(context.Background(), g, sourceKey(a)))
+		n := len(waiters)
+		gateWaitFor(t, g, "a waiter", func() bool { return len(g.queues[sourceKey(a)]) == n })
+	}
+	if err := f.reserve(a, now); err != errGateQueue {
+		t.Fatalf("with %d of its handshakes waiting: %v, want errGateQueue", gateSourceQueue, err)
+	}
+	if err := f.reserve(b, now); err != nil {
+		t.Errorf("another source while the first's queue is full: %v", err)
+	}
+	holder.leave()
+	gateWaitFor(t, g, "a grant", func() bool { return len(g.queues[sourceKey(a)]) == gateSourceQueue-1 })
+	if err := f.reserve(a, now); err != nil {
+		t.Errorf("once one of its handshakes has a lane: %v", err)
+	}
+	g.close()
+}
