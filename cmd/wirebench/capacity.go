@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
 
 	"github.com/spf13/pflag"
@@ -101,20 +100,6 @@ func newCapacityFlags(env *cliEnv, f *capacityFlags) *pflag.FlagSet {
 	return fs
 }
 
-// parsePrecision reads "5%" or "0.05".
-func parsePrecision(s string) (float64, error) {
-	t := strings.TrimSpace(s)
-	pct := strings.HasSuffix(t, "%")
-	v, err := strconv.ParseFloat(strings.TrimSuffix(t, "%"), 64)
-	if pct {
-		v /= 100
-	}
-	if err != nil || !(v > 0 && v <= 1) {
-		return 0, fmt.Errorf("--precision %q: want a fraction such as 5%% or 0.05", s)
-	}
-	return v, nil
-}
-
 func runCapacity(ctx context.Context, env *cliEnv, args []string) error {
 	var f capacityFlags
 	fs := newCapacityFlags(env, &f)
@@ -145,7 +130,7 @@ func runCapacity(ctx context.Context, env *cliEnv, args []string) error {
 	if err := pinCPUs(f.lf.CPUs); err != nil {
 		return err
 	}
-	q, err := parseQuota(f.quota)
+	q, err := capacity.ParseQuota(f.quota)
 	if err != nil {
 		return usagef("--server-cpu-quota: %v", err)
 	}

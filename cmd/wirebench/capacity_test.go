@@ -58,20 +58,6 @@ func TestCapacityUsage(t *testing.T) {
 	}
 }
 
-func TestParsePrecision(t *testing.T) {
-	t.Parallel()
-	for in, want := range map[string]float64{"5%": 0.05, "0.05": 0.05, " 10% ": 0.1, "100%": 1} {
-		if got, err := parsePrecision(in); err != nil || got != want {
-			t.Errorf("%q: %v %v, want %v", in, got, err, want)
-		}
-	}
-	for _, bad := range []string{"", "0", "-5%", "2", "NaN", "5%%"} {
-		if _, err := parsePrecision(bad); err == nil {
-			t.Errorf("%q accepted", bad)
-		}
-	}
-}
-
 // TestCapacityCLI runs a short search against a fast server whose every
 // rate up to --max-rate passes, writes the result and reads it back
 // through report and compare.
@@ -195,16 +181,4 @@ func deadAddr(t *testing.T) string {
 	addr := ln.Addr().String()
 	ln.Close()
 	return addr
-}
-
-// FuzzParsePrecision: an accepted precision is a fraction in (0, 1].
-func FuzzParsePrecision(f *testing.F) {
-	for _, s := range []string{"5%", "0.05", "100%", "0", "1e-400", "NaN%", "inf"} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, s string) {
-		if v, err := parsePrecision(s); err == nil && !(v > 0 && v <= 1) {
-			t.Fatalf("%q: accepted %v", s, v)
-		}
-	})
 }

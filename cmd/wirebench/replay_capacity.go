@@ -85,9 +85,9 @@ func searchFlags(o *capacity.Options, slo []string, precision string, noConfirm 
 		}
 		o.SLO = append(o.SLO, th)
 	}
-	p, err := parsePrecision(precision)
+	p, err := capacity.ParsePrecision(precision)
 	if err != nil {
-		return usagef("%v", err)
+		return usagef("--%s", strings.TrimPrefix(err.Error(), capacity.ErrOptions.Error()+": "))
 	}
 	o.Precision = p
 	if noConfirm {
