@@ -175,7 +175,7 @@ func (f *loadFlags) run(ctx context.Context, env *cliEnv, fs *pflag.FlagSet, arg
 	var text report.LoadText
 	text.Percentiles = pcts
 	if st, ok := m.RecordStats(); ok {
-		text.Record = recordLine("--record", st)
+		text.Record = flags.RecordLine("--record", st)
 	}
 	if run, ok := m.Replayed(res); ok {
 		text.Replay = &run

@@ -2,13 +2,6 @@ package main
 
 import (
 	"context"
-	"fmt"
-	"io"
-
-	"github.com/spf13/pflag"
-
-	"github.com/wirebench/wirebench/load/flags"
-	"github.com/wirebench/wirebench/load/replay/reqlog"
 )
 
 func init() {
@@ -73,56 +66,4 @@ func runReplay(ctx context.Context, env *cliEnv, args []string) error {
 		return runReplaySearch(ctx, env, &f, &search, fs, target, args)
 	}
 	return f.run(ctx, env, fs, args, []string{target})
-}
-
-// serveRecordFlags are serve's --record and what its log keeps.
-type serveRecordFlags struct {
-	path  string
-	force bool
-	keep  reqlog.Options
-}
-
-func (r *serveRecordFlags) register(fs *pflag.FlagSet) {
-	fs.StringVar(&r.path, "record", "", "log every REST request to this `file` as it arrives (time, method, target, headers, body, status), for load --replay (nethttp engine; 0600, never over a file without --force; secrets redacted, KV and large bodies kept out; docs/replay.md)")
-	fs.BoolVar(&r.force, "force", false, "--record: replace an existing file")
-	fs.BoolVar(&r.keep.Secrets, "record-secrets", false, "--record: keep the values of Authorization, Cookie, tokens and other secret headers and query parameters (default: REDACTED; docs/replay.md lists them)")
-	fs.BoolVar(&r.keep.Bodies, "record-bodies", false, "--record: keep the bodies of /kv/ requests and those over 64 KiB (default: kept out, their length noted)")
-}
-
-// open opens serve --record's file; done flushes and closes it after the
-// server shut down, and says on w what the log kept out.
-func (r *serveRecordFlags) open(fs *pflag.FlagSet, stderr io.Writer) (lw *reqlog.Writer, done func() error, err error) {
-	if r.path == "" {
-		for _, n := range []string{"force", "record-secrets", "record-bodies"} {
-			if fs.Changed(n) {
-				return nil, nil, usagef("--%s applies to --record", n)
-			}
-		}
-		return nil, func() error { return nil }, nil
-	}
-	f, err := flags.CreateRecord(r.path, r.force)
-	if err != nil {
-		return nil, nil, usagef("--record: %v", err)
-	}
-	lw = reqlog.NewWriter(f, r.keep)
-	return lw, func() error {
-		err := lw.Flush()
-		if cerr := f.Close(); err == nil && cerr != nil {
-			err = fmt.Errorf("--record: %w", cerr)
-		}
-		fmt.Fprintf(stderr, "serve: --record: %s\n", recordLine(r.path, lw.Stats()))
-		return err
-	}, nil
-}
-
-// recordLine says what a --record log holds and what it kept out.
-func recordLine(path string, st reqlog.WriterStats) string {
-	s := fmt.Sprintf("%d requests written to %s", st.Requests, path)
-	if st.Redacted > 0 {
-		s += fmt.Sprintf("; %d secret values REDACTED (--record-secrets keeps them)", st.Redacted)
-	}
-	if st.BodiesOut > 0 {
-		s += fmt.Sprintf("; %d bodies kept out (KV or over 64 KiB; --record-bodies keeps them)", st.BodiesOut)
-	}
-	return s
 }

@@ -195,3 +195,15 @@ func (f *Load) checkReplay() error {
 	}
 	return nil
 }
+
+// RecordLine says what a --record log holds and what it kept out.
+func RecordLine(path string, st reqlog.WriterStats) string {
+	s := fmt.Sprintf("%d requests written to %s", st.Requests, path)
+	if st.Redacted > 0 {
+		s += fmt.Sprintf("; %d secret values REDACTED (--record-secrets keeps them)", st.Redacted)
+	}
+	if st.BodiesOut > 0 {
+		s += fmt.Sprintf("; %d bodies kept out (KV or over 64 KiB; --record-bodies keeps them)", st.BodiesOut)
+	}
+	return s
+}

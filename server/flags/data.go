@@ -1,10 +1,12 @@
-package main
+package flags
 
 import (
 	"context"
 	"fmt"
 	"io"
 	"strings"
+
+	lflags "github.com/wirebench/wirebench/load/flags"
 
 	"github.com/spf13/pflag"
 
@@ -18,8 +20,7 @@ type dataFlags struct {
 	max                                          int
 }
 
-func addDataFlags(fs *pflag.FlagSet) *dataFlags {
-	d := &dataFlags{}
+func (d *dataFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&d.file, "data", "", "serve the records of this `file` (a JSON array, JSON lines, or {\"things\": [...]}) at /records and /records/{key}, in every format that can carry them unchanged; a record one cannot is refused at start (docs/payload.md)")
 	fs.StringVar(&d.key, "data-key", "", "--data: the `member` keying each record (default: id, else the first member unique in every record)")
 	fs.StringVar(&d.formats, "data-formats", "", "--data: comma-separated `formats` to serve (json,toon,cbor,msgpack,protobuf; default: all, protobuf with --proto)")
@@ -27,7 +28,6 @@ func addDataFlags(fs *pflag.FlagSet) *dataFlags {
 	fs.StringVar(&d.protoset, "protoset", "", "--data: the records' protobuf schema as a FileDescriptorSet `file`")
 	fs.StringVar(&d.message, "message", "", "--data: the records' message, by full name (pkg.Msg); default: the file's only message")
 	fs.IntVar(&d.max, "data-max", payload.DefaultMaxRecords, "--data: most `records` held")
-	return d
 }
 
 // apply loads the dataset into o; a dataset that cannot be served is a
@@ -35,15 +35,15 @@ func addDataFlags(fs *pflag.FlagSet) *dataFlags {
 func (d *dataFlags) apply(ctx context.Context, o *server.Options, stderr io.Writer) error {
 	if d.file == "" {
 		if d.key != "" || d.formats != "" || d.proto != "" || d.protoset != "" || d.message != "" {
-			return usagef("--data-key, --data-formats, --proto, --protoset and --message need --data FILE")
+			return lflags.Usagef("--data-key, --data-formats, --proto, --protoset and --message need --data FILE")
 		}
 		return nil
 	}
 	if d.proto != "" && d.protoset != "" {
-		return usagef("--proto and --protoset: give one schema")
+		return lflags.Usagef("--proto and --protoset: give one schema")
 	}
 	if d.max <= 0 {
-		return usagef("--data-max must be > 0")
+		return lflags.Usagef("--data-max must be > 0")
 	}
 	do := payload.DataOptions{Key: d.key, MaxRecords: d.max}
 	if d.formats != "" {
@@ -61,7 +61,7 @@ func (d *dataFlags) apply(ctx context.Context, o *server.Options, stderr io.Writ
 	}
 	ds, err := payload.LoadDatasetFile(ctx, d.file, schema, protoset, d.message, do)
 	if err != nil {
-		return usageError{Err: err}
+		return lflags.UsageError{Err: err}
 	}
 	o.HTTP.Records = ds
 	fmt.Fprintf(stderr, "serving %d records of %s at /records/{%s} in %s\n", ds.Len(), d.file, ds.Key, strings.Join(ds.Formats(), ", "))
