@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/wirebench/wirebench/bulk"
+	"github.com/wirebench/wirebench/load/flags"
 	"github.com/wirebench/wirebench/load/scenario"
 )
 
@@ -29,7 +30,7 @@ func runGen(ctx context.Context, env *cliEnv, args []string) error {
 	sum := fs.Bool("checksum", false, "print the dataset's row count and checksum (what the airports table must hold after the upload) instead of the data: "+
 		"\"N rows, sum S\", S the sum of each row's first 4 bytes of SHA3-256 over its fields as netstrings; the table prints the same line with: wirebench gen airports --checksum-sql | sqlite3 airports.db (docs/bulk.md)")
 	sumSQL := fs.Bool("checksum-sql", false, "print the SQL that computes --checksum's line from an airports table, for the sqlite3 shell (which has sha3()): wirebench gen airports --checksum-sql | sqlite3 airports.db")
-	aliases(fs, map[string]string{"n": "records"})
+	flags.Aliases(fs, map[string]string{"n": "records"})
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}

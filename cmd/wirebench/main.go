@@ -161,7 +161,7 @@ func unknownCommand(env *cliEnv, name string) int {
 	hint := ""
 	if strings.HasPrefix(name, "-") {
 		hint = " (flags go after the command: wirebench <command> [flags])"
-	} else if s := closest(name, names); s != "" {
+	} else if s := flags.Closest(name, names); s != "" {
 		hint = " (did you mean " + s + "?)"
 	}
 	fmt.Fprintf(env.stderr, "wirebench: unknown command %q%s; see 'wirebench -h'\n", name, hint)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/wirebench/wirebench/load/flags"
 	"github.com/wirebench/wirebench/report"
 	"github.com/wirebench/wirebench/results"
 )
@@ -39,7 +40,7 @@ func runReport(ctx context.Context, env *cliEnv, args []string) error {
 	format := fs.String("format", "md", "output format: "+strings.Join(formatNames(), ", "))
 	out := fs.StringP("output", "o", "", "write to this `file` instead of stdout (never replaced without --force)")
 	force := fs.Bool("force", false, "replace an existing -o file")
-	aliases(fs, map[string]string{"o": "output"})
+	flags.Aliases(fs, map[string]string{"o": "output"})
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
 		return err
