@@ -11,7 +11,6 @@ import (
 	"github.com/wirebench/wirebench/capacity"
 	"github.com/wirebench/wirebench/load"
 	"github.com/wirebench/wirebench/load/flags"
-	"github.com/wirebench/wirebench/measure"
 	"github.com/wirebench/wirebench/report"
 	"github.com/wirebench/wirebench/results"
 )
@@ -148,51 +147,25 @@ func runCapacity(ctx context.Context, env *cliEnv, args []string) error {
 		return err
 	}
 	defer m.Close()
-	sc, cfg := m.Scenario, m.Config
-	log := env.stderr
-	quota, release, err := capacity.ServerQuota(ctx, f.lf.Options, sc, f.serverPID, q, log)
-	if err != nil && q > 0 {
-		return fmt.Errorf("--server-cpu-quota: %w", err)
-	} else if err != nil {
-		return err
-	}
-	defer release() // the server goes back to its own group
 	if !f.quiet {
-		f.opts.Progress = report.CapacityProgress(log, 0)
+		f.opts.Progress = report.CapacityProgress(env.stderr, 0)
 	}
-	if f.serverPID > 0 {
-		f.opts.ServerCores = float64(len(measure.AffinityOf(f.serverPID)))
-		if quota != nil {
-			f.opts.ServerCores = quota.Cores
-		}
-	}
-	res, err := capacity.Run(ctx, f.opts, f.lf.Options, sc, f.serverPID)
+	res, err := capacity.RunServer(ctx, f.opts, f.lf.Options, m.Scenario, f.serverPID, q, env.stderr)
 	if err != nil {
 		if errors.Is(err, capacity.ErrOptions) || errors.Is(err, load.ErrOptions) {
 			return usagef("%s", strings.TrimPrefix(cliMessage(err), "capacity: invalid options: "))
 		}
 		return err
 	}
-	res.ServerQuota = quota
-	res.Scenario = cfg.Scenario
-	cfg.Args = args
-	res.Config = cfg
-	res.Env = measure.Environment(ctx)
+	res.Scenario, res.Config = m.Config.Scenario, m.Config
+	res.Config.Args = args
 	res.Link = f.lf.link.result
 	if err := results.WriteCapacitySummary(summaryWriter(env, f.out), res); err != nil {
 		return err
 	}
 	results.WriteLinkSummary(summaryWriter(env, f.out), res.Link)
-	switch f.out {
-	case "":
-	case "-":
-		if err := res.WriteJSON(env.stdout); err != nil {
-			return err
-		}
-	default:
-		if err := results.WriteFile(f.out, f.force, res.WriteJSON); err != nil {
-			return err
-		}
+	if err := writeCapacityOut(env, f.out, f.force, res); err != nil {
+		return err
 	}
 	return capacityExit(ctx, res, results.CapacityLine(res))
 }

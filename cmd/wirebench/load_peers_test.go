@@ -12,9 +12,10 @@ import (
 	"strings"
 	"testing"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/wirebench/wirebench/internal/testkit"
 	"github.com/wirebench/wirebench/results"
-	"golang.org/x/sys/unix"
 )
 
 // TestPeerLoadBesideWrk runs `wirebench load` beside wrk against servers
