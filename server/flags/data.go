@@ -6,10 +6,9 @@ import (
 	"io"
 	"strings"
 
-	lflags "github.com/wirebench/wirebench/load/flags"
-
 	"github.com/spf13/pflag"
 
+	lflags "github.com/wirebench/wirebench/load/flags"
 	"github.com/wirebench/wirebench/payload"
 	"github.com/wirebench/wirebench/server"
 )
