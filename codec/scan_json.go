@@ -4,12 +4,21 @@ import (
 	"unicode/utf8"
 )
 
-// scanJSON checks that b is exactly one RFC 8259 JSON value within lim,
-// without recursion. Beyond what encoding/json checks, it refuses what the
+// scanJSON checks that b is exactly one RFC 8259 JSON value within lim:
+// validJSON's one pass, and explainJSON's for the error of a refused body.
+func scanJSON(b []byte, lim Limits) error {
+	if validJSON(b, lim) {
+		return nil
+	}
+	return explainJSON(b, lim)
+}
+
+// explainJSON is scanJSON's exact pass, without recursion, naming what it
+// refuses and where. Beyond what encoding/json checks, it refuses what the
 // libraries would otherwise replace with U+FFFD: ill-formed UTF-8 in a
 // string and \u escapes of unpaired surrogates (every other format refuses
 // such text, so JSON does too).
-func scanJSON(b []byte, lim Limits) error {
+func explainJSON(b []byte, lim Limits) error {
 	const format = "json"
 	// stack holds the open containers, '{' or '['; count the elements of
 	// each, to apply MaxItems.

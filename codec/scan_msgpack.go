@@ -6,12 +6,21 @@ import (
 )
 
 // scanMsgpack checks that b is exactly one well-formed MessagePack value
-// within lim, without recursion: a stack of "items left" counters, one per
-// open array or map. Strings must be UTF-8 (the spec says str is UTF-8, and
+// within lim: validMsgpack's one pass, and explainMsgpack's for the error
+// of a refused body.
+func scanMsgpack(b []byte, lim Limits) error {
+	if validMsgpack(b, lim) {
+		return nil
+	}
+	return explainMsgpack(b, lim)
+}
+
+// explainMsgpack is scanMsgpack's exact pass, without recursion: a stack
+// of "items left" counters, one per open array or map. Strings must be UTF-8 (the spec says str is UTF-8, and
 // every other format refuses ill-formed text). Every declared length is
 // checked against the bytes left, so no length can make a decoder
 // preallocate more than the body's size.
-func scanMsgpack(b []byte, lim Limits) error {
+func explainMsgpack(b []byte, lim Limits) error {
 	const format = "msgpack"
 	// left[k] is the number of values still to read in the k-th open
 	// container; left[0] is the top level, which holds one value.
