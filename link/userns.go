@@ -99,7 +99,11 @@ func usernsHint() string {
 	case read("user/max_user_namespaces") == "0":
 		return ": user.max_user_namespaces is 0 (sysctl -w user.max_user_namespaces=15000), or run as root"
 	}
-	return ": run as root (sudo), or where user namespaces are allowed (a container may forbid them: --security-opt seccomp=unconfined)"
+	if os.Getuid() == 0 {
+		// Root without the capabilities: a container's.
+		return ": give the container CAP_NET_ADMIN and CAP_SYS_ADMIN and /dev/net/tun (docker run --cap-add NET_ADMIN --cap-add SYS_ADMIN --device /dev/net/tun)"
+	}
+	return ": run as root (sudo), or where user namespaces are allowed (a container's seccomp profile may forbid them)"
 }
 
 // serveHost answers the requests of the process in the namespaces: "tcp
