@@ -14,7 +14,7 @@
 # serve --cpuprofile per mode and perf record -g of redis-server, both over
 # the whole server run).
 # Ends with each pair's ratio per round (ours/redis, base/redis: rate,
-# p99 and server CPU per request) and their median and range.
+# p99, p99.9 and server CPU per request) and their median and range.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 DIST=${DIST:-zipf:0.99} MODES=${MODES:-"everysec always"} TESTS=${TESTS:-"set get"} PS=${PS:-1}
@@ -51,10 +51,10 @@ bench() {
       python3 - "$out" "$2" "$t" "$p" "$((t1 - t0))" "$(getconf CLK_TCK)" "$cs" <<'EOF' | tee -a "$tmp/results"
 import json, sys
 r = json.load(open(sys.argv[1]))
-n, failed, rps, p99 = r["requests"], r["failed"], r["rps"], r["latency"]["p99_ms"]
+n, failed, rps, p99, p999 = r["requests"], r["failed"], r["rps"], r["latency"]["p99_ms"], r["latency"]["p999_ms"]
 cpu = int(sys.argv[5]) / int(sys.argv[6]) * 1e6 / n
 cs = f"; {int(sys.argv[7]) / n:.3f} context switches/request" if sys.argv[7].isdigit() else ""
-print(f"{sys.argv[2]} {sys.argv[3].upper()} -P{sys.argv[4]}: {rps:.0f} requests/s p99 {p99:.3f} ms; server CPU {cpu:.2f} us/request{cs}; {n} requests, {failed} failed")
+print(f"{sys.argv[2]} {sys.argv[3].upper()} -P{sys.argv[4]}: {rps:.0f} requests/s p99 {p99:.3f} ms p99.9 {p999:.3f} ms; server CPU {cpu:.2f} us/request{cs}; {n} requests, {failed} failed")
 EOF
     done
   done
@@ -108,12 +108,12 @@ done
 awk '
   { split($1, a, "/"); srv = a[1]; key = a[2] " " $2 " " $3; sub(":$", "", key)
     i = ++n[srv, key]; rate[srv, key, i] = $4
-    for (j = 1; j <= NF; j++) { if ($j == "p99") p99[srv, key, i] = $(j + 1); if ($j == "CPU") cpu[srv, key, i] = $(j + 1) }
+    for (j = 1; j <= NF; j++) { if ($j == "p99") p99[srv, key, i] = $(j + 1); if ($j == "p99.9") p999[srv, key, i] = $(j + 1); if ($j == "CPU") cpu[srv, key, i] = $(j + 1) }
     keys[key] = 1 }
   function report(srv, key,   i, m) {
     m = n[srv, key]; if (m == 0 || n["redis", key] < m) return
-    for (i = 1; i <= m; i++) { rr[i] = rate[srv, key, i] / rate["redis", key, i]; pp[i] = p99[srv, key, i] / p99["redis", key, i]; cc[i] = cpu[srv, key, i] / cpu["redis", key, i] }
-    printf "# %s/redis %s: rate %s; p99 %s; CPU per request %s\n", srv, key, summary(rr, m), summary(pp, m), summary(cc, m)
+    for (i = 1; i <= m; i++) { rr[i] = rate[srv, key, i] / rate["redis", key, i]; pp[i] = p99[srv, key, i] / p99["redis", key, i]; qq[i] = p999[srv, key, i] / p999["redis", key, i]; cc[i] = cpu[srv, key, i] / cpu["redis", key, i] }
+    printf "# %s/redis %s: rate %s; p99 %s; p99.9 %s; CPU per request %s\n", srv, key, summary(rr, m), summary(pp, m), summary(qq, m), summary(cc, m)
   }
   function summary(v, m,   i, j, t, s) {
     for (i = 1; i <= m; i++) for (j = i + 1; j <= m; j++) if (v[j] < v[i]) { t = v[i]; v[i] = v[j]; v[j] = t }
