@@ -4,21 +4,27 @@
 # --resp at matched persistence, in one run: servers pinned to CPU 1, the
 # client on CPU 0, every value checked. Per cell it prints the rate, p99,
 # the server's CPU per request (from /proc), its context switches per
-# request (perf stat, when perf is there) and, with PROF, where it went.
+# request (perf stat, when perf is there), the client's CPU per request
+# and, with PROF, where it went.
 # Run it under the load lock:
 #   flock /tmp/wirebench-load.lock scripts/kv-zipf-vs-redis.sh
 # Env: DIST (zipf:0.99), MODES ("everysec always"), TESTS ("set get"),
-# PS (pipelines, "1"), C (50), D (measured seconds, 4s), ROUNDS (1; rounds
+# PS (pipelines, "1"), C (50), D (measured seconds, 4s), RATE (open loop
+# at this many requests/s, -P 1 only: every server gets the same load, so
+# the CPU per request compares their cost below saturation), ROUNDS (1; rounds
 # alternate which server goes first), WB, BASE (a second wirebench binary
 # run beside WB: before/after in one run), PROF (a directory: wirebench
 # serve --cpuprofile per mode and perf record -g of redis-server, both over
 # the whole server run).
 # Ends with each pair's ratio per round (ours/redis, base/redis: rate,
-# p99, p99.9 and server CPU per request) and their median and range.
+# p99, p99.9, server and client CPU per request) and their median and
+# range. At -P 1 the client is as busy as the server (each 12-14 us of
+# CPU a request), so its CPU per request moves the rate as much.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 DIST=${DIST:-zipf:0.99} MODES=${MODES:-"everysec always"} TESTS=${TESTS:-"set get"} PS=${PS:-1}
-C=${C:-50} D=${D:-4s} ROUNDS=${ROUNDS:-1} BASE=${BASE:-} PROF=${PROF:-}
+C=${C:-50} D=${D:-4s} ROUNDS=${ROUNDS:-1} BASE=${BASE:-} PROF=${PROF:-} RATE=${RATE:-}
+open=(); [ -z "$RATE" ] || open=(-r "$RATE")
 WB=${WB:-$(mktemp -d)/wirebench}
 [ -x "$WB" ] || go build -o "$WB" ./cmd/wirebench
 tmp=$(mktemp -d)
@@ -40,7 +46,7 @@ bench() {
         ps=$!
       fi
       t0=$(ticks "$3")
-      taskset -c 0 "$WB" load -q --scenario "kv-$t" --key-dist "$DIST" --no-preload -c "$C" -P "$p" -d "$D" \
+      taskset -c 0 "$WB" load -q --scenario "kv-$t" --key-dist "$DIST" --no-preload -c "$C" -P "$p" "${open[@]}" -d "$D" \
         --out "$out" --force "redis://127.0.0.1:$1" >/dev/null
       t1=$(ticks "$3")
       cs=
@@ -54,12 +60,13 @@ r = json.load(open(sys.argv[1]))
 n, failed, rps, p99, p999 = r["requests"], r["failed"], r["rps"], r["latency"]["p99_ms"], r["latency"]["p999_ms"]
 cpu = int(sys.argv[5]) / int(sys.argv[6]) * 1e6 / n
 cs = f"; {int(sys.argv[7]) / n:.3f} context switches/request" if sys.argv[7].isdigit() else ""
-print(f"{sys.argv[2]} {sys.argv[3].upper()} -P{sys.argv[4]}: {rps:.0f} requests/s p99 {p99:.3f} ms p99.9 {p999:.3f} ms; server CPU {cpu:.2f} us/request{cs}; {n} requests, {failed} failed")
+cli = r.get("per_request", {}).get("client_cpu_ns", 0) / 1e3
+print(f"{sys.argv[2]} {sys.argv[3].upper()} -P{sys.argv[4]}: {rps:.0f} requests/s p99 {p99:.3f} ms p99.9 {p999:.3f} ms; server CPU {cpu:.2f} us/request{cs}; client CPU {cli:.2f} us/request; {n} requests, {failed} failed")
 EOF
     done
   done
 }
-echo "# $(date -u +%FT%TZ) $(uname -m) $(nproc) CPUs; wirebench load --key-dist $DIST -c $C -P {$PS} -d $D, 10000 keys, 128 B; load average $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "# $(date -u +%FT%TZ) $(uname -m) $(nproc) CPUs; wirebench load --key-dist $DIST -c $C -P {$PS}${RATE:+ -r $RATE} -d $D, 10000 keys, 128 B; load average $(cut -d' ' -f1-3 /proc/loadavg)"
 for round in $(seq "$ROUNDS"); do
 for mode in $MODES; do
   rp=$(port); wp=$(port); d="$tmp/$mode"; mkdir -p "$d/r" "$d/w"
@@ -108,12 +115,12 @@ done
 awk '
   { split($1, a, "/"); srv = a[1]; key = a[2] " " $2 " " $3; sub(":$", "", key)
     i = ++n[srv, key]; rate[srv, key, i] = $4
-    for (j = 1; j <= NF; j++) { if ($j == "p99") p99[srv, key, i] = $(j + 1); if ($j == "p99.9") p999[srv, key, i] = $(j + 1); if ($j == "CPU") cpu[srv, key, i] = $(j + 1) }
+    for (j = 1; j <= NF; j++) { if ($j == "p99") p99[srv, key, i] = $(j + 1); if ($j == "p99.9") p999[srv, key, i] = $(j + 1); if ($j == "CPU" && $(j - 1) == "server") cpu[srv, key, i] = $(j + 1); if ($j == "CPU" && $(j - 1) == "client") ccpu[srv, key, i] = $(j + 1) }
     keys[key] = 1 }
   function report(srv, key,   i, m) {
     m = n[srv, key]; if (m == 0 || n["redis", key] < m) return
-    for (i = 1; i <= m; i++) { rr[i] = rate[srv, key, i] / rate["redis", key, i]; pp[i] = p99[srv, key, i] / p99["redis", key, i]; qq[i] = p999[srv, key, i] / p999["redis", key, i]; cc[i] = cpu[srv, key, i] / cpu["redis", key, i] }
-    printf "# %s/redis %s: rate %s; p99 %s; p99.9 %s; CPU per request %s\n", srv, key, summary(rr, m), summary(pp, m), summary(qq, m), summary(cc, m)
+    for (i = 1; i <= m; i++) { rr[i] = rate[srv, key, i] / rate["redis", key, i]; pp[i] = p99[srv, key, i] / p99["redis", key, i]; qq[i] = p999[srv, key, i] / p999["redis", key, i]; cc[i] = cpu[srv, key, i] / cpu["redis", key, i]; kk[i] = ccpu[srv, key, i] / ccpu["redis", key, i] }
+    printf "# %s/redis %s: rate %s; p99 %s; p99.9 %s; server CPU per request %s; client CPU per request %s\n", srv, key, summary(rr, m), summary(pp, m), summary(qq, m), summary(cc, m), summary(kk, m)
   }
   function summary(v, m,   i, j, t, s) {
     for (i = 1; i <= m; i++) for (j = i + 1; j <= m; j++) if (v[j] < v[i]) { t = v[i]; v[i] = v[j]; v[j] = t }
