@@ -152,20 +152,6 @@ func TestSourceCredits(t *testing.T) {
 	if c := s.m[b].credit; c != minCredits {
 		t.Errorf("%d credits saved, want the cap, %d", c, minCredits)
 	}
-	// Holding all its --h3-source-conns, a source with tokens left
-	// reserves nothing: the filter drops its Initial rather than quic-go
-	// refusing it (a sealed reply each).
-	s = newSources(1, 100, time.Second)
-	if s.reserve(a, t0, yes) != nil || s.admit(a, t0, next) != nil {
-		t.Fatal("a first connection refused")
-	}
-	if s.reserve(a, t0, yes) != errSourceLimit {
-		t.Error("a source holding all its connections reserved another")
-	}
-	s.release(a)
-	if s.reserve(a, t0, yes) != nil {
-		t.Error("refused once its connection closed")
-	}
 }
 
 // TestCreditOutlivesTheSweep: with no per-source rate a source has no
