@@ -188,8 +188,8 @@ func median(d []time.Duration) time.Duration {
 // TestEverysecFsyncLeavesTheP is the point of the ring: on one P, a
 // goroutine that sleeps 50 µs at a time keeps waking during everysec's
 // fsync of 16 MiB. Through f.Sync it waited for the whole fsync (10-20
-// ms against 9-27 ms fsyncs, measured on the 2-CPU VM); through the ring
-// 0.2-2.7 ms. A timing test: it measures wall-clock waits.
+// ms against 9-25 ms fsyncs, on the busy 2-CPU VM); through the ring a
+// median of 1.8-2.3 ms. A timing test: it measures wall-clock waits.
 func TestEverysecFsyncLeavesTheP(t *testing.T) {
 	testkit.NeedTiming(t)
 	newRingOrSkip(t)
