@@ -160,3 +160,48 @@ func TestLoadGRPCRecordsCLI(t *testing.T) {
 		t.Errorf("--scenario records --transport grpc: exit %d\n%s%s", code, out, errOut)
 	}
 }
+
+// TestCapacityRecordsCLI: capacity takes --scenario records with load's
+// records flags. The file's default key would be name (its first unique
+// member); the server keys by sku, and so does the search with --data-key
+// sku: every reply checked, none failed, the SLO met. A key or message the
+// file lacks is refused before any request, naming it; the flags apply to
+// --scenario records only.
+func TestCapacityRecordsCLI(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "parts.json")
+	if err := os.WriteFile(file, []byte(`[{"name":"bolt","sku":"B-1","kg":0.5},{"name":"nut","sku":"N-2","kg":0.25},{"name":"washer","sku":"W-3","kg":0.125}]`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ds, err := payload.LoadDatasetFile(context.Background(), file, "", false, "", payload.DataOptions{Key: "sku"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := server.Start(context.Background(), server.Options{HTTPAddr: "127.0.0.1:0", NoGRPC: true, HTTP: httpapi.Options{Records: ds}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	url := "http://" + srv.HTTPAddr()
+	capacity := func(extra ...string) []string {
+		return append(append([]string{"capacity", "-q", "--slo", "p99<2s", "--slo", "errors<1%", "--start-rate", "20", "--max-rate", "40",
+			"--step-duration", "300ms", "--warmup", "100ms", "--no-confirm"}, extra...), url)
+	}
+	code, stdout, errs := runCLI(t, capacity("--scenario", "records", "--data", file, "--data-key", "sku")...)
+	if code != 0 || !strings.Contains(stdout, "every rate up to --max-rate met it") {
+		t.Errorf("--data-key sku: exit %d\n%s%s", code, stdout, errs)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--scenario", "records", "--data", file, "--data-key", "part"}, "--data-key part"},
+		{[]string{"--scenario", "records", "--data", file, "--format", "protobuf", "--proto", "../../examples/data/shipments.proto", "--message", "ship.v1.Nope"}, "ship.v1.Nope"},
+		{[]string{"--scenario", "crud", "--data-key", "sku"}, "--data-key and --message apply to --scenario records"},
+		{[]string{"--message", "ship.v1.Shipment"}, "--data-key and --message apply to --scenario records"},
+	} {
+		code, _, errs := runCLI(t, capacity(tc.args...)...)
+		if code != 2 || !strings.Contains(errs, tc.want) || strings.Count(strings.TrimSpace(errs), "\n") != 0 {
+			t.Errorf("%v: exit %d, stderr %q; want 2 and one line with %q", tc.args, code, errs, tc.want)
+		}
+	}
+}

@@ -212,6 +212,16 @@ func (r *Records) Register(fs *pflag.FlagSet) {
 	fs.StringVar(&r.Message, "message", "", "--scenario records: the records' protobuf message by full name (pkg.Msg), as serve's --message; default: the schema's only message")
 }
 
+// checkRecords refuses --data-key and --message without --scenario
+// records. Check and Made both run it: capacity takes its client through
+// Made alone, with the records flags as load has them.
+func (f *Load) checkRecords(fs *pflag.FlagSet) error {
+	if fs != nil && (fs.Changed("data-key") || fs.Changed("message")) && f.Scenario != scenario.Records {
+		return Usagef("--data-key and --message apply to --scenario records")
+	}
+	return nil
+}
+
 // recordsData reads the file the server serves (serve --data FILE): the
 // records scenario checks every reply against it. A file the run's
 // format cannot carry unchanged is refused here, naming the record.

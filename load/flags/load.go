@@ -132,8 +132,8 @@ func (f *Load) Check(fs *pflag.FlagSet) error {
 			return Usagef("--%s applies to the kv-* scenarios", name)
 		}
 	}
-	if (fs.Changed("data-key") || fs.Changed("message")) && f.Scenario != scenario.Records {
-		return Usagef("--data-key and --message apply to --scenario records")
+	if err := f.checkRecords(fs); err != nil {
+		return err
 	}
 	for _, name := range []string{"proto", "import-path", "protoset", "data", "expect", "tls"} {
 		replayable := f.Replay.File != "" && name != "data" && name != "expect" // a recording of gRPC calls'
@@ -208,6 +208,9 @@ func (f *Load) Made(ctx context.Context, fs *pflag.FlagSet, pos []string) (*spec
 	}
 	if f.Raw.ZeroRTT && (f.Replay.File != "" || f.Stream.Kind != "" || f.Browser.Kind != "" || strings.HasPrefix(f.Scenario, "kv-")) {
 		return nil, Usagef("--0rtt applies to raw mode and the reference scenarios over --transport h3")
+	}
+	if err := f.checkRecords(fs); err != nil {
+		return nil, err
 	}
 	c := spec.Client{Options: f.Options}
 	cliErr := optionsError // how the client's errors read
