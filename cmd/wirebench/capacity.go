@@ -55,41 +55,19 @@ var loadTargetFlags = []string{
 }
 
 type capacityFlags struct {
-	lf        loadFlags
-	opts      capacity.Options
-	slo       []string
-	precision string
-	out       string
-	serverPID int
-	quota     string
-	force     bool
-	quiet     bool
-	noConfirm bool
+	lf           loadFlags
+	search       flags.Search
+	out          string
+	force, quiet bool
 }
 
 func newCapacityFlags(env *cliEnv, f *capacityFlags) *pflag.FlagSet {
 	fs := newFlagSet(env, "capacity", capacityUsage)
-	fs.StringArrayVar(&f.slo, "slo", nil, "`criterion` every step must meet (repeatable): p99<20ms, p50<5ms, errors<0.1% (without an errors criterion, errors<1% is added)")
-	fs.StringVar(&f.precision, "precision", "5%", "stop when the first failing rate is within this `fraction` of the last passing one (5% or 0.05)")
-	fs.Float64Var(&f.opts.MaxRate, "max-rate", capacity.DefaultMaxRate, "highest `rate` (req/s) to try")
-	fs.Float64Var(&f.opts.MinRate, "min-rate", capacity.DefaultMinRate, "lowest `rate` (req/s) to try")
-	fs.Float64Var(&f.opts.StartRate, "start-rate", capacity.DefaultStartRate, "first step's `rate` (req/s)")
-	fs.Float64Var(&f.opts.Growth, "growth", capacity.DefaultGrowth, "`factor` between steps until one fails")
-	f.opts.StepDuration, f.opts.Warmup, f.opts.MaxTime = capacity.DefaultStepDuration, capacity.DefaultWarmup, capacity.DefaultMaxTime
-	fs.Var(flags.Duration{D: &f.opts.StepDuration}, "step-duration", "each step's measured `window`")
-	fs.Var(flags.Duration{D: &f.opts.Warmup}, "warmup", "warm-up at each step's rate before its window (`duration`)")
-	fs.Var(flags.Duration{D: &f.opts.ConfirmDuration}, "confirm-duration", "the confirmation run at the answer (`duration`; default twice --step-duration)")
-	fs.BoolVar(&f.noConfirm, "no-confirm", false, "skip the confirmation run")
-	fs.Var(flags.Duration{D: &f.opts.MaxTime}, "max-time", "bound on the whole search (`duration`)")
-	fs.IntVar(&f.opts.MaxSteps, "max-steps", capacity.DefaultMaxSteps, "bound on the steps (`N`)")
-	fs.IntVarP(&f.opts.Concurrency, "concurrency", "c", capacity.DefaultConcurrency, "cap on requests in flight (`N`); each step uses what its rate needs at the SLO, up to it")
-	fs.IntVar(&f.serverPID, "server-pid", 0, "sample this server `PID`'s CPU over each step (server CPU per request, capacity per core)")
-	fs.StringVar(&f.quota, "server-cpu-quota", "auto", "with --server-pid: cap that server at this many `CPUs` (0.5) for the search, off, or auto: a short calibration measures both sides' CPU per request and gives the server the largest quota the client can outrun")
+	f.search.RegisterRates(fs)
 	fs.StringVar(&f.out, "out", "", "write the result (schema wirebench.capacity/v2) to this `file`; - for stdout")
 	fs.BoolVar(&f.force, "force", false, "replace an existing --out file")
 	fs.BoolVarP(&f.quiet, "quiet", "q", false, "no line per step on stderr")
-	fs.Lookup("confirm-duration").DefValue = "" // its help says the default
-	lfs := newLoadFlags(env, &f.lf)             // never parsed: the shared flags are added here
+	lfs := newLoadFlags(env, &f.lf) // never parsed: the shared flags are added here
 	for _, name := range append(loadTargetFlags, flags.KVNames...) {
 		fs.AddFlag(lfs.Lookup(name))
 	}
@@ -106,10 +84,10 @@ func runCapacity(ctx context.Context, env *cliEnv, args []string) error {
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	if len(f.slo) == 0 {
+	if len(f.search.SLO) == 0 {
 		return usagef("--slo is required (e.g. --slo 'p99<20ms')")
 	}
-	if err := searchFlags(&f.opts, f.slo, f.precision, f.noConfirm); err != nil {
+	if err := f.search.Read(); err != nil {
 		return err
 	}
 	if done, err := f.lf.link.across(ctx, env, "capacity", args); done {
@@ -118,9 +96,9 @@ func runCapacity(ctx context.Context, env *cliEnv, args []string) error {
 	if err := f.lf.CheckArrivals(fs); err != nil {
 		return err
 	}
-	f.opts.Arrivals, f.opts.Seed = f.lf.Options.Arrivals, f.lf.Options.Seed
-	if f.opts.Concurrency < 1 {
-		return usagef("-c %d: want at least 1", f.opts.Concurrency)
+	f.search.Options.Arrivals, f.search.Options.Seed = f.lf.Options.Arrivals, f.lf.Options.Seed
+	if f.search.Options.Concurrency < 1 {
+		return usagef("-c %d: want at least 1", f.search.Options.Concurrency)
 	}
 	if f.out != "-" {
 		if err := checkNewOut(f.out, f.force); err != nil {
@@ -130,12 +108,12 @@ func runCapacity(ctx context.Context, env *cliEnv, args []string) error {
 	if err := pinCPUs(f.lf.CPUs); err != nil {
 		return err
 	}
-	q, err := capacity.ParseQuota(f.quota)
+	q, err := capacity.ParseQuota(f.search.Quota)
 	if err != nil {
 		return usagef("--server-cpu-quota: %v", err)
 	}
-	if q > 0 && f.serverPID <= 0 {
-		return usagef("--server-cpu-quota %s needs --server-pid: only a server named by its PID can be given a quota", f.quota)
+	if q > 0 && f.search.ServerPID <= 0 {
+		return usagef("--server-cpu-quota %s needs --server-pid: only a server named by its PID can be given a quota", f.search.Quota)
 	}
 	if f.lf.Replay.File != "" { // the search in speed: replay_capacity.go
 		return runCapacityReplay(ctx, env, &f, fs, args)
@@ -149,9 +127,9 @@ func runCapacity(ctx context.Context, env *cliEnv, args []string) error {
 	}
 	defer m.Close()
 	if !f.quiet {
-		f.opts.Progress = report.CapacityProgress(env.stderr, 0)
+		f.search.Options.Progress = report.CapacityProgress(env.stderr, 0)
 	}
-	res, err := capacity.RunServer(ctx, f.opts, f.lf.Options, m.Scenario, f.serverPID, q, env.stderr)
+	res, err := capacity.RunServer(ctx, f.search.Options, f.lf.Options, m.Scenario, f.search.ServerPID, q, env.stderr)
 	if err != nil {
 		if errors.Is(err, capacity.ErrOptions) || errors.Is(err, load.ErrOptions) {
 			return usagef("%s", strings.TrimPrefix(cliMessage(err), "capacity: invalid options: "))

@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+
+	"github.com/wirebench/wirebench/load/flags"
 )
 
 func init() {
@@ -39,13 +41,13 @@ func runReplay(ctx context.Context, env *cliEnv, args []string) error {
 	fs.StringVar(&f.percentiles, "percentiles", "", "print the latency at these `percentiles`, e.g. 50,90,99,99.9")
 	fs.BoolVarP(&f.quiet, "quiet", "q", false, "no live status line")
 	f.link.register(fs) // --link…: link.go
-	var search replaySearch
-	search.register(fs) // --slo…: replay_capacity.go
+	var search flags.Search
+	search.RegisterSpeeds(fs) // --slo…
 	fs.Lookup("duration").DefValue = ""
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	if err := search.check(fs); err != nil {
+	if err := search.CheckSpeeds(fs); err != nil {
 		return err
 	}
 	switch pos := fs.Args(); {
@@ -62,7 +64,7 @@ func runReplay(ctx context.Context, env *cliEnv, args []string) error {
 	if done, err := f.link.across(ctx, env, "replay", args); done {
 		return err
 	}
-	if len(search.slo) > 0 {
+	if len(search.SLO) > 0 {
 		return runReplaySearch(ctx, env, &f, &search, fs, target, args)
 	}
 	return f.run(ctx, env, fs, args, []string{target})

@@ -69,3 +69,42 @@ func TestLoadRefuses(t *testing.T) {
 		t.Errorf("no URL: %v, want a UsageError", err)
 	}
 }
+
+// TestSearchFlags: capacity's and replay's search flags read into the
+// search's options; those that need --slo, or that it decides, refused.
+func TestSearchFlags(t *testing.T) {
+	var s Search
+	fs := pflag.NewFlagSet("capacity", pflag.ContinueOnError)
+	s.RegisterRates(fs)
+	if err := fs.Parse([]string{"--slo", "p99<20ms", "--precision", "10%", "--no-confirm"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Read(); err != nil {
+		t.Fatal(err)
+	}
+	if o := s.Options; len(o.SLO) != 1 || o.Precision != 0.1 || o.ConfirmDuration != -1 {
+		t.Fatalf("options %+v", o)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--min-speed", "2"}, "--min-speed applies to the speed search (--slo)"},
+		{[]string{"--slo", "p99<1s", "--min-speed", "0"}, "want 0 < min ≤ max"},
+		{[]string{"--slo", "rps>5"}, "the rate is what the search finds"},
+	} {
+		var s Search
+		fs := pflag.NewFlagSet("replay", pflag.ContinueOnError)
+		s.RegisterSpeeds(fs)
+		if err := fs.Parse(tc.args); err != nil {
+			t.Fatal(err)
+		}
+		err := s.CheckSpeeds(fs)
+		if err == nil {
+			err = s.Read()
+		}
+		if !errors.As(err, new(UsageError)) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%v: %v, want a usage error with %q", tc.args, err, tc.want)
+		}
+	}
+}
