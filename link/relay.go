@@ -58,6 +58,11 @@ var linkSeq atomic.Uint32
 // ErrPrivilege with what is missing (callers check before they start
 // anything a missing privilege would waste).
 func Available() error {
+	// Started in a user namespace of its own (StartInUserns): its
+	// loopback up before the servers here listen on it.
+	if _, err := fromUserns(); err != nil {
+		return err
+	}
 	if _, err := os.Stat("/dev/net/tun"); err != nil {
 		return fmt.Errorf("%w: %v", ErrPrivilege, err)
 	}

@@ -146,13 +146,8 @@ func (f *linkFlags) open(ctx context.Context, env *cliEnv) (*link.Link, *results
 		spec = &link.Spec{}
 	}
 	l, err := link.Open(*spec)
-	if errors.Is(err, link.ErrPrivilege) && !link.InUserns() && !testing.Testing() {
-		// Not root: this command again, in user and network namespaces
-		// of its own (where the kernel allows them), sets up the link.
-		if err = unprivileged(ctx, env); !errors.Is(err, link.ErrPrivilege) {
-			return nil, nil, err // its exit
-		}
-		return nil, nil, exitError{2, fmt.Errorf("--link: %s", linkMessage(err))}
+	if done, err := retryUnprivileged(ctx, env, err, "--link"); done {
+		return nil, nil, err
 	}
 	if errors.Is(err, link.ErrPrivilege) {
 		return nil, nil, exitError{2, fmt.Errorf("--link: %s: run as root (sudo), or in a container with CAP_NET_ADMIN and CAP_SYS_ADMIN and /dev/net/tun", linkMessage(err))}
@@ -174,6 +169,21 @@ func (f *linkFlags) open(ctx context.Context, env *cliEnv) (*link.Link, *results
 		}
 	}
 	return l, rl, nil
+}
+
+// retryUnprivileged: when err says that the link needs privileges this
+// process lacks, this command line runs again in user and network
+// namespaces of its own, where the kernel allows them (done, and its
+// exit), or one line says what is missing (done, exit 2). Otherwise not
+// done.
+func retryUnprivileged(ctx context.Context, env *cliEnv, err error, flag string) (bool, error) {
+	if !errors.Is(err, link.ErrPrivilege) || link.InUserns() || testing.Testing() {
+		return false, nil
+	}
+	if err = unprivileged(ctx, env); !errors.Is(err, link.ErrPrivilege) {
+		return true, err
+	}
+	return true, exitError{2, fmt.Errorf("%s: %s", flag, linkMessage(err))}
 }
 
 // unprivileged runs this command line again in user and network

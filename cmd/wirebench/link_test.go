@@ -127,6 +127,67 @@ func TestLinkUnprivileged(t *testing.T) {
 	}
 }
 
+// TestStudyLinksUnprivileged: a study's links axis, not root: the whole
+// study runs in namespaces of its own, its servers there too, and every
+// request on the link takes the round trip.
+func TestStudyLinksUnprivileged(t *testing.T) {
+	bin := testkit.Binary(t)
+	dir, err := os.MkdirTemp("", "wirebench-userns")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	if err := os.Chmod(dir, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(dir, "s.yaml")
+	if err := os.WriteFile(file, []byte(`name: links
+question: "Does the link cost a round trip?"
+answer: {cell: keep-alive, yes: worse}
+trials: 1
+warmup: 200ms
+duration: 500ms
+server:
+  command: ["{wirebench}", "serve", "--http", "127.0.0.1:{port}", "--seed-users", "10"]
+  ready: "http://127.0.0.1:{port}/healthz"
+load: {url: "http://127.0.0.1:{port}/users/1", concurrency: 2, expect_body_contains: '"id":1,'}
+links: ["rtt=20ms"]
+cells:
+  - name: keep-alive
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "out")
+	cmd := exec.Command(bin, "study", "run", file, "--link-check=false", "--out", out)
+	asNobody(cmd)
+	b, err := cmd.CombinedOutput()
+	var ee *exec.ExitError
+	if err != nil && !errors.As(err, &ee) {
+		t.Skipf("cannot run the test binary unprivileged: %v", err)
+	}
+	if err != nil && ee.ExitCode() == 2 && strings.Contains(string(b), "user namespace") {
+		t.Skipf("this kernel refuses unprivileged user namespaces: %s", b)
+	}
+	if err != nil {
+		t.Fatalf("study with links unprivileged: %v\n%s", err, b)
+	}
+	runs, _ := filepath.Glob(filepath.Join(out, "links-*", "results.json"))
+	if len(runs) != 1 {
+		t.Fatalf("results: %v\n%s", runs, b)
+	}
+	res, err := results.ReadFile(runs[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Links) != 1 || res.Links[0].Calibration == nil || res.Links[0].Calibration.RTTUDP < 20*time.Millisecond || len(res.Trials) != 1 {
+		t.Fatalf("links %+v, %d trials: want rtt=20ms calibrated, one trial", res.Links, len(res.Trials))
+	}
+	tr := res.Trials[0]
+	if tr.Error != "" || tr.Load == nil || tr.Load.Requests == 0 || tr.Load.Failed != 0 || tr.Load.Latency.Min() < 20*time.Millisecond {
+		t.Errorf("trial %s: %q, %+v: want every request across the link's 20 ms", tr.Cell, tr.Error, tr.Load)
+	}
+}
+
 // TestLinkUnprivilegedRefused: not root, where the kernel refuses user
 // namespaces (user.max_user_namespaces 0, set in a user namespace of the
 // test's own), one line says what is missing and how to get it, exit 2.

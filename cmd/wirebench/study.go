@@ -76,6 +76,9 @@ func runStudy(ctx context.Context, env *cliEnv, args []string) error {
 		return study.ServeAgent(ctx, def, o, os.NewFile(3, "study-agent-requests"), os.NewFile(4, "study-agent-replies"))
 	}
 	if err := study.LinksNeedPrivileges(def, o); err != nil {
+		if done, err := retryUnprivileged(ctx, env, err, "--links"); done {
+			return err
+		}
 		return exitError{2, fmt.Errorf("--links: %s: run as root (sudo), or in a container with CAP_NET_ADMIN and CAP_SYS_ADMIN and /dev/net/tun", linkMessage(err))}
 	}
 	if def.Name == study.BulkUpsertName {
