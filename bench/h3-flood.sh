@@ -12,8 +12,8 @@
 # quiet, then under each flood MODE (h3flood -mode initials: a reused
 # ClientHello in new connections' Initial packets, the server doing the
 # key exchange and signature; dial: quic-go handshakes closed once up).
-# Printed per run: the victim's p99 latency (from the intended send) and
-# service time, the flood's rate and the refusals it got back, and the
+# Printed per run: the victim's p99 latency (from the intended send; a
+# flood's also as a multiple of the round's quiet p99) and service time, the flood's rate and the refusals it got back, and the
 # server's CPU over the run, its counters of Initials dropped (by the
 # filter) and refused (by quic-go), the handshake gate's time held and
 # rested (--h3-handshake-share) and the handshakes that waited for it, the time its threads waited for a CPU (the
@@ -71,10 +71,14 @@ victim() {
   [ -z "$f" ] || wait "$f" || true
   local lat svc fail
   lat=$(awk '/^  latency \(from intended send\)/ {print $9}' "$tmp/v.out")
+  # Against the round's quiet p99 (the goal: under 2x).
+  local ms ratio=
+  ms=$(echo "$lat" | awk '{v=$0+0} /µs$|us$/ {v/=1000} /[0-9]s$/ && !/ms$/ {v*=1000} {print v}')
+  if [ "$1" = quiet ]; then quiet_ms=$ms; elif [ -n "${quiet_ms:-}" ] && [ "$quiet_ms" != 0 ]; then ratio=$(printf ' (%.2fx quiet)' "$(echo "$ms / $quiet_ms" | bc -l)"); fi
   svc=$(awk '/^  service time/ {print $8}' "$tmp/v.out")
   fail=$(awk '/^  requests/ {print $5}' "$tmp/v.out")
-  printf '%-5s %-6s %-9s victim p99 %-9s service p99 %-9s failed %-4s server CPU %5.1f%% (waited %4.0f ms) rcvbuf drops %-7s filter drops %-7s refused: source %-7s rate %-7s cap %s\n' \
-    "$filter" "$rate" "$1" "$lat" "$svc" "$fail" \
+  printf '%-5s %-6s %-9s victim p99 %-22s service p99 %-9s failed %-4s server CPU %5.1f%% (waited %4.0f ms) rcvbuf drops %-7s filter drops %-7s refused: source %-7s rate %-7s cap %s\n' \
+    "$filter" "$rate" "$1" "$lat$ratio" "$svc" "$fail" \
     "$(echo "($(cpu) - $c0) * 100 / $hz / ($SECS + 1)" | bc -l)" "$(echo "($(runq) - $w0) / 1000000" | bc -l)" \
     "$(( $(rcvbuf) - d0 ))" "$(( $(dropped) - x0 ))" "$(( $(metric wirebench_h3_source_refused_initials_total) - s0 ))" \
     "$(( $(metric wirebench_h3_rate_refused_initials_total) - r0 ))" "$(( $(metric wirebench_h3_refused_initials_total) - q0 ))"
