@@ -75,7 +75,14 @@ type ringParams struct {
 // keeps f.Sync.
 func newRingSyncer() (*ringSyncer, error) {
 	var p ringParams
+	// io_uring_setup has no close-on-exec flag: as the standard
+	// library's descriptors, set it before a fork can copy the ring.
+	syscall.ForkLock.RLock()
 	fd, _, e := unix.Syscall(unix.SYS_IO_URING_SETUP, ringEntries, uintptr(unsafe.Pointer(&p)), 0)
+	if e == 0 {
+		unix.CloseOnExec(int(fd))
+	}
+	syscall.ForkLock.RUnlock()
 	if e != 0 {
 		return nil, fmt.Errorf("io_uring_setup: %w", e)
 	}
@@ -84,7 +91,6 @@ func newRingSyncer() (*ringSyncer, error) {
 		u.close()
 		return nil, fmt.Errorf("io_uring %s: %w", what, err)
 	}
-	unix.CloseOnExec(u.ring)
 	var err error
 	prot, flags := unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED|unix.MAP_POPULATE
 	if u.mem[0], err = unix.Mmap(u.ring, ringOffSQ, int(p.sq.array+p.sqEntries*4), prot, flags); err != nil {
@@ -217,10 +223,32 @@ func (a *aof) backgroundSync(f File) error {
 	if serr == errRingBroken {
 		return f.Sync()
 	}
+	if ringRefused(serr) {
+		// The ring would not fsync (a kernel or a filter that refuses the
+		// operation); the file's own fsync says whether the file can.
+		// Not after an I/O error: that one is reported once per open
+		// file, and a second fsync would find it consumed.
+		a.ringOff = true
+		return f.Sync()
+	}
 	if serr != nil {
 		return &os.PathError{Op: "fsync", Path: of.Name(), Err: serr}
 	}
 	return nil
+}
+
+// ringRefused: errors that mean the request was refused, not that an
+// fsync of the file failed.
+func ringRefused(err error) bool {
+	var e syscall.Errno
+	if !errors.As(err, &e) {
+		return false
+	}
+	switch e {
+	case unix.EINVAL, unix.EOPNOTSUPP, unix.ENOSYS, unix.EPERM, unix.EACCES:
+		return true
+	}
+	return false
 }
 
 func (a *aof) closeRing() {

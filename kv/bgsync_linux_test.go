@@ -86,6 +86,30 @@ func TestRingSyncerFsyncs(t *testing.T) {
 	}
 }
 
+// TestRingRefusalFallsBackToFsync: when the ring refuses the request
+// (here EINVAL, as it does for a pipe) the store stops using it and the
+// file's own fsync answers; an I/O error would be returned as it is.
+func TestRingRefusalFallsBackToFsync(t *testing.T) {
+	newRingOrSkip(t)
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	defer w.Close()
+	a := &aof{}
+	defer a.closeRing()
+	if err := a.backgroundSync(w); !errors.Is(err, syscall.EINVAL) {
+		t.Fatalf("fsync of a pipe: %v, want f.Sync's EINVAL", err)
+	}
+	if !a.ringOff {
+		t.Fatal("the ring refused the request and is still in use")
+	}
+	if ringRefused(&os.PathError{Op: "fsync", Err: syscall.EIO}) || ringRefused(syscall.ENOSPC) {
+		t.Fatal("an I/O error counted as the ring refusing")
+	}
+}
+
 // TestEverysecFsyncsThroughTheRing: a store at everysec on real files
 // makes its once-a-second fsync through the ring (so the goroutine gives
 // its P back meanwhile), and its data is there after a reopen.
