@@ -159,15 +159,15 @@ func TestKubernetesRecipe(t *testing.T) {
 	if !f.Options.Open && f.Options.Rate == 0 {
 		t.Error("the recipe's test is not open loop (-r): segments of a closed-loop test need no shared schedule")
 	}
-	if len(f.thresholds) == 0 {
+	if len(f.Output.Thresholds) == 0 {
 		t.Error("no --threshold: the recipe should show thresholds judged on the merge")
 	}
-	for _, th := range f.thresholds {
+	for _, th := range f.Output.Thresholds {
 		if _, err := results.ParseThreshold(th); err != nil {
 			t.Error(err)
 		}
 	}
-	segDir := f.out
+	segDir := f.Output.Out
 	if !strings.HasSuffix(segDir, "/") {
 		t.Errorf("--out %q: want a directory (dir/), one file per segment", segDir)
 	}

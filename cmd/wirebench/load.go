@@ -35,12 +35,11 @@ func init() {
 // replay and capacity), and what to do with the result.
 type loadFlags struct {
 	flags.Load
-	out, cpuprofile, percentiles string
-	thresholds                   []string
-	quiet, latency, version      bool
-	outs                         outFlags    // --hdr-out, --force
-	export                       exportFlags // --prometheus-rw, --traceparent, --slowest…
-	link                         linkFlags   // --link: link.go
+	flags.Output
+	cpuprofile string
+	version    bool
+	export     exportFlags // --prometheus-rw, --traceparent, --slowest…
+	link       linkFlags   // --link: link.go
 }
 
 const loadUsage = `[flags] URL
@@ -56,14 +55,9 @@ succeeded), 2 bad usage, 99 a --threshold failed.`
 func newLoadFlags(env *cliEnv, f *loadFlags) *pflag.FlagSet {
 	fs := newFlagSet(env, "load", loadUsage)
 	f.Register(fs)
-	fs.BoolVar(&f.latency, "latency", false, "print the latency distribution (wrk's --latency: 50, 75, 90, 99%)")
-	fs.StringVar(&f.percentiles, "percentiles", "", "print the latency at these `percentiles`, e.g. 50,90,99,99.9")
-	fs.StringVar(&f.out, "out", "", "write the result (schema wirebench.load/v2) to this `file`; - for stdout as a JSON line; dir/ for dir/segment-i-of-n.json")
-	f.outs.register(fs, &f.Force)
-	fs.StringArrayVar(&f.thresholds, "threshold", nil, "pass/fail `criterion` (repeatable): p99<50ms, avg<10ms, errors<1%, rps>1000")
+	f.RegisterOutput(fs, &f.Force, "write the result (schema wirebench.load/v2) to this `file`; - for stdout as a JSON line; dir/ for dir/segment-i-of-n.json")
 	f.export.register(fs, f)
 	f.link.register(fs)
-	fs.BoolVarP(&f.quiet, "quiet", "q", false, "no live status line")
 	fs.StringVar(&f.cpuprofile, "cpuprofile", "", "write a CPU profile of the client's run to `file` (go tool pprof)")
 	fs.BoolVar(&f.version, "version", false, "print the version and exit")
 	fs.Lookup("duration").DefValue = "" // its help says the default
@@ -106,37 +100,21 @@ func (f *loadFlags) run(ctx context.Context, env *cliEnv, fs *pflag.FlagSet, arg
 	if err := f.Dist.Apply(f.Segment, &f.Options, os.Getenv); err != nil {
 		return err
 	}
-	out, err := segmentOut(f.out, f.Options.Segment)
-	if err != nil {
-		return err
-	}
-	f.out = out
-	if err := f.outs.check(f.out); err != nil {
+	if err := f.Output.Prepare(f.Options.Segment); err != nil {
 		return err
 	}
 	m, err := f.Made(ctx, fs, pos)
 	if err != nil {
 		return err
 	}
-	ths := make([]results.Threshold, len(f.thresholds))
-	for i, s := range f.thresholds {
-		if ths[i], err = results.ParseThreshold(s); err != nil {
-			return loadUsagef("--threshold: %s", cliMessage(err))
-		}
-	}
-	var pcts []float64
-	if f.latency {
-		pcts = results.WrkPercentiles
-	}
-	if f.percentiles != "" {
-		if pcts, err = results.ParsePercentiles(f.percentiles); err != nil {
-			return loadUsagef("--percentiles: %s", cliMessage(err))
-		}
+	ths, pcts, err := f.Read()
+	if err != nil {
+		return err
 	}
 	if err := pinCPUs(f.CPUs); err != nil {
 		return err
 	}
-	if !f.quiet && isTerminal(env.stderr) {
+	if !f.Quiet && isTerminal(env.stderr) {
 		f.Options.Progress = load.ProgressBar(env.stderr, f.Options)
 	}
 	exp, err := f.export.start(&f.Options, env.stderr)
@@ -168,10 +146,10 @@ func (f *loadFlags) run(ctx context.Context, env *cliEnv, fs *pflag.FlagSet, arg
 	}
 	sig, interrupted := interruption(ctx)
 	res.Config.Args = args
-	res.Config.Thresholds = f.thresholds // wirebench merge evaluates them on the merged result
+	res.Config.Thresholds = f.Thresholds // wirebench merge evaluates them on the merged result
 	res.Link = f.link.result
 	finishExport(ctx, exp, res, env.stderr)
-	sum := summaryWriter(env, f.out)
+	sum := summaryWriter(env, f.Out)
 	var text report.LoadText
 	text.Percentiles = pcts
 	if st, ok := m.RecordStats(); ok {
@@ -191,7 +169,7 @@ func (f *loadFlags) run(ctx context.Context, env *cliEnv, fs *pflag.FlagSet, arg
 	if !judged && len(ths) > 0 {
 		fmt.Fprintln(sum, "\n  thresholds: evaluated by wirebench merge on the merged result")
 	}
-	if err := f.outs.write(env, f.out, res); err != nil {
+	if err := f.Output.Write(env.stdout, res); err != nil {
 		return err
 	}
 	if interrupted {

@@ -34,12 +34,7 @@ func runReplay(ctx context.Context, env *cliEnv, args []string) error {
 	fs := newFlagSet(env, "replay", replayUsage)
 	fs.StringVar(&target, "target", "", "send to this `URL` (http://host:port or https://; the recorded hosts are never contacted)")
 	f.RegisterReplay(fs)
-	fs.StringVar(&f.out, "out", "", "write the result (schema wirebench.load/v2, one operation per endpoint) to this `file`; - for stdout")
-	f.outs.register(fs, &f.Force)
-	fs.StringArrayVar(&f.thresholds, "threshold", nil, "pass/fail `criterion` (repeatable): p99<50ms, errors<1%")
-	fs.BoolVar(&f.latency, "latency", false, "print the latency distribution (50, 75, 90, 99%)")
-	fs.StringVar(&f.percentiles, "percentiles", "", "print the latency at these `percentiles`, e.g. 50,90,99,99.9")
-	fs.BoolVarP(&f.quiet, "quiet", "q", false, "no live status line")
+	f.RegisterOutput(fs, &f.Force, "write the result (schema wirebench.load/v2, one operation per endpoint) to this `file`; - for stdout")
 	f.link.register(fs) // --link…: link.go
 	var search flags.Search
 	search.RegisterSpeeds(fs) // --slo…

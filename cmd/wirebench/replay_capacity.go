@@ -31,7 +31,7 @@ func runReplaySearch(ctx context.Context, env *cliEnv, f *loadFlags, s *flags.Se
 	if err := f.CheckLimits(); err != nil {
 		return err
 	}
-	return f.speedSearch(ctx, env, fs, s.Speeds, target, args, f.out, f.Force, f.quiet)
+	return f.speedSearch(ctx, env, fs, s.Speeds, target, args, f.Out, f.Force, f.Quiet)
 }
 
 // runCapacityReplay is wirebench capacity --replay FILE URL: the search
