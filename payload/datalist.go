@@ -220,6 +220,50 @@ func (d *Dataset) ListLen(format string, body []byte) (int, error) {
 	return 0, fmt.Errorf("no %q array in the list", listMember)
 }
 
+// ListKeys decodes body, a list response in format, and returns its
+// records' keys, spelled as Record and WithKey spell them: what a run split
+// in segments checks once it is over (the file's records all there, none of
+// its own copies left).
+func (d *Dataset) ListKeys(format string, body []byte) ([]string, error) {
+	f, err := d.served(format)
+	if err != nil {
+		return nil, err
+	}
+	f = d.listFormat(f)
+	x, err := f.decode(body)
+	if err != nil {
+		return nil, fmt.Errorf("cannot decode: %w", err)
+	}
+	backs, err := f.readBack(x)
+	if err != nil {
+		return nil, err
+	}
+	var list Value
+	for _, b := range backs { // the reading that spells the key as the dataset does
+		if l, ok := member(b, listMember); ok && l.Kind == Array {
+			if _, keyed := member(firstOr(l.Arr), d.Key); keyed || list.Kind != Array {
+				list = l
+			}
+		}
+	}
+	if list.Kind != Array {
+		return nil, fmt.Errorf("no %q array in the list", listMember)
+	}
+	keys := make([]string, 0, len(list.Arr))
+	for _, e := range list.Arr {
+		kv, ok := member(e, d.Key)
+		if !ok {
+			return nil, fmt.Errorf("a record without its key %q", d.Key)
+		}
+		ks, _, _ := keyString(kv)
+		if kv.Kind == String && d.keyNumber {
+			ks = kv.Str // protojson's int64 as a string
+		}
+		keys = append(keys, ks)
+	}
+	return keys, nil
+}
+
 // CheckMessage compares m, a decoded protobuf reply (gRPC's), with e: by
 // proto.Equal first, change by change only when it differs.
 func (d *Dataset) CheckMessage(m proto.Message, e *Expected) error {

@@ -205,3 +205,40 @@ func TestCapacityRecordsCLI(t *testing.T) {
 		}
 	}
 }
+
+// TestLoadRecordsSegmentsCLI: `load --scenario records --segment i/2`,
+// both segments at once against one server (as docs/distributed.md runs
+// them): each segment's VUs create their copies under keys of their own
+// and its checks allow for the other's copies, so neither fails.
+func TestLoadRecordsSegmentsCLI(t *testing.T) {
+	const file = "../../examples/data/shipments.json"
+	ds, err := payload.LoadDatasetFile(context.Background(), file, "", false, "", payload.DataOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := server.Start(context.Background(), server.Options{HTTPAddr: "127.0.0.1:0", NoGRPC: true, HTTP: httpapi.Options{Records: ds}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	type ran struct {
+		code     int
+		out, err string
+	}
+	res := make(chan ran, 2)
+	for _, seg := range []string{"1/2", "2/2"} {
+		go func() {
+			code, out, errOut := runLoadCLI(t, "load", "-q", "--scenario", "records", "--data", file, "-c", "4", "-d", "700ms", "--segment", seg, "http://"+srv.HTTPAddr())
+			res <- ran{code, out, errOut}
+		}()
+	}
+	for range 2 {
+		r := <-res
+		if r.code != 0 || !strings.Contains(r.out, "failed 0 (0.00%)") {
+			t.Errorf("a segment: exit %d\n%s%s", r.code, r.out, r.err)
+		}
+	}
+	if ds.Len() != 60 {
+		t.Errorf("the server holds %d records after the segments, want 60", ds.Len())
+	}
+}

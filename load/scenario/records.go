@@ -96,7 +96,7 @@ func (v *recordsVU) doGRPC(ctx context.Context, o *load.Outcome) {
 	switch v.step {
 	case opList:
 		if m, ok := grpcCall(ctx, g.c, g.list, &emptypb.Empty{}, dynamicpb.NewMessage(g.listOut), o); ok {
-			v.fail(o, "list", v.d.CheckListMessage(m, int(v.s.vus.Load())))
+			v.fail(o, "list", v.d.CheckListMessage(m, v.s.copiesAtMost()))
 		}
 	case opCreate:
 		m, ok := grpcCall(ctx, g.c, g.create, g.newMsg, dynamicpb.NewMessage(g.recOut), o)
@@ -139,8 +139,8 @@ func (s *apiScenario) newRecordsVU(base apiVU) (load.VU, error) {
 	}
 	_, a := d.Record(base.id % d.Len())
 	_, b := d.Record((base.id + 1) % d.Len())
-	key, newRec := d.WithKey(a, base.id+1)
-	_, changed := d.WithKey(b, base.id+1)
+	key, newRec := d.WithKey(a, s.copyNumber(base.id))
+	_, changed := d.WithKey(b, s.copyNumber(base.id))
 	v.key = key
 	v.path = []byte("/records/" + url.PathEscape(v.key))
 	var err error
@@ -176,7 +176,7 @@ func (v *recordsVU) Do(ctx context.Context, o *load.Outcome) {
 	switch v.step {
 	case opList:
 		if v.c.do(ctx, "GET", []byte("/records"), nil, http.StatusOK, &v.out, o) {
-			v.fail(o, "list", v.d.CheckList(v.format, v.out.b, int(v.s.vus.Load())))
+			v.fail(o, "list", v.d.CheckList(v.format, v.out.b, v.s.copiesAtMost()))
 		}
 	case opCreate:
 		if !v.c.do(ctx, "POST", []byte("/records"), v.newBody, http.StatusCreated, &v.out, o) {
@@ -318,12 +318,78 @@ func (s *apiScenario) checkCount(ctx context.Context, o *load.Outcome) error {
 		}
 		format = s.entry.Codec.Name()
 	}
-	n, err := d.ListLen(format, out.b)
-	if err == nil && n != d.Len() {
-		err = fmt.Errorf("the server holds %d, the file %d", n, d.Len())
+	if s.o.Segment.N > 1 {
+		err = s.checkSegmentKeys(d, format, out.b)
+	} else {
+		var n int
+		n, err = d.ListLen(format, out.b)
+		if err == nil && n != d.Len() {
+			err = fmt.Errorf("the server holds %d, the file %d", n, d.Len())
+		}
 	}
 	if err != nil {
 		o.Fail = "check: records after the run: " + err.Error()
+	}
+	return nil
+}
+
+// copyNumber is the number VU id's copies are keyed by (Dataset.WithKey):
+// 1, 2, … in a whole run; in segment i of n, i, i+n, i+2n, …, so that the
+// segments of one test, against one server, never share a key.
+func (s *apiScenario) copyNumber(id int) int {
+	if seg := s.o.Segment; seg.N > 1 {
+		return id*seg.N + seg.I
+	}
+	return id + 1
+}
+
+// copiesAtMost is how many records beyond the file a list may hold: one
+// being created per VU of this run and, in a segment, per VU of the
+// other segments of the test.
+func (s *apiScenario) copiesAtMost() int {
+	n := int(s.vus.Load())
+	if seg := s.o.Segment; seg.N > 1 {
+		n += s.o.WholeVUs - int(seg.Share(int64(s.o.WholeVUs)))
+	}
+	return n
+}
+
+// checkSegmentKeys is the count check of one segment of a test: the other
+// segments may still be running, holding their copies, so it checks what
+// this segment owns: every record of the file is there, no copy of this
+// segment's VUs is left, and the others' copies are within their VUs.
+func (s *apiScenario) checkSegmentKeys(d *payload.Dataset, format string, body []byte) error {
+	keys, err := d.ListKeys(format, body)
+	if err != nil {
+		return err
+	}
+	file := make(map[string]bool, d.Len())
+	for i := range d.Len() {
+		k, _ := d.Record(i)
+		file[k] = true
+	}
+	own := map[string]bool{}
+	_, v := d.Record(0)
+	for id := range int(s.vus.Load()) {
+		k, _ := d.WithKey(v, s.copyNumber(id))
+		own[k] = true
+	}
+	found, others := 0, 0
+	for _, k := range keys {
+		switch {
+		case file[k]:
+			found++
+		case own[k]:
+			return fmt.Errorf("the copy %s this segment created is still there", k)
+		default:
+			others++
+		}
+	}
+	if found != d.Len() {
+		return fmt.Errorf("the server holds %d of the file's %d records", found, d.Len())
+	}
+	if most := s.copiesAtMost() - int(s.vus.Load()); others > most {
+		return fmt.Errorf("the server holds %d records beyond the file, more than the other segments' %d VUs create", others, most)
 	}
 	return nil
 }

@@ -235,3 +235,106 @@ func writeTemp(t *testing.T, data string) string {
 	}
 	return p
 }
+
+// runSegment is runRecords for segment seg of a test of 4 VUs (2 each).
+func runSegment(t *testing.T, srv *server.Server, d *payload.Dataset, seg results.Segment, run results.Options) *results.Load {
+	t.Helper()
+	sc, err := scenario.New(scenario.Options{Name: scenario.Records, Records: d, Format: "json", Segment: seg, WholeVUs: 4,
+		Options: conn.Options{URL: "http://" + srv.HTTPAddr(), Timeout: 5 * time.Second}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	run.Concurrency, run.Segment = 4, seg
+	r, err := load.Run(context.Background(), load.Options{Options: run}, sc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// TestRecordsSegmentsShareOneServer: the two segments of one test, run at
+// once against one server, create their copies under keys of their own
+// (never the same record twice), allow in their list checks for the
+// other's copies, and check after the run what each owns: none failed,
+// and the server holds the file's records again.
+func TestRecordsSegmentsShareOneServer(t *testing.T) {
+	served := loadShipments(t, shipments)
+	srv := startRecords(t, served)
+	var rs [2]*results.Load
+	done := make(chan struct{})
+	for i := range rs {
+		go func() {
+			defer func() { done <- struct{}{} }()
+			rs[i] = runSegment(t, srv, loadShipments(t, shipments), results.Segment{I: i + 1, N: 2}, results.Options{Duration: 500 * time.Millisecond})
+		}()
+	}
+	<-done
+	<-done
+	for i, r := range rs {
+		if r == nil {
+			t.Fatalf("segment %d did not run", i+1)
+		}
+		if r.Requests < 20 || r.Failed != 0 {
+			t.Errorf("segment %d/2: %d requests, %d failed: %v", i+1, r.Requests, r.Failed, r.Failures)
+		}
+	}
+	if served.Len() != 3 {
+		t.Errorf("%d records after the segments, want 3", served.Len())
+	}
+}
+
+// TestRecordsSegmentChecksItsOwn: a segment ending while another still
+// holds a copy (made here before the run, under the key the other
+// segment's first VU uses) does not fail for it; a copy under a key of
+// its own left on the server, or a record of the file gone, fails the
+// check after the run, naming it.
+func TestRecordsSegmentChecksItsOwn(t *testing.T) {
+	create := func(d *payload.Dataset, n int) {
+		_, v := d.Record(0)
+		_, c := d.WithKey(v, n)
+		body, err := d.Encode("json", c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := d.Create(body, "json", "json"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	one := results.Segment{I: 1, N: 2}
+	t.Run("the other segment's copy", func(t *testing.T) {
+		served := loadShipments(t, shipments)
+		create(served, 2) // segment 2/2's first VU: 0*2 + 2
+		r := runSegment(t, startRecords(t, served), loadShipments(t, shipments), one, results.Options{Requests: 50})
+		if r.Requests != 25 || r.Failed != 0 {
+			t.Errorf("%d requests, %d failed: %v; want 25, none failed", r.Requests, r.Failed, r.Failures)
+		}
+	})
+	t.Run("its own copy", func(t *testing.T) {
+		served := loadShipments(t, shipments)
+		create(served, 3) // segment 1/2's second VU: 1*2 + 1; its creates are refused
+		r := runSegment(t, startRecords(t, served), loadShipments(t, shipments), one, results.Options{Requests: 50})
+		if want := "check: records after the run: the copy 208 this segment created is still there"; r.Failures[want] != 1 {
+			t.Errorf("failures %v; want one %q", r.Failures, want)
+		}
+	})
+	t.Run("a record gone", func(t *testing.T) {
+		served := loadShipments(t, shipments)
+		if err := served.Delete("205"); err != nil {
+			t.Fatal(err)
+		}
+		r := runSegment(t, startRecords(t, served), loadShipments(t, shipments), one, results.Options{Requests: 50})
+		if want := "check: records after the run: the server holds 2 of the file's 3 records"; r.Failures[want] != 1 {
+			t.Errorf("failures %v; want one %q", r.Failures, want)
+		}
+	})
+	t.Run("more copies than the other segment's VUs", func(t *testing.T) {
+		served := loadShipments(t, shipments)
+		for _, n := range []int{2, 4, 6} { // segment 2/2 has 2 VUs: 2 and 4 are theirs, 6 nobody's
+			create(served, n)
+		}
+		r := runSegment(t, startRecords(t, served), loadShipments(t, shipments), one, results.Options{Requests: 50})
+		if want := "check: records after the run: the server holds 3 records beyond the file, more than the other segments' 2 VUs create"; r.Failures[want] != 1 {
+			t.Errorf("failures %v; want one %q", r.Failures, want)
+		}
+	})
+}

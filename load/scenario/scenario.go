@@ -68,6 +68,13 @@ type Options struct {
 	// every reply is checked against.
 	Data    string           `json:"data,omitempty"`
 	Records *payload.Dataset `json:"-"`
+	// Segment is the share of a test this client runs (load --segment
+	// i/n; package spec sets it from the load options) and WholeVUs the
+	// whole test's VUs: in scenario records each segment's VUs create
+	// copies under keys of their own, and the checks allow for the copies
+	// the other segments' VUs may hold.
+	Segment  results.Segment `json:"-"`
+	WholeVUs int             `json:"-"`
 }
 
 // apiScenario is the Scenario of every reference-API scenario: it owns the

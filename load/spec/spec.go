@@ -146,6 +146,7 @@ func New(ctx context.Context, c Client) (*Made, error) {
 	switch {
 	case c.Scenario != nil:
 		o := *c.Scenario
+		o.Segment, o.WholeVUs = c.Options.Segment, c.Concurrency() // records' keys and checks
 		if m.Scenario, err = scenario.New(o); err != nil {
 			return nil, err
 		}
