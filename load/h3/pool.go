@@ -155,6 +155,9 @@ func (p *Pool) Close() error {
 	for _, s := range p.slots {
 		errs = append(errs, s.close())
 	}
+	if p.zero != nil {
+		p.zero.wait(time.Second) // every connection is closed: they end at once
+	}
 	return errors.Join(errs...)
 }
 
@@ -182,10 +185,13 @@ type conn struct {
 	qc    *quic.Conn
 	cc    *http3.ClientConn
 	dead  bool // GOAWAY or a failure: the next request dials again
-	// early: dialed for 0-RTT, its handshake not complete when DialEarly
-	// returned (zerortt.go; set before the conn is shared); rejected: the
-	// server rejected its early data (its HTTP/3 streams were reset).
-	early, rejected bool
+	// zerortt.go. dialedEarly: dialed with DialEarly (set before the conn
+	// is shared); early: and its handshake not complete when DialEarly
+	// returned, so it offered early data; rejected: the server rejected
+	// its early data (its streams were reset; s.mu); class: how z counted
+	// it (z.mu).
+	dialedEarly, early, rejected bool
+	class                        connClass
 }
 
 type dial struct {
@@ -287,7 +293,10 @@ func (s *slot) dial(ctx context.Context) (*conn, time.Duration, error) {
 		qcfg.Tracer = s.p.tracer(cc)
 	}
 	var qc *quic.Conn
-	if s.p.zero != nil && !s.noEarly { // zerortt.go: returns once 0-RTT keys are ready
+	s.mu.Lock()
+	dialEarly := s.p.zero != nil && !s.noEarly
+	s.mu.Unlock()
+	if dialEarly { // zerortt.go: returns once 0-RTT keys are ready
 		qc, err = tr.DialEarly(ctx, raddr, s.tls, qcfg)
 	} else {
 		qc, err = tr.Dial(ctx, raddr, s.tls, qcfg)
@@ -298,7 +307,7 @@ func (s *slot) dial(ctx context.Context) (*conn, time.Duration, error) {
 		udp.Close()
 		return nil, 0, fmt.Errorf("%s: QUIC handshake: %w", s.addr, err)
 	}
-	c := &conn{udp: udp, count: cc, tr: tr, qc: qc, cc: newClientConn(qc)}
+	c := &conn{udp: udp, count: cc, tr: tr, qc: qc, cc: newClientConn(qc), dialedEarly: dialEarly}
 	if s.p.zero != nil {
 		s.p.zero.watch(c, start)
 	}

@@ -36,6 +36,9 @@ type testServer struct {
 	requests, conns atomic.Int64
 	srv             *http3.Server
 	stall           chan struct{} // ?stall=head or =body waits for the test's end
+	// onConn, if set, sees each connection as it is accepted (set while
+	// the server serves: an atomic, not srv.ConnContext).
+	onConn atomic.Pointer[func(*quic.Conn)]
 }
 
 func startServer(t testing.TB, maxStreams int64) *testServer {
@@ -84,7 +87,13 @@ func startServerConfig(t testing.TB, qc *quic.Config) *testServer {
 			}
 			s.requests.Add(1)
 		}),
-		ConnContext: func(ctx context.Context, _ *quic.Conn) context.Context { s.conns.Add(1); return ctx },
+		ConnContext: func(ctx context.Context, c *quic.Conn) context.Context {
+			s.conns.Add(1)
+			if f := s.onConn.Load(); f != nil {
+				(*f)(c)
+			}
+			return ctx
+		},
 	}
 	done := make(chan struct{})
 	go func() { s.srv.Serve(newCountConn(udp, &s.bytes)); close(done) }()

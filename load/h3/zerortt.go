@@ -3,6 +3,7 @@ package h3
 import (
 	"context"
 	"crypto/tls"
+	"errors"
 	"fmt"
 	"net/http"
 	"slices"
@@ -10,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/quic-go/quic-go"
 	"github.com/quic-go/quic-go/http3"
 )
 
@@ -48,6 +50,9 @@ type zeroRTT struct {
 	used, early, refused, noEarly atomic.Int64
 	mu                            sync.Mutex
 	full, resumed                 []time.Duration
+	// watching is watch's goroutines: Pool.Close waits for them, so the
+	// counts are whole once it returns.
+	watching sync.WaitGroup
 }
 
 // ticketCache is a session cache that says when a ticket arrived.
@@ -133,23 +138,55 @@ func (p *Pool) warmTicket(ctx context.Context) error {
 	}
 }
 
+// connClass is how a resumed connection counts: 0-RTT used, refused
+// (its early data rejected) or no early data (the ticket allowed none).
+type connClass int8
+
+const (
+	classNone connClass = iota
+	classUsed
+	classRefused
+	classNoEarly
+)
+
 // watch times c's handshake and records how it went. c.early is set
 // while the handshake is under way after DialEarly returned.
 func (z *zeroRTT) watch(c *conn, start time.Time) {
 	select {
 	case <-c.qc.HandshakeComplete():
-		z.done(c, start) // no early data possible: the handshake completed in Dial
+		// Done within DialEarly (the ticket allowed no early data), or
+		// since it returned: a rejection, if any, shows at the first
+		// request (reject).
+		z.done(c, start)
 		return
 	default:
 	}
 	c.early = true
-	go func() {
+	z.watching.Go(func() {
 		select {
 		case <-c.qc.HandshakeComplete():
-			z.done(c, start)
 		case <-c.qc.Context().Done():
+			// Both may be ready (a rejected connection is closed soon
+			// after its handshake): the handshake decides.
+			select {
+			case <-c.qc.HandshakeComplete():
+			default:
+				return
+			}
 		}
-	}()
+		z.done(c, start)
+	})
+}
+
+// wait waits for watch's goroutines (each ends with its connection, or
+// its handshake), up to limit.
+func (z *zeroRTT) wait(limit time.Duration) {
+	done := make(chan struct{})
+	go func() { z.watching.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(limit):
+	}
 }
 
 func (z *zeroRTT) done(c *conn, start time.Time) {
@@ -164,17 +201,23 @@ func (z *zeroRTT) done(c *conn, start time.Time) {
 	z.resumed = append(z.resumed, took)
 	switch {
 	case st.Used0RTT:
+		c.class = classUsed
 		z.used.Add(1)
-	case c.early:
+	case c.early || c.class == classRefused:
+		c.class = classRefused
 		z.refused.Add(1)
 	default:
+		c.class = classNoEarly
 		z.noEarly.Add(1)
 	}
 }
 
 // roundTrip sends req on c: early (0-RTT) while c's handshake is under
-// way and the method allows it, and again in 1-RTT if the server rejected
-// the early data.
+// way and the method allows it. If the server rejected c's early data,
+// the request goes again, once, on a connection dialed in 1-RTT: a
+// request sent early was discarded by the server with the 0-RTT packets
+// that carried it, and one sent after the handshake was not sent at all
+// (quic-go opens no stream on a rejected connection).
 func (z *zeroRTT) roundTrip(s *slot, c *conn, req *http.Request) (*http.Response, error) {
 	early := req
 	select {
@@ -193,37 +236,79 @@ func (z *zeroRTT) roundTrip(s *slot, c *conn, req *http.Request) (*http.Response
 		z.early.Add(1)
 	}
 	resp, err := c.cc.RoundTrip(early)
-	if err == nil || early == req || !z.rejected(c, req) {
+	if err == nil || !c.dialedEarly || !z.rejected(c, early != req, err, req) {
 		if err != nil && c.qc.Context().Err() != nil {
 			s.markDead(c)
 		}
 		return resp, err
 	}
-	// Rejected: this connection is dropped and the request goes again on
-	// a new one, dialed 1-RTT (resuming, no early data: this server
-	// rejected it once). quic-go's NextConnection would keep the
-	// connection, but http3's streams on it were reset by the server
-	// (H3_INCOMPLETE_REQUEST) when tried here. http3 does not always say
-	// quic.Err0RTTRejected; quic-go's connection state is what tells.
-	s.mu.Lock()
-	c.dead, c.rejected, s.noEarly = true, true, true
-	s.mu.Unlock()
-	c2, err := s.get(req.Context())
-	if err != nil {
-		return nil, fmt.Errorf("after 0-RTT was rejected: %w", err)
+	// This connection is dropped and the request goes again on one dialed
+	// in 1-RTT (resuming, no early data: this server rejected it once).
+	// quic-go's NextConnection would keep the connection, but http3's
+	// streams on it were reset by the server (H3_INCOMPLETE_REQUEST) when
+	// tried here. A dial of the slot's that began before this one ended
+	// may still offer early data and be rejected too: a request that
+	// then fails before a stream opened goes once more.
+	z.reject(s, c)
+	for again := 0; ; again++ {
+		c2, err := s.get(req.Context())
+		if err != nil {
+			return nil, fmt.Errorf("after 0-RTT was rejected: %w", err)
+		}
+		resp, err := c2.cc.RoundTrip(req)
+		if err == nil || !c2.dialedEarly || again > 0 || !errors.Is(err, quic.Err0RTTRejected) {
+			if err != nil && c2.qc.Context().Err() != nil {
+				s.markDead(c2)
+			}
+			return resp, err
+		}
+		z.reject(s, c2)
 	}
-	return c2.cc.RoundTrip(req)
 }
 
-// rejected is whether a request sent early failed because the server
-// rejected c's early data: c's handshake completed without 0-RTT.
-func (z *zeroRTT) rejected(c *conn, req *http.Request) bool {
+// rejected is whether a request on c, dialed for 0-RTT, failed because
+// the server rejected c's early data: quic-go says so, or (http3 does not
+// always pass its error on) the request went early and c's handshake
+// completed without 0-RTT.
+func (z *zeroRTT) rejected(c *conn, sentEarly bool, err error, req *http.Request) bool {
+	if errors.Is(err, quic.Err0RTTRejected) {
+		return true
+	}
+	if !sentEarly {
+		return false
+	}
 	select {
 	case <-c.qc.HandshakeComplete():
 	case <-c.qc.Context().Done():
-		return false
 	case <-req.Context().Done():
+	}
+	// More than one may be ready (a rejected connection may be closed
+	// already): only a completed handshake tells.
+	select {
+	case <-c.qc.HandshakeComplete():
+		return !c.qc.ConnectionState().Used0RTT
+	default:
 		return false
 	}
-	return !c.qc.ConnectionState().Used0RTT
+}
+
+// reject marks c, whose early data the server rejected, dead; its slot
+// dials in 1-RTT from now on, and c counts as refused (also when its
+// handshake completed before watch looked, and it was counted as a
+// connection without early data).
+func (z *zeroRTT) reject(s *slot, c *conn) {
+	s.mu.Lock()
+	c.dead, c.rejected, s.noEarly = true, true, true
+	s.mu.Unlock()
+	z.mu.Lock()
+	defer z.mu.Unlock()
+	switch c.class {
+	case classNoEarly:
+		z.noEarly.Add(-1)
+		z.refused.Add(1)
+	case classNone: // done has not run yet: it counts c as refused
+	default:
+		return
+	}
+	c.class = classRefused
 }

@@ -14,31 +14,46 @@ import (
 
 // zeroServer is the test server with 0-RTT allowed or not, counting the
 // connections that resumed a session and those whose early data it
-// accepted, as quic-go's connection state reports them.
+// accepted, as quic-go's connection state reports them once their
+// handshake completed. Every connection reports once, completed or not,
+// and counts waits at most 10 s for each: a test fails, never hangs.
 func zeroServer(t *testing.T, allow bool) (*testServer, func() (resumed, used int64)) {
 	t.Helper()
 	s := startServerConfig(t, &quic.Config{Allow0RTT: allow})
-	var resumed, used chan bool = make(chan bool, 100), make(chan bool, 100)
-	s.srv.ConnContext = func(ctx context.Context, c *quic.Conn) context.Context {
-		s.conns.Add(1)
+	type state struct{ resumed, used bool }
+	states := make(chan state, 100)
+	onConn := func(c *quic.Conn) {
 		go func() {
 			select {
 			case <-c.HandshakeComplete():
-				st := c.ConnectionState()
-				resumed <- st.TLS.DidResume
-				used <- st.Used0RTT
 			case <-c.Context().Done():
 			}
-		}()
-		return ctx
-	}
-	counts := func() (r, u int64) {
-		for range s.conns.Load() {
-			if <-resumed {
-				r++
+			// Both may be ready (a connection the client closed at once):
+			// only a completed handshake counts.
+			var st state
+			select {
+			case <-c.HandshakeComplete():
+				cs := c.ConnectionState()
+				st = state{cs.TLS.DidResume, cs.Used0RTT}
+			default:
 			}
-			if <-used {
-				u++
+			states <- st
+		}()
+	}
+	s.onConn.Store(&onConn)
+	counts := func() (r, u int64) {
+		t.Helper()
+		for range s.conns.Load() {
+			select {
+			case st := <-states:
+				if st.resumed {
+					r++
+				}
+				if st.used {
+					u++
+				}
+			case <-time.After(10 * time.Second):
+				t.Fatal("a server connection neither completed its handshake nor closed within 10 s")
 			}
 		}
 		return r, u
