@@ -74,44 +74,20 @@ func runPayload(ctx context.Context, env *cliEnv, args []string) error {
 			return err
 		}
 	}
-	switch *input {
-	case payload.InputAuto, payload.InputJSON, payload.InputHAR, payload.InputWirebench:
-	default:
-		return usagef("--input %q: want json, har or wirebench", *input)
-	}
-	switch *bodies {
-	case payload.BodiesRequests, payload.BodiesResponses, payload.BodiesBoth:
-	default:
-		return usagef("--bodies %q: want requests, responses or both", *bodies)
-	}
 	o := payload.Options{Input: *input, Whole: *whole, Bodies: *bodies, Samples: *samples, Seed: *seed, Time: *per,
-		MaxFileSize: *maxFile, MaxSample: *maxSample, MaxKept: *maxKept, MaxDepth: *maxDepth, Compressions: []string{}}
+		MaxFileSize: *maxFile, MaxSample: *maxSample, MaxKept: *maxKept, MaxDepth: *maxDepth, Compressions: payload.ParseCompressions(*comps)}
 	if *per == 0 {
 		o.Time = -1
 	}
-	if *comps != "none" && *comps != "" {
-		for _, c := range strings.Split(*comps, ",") {
-			c = strings.TrimSpace(c)
-			if !contains(payload.Compressions, c) {
-				return usagef("--compress %q: want gzip, zstd, br or none", c)
-			}
-			o.Compressions = append(o.Compressions, c)
-		}
+	if err := o.Check(); err != nil {
+		return usagef("--%s", strings.TrimPrefix(err.Error(), payload.ErrOptions.Error()+": "))
 	}
 	if err := checkNewOut(*out, *force); err != nil {
 		return err
 	}
-	switch {
-	case *protoFile != "" && *protoset != "":
-		return usagef("--proto and --protoset: give one schema")
-	case *protoFile != "":
-		o.Schema, err = payload.CompileProto(ctx, *protoFile, *protoPath, *message)
-	case *protoset != "":
-		o.Schema, err = payload.LoadProtoset(*protoset, *message)
-	case *message != "" || len(*protoPath) > 0:
-		return usagef("--message and --proto-path need --proto or --protoset")
-	}
-	if err != nil {
+	if o.Schema, err = payload.LoadSchema(ctx, *protoFile, *protoset, *protoPath, *message); errors.Is(err, payload.ErrOptions) {
+		return usagef("%s", strings.TrimPrefix(err.Error(), payload.ErrOptions.Error()+": "))
+	} else if err != nil {
 		return inputError{err}
 	}
 	o.Progress = func(step string) { fmt.Fprintf(env.stderr, "wirebench payload: measuring %s\n", step) }
@@ -133,13 +109,4 @@ func runPayload(ctx context.Context, env *cliEnv, args []string) error {
 		}
 	}
 	return report.WritePayloadLabText(env.stdout, lab)
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
