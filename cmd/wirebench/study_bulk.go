@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
-	"github.com/wirebench/wirebench/bulk"
 	"github.com/wirebench/wirebench/results"
 	"github.com/wirebench/wirebench/study"
 )
@@ -16,23 +16,16 @@ import (
 // study.RunBulkUpsert); the common flags mean the same. records and
 // formats are its own flags.
 func runBulkStudy(ctx context.Context, env *cliEnv, o study.Options, out string, records int, formats []string) error {
-	for _, f := range formats {
-		if bulk.MediaType(f) == "" {
-			return usagef("--formats: %q is not one of %v", f, bulk.Formats())
-		}
-	}
-	if records < 0 || records > bulk.MaxGenerate {
-		return usagef("--records: want 1..%d", bulk.MaxGenerate)
-	}
-	if n := o.Ports.Hi - o.Ports.Lo + 1; o.Ports.Lo > 0 && n < 2 {
-		return usagef("--ports %s holds %d port; bulk-upsert's server needs 2", o.Ports, n)
+	bo := study.BulkOptions{Options: o, Records: records, Formats: formats}
+	if err := bo.Check(); err != nil {
+		return usagef("%s", strings.TrimPrefix(err.Error(), study.ErrDefinition.Error()+": "))
 	}
 	dir, err := results.NewRunDir(out, study.BulkUpsertName)
 	if err != nil {
 		return err
 	}
 	fmt.Fprintf(env.stderr, "study %s -> %s\n", study.BulkUpsertName, dir)
-	res, runErr := study.RunBulkUpsert(ctx, study.BulkOptions{Options: o, Records: records, Formats: formats})
+	res, runErr := study.RunBulkUpsert(ctx, bo)
 	if res == nil {
 		return runErr
 	}
@@ -48,17 +41,7 @@ func runBulkStudy(ctx context.Context, env *cliEnv, o study.Options, out string,
 	if runErr != nil {
 		return runErr
 	}
-	var failed int
-	for _, c := range res.Cells {
-		ok := false
-		for _, t := range c.Trials {
-			ok = ok || t.Error == ""
-		}
-		if !ok {
-			failed++
-		}
-	}
-	if failed > 0 {
+	if failed := res.Unsuccessful(); failed > 0 {
 		return fmt.Errorf("%d of %d cells had no successful trial", failed, len(res.Cells))
 	}
 	return nil
