@@ -25,7 +25,15 @@
 #
 # LOAD_FLAGS are extra `wirebench load` flags for our client (--no-layers: without
 # the bytes-by-layer split, i.e. without quic-go's trace events).
-# usage: [C=50] [CONNS=4] [PARTS="server client"] [CADDY=1] [LOAD_FLAGS=...] bench/h3-cpu.sh [seconds=5] [rounds=3]
+# With PAIRED=1 the client part runs the two clients at the same time, both
+# on CLIENT_CPU (each gets about half of it), against the one bare server:
+# background load then hits both within the same seconds, and on a busy
+# machine the per-round ratios spread far less (at load average 5-7: two
+# bare clients 1.02-1.07 in 4 rounds, ours --no-layers/bare 1.10-1.16 in
+# 6, where sequential rounds of the same pair spread 0.81-1.16). Read it
+# beside the sequential figures, not instead of them: each client runs at
+# about half the rate it gets alone.
+# usage: [C=50] [CONNS=4] [PARTS="server client"] [CADDY=1] [PAIRED=1] [LOAD_FLAGS=...] bench/h3-cpu.sh [seconds=5] [rounds=3]
 # needs: taskset, /usr/bin/time, curl; 2 CPUs or more. On a shared
 # machine: flock /tmp/wirebench-load.lock bench/h3-cpu.sh
 set -euo pipefail
@@ -116,16 +124,16 @@ server() {
 client() {
   local kind=$1 n u s
   if [ "$kind" = bare ]; then
-    /usr/bin/time -f '%U %S' -o "$tmp/t" taskset -c "$client_cpu" "$BIN/h3bare" load -c "$C" -conns "$CONNS" -d "${secs}s" "https://$h3/users/1" > "$tmp/cout"
-    n=$(awk '{print $2}' "$tmp/cout")
-    [ "$(awk '{print $4}' "$tmp/cout")" = 0 ] || { echo "client bare: $(cat "$tmp/cout")" >&2; exit 1; }
+    /usr/bin/time -f '%U %S' -o "$tmp/t.$kind" taskset -c "$client_cpu" "$BIN/h3bare" load -c "$C" -conns "$CONNS" -d "${secs}s" "https://$h3/users/1" > "$tmp/cout.$kind"
+    n=$(awk '{print $2}' "$tmp/cout.$kind")
+    [ "$(awk '{print $4}' "$tmp/cout.$kind")" = 0 ] || { echo "client bare: $(cat "$tmp/cout.$kind")" >&2; exit 1; }
   else
-    /usr/bin/time -f '%U %S' -o "$tmp/t" taskset -c "$client_cpu" "$BIN/wirebench" load -q --transport h3 -k \
-      -c "$C" --conns "$CONNS" -d "${secs}s" ${LOAD_FLAGS:-} "https://$h3/users/1" > "$tmp/cout"
-    n=$(awk '$1=="requests"{print $2; exit}' "$tmp/cout")
-    grep -q 'failed 0 ' "$tmp/cout" || { echo "client ours: $(cat "$tmp/cout")" >&2; exit 1; }
+    /usr/bin/time -f '%U %S' -o "$tmp/t.$kind" taskset -c "$client_cpu" "$BIN/wirebench" load -q --transport h3 -k \
+      -c "$C" --conns "$CONNS" -d "${secs}s" ${LOAD_FLAGS:-} "https://$h3/users/1" > "$tmp/cout.$kind"
+    n=$(awk '$1=="requests"{print $2; exit}' "$tmp/cout.$kind")
+    grep -q 'failed 0 ' "$tmp/cout.$kind" || { echo "client ours: $(cat "$tmp/cout.$kind")" >&2; exit 1; }
   fi
-  read -r u s < "$tmp/t"
+  read -r u s < "$tmp/t.$kind"
   awk -v k="$kind" -v u="$u" -v s="$s" -v n="$n" -v t="$secs" \
     'BEGIN{printf "client %-5s %8.2f us/req  %8.0f req/s  %6s allocs/req  user %.2f  sys %.2f us/req\n", k, (u+s)*1e6/n, n/t, "-", u*1e6/n, s*1e6/n}' | tee -a "$tmp/results"
 }
@@ -136,7 +144,7 @@ if [ -n "${CADDY:-}" ]; then
   curl -fsS "http://$http/users/1" > "$tmp/body"
   stop
 fi
-echo "# $(date -u +%FT%TZ) $(lscpu | sed -n 's/^Model name: *//p' | head -1), $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg); server on CPU $server_cpu, client on CPU $client_cpu; -c $C, $CONNS connections, ${secs}s x $rounds rounds; $(git rev-parse --short HEAD)$(git diff --quiet || echo +dirty)"
+echo "# $(date -u +%FT%TZ) $(lscpu | sed -n 's/^Model name: *//p' | head -1), $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg); server on CPU $server_cpu, client on CPU $client_cpu; -c $C, $CONNS connections, ${secs}s x $rounds rounds${PAIRED:+, clients paired}; $(git rev-parse --short HEAD)$(git diff --quiet || echo +dirty)"
 for round in $(seq "$rounds"); do
   for part in $PARTS; do
     if [ "$part" = client ]; then start bare; fi
@@ -144,7 +152,15 @@ for round in $(seq "$rounds"); do
     kinds="bare ours"
     [ "$part" = server ] && kinds=$servers
     [ $((round % 2)) = 0 ] && kinds=$(tr ' ' '\n' <<<"$kinds" | tac | tr '\n' ' ')
-    for k in $kinds; do "$part" "$k"; done
+    if [ "$part" = client ] && [ -n "${PAIRED:-}" ]; then
+      # Both clients at once on the client CPU: whatever else runs on the
+      # machine then hits both alike within the round.
+      client bare & pa=$!
+      client ours & pb=$!
+      wait "$pa" && wait "$pb"
+    else
+      for k in $kinds; do "$part" "$k"; done
+    fi
     if [ "$part" = client ]; then stop; fi
   done
 done

@@ -12,15 +12,17 @@
 #   KV vs redis-server      scripts/kv-vs-redis.sh (rate, per fsync mode, -P 1 and -P 16)
 #   bulk vs sqlite3 .import scripts/bulk-judge.sh (wall time of 200k rows; one run, not rounds)
 #   h3 vs bare quic-go      bench/h3-cpu.sh (server and client CPU/request; the
-#                           client again with --no-layers, without quic-go's trace)
+#                           client again with --no-layers, without quic-go's trace,
+#                           sequential and paired)
 # Each script takes the load lock for itself (each hold a few minutes at
 # most), so other users of the machine get turns between them.
 #
 # usage: [ROUNDS=3] [SECS=3] [ONLY="client server grpc kv bulk h3"] scripts/scoreboard.sh
 # needs: what those scripts need (wrk, ghz, redis-server, redis-benchmark,
 # sqlite3, curl, taskset, /usr/bin/time). The full run holds the lock for
-# about 8 minutes in six turns; the h3 part takes two (about 1.5 minutes at
-# ROUNDS=3 SECS=3: server and client, then the client with --no-layers).
+# about 8.5 minutes in seven turns; the h3 part takes three (about 2 minutes
+# at ROUNDS=3 SECS=3: server and client, the client with --no-layers, and
+# that pair again run at once, PAIRED=1).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 case ${1:-} in -h | --help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;; esac
@@ -108,6 +110,13 @@ for part in $ONLY; do
       IFS=$'\t' read -r m r n < <(awk '$1 == "client" && $2 == "bare" {b[++nb] = $3} $1 == "client" && $2 == "ours" {o[++no] = $3}
         END {for (i = 1; i <= no; i++) print o[i] / b[i]}' "$tmp/h3-nolayers" | medrange)
       row "h3 client CPU/request vs bare quic-go, --no-layers" "$m" "$r" "$n" "≤ 1.0 (the split's trace left out)"
+    fi
+    # The same pair run at once on the client CPU (PAIRED=1): the row that
+    # background load moves least.
+    if run h3-paired env BIN="$tmp/h3bin" PARTS=client PAIRED=1 LOAD_FLAGS=--no-layers bench/h3-cpu.sh "$SECS" "$ROUNDS"; then
+      IFS=$'\t' read -r m r n < <(awk '$1 == "client" && $2 == "bare" {b[++nb] = $3} $1 == "client" && $2 == "ours" {o[++no] = $3}
+        END {for (i = 1; i <= no; i++) print o[i] / b[i]}' "$tmp/h3-paired" | medrange)
+      row "h3 client CPU/request vs bare quic-go, --no-layers, both at once" "$m" "$r" "$n" "≤ 1.0 (the split's trace left out)"
     fi ;;
   *) echo "unknown part $part" >&2; exit 2 ;;
   esac
