@@ -117,9 +117,13 @@ type kvScenario struct {
 	counts []*kvCounts // one per VU, summed by Finish
 }
 
+// KV is a key-value scenario (NewKV): a load.Scenario whose Options are
+// the ones it runs with, defaults filled in.
+type KV = kvScenario
+
 // NewKV validates o; connections are made lazily (the preload of kv-get
 // and kv-mixed at the first VU).
-func NewKV(o KVOptions) (load.Scenario, error) {
+func NewKV(o KVOptions) (*KV, error) {
 	if o.Protocol == "" {
 		o.Protocol = ProtocolRESP
 	}

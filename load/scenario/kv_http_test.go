@@ -118,7 +118,7 @@ func TestKVHTTPChecks(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		s := sc.(*kvScenario)
+		s := sc
 		s.once.Do(func() { s.preloadErr = s.preload(t.Context()) })
 		if s.preloadErr != nil {
 			t.Fatal(s.preloadErr)

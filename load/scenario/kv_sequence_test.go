@@ -146,7 +146,7 @@ func expectedStreams(t *testing.T, o KVOptions, vus, n int) [][]string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := sc.(*kvScenario)
+	s := sc
 	out := make([][]string, vus)
 	for id := range vus {
 		v, err := s.newKVVU(id)
@@ -280,7 +280,7 @@ func TestKVSameSequenceRedisAndOurs(t *testing.T) {
 				}
 				total, hot := 0, 0
 				sc, _ := NewKV(KVOptions{Name: ScenarioKVGet, URL: "redis://x:1", Keys: keys, KeyDist: sp})
-				d := sc.(*kvScenario).dist
+				d := sc.dist
 				used := make([]bool, tc.vus)
 				for _, seq := range seqs[1:] {
 					match := slices.IndexFunc(want, func(w []string) bool { return len(seq) <= len(w) && slices.Equal(seq, w[:len(seq)]) })

@@ -107,7 +107,7 @@ func TestKVWrongValueRedis(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := sc.(*kvScenario)
+	s := sc
 	s.once.Do(func() { s.preloadErr = s.preload(context.Background()) })
 	if s.preloadErr != nil {
 		t.Fatal(s.preloadErr)

@@ -150,9 +150,6 @@ func New(ctx context.Context, c Client) (*Made, error) {
 		if m.Scenario, err = scenario.New(o); err != nil {
 			return nil, err
 		}
-		if tr, ok := m.Scenario.(interface{ Transport() (string, string) }); ok {
-			o.Transport, _ = tr.Transport() // auto: the choice is in the result's Conn
-		}
 		m.Config = results.Config{Scenario: o.Name, ScenarioOptions: results.NewClientOptions(o)}
 	case c.Stream != nil:
 		if m.Scenario, err = stream.New(*c.Stream); err != nil {
@@ -172,13 +169,12 @@ func New(ctx context.Context, c Client) (*Made, error) {
 		if o.Workers == 0 {
 			o.Workers = c.Options.Concurrency // parallel keys' slices
 		}
-		if m.Scenario, err = scenario.NewKV(o); err != nil {
+		sc, err := scenario.NewKV(o)
+		if err != nil {
 			return nil, err
 		}
-		if ko, ok := m.Scenario.(interface{ Options() scenario.KVOptions }); ok {
-			o = ko.Options() // with the defaults
-		}
-		m.Config = results.Config{Scenario: o.Name, KVOptions: results.NewClientOptions(o)}
+		m.Scenario = sc
+		m.Config = results.Config{Scenario: o.Name, KVOptions: results.NewClientOptions(sc.Options())} // with the defaults
 	case c.Flow != nil:
 		sc, err := flow.New(c.Flow, c.FlowConn)
 		if err != nil {
