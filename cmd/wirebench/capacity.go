@@ -132,7 +132,7 @@ func runCapacity(ctx context.Context, env *cliEnv, args []string) error {
 	res, err := capacity.RunServer(ctx, f.search.Options, f.lf.Options, m.Scenario, f.search.ServerPID, q, env.stderr)
 	if err != nil {
 		if errors.Is(err, capacity.ErrOptions) || errors.Is(err, load.ErrOptions) {
-			return usagef("%s", strings.TrimPrefix(cliMessage(err), "capacity: invalid options: "))
+			return usagef("%s", strings.TrimPrefix(flags.Message(err), "capacity: invalid options: "))
 		}
 		return err
 	}

@@ -64,12 +64,6 @@ func newLoadFlags(env *cliEnv, f *loadFlags) *pflag.FlagSet {
 	return fs
 }
 
-// loadUsagef is a one-line usage error (run adds where to look).
-func loadUsagef(format string, a ...any) error { return usagef(format, a...) }
-
-// cliMessage is err's text without the library's "load: ..." prefixes.
-func cliMessage(err error) string { return flags.Message(err) }
-
 func runLoad(ctx context.Context, env *cliEnv, args []string) error {
 	var f loadFlags
 	fs := newLoadFlags(env, &f)
@@ -137,7 +131,7 @@ func (f *loadFlags) run(ctx context.Context, env *cliEnv, fs *pflag.FlagSet, arg
 	if err != nil {
 		finishExport(ctx, exp, nil, env.stderr)
 		if errors.Is(err, load.ErrOptions) {
-			return loadUsagef("%s", cliMessage(err))
+			return usagef("%s", flags.Message(err))
 		}
 		if sig, ok := interruption(ctx); ok { // before the first request: nothing to write
 			return exitError{sig.ExitCode(), fmt.Errorf("%v while starting: no result", sig)}

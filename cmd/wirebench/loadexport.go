@@ -35,13 +35,13 @@ func (e *exportFlags) check(fs *pflag.FlagSet, f *loadFlags) error {
 	if e.o.RemoteWrite == "" && e.o.OTLP == "" && e.o.MetricsAddr == "" {
 		for _, name := range []string{"export-interval", "run-id"} {
 			if fs.Changed(name) {
-				return loadUsagef("--%s applies with --prometheus-rw, --otlp or --metrics-addr", name)
+				return usagef("--%s applies with --prometheus-rw, --otlp or --metrics-addr", name)
 			}
 		}
 	}
 	if f.Raw.Traceparent {
 		if strings.HasPrefix(f.Scenario, "kv-") || f.Stream.Kind != "" || f.Browser.Kind != "" {
-			return loadUsagef("--traceparent applies to raw HTTP and the reference-API scenarios (REST and gRPC; not kv-*, --stream or --browser) for now")
+			return usagef("--traceparent applies to raw HTTP and the reference-API scenarios (REST and gRPC; not kv-*, --stream or --browser) for now")
 		}
 		f.Ref.Traceparent = true // the reference-API scenarios take it from their own options
 	}
@@ -62,7 +62,7 @@ func (e *exportFlags) start(o *load.Options, stderr io.Writer) (*export.Live, er
 	}
 	l, err := export.StartLive(e.o)
 	if errors.Is(err, export.ErrExport) {
-		return nil, loadUsagef("%s", strings.TrimPrefix(err.Error(), export.ErrExport.Error()+": "))
+		return nil, usagef("%s", strings.TrimPrefix(err.Error(), export.ErrExport.Error()+": "))
 	} else if err != nil {
 		return nil, fmt.Errorf("--metrics-addr: %w", err)
 	}

@@ -77,9 +77,9 @@ func runMerge(ctx context.Context, env *cliEnv, args []string) error {
 	m, ths, notes, err := results.MergeInputs(ctx, env.stdin, pos, results.MergeOptions{Unchecked: f.unchecked, Wait: f.wait, Thresholds: f.thresholds})
 	switch {
 	case errors.Is(err, results.ErrThreshold):
-		return usagef("--threshold: %s", cliMessage(err))
+		return usagef("--threshold: %s", flags.Message(err))
 	case err != nil:
-		return errors.New(cliMessage(err)) // no "load: " inside "wirebench merge: "
+		return errors.New(flags.Message(err)) // no "load: " inside "wirebench merge: "
 	}
 	for _, n := range notes {
 		fmt.Fprintf(env.stderr, "wirebench merge: warning: %s\n", n)

@@ -80,7 +80,7 @@ func (f *loadFlags) speedSearch(ctx context.Context, env *cliEnv, fs *pflag.Flag
 	res, err := replay.Search(ctx, rec, s)
 	if err != nil {
 		if errors.Is(err, capacity.ErrOptions) || errors.Is(err, load.ErrOptions) {
-			return usagef("%s", strings.TrimPrefix(cliMessage(err), "capacity: invalid options: "))
+			return usagef("%s", strings.TrimPrefix(flags.Message(err), "capacity: invalid options: "))
 		}
 		return err
 	}
