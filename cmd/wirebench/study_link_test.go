@@ -30,7 +30,7 @@ trials: 1
 warmup: 200ms
 duration: 700ms
 server:
-  command: ["{wirebench}", "serve", "--http", "127.0.0.1:{port}", "--seed-users", "10"]
+  command: ["{wirebench}", "serve", "--http", "127.0.0.1:{port}", "--no-grpc", "--seed-users", "10"]
   ready: "http://127.0.0.1:{port}/healthz"
 load: {url: "http://127.0.0.1:{port}/users/1", concurrency: 2, expect_body_contains: '"id":1,'}
 links: [none, "rtt=20ms"]
