@@ -18,7 +18,14 @@ import (
 // samples the server and records the machine; no quota is recorded or
 // said.
 func TestRunServer(t *testing.T) {
-	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("ok")) }))
+	// 3 ms of CPU a request: a step of 100 ms at 50/s costs the process
+	// 15 ms, more than /proc's 10-ms tick, so the sample cannot read 0
+	// (it did once with a free handler, in CI).
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		for start := time.Now(); time.Since(start) < 3*time.Millisecond; {
+		}
+		w.Write([]byte("ok"))
+	}))
 	defer ts.Close()
 	sc, err := load.NewRaw(load.RawOptions{Options: conn.Options{URL: ts.URL, Timeout: 5 * time.Second}, Method: "GET"})
 	if err != nil {
