@@ -95,15 +95,7 @@ func TestLinkUnprivileged(t *testing.T) {
 	if err != nil {
 		t.Fatalf("load --link unprivileged: %v\n%s", err, b)
 	}
-	rf, err := os.Open(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rf.Close()
-	res, err := results.ReadLoad(rf)
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := readLoad(t, out)
 	if res.Requests != 20 || res.Failed != 0 {
 		t.Errorf("%d requests, %d failed; want 20, 0\n%s", res.Requests, res.Failed, b)
 	}
@@ -233,15 +225,7 @@ func TestLinkLoadHTTP1(t *testing.T) {
 	if err != nil {
 		t.Fatalf("%v\n%s", err, b)
 	}
-	rf, err := os.Open(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rf.Close()
-	res, err := results.ReadLoad(rf)
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := readLoad(t, out)
 	if res.Requests != 40 || res.Failed != 0 {
 		t.Errorf("%d requests, %d failed; want 40, 0\n%s", res.Requests, res.Failed, b)
 	}

@@ -93,7 +93,7 @@ func TestReplayAsFormatBadBody(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", code, stdout, errs)
 	}
-	res := readLoadFile(t, out)
+	res := readLoad(t, out)
 	if res.Requests != 6 || res.Failed != 2 || res.Failures[replay.ErrAsFormat.Error()] != 2 {
 		t.Fatalf("%d requests, %d failed: %v", res.Requests, res.Failed, res.Failures)
 	}

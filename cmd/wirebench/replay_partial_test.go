@@ -41,7 +41,7 @@ func TestReplayStrayTimestamp(t *testing.T) {
 		!strings.Contains(stdout, "sent          21 of the recording's 21 requests (100.0%)") {
 		t.Fatalf("exit %d\n%s\n%s", code, stdout, errs)
 	}
-	if res := readLoadFile(t, out); res.Requests != 21 || !strings.Contains(strings.Join(res.Warnings, "\n"), "1 pauses longer than 20ms") {
+	if res := readLoad(t, out); res.Requests != 21 || !strings.Contains(strings.Join(res.Warnings, "\n"), "1 pauses longer than 20ms") {
 		t.Fatalf("%d requests, warnings %q", res.Requests, res.Warnings)
 	}
 	code, stdout, errs = runCLI(t, "replay", "-q", rec, "--target", url, "--max-gap", "0")

@@ -156,21 +156,6 @@ func TestServeRecordNeedsNetHTTP(t *testing.T) {
 	}
 }
 
-// readLoadFile reads a --out result.
-func readLoadFile(t *testing.T, path string) *results.Load {
-	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	res, err := results.ReadLoad(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return res
-}
-
 // TestRecordThenReplay is what a user does: record traffic with serve
 // --record, replay it to another server with wirebench replay --out, and
 // render the result. The second server records too: it received as
@@ -214,7 +199,7 @@ func TestRecordThenReplay(t *testing.T) {
 	if len(a) != 4 || fmt.Sprint(a) != fmt.Sprint(b) {
 		t.Fatalf("recorded %v, the replay's server received %v", a, b)
 	}
-	res := readLoadFile(t, out)
+	res := readLoad(t, out)
 	if res.Requests != 57 || res.Failed != 0 || res.Scenario != "replay" {
 		t.Fatalf("result: %s, %d requests, %d failed %v", res.Scenario, res.Requests, res.Failed, res.Failures)
 	}

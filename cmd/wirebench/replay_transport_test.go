@@ -74,7 +74,7 @@ func TestReplayOverTLSAndH3(t *testing.T) {
 			if code != 0 {
 				t.Fatalf("%v: exit %d\n%s\n%s", args, code, stdout, errs)
 			}
-			res := readLoadFile(t, filepath.Join(sub, "out.json"))
+			res := readLoad(t, filepath.Join(sub, "out.json"))
 			if res.Requests != 55 || res.Failed != 0 {
 				t.Fatalf("result: %d requests, %d failed %v", res.Requests, res.Failed, res.Failures)
 			}
