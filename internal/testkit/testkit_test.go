@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"sort"
 	"strconv"
 	"strings"
 	"syscall"
@@ -269,4 +270,45 @@ func TestSourceHash(t *testing.T) {
 	same(false, "a source file")
 	write("static/app.js", "1")
 	same(false, "an embedded asset")
+}
+
+func TestPruneKeepsTheNewestBinaries(t *testing.T) {
+	dir := t.TempDir()
+	now := time.Now()
+	touch := func(name string, age time.Duration) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, nil, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chtimes(p, now.Add(-age), now.Add(-age)); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	keep := touch("wirebench-keep", 0)
+	touch("wirebench-keep.lock", 48*time.Hour)
+	for i := range keepBinaries + 4 {
+		touch(fmt.Sprintf("wirebench-%02d", i), time.Duration(i+1)*time.Minute)
+		touch(fmt.Sprintf("wirebench-%02d.lock", i), time.Duration(i+1)*time.Minute)
+	}
+	touch("wirebench-stale", 25*time.Hour)
+	touch("wirebench-stale.lock", 25*time.Hour)
+	touch("wirebench-99.123.tmp", time.Minute)
+	prune(dir, keep)
+	var left []string
+	ents, _ := os.ReadDir(dir)
+	for _, e := range ents {
+		left = append(left, e.Name())
+	}
+	want := []string{"wirebench-99.123.tmp", "wirebench-keep", "wirebench-keep.lock"}
+	for i := range keepBinaries + 4 {
+		if i < keepBinaries {
+			want = append(want, fmt.Sprintf("wirebench-%02d", i))
+		}
+		want = append(want, fmt.Sprintf("wirebench-%02d.lock", i))
+	}
+	sort.Strings(want)
+	if strings.Join(left, " ") != strings.Join(want, " ") {
+		t.Errorf("after prune:\n got %v\nwant %v", left, want)
+	}
 }
