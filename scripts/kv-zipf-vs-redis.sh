@@ -15,20 +15,42 @@
 # alternate which server goes first), WB, BASE (a second wirebench binary
 # run beside WB: before/after in one run), PROF (a directory: wirebench
 # serve --cpuprofile per mode and perf record -g of redis-server, both over
-# the whole server run).
+# the whole server run), QUOTA (CPUs, e.g. 0.5: each server in a cgroup of
+# its own under that CFS quota, 2 ms period, as study --server-cpu-quota:
+# the server, not the client, is then the limit at -P 1).
 # Ends with each pair's ratio per round (ours/redis, base/redis: rate,
 # p99, p99.9, server and client CPU per request) and their median and
 # range. At -P 1 the client is as busy as the server (each 12-14 us of
-# CPU a request), so its CPU per request moves the rate as much.
+# CPU a request), so its CPU per request moves the rate as much: there,
+# QUOTA or RATE compares the servers.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 DIST=${DIST:-zipf:0.99} MODES=${MODES:-"everysec always"} TESTS=${TESTS:-"set get"} PS=${PS:-1}
 C=${C:-50} D=${D:-4s} ROUNDS=${ROUNDS:-1} BASE=${BASE:-} PROF=${PROF:-} RATE=${RATE:-}
+QUOTA=${QUOTA:-}
 open=(); [ -z "$RATE" ] || open=(-r "$RATE")
 WB=${WB:-$(mktemp -d)/wirebench}
 [ -x "$WB" ] || go build -o "$WB" ./cmd/wirebench
 tmp=$(mktemp -d)
-trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$tmp"' EXIT
+groups=()
+trap 'kill $(jobs -p) 2>/dev/null || true; wait; for g in "${groups[@]}"; do rmdir "$g" 2>/dev/null || true; done; rm -rf "$tmp"' EXIT
+# cap pid: a cgroup of its own under QUOTA CPUs, 2 ms period (cgroup v2's
+# cpu.max or v1's cfs_quota_us); named as internal/cpuquota's groups, so
+# a later wirebench run removes one this script left behind.
+cap() {
+  [ -n "$QUOTA" ] || return 0
+  local period=2000 quota g
+  quota=$(python3 -c "import sys; print(max(1000, round(float(sys.argv[1]) * $period)))" "$QUOTA")
+  if grep -qw cpu /sys/fs/cgroup/cgroup.controllers 2>/dev/null; then
+    echo +cpu >/sys/fs/cgroup/cgroup.subtree_control
+    g=/sys/fs/cgroup/wirebench-$$-$1; mkdir "$g"; groups+=("$g")
+    echo "$quota $period" >"$g/cpu.max"
+  else
+    g=/sys/fs/cgroup/cpu/wirebench-$$-$1; mkdir "$g"; groups+=("$g")
+    echo $period >"$g/cpu.cfs_period_us"; echo "$quota" >"$g/cpu.cfs_quota_us"
+  fi
+  echo "$1" >"$g/cgroup.procs"
+}
 [ -z "$PROF" ] || mkdir -p "$PROF"
 ticks() { awk '{print $14+$15}' "/proc/$1/stat"; }
 port() { python3 -c 'import socket;s=socket.socket();s.bind(("127.0.0.1",0));print(s.getsockname()[1])'; }
@@ -66,7 +88,7 @@ EOF
     done
   done
 }
-echo "# $(date -u +%FT%TZ) $(uname -m) $(nproc) CPUs; wirebench load --key-dist $DIST -c $C -P {$PS}${RATE:+ -r $RATE} -d $D, 10000 keys, 128 B; load average $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "# $(date -u +%FT%TZ) $(uname -m) $(nproc) CPUs; wirebench load --key-dist $DIST -c $C -P {$PS}${RATE:+ -r $RATE} -d $D, 10000 keys, 128 B${QUOTA:+; servers under a quota of $QUOTA CPU each}; load average $(cut -d' ' -f1-3 /proc/loadavg)"
 for round in $(seq "$ROUNDS"); do
 for mode in $MODES; do
   rp=$(port); wp=$(port); d="$tmp/$mode"; mkdir -p "$d/r" "$d/w"
@@ -88,6 +110,7 @@ for mode in $MODES; do
       --resp "127.0.0.1:$bp" "${bargs[@]}" >/dev/null 2>"$tmp/base.err" &
     bpid=$!
   fi
+  for p in $rpid $wpid $bpid; do cap "$p"; done
   for p in $rp $wp $bp; do
     for _ in $(seq 50); do redis-cli -p "$p" ping >/dev/null 2>&1 && break; sleep 0.1; done
     redis-cli -p "$p" ping >/dev/null || { echo "server on $p did not start:"; cat "$tmp/wb.err"; exit 1; }
@@ -107,6 +130,7 @@ for mode in $MODES; do
   [ -z "$perfpid" ] || { kill -INT "$perfpid"; wait "$perfpid" 2>/dev/null || true; }
   # SIGTERM: serve stops its profile and exits.
   kill $rpid $wpid $bpid; wait $rpid $wpid $bpid 2>/dev/null || true
+  for g in "${groups[@]}"; do rmdir "$g" 2>/dev/null || true; done; groups=()
   echo "# load average $(cut -d' ' -f1-3 /proc/loadavg)"
   rm -rf "$d"
 done
