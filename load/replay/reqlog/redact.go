@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"io"
+	"mime"
+	"mime/multipart"
 	"net/url"
 	"strings"
 )
@@ -16,47 +18,107 @@ const Redacted = "REDACTED"
 // ("bl"), unless Options.Bodies.
 const MaxKeptBody = 64 << 10
 
-// secretNames are the header and query-parameter names whose values a
-// log keeps out by default, lower case with '-' written '_'; a name
+// secretNames are the header, query-parameter and member names whose
+// values a log keeps out by default, as normName writes them; a name
 // ending in one of secretSuffixes is a secret too. docs/replay.md lists
 // both.
 var secretNames = map[string]bool{
-	"authorization": true, "proxy_authorization": true, "cookie": true, "set_cookie": true,
+	"authorization": true, "proxy_authorization": true, "authentication": true,
+	"cookie": true, "set_cookie": true, "cookie2": true, "set_cookie2": true,
 	"api_key": true, "apikey": true, "key": true, "token": true, "access_token": true,
 	"refresh_token": true, "id_token": true, "auth": true, "jwt": true, "password": true,
-	"passwd": true, "pwd": true, "secret": true, "client_secret": true, "sig": true,
-	"signature": true, "session": true, "sessionid": true, "session_id": true,
-	"x_amz_credential": true,
+	"passwd": true, "pwd": true, "passphrase": true, "secret": true, "client_secret": true,
+	"credential": true, "credentials": true, "sig": true, "signature": true,
+	"session": true, "sessionid": true, "session_id": true, "x_amz_credential": true,
+	"csrf": true, "xsrf": true, "csrfmiddlewaretoken": true,
 }
 
-var secretSuffixes = []string{"_token", "_key", "_apikey", "_secret", "_password", "_signature"}
+var secretSuffixes = []string{
+	"_token", "_key", "_apikey", "_secret", "_password", "_passwd", "_pwd", "_passphrase",
+	"_signature", "_sig", "_credential", "_credentials", "_session", "_sessionid",
+	"_session_id", "_auth", "_jwt",
+}
 
-// IsSecret tells whether a header or query parameter named name holds a
-// secret (case-insensitive; '-' and '_' alike).
+// IsSecret tells whether a header, query parameter, form field or JSON
+// member named name holds a secret: case-insensitive, '-' and '_' alike,
+// camel case split (accessToken, clientSecret), a bracketed or dotted
+// form name by its last part (user[password], user.token, password[]),
+// a trailing number ignored (X-Hub-Signature-256).
 func IsSecret(name string) bool {
-	n := strings.ReplaceAll(strings.ToLower(name), "-", "_")
-	if secretNames[n] {
-		return true
-	}
-	for _, s := range secretSuffixes {
-		if strings.HasSuffix(n, s) {
+	for _, n := range normNames(name) {
+		if secretNames[n] {
 			return true
+		}
+		for _, s := range secretSuffixes {
+			if strings.HasSuffix(n, s) {
+				return true
+			}
 		}
 	}
 	return false
 }
 
+// normNames returns the forms of name IsSecret looks up: lower case with
+// '-', '.' and ' ' written '_', as written and with its camel case split.
+func normNames(name string) []string {
+	name = strings.TrimSuffix(name, "[]")
+	if strings.HasSuffix(name, "]") {
+		if i := strings.LastIndexByte(name, '['); i >= 0 {
+			name = name[i+1 : len(name)-1]
+		}
+	}
+	if i := strings.LastIndexByte(name, '.'); i >= 0 && i < len(name)-1 {
+		name = name[i+1:]
+	}
+	plain := strings.Map(normRune, strings.ToLower(name))
+	var b strings.Builder
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if i > 0 && 'A' <= c && c <= 'Z' {
+			p := name[i-1]
+			lowerBefore := 'a' <= p && p <= 'z' || '0' <= p && p <= '9'
+			acronymEnd := 'A' <= p && p <= 'Z' && i+1 < len(name) && 'a' <= name[i+1] && name[i+1] <= 'z'
+			if lowerBefore || acronymEnd {
+				b.WriteByte('_')
+			}
+		}
+		b.WriteByte(c)
+	}
+	split := strings.Map(normRune, strings.ToLower(b.String()))
+	out := []string{plain, split}
+	for _, n := range []string{plain, split} {
+		// A trailing number: X-Hub-Signature-256, token_2.
+		if t := strings.TrimRight(n, "0123456789"); t != n && strings.HasSuffix(t, "_") {
+			out = append(out, strings.TrimSuffix(t, "_"))
+		}
+	}
+	return out
+}
+
+func normRune(r rune) rune {
+	switch r {
+	case '-', '.', ' ':
+		return '_'
+	}
+	return r
+}
+
 // redactQuery replaces the values of secret parameters in a query
-// string (a=1&api_key=x → a=1&api_key=REDACTED), keeping the rest as it
-// was byte for byte; n counts the values replaced.
+// string or form body (a=1&api_key=x → a=1&api_key=REDACTED; '&' and
+// ';' separate), keeping the rest as it was byte for byte; n counts the
+// values replaced.
 func redactQuery(q string) (out string, n int) {
 	if q == "" {
 		return q, 0
 	}
 	var b strings.Builder
-	for i, kv := range strings.Split(q, "&") {
-		if i > 0 {
-			b.WriteByte('&')
+	for q != "" {
+		kv := q
+		sep := ""
+		if i := strings.IndexAny(q, "&;"); i >= 0 {
+			kv, sep, q = q[:i], q[i:i+1], q[i+1:]
+		} else {
+			q = ""
 		}
 		k, _, hasValue := strings.Cut(kv, "=")
 		name, err := url.QueryUnescape(k)
@@ -66,9 +128,10 @@ func redactQuery(q string) (out string, n int) {
 		if hasValue && IsSecret(name) {
 			b.WriteString(k + "=" + Redacted)
 			n++
-			continue
+		} else {
+			b.WriteString(kv)
 		}
-		b.WriteString(kv)
+		b.WriteString(sep)
 	}
 	return b.String(), n
 }
@@ -90,16 +153,20 @@ func redactTarget(target string) (string, int) {
 			}
 		}
 	}
-	path, query, ok := strings.Cut(target, "?")
-	if !ok {
-		return target, n
+	// The fragment too: OAuth's implicit flow puts its tokens there
+	// (#access_token=…), and a recorded URL can carry it.
+	rest, frag, hasFrag := strings.Cut(target, "#")
+	path, query, hasQuery := strings.Cut(rest, "?")
+	var m, k int
+	query, m = redactQuery(query)
+	frag, k = redactQuery(frag)
+	if hasQuery {
+		path += "?" + query
 	}
-	frag := ""
-	if j := strings.IndexByte(query, '#'); j >= 0 {
-		query, frag = query[:j], query[j:]
+	if hasFrag {
+		path += "#" + frag
 	}
-	query, m := redactQuery(query)
-	return path + "?" + query + frag, n + m
+	return path, n + m + k
 }
 
 // targetPath is a target's path: an absolute URL's without its scheme
@@ -145,20 +212,13 @@ func (o Options) keep(r *Request) (q Request, redacted int, bodyOut bool) {
 			q.Header[i][1] = Redacted
 			redacted++
 		}
-		if form && len(q.Body) > 0 && len(q.Body) <= MaxKeptBody {
-			if s, n := redactQuery(string(q.Body)); n > 0 {
-				q.Body, redacted = []byte(s), redacted+n
+		if len(q.Body) > 0 {
+			var n int
+			if q.Body, n, bodyOut = redactBody(r.Header, q.Body, q.Truncated, form); bodyOut {
+				q.BodyLen = max(q.BodyLen, int64(len(r.Body)))
+				q.Truncated = false
 			}
-		} else if len(q.Body) > 0 && isJSON(r.Header, q.Body) {
-			b, n, ok := redactJSON(q.Body)
-			if !ok || q.Truncated || len(q.Body) > MaxBody {
-				// Not JSON after all, or cut: no member can be told from
-				// another, so nothing of it is kept.
-				q.BodyLen = max(q.BodyLen, int64(len(q.Body)))
-				q.Body, q.Truncated, bodyOut = nil, false, true
-			} else if n > 0 {
-				q.Body, redacted = b, redacted+n
-			}
+			redacted += n
 		}
 	}
 	if !o.Bodies && len(q.Body) > 0 && (isKV(q.Target) || len(q.Body) > MaxKeptBody || q.Truncated) {
@@ -168,18 +228,97 @@ func (o Options) keep(r *Request) (q Request, redacted int, bodyOut bool) {
 	return q, redacted, bodyOut
 }
 
-// isJSON tells whether a request body is JSON by its Content-Type
-// (application/json, any +json), or, with none, by its first byte.
-func isJSON(header [][2]string, body []byte) bool {
+// redactBody redacts the secrets of a request body: a form's fields, a
+// multipart form's parts, a JSON body's members (JSON told by its
+// Content-Type, or by its first byte whatever that says: sendBeacon and
+// CORS-simple fetches send JSON as text/plain). out is true when the body
+// must be kept out whole: a form or JSON body that does not parse or was
+// cut, where no field can be told from another.
+func redactBody(header [][2]string, body []byte, cut, form bool) (b []byte, n int, out bool) {
+	ct := ""
 	for _, h := range header {
 		if strings.EqualFold(h[0], "Content-Type") {
-			ct, _, _ := strings.Cut(strings.ToLower(h[1]), ";")
-			ct = strings.TrimSpace(ct)
-			return ct == "application/json" || strings.HasSuffix(ct, "+json")
+			ct = h[1]
+			break
 		}
 	}
+	media, params, _ := mime.ParseMediaType(ct)
+	switch {
+	case form:
+		// Whatever its size (--record-bodies keeps large ones); a cut
+		// one too: a field's name is whole or its value is gone.
+		s, n := redactQuery(string(body))
+		return []byte(s), n, false
+	case strings.HasPrefix(media, "multipart/"):
+		b, n, ok := redactMultipart(body, params["boundary"])
+		if !ok || cut {
+			return nil, 0, true
+		}
+		return b, n, false
+	}
+	declared := media == "application/json" || strings.HasSuffix(media, "+json")
 	t := bytes.TrimLeft(body, " \t\r\n")
-	return len(t) > 0 && (t[0] == '{' || t[0] == '[')
+	sniffed := (ct == "" || !declared) && len(t) > 0 && (t[0] == '{' || t[0] == '[')
+	if !declared && !sniffed {
+		return body, 0, false
+	}
+	b, n, ok := redactJSON(body)
+	switch {
+	case ok && !cut && len(body) <= MaxBody:
+		return b, n, false
+	case declared || ct == "" || cut || len(body) > MaxBody:
+		// Not JSON after all, or cut: no member can be told from
+		// another, so nothing of it is kept.
+		return nil, 0, true
+	}
+	return body, 0, false // text that only starts like JSON
+}
+
+// redactMultipart rewrites a multipart body with the content of every
+// part named like a secret (its form name, IsSecret) written Redacted;
+// the other parts keep their headers and bytes. ok is false when the
+// body does not parse.
+func redactMultipart(body []byte, boundary string) (out []byte, n int, ok bool) {
+	if boundary == "" {
+		return nil, 0, false
+	}
+	mr := multipart.NewReader(bytes.NewReader(body), boundary)
+	var buf bytes.Buffer
+	mw := multipart.NewWriter(&buf)
+	if err := mw.SetBoundary(boundary); err != nil {
+		return nil, 0, false
+	}
+	for {
+		p, err := mr.NextRawPart()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, 0, false
+		}
+		w, err := mw.CreatePart(p.Header)
+		if err != nil {
+			return nil, 0, false
+		}
+		if IsSecret(p.FormName()) {
+			if _, err := io.Copy(io.Discard, p); err != nil {
+				return nil, 0, false
+			}
+			io.WriteString(w, Redacted)
+			n++
+			continue
+		}
+		if _, err := io.Copy(w, p); err != nil {
+			return nil, 0, false
+		}
+	}
+	if err := mw.Close(); err != nil {
+		return nil, 0, false
+	}
+	if n == 0 {
+		return body, 0, true
+	}
+	return buf.Bytes(), n, true
 }
 
 // redactJSON replaces the value of every object member named like a

@@ -149,9 +149,9 @@ func TestCreate(t *testing.T) {
 
 // TestWriterRedactsJSONBodies: a JSON body's members named like secrets
 // ("password", "token", "api_key", "authorization", …), at any depth and of
-// any type, are written Redacted and every other byte is kept as sent; a
-// body that claims JSON but does not parse, or was cut, is kept out
-// whole. --record-secrets keeps them.
+// any type, are written Redacted and every other byte is kept as sent
+// (text/plain JSON too); a body that claims JSON but does not parse, or
+// was cut, is kept out whole. --record-secrets keeps them.
 func TestWriterRedactsJSONBodies(t *testing.T) {
 	in := []Request{
 		{At: 1, Method: "POST", Target: "/login", Header: [][2]string{{"Content-Type", "application/json; charset=utf-8"}},
@@ -159,6 +159,7 @@ func TestWriterRedactsJSONBodies(t *testing.T) {
 		{At: 2, Method: "POST", Target: "/x", Body: []byte(`[{"client_secret":"j6","keep":"me"}]`)}, // no Content-Type: told by its first byte
 		{At: 3, Method: "POST", Target: "/x", Header: [][2]string{{"Content-Type", "application/vnd.api+json"}}, Body: []byte(`{"password":"j7"`)},
 		{At: 4, Method: "POST", Target: "/x", Header: [][2]string{{"Content-Type", "text/plain"}}, Body: []byte(`{"password":"plain"}`)},
+		{At: 5, Method: "POST", Target: "/x", Header: [][2]string{{"Content-Type", "text/plain"}}, Body: []byte(`{not json}`)},
 	}
 	var buf bytes.Buffer
 	w := NewWriter(&buf, Options{})
@@ -186,11 +187,14 @@ func TestWriterRedactsJSONBodies(t *testing.T) {
 	if len(got[2].Body) != 0 || got[2].BodyLen != int64(len(in[2].Body)) {
 		t.Errorf("a cut JSON body kept: %q (%d)", got[2].Body, got[2].BodyLen)
 	}
-	if string(got[3].Body) != `{"password":"plain"}` {
-		t.Errorf("a text/plain body changed: %q", got[3].Body)
+	if string(got[3].Body) != `{"password":"REDACTED"}` {
+		t.Errorf("a text/plain JSON body: %q", got[3].Body)
 	}
-	if st := w.Stats(); st.Redacted != 6 || st.BodiesOut != 1 {
-		t.Errorf("stats %+v, want 6 redacted, 1 body out", st)
+	if string(got[4].Body) != `{not json}` {
+		t.Errorf("a text/plain body that is not JSON changed: %q", got[4].Body)
+	}
+	if st := w.Stats(); st.Redacted != 7 || st.BodiesOut != 1 {
+		t.Errorf("stats %+v, want 7 redacted, 1 body out", st)
 	}
 	buf.Reset()
 	w = NewWriter(&buf, Options{Secrets: true})
@@ -200,5 +204,80 @@ func TestWriterRedactsJSONBodies(t *testing.T) {
 	w.Flush()
 	if got := readAll(t, NewReader(&buf)); !bytes.Equal(got[0].Body, in[0].Body) || !bytes.Equal(got[2].Body, in[2].Body) {
 		t.Errorf("--record-secrets changed bodies: %s / %s", got[0].Body, got[2].Body)
+	}
+}
+
+// TestWriterRedactsAuthenticatedTraffic: secrets as real clients send
+// them, past the plain names: camel case (accessToken, clientSecret,
+// X-Session-Id), bracketed and dotted form names (user[password],
+// password[]), ';'-separated queries, an OAuth fragment
+// (#access_token=), multipart forms, and JSON sent as text/plain (as
+// navigator.sendBeacon and CORS-simple fetches send it).
+func TestWriterRedactsAuthenticatedTraffic(t *testing.T) {
+	mp := "--XB\r\nContent-Disposition: form-data; name=\"user\"\r\n\r\nada\r\n" +
+		"--XB\r\nContent-Disposition: form-data; name=\"password\"\r\n\r\nS_m1\r\n" +
+		"--XB\r\nContent-Disposition: form-data; name=\"user[api_key]\"\r\n\r\nS_m2\r\n--XB--\r\n"
+	in := []Request{
+		{At: 1, Method: "GET", Target: "/u?accessToken=S_c1&clientSecret=S_c2&AccessToken=S_c3&limit=1",
+			Header: [][2]string{{"accessToken", "S_c4"}, {"X-Session-Id", "S_c5"}, {"Cookie2", "S_c6"}, {"X-Hub-Signature-256", "S_c7"}, {"Authentication", "S_c8"}}},
+		{At: 2, Method: "GET", Target: "/u?password[]=S_b1&user[password]=S_b2&user.token=S_b3&a=1;token=S_b4"},
+		{At: 3, Method: "GET", Target: "/cb#access_token=S_f1&state=keep"},
+		{At: 4, Method: "GET", Target: "/cb?x=1#id_token=S_f2"},
+		{At: 5, Method: "POST", Target: "/login", Header: [][2]string{{"Content-Type", "application/x-www-form-urlencoded"}}, Body: []byte("user[password]=S_b5&csrfmiddlewaretoken=S_b6&credentials=S_b7&passphrase=S_b8")},
+		{At: 6, Method: "POST", Target: "/login", Header: [][2]string{{"Content-Type", "multipart/form-data; boundary=XB"}}, Body: []byte(mp)},
+		{At: 7, Method: "POST", Target: "/beacon", Header: [][2]string{{"Content-Type", "text/plain;charset=UTF-8"}}, Body: []byte(`{"refreshToken":"S_t1","idToken":"S_t2","keep":"me"}`)},
+		{At: 8, Method: "POST", Target: "/x", Header: [][2]string{{"Content-Type", "multipart/form-data; boundary=XB"}}, Body: []byte("--XB\r\nS_broken")},
+	}
+	var buf bytes.Buffer
+	w := NewWriter(&buf, Options{})
+	for i := range in {
+		if err := w.Write(&in[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	raw := buf.String()
+	got := readAll(t, NewReader(&buf))
+	var bodies strings.Builder
+	for _, r := range got {
+		bodies.Write(r.Body)
+	}
+	for _, s := range []string{"S_c1", "S_c2", "S_c3", "S_c4", "S_c5", "S_c6", "S_c7", "S_c8", "S_b1", "S_b2", "S_b3", "S_b4", "S_b5", "S_b6", "S_b7", "S_b8", "S_f1", "S_f2", "S_m1", "S_m2", "S_t1", "S_t2", "S_broken"} {
+		if strings.Contains(raw, s) || strings.Contains(bodies.String(), s) {
+			t.Errorf("the log holds %q", s)
+		}
+	}
+	if want := "/cb#access_token=REDACTED&state=keep"; got[2].Target != want {
+		t.Errorf("target %q, want %q", got[2].Target, want)
+	}
+	if want := "/u?password[]=REDACTED&user[password]=REDACTED&user.token=REDACTED&a=1;token=REDACTED"; got[1].Target != want {
+		t.Errorf("target %q, want %q", got[1].Target, want)
+	}
+	if !strings.Contains(string(got[5].Body), "ada") || !strings.Contains(string(got[5].Body), Redacted) {
+		t.Errorf("multipart body %q: want its user kept and its password redacted", got[5].Body)
+	}
+	if want := `{"refreshToken":"REDACTED","idToken":"REDACTED","keep":"me"}`; string(got[6].Body) != want {
+		t.Errorf("text/plain JSON %s, want %s", got[6].Body, want)
+	}
+	if len(got[7].Body) != 0 || got[7].BodyLen == 0 {
+		t.Errorf("a multipart body that does not parse was kept: %q", got[7].Body)
+	}
+	// --record-bodies without --record-secrets: a large form keeps its
+	// fields but not its secrets.
+	big := Request{At: 9, Method: "POST", Target: "/login", Header: [][2]string{{"Content-Type", "application/x-www-form-urlencoded"}},
+		Body: []byte("pad=" + strings.Repeat("p", MaxKeptBody) + "&password=S_big")}
+	buf.Reset()
+	w = NewWriter(&buf, Options{Bodies: true})
+	w.Write(&big)
+	w.Flush()
+	if g := readAll(t, NewReader(&buf)); len(g) != 1 || !strings.HasSuffix(string(g[0].Body), "&password="+Redacted) {
+		t.Errorf("--record-bodies kept a large form's password")
+	}
+	for name, want := range map[string]bool{"monkey": false, "keys": false, "tokens": false, "sessions": false, "page_token_count": false, "code": false} {
+		if IsSecret(name) != want {
+			t.Errorf("IsSecret(%q) = %v", name, !want)
+		}
 	}
 }
