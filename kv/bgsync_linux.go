@@ -1,3 +1,5 @@
+//go:build linux && (amd64 || arm64)
+
 package kv
 
 import (
@@ -6,9 +8,10 @@ import (
 	"os"
 	"sync/atomic"
 	"syscall"
-	"unsafe"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/wirebench/wirebench/internal/uring"
 )
 
 // ringSyncer runs everysec's once-a-second fsync on a kernel worker
@@ -24,101 +27,32 @@ import (
 // on the same file, with the same result (io_uring's IORING_OP_FSYNC is
 // vfs_fsync), so what everysec promises does not change.
 type ringSyncer struct {
-	ring int
-	ev   *os.File // eventfd, non-blocking: reads park in the netpoller
-	mem  [3][]byte
-	// Into mem: the submission ring's tail, mask and index array, the
-	// entries, the completion ring's head, tail, mask and entries.
-	sqTail, sqMask *uint32
-	sqArray        []byte
-	sqes           []byte
-	cqHead, cqTail *uint32
-	cqMask         uint32
-	cqes           []byte
-	broken         bool // a submission failed: f.Sync from now on
+	ring   *uring.Ring   // internal/uring's, set up without an owning thread
+	ev     *os.File      // eventfd, non-blocking: reads park in the netpoller
+	done   atomic.Uint32 // completions taken
+	broken bool          // a submission failed: f.Sync from now on
 }
 
-// io_uring's ABI (include/uapi/linux/io_uring.h).
-const (
-	ringOpFsync        = 3      // IORING_OP_FSYNC
-	ringSqeAsync       = 1 << 4 // IOSQE_ASYNC: straight to a worker, no inline try
-	ringRegEventfd     = 4      // IORING_REGISTER_EVENTFD
-	ringOffSQ          = 0
-	ringOffCQ          = 0x8000000
-	ringOffSQEs        = 0x10000000
-	ringSqeSize        = 64
-	ringCqeSize        = 16
-	ringEntries        = 2
-	ringUserData       = 0x77626673 // "wbfs", checked on completion
-	ringSqeUserDataOff = 32
-)
-
-type sqOffsets struct {
-	head, tail, mask, entries, flags, dropped, array, resv1 uint32
-	userAddr                                                uint64
-}
-
-type cqOffsets struct {
-	head, tail, mask, entries, overflow, cqes, flags, resv1 uint32
-	userAddr                                                uint64
-}
-
-type ringParams struct {
-	sqEntries, cqEntries, flags, sqThreadCPU, sqThreadIdle, features, wqFd uint32
-	resv                                                                   [3]uint32
-	sq                                                                     sqOffsets
-	cq                                                                     cqOffsets
-}
+// ringUserData marks the fsync's completion, checked on arrival.
+const ringUserData = 0x77626673 // "wbfs"
 
 // newRingSyncer sets up a ring of two entries; an error when the kernel
 // has no io_uring or refuses it (io_uring_disabled, seccomp): the caller
 // keeps f.Sync.
 func newRingSyncer() (*ringSyncer, error) {
-	var p ringParams
-	// io_uring_setup has no close-on-exec flag: as the standard
-	// library's descriptors, set it before a fork can copy the ring.
-	syscall.ForkLock.RLock()
-	fd, _, e := unix.Syscall(unix.SYS_IO_URING_SETUP, ringEntries, uintptr(unsafe.Pointer(&p)), 0)
-	if e == 0 {
-		unix.CloseOnExec(int(fd))
+	r, err := uring.NewShared(2)
+	if err != nil {
+		return nil, err
 	}
-	syscall.ForkLock.RUnlock()
-	if e != 0 {
-		return nil, fmt.Errorf("io_uring_setup: %w", e)
-	}
-	u := &ringSyncer{ring: int(fd)}
-	fail := func(what string, err error) (*ringSyncer, error) {
-		u.close()
-		return nil, fmt.Errorf("io_uring %s: %w", what, err)
-	}
-	var err error
-	prot, flags := unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED|unix.MAP_POPULATE
-	if u.mem[0], err = unix.Mmap(u.ring, ringOffSQ, int(p.sq.array+p.sqEntries*4), prot, flags); err != nil {
-		return fail("mmap", err)
-	}
-	if u.mem[1], err = unix.Mmap(u.ring, ringOffCQ, int(p.cq.cqes+p.cqEntries*ringCqeSize), prot, flags); err != nil {
-		return fail("mmap", err)
-	}
-	if u.mem[2], err = unix.Mmap(u.ring, ringOffSQEs, int(p.sqEntries*ringSqeSize), prot, flags); err != nil {
-		return fail("mmap", err)
-	}
-	sq, cq := u.mem[0], u.mem[1]
-	u.sqTail = (*uint32)(unsafe.Pointer(&sq[p.sq.tail]))
-	u.sqMask = (*uint32)(unsafe.Pointer(&sq[p.sq.mask]))
-	u.sqArray = sq[p.sq.array : p.sq.array+p.sqEntries*4]
-	u.sqes = u.mem[2]
-	u.cqHead = (*uint32)(unsafe.Pointer(&cq[p.cq.head]))
-	u.cqTail = (*uint32)(unsafe.Pointer(&cq[p.cq.tail]))
-	u.cqMask = *(*uint32)(unsafe.Pointer(&cq[p.cq.mask]))
-	u.cqes = cq[p.cq.cqes : p.cq.cqes+p.cqEntries*ringCqeSize]
 	efd, err := unix.Eventfd(0, unix.EFD_NONBLOCK|unix.EFD_CLOEXEC)
 	if err != nil {
-		return fail("eventfd", err)
+		r.Close()
+		return nil, fmt.Errorf("io_uring eventfd: %w", err)
 	}
-	u.ev = os.NewFile(uintptr(efd), "aof-fsync-eventfd")
-	efd32 := int32(efd)
-	if _, _, e := unix.Syscall6(unix.SYS_IO_URING_REGISTER, uintptr(u.ring), ringRegEventfd, uintptr(unsafe.Pointer(&efd32)), 1, 0, 0); e != 0 {
-		return fail("register eventfd", e)
+	u := &ringSyncer{ring: r, ev: os.NewFile(uintptr(efd), "aof-fsync-eventfd")}
+	if err := r.RegisterEventfd(efd); err != nil {
+		u.close()
+		return nil, err
 	}
 	return u, nil
 }
@@ -133,37 +67,30 @@ func (u *ringSyncer) fsync(fd int) error {
 	if u.broken {
 		return errRingBroken
 	}
-	tail := atomic.LoadUint32(u.sqTail) // only this goroutine submits
-	i := tail & atomic.LoadUint32(u.sqMask)
-	sqe := u.sqes[i*ringSqeSize : (i+1)*ringSqeSize]
-	clear(sqe)
-	sqe[0], sqe[1] = ringOpFsync, ringSqeAsync
-	*(*int32)(unsafe.Pointer(&sqe[4])) = int32(fd)
-	*(*uint64)(unsafe.Pointer(&sqe[ringSqeUserDataOff])) = ringUserData
-	*(*uint32)(unsafe.Pointer(&u.sqArray[i*4])) = i
-	atomic.StoreUint32(u.sqTail, tail+1)
-	for {
-		// Queueing for a worker does not block: a raw call, as the
-		// event loop's (kv/resp), which keeps the monitor thread away.
-		n, _, e := unix.RawSyscall6(unix.SYS_IO_URING_ENTER, uintptr(u.ring), 1, 0, 0, 0, 0)
-		if e == unix.EINTR {
-			continue
-		}
-		if e != 0 || n != 1 {
-			// The entry may still be in the ring: never use it again.
-			u.broken = true
-			return errRingBroken
-		}
-		break
+	sqe := u.ring.SQE()
+	if sqe == nil { // an entry the kernel never took: see below
+		u.broken = true
+		return errRingBroken
+	}
+	sqe.Opcode, sqe.Flags, sqe.Fd, sqe.UserData = uring.OpFsync, uring.SqeAsync, int32(fd), ringUserData
+	// Queueing for a worker does not block: a raw call, as the event
+	// loop's (kv/resp), which keeps the monitor thread away.
+	if _, err := u.ring.Submit(); err != nil {
+		// The entry may still be in the ring: never use it again.
+		u.broken = true
+		return errRingBroken
 	}
 	var buf [8]byte
 	for {
-		head := atomic.LoadUint32(u.cqHead)
-		if head != atomic.LoadUint32(u.cqTail) {
-			cqe := u.cqes[(head&u.cqMask)*ringCqeSize:]
-			data := *(*uint64)(unsafe.Pointer(&cqe[0]))
-			res := *(*int32)(unsafe.Pointer(&cqe[8]))
-			atomic.StoreUint32(u.cqHead, head+1)
+		var got bool
+		var data uint64
+		var res int32
+		u.ring.Completions(func(c *uring.CQE) {
+			// One request in flight: at most one completion.
+			got, data, res = true, c.UserData, c.Res
+		})
+		if got {
+			u.done.Add(1)
 			if data != ringUserData {
 				u.broken = true
 				return fmt.Errorf("io_uring: completion of an unknown request %#x", data)
@@ -183,16 +110,10 @@ func (u *ringSyncer) fsync(fd int) error {
 }
 
 func (u *ringSyncer) close() {
-	for i, m := range u.mem {
-		if m != nil {
-			unix.Munmap(m)
-			u.mem[i] = nil
-		}
-	}
 	if u.ev != nil {
 		u.ev.Close()
 	}
-	unix.Close(u.ring)
+	u.ring.Close()
 }
 
 // backgroundSync is everysec's fsync of f: on a kernel worker thread

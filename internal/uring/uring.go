@@ -1,6 +1,6 @@
 //go:build linux && (amd64 || arm64)
 
-// Package uring is a minimal io_uring for the load client's event loop:
+// Package uring is a minimal io_uring. For the load client's event loop:
 // one ring per loop goroutine, set up SINGLE_ISSUER and DEFER_TASKRUN (the
 // kernel does a completion's work — the receive itself — inside the
 // loop's own io_uring_enter, not in an interrupt of it), one ring of
@@ -24,7 +24,11 @@
 // Not safe for concurrent use: one goroutine owns a Ring, locked to its
 // OS thread (runtime.LockOSThread) before New — with SINGLE_ISSUER the
 // kernel refuses (EEXIST) a submission or registration from any thread
-// but the one that created the ring.
+// but the one that created the ring. NewShared's ring has neither flag:
+// any thread may submit to it (one at a time: the caller serialises), and
+// completions are posted by whoever finishes the request, io_uring's
+// worker threads included, so a caller can wait for them elsewhere (an
+// eventfd in Go's netpoller: RegisterEventfd).
 package uring
 
 import (
@@ -44,6 +48,7 @@ var ErrUnavailable = errors.New("io_uring unavailable")
 // Opcodes, SQE and CQE flags used (include/uapi/linux/io_uring.h).
 const (
 	OpNop     = 0
+	OpFsync   = 3
 	OpConnect = 16
 	OpClose   = 19
 	OpSend    = 26
@@ -51,6 +56,7 @@ const (
 
 	SqeFixedFile     = 1 << 0
 	SqeIOLink        = 1 << 2
+	SqeAsync         = 1 << 4 // straight to a worker thread, no inline try
 	SqeBufferSelect  = 1 << 5
 	SqeCQESkipSucces = 1 << 6
 
@@ -80,6 +86,7 @@ const (
 	offSQEs   = 0x10000000
 
 	registerFiles    = 2
+	registerEventfd  = 4
 	registerRingFds  = 20
 	registerPbufRing = 22
 
@@ -162,7 +169,15 @@ type Ring struct {
 // New sets up a ring of at least entries SQEs and twice as many CQEs,
 // owned by the calling OS thread (see the package comment).
 func New(entries uint32) (*Ring, error) {
-	return setup(params{flags: setupCQSize | setupSubmitAll | setupSingleIssuer | setupDeferTaskrun, cqEntries: 2 * entries}, entries)
+	return setup(params{flags: setupCQSize | setupSubmitAll | setupSingleIssuer | setupDeferTaskrun, cqEntries: 2 * entries}, entries, featExtArg|featCQESkip)
+}
+
+// NewShared sets up a ring of at least entries SQEs that no thread owns
+// (see the package comment): for requests that a worker thread completes
+// (SqeAsync) while the submitter waits on RegisterEventfd's descriptor.
+// It asks for no feature past Linux 5.4's.
+func NewShared(entries uint32) (*Ring, error) {
+	return setup(params{}, entries, 0)
 }
 
 // NewSQPoll sets up a ring whose submissions a kernel thread of the
@@ -171,20 +186,23 @@ func New(entries uint32) (*Ring, error) {
 // the process's: bench/uringka -sqpoll), not for the client.
 func NewSQPoll(entries, cpu, idleMS uint32) (*Ring, error) {
 	p := params{flags: setupCQSize | setupSubmitAll | setupSQPoll | setupSQAff, cqEntries: 2 * entries, sqThreadCPU: cpu, sqThreadIdle: idleMS}
-	r, err := setup(p, entries)
+	r, err := setup(p, entries, featExtArg|featCQESkip)
 	if err == nil {
 		r.sqFlags = (*uint32)(unsafe.Add(unsafe.Pointer(&r.ringMem[0]), r.sqFlagsOff))
 	}
 	return r, err
 }
 
-func setup(p params, entries uint32) (*Ring, error) {
+// setup makes the ring and maps it; need is the features (IORING_FEAT_*)
+// the caller relies on besides the single mapping of both rings.
+func setup(p params, entries, need uint32) (*Ring, error) {
+	// The kernel opens the ring's descriptor close-on-exec.
 	fd, _, e := unix.RawSyscall(unix.SYS_IO_URING_SETUP, uintptr(entries), uintptr(unsafe.Pointer(&p)), 0)
 	if e != 0 {
 		return nil, fmt.Errorf("%w: io_uring_setup: %v", ErrUnavailable, e)
 	}
 	r := &Ring{fd: int(fd), enterFd: int(fd), features: p.features}
-	need := uint32(featSingleMmap | featExtArg | featCQESkip)
+	need |= featSingleMmap
 	if p.features&need != need {
 		r.Close()
 		return nil, fmt.Errorf("%w: kernel lacks features %#x", ErrUnavailable, need&^p.features)
@@ -299,6 +317,37 @@ func (r *Ring) Enter(wait uint32, timeoutNS int64) error {
 		return nil
 	}
 	return fmt.Errorf("io_uring_enter: %w", syscall.Errno(e))
+}
+
+// Submit submits the pending SQEs without waiting, retrying EINTR, and
+// returns how many the kernel took: fewer than Pending was before, with
+// an error, when it refused some (they stay in the ring).
+func (r *Ring) Submit() (int, error) {
+	atomic.StoreUint32(r.sqTail, r.tail)
+	for {
+		n, _, e := unix.RawSyscall6(unix.SYS_IO_URING_ENTER, uintptr(r.enterFd), uintptr(r.pending), 0, r.enterFl, 0, 0)
+		if e == unix.EINTR {
+			continue
+		}
+		if e != 0 {
+			return 0, fmt.Errorf("io_uring_enter: %w", e)
+		}
+		r.pending -= min(uint32(n), r.pending)
+		if r.pending > 0 {
+			return int(n), fmt.Errorf("io_uring_enter: %d of %d entries submitted", n, int(n)+int(r.pending))
+		}
+		return int(n), nil
+	}
+}
+
+// RegisterEventfd makes the kernel signal fd (an eventfd) on each
+// completion it posts (IORING_REGISTER_EVENTFD).
+func (r *Ring) RegisterEventfd(fd int) error {
+	fd32 := int32(fd)
+	if _, _, e := unix.RawSyscall6(unix.SYS_IO_URING_REGISTER, uintptr(r.fd), registerEventfd, uintptr(unsafe.Pointer(&fd32)), 1, 0, 0); e != 0 {
+		return fmt.Errorf("uring: register eventfd: %w", e)
+	}
+	return nil
 }
 
 // RegisterRing registers the ring's own descriptor (IORING_REGISTER_RING_FDS),

@@ -185,3 +185,59 @@ func TestMinWait(t *testing.T) {
 		t.Fatalf("SetMinWait(0): %v", err)
 	}
 }
+
+// NewShared's ring takes submissions from threads other than the one
+// that made it (New's refuses them: SINGLE_ISSUER), signals its eventfd
+// on a completion a worker thread posts; both rings' descriptors are
+// closed on exec (the kernel's doing: there is no flag to ask for it).
+func TestSharedRingAnyThread(t *testing.T) {
+	made := make(chan *Ring)
+	go func() {
+		runtime.LockOSThread() // never unlocked: the thread exits with the goroutine
+		r, err := NewShared(2)
+		if errors.Is(err, ErrUnavailable) {
+			t.Log(err)
+		} else if err != nil {
+			t.Error(err)
+		}
+		made <- r
+	}()
+	r := <-made
+	if r == nil {
+		t.Skip("skipping: no io_uring")
+	}
+	defer r.Close()
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	efd, err := unix.Eventfd(0, unix.EFD_CLOEXEC)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(efd)
+	if err := r.RegisterEventfd(efd); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 {
+		s := r.SQE()
+		s.Opcode, s.Flags, s.UserData = OpNop, SqeAsync, uint64(40+i)
+		if n, err := r.Submit(); n != 1 || err != nil {
+			t.Fatalf("submit %d from another thread: %d, %v", i, n, err)
+		}
+		var buf [8]byte
+		if _, err := unix.Read(efd, buf[:]); err != nil { // blocks until a completion
+			t.Fatal(err)
+		}
+		var got []CQE
+		r.Completions(func(q *CQE) { got = append(got, *q) })
+		if len(got) != 1 || got[0].UserData != uint64(40+i) || got[0].Res != 0 {
+			t.Fatalf("round %d: completions %+v", i, got)
+		}
+	}
+	owned := newRing(t, 2)
+	for _, x := range []*Ring{r, owned} {
+		fl, err := unix.FcntlInt(uintptr(x.fd), unix.F_GETFD, 0)
+		if err != nil || fl&unix.FD_CLOEXEC == 0 {
+			t.Fatalf("ring descriptor flags %#x, %v: not closed on exec", fl, err)
+		}
+	}
+}
