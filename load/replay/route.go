@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+
+	"github.com/wirebench/wirebench/load/replay/reqlog"
 )
 
 // MaxEndpoints bounds the route templates a replay reports apart; the
@@ -22,15 +24,7 @@ const Other = "other"
 // "/users/42?x=1" → "/users/{id}"; "/todos/3f2a…-…" → "/todos/{id}".
 // An absolute URL keeps only its path.
 func Template(target string) string {
-	p := target
-	if i := strings.Index(p, "://"); i >= 0 {
-		p = p[i+3:]
-		if j := strings.IndexByte(p, '/'); j >= 0 {
-			p = p[j:]
-		} else {
-			p = "/"
-		}
-	}
+	_, p, _ := reqlog.SplitAbsolute(target)
 	if i := strings.IndexAny(p, "?#"); i >= 0 {
 		p = p[:i]
 	}

@@ -348,19 +348,11 @@ func hasRedacted(r *reqlog.Request) bool {
 // the Host header.
 func (s *Scenario) target(r *reqlog.Request) (target, host string) {
 	target, host = r.Target, s.u.Host
-	if i := strings.Index(target, "://"); i >= 0 {
-		rest := target[i+3:]
-		j := strings.IndexByte(rest, '/')
-		if j < 0 {
-			j = len(rest)
-		}
+	if h, rest, ok := reqlog.SplitAbsolute(target); ok {
 		if s.o.Host == HostRecorded {
-			host = rest[:j]
+			host = h[strings.LastIndexByte(h, '@')+1:] // no user information in Host
 		}
-		target = rest[j:]
-		if target == "" || target[0] != '/' {
-			target = "/" + target
-		}
+		target = rest
 	} else if s.o.Host == HostRecorded {
 		for _, h := range r.Header {
 			if strings.EqualFold(h[0], "host") {

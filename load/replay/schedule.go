@@ -253,24 +253,28 @@ func (s *Schedule) read(ctx context.Context, open func() (Source, io.Closer, err
 	defer close(s.done)
 	defer close(s.ch)
 	var h reqHeap
-	first, last := int64(math.MinInt64), int64(0) // recorded ns of the first request; the last sent out
-	var cut int64                                 // gaps cut so far in this pass, ns
+	started, last := false, int64(0) // a request was sent out this pass; its recorded ns
+	var off time.Duration            // its offset from the pass's first, gaps cut
 	var period, lastOff time.Duration
 	emit := func(r reqlog.Request) bool {
-		if first == math.MinInt64 {
-			first, last = r.At, r.At
+		if !started {
+			started, last = true, r.At
 		}
 		if r.At < last { // beyond the window: cannot go back in time
 			s.stats.Reordered++
 			r.At = last
 		}
-		if gap := time.Duration(r.At - last); s.o.MaxGap > 0 && gap > s.o.MaxGap {
+		// The gap as unsigned: exact between any two int64 times (a
+		// hostile log's MinInt64 and MaxInt64 included), where a signed
+		// difference wrapped and sent requests early.
+		gap := uint64(r.At) - uint64(last)
+		if s.o.MaxGap > 0 && gap > uint64(s.o.MaxGap) {
 			s.stats.GapsCut++
-			s.stats.LongestGap = max(s.stats.LongestGap, gap)
-			cut += int64(gap - s.o.MaxGap)
+			s.stats.LongestGap = max(s.stats.LongestGap, time.Duration(min(gap, math.MaxInt64)))
+			gap = uint64(s.o.MaxGap)
 		}
+		off = time.Duration(min(uint64(off)+min(gap, math.MaxInt64), math.MaxInt64))
 		last = r.At
-		off := time.Duration(r.At - first - cut)
 		s.stats.Span = max(s.stats.Span, off)
 		at := time.Duration(float64(off+period*time.Duration(s.stats.Passes-1)) / s.o.Speed) // pass p starts p periods later
 		if s.stats.Passes == 1 {
@@ -302,7 +306,7 @@ func (s *Schedule) read(ctx context.Context, open func() (Source, io.Closer, err
 		if s.stats.Passes == 1 {
 			period = loopPeriod(lastOff, s.stats.Requests)
 		}
-		first, last, cut = math.MinInt64, 0, 0
+		started, off = false, 0
 		var err error
 		if src, c, err = open(); err != nil {
 			s.stats.Err = err

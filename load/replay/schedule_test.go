@@ -3,6 +3,8 @@ package replay
 import (
 	"bytes"
 	"io"
+	"math"
+	"net/url"
 	"runtime"
 	"sync/atomic"
 	"testing"
@@ -294,4 +296,67 @@ func heapInUse() int64 {
 	var m runtime.MemStats
 	runtime.ReadMemStats(&m)
 	return int64(m.HeapAlloc)
+}
+
+// TestTargetKeepsAURLInItsQuery: only a target that starts with a scheme
+// is an absolute URL; a URL in an origin-form target's query
+// (?next=https://…, OAuth's redirect_uri) stays in the query, instead of
+// its path being sent and named.
+func TestTargetKeepsAURLInItsQuery(t *testing.T) {
+	u, _ := url.Parse("http://127.0.0.1:1")
+	for _, host := range []string{"", HostRecorded} {
+		s := &Scenario{u: u, o: Options{Host: host}}
+		for in, want := range map[string]string{
+			"/users?next=https://app.example/home": "/users?next=https://app.example/home",
+			"/cb?redirect_uri=http://x/cb":         "/cb?redirect_uri=http://x/cb",
+			"/users/[a](http://evil)":              "/users/[a](http://evil)",
+			"https://h.example/a?b=http://c/d":     "/a?b=http://c/d",
+			"HTTP://h.example":                     "/",
+			"h2c+x.y://h/p":                        "/p",
+		} {
+			if got, _ := s.target(&reqlog.Request{Target: in}); got != want {
+				t.Errorf("host %q: target(%q) = %q, want %q", host, in, got, want)
+			}
+		}
+	}
+	for in, want := range map[string]string{
+		"/users/7?next=https://app.example/home": "/users/{id}",
+		"/users/[a](http://evil)":                "/users/[a](http://evil)",
+	} {
+		if got := Template(in); got != want {
+			t.Errorf("Template(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// TestScheduleExtremeTimestamps: recorded times at either end of int64
+// (a hostile or broken log) are gaps like any other: cut to MaxGap and
+// counted, each request at or after the one before, never an offset
+// that wrapped around (which sent a run of requests at once, early).
+func TestScheduleExtremeTimestamps(t *testing.T) {
+	var buf bytes.Buffer
+	w := reqlog.NewWriter(&buf, reqlog.Options{})
+	ats := []int64{math.MinInt64, 1e18, 1e18 + 1e6, math.MaxInt64, 1e18 + 2e6}
+	for i, at := range ats {
+		w.Write(&reqlog.Request{At: at, Method: "GET", Target: "/r/" + string(rune('a'+i))})
+	}
+	w.Flush()
+	s, err := NewSchedule(opener(buf.Bytes()), ScheduleOptions{MaxGap: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	// In time order (the reorder window holds them all), the gap from
+	// MinInt64 and the one to MaxInt64 are cut to 1 s.
+	want := []time.Duration{0, time.Second, time.Second + time.Millisecond, time.Second + 2*time.Millisecond, 2*time.Second + 2*time.Millisecond}
+	for k, w := range want {
+		at, stop := s.Due(uint64(k))
+		if _, ok := s.Take(uint64(k)); stop || !ok || at != w {
+			t.Errorf("request %d at %v (stop %v), want %v", k, at, stop, w)
+		}
+	}
+	s.Close()
+	if st := s.Stats(); st.GapsCut != 2 || st.Requests != 5 {
+		t.Errorf("stats %+v: want 2 gaps cut, 5 requests", st)
+	}
 }

@@ -36,7 +36,10 @@
 // line naming another version is an error.
 package reqlog
 
-import "errors"
+import (
+	"errors"
+	"strings"
+)
 
 // Version is the header line's "wirebench" value.
 const Version = "requests/v1"
@@ -84,4 +87,40 @@ type line struct {
 	BT bool        `json:"bt,omitempty"`
 	BL int64       `json:"bl,omitempty"`
 	S  int         `json:"s,omitempty"`
+}
+
+// SplitAbsolute splits an absolute-form target (scheme://host/path?q)
+// into its host (with any user information) and the rest, an
+// origin-form target ("/" when the URL has no path). ok is false for
+// any target that does not start with a scheme: "/login?next=https://…"
+// is a path whose query holds a URL, not that URL.
+func SplitAbsolute(target string) (host, rest string, ok bool) {
+	i := strings.Index(target, "://")
+	if i <= 0 || !isScheme(target[:i]) {
+		return "", target, false
+	}
+	rest = target[i+3:]
+	j := strings.IndexAny(rest, "/?#")
+	if j < 0 {
+		j = len(rest)
+	}
+	host, rest = rest[:j], rest[j:]
+	if rest == "" || rest[0] != '/' {
+		rest = "/" + rest
+	}
+	return host, rest, true
+}
+
+// isScheme: ALPHA *( ALPHA / DIGIT / "+" / "-" / "." ) (RFC 3986).
+func isScheme(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i] | 0x20
+		switch {
+		case 'a' <= c && c <= 'z':
+		case i > 0 && ('0' <= s[i] && s[i] <= '9' || s[i] == '+' || s[i] == '-' || s[i] == '.'):
+		default:
+			return false
+		}
+	}
+	return s != ""
 }

@@ -172,14 +172,7 @@ func redactTarget(target string) (string, int) {
 // targetPath is a target's path: an absolute URL's without its scheme
 // and host, the query cut.
 func targetPath(target string) string {
-	if i := strings.Index(target, "://"); i >= 0 {
-		target = target[i+3:]
-		j := strings.IndexByte(target, '/')
-		if j < 0 {
-			return "/"
-		}
-		target = target[j:]
-	}
+	_, target, _ = SplitAbsolute(target)
 	if i := strings.IndexAny(target, "?#"); i >= 0 {
 		target = target[:i]
 	}

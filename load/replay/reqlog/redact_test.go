@@ -281,3 +281,15 @@ func TestWriterRedactsAuthenticatedTraffic(t *testing.T) {
 		}
 	}
 }
+
+// TestKVBodyWithAURLInItsQuery: a /kv/ request whose query holds a URL
+// is still the KV store's, and its value is kept out.
+func TestKVBodyWithAURLInItsQuery(t *testing.T) {
+	var buf bytes.Buffer
+	w := NewWriter(&buf, Options{})
+	w.Write(&Request{At: 1, Method: "PUT", Target: "/kv/k?x=http://h/users", Body: []byte("S_kv")})
+	w.Flush()
+	if strings.Contains(buf.String(), "S_kv") || strings.Contains(string(readAll(t, NewReader(&buf))[0].Body), "S_kv") {
+		t.Errorf("a KV value was kept: %s", buf.String())
+	}
+}
