@@ -256,9 +256,27 @@ func writeMDTable(w io.Writer, t table) {
 	}
 }
 
-// mdEscape keeps user text (labels, error messages) from breaking tables.
+// mdEscape keeps user text (labels, error messages, a recording's
+// endpoints) from breaking tables or becoming markup: a '<' that could
+// open an HTML tag, comment or autolink (a letter, '/', '!' or '?'
+// follows) is written &lt;, so p99<20ms still reads as written.
 func mdEscape(s string) string {
-	return strings.NewReplacer("|", `\|`, "\n", " ").Replace(s)
+	s = strings.NewReplacer("|", `\|`, "\n", " ").Replace(s)
+	if !strings.Contains(s, "<") {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '<' && i+1 < len(s) {
+			c := s[i+1]
+			if 'a' <= c|0x20 && c|0x20 <= 'z' || c == '/' || c == '!' || c == '?' {
+				b.WriteString("&lt;")
+				continue
+			}
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
 }
 
 // externalCells lists the cells whose server was already running.

@@ -32,3 +32,20 @@ func TestReportsEscapeControlBytes(t *testing.T) {
 		}
 	}
 }
+
+// TestMarkdownEscapesHTML: an endpoint or label holding HTML (a hostile
+// recording's target) does not become markup in the Markdown report,
+// while a comparison such as p99<20ms reads as written.
+func TestMarkdownEscapesHTML(t *testing.T) {
+	for in, want := range map[string]string{
+		"GET /u/<script>alert(1)</script>": `GET /u/&lt;script>alert(1)&lt;/script>`,
+		"<!-- x -->":                       `&lt;!-- x -->`,
+		"<http://evil>":                    `&lt;http://evil>`,
+		"p99<20ms, a < b":                  "p99<20ms, a < b",
+		"a|b":                              `a\|b`,
+	} {
+		if got := mdEscape(in); got != want {
+			t.Errorf("mdEscape(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
