@@ -26,8 +26,9 @@ import (
 //	go test -run - -bench RelayTCP -benchtime 300x ./link
 
 // The relay's modes: "plain" one packet a read or write, as it was
-// before the offloads; "offload" super-packets (the default).
-var relayModes = []string{"plain", "offload"}
+// before the offloads; "offload" super-packets, read with a system call
+// each; "uring" super-packets read through io_uring (the default).
+var relayModes = []string{"plain", "offload", "uring"}
 
 func openBenchLink(b *testing.B, mode, spec string) *Link {
 	b.Helper()
@@ -38,7 +39,8 @@ func openBenchLink(b *testing.B, mode, spec string) *Link {
 		b.Skip("the relay needs root (network namespaces, TUN devices)")
 	}
 	noOffload = mode == "plain"
-	defer func() { noOffload = false }()
+	noUring = mode != "uring"
+	defer func() { noOffload, noUring = false, false }()
 	sp, err := Parse(spec)
 	if err != nil {
 		b.Fatal(err)
@@ -75,6 +77,9 @@ func reportRelay(b *testing.B, st Stats, readCPU, el time.Duration) {
 		b.ReportMetric(float64(st.Up.Delivered+st.Down.Delivered)/float64(st.Writes), "pkt/write")
 	}
 	b.ReportMetric(float64(st.Reads)/el.Seconds(), "reads/s")
+	if st.Waits > 0 {
+		b.ReportMetric(float64(st.Reads)/float64(st.Waits), "reads/wait")
+	}
 	if st.WriteErrors > 0 {
 		b.Errorf("%d writes refused by the TUN device", st.WriteErrors)
 	}

@@ -15,6 +15,10 @@ var offloads = []int{
 	unix.TUN_F_CSUM | unix.TUN_F_TSO4 | unix.TUN_F_TSO6,
 }
 
+// noUring turns the reader's io_uring multishot read off (ringread.go):
+// a read system call a packet, as before it (the benchmarks' comparison).
+var noUring bool
+
 // noOffload turns the offloads off: the relay as it was, one packet a
 // system call (the benchmarks' comparison).
 var noOffload bool

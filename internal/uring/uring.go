@@ -1,9 +1,10 @@
 //go:build linux && (amd64 || arm64)
 
-// Package uring is a minimal io_uring. For the load client's event loop:
-// one ring per loop goroutine, set up SINGLE_ISSUER and DEFER_TASKRUN (the
-// kernel does a completion's work — the receive itself — inside the
-// loop's own io_uring_enter, not in an interrupt of it), one ring of
+// Package uring is a minimal io_uring. For the load client's event loop
+// and the link relay's TUN readers: one ring per loop goroutine, set up
+// SINGLE_ISSUER and DEFER_TASKRUN (the kernel does a completion's work
+// — the receive itself — inside the loop's own io_uring_enter, not in an
+// interrupt of it), one ring of
 // provided buffers for multishot receives, and io_uring_enter through
 // RawSyscall, as the epoll loop calls epoll_pwait (load/h1loop.go).
 //
@@ -47,12 +48,17 @@ var ErrUnavailable = errors.New("io_uring unavailable")
 
 // Opcodes, SQE and CQE flags used (include/uapi/linux/io_uring.h).
 const (
-	OpNop     = 0
-	OpFsync   = 3
-	OpConnect = 16
-	OpClose   = 19
-	OpSend    = 26
-	OpRecv    = 27
+	OpNop         = 0
+	OpFsync       = 3
+	OpAsyncCancel = 14 // cancels the request whose user data is the SQE's Addr
+	OpConnect     = 16
+	OpClose       = 19
+	OpSend        = 26
+	OpRecv        = 27
+	// OpReadMultishot reads from a pollable file into a provided buffer
+	// each time it has data, a completion each, until it fails or runs
+	// out of buffers (Linux 6.7).
+	OpReadMultishot = 49
 
 	SqeFixedFile     = 1 << 0
 	SqeIOLink        = 1 << 2
@@ -290,6 +296,17 @@ func (r *Ring) Pending() uint32 { return r.pending }
 // must be short. EINTR, ETIME and EBUSY (completions to reap first) are
 // not errors.
 func (r *Ring) Enter(wait uint32, timeoutNS int64) error {
+	return r.enter(wait, timeoutNS, false)
+}
+
+// EnterBlocking is Enter through Syscall: the Go scheduler hands the
+// caller's P to other goroutines while it waits, so timeoutNS may be
+// long (a thread that waits for packets, not a loop that owns its P).
+func (r *Ring) EnterBlocking(wait uint32, timeoutNS int64) error {
+	return r.enter(wait, timeoutNS, true)
+}
+
+func (r *Ring) enter(wait uint32, timeoutNS int64, blocking bool) error {
 	atomic.StoreUint32(r.sqTail, r.tail)
 	submit := r.pending
 	var flags uintptr
@@ -308,7 +325,13 @@ func (r *Ring) Enter(wait uint32, timeoutNS int64) error {
 		r.ts = unix.NsecToTimespec(timeoutNS)
 		argp, argsz = uintptr(unsafe.Pointer(&r.arg)), unsafe.Sizeof(r.arg)
 	}
-	n, _, e := unix.RawSyscall6(unix.SYS_IO_URING_ENTER, uintptr(r.enterFd), uintptr(submit), uintptr(wait), flags|r.enterFl, argp, argsz)
+	var n uintptr
+	var e syscall.Errno
+	if blocking {
+		n, _, e = unix.Syscall6(unix.SYS_IO_URING_ENTER, uintptr(r.enterFd), uintptr(submit), uintptr(wait), flags|r.enterFl, argp, argsz)
+	} else {
+		n, _, e = unix.RawSyscall6(unix.SYS_IO_URING_ENTER, uintptr(r.enterFd), uintptr(submit), uintptr(wait), flags|r.enterFl, argp, argsz)
+	}
 	if e == 0 || n > 0 {
 		r.pending -= min(uint32(n), r.pending)
 	}
@@ -414,6 +437,25 @@ type bufReg struct {
 // NewBufRing registers n (a power of two ≤ 32768) buffers of size bytes
 // as buffer group bgid.
 func (r *Ring) NewBufRing(bgid uint16, n, size int) (*BufRing, error) {
+	b, err := r.newBufRing(bgid, n, size)
+	if err != nil {
+		return nil, err
+	}
+	for i := range n {
+		b.add(uint16(i))
+	}
+	b.Publish()
+	return b, nil
+}
+
+// NewBufSlots registers a buffer group bgid of n slots (a power of two
+// ≤ 32768) with no memory of its own: GiveBuf hands the kernel the
+// caller's buffers, one slot at a time.
+func (r *Ring) NewBufSlots(bgid uint16, n int) (*BufRing, error) {
+	return r.newBufRing(bgid, n, 0)
+}
+
+func (r *Ring) newBufRing(bgid uint16, n, size int) (*BufRing, error) {
 	if n <= 0 || n > 1<<15 || n&(n-1) != 0 {
 		return nil, fmt.Errorf("uring: buffer ring of %d entries: not a power of two up to 32768", n)
 	}
@@ -433,10 +475,6 @@ func (r *Ring) NewBufRing(bgid uint16, n, size int) (*BufRing, error) {
 		return nil, fmt.Errorf("%w: register buffer ring: %v", ErrUnavailable, e)
 	}
 	r.bufRings = append(r.bufRings, b)
-	for i := range n {
-		b.add(uint16(i))
-	}
-	b.Publish()
 	return b, nil
 }
 
@@ -450,10 +488,20 @@ func (b *BufRing) Buf(bid uint16, n int) []byte {
 func (b *BufRing) Give(bid uint16) { b.add(bid) }
 
 func (b *BufRing) add(bid uint16) {
+	b.addBuf(bid, b.bufs[int(bid)*b.size:][:b.size])
+}
+
+// GiveBuf hands the kernel p as slot bid's buffer (a ring of
+// NewBufSlots); Publish makes it visible. The kernel writes into p
+// when a read takes it, until its completion names bid: p must stay
+// referenced (and so in place) until then.
+func (b *BufRing) GiveBuf(bid uint16, p []byte) { b.addBuf(bid, p) }
+
+func (b *BufRing) addBuf(bid uint16, p []byte) {
 	e := &b.ents[b.local&b.mask]
 	// The tail lives in entry 0's resv: write the other fields only.
-	e.addr = uint64(uintptr(unsafe.Pointer(&b.bufs[int(bid)*b.size])))
-	e.len = uint32(b.size)
+	e.addr = uint64(uintptr(unsafe.Pointer(&p[0])))
+	e.len = uint32(len(p))
 	e.bid = bid
 	b.local++
 }

@@ -1,14 +1,18 @@
 //go:build ignore
 
 // ring-vs-tun: the CPU a 64-byte UDP datagram costs when a relay reads it
-// from a TUN device (one read each) and when it reads it from an AF_PACKET
+// from a TUN device (one read each), from the same device through one
+// io_uring multishot read (uring), and when it reads it from an AF_PACKET
 // TPACKET_V3 ring on a veth (none), with the sender's and the system's
 // interrupt time beside: docs/network.md, "Small datagrams". As root:
 //
-//	unshare -n go run ring-vs-tun.go tun|ring|ringother
+//	unshare -n go run ring-vs-tun.go tun|uring|ring|ringother
+//	DRAIN=5000 unshare -n go run ring-vs-tun.go tun|uring
 //
 // (ringother: the veth frames addressed to another MAC, so that the
-// receiving IP stack drops them at once.)
+// receiving IP stack drops them at once. DRAIN=K: K datagrams queued in
+// the device while the reader waits, then drained, 40 times: the read
+// path's own cost, no wake-up between packets.)
 package main
 
 import (
@@ -23,8 +27,11 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/wirebench/wirebench/internal/uring"
 	"golang.org/x/sys/unix"
 )
+
+const nbufs = 256
 
 func threadCPU(tid int) time.Duration {
 	b, _ := os.ReadFile(fmt.Sprintf("/proc/self/task/%d/schedstat", tid))
@@ -49,6 +56,21 @@ func sh(s string) {
 
 var got, stop atomic.Int64
 
+// With DRAIN=K the sender queues K datagrams in the TUN device while the
+// reader waits, then the reader drains them: its CPU per datagram with
+// no wake-up between them (the read path alone, best case).
+var (
+	gate   = make(chan int64)
+	target int64
+	drain  = os.Getenv("DRAIN") != ""
+)
+
+func paused() {
+	if drain && got.Load() >= target {
+		target = <-gate
+	}
+}
+
 func main() {
 	mode := os.Args[1]
 	dur := 2 * time.Second
@@ -71,12 +93,71 @@ func main() {
 			buf := make([]byte, 65536)
 			pfd := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
 			for stop.Load() == 0 {
+				paused()
 				_, err := unix.Read(fd, buf)
 				if err == unix.EAGAIN {
 					unix.Poll(pfd, 50)
 					continue
 				}
 				got.Add(1)
+			}
+		}()
+	case "uring":
+		// The TUN device read by one multishot read (io_uring, Linux
+		// 6.7) into provided buffers: the reads done inside one
+		// io_uring_enter for all that came, no system call each.
+		fd, _ := unix.Open("/dev/net/tun", unix.O_RDWR|unix.O_NONBLOCK, 0)
+		ifr, _ := unix.NewIfreq("tn")
+		ifr.SetUint16(unix.IFF_TUN | unix.IFF_NO_PI)
+		if err := unix.IoctlIfreq(fd, unix.TUNSETIFF, ifr); err != nil {
+			panic(err)
+		}
+		sh("ip addr add 10.8.0.1/24 dev tn && ip link set tn up txqueuelen 10000")
+		dst = "10.8.0.2:9"
+		go func() {
+			runtime.LockOSThread()
+			r, err := uring.New(256)
+			if err != nil {
+				panic(err)
+			}
+			br, err := r.NewBufRing(1, nbufs, 2048)
+			if err != nil {
+				panic(err)
+			}
+			ready <- unix.Gettid()
+			arm := func() {
+				q := r.SQE()
+				q.Opcode, q.Fd, q.Flags, q.BufIndex = uring.OpReadMultishot, int32(fd), uring.SqeBufferSelect, 1
+			}
+			arm()
+			var sum int
+			for stop.Load() == 0 {
+				paused()
+				if err := r.EnterBlocking(1, 50e6); err != nil {
+					panic(err)
+				}
+				var n int64
+				rearm := false
+				r.Completions(func(c *uring.CQE) {
+					if c.Res < 0 {
+						if c.Res != -int32(unix.ENOBUFS) {
+							panic(unix.Errno(-c.Res))
+						}
+					} else {
+						bid := uint16(c.Flags >> 16)
+						sum += int(br.Buf(bid, int(c.Res))[9]) // touch the IP header
+						br.Give(bid)
+						n++
+					}
+					if c.Flags&uring.CQEFMore == 0 {
+						rearm = true
+					}
+				})
+				br.Publish()
+				if rearm {
+					arm()
+				}
+				got.Add(n)
 			}
 		}()
 	case "ring", "ringother":
@@ -140,6 +221,28 @@ func main() {
 	sc, _ := c.(*net.UDPConn).SyscallConn()
 	var sfd int
 	sc.Control(func(f uintptr) { sfd = int(f) })
+	if drain {
+		k, _ := strconv.Atoi(os.Getenv("DRAIN"))
+		msg := make([]byte, 64)
+		var cpu time.Duration
+		var n int64
+		for range 40 {
+			for range k {
+				unix.Write(sfd, msg)
+			}
+			time.Sleep(time.Millisecond)
+			g0, r0 := got.Load(), threadCPU(rtid)
+			gate <- g0 + int64(k)
+			for got.Load() < g0+int64(k) {
+				time.Sleep(100 * time.Microsecond)
+			}
+			time.Sleep(time.Millisecond) // back at the gate
+			cpu += threadCPU(rtid) - r0
+			n += got.Load() - g0
+		}
+		fmt.Printf("%s drain %d: reader %.0f ns/pkt over %d\n", mode, k, float64(cpu)/float64(n), n)
+		return
+	}
 	stid := make(chan int)
 	var sent int64
 	go func() {
