@@ -3,6 +3,7 @@ package codec
 import (
 	"bytes"
 	"encoding/json"
+	"unicode/utf8"
 
 	gojson "github.com/goccy/go-json"
 )
@@ -29,12 +30,41 @@ func (stdJSON) MarshalTo(dst *bytes.Buffer, v any) error {
 	return nil
 }
 
+// Unmarshal refuses what scanJSON refuses. encoding/json checks the whole
+// body's syntax before it decodes (an iterative scan, trailing data
+// included), so on a body within the limits by its bytes alone
+// (jsonWithinLimits) the library's own check is the scan's, and the scan
+// runs only to name a refusal.
 func (stdJSON) Unmarshal(data []byte, v any) (err error) {
-	if err := scanJSON(data, DefaultLimits); err != nil {
-		return err
+	if !jsonWithinLimits(data, DefaultLimits) {
+		if err := scanJSON(data, DefaultLimits); err != nil {
+			return err
+		}
 	}
 	defer recoverDecode("json", &err)
-	return json.Unmarshal(data, v)
+	if err := json.Unmarshal(data, v); err != nil {
+		if e := explainJSON(data, DefaultLimits); e != nil {
+			return e
+		}
+		return err
+	}
+	return nil
+}
+
+// jsonWithinLimits reports whether b, whatever its syntax, cannot break
+// lim, and whether a library that parses all of it strictly (encoding/json
+// always, goccy into an any) refuses whatever else scanJSON refuses. It
+// reads the body in the runtime's vector loops, a fraction of the scan's
+// cost: nesting deeper than MaxDepth needs more '{' and '[' bytes than
+// MaxDepth; a container of more than MaxItems elements needs more bytes
+// than MaxItems; and the two refusals of the scan beyond the libraries'
+// own, ill-formed UTF-8 and a \u escape of an unpaired surrogate (which
+// they would turn into U+FFFD), need a byte that is not UTF-8 or a "\u".
+// FuzzJSONWithinLimits checks that both paths accept the same bodies.
+func jsonWithinLimits(b []byte, lim Limits) bool {
+	return len(b) <= lim.MaxItems &&
+		bytes.Count(b, []byte{'{'})+bytes.Count(b, []byte{'['}) <= lim.MaxDepth &&
+		utf8.Valid(b) && !bytes.Contains(b, []byte(`\u`))
 }
 
 // fastJSON is github.com/goccy/go-json, chosen over bytedance/sonic by
@@ -59,12 +89,34 @@ func (fastJSON) MarshalTo(dst *bytes.Buffer, v any) error {
 	return nil
 }
 
+// Unmarshal refuses what scanJSON refuses. Into an any, goccy parses every
+// byte as strictly as the scan (FuzzJSONWithinLimits), so on a body within
+// the limits by its bytes alone the scan runs only to name a refusal; into
+// a struct goccy skips unknown members without checking them, and the scan
+// runs first.
 func (fastJSON) Unmarshal(data []byte, v any) (err error) {
-	if err := scanJSON(data, DefaultLimits); err != nil {
+	p, isAny := v.(*any)
+	if !isAny || !jsonWithinLimits(data, DefaultLimits) {
+		if err := scanJSON(data, DefaultLimits); err != nil {
+			return err
+		}
+		defer recoverDecode("json", &err)
+		return gojson.Unmarshal(data, v)
+	}
+	old := *p
+	defer func() {
+		if err != nil {
+			*p = old // as if the scan had refused the body first
+		}
+	}()
+	defer recoverDecode("json", &err)
+	if err := gojson.Unmarshal(data, v); err != nil {
+		if e := explainJSON(data, DefaultLimits); e != nil {
+			return e
+		}
 		return err
 	}
-	defer recoverDecode("json", &err)
-	return gojson.Unmarshal(data, v)
+	return nil
 }
 
 func init() {
