@@ -9,6 +9,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/wirebench/wirebench/load/replay"
 )
@@ -119,7 +120,7 @@ func readInputs(paths []string, o *Options, res *reservoir, shape *shapeAcc) (In
 	return st, nil
 }
 
-func readFile(path string, o *Options, res *reservoir, shape *shapeAcc, st *InputStats) (string, error) {
+func readFile(path string, o *Options, res *reservoir, shape *shapeAcc, st *InputStats) (_ string, err error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return "", fmt.Errorf("%w: %v", ErrInput, err)
@@ -135,7 +136,17 @@ func readFile(path string, o *Options, res *reservoir, shape *shapeAcc, st *Inpu
 	if fi.Size() > o.MaxFileSize {
 		return "", fmt.Errorf("%w: %s: %d bytes, over the limit of %d (--max-file)", ErrInput, path, fi.Size(), o.MaxFileSize)
 	}
-	br := bufio.NewReaderSize(io.LimitReader(f, o.MaxFileSize), 64<<10)
+	var r io.Reader = io.LimitReader(f, o.MaxFileSize)
+	if o.ReadProgress != nil {
+		pr := newProgressReader(r, path, fi.Size(), o.ReadProgress, func() int { return res.seen })
+		defer func() {
+			if err == nil {
+				pr.send(time.Now(), true)
+			}
+		}()
+		r = pr
+	}
+	br := bufio.NewReaderSize(r, 64<<10)
 	kind := o.Input
 	if kind == InputAuto {
 		kind = sniff(br, path)

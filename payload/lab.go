@@ -68,6 +68,9 @@ type Options struct {
 	Schema *Schema
 	// Progress, if set, is told each step (for a terminal line).
 	Progress func(step string)
+	// ReadProgress, if set, is told how far each file's reading is, every
+	// quarter of a second and at its end.
+	ReadProgress func(ReadProgress)
 }
 
 func (o *Options) fill() {

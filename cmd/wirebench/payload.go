@@ -91,7 +91,13 @@ func runPayload(ctx context.Context, env *cliEnv, args []string) error {
 		return inputError{err}
 	}
 	o.Progress = func(step string) { fmt.Fprintf(env.stderr, "wirebench payload: measuring %s\n", step) }
+	var live bool
+	o.ReadProgress, live = readProgress(env.stderr, isTerminal(env.stderr))
 	lab, err := payload.Run(ctx, pos, o)
+	if live {
+		// what a failure left of the live line; a finished file ended it
+		fmt.Fprint(env.stderr, "\r\033[K")
+	}
 	if err != nil {
 		if errors.Is(err, payload.ErrInput) {
 			return inputError{err}
@@ -109,4 +115,39 @@ func runPayload(ctx context.Context, env *cliEnv, args []string) error {
 		}
 	}
 	return report.WritePayloadLabText(env.stdout, lab)
+}
+
+// progressLineBytes is the file size from which reading is reported on a
+// stderr that is not a terminal: a line a tenth of the file.
+const progressLineBytes = 64 << 20
+
+// readProgress returns payload's ReadProgress callback: on a terminal, a
+// line redrawn every quarter second (a bar, the bytes, the time so far and
+// left, the samples), ended when the file is read; elsewhere (a log) the
+// same line at each tenth of a file of progressLineBytes or more. live
+// says whether a redrawn line may be left to clear.
+func readProgress(w io.Writer, terminal bool) (report func(payload.ReadProgress), live bool) {
+	if terminal {
+		return func(p payload.ReadProgress) {
+			end := "\033[K"
+			if p.Done {
+				end += "\n"
+			}
+			fmt.Fprint(w, "\rwirebench payload: reading "+payload.FormatReadProgress(p)+end)
+		}, true
+	}
+	var file string
+	var tenth int64
+	return func(p payload.ReadProgress) {
+		if p.Size < progressLineBytes {
+			return
+		}
+		if p.File != file {
+			file, tenth = p.File, 0
+		}
+		if t := p.Read * 10 / p.Size; t > tenth && t < 10 || p.Done {
+			tenth = t
+			fmt.Fprintln(w, "wirebench payload: reading "+payload.FormatReadProgress(p))
+		}
+	}, false
 }

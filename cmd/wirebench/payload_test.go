@@ -5,7 +5,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/wirebench/wirebench/payload"
 	"github.com/wirebench/wirebench/results"
 )
 
@@ -84,5 +86,33 @@ func TestPayloadCommandProto(t *testing.T) {
 	code, _, stderr = runCLI(t, "payload", "--time", "0", "--proto", "../../payload/testdata/order.proto", "../../payload/testdata/orders.jsonl")
 	if code != 2 || !strings.Contains(stderr, "name one with --message") || strings.Count(stderr, "\n") != 1 {
 		t.Errorf("no --message: exit %d, %q", code, stderr)
+	}
+}
+
+// Reading a large file shows how far it is: redrawn on a terminal, ended
+// with the file; in a log, a line a tenth of the file, and the last.
+func TestPayloadReadProgress(t *testing.T) {
+	var log strings.Builder
+	report, live := readProgress(&log, false)
+	if live {
+		t.Error("a log gets no live line")
+	}
+	size := int64(100 << 20)
+	for read := int64(0); read <= size; read += 1 << 20 {
+		report(payload.ReadProgress{File: "big.jsonl", Read: read, Size: size, Elapsed: time.Duration(read)})
+	}
+	report(payload.ReadProgress{File: "big.jsonl", Read: size, Size: size, Done: true})
+	report(payload.ReadProgress{File: "small.jsonl", Read: 1 << 20, Size: 1 << 20, Done: true})
+	lines := strings.Split(strings.TrimSpace(log.String()), "\n")
+	if len(lines) != 10 || !strings.Contains(lines[0], " 10%") || !strings.Contains(lines[8], " 90%") ||
+		!strings.Contains(lines[9], "100%") || !strings.Contains(lines[9], "ETA done") || !strings.Contains(lines[4], "ETA ") {
+		t.Errorf("log lines:\n%s", log.String())
+	}
+	var term strings.Builder
+	report, live = readProgress(&term, true)
+	report(payload.ReadProgress{File: "f.jsonl", Read: 5, Size: 10, Elapsed: time.Second})
+	report(payload.ReadProgress{File: "f.jsonl", Read: 10, Size: 10, Elapsed: 2 * time.Second, Done: true})
+	if got := term.String(); !live || strings.Count(got, "\r") != 2 || !strings.Contains(got, " 50%") || !strings.HasSuffix(got, "ETA done  0 samples\033[K\n") {
+		t.Errorf("terminal: %q", got)
 	}
 }
