@@ -4,8 +4,9 @@
 # --resp at matched persistence, in one run: servers pinned to CPU 1, the
 # client on CPU 0, every value checked. Per cell it prints the rate, p99,
 # the server's CPU per request (from /proc), its context switches per
-# request (perf stat, when perf is there), the client's CPU per request
-# and, with PROF, where it went.
+# request (perf stat, when perf is there), the client's CPU per request,
+# how many CPUs each kept busy (which one was the limit) and, with PROF,
+# where it went.
 # Run it under the load lock:
 #   flock /tmp/wirebench-load.lock scripts/kv-zipf-vs-redis.sh
 # Env: DIST (zipf:0.99), MODES ("everysec always"), TESTS ("set get"),
@@ -16,7 +17,7 @@
 # run beside WB: before/after in one run), PROF (a directory: wirebench
 # serve --cpuprofile per mode and perf record -g of redis-server, both over
 # the whole server run), QUOTA (CPUs, e.g. 0.5: each server in a cgroup of
-# its own under that CFS quota, 2 ms period, as study --server-cpu-quota:
+# its own under that CFS quota, 2 ms period (longer below 0.5 CPU), as study --server-cpu-quota:
 # the server, not the client, is then the limit at -P 1).
 # Ends with each pair's ratio per round (ours/redis, base/redis: rate,
 # p99, p99.9, server and client CPU per request) and their median and
@@ -39,8 +40,9 @@ trap 'kill $(jobs -p) 2>/dev/null || true; wait; for g in "${groups[@]}"; do rmd
 # a later wirebench run removes one this script left behind.
 cap() {
   [ -n "$QUOTA" ] || return 0
-  local period=2000 quota g
-  quota=$(python3 -c "import sys; print(max(1000, round(float(sys.argv[1]) * $period)))" "$QUOTA")
+  local period quota g
+  # 2 ms, or longer where the quota would fall under the kernel's 1 ms.
+  read -r quota period < <(python3 -c "import math, sys; q = float(sys.argv[1]); p = max(2000, math.ceil(1000 / q)); print(round(q * p), p)" "$QUOTA")
   if grep -qw cpu /sys/fs/cgroup/cgroup.controllers 2>/dev/null; then
     echo +cpu >/sys/fs/cgroup/cgroup.subtree_control
     g=/sys/fs/cgroup/wirebench-$$-$1; mkdir "$g"; groups+=("$g")
@@ -83,7 +85,7 @@ n, failed, rps, p99, p999 = r["requests"], r["failed"], r["rps"], r["latency"]["
 cpu = int(sys.argv[5]) / int(sys.argv[6]) * 1e6 / n
 cs = f"; {int(sys.argv[7]) / n:.3f} context switches/request" if sys.argv[7].isdigit() else ""
 cli = r.get("per_request", {}).get("client_cpu_ns", 0) / 1e3
-print(f"{sys.argv[2]} {sys.argv[3].upper()} -P{sys.argv[4]}: {rps:.0f} requests/s p99 {p99:.3f} ms p99.9 {p999:.3f} ms; server CPU {cpu:.2f} us/request{cs}; client CPU {cli:.2f} us/request; {n} requests, {failed} failed")
+print(f"{sys.argv[2]} {sys.argv[3].upper()} -P{sys.argv[4]}: {rps:.0f} requests/s p99 {p99:.3f} ms p99.9 {p999:.3f} ms; server CPU {cpu:.2f} us/request{cs}; client CPU {cli:.2f} us/request; busy: server {cpu * rps / 1e6:.2f}, client {cli * rps / 1e6:.2f} CPUs; {n} requests, {failed} failed")
 EOF
     done
   done
