@@ -19,12 +19,19 @@ type rawStdVU struct {
 	buf []byte
 	hdr []string         // with Traceparent: the headers and a traceparent line, rewritten per request
 	tp  *traceparent.Gen // nil without Traceparent
+	req *h1.StdReq       // the request built once, when nothing in it changes (no body, no traceparent); else nil
 }
 
 func (r *Raw) stdVU(c *http.Client) *rawStdVU {
 	v := &rawStdVU{r: r, c: c, hdr: r.o.Header}
 	if r.o.Traceparent {
 		v.hdr, v.tp = append(slices.Clone(r.o.Header), ""), traceparent.NewGen()
+	}
+	if len(r.o.Body) == 0 && !r.o.Traceparent {
+		// Lower-case names over HTTP/3 (quic-go lowercases them per
+		// request). A request NewStdReq refuses (a bad method) is built
+		// per send, as before, and each send fails, counted.
+		v.req, _ = h1.NewStdReq(r.o.Method, r.o.URL, r.o.Header, r.h3 != nil)
 	}
 	return v
 }
@@ -46,12 +53,20 @@ func (v *rawStdVU) Do(ctx context.Context, o *Outcome) {
 		body      []byte
 		err       error
 	)
-	if v.r.o.ExpectBodyContains == "" { // counted, not kept
+	switch {
+	case v.r.o.ExpectBodyContains == "": // counted, not kept
 		if v.buf == nil {
 			v.buf = make([]byte, 32<<10)
 		}
-		status, n, err = h1.StdCount(ctx, v.c, v.r.o.Method, v.r.o.URL, v.hdr, v.r.o.Body, v.buf, sent)
-	} else {
+		if v.req != nil {
+			status, n, err = v.req.Count(ctx, v.c, v.buf)
+		} else {
+			status, n, err = h1.StdCount(ctx, v.c, v.r.o.Method, v.r.o.URL, v.hdr, v.r.o.Body, v.buf, sent)
+		}
+	case v.req != nil:
+		status, body, err = v.req.Do(ctx, v.c, &v.buf)
+		n = len(body)
+	default:
 		status, body, err = h1.StdDo(ctx, v.c, v.r.o.Method, v.r.o.URL, v.hdr, v.r.o.Body, &v.buf, nil, sent)
 		n = len(body)
 	}
