@@ -29,7 +29,7 @@ type h3Server struct {
 	requests, conns atomic.Int64
 }
 
-func startH3Server(t *testing.T) (*h3Server, *tlsServer) {
+func startH3Server(t testing.TB) (*h3Server, *tlsServer) {
 	t.Helper()
 	ts := startTLSServer(t, nil) // for its certificate
 	udp, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})

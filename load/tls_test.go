@@ -27,7 +27,7 @@ type tlsServer struct {
 	h1, h2 atomic.Int64
 }
 
-func startTLSServer(t *testing.T, cfg *tls.Config) *tlsServer {
+func startTLSServer(t testing.TB, cfg *tls.Config) *tlsServer {
 	t.Helper()
 	s := &tlsServer{}
 	s.Server = httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
