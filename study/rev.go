@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	yaml "go.yaml.in/yaml/v3"
@@ -229,10 +230,15 @@ func checkoutRevs(ctx context.Context, def *Definition, progress func(string)) (
 		}
 		co := &checkout{rev: c.Rev, commit: commit, dir: filepath.Join(tmp, "src"),
 			repo: filepath.Clean(filepath.Join(src, strings.Repeat("../", strings.Count(prefix, "/"))))}
+		// The add runs to its end, a signal or not, and the guard's
+		// cleanup waits for it: git cut midway leaves a locked
+		// registration, and one removed while git still writes it comes
+		// back. Checking out is short beside a study.
 		mu.Lock()
 		made = append(made, co)
+		_, err = git(context.WithoutCancel(ctx), src, "worktree", "add", "--detach", "--quiet", co.dir, commit)
 		mu.Unlock()
-		if _, err := git(ctx, src, "worktree", "add", "--detach", "--quiet", co.dir, commit); err != nil {
+		if err != nil {
 			return cleanup, fmt.Errorf("%w: %s: cells (%s).rev %s: git worktree add: %v", ErrRev, at, c.Label, c.Rev, err)
 		}
 		progress(fmt.Sprintf("rev %s = %.12s: checked out in %s", c.Rev, commit, co.dir))
@@ -246,7 +252,10 @@ func checkoutRevs(ctx context.Context, def *Definition, progress func(string)) (
 func removeWorktree(src, dir string) {
 	ctx, cancel := context.WithTimeout(context.Background(), gitTimeout)
 	defer cancel()
-	_, _ = git(ctx, src, "worktree", "remove", "--force", dir)
+	// An add cut by a signal leaves its worktree locked ("initializing"),
+	// which remove refuses without a second --force and prune skips.
+	_, _ = git(ctx, src, "worktree", "unlock", dir)
+	_, _ = git(ctx, src, "worktree", "remove", "--force", "--force", dir)
 	_ = os.RemoveAll(filepath.Dir(dir))
 	_, _ = git(ctx, src, "worktree", "prune")
 }
@@ -256,6 +265,10 @@ func git(ctx context.Context, dir string, args ...string) (string, error) {
 	ctx, cancel := context.WithTimeout(ctx, gitTimeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "git", append([]string{"-C", dir}, args...)...)
+	// A process group of its own: a terminal's Ctrl-C and timeout signal
+	// the whole group, and git cut midway leaves a worktree locked; the
+	// study decides when git stops (ctx).
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	// The study's repository, whatever a calling hook set.
 	cmd.Env = withoutGitEnv(os.Environ())
 	out, err := cmd.CombinedOutput()

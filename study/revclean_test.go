@@ -70,3 +70,51 @@ func TestRemoveStaleWorktrees(t *testing.T) {
 		}
 	}
 }
+
+// TestRemoveWorktreesCutWhileAdded: a `git worktree add` cut by a signal
+// (the process group's: timeout and a terminal's Ctrl-C signal git too)
+// leaves its worktree registered and locked ("initializing"), its folder
+// perhaps already removed. Such a registration is removed by the run's
+// own cleanup and, failing that, by the next run.
+func TestRemoveWorktreesCutWhileAdded(t *testing.T) {
+	t.Setenv("TMPDIR", t.TempDir())
+	src := filepath.Dir(gitRepo(t, "0s"))
+	ctx := context.Background()
+	locked := func(owner int, dropDir bool) string {
+		t.Helper()
+		parent, err := os.MkdirTemp("", revTempPrefix)
+		if err != nil {
+			t.Fatal(err)
+		}
+		os.WriteFile(filepath.Join(parent, ownerFile), []byte(strconv.Itoa(owner)), 0o600)
+		dir := filepath.Join(parent, "src")
+		if _, err := git(ctx, src, "worktree", "add", "--detach", "--quiet", dir, "c0"); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := git(ctx, src, "worktree", "lock", "--reason", "initializing", dir); err != nil {
+			t.Fatal(err)
+		}
+		if dropDir {
+			os.RemoveAll(parent)
+		}
+		return dir
+	}
+	gone := exec.Command("true")
+	if err := gone.Run(); err != nil {
+		t.Fatal(err)
+	}
+	own := locked(os.Getpid(), false)
+	removeWorktree(src, own)
+	staleGone := locked(gone.ProcessState.Pid(), true)
+	staleHere := locked(gone.ProcessState.Pid(), false)
+	removeStaleWorktrees(ctx, src)
+	list, err := git(ctx, src, "worktree", "list", "--porcelain")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range []string{own, staleGone, staleHere} {
+		if strings.Contains(list, d) {
+			t.Errorf("git still lists %s:\n%s", d, list)
+		}
+	}
+}
