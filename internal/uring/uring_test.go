@@ -241,3 +241,74 @@ func TestSharedRingAnyThread(t *testing.T) {
 		}
 	}
 }
+
+// TestMultishotReadIntoCallerBuffers: a multishot read on a pipe fills
+// the caller's buffers (NewBufSlots, GiveBuf), a completion each naming
+// the slot, waited for with EnterBlocking; a buffer given back serves
+// again; OpAsyncCancel ends the read with a last completion (no MORE).
+func TestMultishotReadIntoCallerBuffers(t *testing.T) {
+	r := newRing(t, 4)
+	var p [2]int
+	if err := unix.Pipe2(p[:], unix.O_NONBLOCK|unix.O_CLOEXEC); err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(p[0])
+	defer unix.Close(p[1])
+	slots, err := r.NewBufSlots(3, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bufs := [][]byte{make([]byte, 64), make([]byte, 64)}
+	for i, b := range bufs {
+		slots.GiveBuf(uint16(i), b)
+	}
+	slots.Publish()
+	q := r.SQE()
+	q.Opcode, q.Fd, q.Flags, q.BufIndex, q.UserData = OpReadMultishot, int32(p[0]), SqeBufferSelect, 3, 7
+	if err := r.Enter(0, 0); err != nil {
+		t.Fatal(err)
+	}
+	seen := map[uint16]bool{}
+	for i, msg := range []string{"first", "second", "third"} {
+		if _, err := unix.Write(p[1], []byte(msg)); err != nil {
+			t.Fatal(err)
+		}
+		if err := r.EnterBlocking(1, 2e9); err != nil {
+			t.Fatal(err)
+		}
+		var got []CQE
+		r.Completions(func(c *CQE) { got = append(got, *c) })
+		if len(got) == 1 && got[0].Res == -int32(unix.EINVAL) {
+			t.Skip("no multishot read before Linux 6.7")
+		}
+		if len(got) != 1 || got[0].UserData != 7 || got[0].Res != int32(len(msg)) || got[0].Flags&CQEFBuffer == 0 || got[0].Flags&CQEFMore == 0 {
+			t.Fatalf("read %d: completions %+v", i, got)
+		}
+		bid := uint16(got[0].Flags >> 16)
+		if bid > 1 || string(bufs[bid][:len(msg)]) != msg {
+			t.Fatalf("read %d: slot %d holds %q, want %q", i, bid, bufs[bid][:len(msg)], msg)
+		}
+		seen[bid] = true
+		slots.GiveBuf(bid, bufs[bid])
+		slots.Publish()
+	}
+	if len(seen) != 2 {
+		t.Errorf("slots used %v: want both", seen)
+	}
+	c := r.SQE()
+	c.Opcode, c.Addr, c.UserData = OpAsyncCancel, 7, 8
+	ended := false
+	for try := 0; !ended && try < 5; try++ {
+		if err := r.EnterBlocking(1, 2e9); err != nil {
+			t.Fatal(err)
+		}
+		r.Completions(func(c *CQE) {
+			if c.UserData == 7 && c.Flags&CQEFMore == 0 {
+				ended = true
+			}
+		})
+	}
+	if !ended {
+		t.Error("the cancelled read posted no last completion")
+	}
+}
