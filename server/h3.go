@@ -435,6 +435,7 @@ func newH3(o H3, cert tls.Certificate, t Timeouts) (*h3Face, error) {
 	tlsConf := &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS13}
 	if o.HandshakeShare > 0 && o.HandshakeShare < 1 {
 		f.gate = newHSGate(o.HandshakeShare, gateLanes(), t.ReadHeader)
+		f.gate.others = func() bool { return f.open.Load() > 1 }
 		tlsConf = gateTLS(tlsConf, f.gate)
 	}
 	tlsConf = http3.ConfigureTLSConfig(tlsConf)

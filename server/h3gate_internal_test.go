@@ -2,9 +2,12 @@ package server
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"net"
 	"net/netip"
+	"runtime"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -212,4 +215,117 @@ func TestGateSourceQueue(t *testing.T) {
 		t.Errorf("once one of its handshakes has a lane: %v", err)
 	}
 	g.close()
+}
+
+// TestGatePausesBetweenPieces: a handshake through the gate pauses twice
+// within its hold (after its key exchange, before its certificate
+// signature), and on a single P a goroutine that the network made ready
+// meanwhile (a request's packet on an open connection) runs in the
+// pause, not after the whole cryptography; the pauses count neither as
+// held nor against the rest. Without the pauses the handshake ran from
+// its ClientHello to its Finished in one piece: no pause, and the
+// victim's packet waited for all of it. runtime.Gosched as the pause
+// lets the victim run in 1 of 6: it resumes the handshake before the
+// network is polled. Alone (no other connection open), a handshake does
+// not pause.
+func TestGatePausesBetweenPieces(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	cert, err := selfSigned("127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The victim: a goroutine waiting on a UDP socket, as quic-go's
+	// reader waits for an open connection's packets.
+	victim, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer victim.Close()
+	sender, err := net.DialUDP("udp", nil, victim.LocalAddr().(*net.UDPAddr))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sender.Close()
+	var woke atomic.Int64
+	go func() {
+		buf := make([]byte, 16)
+		for {
+			if _, _, err := victim.ReadFromUDP(buf); err != nil {
+				return
+			}
+			woke.Add(1)
+		}
+	}()
+
+	const handshakes, extra = 3, 20 * time.Millisecond
+	g := newHSGate(0.1, 1, time.Minute)
+	g.maxHold = time.Hour // the pauses below are long; a hold is let go only by its Finished
+	pause := g.pause
+	var pauses, ranInPause int
+	g.pause = func() {
+		pauses++
+		before := woke.Load()
+		if _, err := sender.Write([]byte("request")); err != nil {
+			t.Error(err)
+		}
+		pause()
+		if woke.Load() > before {
+			ranInPause++
+		}
+		time.Sleep(extra) // the pauses far longer than the cryptography
+	}
+	srvConf := gateTLS(&tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS13}, g)
+	ctx := context.WithValue(context.Background(), gateKey{}, netip.MustParsePrefix("10.0.0.1/32"))
+	for i := range handshakes {
+		a, b := net.Pipe()
+		errc := make(chan error, 1)
+		go func() {
+			c := tls.Client(a, &tls.Config{InsecureSkipVerify: true, MinVersion: tls.VersionTLS13})
+			errc <- c.Handshake()
+			a.Close() // not c.Close: its close_notify would wait for a reader
+		}()
+		s := tls.Server(b, srvConf)
+		if err := s.HandshakeContext(ctx); err != nil {
+			t.Fatalf("handshake %d: %v", i+1, err)
+		}
+		if err := <-errc; err != nil {
+			t.Fatalf("handshake %d, client: %v", i+1, err)
+		}
+		b.Close()
+	}
+	if pauses != 2*handshakes {
+		t.Fatalf("%d pauses in %d handshakes, want 2 each", pauses, handshakes)
+	}
+	// One P: the victim can only have run because the handshake gave it
+	// up. A pause of the machine's own (a descheduled thread) can let the
+	// pause's timer fire first now and then, so most, not all.
+	if ranInPause < pauses-1 {
+		t.Errorf("the victim ran within %d of %d pauses, want every one (at most one missed)", ranInPause, pauses)
+	}
+	if g.paused.Load() != uint64(pauses) {
+		t.Errorf("%d pauses counted, want %d", g.paused.Load(), pauses)
+	}
+	// Each handshake paused 2 x 20 ms; its cryptography takes about a
+	// millisecond.
+	if held := time.Duration(g.heldNs.Load()) / handshakes; held >= 2*extra {
+		t.Errorf("held %v a handshake, the pauses (%v) counted in", held, 2*extra)
+	}
+	t.Logf("held %v a handshake, rested %v, paused 2 x %v; victim ran in %d of %d pauses",
+		time.Duration(g.heldNs.Load())/handshakes, time.Duration(g.restedNs.Load())/handshakes, extra, ranInPause, pauses)
+
+	// With no other connection open there is nobody to pause for.
+	g.others = func() bool { return false }
+	before := pauses
+	a, b := net.Pipe()
+	go func() {
+		tls.Client(a, &tls.Config{InsecureSkipVerify: true, MinVersion: tls.VersionTLS13}).Handshake()
+		a.Close()
+	}()
+	if err := tls.Server(b, srvConf).HandshakeContext(ctx); err != nil {
+		t.Fatal(err)
+	}
+	b.Close()
+	if pauses != before {
+		t.Errorf("a handshake alone paused %d times, want none", pauses-before)
+	}
 }
