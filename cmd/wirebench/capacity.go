@@ -49,7 +49,7 @@ var loadTargetFlags = []string{
 	"stream", "grpc", "messages", "compression", "cpu",
 	"proto", "import-path", "protoset", "data", "expect", // --grpc METHOD: load_grpc.go
 	"data-key", "message", // --scenario records (with data, proto, protoset)
-	"replay", "replay-format", "replay-fields", "rewrite-host", "drop-header", // replay_capacity.go
+	"replay", "replay-format", "replay-fields", "rewrite-host", "drop-header", "allow-partial", "max-gap", // replay_capacity.go
 	"link", "link-calibrate", "link-check", // link.go
 	"flow", "data-file", // load_flow.go: rates are iterations/s
 }

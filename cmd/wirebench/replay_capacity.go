@@ -74,6 +74,15 @@ func (f *loadFlags) speedSearch(ctx context.Context, env *cliEnv, fs *pflag.Flag
 	}
 	base := rec.Rate()
 	fmt.Fprintf(env.stderr, "  recording: %d requests, a pass of %v: %s at speed 1\n", rec.Requests, rec.Period.Round(time.Microsecond), results.FormatRate(base))
+	if rec.Malformed > 0 {
+		fmt.Fprintf(env.stderr, "  skipped    %d lines or entries (malformed or too large)\n", rec.Malformed)
+		for _, e := range rec.Examples {
+			fmt.Fprintf(env.stderr, "    %s\n", e)
+		}
+	}
+	if p := rec.Partial(); p != "" && !f.Replay.AllowPartial {
+		return fmt.Errorf("replay: partial: %s; --allow-partial accepts it", p)
+	}
 	if !quiet {
 		s.Capacity.Progress = report.CapacityProgress(env.stderr, base)
 	}

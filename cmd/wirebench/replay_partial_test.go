@@ -92,3 +92,39 @@ func TestReplayPartialExitsNonZero(t *testing.T) {
 		})
 	}
 }
+
+// TestReplaySearchRefusesPartialOrRatelessRecording: replay --slo and
+// capacity --replay searched over what a recording held after its
+// skipped lines without a word (47 of 50 requests, exit 0), and over a
+// recording of one request at an invented rate (1,000/s). The first
+// exits 1 naming what was skipped, unless --allow-partial; the second is
+// refused: it has no rate of its own to scale.
+func TestReplaySearchRefusesPartialOrRatelessRecording(t *testing.T) {
+	url, _ := serveInProcess(t, "--seed-users", "3")
+	const t0 = int64(1.7e18)
+	var lines []string
+	for i := range 20 {
+		lines = append(lines, reqLine(t0+int64(i)*int64(time.Millisecond), "/users/1"))
+		if i%10 == 0 {
+			lines = append(lines, `{"t":1,"m":"G T","u":"/x"}`)
+		}
+	}
+	skipped := writeLines(t, lines...)
+	one := writeLines(t, reqLine(t0, "/users/1"))
+	same := writeLines(t, reqLine(t0, "/users/1"), reqLine(t0, "/users/2"))
+	for _, c := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"replay", skipped, "--target", url, "--slo", "p99<1s", "--max-time", "2s"}, 1, "replay: partial: the recording's 22 lines or entries hold 20 requests (90.9%, below 99%: 2 skipped); --allow-partial accepts it"},
+		{[]string{"capacity", "--replay", skipped, "--slo", "p99<1s", "--max-time", "2s", url}, 1, "2 skipped); --allow-partial accepts it"},
+		{[]string{"replay", one, "--target", url, "--slo", "p99<1s", "--max-time", "2s"}, 2, "its 1 requests share one time: it has no rate of its own"},
+		{[]string{"capacity", "--replay", same, "--slo", "p99<1s", "--max-time", "2s", url}, 2, "its 2 requests share one time: it has no rate of its own"},
+	} {
+		code, stdout, errs := runCLI(t, c.args...)
+		if code != c.code || !strings.Contains(errs, c.want) {
+			t.Errorf("%q: exit %d, want %d and %q\n%s\n%s", c.args, code, c.code, c.want, stdout, errs)
+		}
+	}
+}

@@ -21,6 +21,7 @@ type Recording struct {
 	// and one mean gap more.
 	Period    time.Duration
 	Malformed int64
+	Examples  []string // the first few lines or entries skipped, and why
 }
 
 // Rate is the recording's mean rate at speed 1, looped (req/s): the
@@ -31,7 +32,7 @@ func (r Recording) Rate() float64 { return float64(r.Requests) / r.Period.Second
 // reads it, and says what it holds.
 func Survey(o Options) (Recording, error) {
 	open := func() (Source, io.Closer, error) { return Open(o.File, o.Format, o.Fields) }
-	s, err := NewSchedule(open, ScheduleOptions{Speed: 1})
+	s, err := NewSchedule(open, ScheduleOptions{Speed: 1, MaxGap: o.MaxGap})
 	if err != nil {
 		return Recording{}, err
 	}
@@ -52,8 +53,25 @@ func Survey(o Options) (Recording, error) {
 		return Recording{}, fmt.Errorf("%w: %s: %v", ErrReplay, o.File, st.Err)
 	case n == 0:
 		return Recording{}, fmt.Errorf("%w: %s: no request could be read (%d malformed lines or entries; is the format right?)", ErrReplay, o.File, st.Malformed)
+	case last == 0:
+		// A looped pass of no length has no rate: speed 1 would be an
+		// invented one (a millisecond's period: 1,000/s for one request).
+		return Recording{}, fmt.Errorf("%w: %s: its %d requests share one time: it has no rate of its own to search in speed (record requests at two times at least)", ErrReplay, o.File, n)
 	}
-	return Recording{Requests: int64(n), Period: loopPeriod(last, int64(n)), Malformed: st.Malformed}, nil
+	return Recording{Requests: int64(n), Period: loopPeriod(last, int64(n)), Malformed: st.Malformed, Examples: st.Examples}, nil
+}
+
+// Partial says what a search over r leaves out of the recording when
+// that is more than 1 - MinShare of its lines or entries (skipped:
+// malformed or too large); "" when it is not. A search replays whole
+// passes of what was read, so the share is fixed before it starts.
+func (r Recording) Partial() string {
+	total := r.Requests + r.Malformed
+	if total == 0 || float64(r.Requests) >= MinShare*float64(total) {
+		return ""
+	}
+	return fmt.Sprintf("the recording's %d lines or entries hold %d requests (%.1f%%, below %.0f%%: %d skipped)",
+		total, r.Requests, 100*float64(r.Requests)/float64(total), MinShare*100, r.Malformed)
 }
 
 // CapacityStep measures the capacity search's rate r as a replay of o's
