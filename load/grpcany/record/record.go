@@ -16,8 +16,9 @@
 //
 // Metadata that a replay sets itself or that is the connection's
 // (user-agent, content-type, te, grpc-*, :pseudo) is left out; Keep
-// filters the rest (by default every other key, secrets included: keep
-// the file private or drop them with Keep).
+// filters the rest (by default every other key), and the values of keys
+// named like secrets (authorization, cookie, x-api-key, …) are written
+// REDACTED unless Secrets.
 package record
 
 import (
@@ -34,6 +35,8 @@ import (
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
+
+	"github.com/wirebench/wirebench/load/replay/reqlog"
 )
 
 // Recorder writes calls; safe for concurrent use.
@@ -41,6 +44,10 @@ type Recorder struct {
 	// Keep reports whether a metadata key (lower-case) is written; nil
 	// keeps every key but those left out always.
 	Keep func(key string) bool
+	// Secrets keeps the values of metadata keys named like secrets
+	// (reqlog.IsSecret: authorization, cookie, x-api-key, …); by default
+	// they are written reqlog.Redacted, as in HTTP recordings.
+	Secrets bool
 
 	mu  sync.Mutex
 	w   *bufio.Writer
@@ -137,6 +144,9 @@ func (r *Recorder) finish(ctx context.Context, l *line, err error) {
 				l.MD = map[string]string{}
 			}
 			l.MD[k] = vs[0]
+			if !r.Secrets && reqlog.IsSecret(k) {
+				l.MD[k] = reqlog.Redacted
+			}
 		}
 	}
 	r.write(l)

@@ -202,3 +202,54 @@ func TestRecordThenReplayStreams(t *testing.T) {
 		}
 	}
 }
+
+// TestRecordRedactsSecretMetadata: a recording keeps no secrets by
+// default, as HTTP recordings: the values of metadata keys named like
+// secrets (authorization, cookie, x-api-key, …: reqlog.IsSecret) are
+// written REDACTED, other keys kept; Secrets keeps them.
+func TestRecordRedactsSecretMetadata(t *testing.T) {
+	for _, keep := range []bool{false, true} {
+		file := filepath.Join(t.TempDir(), "calls.jsonl")
+		f, err := os.Create(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rec := record.New(f)
+		rec.Secrets = keep
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		a, stop := grpcanytest.Serve(ln, true, grpc.ChainUnaryInterceptor(rec.Unary))
+		o := grpcany.Options{Method: "grpc.testing.TestService/UnaryCall", Data: `{}`,
+			Metadata: []string{"x-tenant: t1", "authorization: Bearer S_tok", "x-api-key: S_key", "cookie: sid=S_cookie", "accesstoken: S_camel"}}
+		o.URL = a.Addr
+		sc, err := grpcany.New(context.Background(), o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lo := load.Options{}
+		lo.Concurrency, lo.Requests = 1, 2
+		if _, err := load.Run(context.Background(), lo, sc); err != nil {
+			t.Fatal(err)
+		}
+		sc.Close()
+		stop()
+		if err := rec.Close(); err != nil {
+			t.Fatal(err)
+		}
+		b, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := string(b)
+		if !strings.Contains(got, `"x-tenant":"t1"`) {
+			t.Errorf("secrets %v: x-tenant not kept:\n%s", keep, got)
+		}
+		for _, s := range []string{"S_tok", "S_key", "S_cookie"} {
+			if strings.Contains(got, s) != keep {
+				t.Errorf("secrets %v: the recording holds %q: %v\n%s", keep, s, !keep, got)
+			}
+		}
+	}
+}
