@@ -39,11 +39,28 @@ var secretSuffixes = []string{
 	"_session_id", "_auth", "_jwt",
 }
 
+// gluedNames are secretNames without their '_', and gluedSuffixes the
+// endings that make a name a secret with no separator before them: a
+// camel-case header name reaches a server lower-cased or canonicalized
+// (accessToken arrives as Accesstoken, over HTTP/2 as accesstoken).
+// "key" is not among them: monkey, turkey.
+var (
+	gluedNames    = map[string]bool{}
+	gluedSuffixes = []string{"token", "secret", "password", "passwd", "passphrase", "apikey", "signature", "credential", "credentials", "sessionid"}
+)
+
+func init() {
+	for n := range secretNames {
+		gluedNames[strings.ReplaceAll(n, "_", "")] = true
+	}
+}
+
 // IsSecret tells whether a header, query parameter, form field or JSON
 // member named name holds a secret: case-insensitive, '-' and '_' alike,
-// camel case split (accessToken, clientSecret), a bracketed or dotted
-// form name by its last part (user[password], user.token, password[]),
-// a trailing number ignored (X-Hub-Signature-256).
+// camel case split (accessToken, clientSecret) or lost (Accesstoken), a
+// bracketed or dotted form name by its last part (user[password],
+// user.token, password[]), a trailing number ignored
+// (X-Hub-Signature-256).
 func IsSecret(name string) bool {
 	for _, n := range normNames(name) {
 		if secretNames[n] {
@@ -51,6 +68,15 @@ func IsSecret(name string) bool {
 		}
 		for _, s := range secretSuffixes {
 			if strings.HasSuffix(n, s) {
+				return true
+			}
+		}
+		g := strings.ReplaceAll(n, "_", "")
+		if gluedNames[g] {
+			return true
+		}
+		for _, s := range gluedSuffixes {
+			if strings.HasSuffix(g, s) {
 				return true
 			}
 		}

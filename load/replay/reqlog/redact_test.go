@@ -219,7 +219,7 @@ func TestWriterRedactsAuthenticatedTraffic(t *testing.T) {
 		"--XB\r\nContent-Disposition: form-data; name=\"user[api_key]\"\r\n\r\nS_m2\r\n--XB--\r\n"
 	in := []Request{
 		{At: 1, Method: "GET", Target: "/u?accessToken=S_c1&clientSecret=S_c2&AccessToken=S_c3&limit=1",
-			Header: [][2]string{{"accessToken", "S_c4"}, {"X-Session-Id", "S_c5"}, {"Cookie2", "S_c6"}, {"X-Hub-Signature-256", "S_c7"}, {"Authentication", "S_c8"}}},
+			Header: [][2]string{{"Accesstoken", "S_c9"}, {"x-authtoken", "S_c10"}, {"accessToken", "S_c4"}, {"X-Session-Id", "S_c5"}, {"Cookie2", "S_c6"}, {"X-Hub-Signature-256", "S_c7"}, {"Authentication", "S_c8"}}},
 		{At: 2, Method: "GET", Target: "/u?password[]=S_b1&user[password]=S_b2&user.token=S_b3&a=1;token=S_b4"},
 		{At: 3, Method: "GET", Target: "/cb#access_token=S_f1&state=keep"},
 		{At: 4, Method: "GET", Target: "/cb?x=1#id_token=S_f2"},
@@ -244,7 +244,7 @@ func TestWriterRedactsAuthenticatedTraffic(t *testing.T) {
 	for _, r := range got {
 		bodies.Write(r.Body)
 	}
-	for _, s := range []string{"S_c1", "S_c2", "S_c3", "S_c4", "S_c5", "S_c6", "S_c7", "S_c8", "S_b1", "S_b2", "S_b3", "S_b4", "S_b5", "S_b6", "S_b7", "S_b8", "S_f1", "S_f2", "S_m1", "S_m2", "S_t1", "S_t2", "S_broken"} {
+	for _, s := range []string{"S_c9", "S_c10", "S_c1", "S_c2", "S_c3", "S_c4", "S_c5", "S_c6", "S_c7", "S_c8", "S_b1", "S_b2", "S_b3", "S_b4", "S_b5", "S_b6", "S_b7", "S_b8", "S_f1", "S_f2", "S_m1", "S_m2", "S_t1", "S_t2", "S_broken"} {
 		if strings.Contains(raw, s) || strings.Contains(bodies.String(), s) {
 			t.Errorf("the log holds %q", s)
 		}
