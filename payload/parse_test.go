@@ -1,11 +1,14 @@
 package payload
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"strings"
 	"testing"
+	"testing/iotest"
 )
 
 func TestParseKeepsOrderTokensDuplicates(t *testing.T) {
@@ -135,6 +138,37 @@ func FuzzSplit(f *testing.F) {
 		isArr := strings.HasPrefix(strings.TrimLeft(string(data), " \t\r\n"), "[")
 		if isArr && json.Unmarshal(data, &arr) == nil && err == nil && len(arr) != len(got) {
 			t.Fatalf("%q: %d samples, encoding/json sees %d elements", data, len(got), len(arr))
+		}
+	})
+}
+
+// splitTrace is every sample's bytes, line and offset, and the error that
+// ended the split.
+func splitTrace(r io.Reader, maxSample int) string {
+	sp := newSplitter(r, maxSample)
+	var b strings.Builder
+	for {
+		raw, line, off, err := sp.next()
+		if err != nil {
+			fmt.Fprintf(&b, "end %v at line %d", err, sp.line)
+			return b.String()
+		}
+		fmt.Fprintf(&b, "%d:%d %q\n", line, off, raw)
+	}
+}
+
+// FuzzSplitChunks: the splitter scans its reader's buffer a chunk at a
+// time; read a byte at a time it finds the same samples, lines, offsets
+// and errors, whatever falls on a chunk's edge (an escape, a string's or a
+// scalar's end, a newline).
+func FuzzSplitChunks(f *testing.F) {
+	for _, s := range []string{"[1,{\"a\":\"]\\\"\"},[2]]", "{\"a\":1}\n{\"b\":\"x\\\\\"}\n\n12\n\"s\"", "[", "1 2 3", "\"a\\\"\" x", "tru\"e", "[1,2", "{\"a\":\"\n\"}\n  7"} {
+		f.Add([]byte(s), uint8(64))
+	}
+	f.Fuzz(func(t *testing.T, data []byte, maxSample uint8) {
+		whole := splitTrace(bytes.NewReader(data), int(maxSample)+1)
+		if one := splitTrace(iotest.OneByteReader(bytes.NewReader(data)), int(maxSample)+1); one != whole {
+			t.Fatalf("%q: whole:\n%s\na byte at a time:\n%s", data, whole, one)
 		}
 	})
 }

@@ -2,6 +2,7 @@ package payload
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -137,54 +138,83 @@ func (s *splitter) trailing() ([]byte, int, int64, error) {
 }
 
 // value reads one value's bytes: a string, an object or array up to its
-// closing bracket, or a scalar up to the next delimiter.
+// closing bracket, or a scalar up to the next delimiter. It scans the
+// reader's buffer in place, a chunk at a time: a call per byte was a
+// fifth of a large file's reading.
 func (s *splitter) value() ([]byte, error) {
 	s.buf = s.buf[:0]
 	depth, inStr, esc := 0, false, false
+	var first byte // the value's first byte
 	for {
-		c, err := s.readByte()
-		if err == io.EOF {
-			if depth == 0 && !inStr && len(s.buf) > 0 {
-				return s.buf, nil // a scalar at the end of the input
+		chunk, err := s.br.Peek(max(s.br.Buffered(), 1))
+		if len(chunk) == 0 {
+			if err == io.EOF {
+				if depth == 0 && !inStr && len(s.buf) > 0 {
+					return s.buf, nil // a scalar at the end of the input
+				}
+				return nil, fmt.Errorf("unexpected end of input in a sample")
 			}
-			return nil, fmt.Errorf("unexpected end of input in a sample")
-		}
-		if err != nil {
 			return nil, err
 		}
-		if !inStr && depth == 0 && len(s.buf) > 0 && s.buf[0] != '"' {
-			switch c {
-			case ' ', '\t', '\r', '\n', ',', ']', '[', '{', '"':
-				s.unread()
-				return s.buf, nil // the end of a scalar
-			}
+		n := len(s.buf) // bytes of the value before this chunk
+		if n == 0 {
+			first = chunk[0]
 		}
-		if len(s.buf) >= s.max {
-			return nil, fmt.Errorf("%w: longer than %d bytes", errTooLarge, s.max)
-		}
-		s.buf = append(s.buf, c)
-		switch {
-		case inStr:
-			switch {
-			case esc:
-				esc = false
-			case c == '\\':
-				esc = true
-			case c == '"':
-				inStr = false
-				if depth == 0 {
-					return s.buf, nil
+		end, i := -1, 0 // end: the value's bytes in chunk, once it ended
+	scan:
+		for ; i < len(chunk); i++ {
+			c := chunk[i]
+			if !inStr && depth == 0 && n+i > 0 && first != '"' {
+				switch c {
+				case ' ', '\t', '\r', '\n', ',', ']', '[', '{', '"':
+					end = i // the end of a scalar, c not consumed
+					break scan
 				}
 			}
-		case c == '"':
-			inStr = true
-		case c == '{' || c == '[':
-			depth++
-		case c == '}' || c == ']':
-			depth--
-			if depth <= 0 {
-				return s.buf, nil
+			if n+i >= s.max {
+				s.consume(chunk[:i+1]) // up to the byte past the bound, as a byte-at-a-time read
+				return nil, fmt.Errorf("%w: longer than %d bytes", errTooLarge, s.max)
+			}
+			switch {
+			case inStr:
+				switch {
+				case esc:
+					esc = false
+				case c == '\\':
+					esc = true
+				case c == '"':
+					inStr = false
+					if depth == 0 {
+						end = i + 1
+						break scan
+					}
+				}
+			case c == '"':
+				inStr = true
+			case c == '{' || c == '[':
+				depth++
+			case c == '}' || c == ']':
+				depth--
+				if depth <= 0 {
+					end = i + 1
+					break scan
+				}
 			}
 		}
+		if end < 0 {
+			end = len(chunk)
+		}
+		s.buf = append(s.buf, chunk[:end]...)
+		s.consume(chunk[:end])
+		if end < len(chunk) || i < len(chunk) {
+			return s.buf, nil
+		}
 	}
+}
+
+// consume moves past part, the next bytes of the reader's buffer.
+func (s *splitter) consume(part []byte) {
+	s.off += int64(len(part))
+	s.line += bytes.Count(part, []byte{'\n'})
+	_, _ = s.br.Discard(len(part))
 }
