@@ -160,3 +160,72 @@ func TestProtoset(t *testing.T) {
 		t.Errorf("garbage: %v, want ErrInput", err)
 	}
 }
+
+// A schema nobody here wrote: grpc-go's SearchResponseV3 (its
+// testdata/grpc_testing_not_regenerated/testv3.proto, read from the module
+// cache): nested messages, a map of messages holding a oneof, an enum,
+// repeated strings. Each sample's bytes are protoc --encode's of the same
+// message, and the lab measures it.
+func TestForeignProtoBytesAreProtocs(t *testing.T) {
+	protoc := testkit.NeedTool(t, "protoc", "apt-get install protobuf-compiler")
+	goTool := testkit.NeedTool(t, "go", "the Go toolchain")
+	dir, err := exec.Command(goTool, "list", "-m", "-f", "{{.Dir}}", "google.golang.org/grpc").Output()
+	if err != nil {
+		t.Fatalf("go list -m google.golang.org/grpc: %v", err)
+	}
+	protoDir := filepath.Join(strings.TrimSpace(string(dir)), "testdata", "grpc_testing_not_regenerated")
+	const msg = "grpc.testingv3.SearchResponseV3"
+	s, err := CompileProto(context.Background(), filepath.Join(protoDir, "testv3.proto"), nil, msg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := s.format()
+	data, _ := os.ReadFile("testdata/search-v3.jsonl")
+	for i, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+		v, err := parseValue([]byte(line), 64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		in, err := f.toGo(v)
+		if err != nil {
+			t.Fatalf("sample %d: %v", i, err)
+		}
+		txt, err := prototext.Marshal(in.(proto.Message))
+		if err != nil {
+			t.Fatal(err)
+		}
+		cmd := exec.Command(protoc, "--encode="+msg, "-I"+protoDir, "testv3.proto")
+		cmd.Stdin = bytes.NewReader(txt)
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		ref, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("protoc: %v: %s", err, stderr.String())
+		}
+		ours, err := f.codec.Marshal(in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		det, err := proto.MarshalOptions{Deterministic: true}.Marshal(in.(proto.Message))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(ours) != len(ref) || !bytes.Equal(det, ref) {
+			t.Errorf("sample %d: ours %x (%d bytes, in field order %x), protoc %x (%d bytes)", i, ours, len(ours), det, ref, len(ref))
+		}
+	}
+	lab, err := Run(context.Background(), []string{"testdata/search-v3.jsonl"}, Options{Time: -1, Schema: s})
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, rt := range lab.RoundTrips {
+		if rt.Format == "protobuf" {
+			found = true
+			t.Logf("protobuf round trip: %s %+v", rt.Verdict, rt.Changes)
+		}
+	}
+	if !found || len(lab.LeftOut) != 0 {
+		t.Errorf("protobuf not measured: left out %+v", lab.LeftOut)
+	}
+}
