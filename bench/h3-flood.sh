@@ -18,9 +18,13 @@
 # each --h3-handshake-rate in RATES, ROUNDS rounds of: the victim
 # quiet, then under each flood MODE (h3flood -mode initials: a reused
 # ClientHello in new connections' Initial packets, the server doing the
-# key exchange and signature; dial: quic-go handshakes closed once up).
-# Printed per run: the victim's p99 latency (from the intended send; a
-# flood's also as a multiple of the round's quiet p99) and service time, the flood's rate and the refusals it got back, and the
+# key exchange and signature; dial: quic-go handshakes closed once up;
+# noread: 10 connections x 100 GETs of /users whose bodies are never read,
+# with EXTRA="--seed-users 100000" a 12 MB list each).
+# The server runs under prlimit --as=4GiB (an attack must not take the
+# machine). Printed per run: the victim's p99 latency (from the intended
+# send; a flood's also as a multiple of the round's quiet p99), service
+# time and requests answered, the flood's rate and the refusals it got back, and the
 # server's CPU over the run, its counters of Initials dropped (by the
 # filter) and refused (by quic-go), the handshake gate's time held and
 # rested (--h3-handshake-share) and the handshakes that waited for it, the time its threads waited for a CPU (the
@@ -95,21 +99,26 @@ victim() {
   if [ "$1" = quiet ]; then quiet_ms=$ms; elif [ -n "${quiet_ms:-}" ] && [ "$quiet_ms" != 0 ]; then ratio=$(printf ' (%.2fx quiet)' "$(echo "$ms / $quiet_ms" | bc -l)"); fi
   svc=$(awk '/^  service time/ {print $8}' "$tmp/v.out")
   fail=$(awk '/^  requests/ {print $5}' "$tmp/v.out")
-  printf '%-5s %-6s %-9s victim p99 %-22s service p99 %-9s failed %-4s (waited %4.0f ms for its CPU) server CPU %5.1f%% (waited %4.0f ms) rcvbuf drops %-7s filter drops %-7s refused: source %-7s rate %-7s cap %s\n' \
-    "$filter" "$rate" "$1" "$lat$ratio" "$svc" "$fail" "$(echo "$(cat "$tmp/vwait") / 1000000" | bc -l)" \
+  # Answered of the ~VICTIM_RATE x (SECS+1) sent: a p99 over the few a
+  # starved victim got answered says nothing.
+  local done
+  done=$(awk '/^  requests/ {print $2}' "$tmp/v.out")
+  printf '%-5s %-6s %-9s victim p99 %-22s service p99 %-9s answered %-5s failed %-4s (waited %4.0f ms for its CPU) server CPU %5.1f%% (waited %4.0f ms) rcvbuf drops %-7s filter drops %-7s refused: source %-7s rate %-7s cap %s\n' \
+    "$filter" "$rate" "$1" "$lat$ratio" "$svc" "${done:-0}" "$fail" "$(echo "$(cat "$tmp/vwait") / 1000000" | bc -l)" \
     "$(echo "($(cpu) - $c0) * 100 / $hz / ($SECS + 1)" | bc -l)" "$(echo "($(runq) - $w0) / 1000000" | bc -l)" \
     "$(( $(rcvbuf) - d0 ))" "$(( $(dropped) - x0 ))" "$(( $(metric wirebench_h3_source_refused_initials_total) - s0 ))" \
     "$(( $(metric wirebench_h3_rate_refused_initials_total) - r0 ))" "$(( $(metric wirebench_h3_refused_initials_total) - q0 ))"
-  printf '                 gate: lanes held %.2f s, rested %.2f s; %s handshakes waited for one; server GC: %s cycles, %.0f MB allocated\n' \
+  printf '                 gate: lanes held %.2f s, rested %.2f s; %s handshakes waited for one; server GC: %s cycles, %.0f MB allocated; server peak RSS %s MiB\n' \
     "$(echo "$(lane held) - $h0" | bc -l)" "$(echo "$(lane rested) - $e0" | bc -l)" "$(( $(metric wirebench_h3_handshakes_queued_total) + 0 - ${g0:-0} ))" \
-    "$(( $(metric go_gc_cycles_total_gc_cycles_total) - gc0 ))" "$(echo "($(metric go_gc_heap_allocs_bytes_total) - $al0) / 1000000" | bc -l)"
+    "$(( $(metric go_gc_cycles_total_gc_cycles_total) - gc0 ))" "$(echo "($(metric go_gc_heap_allocs_bytes_total) - $al0) / 1000000" | bc -l)" \
+    "$(awk '/^VmHWM/ {print int($2 / 1024)}' "/proc/$srv/status")"
 }
 
 for filter in $FILTERS; do
 for rate in $RATES; do
   : > "$tmp/srv.out"
   # shellcheck disable=SC2086
-  env ${SERVER_ENV:-} taskset -c "$server_cpu" "$BIN/wirebench" serve --http 127.0.0.1:0 --no-grpc --http3 127.0.0.1:0 \
+  env ${SERVER_ENV:-} prlimit --as=$((4 << 30)) taskset -c "$server_cpu" "$BIN/wirebench" serve --http 127.0.0.1:0 --no-grpc --http3 127.0.0.1:0 \
     --h3-initial-filter="$filter" --h3-handshake-rate "$rate" $EXTRA > "$tmp/srv.out" 2>&1 &
   srv=$!
   for _ in $(seq 50); do grep -q '^listening' "$tmp/srv.out" && break; sleep 0.1; done

@@ -1,6 +1,8 @@
 package httpapi
 
 import (
+	"context"
+	"slices"
 	"testing"
 	"time"
 
@@ -112,5 +114,102 @@ func TestShedBeforeEncoding(t *testing.T) {
 	}
 	if b, a := s.replies.shedBefore.Load(), s.replies.shedAfter.Load(); b != 1 || a != 0 {
 		t.Errorf("shed %d before encoding and %d after, want 1 and 0", b, a)
+	}
+}
+
+// TestSmallRepliesTakeNoSlot: a GET of a route whose replies are small
+// (one user) is served while every encoding slot is held — by list
+// encodings, say. Behind the slots it waited for every list queued before
+// it: 1,000 never-read GETs of a 12 MB list over HTTP/3 held other
+// clients' GETs of one user for the whole attack and minutes after it.
+// A list still waits for a slot.
+func TestSmallRepliesTakeNoSlot(t *testing.T) {
+	st := store.NewMemory(store.Options{})
+	if err := st.Seed(200, 0); err != nil {
+		t.Fatal(err)
+	}
+	s, err := New(st, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	get := func(path string) int { // the status
+		var resp Response
+		s.Handle(&Request{Method: "GET", Path: path, ContentLength: -1}, &resp)
+		defer resp.Release()
+		return resp.Status
+	}
+	get("/users/1") // the route's reply size is known from its first
+	for range s.slots.Cap() {
+		s.slots.Acquire()
+	}
+	one, list := make(chan int), make(chan int)
+	go func() { one <- get("/users/2") }()
+	go func() { list <- get("/users") }()
+	select {
+	case status := <-one:
+		if status != 200 {
+			t.Errorf("GET /users/2 with every slot held: %d", status)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("GET /users/2 waited for an encoding slot held by others")
+	}
+	for s.slots.Waiting() != 1 {
+		time.Sleep(time.Millisecond) // the list waits for one
+	}
+	for range s.slots.Cap() {
+		s.slots.Release()
+	}
+	if status := <-list; status != 200 {
+		t.Errorf("the list once a slot is free: %d", status)
+	}
+}
+
+// TestGoneClientSkipsEncoding: a GET whose client went while it waited
+// for an encoding slot is answered without its snapshot and encoding
+// (503, counted as client_gone) when its turn comes: never-read GETs of a
+// 12 MB list, their connections closed, went on encoding the list for
+// nobody one slot at a time for minutes, every later request behind them.
+// A client still there is served.
+func TestGoneClientSkipsEncoding(t *testing.T) {
+	st := store.NewMemory(store.Options{})
+	if err := st.Seed(200, 0); err != nil {
+		t.Fatal(err)
+	}
+	s, err := New(st, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range s.slots.Cap() {
+		s.slots.Acquire()
+	}
+	gone, cancel := context.WithCancel(context.Background())
+	type result struct{ status, size int }
+	results := make(chan result, 2)
+	for _, ctx := range []context.Context{gone, context.Background()} {
+		go func() {
+			var resp Response
+			s.Handle(&Request{Method: "GET", Path: "/users", ContentLength: -1, Context: ctx}, &resp)
+			defer resp.Release()
+			results <- result{resp.Status, len(resp.Body)}
+		}()
+	}
+	for s.slots.Waiting() != 2 {
+		time.Sleep(time.Millisecond)
+	}
+	cancel()
+	for range s.slots.Cap() {
+		s.slots.Release()
+	}
+	var statuses []int
+	for range 2 {
+		r := <-results
+		statuses = append(statuses, r.status)
+		if r.status == 200 && r.size < 15<<10 {
+			t.Errorf("the list: %d bytes", r.size)
+		}
+	}
+	slices.Sort(statuses)
+	if !slices.Equal(statuses, []int{200, 503}) || s.replies.shedGone.Load() != 1 {
+		t.Errorf("statuses %v, %d shed as gone; want the gone client's 503 (counted) and the other's 200", statuses, s.replies.shedGone.Load())
 	}
 }

@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"bytes"
+	"context"
 	"io"
 	"net/http"
 	"strings"
@@ -26,6 +27,10 @@ type Request struct {
 	// Body is read only by routes that take one; nil is an empty body.
 	// A read that fails with os.ErrDeadlineExceeded is a 408.
 	Body io.Reader
+	// Context, if set, ends when the client has gone (its connection or
+	// stream closed): a request that waited for an encoding slot is then
+	// answered without its snapshot and encoding. nil: never known gone.
+	Context context.Context
 }
 
 // Response is the core's answer, for the adapter to write: the status, the
@@ -173,9 +178,10 @@ func (s *Server) metricsText(r *Request, resp *Response) {
 	b = promtext.AppendUint(b, replyHeldName, uint64(max(s.replies.used.Load(), 0)))
 	b = promtext.AppendHeader(b, replyBudgetName, "The reply budget: past it, replies are shed with 503 and Retry-After.", promtext.Gauge)
 	b = promtext.AppendUint(b, replyBudgetName, uint64(s.replies.limit))
-	b = promtext.AppendHeader(b, replyShedName, "Replies shed by the reply budget (503), before their encoding (the route's last reply would not fit) or after it.", promtext.Counter)
+	b = promtext.AppendHeader(b, replyShedName, "Replies shed by the reply budget (503), before their encoding (the route's last reply would not fit) or after it, or before their encoding because the client went while they waited for an encoding slot (client_gone).", promtext.Counter)
 	b = promtext.AppendUint(b, replyShedName, s.replies.shedAfter.Load(), "when", "after_encoding")
 	b = promtext.AppendUint(b, replyShedName, s.replies.shedBefore.Load(), "when", "before_encoding")
+	b = promtext.AppendUint(b, replyShedName, s.replies.shedGone.Load(), "when", "client_gone")
 	b = promtext.AppendGo(b)
 	b, err := promtext.AppendProcess(b)
 	if err != nil {

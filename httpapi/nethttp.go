@@ -76,7 +76,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		Method: r.Method, Path: r.URL.Path,
 		ContentType: header(r.Header, "Content-Type"), Accept: header(r.Header, "Accept"),
 		ContentEncoding: header(r.Header, "Content-Encoding"), AcceptEncoding: header(r.Header, "Accept-Encoding"),
-		ContentLength: r.ContentLength, Body: r.Body,
+		ContentLength: r.ContentLength, Body: r.Body, Context: r.Context(),
 	}
 	var resp Response
 	s.Handle(&req, &resp)

@@ -136,6 +136,7 @@ type request struct {
 	out     codec.Entry   // the reply's format
 	scratch *bytes.Buffer // the request body; taken on first use, released with the response
 	slot    bool          // holds one of s.slots
+	noSlot  bool          // the route's replies are small: no slot needed (slotFreeReply)
 	// The values a handler decodes into and returns a pointer to: a
 	// local would escape to the heap through the handler's `any`, one
 	// allocation per request; requests are pooled, so these cost none.
@@ -150,11 +151,14 @@ type request struct {
 // through a function value, so a request on the stack would escape anyway.
 var requests = sync.Pool{New: func() any { return new(request) }}
 
-func (q *request) takeSlot() {
-	if !q.slot {
-		q.s.slots.Acquire()
+// takeSlot takes an encoding slot unless q holds one or needs none
+// (noSlot); it reports whether it waited for one.
+func (q *request) takeSlot() (waited bool) {
+	if !q.slot && !q.noSlot {
+		waited = q.s.slots.Acquire()
 		q.slot = true
 	}
+	return waited
 }
 
 // done releases q's slot and returns q to the pool. Nothing may use q
@@ -212,6 +216,25 @@ type route struct {
 	lastReply atomic.Int64
 }
 
+// slotFreeReply: a route whose last GET reply was smaller (one user, one
+// todo) is served without an encoding slot. The slots bound the memory of
+// lists snapshotted and encoded at once; a reply this small costs none
+// worth bounding, and behind the slots it waited for every list queued
+// before it: 1,000 never-read GETs of a 12 MB list held a GET of one user
+// for the whole attack, and for minutes after it.
+const slotFreeReply = 4 << 10
+
+// small reports whether rt's replies are known to be small enough to need
+// no encoding slot.
+func (rt *route) small() bool {
+	n := rt.lastReply.Load()
+	return n > 0 && n < slotFreeReply
+}
+
+// errClientGone answers a request whose client went while it waited for
+// an encoding slot (nobody reads it).
+var errClientGone = fmt.Errorf("%w: the client went away while the request waited", api.ErrUnavailable)
+
 func (s *Server) route(pattern string, methods map[string]handlerFunc) {
 	if get, ok := methods["GET"]; ok {
 		// HEAD is GET without the body (RFC 9110 §9.3.2): same status and
@@ -255,15 +278,24 @@ func (s *Server) serveRoute(rt *route, r *Request, id string, resp *Response) {
 	// needs.
 	// Checked again once the slot is ours: a burst of such GETs all
 	// arrive before the first reply has taken its share.
+	// A request that had to wait for its slot checks that its client is
+	// still there: 1,000 never-read GETs of a 12 MB list, their clients
+	// gone, each went on to snapshot and encode it for nobody, one slot
+	// at a time, for minutes.
+	q.noSlot = rt.small()
 	shed := false
 	if r.Method == "GET" || r.Method == "HEAD" {
 		if shed = err == nil && !s.replies.fits(rt.lastReply.Load()); !shed {
-			q.takeSlot()
+			waited := q.takeSlot()
 			if shed = err == nil && !s.replies.fits(rt.lastReply.Load()); shed {
 				q.releaseSlot()
+			} else if waited && r.Context != nil && r.Context.Err() != nil {
+				q.releaseSlot()
+				shed, err = true, errClientGone
+				s.replies.shedGone.Add(1)
 			}
 		}
-		if shed {
+		if shed && err == nil {
 			err = s.replies.full()
 			s.replies.shedBefore.Add(1)
 		}
@@ -350,8 +382,9 @@ type replyBudget struct {
 	limit int64
 	used  atomic.Int64
 	// shedBefore and shedAfter count the replies shed before their
-	// encoding (the route's last reply would not fit) and after it.
-	shedBefore, shedAfter atomic.Uint64
+	// encoding (the route's last reply would not fit) and after it;
+	// shedGone those whose client went while they waited for a slot.
+	shedBefore, shedAfter, shedGone atomic.Uint64
 }
 
 // acquire takes n bytes of the budget, or reports false when that would

@@ -4,7 +4,7 @@
 // (bench/h3-flood.sh pins the three). It spoofs nothing: every packet
 // leaves from the address it binds.
 //
-//	h3flood [-mode initials|dial] [-c 16] [-rate 0] [-d 10s] [-bind 127.0.0.2:0] ADDR
+//	h3flood [-mode initials|dial|noread] [-c 16] [-rate 0] [-d 10s] [-bind 127.0.0.2:0] ADDR
 //
 // -mode initials (the cheap attack): one ClientHello, made once by
 // crypto/tls's QUIC client (the key shares Go's own client offers:
@@ -19,6 +19,15 @@
 // -mode dial (the honest attack): quic-go dials on one UDP socket, each
 // connection closed as soon as its handshake completes; the flooder does
 // the client's share of the cryptography too.
+//
+// -mode noread (the memory attack): -conns HTTP/3 connections, each
+// sending -streams GETs of -path (10 x 100 of /users by default) whose
+// reply bodies are never read, held open for -d, then closed: the
+// server's writes stop at the client's flow-control windows, and a
+// server that counts its replies only until they are written holds
+// every one (-c and -rate do not apply). It prints the statuses:
+//
+//	h3flood noread: 10 connections x 100 GETs of /users held 6.0s: 200 x2, 503 x998, no reply x0
 //
 // -rate caps the new connections per second (0: as fast as -c goroutines
 // go). At the end it prints one line:
@@ -42,13 +51,17 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"net"
+	"net/http"
 	"os"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/quic-go/quic-go"
+	"github.com/quic-go/quic-go/http3"
 
 	"github.com/wirebench/wirebench/internal/quicflood"
 )
@@ -59,9 +72,12 @@ func main() {
 	rate := flag.Float64("rate", 0, "new connections per second, all goroutines together (0: unbounded)")
 	dur := flag.Duration("d", 10*time.Second, "how long to flood")
 	bind := flag.String("bind", "127.0.0.2:0", "local UDP address (a loopback address of its own lets the server tell the flood from its other clients)")
+	conns := flag.Int("conns", 10, "noread: connections")
+	streams := flag.Int("streams", 100, "noread: GETs a connection, their bodies never read")
+	path := flag.String("path", "/users", "noread: the path to GET")
 	flag.Parse()
 	if flag.NArg() != 1 {
-		fmt.Fprintln(os.Stderr, "usage: h3flood [-mode initials|dial] [-c N] [-rate R] [-d D] [-bind ADDR] HOST:PORT")
+		fmt.Fprintln(os.Stderr, "usage: h3flood [-mode initials|dial|noread] [-c N] [-rate R] [-d D] [-bind ADDR] [-conns N -streams N -path P] HOST:PORT")
 		os.Exit(2)
 	}
 	raddr, err := net.ResolveUDPAddr("udp", flag.Arg(0))
@@ -78,8 +94,10 @@ func main() {
 		err = initials(raddr, laddr, *conc, *dur, pace)
 	case "dial":
 		err = dial(raddr, laddr, *conc, *dur, pace)
+	case "noread":
+		err = noread(raddr, laddr, *conns, *streams, *path, *dur)
 	default:
-		err = fmt.Errorf("-mode %q: want initials or dial", *mode)
+		err = fmt.Errorf("-mode %q: want initials, dial or noread", *mode)
 	}
 	if err != nil {
 		fail(err)
@@ -156,6 +174,77 @@ func dial(raddr, laddr *net.UDPAddr, conc int, dur time.Duration, pace *pacer) e
 	n := admitted.Load() + refused.Load() + failed.Load()
 	fmt.Printf("h3flood dial: %d connections in %.1fs (%.0f/s): admitted %d (%.0f/s) refused %d failed %d\n",
 		n, el, float64(n)/el, admitted.Load(), float64(admitted.Load())/el, refused.Load(), failed.Load())
+	return nil
+}
+
+// noread opens conns HTTP/3 connections from laddr, each sending streams
+// GETs of path to raddr and never reading a reply's body, holds them for
+// dur and closes them.
+func noread(raddr, laddr *net.UDPAddr, conns, streams int, path string, dur time.Duration) error {
+	var (
+		mu     sync.Mutex
+		status = map[int]int{} // -1: no reply
+		bodies []io.ReadCloser
+		wg     sync.WaitGroup
+		trs    []*http3.Transport
+	)
+	start := time.Now()
+	for range conns {
+		pc, err := net.ListenUDP("udp", laddr)
+		if err != nil {
+			return err
+		}
+		qt := &quic.Transport{Conn: pc}
+		defer qt.Close()
+		tr := &http3.Transport{
+			TLSClientConfig:    &tls.Config{InsecureSkipVerify: true, ServerName: "localhost"},
+			DisableCompression: true,
+			Dial: func(ctx context.Context, _ string, tc *tls.Config, qc *quic.Config) (*quic.Conn, error) {
+				return qt.DialEarly(ctx, raddr, tc, qc)
+			},
+		}
+		trs = append(trs, tr)
+		c := &http.Client{Transport: tr}
+		url := "https://" + raddr.String() + path
+		for range streams {
+			wg.Go(func() {
+				ctx, cancel := context.WithTimeout(context.Background(), dur)
+				defer cancel()
+				req, _ := http.NewRequestWithContext(ctx, "GET", url, nil)
+				resp, err := c.Do(req)
+				mu.Lock()
+				defer mu.Unlock()
+				if err != nil {
+					status[-1]++
+					return
+				}
+				status[resp.StatusCode]++
+				bodies = append(bodies, resp.Body)
+			})
+		}
+	}
+	wg.Wait() // each GET has its headers, or gave up at dur
+	if d := time.Until(start.Add(dur)); d > 0 {
+		time.Sleep(d)
+	}
+	for _, tr := range trs {
+		tr.Close()
+	}
+	for _, b := range bodies {
+		b.Close()
+	}
+	var codes []int
+	for c := range status {
+		if c >= 0 {
+			codes = append(codes, c)
+		}
+	}
+	slices.Sort(codes)
+	fmt.Printf("h3flood noread: %d connections x %d GETs of %s held %.1fs:", conns, streams, path, time.Since(start).Seconds())
+	for _, c := range codes {
+		fmt.Printf(" %d x%d,", c, status[c])
+	}
+	fmt.Printf(" no reply x%d\n", status[-1])
 	return nil
 }
 

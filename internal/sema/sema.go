@@ -25,12 +25,14 @@ func New(limit int) *Sema {
 	return &Sema{limit: int64(limit), handoff: make(chan struct{}, 64)}
 }
 
-// Acquire takes a slot, waiting for one when all are held.
-func (s *Sema) Acquire() {
+// Acquire takes a slot, waiting for one when all are held; it reports
+// whether it waited.
+func (s *Sema) Acquire() (waited bool) {
 	if s.n.Add(1) <= s.limit {
-		return
+		return false
 	}
 	<-s.handoff
+	return true
 }
 
 // Release gives a slot back.
@@ -41,6 +43,9 @@ func (s *Sema) Release() {
 		s.handoff <- struct{}{}
 	}
 }
+
+// Waiting is how many wait for a slot now.
+func (s *Sema) Waiting() int { return int(max(s.n.Load()-s.limit, 0)) }
 
 // Cap is the number of slots.
 func (s *Sema) Cap() int { return int(s.limit) }
