@@ -130,7 +130,9 @@ func stdCount(resp *http.Response, scratch []byte) (int, int, error) {
 // StdCount do before they return. A request with a body is built per
 // send: a transport may still read it after the response.
 type StdReq struct {
-	req *http.Request
+	req    *http.Request
+	ctx    context.Context // req's context
+	ctxCmp bool            // ctx's type is comparable
 }
 
 // NewStdReq builds the request. With lower, header names are in lower
@@ -162,24 +164,32 @@ func NewStdReq(method, url string, header []string, lower bool) (*StdReq, error)
 	return &StdReq{req: req}, nil
 }
 
-// with returns the request under ctx; it keeps the last one, so a VU
-// whose context stays the same (a run's) gets the same request each time.
-func (r *StdReq) with(ctx context.Context) *http.Request {
-	if !sameCtx(r.req.Context(), ctx) {
+// with returns the request under ctx, or under the context c's transport
+// gives a request sent now (requestContexter); it keeps the last one, so a
+// VU whose context stays the same (a run's) gets the same request each
+// time.
+func (r *StdReq) with(ctx context.Context, c *http.Client) *http.Request {
+	if rc, ok := c.Transport.(requestContexter); ok {
+		ctx = rc.RequestContext(ctx)
+	}
+	if !r.ctxCmp || ctx != r.ctx {
 		r.req = r.req.WithContext(ctx)
+		r.ctx, r.ctxCmp = ctx, reflect.TypeOf(ctx).Comparable()
 	}
 	return r.req
 }
 
-// sameCtx is whether a and b are one context (false, not a panic, for a
-// context type that is not comparable).
-func sameCtx(a, b context.Context) bool {
-	return reflect.TypeOf(a).Comparable() && a == b
+// requestContexter is a RoundTripper that sends each request under a
+// context of its own, derived from the request's (load/h3's per-request
+// timeout): RequestContext returns the one a request sent now gets, and a
+// request built under it is sent as it is, rather than copied.
+type requestContexter interface {
+	RequestContext(parent context.Context) context.Context
 }
 
 // Count is StdCount of r.
 func (r *StdReq) Count(ctx context.Context, c *http.Client, scratch []byte) (int, int, error) {
-	resp, err := c.Do(r.with(ctx))
+	resp, err := c.Do(r.with(ctx, c))
 	if err != nil {
 		return 0, 0, err
 	}
@@ -188,7 +198,7 @@ func (r *StdReq) Count(ctx context.Context, c *http.Client, scratch []byte) (int
 
 // Do is StdDo of r.
 func (r *StdReq) Do(ctx context.Context, c *http.Client, buf *[]byte) (int, []byte, error) {
-	resp, err := c.Do(r.with(ctx))
+	resp, err := c.Do(r.with(ctx, c))
 	if err != nil {
 		return 0, nil, err
 	}

@@ -144,3 +144,72 @@ func TestPoolNoLayers(t *testing.T) {
 		t.Errorf("%d traces, layers %v, warnings %v, bytes in %d out %d", traces, res.Layers, res.Warnings, p.Bytes.In.Load(), p.Bytes.Out.Load())
 	}
 }
+
+// blockRT holds each request until its context ends or hold passes,
+// noting the request and when its context ended early.
+type blockRT struct {
+	hold time.Duration
+	reqs []*http.Request
+	cut  []time.Duration // per request: how long until its context ended (0: it did not)
+}
+
+func (f *blockRT) RoundTrip(req *http.Request) (*http.Response, error) {
+	f.reqs = append(f.reqs, req)
+	t0 := time.Now()
+	select {
+	case <-req.Context().Done():
+		f.cut = append(f.cut, time.Since(t0))
+		return nil, req.Context().Err()
+	case <-time.After(f.hold):
+		f.cut = append(f.cut, 0)
+	}
+	return &http.Response{StatusCode: 200, Body: io.NopCloser(strings.NewReader("ok"))}, nil
+}
+
+// The timer is not set per request: a request under way when it fires
+// for an earlier deadline is not cut (the timer sets itself again for the
+// rest of it), one that outlives its own is, and the next one gets a new
+// context. A request built under RequestContext's context is sent as it
+// is, not copied.
+func TestTimedWatchOneTimer(t *testing.T) {
+	const timeout = time.Second
+	f := &blockRT{}
+	tm := &timed{rt: f, timeout: timeout}
+	bg := context.Background()
+	send := func(hold time.Duration) (*http.Request, error) {
+		t.Helper()
+		f.hold = hold
+		req, _ := http.NewRequestWithContext(tm.RequestContext(bg), "GET", "https://h/", nil)
+		t0 := time.Now()
+		resp, err := tm.RoundTrip(req)
+		if err == nil {
+			io.ReadAll(resp.Body)
+			resp.Body.Close()
+		}
+		if took := time.Since(t0); err == nil && took >= timeout {
+			t.Skipf("a %v request took %v on this machine: too slow to tell", hold, took)
+		}
+		return req, err
+	}
+	first, err := send(0) // sets the timer for 1 s from now
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(700 * time.Millisecond)
+	// Under way when the timer fires for the first deadline; within its own.
+	second, err := send(600 * time.Millisecond)
+	if err != nil {
+		t.Fatalf("a request within its timeout was cut after %v: %v", f.cut[1], err)
+	}
+	if f.reqs[0] != first || f.reqs[1] != second || first.Context() != second.Context() {
+		t.Error("a request built under RequestContext's context was copied, or the context not reused")
+	}
+	third, err := send(time.Hour) // cut by its timeout
+	if !errors.Is(err, ErrTimeout) || f.cut[2] < timeout {
+		t.Fatalf("a stalled request: %v after %v, want a timeout after %v", err, f.cut[2], timeout)
+	}
+	fourth, err := send(0)
+	if err != nil || fourth.Context() == third.Context() || f.reqs[3] != fourth {
+		t.Errorf("after a timeout: %v; new context %v; sent as built %v", err, fourth.Context() != third.Context(), f.reqs[3] == fourth)
+	}
+}
