@@ -348,8 +348,7 @@ func (d *Dataset) check(f *format, b []byte, want Value) error {
 	if err != nil {
 		return err
 	}
-	ch := newChanges()
-	ch.intString = f.intString
+	ch := newChangesFor(f)
 	ch.compare(want, closest(want, backs, f.intString))
 	for _, c := range ch.list() {
 		if c.Spelling || f.name == "protobuf" && c.Kind == ChangeZeroDropped {
@@ -676,8 +675,7 @@ func (d *Dataset) CheckList(format string, body []byte, extra int) error {
 			others++
 			continue
 		}
-		ch := newChanges()
-		ch.intString = f.intString
+		ch := newChangesFor(f)
 		ch.compare(r.val, e)
 		for _, c := range ch.list() {
 			if c.Spelling || f.name == "protobuf" && c.Kind == ChangeZeroDropped {

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"google.golang.org/protobuf/reflect/protoreflect"
+
 	"github.com/wirebench/wirebench/results"
 )
 
@@ -26,6 +28,7 @@ const (
 	ChangeBase64Spell  = "base64 spelling"    // the same bytes in base64 spelled otherwise (padding, URL-safe)
 	ChangeTimeSpell    = "timestamp spelling" // the same instant written otherwise
 	ChangeTimeValue    = "timestamp"          // a timestamp came back as another instant (precision lost)
+	ChangeEnumSpell    = "enum spelling"      // an enum's number came back as its name (protobuf's JSON mapping)
 	ChangeType         = "type"               // a value came back as another JSON type
 	ChangeString       = "string"             // a string came back with other characters
 	ChangeMissing      = "member lost"        // a member came back missing
@@ -38,7 +41,7 @@ const (
 // spelling reports the change kinds that keep the value.
 func spelling(kind string) bool {
 	switch kind {
-	case ChangeFloatSpell, ChangeIntAsString, ChangeKeyOrder, ChangeTimeSpell, ChangeBase64Spell:
+	case ChangeFloatSpell, ChangeIntAsString, ChangeKeyOrder, ChangeTimeSpell, ChangeBase64Spell, ChangeEnumSpell:
 		return true
 	}
 	return false
@@ -53,11 +56,104 @@ type changes struct {
 	changed bool
 	// intString: see format.intString.
 	intString bool
+	// msg is the schema's message the samples are, to tell an enum's
+	// default or its number from another value; nil without a schema.
+	msg protoreflect.MessageDescriptor
 	// total counts every change added.
 	total int
 }
 
 func newChanges() *changes { return &changes{byKind: map[string]*results.PayloadChange{}} }
+
+// newChangesFor is newChanges for f's round trip.
+func newChangesFor(f *format) *changes {
+	c := newChanges()
+	c.intString, c.msg = f.intString, f.msg
+	return c
+}
+
+// enumHere is the enum field whose value is at c.path in the schema's
+// message, or nil (no schema, not an enum, a path the schema lacks).
+func (c *changes) enumHere() protoreflect.FieldDescriptor {
+	if c.msg == nil {
+		return nil
+	}
+	md := c.msg
+	var fd protoreflect.FieldDescriptor
+	atList := false // fd is a repeated field and the path is at the list itself
+	for _, seg := range c.path {
+		var key string
+		switch {
+		case strings.HasPrefix(seg, "."):
+			key = seg[1:]
+		case strings.HasPrefix(seg, `["`):
+			k, err := strconv.Unquote(seg[1 : len(seg)-1])
+			if err != nil {
+				return nil
+			}
+			key = k
+		default: // "[i]": an element of fd's list
+			if fd == nil || !atList {
+				return nil
+			}
+			atList = false
+			continue
+		}
+		if fd != nil && fd.IsMap() {
+			fd = fd.MapValue() // key is the map's key
+		} else {
+			if md == nil {
+				return nil
+			}
+			fields := md.Fields()
+			if fd = fields.ByJSONName(key); fd == nil {
+				if fd = fields.ByName(protoreflect.Name(key)); fd == nil {
+					return nil
+				}
+			}
+			atList = fd.IsList()
+		}
+		md = fd.Message()
+	}
+	if fd == nil || atList || fd.IsMap() || fd.Kind() != protoreflect.EnumKind {
+		return nil
+	}
+	return fd
+}
+
+func (c *changes) enumDefaultHere(w Value) bool {
+	fd := c.enumHere()
+	return fd != nil && enumDefault(fd, w)
+}
+
+// enumDefault reports whether w is the default of the enum field fd, by
+// name or number: what proto3 leaves out.
+func enumDefault(fd protoreflect.FieldDescriptor, w Value) bool {
+	n := fd.Default().Enum()
+	switch w.Kind {
+	case String:
+		v := fd.Enum().Values().ByNumber(n)
+		return v != nil && string(v.Name()) == w.Str
+	case Number:
+		eq, _ := numEqual(w.Str, strconv.Itoa(int(n)))
+		return eq
+	}
+	return false
+}
+
+// enumName reports whether the number w came back as got, its name in
+// the enum field fd.
+func enumName(fd protoreflect.FieldDescriptor, w, got Value) bool {
+	if !isInteger(w.Str) {
+		return false
+	}
+	n, err := strconv.ParseInt(w.Str, 10, 32)
+	if err != nil {
+		return false
+	}
+	v := fd.Enum().Values().ByNumber(protoreflect.EnumNumber(n))
+	return v != nil && string(v.Name()) == got.Str
+}
 
 func (c *changes) add(kind string, before, after Value) {
 	c.addText(kind, short(before), short(after))
@@ -120,6 +216,10 @@ func (c *changes) compare(want, got Value) {
 			if !c.intString {
 				c.add(ChangeIntAsString, want, got)
 			}
+			return
+		}
+		if fd := c.enumHere(); fd != nil && enumName(fd, want, got) {
+			c.add(ChangeEnumSpell, want, got)
 			return
 		}
 		c.add(ChangeType, want, got)
@@ -226,6 +326,8 @@ func (c *changes) compareObject(want, got Value) {
 		case w.Kind == Null:
 			c.addText(ChangeNullMissing, short(w), missing)
 		case isZero(w):
+			c.addText(ChangeZeroDropped, short(w), missing)
+		case c.enumDefaultHere(w):
 			c.addText(ChangeZeroDropped, short(w), missing)
 		default:
 			c.addText(ChangeMissing, short(w), missing)

@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"time"
 
+	"google.golang.org/protobuf/reflect/protoreflect"
+
 	"github.com/wirebench/wirebench/codec"
 	"github.com/wirebench/wirebench/toon"
 )
@@ -38,6 +40,9 @@ type format struct {
 	intString bool
 	// own is the library's own calls, timed beside the codec's.
 	own *ownCodec
+	// msg is the schema's message (protobuf), for the round trip's
+	// comparison; nil for the schema-less formats.
+	msg protoreflect.MessageDescriptor
 }
 
 // readBack gives the decoded value's readings.

@@ -147,8 +147,7 @@ func Run(ctx context.Context, paths []string, o Options) (*results.PayloadLab, e
 // the encodings raw and compressed and times the codec and compressions.
 func measureFormat(f *format, samples []Sample, comps []*compressor, o *Options) ([]results.PayloadRow, results.PayloadRoundTrip, error) {
 	rt := results.PayloadRoundTrip{Format: f.name, How: f.how, Samples: len(samples)}
-	ch := newChanges()
-	ch.intString = f.intString
+	ch := newChangesFor(f)
 	var ins []any
 	var encs [][]byte
 	for i := range samples {

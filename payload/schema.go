@@ -173,6 +173,7 @@ func (s *Schema) format() *format {
 		how:       "dynamicpb " + string(md.FullName()) + ", read back through protojson (64-bit ints compared by value)",
 		intString: true,
 		own:       ownProto(md),
+		msg:       md,
 		toGo: func(v Value) (any, error) {
 			m := dynamicpb.NewMessage(md)
 			if err := protojson.Unmarshal(appendJSON(nil, v), m); err != nil {
