@@ -20,7 +20,9 @@ import (
 // nested msgpack arrays, a 2^32-element map header) is refused without the
 // library's recursion or preallocation ever running: the msgpack library's
 // recursive Skip overflowed the goroutine stack on such a body and took the
-// whole server down. The size of a body is bounded by the transport
+// whole server down. (JSON's scan is skipped only where the body's bytes
+// alone prove the limits and the library checks all the rest before it
+// decodes: jsonWithinLimits.) The size of a body is bounded by the transport
 // (httpapi's body limit, gRPC's MaxRecvMsgSize), not here.
 type Limits struct {
 	// MaxDepth bounds nesting of arrays, maps and objects (a scalar at top
