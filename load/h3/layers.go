@@ -102,7 +102,11 @@ func (l *LayerCounts) StreamMismatch() (in, out int64) {
 
 // newTrace is one connection's trace, counting into l; cc is its socket.
 func (l *LayerCounts) newTrace(cc *countConn) *connTrace {
-	return &connTrace{l: l, sock: cc}
+	t := &connTrace{l: l, sock: cc}
+	if cc != nil {
+		cc.trace.Store(t)
+	}
+	return t
 }
 
 // connTrace is one connection's trace; every producer (quic-go's
@@ -112,7 +116,8 @@ type connTrace struct {
 	l         *LayerCounts
 	sock      *countConn // nil in tests of the trace alone
 	producers atomic.Int64
-	seen      cover // its STREAM data seen (cover.go)
+	seen      cover        // its STREAM data seen (cover.go)
+	loggedIn  atomic.Int64 // the packets in its events: received and dropped
 }
 
 func (t *connTrace) AddProducer() qlogwriter.Recorder {
@@ -123,7 +128,7 @@ func (t *connTrace) AddProducer() qlogwriter.Recorder {
 func (t *connTrace) Close() error {
 	if t.producers.Add(-1) == 0 { // no event comes after this
 		if t.sock != nil {
-			t.sock.closing.Store(true)
+			t.sock.markClosing()
 		}
 	}
 	return nil
@@ -142,9 +147,9 @@ func (t *connTrace) RecordEvent(ev qlogwriter.Event) {
 	case *qlog.PacketReceived:
 		t.packet(&t.l.in, true, e.Raw.Length, e.Frames)
 	case qlog.PacketDropped: // read from the socket, then discarded: QUIC's
-		t.l.in.packets.Add(int64(max(e.Raw.Length, 0)))
+		t.dropped(e.Raw.Length)
 	case *qlog.PacketDropped:
-		t.l.in.packets.Add(int64(max(e.Raw.Length, 0)))
+		t.dropped(e.Raw.Length)
 	case qlog.VersionNegotiationReceived, *qlog.VersionNegotiationReceived:
 		// quic-go logs no length for these; a QUIC v1 server sends none.
 	case h3qlog.FrameCreated:
@@ -164,8 +169,16 @@ func (t *connTrace) RecordEvent(ev qlogwriter.Event) {
 
 // packet counts a packet's length and the STREAM data it carries for the
 // first time (in its direction, on its connection).
+func (t *connTrace) dropped(length int) {
+	t.l.in.packets.Add(int64(max(length, 0)))
+	t.loggedIn.Add(int64(max(length, 0)))
+}
+
 func (t *connTrace) packet(d *dirCounts, in bool, length int, frames []qlog.Frame) {
 	d.packets.Add(int64(max(length, 0)))
+	if in {
+		t.loggedIn.Add(int64(max(length, 0)))
+	}
 	for _, f := range frames {
 		var sf *qlog.StreamFrame
 		switch x := f.Frame.(type) {

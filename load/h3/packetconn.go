@@ -33,6 +33,27 @@ type countConn struct {
 	// read a datagram and discard it without an event (layers.go).
 	closing atomic.Bool
 	tear    *measure.Bytes
+	in      atomic.Int64              // this socket's bytes in
+	trace   atomic.Pointer[connTrace] // its connection's trace, if any
+}
+
+// markClosing sets closing. What the socket carried in and the trace has
+// not logged yet counts in tear too: datagrams quic-go read just before
+// and had queued, which a closing connection discards without an event
+// (a late ACK of the server, read while the pool closed a connection; an
+// unattributed 26 bytes in about 1 of 300 runs of TestZeroRTTAccepted,
+// 1 in 40 s of three runs at once). tear only bounds what counts as
+// QUIC's there (layers.go), so a byte counted in it twice widens the
+// bound, never a layer.
+func (c *countConn) markClosing() {
+	if c.closing.Swap(true) || c.tear == nil {
+		return
+	}
+	if t := c.trace.Load(); t != nil {
+		if pending := c.in.Load() - t.loggedIn.Load(); pending > 0 {
+			c.tear.In.Add(pending)
+		}
+	}
 }
 
 func newCountConn(u *net.UDPConn, n *measure.Bytes) *countConn {
@@ -48,12 +69,7 @@ func (c *countConn) SyscallConn() (syscall.RawConn, error) { return c.u.SyscallC
 
 func (c *countConn) ReadFrom(p []byte) (int, net.Addr, error) {
 	k, addr, err := c.PacketConn.ReadFrom(p)
-	if k > 0 {
-		c.n.In.Add(int64(k))
-		if c.tear != nil && c.closing.Load() {
-			c.tear.In.Add(int64(k))
-		}
-	}
+	c.countIn(int64(k))
 	return k, addr, err
 }
 
@@ -105,6 +121,7 @@ func (c *countConn) WriteMsgUDP(b, oob []byte, addr *net.UDPAddr) (int, int, err
 func (c *countConn) countIn(k int64) {
 	if k > 0 {
 		c.n.In.Add(k)
+		c.in.Add(k) // before closing's load: markClosing sees it, or the load sees closing
 		if c.tear != nil && c.closing.Load() {
 			c.tear.In.Add(k)
 		}

@@ -348,7 +348,7 @@ func (c *conn) close() error {
 		case <-time.After(time.Second):
 		}
 	}
-	c.count.closing.Store(true) // from here on, quic-go may discard what it reads unlogged
+	c.count.markClosing() // from here on, quic-go may discard what it reads unlogged
 	err := c.qc.CloseWithError(0, "")
 	return errors.Join(err, c.tr.Close(), c.udp.Close())
 }
