@@ -38,20 +38,7 @@ func TestWriterKeepsNoSecrets(t *testing.T) {
 		{At: 5, Method: "POST", Target: "/echo", Body: big},
 		{At: 6, Method: "POST", Target: "/echo", Body: []byte("small")},
 	}
-	keep := func(o Options) (string, []Request, WriterStats) {
-		var buf bytes.Buffer
-		w := NewWriter(&buf, o)
-		for i := range in {
-			if err := w.Write(&in[i]); err != nil {
-				t.Fatal(err)
-			}
-		}
-		if err := w.Flush(); err != nil {
-			t.Fatal(err)
-		}
-		s := buf.String()
-		return s, readAll(t, NewReader(&buf)), w.Stats()
-	}
+	keep := func(o Options) (string, []Request, WriterStats) { return writeLog(t, o, in) }
 	raw, got, st := keep(Options{})
 	for i := 1; i <= 8; i++ {
 		if s := "s" + string(rune('0'+i)); strings.Contains(raw, s) || strings.Contains(string(got[min(i, 5)].Body), s) {
@@ -161,18 +148,7 @@ func TestWriterRedactsJSONBodies(t *testing.T) {
 		{At: 4, Method: "POST", Target: "/x", Header: [][2]string{{"Content-Type", "text/plain"}}, Body: []byte(`{"password":"plain"}`)},
 		{At: 5, Method: "POST", Target: "/x", Header: [][2]string{{"Content-Type", "text/plain"}}, Body: []byte(`{not json}`)},
 	}
-	var buf bytes.Buffer
-	w := NewWriter(&buf, Options{})
-	for i := range in {
-		if err := w.Write(&in[i]); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := w.Flush(); err != nil {
-		t.Fatal(err)
-	}
-	raw := buf.String()
-	got := readAll(t, NewReader(&buf))
+	raw, got, st := writeLog(t, Options{}, in)
 	for _, s := range []string{"j1", "j2", "j3", "j4", "12345", "j6", "j7"} {
 		if strings.Contains(raw, s) || strings.Contains(string(got[0].Body)+string(got[1].Body)+string(got[2].Body), s) {
 			t.Errorf("the log holds %q", s)
@@ -193,11 +169,11 @@ func TestWriterRedactsJSONBodies(t *testing.T) {
 	if string(got[4].Body) != `{not json}` {
 		t.Errorf("a text/plain body that is not JSON changed: %q", got[4].Body)
 	}
-	if st := w.Stats(); st.Redacted != 7 || st.BodiesOut != 1 {
+	if st.Redacted != 7 || st.BodiesOut != 1 {
 		t.Errorf("stats %+v, want 7 redacted, 1 body out", st)
 	}
-	buf.Reset()
-	w = NewWriter(&buf, Options{Secrets: true})
+	var buf bytes.Buffer
+	w := NewWriter(&buf, Options{Secrets: true})
 	for i := range in {
 		w.Write(&in[i])
 	}
@@ -228,18 +204,7 @@ func TestWriterRedactsAuthenticatedTraffic(t *testing.T) {
 		{At: 7, Method: "POST", Target: "/beacon", Header: [][2]string{{"Content-Type", "text/plain;charset=UTF-8"}}, Body: []byte(`{"refreshToken":"S_t1","idToken":"S_t2","keep":"me"}`)},
 		{At: 8, Method: "POST", Target: "/x", Header: [][2]string{{"Content-Type", "multipart/form-data; boundary=XB"}}, Body: []byte("--XB\r\nS_broken")},
 	}
-	var buf bytes.Buffer
-	w := NewWriter(&buf, Options{})
-	for i := range in {
-		if err := w.Write(&in[i]); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := w.Flush(); err != nil {
-		t.Fatal(err)
-	}
-	raw := buf.String()
-	got := readAll(t, NewReader(&buf))
+	raw, got, _ := writeLog(t, Options{}, in)
 	var bodies strings.Builder
 	for _, r := range got {
 		bodies.Write(r.Body)
@@ -268,8 +233,8 @@ func TestWriterRedactsAuthenticatedTraffic(t *testing.T) {
 	// fields but not its secrets.
 	big := Request{At: 9, Method: "POST", Target: "/login", Header: [][2]string{{"Content-Type", "application/x-www-form-urlencoded"}},
 		Body: []byte("pad=" + strings.Repeat("p", MaxKeptBody) + "&password=S_big")}
-	buf.Reset()
-	w = NewWriter(&buf, Options{Bodies: true})
+	var buf bytes.Buffer
+	w := NewWriter(&buf, Options{Bodies: true})
 	w.Write(&big)
 	w.Flush()
 	if g := readAll(t, NewReader(&buf)); len(g) != 1 || !strings.HasSuffix(string(g[0].Body), "&password="+Redacted) {

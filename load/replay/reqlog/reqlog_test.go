@@ -11,6 +11,24 @@ import (
 	"testing"
 )
 
+// writeLog writes in through a Writer with o and reads the log back: the
+// file's text, its requests and the writer's counts.
+func writeLog(t *testing.T, o Options, in []Request) (string, []Request, WriterStats) {
+	t.Helper()
+	var buf bytes.Buffer
+	w := NewWriter(&buf, o)
+	for i := range in {
+		if err := w.Write(&in[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	raw := buf.String()
+	return raw, readAll(t, NewReader(&buf)), w.Stats()
+}
+
 func readAll(t *testing.T, r *Reader) []Request {
 	t.Helper()
 	var out []Request
