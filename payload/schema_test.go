@@ -94,43 +94,7 @@ func TestProtobufSchemaMismatch(t *testing.T) {
 func TestProtobufBytesAreProtocs(t *testing.T) {
 	protoc := testkit.NeedTool(t, "protoc", "apt-get install protobuf-compiler")
 	s := orderSchema(t)
-	f := s.format()
-	data, _ := os.ReadFile("testdata/orders.jsonl")
-	for i, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
-		v, err := parseValue([]byte(line), 64)
-		if err != nil {
-			t.Fatal(err)
-		}
-		in, err := f.toGo(v)
-		if err != nil {
-			t.Fatal(err)
-		}
-		ours, err := f.codec.Marshal(in)
-		if err != nil {
-			t.Fatal(err)
-		}
-		txt, err := prototext.Marshal(in.(proto.Message))
-		if err != nil {
-			t.Fatal(err)
-		}
-		cmd := exec.Command(protoc, "--encode=shop.v1.Order", "-Itestdata", "order.proto")
-		cmd.Stdin = bytes.NewReader(txt)
-		var stderr bytes.Buffer
-		cmd.Stderr = &stderr
-		ref, err := cmd.Output()
-		if err != nil {
-			t.Fatalf("protoc: %v: %s", err, stderr.String())
-		}
-		// dynamicpb writes fields in its map's order unless asked for
-		// field-number order: the measured size is the same either way.
-		det, err := proto.MarshalOptions{Deterministic: true}.Marshal(in.(proto.Message))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(ours) != len(ref) || !bytes.Equal(det, ref) {
-			t.Errorf("sample %d: ours %x (%d bytes, in field order %x), protoc %x (%d bytes)", i, ours, len(ours), det, ref, len(ref))
-		}
-	}
+	sameBytesAsProtoc(t, protoc, s, "testdata/orders.jsonl", "shop.v1.Order", "-Itestdata", "order.proto")
 }
 
 // A descriptor set gives the same schema as the .proto.
@@ -179,41 +143,7 @@ func TestForeignProtoBytesAreProtocs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := s.format()
-	data, _ := os.ReadFile("testdata/search-v3.jsonl")
-	for i, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
-		v, err := parseValue([]byte(line), 64)
-		if err != nil {
-			t.Fatal(err)
-		}
-		in, err := f.toGo(v)
-		if err != nil {
-			t.Fatalf("sample %d: %v", i, err)
-		}
-		txt, err := prototext.Marshal(in.(proto.Message))
-		if err != nil {
-			t.Fatal(err)
-		}
-		cmd := exec.Command(protoc, "--encode="+msg, "-I"+protoDir, "testv3.proto")
-		cmd.Stdin = bytes.NewReader(txt)
-		var stderr bytes.Buffer
-		cmd.Stderr = &stderr
-		ref, err := cmd.Output()
-		if err != nil {
-			t.Fatalf("protoc: %v: %s", err, stderr.String())
-		}
-		ours, err := f.codec.Marshal(in)
-		if err != nil {
-			t.Fatal(err)
-		}
-		det, err := proto.MarshalOptions{Deterministic: true}.Marshal(in.(proto.Message))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(ours) != len(ref) || !bytes.Equal(det, ref) {
-			t.Errorf("sample %d: ours %x (%d bytes, in field order %x), protoc %x (%d bytes)", i, ours, len(ours), det, ref, len(ref))
-		}
-	}
+	sameBytesAsProtoc(t, protoc, s, "testdata/search-v3.jsonl", msg, "-I"+protoDir, "testv3.proto")
 	lab, err := Run(context.Background(), []string{"testdata/search-v3.jsonl"}, Options{Time: -1, Schema: s})
 	if err != nil {
 		t.Fatal(err)
@@ -242,5 +172,53 @@ func TestForeignProtoBytesAreProtocs(t *testing.T) {
 	}
 	if !found || len(lab.LeftOut) != 0 {
 		t.Errorf("protobuf not measured: left out %+v", lab.LeftOut)
+	}
+}
+
+// sameBytesAsProtoc checks that each JSON line of samples, encoded with
+// the schema, gives as many bytes as protoc --encode=msg does from its
+// text format (protocArgs: the include path and the .proto), and the
+// same bytes in field-number order.
+func sameBytesAsProtoc(t *testing.T, protoc string, s *Schema, samples, msg string, protocArgs ...string) {
+	t.Helper()
+	f := s.format()
+	data, err := os.ReadFile(samples)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+		v, err := parseValue([]byte(line), 64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		in, err := f.toGo(v)
+		if err != nil {
+			t.Fatalf("sample %d: %v", i, err)
+		}
+		ours, err := f.codec.Marshal(in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		txt, err := prototext.Marshal(in.(proto.Message))
+		if err != nil {
+			t.Fatal(err)
+		}
+		cmd := exec.Command(protoc, append([]string{"--encode=" + msg}, protocArgs...)...)
+		cmd.Stdin = bytes.NewReader(txt)
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		ref, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("protoc: %v: %s", err, stderr.String())
+		}
+		// dynamicpb writes fields in its map's order unless asked for
+		// field-number order: the measured size is the same either way.
+		det, err := proto.MarshalOptions{Deterministic: true}.Marshal(in.(proto.Message))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(ours) != len(ref) || !bytes.Equal(det, ref) {
+			t.Errorf("sample %d: ours %x (%d bytes, in field order %x), protoc %x (%d bytes)", i, ours, len(ours), det, ref, len(ref))
+		}
 	}
 }
