@@ -59,15 +59,8 @@ func TestReplayStrayTimestamp(t *testing.T) {
 func TestReplayPartialExitsNonZero(t *testing.T) {
 	url, _ := serveInProcess(t, "--seed-users", "3")
 	const t0 = int64(1.7e18)
+	skipped := withSkippedLines(t, t0)
 	var lines []string
-	for i := range 20 {
-		lines = append(lines, reqLine(t0+int64(i)*int64(time.Millisecond), "/users/1"))
-		if i%10 == 0 {
-			lines = append(lines, `{"t":1,"m":"G T","u":"/x"}`)
-		}
-	}
-	skipped := writeLines(t, lines...)
-	lines = lines[:0]
 	for i := range 40 {
 		lines = append(lines, reqLine(t0+int64(i)*int64(50*time.Millisecond), "/users/1"))
 	}
@@ -102,14 +95,7 @@ func TestReplayPartialExitsNonZero(t *testing.T) {
 func TestReplaySearchRefusesPartialOrRatelessRecording(t *testing.T) {
 	url, _ := serveInProcess(t, "--seed-users", "3")
 	const t0 = int64(1.7e18)
-	var lines []string
-	for i := range 20 {
-		lines = append(lines, reqLine(t0+int64(i)*int64(time.Millisecond), "/users/1"))
-		if i%10 == 0 {
-			lines = append(lines, `{"t":1,"m":"G T","u":"/x"}`)
-		}
-	}
-	skipped := writeLines(t, lines...)
+	skipped := withSkippedLines(t, t0)
 	one := writeLines(t, reqLine(t0, "/users/1"))
 	same := writeLines(t, reqLine(t0, "/users/1"), reqLine(t0, "/users/2"))
 	for _, c := range []struct {
@@ -127,4 +113,17 @@ func TestReplaySearchRefusesPartialOrRatelessRecording(t *testing.T) {
 			t.Errorf("%q: exit %d, want %d and %q\n%s\n%s", c.args, code, c.code, c.want, stdout, errs)
 		}
 	}
+}
+
+// withSkippedLines writes a recording of 20 requests 1 ms apart from t0
+// with two lines that do not parse among them (22 lines).
+func withSkippedLines(t *testing.T, t0 int64) string {
+	var lines []string
+	for i := range 20 {
+		lines = append(lines, reqLine(t0+int64(i)*int64(time.Millisecond), "/users/1"))
+		if i%10 == 0 {
+			lines = append(lines, `{"t":1,"m":"G T","u":"/x"}`)
+		}
+	}
+	return writeLines(t, lines...)
 }
