@@ -84,8 +84,14 @@ func (c phasedConn) handlerStarted() {
 }
 
 func (c *watchedConn) enter(ph int32) {
-	c.since.Store(c.w.now.Load())
+	v := c.w.now.Load()
+	c.since.Store(v)
 	c.phase.Store(ph)
+	// A tick published after the load may have passed this connection
+	// before the store (watchdog.tick): count from that tick instead.
+	if n := c.w.now.Load(); n != v {
+		c.since.CompareAndSwap(v, n+1)
+	}
 }
 
 // expirePhase applies the phase's limit, unless an explicit deadline of

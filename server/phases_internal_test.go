@@ -66,3 +66,29 @@ func TestPhaseLimits(t *testing.T) {
 		t.Errorf("read limits %v, want min(ReadHeader, Read) = 2", *l)
 	}
 }
+
+// TestPhaseNeverEarlyOnAStaleTick: a watchdog descheduled for longer than
+// its period left the coarse clock stale, and a phase stamped from it ran
+// out early (CI: a 200 ms write limit hit after 74 ms). A phase stamped
+// between two ticks counts from the later one.
+func TestPhaseNeverEarlyOnAStaleTick(t *testing.T) {
+	const limit = 200 * time.Millisecond
+	w := &watchdog{conns: map[*watchedConn]struct{}{}, phases: newPhaseLimits(Timeouts{ReadHeader: limit, Read: limit, Write: limit, Idle: limit})}
+	a, b := net.Pipe()
+	defer a.Close()
+	defer b.Close()
+	c := &watchedConn{Conn: a, w: w}
+	w.conns[c] = struct{}{}
+	t0 := int64(1e12)
+	w.now.Store(t0)
+	c.enter(phaseHandling) // really at t0+150 ms: the clock is stale
+	w.tick(t0+int64(150*time.Millisecond), nil)
+	w.tick(t0+int64(limit), nil)
+	if c.write.Load() == forced {
+		t.Fatalf("write limit applied %v after a stamp of a stale clock; at least %v after its next tick is due", limit, limit)
+	}
+	w.tick(t0+int64(150*time.Millisecond+limit)+1, nil)
+	if c.write.Load() != forced {
+		t.Errorf("write limit not applied %v after the tick that followed the stamp", limit)
+	}
+}

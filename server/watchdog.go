@@ -101,25 +101,42 @@ func (w *watchdog) run() {
 		select {
 		case <-w.done:
 			return
-		case now := <-t.C:
-			live = live[:0]
-			w.mu.Lock()
-			for c := range w.conns {
-				live = append(live, c)
-			}
-			w.mu.Unlock()
-			n := now.UnixNano()
-			w.now.Store(n)
-			for _, c := range live {
-				c.expire(&c.read, n, c.Conn.SetReadDeadline)
-				c.expire(&c.write, n, c.Conn.SetWriteDeadline)
-				if w.phases != nil {
-					c.expirePhase(w.phases, n)
-				}
-			}
-			clear(live)
+		case <-t.C:
+			// The clock, not the tick's time: a watchdog descheduled
+			// for a while receives a stale tick, and the stamps taken
+			// from it would run early.
+			live = w.tick(time.Now().UnixNano(), live)
 		}
 	}
+}
+
+// tick publishes the time n and applies every deadline and phase limit
+// passed by then; live is scratch space, returned for reuse.
+func (w *watchdog) tick(n int64, live []*watchedConn) []*watchedConn {
+	old := w.now.Swap(n)
+	// Collected after publishing: a connection accepted later stamps n.
+	live = live[:0]
+	w.mu.Lock()
+	for c := range w.conns {
+		live = append(live, c)
+	}
+	w.mu.Unlock()
+	for _, c := range live {
+		c.expire(&c.read, n, c.Conn.SetReadDeadline)
+		c.expire(&c.write, n, c.Conn.SetWriteDeadline)
+		if w.phases != nil {
+			// A phase stamped since the last tick began somewhere
+			// between old and n: counted from n, its limit is never
+			// cut short, however long the watchdog waited for this
+			// tick (at most one period late when it runs on time).
+			// n+1, not n: the next tick must not take it for a stamp
+			// of its own interval and move it again.
+			c.since.CompareAndSwap(old, n+1)
+			c.expirePhase(w.phases, n)
+		}
+	}
+	clear(live)
+	return live
 }
 
 // watchedConn keeps its deadlines as Unix nanoseconds (0: none; forced:
