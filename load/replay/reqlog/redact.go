@@ -30,7 +30,7 @@ var secretNames = map[string]bool{
 	"passwd": true, "pwd": true, "passphrase": true, "secret": true, "client_secret": true,
 	"credential": true, "credentials": true, "sig": true, "signature": true,
 	"session": true, "sessionid": true, "session_id": true, "x_amz_credential": true,
-	"csrf": true, "xsrf": true, "csrfmiddlewaretoken": true,
+	"csrf": true, "xsrf": true, "csrfmiddlewaretoken": true, "phpsessid": true,
 }
 
 var secretSuffixes = []string{
@@ -184,6 +184,7 @@ func redactTarget(target string) (string, int) {
 	rest, frag, hasFrag := strings.Cut(target, "#")
 	path, query, hasQuery := strings.Cut(rest, "?")
 	var m, k int
+	path, p := redactPathParams(path)
 	query, m = redactQuery(query)
 	frag, k = redactQuery(frag)
 	if hasQuery {
@@ -192,7 +193,26 @@ func redactTarget(target string) (string, int) {
 	if hasFrag {
 		path += "#" + frag
 	}
-	return path, n + m + k
+	return path, n + p + m + k
+}
+
+// redactPathParams redacts secret parameters of path segments: Java
+// servlets and others put the session there (/cart;jsessionid=…).
+func redactPathParams(path string) (string, int) {
+	if !strings.Contains(path, ";") {
+		return path, 0
+	}
+	segs := strings.Split(path, "/")
+	n := 0
+	for i, seg := range segs {
+		name, params, ok := strings.Cut(seg, ";")
+		if !ok {
+			continue
+		}
+		params, m := redactQuery(params)
+		segs[i], n = name+";"+params, n+m
+	}
+	return strings.Join(segs, "/"), n
 }
 
 // targetPath is a target's path: an absolute URL's without its scheme

@@ -203,13 +203,14 @@ func TestWriterRedactsAuthenticatedTraffic(t *testing.T) {
 		{At: 6, Method: "POST", Target: "/login", Header: [][2]string{{"Content-Type", "multipart/form-data; boundary=XB"}}, Body: []byte(mp)},
 		{At: 7, Method: "POST", Target: "/beacon", Header: [][2]string{{"Content-Type", "text/plain;charset=UTF-8"}}, Body: []byte(`{"refreshToken":"S_t1","idToken":"S_t2","keep":"me"}`)},
 		{At: 8, Method: "POST", Target: "/x", Header: [][2]string{{"Content-Type", "multipart/form-data; boundary=XB"}}, Body: []byte("--XB\r\nS_broken")},
+		{At: 9, Method: "GET", Target: "/cart;jsessionid=S_p1/item;v=2;PHPSESSID=S_p2?x=1"},
 	}
 	raw, got, _ := writeLog(t, Options{}, in)
 	var bodies strings.Builder
 	for _, r := range got {
 		bodies.Write(r.Body)
 	}
-	for _, s := range []string{"S_c9", "S_c10", "S_c1", "S_c2", "S_c3", "S_c4", "S_c5", "S_c6", "S_c7", "S_c8", "S_b1", "S_b2", "S_b3", "S_b4", "S_b5", "S_b6", "S_b7", "S_b8", "S_f1", "S_f2", "S_m1", "S_m2", "S_t1", "S_t2", "S_broken"} {
+	for _, s := range []string{"S_c9", "S_c10", "S_c1", "S_c2", "S_c3", "S_c4", "S_c5", "S_c6", "S_c7", "S_c8", "S_b1", "S_b2", "S_b3", "S_b4", "S_b5", "S_b6", "S_b7", "S_b8", "S_f1", "S_f2", "S_m1", "S_m2", "S_t1", "S_t2", "S_broken", "S_p1", "S_p2"} {
 		if strings.Contains(raw, s) || strings.Contains(bodies.String(), s) {
 			t.Errorf("the log holds %q", s)
 		}
@@ -219,6 +220,9 @@ func TestWriterRedactsAuthenticatedTraffic(t *testing.T) {
 	}
 	if want := "/u?password[]=REDACTED&user[password]=REDACTED&user.token=REDACTED&a=1;token=REDACTED"; got[1].Target != want {
 		t.Errorf("target %q, want %q", got[1].Target, want)
+	}
+	if want := "/cart;jsessionid=REDACTED/item;v=2;PHPSESSID=REDACTED?x=1"; got[8].Target != want {
+		t.Errorf("target %q, want %q", got[8].Target, want)
 	}
 	if !strings.Contains(string(got[5].Body), "ada") || !strings.Contains(string(got[5].Body), Redacted) {
 		t.Errorf("multipart body %q: want its user kept and its password redacted", got[5].Body)
