@@ -40,7 +40,12 @@ import (
 //
 // A frame is counted when http3 logs it: a sent frame just before it is
 // written, a received one as its header is parsed (a DATA frame's whole
-// payload then, which the load client always reads to its end).
+// payload then, which the load client always reads to its end). The one
+// exception is our control stream (its type and SETTINGS): http3 writes it
+// from a goroutine of its own that nothing waits for, so a connection can
+// close between the log and the write, or before a packet carried it;
+// its bytes count as HTTP/3 frames when a packet carries them, so they
+// are counted only if they reached the wire.
 
 // dirCounts is one direction's counters.
 type dirCounts struct {
@@ -118,6 +123,7 @@ type connTrace struct {
 	producers atomic.Int64
 	seen      cover        // its STREAM data seen (cover.go)
 	loggedIn  atomic.Int64 // the packets in its events: received and dropped
+	ctrl      atomic.Int64 // our control stream's ID + 1 (0: not opened yet)
 }
 
 func (t *connTrace) AddProducer() qlogwriter.Recorder {
@@ -153,18 +159,27 @@ func (t *connTrace) RecordEvent(ev qlogwriter.Event) {
 	case qlog.VersionNegotiationReceived, *qlog.VersionNegotiationReceived:
 		// quic-go logs no length for these; a QUIC v1 server sends none.
 	case h3qlog.FrameCreated:
-		frame(&t.l.out, e.Raw, e.Frame.Frame)
+		t.created(e)
 	case *h3qlog.FrameCreated:
-		frame(&t.l.out, e.Raw, e.Frame.Frame)
+		t.created(*e)
 	case h3qlog.FrameParsed:
 		frame(&t.l.in, e.Raw, e.Frame.Frame)
 	case *h3qlog.FrameParsed:
 		frame(&t.l.in, e.Raw, e.Frame.Frame)
 	case h3qlog.StreamTypeSet:
-		streamType(&t.l.in, e)
+		t.streamType(e)
 	case *h3qlog.StreamTypeSet:
-		streamType(&t.l.in, *e)
+		t.streamType(*e)
 	}
+}
+
+// created counts a frame we send, but not one on our control stream:
+// packet counts those bytes as they are carried.
+func (t *connTrace) created(e h3qlog.FrameCreated) {
+	if t.ctrl.Load() == int64(e.StreamID)+1 {
+		return
+	}
+	frame(&t.l.out, e.Raw, e.Frame.Frame)
 }
 
 // packet counts a packet's length and the STREAM data it carries for the
@@ -190,14 +205,17 @@ func (t *connTrace) packet(d *dirCounts, in bool, length int, frames []qlog.Fram
 		if sf == nil {
 			continue
 		}
-		d.streamData.Add(t.seen.firstTime(coverKey{in, int64(sf.StreamID)}, sf.Offset, sf.Length, sf.Fin))
+		n := t.seen.firstTime(coverKey{in, int64(sf.StreamID)}, sf.Offset, sf.Length, sf.Fin)
+		d.streamData.Add(n)
+		if !in && t.ctrl.Load() == int64(sf.StreamID)+1 {
+			d.h3Frames.Add(n) // our control stream: HTTP/3 frames only
+		}
 	}
 }
 
 // frame counts one HTTP/3 frame: its header to the frame layer, a HEADERS
 // payload to QPACK, a DATA payload to the body, any other frame whole to
-// the frame layer. The locally opened control stream's type varint is in
-// its SETTINGS frame's length (http3 logs them as one write).
+// the frame layer.
 func frame(d *dirCounts, raw h3qlog.RawInfo, f any) {
 	if raw.Length < 0 {
 		return // an invalid frame http3 refused: its connection or stream ends
@@ -216,12 +234,17 @@ func frame(d *dirCounts, raw h3qlog.RawInfo, f any) {
 
 // streamType counts the type varint that opens a stream the peer opened
 // (control, QPACK encoder or decoder, push or unknown); http3 logs it as
-// it reads it. The local control stream's is counted with its SETTINGS.
-func streamType(d *dirCounts, e h3qlog.StreamTypeSet) {
+// it reads it. Our control stream's is counted with its SETTINGS, as a
+// packet carries them; this notes its ID (logged before anything is
+// written on it).
+func (t *connTrace) streamType(e h3qlog.StreamTypeSet) {
 	if e.Initiator != h3qlog.InitiatorRemote {
+		if e.StreamType == h3qlog.StreamTypeControl {
+			t.ctrl.Store(int64(e.StreamID) + 1)
+		}
 		return
 	}
-	d.h3Frames.Add(int64(quicvarint.Len(e.StreamTypeBytes)))
+	t.l.in.h3Frames.Add(int64(quicvarint.Len(e.StreamTypeBytes)))
 }
 
 // ErrLayers is a split whose layers do not add up.

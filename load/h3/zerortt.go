@@ -101,8 +101,8 @@ func (p *Pool) ZeroRTT() *ZeroRTTStats {
 // warmTicket makes the full handshake whose session ticket the pool's
 // connections resume, and closes it once the ticket arrived and both
 // HTTP/3 control streams crossed (the server's SETTINGS parsed, ours
-// carried by a packet: nothing framed left unsent or unparsed, so the
-// bytes by layer stay exact; nothing else runs during Warm).
+// carried by a packet: nothing unparsed, so the bytes by layer stay
+// exact; nothing else runs during Warm).
 func (p *Pool) warmTicket(ctx context.Context) error {
 	s0 := p.slots[0] // its address and TLS configuration, not its connection
 	s := &slot{p: p, addr: s0.addr, tls: s0.tls, timeout: s0.timeout}
@@ -123,8 +123,8 @@ func (p *Pool) warmTicket(ctx context.Context) error {
 		}
 	}
 	for {
-		// http3 opens our control stream in a goroutine: wait until it
-		// was framed (logged) and carried.
+		// http3 opens our control stream in a goroutine: wait until a
+		// packet carried it (layers.go counts it then).
 		if in, out := p.Layers.StreamMismatch(); in == 0 && out == 0 && p.Layers.out.h3Frames.Load() > 0 {
 			return nil
 		}
