@@ -133,3 +133,23 @@ func TestZeroRTTRefused(t *testing.T) {
 		t.Errorf("server: %d resumed, %d 0-RTT, %d requests", resumed, used, s.requests.Load())
 	}
 }
+
+// Without the split by layer (NoLayers) nothing counts frames, and Warm
+// does not wait for the control streams' counts: the ticket arrives and
+// every connection sends its first GET early.
+func TestZeroRTTNoLayers(t *testing.T) {
+	s, counts := zeroServer(t, true)
+	p := NewPool(2, s.addr, 2*time.Second, &tls.Config{RootCAs: s.roots})
+	p.Enable0RTT()
+	p.NoLayers()
+	p.Warm(context.Background())
+	getAll(t, p, s, 2)
+	if err := p.Close(); err != nil {
+		t.Fatal(err)
+	}
+	z := p.ZeroRTT()
+	resumed, used := counts()
+	if z.NoTicket != "" || len(z.Full) != 1 || len(z.Resumed) != 2 || z.Used != 2 || resumed != 2 || used != 2 {
+		t.Errorf("client %+v; server: %d resumed, %d 0-RTT", z, resumed, used)
+	}
+}
