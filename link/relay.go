@@ -397,9 +397,15 @@ type recycler struct {
 }
 
 const (
-	keepSmall   = 1 << 13 // 12 MiB at most
-	keepBig     = 32      // 2 MiB
-	keepBatches = 64
+	keepSmall = 1 << 13 // 12 MiB at most
+	keepBig   = 32      // 2 MiB
+	// As many batches as the hand-over channel holds (3 MiB): with
+	// fewer, a writer that fell behind for a few milliseconds (the
+	// machine's CPUs taken by the client and server) gave back more than
+	// was kept, and the reader allocated the difference again after each
+	// such stall: a batch every few packets, a GC cycle's worth of garbage
+	// a second at 100k packets/s.
+	keepBatches = chanBatches
 )
 
 // put takes back what the writer released since its last put (and
@@ -498,7 +504,7 @@ type packet struct {
 func newPump(p *Pipe, from, to int, uso bool, origin time.Time, reorder bool, allow func([]byte) bool) *pump {
 	ctx, cancel := context.WithCancel(context.Background())
 	return &pump{pipe: p, from: from, to: to, uso: uso, ring: !noUring, origin: origin, reorder: reorder, allow: allow,
-		ch: make(chan []packet, 1<<10), ctx: ctx, cancel: cancel}
+		ch: make(chan []packet, chanBatches), ctx: ctx, cancel: cancel}
 }
 
 func (p *pump) stats() PipeStats {
@@ -699,6 +705,10 @@ func (p *pump) read() {
 
 const maxBatch = 64
 
+// chanBatches is how many batches the reader can hand over ahead of the
+// writer.
+const chanBatches = 1 << 10
+
 // write sends each packet at its time. It sleeps on its own OS thread
 // with nanosleep and a 1 µs timer slack: the runtime's timers wake up to
 // a millisecond late, which an emulated 1 ms RTT cannot afford. Without
@@ -708,9 +718,8 @@ func (p *pump) write() {
 	_ = unix.Prctl(unix.PR_SET_TIMERSLACK, 1000, 0, 0, 0)
 	w := &writer{p: p}
 	var h pktHeap
-	var fifo []packet
-	head := 0
-	pending := func() int { return len(h) + len(fifo) - head }
+	var fifo pktFIFO
+	pending := func() int { return len(h) + fifo.len() }
 	add := func(b []packet) {
 		if p.reorder {
 			for _, pkt := range b {
@@ -720,10 +729,7 @@ func (p *pump) write() {
 			w.batches = append(w.batches, b)
 			return
 		}
-		if head > 0 && head == len(fifo) {
-			fifo, head = fifo[:0], 0
-		}
-		fifo = append(fifo, b...)
+		fifo.push(b)
 		clear(b)
 		w.batches = append(w.batches, b)
 	}
@@ -748,6 +754,10 @@ func (p *pump) write() {
 				break drain
 			}
 		}
+		// The batches, copied out, go back to the reader now: while the
+		// packets wait for their time (a delay of 10 ms is a thousand
+		// packets at 100k/s) the reader would otherwise allocate more.
+		p.free.put(&w.small, &w.big, &w.batches)
 		if p.ctx.Err() != nil {
 			return
 		}
@@ -758,7 +768,7 @@ func (p *pump) write() {
 			if p.reorder {
 				next = h[0]
 			} else {
-				next = fifo[head]
+				next = fifo.peek()
 			}
 			if next.at > now {
 				break
@@ -766,8 +776,7 @@ func (p *pump) write() {
 			if p.reorder {
 				heap.Pop(&h)
 			} else {
-				fifo[head] = packet{}
-				head++
+				fifo.pop()
 			}
 			due = append(due, next)
 		}
@@ -883,6 +892,33 @@ func (w *writer) udpRun(d []packet) int {
 		total += q.segs.plen - hl
 	}
 	return k
+}
+
+// pktFIFO is the writer's queue when due times only grow.
+type pktFIFO struct {
+	q    []packet
+	head int // q[:head] are gone
+}
+
+func (f *pktFIFO) len() int     { return len(f.q) - f.head }
+func (f *pktFIFO) peek() packet { return f.q[f.head] }
+
+func (f *pktFIFO) pop() {
+	f.q[f.head] = packet{} // holds no buffer
+	f.head++
+}
+
+func (f *pktFIFO) push(b []packet) {
+	if f.head > 0 && f.head == len(f.q) {
+		f.q, f.head = f.q[:0], 0
+	} else if f.head >= 1024 && f.head*2 >= len(f.q) {
+		// A queue that never empties (a flood into a delay) would
+		// otherwise grow its array for as long as the flood lasts.
+		n := copy(f.q, f.q[f.head:])
+		clear(f.q[n:])
+		f.q, f.head = f.q[:n], 0
+	}
+	f.q = append(f.q, b...)
 }
 
 // pktHeap orders packets by due time, then arrival.
