@@ -38,7 +38,7 @@ type harBodies struct {
 // decoder, one entry in memory at a time, and takes the JSON bodies of
 // the requests, the responses or both (the replay's HAR reader keeps
 // requests only: it sends them).
-func readHARBodies(r io.Reader, path string, o *Options, add func(Sample), st *InputStats) error {
+func readHARBodies(r io.Reader, path string, o *Options, add func(Sample, []byte) error, st *InputStats) error {
 	dec := json.NewDecoder(r)
 	fail := func(err error) error {
 		return fmt.Errorf("%w: %s: HAR at byte %d: %v", ErrInput, path, dec.InputOffset(), err)
@@ -98,11 +98,9 @@ func readHARBodies(r io.Reader, path string, o *Options, add func(Sample), st *I
 				return fmt.Errorf("%w: %s: entry %d (%s %s): a body of %d bytes, over the limit of %d (--max-sample)",
 					ErrInput, path, n, e.Request.Method, cut(e.Request.URL, 60), len(body), o.MaxSample)
 			}
-			v, err := parseValue(body, o.MaxDepth)
-			if err != nil {
+			if err := add(Sample{File: path}, body); err != nil {
 				return fmt.Errorf("%w: %s: entry %d (%s %s): %v", ErrInput, path, n, e.Request.Method, cut(e.Request.URL, 60), err)
 			}
-			add(Sample{File: path, Val: v, Size: len(body)})
 		}
 	}
 	return nil

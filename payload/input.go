@@ -78,25 +78,36 @@ type reservoir struct {
 // 80 bytes a node) beside its JSON size, which the encodings are of.
 func sampleCost(s *Sample) int64 { return int64(s.Size) + 80*int64(s.nodes) }
 
-func (r *reservoir) add(s Sample) {
+// slot says where a sample of cost c goes, before it is parsed: -1 if it
+// is passed over, else the index to put it at (len(kept): appended).
+func (r *reservoir) slot(c int64) int {
 	r.seen++
-	c := sampleCost(&s)
 	if len(r.kept) < r.n {
 		if r.maxCost > 0 && r.cost+c > r.maxCost && len(r.kept) > 0 {
 			r.n = len(r.kept)
 		} else {
-			r.kept = append(r.kept, s)
-			r.cost += c
-			return
+			return len(r.kept)
 		}
 	}
 	if j := r.rng.IntN(r.seen); j < r.n {
 		if d := c - sampleCost(&r.kept[j]); r.maxCost > 0 && r.cost+d > r.maxCost {
-			return
+			return -1
 		}
-		r.cost += c - sampleCost(&r.kept[j])
-		r.kept[j] = s
+		return j
 	}
+	return -1
+}
+
+// put stores s at j, a slot's answer.
+func (r *reservoir) put(j int, s Sample) {
+	c := sampleCost(&s)
+	if j == len(r.kept) {
+		r.kept = append(r.kept, s)
+		r.cost += c
+		return
+	}
+	r.cost += c - sampleCost(&r.kept[j])
+	r.kept[j] = s
 }
 
 // readInputs reads every file into the reservoir and the shape statistics.
@@ -151,11 +162,22 @@ func readFile(path string, o *Options, res *reservoir, shape *shapeAcc, st *Inpu
 	if kind == InputAuto {
 		kind = sniff(br, path)
 	}
-	add := func(s Sample) {
-		s.Index = res.seen
+	// add counts raw, a sample's JSON, and parses it only if the
+	// reservoir keeps it: its error is the parser's.
+	add := func(s Sample, raw []byte) error {
+		nodes, err := shape.scan(raw, o.MaxDepth)
+		if err != nil {
+			return err
+		}
+		s.Index, s.Size, s.nodes = res.seen, len(raw), nodes
 		st.Bytes += int64(s.Size)
-		s.nodes = shape.add(s.Val, s.Size)
-		res.add(s)
+		if j := res.slot(sampleCost(&s)); j >= 0 {
+			if s.Val, err = parseValue(raw, o.MaxDepth); err != nil {
+				return err
+			}
+			res.put(j, s)
+		}
+		return nil
 	}
 	switch kind {
 	case InputJSON:
@@ -203,7 +225,7 @@ func sniff(br *bufio.Reader, name string) string {
 	return InputJSON
 }
 
-func readJSON(r io.Reader, path string, o *Options, add func(Sample)) error {
+func readJSON(r io.Reader, path string, o *Options, add func(Sample, []byte) error) error {
 	sp := newSplitter(r, o.MaxSample)
 	sp.whole = o.Whole
 	for {
@@ -217,11 +239,9 @@ func readJSON(r io.Reader, path string, o *Options, add func(Sample)) error {
 			}
 			return fmt.Errorf("%w: %s:%d: %v", ErrInput, path, sp.line, err)
 		}
-		v, err := parseValue(raw, o.MaxDepth)
-		if err != nil {
+		if err := add(Sample{File: path, Line: line}, raw); err != nil {
 			return inputError(path, line, raw, err)
 		}
-		add(Sample{File: path, Line: line, Val: v, Size: len(raw)})
 	}
 }
 
@@ -243,7 +263,7 @@ func inputError(path string, line int, raw []byte, err error) error {
 
 // readRecorded takes the JSON bodies of a recording's requests; other
 // bodies (none, not JSON, cut by the recorder) are counted as skipped.
-func readRecorded(src replay.Source, path string, o *Options, add func(Sample), st *InputStats) error {
+func readRecorded(src replay.Source, path string, o *Options, add func(Sample, []byte) error, st *InputStats) error {
 	for n := 0; ; n++ {
 		req, err := src.Next()
 		if err == io.EOF {
@@ -261,14 +281,12 @@ func readRecorded(src replay.Source, path string, o *Options, add func(Sample), 
 			return fmt.Errorf("%w: %s: request %d (%s %s): a body of %d bytes, over the limit of %d (--max-sample)",
 				ErrInput, path, n+1, req.Method, cut(req.Target, 60), len(body), o.MaxSample)
 		}
-		v, err := parseValue(body, o.MaxDepth)
-		if err != nil {
+		if err := add(Sample{File: path}, body); err != nil {
 			var se *syntaxError
 			if errors.As(err, &se) {
 				err = fmt.Errorf("%s at byte %d of the body", se.Msg, se.Off)
 			}
 			return fmt.Errorf("%w: %s: request %d (%s %s): %v", ErrInput, path, n+1, req.Method, cut(req.Target, 60), err)
 		}
-		add(Sample{File: path, Val: v, Size: len(body)})
 	}
 }

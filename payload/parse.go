@@ -24,6 +24,7 @@ type parser struct {
 	data     []byte
 	pos      int
 	maxDepth int
+	buf      []byte // a string with escapes, decoded
 }
 
 // parseValue parses data, one JSON value with optional surrounding
@@ -78,7 +79,8 @@ func (p *parser) value(depth int) (Value, error) {
 		s, err := p.str()
 		return Value{Kind: String, Str: s}, err
 	case c == '-' || c >= '0' && c <= '9':
-		return p.number()
+		tok, err := p.number()
+		return Value{Kind: Number, Str: string(tok)}, err
 	case bytes.HasPrefix(p.data[p.pos:], []byte("true")):
 		p.pos += 4
 		return Value{Kind: Bool, Bool: true}, nil
@@ -190,8 +192,8 @@ func (p *parser) array(depth int) (Value, error) {
 	}
 }
 
-// number keeps the token as written, after checking RFC 8259's grammar.
-func (p *parser) number() (Value, error) {
+// number returns the token as written, after checking RFC 8259's grammar.
+func (p *parser) number() ([]byte, error) {
 	start := p.pos
 	d := p.data
 	i := p.pos
@@ -207,7 +209,7 @@ func (p *parser) number() (Value, error) {
 		}
 	default:
 		p.pos = i
-		return Value{}, p.errorf("malformed number")
+		return nil, p.errorf("malformed number")
 	}
 	if i < len(d) && d[i] == '.' {
 		i++
@@ -217,7 +219,7 @@ func (p *parser) number() (Value, error) {
 		}
 		if i == j {
 			p.pos = i
-			return Value{}, p.errorf("malformed number: no digit after '.'")
+			return nil, p.errorf("malformed number: no digit after '.'")
 		}
 	}
 	if i < len(d) && (d[i] == 'e' || d[i] == 'E') {
@@ -231,17 +233,24 @@ func (p *parser) number() (Value, error) {
 		}
 		if i == j {
 			p.pos = i
-			return Value{}, p.errorf("malformed number: no digit in the exponent")
+			return nil, p.errorf("malformed number: no digit in the exponent")
 		}
 	}
 	p.pos = i
-	return Value{Kind: Number, Str: string(d[start:i])}, nil
+	return d[start:i], nil
 }
 
-// str reads a string, decoding escapes. Invalid UTF-8 is an error: every
-// format here would either refuse it or replace it, and the lab would then
-// report a change the input itself caused.
+// str reads a string, decoding escapes.
 func (p *parser) str() (string, error) {
+	b, err := p.strBytes()
+	return string(b), err
+}
+
+// strBytes reads a string, decoding escapes: a slice of the input, or of
+// p.buf when it has escapes (valid until the next call). Invalid UTF-8 is
+// an error: every format here would either refuse it or replace it, and
+// the lab would then report a change the input itself caused.
+func (p *parser) strBytes() ([]byte, error) {
 	p.pos++ // "
 	d := p.data
 	start := p.pos
@@ -251,34 +260,35 @@ func (p *parser) str() (string, error) {
 		if c == '"' {
 			if !utf8.Valid(d[start:i]) {
 				p.pos = start
-				return "", p.errorf("invalid UTF-8 in a string")
+				return nil, p.errorf("invalid UTF-8 in a string")
 			}
 			p.pos = i + 1
-			return string(d[start:i]), nil
+			return d[start:i], nil
 		}
 		if c == '\\' || c < 0x20 {
 			break
 		}
 	}
-	var b []byte
+	b := p.buf[:0]
 	i := start
 	for {
 		if i >= len(d) {
 			p.pos = i
-			return "", p.errorf("unexpected end of input in a string")
+			return nil, p.errorf("unexpected end of input in a string")
 		}
 		c := d[i]
 		switch {
 		case c == '"':
 			if !utf8.Valid(b) {
 				p.pos = start
-				return "", p.errorf("invalid UTF-8 in a string")
+				return nil, p.errorf("invalid UTF-8 in a string")
 			}
 			p.pos = i + 1
-			return string(b), nil
+			p.buf = b
+			return b, nil
 		case c < 0x20:
 			p.pos = i
-			return "", p.errorf("control character %s in a string", quoteByte(c))
+			return nil, p.errorf("control character %s in a string", quoteByte(c))
 		case c != '\\':
 			b = append(b, c)
 			i++
@@ -286,7 +296,7 @@ func (p *parser) str() (string, error) {
 		}
 		if i+1 >= len(d) {
 			p.pos = i
-			return "", p.errorf("unexpected end of input in a string")
+			return nil, p.errorf("unexpected end of input in a string")
 		}
 		switch e := d[i+1]; e {
 		case '"', '\\', '/':
@@ -305,7 +315,7 @@ func (p *parser) str() (string, error) {
 			r, ok := hex4(d, i+2)
 			if !ok {
 				p.pos = i
-				return "", p.errorf("malformed \\u escape")
+				return nil, p.errorf("malformed \\u escape")
 			}
 			i += 6
 			if utf16.IsSurrogate(r) {
@@ -324,7 +334,7 @@ func (p *parser) str() (string, error) {
 			continue
 		default:
 			p.pos = i
-			return "", p.errorf("malformed escape \\%s", string(rune(e)))
+			return nil, p.errorf("malformed escape \\%s", string(rune(e)))
 		}
 		i += 2
 	}

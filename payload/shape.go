@@ -18,6 +18,9 @@ type shapeAcc struct {
 	keys   map[string]struct{}
 	depths []int16
 	bytes  int64
+	// scanner counts samples from their bytes (scan); add and walk count
+	// a tree, the reference the scan is tested against.
+	scanner shapeScanner
 }
 
 func newShapeAcc() *shapeAcc { return &shapeAcc{keys: map[string]struct{}{}} }
