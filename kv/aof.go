@@ -1,6 +1,7 @@
 package kv
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -74,13 +75,13 @@ type aof struct {
 	undo []undo // of the frames in buf
 	seq  uint64 // last appended
 	done uint64 // every seq <= done is settled
-	// The file's record numbers (aofformat.go): of the last frame built
-	// (a.buf's included), and of the last one in the good size bytes.
-	num, goodNum uint32
-	failed       []seqRange
-	flushing     bool // one goroutine writes at a time
-	syncing      bool // everysec's background fsync is running (writes go on)
-	dirty        bool // written since the last fsync
+	// The file's chain (aofformat.go): past the last frame built (a.buf's
+	// included), and past the last one in the good size bytes.
+	ch, goodCh chain
+	failed     []seqRange
+	flushing   bool // one goroutine writes at a time
+	syncing    bool // everysec's background fsync is running (writes go on)
+	dirty      bool // written since the last fsync
 	// broken refuses new writes: a failed fsync of acknowledged data
 	// (everysec), or a file we could not cut back to its good size.
 	broken   atomic.Pointer[error]
@@ -126,7 +127,7 @@ func openAOF(s *Store, opts Options) (*aof, error) {
 		a.open = osOpen
 	}
 	a.cond = sync.NewCond(&a.mu)
-	size, records, version, err := recoverAOF(s, a.path, opts.Repair)
+	size, ch, version, err := recoverAOF(s, a.path, opts.Repair)
 	if err != nil {
 		return nil, err
 	}
@@ -134,7 +135,7 @@ func openAOF(s *Store, opts Options) (*aof, error) {
 		return nil, fmt.Errorf("kv: opening AOF: %w", err)
 	}
 	a.size, a.baseSize = size, size
-	a.num, a.goodNum = records, records
+	a.ch, a.goodCh = ch, ch
 	if version != 0 && version != aofVersion {
 		// New frames cannot follow an older version's: rewrite the file
 		// (temp file, fsync, rename) before anything is appended.
@@ -151,7 +152,8 @@ func openAOF(s *Store, opts Options) (*aof, error) {
 		s.opts.Logf("kv: AOF %s: rewritten in format version %d", a.path, aofVersion)
 	}
 	if size == 0 {
-		if _, err := a.f.Write([]byte(aofMagic)); err != nil {
+		head, ch := newFile()
+		if _, err := a.f.Write(head); err != nil {
 			a.f.Close()
 			return nil, fmt.Errorf("kv: writing AOF header: %w", err)
 		}
@@ -163,8 +165,8 @@ func openAOF(s *Store, opts Options) (*aof, error) {
 			a.f.Close()
 			return nil, err
 		}
-		a.size, a.baseSize = int64(len(aofMagic)), int64(len(aofMagic))
-		a.num, a.goodNum = 0, 0
+		a.size, a.baseSize = int64(len(head)), int64(len(head))
+		a.ch, a.goodCh = ch, ch
 	}
 	a.wg.Add(1)
 	go a.tick()
@@ -196,17 +198,17 @@ func (a *aof) refusing() error {
 // or, when state is not nil, a frame of the ops state builds instead: the
 // rewrite's tail may replay over a snapshot that already holds the
 // change, so it needs ops that set state outright (APPEND logs the
-// command; its state is a SET). The rewrite renumbers them for its file.
+// command; its state is a SET). The rewrite reseals them for its file.
 func (a *aof) pushLocked(start int, state func([]byte) []byte, u ...undo) uint64 {
-	a.num++
-	a.buf = endFrame(a.buf, start, a.num)
+	a.buf = endFrame(a.buf, start, &a.ch)
 	if a.rw != nil {
 		if state == nil {
 			a.rw.buf = append(a.rw.buf, a.buf[start:]...)
 		} else {
 			var s int
 			a.rw.buf, s = beginFrame(a.rw.buf)
-			a.rw.buf = endFrame(state(a.rw.buf), s, 0)
+			a.rw.buf = state(a.rw.buf)
+			binary.LittleEndian.PutUint32(a.rw.buf[s:], uint32(len(a.rw.buf)-s-frameHead)) // sealed by the rewrite
 		}
 	}
 	a.undo = append(a.undo, u...)
@@ -273,7 +275,7 @@ func (a *aof) flushLocked(sync bool) {
 		return
 	}
 	a.flushing = true
-	buf, us, upto, good, num := a.buf, a.undo, a.seq, a.size, a.num
+	buf, us, upto, good, ch := a.buf, a.undo, a.seq, a.size, a.ch
 	a.buf, a.undo, a.nextBuf, a.nextUndo = a.nextBuf, a.nextUndo, nil, nil
 	f := a.f
 	a.mu.Unlock()
@@ -303,7 +305,7 @@ func (a *aof) flushLocked(sync bool) {
 	a.mu.Lock()
 	a.batches.Add(1)
 	a.size = good + int64(len(buf))
-	a.goodNum = num
+	a.goodCh = ch
 	a.dirty = !sync
 	a.done = max(a.done, upto)
 	a.flushing = false
@@ -362,7 +364,7 @@ func (a *aof) fail(f File, good int64, us []undo, upto uint64, cause error) {
 		s.opts.Logf("kv: %v", e)
 	}
 	a.size = good
-	a.num = a.goodNum // the frames after good are undone, a.buf's too
+	a.ch = a.goodCh // the frames after good are undone, a.buf's too
 	a.flushing = false
 	a.cond.Broadcast()
 	for i := range s.shards {

@@ -1,30 +1,43 @@
 package kv
 
 import (
+	"crypto/rand"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"hash/crc32"
 )
 
-// The append-only file: a magic header naming the format's version, then
-// CRC-framed records. Version 3 (written since records carry their order):
+// The append-only file: a header naming the format's version and the
+// file's identity, then CRC-framed records. Version 4 (written since each
+// file carries an identity and its records a chain):
 //
-//	file:    "WBKVAOF3" record record record ...
+//	file:    header record record record ...
+//
+//	header:  0          8                    24         28
+//	         +----------+--------------------+----------+
+//	         | WBKVAOF4 | file ID (16 bytes) | crc32c   |
+//	         |          | random, per file   | of 0..24 |
+//	         +----------+--------------------+----------+
 //
 //	record:  0        4        8          12         16
 //	         +--------+--------+----------+----------+--------------------+
-//	         |  len   |  seq   | crc32c   | crc32c   | payload (len bytes)|
-//	         |        |        | payload  | header   |                    |
+//	         |  len   |  seq   | payload  | header   | payload (len bytes)|
+//	         |        |        | crc      | crc      |                    |
 //	         +--------+--------+----------+----------+--------------------+
 //	         len:    1..maxRecord
 //	         seq:    the record's number in this file: 1, 2, 3, ...
 //	                 (modulo 2^32), so a record removed, duplicated or
 //	                 moved is found like a flipped byte
-//	         payload crc: Castagnoli CRC of the payload
+//	         payload crc: Castagnoli CRC of the payload, seeded with the
+//	                 header crc of the record before (the file's seed for
+//	                 record 1): a chain, so a record that does not follow
+//	                 the one before it in this file's history fails
 //	         header crc:  Castagnoli CRC of bytes 0..12 (len, seq and the
-//	                      payload crc), so a flipped length or number is
-//	                      detected before it is trusted
+//	                      payload crc), seeded with the file's seed, so a
+//	                      flipped length or number is detected before it is
+//	                      trusted, and a record of another file fails
+//	         seed:   Castagnoli CRC of the file ID
 //	         (all uint32 little-endian)
 //
 //	payload: one or more ops, applied together or not at all
@@ -37,7 +50,7 @@ import (
 //	         0x05 META       mlen:uvarint meta   (replication position, tap.go)
 //	         0x06 APPEND     exp:uvarint klen:uvarint key total:uvarint vlen:uvarint val
 //	                         (key holds total-vlen bytes and gets val appended;
-//	                         exp is its unchanged expiry; versions 2 and 3)
+//	                         exp is its unchanged expiry; versions 2 to 4)
 //
 // exp is an absolute time in Unix milliseconds (0: none), so expiry
 // survives restarts; a replayed SET whose time has passed is dropped.
@@ -50,14 +63,20 @@ import (
 // commands log their result as a SET: at most 20 bytes, the size of the
 // command.
 //
-// The numbers start at 1 in every file: a rewrite (or a replica's
-// snapshot swapped in) numbers its snapshot records from 1 and the
-// records logged meanwhile after them, and the records appended later
-// continue from there. Numbering restarts rather than continuing the old
-// file's count because a file is read on its own, from its start; what
-// the number buys is that each record says where in its file it belongs.
-// A file cut exactly at a record boundary is still a whole, shorter log:
-// no count kept inside the file can tell it from a log that ended there.
+// Every file gets a new ID when it is created: a new file, a rewrite (or
+// a replica's snapshot swapped in), each numbering its records from 1 and
+// starting its chain at its own seed; the records logged meanwhile are
+// renumbered and re-chained for the new file, and the records appended
+// later continue both. What the three buy: the header crc says a record
+// was written for this file (two servers' files of the same history
+// differ in every record), the number says where in the file it belongs,
+// and the chain says that every record before it is the one it was
+// written after — so a record or a tail from another file, from a copy
+// of this file from before a rewrite, or from a copy whose history forked
+// (at an --aof-repair cut or a refused write) is refused at its offset
+// like a flipped byte. A file cut exactly at a record boundary is still a
+// whole, shorter log: nothing inside the file can tell it from a log that
+// ended there, and the same holds for a whole older copy of the file.
 //
 // Recovery (readRecords) tells a torn tail from corruption. A record is
 // acknowledged only after its whole frame was written (and, for always,
@@ -66,16 +85,27 @@ import (
 // end of the file, or a header whose checksum holds, whose number is the
 // next one and whose declared length runs past the end. That record was
 // never acknowledged; it is cut off and the cut is logged. Anything else —
-// a header checksum that fails, a record whose number is not the next
-// (removed, duplicated or moved: the writer never writes one), a payload
-// checksum that fails (the final record included: a cut write is a
-// prefix, never a complete record with wrong bytes), a payload that does
-// not decode — is corruption: Open refuses, naming the offset and the
-// bytes and intact records that follow, unless Options.Repair truncates
-// there and logs what it dropped.
+// a header checksum that fails (a damaged header, or a record of another
+// file), a record whose number is not the next (removed, duplicated or
+// moved: the writer never writes one), a payload checksum that fails (a
+// damaged payload, or a record that does not follow the one before it;
+// the final record included: a cut write is a prefix, never a complete
+// record with wrong bytes), a payload that does not decode — is
+// corruption: Open refuses, naming the offset and the bytes and intact
+// records that follow, unless Options.Repair truncates there and logs
+// what it dropped. A file header whose checksum fails is refused at
+// offset 0 (a repair starts an empty file); one cut short by a crash
+// while a new file was created (the header is written and fsynced before
+// any record) starts empty.
 //
 // Older files are still read, with their own rules, and rewritten as
-// version 3 (temp file, fsync, rename) before Open accepts a write:
+// version 4 (temp file, fsync, rename) before Open accepts a write:
+//
+// Version 3 ("WBKVAOF3", no file header after the magic) frames records
+// as version 4 with no seed (0) and no chain: each payload crc is of the
+// payload alone. A record moved within the file is refused by its
+// number, but a record of another file is taken wherever its number
+// fits.
 //
 // Version 2 ("WBKVAOF2", a 12-byte header: len, payload crc, header crc
 // of bytes 0..8) has the same rules as version 3 but no numbers: a
@@ -89,13 +119,17 @@ import (
 // is torn too. A complete final record whose checksum fails is corruption
 // in every version.
 const (
-	aofMagic   = "WBKVAOF3"
+	aofMagic   = "WBKVAOF4"
+	aofMagicV3 = "WBKVAOF3"
 	aofMagicV2 = "WBKVAOF2"
 	aofMagicV1 = "WBKVAOF1"
-	aofVersion = 3
-	frameHead  = 16
-	frameHead2 = 12
-	frameHead1 = 8
+	aofVersion = 4
+	fileIDLen  = 16
+	// fileHeadLen is version 4's file header: magic, ID, checksum.
+	fileHeadLen = len(aofMagic) + fileIDLen + 4
+	frameHead   = 16
+	frameHead2  = 12
+	frameHead1  = 8
 	// maxRecord bounds one record: an MSET of large values still fits,
 	// and a flipped length byte cannot make the reader allocate gigabytes.
 	maxRecord = MaxValueLen + 64<<20
@@ -146,45 +180,83 @@ func beginFrame(b []byte) ([]byte, int) {
 	return append(b, make([]byte, frameHead)...), len(b)
 }
 
-// endFrame fills the header of the frame starting at start, the seq'th
-// record of its file.
-func endFrame(b []byte, start int, seq uint32) []byte {
-	h := b[start : start+frameHead]
-	binary.LittleEndian.PutUint32(h, uint32(len(b)-start-frameHead))
-	binary.LittleEndian.PutUint32(h[8:], crc32.Checksum(b[start+frameHead:], castagnoli))
-	setSeq(h, seq)
+// chain is where a file's records stand: its seed, and the number and
+// header crc of its last record (the seed before the first). Version 3
+// has seed 0 and no links: each payload crc is of the payload alone.
+type chain struct {
+	seed, last, num uint32
+	unlinked        bool // version 3
+}
+
+// newChain starts the chain of a file with the given ID.
+func newChain(id []byte) chain {
+	seed := crc32.Checksum(id, castagnoli)
+	return chain{seed: seed, last: seed}
+}
+
+// newFile returns a new file's header (with a random ID) and its chain.
+func newFile() ([]byte, chain) {
+	h := make([]byte, fileHeadLen)
+	copy(h, aofMagic)
+	rand.Read(h[len(aofMagic) : len(aofMagic)+fileIDLen])
+	binary.LittleEndian.PutUint32(h[fileHeadLen-4:], crc32.Checksum(h[:fileHeadLen-4], castagnoli))
+	return h, newChain(h[len(aofMagic) : len(aofMagic)+fileIDLen])
+}
+
+// parseFileHead checks a version 4 file header and returns its chain.
+func parseFileHead(h []byte) (chain, bool) {
+	if len(h) < fileHeadLen || string(h[:len(aofMagic)]) != aofMagic ||
+		crc32.Checksum(h[:fileHeadLen-4], castagnoli) != binary.LittleEndian.Uint32(h[fileHeadLen-4:]) {
+		return chain{}, false
+	}
+	return newChain(h[len(aofMagic) : len(aofMagic)+fileIDLen]), true
+}
+
+// endFrame fills the header of the frame starting at start as the next
+// record of c.
+func endFrame(b []byte, start int, c *chain) []byte {
+	binary.LittleEndian.PutUint32(b[start:], uint32(len(b)-start-frameHead))
+	c.seal(b[start:])
 	return b
 }
 
-// setSeq numbers a filled frame header and seals it.
-func setSeq(h []byte, seq uint32) {
-	binary.LittleEndian.PutUint32(h[4:], seq)
-	binary.LittleEndian.PutUint32(h[12:], crc32.Checksum(h[:12], castagnoli))
+// seal numbers and checksums the frame at the start of f (its length
+// filled) as the next record of c.
+func (c *chain) seal(f []byte) {
+	n := binary.LittleEndian.Uint32(f)
+	payload := f[frameHead : frameHead+n]
+	prev := c.last
+	if c.unlinked {
+		prev = 0
+	}
+	c.num++
+	binary.LittleEndian.PutUint32(f[4:], c.num)
+	binary.LittleEndian.PutUint32(f[8:], crc32.Update(prev, castagnoli, payload))
+	c.last = crc32.Update(c.seed, castagnoli, f[:12])
+	binary.LittleEndian.PutUint32(f[12:], c.last)
 }
 
-// renumber numbers the whole frames of b next, next+1, ... (a rewrite's
-// tail, framed with the old file's numbers) and returns the number after
-// the last.
-func renumber(b []byte, next uint32) uint32 {
+// reseal makes the whole frames of b (a rewrite's tail, framed for the
+// old file) the next records of c: numbers and both checksums again.
+func (c *chain) reseal(b []byte) {
 	for len(b) >= frameHead {
-		setSeq(b, next)
-		next++
+		c.seal(b)
 		b = b[frameHead+int(binary.LittleEndian.Uint32(b)):]
 	}
-	return next
 }
 
 // checkHead returns the payload length, record number and payload
-// checksum of a frame header of the given version (2 or 3; version 2 has
-// no number), ok when the header's own checksum holds.
-func checkHead(h []byte, version int) (n int64, seq uint32, crc uint32, ok bool) {
+// checksum of a frame header of the given version (2, 3 or 4; version 2
+// has no number), ok when the header's own checksum holds with seed (0
+// before version 4).
+func checkHead(h []byte, version int, seed uint32) (n int64, seq uint32, crc uint32, ok bool) {
 	if version == 2 {
 		if crc32.Checksum(h[:8], castagnoli) != binary.LittleEndian.Uint32(h[8:12]) {
 			return 0, 0, 0, false
 		}
 		return int64(binary.LittleEndian.Uint32(h)), 0, binary.LittleEndian.Uint32(h[4:]), true
 	}
-	if crc32.Checksum(h[:12], castagnoli) != binary.LittleEndian.Uint32(h[12:16]) {
+	if crc32.Update(seed, castagnoli, h[:12]) != binary.LittleEndian.Uint32(h[12:16]) {
 		return 0, 0, 0, false
 	}
 	return int64(binary.LittleEndian.Uint32(h)), binary.LittleEndian.Uint32(h[4:]), binary.LittleEndian.Uint32(h[8:]), true

@@ -19,22 +19,22 @@ type tornError struct{ reason string }
 func (e *tornError) Error() string        { return "torn tail: " + e.reason }
 func (e *tornError) Is(target error) bool { return target == errTorn }
 
-// readRecords reads the records of r after the magic of the given format
-// version (1, 2 or 3), from offset base of a file of size bytes, calling
-// apply for each. It returns the offset after the last good record and
-// nil, a *tornError (the rest is a torn tail) or a *CorruptError; an
-// error from apply becomes a CorruptError at that record. The rules are
-// in aofformat.go.
-func readRecords(r io.ReaderAt, version int, base, size int64, apply func([]Op) error) (int64, error) {
+// readRecords reads the records of r after the file header of the given
+// format version (1 to 4), from offset base of a file of size bytes,
+// calling apply for each. c is the file's chain (version 4: from its
+// header; a zero chain before), advanced past each good record. It returns the offset after
+// the last good record and nil, a *tornError (the rest is a torn tail) or
+// a *CorruptError; an error from apply becomes a CorruptError at that
+// record. The rules are in aofformat.go.
+func readRecords(r io.ReaderAt, version int, base, size int64, c *chain, apply func([]Op) error) (int64, error) {
 	hl := headLen(version)
-	want := uint32(1) // the number of the next record (version 3)
 	br := bufio.NewReaderSize(io.NewSectionReader(r, base, size-base), 1<<16)
 	off := base
 	head := make([]byte, hl)
 	var payload []byte
 	var ops []Op
 	// corrupt builds the refusal; next is where the record after the bad
-	// one starts when its length is trusted, else -1.
+	// one starts when its header is trusted, else -1.
 	corrupt := func(reason string, next int64) (int64, error) {
 		ce := &CorruptError{Offset: off, Reason: reason, Bytes: size - off}
 		if zero, _ := zeroFrom(r, off, size); zero {
@@ -47,7 +47,13 @@ func readRecords(r io.ReaderAt, version int, base, size int64, apply func([]Op) 
 			if from < 0 {
 				from = off + 1
 			}
-			ce.Intact, ce.Exact = scanIntact(r, version, from, size), true
+			// A trusted header is the next record's link.
+			var link uint32
+			known := next >= 0 && version >= 3
+			if known {
+				link = binary.LittleEndian.Uint32(head[12:16])
+			}
+			ce.Intact, ce.Exact = scanIntact(r, version, from, size, c, link, known), true
 		}
 		return off, ce
 	}
@@ -72,11 +78,17 @@ func readRecords(r io.ReaderAt, version int, base, size int64, apply func([]Op) 
 			n = int64(binary.LittleEndian.Uint32(head))
 		} else {
 			var ok bool
-			if n, seq, crc, ok = checkHead(head, version); !ok {
+			if n, seq, crc, ok = checkHead(head, version, c.seed); !ok {
+				if version >= 4 && otherFile(r, off, size, head) {
+					return corrupt("header checksum mismatch: a record of another AOF file (its header and the next one's check with another file's ID, not this one's)", -1)
+				}
+				if version >= 4 {
+					return corrupt("header checksum mismatch (a damaged length, number or checksum, or a record of another AOF file)", -1)
+				}
 				return corrupt("header checksum mismatch (a damaged length, number or checksum)", -1)
 			}
 		}
-		if version >= 3 && seq != want {
+		if want := c.num + 1; version >= 3 && seq != want {
 			// The header is as written, so the record is whole (unless
 			// its length runs past the end): it was written at another
 			// place in the log. The writer numbers every record it
@@ -119,9 +131,12 @@ func readRecords(r io.ReaderAt, version int, base, size int64, apply func([]Op) 
 				}
 				return corrupt("checksum mismatch", end)
 			}
-		} else if crc32.Checksum(payload, castagnoli) != crc {
+		} else if crc32.Update(c.link(version), castagnoli, payload) != crc {
 			// Complete, so not a cut write (a cut leaves a prefix), even
 			// when it is the final record.
+			if version >= 4 {
+				return corrupt("payload checksum mismatch (a damaged payload, or a record that does not follow the one before it in this file: of another copy of it whose history differs)", end)
+			}
 			return corrupt("payload checksum mismatch", end)
 		}
 		var err error
@@ -134,9 +149,41 @@ func readRecords(r io.ReaderAt, version int, base, size int64, apply func([]Op) 
 			return corrupt(err.Error(), end)
 		}
 		off = end
-		want++
+		if version >= 3 {
+			c.num, c.last = seq, binary.LittleEndian.Uint32(head[12:16])
+		}
 	}
 	return off, nil
+}
+
+// link is the seed of the next payload checksum: the last record's header
+// checksum (version 4), 0 before.
+func (c *chain) link(version int) uint32 {
+	if version < 4 || c.unlinked {
+		return 0
+	}
+	return c.last
+}
+
+// otherFile says whether the version 4 frame header h at off, whose
+// checksum failed, and the header after it both check with one seed that
+// is not c's: two records of another file. The CRC is affine in its seed,
+// so stored ^ crc(0, bytes) is the same for every header of one file (of
+// one length) and differs between files; a false match is a 1-in-2^32
+// event.
+func otherFile(r io.ReaderAt, off, size int64, h []byte) bool {
+	next := off + frameHead + int64(binary.LittleEndian.Uint32(h))
+	if binary.LittleEndian.Uint32(h) == 0 || next+frameHead > size {
+		return false
+	}
+	var h2 [frameHead]byte
+	if _, err := r.ReadAt(h2[:], next); err != nil {
+		return false
+	}
+	k := func(h []byte) uint32 {
+		return binary.LittleEndian.Uint32(h[12:16]) ^ crc32.Checksum(h[:12], castagnoli)
+	}
+	return k(h) == k(h2[:])
 }
 
 // headLen is the frame header's size in a format version.
@@ -147,14 +194,18 @@ func headLen(version int) int64 {
 	case 2:
 		return frameHead2
 	}
-	return frameHead
+	return frameHead // 3 and 4
 }
 
-// scanIntact counts the version 2 or 3 records with good checksums from
+// scanIntact counts the version 2 to 4 records with good checksums from
 // from to the end, whatever their numbers, resynchronising byte by byte
-// after damage: a header has its own checksum, so a false match is a
-// 1-in-2^32 event.
-func scanIntact(r io.ReaderAt, version int, from, size int64) int {
+// after damage: a header has its own checksum (with c's seed: records of
+// another file are not counted), so a false match is a 1-in-2^32 event.
+// A version 4 payload is checked against the header before it when that
+// is known (link, known: the record before it was counted, or the bad
+// record's header held); the first record found after damaged bytes is
+// counted on its header alone.
+func scanIntact(r io.ReaderAt, version int, from, size int64, c *chain, link uint32, known bool) int {
 	hl := headLen(version)
 	const window = 1 << 20
 	buf := make([]byte, window)
@@ -168,12 +219,24 @@ func scanIntact(r io.ReaderAt, version int, from, size int64) int {
 			}
 			bufOff = p
 		}
-		n, _, crc, ok := checkHead(buf[p-bufOff:], version)
-		if ok && n > 0 && n <= maxRecord && p+hl+n <= size && payloadOK(r, p+hl, n, crc) {
-			count++
-			p += hl + n
-			continue
+		h := buf[p-bufOff:]
+		n, _, crc, ok := checkHead(h, version, c.seed)
+		if ok && n > 0 && n <= maxRecord && p+hl+n <= size {
+			linked := version >= 4 && !c.unlinked
+			var seed uint32
+			if linked {
+				seed = link
+			}
+			if (linked && !known) || payloadOK(r, p+hl, n, seed, crc) {
+				count++
+				if version >= 3 {
+					link, known = binary.LittleEndian.Uint32(h[12:16]), true
+				}
+				p += hl + n
+				continue
+			}
 		}
+		known = false
 		p++
 	}
 	return count
@@ -203,10 +266,18 @@ func chainV1(r io.ReaderAt, next, size int64) int {
 	return count
 }
 
-// payloadOK streams n bytes at off through the checksum, so a length
-// that only looks plausible allocates nothing.
-func payloadOK(r io.ReaderAt, off, n int64, crc uint32) bool {
-	h := crc32.New(castagnoli)
-	_, err := io.Copy(h, io.NewSectionReader(r, off, n))
-	return err == nil && h.Sum32() == crc
+// payloadOK streams n bytes at off through the checksum seeded with
+// seed, so a length that only looks plausible allocates nothing.
+func payloadOK(r io.ReaderAt, off, n int64, seed, crc uint32) bool {
+	sum := seed
+	buf := make([]byte, min(n, 1<<16))
+	for n > 0 {
+		k := min(n, int64(len(buf)))
+		if m, _ := r.ReadAt(buf[:k], off); int64(m) < k {
+			return false
+		}
+		sum = crc32.Update(sum, castagnoli, buf[:k])
+		off, n = off+k, n-k
+	}
+	return sum == crc
 }

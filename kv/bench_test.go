@@ -41,10 +41,11 @@ func BenchmarkFrame(b *testing.B) {
 	val := make([]byte, 128)
 	var buf []byte
 	b.SetBytes(int64(len(appendSetOp(nil, "key:1234", val, 0))))
+	_, ch := newFile()
 	for b.Loop() {
 		var start int
 		buf, start = beginFrame(buf[:0])
-		buf = endFrame(appendSetOp(buf, "key:1234", val, 0), start, 1)
+		buf = endFrame(appendSetOp(buf, "key:1234", val, 0), start, &ch)
 	}
 }
 

@@ -36,7 +36,7 @@ func corpusAOF(t *testing.T, now int64) ([]byte, []int64, []state) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ends := []int64{int64(len(aofMagic))}
+	ends := []int64{int64(fileHeadLen)}
 	states := []state{{}}
 	step := func(what string, tk Ticket, err error) {
 		t.Helper()
@@ -268,7 +268,7 @@ func replayBytes(t *testing.T, version int, d []byte, now int64, want state) (ou
 		t.Fatal(err)
 	}
 	defer s.Close()
-	_, err = readRecords(bytes.NewReader(d), version, int64(len(aofMagic)), int64(len(d)), func(ops []Op) error {
+	_, err = readRecords(bytes.NewReader(d), version, int64(len(aofMagic)), int64(len(d)), &chain{}, func(ops []Op) error {
 		// Open replays before the expire loop starts; here the loop
 		// already runs, so hold the shards as a writer would.
 		for i := range s.shards {
@@ -295,7 +295,7 @@ func replayBytes(t *testing.T, version int, d []byte, now int64, want state) (ou
 // the same corpus reframed as version 2 (12-byte headers without record
 // numbers): every flip refused, every cut recovering every record wholly
 // before it. Whole-record edits are what it misses — the weakness
-// version 3's numbers remove (TestFaultCorpusWholeRecords); they are
+// the record numbers remove (TestFaultCorpusWholeRecords); they are
 // counted here, so the docs' figures can be checked.
 func TestFaultCorpusVersion2(t *testing.T) {
 	const now = 1_800_000_000_000

@@ -173,7 +173,7 @@ func TestDroppedRecordRefusesThenRepairs(t *testing.T) {
 
 // TestVersion2FileIsReadAndUpgraded: a file of the previous format (no
 // record numbers) replays with its rules, a torn tail included, and is
-// rewritten as version 3 before writes; the new file's records are
+// rewritten as version 4 before writes; the new file's records are
 // numbered, so the same edit is refused afterwards.
 func TestVersion2FileIsReadAndUpgraded(t *testing.T) {
 	dir := t.TempDir()
@@ -190,7 +190,7 @@ func TestVersion2FileIsReadAndUpgraded(t *testing.T) {
 	wantVal(t, s, "b", "2")
 	wantAbsent(t, s, "c")
 	wantAbsent(t, s, "torn")
-	if !contains(logged, "format version 2") || !contains(logged, "rewritten in format version 3") {
+	if !contains(logged, "format version 2") || !contains(logged, "rewritten in format version 4") {
 		t.Fatalf("log %q does not say the version 2 file was read and rewritten", logged)
 	}
 	mustSet(t, s, "d", "4", 0)

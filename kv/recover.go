@@ -10,48 +10,63 @@ import (
 )
 
 // recoverAOF replays path into s and returns the size of its good prefix,
-// the number of records in it and the file's format version (0: no
-// file), having truncated a torn tail (or, with repair, everything from a
-// corrupt record on).
-func recoverAOF(s *Store, path string, repair bool) (int64, uint32, int, error) {
+// the chain of the records in it (how the next record is numbered and
+// sealed) and the file's format version (0: no file), having truncated a
+// torn tail (or, with repair, everything from a corrupt record on).
+func recoverAOF(s *Store, path string, repair bool) (int64, chain, int, error) {
+	var none chain
 	f, err := os.Open(path)
 	if errors.Is(err, os.ErrNotExist) {
-		return 0, 0, 0, nil
+		return 0, none, 0, nil
 	}
 	if err != nil {
-		return 0, 0, 0, fmt.Errorf("kv: opening AOF: %w", err)
+		return 0, none, 0, fmt.Errorf("kv: opening AOF: %w", err)
 	}
 	defer f.Close()
 	fi, err := f.Stat()
 	if err != nil {
-		return 0, 0, 0, fmt.Errorf("kv: AOF stat: %w", err)
+		return 0, none, 0, fmt.Errorf("kv: AOF stat: %w", err)
 	}
 	size := fi.Size()
-	head := make([]byte, min(size, int64(len(aofMagic))))
+	head := make([]byte, min(size, int64(fileHeadLen)))
 	if _, err := io.ReadFull(f, head); err != nil {
-		return 0, 0, 0, fmt.Errorf("kv: reading AOF header: %w", err)
+		return 0, none, 0, fmt.Errorf("kv: reading AOF header: %w", err)
 	}
-	magics := map[string]int{aofMagic: aofVersion, aofMagicV2: 2, aofMagicV1: 1}
-	if size < int64(len(aofMagic)) {
-		// A crash while the header was written: nothing was ever
-		// acknowledged from this file.
+	magics := map[string]int{aofMagic: aofVersion, aofMagicV3: 3, aofMagicV2: 2, aofMagicV1: 1}
+	if size < int64(len(aofMagic)) || (string(head[:len(aofMagic)]) == aofMagic && size < int64(fileHeadLen)) {
+		// A crash while the header was written (one write, fsynced
+		// before any record): nothing was ever acknowledged from this
+		// file.
 		prefix := allZero(head)
 		for m := range magics {
-			prefix = prefix || bytes.HasPrefix([]byte(m), head)
+			prefix = prefix || bytes.HasPrefix([]byte(m), head[:min(len(head), len(m))])
 		}
 		if !prefix {
-			return 0, 0, 0, fmt.Errorf("%w: %s: offset 0 holds %q", ErrBadMagic, path, head)
+			return 0, none, 0, fmt.Errorf("%w: %s: offset 0 holds %q", ErrBadMagic, path, head)
 		}
 		s.opts.Logf("kv: AOF %s: torn header (%d bytes), starting empty", path, size)
-		return 0, 0, 0, cutAt(path, 0)
+		return 0, none, 0, cutAt(path, 0)
 	}
-	version, ok := magics[string(head)]
+	version, ok := magics[string(head[:len(aofMagic)])]
 	if !ok {
-		return 0, 0, 0, fmt.Errorf("%w: %s: offset 0 holds %q, want %q", ErrBadMagic, path, head, aofMagic)
+		return 0, none, 0, fmt.Errorf("%w: %s: offset 0 holds %q, want %q", ErrBadMagic, path, head[:len(aofMagic)], aofMagic)
+	}
+	base := int64(len(aofMagic))
+	var c chain
+	if version == 4 {
+		base = int64(fileHeadLen)
+		if c, ok = parseFileHead(head); !ok {
+			ce := &CorruptError{Offset: 0, Reason: "file header checksum mismatch (a damaged file ID: no record can be checked without it)", Bytes: size, Exact: true}
+			if !repair {
+				return 0, none, 0, fmt.Errorf("kv: AOF %s: %w", path, ce)
+			}
+			s.opts.Logf("kv: AOF %s: corrupt file header: %s; --aof-repair: truncated at offset 0, dropping %d bytes (the whole file)", path, ce.Reason, size)
+			return 0, none, 0, cutAt(path, 0)
+		}
 	}
 	now := s.now()
 	n := 0
-	off, err := readRecords(f, version, int64(len(aofMagic)), size, func(ops []Op) error {
+	off, err := readRecords(f, version, base, size, &c, func(ops []Op) error {
 		if err := s.replay(ops); err != nil {
 			return err
 		}
@@ -64,7 +79,7 @@ func recoverAOF(s *Store, path string, repair bool) (int64, uint32, int, error) 
 	case errors.Is(err, errTorn):
 		s.opts.Logf("kv: AOF %s: %v at offset %d; truncating %d bytes (an incomplete final record: its write was cut, so it was never acknowledged)", path, err, off, size-off)
 		if err := cutAt(path, off); err != nil {
-			return 0, 0, 0, err
+			return 0, none, 0, err
 		}
 	case errors.As(err, &ce) && repair:
 		intact := fmt.Sprint(ce.Intact)
@@ -74,10 +89,10 @@ func recoverAOF(s *Store, path string, repair bool) (int64, uint32, int, error) 
 		s.opts.Logf("kv: AOF %s: corrupt record at offset %d: %s; --aof-repair: truncated at offset %d, dropping %d bytes: the bad record and the %s intact records after it; kept %d records before it",
 			path, ce.Offset, ce.Reason, off, size-off, intact, n)
 		if err := cutAt(path, off); err != nil {
-			return 0, 0, 0, err
+			return 0, none, 0, err
 		}
 	default:
-		return 0, 0, 0, fmt.Errorf("kv: AOF %s: %w", path, err)
+		return 0, none, 0, fmt.Errorf("kv: AOF %s: %w", path, err)
 	}
 	if !s.opts.Replica {
 		// Expiry is judged once the whole history is in: a key's
@@ -91,7 +106,7 @@ func recoverAOF(s *Store, path string, repair bool) (int64, uint32, int, error) 
 		}
 	}
 	s.opts.Logf("kv: AOF %s: replayed %d records (format version %d), %d keys", path, n, version, s.Len())
-	return off, uint32(n), version, nil
+	return off, c, version, nil
 }
 
 // replay applies one record's ops to the maps; no locks (start-up only).

@@ -98,18 +98,17 @@ func (a *aof) runRewrite(rw *rewrite) (err error) {
 			os.Remove(tmp)
 		}
 	}()
-	buf := append(make([]byte, 0, 1<<20), aofMagic...)
-	// The new file numbers its records from 1: the snapshot's, then the
-	// tail's (renumbered: they were framed for the old file), then the
+	// The new file has its own ID and chain: the snapshot's records, then
+	// the tail's (resealed: they were framed for the old file), then the
 	// ones appended after the switch.
-	var num uint32
+	head, ch := newFile()
+	buf := append(make([]byte, 0, 1<<20), head...)
 	if m := a.s.Meta(); m != nil {
 		// The replication position first: records logged from now on
 		// (in rw.buf) carry their own, later ones.
 		var start int
 		buf, start = beginFrame(buf)
-		num++
-		buf = endFrame(AppendMetaOp(buf, m), start, num)
+		buf = endFrame(AppendMetaOp(buf, m), start, &ch)
 	}
 	written := int64(0)
 	flush := func() error {
@@ -132,9 +131,7 @@ func (a *aof) runRewrite(rw *rewrite) (err error) {
 			}
 			var start int
 			buf, start = beginFrame(buf)
-			buf = appendSetOp(buf, k, e.val, e.exp)
-			num++
-			buf = endFrame(buf, start, num)
+			buf = endFrame(appendSetOp(buf, k, e.val, e.exp), start, &ch)
 		}
 		sh.mu.RUnlock()
 		if len(buf) >= 1<<20 {
@@ -155,9 +152,9 @@ func (a *aof) runRewrite(rw *rewrite) (err error) {
 		}
 		tail := len(buf)
 		buf = append(buf, rw.buf...)
-		num = renumber(buf[tail:], num+1) - 1
 		rw.buf = rw.buf[:0]
 		a.mu.Unlock()
+		ch.reseal(buf[tail:]) // buf is ours: writers go on meanwhile
 		if err := flush(); err != nil {
 			return err
 		}
@@ -171,7 +168,7 @@ func (a *aof) runRewrite(rw *rewrite) (err error) {
 	}
 	tail := len(buf)
 	buf = append(buf, rw.buf...)
-	num = renumber(buf[tail:], num+1) - 1
+	ch.reseal(buf[tail:]) // under 64 KiB or so: a few microseconds of CRC
 	rw.buf = nil
 	if err := flush(); err != nil {
 		return err
@@ -205,7 +202,7 @@ func (a *aof) runRewrite(rw *rewrite) (err error) {
 	a.buf, a.undo = a.buf[:0], a.undo[:0]
 	a.done = a.seq
 	a.size, a.baseSize = written, written
-	a.num, a.goodNum = num, num
+	a.ch, a.goodCh = ch, ch
 	a.dirty = false
 	a.rewrites.Add(1)
 	a.cond.Broadcast()

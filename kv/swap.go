@@ -29,8 +29,8 @@ type Replacement struct {
 	f       *os.File // nil for a memory-only store
 	path    string
 	buf     []byte
-	size    int64  // bytes written to f
-	num     uint32 // records framed (their numbers in the file)
+	size    int64 // bytes written to f
+	ch      chain // of the records framed (the file's own ID)
 	scratch []Op
 	done    bool
 }
@@ -56,7 +56,9 @@ func (s *Store) NewReplacement() (*Replacement, error) {
 		return nil, fmt.Errorf("kv: creating %s: %w", r.path, err)
 	}
 	r.f = f
-	r.buf = append(make([]byte, 0, 1<<20), aofMagic...)
+	head, ch := newFile()
+	r.ch = ch
+	r.buf = append(make([]byte, 0, 1<<20), head...)
 	return r, nil
 }
 
@@ -87,9 +89,7 @@ func (r *Replacement) Load(payload []byte) error {
 	}
 	var start int
 	r.buf, start = beginFrame(r.buf)
-	r.buf = append(r.buf, payload...)
-	r.num++
-	r.buf = endFrame(r.buf, start, r.num)
+	r.buf = endFrame(append(r.buf, payload...), start, &r.ch)
 	if len(r.buf) >= 1<<20 {
 		return r.flush()
 	}
@@ -206,7 +206,7 @@ func (s *Store) Swap(r *Replacement, meta []byte) error {
 	a.f.Close()
 	a.f = nf
 	a.size, a.baseSize = r.size, r.size
-	a.num, a.goodNum = r.num, r.num
+	a.ch, a.goodCh = r.ch, r.ch
 	if p := a.broken.Load(); p != nil && !a.fatal {
 		a.broken.Store(nil) // a fresh, fsynced file: nothing acknowledged is unsynced
 	}
@@ -218,8 +218,7 @@ func (s *Store) Swap(r *Replacement, meta []byte) error {
 func (r *Replacement) finishFile(meta []byte) error {
 	var start int
 	r.buf, start = beginFrame(r.buf)
-	r.num++
-	r.buf = endFrame(AppendMetaOp(r.buf, meta), start, r.num)
+	r.buf = endFrame(AppendMetaOp(r.buf, meta), start, &r.ch)
 	if err := r.flush(); err != nil {
 		return err
 	}

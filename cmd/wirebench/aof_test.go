@@ -97,11 +97,13 @@ func TestServeRefusesCorruptAOF(t *testing.T) {
 // current format, and the file's size last.
 func aofRecordStarts(t *testing.T, d []byte) []int64 {
 	t.Helper()
-	const magic, head = "WBKVAOF3", 16 // the format diagram in kv/aofformat.go
+	// The format diagram in kv/aofformat.go: magic, 16-byte file ID and a
+	// checksum, then records with 16-byte headers.
+	const magic, fileHead, head = "WBKVAOF4", 28, 16
 	if !bytes.HasPrefix(d, []byte(magic)) {
 		t.Fatalf("AOF starts %q, want %q", d[:min(len(d), 8)], magic)
 	}
-	starts := []int64{int64(len(magic))}
+	starts := []int64{fileHead}
 	for off := starts[0]; off < int64(len(d)); {
 		off += head + int64(binary.LittleEndian.Uint32(d[off:]))
 		starts = append(starts, off)
