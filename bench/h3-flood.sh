@@ -20,7 +20,8 @@
 # ClientHello in new connections' Initial packets, the server doing the
 # key exchange and signature; dial: quic-go handshakes closed once up;
 # noread: 10 connections x 100 GETs of /users whose bodies are never read,
-# with EXTRA="--seed-users 100000" a 12 MB list each).
+# with EXTRA="--seed-users 100000" a 12 MB list each; reset: the same, each
+# stream reset once its reply's headers are in).
 # The server runs under prlimit --as=4GiB (an attack must not take the
 # machine). Printed per run: the victim's p99 latency (from the intended
 # send; a flood's also as a multiple of the round's quiet p99), service
@@ -85,7 +86,9 @@ victim() {
   : > "$tmp/flood.out"
   if [ "$1" != quiet ]; then
     sleep 0.5
-    taskset -c "$client_cpu" nice -n 19 "$BIN/h3flood" -mode "$1" -c 16 -rate "$FLOOD_RATE" -d "$((SECS + 1))s" "$h3" > "$tmp/flood.out" 2>&1 &
+    local mode=(-mode "$1")
+    [ "$1" != reset ] || mode=(-mode noread -reset)
+    taskset -c "$client_cpu" nice -n 19 "$BIN/h3flood" "${mode[@]}" -c 16 -rate "$FLOOD_RATE" -d "$((SECS + 1))s" "$h3" > "$tmp/flood.out" 2>&1 &
     f=$!
   fi
   wait "$v" || true

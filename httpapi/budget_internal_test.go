@@ -213,3 +213,82 @@ func TestGoneClientSkipsEncoding(t *testing.T) {
 		t.Errorf("statuses %v, %d shed as gone; want the gone client's 503 (counted) and the other's 200", statuses, s.replies.shedGone.Load())
 	}
 }
+
+// TestConnectionShare: a connection's large replies being written hold at
+// most its share of the budget (or one reply); its next large reply waits
+// for an earlier one to be released — before its slot and its encoding —,
+// while another connection's list and the same connection's small replies
+// are served at once. 10 HTTP/3 connections x 100 never-read GETs of a
+// 12 MB list had the server encode some 45 lists in the attack's first
+// seconds (the budget's worth), every other client's request waiting for
+// the CPU behind them. A waiter whose client goes is shed as gone.
+func TestConnectionShare(t *testing.T) {
+	st := store.NewMemory(store.Options{})
+	if err := st.Seed(200, 0); err != nil {
+		t.Fatal(err)
+	}
+	s, err := New(st, Options{MaxReplyBytes: 32 * 30 << 10}) // a share of 30 KiB: one ~20 KiB list
+	if err != nil {
+		t.Fatal(err)
+	}
+	type result struct{ status, size int }
+	get := func(ctx context.Context, path string, release bool) (Response, result) {
+		var resp Response
+		s.Handle(&Request{Method: "GET", Path: path, ContentLength: -1, Context: ctx}, &resp)
+		r := result{resp.Status, len(resp.Body)}
+		if release {
+			resp.Release()
+		}
+		return resp, r
+	}
+	get(context.Background(), "/users/1", true) // its replies are known small
+	conn := WithConnection(context.Background())
+	held, r := get(conn, "/users", false) // not released: a client that does not read
+	if r.status != 200 || r.size < 15<<10 {
+		t.Fatalf("first list: %+v", r)
+	}
+	second := make(chan result, 1)
+	go func() { _, r := get(conn, "/users", true); second <- r }()
+	waitWaiting := func(n int64) {
+		t.Helper()
+		for deadline := time.Now().Add(10 * time.Second); s.replies.connWaiting.Load() != n; time.Sleep(time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("%d requests waiting for their connection's share, want %d", s.replies.connWaiting.Load(), n)
+			}
+		}
+	}
+	waitWaiting(1)
+	if _, r := get(WithConnection(context.Background()), "/users", true); r.status != 200 {
+		t.Errorf("another connection's list: %+v", r)
+	}
+	if _, r := get(conn, "/users/2", true); r.status != 200 {
+		t.Errorf("the connection's small reply: %+v", r)
+	}
+	select {
+	case r := <-second:
+		t.Fatalf("the connection's second list was served while its first was held: %+v", r)
+	case <-time.After(20 * time.Millisecond):
+	}
+	if u := s.replies.used.Load(); u != int64(r.size) {
+		t.Errorf("budget used %d while one list of %d bytes is held", u, r.size)
+	}
+	// A waiter whose client goes is shed as gone, without its encoding.
+	gone, cancel := context.WithCancel(conn)
+	third := make(chan result, 1)
+	go func() { _, r := get(gone, "/users", true); third <- r }()
+	waitWaiting(2)
+	cancel()
+	if r := <-third; r.status != 503 || s.replies.shedGone.Load() != 1 {
+		t.Errorf("a waiter whose client went: %+v, %d shed as gone; want 503, 1", r, s.replies.shedGone.Load())
+	}
+	held.Release()
+	if r := <-second; r.status != 200 || r.size < 15<<10 {
+		t.Errorf("the second list once the first is released: %+v", r)
+	}
+	if u, w, c := s.replies.used.Load(), s.replies.connWaiting.Load(), s.replies.connWaited.Load(); u != 0 || w != 0 || c != 2 {
+		t.Errorf("budget used %d, %d waiting, %d waited after every reply was released; want 0, 0, 2", u, w, c)
+	}
+	if c := connOf(conn); c.held != 0 {
+		t.Errorf("the connection's share holds %d bytes after every reply was released", c.held)
+	}
+}

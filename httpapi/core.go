@@ -48,12 +48,17 @@ type Response struct {
 	buf    *bytes.Buffer
 	held   int          // bytes of the reply budget held until Release
 	budget *replyBudget // nil when none is held
+	// connHeld bytes of the connection's share held until Release.
+	conn     *connReplies
+	connHeld int64
 }
 
 const (
 	replyHeldName   = "wirebench_http_reply_bytes_held"
 	replyBudgetName = "wirebench_http_reply_budget_bytes"
 	replyShedName   = "wirebench_http_replies_shed_total"
+	connWaitingName = "wirebench_http_replies_waiting_connection"
+	connWaitedName  = "wirebench_http_replies_waited_connection_total"
 )
 
 // VaryValue is the Vary header of API replies.
@@ -63,6 +68,9 @@ const VaryValue = "Accept, Accept-Encoding"
 func (r *Response) Release() {
 	if r.budget != nil {
 		r.budget.release(r.held)
+	}
+	if r.conn != nil {
+		r.conn.release(r.connHeld)
 	}
 	if r.buf != nil {
 		putBuffer(r.buf)
@@ -178,10 +186,14 @@ func (s *Server) metricsText(r *Request, resp *Response) {
 	b = promtext.AppendUint(b, replyHeldName, uint64(max(s.replies.used.Load(), 0)))
 	b = promtext.AppendHeader(b, replyBudgetName, "The reply budget: past it, replies are shed with 503 and Retry-After.", promtext.Gauge)
 	b = promtext.AppendUint(b, replyBudgetName, uint64(s.replies.limit))
-	b = promtext.AppendHeader(b, replyShedName, "Replies shed by the reply budget (503), before their encoding (the route's last reply would not fit) or after it, or before their encoding because the client went while they waited for an encoding slot (client_gone).", promtext.Counter)
+	b = promtext.AppendHeader(b, replyShedName, "Replies shed by the reply budget (503), before their encoding (the route's last reply would not fit) or after it, or before their encoding because the client went while they waited for an encoding slot or their connection's share (client_gone).", promtext.Counter)
 	b = promtext.AppendUint(b, replyShedName, s.replies.shedAfter.Load(), "when", "after_encoding")
 	b = promtext.AppendUint(b, replyShedName, s.replies.shedBefore.Load(), "when", "before_encoding")
 	b = promtext.AppendUint(b, replyShedName, s.replies.shedGone.Load(), "when", "client_gone")
+	b = promtext.AppendHeader(b, connWaitingName, "Large replies waiting now for their connection's earlier ones to be written (a connection's replies being written hold at most 1/32 of the reply budget, or one reply).", promtext.Gauge)
+	b = promtext.AppendUint(b, connWaitingName, uint64(max(s.replies.connWaiting.Load(), 0)))
+	b = promtext.AppendHeader(b, connWaitedName, "Large replies that waited for their connection's earlier ones to be written.", promtext.Counter)
+	b = promtext.AppendUint(b, connWaitedName, s.replies.connWaited.Load())
 	b = promtext.AppendGo(b)
 	b, err := promtext.AppendProcess(b)
 	if err != nil {

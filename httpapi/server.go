@@ -107,6 +107,7 @@ func New(st *store.Memory, opts Options) (*Server, error) {
 	if s.replies.limit <= 0 {
 		s.replies.limit = DefaultMaxReplyBytes
 	}
+	s.replies.connShare = connShareOf(s.replies.limit)
 	// Methods are dispatched in the handlers, not in the patterns, so that
 	// a wrong method gets a 405 with an error body in the negotiated format.
 	s.route("/users", map[string]handlerFunc{"GET": s.listUsers, "POST": s.createUser})
@@ -282,11 +283,27 @@ func (s *Server) serveRoute(rt *route, r *Request, id string, resp *Response) {
 	// still there: 1,000 never-read GETs of a 12 MB list, their clients
 	// gone, each went on to snapshot and encode it for nobody, one slot
 	// at a time, for minutes.
+	// A large reply also takes its share of its connection's (connReplies),
+	// before its slot: a connection whose earlier replies are not read
+	// yet waits, holding neither.
 	q.noSlot = rt.small()
 	shed := false
 	if r.Method == "GET" || r.Method == "HEAD" {
 		if shed = err == nil && !s.replies.fits(rt.lastReply.Load()); !shed {
-			waited := q.takeSlot()
+			waited := false
+			if c := connOf(r.Context); c != nil && !q.noSlot && err == nil {
+				n, w, cerr := c.reserve(r.Context, &rt.lastReply, s.replies.connShare, &s.replies.connWaiting)
+				waited = w
+				if waited {
+					s.replies.connWaited.Add(1)
+				}
+				if cerr == nil {
+					resp.conn, resp.connHeld = c, n
+				}
+			}
+			if resp.conn != nil || !waited {
+				waited = q.takeSlot() || waited
+			}
 			if shed = err == nil && !s.replies.fits(rt.lastReply.Load()); shed {
 				q.releaseSlot()
 			} else if waited && r.Context != nil && r.Context.Err() != nil {
@@ -325,6 +342,18 @@ func (s *Server) serveRoute(rt *route, r *Request, id string, resp *Response) {
 		s.respond(resp, q, out, status, body)
 		if status == http.StatusOK && (r.Method == "GET" || r.Method == "HEAD") && resp.budget != nil {
 			rt.lastReply.Store(int64(resp.held))
+		}
+	}
+	if resp.conn != nil {
+		// The connection's share holds what the reply budget holds: the
+		// reply's bytes until Release, nothing for one shed or failed.
+		held := int64(0)
+		if resp.budget != nil {
+			held = int64(resp.held)
+		}
+		resp.conn.adjust(resp.connHeld, held)
+		if resp.connHeld = held; held == 0 {
+			resp.conn = nil
 		}
 	}
 	s.metrics.count(&rt.counted, rt.pattern, out.Codec.Name(), resp.Status)
@@ -383,9 +412,24 @@ type replyBudget struct {
 	used  atomic.Int64
 	// shedBefore and shedAfter count the replies shed before their
 	// encoding (the route's last reply would not fit) and after it;
-	// shedGone those whose client went while they waited for a slot.
+	// shedGone those whose client went while they waited for a slot or
+	// their connection's share.
 	shedBefore, shedAfter, shedGone atomic.Uint64
+	// connShare is a connection's share (connReplies): a connection's
+	// large replies being written hold at most this much, or one reply.
+	connShare int64
+	// connWaiting counts the requests waiting now for their connection's
+	// share, connWaited those that did.
+	connWaiting atomic.Int64
+	connWaited  atomic.Uint64
 }
+
+// connShareOf: a connection's large replies hold at most 1/32 of the
+// reply budget at once (16 MiB of the default 512), or one reply, so a
+// client that stops reading pays for one large reply a connection, and
+// 32 connections' worth still fit: a benchmark reading its replies
+// pipelines lists of up to 1 MiB 16 deep on one connection unchanged.
+func connShareOf(limit int64) int64 { return max(limit/32, 1) }
 
 // acquire takes n bytes of the budget, or reports false when that would
 // exceed it while other replies hold some (a reply alone always fits).

@@ -15,6 +15,7 @@ import (
 	"github.com/quic-go/quic-go"
 	"github.com/quic-go/quic-go/http3"
 
+	"github.com/wirebench/wirebench/httpapi"
 	"github.com/wirebench/wirebench/promtext"
 )
 
@@ -467,7 +468,9 @@ func newH3(o H3, cert tls.Certificate, t Timeouts) (*h3Face, error) {
 				case <-c.Context().Done():
 				}
 			}()
-			return ctx
+			// The connection's share of the reply budget: a client that
+			// opens many streams and reads none holds one large reply.
+			return httpapi.WithConnection(ctx)
 		},
 	}
 	return f, nil

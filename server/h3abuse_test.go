@@ -579,12 +579,13 @@ func neverRead(t *testing.T, srv *server.Server, conns, streams int, path string
 // garbage and an encoding slot each time. Now, while the replies waiting
 // for the client hold the budget, a list that would not fit is shed
 // before its encoding; the replies held stay within the budget, and come
-// back when the client goes.
+// back when the client goes. Here one stream a connection (a connection's
+// second list waits for its first: TestH3NeverReadOneConnection).
 func TestH3NeverReadStreams(t *testing.T) {
 	const users, streams, budget = 60_000, 24, 16 << 20 // ~7 MiB of JSON each: the budget holds two
 	srv := startH3(t, server.Options{SeedUsers: users, Timeouts: server.Timeouts{Write: hang}, HTTP: httpapi.Options{MaxReplyBytes: budget}})
 	base := heapAfterGC()
-	stop := neverRead(t, srv, 1, streams, "/users")
+	stop := neverRead(t, srv, streams, 1, "/users")
 	defer stop()
 	// Every request answered or shed, the writes waiting for the client.
 	deadline := time.Now().Add(hang)
@@ -618,6 +619,49 @@ func TestH3NeverReadStreams(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 	checkHeap(t, base)
+}
+
+// TestH3NeverReadOneConnection: one QUIC connection's never-read GETs of
+// a large list cost the server one encoding, not one each: the others
+// wait, before their encoding, for the first to be written, within a
+// budget that would hold them all. 10 connections x 100 such GETs of a 12
+// MB list had the server encode ~45 lists in the attack's first seconds
+// (the 512 MiB budget's worth), one CPU saturated and every other
+// client's p99 at 200+ ms. When the client goes, the waiters are shed
+// without their encoding and the share comes back.
+func TestH3NeverReadOneConnection(t *testing.T) {
+	const users, streams, budget = 60_000, 24, 256 << 20 // ~7 MiB of JSON each; a connection's share 8 MiB: one
+	srv := startH3(t, server.Options{SeedUsers: users, Timeouts: server.Timeouts{Write: hang}, HTTP: httpapi.Options{MaxReplyBytes: budget}})
+	stop := neverRead(t, srv, 1, streams, "/users")
+	defer stop()
+	deadline := time.Now().Add(hang)
+	// The first list encoded and held, the others waiting.
+	for h3Metric(t, srv, "wirebench_http_replies_waiting_connection") != streams-1 || h3Metric(t, srv, "wirebench_http_reply_bytes_held") == 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of %d requests wait for their connection's first reply after %v (%d handled, %d bytes held)", h3Metric(t, srv, "wirebench_http_replies_waiting_connection"),
+				streams-1, hang, countRequests(t, srv, "/users"), h3Metric(t, srv, "wirebench_http_reply_bytes_held"))
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if held := h3Metric(t, srv, "wirebench_http_reply_bytes_held"); held < 6<<20 || held > 8<<20 {
+		t.Errorf("wirebench_http_reply_bytes_held %d while one connection's %d never-read lists wait, want one list (~7 MiB)", held, streams)
+	}
+	if before, after := shedCounts(t, srv); before+after != 0 {
+		t.Errorf("shed %d before encoding and %d after while the budget had room", before, after)
+	}
+	got := stop()
+	if got[200] > 1 || got[200]+got[503]+got[-1] != streams {
+		t.Errorf("statuses %v (-1: none received), want at most one 200", got)
+	}
+	for h3Metric(t, srv, "wirebench_http_reply_bytes_held") != 0 || h3Metric(t, srv, "wirebench_http_replies_waiting_connection") != 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("reply budget held or requests waiting after the client went")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if n := h3Metric(t, srv, "wirebench_http_replies_waited_connection_total"); n != streams-1 {
+		t.Errorf("%d requests waited for their connection's share, want %d", n, streams-1)
+	}
 }
 
 // shedCounts reads wirebench_http_replies_shed_total from /metrics.

@@ -4,7 +4,7 @@
 // (bench/h3-flood.sh pins the three). It spoofs nothing: every packet
 // leaves from the address it binds.
 //
-//	h3flood [-mode initials|dial|noread] [-c 16] [-rate 0] [-d 10s] [-bind 127.0.0.2:0] ADDR
+//	h3flood [-mode initials|dial|noread] [-c 16] [-rate 0] [-d 10s] [-bind 127.0.0.2:0] [-conns 10 -streams 100 -path /users -reset] ADDR
 //
 // -mode initials (the cheap attack): one ClientHello, made once by
 // crypto/tls's QUIC client (the key shares Go's own client offers:
@@ -25,7 +25,11 @@
 // reply bodies are never read, held open for -d, then closed: the
 // server's writes stop at the client's flow-control windows, and a
 // server that counts its replies only until they are written holds
-// every one (-c and -rate do not apply). It prints the statuses:
+// every one (-c and -rate do not apply). With -reset each stream is reset
+// once its reply's headers are in (the way this mode ran before
+// 2026-11-29 16:00 UTC, by mistake: the request's context ended with its
+// goroutine): the server's write ends there, and it goes on to the next
+// reply. It prints the statuses:
 //
 //	h3flood noread: 10 connections x 100 GETs of /users held 6.0s: 200 x2, 503 x998, no reply x0
 //
@@ -75,9 +79,10 @@ func main() {
 	conns := flag.Int("conns", 10, "noread: connections")
 	streams := flag.Int("streams", 100, "noread: GETs a connection, their bodies never read")
 	path := flag.String("path", "/users", "noread: the path to GET")
+	reset := flag.Bool("reset", false, "noread: reset each stream once its reply's headers are in (the server then writes the next reply)")
 	flag.Parse()
 	if flag.NArg() != 1 {
-		fmt.Fprintln(os.Stderr, "usage: h3flood [-mode initials|dial|noread] [-c N] [-rate R] [-d D] [-bind ADDR] [-conns N -streams N -path P] HOST:PORT")
+		fmt.Fprintln(os.Stderr, "usage: h3flood [-mode initials|dial|noread] [-c N] [-rate R] [-d D] [-bind ADDR] [-conns N -streams N -path P -reset] HOST:PORT")
 		os.Exit(2)
 	}
 	raddr, err := net.ResolveUDPAddr("udp", flag.Arg(0))
@@ -95,7 +100,7 @@ func main() {
 	case "dial":
 		err = dial(raddr, laddr, *conc, *dur, pace)
 	case "noread":
-		err = noread(raddr, laddr, *conns, *streams, *path, *dur)
+		err = noread(raddr, laddr, *conns, *streams, *path, *dur, *reset)
 	default:
 		err = fmt.Errorf("-mode %q: want initials, dial or noread", *mode)
 	}
@@ -180,13 +185,14 @@ func dial(raddr, laddr *net.UDPAddr, conc int, dur time.Duration, pace *pacer) e
 // noread opens conns HTTP/3 connections from laddr, each sending streams
 // GETs of path to raddr and never reading a reply's body, holds them for
 // dur and closes them.
-func noread(raddr, laddr *net.UDPAddr, conns, streams int, path string, dur time.Duration) error {
+func noread(raddr, laddr *net.UDPAddr, conns, streams int, path string, dur time.Duration, reset bool) error {
 	var (
-		mu     sync.Mutex
-		status = map[int]int{} // -1: no reply
-		bodies []io.ReadCloser
-		wg     sync.WaitGroup
-		trs    []*http3.Transport
+		mu      sync.Mutex
+		status  = map[int]int{} // -1: no reply
+		bodies  []io.ReadCloser
+		wg      sync.WaitGroup
+		trs     []*http3.Transport
+		cancels []context.CancelFunc
 	)
 	start := time.Now()
 	for range conns {
@@ -208,8 +214,19 @@ func noread(raddr, laddr *net.UDPAddr, conns, streams int, path string, dur time
 		url := "https://" + raddr.String() + path
 		for range streams {
 			wg.Go(func() {
+				// The request's context ends at dur, not when its headers
+				// are in: http3's client resets a stream whose request
+				// context ends, and a reset stream is one the server stops
+				// writing (-reset: that, a stream reset once its headers
+				// are in, the server encoding each reply in turn).
 				ctx, cancel := context.WithTimeout(context.Background(), dur)
-				defer cancel()
+				if reset {
+					defer cancel()
+				} else {
+					mu.Lock()
+					cancels = append(cancels, cancel)
+					mu.Unlock()
+				}
 				req, _ := http.NewRequestWithContext(ctx, "GET", url, nil)
 				resp, err := c.Do(req)
 				mu.Lock()
@@ -232,6 +249,9 @@ func noread(raddr, laddr *net.UDPAddr, conns, streams int, path string, dur time
 	}
 	for _, b := range bodies {
 		b.Close()
+	}
+	for _, c := range cancels {
+		c()
 	}
 	var codes []int
 	for c := range status {

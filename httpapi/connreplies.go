@@ -1,0 +1,86 @@
+package httpapi
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+)
+
+// connReplies is one connection's share of the reply budget: the bytes of
+// its large replies being encoded or written (small ones, those that need
+// no encoding slot, are not counted). A client that opens many streams on
+// one connection and reads none of them (HTTP/3, h2) would otherwise make
+// the server encode a large reply for each, until the whole budget is
+// held: the encodings take the CPU the server's other clients need, and
+// a never-read reply is encoded for nothing. Past its share a
+// connection's next large reply waits for an earlier one to be written,
+// so a connection that stops reading costs one large reply.
+type connReplies struct {
+	mu      sync.Mutex
+	held    int64
+	changed chan struct{} // closed and replaced when held drops
+}
+
+type connRepliesKey struct{}
+
+// WithConnection returns ctx carrying a new connection's share of the
+// reply budget. An engine that multiplexes requests on a connection
+// (HTTP/3, h2) calls it for each new connection and passes the
+// connection's request contexts in Request.Context.
+func WithConnection(ctx context.Context) context.Context {
+	return context.WithValue(ctx, connRepliesKey{}, &connReplies{changed: make(chan struct{})})
+}
+
+func connOf(ctx context.Context) *connReplies {
+	if ctx == nil {
+		return nil
+	}
+	c, _ := ctx.Value(connRepliesKey{}).(*connReplies)
+	return c
+}
+
+// reserve takes the bytes of a reply of the route whose last reply was
+// last's (a route with no reply yet: the whole share, until its first
+// tells) from the connection's share, waiting while earlier replies hold
+// too much of it (a reply alone always fits), counted in waiting
+// meanwhile. It returns the bytes taken and whether it waited, or ctx's
+// error if the client went first.
+func (c *connReplies) reserve(ctx context.Context, last *atomic.Int64, share int64, waiting *atomic.Int64) (n int64, waited bool, err error) {
+	for {
+		if n = last.Load(); n <= 0 {
+			n = share
+		}
+		c.mu.Lock()
+		if c.held == 0 || c.held+n <= share {
+			c.held += n
+			c.mu.Unlock()
+			return n, waited, nil
+		}
+		ch := c.changed
+		c.mu.Unlock()
+		if !waited {
+			waited = true
+			waiting.Add(1)
+			defer waiting.Add(-1)
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return 0, waited, ctx.Err()
+		}
+	}
+}
+
+// adjust replaces a reservation of old bytes by one of now (the reply's
+// size, once encoded); waiters re-check when it shrinks.
+func (c *connReplies) adjust(old, now int64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.held += now - old
+	if now < old {
+		close(c.changed)
+		c.changed = make(chan struct{})
+	}
+}
+
+func (c *connReplies) release(n int64) { c.adjust(n, 0) }
