@@ -79,10 +79,10 @@ func readRecords(r io.ReaderAt, version int, base, size int64, c *chain, apply f
 		} else {
 			var ok bool
 			if n, seq, crc, ok = checkHead(head, version, c.seed); !ok {
-				if version >= 4 && otherFile(r, off, size, head) {
-					return corrupt("header checksum mismatch: a record of another AOF file (its header and the next one's check with another file's ID, not this one's)", -1)
-				}
 				if version >= 4 {
+					if k := otherFile(r, off, size, head); k > 0 {
+						return corrupt(fmt.Sprintf("header checksum mismatch: a record of another AOF file (%d records in a row from here check with one other file's ID, not this one's)", k), -1)
+					}
 					return corrupt("header checksum mismatch (a damaged length, number or checksum, or a record of another AOF file)", -1)
 				}
 				return corrupt("header checksum mismatch (a damaged length, number or checksum)", -1)
@@ -165,25 +165,30 @@ func (c *chain) link(version int) uint32 {
 	return c.last
 }
 
-// otherFile says whether the version 4 frame header h at off, whose
-// checksum failed, and the header after it both check with one seed that
-// is not c's: two records of another file. The CRC is affine in its seed,
-// so stored ^ crc(0, bytes) is the same for every header of one file (of
-// one length) and differs between files; a false match is a 1-in-2^32
-// event.
-func otherFile(r io.ReaderAt, off, size int64, h []byte) bool {
-	next := off + frameHead + int64(binary.LittleEndian.Uint32(h))
-	if binary.LittleEndian.Uint32(h) == 0 || next+frameHead > size {
-		return false
-	}
-	var h2 [frameHead]byte
-	if _, err := r.ReadAt(h2[:], next); err != nil {
-		return false
-	}
-	k := func(h []byte) uint32 {
+// otherFile counts the records from the version 4 frame header h at off,
+// whose checksum failed with this file's seed, whose headers check with
+// one other seed: records of another file, when at least two do (else
+// 0). The CRC is affine in its seed, so stored ^ crc(0, bytes) is the
+// same for every header of one file and differs between files; a false
+// match is a 1-in-2^32 event.
+func otherFile(r io.ReaderAt, off, size int64, h []byte) int {
+	key := func(h []byte) uint32 {
 		return binary.LittleEndian.Uint32(h[12:16]) ^ crc32.Checksum(h[:12], castagnoli)
 	}
-	return k(h) == k(h2[:])
+	want, count := key(h), 1
+	var next [frameHead]byte
+	for n := int64(binary.LittleEndian.Uint32(h)); n > 0 && n <= maxRecord && off+2*frameHead+n <= size; n = int64(binary.LittleEndian.Uint32(h)) {
+		off += frameHead + n
+		if _, err := r.ReadAt(next[:], off); err != nil || key(next[:]) != want {
+			break
+		}
+		count++
+		h = next[:]
+	}
+	if count < 2 {
+		return 0
+	}
+	return count
 }
 
 // headLen is the frame header's size in a format version.

@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -165,6 +166,72 @@ func TestServeRefusesDroppedAOFRecord(t *testing.T) {
 	cmd.Signal(syscall.SIGKILL)
 	cmd.Wait()
 	if want := fmt.Sprintf("truncated at offset %d, dropping %d bytes: the bad record and the 5 intact records after it; kept 13 records", off, int64(len(d))-off); !strings.Contains(stderr.String(), want) {
+		t.Fatalf("repair log does not say %q:\n%s", want, stderr.String())
+	}
+}
+
+// TestServeRefusesSplicedAOF: two servers SET a counter to 100 and INCR
+// it, one by 1 and one by 2, 20 times each under appendfsync always, and
+// are killed -9; the second's last 7 records are copied over the first's
+// (each record's own checksums hold, and its number fits its place).
+// Format 3 started with ctr = 140, the other server's count; now serve
+// exits non-zero naming the offset and another file's records, and
+// --aof-repair keeps the first server's SET and 13 INCRs.
+func TestServeRefusesSplicedAOF(t *testing.T) {
+	bin := testkit.Binary(t)
+	var files [2][]byte
+	var dirs [2]string
+	for s, by := range []string{"1", "2"} {
+		dirs[s] = t.TempDir()
+		cmd, addr := startRESP(t, bin, dirs[s])
+		do := respDo(t, addr)
+		if got := do("SET", "ctr", "100"); got != "+OK" {
+			t.Fatalf("SET: %s", got)
+		}
+		for range 20 {
+			if got := do("INCRBY", "ctr", by); !strings.HasPrefix(got, ":") {
+				t.Fatalf("INCRBY: %s", got)
+			}
+		}
+		cmd.Signal(syscall.SIGKILL)
+		cmd.Wait()
+		d, err := os.ReadFile(filepath.Join(dirs[s], kv.AOFName))
+		if err != nil {
+			t.Fatal(err)
+		}
+		files[s] = d
+	}
+	a, b := aofRecordStarts(t, files[0]), aofRecordStarts(t, files[1])
+	if len(a) != 22 || !slices.Equal(a, b) {
+		t.Fatalf("record starts %v and %v, want 21 records each at the same offsets", a, b)
+	}
+	off := a[14]
+	d := slices.Concat(files[0][:off], files[1][off:])
+	path := filepath.Join(dirs[0], kv.AOFName)
+	os.WriteFile(path, d, 0o644)
+
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, bin, "serve", "--http", "127.0.0.1:0", "--no-grpc", "--resp", "127.0.0.1:0", "--data-dir", dirs[0], "--appendfsync", "always").CombinedOutput()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() == 0 {
+		t.Fatalf("serve on an AOF with another server's tail: %v, want a non-zero exit\n%s", err, out)
+	}
+	for _, w := range []string{fmt.Sprint("offset ", off), "a record of another AOF file (7 records in a row from here", "--aof-repair"} {
+		if !strings.Contains(string(out), w) {
+			t.Fatalf("refusal (%v) does not say %q:\n%s", err, w, out)
+		}
+	}
+	t.Logf("refused: %s", bytes.TrimSpace(out))
+
+	var stderr bytes.Buffer
+	cmd, addr := startRESP(t, bin, dirs[0], &stderr, "--aof-repair")
+	do := respDo(t, addr)
+	if got := do("INCRBY", "ctr", "0"); got != ":113" {
+		t.Fatalf("ctr after repair: %s, want 113", got)
+	}
+	cmd.Signal(syscall.SIGKILL)
+	cmd.Wait()
+	if want := fmt.Sprintf("truncated at offset %d, dropping %d bytes: the bad record and the 0 intact records after it; kept 14 records", off, int64(len(d))-off); !strings.Contains(stderr.String(), want) {
 		t.Fatalf("repair log does not say %q:\n%s", want, stderr.String())
 	}
 }
