@@ -110,7 +110,7 @@ func (sp splice) foreignRun(off int64) bool {
 
 // splices lists the ways records of donor can be put into host: each of
 // donor's records in place of host's at the same position, in place of
-// host's next one, inserted there; host's records up to each point
+// host's next one, inserted there; runs of three in place of host's; host's records up to each point
 // followed by donor's from the same point (a tail copied over); donor's
 // records after host's header; and host followed by donor's extra
 // records.
@@ -140,6 +140,10 @@ func splices(host, donor *aofFile) []splice {
 		if i+1 < m {
 			out = append(out, splice{what: fmt.Sprintf("%s: record %d replaced by the other's record %d", tag, i, i+1),
 				host: host, donor: donor, recs: append(append(own(0, i), recRef{donor, i + 1}), own(i+1, n)...)})
+		}
+		if i+3 <= min(n, m) {
+			out = append(out, splice{what: fmt.Sprintf("%s: records %d to %d replaced by the other's", tag, i, i+2),
+				host: host, donor: donor, recs: append(append(own(0, i), other(i, i+3)...), own(i+3, n)...)})
 		}
 		out = append(out, splice{what: fmt.Sprintf("%s: the other's record %d inserted at %d", tag, i, i),
 			host: host, donor: donor, recs: append(append(own(0, i), recRef{donor, i}), own(i, n)...)})
