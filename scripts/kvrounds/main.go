@@ -123,8 +123,8 @@ func write(w io.Writer, rows []row, tol float64) {
 			continue
 		}
 		fmt.Fprintf(w, "\n%s / redis, per cell: the ratio's median and range over the rounds, the paired estimate [95%% interval], the signed-rank test's p\n\n", other)
-		fmt.Fprintln(w, "| cell | rounds | rate | rate: estimate, p | p99 | p99: estimate, p | server CPU/request | goal (rate ≥ 1, p99 ≤ 1) |")
-		fmt.Fprintln(w, "|---|---:|---|---|---|---|---|---|")
+		fmt.Fprintln(w, "| cell | rounds | rate | rate: estimate, p | p99 | p99: estimate, p | server CPU/request | CPU: estimate, p | goal (rate ≥ 1, p99 ≤ 1) |")
+		fmt.Fprintln(w, "|---|---:|---|---|---|---|---|---|---|")
 		for _, c := range cells {
 			var rate, p99, cpu []float64
 			for round, o := range by[c][other] {
@@ -165,8 +165,12 @@ func write(w io.Writer, rows []row, tol float64) {
 				}
 				verdict = "not shown (" + strings.Join(why, ", ") + ")"
 			}
-			fmt.Fprintf(w, "| %s | %d | %s | %s | %s | %s | %s | %s |\n", c, len(rate),
-				spread(rate), rt.text, spread(p99), pt.text, spread(cpu), verdict)
+			ct := "–"
+			if len(cpu) > 0 {
+				ct = judge(cpu, 0, -1).text
+			}
+			fmt.Fprintf(w, "| %s | %d | %s | %s | %s | %s | %s | %s | %s |\n", c, len(rate),
+				spread(rate), rt.text, spread(p99), pt.text, spread(cpu), ct, verdict)
 		}
 	}
 	fmt.Fprintln(w, "\nPer server and cell, medians over the rounds: per request, server CPU (µs), socket reads and writes (the AOF's writes count too), epoll waits, context switches; requests per epoll wait that returned events (an event-loop pass)")
