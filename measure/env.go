@@ -107,10 +107,26 @@ func gitCommit(ctx context.Context) (string, bool) {
 	}
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
-	out, err := exec.CommandContext(ctx, "git", "rev-parse", "HEAD").Output()
+	// One process, not rev-parse and then status: a short run pays for
+	// each (~3 ms of CPU here). Porcelain v2 heads its list of changed
+	// tracked files with "# branch.oid <commit>" ("(initial)" before the
+	// first commit).
+	out, err := exec.CommandContext(ctx, "git", "status", "--porcelain=v2", "--branch", "--untracked-files=no").Output()
 	if err != nil {
 		return "", false
 	}
-	st, _ := exec.CommandContext(ctx, "git", "status", "--porcelain", "--untracked-files=no").Output()
-	return string(bytes.TrimSpace(out)), len(bytes.TrimSpace(st)) > 0
+	var commit string
+	var dirty bool
+	for line := range bytes.Lines(out) {
+		line = bytes.TrimSpace(line)
+		if oid, ok := bytes.CutPrefix(line, []byte("# branch.oid ")); ok {
+			commit = string(oid)
+		} else if len(line) > 0 && line[0] != '#' {
+			dirty = true
+		}
+	}
+	if commit == "(initial)" || commit == "" {
+		return "", false
+	}
+	return commit, dirty
 }

@@ -56,9 +56,13 @@ func TestGitCommit(t *testing.T) {
 		t.Fatal(err)
 	}
 	git("add", "f")
+	t.Chdir(dir)
+	// Before the first commit there is none (a file added is no commit).
+	if c, d := gitCommit(t.Context()); c != "" || d {
+		t.Errorf("before the first commit: %q %v", c, d)
+	}
 	git("commit", "-q", "-m", "one")
 	head := git("rev-parse", "HEAD")
-	t.Chdir(dir)
 	if commit, dirty := gitCommit(t.Context()); commit != head || dirty {
 		t.Errorf("clean: %q %v, want %q false", commit, dirty, head)
 	}
