@@ -28,6 +28,7 @@ const (
 	ChangeBase64Spell  = "base64 spelling"    // the same bytes in base64 spelled otherwise (padding, URL-safe)
 	ChangeTimeSpell    = "timestamp spelling" // the same instant written otherwise
 	ChangeTimeValue    = "timestamp"          // a timestamp came back as another instant (precision lost)
+	ChangeDurSpell     = "duration spelling"  // the same protobuf Duration written otherwise ("3.5s" → "3.500s")
 	ChangeEnumSpell    = "enum spelling"      // an enum's number came back as its name (protobuf's JSON mapping)
 	ChangeType         = "type"               // a value came back as another JSON type
 	ChangeString       = "string"             // a string came back with other characters
@@ -41,7 +42,7 @@ const (
 // spelling reports the change kinds that keep the value.
 func spelling(kind string) bool {
 	switch kind {
-	case ChangeFloatSpell, ChangeIntAsString, ChangeKeyOrder, ChangeTimeSpell, ChangeBase64Spell, ChangeEnumSpell:
+	case ChangeFloatSpell, ChangeIntAsString, ChangeKeyOrder, ChangeTimeSpell, ChangeDurSpell, ChangeBase64Spell, ChangeEnumSpell:
 		return true
 	}
 	return false
@@ -266,6 +267,14 @@ func (c *changes) compare(want, got Value) {
 				return
 			}
 		}
+		// protojson writes a Duration with 0, 3, 6 or 9 fraction digits,
+		// whatever the input had: the same length of time.
+		if d1, ok := parseDuration(want.Str); ok {
+			if d2, ok := parseDuration(got.Str); ok && d1 == d2 {
+				c.add(ChangeDurSpell, want, got)
+				return
+			}
+		}
 		c.add(ChangeString, want, got)
 	case Array:
 		if len(want.Arr) != len(got.Arr) {
@@ -439,6 +448,39 @@ func canonicalBase64(s string) string {
 		return s
 	}
 	return base64.StdEncoding.EncodeToString(b)
+}
+
+// parseDuration reads a Duration in protobuf's JSON form ("-1.5s": seconds
+// and up to 9 fraction digits), as nanoseconds beside the seconds, so that
+// its range (±10,000 years) does not overflow.
+func parseDuration(s string) ([2]int64, bool) {
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(s, "-")
+	s, ok := strings.CutSuffix(s, "s")
+	if !ok {
+		return [2]int64{}, false
+	}
+	whole, frac, _ := strings.Cut(s, ".")
+	if whole == "" || len(whole) > 12 || len(frac) > 9 || strings.Contains(s, ".") && frac == "" {
+		return [2]int64{}, false
+	}
+	digits := func(t string) bool {
+		for i := range len(t) {
+			if t[i] < '0' || t[i] > '9' {
+				return false
+			}
+		}
+		return true
+	}
+	if !digits(whole) || !digits(frac) {
+		return [2]int64{}, false
+	}
+	sec, _ := strconv.ParseInt(whole, 10, 64)
+	ns, _ := strconv.ParseInt((frac + "000000000")[:9], 10, 64)
+	if neg {
+		sec, ns = -sec, -ns
+	}
+	return [2]int64{sec, ns}, true
 }
 
 // parseTime reads an RFC 3339 timestamp.

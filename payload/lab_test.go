@@ -111,6 +111,10 @@ func TestCompareKinds(t *testing.T) {
 		{`{"t":"2025-01-02T03:04:05.100+00:00"}`, `{"t":"2025-01-02T03:04:05.100Z"}`, nil, ChangeTimeSpell},
 		{`{"t":"2025-01-02T03:04:05.123456789Z"}`, `{"t":"2025-01-02T03:04:05Z"}`, nil, ChangeTimeValue},
 		{`{"t":"2025-01-02T03:04:05.5Z"}`, `{}`, func(v *Value) { v.Obj = []Member{{"t", Value{Kind: Time, Str: "2025-01-02T03:04:05.5Z"}}} }, ChangeTimeSpell},
+		{`{"d":"3.5s"}`, `{"d":"3.500s"}`, nil, ChangeDurSpell},
+		{`{"d":"-0.000000001s"}`, `{"d":"-0.000000001s"}`, nil, ""},
+		{`{"d":"3.5s"}`, `{"d":"3.501s"}`, nil, ChangeString},
+		{`{"d":"-3s"}`, `{"d":"3.000s"}`, nil, ChangeString},
 		{`{"n":9007199254740993}`, `{"n":"9007199254740993"}`, nil, ChangeIntAsString},
 		{`{"n":1,"n":2}`, `{"n":2}`, nil, ChangeDuplicateKey},
 		{`[1,2]`, `[1]`, nil, ChangeLength},
@@ -124,6 +128,12 @@ func TestCompareKinds(t *testing.T) {
 		}
 		ch := newChanges()
 		ch.compare(w, g)
+		if c.kind == "" {
+			if ch.changed {
+				t.Errorf("%s → %s: changes %v, want none", c.want, c.got, ch.order)
+			}
+			continue
+		}
 		if _, ok := ch.byKind[c.kind]; !ok {
 			t.Errorf("%s → %s: changes %v, want %q", c.want, c.got, ch.order, c.kind)
 		}
