@@ -144,8 +144,9 @@ func FuzzSplit(f *testing.F) {
 
 // splitTrace is every sample's bytes, line and offset, and the error that
 // ended the split.
-func splitTrace(r io.Reader, maxSample int) string {
+func splitTrace(r io.Reader, maxSample int, bytewise bool) string {
 	sp := newSplitter(r, maxSample)
+	sp.bytewise = bytewise
 	var b strings.Builder
 	for {
 		raw, line, off, err := sp.next()
@@ -160,15 +161,19 @@ func splitTrace(r io.Reader, maxSample int) string {
 // FuzzSplitChunks: the splitter scans its reader's buffer a chunk at a
 // time; read a byte at a time it finds the same samples, lines, offsets
 // and errors, whatever falls on a chunk's edge (an escape, a string's or a
-// scalar's end, a newline).
+// scalar's end, a newline). Its fast path for objects and arrays finds
+// what the byte-at-a-time scan finds.
 func FuzzSplitChunks(f *testing.F) {
 	for _, s := range []string{"[1,{\"a\":\"]\\\"\"},[2]]", "{\"a\":1}\n{\"b\":\"x\\\\\"}\n\n12\n\"s\"", "[", "1 2 3", "\"a\\\"\" x", "tru\"e", "[1,2", "{\"a\":\"\n\"}\n  7"} {
 		f.Add([]byte(s), uint8(64))
 	}
 	f.Fuzz(func(t *testing.T, data []byte, maxSample uint8) {
-		whole := splitTrace(bytes.NewReader(data), int(maxSample)+1)
-		if one := splitTrace(iotest.OneByteReader(bytes.NewReader(data)), int(maxSample)+1); one != whole {
+		whole := splitTrace(bytes.NewReader(data), int(maxSample)+1, false)
+		if one := splitTrace(iotest.OneByteReader(bytes.NewReader(data)), int(maxSample)+1, false); one != whole {
 			t.Fatalf("%q: whole:\n%s\na byte at a time:\n%s", data, whole, one)
+		}
+		if ref := splitTrace(bytes.NewReader(data), int(maxSample)+1, true); ref != whole {
+			t.Fatalf("%q: fast path:\n%s\nbytewise:\n%s", data, whole, ref)
 		}
 	})
 }

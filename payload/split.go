@@ -23,6 +23,9 @@ type splitter struct {
 	started bool
 	done    bool
 	buf     []byte
+	// bytewise scans containers a byte at a time too: the reference
+	// the tests compare value's fast path with.
+	bytewise bool
 }
 
 func newSplitter(r io.Reader, maxSample int) *splitter {
@@ -161,44 +164,62 @@ func (s *splitter) value() ([]byte, error) {
 			first = chunk[0]
 		}
 		end, i := -1, 0 // end: the value's bytes in chunk, once it ended
-	scan:
-		for ; i < len(chunk); i++ {
-			c := chunk[i]
-			if !inStr && depth == 0 && n+i > 0 && first != '"' {
-				switch c {
-				case ' ', '\t', '\r', '\n', ',', ']', '[', '{', '"':
-					end = i // the end of a scalar, c not consumed
-					break scan
+		if (first == '{' || first == '[') && !s.bytewise {
+			// An object or an array, the usual sample: it ends only at
+			// its closing bracket, so the loop skips the bytes that do not
+			// matter (a string's, the punctuation's) through tables and
+			// checks the bound once a chunk, not once a byte.
+			lim := min(len(chunk), s.max-n)
+		container:
+			for i < lim {
+				if inStr {
+					if esc {
+						esc = false
+						i++
+						continue
+					}
+					for i < lim && strPlain[chunk[i]] {
+						i++
+					}
+					if i == lim {
+						break
+					}
+					if chunk[i] == '\\' {
+						esc = true
+					} else {
+						inStr = false
+					}
+					i++
+					continue
 				}
-			}
-			if n+i >= s.max {
-				s.consume(chunk[:i+1]) // up to the byte past the bound, as a byte-at-a-time read
-				return nil, fmt.Errorf("%w: longer than %d bytes", errTooLarge, s.max)
-			}
-			switch {
-			case inStr:
-				switch {
-				case esc:
-					esc = false
-				case c == '\\':
-					esc = true
-				case c == '"':
-					inStr = false
-					if depth == 0 {
+				for i < lim && outPlain[chunk[i]] {
+					i++
+				}
+				if i == lim {
+					break
+				}
+				switch chunk[i] {
+				case '"':
+					inStr = true
+				case '{', '[':
+					depth++
+				default: // '}', ']'
+					depth--
+					if depth <= 0 {
 						end = i + 1
-						break scan
+						break container
 					}
 				}
-			case c == '"':
-				inStr = true
-			case c == '{' || c == '[':
-				depth++
-			case c == '}' || c == ']':
-				depth--
-				if depth <= 0 {
-					end = i + 1
-					break scan
-				}
+				i++
+			}
+			if end < 0 && lim < len(chunk) {
+				s.consume(chunk[:lim+1]) // up to the byte past the bound, as a byte-at-a-time read
+				return nil, fmt.Errorf("%w: longer than %d bytes", errTooLarge, s.max)
+			}
+		} else {
+			i = s.scalarOrString(chunk, n, first, &depth, &inStr, &esc, &end)
+			if i < 0 {
+				return nil, fmt.Errorf("%w: longer than %d bytes", errTooLarge, s.max)
 			}
 		}
 		if end < 0 {
@@ -210,6 +231,66 @@ func (s *splitter) value() ([]byte, error) {
 			return s.buf, nil
 		}
 	}
+}
+
+// strPlain and outPlain are the bytes value skips in a string and out of
+// one: all but those that end a string or an escape, and all but quotes
+// and brackets.
+var strPlain, outPlain = func() (in, out [256]bool) {
+	for c := range 256 {
+		in[c] = c != '"' && c != '\\'
+		out[c] = c != '"' && c != '{' && c != '[' && c != '}' && c != ']'
+	}
+	return in, out
+}()
+
+// scalarOrString is value's byte-at-a-time scan of a chunk of a sample
+// that does not start with a bracket (a top-level string or scalar, rare):
+// it returns the index it stopped at and sets end once the value ended,
+// or returns -1 past the bound (the bytes up to it consumed).
+func (s *splitter) scalarOrString(chunk []byte, n int, first byte, depth *int, inStr, esc *bool, end *int) int {
+	i := 0
+scan:
+	for ; i < len(chunk); i++ {
+		c := chunk[i]
+		if !*inStr && *depth == 0 && n+i > 0 && first != '"' {
+			switch c {
+			case ' ', '\t', '\r', '\n', ',', ']', '[', '{', '"':
+				*end = i // the end of a scalar, c not consumed
+				break scan
+			}
+		}
+		if n+i >= s.max {
+			s.consume(chunk[:i+1]) // up to the byte past the bound, as a byte-at-a-time read
+			return -1
+		}
+		switch {
+		case *inStr:
+			switch {
+			case *esc:
+				*esc = false
+			case c == '\\':
+				*esc = true
+			case c == '"':
+				*inStr = false
+				if *depth == 0 {
+					*end = i + 1
+					break scan
+				}
+			}
+		case c == '"':
+			*inStr = true
+		case c == '{' || c == '[':
+			*depth++
+		case c == '}' || c == ']':
+			*depth--
+			if *depth <= 0 {
+				*end = i + 1
+				break scan
+			}
+		}
+	}
+	return i
 }
 
 // consume moves past part, the next bytes of the reader's buffer.
