@@ -15,7 +15,8 @@
 // self-signed ECDSA P-256 certificate as serve's. It prints "listening
 // h3=ADDR" when it serves, and on SIGUSR1 a line "mallocs N"
 // (runtime.MemStats.Mallocs) so bench/h3-cpu.sh counts allocations per
-// request as it does from our server's /metrics.
+// request as it does from our server's /metrics, and a line "gc-scan
+// globals G heap H stack S cycles C" (gcScan).
 //
 //	h3bare load [-c 50] [-conns 4] [-d 5s] [-cpuprofile FILE] URL
 //
@@ -44,6 +45,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime"
+	"runtime/metrics"
 	"runtime/pprof"
 	"sync"
 	"sync/atomic"
@@ -119,6 +121,24 @@ func usage() {
 	os.Exit(2)
 }
 
+// gcScan is the line "gc-scan globals G heap H stack S cycles C": what
+// the garbage collector scans per cycle, in bytes (runtime/metrics'
+// /gc/scan/*, as of the last cycle), and the cycles so far. `wirebench
+// serve` reports the same as go_gc_scan_*_bytes on /metrics; a server
+// whose cycles scan more pays more GC per byte its requests allocate.
+func gcScan() string {
+	s := []metrics.Sample{{Name: "/gc/scan/globals:bytes"}, {Name: "/gc/scan/heap:bytes"},
+		{Name: "/gc/scan/stack:bytes"}, {Name: "/gc/cycles/total:gc-cycles"}}
+	metrics.Read(s)
+	v := make([]uint64, len(s))
+	for i, x := range s {
+		if x.Value.Kind() == metrics.KindUint64 {
+			v[i] = x.Value.Uint64()
+		}
+	}
+	return fmt.Sprintf("gc-scan globals %d heap %d stack %d cycles %d", v[0], v[1], v[2], v[3])
+}
+
 func mallocs() uint64 {
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
@@ -155,6 +175,7 @@ func serve(addr string, n int) error {
 				return
 			}
 			fmt.Printf("mallocs %d\n", mallocs())
+			fmt.Println(gcScan())
 		}
 	}()
 	fmt.Printf("listening h3=%s\n", pc.LocalAddr())

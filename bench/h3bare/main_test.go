@@ -2,9 +2,11 @@ package main
 
 import (
 	"crypto/tls"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
+	"runtime"
 	"testing"
 	"time"
 
@@ -50,5 +52,18 @@ func TestBarePair(t *testing.T) {
 	ok, bad, _ := load(url, 4, 2, 300*time.Millisecond)
 	if ok == 0 || bad != 0 {
 		t.Fatalf("requests %d, errors %d", ok, bad)
+	}
+}
+
+// TestGCScan: the SIGUSR1 line carries the collector's scan set; after a
+// cycle every figure but the stacks' is above zero.
+func TestGCScan(t *testing.T) {
+	runtime.GC()
+	var g, h, st, c uint64
+	if n, err := fmt.Sscanf(gcScan(), "gc-scan globals %d heap %d stack %d cycles %d", &g, &h, &st, &c); n != 4 || err != nil {
+		t.Fatalf("%q: %d fields, %v", gcScan(), n, err)
+	}
+	if g == 0 || h == 0 || c == 0 {
+		t.Errorf("%q: a zero figure", gcScan())
 	}
 }
