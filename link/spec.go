@@ -91,6 +91,9 @@ func (l Loss) Zero() bool { return l.GoodLoss == 0 && (l.P == 0 || l.BadLoss == 
 // RTT is the round trip the spec sets (without serialisation): 2×Delay.
 func (s Spec) RTT() time.Duration { return 2 * s.Delay }
 
+// sameValue names the values keys set where it is not the key's own.
+var sameValue = map[string][]string{"rtt": {"delay"}, "rate": {"up", "down"}, "gemodel": {"ge"}}
+
 // Parse reads a --link SPEC: comma-separated items, each key=value or a
 // preset's name (which sets its values; later items override them):
 //
@@ -116,6 +119,7 @@ func Parse(s string) (*Spec, error) {
 	sp := &Spec{}
 	var loss, burst float64
 	var lossSet, burstSet, geSet bool
+	setBy := map[string]string{} // the item that set each value
 	for i, item := range strings.Split(s, ",") {
 		item = strings.TrimSpace(item)
 		key, val, hasVal := strings.Cut(item, "=")
@@ -144,6 +148,22 @@ func Parse(s string) (*Spec, error) {
 				return nil, bad("want key=value or a preset (" + strings.Join(PresetNames(), ", ") + ")" + didYouMean(key))
 			}
 			continue
+		}
+		// A value given twice is a typo or a mistake (rtt= and delay= are
+		// one value, rate= is up= and down=): the last silently winning
+		// would emulate another link than the one the user meant. A
+		// preset's values may be overridden, once each.
+		slots, ok := sameValue[key]
+		if !ok {
+			slots = []string{key}
+		}
+		for _, sl := range slots {
+			if prev, dup := setBy[sl]; dup {
+				return nil, bad(fmt.Sprintf("the same value as %q: give each once (rtt= or delay=; rate=, or up= and down=)", prev))
+			}
+		}
+		for _, sl := range slots {
+			setBy[sl] = item
 		}
 		var err error
 		switch key {

@@ -74,6 +74,13 @@ func TestParseErrors(t *testing.T) {
 		{"delay=11s", "want 0 to 10s"},
 		{"seed=x", "invalid syntax"},
 		{"foo=1", `unknown key "foo"`},
+		{"rtt=50ms,rtt=60ms", `the same value as "rtt=50ms"`},
+		{"delay=5ms,rtt=50ms", `the same value as "delay=5ms"`},
+		{"rate=10mbit,up=1mbit", `the same value as "rate=10mbit"`},
+		{"down=1mbit,rate=10mbit", `the same value as "down=1mbit"`},
+		{"loss=1%,loss=2%", `the same value as "loss=1%"`},
+		{"3g,rtt=100ms,loss=1%", ""}, // a preset's values are overridden
+		{"up=1mbit,down=2mbit,rtt=10ms,jitter=1ms,loss=1%,burst=2,queue=10,seed=1", ""},
 	} {
 		_, err := Parse(tc.in)
 		switch {
