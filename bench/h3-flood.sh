@@ -34,7 +34,8 @@
 #
 # usage: [FILTERS="true false"] [RATES="-1 1000 100"] [MODES="initials dial"] [ROUNDS=2] [SECS=5]
 #        [SERVER_ENV="GOGC=400"] [VICTIM_RATE=200] [FLOOD_RATE=2000 (new connections/s; 0: as fast
-#        as it can)] [EXTRA="serve flags"] bench/h3-flood.sh
+#        as it can)] [EXTRA="serve flags"] [FLOOD_ARGS="h3flood flags", e.g. "-conns 60 -streams 1"]
+#        bench/h3-flood.sh
 # On a shared machine: flock /tmp/wirebench-load.lock bench/h3-flood.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -88,6 +89,8 @@ victim() {
     sleep 0.5
     local mode=(-mode "$1")
     [ "$1" != reset ] || mode=(-mode noread -reset)
+    # shellcheck disable=SC2206
+    mode+=(${FLOOD_ARGS:-})
     taskset -c "$client_cpu" nice -n 19 "$BIN/h3flood" "${mode[@]}" -c 16 -rate "$FLOOD_RATE" -d "$((SECS + 1))s" "$h3" > "$tmp/flood.out" 2>&1 &
     f=$!
   fi

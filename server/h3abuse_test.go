@@ -643,8 +643,8 @@ func TestH3NeverReadOneConnection(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	if held := h3Metric(t, srv, "wirebench_http_reply_bytes_held"); held < 6<<20 || held > 8<<20 {
-		t.Errorf("wirebench_http_reply_bytes_held %d while one connection's %d never-read lists wait, want one list (~7 MiB)", held, streams)
+	if held := h3Metric(t, srv, "wirebench_http_reply_bytes_held"); held < 6<<20 || held > 14<<20 {
+		t.Errorf("wirebench_http_reply_bytes_held %d while one connection's %d never-read lists wait, want one list (~7 MiB, in a buffer of up to twice that)", held, streams)
 	}
 	if before, after := shedCounts(t, srv); before+after != 0 {
 		t.Errorf("shed %d before encoding and %d after while the budget had room", before, after)
