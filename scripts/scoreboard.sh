@@ -11,7 +11,8 @@
 #   gRPC vs bare grpc-go    bench/grpc-cpu.sh (server CPU/call: unary -c 50, a stream of 1,000)
 #   KV vs redis-server      scripts/kv-vs-redis.sh (rate, per fsync mode, -P 1 and -P 16)
 #   bulk vs sqlite3 .import scripts/bulk-judge.sh (wall time of 200k rows; one run, not rounds)
-#   h3 vs bare quic-go      bench/h3-cpu.sh (server and client CPU/request; the
+#   h3 vs bare quic-go      bench/h3-cpu.sh (server and client CPU/request, server
+#                           allocations/request; the
 #                           client again with --no-layers, without quic-go's trace,
 #                           sequential and paired)
 # Each script takes the load lock for itself (each hold a few minutes at
@@ -103,6 +104,10 @@ for part in $ONLY; do
           END {for (i = 1; i <= no; i++) print o[i] / b[i]}' "$tmp/h3" | medrange)
         row "h3 $side CPU/request vs bare quic-go" "$m" "$r" "$n" "≤ 1.0"
       done
+      # The server's allocations per request (bare: SIGUSR1, ours: /metrics).
+      IFS=$'\t' read -r m r n < <(awk '$1 == "server" && $2 == "bare" {b[++nb] = $7} $1 == "server" && $2 == "ours" {o[++no] = $7}
+        END {for (i = 1; i <= no; i++) if (b[i] > 0) print o[i] / b[i]}' "$tmp/h3" | medrange)
+      row "h3 server allocations/request vs bare quic-go" "$m" "$r" "$n" "≤ 1.0"
     fi
     # The client without its bytes-by-layer split (quic-go's trace events):
     # what bounds the row above.
