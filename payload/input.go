@@ -234,6 +234,16 @@ func readJSON(r io.Reader, path string, o *Options, add func(Sample, []byte) err
 			return nil
 		}
 		if err != nil {
+			// The splitter counts nesting only: a bracket closed by the
+			// wrong kind ([1,}) keeps it reading past the sample's end, to
+			// the end of the input or the sample bound. What it read shows
+			// the place.
+			if line > 0 && len(sp.buf) > 0 {
+				var se *syntaxError
+				if _, perr := parseValue(sp.buf, o.MaxDepth); errors.As(perr, &se) && se.Off < len(sp.buf) {
+					return inputError(path, line, sp.buf, perr)
+				}
+			}
 			if errors.Is(err, errTooLarge) {
 				return fmt.Errorf("%w: %s:%d: %v (--max-sample)", ErrInput, path, line, err)
 			}

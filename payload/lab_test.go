@@ -165,6 +165,11 @@ func TestLimits(t *testing.T) {
 		{strings.Repeat(" ", 200) + `{}`, Options{MaxFileSize: 100}, "202 bytes, over the limit of 100"},
 		{"{\"a\":1}\n{\"a\":\n  tru}", Options{}, "s.json:3:3: unexpected 't'"},
 		{"  ", Options{}, "no JSON value"},
+		// A bracket closed by the wrong kind: the splitter, counting
+		// nesting only, read on to the end of the file or the bound.
+		{"{\"a\":1}\n{\"v\":[1,2,}\n" + strings.Repeat("{\"a\":1}\n", 50), Options{}, "s.json:2:11: "},
+		{"{\"a\":1}\n{\"v\":[1,2,}\n" + strings.Repeat("{\"a\":1}\n", 50), Options{MaxSample: 100}, "s.json:2:11: "},
+		{"{\"a\":1}\n{\"v\":[1,\n2}", Options{}, "s.json:3:2: "},
 	} {
 		p := write("s.json", c.data)
 		c.o.Time = -1

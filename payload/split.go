@@ -213,7 +213,8 @@ func (s *splitter) value() ([]byte, error) {
 				i++
 			}
 			if end < 0 && lim < len(chunk) {
-				s.consume(chunk[:lim+1]) // up to the byte past the bound, as a byte-at-a-time read
+				s.buf = append(s.buf, chunk[:lim]...) // for the caller to find a syntax error in
+				s.consume(chunk[:lim+1])              // up to the byte past the bound, as a byte-at-a-time read
 				return nil, fmt.Errorf("%w: longer than %d bytes", errTooLarge, s.max)
 			}
 		} else {
