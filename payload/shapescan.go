@@ -21,6 +21,14 @@ type shapeScanner struct {
 	// Nested arrays push above their parent's and pop when they end.
 	keys    []byte
 	keyEnds []int
+	// recent is the name last seen at each member position of a sample
+	// (its k-th member from the start), up to 32 bytes, and recentLen its
+	// length + 1 (0: none yet): samples of one shape repeat their names in
+	// order, so most are known here by a compare instead of a lookup in
+	// the set of names (a fifth of the analysis).
+	recent    [256][32]byte
+	recentLen [256]uint8
+	ord       int
 }
 
 // table follows one array's elements for what walk counts of it: every
@@ -42,7 +50,7 @@ type table struct {
 func (a *shapeAcc) scan(data []byte, maxDepth int) (int, error) {
 	s := &a.scanner
 	s.parser = parser{data: data, maxDepth: maxDepth, buf: s.buf}
-	s.acc, s.nodes = a, 0
+	s.acc, s.nodes, s.ord = a, 0, 0
 	s.keys, s.keyEnds = s.keys[:0], s.keyEnds[:0]
 	s.ws()
 	_, d, err := s.value(0, nil)
@@ -156,8 +164,10 @@ func (s *shapeScanner) object(depth int, t *table) (int, error) {
 		}
 		a.s.Keys++
 		a.s.KeyBytes += int64(len(k)) + 2
-		if _, ok := a.keys[string(k)]; !ok && len(a.keys) < maxDistinctKeys {
-			a.keys[string(k)] = struct{}{}
+		if !s.known(k) {
+			if _, ok := a.keys[string(k)]; !ok && len(a.keys) < maxDistinctKeys {
+				a.keys[string(k)] = struct{}{}
+			}
 		}
 		if t != nil && t.uni {
 			s.member(t, members, k)
@@ -194,6 +204,24 @@ func (s *shapeScanner) object(depth int, t *table) (int, error) {
 			return 0, s.errorf("want ',' or '}' in an object, got %s", quoteByte(s.data[s.pos]))
 		}
 	}
+}
+
+// known reports whether k is the name this member position had last,
+// so that it is in the set of names already (or the set was full); if not
+// it remembers k for the next sample.
+func (s *shapeScanner) known(k []byte) bool {
+	o := s.ord
+	s.ord++
+	if o >= len(s.recent) || len(k) > len(s.recent[o]) {
+		return false
+	}
+	r := &s.recent[o]
+	if int(s.recentLen[o]) == len(k)+1 && bytes.Equal(r[:len(k)], k) {
+		return true
+	}
+	copy(r[:], k)
+	s.recentLen[o] = uint8(len(k) + 1)
+	return false
 }
 
 // ended checks the member count of an element of t once it ended.
