@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/wirebench/wirebench/load/replay"
+	"github.com/wirebench/wirebench/measure"
 )
 
 // Input kinds (Options.Input).
@@ -171,6 +172,14 @@ func readFile(path string, o *Options, res *reservoir, shape *shapeAcc, st *Inpu
 		}
 		s.Index, s.Size, s.nodes = res.seen, len(raw), nodes
 		st.Bytes += int64(s.Size)
+		// The reservoir keeps a first sample whatever its cost; one over
+		// the whole bound alone (a 100 MB document, --max-sample raised)
+		// took gigabytes to measure and ended in the runtime's
+		// out-of-memory crash.
+		if c := sampleCost(&s); res.maxCost > 0 && c > res.maxCost {
+			return fmt.Errorf("sample %d: about %s in memory to measure (its %s of JSON, %d values), over the limit of %s (--max-kept)",
+				s.Index, measure.FormatBytes(float64(c)), measure.FormatBytes(float64(s.Size)), nodes, measure.FormatBytes(float64(res.maxCost)))
+		}
 		if j := res.slot(sampleCost(&s)); j >= 0 {
 			if s.Val, err = parseValue(raw, o.MaxDepth); err != nil {
 				return err
@@ -238,10 +247,10 @@ func readJSON(r io.Reader, path string, o *Options, add func(Sample, []byte) err
 			// wrong kind ([1,}) keeps it reading past the sample's end, to
 			// the end of the input or the sample bound. What it read shows
 			// the place.
-			if line > 0 && len(sp.buf) > 0 {
+			if end := mismatch(sp.buf); line > 0 && end > 0 {
 				var se *syntaxError
-				if _, perr := parseValue(sp.buf, o.MaxDepth); errors.As(perr, &se) && se.Off < len(sp.buf) {
-					return inputError(path, line, sp.buf, perr)
+				if _, perr := parseValue(sp.buf[:end], o.MaxDepth); errors.As(perr, &se) && se.Off < end {
+					return inputError(path, line, sp.buf[:end], perr)
 				}
 			}
 			if errors.Is(err, errTooLarge) {
@@ -253,6 +262,37 @@ func readJSON(r io.Reader, path string, o *Options, add func(Sample, []byte) err
 			return inputError(path, line, raw, err)
 		}
 	}
+}
+
+// mismatch returns the length of raw up to and with its first closing
+// bracket of the wrong kind, or 0 if there is none. It holds only the
+// open brackets: raw may be a sample as long as the bound.
+func mismatch(raw []byte) int {
+	var open []byte
+	inStr, esc := false, false
+	for i, c := range raw {
+		switch {
+		case inStr:
+			switch {
+			case esc:
+				esc = false
+			case c == '\\':
+				esc = true
+			case c == '"':
+				inStr = false
+			}
+		case c == '"':
+			inStr = true
+		case c == '{' || c == '[':
+			open = append(open, c)
+		case c == '}' || c == ']':
+			if len(open) == 0 || open[len(open)-1] != c-2 { // '{'+2 is '}', '['+2 is ']'
+				return i + 1
+			}
+			open = open[:len(open)-1]
+		}
+	}
+	return 0
 }
 
 // inputError names the line and column of a parse error within a sample

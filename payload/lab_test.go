@@ -165,6 +165,7 @@ func TestLimits(t *testing.T) {
 		{strings.Repeat(" ", 200) + `{}`, Options{MaxFileSize: 100}, "202 bytes, over the limit of 100"},
 		{"{\"a\":1}\n{\"a\":\n  tru}", Options{}, "s.json:3:3: unexpected 't'"},
 		{"  ", Options{}, "no JSON value"},
+		{`{"a":1}` + "\n" + `[` + strings.Repeat(`1,`, 2000) + `1]`, Options{MaxKept: 100 << 10}, "s.json:2: sample 1: about 160.3 KiB in memory to measure (its 3.909 KiB of JSON, 2002 values), over the limit of 100.0 KiB (--max-kept)"},
 		// A bracket closed by the wrong kind: the splitter, counting
 		// nesting only, read on to the end of the file or the bound.
 		{"{\"a\":1}\n{\"v\":[1,2,}\n" + strings.Repeat("{\"a\":1}\n", 50), Options{}, "s.json:2:11: "},
