@@ -318,7 +318,8 @@ func TestBigRepliesLeaveACPU(t *testing.T) {
 	}
 	get := func(path string) result {
 		var resp Response
-		s.Handle(&Request{Method: "GET", Path: path, ContentLength: -1}, &resp)
+		// A connection with its share (an HTTP/3 one) each time.
+		s.Handle(&Request{Method: "GET", Path: path, ContentLength: -1, Context: WithConnection(context.Background())}, &resp)
 		defer resp.Release()
 		return result{resp.Status, len(resp.Body)}
 	}
@@ -340,6 +341,23 @@ func TestBigRepliesLeaveACPU(t *testing.T) {
 	}
 	if r := get("/todos"); r.status != 200 {
 		t.Errorf("the todo list while every big slot is held: %+v", r)
+	}
+	// Over HTTP/1.1 (no connection share) the big list takes an
+	// ordinary slot: it is served while every big slot is held.
+	h1 := make(chan int, 1)
+	go func() {
+		var resp Response
+		s.Handle(&Request{Method: "GET", Path: "/users", ContentLength: -1}, &resp)
+		h1 <- resp.Status
+		resp.Release()
+	}()
+	select {
+	case st := <-h1:
+		if st != 200 {
+			t.Errorf("the user list over HTTP/1.1 while every big slot is held: %d", st)
+		}
+	case <-time.After(time.Minute): // a guard: it waits for a big slot
+		t.Fatal("the user list over HTTP/1.1 waited for a big slot")
 	}
 	for range s.bigSlots.Cap() {
 		s.bigSlots.Release()
