@@ -59,7 +59,12 @@ func inThread(f func() error) error {
 		defer unix.Close(orig)
 		err = f()
 		if e := unix.Setns(orig, unix.CLONE_NEWNET); e != nil {
-			errc <- fmt.Errorf("back to the original namespace: %v", e)
+			// Without CAP_SYS_ADMIN both fail: f's error (an unshare
+			// refused: ErrPrivilege) says why, this one does not.
+			if err == nil {
+				err = fmt.Errorf("back to the original namespace: %v", e)
+			}
+			errc <- err
 			return // still locked: the thread exits with this goroutine
 		}
 		runtime.UnlockOSThread()

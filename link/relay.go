@@ -74,7 +74,9 @@ func Available() error {
 }
 
 // Open sets up the link of s. It needs root: ErrPrivilege otherwise.
-func Open(s Spec) (l *Link, err error) {
+// The result is unnamed: a named one is nil after "return nil, err", and
+// the deferred cleanup of a half-made link would call Close on nil.
+func Open(s Spec) (_ *Link, err error) {
 	host, err := fromUserns()
 	if err != nil {
 		return nil, err
@@ -82,7 +84,7 @@ func Open(s Spec) (l *Link, err error) {
 	if err := Available(); err != nil {
 		return nil, err
 	}
-	l = &Link{Spec: s, near: -1, far: -1}
+	l := &Link{Spec: s, near: -1, far: -1}
 	defer func() {
 		if err != nil {
 			l.Close()
