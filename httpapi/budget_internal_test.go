@@ -245,7 +245,7 @@ func TestConnectionShare(t *testing.T) {
 		return resp, r
 	}
 	get(context.Background(), "/users/1", true) // its replies are known small
-	conn := WithConnection(context.Background())
+	conn := WithConnection(context.Background(), nil)
 	held, r := get(conn, "/users", false) // not released: a client that does not read
 	if r.status != 200 || r.size < 15<<10 {
 		t.Fatalf("first list: %+v", r)
@@ -261,7 +261,7 @@ func TestConnectionShare(t *testing.T) {
 		}
 	}
 	waitWaiting(1)
-	if _, r := get(WithConnection(context.Background()), "/users", true); r.status != 200 {
+	if _, r := get(WithConnection(context.Background(), nil), "/users", true); r.status != 200 {
 		t.Errorf("another connection's list: %+v", r)
 	}
 	if _, r := get(conn, "/users/2", true); r.status != 200 {
@@ -296,6 +296,102 @@ func TestConnectionShare(t *testing.T) {
 	}
 }
 
+// TestSourceShare: a source's (client address's) large replies that are
+// not being read hold at most its share of the budget (or one reply), over
+// all its connections: its next large reply, on any connection, waits —
+// before its slot and its encoding — for an unread one to be read or
+// released, while another source's list and the source's small replies
+// are served at once. A reply being read (its chunks written) does not
+// count: a source reading its replies never waits. 60 HTTP/3 connections
+// × one never-read GET of a 12 MB list escaped the connection's share and
+// had the server encode and hold the budget's ~43 lists (RSS 720 MiB over
+// a 512 MiB budget). A waiter whose client goes is shed as gone.
+func TestSourceShare(t *testing.T) {
+	st := store.NewMemory(store.Options{})
+	if err := st.Seed(200, 0); err != nil {
+		t.Fatal(err)
+	}
+	s, err := New(st, Options{MaxReplyBytes: 8 * 30 << 10}) // a source's share of 30 KiB: one ~20 KiB list
+	if err != nil {
+		t.Fatal(err)
+	}
+	get := func(ctx context.Context, path string, release bool) (Response, result) {
+		var resp Response
+		s.Handle(&Request{Method: "GET", Path: path, ContentLength: -1, Context: ctx}, &resp)
+		r := result{resp.Status, len(resp.Body)}
+		if release {
+			resp.Release()
+		}
+		return resp, r
+	}
+	get(context.Background(), "/users/1", true) // its replies are known small
+	src := NewSource()
+	held, r := get(WithConnection(context.Background(), src), "/users", false)
+	if r.status != 200 || r.size < 15<<10 || held.src == nil {
+		t.Fatalf("first list: %+v (counted by its source: %v)", r, held.src != nil)
+	}
+	// Being read, it does not count: the source's next list on another
+	// connection is served at once, however long the first has been held.
+	time.Sleep(unreadAfter + 50*time.Millisecond)
+	held.src.wrote()
+	if _, r := get(WithConnection(context.Background(), src), "/users", true); r.status != 200 || s.replies.srcWaited.Load() != 0 {
+		t.Fatalf("a list while the source's first is being read: %+v, %d waited", r, s.replies.srcWaited.Load())
+	}
+	// Unread past unreadAfter, it does: the next list waits.
+	time.Sleep(unreadAfter + 50*time.Millisecond)
+	second := make(chan result, 1)
+	go func() { _, r := get(WithConnection(context.Background(), src), "/users", true); second <- r }()
+	waitWaiting := func(n int64) {
+		t.Helper()
+		for deadline := time.Now().Add(10 * time.Second); s.replies.srcWaiting.Load() != n; time.Sleep(time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("%d requests waiting for their source's share, want %d", s.replies.srcWaiting.Load(), n)
+			}
+		}
+	}
+	waitWaiting(1)
+	if _, r := get(WithConnection(context.Background(), NewSource()), "/users", true); r.status != 200 {
+		t.Errorf("another source's list: %+v", r)
+	}
+	if _, r := get(WithConnection(context.Background(), src), "/users/2", true); r.status != 200 {
+		t.Errorf("the source's small reply: %+v", r)
+	}
+	select {
+	case r := <-second:
+		t.Fatalf("the source's second list was served while its first was held unread: %+v", r)
+	case <-time.After(20 * time.Millisecond):
+	}
+	// The first read again: the waiter goes on.
+	held.src.wrote()
+	if r := <-second; r.status != 200 || r.size < 15<<10 {
+		t.Errorf("the second list once the first is read again: %+v", r)
+	}
+	// A waiter whose client goes is shed as gone, without its encoding.
+	time.Sleep(unreadAfter + 50*time.Millisecond)
+	gone, cancel := context.WithCancel(WithConnection(context.Background(), src))
+	third := make(chan result, 1)
+	go func() { _, r := get(gone, "/users", true); third <- r }()
+	waitWaiting(1)
+	cancel()
+	if r := <-third; r.status != 503 || s.replies.shedGone.Load() != 1 {
+		t.Errorf("a waiter whose client went: %+v, %d shed as gone; want 503, 1", r, s.replies.shedGone.Load())
+	}
+	// Released, the unread reply lets the next one go.
+	fourth := make(chan result, 1)
+	go func() { _, r := get(WithConnection(context.Background(), src), "/users", true); fourth <- r }()
+	waitWaiting(1)
+	held.Release()
+	if r := <-fourth; r.status != 200 {
+		t.Errorf("a list once the unread one is released: %+v", r)
+	}
+	if u, w, c := s.replies.used.Load(), s.replies.srcWaiting.Load(), s.replies.srcWaited.Load(); u != 0 || w != 0 || c != 3 {
+		t.Errorf("budget used %d, %d waiting, %d waited after every reply was released; want 0, 0, 3", u, w, c)
+	}
+	if len(src.replies) != 0 || src.total != 0 {
+		t.Errorf("the source's share holds %d replies, %d bytes after every reply was released", len(src.replies), src.total)
+	}
+}
+
 // TestBigRepliesLeaveACPU: replies of bigReply or more are encoded in the
 // big slots, one fewer than GOMAXPROCS (at least one), so such encodings
 // never hold every P: with two at once on a 2-CPU server, never-read GETs
@@ -319,7 +415,7 @@ func TestBigRepliesLeaveACPU(t *testing.T) {
 	get := func(path string) result {
 		var resp Response
 		// A connection with its share (an HTTP/3 one) each time.
-		s.Handle(&Request{Method: "GET", Path: path, ContentLength: -1, Context: WithConnection(context.Background())}, &resp)
+		s.Handle(&Request{Method: "GET", Path: path, ContentLength: -1, Context: WithConnection(context.Background(), nil)}, &resp)
 		defer resp.Release()
 		return result{resp.Status, len(resp.Body)}
 	}

@@ -19,16 +19,19 @@ type connReplies struct {
 	mu      sync.Mutex
 	held    int64
 	changed chan struct{} // closed and replaced when held drops
+	src     *Source       // the connection's source's share; nil: none
 }
 
 type connRepliesKey struct{}
 
 // WithConnection returns ctx carrying a new connection's share of the
-// reply budget. An engine that multiplexes requests on a connection
-// (HTTP/3, h2) calls it for each new connection and passes the
-// connection's request contexts in Request.Context.
-func WithConnection(ctx context.Context) context.Context {
-	return context.WithValue(ctx, connRepliesKey{}, &connReplies{changed: make(chan struct{})})
+// reply budget, and its source's (src, from NewSource, shared by the
+// connections of one client address; nil: none). An engine that
+// multiplexes requests on a connection (HTTP/3, h2) calls it for each new
+// connection and passes the connection's request contexts in
+// Request.Context.
+func WithConnection(ctx context.Context, src *Source) context.Context {
+	return context.WithValue(ctx, connRepliesKey{}, &connReplies{changed: make(chan struct{}), src: src})
 }
 
 func connOf(ctx context.Context) *connReplies {

@@ -51,6 +51,9 @@ type Response struct {
 	// connHeld bytes of the connection's share held until Release.
 	conn     *connReplies
 	connHeld int64
+	// src is the reply as its source's share counts it (nil: none): the
+	// adapter writes Body in replyChunk pieces, telling each (wrote).
+	src *sourceReply
 }
 
 const (
@@ -59,6 +62,8 @@ const (
 	replyShedName   = "wirebench_http_replies_shed_total"
 	connWaitingName = "wirebench_http_replies_waiting_connection"
 	connWaitedName  = "wirebench_http_replies_waited_connection_total"
+	srcWaitingName  = "wirebench_http_replies_waiting_source"
+	srcWaitedName   = "wirebench_http_replies_waited_source_total"
 )
 
 // VaryValue is the Vary header of API replies.
@@ -71,6 +76,9 @@ func (r *Response) Release() {
 	}
 	if r.conn != nil {
 		r.conn.release(r.connHeld)
+	}
+	if r.src != nil {
+		r.src.src.remove(r.src)
 	}
 	if r.buf != nil {
 		putBuffer(r.buf)
@@ -186,7 +194,7 @@ func (s *Server) metricsText(r *Request, resp *Response) {
 	b = promtext.AppendUint(b, replyHeldName, uint64(max(s.replies.used.Load(), 0)))
 	b = promtext.AppendHeader(b, replyBudgetName, "The reply budget: past it, replies are shed with 503 and Retry-After.", promtext.Gauge)
 	b = promtext.AppendUint(b, replyBudgetName, uint64(s.replies.limit))
-	b = promtext.AppendHeader(b, replyShedName, "Replies shed by the reply budget (503), before their encoding (the route's last reply would not fit) or after it, or before their encoding because the client went while they waited for an encoding slot or their connection's share (client_gone).", promtext.Counter)
+	b = promtext.AppendHeader(b, replyShedName, "Replies shed by the reply budget (503), before their encoding (the route's last reply would not fit) or after it, or before their encoding because the client went while they waited for an encoding slot or their connection's or source's share (client_gone).", promtext.Counter)
 	b = promtext.AppendUint(b, replyShedName, s.replies.shedAfter.Load(), "when", "after_encoding")
 	b = promtext.AppendUint(b, replyShedName, s.replies.shedBefore.Load(), "when", "before_encoding")
 	b = promtext.AppendUint(b, replyShedName, s.replies.shedGone.Load(), "when", "client_gone")
@@ -194,6 +202,10 @@ func (s *Server) metricsText(r *Request, resp *Response) {
 	b = promtext.AppendUint(b, connWaitingName, uint64(max(s.replies.connWaiting.Load(), 0)))
 	b = promtext.AppendHeader(b, connWaitedName, "Large replies that waited for their connection's earlier ones to be written.", promtext.Counter)
 	b = promtext.AppendUint(b, connWaitedName, s.replies.connWaited.Load())
+	b = promtext.AppendHeader(b, srcWaitingName, "Large replies waiting now for their source's (client address's) unread ones to be written (a source's replies not being read hold at most 1/8 of the reply budget, or one reply).", promtext.Gauge)
+	b = promtext.AppendUint(b, srcWaitingName, uint64(max(s.replies.srcWaiting.Load(), 0)))
+	b = promtext.AppendHeader(b, srcWaitedName, "Large replies that waited for their source's unread ones to be written.", promtext.Counter)
+	b = promtext.AppendUint(b, srcWaitedName, s.replies.srcWaited.Load())
 	b = promtext.AppendGo(b)
 	b, err := promtext.AppendProcess(b)
 	if err != nil {

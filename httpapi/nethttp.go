@@ -109,8 +109,24 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	w.WriteHeader(resp.Status)
-	if resp.Body != nil {
+	if resp.src != nil {
+		writeWatched(w, &resp)
+	} else if resp.Body != nil {
 		_, _ = w.Write(resp.Body)
 	}
 	resp.Release()
+}
+
+// writeWatched writes a reply its source's share counts (Source) in
+// replyChunk pieces, telling the share each one the client took: a reply
+// whose writes stop is one the client does not read.
+func writeWatched(w http.ResponseWriter, resp *Response) {
+	for b := resp.Body; len(b) > 0; {
+		n := min(len(b), replyChunk)
+		if _, err := w.Write(b[:n]); err != nil {
+			return
+		}
+		b = b[n:]
+		resp.src.wrote()
+	}
 }

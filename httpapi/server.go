@@ -114,6 +114,7 @@ func New(st *store.Memory, opts Options) (*Server, error) {
 		s.replies.limit = DefaultMaxReplyBytes
 	}
 	s.replies.connShare = connShareOf(s.replies.limit)
+	s.replies.srcShare = sourceShareOf(s.replies.limit)
 	// Methods are dispatched in the handlers, not in the patterns, so that
 	// a wrong method gets a 405 with an error body in the negotiated format.
 	s.route("/users", map[string]handlerFunc{"GET": s.listUsers, "POST": s.createUser})
@@ -312,7 +313,8 @@ func (s *Server) serveRoute(rt *route, r *Request, id string, resp *Response) {
 	// at a time, for minutes.
 	// A large reply also takes its share of its connection's (connReplies),
 	// before its slot: a connection whose earlier replies are not read
-	// yet waits, holding neither.
+	// yet waits, holding neither; then, while its source's replies not
+	// being read hold their share (Source), it waits too.
 	// The big slots are for connections with a share (HTTP/3, where a
 	// client that never reads costs the server an encoding and nothing
 	// of its own); over HTTP/1.1 they cost 18-26% of the lists a 2-CPU
@@ -334,7 +336,7 @@ func (s *Server) serveRoute(rt *route, r *Request, id string, resp *Response) {
 				}
 			}
 			if resp.conn != nil || !waited {
-				waited = q.takeSlot() || waited
+				waited = s.takeSourcedSlot(q, resp.conn, &rt.lastReply) || waited
 			}
 			if shed = err == nil && !s.replies.fits(rt.lastReply.Load()); shed {
 				q.releaseSlot()
@@ -386,9 +388,43 @@ func (s *Server) serveRoute(rt *route, r *Request, id string, resp *Response) {
 		resp.conn.adjust(resp.connHeld, held)
 		if resp.connHeld = held; held == 0 {
 			resp.conn = nil
+		} else if src := resp.conn.src; src != nil {
+			resp.src = src.add(held)
 		}
 	}
 	s.metrics.count(&rt.counted, rt.pattern, out.Codec.Name(), resp.Status)
+}
+
+// takeSourcedSlot takes q's encoding slot (takeSlot) for a request of
+// connection c (nil: none) while its source's unread replies leave room
+// for one of the route's (Source.wait), checked again once the slot is
+// taken: a burst of a source's GETs all pass the first check before any
+// reply is held. It reports whether it waited; if the client went
+// meanwhile, it returns with no slot and true.
+func (s *Server) takeSourcedSlot(q *request, c *connReplies, last *atomic.Int64) (waited bool) {
+	if c == nil || c.src == nil || q.noSlot {
+		return q.takeSlot()
+	}
+	counted := false
+	for {
+		w, err := c.src.wait(q.r.Context, last, s.replies.srcShare, &s.replies.srcWaiting)
+		if w && !counted {
+			counted = true
+			s.replies.srcWaited.Add(1)
+		}
+		if waited = waited || w; err != nil {
+			return true
+		}
+		waited = q.takeSlot() || waited
+		n := last.Load()
+		if n <= 0 {
+			n = s.replies.srcShare
+		}
+		if c.src.fits(n, s.replies.srcShare) {
+			return waited
+		}
+		q.releaseSlot()
+	}
 }
 
 // respond encodes body (none when nil) into resp in format out, with the
@@ -454,6 +490,12 @@ type replyBudget struct {
 	// share, connWaited those that did.
 	connWaiting atomic.Int64
 	connWaited  atomic.Uint64
+	// srcShare is a source's share (Source): its large replies not being
+	// read hold at most this much, or one reply; srcWaiting and
+	// srcWaited count the requests waiting for it now and those that did.
+	srcShare   int64
+	srcWaiting atomic.Int64
+	srcWaited  atomic.Uint64
 }
 
 // connShareOf: a connection's large replies hold at most 1/32 of the
@@ -462,6 +504,12 @@ type replyBudget struct {
 // 32 connections' worth still fit: a benchmark reading its replies
 // pipelines lists of up to 1 MiB 16 deep on one connection unchanged.
 func connShareOf(limit int64) int64 { return max(limit/32, 1) }
+
+// sourceShareOf: a source's large replies not being read hold at most 1/8
+// of the reply budget (64 MiB of the default 512), or one reply: a client
+// address that stops reading on many connections pays for a few large
+// replies, not the budget, and 8 such sources still fit.
+func sourceShareOf(limit int64) int64 { return max(limit/8, 1) }
 
 // acquire takes n bytes of the budget, or reports false when that would
 // exceed it while other replies hold some (a reply alone always fits).

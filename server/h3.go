@@ -375,11 +375,49 @@ type h3Face struct {
 	droppedQueue                               atomic.Uint64 // while the source's handshakes queue for the gate
 	// gate runs the handshakes' cryptography in its lanes (nil: no gate).
 	gate *hsGate
+	// replySources are the sources' shares of the reply budget.
+	replySources replySources
 	// requests counts requests answered over HTTP/3 (every route); conns
 	// the QUIC connections accepted; resumed and early those whose
 	// handshake resumed a session and those whose early data was accepted
 	// (counted when their handshake completes).
 	requests, conns, resumed, early atomic.Uint64
+}
+
+// replySources keeps one httpapi.Source per source with a connection
+// open, for its connections' reply budget.
+type replySources struct {
+	mu sync.Mutex
+	m  map[netip.Prefix]*replySource
+}
+
+type replySource struct {
+	src   *httpapi.Source
+	conns int
+}
+
+// open returns key's share for a new connection, forgotten once conn
+// (the connection's context) and the source's other connections end.
+func (r *replySources) open(key netip.Prefix, conn context.Context) *httpapi.Source {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.m == nil {
+		r.m = map[netip.Prefix]*replySource{}
+	}
+	rs := r.m[key]
+	if rs == nil {
+		rs = &replySource{src: httpapi.NewSource()}
+		r.m[key] = rs
+	}
+	rs.conns++
+	context.AfterFunc(conn, func() {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		if rs.conns--; rs.conns == 0 && r.m[key] == rs {
+			delete(r.m, key)
+		}
+	})
+	return rs.src
 }
 
 // newH3 opens the UDP socket; serve starts it.
@@ -469,8 +507,10 @@ func newH3(o H3, cert tls.Certificate, t Timeouts) (*h3Face, error) {
 				}
 			}()
 			// The connection's share of the reply budget: a client that
-			// opens many streams and reads none holds one large reply.
-			return httpapi.WithConnection(ctx)
+			// opens many streams and reads none holds one large reply;
+			// and its source's, shared by the source's connections: one
+			// that opens many connections holds a few.
+			return httpapi.WithConnection(ctx, f.replySources.open(sourceKey(c.RemoteAddr()), c.Context()))
 		},
 	}
 	return f, nil

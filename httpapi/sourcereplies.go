@@ -1,0 +1,162 @@
+package httpapi
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Source is one client source's (an address's) share of the reply
+// budget, shared by its connections: the large replies of theirs that
+// the client does not read. A connection's share (connReplies) bounds
+// what one connection holds; a client that opens many connections with
+// one never-read stream each escaped it, and the budget's whole worth of
+// lists was encoded and held (60 HTTP/3 connections × one 12 MB list:
+// ~43 lists, the server's RSS 720 MiB over a 512 MiB budget). Only
+// replies not being read count: a benchmark reading its replies over
+// many connections from one address holds as many as it reads, and never
+// waits here. A reply is being read while its writes progress
+// (replyChunk at a time, each one's end told by the adapter) at least
+// once every unreadAfter; past that its bytes count against the share,
+// and the source's next large reply waits for one of them to be written
+// or released.
+type Source struct {
+	mu      sync.Mutex
+	replies []*sourceReply // the source's large replies held now
+	total   int64          // their bytes
+	changed chan struct{}  // closed and replaced when an unread reply goes or is read again
+}
+
+// NewSource returns a source's share, for WithConnection: one for all of
+// a client address's connections.
+func NewSource() *Source { return &Source{changed: make(chan struct{})} }
+
+// unreadAfter: a reply none of whose chunks was taken by the client for
+// this long counts as not read. A reader on loopback takes a chunk in
+// well under a millisecond, one among 60 connections sharing a busy
+// server's CPU in tens; a never-read reply stops after the client's
+// flow-control window (512 KiB for quic-go's client). Short, because the
+// lists encoded meanwhile are all held: one 12 MB list's encoding took
+// ~50 ms on the 2-CPU VM.
+const unreadAfter = 250 * time.Millisecond
+
+// replyChunk is the piece in which the adapter writes a reply with a
+// source share (Response.wrote after each): a reply counts as read while
+// the client takes at least this much per unreadAfter (512 KiB/s).
+const replyChunk = 128 << 10
+
+// sourceReply is one held reply of a source.
+type sourceReply struct {
+	src  *Source
+	held int64
+	i    int          // index in src.replies
+	last atomic.Int64 // monotonic nanoseconds of its encoding or last chunk written
+}
+
+// clock is the monotonic time the replies' progress is kept in.
+var clockStart = time.Now()
+
+func clock() int64 { return int64(time.Since(clockStart)) }
+
+// unread returns the bytes of the source's replies not read at now; s.mu
+// is held.
+func (s *Source) unread(now int64) (n int64) {
+	for _, r := range s.replies {
+		if now-r.last.Load() > int64(unreadAfter) {
+			n += r.held
+		}
+	}
+	return n
+}
+
+// fitsLocked reports whether a reply of n bytes may be encoded now: the
+// source's unread replies and it fit in share, or none is unread (a reply
+// alone always fits).
+func (s *Source) fitsLocked(n, share int64) bool {
+	if s.total+n <= share {
+		return true // the unread ones are at most all
+	}
+	u := s.unread(clock())
+	return u == 0 || u+n <= share
+}
+
+func (s *Source) fits(n, share int64) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.fitsLocked(n, share)
+}
+
+// wait waits until a reply of the route whose last reply was last's (a
+// route with no reply yet: the whole share) fits (fitsLocked), counted in
+// waiting meanwhile. It reports whether it waited, and ctx's error if the
+// client went first.
+func (s *Source) wait(ctx context.Context, last *atomic.Int64, share int64, waiting *atomic.Int64) (waited bool, err error) {
+	for {
+		n := last.Load()
+		if n <= 0 {
+			n = share
+		}
+		s.mu.Lock()
+		if s.fitsLocked(n, share) {
+			s.mu.Unlock()
+			return waited, nil
+		}
+		ch := s.changed
+		s.mu.Unlock()
+		if !waited {
+			waited = true
+			waiting.Add(1)
+			defer waiting.Add(-1)
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return waited, ctx.Err()
+		}
+	}
+}
+
+// add records a reply of n bytes, just encoded.
+func (s *Source) add(n int64) *sourceReply {
+	r := &sourceReply{src: s, held: n}
+	r.last.Store(clock())
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r.i = len(s.replies)
+	s.replies = append(s.replies, r)
+	s.total += n
+	return r
+}
+
+// signalLocked wakes the waiters; s.mu is held.
+func (s *Source) signalLocked() {
+	close(s.changed)
+	s.changed = make(chan struct{})
+}
+
+// remove forgets r, written or dropped; waiters re-check if it counted.
+func (s *Source) remove(r *sourceReply) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	last := len(s.replies) - 1
+	s.replies[r.i] = s.replies[last]
+	s.replies[r.i].i = r.i
+	s.replies[last] = nil
+	s.replies = s.replies[:last]
+	s.total -= r.held
+	if clock()-r.last.Load() > int64(unreadAfter) {
+		s.signalLocked()
+	}
+}
+
+// wrote tells that a chunk of r was taken by the client; if r counted as
+// unread, the waiters re-check.
+func (r *sourceReply) wrote() {
+	now := clock()
+	if now-r.last.Swap(now) > int64(unreadAfter) {
+		r.src.mu.Lock()
+		r.src.signalLocked()
+		r.src.mu.Unlock()
+	}
+}
