@@ -227,24 +227,7 @@ func TestGoneClientSkipsEncoding(t *testing.T) {
 // seconds (the budget's worth), every other client's request waiting for
 // the CPU behind them. A waiter whose client goes is shed as gone.
 func TestConnectionShare(t *testing.T) {
-	st := store.NewMemory(store.Options{})
-	if err := st.Seed(200, 0); err != nil {
-		t.Fatal(err)
-	}
-	s, err := New(st, Options{MaxReplyBytes: 32 * 30 << 10}) // a share of 30 KiB: one ~20 KiB list
-	if err != nil {
-		t.Fatal(err)
-	}
-	get := func(ctx context.Context, path string, release bool) (Response, result) {
-		var resp Response
-		s.Handle(&Request{Method: "GET", Path: path, ContentLength: -1, Context: ctx}, &resp)
-		r := result{resp.Status, len(resp.Body)}
-		if release {
-			resp.Release()
-		}
-		return resp, r
-	}
-	get(context.Background(), "/users/1", true) // its replies are known small
+	s, get := shareServer(t, 32*30<<10) // a share of 30 KiB: one ~20 KiB list
 	conn := WithConnection(context.Background(), nil)
 	held, r := get(conn, "/users", false) // not released: a client that does not read
 	if r.status != 200 || r.size < 15<<10 {
@@ -307,24 +290,7 @@ func TestConnectionShare(t *testing.T) {
 // had the server encode and hold the budget's ~43 lists (RSS 720 MiB over
 // a 512 MiB budget). A waiter whose client goes is shed as gone.
 func TestSourceShare(t *testing.T) {
-	st := store.NewMemory(store.Options{})
-	if err := st.Seed(200, 0); err != nil {
-		t.Fatal(err)
-	}
-	s, err := New(st, Options{MaxReplyBytes: 8 * 30 << 10}) // a source's share of 30 KiB: one ~20 KiB list
-	if err != nil {
-		t.Fatal(err)
-	}
-	get := func(ctx context.Context, path string, release bool) (Response, result) {
-		var resp Response
-		s.Handle(&Request{Method: "GET", Path: path, ContentLength: -1, Context: ctx}, &resp)
-		r := result{resp.Status, len(resp.Body)}
-		if release {
-			resp.Release()
-		}
-		return resp, r
-	}
-	get(context.Background(), "/users/1", true) // its replies are known small
+	s, get := shareServer(t, 8*30<<10) // a source's share of 30 KiB: one ~20 KiB list
 	src := NewSource()
 	held, r := get(WithConnection(context.Background(), src), "/users", false)
 	if r.status != 200 || r.size < 15<<10 || held.src == nil {
@@ -464,3 +430,30 @@ func TestBigRepliesLeaveACPU(t *testing.T) {
 }
 
 type result struct{ status, size int }
+
+// shareServer is a server of 200 users (their list ~20 KiB) with a reply
+// budget of maxReply bytes, and a GET through it on ctx whose reply is
+// released or, for a client that does not read, held; a user's GET has
+// taught it that route's replies are small.
+func shareServer(t *testing.T, maxReply int64) (*Server, func(ctx context.Context, path string, release bool) (Response, result)) {
+	t.Helper()
+	st := store.NewMemory(store.Options{})
+	if err := st.Seed(200, 0); err != nil {
+		t.Fatal(err)
+	}
+	s, err := New(st, Options{MaxReplyBytes: maxReply})
+	if err != nil {
+		t.Fatal(err)
+	}
+	get := func(ctx context.Context, path string, release bool) (Response, result) {
+		var resp Response
+		s.Handle(&Request{Method: "GET", Path: path, ContentLength: -1, Context: ctx}, &resp)
+		r := result{resp.Status, len(resp.Body)}
+		if release {
+			resp.Release()
+		}
+		return resp, r
+	}
+	get(context.Background(), "/users/1", true) // its replies are known small
+	return s, get
+}
