@@ -4,6 +4,7 @@ import (
 	"context"
 	"runtime"
 	"slices"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -235,14 +236,7 @@ func TestConnectionShare(t *testing.T) {
 	}
 	second := make(chan result, 1)
 	go func() { _, r := get(conn, "/users", true); second <- r }()
-	waitWaiting := func(n int64) {
-		t.Helper()
-		for deadline := time.Now().Add(10 * time.Second); s.replies.connWaiting.Load() != n; time.Sleep(time.Millisecond) {
-			if time.Now().After(deadline) {
-				t.Fatalf("%d requests waiting for their connection's share, want %d", s.replies.connWaiting.Load(), n)
-			}
-		}
-	}
+	waitWaiting := func(n int64) { t.Helper(); waitCount(t, &s.replies.connWaiting, n, "their connection's share") }
 	waitWaiting(1)
 	if _, r := get(WithConnection(context.Background(), nil), "/users", true); r.status != 200 {
 		t.Errorf("another connection's list: %+v", r)
@@ -307,14 +301,7 @@ func TestSourceShare(t *testing.T) {
 	time.Sleep(unreadAfter + 50*time.Millisecond)
 	second := make(chan result, 1)
 	go func() { _, r := get(WithConnection(context.Background(), src), "/users", true); second <- r }()
-	waitWaiting := func(n int64) {
-		t.Helper()
-		for deadline := time.Now().Add(10 * time.Second); s.replies.srcWaiting.Load() != n; time.Sleep(time.Millisecond) {
-			if time.Now().After(deadline) {
-				t.Fatalf("%d requests waiting for their source's share, want %d", s.replies.srcWaiting.Load(), n)
-			}
-		}
-	}
+	waitWaiting := func(n int64) { t.Helper(); waitCount(t, &s.replies.srcWaiting, n, "their source's share") }
 	waitWaiting(1)
 	if _, r := get(WithConnection(context.Background(), NewSource()), "/users", true); r.status != 200 {
 		t.Errorf("another source's list: %+v", r)
@@ -456,4 +443,15 @@ func shareServer(t *testing.T, maxReply int64) (*Server, func(ctx context.Contex
 	}
 	get(context.Background(), "/users/1", true) // its replies are known small
 	return s, get
+}
+
+// waitCount waits (a guard: 10 s) until c counts n requests
+// waiting for what.
+func waitCount(t *testing.T, c *atomic.Int64, n int64, what string) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); c.Load() != n; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d requests waiting for %s, want %d", c.Load(), what, n)
+		}
+	}
 }
