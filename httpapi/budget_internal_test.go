@@ -126,14 +126,7 @@ func TestShedBeforeEncoding(t *testing.T) {
 // clients' GETs of one user for the whole attack and minutes after it.
 // A list still waits for a slot.
 func TestSmallRepliesTakeNoSlot(t *testing.T) {
-	st := store.NewMemory(store.Options{})
-	if err := st.Seed(200, 0); err != nil {
-		t.Fatal(err)
-	}
-	s, err := New(st, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := seededServer(t, Options{})
 	get := func(path string) int { // the status
 		var resp Response
 		s.Handle(&Request{Method: "GET", Path: path, ContentLength: -1}, &resp)
@@ -174,14 +167,7 @@ func TestSmallRepliesTakeNoSlot(t *testing.T) {
 // nobody one slot at a time for minutes, every later request behind them.
 // A client still there is served.
 func TestGoneClientSkipsEncoding(t *testing.T) {
-	st := store.NewMemory(store.Options{})
-	if err := st.Seed(200, 0); err != nil {
-		t.Fatal(err)
-	}
-	s, err := New(st, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := seededServer(t, Options{})
 	var first Response // the list's size known (unknown, it takes a big slot)
 	s.Handle(&Request{Method: "GET", Path: "/users", ContentLength: -1}, &first)
 	first.Release()
@@ -424,14 +410,7 @@ type result struct{ status, size int }
 // taught it that route's replies are small.
 func shareServer(t *testing.T, maxReply int64) (*Server, func(ctx context.Context, path string, release bool) (Response, result)) {
 	t.Helper()
-	st := store.NewMemory(store.Options{})
-	if err := st.Seed(200, 0); err != nil {
-		t.Fatal(err)
-	}
-	s, err := New(st, Options{MaxReplyBytes: maxReply})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := seededServer(t, Options{MaxReplyBytes: maxReply})
 	get := func(ctx context.Context, path string, release bool) (Response, result) {
 		var resp Response
 		s.Handle(&Request{Method: "GET", Path: path, ContentLength: -1, Context: ctx}, &resp)
@@ -454,4 +433,18 @@ func waitCount(t *testing.T, c *atomic.Int64, n int64, what string) {
 			t.Fatalf("%d requests waiting for %s, want %d", c.Load(), what, n)
 		}
 	}
+}
+
+// seededServer is a server of 200 users (their list ~20 KiB) with opts.
+func seededServer(t *testing.T, opts Options) *Server {
+	t.Helper()
+	st := store.NewMemory(store.Options{})
+	if err := st.Seed(200, 0); err != nil {
+		t.Fatal(err)
+	}
+	s, err := New(st, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
 }
