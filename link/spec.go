@@ -247,13 +247,21 @@ func duration(v string, most time.Duration) (time.Duration, error) {
 // MaxRate bounds a rate; the relay copies far fewer bits than this.
 const MaxRate = 100_000_000_000
 
-// rate reads tc's units: bit, kbit, mbit, gbit; "unlimited" or 0 is 0.
+// errZeroRate refuses a rate of zero with or without a unit: it reads as
+// a link that carries nothing as well as one without a limit, so neither
+// is guessed.
+var errZeroRate = errors.New("a rate of 0 carries nothing: for no limit write unlimited (e.g. rate=unlimited) or leave the rate out")
+
+// rate reads tc's units: bit, kbit, mbit, gbit; "unlimited" is 0.
 func rate(v string) (int64, error) {
 	l := strings.ToLower(v)
-	if l == "unlimited" || l == "0" {
+	if l == "unlimited" {
 		return 0, nil
 	}
 	l = strings.TrimSuffix(l, "/s")
+	if f, err := strconv.ParseFloat(l, 64); err == nil && f == 0 {
+		return 0, errZeroRate
+	}
 	mult := 0.0
 	for _, u := range []struct {
 		suffix string
@@ -273,6 +281,9 @@ func rate(v string) (int64, error) {
 	f, err := strconv.ParseFloat(l, 64)
 	if err != nil || math.IsNaN(f) {
 		return 0, errors.New("want a number before the unit, e.g. 2mbit or 1.5mbit")
+	}
+	if f == 0 {
+		return 0, errZeroRate
 	}
 	bps := f * mult
 	if bps < 1000 || bps > MaxRate {
