@@ -144,7 +144,7 @@ func (r *Recorder) finish(ctx context.Context, l *line, err error) {
 				l.MD = map[string]string{}
 			}
 			l.MD[k] = vs[0]
-			if !r.Secrets && reqlog.IsSecret(k) {
+			if !r.Secrets && (reqlog.IsSecret(k) || reqlog.IsSecretValue(vs[0])) {
 				l.MD[k] = reqlog.Redacted
 			}
 		}

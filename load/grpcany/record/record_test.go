@@ -222,7 +222,7 @@ func TestRecordRedactsSecretMetadata(t *testing.T) {
 		}
 		a, stop := grpcanytest.Serve(ln, true, grpc.ChainUnaryInterceptor(rec.Unary))
 		o := grpcany.Options{Method: "grpc.testing.TestService/UnaryCall", Data: `{}`,
-			Metadata: []string{"x-tenant: t1", "authorization: Bearer S_tok", "x-api-key: S_key", "cookie: sid=S_cookie", "accesstoken: S_camel"}}
+			Metadata: []string{"x-tenant: t1", "authorization: Bearer S_tok", "x-api-key: S_key", "cookie: sid=S_cookie", "accesstoken: S_camel", "x-forwarded-authorization: Bearer S_fwd", "x-upstream: Bearer S_basic"}}
 		o.URL = a.Addr
 		sc, err := grpcany.New(context.Background(), o)
 		if err != nil {
@@ -246,7 +246,7 @@ func TestRecordRedactsSecretMetadata(t *testing.T) {
 		if !strings.Contains(got, `"x-tenant":"t1"`) {
 			t.Errorf("secrets %v: x-tenant not kept:\n%s", keep, got)
 		}
-		for _, s := range []string{"S_tok", "S_key", "S_cookie"} {
+		for _, s := range []string{"S_tok", "S_key", "S_cookie", "S_fwd", "S_basic"} {
 			if strings.Contains(got, s) != keep {
 				t.Errorf("secrets %v: the recording holds %q: %v\n%s", keep, s, !keep, got)
 			}

@@ -2,6 +2,7 @@ package reqlog
 
 import (
 	"bytes"
+	"encoding/base64"
 	"encoding/json"
 	"io"
 	"mime"
@@ -31,12 +32,13 @@ var secretNames = map[string]bool{
 	"credential": true, "credentials": true, "sig": true, "signature": true,
 	"session": true, "sessionid": true, "session_id": true, "x_amz_credential": true,
 	"csrf": true, "xsrf": true, "csrfmiddlewaretoken": true, "phpsessid": true,
+	"assertion": true, "bearer": true,
 }
 
 var secretSuffixes = []string{
 	"_token", "_key", "_apikey", "_secret", "_password", "_passwd", "_pwd", "_passphrase",
 	"_signature", "_sig", "_credential", "_credentials", "_session", "_sessionid",
-	"_session_id", "_auth", "_jwt",
+	"_session_id", "_auth", "_jwt", "_authorization", "_assertion",
 }
 
 // gluedNames are secretNames without their '_', and gluedSuffixes the
@@ -82,6 +84,74 @@ func IsSecret(name string) bool {
 		}
 	}
 	return false
+}
+
+// IsSecretValue tells whether a value is a credential whatever its name:
+// an HTTP authorization (a scheme and its credentials: "Bearer x",
+// "Basic YWRhOnB3", "Digest username=…", "AWS4-HMAC-SHA256 Credential=…"),
+// as gateways and proxies copy into headers of their own naming
+// (X-Forwarded-Authorization), or a JWT (three base64url parts, the
+// first a JSON object: eyJ…). Text that only starts with a scheme's name
+// ("Basic is fine") is not one.
+func IsSecretValue(v string) bool {
+	v = strings.TrimSpace(v)
+	if isJWT(v) {
+		return true
+	}
+	scheme, cred, ok := strings.Cut(v, " ")
+	cred = strings.TrimSpace(cred)
+	if !ok || cred == "" {
+		return false
+	}
+	switch strings.ToLower(scheme) {
+	case "basic":
+		// user:password in base64 ("Basic plan" is a word).
+		b, err := base64.StdEncoding.DecodeString(cred)
+		return err == nil && bytes.IndexByte(b, ':') >= 0
+	case "bearer", "token", "negotiate", "ntlm", "dpop", "jwt", "apikey", "key":
+		// One token68 (RFC 9110 §11.2): no space in it.
+		return isToken68(cred)
+	case "digest", "aws4-hmac-sha256", "hawk", "oauth", "hoba", "mutual", "vapid",
+		"scram-sha-1", "scram-sha-256", "gnap", "privatetoken", "concealed":
+		// Auth parameters: name=value pairs.
+		return strings.Contains(cred, "=")
+	}
+	return false
+}
+
+func isToken68(s string) bool {
+	t := strings.TrimRight(s, "=")
+	if t == "" {
+		return false
+	}
+	for i := 0; i < len(t); i++ {
+		c := t[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || strings.IndexByte("-._~+/", c) >= 0) {
+			return false
+		}
+	}
+	return true
+}
+
+// isJWT: header.payload[.signature], each part base64url, the header a
+// JSON object ("eyJ" is the encoding of `{"`).
+func isJWT(s string) bool {
+	if !strings.HasPrefix(s, "eyJ") {
+		return false
+	}
+	parts := strings.Split(s, ".")
+	if len(parts) < 2 || len(parts) > 5 || len(parts[0]) < 8 || len(parts[1]) < 4 {
+		return false
+	}
+	for _, p := range parts {
+		for i := 0; i < len(p); i++ {
+			c := p[i]
+			if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '-' || c == '_') {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // normNames returns the forms of name IsSecret looks up: lower case with
@@ -151,7 +221,7 @@ func redactQuery(q string) (out string, n int) {
 		if err != nil {
 			name = k
 		}
-		if hasValue && IsSecret(name) {
+		if hasValue && (IsSecret(name) || secretQueryValue(kv[len(k)+1:])) {
 			b.WriteString(k + "=" + Redacted)
 			n++
 		} else {
@@ -160,6 +230,15 @@ func redactQuery(q string) (out string, n int) {
 		b.WriteString(sep)
 	}
 	return b.String(), n
+}
+
+// secretQueryValue: a query or form value that is a credential
+// (IsSecretValue), read unescaped ("Bearer+x", "Bearer%20x").
+func secretQueryValue(v string) bool {
+	if u, err := url.QueryUnescape(v); err == nil {
+		v = u
+	}
+	return IsSecretValue(v)
 }
 
 // redactTarget redacts a target's query and, in an absolute URL, the
@@ -242,7 +321,7 @@ func (o Options) keep(r *Request) (q Request, redacted int, bodyOut bool) {
 			if strings.EqualFold(h[0], "Content-Type") && strings.HasPrefix(strings.ToLower(strings.TrimSpace(h[1])), "application/x-www-form-urlencoded") {
 				form = true
 			}
-			if !IsSecret(h[0]) || h[1] == Redacted {
+			if !IsSecret(h[0]) && !IsSecretValue(h[1]) || h[1] == Redacted {
 				continue
 			}
 			if !copied { // the caller's slice stays as it was
@@ -376,6 +455,7 @@ func redactJSON(body []byte) (out []byte, n int, ok bool) {
 		isObj, wantKey []bool
 	)
 	for {
+		before := dec.InputOffset()
 		tok, err := dec.Token()
 		if err == io.EOF {
 			if len(isObj) > 0 { // cut inside a value
@@ -423,6 +503,13 @@ func redactJSON(body []byte) (out []byte, n int, ok bool) {
 		if d, isDelim := tok.(json.Delim); isDelim {
 			isObj, wantKey = append(isObj, d == '{'), append(wantKey, d == '{')
 			continue
+		}
+		if v, isStr := tok.(string); isStr && IsSecretValue(v) {
+			// A credential under any name: its string, quotes included.
+			after := dec.InputOffset()
+			if i := bytes.IndexByte(body[before:after], '"'); i >= 0 {
+				spans = append(spans, span{before + int64(i), after})
+			}
 		}
 		if top >= 0 && isObj[top] {
 			wantKey[top] = true // a member's scalar value read

@@ -262,3 +262,50 @@ func TestKVBodyWithAURLInItsQuery(t *testing.T) {
 		t.Errorf("a KV value was kept: %s", buf.String())
 	}
 }
+
+// TestWriterRedactsCredentialsByValue: a credential is known by its value
+// as well as by its name: a header or parameter that is not named like a
+// secret but carries an HTTP authorization (Bearer, Basic, …) or a JWT —
+// X-Authorization, X-Forwarded-Authorization (proxies and gateways copy the
+// caller's there), an IAP assertion, an OAuth client assertion — is
+// redacted, in headers, queries, forms and JSON bodies alike.
+func TestWriterRedactsCredentialsByValue(t *testing.T) {
+	jwt := "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJWX2oxIn0.V_j1sigV_j1sigV_j1sig"
+	in := []Request{
+		{At: 1, Method: "GET", Target: "/u?client_assertion=V_q1&bearer=V_q2&tok=" + jwt + "&limit=2",
+			Header: [][2]string{
+				{"X-Authorization", "Bearer V_h1"}, {"X-Forwarded-Authorization", "Basic V_h2"}, {"X-Upstream", "Basic VjpoMmI="},
+				{"X-Goog-Iap-Jwt-Assertion", "V_h3"}, {"X-Original-Auth", "bearer V_h4"},
+				{"X-Whatever", jwt}, {"X-Digest", "Digest username=V_h5"}, {"Accept", "application/json"},
+			}},
+		{At: 2, Method: "POST", Target: "/login", Header: [][2]string{{"Content-Type", "application/x-www-form-urlencoded"}},
+			Body: []byte("user=ada&assertion=V_f1&upstream=Bearer+V_f2")},
+		{At: 3, Method: "POST", Target: "/users", Header: [][2]string{{"Content-Type", "application/json"}},
+			Body: []byte(`{"name":"ada","upstream":"Bearer V_j2","list":["` + jwt + `","keep"],"note":"Basic is fine"}`)},
+	}
+	raw, got, _ := writeLog(t, Options{}, in)
+	var bodies strings.Builder
+	for _, r := range got {
+		bodies.Write(r.Body)
+	}
+	for _, s := range []string{"V_q1", "V_q2", "V_h1", "V_h2", "V_h3", "V_h4", "V_h5", "VjpoMmI", "V_j1", "V_f1", "V_f2", "V_j2"} {
+		if strings.Contains(raw, s) || strings.Contains(bodies.String(), s) {
+			t.Errorf("the log holds %q", s)
+		}
+	}
+	if h := got[0].Header; h[len(h)-1][1] != "application/json" {
+		t.Errorf("Accept changed: %q", h)
+	}
+	if want := "/u?client_assertion=REDACTED&bearer=REDACTED&tok=REDACTED&limit=2"; got[0].Target != want {
+		t.Errorf("target %q, want %q", got[0].Target, want)
+	}
+	if want := `{"name":"ada","upstream":"REDACTED","list":["REDACTED","keep"],"note":"Basic is fine"}`; string(got[2].Body) != want {
+		t.Errorf("JSON body %s, want %s", got[2].Body, want)
+	}
+	for v, want := range map[string]bool{"Bearer x": true, "basic YWRhOnB3": true, "Basic plan": false, "Bearer": false, "Basic is fine": false, "Bearer a b": false,
+		jwt: true, "eyJ.not": false, "hello": false, "Token abc": true, "AWS4-HMAC-SHA256 Credential=x": true} {
+		if IsSecretValue(v) != want {
+			t.Errorf("IsSecretValue(%q) = %v", v, !want)
+		}
+	}
+}
