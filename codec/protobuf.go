@@ -9,7 +9,9 @@ import (
 
 // protobufCodec is google.golang.org/protobuf. The api types are converted
 // to the messages of package wirebench.v1 (pb) and back; proto.Message
-// values pass through untouched, so the codec also serves gRPC.
+// values pass through untouched, so the codec also serves gRPC; those
+// without generated code (dynamicpb) are written in field-number order,
+// as protoc writes them (marshalInOrder).
 type protobufCodec struct{}
 
 func (protobufCodec) Name() string { return "protobuf" }
@@ -18,6 +20,9 @@ func (p protobufCodec) Marshal(v any) ([]byte, error) {
 	var m proto.Message
 	switch v := v.(type) {
 	case proto.Message:
+		if mt := v.ProtoReflect().ProtoMethods(); mt == nil || mt.Marshal == nil {
+			return marshalInOrder(v)
+		}
 		m = v
 	case *api.User:
 		m = pb.FromUser(v)

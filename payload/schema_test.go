@@ -10,10 +10,14 @@ import (
 	"strings"
 	"testing"
 
+	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/encoding/prototext"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protodesc"
+	"google.golang.org/protobuf/reflect/protoreflect"
+	"google.golang.org/protobuf/reflect/protoregistry"
 	"google.golang.org/protobuf/types/descriptorpb"
+	"google.golang.org/protobuf/types/dynamicpb"
 
 	"github.com/wirebench/wirebench/internal/testkit"
 	"github.com/wirebench/wirebench/results"
@@ -175,35 +179,48 @@ func TestForeignProtoBytesAreProtocs(t *testing.T) {
 	}
 }
 
-// sameBytesAsProtoc checks that each JSON line of samples, encoded with
-// the schema, gives as many bytes as protoc --encode=msg does from its
-// text format (protocArgs: the include path and the .proto), and the
-// same bytes in field-number order.
+// sameBytesAsProtoc checks that each JSON line of samples, encoded by the
+// protobuf codec with the schema, gives the bytes protoc
+// --encode=msg --deterministic_output gives from its text format
+// (protocArgs: the include path and the .proto): every field in number
+// order, oneof members among the others, map entries sorted by key.
 func sameBytesAsProtoc(t *testing.T, protoc string, s *Schema, samples, msg string, protocArgs ...string) {
 	t.Helper()
 	f := s.format()
+	files := new(protoregistry.Files)
+	var register func(fd protoreflect.FileDescriptor)
+	register = func(fd protoreflect.FileDescriptor) {
+		if _, err := files.FindFileByPath(fd.Path()); err == nil {
+			return
+		}
+		for i := range fd.Imports().Len() {
+			register(fd.Imports().Get(i).FileDescriptor)
+		}
+		if err := files.RegisterFile(fd); err != nil {
+			t.Fatal(err)
+		}
+	}
+	register(s.md.ParentFile())
+	// The samples may set extensions, which protojson finds by name.
+	read := protojson.UnmarshalOptions{Resolver: dynamicpb.NewTypes(files)}
 	data, err := os.ReadFile(samples)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for i, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
-		v, err := parseValue([]byte(line), 64)
-		if err != nil {
-			t.Fatal(err)
-		}
-		in, err := f.toGo(v)
-		if err != nil {
+		in := dynamicpb.NewMessage(s.md)
+		if err := read.Unmarshal([]byte(line), in); err != nil {
 			t.Fatalf("sample %d: %v", i, err)
 		}
 		ours, err := f.codec.Marshal(in)
 		if err != nil {
 			t.Fatal(err)
 		}
-		txt, err := prototext.Marshal(in.(proto.Message))
+		txt, err := prototext.Marshal(in)
 		if err != nil {
 			t.Fatal(err)
 		}
-		cmd := exec.Command(protoc, append([]string{"--encode=" + msg}, protocArgs...)...)
+		cmd := exec.Command(protoc, append([]string{"--encode=" + msg, "--deterministic_output"}, protocArgs...)...)
 		cmd.Stdin = bytes.NewReader(txt)
 		var stderr bytes.Buffer
 		cmd.Stderr = &stderr
@@ -211,14 +228,34 @@ func sameBytesAsProtoc(t *testing.T, protoc string, s *Schema, samples, msg stri
 		if err != nil {
 			t.Fatalf("protoc: %v: %s", err, stderr.String())
 		}
-		// dynamicpb writes fields in its map's order unless asked for
-		// field-number order: the measured size is the same either way.
-		det, err := proto.MarshalOptions{Deterministic: true}.Marshal(in.(proto.Message))
-		if err != nil {
-			t.Fatal(err)
+		if !bytes.Equal(ours, ref) {
+			t.Errorf("sample %d: ours %x (%d bytes), protoc %x (%d bytes)", i, ours, len(ours), ref, len(ref))
+			continue
 		}
-		if len(ours) != len(ref) || !bytes.Equal(det, ref) {
-			t.Errorf("sample %d: ours %x (%d bytes, in field order %x), protoc %x (%d bytes)", i, ours, len(ours), det, ref, len(ref))
+		back := dynamicpb.NewMessage(s.md)
+		if err := (proto.UnmarshalOptions{Resolver: dynamicpb.NewTypes(files)}).Unmarshal(ours, back); err != nil || !proto.Equal(back, in) {
+			t.Errorf("sample %d: our bytes read back as %v (%v)", i, back, err)
 		}
+	}
+}
+
+// Every kind of field, in proto3 and proto2: oneofs numbered before,
+// between and after the other fields, maps of every key kind (sorted),
+// packed and unpacked lists, nested messages, a group, an extension
+// numbered between fields, lengths of one and of two bytes.
+func TestProtobufEveryKindIsProtocs(t *testing.T) {
+	protoc := testkit.NeedTool(t, "protoc", "apt-get install protobuf-compiler")
+	for _, c := range []struct{ proto, msg, samples string }{
+		{"kinds.proto", "kinds.v1.Kinds", "testdata/kinds.jsonl"},
+		{"kinds.proto", "kinds.v1.Inner", "testdata/inner.jsonl"},
+		{"proto2.proto", "kinds.v2.Legacy", "testdata/legacy.jsonl"},
+	} {
+		t.Run(c.msg, func(t *testing.T) {
+			s, err := CompileProto(context.Background(), filepath.Join("testdata", c.proto), nil, c.msg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sameBytesAsProtoc(t, protoc, s, c.samples, c.msg, "-Itestdata", c.proto)
+		})
 	}
 }
