@@ -118,7 +118,9 @@ func Run(ctx context.Context, paths []string, o Options) (*results.PayloadLab, e
 	samples := res.kept
 	slices.SortFunc(samples, func(a, b Sample) int { return a.Index - b.Index })
 
+	// The compact JSON row follows the libraries' JSON rows.
 	formats := genericFormats()
+	formats = slices.Insert(formats, 2, compactFormat())
 	if o.Schema != nil {
 		formats = append(formats, o.Schema.format())
 	} else {
@@ -149,7 +151,9 @@ func measureFormat(f *format, samples []Sample, comps []*compressor, o *Options)
 	rt := results.PayloadRoundTrip{Format: f.name, How: f.how, Samples: len(samples)}
 	ch := newChangesFor(f)
 	var ins []any
-	var encs [][]byte
+	// decs are the encodings that decode: the decode is timed on them (a
+	// format may write what it cannot read back, TOON a duplicate key).
+	var encs, decs [][]byte
 	for i := range samples {
 		s := &samples[i]
 		ch.sample, ch.changed = s.Index, false
@@ -175,6 +179,7 @@ func measureFormat(f *format, samples []Sample, comps []*compressor, o *Options)
 			ch.addText(ChangeDecode, cut(s.where(), 60), cut(err.Error(), 120))
 		} else {
 			ch.compare(s.Val, closest(s.Val, backs, f.intString))
+			decs = append(decs, enc)
 		}
 		if ch.changed {
 			rt.Changed++
@@ -194,7 +199,7 @@ func measureFormat(f *format, samples []Sample, comps []*compressor, o *Options)
 
 	raw := results.PayloadRow{Format: f.name, Library: f.library, Samples: len(encs), Bytes: sizes(encs)}
 	if o.Time >= 0 && len(encs) > 0 {
-		if err := timeCodec(f, &raw, ins, encs, o.Time); err != nil {
+		if err := timeCodec(f, &raw, ins, decs, o.Time); err != nil {
 			return nil, rt, err
 		}
 	}
@@ -209,8 +214,9 @@ func measureFormat(f *format, samples []Sample, comps []*compressor, o *Options)
 	return rows, rt, nil
 }
 
-// timeCodec times f's encode and decode over the samples into raw and,
-// in alternating batches, the library's own calls on the same values.
+// timeCodec times f's encode of ins and decode of encs (those that
+// decode) into raw and, in alternating batches, the library's own calls
+// on the same values.
 func timeCodec(f *format, raw *results.PayloadRow, ins []any, encs [][]byte, budget time.Duration) error {
 	pass := func(marshal func(any) ([]byte, error)) func() error {
 		return func() error {
@@ -237,6 +243,9 @@ func timeCodec(f *format, raw *results.PayloadRow, ins []any, encs [][]byte, bud
 		if raw.Encode, err = timeLoop(budget, Batches, len(ins), pass(f.codec.Marshal)); err != nil {
 			return fmt.Errorf("payload: timing %s encode: %w", f.name, err)
 		}
+		if len(encs) == 0 {
+			return nil
+		}
 		if raw.Decode, err = timeLoop(budget, Batches, len(encs), unpass(f.decode)); err != nil {
 			return fmt.Errorf("payload: timing %s decode: %w", f.name, err)
 		}
@@ -251,6 +260,10 @@ func timeCodec(f *format, raw *results.PayloadRow, ins []any, encs [][]byte, bud
 	}
 	if raw.Encode, own.Encode, own.EncodeRatio, err = timePair(budget, Batches, len(ins), enc(f.codec.Marshal), enc(f.own.marshal)); err != nil {
 		return fmt.Errorf("payload: timing %s encode: %w", f.name, err)
+	}
+	if len(encs) == 0 {
+		raw.Own = own
+		return nil
 	}
 	if raw.Decode, own.Decode, own.DecodeRatio, err = timePair(budget, Batches, len(encs), dec(f.decode), dec(f.own.decode)); err != nil {
 		return fmt.Errorf("payload: timing %s decode: %w", f.name, err)

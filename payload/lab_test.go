@@ -197,8 +197,8 @@ func TestSampleBound(t *testing.T) {
 
 func TestTimedRun(t *testing.T) {
 	lab := labOn(t, `[{"id":1,"name":"a"},{"id":2,"name":"b"}]`, Options{Time: 5 * 1e6, Compressions: []string{"gzip"}})
-	if len(lab.Rows) != 10 {
-		t.Fatalf("%d rows, want 5 formats × (none, gzip)", len(lab.Rows))
+	if len(lab.Rows) != 12 {
+		t.Fatalf("%d rows, want 6 formats × (none, gzip)", len(lab.Rows))
 	}
 	for _, r := range lab.Rows {
 		if r.Encode.Ns <= 0 || r.Decode.Ns <= 0 || r.Encode.NsMin > r.Encode.Ns || r.Encode.Ns > r.Encode.NsMax || r.Bytes.Median <= 0 {
@@ -262,5 +262,21 @@ func TestKeptMemoryBound(t *testing.T) {
 	lab := labOn(t, b.String(), Options{Samples: 30, MaxKept: 10 * 1400})
 	if lab.Input.Read != 40 || lab.Input.Kept >= 30 || lab.Input.Kept < 5 || !lab.Input.Sampled {
 		t.Errorf("input %+v: want 40 read and fewer than 30 kept (memory bound), said to be sampled", lab.Input)
+	}
+}
+
+// A sample a format writes but cannot read back (TOON refuses the
+// duplicate key it wrote) is named in the round trip and left out of the
+// decode's timing, instead of failing the run.
+func TestTimedRunWithUndecodableSample(t *testing.T) {
+	lab := labOn(t, "{\"dup\":1,\"other\":2,\"dup\":3}\n{\"a\":1}\n", Options{Time: 5 * 1e6, Compressions: []string{}})
+	rt := roundTrip(t, lab, "toon")
+	if c, ok := change(rt, ChangeDecode); !ok || !strings.Contains(c.After, "duplicate key") {
+		t.Errorf("toon round trip %+v, want the duplicate key's decode named", rt.Changes)
+	}
+	for _, r := range lab.Rows {
+		if r.Format == "toon" && (r.Samples != 2 || r.Decode.Ns <= 0 || r.Encode.Ns <= 0) {
+			t.Errorf("toon row %+v, want both samples sized and the decode timed on the one that decodes", r)
+		}
 	}
 }

@@ -96,26 +96,37 @@ func appendJSON(dst []byte, v Value) []byte {
 
 const hexDigits = "0123456789abcdef"
 
-// appendString quotes s as JSON does without HTML escaping (jq's form).
+// appendString quotes s as jq does: `"` and `\` escaped, \b \f \n \r
+// \t by name, the other control characters and DEL as \u00XX, everything
+// else (`<`, `&`, U+2028, any non-ASCII) as it is, with no HTML escaping.
 func appendString(dst []byte, s string) []byte {
 	dst = append(dst, '"')
+	start := 0
 	for i := 0; i < len(s); i++ {
 		c := s[i]
-		switch {
-		case c == '"' || c == '\\':
+		if c >= 0x20 && c != '"' && c != '\\' && c != 0x7f {
+			continue
+		}
+		dst = append(dst, s[start:i]...)
+		start = i + 1
+		switch c {
+		case '"', '\\':
 			dst = append(dst, '\\', c)
-		case c == '\n':
+		case '\b':
+			dst = append(dst, '\\', 'b')
+		case '\f':
+			dst = append(dst, '\\', 'f')
+		case '\n':
 			dst = append(dst, '\\', 'n')
-		case c == '\r':
+		case '\r':
 			dst = append(dst, '\\', 'r')
-		case c == '\t':
+		case '\t':
 			dst = append(dst, '\\', 't')
-		case c < 0x20:
-			dst = append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&15])
 		default:
-			dst = append(dst, c)
+			dst = append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&15])
 		}
 	}
+	dst = append(dst, s[start:]...)
 	return append(dst, '"')
 }
 

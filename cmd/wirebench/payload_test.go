@@ -23,7 +23,7 @@ func TestPayloadCommand(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	for _, want := range []string{"2 samples", "json-fast", "toon", "cbor", "msgpack", "gzip",
+	for _, want := range []string{"2 samples", "json-fast", "json-compact", "toon", "cbor", "msgpack", "gzip",
 		"int past 2^53", "9007199254740993", "9007199254740992", "protobuf left out: no schema", "no arrays of objects"} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("stdout lacks %q:\n%s", want, stdout)
@@ -38,8 +38,8 @@ func TestPayloadCommand(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(lab.Rows) != 10 || lab.Input.Read != 2 {
-		t.Errorf("--out: %d rows, %d samples; want 10 rows, 2 samples", len(lab.Rows), lab.Input.Read)
+	if len(lab.Rows) != 12 || lab.Input.Read != 2 {
+		t.Errorf("--out: %d rows, %d samples; want 12 rows, 2 samples", len(lab.Rows), lab.Input.Read)
 	}
 	for _, format := range []string{"md", "html", "csv"} {
 		code, stdout, stderr := runCLI(t, "report", "--format", format, out)
