@@ -8,11 +8,13 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"os/signal"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/spf13/pflag"
+	"golang.org/x/sys/unix"
 
 	"github.com/wirebench/wirebench/link"
 	"github.com/wirebench/wirebench/results"
@@ -240,17 +242,53 @@ func (f *linkFlags) through(ctx context.Context, env *cliEnv, name string, args 
 // prints what the relay did. A non-zero exit is the command's, silently.
 func (f *linkFlags) runCommand(ctx context.Context, env *cliEnv, l *link.Link, cmd *exec.Cmd, own bool) error {
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = env.stdin, env.stdout, env.stderr
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: own}
+	// Without a terminal whose Ctrl-C reaches the command (a background
+	// job, a supervisor), the command gets a process group of its own and
+	// signals are passed on to all of it: a shell's children too.
+	group := !own && !ctrlCReachesGroup()
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: own || group}
+	signalCmd := func(sig syscall.Signal) {
+		if group {
+			syscall.Kill(-cmd.Process.Pid, sig)
+			return
+		}
+		cmd.Process.Signal(sig)
+	}
 	st0, t0 := l.Stats(), time.Now()
+	// Signals are watched while the command runs: the second one kills
+	// it (and so ends the link), whatever the first did — also when this
+	// process was started with SIGINT ignored (a shell's background job),
+	// where the second would otherwise be lost.
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(sigs)
 	if err := l.Start(cmd); err != nil {
 		return fmt.Errorf("--link: starting %s: %w", cmd.Path, err)
 	}
 	stop := context.AfterFunc(ctx, func() {
-		if sig, ok := interruption(ctx); ok && (own || sig.sig == syscall.SIGTERM) {
-			cmd.Process.Signal(sig.sig)
+		// A terminal's Ctrl-C reaches the command itself when it shares
+		// the terminal's foreground group with us.
+		if sig, ok := interruption(ctx); ok && (own || group || sig.sig == syscall.SIGTERM) {
+			signalCmd(sig.sig)
 		}
 	})
-	err := cmd.Wait()
+	waited := make(chan error, 1)
+	go func() { waited <- cmd.Wait() }()
+	var err error
+	seen := 0
+	if ctx.Err() != nil {
+		seen = 1 // the first came before the command started
+	}
+	for done := false; !done; {
+		select {
+		case err = <-waited:
+			done = true
+		case <-sigs:
+			if seen++; seen >= 2 {
+				signalCmd(syscall.SIGKILL)
+			}
+		}
+	}
 	stop()
 	st := l.Stats().Since(st0)
 	writeRelayStats(env.stderr, st)
@@ -258,6 +296,18 @@ func (f *linkFlags) runCommand(ctx context.Context, env *cliEnv, l *link.Link, c
 		fmt.Fprintf(env.stderr, "  link relay: WARNING: the relay, not the emulated link, was the limit (%s): the figures measure this machine's relay\n", why)
 	}
 	return exitCode(err)
+}
+
+// ctrlCReachesGroup: this process's group is the foreground group of its
+// controlling terminal, so a Ctrl-C there reached every process of it.
+func ctrlCReachesGroup() bool {
+	tty, err := os.Open("/dev/tty")
+	if err != nil {
+		return false // no controlling terminal
+	}
+	defer tty.Close()
+	pgrp, err := unix.IoctlGetInt(int(tty.Fd()), unix.TIOCGPGRP)
+	return err == nil && pgrp == unix.Getpgrp()
 }
 
 // exitCode turns a command's exit into ours, silently: its code, or

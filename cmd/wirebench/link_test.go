@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -404,5 +405,88 @@ func TestLinkNone(t *testing.T) {
 	code := run(context.Background(), env, []string{"load", "--link", "none", "-n", "1", "http://" + ln.Addr().String() + "/"})
 	if code != 1 || strings.Contains(errb.String(), "link") {
 		t.Errorf("load --link none against a closed port: exit %d, stderr %q; want 1 and no link", code, errb.String())
+	}
+}
+
+// TestLinkInterruptedLeavesNothing: SIGINT sent to `wirebench link` alone
+// (a supervisor, `kill -INT`, `timeout -s INT`; not a terminal's Ctrl-C,
+// which reaches the command too) ends the command and the link, also when
+// wirebench was started with SIGINT ignored (a shell's background job);
+// a command that ignores SIGINT is killed by the second one. Before, the
+// signals were not passed on, the second one was ignored, and the link
+// and the command lived on until the command ended by itself.
+func TestLinkInterruptedLeavesNothing(t *testing.T) {
+	needRoot(t)
+	bin := testkit.Binary(t)
+	for _, c := range []struct {
+		name, child string
+		signals     int
+	}{
+		{"once", "", 1},
+		{"twice, command ignoring SIGINT", "trap '' INT; ", 2},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			before := ifaceNames(t)
+			pidFile := filepath.Join(t.TempDir(), "pid")
+			inner := c.child + "echo $$ > " + pidFile + "; sleep 60; echo survived"
+			cmd := exec.Command("sh", "-c", `trap '' INT; exec "$0" link rtt=1ms --link-calibrate=false -- sh -c "$1"`, bin, inner)
+			out, err := os.Create(filepath.Join(t.TempDir(), "out"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer out.Close()
+			cmd.Stdout, cmd.Stderr = out, out
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			var child int
+			for deadline := time.Now().Add(time.Minute); child == 0; time.Sleep(20 * time.Millisecond) {
+				if time.Now().After(deadline) {
+					t.Fatal("the command did not start")
+				}
+				if b, err := os.ReadFile(pidFile); err == nil && len(b) > 1 {
+					child = atoi(t, strings.TrimSpace(string(b)))
+				}
+			}
+			var ours []string
+			for _, n := range ifaceNames(t) {
+				if !slices.Contains(before, n) {
+					ours = append(ours, n)
+				}
+			}
+			if len(ours) == 0 {
+				t.Fatalf("no interface of the link: %v", before)
+			}
+			for i := 0; i < c.signals; i++ {
+				time.Sleep(200 * time.Millisecond)
+				cmd.Process.Signal(syscall.SIGINT)
+			}
+			done := make(chan error, 1)
+			go func() { done <- cmd.Wait() }()
+			select {
+			case <-done:
+			case <-time.After(30 * time.Second):
+				cmd.Process.Kill()
+				<-done
+				b, _ := os.ReadFile(out.Name())
+				t.Fatalf("wirebench link still running 30 s after %d SIGINT:\n%s", c.signals, b)
+			}
+			if b, _ := os.ReadFile(out.Name()); cmd.ProcessState.ExitCode() == 0 || strings.Contains(string(b), "survived") {
+				t.Errorf("exit %d, want the command's interrupted status:\n%s", cmd.ProcessState.ExitCode(), b)
+			}
+			for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+				gone := syscall.Kill(child, 0) != nil
+				left := false
+				for _, n := range ifaceNames(t) {
+					left = left || slices.Contains(ours, n)
+				}
+				if gone && !left {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("command alive %v, interfaces %v (the link's: %v)", !gone, ifaceNames(t), ours)
+				}
+			}
+		})
 	}
 }
