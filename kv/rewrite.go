@@ -196,7 +196,18 @@ func (a *aof) runRewrite(rw *rewrite) (err error) {
 		a.fatal = true
 		return e
 	}
-	a.f.Close()
+	// The replaced file goes on a goroutine of its own, as redis-server
+	// closes its old AOF on a background thread: the rename unlinked it,
+	// so this last close frees its blocks, 20-30 ms for a 64 MiB file on
+	// ext4, and writers would wait for it on a.mu (with -P 16 SETs a
+	// rewrite every 64 MiB stalled every connection, the p99 of the
+	// pipelined SET cells).
+	old := a.f
+	a.wg.Add(1)
+	go func() {
+		defer a.wg.Done()
+		old.Close()
+	}()
 	a.f = nf
 	// Everything appended so far is in the new file, fsynced: settle it.
 	a.buf, a.undo = a.buf[:0], a.undo[:0]
