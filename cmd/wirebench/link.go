@@ -199,16 +199,31 @@ func unprivileged(ctx context.Context, env *cliEnv) error {
 	}
 	cmd := exec.Command(exe, os.Args[1:]...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = env.stdin, env.stdout, env.stderr
+	// Every signal is passed on unless a terminal's Ctrl-C reached the
+	// inner process too (it shares our group); the inner one ends its
+	// command on the first and kills it on the second.
+	terminal := ctrlCReachesGroup()
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(sigs)
 	if err := link.StartInUserns(cmd); err != nil {
 		return err
 	}
-	stop := context.AfterFunc(ctx, func() {
-		if sig, ok := interruption(ctx); ok && sig.sig == syscall.SIGTERM {
-			cmd.Process.Signal(sig.sig)
+	if sig, ok := interruption(ctx); ok && len(sigs) == 0 && (sig.sig == syscall.SIGTERM || !terminal) {
+		cmd.Process.Signal(sig.sig) // one that came before Notify
+	}
+	waited := make(chan error, 1)
+	go func() { waited <- cmd.Wait() }()
+	for done := false; !done; {
+		select {
+		case err = <-waited:
+			done = true
+		case sig := <-sigs:
+			if sig == syscall.SIGTERM || !terminal {
+				cmd.Process.Signal(sig)
+			}
 		}
-	})
-	err = cmd.Wait()
-	stop()
+	}
 	if err = exitCode(err); err == nil {
 		err = quietExit(0)
 	}
@@ -276,8 +291,8 @@ func (f *linkFlags) runCommand(ctx context.Context, env *cliEnv, l *link.Link, c
 	go func() { waited <- cmd.Wait() }()
 	var err error
 	seen := 0
-	if ctx.Err() != nil {
-		seen = 1 // the first came before the command started
+	if ctx.Err() != nil && len(sigs) == 0 {
+		seen = 1 // the first came before Notify
 	}
 	for done := false; !done; {
 		select {

@@ -419,18 +419,32 @@ func TestLinkInterruptedLeavesNothing(t *testing.T) {
 	needRoot(t)
 	bin := testkit.Binary(t)
 	for _, c := range []struct {
-		name, child string
-		signals     int
+		name, child  string
+		signals      int
+		unprivileged bool
 	}{
-		{"once", "", 1},
-		{"twice, command ignoring SIGINT", "trap '' INT; ", 2},
+		{"once", "", 1, false},
+		{"twice, command ignoring SIGINT", "trap '' INT; ", 2, false},
+		{"unprivileged once", "", 1, true},
+		{"unprivileged twice, command ignoring SIGINT", "trap '' INT; ", 2, true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			before := ifaceNames(t)
-			pidFile := filepath.Join(t.TempDir(), "pid")
+			dir, err := os.MkdirTemp("", "wirebench-sigint")
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { os.RemoveAll(dir) })
+			if err := os.Chmod(dir, 0o777); err != nil {
+				t.Fatal(err)
+			}
+			pidFile := filepath.Join(dir, "pid")
 			inner := c.child + "echo $$ > " + pidFile + "; sleep 60; echo survived"
 			cmd := exec.Command("sh", "-c", `trap '' INT; exec "$0" link rtt=1ms --link-calibrate=false -- sh -c "$1"`, bin, inner)
-			out, err := os.Create(filepath.Join(t.TempDir(), "out"))
+			if c.unprivileged {
+				asNobody(cmd)
+			}
+			out, err := os.Create(filepath.Join(dir, "out"))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -454,7 +468,7 @@ func TestLinkInterruptedLeavesNothing(t *testing.T) {
 					ours = append(ours, n)
 				}
 			}
-			if len(ours) == 0 {
+			if len(ours) == 0 && !c.unprivileged {
 				t.Fatalf("no interface of the link: %v", before)
 			}
 			for i := 0; i < c.signals; i++ {
