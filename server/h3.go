@@ -65,6 +65,17 @@ type H3 struct {
 	// waiting for a lane are served in turn by source. 0 is
 	// DefaultH3HandshakeShare; < 0 or ≥ 1: no gate.
 	HandshakeShare float64
+	// RetryAfter is how many of one source's handshakes may be left
+	// unanswered at once (the server's flight sent, nothing back from the
+	// client yet) before its new connections are sent a Retry (QUIC's
+	// address validation, RFC 9000 §8.1.2): a client that reads the
+	// server's packets comes back with the Retry's token within a round
+	// trip and is admitted; one that never reads them (a flood of reused
+	// ClientHellos) gets no more handshakes, whose key exchange and
+	// signature it would have cost the server, nor connections that
+	// resend their flights until the handshake timeout. 0 is
+	// DefaultH3RetryAfter; < 0: never.
+	RetryAfter int
 	// IdleTimeout closes a QUIC connection with no packet for this long;
 	// 0 is Timeouts.Idle.
 	IdleTimeout time.Duration
@@ -109,6 +120,14 @@ const DefaultH3HandshakeBurst = time.Second
 // a second a lane there (~1 ms of cryptography each), ~300 on a quiet
 // CPU: 100 connections opened at once take about a second. docs/http3.md.
 const DefaultH3HandshakeShare = 0.1
+
+// DefaultH3RetryAfter: a source's handshakes left unanswered at once
+// before its new connections get a Retry. An honest client answers within
+// a round trip, so even one opening a few hundred connections at once
+// has few unanswered (the handshake gate hands out flights one at a time);
+// a flood that never answers held 500 half-open connections (the source's
+// cap), each resending its flight until the handshake timeout.
+const DefaultH3RetryAfter = 16
 
 // errTooManyConns refuses a QUIC connection past H3.MaxConns.
 var errTooManyConns = errors.New("server: HTTP/3 connection limit reached")
@@ -375,6 +394,12 @@ type h3Face struct {
 	droppedQueue                               atomic.Uint64 // while the source's handshakes queue for the gate
 	// gate runs the handshakes' cryptography in its lanes (nil: no gate).
 	gate *hsGate
+	// silent counts each source's handshakes whose server flight is out
+	// and whose client has not answered; past retryAfter (0: never) the
+	// source's new connections are sent a Retry, counted in retries.
+	silent     silentSources
+	retryAfter int
+	retries    atomic.Uint64
 	// replySources are the sources' shares of the reply budget.
 	replySources replySources
 	// requests counts requests answered over HTTP/3 (every route); conns
@@ -382,6 +407,39 @@ type h3Face struct {
 	// handshake resumed a session and those whose early data was accepted
 	// (counted when their handshake completes).
 	requests, conns, resumed, early atomic.Uint64
+}
+
+// silentSources counts each source's unanswered handshakes.
+type silentSources struct {
+	mu  sync.Mutex
+	m   map[netip.Prefix]int
+	all int
+}
+
+func (s *silentSources) add(key netip.Prefix, d int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.m == nil {
+		s.m = map[netip.Prefix]int{}
+	}
+	s.all += d
+	if n := s.m[key] + d; n > 0 {
+		s.m[key] = n
+	} else {
+		delete(s.m, key)
+	}
+}
+
+func (s *silentSources) of(key netip.Prefix) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.m[key]
+}
+
+func (s *silentSources) total() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.all
 }
 
 // replySources keeps one httpapi.Source per source with a connection
@@ -449,8 +507,11 @@ func newH3(o H3, cert tls.Certificate, t Timeouts) (*h3Face, error) {
 	if o.HandshakeShare == 0 {
 		o.HandshakeShare = DefaultH3HandshakeShare
 	}
+	if o.RetryAfter == 0 {
+		o.RetryAfter = DefaultH3RetryAfter
+	}
 	f := &h3Face{max: int64(o.MaxConns), handshakes: newBucket(o.HandshakeRate, o.HandshakeBurst),
-		perSource: newSources(o.SourceConns, o.SourceRate, o.HandshakeBurst)}
+		perSource: newSources(o.SourceConns, o.SourceRate, o.HandshakeBurst), retryAfter: max(o.RetryAfter, 0)}
 	if f.handshakes != nil {
 		f.perSource.creditMax = max(f.perSource.creditMax, int(f.handshakes.burst))
 	}
@@ -466,6 +527,9 @@ func newH3(o H3, cert tls.Certificate, t Timeouts) (*h3Face, error) {
 	// progress too and a refusal costs no cryptography. With a rate to
 	// keep, quic-go reads through the Initial filter, the first line.
 	f.tr = &quic.Transport{Conn: f.pc, ConnContext: f.admit}
+	if f.retryAfter > 0 {
+		f.tr.VerifySourceAddress = f.retry
+	}
 	if !o.NoInitialFilter && (o.HandshakeRate > 0 || o.SourceRate > 0) {
 		f.cids = newCIDGen()
 		f.tr.Conn = newInitialFilter(f.pc, f)
@@ -493,7 +557,13 @@ func newH3(o H3, cert tls.Certificate, t Timeouts) (*h3Face, error) {
 		MaxHeaderBytes: maxHeaderBytes,
 		ConnContext: func(ctx context.Context, c *quic.Conn) context.Context {
 			f.conns.Add(1)
+			// Accepted once the server has its client's transport
+			// parameters, in its first flight: from here until the client's
+			// Finished the handshake waits on the client.
+			key := sourceKey(c.RemoteAddr())
+			f.silent.add(key, 1)
 			go func() {
+				defer f.silent.add(key, -1)
 				select {
 				case <-c.HandshakeComplete():
 					st := c.ConnectionState()
@@ -543,6 +613,17 @@ func (f *h3Face) admit(ctx context.Context, ci *quic.ClientInfo) (context.Contex
 	}
 	context.AfterFunc(ctx, func() { f.open.Add(-1); f.perSource.release(key) })
 	return context.WithValue(ctx, gateKey{}, key), nil
+}
+
+// retry is the transport's VerifySourceAddress, asked of a new
+// connection's Initial without a token: a Retry while its source has
+// retryAfter handshakes unanswered.
+func (f *h3Face) retry(from net.Addr) bool {
+	if f.silent.of(sourceKey(from)) < f.retryAfter {
+		return false
+	}
+	f.retries.Add(1)
+	return true
 }
 
 // reserve takes the handshake tokens of a new connection from from at now
@@ -638,6 +719,11 @@ func (f *h3Face) appendCounters(b []byte) []byte {
 	b = promtext.AppendUint(b, dropped, f.droppedRate.Load(), "reason", "rate")
 	b = promtext.AppendUint(b, dropped, f.droppedInvalid.Load(), "reason", "invalid")
 	b = promtext.AppendUint(b, dropped, f.droppedQueue.Load(), "reason", "queue")
+	const silent, retries = "wirebench_h3_silent_handshakes", "wirebench_h3_retries_total"
+	b = promtext.AppendHeader(b, silent, "QUIC handshakes whose server flight is out and whose client has not answered yet.", promtext.Gauge)
+	b = promtext.AppendUint(b, silent, uint64(max(f.silent.total(), 0)))
+	b = promtext.AppendHeader(b, retries, "Initial packets answered with a Retry: their source had serve --h3-retry-after handshakes unanswered.", promtext.Counter)
+	b = promtext.AppendUint(b, retries, f.retries.Load())
 	if f.gate == nil {
 		return b
 	}

@@ -231,7 +231,9 @@ func waitHandled(t *testing.T, srv *server.Server, n int64) {
 func TestH3PerSourceBound(t *testing.T) {
 	t.Run("connections", func(t *testing.T) {
 		const maxConns = 20
-		srv := startH3(t, server.Options{H3: server.H3{MaxConns: maxConns, HandshakeRate: -1}})
+		// No Retry (--h3-retry-after -1): the flood's silence would turn
+		// its connections away before the cap this tests.
+		srv := startH3(t, server.Options{H3: server.H3{MaxConns: maxConns, HandshakeRate: -1, RetryAfter: -1}})
 		floodInitials(t, srv, 2*maxConns)
 		waitHandled(t, srv, 2*maxConns)
 		c, err := dialQUIC(t, srv, nil)
@@ -245,7 +247,7 @@ func TestH3PerSourceBound(t *testing.T) {
 	})
 	t.Run("rate", func(t *testing.T) {
 		const rate = 20
-		srv := startH3(t, server.Options{H3: server.H3{HandshakeRate: rate}})
+		srv := startH3(t, server.Options{H3: server.H3{HandshakeRate: rate, RetryAfter: -1}})
 		floodInitials(t, srv, 2*rate)
 		waitHandled(t, srv, 2*rate)
 		c, err := dialQUIC(t, srv, nil)
@@ -335,7 +337,9 @@ func TestH3InitialFloodNoRefusals(t *testing.T) {
 	const n, rate = 300, 100
 	for _, filter := range []bool{true, false} {
 		t.Run(fmt.Sprintf("filter=%v", filter), func(t *testing.T) {
-			srv := startH3(t, server.Options{H3: server.H3{HandshakeRate: rate, HandshakeBurst: 100 * time.Millisecond, NoInitialFilter: !filter}})
+			// No Retry: it would answer the silent flood before the
+			// rates this tests (TestH3RetryForSilentSource).
+			srv := startH3(t, server.Options{H3: server.H3{HandshakeRate: rate, HandshakeBurst: 100 * time.Millisecond, NoInitialFilter: !filter, RetryAfter: -1}})
 			var victim error
 			start := time.Now()
 			refusals, replies := floodCounted(t, srv, n, func() {
@@ -871,4 +875,115 @@ func TestH3AttacksBoundedMemory(t *testing.T) {
 	stop := neverRead(t, srv, 4, 25, "/users")
 	limit("never-read streams", p99(500))
 	stop()
+}
+
+// TestH3RetryForSilentSource: a host sending new connections' Initials
+// (a reused ClientHello, as bench/h3flood -mode initials does) and never
+// answering the server's flight was given a whole handshake (key exchange
+// and signature) for each, and each half-open connection resent its
+// flight until the handshake timeout, up to its source's 500. Now once
+// --h3-retry-after of a source's handshakes wait unanswered, its new
+// connections get a Retry instead: the flood holds no more than that
+// many, while a real client from the same address follows the Retry and
+// connects, and one from another address gets no Retry. Each connection
+// is sent once the server has handled the one before (admitted and
+// flight out, or retried), so the count is exact on any machine; the gate
+// is off (--h3-handshake-share 1) so that a flight goes out at once.
+func TestH3RetryForSilentSource(t *testing.T) {
+	const after, n = 4, 24
+	srv := startH3(t, server.Options{H3: server.H3{RetryAfter: after, HandshakeShare: 1}})
+	raddr, err := net.ResolveUDPAddr("udp", srv.H3Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	pc, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 2)})
+	if err != nil {
+		t.Skipf("no second loopback address: %v", err)
+	}
+	defer pc.Close()
+	scid := []byte{1, 2, 3, 4, 5, 6, 7, 8}
+	hello, err := quicflood.ClientHello(scid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var retryPackets atomic.Int64
+	read := make(chan struct{})
+	go func() {
+		defer close(read)
+		b := make([]byte, 1500)
+		for {
+			k, _, err := pc.ReadFromUDP(b)
+			if err != nil {
+				return
+			}
+			// A QUIC v1 Retry: long header, type 3.
+			if k > 5 && b[0]&0x80 != 0 && b[0]>>4&3 == 3 {
+				retryPackets.Add(1)
+			}
+		}
+	}()
+	var buf []byte
+	for i := range n {
+		dcid := []byte(fmt.Sprintf("silent%04d", i))
+		if _, buf, err = quicflood.ConnectionTo(pc, raddr, dcid, hello, scid, buf); err != nil {
+			t.Fatal(err)
+		}
+		deadline := time.Now().Add(hang)
+		for {
+			// Its two Initials each retried, or it is admitted with its
+			// flight out (counted silent).
+			open, silent := h3Metric(t, srv, "wirebench_h3_open_connections"), h3Metric(t, srv, "wirebench_h3_silent_handshakes")
+			if open == silent && open+h3Metric(t, srv, "wirebench_h3_retries_total")/2 >= int64(i+1) {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("connection %d not handled after %v: %d open, %d silent", i, hang, open, silent)
+			}
+			time.Sleep(2 * time.Millisecond)
+		}
+	}
+	if open := h3Metric(t, srv, "wirebench_h3_open_connections"); open > after {
+		t.Errorf("%d of the silent flood's %d connections admitted, want at most --h3-retry-after %d", open, n, after)
+	}
+	retried := h3Metric(t, srv, "wirebench_h3_retries_total")
+	if retried < n-after {
+		t.Errorf("%d Initials retried, want at least one for each of the %d connections past %d", retried, n-after, after)
+	}
+	time.Sleep(100 * time.Millisecond) // the last Retries on their way
+	pc.Close()
+	<-read
+	if retryPackets.Load() == 0 {
+		t.Errorf("no Retry packet came back of %d retried Initials", retried)
+	}
+
+	// A real client from the flood's address reads the Retry and connects.
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(srv.Cert().PEM)
+	tc := &tls.Config{RootCAs: pool, NextProtos: []string{http3.NextProtoH3}}
+	same, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 2)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := &quic.Transport{Conn: same}
+	defer tr.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), hang)
+	defer cancel()
+	before := h3Metric(t, srv, "wirebench_h3_retries_total")
+	c, err := tr.Dial(ctx, raddr, tc, nil)
+	if err != nil {
+		t.Fatalf("a real client from the silent source's address: %v", err)
+	}
+	c.CloseWithError(0, "")
+	if got := h3Metric(t, srv, "wirebench_h3_retries_total"); got == before {
+		t.Errorf("the real client from the silent source was not retried (%d Retries before and after)", got)
+	}
+	// One from another address gets no Retry.
+	before = h3Metric(t, srv, "wirebench_h3_retries_total")
+	if c, err = dialQUIC(t, srv, nil); err != nil {
+		t.Fatalf("a client from another address: %v", err)
+	}
+	c.CloseWithError(0, "")
+	if got := h3Metric(t, srv, "wirebench_h3_retries_total"); got != before {
+		t.Errorf("a client from another address retried (%d Retries, %d before)", got, before)
+	}
 }

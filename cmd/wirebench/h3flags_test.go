@@ -37,3 +37,14 @@ func TestServeH3HandshakeShareFlag(t *testing.T) {
 		}
 	}
 }
+
+// TestServeH3RetryAfterFlag: 0 and below -1 are refused as bad usage,
+// naming the flag (-1 is valid: never a Retry).
+func TestServeH3RetryAfterFlag(t *testing.T) {
+	for _, v := range []string{"0", "-2"} {
+		code, _, errOut := runCLI(t, "serve", "--http", "127.0.0.1:0", "--no-grpc", "--h3-retry-after", v)
+		if code != 2 || !strings.Contains(errOut, "h3-retry-after") {
+			t.Errorf("--h3-retry-after %s: exit %d, %q; want exit 2 naming the flag", v, code, errOut)
+		}
+	}
+}
