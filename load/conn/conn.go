@@ -82,4 +82,9 @@ type Options struct {
 	// events (one per packet and frame), the client's one cost beyond a
 	// bare quic-go loop's (docs/http3.md).
 	NoLayers bool `json:"no_layers,omitempty"`
+	// CheckLayers (h3 only, --layers-checked) counts the split from
+	// quic-go's packet events too, so that the run warns when its layers
+	// do not add up exactly; quic-go then builds an event per packet and
+	// per ACK (load/h3's layers.go).
+	CheckLayers bool `json:"check_layers,omitempty"`
 }

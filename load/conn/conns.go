@@ -96,6 +96,9 @@ func New(o Options, sp Speaks) (*Conns, error) {
 	if o.NoLayers && o.Transport != H3 {
 		return nil, fmt.Errorf("%w: --no-layers is HTTP/3's (--transport h3), not %s", ErrOptions, o.Transport)
 	}
+	if o.CheckLayers && (o.Transport != H3 || o.NoLayers) {
+		return nil, fmt.Errorf("%w: --layers-checked is HTTP/3's split (--transport h3, without --no-layers)", ErrOptions)
+	}
 	c.o = o
 	switch o.Transport {
 	case H2C:
@@ -109,6 +112,9 @@ func New(o Options, sp Speaks) (*Conns, error) {
 		}
 		if o.NoLayers {
 			c.H3.NoLayers()
+		}
+		if o.CheckLayers {
+			c.H3.CheckLayers()
 		}
 	case GRPC:
 		if c.GRPC, err = h2.NewGRPCPool(c.Addr, o.Connections, o.Timeout, true, o.Client != ClientStd, c.TLS); err != nil {

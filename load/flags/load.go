@@ -79,6 +79,7 @@ func (f *Load) Register(fs *pflag.FlagSet) {
 	fs.BoolVarP(&f.Raw.Insecure, "insecure", "k", false, "https: do not verify the server's certificate")
 	fs.StringVar(&f.Raw.CAFile, "cacert", "", "https: verify the server against the CA certificates in this PEM `file`")
 	fs.BoolVar(&f.Raw.NoLayers, "no-layers", false, "h3: leave the bytes split by layer inside QUIC out of the result (quic-go then builds no trace events: the client costs what a bare quic-go loop does)")
+	fs.BoolVar(&f.Raw.CheckLayers, "layers-checked", false, "h3: count the split by layer from quic-go's packet events too and warn unless the layers add up exactly (quic-go then builds an event per packet: more client CPU)")
 	fs.BoolVar(&f.Raw.ZeroRTT, "0rtt", false, "h3 (raw mode, --scenario): resume a session ticket and send each connection's first GET/HEAD as 0-RTT early data (the server must allow it: serve --h3-0rtt)")
 	fs.StringVar(&f.Raw.CertFile, "cert", "", "https: client certificate (PEM `file`), with --key")
 	fs.StringVar(&f.Raw.KeyFile, "key", "", "https: client certificate's private key (PEM `file`)")

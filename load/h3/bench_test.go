@@ -17,10 +17,12 @@ import (
 // layer) and through a bare quic-go http3.Transport, against the same
 // server in the process: the difference per request is the Pool's.
 //
-// Two more show where a Pool's cost was and is: its connection behind
+// Three more show where a Pool's cost was and is: its connection behind
 // an http.Client with Timeout set (as Pool.Client was: net/http then runs
-// a goroutine and a timer per request), and a Pool without the layer
-// trace (quic-go builds its qlog events only for a trace).
+// a goroutine and a timer per request), a Pool whose split counts
+// quic-go's packet events too (CheckLayers: quic-go builds an event per
+// packet and per ACK, as every Pool did before), and a Pool without the
+// layer trace (quic-go builds its qlog events only for a trace).
 //
 //	go test -run - -bench Client -benchmem ./load/h3
 func BenchmarkClient(b *testing.B) {
@@ -55,6 +57,12 @@ func BenchmarkClient(b *testing.B) {
 		p := NewPool(1, s.addr, 10*time.Second, &tls.Config{RootCAs: s.roots})
 		defer p.Close()
 		loop(b, &http.Client{Timeout: 10 * time.Second, Transport: p.slots[0]})
+	})
+	b.Run("pool-checked", func(b *testing.B) {
+		p := NewPool(1, s.addr, 10*time.Second, &tls.Config{RootCAs: s.roots})
+		p.CheckLayers()
+		defer p.Close()
+		loop(b, p.Client(0))
 	})
 	b.Run("pool-no-trace", func(b *testing.B) {
 		p := NewPool(1, s.addr, 10*time.Second, &tls.Config{RootCAs: s.roots})

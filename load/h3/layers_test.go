@@ -23,11 +23,15 @@ import (
 
 // layerRun sends reqs requests of random body sizes (seeded) asking for
 // random response sizes over conns connections, closes the pool and
-// returns it with the body bytes it sent and read.
-func layerRun(t *testing.T, s *testServer, seed uint64, conns, reqs int, wrap func(qlogwriter.Trace) qlogwriter.Trace) (p *Pool, sent, read int64) {
+// returns it with the body bytes it sent and read. checked: the pool
+// counts quic-go's packet events too (CheckLayers).
+func layerRun(t *testing.T, s *testServer, seed uint64, conns, reqs int, checked bool, wrap func(qlogwriter.Trace) qlogwriter.Trace) (p *Pool, sent, read int64) {
 	t.Helper()
 	rng := rand.New(rand.NewPCG(seed, 1))
 	p = NewPool(conns, s.addr, 10*time.Second, &tls.Config{RootCAs: s.roots})
+	if checked {
+		p.CheckLayers()
+	}
 	p.wrapTrace = wrap
 	sizes := []int{0, 1, 63, 64, 1200, 1500, 16383, 16384, 70000, 300000}
 	pick := func() int {
@@ -88,7 +92,7 @@ func TestLayersAddUpToTheSocket(t *testing.T) {
 	runs := 0
 	for seed := range uint64(6) {
 		t.Run(fmt.Sprint("seed", seed), func(t *testing.T) {
-			p, sent, read := layerRun(t, s, seed, 1+int(seed%3), 12, nil)
+			p, sent, read := layerRun(t, s, seed, 1+int(seed%3), 12, true, nil)
 			runs++
 			if err := p.Layers.Check(p.Bytes.In.Load(), p.Bytes.Out.Load()); err != nil {
 				t.Fatal(err)
@@ -105,11 +109,75 @@ func TestLayersAddUpToTheSocket(t *testing.T) {
 					t.Errorf("a layer is empty: %+v", l)
 				}
 			}
+			// The default split (no packet events) is the socket minus the
+			// HTTP/3 layers: on the same counts, the checked split.
+			p.Layers.packets = false
+			if in2, out2 := p.LayersNow(); in2 != in || out2 != out {
+				t.Errorf("without packet events in %+v out %+v, checked in %+v out %+v", in2, out2, in, out)
+			}
 			t.Logf("in %+v\nout %+v", in, out)
 		})
 	}
 	if runs != 6 {
 		t.Fatalf("%d runs, want 6", runs)
+	}
+}
+
+// Without CheckLayers (the default), quic-go's connection gets no
+// recorder (no packet event is counted), and the split is the checked
+// one: the bodies exactly, everything we send exactly as a checked run of
+// the same requests counts it (our control stream, HEADERS and DATA
+// frames, QPACK blocks: no field of ours varies between runs), and the
+// layers add up to the socket.
+func TestLayersWithoutPacketEvents(t *testing.T) {
+	s := startServer(t, 100)
+	for seed := range uint64(3) {
+		t.Run(fmt.Sprint("seed", seed), func(t *testing.T) {
+			conns := 1 + int(seed%3)
+			c, _, _ := layerRun(t, s, seed, conns, 12, true, nil)
+			p, sent, read := layerRun(t, s, seed, conns, 12, false, nil)
+			for _, d := range []*dirCounts{&p.Layers.in, &p.Layers.out} {
+				if n, sd := d.packets.Load(), d.streamData.Load(); n != 0 || sd != 0 {
+					t.Fatalf("packet events counted: %d bytes of packets, %d of STREAM data", n, sd)
+				}
+			}
+			if err := p.Layers.Check(p.Bytes.In.Load(), p.Bytes.Out.Load()); err != nil {
+				t.Fatal(err)
+			}
+			in, out := p.LayersNow()
+			_, cout := c.LayersNow()
+			if in.Total() != p.Bytes.In.Load() || out.Total() != p.Bytes.Out.Load() {
+				t.Errorf("layers in %d out %d, socket in %d out %d", in.Total(), out.Total(), p.Bytes.In.Load(), p.Bytes.Out.Load())
+			}
+			if in.Message != read || out.Message != sent {
+				t.Errorf("body layer in %d out %d, bodies read %d sent %d", in.Message, out.Message, read, sent)
+			}
+			if out.H3Frames != cout.H3Frames || out.QPACK != cout.QPACK || out.Message != cout.Message {
+				t.Errorf("out %+v, checked %+v", out, cout)
+			}
+			for _, l := range []results.Layers{in, out} {
+				if l.QUIC <= 0 || l.H3Frames <= 0 || l.QPACK <= 0 {
+					t.Errorf("a layer is empty: %+v", l)
+				}
+			}
+		})
+	}
+}
+
+// Without packet events, Check still refuses HTTP/3 layers larger than
+// what the socket carried.
+func TestLayersWithoutPacketEventsCheck(t *testing.T) {
+	var l LayerCounts
+	l.out.qpack.Add(30)
+	l.out.h3Frames.Add(3)
+	if err := l.Check(0, 40); err != nil {
+		t.Errorf("33 bytes of HTTP/3 in 40 carried: %v", err)
+	}
+	if _, out := l.Layers(0, 40); out.QUIC != 7 {
+		t.Errorf("QUIC out %d, want 7", out.QUIC)
+	}
+	if err := l.Check(0, 32); !errors.Is(err, ErrLayers) {
+		t.Errorf("33 bytes of HTTP/3 in 32 carried: %v", err)
 	}
 }
 
@@ -169,7 +237,7 @@ func TestLayersDoubleCountFails(t *testing.T) {
 		{"stream types in", func(e qlogwriter.Event) bool { _, ok := e.(h3qlog.StreamTypeSet); return ok }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			p, _, _ := layerRun(t, s, 7, 1, 4, func(tr qlogwriter.Trace) qlogwriter.Trace { return twice{tr, tc.dup} })
+			p, _, _ := layerRun(t, s, 7, 1, 4, true, func(tr qlogwriter.Trace) qlogwriter.Trace { return twice{tr, tc.dup} })
 			err := p.Layers.Check(p.Bytes.In.Load(), p.Bytes.Out.Load())
 			if !errors.Is(err, ErrLayers) {
 				t.Fatalf("%s counted twice, Check: %v", tc.name, err)
@@ -182,7 +250,7 @@ func TestLayersDoubleCountFails(t *testing.T) {
 // and not when http3 logs them: a connection closed in between never sent
 // them (the bytes would be framed but not carried).
 func TestLayersControlStreamCountedWhenCarried(t *testing.T) {
-	var l LayerCounts
+	l := LayerCounts{packets: true}
 	tr := l.newTrace(nil)
 	rec := tr.AddProducer()
 	const id, n = 2, 8
@@ -249,6 +317,7 @@ func (r *holdRec) Close() error {
 func TestLayersSettingsNeverSent(t *testing.T) {
 	s := startServer(t, 100)
 	p := NewPool(1, s.addr, 10*time.Second, &tls.Config{RootCAs: s.roots})
+	p.CheckLayers()
 	h := &holdSettings{held: make(chan struct{}), release: make(chan struct{}), done: make(chan struct{})}
 	p.wrapTrace = func(tr qlogwriter.Trace) qlogwriter.Trace { h.Trace = tr; return h }
 	resp, err := p.Client(0).Get("https://" + s.addr + "/")

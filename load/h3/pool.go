@@ -89,6 +89,12 @@ func NewPool(conns int, addr string, timeout time.Duration, tlsCfg *tls.Config) 
 // all the same.
 func (p *Pool) NoLayers() { p.noLayers = true }
 
+// CheckLayers counts the split from quic-go's packet events too (call it
+// before the first request), so that Finish warns when its layers do not
+// add up exactly (layers.go). It costs the client what those events do:
+// quic-go builds one per packet and per ACK.
+func (p *Pool) CheckLayers() { p.Layers.packets = true }
+
 // Client is a client for VU vu, on its connection (vu mod n), each
 // request bounded by the pool's timeout, up to the end of its body (a
 // timeout fails as ErrTimeout). A VU keeps its client and sends one
@@ -307,6 +313,9 @@ func (s *slot) dial(ctx context.Context) (*conn, time.Duration, error) {
 		udp.Close()
 		return nil, 0, fmt.Errorf("%s: QUIC handshake: %w", s.addr, err)
 	}
+	if t := cc.trace.Load(); t != nil {
+		t.h3.Store(true) // quic-go's producer was added; http3's comes next
+	}
 	c := &conn{udp: udp, count: cc, tr: tr, qc: qc, cc: newClientConn(qc), dialedEarly: dialEarly}
 	if s.p.zero != nil {
 		s.p.zero.watch(c, start)
@@ -363,7 +372,8 @@ func (p *Pool) LayersNow() (in, out results.Layers) {
 }
 
 // Finish puts the pool's split into res (call it after Close) and warns
-// if its layers do not add up exactly; with NoLayers, nothing.
+// if its layers do not add up (exactly, with CheckLayers); with NoLayers,
+// nothing.
 func (p *Pool) Finish(res *results.Load) {
 	if p.noLayers {
 		return

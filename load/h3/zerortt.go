@@ -122,7 +122,7 @@ func (p *Pool) warmTicket(ctx context.Context) error {
 			return fmt.Errorf("%s: no session ticket or SETTINGS within %v", s.addr, s.timeout)
 		}
 	}
-	for !p.noLayers { // without the split nothing is counted, nothing to wait for
+	for !p.noLayers && p.Layers.packets { // nothing counted when carried, nothing to wait for
 		// http3 opens our control stream in a goroutine: wait until a
 		// packet carried it (layers.go counts it then).
 		if in, out := p.Layers.StreamMismatch(); in == 0 && out == 0 && p.Layers.out.h3Frames.Load() > 0 {

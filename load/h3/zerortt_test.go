@@ -84,6 +84,7 @@ func TestZeroRTTAccepted(t *testing.T) {
 	s, counts := zeroServer(t, true)
 	p := NewPool(3, s.addr, 10*time.Second, &tls.Config{RootCAs: s.roots})
 	p.Enable0RTT()
+	p.CheckLayers()
 	p.Warm(context.Background())
 	getAll(t, p, s, 6)
 	if err := p.Close(); err != nil {
