@@ -161,11 +161,16 @@ func main() {
 		vb, _ := net.InterfaceByName("vb")
 		sh("ip neigh add 10.9.0.2 lladdr " + vb.HardwareAddr.String() + " dev va")
 		dst = "10.9.0.2:9"
+		tso := tsoOn("va")
 		x, err := openXSK(vb.Index, mode)
 		if err != nil {
 			fmt.Printf("%s: %v\n", mode, err)
 			os.Exit(1)
 		}
+		// The kernel takes software GSO from a veth whose peer has an
+		// XDP program: TCP segments and UDP_SEGMENT sends are cut
+		// before they cross.
+		fmt.Printf("va TSO before the XDP program: %v, after: %v\n", tso, tsoOn("va"))
 		stats = x.stats
 		go x.read(ready)
 	default:
@@ -222,6 +227,24 @@ func main() {
 		mode, gso, rate, int64(float64(n1-n0)/el.Seconds()), int64(n/el.Seconds()),
 		per(r1-r0), 100*float64(r1-r0)/float64(el), per(s1-s0), per(k1-k0), per(p1-p0), per(p1-p0+k1-k0),
 		float64(q1-q0)*1e7/n, stats())
+}
+
+// tsoOn: the device's TCP segmentation offload, by the legacy ethtool
+// ioctl (ETHTOOL_GTSO).
+func tsoOn(dev string) bool {
+	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM, 0)
+	if err != nil {
+		panic(err)
+	}
+	defer unix.Close(fd)
+	val := [2]uint32{unix.ETHTOOL_GTSO, 0}
+	var ifr [40]byte
+	copy(ifr[:15], dev)
+	*(*uintptr)(unsafe.Pointer(&ifr[16])) = uintptr(unsafe.Pointer(&val))
+	if _, _, e := unix.Syscall(unix.SYS_IOCTL, uintptr(fd), unix.SIOCETHTOOL, uintptr(unsafe.Pointer(&ifr))); e != 0 {
+		panic(e)
+	}
+	return val[1] != 0
 }
 
 func readTUN(fd int, ready chan int) {
