@@ -49,18 +49,43 @@ func connOf(ctx context.Context) *connReplies {
 // meanwhile. It returns the bytes taken and whether it waited, or ctx's
 // error if the client went first.
 func (c *connReplies) reserve(ctx context.Context, last *atomic.Int64, share int64, waiting *atomic.Int64) (n int64, waited bool, err error) {
-	for {
-		if n = last.Load(); n <= 0 {
-			n = share
-		}
-		c.mu.Lock()
+	waited, err = waitUntil(ctx, &c.mu, &c.changed, waiting, func() bool {
+		n = expected(last, share)
 		if c.held == 0 || c.held+n <= share {
 			c.held += n
-			c.mu.Unlock()
-			return n, waited, nil
+			return true
 		}
-		ch := c.changed
-		c.mu.Unlock()
+		return false
+	})
+	if err != nil {
+		return 0, waited, err
+	}
+	return n, waited, nil
+}
+
+// expected is what a reply of the route whose last reply was last's will
+// likely hold: that size, or share while the route has none yet.
+func expected(last *atomic.Int64, share int64) int64 {
+	if n := last.Load(); n > 0 {
+		return n
+	}
+	return share
+}
+
+// waitUntil is the wait of the connection's and the source's shares: it
+// calls try with mu held until it reports true, waiting between tries
+// for *changed to be closed (its owner closes and replaces it, under mu,
+// when what try checks may have changed), counted in waiting meanwhile.
+// It reports whether it waited, and ctx's error if the client went first.
+func waitUntil(ctx context.Context, mu *sync.Mutex, changed *chan struct{}, waiting *atomic.Int64, try func() bool) (waited bool, err error) {
+	for {
+		mu.Lock()
+		if try() {
+			mu.Unlock()
+			return waited, nil
+		}
+		ch := *changed
+		mu.Unlock()
 		if !waited {
 			waited = true
 			waiting.Add(1)
@@ -69,7 +94,7 @@ func (c *connReplies) reserve(ctx context.Context, last *atomic.Int64, share int
 		select {
 		case <-ch:
 		case <-ctx.Done():
-			return 0, waited, ctx.Err()
+			return waited, ctx.Err()
 		}
 	}
 }

@@ -416,11 +416,7 @@ func (s *Server) takeSourcedSlot(q *request, c *connReplies, last *atomic.Int64)
 			return true
 		}
 		waited = q.takeSlot() || waited
-		n := last.Load()
-		if n <= 0 {
-			n = s.replies.srcShare
-		}
-		if c.src.fits(n, s.replies.srcShare) {
+		if c.src.fits(expected(last, s.replies.srcShare), s.replies.srcShare) {
 			return waited
 		}
 		q.releaseSlot()

@@ -92,29 +92,7 @@ func (s *Source) fits(n, share int64) bool {
 // waiting meanwhile. It reports whether it waited, and ctx's error if the
 // client went first.
 func (s *Source) wait(ctx context.Context, last *atomic.Int64, share int64, waiting *atomic.Int64) (waited bool, err error) {
-	for {
-		n := last.Load()
-		if n <= 0 {
-			n = share
-		}
-		s.mu.Lock()
-		if s.fitsLocked(n, share) {
-			s.mu.Unlock()
-			return waited, nil
-		}
-		ch := s.changed
-		s.mu.Unlock()
-		if !waited {
-			waited = true
-			waiting.Add(1)
-			defer waiting.Add(-1)
-		}
-		select {
-		case <-ch:
-		case <-ctx.Done():
-			return waited, ctx.Err()
-		}
-	}
+	return waitUntil(ctx, &s.mu, &s.changed, waiting, func() bool { return s.fitsLocked(expected(last, share), share) })
 }
 
 // add records a reply of n bytes, just encoded.
