@@ -377,22 +377,22 @@ func TestBigRepliesLeaveACPU(t *testing.T) {
 	if r := get("/todos"); r.status != 200 {
 		t.Errorf("the todo list while every big slot is held: %+v", r)
 	}
-	// Over HTTP/1.1 (no connection share) the big list takes an
-	// ordinary slot: it is served while every big slot is held.
+	// Over HTTP/1.1 and h2 (a net/http connection's share) the big list
+	// takes an ordinary slot: it is served while every big slot is held.
 	h1 := make(chan int, 1)
 	go func() {
 		var resp Response
-		s.Handle(&Request{Method: "GET", Path: "/users", ContentLength: -1}, &resp)
+		s.Handle(&Request{Method: "GET", Path: "/users", ContentLength: -1, Context: WithTCPConnection(context.Background(), NewSource())}, &resp)
 		h1 <- resp.Status
 		resp.Release()
 	}()
 	select {
 	case st := <-h1:
 		if st != 200 {
-			t.Errorf("the user list over HTTP/1.1 while every big slot is held: %d", st)
+			t.Errorf("the user list over net/http while every big slot is held: %d", st)
 		}
 	case <-time.After(time.Minute): // a guard: it waits for a big slot
-		t.Fatal("the user list over HTTP/1.1 waited for a big slot")
+		t.Fatal("the user list over net/http waited for a big slot")
 	}
 	for range s.bigSlots.Cap() {
 		s.bigSlots.Release()

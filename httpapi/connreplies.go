@@ -20,6 +20,7 @@ type connReplies struct {
 	held    int64
 	changed chan struct{} // closed and replaced when held drops
 	src     *Source       // the connection's source's share; nil: none
+	big     bool          // its large replies are encoded in the big slots
 }
 
 type connRepliesKey struct{}
@@ -29,8 +30,17 @@ type connRepliesKey struct{}
 // connections of one client address; nil: none). An engine that
 // multiplexes requests on a connection (HTTP/3, h2) calls it for each new
 // connection and passes the connection's request contexts in
-// Request.Context.
+// Request.Context. Its large replies are encoded in the big slots
+// (Server.bigSlots): HTTP/3's, where a client that never reads costs the
+// server an encoding and nothing of its own.
 func WithConnection(ctx context.Context, src *Source) context.Context {
+	return context.WithValue(ctx, connRepliesKey{}, &connReplies{changed: make(chan struct{}), src: src, big: true})
+}
+
+// WithTCPConnection is WithConnection for a net/http connection (HTTP/1.1,
+// h2): the shares, and the ordinary slots (the big ones cost 18-26% of the
+// large lists a 2-CPU server encodes a second over HTTP/1.1).
+func WithTCPConnection(ctx context.Context, src *Source) context.Context {
 	return context.WithValue(ctx, connRepliesKey{}, &connReplies{changed: make(chan struct{}), src: src})
 }
 

@@ -315,12 +315,14 @@ func (s *Server) serveRoute(rt *route, r *Request, id string, resp *Response) {
 	// before its slot: a connection whose earlier replies are not read
 	// yet waits, holding neither; then, while its source's replies not
 	// being read hold their share (Source), it waits too.
-	// The big slots are for connections with a share (HTTP/3, where a
+	// The big slots are for HTTP/3's connections (WithConnection, where a
 	// client that never reads costs the server an encoding and nothing
 	// of its own); over HTTP/1.1 they cost 18-26% of the lists a 2-CPU
-	// server encodes a second, and a connection there holds one reply.
+	// server encodes a second.
 	q.noSlot = rt.small()
-	q.big = (r.Method == "GET" || r.Method == "HEAD") && rt.big() && connOf(r.Context) != nil
+	if c := connOf(r.Context); c != nil && c.big {
+		q.big = (r.Method == "GET" || r.Method == "HEAD") && rt.big()
+	}
 	shed := false
 	if r.Method == "GET" || r.Method == "HEAD" {
 		if shed = err == nil && !s.replies.fits(rt.lastReply.Load()); !shed {

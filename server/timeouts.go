@@ -89,6 +89,11 @@ func newHTTPServer(h http.Handler, protos *http.Protocols, t Timeouts) *http.Ser
 		// more than any client of this API sends (net/http's default is
 		// 1 MiB).
 		MaxHeaderBytes: maxHeaderBytes,
+		// Each connection's share of the reply budget and its source's,
+		// as over HTTP/3: an h2 connection's never-read streams, or a
+		// host's many never-read connections, hold one or a few large
+		// replies, not the budget.
+		ConnContext: new(tcpSources).connContext,
 		HTTP2: &http.HTTP2Config{
 			MaxConcurrentStreams: t.H2MaxStreams,
 			// The connection window is what all streams share; keep it
