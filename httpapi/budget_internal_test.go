@@ -448,3 +448,33 @@ func seededServer(t *testing.T, opts Options) *Server {
 	}
 	return s
 }
+
+// TestTrickleReaderCountsUnread: a client that takes a chunk of a large
+// reply now and then counts as not reading it. It escaped the source's
+// share when the rule was only "a chunk within unreadAfter of the last":
+// each chunk, taken after a long pause, made the reply count as read for
+// unreadAfter, and the source's waiting lists went on to their encoding.
+// Now the k-th chunk is due within k unreadAfters of the encoding.
+func TestTrickleReaderCountsUnread(t *testing.T) {
+	const n, share = 10 << 20, 16 << 20 // a second reply fits only if the first is read
+	s := NewSource()
+	r := s.add(n)
+	if !s.fits(n, share) {
+		t.Fatal("a reply just encoded counts as unread")
+	}
+	time.Sleep(2*unreadAfter + 100*time.Millisecond)
+	if s.fits(n, share) {
+		t.Fatal("a reply none of whose chunks was taken for twice unreadAfter counts as read")
+	}
+	r.wrote() // one chunk, long after it was due
+	if u := s.unread(clock()); u != n {
+		t.Errorf("a reply whose first chunk came %v after its encoding: %d bytes unread, want %d", 2*unreadAfter+100*time.Millisecond, u, n)
+	}
+	if s.fits(n, share) {
+		t.Error("a second reply fits while the first trickles")
+	}
+	s.remove(r)
+	if !s.fits(n, share) {
+		t.Error("a reply does not fit once the trickled one went")
+	}
+}

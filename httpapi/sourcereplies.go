@@ -18,9 +18,12 @@ import (
 // many connections from one address holds as many as it reads, and never
 // waits here. A reply is being read while its writes progress
 // (replyChunk at a time, each one's end told by the adapter) at least
-// once every unreadAfter; past that its bytes count against the share,
-// and the source's next large reply waits for one of them to be written
-// or released.
+// once every unreadAfter, and its k-th chunk was taken within k
+// unreadAfters of its encoding (512 KiB/s on average: a client that
+// takes a chunk now and then, each time just before the first rule would
+// count the reply, falls behind this one for good); past either its
+// bytes count against the share, and the source's next large reply waits
+// for one of them to be written or released.
 type Source struct {
 	mu      sync.Mutex
 	replies []*sourceReply // the source's large replies held now
@@ -48,10 +51,19 @@ const replyChunk = 128 << 10
 
 // sourceReply is one held reply of a source.
 type sourceReply struct {
-	src  *Source
-	held int64
-	i    int          // index in src.replies
-	last atomic.Int64 // monotonic nanoseconds of its encoding or last chunk written
+	src   *Source
+	held  int64
+	i     int          // index in src.replies
+	start int64        // monotonic nanoseconds of its encoding
+	last  atomic.Int64 // of its encoding or last chunk written
+	taken atomic.Int64 // chunks written
+}
+
+// unreadAt reports whether r counts as not read at now: no chunk taken
+// for unreadAfter, or fewer than one per unreadAfter since its encoding
+// (the first one due unreadAfter after it).
+func (r *sourceReply) unreadAt(now int64) bool {
+	return now-r.last.Load() > int64(unreadAfter) || now-r.start > (r.taken.Load()+1)*int64(unreadAfter)
 }
 
 // clock is the monotonic time the replies' progress is kept in.
@@ -63,7 +75,7 @@ func clock() int64 { return int64(time.Since(clockStart)) }
 // is held.
 func (s *Source) unread(now int64) (n int64) {
 	for _, r := range s.replies {
-		if now-r.last.Load() > int64(unreadAfter) {
+		if r.unreadAt(now) {
 			n += r.held
 		}
 	}
@@ -97,8 +109,8 @@ func (s *Source) wait(ctx context.Context, last *atomic.Int64, share int64, wait
 
 // add records a reply of n bytes, just encoded.
 func (s *Source) add(n int64) *sourceReply {
-	r := &sourceReply{src: s, held: n}
-	r.last.Store(clock())
+	r := &sourceReply{src: s, held: n, start: clock()}
+	r.last.Store(r.start)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	r.i = len(s.replies)
@@ -123,16 +135,19 @@ func (s *Source) remove(r *sourceReply) {
 	s.replies[last] = nil
 	s.replies = s.replies[:last]
 	s.total -= r.held
-	if clock()-r.last.Load() > int64(unreadAfter) {
+	if r.unreadAt(clock()) {
 		s.signalLocked()
 	}
 }
 
-// wrote tells that a chunk of r was taken by the client; if r counted as
-// unread, the waiters re-check.
+// wrote tells that a chunk of r was taken by the client; if that makes
+// an unread r read again, the waiters re-check.
 func (r *sourceReply) wrote() {
 	now := clock()
-	if now-r.last.Swap(now) > int64(unreadAfter) {
+	was := r.unreadAt(now)
+	r.taken.Add(1)
+	r.last.Store(now)
+	if was && !r.unreadAt(now) {
 		r.src.mu.Lock()
 		r.src.signalLocked()
 		r.src.mu.Unlock()
