@@ -68,6 +68,11 @@ var ErrPanic = errors.New("decoder failed")
 // defer recoverDecode("msgpack", &err).
 func recoverDecode(format string, err *error) {
 	if r := recover(); r != nil {
-		*err = fmt.Errorf("%s: %w on this input (%w): %v", format, ErrPanic, ErrSyntax, r)
+		*err = decodePanic(format, r)
 	}
+}
+
+// decodePanic is the error a library's panic r becomes.
+func decodePanic(format string, r any) error {
+	return fmt.Errorf("%s: %w on this input (%w): %v", format, ErrPanic, ErrSyntax, r)
 }

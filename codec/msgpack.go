@@ -1,6 +1,11 @@
 package codec
 
-import "github.com/vmihailenco/msgpack/v5"
+import (
+	"bytes"
+	"sync"
+
+	"github.com/vmihailenco/msgpack/v5"
+)
 
 // msgpackCodec is github.com/vmihailenco/msgpack/v5: the most used Go
 // MessagePack library, maintained, reflection-cached, and it encodes
@@ -18,8 +23,31 @@ func (msgpackCodec) Unmarshal(data []byte, v any) (err error) {
 	if err := scanMsgpack(data, DefaultLimits); err != nil {
 		return err
 	}
-	defer recoverDecode("msgpack", &err)
-	return msgpack.Unmarshal(data, v)
+	d := mpDecoders.Get().(*mpDecoder)
+	defer func() {
+		// A panic in the library leaves the decoder as it was: not pooled.
+		if r := recover(); r != nil {
+			err = decodePanic("msgpack", r)
+			return
+		}
+		d.r.Reset(nil)
+		d.dec.ResetReader(nil)
+		mpDecoders.Put(d)
+	}()
+	d.r.Reset(data)
+	// What msgpack.Unmarshal does, less its allocation of a bytes.Reader:
+	// Reset clears every option, so the value preallocation that Unmarshal
+	// asks for before its Reset is off there too.
+	d.dec.Reset(&d.r)
+	return d.dec.Decode(v)
 }
+
+// mpDecoder is a library decoder with the reader it reads from, reused.
+type mpDecoder struct {
+	r   bytes.Reader
+	dec *msgpack.Decoder
+}
+
+var mpDecoders = sync.Pool{New: func() any { return &mpDecoder{dec: msgpack.NewDecoder(nil)} }}
 
 func init() { Register(msgpackCodec{}, "application/msgpack", "application/x-msgpack") }

@@ -376,25 +376,27 @@ func validMsgpack(b []byte, lim Limits) bool {
 	if !fastLimits(lim) {
 		return explainMsgpack(b, lim) == nil
 	}
-	// left[k] is the number of values still to read in the k-th open
-	// container; left[0] is the top level, which holds one value.
+	// cur is the number of values still to read in the innermost open
+	// container (the top level, which holds one value, at first), kept
+	// in a register; left[k] keeps the k-th's while a deeper one is read.
 	var left [maxFastDepth + 1]int
-	left[0] = 1
+	cur := 1
 	top := 0
 	i := 0
 	for {
-		for left[top] == 0 {
+		for cur == 0 {
 			if top == 0 {
 				return i == len(b)
 			}
 			top--
+			cur = left[top]
 		}
 		if i >= len(b) {
 			return false
 		}
 		t := mpTypes[b[i]]
 		i++
-		left[top]--
+		cur--
 		var count int // a container's elements, or pairs
 		pairs := false
 		switch t.kind {
@@ -474,8 +476,9 @@ func validMsgpack(b []byte, lim Limits) bool {
 			return false
 		}
 		if values > 0 {
+			left[top] = cur
 			top++
-			left[top] = values
+			cur = values
 		}
 	}
 }
