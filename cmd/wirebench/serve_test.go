@@ -3,9 +3,12 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"os/exec"
+	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -107,5 +110,42 @@ func TestCLIExitCodes(t *testing.T) {
 		if code != tc.code || !strings.Contains(out.String()+errb.String(), tc.want) {
 			t.Errorf("wirebench %v: exit %d, want %d; output %q lacks %q", tc.args, code, tc.code, out.String()+errb.String(), tc.want)
 		}
+	}
+}
+
+// TestServeTwoProcsOnOneCPU: serve pinned to one CPU runs two Ps, so a
+// large list's encoding never holds the only one (atLeastTwoProcs); a
+// GOMAXPROCS the user set is kept. Before, it ran one P there.
+func TestServeTwoProcsOnOneCPU(t *testing.T) {
+	bin := testkit.Binary(t)
+	for _, c := range []struct {
+		env  string
+		want int
+	}{{"", 2}, {"GOMAXPROCS=1", 1}} {
+		cmd := exec.Command(bin, "serve", "--http", "127.0.0.1:0", "--no-grpc", "--cpus", "0")
+		for _, kv := range os.Environ() {
+			if !strings.HasPrefix(kv, "GOMAXPROCS=") {
+				cmd.Env = append(cmd.Env, kv)
+			}
+		}
+		if c.env != "" {
+			cmd.Env = append(cmd.Env, c.env)
+		}
+		p, m := testkit.StartLine(t, cmd, regexp.MustCompile(`^listening http=(\S+)`), time.Minute)
+		resp, err := http.Get("http://" + m[1] + "/metrics")
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		got := -1
+		for line := range strings.Lines(string(body)) {
+			fmt.Sscanf(line, "go_sched_gomaxprocs_threads %d", &got)
+		}
+		if got != c.want {
+			t.Errorf("serve --cpus 0 with %q: GOMAXPROCS %d, want %d", c.env, got, c.want)
+		}
+		p.Signal(syscall.SIGTERM)
+		p.Wait()
 	}
 }
