@@ -20,6 +20,11 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 rounds=${1:-12} secs=${2:-2}
 server_cpu=${SERVER_CPU:-1} client_cpu=${CLIENT_CPU:-0}
+# Every server gets the same GOMAXPROCS on its one CPU: wirebench serve
+# runs two Ps there by default (a large encoding must not hold the only
+# one), and a bare server given fewer would differ by a runtime knob,
+# not by its code. SERVER_PROCS overrides it for all of them.
+server_procs=${SERVER_PROCS:-2}
 # wrk's threads and connections (e.g. WRK="-t2 -c10", wrk's defaults)
 WRK=${WRK:--t1 -c50}
 for tool in wrk taskset; do
@@ -33,7 +38,7 @@ trap 'for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; rm -rf "$tm
 declare -A pid addr cpu req
 for n in "${names[@]}"; do
   # shellcheck disable=SC2086
-  taskset -c "$server_cpu" ${cmd[$n]} >"$tmp/$n.out" 2>"$tmp/$n.err" &
+  GOMAXPROCS=$server_procs taskset -c "$server_cpu" ${cmd[$n]} >"$tmp/$n.out" 2>"$tmp/$n.err" &
   pid[$n]=$!
   pids+=("$!")
 done

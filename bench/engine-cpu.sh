@@ -31,6 +31,11 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 secs=${1:-5} rounds=${2:-2}
 server_cpu=${SERVER_CPU:-1} client_cpu=${CLIENT_CPU:-0}
+# Every server gets the same GOMAXPROCS on its one CPU: wirebench serve
+# runs two Ps there by default (a large encoding must not hold the only
+# one), and a bare server given fewer would differ by a runtime knob,
+# not by its code. SERVER_PROCS overrides it for all of them.
+server_procs=${SERVER_PROCS:-2}
 # wrk's threads and connections (e.g. WRK="-t2 -c10", wrk's defaults)
 WRK=${WRK:--t1 -c50}
 for tool in wrk taskset; do
@@ -51,7 +56,7 @@ run() {
   local name=$1; shift
   local godebug=${GODEBUG:-}
   [ "${GC:-}" = 1 ] && godebug=gctrace=1
-  GODEBUG=$godebug taskset -c "$server_cpu" "$@" > "$tmp/out" 2>"$tmp/err" &
+  GOMAXPROCS=$server_procs GODEBUG=$godebug taskset -c "$server_cpu" "$@" > "$tmp/out" 2>"$tmp/err" &
   srv=$!
   local addr=
   for _ in $(seq 100); do

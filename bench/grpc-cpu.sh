@@ -29,6 +29,11 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 secs=${1:-5} rounds=${2:-3}
 server_cpu=${SERVER_CPU:-1} client_cpu=${CLIENT_CPU:-0}
+# Every server gets the same GOMAXPROCS on its one CPU: wirebench serve
+# runs two Ps there by default (a large encoding must not hold the only
+# one), and a bare server given fewer would differ by a runtime knob,
+# not by its code. SERVER_PROCS overrides it for all of them.
+server_procs=${SERVER_PROCS:-2}
 UNARY_C=${UNARY_C:-1 50}
 users=1000
 PATH=$PATH:$(go env GOPATH)/bin
@@ -66,12 +71,12 @@ run() {
   # read the previous server's address before the child has truncated it.
   : > "$tmp/out"
   if [ "$kind" = bare ]; then
-    taskset -c "$server_cpu" "$tmp/grpcgobare" -seed-users "$users" > "$tmp/out" 2>"$tmp/err" &
+    GOMAXPROCS=$server_procs taskset -c "$server_cpu" "$tmp/grpcgobare" -seed-users "$users" > "$tmp/out" 2>"$tmp/err" &
   else
     local bin=$tmp/wirebench
     [ "$kind" = base ] && bin=$tmp/wirebench-base
     # shellcheck disable=SC2086 # SERVE_FLAGS: extra `wirebench serve` flags
-    taskset -c "$server_cpu" "$bin" serve --http 127.0.0.1:0 --grpc 127.0.0.1:0 --grpc-transport grpc-go \
+    GOMAXPROCS=$server_procs taskset -c "$server_cpu" "$bin" serve --http 127.0.0.1:0 --grpc 127.0.0.1:0 --grpc-transport grpc-go \
       --seed-users "$users" --seed-todos 10 ${SERVE_FLAGS:-} > "$tmp/out" 2>"$tmp/err" &
   fi
   srv=$!

@@ -40,6 +40,11 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 secs=${1:-5} rounds=${2:-3}
 server_cpu=${SERVER_CPU:-1} client_cpu=${CLIENT_CPU:-0}
+# Every server gets the same GOMAXPROCS on its one CPU: wirebench serve
+# runs two Ps there by default (a large encoding must not hold the only
+# one), and a bare server given fewer would differ by a runtime knob,
+# not by its code. SERVER_PROCS overrides it for all of them.
+server_procs=${SERVER_PROCS:-2}
 C=${C:-50} CONNS=${CONNS:-4} PARTS=${PARTS:-server client}
 users=1000
 for tool in taskset /usr/bin/time curl; do
@@ -68,13 +73,13 @@ fi
 start() {
   : > "$tmp/out"
   if [ "$1" = bare ]; then
-    taskset -c "$server_cpu" "$BIN/h3bare" serve -seed-users "$users" > "$tmp/out" 2>"$tmp/err" &
+    GOMAXPROCS=$server_procs taskset -c "$server_cpu" "$BIN/h3bare" serve -seed-users "$users" > "$tmp/out" 2>"$tmp/err" &
   elif [ "$1" = caddy ]; then
     local port body
     port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
     body=$(cat "$tmp/body")
     DIR=$tmp/caddy PORT=$port BODY=$body HOME=$tmp/caddy XDG_DATA_HOME=$tmp/caddy XDG_CONFIG_HOME=$tmp/caddy \
-      taskset -c "$server_cpu" caddy run --adapter caddyfile --config "$tmp/caddy/Caddyfile" > "$tmp/err" 2>&1 &
+      GOMAXPROCS=$server_procs taskset -c "$server_cpu" caddy run --adapter caddyfile --config "$tmp/caddy/Caddyfile" > "$tmp/err" 2>&1 &
     srv=$!
     for _ in $(seq 200); do grep -q 'serving initial configuration' "$tmp/err" && break; sleep 0.05; done
     grep -q 'serving initial configuration' "$tmp/err" || { echo "caddy did not start: $(cat "$tmp/err")" >&2; exit 1; }
@@ -82,7 +87,7 @@ start() {
     return
   else
     # shellcheck disable=SC2086 # SERVE_FLAGS: extra `wirebench serve` flags
-    taskset -c "$server_cpu" "$BIN/wirebench" serve --http 127.0.0.1:0 --grpc 127.0.0.1:0 \
+    GOMAXPROCS=$server_procs taskset -c "$server_cpu" "$BIN/wirebench" serve --http 127.0.0.1:0 --grpc 127.0.0.1:0 \
       --https 127.0.0.1:0 --http3 127.0.0.1:0 --seed-users "$users" --seed-todos 10 ${SERVE_FLAGS:-} > "$tmp/out" 2>"$tmp/err" &
   fi
   srv=$!
