@@ -480,7 +480,7 @@ func TestActiveExpirySkipsShardsWithoutTTL(t *testing.T) {
 	}
 	tick()
 	for i := range s.shards {
-		if s.shards[i].ttl {
+		if s.shards[i].ttl.Load() {
 			t.Fatalf("shard %d still scanned after a scan found no expiry", i)
 		}
 	}
@@ -520,5 +520,36 @@ func TestActiveExpirySkipsShardsWithoutTTL(t *testing.T) {
 	sh.mu.RUnlock()
 	if there {
 		t.Error("a key replayed with an expiry was not removed by active expiry")
+	}
+}
+
+// TestActiveExpiryTakesNoLockOfAShardWithoutTTL: the scan passes over a
+// shard with nothing to expire without taking its lock, so a writer
+// holding it (the event loop, preempted mid-SET) never has the scan
+// waiting on it, nor the mutex hand the CPU to the scan at its unlock.
+func TestActiveExpiryTakesNoLockOfAShardWithoutTTL(t *testing.T) {
+	s := open(t, Options{})
+	s.Set("plain", []byte("v"), SetOpts{})
+	sh := &s.shards[shardOf("plain")]
+	s.expireShard(sh, s.Now(), 64) // finds no expiry: the shard is passed over from now on
+	sh.mu.Lock()
+	done := make(chan struct{})
+	go func() {
+		s.expireShard(sh, s.Now(), 64)
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(20 * time.Second):
+		sh.mu.Unlock()
+		<-done
+		t.Fatal("active expiry waited for the lock of a shard without any expiry")
+	}
+	sh.mu.Unlock()
+	// One with an expiry is scanned (under its lock) again.
+	s.Set("ttl", []byte("v"), SetOpts{Exp: s.Now() + 1000})
+	sh = &s.shards[shardOf("ttl")]
+	if !sh.ttl.Load() {
+		t.Fatal("a shard holding a key with an expiry is not scanned")
 	}
 }
