@@ -231,14 +231,18 @@ func keyString(v Value) (string, bool, error) {
 		if !isInteger(v.Str) {
 			return "", false, fmt.Errorf("its key %s is not an integer", v.Str)
 		}
-		if _, err := strconv.ParseInt(v.Str, 10, 64); err != nil {
+		n, err := strconv.ParseInt(v.Str, 10, 64)
+		if err != nil {
 			return "", false, fmt.Errorf("its key %s is past int64", v.Str)
 		}
-		return v.Str, true, nil
+		// As the formats write it and a path names it: -0 is 0.
+		return strconv.FormatInt(n, 10), true, nil
 	case String:
 		s := v.Str
-		if s == "" || len(s) > 256 || !utf8.ValidString(s) || strings.ContainsAny(s, "/?#%\\") || strings.ContainsFunc(s, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
-			return "", false, fmt.Errorf("its key %s cannot be a path segment (empty, over 256 bytes, or with / ? # %% \\ or a control character)", short(v))
+		// "." and "..": a URL's path is cleaned of them, so no request
+		// could name the record.
+		if s == "" || s == "." || s == ".." || len(s) > 256 || !utf8.ValidString(s) || strings.ContainsAny(s, "/?#%\\") || strings.ContainsFunc(s, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
+			return "", false, fmt.Errorf("its key %s cannot be a path segment (empty, . or .., over 256 bytes, or with / ? # %% \\ or a control character)", short(v))
 		}
 		return s, false, nil
 	}

@@ -135,6 +135,13 @@ func TestDatasetRefusesWhatAFormatCannotCarry(t *testing.T) {
 		{"duplicate key", `[{"id":1},{"id":1}]`, "", "no member is a unique"},
 		{"not an object", `[{"id":1},[2]]`, "", "record 1 is a array"},
 		{"key with a slash", `[{"k":"a/b"}]`, "", "no member is a unique"},
+		// A path cleans "." and ".." away: those records could never be
+		// reached at /records/{key}.
+		{"key a dot", `[{"id":"."}]`, "", "no member is a unique"},
+		{"key two dots", `[{"id":"x"},{"id":".."}]`, "", "no member is a unique"},
+		{"key two dots named", `[{"id":"x"},{"id":".."}]`, "", "record 1: its key"},
+		// -0 is served, and looked up, as 0: the same key twice.
+		{"keys -0 and 0", `[{"id":-0,"v":1},{"id":0,"v":1}]`, "", "no member is a unique"},
 		{"malformed", `[{"id":1},{"id":]`, "", "bad input"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -145,6 +152,9 @@ func TestDatasetRefusesWhatAFormatCannotCarry(t *testing.T) {
 					t.Fatal(err)
 				}
 				o.Schema = s
+			}
+			if strings.HasSuffix(tc.name, " named") {
+				o.Key = "id"
 			}
 			_, err := LoadDataset(writeFile(t, "d.json", tc.data), o)
 			if !errors.Is(err, ErrData) || !strings.Contains(err.Error(), tc.want) {
