@@ -284,6 +284,28 @@ func (s Stats) RelayLimited(spec Spec, wall time.Duration) string {
 	return strings.Join(why, " and ")
 }
 
+// Drain keeps the link up until no packet has crossed it for a round
+// trip (the delay both ways, four jitters, a full packet's serialisation
+// each way, and 50 ms), or max has passed: what the far side's program sent
+// just before it ended (its last data, its FINs) and the near side's
+// answers still arrive, as they would on a real path, where closing the
+// link at once would drop them in flight.
+func (l *Link) Drain(max time.Duration) {
+	quiet := l.expectedRTT(1500) + 8*l.Spec.Jitter + 50*time.Millisecond
+	deadline := time.Now().Add(max)
+	activity := func() int64 {
+		s := l.Stats()
+		return s.Up.Packets + s.Down.Packets + s.Sent
+	}
+	last, since := activity(), time.Now()
+	for time.Now().Before(deadline) && time.Since(since) < quiet {
+		time.Sleep(5 * time.Millisecond)
+		if a := activity(); a != last {
+			last, since = a, time.Now()
+		}
+	}
+}
+
 // Close stops the pumps and removes the namespace and both devices.
 func (l *Link) Close() error {
 	l.closeOnce.Do(func() {

@@ -305,6 +305,9 @@ func (f *linkFlags) runCommand(ctx context.Context, env *cliEnv, l *link.Link, c
 		}
 	}
 	stop()
+	if seen < 2 {
+		l.Drain(3 * time.Second) // what the command sent last still arrives
+	}
 	st := l.Stats().Since(st0)
 	writeRelayStats(env.stderr, st)
 	if why := st.RelayLimited(l.Spec, time.Since(t0)); why != "" {

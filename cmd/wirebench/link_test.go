@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -502,5 +504,39 @@ func TestLinkInterruptedLeavesNothing(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestLinkDeliversTheCommandsLastPackets: the packets a command sent just
+// before it ended (its connections' FINs) still cross the link: the
+// server sees the connection close. Before, the link was torn down the
+// moment the command ended, the FINs in flight went with it, and the
+// server held the connection ESTABLISHED (its idle timeout, or minutes of
+// retransmissions to an address gone).
+func TestLinkDeliversTheCommandsLastPackets(t *testing.T) {
+	needRoot(t)
+	bash := testkit.NeedTool(t, "bash", "apt-get install -y bash")
+	bin := testkit.Binary(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	port := ln.Addr().(*net.TCPAddr).Port
+	cmd := exec.Command(bin, "link", "rtt=300ms", "--link-calibrate=false", "--",
+		bash, "-c", fmt.Sprintf("exec 3<>/dev/tcp/127.0.0.1/%d; echo hi >&3", port))
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	ln.(*net.TCPListener).SetDeadline(time.Now().Add(10 * time.Second))
+	c, err := ln.Accept()
+	if err != nil {
+		t.Fatalf("the command's connection never reached the server: %v", err)
+	}
+	defer c.Close()
+	c.SetReadDeadline(time.Now().Add(10 * time.Second))
+	b, err := io.ReadAll(c)
+	if err != nil || string(b) != "hi\n" {
+		t.Fatalf("the server read %q, %v: want the command's line, then its FIN", b, err)
 	}
 }
