@@ -448,6 +448,16 @@ func (p *parser) load(n *yaml.Node, path string, cellLine int) LoadSpec {
 			}
 		}
 		l.KV = p.kvLoad(&ls, path, line) // kv_dist.go
+		if isSet(n, "key_maximum") && ls.KeyMaximum == 0 {
+			// KeyMax 0 is "not given" to the scenario: key 0 alone is one key.
+			switch {
+			case ls.KeyMinimum > 0:
+				p.errorf(line("key_maximum"), "%s.key_maximum: 0 is below key_minimum %d", path, ls.KeyMinimum)
+			case ls.Keys != 0 && ls.Keys != 1:
+				p.errorf(line("keys"), "%s.keys: %d, and key_minimum..key_maximum 0..0 is 1 key: give one", path, ls.Keys)
+			}
+			l.KV.Keys = 1
+		}
 	} else if ls.Scenario != "" {
 		for _, k := range []string{"method", "headers", "body", "body_file", "expect_status", "expect_body_contains"} {
 			if isSet(n, k) {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/wirebench/wirebench/internal/testkit"
 	"github.com/wirebench/wirebench/load/keydist"
+	"github.com/wirebench/wirebench/load/scenario"
 	"github.com/wirebench/wirebench/measure"
 	"github.com/wirebench/wirebench/results"
 )
@@ -199,6 +200,33 @@ cells:
 	tw, err := WithKeyDists(uni, []keydist.Spec{{Pattern: keydist.Zipf, Exp: 0.99}})
 	if err != nil || len(tw.Cells) != 3 {
 		t.Fatalf("%v; %d cells, want the uniform one's twin added", err, len(tw.Cells))
+	}
+}
+
+// TestParseKVKeyMaximumZero: key_maximum: 0 is key 0 alone, not the
+// default key space, and contradicts a key_minimum above it.
+func TestParseKVKeyMaximumZero(t *testing.T) {
+	file := `load:
+  url: "redis://127.0.0.1:{port}"
+  scenario: kv-get
+  key_maximum: 0
+cells:
+  - name: redis
+    server: {command: [redis-server, --port, "{port}"]}
+`
+	def, err := Parse("s.yaml", []byte(file), noFiles)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k := *def.Cells[0].Load.KV
+	k.URL = "redis://127.0.0.1:6379"
+	s, err := scenario.NewKV(k)
+	if err != nil || s.Options().Keys != 1 || s.Options().KeyMax != 0 {
+		t.Errorf("key_maximum: 0: %v, options %+v, want key 0 alone", err, k)
+	}
+	bad := strings.Replace(file, "  key_maximum: 0\n", "  key_minimum: 3\n  key_maximum: 0\n", 1)
+	if _, err := Parse("s.yaml", []byte(bad), noFiles); err == nil || !strings.Contains(err.Error(), "key_maximum: 0 is below key_minimum 3") {
+		t.Errorf("key_minimum 3, key_maximum 0: %v", err)
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/wirebench/wirebench/load/keydist"
+	"github.com/wirebench/wirebench/load/scenario"
 )
 
 func TestDurationTakesSeconds(t *testing.T) {
@@ -59,6 +60,46 @@ func TestKVRead(t *testing.T) {
 			t.Errorf("%v: %v, options %+v", tc.args, err, k.Options)
 		case tc.want != "" && (!errors.As(err, new(UsageError)) || !strings.Contains(err.Error(), tc.want)):
 			t.Errorf("%v: %v, want a UsageError with %q", tc.args, err, tc.want)
+		}
+	}
+}
+
+// TestKVKeyMaximumZero: --key-maximum 0 is a key space of its own (key 0
+// alone, memtier's meaning), not the default 10,000 keys, and it
+// contradicts a --key-minimum above it or another --keys.
+func TestKVKeyMaximumZero(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string // error text, or "" for the key space 0..0
+	}{
+		{[]string{"--key-maximum", "0"}, ""},
+		{[]string{"--key-minimum", "0", "--key-maximum", "0"}, ""},
+		{[]string{"--keys", "1", "--key-maximum", "0"}, ""},
+		{[]string{"--key-minimum", "5", "--key-maximum", "0"}, "--key-maximum 0 below --key-minimum 5"},
+		{[]string{"--keys", "5", "--key-maximum", "0"}, "disagree"},
+	} {
+		var k KV
+		fs := pflag.NewFlagSet("t", pflag.ContinueOnError)
+		k.Register(fs)
+		if err := fs.Parse(tc.args); err != nil {
+			t.Fatal(err)
+		}
+		err := k.Read(fs)
+		if err == nil {
+			k.Options.Name, k.Options.URL = scenario.ScenarioKVGet, "redis://127.0.0.1:6379"
+			var s *scenario.KV
+			if s, err = scenario.NewKV(k.Options); err == nil {
+				o := s.Options()
+				if tc.want == "" && (o.Keys != 1 || o.KeyMin != 0 || o.KeyMax != 0) {
+					t.Errorf("%v: keys %d, %d..%d, want key 0 alone", tc.args, o.Keys, o.KeyMin, o.KeyMax)
+				}
+			}
+		}
+		switch {
+		case tc.want == "" && err != nil:
+			t.Errorf("%v: %v", tc.args, err)
+		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+			t.Errorf("%v: %v, want an error with %q", tc.args, err, tc.want)
 		}
 	}
 }

@@ -55,8 +55,19 @@ func (k *KV) Read(fs *pflag.FlagSet) error {
 	if fs == nil {
 		fs = pflag.NewFlagSet("", pflag.ContinueOnError)
 	}
-	if fs.Changed("key-maximum") && !fs.Changed("keys") {
-		k.Options.Keys = 0 // the range gives the key space
+	switch o := &k.Options; {
+	case fs.Changed("key-maximum") && o.KeyMax == 0:
+		// KeyMax 0 means "not given" to the scenario: state key 0 alone
+		// as one key from KeyMin, or refuse what contradicts it.
+		switch {
+		case o.KeyMin > 0:
+			return Usagef("--key-maximum 0 below --key-minimum %d", o.KeyMin)
+		case fs.Changed("keys") && o.Keys != 1:
+			return Usagef("--keys %d and --key-minimum/--key-maximum 0..0 (1 key) disagree: give one", o.Keys)
+		}
+		o.Keys = 1
+	case fs.Changed("key-maximum") && !fs.Changed("keys"):
+		o.Keys = 0 // the range gives the key space
 	}
 	if err := k.read(fs, &k.Options); err != nil {
 		return Usagef("%s", Message(err))
