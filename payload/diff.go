@@ -213,8 +213,12 @@ func (c *changes) compare(want, got Value) {
 		c.compareTime(want, got)
 		return
 	case want.Kind == Number && got.Kind == String:
-		if eq, _ := numEqual(want.Str, got.Str); eq && isInteger(want.Str) && isInteger(got.Str) {
-			if !c.intString {
+		if eq, _ := numEqual(want.Str, got.Str); eq && isInteger(got.Str) {
+			if !isInteger(want.Str) {
+				// 1.0 or 1e2 into a 64-bit integer field: its value,
+				// spelled as the digits of an integer.
+				c.add(ChangeFloatSpell, want, got)
+			} else if !c.intString {
 				c.add(ChangeIntAsString, want, got)
 			}
 			return

@@ -259,3 +259,27 @@ func TestProtobufEveryKindIsProtocs(t *testing.T) {
 		})
 	}
 }
+
+// An integer field given as 1.0 or 1e2 (JSON has one number type, and
+// protojson reads both as 1 and 100) comes back as "1" and "100": the same
+// value spelled otherwise, not another type.
+func TestProtobufIntegerSpelledAsAFloat(t *testing.T) {
+	s, err := CompileProto(context.Background(), writeFile(t, "r.proto", `syntax = "proto3"; message R { int64 n = 1; int32 m = 2; }`), nil, "R")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lab, err := Run(context.Background(), []string{writeFile(t, "s.jsonl", "{\"n\": 1.0, \"m\": 2}\n{\"n\": 1e2, \"m\": 3.0}\n")}, Options{Time: -1, Schema: s})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rt := roundTrip(t, lab, "protobuf")
+	if c, ok := change(rt, ChangeType); ok {
+		t.Errorf("protobuf: %q: %+v", ChangeType, c)
+	}
+	if c, ok := change(rt, ChangeFloatSpell); !ok || c.Count != 3 {
+		t.Errorf("protobuf: %q %+v, want 3 (1.0, 1e2, 3.0)", ChangeFloatSpell, c)
+	}
+	if rt.Verdict != results.RoundTripSpelling {
+		t.Errorf("verdict %q, want %q", rt.Verdict, results.RoundTripSpelling)
+	}
+}
