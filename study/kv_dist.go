@@ -160,12 +160,16 @@ func kvSkewNotes(res *results.Study) string {
 				"Hot keys are the 1% of the key space the distribution makes likeliest (for Zipf the lowest-numbered keys, for a Gaussian those nearest its centre). " +
 				"Share: of the commands each trial sent, those on hot keys, against the distribution's expected share. " +
 				"p99 hot and cold: each trial's p99 of the commands on hot and on the other keys; \"hot vs cold\" compares the trials' hot p99s with their cold p99s " +
-				"(Mann-Whitney U test; ~ when not significant, ? when too few trials to decide).\n\n" +
+				"(Mann-Whitney U test; ~ when not significant, ? when too few trials to decide). " +
+				"Pipelined cells (-P N) have none: every command of a batch gets the batch's latency, so their hot and cold keys' latencies cannot differ by the key.\n\n" +
 				"| Group | Cell | keys | hot share (expected) | GET hits | p99 hot | p99 cold | hot vs cold |\n|---|---|---|---:|---:|---:|---:|---:|\n")
 		}
 		vs := "–"
 		if len(hotP99) > 0 && len(coldP99) > 0 {
 			vs = stats.Compare(coldP99, hotP99).String()
+		}
+		if p := c.Load.Pipeline; p > 1 {
+			hotP99, coldP99, vs = nil, nil, fmt.Sprintf("not by key: -P %d", p)
 		}
 		hit := "–"
 		if len(hits) > 0 {

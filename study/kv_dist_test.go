@@ -101,6 +101,30 @@ func TestKVSkewNotes(t *testing.T) {
 	}
 }
 
+// TestKVSkewNotesPipelined: a pipelined cell's commands share their
+// batch's latency, so its hot and cold keys' p99s cannot differ by the
+// keys: the table says so instead of comparing them.
+func TestKVSkewNotesPipelined(t *testing.T) {
+	lat := func(d time.Duration) *measure.Histogram {
+		h := measure.NewHistogram()
+		for range 100 {
+			h.Record(d)
+		}
+		return h
+	}
+	c := results.Cell{ID: "GET, zipf:0.99, -P 16/Redis", Group: "GET, zipf:0.99, -P 16", Label: "Redis", Load: results.CellLoad{Pipeline: 16}}
+	res := &results.Study{Cells: []results.Cell{c}}
+	for range 6 {
+		res.Trials = append(res.Trials, results.Trial{Cell: c.ID, Load: &results.Load{
+			KV:  &results.KV{KeyDist: "zipf:0.99", Keys: 10000, HotKeys: 100, ExpectedHotShare: 0.52, Requests: 1000, HotRequests: 520, Gets: 1000, Hits: 1000},
+			Ops: []results.Op{{Name: "GET cold", Latency: lat(time.Millisecond)}, {Name: "GET hot", Latency: lat(3 * time.Millisecond)}}}})
+	}
+	n := kvSkewNotes(res)
+	if !strings.Contains(n, "| GET, zipf:0.99, -P 16 | Redis | zipf:0.99 | 52.00% (52.00%) | 100.00% | – | – | not by key: -P 16 |") {
+		t.Errorf("a pipelined cell's hot and cold p99s compared:\n%s", n)
+	}
+}
+
 // TestPeerKVStudyKeyDist runs study kv's GET cells without persistence,
 // Redis and wirebench RESP, with their Zipf 0.99 twins, one short trial
 // each: the twins' hot keys take the distribution's share within 2
