@@ -59,8 +59,8 @@ type loopConn struct {
 	queue bool // in this pass's ready list
 }
 
-// startLoops starts one loop per P: GOMAXPROCS 1 (a server pinned to
-// one CPU) is one loop, as redis-server's one thread.
+// startLoops starts n loops (loopCount: one per P, at most one per CPU):
+// a server pinned to one CPU has one loop, as redis-server's one thread.
 func (s *Server) startLoops(n int) error {
 	for range n {
 		l, err := newLoop(s)
