@@ -35,6 +35,7 @@ import (
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
 
 	"github.com/wirebench/wirebench/load/replay/reqlog"
 )
@@ -81,7 +82,7 @@ func (r *Recorder) Unary(ctx context.Context, req any, info *grpc.UnaryServerInf
 	if !ok {
 		return resp, err
 	}
-	b, merr := proto.Marshal(m)
+	b, merr := r.marshal(m)
 	if merr != nil {
 		return resp, err
 	}
@@ -99,7 +100,7 @@ func (r *Recorder) Stream(srv any, ss grpc.ServerStream, info *grpc.StreamServer
 		return h(srv, ss)
 	}
 	at := time.Now()
-	rs := &recvStream{ServerStream: ss, bins: []string{}}
+	rs := &recvStream{ServerStream: ss, bins: []string{}, marshal: r.marshal}
 	err := h(srv, rs)
 	l := line{T: at.UnixNano(), GRPC: strings.TrimPrefix(info.FullMethod, "/")}
 	switch {
@@ -117,13 +118,14 @@ func (r *Recorder) Stream(srv any, ss grpc.ServerStream, info *grpc.StreamServer
 // recvStream keeps the messages a handler reads, as base64 protobuf.
 type recvStream struct {
 	grpc.ServerStream
-	bins []string
+	bins    []string
+	marshal func(proto.Message) ([]byte, error)
 }
 
 func (s *recvStream) RecvMsg(m any) error {
 	err := s.ServerStream.RecvMsg(m)
 	if pm, ok := m.(proto.Message); ok && err == nil {
-		if b, merr := proto.Marshal(pm); merr == nil {
+		if b, merr := s.marshal(pm); merr == nil {
 			s.bins = append(s.bins, base64.StdEncoding.EncodeToString(b))
 		}
 	}
@@ -192,4 +194,66 @@ func (r *Recorder) Close() error {
 		r.err = io.ErrClosedPipe // nothing more is written
 	}
 	return err
+}
+
+// marshal is a request message as the log keeps it: without Secrets, a
+// copy whose string and bytes fields named like secrets
+// (reqlog.IsSecret, by the field's name or its JSON name), and whose
+// strings that are credentials (reqlog.IsSecretValue), read
+// reqlog.Redacted, at any depth — as the JSON bodies of HTTP recordings.
+func (r *Recorder) marshal(m proto.Message) ([]byte, error) {
+	if !r.Secrets {
+		m = proto.Clone(m)
+		redactMessage(m.ProtoReflect(), false)
+	}
+	return proto.Marshal(m)
+}
+
+// redactMessage redacts m in place; all: every string and bytes value in
+// it (a message under a secret name).
+func redactMessage(m protoreflect.Message, all bool) {
+	m.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
+		named := all || reqlog.IsSecret(string(fd.Name())) || reqlog.IsSecret(fd.JSONName())
+		switch {
+		case fd.IsList():
+			l := v.List()
+			for i := 0; i < l.Len(); i++ {
+				if nv, ok := redactValue(fd, l.Get(i), named); ok {
+					l.Set(i, nv)
+				}
+			}
+		case fd.IsMap():
+			mp := v.Map()
+			mp.Range(func(k protoreflect.MapKey, mv protoreflect.Value) bool {
+				if nv, ok := redactValue(fd.MapValue(), mv, named || reqlog.IsSecret(k.String())); ok {
+					mp.Set(k, nv)
+				}
+				return true
+			})
+		default:
+			if nv, ok := redactValue(fd, v, named); ok {
+				m.Set(fd, nv)
+			}
+		}
+		return true
+	})
+}
+
+// redactValue is v redacted (ok) when it is a secret: a string or bytes
+// value under a secret name, or a credential string; a message is
+// redacted in place.
+func redactValue(fd protoreflect.FieldDescriptor, v protoreflect.Value, named bool) (protoreflect.Value, bool) {
+	switch fd.Kind() {
+	case protoreflect.StringKind:
+		if named || reqlog.IsSecretValue(v.String()) {
+			return protoreflect.ValueOfString(reqlog.Redacted), true
+		}
+	case protoreflect.BytesKind:
+		if named || reqlog.IsSecretValue(string(v.Bytes())) {
+			return protoreflect.ValueOfBytes([]byte(reqlog.Redacted)), true
+		}
+	case protoreflect.MessageKind, protoreflect.GroupKind:
+		redactMessage(v.Message(), named)
+	}
+	return v, false
 }

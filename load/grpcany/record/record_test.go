@@ -2,6 +2,8 @@ package record_test
 
 import (
 	"context"
+	"encoding/base64"
+	"encoding/json"
 	"net"
 	"os"
 	"path/filepath"
@@ -221,7 +223,7 @@ func TestRecordRedactsSecretMetadata(t *testing.T) {
 			t.Fatal(err)
 		}
 		a, stop := grpcanytest.Serve(ln, true, grpc.ChainUnaryInterceptor(rec.Unary))
-		o := grpcany.Options{Method: "grpc.testing.TestService/UnaryCall", Data: `{}`,
+		o := grpcany.Options{Method: "grpc.testing.TestService/UnaryCall", Data: `{"responseStatus":{"message":"Bearer S_msgtok"}}`,
 			Metadata: []string{"x-tenant: t1", "authorization: Bearer S_tok", "x-api-key: S_key", "cookie: sid=S_cookie", "accesstoken: S_camel", "x-forwarded-authorization: Bearer S_fwd", "x-upstream: Bearer S_basic"}}
 		o.URL = a.Addr
 		sc, err := grpcany.New(context.Background(), o)
@@ -243,10 +245,19 @@ func TestRecordRedactsSecretMetadata(t *testing.T) {
 			t.Fatal(err)
 		}
 		got := string(b)
+		// The request messages too (base64 protobuf in "bin").
+		for _, ln := range strings.Split(strings.TrimSpace(got), "\n") {
+			var l struct{ Bin string }
+			if json.Unmarshal([]byte(ln), &l) == nil && l.Bin != "" {
+				if m, err := base64.StdEncoding.DecodeString(l.Bin); err == nil {
+					got += "\n" + string(m)
+				}
+			}
+		}
 		if !strings.Contains(got, `"x-tenant":"t1"`) {
 			t.Errorf("secrets %v: x-tenant not kept:\n%s", keep, got)
 		}
-		for _, s := range []string{"S_tok", "S_key", "S_cookie", "S_fwd", "S_basic"} {
+		for _, s := range []string{"S_tok", "S_key", "S_cookie", "S_fwd", "S_basic", "S_msgtok"} {
 			if strings.Contains(got, s) != keep {
 				t.Errorf("secrets %v: the recording holds %q: %v\n%s", keep, s, !keep, got)
 			}
