@@ -50,8 +50,9 @@ type Options struct {
 	// within this fraction of the last passing one (0.05: 5%).
 	Precision float64
 	// StepDuration is each step's measured window, after Warmup at the
-	// same rate. ConfirmDuration is the confirmation run's (default twice
-	// StepDuration; negative: no confirmation).
+	// same rate (default DefaultWarmup; negative: none). ConfirmDuration is
+	// the confirmation run's (default twice StepDuration; negative: no
+	// confirmation).
 	StepDuration, Warmup, ConfirmDuration time.Duration
 	// MaxTime and MaxSteps bound the whole search (confirmation included).
 	MaxTime  time.Duration
@@ -158,7 +159,7 @@ func (o Options) withDefaults() (Options, error) {
 		return o, fmt.Errorf("%w: growth %g: want > 1", ErrOptions, o.Growth)
 	case o.Precision > 1:
 		return o, fmt.Errorf("%w: precision %g: want a fraction such as 0.05", ErrOptions, o.Precision)
-	case o.StepDuration < 0 || o.Warmup < 0 || o.MaxTime < 0 || o.MaxSteps < 0 || o.Concurrency < 0:
+	case o.StepDuration < 0 || o.MaxTime < 0 || o.MaxSteps < 0 || o.Concurrency < 0:
 		return o, fmt.Errorf("%w: negative duration or count", ErrOptions)
 	}
 	hasErrors := false
@@ -260,7 +261,7 @@ func Search(ctx context.Context, opts Options, step StepFunc) (*results.Capacity
 	}
 	res := &results.Capacity{Schema: results.CapacitySchema, Start: o.Now(), Search: results.CapacitySearch{
 		MinRate: o.MinRate, MaxRate: o.MaxRate, StartRate: o.StartRate, Growth: o.Growth, Precision: o.Precision,
-		StepDuration: o.StepDuration, Warmup: o.Warmup, MaxTime: o.MaxTime, MaxSteps: o.MaxSteps, Concurrency: o.Concurrency,
+		StepDuration: o.StepDuration, Warmup: max(o.Warmup, 0), MaxTime: o.MaxTime, MaxSteps: o.MaxSteps, Concurrency: o.Concurrency,
 		Arrivals: o.Arrivals, Seed: o.Seed,
 	}}
 	for _, th := range o.SLO {
@@ -268,7 +269,7 @@ func Search(ctx context.Context, opts Options, step StepFunc) (*results.Capacity
 	}
 	s := search{min: o.MinRate, max: o.MaxRate, start: o.StartRate, growth: o.Growth, precision: o.Precision}
 	deadline := res.Start.Add(o.MaxTime)
-	stepCost := o.Warmup + o.StepDuration
+	stepCost := max(o.Warmup, 0) + o.StepDuration
 	measureAt := func(n int, rate float64, d time.Duration) (results.CapacityStep, error) {
 		need, use := o.workers(rate)
 		m, err := step(ctx, rate, use, d)
@@ -350,7 +351,7 @@ func Search(ctx context.Context, opts Options, step StepFunc) (*results.Capacity
 			res.Warnings = append(res.Warnings, fmt.Sprintf("the answer %.4g/s is not confirmed (%d confirmations failed): the server's latency near its capacity varies more than the search's precision; longer steps (--step-duration) narrow it", res.Rate, confirms))
 			break
 		}
-		if o.Now().Add(o.Warmup + o.ConfirmDuration).After(deadline) {
+		if o.Now().Add(max(o.Warmup, 0) + o.ConfirmDuration).After(deadline) {
 			res.Warnings = append(res.Warnings, "no confirmation run: the time budget was spent")
 			break
 		}

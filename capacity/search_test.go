@@ -496,3 +496,24 @@ func TestSearchDisturbedBound(t *testing.T) {
 		t.Errorf("warnings %q", w)
 	}
 }
+
+// TestNoWarmup: a negative Warmup is no warm-up (--warmup 0), recorded as
+// 0s; the zero value stays the default. Before, --warmup 0 was the zero
+// value and ran the default 1-s warm-up at every step, while a negative
+// one was refused: no step could run without one.
+func TestNoWarmup(t *testing.T) {
+	step := func(_ context.Context, rate float64, conc int, d time.Duration) (Measurement, error) {
+		return Measurement{Load: fakeLoad(knee(500), rate, conc, d)}, nil
+	}
+	res, err := Search(context.Background(), Options{SLO: slo(t, "p99<20ms"), MaxRate: 1000, Warmup: -1, ConfirmDuration: -1}, step)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Search.Warmup != 0 {
+		t.Errorf("warm-up recorded as %v, want 0s", res.Search.Warmup)
+	}
+	o, err := Options{SLO: slo(t, "p99<20ms")}.withDefaults()
+	if err != nil || o.Warmup != DefaultWarmup {
+		t.Errorf("zero Warmup: %v, %v; want the default", o.Warmup, err)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/spf13/pflag"
 )
@@ -84,6 +85,21 @@ func TestSearchFlags(t *testing.T) {
 	}
 	if o := s.Options; len(o.SLO) != 1 || o.Precision != 0.1 || o.ConfirmDuration != -1 {
 		t.Fatalf("options %+v", o)
+	}
+	// --warmup 0 is none (negative in the options: their zero value is
+	// the default), for capacity and replay's search alike.
+	for _, reg := range []func(*Search, *pflag.FlagSet){(*Search).RegisterRates, (*Search).RegisterSpeeds} {
+		for arg, want := range map[string]time.Duration{"0": -1, "0s": -1, "300ms": 300 * time.Millisecond} {
+			var s Search
+			fs := pflag.NewFlagSet("capacity", pflag.ContinueOnError)
+			reg(&s, fs)
+			if err := fs.Parse([]string{"--slo", "p99<20ms", "--warmup", arg}); err != nil {
+				t.Fatal(err)
+			}
+			if s.Options.Warmup != want {
+				t.Errorf("--warmup %s: %v, want %v", arg, s.Options.Warmup, want)
+			}
+		}
 	}
 	for _, tc := range []struct {
 		args []string

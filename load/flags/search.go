@@ -2,6 +2,7 @@ package flags
 
 import (
 	"strings"
+	"time"
 
 	"github.com/spf13/pflag"
 
@@ -38,7 +39,7 @@ func (s *Search) RegisterRates(fs *pflag.FlagSet) {
 	fs.Float64Var(&o.Growth, "growth", capacity.DefaultGrowth, "`factor` between steps until one fails")
 	o.StepDuration, o.Warmup, o.MaxTime = capacity.DefaultStepDuration, capacity.DefaultWarmup, capacity.DefaultMaxTime
 	fs.Var(Duration{D: &o.StepDuration}, "step-duration", "each step's measured `window`")
-	fs.Var(Duration{D: &o.Warmup}, "warmup", "warm-up at each step's rate before its window (`duration`)")
+	fs.Var(warmupFlag{&o.Warmup}, "warmup", "warm-up at each step's rate before its window (`duration`; 0: none)")
 	fs.Var(Duration{D: &o.ConfirmDuration}, "confirm-duration", "the confirmation run at the answer (`duration`; default twice --step-duration)")
 	fs.BoolVar(&s.noConfirm, "no-confirm", false, "skip the confirmation run")
 	fs.Var(Duration{D: &o.MaxTime}, "max-time", "bound on the whole search (`duration`)")
@@ -58,7 +59,7 @@ func (s *Search) RegisterSpeeds(fs *pflag.FlagSet) {
 	o := &s.Options
 	o.StepDuration, o.Warmup, o.MaxTime = capacity.DefaultStepDuration, capacity.DefaultWarmup, capacity.DefaultMaxTime
 	fs.Var(Duration{D: &o.StepDuration}, "step-duration", "--slo: each step's `length`, rounded to whole passes of the recording (at least one)")
-	fs.Var(Duration{D: &o.Warmup}, "warmup", "--slo: replay this `long` at each step's speed before its window")
+	fs.Var(warmupFlag{&o.Warmup}, "warmup", "--slo: replay this `long` at each step's speed before its window (0: none)")
 	fs.BoolVar(&s.noConfirm, "no-confirm", false, "--slo: skip the confirmation run at the answer")
 	fs.Var(Duration{D: &o.MaxTime}, "max-time", "--slo: bound on the whole search (`duration`)")
 	fs.IntVar(&s.ServerPID, "server-pid", 0, "--slo: sample this server `PID`'s CPU over each step")
@@ -113,6 +114,29 @@ func (s *Search) Read() error {
 	o.Precision = p
 	if s.noConfirm {
 		o.ConfirmDuration = -1
+	}
+	return nil
+}
+
+// warmupFlag reads --warmup: 0 is no warm-up, which the search's options
+// write negative (their zero value is the default).
+type warmupFlag struct{ d *time.Duration }
+
+func (f warmupFlag) String() string {
+	if f.d == nil || *f.d < 0 {
+		return "0s"
+	}
+	return f.d.String()
+}
+
+func (f warmupFlag) Type() string { return "duration" }
+
+func (f warmupFlag) Set(s string) error {
+	if err := (Duration{D: f.d}).Set(s); err != nil {
+		return err
+	}
+	if *f.d == 0 {
+		*f.d = -1
 	}
 	return nil
 }
