@@ -28,7 +28,9 @@
 # time and requests answered, the flood's rate and the refusals it got back, and the
 # server's CPU over the run, its counters of Initials dropped (by the
 # filter) and refused (by quic-go), the handshake gate's time held and
-# rested (--h3-handshake-share) and the handshakes that waited for it, the time its threads waited for a CPU (the
+# rested (--h3-handshake-share) and the handshakes that waited for it, the Initials
+# answered with a Retry (--h3-retry-after), the flooder's own CPU (on the
+# victim's CPU), the time its threads waited for a CPU (the
 # machine's other work), and the datagrams the kernel dropped for a full
 # socket buffer (every UDP socket of the machine).
 #
@@ -51,6 +53,8 @@ if [ -z "${BIN:-}" ]; then
   BIN=$tmp
 fi
 hz=$(getconf CLK_TCK)
+timer=()
+[ ! -x /usr/bin/time ] || timer=(/usr/bin/time -f "flooder CPU %U s user + %S s sys (%P of a CPU)")
 cpu() { awk '{print $14+$15}' "/proc/$srv/stat"; }
 # runq: nanoseconds the server's threads waited for a CPU (schedstat), so a
 # run starved by the machine's other work shows.
@@ -69,7 +73,7 @@ dropped() { curl -s "http://$http/metrics" | awk '$1 ~ /^wirebench_h3_dropped_in
 victim() {
   local c0 r0 q0 s0 w0 d0 v f=
   c0=$(cpu) r0=$(metric wirebench_h3_rate_refused_initials_total) q0=$(metric wirebench_h3_refused_initials_total)
-  s0=$(metric wirebench_h3_source_refused_initials_total) x0=$(dropped)
+  s0=$(metric wirebench_h3_source_refused_initials_total) x0=$(dropped) rt0=$(metric wirebench_h3_retries_total)
   w0=$(runq) d0=$(rcvbuf) h0=$(lane held) e0=$(lane rested) g0=$(metric wirebench_h3_handshakes_queued_total)
   gc0=$(metric go_gc_cycles_total_gc_cycles_total) al0=$(metric go_gc_heap_allocs_bytes_total)
   taskset -c "$client_cpu" "$BIN/wirebench" load --transport h3 -k -r "$VICTIM_RATE" -c 16 --conns 1 \
@@ -91,7 +95,8 @@ victim() {
     [ "$1" != reset ] || mode=(-mode noread -reset)
     # shellcheck disable=SC2206
     mode+=(${FLOOD_ARGS:-})
-    taskset -c "$client_cpu" nice -n 19 "$BIN/h3flood" "${mode[@]}" -c 16 -rate "$FLOOD_RATE" -d "$((SECS + 1))s" "$h3" > "$tmp/flood.out" 2>&1 &
+    # The flooder's own CPU (user + sys), on the victim's CPU.
+    "${timer[@]}" taskset -c "$client_cpu" nice -n 19 "$BIN/h3flood" "${mode[@]}" -c 16 -rate "$FLOOD_RATE" -d "$((SECS + 1))s" "$h3" > "$tmp/flood.out" 2>&1 &
     f=$!
   fi
   wait "$v" || true
@@ -114,8 +119,9 @@ victim() {
     "$(echo "($(cpu) - $c0) * 100 / $hz / ($SECS + 1)" | bc -l)" "$(echo "($(runq) - $w0) / 1000000" | bc -l)" \
     "$(( $(rcvbuf) - d0 ))" "$(( $(dropped) - x0 ))" "$(( $(metric wirebench_h3_source_refused_initials_total) - s0 ))" \
     "$(( $(metric wirebench_h3_rate_refused_initials_total) - r0 ))" "$(( $(metric wirebench_h3_refused_initials_total) - q0 ))"
-  printf '                 gate: lanes held %.2f s, rested %.2f s; %s handshakes waited for one; server GC: %s cycles, %.0f MB allocated; server peak RSS %s MiB\n' \
+  printf '                 gate: lanes held %.2f s, rested %.2f s; %s handshakes waited for one; %s Initials retried; server GC: %s cycles, %.0f MB allocated; server peak RSS %s MiB\n' \
     "$(echo "$(lane held) - $h0" | bc -l)" "$(echo "$(lane rested) - $e0" | bc -l)" "$(( $(metric wirebench_h3_handshakes_queued_total) + 0 - ${g0:-0} ))" \
+    "$(( $(metric wirebench_h3_retries_total) + 0 - ${rt0:-0} ))" \
     "$(( $(metric go_gc_cycles_total_gc_cycles_total) - gc0 ))" "$(echo "($(metric go_gc_heap_allocs_bytes_total) - $al0) / 1000000" | bc -l)" \
     "$(awk '/^VmHWM/ {print int($2 / 1024)}' "/proc/$srv/status")"
 }

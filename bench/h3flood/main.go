@@ -36,12 +36,13 @@
 // -rate caps the new connections per second (0: as fast as -c goroutines
 // go). At the end it prints one line:
 //
-//	h3flood initials: 84210 connections in 10.0s (8421/s), 168420 packets sent, 5012 received (402113 bytes), 4000 refusals
+//	h3flood initials: 84210 connections in 10.0s (8421/s), 168420 packets sent, 5012 received (402113 bytes), 4000 refusals, 0 retries
 //
 // (refusals: the datagrams the server sent without holding a connection —
 // a stateless CONNECTION_REFUSED comes from the connection ID the flood
 // chose, an admitted connection answers from one of its own —, the work a
-// server that refuses rather than drops does per Initial).
+// server that refuses rather than drops does per Initial; retries: QUIC
+// Retry packets, which this flood never follows).
 //
 // (dial: "admitted A refused R failed F" instead of the packet counts; the
 // server's /metrics say how many Initials it refused).
@@ -288,7 +289,7 @@ func initials(raddr, laddr *net.UDPAddr, conc int, dur time.Duration, pace *pace
 	tag := make([]byte, 4)
 	rand.Read(tag)
 	ours := func(id []byte) bool { return len(id) == 8 && bytes.Equal(id[:4], tag) }
-	var conns, sent, recv, recvBytes, refusals atomic.Int64
+	var conns, sent, recv, recvBytes, refusals, retries atomic.Int64
 	go func() {
 		buf := make([]byte, 1500)
 		for {
@@ -300,6 +301,8 @@ func initials(raddr, laddr *net.UDPAddr, conc int, dur time.Duration, pace *pace
 			recvBytes.Add(int64(n))
 			if _, ref := quicflood.RefusalOf(buf[:n], ours); ref {
 				refusals.Add(1)
+			} else if n > 5 && buf[0]&0x80 != 0 && buf[0]>>4&3 == 3 { // a v1 Retry
+				retries.Add(1)
 			}
 		}
 	}()
@@ -324,7 +327,7 @@ func initials(raddr, laddr *net.UDPAddr, conc int, dur time.Duration, pace *pace
 	wg.Wait()
 	el := time.Since(start).Seconds()
 	time.Sleep(200 * time.Millisecond) // the last replies
-	fmt.Printf("h3flood initials: %d connections in %.1fs (%.0f/s), %d packets sent, %d received (%d bytes), %d refusals\n",
-		conns.Load(), el, float64(conns.Load())/el, sent.Load(), recv.Load(), recvBytes.Load(), refusals.Load())
+	fmt.Printf("h3flood initials: %d connections in %.1fs (%.0f/s), %d packets sent, %d received (%d bytes), %d refusals, %d retries\n",
+		conns.Load(), el, float64(conns.Load())/el, sent.Load(), recv.Load(), recvBytes.Load(), refusals.Load(), retries.Load())
 	return nil
 }
