@@ -47,3 +47,6 @@ func HoldH3Lanes(t testing.TB, srv *Server) (release func(), grants <-chan netip
 		g.dispatch(time.Now())
 	}, ch
 }
+
+// H3RetryRate and H3RetryBurst are a silent source's bucket of Retries.
+const H3RetryRate, H3RetryBurst = retryRate, retryBurst

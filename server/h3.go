@@ -392,6 +392,7 @@ type h3Face struct {
 	cids                                       *cidGen
 	droppedSource, droppedRate, droppedInvalid atomic.Uint64
 	droppedQueue                               atomic.Uint64 // while the source's handshakes queue for the gate
+	droppedRetry                               atomic.Uint64 // past a silent source's bucket of Retries
 	// gate runs the handshakes' cryptography in its lanes (nil: no gate).
 	gate *hsGate
 	// silent counts each source's handshakes whose server flight is out
@@ -409,23 +410,46 @@ type h3Face struct {
 	requests, conns, resumed, early atomic.Uint64
 }
 
-// silentSources counts each source's unanswered handshakes.
+// silentSources counts each source's unanswered handshakes, and keeps a
+// bucket of Retries for each source with some.
 type silentSources struct {
 	mu  sync.Mutex
-	m   map[netip.Prefix]int
+	m   map[netip.Prefix]*silentSource
 	all int
 }
+
+type silentSource struct {
+	n      int
+	tokens float64 // Retries left; refilled at retryRate a second
+	last   time.Time
+}
+
+// retryRate bounds the Retries sent to one source while it is past
+// --h3-retry-after (retryBurst of them at once): a source that leaves its
+// handshakes unanswered has not followed its Retries either, and each
+// costs a sealed token and a sendmsg here and a read there (the flood of
+// reused ClientHellos got two a connection, ~6,800 in 6 s, its reading
+// them on the victim's CPU); past it the filter drops its new
+// connections' Initials unanswered. A real client behind the same
+// address resends its Initial at its probe timeout and gets one of them.
+const (
+	retryRate  = 100
+	retryBurst = 10
+)
 
 func (s *silentSources) add(key netip.Prefix, d int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.m == nil {
-		s.m = map[netip.Prefix]int{}
+		s.m = map[netip.Prefix]*silentSource{}
 	}
 	s.all += d
-	if n := s.m[key] + d; n > 0 {
-		s.m[key] = n
-	} else {
+	src := s.m[key]
+	if src == nil {
+		src = &silentSource{tokens: retryBurst}
+		s.m[key] = src
+	}
+	if src.n += d; src.n <= 0 {
 		delete(s.m, key)
 	}
 }
@@ -433,7 +457,31 @@ func (s *silentSources) add(key netip.Prefix, d int) {
 func (s *silentSources) of(key netip.Prefix) int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.m[key]
+	if src := s.m[key]; src != nil {
+		return src.n
+	}
+	return 0
+}
+
+// retry reports whether a new connection of key at now is to be sent a
+// Retry (its source has after handshakes unanswered) and, if so, whether
+// one is left in its bucket (taken).
+func (s *silentSources) retry(key netip.Prefix, after int, now time.Time) (retry, allowed bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	src := s.m[key]
+	if src == nil || src.n < after {
+		return false, false
+	}
+	if !src.last.IsZero() {
+		src.tokens = min(retryBurst, src.tokens+now.Sub(src.last).Seconds()*retryRate)
+	}
+	src.last = now
+	if src.tokens < 1 {
+		return true, false
+	}
+	src.tokens--
+	return true, true
 }
 
 func (s *silentSources) total() int {
@@ -714,11 +762,12 @@ func (f *h3Face) appendCounters(b []byte) []byte {
 	b = promtext.AppendHeader(b, sourceRefused, "Initial packets of new QUIC connections refused past serve --h3-source-conns or --h3-source-rate, one source's share (CONNECTION_REFUSED).", promtext.Counter)
 	b = promtext.AppendUint(b, sourceRefused, f.sourceRefused.Load())
 	const dropped = "wirebench_h3_dropped_initials_total"
-	b = promtext.AppendHeader(b, dropped, "Initial packets of new QUIC connections dropped without a reply by the socket filter, before quic-go: past serve --h3-source-rate (source), past --h3-handshake-rate (rate), malformed (invalid), or while the source's handshakes queue for the handshake gate (queue).", promtext.Counter)
+	b = promtext.AppendHeader(b, dropped, "Initial packets of new QUIC connections dropped without a reply by the socket filter, before quic-go: past serve --h3-source-rate (source), past --h3-handshake-rate (rate), malformed (invalid), while the source's handshakes queue for the handshake gate (queue), or past a source's Retries while it leaves --h3-retry-after handshakes unanswered (retry).", promtext.Counter)
 	b = promtext.AppendUint(b, dropped, f.droppedSource.Load(), "reason", "source")
 	b = promtext.AppendUint(b, dropped, f.droppedRate.Load(), "reason", "rate")
 	b = promtext.AppendUint(b, dropped, f.droppedInvalid.Load(), "reason", "invalid")
 	b = promtext.AppendUint(b, dropped, f.droppedQueue.Load(), "reason", "queue")
+	b = promtext.AppendUint(b, dropped, f.droppedRetry.Load(), "reason", "retry")
 	const silent, retries = "wirebench_h3_silent_handshakes", "wirebench_h3_retries_total"
 	b = promtext.AppendHeader(b, silent, "QUIC handshakes whose server flight is out and whose client has not answered yet.", promtext.Gauge)
 	b = promtext.AppendUint(b, silent, uint64(max(f.silent.total(), 0)))

@@ -930,10 +930,11 @@ func TestH3RetryForSilentSource(t *testing.T) {
 		}
 		deadline := time.Now().Add(hang)
 		for {
-			// Its two Initials each retried, or it is admitted with its
-			// flight out (counted silent).
+			// Its two Initials each retried (or dropped past the source's
+			// Retries), or it is admitted with its flight out (counted
+			// silent).
 			open, silent := h3Metric(t, srv, "wirebench_h3_open_connections"), h3Metric(t, srv, "wirebench_h3_silent_handshakes")
-			if open == silent && open+h3Metric(t, srv, "wirebench_h3_retries_total")/2 >= int64(i+1) {
+			if open == silent && open+retriedOrDropped(t, srv)/2 >= int64(i+1) {
 				break
 			}
 			if time.Now().After(deadline) {
@@ -946,8 +947,31 @@ func TestH3RetryForSilentSource(t *testing.T) {
 		t.Errorf("%d of the silent flood's %d connections admitted, want at most --h3-retry-after %d", open, n, after)
 	}
 	retried := h3Metric(t, srv, "wirebench_h3_retries_total")
-	if retried < n-after {
-		t.Errorf("%d Initials retried, want at least one for each of the %d connections past %d", retried, n-after, after)
+	if got := retriedOrDropped(t, srv); got < n-after {
+		t.Errorf("%d Initials retried or dropped, want at least one for each of the %d connections past %d", got, n-after, after)
+	}
+	// Then as fast as it can: the source gets at most its bucket of
+	// Retries, the rest of its Initials dropped unanswered (each Retry
+	// costs a sealed token and a sendmsg, and the flood never follows one).
+	const m = 200
+	r0, d0 := retried, h3Metric(t, srv, `wirebench_h3_dropped_initials_total{reason="retry"}`)
+	start := time.Now()
+	for i := range m {
+		dcid := []byte(fmt.Sprintf("blast%05d", i))
+		if _, buf, err = quicflood.ConnectionTo(pc, raddr, dcid, hello, scid, buf); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitDropped := time.Now().Add(hang)
+	for retriedOrDropped(t, srv)-r0-d0 < 2*m && time.Now().Before(waitDropped) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	el := time.Since(start)
+	retried = h3Metric(t, srv, "wirebench_h3_retries_total")
+	most := int64(server.H3RetryBurst + server.H3RetryRate*el.Seconds() + 2)
+	t.Logf("%d connections' Initials in %v: %d retried, %d dropped", m, el, retried-r0, h3Metric(t, srv, `wirebench_h3_dropped_initials_total{reason="retry"}`)-d0)
+	if retried-r0 > most {
+		t.Errorf("%d of the %d Initials retried in %v, want at most the source's bucket, %d", retried-r0, 2*m, el, most)
 	}
 	time.Sleep(100 * time.Millisecond) // the last Retries on their way
 	pc.Close()
@@ -986,4 +1010,10 @@ func TestH3RetryForSilentSource(t *testing.T) {
 	if got := h3Metric(t, srv, "wirebench_h3_retries_total"); got != before {
 		t.Errorf("a client from another address retried (%d Retries, %d before)", got, before)
 	}
+}
+
+// retriedOrDropped is the Initials the server retried or dropped past a
+// source's Retries.
+func retriedOrDropped(t *testing.T, srv *server.Server) int64 {
+	return h3Metric(t, srv, "wirebench_h3_retries_total") + h3Metric(t, srv, `wirebench_h3_dropped_initials_total{reason="retry"}`)
 }

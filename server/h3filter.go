@@ -193,6 +193,19 @@ func (c *initialFilter) pass(b []byte, from net.Addr) bool {
 	if c.seen.has(dcid) {
 		return true
 	}
+	// A source past --h3-retry-after is sent a Retry (h3.go), stateless:
+	// no handshake token is taken for it (the client's Initial with the
+	// Retry's token is charged by ConnContext), and past its bucket of
+	// Retries the Initial is dropped. Not remembered: its other Initial
+	// packets are each a Retry's worth.
+	if !token && c.f.retryAfter > 0 {
+		if retry, ok := c.f.silent.retry(sourceKey(from), c.f.retryAfter, time.Now()); retry {
+			if !ok {
+				c.f.droppedRetry.Add(1)
+			}
+			return ok
+		}
+	}
 	switch c.f.reserve(from, time.Now()) {
 	case errSourceLimit:
 		c.f.droppedSource.Add(1)
