@@ -1,6 +1,9 @@
 package results
 
-import "io"
+import (
+	"fmt"
+	"io"
+)
 
 // KV is what a key-value load (the kv-* scenarios) measured beside its
 // requests: the key distribution's hot keys and the traffic they took,
@@ -12,7 +15,11 @@ type KV struct {
 	// Requests are the commands sent, HotRequests those on the hot keys:
 	// the HotKeys keys the distribution makes the most likely (the top
 	// 1%; none for uniform keys), expected to take ExpectedHotShare.
-	Requests         int64   `json:"requests"`
+	Requests int64 `json:"requests"`
+	// AbsentRequests are the GETs of keys never written (--miss-ratio's
+	// nokey:…): commands outside the key space, on no hot key, and left
+	// out of the hot share.
+	AbsentRequests   int64   `json:"absent_requests,omitempty"`
 	HotKeys          int64   `json:"hot_keys,omitempty"`
 	HotRequests      int64   `json:"hot_requests,omitempty"`
 	ExpectedHotShare float64 `json:"expected_hot_share,omitempty"`
@@ -23,12 +30,13 @@ type KV struct {
 	Misses int64 `json:"misses"`
 }
 
-// HotShare is the measured share of commands on hot keys (0 without any).
+// HotShare is the measured share of the commands on the key space that
+// went to hot keys (0 without any): as the server's per-key counts show it.
 func (k *KV) HotShare() float64 {
-	if k.Requests == 0 {
-		return 0
+	if n := k.Requests - k.AbsentRequests; n > 0 {
+		return float64(k.HotRequests) / float64(n)
 	}
-	return float64(k.HotRequests) / float64(k.Requests)
+	return 0
 }
 
 // HitRatio is the share of answered GETs that found a value; ok is false
@@ -56,6 +64,7 @@ func mergeKV(rs []*Load) *KV {
 		}
 		m.Requests += k.Requests
 		m.HotRequests += k.HotRequests
+		m.AbsentRequests += k.AbsentRequests
 		m.Gets += k.Gets
 		m.Hits += k.Hits
 		m.Misses += k.Misses
@@ -75,8 +84,12 @@ func WriteKVSummary(w io.Writer, r *Load) error {
 	ew := &errWriter{w: w}
 	ew.printf("\n  keys          %s over %d keys, seed %d\n", k.KeyDist, k.Keys, k.Seed)
 	if k.HotKeys > 0 {
-		ew.printf("  hot keys      the top %d took %.1f%% of %d commands (expected %.1f%%)\n",
-			k.HotKeys, 100*k.HotShare(), k.Requests, 100*k.ExpectedHotShare)
+		aside := ""
+		if k.AbsentRequests > 0 {
+			aside = fmt.Sprintf(" on the key space, %d GETs of absent keys aside", k.AbsentRequests)
+		}
+		ew.printf("  hot keys      the top %d took %.1f%% of %d commands%s (expected %.1f%%)\n",
+			k.HotKeys, 100*k.HotShare(), k.Requests-k.AbsentRequests, aside, 100*k.ExpectedHotShare)
 	}
 	if hr, ok := k.HitRatio(); ok {
 		ew.printf("  GET hits      %.2f%% (%d of %d; %d missed)\n", 100*hr, k.Hits, k.Gets, k.Misses)

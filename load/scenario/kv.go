@@ -330,11 +330,15 @@ func (v *kvVU) next() kvDraw {
 		lo, hi := s.o.ExpiryMin.Milliseconds(), s.o.ExpiryMax.Milliseconds()
 		d.ttl = lo + v.rng.Int64N(hi-lo+1)
 	}
-	hot := s.dist.Hot(d.key)
+	// A GET of nokey:… asks for no hot key, whatever its number.
+	hot := s.dist.Hot(d.key) && !d.miss
 	d.out = s.mix.out(d.op, hot)
 	v.counts.requests++
 	if hot {
 		v.counts.hot++
+	}
+	if d.miss {
+		v.counts.absent++
 	}
 	return d
 }

@@ -146,3 +146,43 @@ func TestKVMissRatioRedis(t *testing.T) {
 		t.Errorf("hits %d misses %d (ratio %.3f, want 0.75); redis %d, %d", res.KV.Hits, res.KV.Misses, hr, in["keyspace_hits"], in["keyspace_misses"])
 	}
 }
+
+// TestKVAbsentGetsAreNoHotKeys: a GET of an absent key (--miss-ratio)
+// asks the server for nokey:…, not for a hot key, so it is neither
+// counted on the hot keys nor timed as one, and the hot share is of the
+// commands on the key space: what the server's per-key counts show.
+func TestKVAbsentGetsAreNoHotKeys(t *testing.T) {
+	s, err := NewKV(KVOptions{Name: ScenarioKVGet, URL: "redis://127.0.0.1:6379", Keys: 1000,
+		KeyDist: keydist.Spec{Pattern: keydist.Zipf, Exp: 0.99}, MissRatio: 0.5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := s.newKVVU(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var onHot, absent int64
+	for range 20000 {
+		d := v.next()
+		hot := s.dist.Hot(d.key) && !d.miss
+		if d.out != s.mix.out(d.op, hot) {
+			t.Fatalf("GET of %d (absent %v) timed as %s", d.key, d.miss, s.mix.names[d.out])
+		}
+		if hot {
+			onHot++
+		}
+		if d.miss {
+			absent++
+		}
+	}
+	s.counts = []*kvCounts{v.counts}
+	var res results.Load
+	s.Finish(&res)
+	k := res.KV
+	if k.HotRequests != onHot || k.AbsentRequests != absent || k.Requests != 20000 {
+		t.Fatalf("kv %+v, want %d on hot keys, %d absent", k, onHot, absent)
+	}
+	if got := k.HotShare(); math.Abs(got-k.ExpectedHotShare) > 0.02 {
+		t.Errorf("hot share %.4f of the commands on the key space, expected %.4f", got, k.ExpectedHotShare)
+	}
+}

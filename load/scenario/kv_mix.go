@@ -128,6 +128,7 @@ func (m *kvMix) out(op int, hot bool) int {
 // Finish sums them after every VU closed.
 type kvCounts struct {
 	requests, hot      int64 // commands drawn, and of them on hot keys
+	absent             int64 // GETs of keys never written (MissRatio)
 	gets, hits, misses int64 // GET replies: a value, or none
 }
 
@@ -139,6 +140,7 @@ func (s *kvScenario) Finish(res *results.Load) {
 	for _, c := range s.counts {
 		k.Requests += c.requests
 		k.HotRequests += c.hot
+		k.AbsentRequests += c.absent
 		k.Gets += c.gets
 		k.Hits += c.hits
 		k.Misses += c.misses
