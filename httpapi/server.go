@@ -437,15 +437,16 @@ func (s *Server) respond(resp *Response, q *request, out codec.Entry, status int
 		return
 	}
 	q.takeSlot()
-	data, err := resp.marshal(out.Codec, body)
-	if err != nil {
-		resp.Status = http.StatusInternalServerError
-		out = s.formats.json
-		data, _ = out.Codec.Marshal(&api.Error{Error: "encoding response: " + err.Error(), Code: "internal"})
+	if q.big {
+		// A big slot's encoding yields its CPU to the network
+		// (runLowPriority). o, not out, goes to the heap with the
+		// closure: only on this path.
+		o := out
+		runLowPriority(func() { o = s.encodeReply(resp, q, o, body) })
+		out = o
+	} else {
+		out = s.encodeReply(resp, q, out, body)
 	}
-	resp.ContentType = out.MediaTypes[0]
-	resp.Body = data
-	resp.encode(q.r.AcceptEncoding)
 	q.releaseSlot()
 	if !s.replies.acquire(len(resp.Body)) {
 		s.replies.shedAfter.Add(1)
@@ -459,6 +460,22 @@ func (s *Server) respond(resp *Response, q *request, out codec.Entry, status int
 		return
 	}
 	resp.held, resp.budget = len(resp.Body), &s.replies
+}
+
+// encodeReply encodes body into resp in format out (JSON if that fails:
+// a 500), with the content coding the client prefers; it returns the
+// format of the reply.
+func (s *Server) encodeReply(resp *Response, q *request, out codec.Entry, body any) codec.Entry {
+	data, err := resp.marshal(out.Codec, body)
+	if err != nil {
+		resp.Status = http.StatusInternalServerError
+		out = s.formats.json
+		data, _ = out.Codec.Marshal(&api.Error{Error: "encoding response: " + err.Error(), Code: "internal"})
+	}
+	resp.ContentType = out.MediaTypes[0]
+	resp.Body = data
+	resp.encode(q.r.AcceptEncoding)
+	return out
 }
 
 // shedReply makes resp the 503 of a reply shed by the budget. Its small
