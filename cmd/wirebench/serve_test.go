@@ -115,14 +115,17 @@ func TestCLIExitCodes(t *testing.T) {
 
 // TestServeTwoProcsOnOneCPU: serve pinned to one CPU runs two Ps, so a
 // large list's encoding never holds the only one (atLeastTwoProcs); a
-// GOMAXPROCS the user set is kept. Before, it ran one P there.
+// GOMAXPROCS the user set is kept, and so is the runtime's one P when it
+// serves RESP (whose event loop pays for a second P's hand-offs).
 func TestServeTwoProcsOnOneCPU(t *testing.T) {
 	bin := testkit.Binary(t)
 	for _, c := range []struct {
 		env  string
+		args []string
 		want int
-	}{{"", 2}, {"GOMAXPROCS=1", 1}} {
-		cmd := exec.Command(bin, "serve", "--http", "127.0.0.1:0", "--no-grpc", "--cpus", "0")
+	}{{"", nil, 2}, {"GOMAXPROCS=1", nil, 1}, {"", []string{"--resp", "127.0.0.1:0"}, 1}} {
+		args := append([]string{"serve", "--http", "127.0.0.1:0", "--no-grpc", "--cpus", "0"}, c.args...)
+		cmd := exec.Command(bin, args...)
 		for _, kv := range os.Environ() {
 			if !strings.HasPrefix(kv, "GOMAXPROCS=") {
 				cmd.Env = append(cmd.Env, kv)
@@ -143,7 +146,7 @@ func TestServeTwoProcsOnOneCPU(t *testing.T) {
 			fmt.Sscanf(line, "go_sched_gomaxprocs_threads %d", &got)
 		}
 		if got != c.want {
-			t.Errorf("serve --cpus 0 with %q: GOMAXPROCS %d, want %d", c.env, got, c.want)
+			t.Errorf("serve --cpus 0 %q with %q: GOMAXPROCS %d, want %d", c.args, c.env, got, c.want)
 		}
 		p.Signal(syscall.SIGTERM)
 		p.Wait()
