@@ -76,14 +76,7 @@ func asNobody(cmd *exec.Cmd) {
 func TestLinkUnprivileged(t *testing.T) {
 	bin := testkit.Binary(t)
 	addr, _ := startServe(t, bin)
-	dir, err := os.MkdirTemp("", "wirebench-userns")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	if err := os.Chmod(dir, 0o777); err != nil {
-		t.Fatal(err)
-	}
+	dir := openTempDir(t, "wirebench-userns")
 	out := filepath.Join(dir, "r.json")
 	cmd := exec.Command(bin, "load", "--link", "rtt=30ms", "--link-check=false", "-c", "2", "-n", "20", "--out", out, "http://"+addr+"/users/1")
 	asNobody(cmd)
@@ -127,14 +120,7 @@ func TestLinkUnprivileged(t *testing.T) {
 // request on the link takes the round trip.
 func TestStudyLinksUnprivileged(t *testing.T) {
 	bin := testkit.Binary(t)
-	dir, err := os.MkdirTemp("", "wirebench-userns")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	if err := os.Chmod(dir, 0o777); err != nil {
-		t.Fatal(err)
-	}
+	dir := openTempDir(t, "wirebench-userns")
 	file := filepath.Join(dir, "s.yaml")
 	if err := os.WriteFile(file, []byte(`name: links
 question: "Does the link cost a round trip?"
@@ -308,14 +294,7 @@ func TestLinkKilledLeavesNothing(t *testing.T) {
 func TestLinkUnprivilegedKilledLeavesNothing(t *testing.T) {
 	bin := testkit.Binary(t)
 	before := ifaceNames(t)
-	dir, err := os.MkdirTemp("", "wirebench-userns")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	if err := os.Chmod(dir, 0o777); err != nil {
-		t.Fatal(err)
-	}
+	dir := openTempDir(t, "wirebench-userns")
 	pidFile := filepath.Join(dir, "pid")
 	cmd := exec.Command(bin, "link", "rtt=1ms", "--link-calibrate=false", "--", "sh", "-c", "echo $$ > "+pidFile+"; exec sleep 300")
 	asNobody(cmd)
@@ -432,14 +411,7 @@ func TestLinkInterruptedLeavesNothing(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			before := ifaceNames(t)
-			dir, err := os.MkdirTemp("", "wirebench-sigint")
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { os.RemoveAll(dir) })
-			if err := os.Chmod(dir, 0o777); err != nil {
-				t.Fatal(err)
-			}
+			dir := openTempDir(t, "wirebench-sigint")
 			pidFile := filepath.Join(dir, "pid")
 			inner := c.child + "echo $$ > " + pidFile + "; sleep 60; echo survived"
 			cmd := exec.Command("sh", "-c", `trap '' INT; exec "$0" link rtt=1ms --link-calibrate=false -- sh -c "$1"`, bin, inner)
@@ -539,4 +511,20 @@ func TestLinkDeliversTheCommandsLastPackets(t *testing.T) {
 	if err != nil || string(b) != "hi\n" {
 		t.Fatalf("the server read %q, %v: want the command's line, then its FIN", b, err)
 	}
+}
+
+// openTempDir is a temporary directory anyone may write in (0777, not
+// t.TempDir's 0700 under a 0700 parent): the unprivileged cases run the
+// link as nobody, who writes its output there. Removed after the test.
+func openTempDir(t *testing.T, prefix string) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("", prefix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	if err := os.Chmod(dir, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	return dir
 }
