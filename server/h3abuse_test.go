@@ -176,21 +176,10 @@ func TestH3HandshakeRate(t *testing.T) {
 // admitted stay half-open until its handshake timeout.
 func floodInitials(t *testing.T, srv *server.Server, n int) {
 	t.Helper()
-	raddr, err := net.ResolveUDPAddr("udp", srv.H3Addr())
-	if err != nil {
-		t.Fatal(err)
-	}
-	pc, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 2)})
-	if err != nil {
-		t.Skipf("no second loopback address: %v", err)
-	}
+	pc, raddr, scid, hello := floodSocket(t, srv)
 	defer pc.Close()
-	scid := []byte{1, 2, 3, 4, 5, 6, 7, 8}
-	hello, err := quicflood.ClientHello(scid)
-	if err != nil {
-		t.Fatal(err)
-	}
 	var buf []byte
+	var err error
 	for range n {
 		if _, buf, err = quicflood.Connection(pc, raddr, hello, scid, buf); err != nil {
 			t.Fatal(err)
@@ -267,21 +256,9 @@ func TestH3PerSourceBound(t *testing.T) {
 // it admitted).
 func floodCounted(t *testing.T, srv *server.Server, n int, during func()) (refusals, admittedReplies int) {
 	t.Helper()
-	raddr, err := net.ResolveUDPAddr("udp", srv.H3Addr())
-	if err != nil {
-		t.Fatal(err)
-	}
-	pc, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 2)})
-	if err != nil {
-		t.Skipf("no second loopback address: %v", err)
-	}
+	pc, raddr, scid, hello := floodSocket(t, srv)
 	defer pc.Close()
 	pc.SetReadBuffer(4 << 20)
-	scid := []byte{1, 2, 3, 4, 5, 6, 7, 8}
-	hello, err := quicflood.ClientHello(scid)
-	if err != nil {
-		t.Fatal(err)
-	}
 	var mu sync.Mutex
 	sent := map[string]bool{}
 	var nRef, nOther atomic.Int64
@@ -303,6 +280,7 @@ func floodCounted(t *testing.T, srv *server.Server, n int, during func()) (refus
 		}
 	}()
 	var buf []byte
+	var err error
 	for i := range n {
 		dcid := []byte(fmt.Sprintf("flood%05d", i))
 		mu.Lock()
@@ -892,20 +870,8 @@ func TestH3AttacksBoundedMemory(t *testing.T) {
 func TestH3RetryForSilentSource(t *testing.T) {
 	const after, n = 4, 24
 	srv := startH3(t, server.Options{H3: server.H3{RetryAfter: after, HandshakeShare: 1}})
-	raddr, err := net.ResolveUDPAddr("udp", srv.H3Addr())
-	if err != nil {
-		t.Fatal(err)
-	}
-	pc, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 2)})
-	if err != nil {
-		t.Skipf("no second loopback address: %v", err)
-	}
+	pc, raddr, scid, hello := floodSocket(t, srv)
 	defer pc.Close()
-	scid := []byte{1, 2, 3, 4, 5, 6, 7, 8}
-	hello, err := quicflood.ClientHello(scid)
-	if err != nil {
-		t.Fatal(err)
-	}
 	var retryPackets atomic.Int64
 	read := make(chan struct{})
 	go func() {
@@ -923,6 +889,7 @@ func TestH3RetryForSilentSource(t *testing.T) {
 		}
 	}()
 	var buf []byte
+	var err error
 	for i := range n {
 		dcid := []byte(fmt.Sprintf("silent%04d", i))
 		if _, buf, err = quicflood.ConnectionTo(pc, raddr, dcid, hello, scid, buf); err != nil {
@@ -1016,4 +983,27 @@ func TestH3RetryForSilentSource(t *testing.T) {
 // source's Retries.
 func retriedOrDropped(t *testing.T, srv *server.Server) int64 {
 	return h3Metric(t, srv, "wirebench_h3_retries_total") + h3Metric(t, srv, `wirebench_h3_dropped_initials_total{reason="retry"}`)
+}
+
+// floodSocket is what a flood test sends from: a socket on 127.0.0.2 (the
+// test skips without that address), the server's HTTP/3 address, and a
+// reused ClientHello with its source connection ID, as bench/h3flood
+// sends them. The caller closes the socket.
+func floodSocket(t *testing.T, srv *server.Server) (pc *net.UDPConn, raddr *net.UDPAddr, scid, hello []byte) {
+	t.Helper()
+	raddr, err := net.ResolveUDPAddr("udp", srv.H3Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	pc, err = net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 2)})
+	if err != nil {
+		t.Skipf("no second loopback address: %v", err)
+	}
+	scid = []byte{1, 2, 3, 4, 5, 6, 7, 8}
+	hello, err = quicflood.ClientHello(scid)
+	if err != nil {
+		pc.Close()
+		t.Fatal(err)
+	}
+	return pc, raddr, scid, hello
 }
