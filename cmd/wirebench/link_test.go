@@ -263,15 +263,7 @@ func TestLinkKilledLeavesNothing(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	var child int
-	for deadline := time.Now().Add(time.Minute); child == 0; time.Sleep(20 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("the command did not start")
-		}
-		if b, err := os.ReadFile(pidFile); err == nil && len(b) > 1 {
-			child = atoi(t, strings.TrimSpace(string(b)))
-		}
-	}
+	child := waitPID(t, pidFile)
 	if len(ifaceNames(t)) != len(before)+1 {
 		t.Fatalf("interfaces %v while the link is up; before %v", ifaceNames(t), before)
 	}
@@ -427,15 +419,7 @@ func TestLinkInterruptedLeavesNothing(t *testing.T) {
 			if err := cmd.Start(); err != nil {
 				t.Fatal(err)
 			}
-			var child int
-			for deadline := time.Now().Add(time.Minute); child == 0; time.Sleep(20 * time.Millisecond) {
-				if time.Now().After(deadline) {
-					t.Fatal("the command did not start")
-				}
-				if b, err := os.ReadFile(pidFile); err == nil && len(b) > 1 {
-					child = atoi(t, strings.TrimSpace(string(b)))
-				}
-			}
+			child := waitPID(t, pidFile)
 			var ours []string
 			for _, n := range ifaceNames(t) {
 				if !slices.Contains(before, n) {
@@ -527,4 +511,18 @@ func openTempDir(t *testing.T, prefix string) string {
 		t.Fatal(err)
 	}
 	return dir
+}
+
+// waitPID waits up to a minute for the command run through the link to
+// write its process ID into pidFile, and returns it.
+func waitPID(t *testing.T, pidFile string) int {
+	t.Helper()
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the command did not start")
+		}
+		if b, err := os.ReadFile(pidFile); err == nil && len(b) > 1 {
+			return atoi(t, strings.TrimSpace(string(b)))
+		}
+	}
 }
