@@ -262,23 +262,14 @@ func floodCounted(t *testing.T, srv *server.Server, n int, during func()) (refus
 	var mu sync.Mutex
 	sent := map[string]bool{}
 	var nRef, nOther atomic.Int64
-	read := make(chan struct{})
-	go func() {
-		defer close(read)
-		b := make([]byte, 1500)
-		for {
-			k, _, err := pc.ReadFromUDP(b)
-			if err != nil {
-				return
-			}
-			_, ref := quicflood.RefusalOf(b[:k], func(id []byte) bool { mu.Lock(); defer mu.Unlock(); return sent[string(id)] })
-			if ref {
-				nRef.Add(1)
-			} else {
-				nOther.Add(1)
-			}
+	read := readDatagrams(pc, func(d []byte) {
+		_, ref := quicflood.RefusalOf(d, func(id []byte) bool { mu.Lock(); defer mu.Unlock(); return sent[string(id)] })
+		if ref {
+			nRef.Add(1)
+		} else {
+			nOther.Add(1)
 		}
-	}()
+	})
 	var buf []byte
 	var err error
 	for i := range n {
@@ -873,21 +864,12 @@ func TestH3RetryForSilentSource(t *testing.T) {
 	pc, raddr, scid, hello := floodSocket(t, srv)
 	defer pc.Close()
 	var retryPackets atomic.Int64
-	read := make(chan struct{})
-	go func() {
-		defer close(read)
-		b := make([]byte, 1500)
-		for {
-			k, _, err := pc.ReadFromUDP(b)
-			if err != nil {
-				return
-			}
-			// A QUIC v1 Retry: long header, type 3.
-			if k > 5 && b[0]&0x80 != 0 && b[0]>>4&3 == 3 {
-				retryPackets.Add(1)
-			}
+	read := readDatagrams(pc, func(d []byte) {
+		// A QUIC v1 Retry: long header, type 3.
+		if len(d) > 5 && d[0]&0x80 != 0 && d[0]>>4&3 == 3 {
+			retryPackets.Add(1)
 		}
-	}()
+	})
 	var buf []byte
 	var err error
 	for i := range n {
@@ -1006,4 +988,22 @@ func floodSocket(t *testing.T, srv *server.Server) (pc *net.UDPConn, raddr *net.
 		t.Fatal(err)
 	}
 	return pc, raddr, scid, hello
+}
+
+// readDatagrams hands each datagram pc receives to got, on a goroutine of
+// its own, until pc is closed; the channel it returns is closed then.
+func readDatagrams(pc *net.UDPConn, got func([]byte)) <-chan struct{} {
+	read := make(chan struct{})
+	go func() {
+		defer close(read)
+		b := make([]byte, 1500)
+		for {
+			k, _, err := pc.ReadFromUDP(b)
+			if err != nil {
+				return
+			}
+			got(b[:k])
+		}
+	}()
+	return read
 }
