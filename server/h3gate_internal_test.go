@@ -10,6 +10,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/wirebench/wirebench/internal/race"
 )
 
 // gateWaitFor polls until cond holds (under g.mu), failing after a minute.
@@ -299,7 +301,10 @@ func TestGatePausesBetweenPieces(t *testing.T) {
 	// One P: the victim can only have run because the handshake gave it
 	// up. A pause of the machine's own (a descheduled thread) can let the
 	// pause's timer fire first now and then, so most, not all.
-	if ranInPause < pauses-1 {
+	// Under the race detector the victim's wake-up (netpoll, read, the
+	// detector's bookkeeping) can outlast a 50 µs pause: there the
+	// mechanism is checked for races only, its timing by the main suite.
+	if ranInPause < pauses-1 && !race.Enabled {
 		t.Errorf("the victim ran within %d of %d pauses, want every one (at most one missed)", ranInPause, pauses)
 	}
 	if g.paused.Load() != uint64(pauses) {
