@@ -131,6 +131,10 @@ case $code in
   0) say "pass" ;;
   1) say "REGRESSION"; exit 1 ;;
   3) say "undecidable: not a failure (STRICT=1 makes it one); more TRIALS or a quieter machine resolve it"
-     [ "$STRICT" = 1 ] && exit 3 ;;
+     # An if, not `[ … ] && exit 3`: as the script's last command that
+     # list's status (1 when not strict) would be its exit status, and CI
+     # fails on it.
+     if [ "$STRICT" = 1 ]; then exit 3; fi ;;
   *) say "the gate could not judge (exit $code)"; exit 2 ;;
 esac
+exit 0
