@@ -186,10 +186,10 @@ func TestRecordFileNeverClobbers(t *testing.T) {
 				want  string
 			}{
 				{existing, false, "exists"},
-				{link, false, "exists"},
-				{link, true, "symlink"},
-				{dangling, false, "exists"},
-				{dangling, true, "symlink"},
+				{link, false, link + " is a symlink"},
+				{link, true, link + " is a symlink"},
+				{dangling, false, dangling + " is a symlink"},
+				{dangling, true, dangling + " is a symlink"},
 			} {
 				code, errs := runBounded(t, c.cmd(p.path, p.force)...)
 				if code != 2 && code != 1 || !strings.Contains(errs, p.want) {

@@ -11,7 +11,6 @@ import (
 	"github.com/wirebench/wirebench/load/replay"
 	"github.com/wirebench/wirebench/load/replay/reqlog"
 	"github.com/wirebench/wirebench/load/spec"
-	"github.com/wirebench/wirebench/results"
 )
 
 // Replay are load's --replay flags and --record (docs/replay.md), or
@@ -94,13 +93,10 @@ func (r *Replay) registerKeep(fs *pflag.FlagSet) {
 }
 
 // CreateRecord opens a --record log: refused, as every output of
-// wirebench's, when the file exists and force is not given
-// (results.CheckNew), and then created exclusively, 0600, never through
-// a symlink.
+// wirebench's, when the file exists and force is not given, and created
+// exclusively, 0600, never through a symlink (reqlog.Create, which tells
+// a link, dangling or not, from an existing file).
 func CreateRecord(path string, force bool) (*os.File, error) {
-	if err := results.CheckNew(path, force); err != nil {
-		return nil, err
-	}
 	return reqlog.Create(path, force)
 }
 

@@ -108,8 +108,18 @@ func TestCreate(t *testing.T) {
 	os.Symlink(filepath.Join(dir, "nowhere"), dangling)
 	for _, l := range []string{link, dangling} {
 		for _, force := range []bool{false, true} {
-			if _, err := Create(l, force); err == nil {
+			_, err := Create(l, force)
+			if err == nil {
 				t.Errorf("Create(%s, %v) went through the link", l, force)
+				continue
+			}
+			// Told as a link, naming it, with or without force: not
+			// "file exists, use --force", which cannot help.
+			if !errors.Is(err, ErrSymlink) || !strings.Contains(err.Error(), l+" is a symlink") {
+				t.Errorf("Create(%s, %v): %v, want the path named as a symlink", l, force, err)
+			}
+			if dangles := strings.Contains(err.Error(), "does not exist: nothing was created"); dangles != (l == dangling) {
+				t.Errorf("Create(%s, %v): %v: dangling told %v, want %v", l, force, err, dangles, l == dangling)
 			}
 		}
 	}
