@@ -401,8 +401,9 @@ type h3Face struct {
 	silent     silentSources
 	retryAfter int
 	retries    atomic.Uint64
-	// replySources are the sources' shares of the reply budget.
-	replySources replySources
+	// shares are the sources' shares of the reply budget, the TCP
+	// faces' too: a source holds one share whatever its transports.
+	shares *replyShares
 	// requests counts requests answered over HTTP/3 (every route); conns
 	// the QUIC connections accepted; resumed and early those whose
 	// handshake resumed a session and those whose early data was accepted
@@ -490,44 +491,8 @@ func (s *silentSources) total() int {
 	return s.all
 }
 
-// replySources keeps one httpapi.Source per source with a connection
-// open, for its connections' reply budget.
-type replySources struct {
-	mu sync.Mutex
-	m  map[netip.Prefix]*replySource
-}
-
-type replySource struct {
-	src   *httpapi.Source
-	conns int
-}
-
-// open returns key's share for a new connection, forgotten once conn
-// (the connection's context) and the source's other connections end.
-func (r *replySources) open(key netip.Prefix, conn context.Context) *httpapi.Source {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.m == nil {
-		r.m = map[netip.Prefix]*replySource{}
-	}
-	rs := r.m[key]
-	if rs == nil {
-		rs = &replySource{src: httpapi.NewSource()}
-		r.m[key] = rs
-	}
-	rs.conns++
-	context.AfterFunc(conn, func() {
-		r.mu.Lock()
-		defer r.mu.Unlock()
-		if rs.conns--; rs.conns == 0 && r.m[key] == rs {
-			delete(r.m, key)
-		}
-	})
-	return rs.src
-}
-
 // newH3 opens the UDP socket; serve starts it.
-func newH3(o H3, cert tls.Certificate, t Timeouts) (*h3Face, error) {
+func newH3(o H3, cert tls.Certificate, t Timeouts, shares *replyShares) (*h3Face, error) {
 	if o.MaxStreams <= 0 {
 		o.MaxStreams = DefaultH3MaxStreams
 	}
@@ -559,7 +524,7 @@ func newH3(o H3, cert tls.Certificate, t Timeouts) (*h3Face, error) {
 		o.RetryAfter = DefaultH3RetryAfter
 	}
 	f := &h3Face{max: int64(o.MaxConns), handshakes: newBucket(o.HandshakeRate, o.HandshakeBurst),
-		perSource: newSources(o.SourceConns, o.SourceRate, o.HandshakeBurst), retryAfter: max(o.RetryAfter, 0)}
+		perSource: newSources(o.SourceConns, o.SourceRate, o.HandshakeBurst), retryAfter: max(o.RetryAfter, 0), shares: shares}
 	if f.handshakes != nil {
 		f.perSource.creditMax = max(f.perSource.creditMax, int(f.handshakes.burst))
 	}
@@ -626,9 +591,10 @@ func newH3(o H3, cert tls.Certificate, t Timeouts) (*h3Face, error) {
 			}()
 			// The connection's share of the reply budget: a client that
 			// opens many streams and reads none holds one large reply;
-			// and its source's, shared by the source's connections: one
-			// that opens many connections holds a few.
-			return httpapi.WithConnection(ctx, f.replySources.open(sourceKey(c.RemoteAddr()), c.Context()))
+			// and its source's, shared by the source's connections over
+			// every transport: one that opens many connections holds a
+			// few.
+			return httpapi.WithConnection(ctx, f.shares.get(sourceKey(c.RemoteAddr())))
 		},
 	}
 	return f, nil

@@ -185,3 +185,31 @@ func TestCreditOutlivesTheSweep(t *testing.T) {
 		t.Errorf("a credit never spent kept its source past a second")
 	}
 }
+
+// TestReplySharesAcrossTransports: a source's TCP and QUIC connections
+// get one share of the reply budget, an IPv4-mapped IPv6 address (a
+// dual-stack listener's view of an IPv4 client) counting as the IPv4
+// source; another source gets its own.
+func TestReplySharesAcrossTransports(t *testing.T) {
+	var s replyShares
+	v4 := s.get(sourceKey(&net.UDPAddr{IP: net.IPv4(10, 1, 2, 3).To4()}))
+	for _, a := range []net.Addr{
+		&net.UDPAddr{IP: net.ParseIP("::ffff:10.1.2.3"), Port: 443},
+		&net.TCPAddr{IP: net.IPv4(10, 1, 2, 3).To4(), Port: 50000},
+		&net.TCPAddr{IP: net.ParseIP("::ffff:10.1.2.3"), Port: 50001},
+	} {
+		key := sourceKey(a)
+		if ta, ok := a.(*net.TCPAddr); ok {
+			key = tcpSourceKey(ta)
+		}
+		if key != netip.MustParsePrefix("10.1.2.3/32") {
+			t.Errorf("%T %v: source %v, want 10.1.2.3/32", a, a, key)
+		}
+		if s.get(key) != v4 {
+			t.Errorf("%T %v: a share of its own, want the IPv4 source's", a, a)
+		}
+	}
+	if s.get(tcpSourceKey(&net.TCPAddr{IP: net.IPv4(10, 1, 2, 4)})) == v4 {
+		t.Error("another source shares 10.1.2.3's")
+	}
+}

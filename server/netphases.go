@@ -116,14 +116,14 @@ func phaseHook(read time.Duration) func(net.Conn, http.ConnState) {
 
 // newPhasedHTTPServer is newHTTPServer for a listener from
 // newHTTPWatchdog: HTTP/1 in phases, h2c with net/http's timeouts.
-func newPhasedHTTPServer(h http.Handler, protos *http.Protocols, t Timeouts) (*http.Server, error) {
-	hs := newHTTPServer(h, protos, t)
+func newPhasedHTTPServer(h http.Handler, protos *http.Protocols, t Timeouts, shares *replyShares) (*http.Server, error) {
+	hs := newHTTPServer(h, protos, t, shares)
 	hs.ReadHeaderTimeout, hs.ReadTimeout, hs.WriteTimeout, hs.IdleTimeout = 0, 0, 0, 0
 	hs.ConnState = phaseHook(t.Read)
 	if !protos.UnencryptedHTTP2() {
 		return hs, nil
 	}
-	twin := newHTTPServer(h, protos, t)
+	twin := newHTTPServer(h, protos, t, shares)
 	// Serve on a closed listener only runs the twin's HTTP/2 set-up,
 	// which registers its h2c hand-off.
 	if err := twin.Serve(closedListener{}); !errors.Is(err, net.ErrClosed) {

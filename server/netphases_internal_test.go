@@ -32,7 +32,7 @@ func TestHandlingPhaseNotReadLimited(t *testing.T) {
 		case <-time.After(4 * read):
 			canceled <- false
 		}
-	}), &http1, to)
+	}), &http1, to, new(replyShares))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -197,7 +197,8 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 				mux = reqlog.Middleware(opts.Record, mux)
 			}
 			t := opts.Timeouts.withDefaults()
-			if s.tls, err = newTLSFaces(opts, t, listen); err != nil {
+			shares := new(replyShares) // every transport's: one share per source
+			if s.tls, err = newTLSFaces(opts, t, listen, shares); err != nil {
 				s.httpLn.Close()
 				s.closeKV()
 				s.closeBulk()
@@ -206,7 +207,7 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 			if s.tls != nil {
 				mux = s.tls.wrap(mux)
 			}
-			if s.httpSrv, err = newPhasedHTTPServer(mux, &protos, t); err != nil {
+			if s.httpSrv, err = newPhasedHTTPServer(mux, &protos, t, shares); err != nil {
 				s.httpLn.Close()
 				s.closeKV()
 				s.closeBulk()

@@ -109,3 +109,37 @@ func TestNeverReadH2Connections(t *testing.T) {
 		t.Errorf("%d requests waited for their source's share, want %d", n, later)
 	}
 }
+
+// TestNeverReadH2AndH3OneShare: a source's never-read GETs of a large
+// list over h2 and HTTP/3 at once hold one share of the budget (1/8), not
+// one per transport: its first 4 lists over h2 (28 MiB of its 32 MiB
+// share), left unread, make its later ones over HTTP/3 wait before their
+// encoding. With a share per transport the HTTP/3 lists were all encoded
+// (4 more, 28 MiB more: a host using both doubled its share).
+func TestNeverReadH2AndH3OneShare(t *testing.T) {
+	const users, first, later, budget = 60_000, 4, 4, 256 << 20 // 7.0 MiB of JSON each; a source's share 32 MiB
+	srv := startH3(t, server.Options{SeedUsers: users, Timeouts: server.Timeouts{Write: hang}, HTTP: httpapi.Options{MaxReplyBytes: budget}})
+	var conns []*h2conn
+	for range first {
+		conns = append(conns, neverReadH2(t, srv, 1, "/users"))
+	}
+	waitMetrics(t, srv, first, "the first lists encoded", func() bool { return countRequests(t, srv, "/users") == first })
+	time.Sleep(time.Second) // unread long enough to count (a quarter of a second)
+	stop := neverRead(t, srv, later, 1, "/users")
+	defer stop()
+	waitMetrics(t, srv, first, "the HTTP/3 lists waiting for the source's unread h2 ones", func() bool {
+		return h3Metric(t, srv, "wirebench_http_replies_waiting_source") == later
+	})
+	for _, h := range conns {
+		h.c.Close()
+	}
+	if got := stop(); got[200] != 0 {
+		t.Errorf("HTTP/3 statuses %v, want none served while the source's share was held", got)
+	}
+	waitMetrics(t, srv, -1, "the budget back and no request waiting after the client went", func() bool {
+		return h3Metric(t, srv, "wirebench_http_reply_bytes_held") == 0 && h3Metric(t, srv, "wirebench_http_replies_waiting_source") == 0
+	})
+	if n := h3Metric(t, srv, "wirebench_http_replies_waited_source_total"); n != later {
+		t.Errorf("%d requests waited for their source's share, want %d", n, later)
+	}
+}

@@ -11,27 +11,29 @@ import (
 	"github.com/wirebench/wirebench/httpapi"
 )
 
-// tcpSources keeps one httpapi.Source per client source (an IPv4
-// address, an IPv6 /64) of a net/http server's connections, so that a
-// client opening many HTTP/1.1 or h2 connections and reading none of its
-// large replies holds its source's share of the reply budget, not the
-// budget (the same rule as HTTP/3's, h3.go). net/http tells a
+// replyShares keeps one httpapi.Source per client source (an IPv4
+// address, an IPv4-mapped IPv6 one read as IPv4, an IPv6 /64) for all of
+// a server's connections: HTTP/1.1 and h2, in clear or TLS, and HTTP/3.
+// A client opening many connections and reading none of its large
+// replies holds its source's share of the reply budget, not the budget;
+// one table for every transport, so that a host using TCP and QUIC at
+// once holds one share, not one per transport. net/http tells a
 // connection's start (ConnContext) but not its end, so a source is
 // remembered only while one of its connections' contexts references it:
 // weakly here, dropped once the collector finds it unreferenced.
-type tcpSources struct {
+type replyShares struct {
 	mu sync.Mutex
 	m  map[netip.Prefix]weak.Pointer[httpapi.Source]
 }
 
 // connContext is the net/http server's ConnContext: the connection's
 // share of the reply budget and its source's.
-func (s *tcpSources) connContext(ctx context.Context, c net.Conn) context.Context {
+func (s *replyShares) connContext(ctx context.Context, c net.Conn) context.Context {
 	return httpapi.WithTCPConnection(ctx, s.get(tcpSourceKey(c.RemoteAddr())))
 }
 
 // get returns key's share, made if none is referenced.
-func (s *tcpSources) get(key netip.Prefix) *httpapi.Source {
+func (s *replyShares) get(key netip.Prefix) *httpapi.Source {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if src := s.m[key].Value(); src != nil {
@@ -53,7 +55,7 @@ type sourceEntry struct {
 }
 
 // forget drops e's entry unless a newer share replaced it.
-func (s *tcpSources) forget(e sourceEntry) {
+func (s *replyShares) forget(e sourceEntry) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.m[e.key] == e.wp {

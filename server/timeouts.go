@@ -77,7 +77,7 @@ func (t Timeouts) withDefaults() Timeouts {
 	return t
 }
 
-func newHTTPServer(h http.Handler, protos *http.Protocols, t Timeouts) *http.Server {
+func newHTTPServer(h http.Handler, protos *http.Protocols, t Timeouts, shares *replyShares) *http.Server {
 	return &http.Server{
 		Handler:           h,
 		Protocols:         protos,
@@ -90,10 +90,10 @@ func newHTTPServer(h http.Handler, protos *http.Protocols, t Timeouts) *http.Ser
 		// 1 MiB).
 		MaxHeaderBytes: maxHeaderBytes,
 		// Each connection's share of the reply budget and its source's,
-		// as over HTTP/3: an h2 connection's never-read streams, or a
-		// host's many never-read connections, hold one or a few large
-		// replies, not the budget.
-		ConnContext: new(tcpSources).connContext,
+		// shared with HTTP/3's: an h2 connection's never-read streams, or
+		// a host's many never-read connections over any transport, hold
+		// one or a few large replies, not the budget.
+		ConnContext: shares.connContext,
 		HTTP2: &http.HTTP2Config{
 			MaxConcurrentStreams: t.H2MaxStreams,
 			// The connection window is what all streams share; keep it

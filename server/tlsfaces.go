@@ -55,7 +55,7 @@ type tlsFaces struct {
 
 // newTLSFaces loads the certificate and opens the listeners of o's TLS
 // faces; nil when there are none.
-func newTLSFaces(o Options, t Timeouts, listen func(network, address string) (net.Listener, error)) (*tlsFaces, error) {
+func newTLSFaces(o Options, t Timeouts, listen func(network, address string) (net.Listener, error), shares *replyShares) (*tlsFaces, error) {
 	if o.H3.Addr == "" && o.HTTPSAddr == "" {
 		return nil, nil
 	}
@@ -65,7 +65,7 @@ func newTLSFaces(o Options, t Timeouts, listen func(network, address string) (ne
 	}
 	f := &tlsFaces{cert: info}
 	if o.H3.Addr != "" {
-		if f.h3, err = newH3(o.H3, cert, t); err != nil {
+		if f.h3, err = newH3(o.H3, cert, t, shares); err != nil {
 			return nil, err
 		}
 	}
@@ -77,7 +77,7 @@ func newTLSFaces(o Options, t Timeouts, listen func(network, address string) (ne
 		var protos http.Protocols
 		protos.SetHTTP1(true)
 		protos.SetHTTP2(true)
-		f.https = newHTTPServer(nil, &protos, t) // net/http's own timeouts: the watchdog reads plain text
+		f.https = newHTTPServer(nil, &protos, t, shares) // net/http's own timeouts: the watchdog reads plain text
 		f.https.TLSConfig = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
 	}
 	return f, nil
