@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"runtime/debug"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -30,10 +31,22 @@ type Env struct {
 	GitDirty   bool   `json:"git_dirty,omitempty"`
 }
 
-// Environment describes the current machine and process. Fields it cannot
-// learn are left empty rather than failing: a result without a git commit
-// is still a result.
+// Environment describes the current machine and process, and the git
+// commit of the working directory (AddGit). Fields it cannot learn are
+// left empty rather than failing: a result without a git commit is still
+// a result.
 func Environment(ctx context.Context) Env {
+	e := Machine()
+	e.AddGit(ctx)
+	return e
+}
+
+// Machine is Environment without the git commit. An unstamped binary
+// learns that from a git process, whose CPU a run timed as a whole
+// process pays (a few ms outside a repository, tens inside a large one):
+// a load run whose result is only printed never needs it, and the caller
+// that writes the result adds it then (AddGit).
+func Machine() Env {
 	e := Env{
 		NumCPU:     runtime.NumCPU(),
 		GOMAXPROCS: runtime.GOMAXPROCS(0),
@@ -48,9 +61,25 @@ func Environment(ctx context.Context) Env {
 	if unix.Uname(&u) == nil {
 		e.Kernel = unix.ByteSliceToString(u.Sysname[:]) + " " + unix.ByteSliceToString(u.Release[:])
 	}
-	e.GitCommit, e.GitDirty = gitCommit(ctx)
 	return e
 }
+
+// AddGit fills GitCommit and GitDirty from the build's VCS stamp or, for
+// a binary without one, from git in the working directory; a commit set
+// already is kept.
+func (e *Env) AddGit(ctx context.Context) {
+	if e.GitCommit == "" {
+		e.GitCommit, e.GitDirty = gitCommit(ctx)
+		gitProbes.Add(1)
+	}
+}
+
+// gitProbes counts AddGit's lookups, for tests: a run that writes no
+// result makes none.
+var gitProbes atomic.Int64
+
+// GitProbes is how many times this process looked up its git commit.
+func GitProbes() int64 { return gitProbes.Load() }
 
 // Affinity lists the CPUs the calling thread may run on.
 func Affinity() []int { return AffinityOf(0) }

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -16,6 +17,7 @@ import (
 	"testing"
 
 	"github.com/wirebench/wirebench/internal/testkit"
+	"github.com/wirebench/wirebench/measure"
 	"github.com/wirebench/wirebench/results"
 	"github.com/wirebench/wirebench/server"
 )
@@ -105,6 +107,46 @@ func TestLoadSegmentsMerge(t *testing.T) {
 	}
 	if m.Env.GoVersion == "" || m.Env.NumCPU == 0 || m.Config.Args == nil {
 		t.Errorf("environment or configuration missing: %+v %v", m.Env, m.Config)
+	}
+}
+
+// TestLoadGitOnlyForAResult: an unstamped binary (a test binary is one)
+// asks git for its commit only when it writes a result: a run that only
+// prints pays no git process, one with --out names the commit git
+// reports. Not parallel: the probe count is the process's.
+func TestLoadGitOnlyForAResult(t *testing.T) {
+	testkit.NeedTool(t, "git", "apt-get install -y git")
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+	defer ts.Close()
+	before := measure.GitProbes()
+	if code, out, errOut := runLoadCLI(t, "load", "-q", "-n", "3", ts.URL); code != 0 {
+		t.Fatalf("exit %d\n%s%s", code, out, errOut)
+	}
+	if n := measure.GitProbes() - before; n != 0 {
+		t.Errorf("a run without --out asked git %d times", n)
+	}
+	f := filepath.Join(t.TempDir(), "r.json")
+	if code, out, errOut := runLoadCLI(t, "load", "-q", "-n", "3", "--out", f, ts.URL); code != 0 {
+		t.Fatalf("--out: exit %d\n%s%s", code, out, errOut)
+	}
+	if n := measure.GitProbes() - before; n != 1 {
+		t.Errorf("a run with --out asked git %d times, want 1", n)
+	}
+	head, err := exec.Command("git", "rev-parse", "HEAD").Output()
+	if err != nil {
+		return // not in a repository: no commit to compare
+	}
+	r, err := os.Open(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	res, err := results.ReadLoad(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := strings.TrimSpace(string(head)); res.Env.GitCommit != want {
+		t.Errorf("--out's git commit %q, git says %q", res.Env.GitCommit, want)
 	}
 }
 

@@ -1,6 +1,7 @@
 package flags
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"os"
@@ -83,8 +84,13 @@ func (o *Output) Prepare(seg results.Segment) error {
 
 // Write writes the run's --out result (- for stdout, as a JSON line) and
 // --hdr-out log, each whole or not at all (a temporary file renamed into
-// place), so an interrupted run leaves the previous file intact.
+// place), so an interrupted run leaves the previous file intact. A
+// result written names the git commit it was measured at
+// (measure.Env.AddGit): a run that only prints never asks git.
 func (o *Output) Write(stdout io.Writer, res *results.Load) error {
+	if o.Out != "" {
+		res.Env.AddGit(context.Background())
+	}
 	if o.Out == "-" {
 		if err := res.WriteJSONLine(stdout); err != nil {
 			return err

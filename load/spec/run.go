@@ -23,7 +23,8 @@ import (
 //   - a scenario that could not be closed (a request log not written)
 //     adds a warning;
 //   - the result names its scenario, the options that made it (m.Config)
-//     and the machine it ran on (Env).
+//     and the machine it ran on (Env, without the git commit: the writer
+//     of the result adds it, measure.Env.AddGit).
 //
 // Its error is load.Run's, and then there is no result.
 func (m *Made) Run(ctx context.Context) (*results.Load, error) {
@@ -44,7 +45,7 @@ func (m *Made) Run(ctx context.Context) (*results.Load, error) {
 	}
 	res.Scenario = m.Config.Scenario
 	res.Config = m.Config
-	res.Env = measure.Environment(context.WithoutCancel(ctx))
+	res.Env = measure.Machine() // the git commit: added by whoever writes the result (Env.AddGit)
 	return res, nil
 }
 
