@@ -1,6 +1,7 @@
 package link
 
 import (
+	"encoding/binary"
 	"fmt"
 	"io"
 	"net"
@@ -28,7 +29,9 @@ import (
 // The relay's modes: "plain" one packet a read or write, as it was
 // before the offloads; "offload" super-packets, read with a system call
 // each; "uring" super-packets read through io_uring (the default).
-var relayModes = []string{"plain", "offload", "uring"}
+// "handoff" is uring with every write left to the writer's thread, as
+// before the reader wrote what was due itself.
+var relayModes = []string{"plain", "offload", "uring", "handoff"}
 
 func openBenchLink(b *testing.B, mode, spec string) *Link {
 	b.Helper()
@@ -39,8 +42,9 @@ func openBenchLink(b *testing.B, mode, spec string) *Link {
 		b.Skip("the relay needs root (network namespaces, TUN devices)")
 	}
 	noOffload = mode == "plain"
-	noUring = mode != "uring"
-	defer func() { noOffload, noUring = false, false }()
+	noUring = mode != "uring" && mode != "handoff"
+	noDirect = mode == "handoff"
+	defer func() { noOffload, noUring, noDirect = false, false, false }()
 	sp, err := Parse(spec)
 	if err != nil {
 		b.Fatal(err)
@@ -233,4 +237,91 @@ func benchTCP(b *testing.B, mode string) {
 	b.ReportMetric(float64(got.Load())*8/el.Seconds()/1e6, "Mbit/s")
 	b.ReportMetric(float64(st.Up.Packets+st.Down.Packets)/el.Seconds(), "pkt/s")
 	reportRelay(b, st, rc, el)
+}
+
+// BenchmarkRelayEcho is request and answer: 64-byte UDP datagrams sent
+// from the far side to an echo server here, with inflight of them
+// outstanding (1: one at a time, a ping-pong; 16 or 64: streams), a
+// datagram sent for each echo that comes back. An operation is one
+// round trip: a packet up and a packet down. up/s and down/s are the
+// packets each way; relay-ns/pkt the relay's CPU per packet (both
+// ways), up-ns/pkt and down-ns/pkt each direction's threads per its own
+// packets. Every echo is checked: in order, none lost.
+func BenchmarkRelayEcho(b *testing.B) {
+	for _, inflight := range []int{1, 16, 64} {
+		for _, mode := range relayModes {
+			b.Run(fmt.Sprintf("inflight=%d/%s", inflight, mode), func(b *testing.B) { benchEcho(b, mode, "", inflight) })
+		}
+	}
+}
+
+func benchEcho(b *testing.B, mode, spec string, inflight int) {
+	l := openBenchLink(b, mode, spec)
+	ln, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		buf := make([]byte, 2048)
+		for {
+			n, from, err := ln.ReadFromUDPAddrPort(buf)
+			if err != nil {
+				return
+			}
+			_, _ = ln.WriteToUDPAddrPort(buf[:n], from)
+		}
+	}()
+	c, err := l.farDial(b.Context(), "udp", ln.LocalAddr().String())
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer c.Close()
+	msg, got := make([]byte, 64), make([]byte, 2048)
+	var sent, recv uint64
+	send := func() {
+		binary.BigEndian.PutUint64(msg, sent)
+		if _, err := c.Write(msg); err != nil {
+			b.Fatal(err)
+		}
+		sent++
+	}
+	st0 := l.Stats()
+	u0, d0 := l.up.cpu(), l.down.cpu()
+	b.ResetTimer()
+	start := time.Now()
+	for range min(inflight, b.N) {
+		send()
+	}
+	for recv < uint64(b.N) {
+		_ = c.SetReadDeadline(time.Now().Add(2 * time.Second))
+		n, err := c.Read(got)
+		if err != nil {
+			b.Fatalf("echo %d of %d (%d sent): %v", recv, b.N, sent, err)
+		}
+		if n != len(msg) || binary.BigEndian.Uint64(got) != recv {
+			b.Fatalf("echo %d: %d bytes, sequence %d: lost or out of order", recv, n, binary.BigEndian.Uint64(got))
+		}
+		recv++
+		if sent < uint64(b.N) {
+			send()
+		}
+	}
+	el := time.Since(start)
+	b.StopTimer()
+	st := l.Stats().Since(st0)
+	uc, dc := l.up.cpu()-u0, l.down.cpu()-d0
+	b.ReportMetric(float64(st.Up.Delivered)/el.Seconds(), "up/s")
+	b.ReportMetric(float64(st.Down.Delivered)/el.Seconds(), "down/s")
+	b.ReportMetric(float64(st.CPUPerPacket.Nanoseconds()), "relay-ns/pkt")
+	if st.Up.Packets > 0 && st.Down.Packets > 0 {
+		b.ReportMetric(float64(uc.Nanoseconds())/float64(st.Up.Packets), "up-ns/pkt")
+		b.ReportMetric(float64(dc.Nanoseconds())/float64(st.Down.Packets), "down-ns/pkt")
+	}
+	if st.Waits > 0 {
+		b.ReportMetric(float64(st.Up.Packets+st.Down.Packets)/float64(st.Waits), "pkt/wait")
+	}
+	if st.WriteErrors > 0 {
+		b.Errorf("%d writes refused by the TUN device", st.WriteErrors)
+	}
 }

@@ -229,3 +229,69 @@ func TestRelayCPUIsItsOwn(t *testing.T) {
 		t.Errorf("a new link's relay used %v of CPU in %v", cpu, wall)
 	}
 }
+
+// TestRelayDirectKeepsOrder: the reader writes what is due at once
+// itself and hands the rest to the writer; jitter without delay makes
+// about half of the packets due at once, so the two take turns, and
+// every datagram must still come back, in order (the link keeps order
+// unless told to reorder), through both directions.
+func TestRelayDirectKeepsOrder(t *testing.T) {
+	l := openLink(t, "jitter=300us")
+	ln, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	_ = ln.SetReadBuffer(1 << 20)
+	go func() {
+		buf := make([]byte, 2048)
+		for {
+			n, from, err := ln.ReadFromUDPAddrPort(buf)
+			if err != nil {
+				return
+			}
+			_, _ = ln.WriteToUDPAddrPort(buf[:n], from)
+		}
+	}()
+	c := dialFar(t, l, "udp", ln.LocalAddr().String())
+	_ = c.(*net.UDPConn).SetReadBuffer(1 << 20)
+	const n, window = 3000, 32
+	msg, got := make([]byte, 100), make([]byte, 2048)
+	sent := 0
+	send := func() {
+		binary.BigEndian.PutUint32(msg, uint32(sent))
+		if _, err := c.Write(msg); err != nil {
+			t.Fatal(err)
+		}
+		sent++
+	}
+	for range window {
+		send()
+	}
+	for i := range n {
+		_ = c.SetReadDeadline(time.Now().Add(5 * time.Second))
+		k, err := c.Read(got)
+		if err != nil {
+			t.Fatalf("echo %d (%d sent): %v", i, sent, err)
+		}
+		if k != len(msg) || binary.BigEndian.Uint32(got) != uint32(i) {
+			t.Fatalf("echo %d: %d bytes, datagram %d: lost or out of order", i, k, binary.BigEndian.Uint32(got))
+		}
+		if sent < n {
+			send()
+		}
+	}
+	for _, p := range []*pump{l.up, l.down} {
+		// The writer counts its entries out after the write that
+		// delivered the last echo.
+		for end := time.Now().Add(5 * time.Second); p.queued.Load() != 0 && time.Now().Before(end); {
+			time.Sleep(time.Millisecond)
+		}
+		if p.directs.Load() == 0 || p.handed.Load() == 0 || p.queued.Load() != 0 {
+			t.Errorf("the reader wrote %d batches itself and handed %d to the writer, %d entries left with it: the two did not take turns", p.directs.Load(), p.handed.Load(), p.queued.Load())
+		}
+	}
+	if st := l.Stats(); st.Up.Delivered != n || st.Down.Delivered != n || st.WriteErrors != 0 {
+		t.Errorf("stats %+v: want %d delivered each way, no write refused", st, n)
+	}
+}

@@ -19,6 +19,10 @@ var offloads = []int{
 // a read system call a packet, as before it (the benchmarks' comparison).
 var noUring bool
 
+// noDirect leaves every write to the writer's thread, as before the
+// reader wrote what was due itself (the benchmarks' comparison).
+var noDirect bool
+
 // noOffload turns the offloads off: the relay as it was, one packet a
 // system call (the benchmarks' comparison).
 var noOffload bool
