@@ -100,6 +100,9 @@ type aof struct {
 	// background fsync in progress (syncing), closed after tick stops.
 	ring    *ringSyncer
 	ringOff bool // io_uring refused: f.Sync
+	// The rewrite's, beside it (rewriteSync).
+	rwRing    *ringSyncer
+	rwRingOff bool
 
 	fsyncs, batches, records atomic.Int64
 	rewrites                 atomic.Int64

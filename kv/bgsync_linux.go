@@ -118,18 +118,27 @@ func (u *ringSyncer) close() {
 
 // backgroundSync is everysec's fsync of f: on a kernel worker thread
 // when f is an *os.File and io_uring works, else f.Sync.
-func (a *aof) backgroundSync(f File) error {
+func (a *aof) backgroundSync(f File) error { return ringSync(f, &a.ring, &a.ringOff) }
+
+// rewriteSync is the rewrite's fsync of its file and of the directory,
+// through a ring of its own (the rewrite runs beside everysec's fsync):
+// a rewrite's fsync of megabytes took the one P for as long.
+func (a *aof) rewriteSync(f File) error { return ringSync(f, &a.rwRing, &a.rwRingOff) }
+
+// ringSync fsyncs f through *ring, set up on first use; *off once the
+// kernel refused it. One caller at a time per ring.
+func ringSync(f File, ring **ringSyncer, off *bool) error {
 	of, ok := f.(*os.File)
-	if !ok || a.ringOff {
+	if !ok || *off {
 		return f.Sync()
 	}
-	if a.ring == nil {
+	if *ring == nil {
 		r, err := newRingSyncer()
 		if err != nil {
-			a.ringOff = true
+			*off = true
 			return f.Sync()
 		}
-		a.ring = r
+		*ring = r
 	}
 	rc, err := of.SyscallConn()
 	if err != nil {
@@ -138,7 +147,7 @@ func (a *aof) backgroundSync(f File) error {
 	// Control keeps the descriptor open until the worker is done with it
 	// (a Close meanwhile closes it after).
 	var serr error
-	if err := rc.Control(func(fd uintptr) { serr = a.ring.fsync(int(fd)) }); err != nil {
+	if err := rc.Control(func(fd uintptr) { serr = (*ring).fsync(int(fd)) }); err != nil {
 		return err
 	}
 	if serr == errRingBroken {
@@ -149,7 +158,7 @@ func (a *aof) backgroundSync(f File) error {
 		// operation); the file's own fsync says whether the file can.
 		// Not after an I/O error: that one is reported once per open
 		// file, and a second fsync would find it consumed.
-		a.ringOff = true
+		*off = true
 		return f.Sync()
 	}
 	if serr != nil {
@@ -173,8 +182,10 @@ func ringRefused(err error) bool {
 }
 
 func (a *aof) closeRing() {
-	if a.ring != nil {
-		a.ring.close()
-		a.ring = nil
+	for _, r := range []**ringSyncer{&a.ring, &a.rwRing} {
+		if *r != nil {
+			(*r).close()
+			*r = nil
+		}
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -294,5 +296,93 @@ func TestAlwaysAcksOnlyFsyncedWrites(t *testing.T) {
 	wg.Wait()
 	if bad.Load() > 0 {
 		t.Fatalf("%d acknowledgements while written bytes were not fsynced", bad.Load())
+	}
+}
+
+// rwFaultFile is the rewrite's new file with one injected failure: the
+// first write, or the n-th fsync (and every later one).
+type rwFaultFile struct {
+	faultFile
+	failSyncAt int32
+	syncs      atomic.Int32
+}
+
+func (r *rwFaultFile) Sync() error {
+	if r.failSyncAt > 0 && r.syncs.Add(1) >= r.failSyncAt {
+		return errInjected
+	}
+	return r.faultFile.Sync()
+}
+
+// A rewrite whose new file fails to be written or fsynced (the
+// snapshot's fsync, or under always the switch's) is abandoned: the
+// store goes on with the old file, writers refused nothing, every
+// acknowledged write survives a restart, and the next rewrite works.
+func TestRewriteFaultsLeaveTheOldFile(t *testing.T) {
+	cases := []struct {
+		name       string
+		pol        FsyncPolicy
+		failWrite  bool
+		failSyncAt int32
+	}{
+		{"failed write, always", FsyncAlways, true, 0},
+		{"failed first fsync, always", FsyncAlways, false, 1},
+		{"failed second fsync, always", FsyncAlways, false, 2},
+		{"failed write, everysec", FsyncEverySec, true, 0},
+		{"failed fsync, everysec", FsyncEverySec, false, 1},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			var inject atomic.Bool
+			var faulty atomic.Int32
+			s, err := Open(Options{Dir: dir, Fsync: c.pol, RewritePercent: -1, OpenFile: func(path string) (File, error) {
+				f, err := osOpen(path)
+				if err != nil || !strings.HasSuffix(path, ".rewrite") || !inject.Load() {
+					return f, err
+				}
+				faulty.Add(1)
+				r := &rwFaultFile{faultFile: faultFile{f: f.(*os.File)}, failSyncAt: c.failSyncAt}
+				r.failWrite.Store(c.failWrite)
+				return r, nil
+			}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var stop atomic.Bool
+			ackd, wg, mu := acked(s, &stop)
+			time.Sleep(20 * time.Millisecond)
+			inject.Store(true)
+			done, err := s.Rewrite()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := <-done; !errors.Is(err, errInjected) {
+				t.Fatalf("rewrite with a failing new file: %v, want the injected fault", err)
+			}
+			inject.Store(false)
+			time.Sleep(20 * time.Millisecond)
+			if done, err = s.Rewrite(); err != nil {
+				t.Fatal(err)
+			}
+			if err := <-done; err != nil {
+				t.Fatalf("the rewrite after: %v", err)
+			}
+			time.Sleep(20 * time.Millisecond)
+			stop.Store(true)
+			wg.Wait()
+			mu.Lock()
+			defer mu.Unlock()
+			if n := s.StatsRef().Refused.Load(); n != 0 {
+				t.Fatalf("%d writes refused: the rewrite's fault reached the store's own", n)
+			}
+			if in := s.Info(); faulty.Load() != 1 || in.Rewrites != 1 {
+				t.Fatalf("%d faulty files, %d rewrites done; want 1 and 1", faulty.Load(), in.Rewrites)
+			}
+			if _, err := os.Stat(filepath.Join(dir, AOFName+".rewrite")); !os.IsNotExist(err) {
+				t.Fatalf("the failed rewrite's file left behind: %v", err)
+			}
+			checkConsistent(t, s, dir, ackd)
+		})
 	}
 }

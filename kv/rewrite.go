@@ -3,6 +3,7 @@ package kv
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 )
@@ -80,14 +81,19 @@ func (a *aof) maybeRewriteLocked() {
 
 // runRewrite writes a snapshot of the store to a temporary file without
 // blocking writers (one shard's read lock at a time), appends what was
-// logged meanwhile, then — holding the AOF lock for only that tail, an
-// fsync and a rename — makes it the AOF: temp file, fsync, rename, fsync
-// of the directory, so a crash at any point leaves the old or the new
-// file whole. Records logged during the snapshot may also be in it:
-// every op sets state outright, so replaying them again converges.
+// logged meanwhile and fsyncs it, all without the AOF lock, until what is
+// left is a small tail; then it makes the file the AOF: temp file, fsync,
+// rename, fsync of the directory, so a crash at any point leaves the old
+// or the new file whole. Records logged during the snapshot may also be
+// in it: every op sets state outright, so replaying them again converges.
 func (a *aof) runRewrite(rw *rewrite) (err error) {
 	tmp := a.path + ".rewrite"
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	// Through a.open, as the AOF: opened for appending, the renamed file
+	// needs no reopening (and tests inject faults in it).
+	if err := os.Remove(tmp); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("kv: removing a stale %s: %w", tmp, err)
+	}
+	f, err := a.open(tmp)
 	if err != nil {
 		return fmt.Errorf("kv: creating %s: %w", tmp, err)
 	}
@@ -140,14 +146,18 @@ func (a *aof) runRewrite(rw *rewrite) (err error) {
 			}
 		}
 	}
-	// Drain what was logged meanwhile without the lock while it is large.
-	for {
+	// Write what was logged meanwhile and fsync, without the lock, until
+	// the file is fsynced and what is left is small: the switch then
+	// writes and fsyncs only that (the snapshot's fsync, megabytes, took
+	// 2-3 ms under the lock). A disk that never catches up gets a few
+	// rounds, then a larger tail.
+	for round := 0; ; round++ {
 		a.mu.Lock()
 		if rw.abort != nil {
 			a.mu.Unlock()
 			return fmt.Errorf("kv: rewrite abandoned: %w", rw.abort)
 		}
-		if len(rw.buf) < 1<<16 {
+		if round > 0 && (len(rw.buf) < 1<<16 || round >= 8) {
 			break // holding a.mu
 		}
 		tail := len(buf)
@@ -158,44 +168,91 @@ func (a *aof) runRewrite(rw *rewrite) (err error) {
 		if err := flush(); err != nil {
 			return err
 		}
+		if err := a.rewriteSync(f); err != nil {
+			return fmt.Errorf("kv: fsync of %s: %w", tmp, err)
+		}
 	}
-	defer a.mu.Unlock()
 	for a.flushing || a.syncing { // the switch must not race a batch's write or fsync
 		a.cond.Wait()
 	}
 	if rw.abort != nil {
+		a.mu.Unlock()
 		return fmt.Errorf("kv: rewrite abandoned: %w", rw.abort)
 	}
 	tail := len(buf)
 	buf = append(buf, rw.buf...)
 	ch.reseal(buf[tail:]) // under 64 KiB or so: a few microseconds of CRC
 	rw.buf = nil
-	if err := flush(); err != nil {
-		return err
+	if a.policy != FsyncAlways {
+		// Acknowledged once written: the tail's write and the rename under
+		// the lock (microseconds), so that no write lands in the old file
+		// after its records were copied; the tail's fsync is everysec's
+		// next (dirty), the directory's after the lock. Until then a
+		// machine crash may lose the last records, as everysec may; a
+		// process crash finds every acknowledged record at a.path.
+		err := flush()
+		if err == nil {
+			if err = os.Rename(tmp, a.path); err != nil {
+				err = fmt.Errorf("kv: renaming the rewritten AOF: %w", err)
+			}
+		}
+		if err != nil {
+			a.mu.Unlock()
+			return err
+		}
+		renamed = true
+		a.switchLocked(f, ch, written, a.seq, len(a.buf), len(a.undo), true)
+		a.mu.Unlock()
+		if err := a.rewriteSyncDir(); err != nil {
+			// The rename may not be durable, but both files are whole: keep
+			// going on the new one, whose content is a superset.
+			s.opts.Logf("kv: %v", err)
+		}
+		s.opts.Logf("kv: AOF rewritten: %d bytes", written)
+		return nil
 	}
-	if err := f.Sync(); err != nil {
-		return fmt.Errorf("kv: fsync of %s: %w", tmp, err)
+	// always: the tail holds acknowledged records, so the new file is
+	// fsynced, renamed and its directory fsynced before anything is
+	// acknowledged from it; the lock is not held meanwhile. flushing keeps
+	// batches off both files: writers go on appending (to a.buf, framed
+	// for the old file), and their acknowledgements wait for the switch,
+	// as they would for a batch's fsync.
+	upto, bufAt, undoAt := a.seq, len(a.buf), len(a.undo)
+	a.flushing = true
+	a.mu.Unlock()
+	err = flush()
+	if err == nil {
+		if err = a.rewriteSync(f); err != nil {
+			err = fmt.Errorf("kv: fsync of %s: %w", tmp, err)
+		}
 	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("kv: closing %s: %w", tmp, err)
+	if err == nil {
+		if err = os.Rename(tmp, a.path); err != nil {
+			err = fmt.Errorf("kv: renaming the rewritten AOF: %w", err)
+		} else {
+			renamed = true
+			if derr := a.rewriteSyncDir(); derr != nil {
+				s.opts.Logf("kv: %v", derr) // as above
+			}
+		}
 	}
-	renamed = true
-	if err := os.Rename(tmp, a.path); err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("kv: renaming the rewritten AOF: %w", err)
-	}
-	if err := syncDir(filepath.Dir(a.path)); err != nil {
-		// The rename may not be durable, but both files are whole: keep
-		// going on the new one, whose content is a superset.
-		s.opts.Logf("kv: %v", err)
-	}
-	nf, err := a.open(a.path)
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.flushing = false
+	a.cond.Broadcast()
 	if err != nil {
-		e := fmt.Errorf("%w: reopening the rewritten AOF: %v", ErrDurability, err)
-		a.broken.Store(&e)
-		a.fatal = true
-		return e
+		return err // the old file goes on, a.buf's records framed for it
 	}
+	a.switchLocked(f, ch, written, upto, bufAt, undoAt, false)
+	s.opts.Logf("kv: AOF rewritten: %d bytes", written)
+	return nil
+}
+
+// switchLocked makes f, renamed to a.path and holding size bytes that
+// end with chain ch, the AOF. Its records are those up to seq upto, a.buf
+// before bufAt and a.undo before undoAt; the records appended after them
+// are resealed to follow. dirty: f's end is not fsynced yet.
+func (a *aof) switchLocked(f File, ch chain, size int64, upto uint64, bufAt, undoAt int, dirty bool) {
 	// The replaced file goes on a goroutine of its own, as redis-server
 	// closes its old AOF on a background thread: the rename unlinked it,
 	// so this last close frees its blocks, 20-30 ms for a 64 MiB file on
@@ -208,15 +265,31 @@ func (a *aof) runRewrite(rw *rewrite) (err error) {
 		defer a.wg.Done()
 		old.Close()
 	}()
-	a.f = nf
-	// Everything appended so far is in the new file, fsynced: settle it.
-	a.buf, a.undo = a.buf[:0], a.undo[:0]
-	a.done = a.seq
-	a.size, a.baseSize = written, written
-	a.ch, a.goodCh = ch, ch
-	a.dirty = false
+	a.f = f
+	a.goodCh = ch
+	n := copy(a.buf, a.buf[bufAt:])
+	a.buf = a.buf[:n]
+	ch.reseal(a.buf)
+	a.ch = ch
+	n = copy(a.undo, a.undo[undoAt:])
+	clear(a.undo[n:]) // drop the references to old values
+	a.undo = a.undo[:n]
+	a.done = max(a.done, upto)
+	a.size, a.baseSize = size, size
+	a.dirty = dirty
 	a.rewrites.Add(1)
 	a.cond.Broadcast()
-	s.opts.Logf("kv: AOF rewritten: %d bytes", written)
+}
+
+// rewriteSyncDir fsyncs the AOF's directory as rewriteSync.
+func (a *aof) rewriteSyncDir() error {
+	d, err := os.Open(filepath.Dir(a.path))
+	if err != nil {
+		return fmt.Errorf("kv: opening data dir to sync: %w", err)
+	}
+	defer d.Close()
+	if err := a.rewriteSync(d); err != nil {
+		return fmt.Errorf("kv: syncing data dir: %w", err)
+	}
 	return nil
 }

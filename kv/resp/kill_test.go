@@ -21,14 +21,17 @@ const childEnv = "WIREBENCH_KV_KILL_CHILD"
 
 func TestMain(m *testing.M) {
 	if dir := os.Getenv(childEnv); dir != "" {
-		runChild(dir, kv.FsyncPolicy(os.Getenv(childEnv+"_FSYNC")))
+		minSize, _ := strconv.ParseInt(os.Getenv(childEnv+"_REWRITE_MIN"), 10, 64)
+		runChild(dir, kv.FsyncPolicy(os.Getenv(childEnv+"_FSYNC")), minSize)
 		return
 	}
 	os.Exit(m.Run())
 }
 
-func runChild(dir string, pol kv.FsyncPolicy) {
-	st, err := kv.Open(kv.Options{Dir: dir, Fsync: pol})
+// runChild serves; rewriteMin > 0 rewrites the AOF each time it doubles
+// from that size, so that kills land in rewrites too.
+func runChild(dir string, pol kv.FsyncPolicy, rewriteMin int64) {
+	st, err := kv.Open(kv.Options{Dir: dir, Fsync: pol, RewriteMinSize: rewriteMin})
 	if err != nil {
 		fmt.Println("error", err)
 		os.Exit(2)
@@ -63,6 +66,8 @@ func appendChunk(i int) string { return fmt.Sprint("[", i, strings.Repeat("x", i
 // and checks that the recovered store holds every write a client saw
 // acknowledged. A few trials run everysec too: a process crash must not
 // lose its acknowledged writes either (they were written to the OS).
+// Every third trial rewrites the AOF whenever it doubles from 4 KiB, so
+// kills land in rewrites (the snapshot, its fsync, the switch).
 func TestKill9LosesNoAcknowledgedWrite(t *testing.T) {
 	n := killTrials(t)
 	lost, appended := 0, 0
@@ -88,6 +93,9 @@ func killTrial(t *testing.T, trial int, pol kv.FsyncPolicy) (lost, appends int) 
 	dir := t.TempDir()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), childEnv+"="+dir, childEnv+"_FSYNC="+string(pol))
+	if trial%3 == 1 {
+		cmd.Env = append(cmd.Env, childEnv+"_REWRITE_MIN=4096")
+	}
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
