@@ -196,6 +196,11 @@ func normRune(r rune) rune {
 	case '-', '.', ' ':
 		return '_'
 	}
+	// A control byte in a name (token%00, token%09) reads as a separator
+	// too: servers that strip or cut at it see the secret's name.
+	if r < 0x20 || r == 0x7f {
+		return '_'
+	}
 	return r
 }
 
@@ -375,21 +380,38 @@ func redactBody(header [][2]string, body []byte, cut, form bool) (b []byte, n in
 		return b, n, false
 	}
 	declared := media == "application/json" || strings.HasSuffix(media, "+json")
+	// A byte order mark before the JSON: parsers that skip it (Jackson,
+	// System.Text.Json) read the members after it, so they are redacted
+	// after it too, and the mark is kept.
+	bom := bytes.HasPrefix(body, utf8BOM)
+	if bom {
+		body = body[len(utf8BOM):]
+	}
 	t := bytes.TrimLeft(body, " \t\r\n")
 	sniffed := (ct == "" || !declared) && len(t) > 0 && (t[0] == '{' || t[0] == '[')
 	if !declared && !sniffed {
-		return body, 0, false
+		return withBOM(bom, body), 0, false
 	}
 	b, n, ok := redactJSON(body)
 	switch {
 	case ok && !cut && len(body) <= MaxBody:
-		return b, n, false
+		return withBOM(bom, b), n, false
 	case declared || ct == "" || cut || len(body) > MaxBody:
 		// Not JSON after all, or cut: no member can be told from
 		// another, so nothing of it is kept.
 		return nil, 0, true
 	}
-	return body, 0, false // text that only starts like JSON
+	return withBOM(bom, body), 0, false // text that only starts like JSON
+}
+
+var utf8BOM = []byte("\xef\xbb\xbf")
+
+// withBOM puts back the byte order mark redactBody took off.
+func withBOM(bom bool, b []byte) []byte {
+	if !bom {
+		return b
+	}
+	return append(append([]byte(nil), utf8BOM...), b...)
 }
 
 // redactMultipart rewrites a multipart body with the content of every

@@ -319,3 +319,36 @@ func TestWriterRedactsCredentialsByValue(t *testing.T) {
 		}
 	}
 }
+
+// TestWriterRedactsPastABOMAndControlBytes: a JSON body led by a UTF-8
+// byte order mark (which Jackson and System.Text.Json skip), declared or
+// sent as text/plain, and a query parameter whose name carries a control
+// byte (token%00, api_key%09) keep none of their secrets; the mark and
+// every other byte stay as sent.
+func TestWriterRedactsPastABOMAndControlBytes(t *testing.T) {
+	in := []Request{
+		{At: 1, Method: "POST", Target: "/x", Header: [][2]string{{"Content-Type", "text/plain"}}, Body: []byte("\ufeff  {\"name\":\"ada\",\"secret\":\"b1\"}")},
+		{At: 2, Method: "POST", Target: "/x", Header: [][2]string{{"Content-Type", "application/json"}}, Body: []byte("\ufeff{\"password\":\"b2\",\"n\":1}")},
+		{At: 3, Method: "POST", Target: "/x", Body: []byte("\ufeff[{\"token\":\"b3\"}]")},
+		{At: 4, Method: "GET", Target: "/users?token%00=b4&api_key%09=b5&%7Fsecret=b6&limit=2"},
+		{At: 5, Method: "POST", Target: "/x", Header: [][2]string{{"Content-Type", "text/plain"}}, Body: []byte("\ufeffjust text b7")},
+	}
+	raw, got, _ := writeLog(t, Options{}, in)
+	for _, s := range []string{"b1", "b2", "b3", "b4", "b5", "b6"} {
+		if strings.Contains(raw, s) || strings.Contains(string(got[0].Body)+string(got[1].Body)+string(got[2].Body), s) {
+			t.Errorf("the log holds %q", s)
+		}
+	}
+	if want := "\ufeff  {\"name\":\"ada\",\"secret\":\"REDACTED\"}"; string(got[0].Body) != want {
+		t.Errorf("body %q, want %q", got[0].Body, want)
+	}
+	if want := "\ufeff{\"password\":\"REDACTED\",\"n\":1}"; string(got[1].Body) != want {
+		t.Errorf("body %q, want %q", got[1].Body, want)
+	}
+	if want := "/users?token%00=REDACTED&api_key%09=REDACTED&%7Fsecret=REDACTED&limit=2"; got[3].Target != want {
+		t.Errorf("target %q, want %q", got[3].Target, want)
+	}
+	if string(got[4].Body) != string(in[4].Body) {
+		t.Errorf("a text body led by a BOM changed: %q", got[4].Body)
+	}
+}
