@@ -87,25 +87,28 @@ func rawDescriptor(fd protoreflect.FileDescriptor) ([]byte, error) {
 		return proto.Marshal(protodesc.ToFileDescriptorProto(fd))
 	}
 	var gz []byte
-	if ms := fd.Messages(); ms.Len() > 0 {
-		mt, err := protoregistry.GlobalTypes.FindMessageByName(ms.Get(0).FullName())
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", fd.Path(), err)
+	ms, es := fd.Messages(), fd.Enums()
+	if ms.Len() > 0 {
+		if mt, err := protoregistry.GlobalTypes.FindMessageByName(ms.Get(0).FullName()); err == nil {
+			if d, ok := mt.Zero().Interface().(interface{ Descriptor() ([]byte, []int) }); ok {
+				gz, _ = d.Descriptor()
+			}
 		}
-		if d, ok := mt.Zero().Interface().(interface{ Descriptor() ([]byte, []int) }); ok {
-			gz, _ = d.Descriptor()
-		}
-	} else if es := fd.Enums(); es.Len() > 0 {
-		et, err := protoregistry.GlobalTypes.FindEnumByName(es.Get(0).FullName())
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", fd.Path(), err)
-		}
-		if d, ok := et.New(0).(interface{ EnumDescriptor() ([]byte, []int) }); ok {
-			gz, _ = d.EnumDescriptor()
+	} else if es.Len() > 0 {
+		if et, err := protoregistry.GlobalTypes.FindEnumByName(es.Get(0).FullName()); err == nil {
+			if d, ok := et.New(0).(interface{ EnumDescriptor() ([]byte, []int) }); ok {
+				gz, _ = d.EnumDescriptor()
+			}
 		}
 	}
 	if gz == nil {
-		return nil, fmt.Errorf("%w for %s (it declares no message or enum)", errNoDescriptor, fd.Path())
+		if ms.Len() == 0 && es.Len() == 0 {
+			return nil, fmt.Errorf("%w for %s (it declares no message or enum)", errNoDescriptor, fd.Path())
+		}
+		// Registered without generated code (internal/protofeatures'
+		// files, which a user's schema may import): written from the
+		// descriptor, as a file built at run time is.
+		return proto.Marshal(protodesc.ToFileDescriptorProto(fd))
 	}
 	zr, err := gzip.NewReader(bytes.NewReader(gz))
 	if err != nil {

@@ -23,6 +23,8 @@ import (
 	"google.golang.org/protobuf/reflect/protoregistry"
 	"google.golang.org/protobuf/types/descriptorpb"
 
+	// Files registered without generated code, as in the binary.
+	_ "github.com/wirebench/wirebench/internal/protofeatures"
 	"github.com/wirebench/wirebench/store"
 )
 
@@ -231,7 +233,8 @@ func TestServerLinksNoHeavyInit(t *testing.T) {
 }
 
 // TestRawDescriptorEveryFile: every file registered in this test binary
-// (ours, grpc's, the well-known types, descriptor.proto itself) is
+// (ours, grpc's, the well-known types, descriptor.proto itself, and
+// internal/protofeatures' files, which have no generated code) is
 // served, identical to protodesc's rendering, or refused with
 // errNoDescriptor when it declares neither message nor enum.
 func TestRawDescriptorEveryFile(t *testing.T) {

@@ -18,6 +18,8 @@ import (
 	"google.golang.org/protobuf/types/dynamicpb"
 
 	"github.com/wirebench/wirebench/codec"
+	// Before protocompile's init: see the package.
+	_ "github.com/wirebench/wirebench/internal/protofeatures"
 )
 
 // Schema is a protobuf message type the samples are instances of, read

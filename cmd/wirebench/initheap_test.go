@@ -18,8 +18,15 @@ import (
 // every GC cycle and moves the GC's goal, so the server's cost per
 // request against a bare handler depends on it (docs/server-cost.md).
 // 967 kB on 2026-11-29: protodesc, descriptorpb and protocompile (for
-// .proto files compiled at run time) 423 kB of it.
-const initBudget = 1_150_000
+// .proto files compiled at run time) 423 kB of it; 781 kB since
+// protocompile finds its C++ and Java feature files registered lazily
+// (internal/protofeatures) instead of building them.
+const initBudget = 950_000
+
+// initBounds bound named packages whose init was made cheap, so that it
+// stays so: protocompile built two file descriptors (196 kB) unless the
+// program registered them first.
+var initBounds = map[string]int{"github.com/bufbuild/protocompile": 16_000}
 
 var initLine = regexp.MustCompile(`^init (\S+) @.* ([0-9]+) bytes, ([0-9]+) allocs$`)
 
@@ -48,6 +55,9 @@ func TestInitHeapBudget(t *testing.T) {
 		b, _ := strconv.Atoi(m[2])
 		pkgs = append(pkgs, pkg{m[1], b})
 		total += b
+		if bound, ok := initBounds[m[1]]; ok && b > bound {
+			t.Errorf("%s's init allocates %d bytes, over its bound of %d", m[1], b, bound)
+		}
 	}
 	if len(pkgs) < 20 {
 		t.Fatalf("inittrace printed %d package inits: the format changed?\n%s", len(pkgs), out)

@@ -17,6 +17,9 @@ import (
 	"google.golang.org/protobuf/reflect/protoregistry"
 	"google.golang.org/protobuf/types/descriptorpb"
 	"google.golang.org/protobuf/types/dynamicpb"
+
+	// Before protocompile's init: see the package.
+	_ "github.com/wirebench/wirebench/internal/protofeatures"
 )
 
 // Method is one method resolved from its descriptors.
