@@ -4,6 +4,7 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/wirebench/wirebench/results"
 )
@@ -40,14 +41,16 @@ func (m Metric) Value(t results.Trial) (float64, bool) {
 // Format prints a value of the metric for people (results.Unit.Format).
 func (m Metric) Format(v float64) string { return m.Unit.Format(v) }
 
-// Metrics are every metric a gate knows: the catalogue's.
-var Metrics = func() []Metric {
+// Metrics are every metric a gate knows: the catalogue's. Built on first
+// use: every process of the binary links this package, `wirebench serve`
+// too, whose live heap each GC cycle marks.
+var Metrics = sync.OnceValue(func() []Metric {
 	out := make([]Metric, len(results.Metrics))
 	for i, m := range results.Metrics {
 		out[i] = Metric{Metric: m, Name: m.ShortName()}
 	}
 	return out
-}()
+})
 
 // MetricByName returns the metric called name: its short name, its key
 // (lat_p99, the report's) or an alias (p99.9).
@@ -56,14 +59,16 @@ func MetricByName(name string) (Metric, bool) {
 	if !ok {
 		return Metric{}, false
 	}
-	i := slices.IndexFunc(Metrics, func(g Metric) bool { return g.Key == m.Key })
-	return Metrics[i], true
+	ms := Metrics()
+	i := slices.IndexFunc(ms, func(g Metric) bool { return g.Key == m.Key })
+	return ms[i], true
 }
 
 // MetricNames lists the metrics' names, for messages.
 func MetricNames() string {
-	names := make([]string, len(Metrics))
-	for i, m := range Metrics {
+	ms := Metrics()
+	names := make([]string, len(ms))
+	for i, m := range ms {
 		names[i] = m.Name
 	}
 	return strings.Join(names, ", ")

@@ -32,9 +32,14 @@ var (
 	// content (a 2^63-byte frame header) or a larger window than we accept
 	// is refused before anything is allocated for it.
 	zstdPools sync.Map
-	// zstdEncoder is shared: EncodeAll is safe for concurrent use.
-	zstdEncoder, _ = zstd.NewWriter(nil, zstd.WithEncoderConcurrency(1), zstd.WithEncoderLevel(zstd.SpeedDefault))
-	buffers        = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+	// zstdEncoder is shared (EncodeAll is safe for concurrent use) and
+	// made by the first zstd reply: a server never asked for zstd does not
+	// keep its tables live.
+	zstdEncoder = sync.OnceValue(func() *zstd.Encoder {
+		e, _ := zstd.NewWriter(nil, zstd.WithEncoderConcurrency(1), zstd.WithEncoderLevel(zstd.SpeedDefault))
+		return e
+	})
+	buffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 )
 
 // minZstdWindow is the window every decoder supports whatever the body
@@ -188,7 +193,7 @@ func compress(dst *bytes.Buffer, src []byte, coding string) error {
 		}
 		return zw.Close()
 	case codingZstd:
-		dst.Write(zstdEncoder.EncodeAll(src, dst.AvailableBuffer()))
+		dst.Write(zstdEncoder().EncodeAll(src, dst.AvailableBuffer()))
 		return nil
 	}
 	return fmt.Errorf("httpapi: unknown coding %q", coding)
