@@ -163,6 +163,11 @@ func (f *Serve) Apply(ctx context.Context, fs *pflag.FlagSet, log io.Writer) (do
 	if err := f.data.apply(ctx, o, log); err != nil {
 		return nil, err
 	}
+	if o.AuthToken != "" {
+		// The server's own credential: redacted wherever a client
+		// puts it, a path included.
+		f.record.keep.Known = []string{o.AuthToken}
+	}
 	o.Record, done, err = f.record.open(fs, log)
 	return done, err
 }

@@ -146,8 +146,15 @@ func (r *Recorder) finish(ctx context.Context, l *line, err error) {
 				l.MD = map[string]string{}
 			}
 			l.MD[k] = vs[0]
-			if !r.Secrets && (reqlog.IsSecret(k) || reqlog.IsSecretValue(vs[0])) {
+			switch {
+			case r.Secrets:
+			case reqlog.IsSecret(k) || reqlog.IsSecretValue(vs[0]):
 				l.MD[k] = reqlog.Redacted
+			default:
+				// A URL or path (a gateway's x-original-uri, a
+				// referer) loses its credentials as an HTTP
+				// recording's target does.
+				l.MD[k], _ = reqlog.RedactTarget(vs[0])
 			}
 		}
 	}

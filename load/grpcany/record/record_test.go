@@ -207,8 +207,10 @@ func TestRecordThenReplayStreams(t *testing.T) {
 
 // TestRecordRedactsSecretMetadata: a recording keeps no secrets by
 // default, as HTTP recordings: the values of metadata keys named like
-// secrets (authorization, cookie, x-api-key, …: reqlog.IsSecret) are
-// written REDACTED, other keys kept; Secrets keeps them.
+// secrets (authorization, cookie, x-api-key, …: reqlog.IsSecret) or that
+// are credentials (a bearer token, a key of a known form) are written
+// REDACTED, a path's credentials too, other keys kept; Secrets keeps
+// them.
 func TestRecordRedactsSecretMetadata(t *testing.T) {
 	for _, keep := range []bool{false, true} {
 		file := filepath.Join(t.TempDir(), "calls.jsonl")
@@ -224,7 +226,8 @@ func TestRecordRedactsSecretMetadata(t *testing.T) {
 		}
 		a, stop := grpcanytest.Serve(ln, true, grpc.ChainUnaryInterceptor(rec.Unary))
 		o := grpcany.Options{Method: "grpc.testing.TestService/UnaryCall", Data: `{"responseStatus":{"message":"Bearer S_msgtok"}}`,
-			Metadata: []string{"x-tenant: t1", "authorization: Bearer S_tok", "x-api-key: S_key", "cookie: sid=S_cookie", "accesstoken: S_camel", "x-forwarded-authorization: Bearer S_fwd", "x-upstream: Bearer S_basic"}}
+			Metadata: []string{"x-tenant: t1", "authorization: Bearer S_tok", "x-api-key: S_key", "cookie: sid=S_cookie", "accesstoken: S_camel", "x-forwarded-authorization: Bearer S_fwd", "x-upstream: Bearer S_basic",
+				"x-original-uri: /reset/S_path3f9a7c0e5b1d4a2c?x=1", "x-billing: sk_live_S_prefix51HqLyjWDarjtT1"}}
 		o.URL = a.Addr
 		sc, err := grpcany.New(context.Background(), o)
 		if err != nil {
@@ -257,7 +260,10 @@ func TestRecordRedactsSecretMetadata(t *testing.T) {
 		if !strings.Contains(got, `"x-tenant":"t1"`) {
 			t.Errorf("secrets %v: x-tenant not kept:\n%s", keep, got)
 		}
-		for _, s := range []string{"S_tok", "S_key", "S_cookie", "S_fwd", "S_basic", "S_msgtok"} {
+		if !keep && !strings.Contains(got, `"x-original-uri":"/reset/REDACTED?x=1"`) {
+			t.Errorf("a path in metadata: its credential not REDACTED, or the rest not kept:\n%s", got)
+		}
+		for _, s := range []string{"S_tok", "S_key", "S_cookie", "S_fwd", "S_basic", "S_msgtok", "S_path", "S_prefix"} {
 			if strings.Contains(got, s) != keep {
 				t.Errorf("secrets %v: the recording holds %q: %v\n%s", keep, s, !keep, got)
 			}

@@ -95,7 +95,7 @@ func IsSecret(name string) bool {
 // ("Basic is fine") is not one.
 func IsSecretValue(v string) bool {
 	v = strings.TrimSpace(v)
-	if isJWT(v) {
+	if isJWT(v) || isPrefixedKey(v) {
 		return true
 	}
 	scheme, cred, ok := strings.Cut(v, " ")
@@ -246,29 +246,34 @@ func secretQueryValue(v string) bool {
 	return IsSecretValue(v)
 }
 
-// redactTarget redacts a target's query and, in an absolute URL, the
-// password of its user information.
-func redactTarget(target string) (string, int) {
+// redactTarget redacts a target's query, fragment and path (redactPath,
+// known the credentials already known of its request) and, in an
+// absolute URL, the password of its user information.
+func redactTarget(target string, known []string) (string, int) {
 	n := 0
-	if i := strings.Index(target, "://"); i >= 0 {
+	prefix := ""
+	if i := strings.Index(target, "://"); i > 0 && isScheme(target[:i]) {
 		rest := target[i+3:]
 		end := strings.IndexAny(rest, "/?#")
 		if end < 0 {
 			end = len(rest)
 		}
-		if at := strings.LastIndexByte(rest[:end], '@'); at >= 0 {
-			if c := strings.IndexByte(rest[:at], ':'); c >= 0 {
-				target = target[:i+3] + rest[:c+1] + Redacted + rest[at:]
+		auth := rest[:end]
+		if at := strings.LastIndexByte(auth, '@'); at >= 0 {
+			if c := strings.IndexByte(auth[:at], ':'); c >= 0 {
+				auth = auth[:c+1] + Redacted + auth[at:]
 				n++
 			}
 		}
+		prefix, target = target[:i+3]+auth, rest[end:]
 	}
 	// The fragment too: OAuth's implicit flow puts its tokens there
 	// (#access_token=…), and a recorded URL can carry it.
 	rest, frag, hasFrag := strings.Cut(target, "#")
 	path, query, hasQuery := strings.Cut(rest, "?")
-	var m, k int
-	path, p := redactPathParams(path)
+	known = append(append(known[:len(known):len(known)], querySecrets(query)...), querySecrets(frag)...)
+	var m, k, p int
+	path, p = redactPath(path, known)
 	query, m = redactQuery(query)
 	frag, k = redactQuery(frag)
 	if hasQuery {
@@ -277,26 +282,7 @@ func redactTarget(target string) (string, int) {
 	if hasFrag {
 		path += "#" + frag
 	}
-	return path, n + p + m + k
-}
-
-// redactPathParams redacts secret parameters of path segments: Java
-// servlets and others put the session there (/cart;jsessionid=…).
-func redactPathParams(path string) (string, int) {
-	if !strings.Contains(path, ";") {
-		return path, 0
-	}
-	segs := strings.Split(path, "/")
-	n := 0
-	for i, seg := range segs {
-		name, params, ok := strings.Cut(seg, ";")
-		if !ok {
-			continue
-		}
-		params, m := redactQuery(params)
-		segs[i], n = name+";"+params, n+m
-	}
-	return strings.Join(segs, "/"), n
+	return prefix + path, n + p + m + k
 }
 
 // targetPath is a target's path: an absolute URL's without its scheme
@@ -320,20 +306,32 @@ func isKV(target string) bool {
 func (o Options) keep(r *Request) (q Request, redacted int, bodyOut bool) {
 	q = *r
 	if !o.Secrets {
-		q.Target, redacted = redactTarget(r.Target)
+		known := append(knownSecrets(r.Header), o.Known...)
+		q.Target, redacted = redactTarget(r.Target, known)
 		form, copied := false, false
 		for i, h := range r.Header {
 			if strings.EqualFold(h[0], "Content-Type") && strings.HasPrefix(strings.ToLower(strings.TrimSpace(h[1])), "application/x-www-form-urlencoded") {
 				form = true
 			}
-			if !IsSecret(h[0]) && !IsSecretValue(h[1]) || h[1] == Redacted {
+			v, n := Redacted, 1
+			switch {
+			case h[1] == Redacted:
+				continue
+			case IsSecret(h[0]) || IsSecretValue(h[1]):
+			case urlLike(h[1]):
+				// A URL in a header (Referer, Location) is redacted
+				// as a target is.
+				if v, n = redactTarget(h[1], known); n == 0 {
+					continue
+				}
+			default:
 				continue
 			}
 			if !copied { // the caller's slice stays as it was
 				q.Header, copied = append([][2]string(nil), r.Header...), true
 			}
-			q.Header[i][1] = Redacted
-			redacted++
+			q.Header[i][1] = v
+			redacted += n
 		}
 		if len(q.Body) > 0 {
 			var n int

@@ -17,6 +17,10 @@ type Options struct {
 	Secrets bool
 	// Bodies keeps every body, up to MaxBody (--record-bodies).
 	Bodies bool
+	// Known are credentials the recorder knows (serve's --auth-token):
+	// without Secrets, a path segment holding one is written Redacted,
+	// as one holding the request's own secret header or query values.
+	Known []string
 }
 
 // WriterStats count what a Writer wrote and kept out.
