@@ -206,9 +206,12 @@ func normRune(r rune) rune {
 
 // redactQuery replaces the values of secret parameters in a query
 // string or form body (a=1&api_key=x → a=1&api_key=REDACTED; '&' and
-// ';' separate), keeping the rest as it was byte for byte; n counts the
-// values replaced.
-func redactQuery(q string) (out string, n int) {
+// ';' separate), and of those holding one of known (as redactPath), and
+// redacts a value that is a URL or path as a target
+// (next=/reset/REDACTED; one percent-encoded whole is written Redacted
+// whole), keeping the rest as it was byte for byte; n counts the values
+// replaced.
+func redactQuery(q string, known []string) (out string, n int) {
 	if q == "" {
 		return q, 0
 	}
@@ -226,15 +229,47 @@ func redactQuery(q string) (out string, n int) {
 		if err != nil {
 			name = k
 		}
-		if hasValue && (IsSecret(name) || secretQueryValue(kv[len(k)+1:])) {
+		switch v, m := queryValue(kv[len(k):], known); {
+		case hasValue && (IsSecret(name) || secretQueryValue(kv[len(k)+1:])):
 			b.WriteString(k + "=" + Redacted)
 			n++
-		} else {
+		case hasValue && m > 0:
+			b.WriteString(k + "=" + v)
+			n += m
+		default:
 			b.WriteString(kv)
 		}
 		b.WriteString(sep)
 	}
 	return b.String(), n
+}
+
+// queryValue redacts a query value (eq: "=value", or "" with none) that
+// holds a known credential, or is a URL or path carrying one (a login's
+// ?next=, OAuth's redirect_uri): the value as written back, and how many
+// were replaced (0: keep it as it was).
+func queryValue(eq string, known []string) (string, int) {
+	if eq == "" || eq == "=" || eq == "="+Redacted {
+		return "", 0
+	}
+	raw := eq[1:]
+	dec, err := url.QueryUnescape(raw)
+	if err != nil {
+		dec = raw
+	}
+	if holdsKnown(dec, known) {
+		return Redacted, 1
+	}
+	if !urlLike(dec) {
+		return "", 0
+	}
+	if urlLike(raw) { // written as a URL: redacted in place
+		return redactTarget(raw, known)
+	}
+	if _, m := redactTarget(dec, known); m > 0 {
+		return Redacted, 1 // percent-encoded: no byte of it kept
+	}
+	return "", 0
 }
 
 // secretQueryValue: a query or form value that is a credential
@@ -274,8 +309,8 @@ func redactTarget(target string, known []string) (string, int) {
 	known = append(append(known[:len(known):len(known)], querySecrets(query)...), querySecrets(frag)...)
 	var m, k, p int
 	path, p = redactPath(path, known)
-	query, m = redactQuery(query)
-	frag, k = redactQuery(frag)
+	query, m = redactQuery(query, known)
+	frag, k = redactQuery(frag, known)
 	if hasQuery {
 		path += "?" + query
 	}
@@ -368,7 +403,7 @@ func redactBody(header [][2]string, body []byte, cut, form bool) (b []byte, n in
 	case form:
 		// Whatever its size (--record-bodies keeps large ones); a cut
 		// one too: a field's name is whole or its value is gone.
-		s, n := redactQuery(string(body))
+		s, n := redactQuery(string(body), nil)
 		return []byte(s), n, false
 	case strings.HasPrefix(media, "multipart/"):
 		b, n, ok := redactMultipart(body, params["boundary"])

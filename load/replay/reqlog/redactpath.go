@@ -170,7 +170,7 @@ func redactPath(path string, known []string) (string, int) {
 		}
 		if hasParams {
 			var m int
-			params, m = redactQuery(params)
+			params, m = redactQuery(params, known)
 			name, n = name+";"+params, n+m
 		}
 		segs[i], prev = name, plain
@@ -183,18 +183,23 @@ func pathSecret(seg, prev string, known []string) bool {
 	if seg == "" {
 		return false
 	}
-	for _, k := range known {
-		if len(k) >= minKnown && strings.Contains(seg, k) {
-			return true
-		}
-	}
-	if IsSecretValue(seg) || randomLooking(seg) {
+	if holdsKnown(seg, known) || IsSecretValue(seg) || randomLooking(seg) {
 		return true
 	}
 	if prev == "" || !afterCredentialWord(seg) {
 		return false
 	}
 	return IsSecret(prev) || credentialWords[strings.Map(normRune, strings.ToLower(prev))]
+}
+
+// holdsKnown: v holds one of known, minKnown bytes or longer.
+func holdsKnown(v string, known []string) bool {
+	for _, k := range known {
+		if len(k) >= minKnown && strings.Contains(v, k) {
+			return true
+		}
+	}
+	return false
 }
 
 // knownSecrets are the credentials a request carries in its secret
