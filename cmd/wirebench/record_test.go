@@ -6,11 +6,15 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
+	"github.com/wirebench/wirebench/internal/testkit"
 	"github.com/wirebench/wirebench/load/replay/reqlog"
 )
 
@@ -253,5 +257,45 @@ func TestServeRecordForce(t *testing.T) {
 	fi, _ := os.Stat(path)
 	if !strings.HasPrefix(string(b), `{"wirebench":"`) || fi.Mode().Perm() != 0o600 {
 		t.Fatalf("%v %q", fi.Mode(), b)
+	}
+}
+
+// TestServeRecordKeptWhenKilled: what serve --record logged reaches the
+// file while serve runs, not only when it stops: a serve that dies
+// without its shutdown (SIGKILL, the OOM killer, a second SIGTERM or
+// Ctrl-C during the shutdown, as `pkill` of serve and its `timeout`
+// wrapper sends) keeps the recording up to about a second before. It
+// used to be held in a 256 KiB buffer until the end: such a death left
+// an empty file.
+func TestServeRecordKeptWhenKilled(t *testing.T) {
+	bin := testkit.Binary(t)
+	path := filepath.Join(t.TempDir(), "rec.log")
+	p, m := testkit.StartLine(t, exec.Command(bin, "serve", "--http", "127.0.0.1:0", "--no-grpc", "--record", path),
+		regexp.MustCompile(`^listening http=(\S+)`), time.Minute)
+	for range 3 {
+		resp, err := http.Get("http://" + m[1] + "/users/1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+	}
+	// The flush is periodic: wait for it (a minute at most, on a busy
+	// machine), then kill serve without a shutdown.
+	deadline := time.Now().Add(time.Minute)
+	for {
+		raw, _ := os.ReadFile(path)
+		if bytes.Count(raw, []byte("\n")) == 4 { // the header and 3 requests
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("a minute after 3 requests the recording holds %q", raw)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	p.Signal(syscall.SIGKILL)
+	p.Wait()
+	if log := readReqlog(t, path); len(log) != 3 || log[2].Target != "/users/1" {
+		t.Fatalf("after SIGKILL the recording holds %+v", log)
 	}
 }

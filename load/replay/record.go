@@ -18,15 +18,17 @@ import (
 // closes w (and closes inner if it is an io.Closer). The wrapped VUs run
 // one goroutine each (load.PerVU), whatever inner allowed.
 func Record(inner load.Scenario, w io.WriteCloser, req reqlog.Request, keep reqlog.Options) *Recorded {
-	return &Recorded{Scenario: inner, f: w, w: reqlog.NewWriter(w, keep), req: req}
+	lw := reqlog.NewWriter(w, keep)
+	return &Recorded{Scenario: inner, f: w, w: lw, req: req, stopFlush: lw.FlushEvery(reqlog.FlushInterval)}
 }
 
 // Recorded is a scenario whose requests a request log records.
 type Recorded struct {
 	load.Scenario
-	f   io.WriteCloser
-	w   *reqlog.Writer
-	req reqlog.Request
+	f         io.WriteCloser
+	w         *reqlog.Writer
+	req       reqlog.Request
+	stopFlush func()
 }
 
 func (r *Recorded) Driver() load.Driver { return load.PerVU }
@@ -44,6 +46,7 @@ func (r *Recorded) Close() error {
 	if c, ok := r.Scenario.(io.Closer); ok {
 		err = c.Close()
 	}
+	r.stopFlush()
 	return errors.Join(err, r.w.Flush(), r.f.Close())
 }
 

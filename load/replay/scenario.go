@@ -71,14 +71,15 @@ var hopByHop = []string{"connection", "keep-alive", "proxy-connection", "te", "t
 // Scenario replays a recording: a load.Scenario whose schedule
 // (Pacer) goes into load.Options.Pacer. Close it after the run.
 type Scenario struct {
-	o      Options
-	u      *url.URL
-	sched  *Schedule
-	routes *routes
-	drop   map[string]bool
-	c      clients
-	as     *asFormat // nil: as recorded
-	rec    *reqlog.Writer
+	o         Options
+	u         *url.URL
+	sched     *Schedule
+	routes    *routes
+	drop      map[string]bool
+	c         clients
+	as        *asFormat // nil: as recorded
+	rec       *reqlog.Writer
+	stopFlush func() // ends rec's periodic flush
 	// What the recording did not hold as sent: bodies kept out (sent as
 	// filler of their length) and requests with REDACTED values.
 	filled, redacted atomic.Int64
@@ -118,15 +119,16 @@ func New(o Options) (*Scenario, error) {
 			return nil, err
 		}
 	}
-	if o.Record != nil {
-		s.rec = reqlog.NewWriter(o.Record, o.RecordKeep)
-	}
 	open := func() (Source, io.Closer, error) { return Open(o.File, o.Format, o.Fields) }
 	s.sched, err = NewSchedule(open, ScheduleOptions{Speed: o.Speed, Loop: o.Loop, MaxGap: o.MaxGap, Op: func(r *reqlog.Request) int {
 		return s.routes.op(r.Method, r.Target)
 	}})
 	if err != nil {
 		return nil, err
+	}
+	if o.Record != nil {
+		s.rec = reqlog.NewWriter(o.Record, o.RecordKeep)
+		s.stopFlush = s.rec.FlushEvery(reqlog.FlushInterval)
 	}
 	return s, nil
 }
@@ -221,6 +223,7 @@ func (s *Scenario) Close() error {
 		err = errors.Join(err, s.c.h3.Close())
 	}
 	if s.rec != nil && s.o.Record != nil {
+		s.stopFlush()
 		err = errors.Join(err, s.rec.Flush(), s.o.Record.Close())
 		s.o.Record = nil // closed once; s.rec's stats stay
 	}

@@ -40,7 +40,9 @@ func (r *recordFlags) open(fs *pflag.FlagSet, stderr io.Writer) (lw *reqlog.Writ
 		return nil, nil, lflags.Usagef("--record: %v", err)
 	}
 	lw = reqlog.NewWriter(f, r.keep)
+	stopFlush := lw.FlushEvery(reqlog.FlushInterval)
 	return lw, func() error {
+		stopFlush()
 		err := lw.Flush()
 		if cerr := f.Close(); err == nil && cerr != nil {
 			err = fmt.Errorf("--record: %w", cerr)

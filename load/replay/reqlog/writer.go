@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"sync"
+	"time"
 )
 
 // Options say what a log keeps. The zero value keeps no secrets: the
@@ -84,6 +85,32 @@ func (w *Writer) Stats() WriterStats {
 	defer w.mu.Unlock()
 	return w.st
 }
+
+// FlushEvery flushes the log every d until stop is called, so that a
+// process that dies without its final Flush (SIGKILL, the OOM killer, a
+// second signal during its shutdown) keeps what it logged up to about d
+// before. A write error sticks, as for Flush.
+func (w *Writer) FlushEvery(d time.Duration) (stop func()) {
+	done := make(chan struct{})
+	var once sync.Once
+	go func() {
+		t := time.NewTicker(d)
+		defer t.Stop()
+		for {
+			select {
+			case <-t.C:
+				_ = w.Flush()
+			case <-done:
+				return
+			}
+		}
+	}()
+	return func() { once.Do(func() { close(done) }) }
+}
+
+// FlushInterval is how often the commands' recordings are flushed while
+// they run (FlushEvery).
+const FlushInterval = time.Second
 
 // Flush writes what is buffered and returns the first error.
 func (w *Writer) Flush() error {
