@@ -1,6 +1,7 @@
 package link
 
 import (
+	"fmt"
 	"os/exec"
 	"syscall"
 )
@@ -12,8 +13,12 @@ const HostEnv = "WIREBENCH_LINK_HOST"
 // Start starts cmd on the far side of the link: its only network is the
 // link, and 127.0.0.1 (or $WIREBENCH_LINK_HOST) reaches the near side's
 // servers through it. The process is killed if this one dies, so that a
-// crash leaves nothing running in a namespace without its relay.
+// crash leaves nothing running in a namespace without its relay; what it
+// starts itself is killed then too, or when the link is closed.
 func (l *Link) Start(cmd *exec.Cmd) error {
+	if err := l.startReaper(); err != nil {
+		return fmt.Errorf("link: starting its reaper: %w", err)
+	}
 	if cmd.SysProcAttr == nil {
 		cmd.SysProcAttr = &syscall.SysProcAttr{}
 	}

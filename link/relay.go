@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/netip"
 	"os"
+	"os/exec"
 	"runtime"
 	"strconv"
 	"strings"
@@ -51,6 +52,11 @@ type Link struct {
 	origin          time.Time
 	wg              sync.WaitGroup
 	closeOnce       sync.Once
+	// The reaper ends what the commands started leave (reaper.go).
+	reaperOnce sync.Once
+	reaperErr  error
+	reaperStop chan struct{}
+	reaper     *exec.Cmd
 }
 
 var linkSeq atomic.Uint32
@@ -309,6 +315,7 @@ func (l *Link) Drain(max time.Duration) {
 // Close stops the pumps and removes the namespace and both devices.
 func (l *Link) Close() error {
 	l.closeOnce.Do(func() {
+		l.stopReaper()
 		for _, p := range []*pump{l.up, l.down} {
 			if p != nil {
 				p.stop()

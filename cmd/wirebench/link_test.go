@@ -526,3 +526,70 @@ func waitPID(t *testing.T, pidFile string) int {
 		}
 	}
 }
+
+// TestLinkLeavesNoDescendants: what the command started in the background
+// (a shell's `&`, a daemon) goes with the link, whether wirebench was
+// killed with SIGKILL or the command ended by itself, as root and
+// unprivileged. Before, only the command itself got SIGKILL when
+// wirebench died: its children lived on, and with them the far side's
+// namespace, cut off from any link (and whatever files they held open).
+func TestLinkLeavesNoDescendants(t *testing.T) {
+	needRoot(t)
+	bin := testkit.Binary(t)
+	for _, c := range []struct {
+		name                 string
+		killed, unprivileged bool
+	}{
+		{"killed", true, false},
+		{"ended", false, false},
+		{"unprivileged killed", true, true},
+		{"unprivileged ended", false, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := openTempDir(t, "wirebench-reap")
+			pidFile := filepath.Join(dir, "pid")
+			// The background sleep's host PID ($!), written once it runs.
+			script := "sleep 300 & echo $! > " + pidFile + ".tmp; mv " + pidFile + ".tmp " + pidFile
+			if c.killed {
+				script += "; exec sleep 300"
+			}
+			cmd := exec.Command(bin, "link", "rtt=1ms", "--link-calibrate=false", "--", "sh", "-c", script)
+			if c.unprivileged {
+				asNobody(cmd)
+			}
+			out, err := os.Create(filepath.Join(dir, "out"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer out.Close()
+			// A file, not a pipe: a descendant left alive would hold up Wait.
+			cmd.Stdout, cmd.Stderr = out, out
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			bg := waitPID(t, pidFile)
+			defer syscall.Kill(bg, syscall.SIGKILL)
+			if c.killed {
+				cmd.Process.Kill()
+			}
+			done := make(chan error, 1)
+			go func() { done <- cmd.Wait() }()
+			select {
+			case <-done:
+			case <-time.After(30 * time.Second):
+				cmd.Process.Kill()
+				<-done
+				t.Fatal("wirebench link did not end within 30 s")
+			}
+			for deadline := time.Now().Add(10 * time.Second); syscall.Kill(bg, 0) == nil; time.Sleep(20 * time.Millisecond) {
+				if b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/stat", bg)); strings.Contains(string(b), ") Z ") {
+					break // a zombie: dead, not yet reaped by init
+				}
+				if time.Now().After(deadline) {
+					b, _ := os.ReadFile(out.Name())
+					t.Fatalf("the command's background process %d lives on 10 s after wirebench ended:\n%s", bg, b)
+				}
+			}
+		})
+	}
+}
