@@ -3,6 +3,7 @@ package load
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/wirebench/wirebench/measure"
 	"github.com/wirebench/wirebench/results"
@@ -81,5 +82,24 @@ func TestStatsDoNotGrowWithWorkers(t *testing.T) {
 	}
 	if n := spare.made.Load() - m0; n != 0 {
 		t.Errorf("a second run allocated %d histograms for its statistics; want 0 (reused)", n)
+	}
+}
+
+// TestSpareEmptiedOnReuse: a histogram returned to the spares keeps its
+// counts until it is taken again, and is empty then: a process that runs
+// once never pays for clearing it.
+func TestSpareEmptiedOnReuse(t *testing.T) {
+	spare.Lock()
+	spare.h = nil
+	spare.Unlock()
+	h := measure.NewHistogram()
+	h.Record(time.Millisecond)
+	putSpare(h)
+	if h.Count() != 1 {
+		t.Errorf("returned to the spares: %d values, want the 1 recorded (not cleared yet)", h.Count())
+	}
+	got := spareHistogram()
+	if got != h || got.Count() != 0 {
+		t.Errorf("taken again: the same histogram %v, %d values; want it, empty", got == h, got.Count())
 	}
 }
