@@ -502,7 +502,10 @@ func redactMultipart(body []byte, boundary string) (out []byte, n int, ok bool) 
 func redactJSON(body []byte) (out []byte, n int, ok bool) {
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.UseNumber()
-	type span struct{ from, to int64 }
+	type span struct {
+		from, to int64
+		text     string // written in its place; "": "REDACTED"
+	}
 	var (
 		spans []span
 		// stack: for each open container, whether it is an object
@@ -551,7 +554,7 @@ func redactJSON(body []byte) (out []byte, n int, ok bool) {
 			for start < to && strings.IndexByte(" \t\r\n", body[start]) >= 0 {
 				start++
 			}
-			spans = append(spans, span{start, to})
+			spans = append(spans, span{start, to, ""})
 			wantKey[top] = true
 			continue
 		}
@@ -559,11 +562,19 @@ func redactJSON(body []byte) (out []byte, n int, ok bool) {
 			isObj, wantKey = append(isObj, d == '{'), append(wantKey, d == '{')
 			continue
 		}
-		if v, isStr := tok.(string); isStr && IsSecretValue(v) {
-			// A credential under any name: its string, quotes included.
+		if v, isStr := tok.(string); isStr {
+			// A credential under any name: its string, quotes included;
+			// a URL or path (a callback, a link sent by mail) with its
+			// credentials redacted as a target's.
+			secret, text := IsSecretValue(v), ""
+			if !secret && urlLike(v) {
+				if r, m := redactTarget(v, nil); m > 0 {
+					secret, text = true, jsonString(r)
+				}
+			}
 			after := dec.InputOffset()
-			if i := bytes.IndexByte(body[before:after], '"'); i >= 0 {
-				spans = append(spans, span{before + int64(i), after})
+			if i := bytes.IndexByte(body[before:after], '"'); secret && i >= 0 {
+				spans = append(spans, span{before + int64(i), after, text})
 			}
 		}
 		if top >= 0 && isObj[top] {
@@ -577,12 +588,25 @@ func redactJSON(body []byte) (out []byte, n int, ok bool) {
 	last := int64(0)
 	for _, s := range spans {
 		out = append(out, body[last:s.from]...)
-		out = append(out, '"')
-		out = append(out, Redacted...)
-		out = append(out, '"')
+		if s.text != "" {
+			out = append(out, s.text...)
+		} else {
+			out = append(out, '"')
+			out = append(out, Redacted...)
+			out = append(out, '"')
+		}
 		last = s.to
 	}
 	return append(out, body[last:]...), len(spans), true
+}
+
+// jsonString is s as a JSON string, '<', '>' and '&' as they are.
+func jsonString(s string) string {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(s) // a string always encodes
+	return strings.TrimSuffix(b.String(), "\n")
 }
 
 // skipValue reads one whole JSON value from dec.

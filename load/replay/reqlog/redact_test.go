@@ -413,6 +413,12 @@ func TestRedactPath(t *testing.T) {
 			t.Errorf("%s with Secrets: %s", c.target, got[0].Target)
 		}
 	}
+	// A URL in a JSON string: its credentials redacted, the rest kept.
+	body := `{"callback":"https://app.example/reset/3f9a7c0e5b1d4a2c8e6f0b9d7a5c3e1f?a=1&b=2","home":"/users/1","n":"x"}`
+	_, got, _ := writeLog(t, Options{}, []Request{{At: 1, Method: "POST", Target: "/hooks", Header: [][2]string{{"Content-Type", "application/json"}}, Body: []byte(body)}})
+	if want := `{"callback":"https://app.example/reset/REDACTED?a=1&b=2","home":"/users/1","n":"x"}`; string(got[0].Body) != want {
+		t.Errorf("JSON body %s, want %s", got[0].Body, want)
+	}
 	// The recorder's own credentials (serve's --auth-token), and a URL
 	// in a header (Referer), redacted the same way.
 	_, got, st := writeLog(t, Options{Known: []string{"srv-t0ken-77"}}, []Request{{At: 1, Method: "GET", Target: "/a/srv-t0ken-77",
