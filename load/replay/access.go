@@ -118,7 +118,7 @@ func parseAccess(b []byte) (req reqlog.Request, sec, rt int64, why string) {
 		return req, 0, 0, "no ] after the time"
 	}
 	t, err := time.Parse("02/Jan/2006:15:04:05 -0700", string(rest[1:end]))
-	if err != nil {
+	if _, inRange := unixNano(t); err != nil || !inRange {
 		return req, 0, 0, fmt.Sprintf("bad time %q", shorten(rest[1:end]))
 	}
 	rest = bytes.TrimLeft(rest[end+1:], " ")

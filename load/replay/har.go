@@ -160,7 +160,8 @@ func (h *harReader) seekEntries() error {
 func (e *harEntry) request() (reqlog.Request, string) {
 	var req reqlog.Request
 	t, err := time.Parse(time.RFC3339Nano, e.Started)
-	if err != nil {
+	at, inRange := unixNano(t)
+	if err != nil || !inRange {
 		return req, fmt.Sprintf("bad startedDateTime %q", shorten([]byte(e.Started)))
 	}
 	r := &e.Request
@@ -170,7 +171,7 @@ func (e *harEntry) request() (reqlog.Request, string) {
 	if !strings.HasPrefix(r.URL, "http://") && !strings.HasPrefix(r.URL, "https://") || !reqlog.ValidTarget(r.URL) {
 		return req, fmt.Sprintf("bad url %q", shorten([]byte(r.URL)))
 	}
-	req.At, req.Method, req.Target, req.Status = t.UnixNano(), r.Method, r.URL, e.Response.Status
+	req.At, req.Method, req.Target, req.Status = at, r.Method, r.URL, e.Response.Status
 	for _, hd := range r.Headers {
 		if strings.HasPrefix(hd.Name, ":") { // HTTP/2 pseudo-headers in browser exports
 			continue

@@ -194,8 +194,16 @@ func parseTime(v any) (int64, bool) {
 	}
 	for _, layout := range []string{time.RFC3339Nano, "02/Jan/2006:15:04:05 -0700"} {
 		if t, err := time.Parse(layout, s); err == nil {
-			return t.UnixNano(), true
+			return unixNano(t)
 		}
 	}
 	return 0, false
+}
+
+// unixNano is t in Unix nanoseconds, ok only when an int64 holds it (the
+// years 1678 to 2261): past that UnixNano wraps, and a recorded 9999-12-31
+// would read as a time in 1823.
+func unixNano(t time.Time) (int64, bool) {
+	ns := t.UnixNano()
+	return ns, time.Unix(0, ns).Equal(t)
 }

@@ -263,3 +263,41 @@ func TestEndpointNamesPrintable(t *testing.T) {
 		t.Fatalf("name %q (%d bytes)", got, len(got))
 	}
 }
+
+// TestTimesPastNanosecondsRefused: a date a request time cannot hold (Go's
+// UnixNano covers 1678 to 2261; past that it wraps) is a bad time, in
+// every format that writes dates: a HAR's startedDateTime, an access
+// log's [time], a JSON line's string ts. Taken, 0001-01-01 and 9999-12-31
+// read as two times 210 years apart in another order, and the summary
+// named a wrapped gap ("the longest 1846684h").
+func TestTimesPastNanosecondsRefused(t *testing.T) {
+	entry := func(at, path string) string {
+		return `{"startedDateTime": "` + at + `", "request": {"method": "GET", "url": "http://a/` + path + `"}, "response": {"status": 200}}`
+	}
+	har := `{"log": {"entries": [` + entry("0001-01-01T00:00:00Z", "old") + `, ` + entry("9999-12-31T23:59:59Z", "late") + `, ` +
+		entry("2262-06-01T00:00:00Z", "2262") + `, ` + entry("2026-11-24T10:00:00Z", "ok") + `]}}`
+	access := `1.2.3.4 - - [01/Jan/0001:00:00:00 +0000] "GET /old HTTP/1.1" 200 2 "-" "-"
+1.2.3.4 - - [24/Nov/2026:10:00:00 +0000] "GET /ok HTTP/1.1" 200 2 "-" "-"
+`
+	jsonl := `{"ts": "9999-12-31T23:59:59Z", "method": "GET", "path": "/late", "status": 200}
+{"ts": "2026-11-24T10:00:00Z", "method": "GET", "path": "/ok", "status": 200}
+`
+	for _, c := range []struct {
+		name, text, file, format string
+		f                        FieldMap
+		bad                      int64
+	}{
+		{"har", har, "x.har", "", FieldMap{}, 3},
+		{"access", access, "x.log", FormatAccess, FieldMap{}, 1},
+		{"jsonl", jsonl, "x.jsonl", FormatJSONL, FieldMap{TS: "ts", Method: "method", Path: "path", Status: "status"}, 1},
+	} {
+		src := source(t, c.text, c.file, c.format, c.f)
+		got := drain(t, src)
+		if len(got) != 1 || !strings.HasSuffix(got[0].Target, "/ok") {
+			t.Errorf("%s: read %+v, want only /ok", c.name, got)
+		}
+		if m := src.Malformed(); m.N != c.bad {
+			t.Errorf("%s: %d skipped (%v), want %d", c.name, m.N, m.Examples, c.bad)
+		}
+	}
+}
