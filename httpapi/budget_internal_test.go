@@ -473,8 +473,57 @@ func TestTrickleReaderCountsUnread(t *testing.T) {
 	if s.fits(n, share) {
 		t.Error("a second reply fits while the first trickles")
 	}
-	s.remove(r)
-	if !s.fits(n, share) {
-		t.Error("a reply does not fit once the trickled one went")
+	// Dropped with most of its chunks untaken, it still counts
+	// (TestDroppedReplyCounts).
+	if !s.remove(r) || s.fits(n, share) {
+		t.Error("a second reply fits once the trickled one was dropped")
+	}
+}
+
+// TestDroppedReplyCounts: a reply its client drops before taking all its
+// chunks (a reset stream, a closed connection) leaves its untaken bytes
+// counted by its source until a reader taking one chunk per unreadAfter
+// since the encoding would have finished it, and the source's waiters
+// are woken when that ends; a reply written whole is forgotten at once.
+// Released at once, a reset reply cost its source nothing: a client
+// resetting each stream once its headers were in had a 12 MB list
+// encoded per request, back to back.
+func TestDroppedReplyCounts(t *testing.T) {
+	const n, share = 10 << 20, 16 << 20 // a second reply fits only if the first is not counted
+	s := NewSource()
+	unread := func(s *Source) int64 { s.mu.Lock(); defer s.mu.Unlock(); return s.unread(clock()) }
+	r := s.add(n)
+	for range (n + replyChunk - 1) / replyChunk {
+		r.wrote()
+	}
+	if s.remove(r) || unread(s) != 0 {
+		t.Fatalf("a reply written whole: counted dropped, %d bytes unread", unread(s))
+	}
+	r = s.add(n)
+	r.wrote()
+	r.wrote()
+	if !s.remove(r) {
+		t.Fatal("a reply dropped after two of its chunks: not counted dropped")
+	}
+	if u := unread(s); u != n-2*replyChunk {
+		t.Errorf("a reply dropped after two of its chunks: %d bytes unread, want %d", u, n-2*replyChunk)
+	}
+	if s.fits(n, share) {
+		t.Error("a second reply fits while the dropped one counts")
+	}
+	// A dropped reply of one chunk counts for one unreadAfter; a waiter
+	// for the whole share is woken when it ends.
+	s = NewSource()
+	if !s.remove(s.add(replyChunk)) {
+		t.Fatal("a reply dropped with none of its chunks taken: not counted dropped")
+	}
+	var last, waiting atomic.Int64
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute) // a guard
+	defer cancel()
+	if waited, err := s.wait(ctx, &last, share, &waiting); !waited || err != nil {
+		t.Fatalf("a wait for the whole share while a dropped reply counts: waited %v, %v", waited, err)
+	}
+	if u := unread(s); u != 0 || len(s.dropped) != 0 || s.droppedTotal != 0 {
+		t.Errorf("once the dropped reply's time is over: %d bytes unread, %d dropped replies kept (%d bytes)", u, len(s.dropped), s.droppedTotal)
 	}
 }

@@ -64,6 +64,7 @@ const (
 	connWaitedName  = "wirebench_http_replies_waited_connection_total"
 	srcWaitingName  = "wirebench_http_replies_waiting_source"
 	srcWaitedName   = "wirebench_http_replies_waited_source_total"
+	droppedName     = "wirebench_http_replies_dropped_unread_total"
 )
 
 // VaryValue is the Vary header of API replies.
@@ -77,8 +78,8 @@ func (r *Response) Release() {
 	if r.conn != nil {
 		r.conn.release(r.connHeld)
 	}
-	if r.src != nil {
-		r.src.src.remove(r.src)
+	if r.src != nil && r.src.src.remove(r.src) && r.budget != nil {
+		r.budget.droppedUnread.Add(1)
 	}
 	if r.buf != nil {
 		putBuffer(r.buf)
@@ -206,6 +207,8 @@ func (s *Server) metricsText(r *Request, resp *Response) {
 	b = promtext.AppendUint(b, srcWaitingName, uint64(max(s.replies.srcWaiting.Load(), 0)))
 	b = promtext.AppendHeader(b, srcWaitedName, "Large replies that waited for their source's unread ones to be written.", promtext.Counter)
 	b = promtext.AppendUint(b, srcWaitedName, s.replies.srcWaited.Load())
+	b = promtext.AppendHeader(b, droppedName, "Large replies their client dropped before reading them (a reset stream, a closed connection, a write timeout): their unread bytes count against the source's share until a reader taking 512 KiB/s would have finished them.", promtext.Counter)
+	b = promtext.AppendUint(b, droppedName, s.replies.droppedUnread.Load())
 	b = promtext.AppendGo(b)
 	b, err := promtext.AppendProcess(b)
 	if err != nil {

@@ -511,6 +511,10 @@ type replyBudget struct {
 	srcShare   int64
 	srcWaiting atomic.Int64
 	srcWaited  atomic.Uint64
+	// droppedUnread counts the large replies their client dropped before
+	// reading them, which count against their source's share a while
+	// longer (Source).
+	droppedUnread atomic.Uint64
 }
 
 // connShareOf: a connection's large replies hold at most 1/32 of the

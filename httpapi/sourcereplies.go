@@ -24,12 +24,33 @@ import (
 // count the reply, falls behind this one for good); past either its
 // bytes count against the share, and the source's next large reply waits
 // for one of them to be written or released.
+//
+// A reply the client drops before reading it (a reset stream, a closed
+// connection, a write that timed out) still counts: its unread bytes,
+// until a reader at that slowest pace would have finished it (a 12 MB
+// list: ~23 s from its encoding). Released at once, a reset reply cost
+// its source nothing it kept: a client that asked for lists and reset
+// each stream once its headers were in had one encoded per request,
+// back to back (~100 of 12 MB in 6 s), and another client's p99 went to
+// 4-7× its quiet one; now its source's share bounds those encodings as it
+// bounds the never-read ones.
 type Source struct {
 	mu      sync.Mutex
 	replies []*sourceReply // the source's large replies held now
 	total   int64          // their bytes
 	changed chan struct{}  // closed and replaced when an unread reply goes or is read again
+	// dropped are the replies dropped unread whose bytes still count,
+	// droppedTotal their bytes; wake fires at the first one's end, to
+	// wake the waiters (nil: none pending).
+	dropped      []droppedReply
+	droppedTotal int64
+	wake         *time.Timer
+	wakeAt       int64
 }
+
+// droppedReply is the part of a reply its client dropped unread: n
+// bytes, counted until the monotonic time until.
+type droppedReply struct{ n, until int64 }
 
 // NewSource returns a source's share, for WithConnection: one for all of
 // a client address's connections.
@@ -73,20 +94,38 @@ func clock() int64 { return int64(time.Since(clockStart)) }
 
 // unread returns the bytes of the source's replies not read at now; s.mu
 // is held.
+// unread returns the bytes of the source's replies not read at now, the
+// dropped ones still counted included; s.mu is held.
 func (s *Source) unread(now int64) (n int64) {
 	for _, r := range s.replies {
 		if r.unreadAt(now) {
 			n += r.held
 		}
 	}
-	return n
+	return n + s.droppedAt(now)
+}
+
+// droppedAt forgets the dropped replies that no longer count at now and
+// returns the bytes of those that do; s.mu is held.
+func (s *Source) droppedAt(now int64) int64 {
+	kept := s.dropped[:0]
+	for _, d := range s.dropped {
+		if d.until > now {
+			kept = append(kept, d)
+		} else {
+			s.droppedTotal -= d.n
+		}
+	}
+	clear(s.dropped[len(kept):])
+	s.dropped = kept
+	return s.droppedTotal
 }
 
 // fitsLocked reports whether a reply of n bytes may be encoded now: the
 // source's unread replies and it fit in share, or none is unread (a reply
 // alone always fits).
 func (s *Source) fitsLocked(n, share int64) bool {
-	if s.total+n <= share {
+	if s.total+s.droppedTotal+n <= share {
 		return true // the unread ones are at most all
 	}
 	u := s.unread(clock())
@@ -126,7 +165,11 @@ func (s *Source) signalLocked() {
 }
 
 // remove forgets r, written or dropped; waiters re-check if it counted.
-func (s *Source) remove(r *sourceReply) {
+// A reply dropped before all its chunks were taken leaves its untaken
+// bytes counted until a reader taking one chunk per unreadAfter since its
+// encoding would have finished it (dropped, which remove reports).
+func (s *Source) remove(r *sourceReply) (dropped bool) {
+	now := clock()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	last := len(s.replies) - 1
@@ -135,8 +178,49 @@ func (s *Source) remove(r *sourceReply) {
 	s.replies[last] = nil
 	s.replies = s.replies[:last]
 	s.total -= r.held
-	if r.unreadAt(clock()) {
+	chunks := (r.held + replyChunk - 1) / replyChunk
+	taken := r.taken.Load()
+	if until := r.start + chunks*int64(unreadAfter); taken < chunks && until > now {
+		dropped = true
+		s.dropped = append(s.dropped, droppedReply{n: r.held - taken*replyChunk, until: until})
+		s.droppedTotal += r.held - taken*replyChunk
+		if s.wake == nil || until < s.wakeAt {
+			s.armLocked(until, now)
+		}
+	}
+	if r.unreadAt(now) {
 		s.signalLocked()
+	}
+	return dropped
+}
+
+// armLocked sets the wake-up at the dropped reply ending at until (now:
+// the time); s.mu is held.
+func (s *Source) armLocked(until, now int64) {
+	if s.wake != nil {
+		s.wake.Stop()
+	}
+	s.wakeAt = until
+	// The timer references s: a source with dropped replies that count
+	// is remembered (server's weak map) after its connections close.
+	s.wake = time.AfterFunc(time.Duration(until-now), s.expire)
+}
+
+// expire wakes the waiters once a dropped reply no longer counts, and
+// sets the next wake-up.
+func (s *Source) expire() {
+	now := clock()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.wake = nil
+	s.droppedAt(now)
+	s.signalLocked()
+	if len(s.dropped) > 0 {
+		next := s.dropped[0].until
+		for _, d := range s.dropped[1:] {
+			next = min(next, d.until)
+		}
+		s.armLocked(max(next, now+1), now)
 	}
 }
 

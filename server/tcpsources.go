@@ -19,8 +19,11 @@ import (
 // one table for every transport, so that a host using TCP and QUIC at
 // once holds one share, not one per transport. net/http tells a
 // connection's start (ConnContext) but not its end, so a source is
-// remembered only while one of its connections' contexts references it:
-// weakly here, dropped once the collector finds it unreferenced.
+// remembered only while something references it — one of its
+// connections' contexts, or the timer of a reply it dropped unread that
+// still counts (closing its connections and dialing new ones must not
+// start it afresh) —: weakly here, dropped once the collector finds it
+// unreferenced.
 type replyShares struct {
 	mu sync.Mutex
 	m  map[netip.Prefix]weak.Pointer[httpapi.Source]
