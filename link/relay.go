@@ -136,8 +136,10 @@ func Open(s Spec) (_ *Link, err error) {
 		l.proxy = newProxy(host)
 		l.up.see = l.proxy.see
 	}
-	l.up.start(&l.wg, "up")
-	l.down.start(&l.wg, "down")
+	if !noPumps {
+		l.up.start(&l.wg, "up")
+		l.down.start(&l.wg, "down")
+	}
 	return l, nil
 }
 
@@ -365,14 +367,16 @@ func threadCPU(tid int) time.Duration {
 // writer that sends them on at their time.
 type pump struct {
 	pipe     *Pipe
-	mu       sync.Mutex   // guards pipe.Stats for readers of stats
-	from, to int          // TUN file descriptors
-	uso      bool         // to takes UDP super-packets
-	ring     bool         // read through io_uring where the kernel can (ringread.go)
-	direct   bool         // the reader writes what is due when the writer has nothing
-	queued   atomic.Int64 // entries handed to the writer and not yet written
-	directs  atomic.Int64 // batches the reader wrote itself
-	handed   atomic.Int64 // batches handed to the writer
+	mu       sync.Mutex    // guards pipe.Stats for readers of stats
+	from, to int           // TUN file descriptors
+	uso      bool          // to takes UDP super-packets
+	ring     bool          // read through io_uring where the kernel can (ringread.go)
+	direct   bool          // the reader writes what is due when the writer has nothing
+	spinMax  time.Duration // the reader\'s spin before it sleeps (ringread.go)
+	queued   atomic.Int64  // entries handed to the writer and not yet written
+	directs  atomic.Int64  // batches the reader wrote itself
+	handed   atomic.Int64  // batches handed to the writer
+	spinHits atomic.Int64  // the reader's spins that a packet ended (no sleep)
 	thMu     sync.Mutex
 	th       [2]relayThread // the reader's and the writer's
 	cpuDone  time.Duration  // CPU of the threads that have ended
@@ -538,7 +542,7 @@ type packet struct {
 
 func newPump(p *Pipe, from, to int, uso bool, origin time.Time, reorder bool, allow func([]byte) bool) *pump {
 	ctx, cancel := context.WithCancel(context.Background())
-	return &pump{pipe: p, from: from, to: to, uso: uso, ring: !noUring, direct: !noDirect, origin: origin, reorder: reorder, allow: allow,
+	return &pump{pipe: p, from: from, to: to, uso: uso, ring: !noUring, direct: !noDirect, spinMax: spinMax, origin: origin, reorder: reorder, allow: allow,
 		ch: make(chan []packet, chanBatches), ctx: ctx, cancel: cancel}
 }
 

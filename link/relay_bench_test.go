@@ -5,6 +5,11 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -33,6 +38,19 @@ import (
 // before the reader wrote what was due itself.
 var relayModes = []string{"plain", "offload", "uring", "handoff"}
 
+// benchModes are relayModes, and uring with the reader's spin bounded by
+// $WIREBENCH_RELAY_SPIN (a duration) when set.
+func benchModes() []string {
+	modes := append([]string(nil), relayModes...)
+	if d := os.Getenv("WIREBENCH_RELAY_SPIN"); d != "" {
+		modes = append(modes, "spin="+d)
+	}
+	if os.Getenv("WIREBENCH_RELAY_NAPI") != "" {
+		modes = append(modes, "napi")
+	}
+	return modes
+}
+
 func openBenchLink(b *testing.B, mode, spec string) *Link {
 	b.Helper()
 	if testing.Short() {
@@ -42,9 +60,24 @@ func openBenchLink(b *testing.B, mode, spec string) *Link {
 		b.Skip("the relay needs root (network namespaces, TUN devices)")
 	}
 	noOffload = mode == "plain"
+	defer func(m time.Duration) { spinMax = m }(spinMax)
+	if d, ok := strings.CutPrefix(mode, "spin="); ok {
+		// uring with another bound on the reader's spin (not in relayModes)
+		var err error
+		if spinMax, err = time.ParseDuration(d); err != nil {
+			b.Fatal(err)
+		}
+		mode = "uring"
+	}
+	if mode == "napi" {
+		// uring on devices opened with IFF_NAPI (not in relayModes)
+		napiTUN, mode = true, "uring"
+		defer func() { napiTUN = false }()
+	}
 	noUring = mode != "uring" && mode != "handoff"
 	noDirect = mode == "handoff"
-	defer func() { noOffload, noUring, noDirect = false, false, false }()
+	noPumps = strings.HasPrefix(mode, "bare-")
+	defer func() { noOffload, noUring, noDirect, noPumps = false, false, false, false }()
 	sp, err := Parse(spec)
 	if err != nil {
 		b.Fatal(err)
@@ -95,13 +128,13 @@ func reportRelay(b *testing.B, st Stats, readCPU, el time.Duration) {
 // as quic-go does.
 func BenchmarkRelayUDP(b *testing.B) {
 	for _, gso := range []bool{false, true} {
-		for _, mode := range relayModes {
+		for _, mode := range benchModes() {
 			b.Run(fmt.Sprintf("gso=%v/%s", gso, mode), func(b *testing.B) { benchUDP(b, mode, "", gso) })
 		}
 	}
 	// With a delay the writer wakes at due times and writes what is due:
 	// the relay as a study uses it.
-	for _, mode := range relayModes {
+	for _, mode := range benchModes() {
 		b.Run("gso=false/"+mode+"/rtt=10ms", func(b *testing.B) { benchUDP(b, mode, "rtt=10ms", false) })
 	}
 }
@@ -247,9 +280,19 @@ func benchTCP(b *testing.B, mode string) {
 // packets each way; relay-ns/pkt the relay's CPU per packet (both
 // ways), up-ns/pkt and down-ns/pkt each direction's threads per its own
 // packets. Every echo is checked: in order, none lost.
+//
+// With WIREBENCH_BARE_RELAY naming a build of
+// docs/figures/2026-11-29/network/tunrelay.c, modes bare-1t and bare-2t
+// relay through it instead: the plainest TUN relay (a blocking read and
+// a write a packet, in one thread or one a direction), the floor of
+// any relay on TUN devices on the machine, its CPU counted the same way.
 func BenchmarkRelayEcho(b *testing.B) {
+	modes := benchModes()
+	if os.Getenv("WIREBENCH_BARE_RELAY") != "" {
+		modes = append(modes, "bare-1t", "bare-2t")
+	}
 	for _, inflight := range []int{1, 16, 64} {
-		for _, mode := range relayModes {
+		for _, mode := range modes {
 			b.Run(fmt.Sprintf("inflight=%d/%s", inflight, mode), func(b *testing.B) { benchEcho(b, mode, "", inflight) })
 		}
 	}
@@ -272,6 +315,10 @@ func benchEcho(b *testing.B, mode, spec string, inflight int) {
 			_, _ = ln.WriteToUDPAddrPort(buf[:n], from)
 		}
 	}()
+	var bare *bareRelay
+	if strings.HasPrefix(mode, "bare-") {
+		bare = startBare(b, l, strings.TrimPrefix(mode, "bare-"))
+	}
 	c, err := l.farDial(b.Context(), "udp", ln.LocalAddr().String())
 	if err != nil {
 		b.Fatal(err)
@@ -288,6 +335,10 @@ func benchEcho(b *testing.B, mode, spec string, inflight int) {
 	}
 	st0 := l.Stats()
 	u0, d0 := l.up.cpu(), l.down.cpu()
+	var bare0 time.Duration
+	if bare != nil {
+		bare0 = bare.cpu()
+	}
 	b.ResetTimer()
 	start := time.Now()
 	for range min(inflight, b.N) {
@@ -309,6 +360,13 @@ func benchEcho(b *testing.B, mode, spec string, inflight int) {
 	}
 	el := time.Since(start)
 	b.StopTimer()
+	if bare != nil {
+		// Its packets are the echo's: one up and one down a round trip.
+		b.ReportMetric(float64(b.N)/el.Seconds(), "up/s")
+		b.ReportMetric(float64(b.N)/el.Seconds(), "down/s")
+		b.ReportMetric(float64((bare.cpu()-bare0).Nanoseconds())/float64(2*b.N), "relay-ns/pkt")
+		return
+	}
 	st := l.Stats().Since(st0)
 	uc, dc := l.up.cpu()-u0, l.down.cpu()-d0
 	b.ReportMetric(float64(st.Up.Delivered)/el.Seconds(), "up/s")
@@ -321,7 +379,52 @@ func benchEcho(b *testing.B, mode, spec string, inflight int) {
 	if st.Waits > 0 {
 		b.ReportMetric(float64(st.Up.Packets+st.Down.Packets)/float64(st.Waits), "pkt/wait")
 	}
+	if n := st.Up.Packets + st.Down.Packets; n > 0 {
+		b.ReportMetric(float64(l.up.spinHits.Load()+l.down.spinHits.Load())/float64(n), "spinhit/pkt")
+	}
 	if st.WriteErrors > 0 {
 		b.Errorf("%d writes refused by the TUN device", st.WriteErrors)
 	}
+}
+
+// bareRelay is tunrelay.c relaying the link's devices.
+type bareRelay struct{ pid int }
+
+func startBare(b *testing.B, l *Link, mode string) *bareRelay {
+	var files []*os.File
+	for _, fd := range []int{l.near, l.far} {
+		d, err := unix.Dup(fd)
+		if err != nil {
+			b.Fatal(err)
+		}
+		files = append(files, os.NewFile(uintptr(d), "tun"))
+	}
+	cmd := exec.Command(os.Getenv("WIREBENCH_BARE_RELAY"), mode)
+	cmd.ExtraFiles, cmd.Stderr = files, os.Stderr
+	err := cmd.Start()
+	for _, f := range files {
+		f.Close()
+	}
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	return &bareRelay{cmd.Process.Pid}
+}
+
+// cpu is the CPU time of all its threads so far.
+func (r *bareRelay) cpu() time.Duration {
+	var d time.Duration
+	tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/schedstat", r.pid))
+	for _, t := range tasks {
+		bs, err := os.ReadFile(t)
+		if err != nil {
+			continue
+		}
+		if f := strings.Fields(string(bs)); len(f) > 0 {
+			ns, _ := strconv.ParseInt(f[0], 10, 64)
+			d += time.Duration(ns)
+		}
+	}
+	return d
 }

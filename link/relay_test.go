@@ -236,6 +236,22 @@ func TestRelayCPUIsItsOwn(t *testing.T) {
 // every datagram must still come back, in order (the link keeps order
 // unless told to reorder), through both directions.
 func TestRelayDirectKeepsOrder(t *testing.T) {
+	for _, spin := range []time.Duration{0, 10 * time.Microsecond, time.Millisecond} {
+		t.Run(fmt.Sprintf("spin=%v", spin), func(t *testing.T) {
+			// The spin only changes when the reader reads; a spin
+			// longer than any gap here has it read every echo
+			// without a sleep.
+			defer func(m time.Duration) { spinMax = m }(spinMax)
+			spinMax = spin
+			l := testDirectKeepsOrder(t)
+			if hits := l.up.spinHits.Load() + l.down.spinHits.Load(); spin >= time.Millisecond && hits == 0 {
+				t.Error("a reader spinning 1 ms between echoes never found one in its spin")
+			}
+		})
+	}
+}
+
+func testDirectKeepsOrder(t *testing.T) *Link {
 	l := openLink(t, "jitter=300us")
 	ln, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
 	if err != nil {
@@ -293,5 +309,40 @@ func TestRelayDirectKeepsOrder(t *testing.T) {
 	}
 	if st := l.Stats(); st.Up.Delivered != n || st.Down.Delivered != n || st.WriteErrors != 0 {
 		t.Errorf("stats %+v: want %d delivered each way, no write refused", st, n)
+	}
+	return l
+}
+
+// TestSpinnerBound: the reader's spin bound is spinMax while packets come
+// within it, halves with each sleep a spin of spinMax would not have
+// caught, down to none (an idle link spins no more), and a sleep that
+// ended within spinMax sets it back.
+func TestSpinnerBound(t *testing.T) {
+	const max = 10 * time.Microsecond
+	s := spinner{max: max, cur: max}
+	s.spent = max
+	s.slept(time.Microsecond) // a packet 1 µs past a spin of max: beyond max, halves
+	if s.cur != max/2 {
+		t.Fatalf("after a miss and a sleep of 1 µs past the spin: bound %v, want %v", s.cur, max/2)
+	}
+	var bounds []time.Duration
+	for range 6 {
+		s.spent = s.cur
+		s.slept(50 * time.Millisecond) // idle
+		bounds = append(bounds, s.cur)
+	}
+	if s.cur != 0 {
+		t.Fatalf("idle: bounds %v, want them down to 0", bounds)
+	}
+	if s.spin(func() bool { t.Fatal("a spin of bound 0 polled"); return false }) {
+		t.Fatal("a spin of bound 0 reported a packet")
+	}
+	s.slept(3 * time.Microsecond) // a packet 3 µs after the sleep began
+	if s.cur != max {
+		t.Fatalf("after a sleep of 3 µs: bound %v, want %v", s.cur, max)
+	}
+	n := 0
+	if !s.spin(func() bool { n++; return n == 3 }) || n != 3 {
+		t.Fatalf("spin with a packet at the third poll: polled %d", n)
 	}
 }

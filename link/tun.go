@@ -23,6 +23,14 @@ var noUring bool
 // reader wrote what was due itself (the benchmarks' comparison).
 var noDirect bool
 
+// napiTUN opens the devices with IFF_NAPI (a write's packets received
+// through NAPI, with GRO): the benchmarks' comparison, not adopted.
+var napiTUN bool
+
+// noPumps opens a link without its pumps: the devices and the namespace
+// alone, for a benchmark to relay with a program of its own.
+var noPumps bool
+
 // noOffload turns the offloads off: the relay as it was, one packet a
 // system call (the benchmarks' comparison).
 var noOffload bool
@@ -42,7 +50,11 @@ func openTUN(name string) (fd, index int, uso bool, err error) {
 		unix.Close(fd)
 		return -1, 0, false, err
 	}
-	ifr.SetUint16(unix.IFF_TUN | unix.IFF_NO_PI | unix.IFF_VNET_HDR)
+	flags := uint16(unix.IFF_TUN | unix.IFF_NO_PI | unix.IFF_VNET_HDR)
+	if napiTUN {
+		flags |= unix.IFF_NAPI
+	}
+	ifr.SetUint16(flags)
 	if err := unix.IoctlIfreq(fd, unix.TUNSETIFF, ifr); err != nil {
 		unix.Close(fd)
 		if err == unix.EPERM {

@@ -312,3 +312,60 @@ func TestMultishotReadIntoCallerBuffers(t *testing.T) {
 		t.Error("the cancelled read posted no last completion")
 	}
 }
+
+// TestPollRunsDeferredWork: a multishot read's read, once its file has
+// data, waits for the ring's owner (DEFER_TASKRUN); Poll runs it without
+// waiting and reports the completion, and reports none before the data.
+func TestPollRunsDeferredWork(t *testing.T) {
+	r := newRing(t, 4)
+	var p [2]int
+	if err := unix.Pipe2(p[:], unix.O_NONBLOCK|unix.O_CLOEXEC); err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(p[0])
+	defer unix.Close(p[1])
+	slots, err := r.NewBufSlots(1, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bufs := [][]byte{make([]byte, 64), make([]byte, 64)}
+	for i, b := range bufs {
+		slots.GiveBuf(uint16(i), b)
+	}
+	slots.Publish()
+	q := r.SQE()
+	q.Opcode, q.Fd, q.Flags, q.BufIndex, q.UserData = OpReadMultishot, int32(p[0]), SqeBufferSelect, 1, 7
+	if err := r.Enter(0, 0); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 {
+		if r.Poll() {
+			t.Fatalf("round %d: a completion before any data", i)
+		}
+		// From another thread: the ring's own would run the work on its
+		// way out of the write.
+		werr := make(chan error)
+		go func() { _, err := unix.Write(p[1], []byte("x")); werr <- err }()
+		if err := <-werr; err != nil {
+			t.Fatal(err)
+		}
+		if !r.Poll() {
+			t.Fatalf("round %d: Poll saw no completion after the write", i)
+		}
+		n := 0
+		r.Completions(func(c *CQE) {
+			if c.Res == -int32(unix.EINVAL) {
+				t.Skip("no multishot read before Linux 6.7")
+			}
+			if c.Res != 1 || c.UserData != 7 {
+				t.Fatalf("round %d: completion %+v", i, *c)
+			}
+			n++
+			slots.GiveBuf(uint16(c.Flags>>16), bufs[c.Flags>>16])
+		})
+		slots.Publish()
+		if n != 1 {
+			t.Fatalf("round %d: %d completions", i, n)
+		}
+	}
+}
