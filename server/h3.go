@@ -65,6 +65,12 @@ type H3 struct {
 	// waiting for a lane are served in turn by source. 0 is
 	// DefaultH3HandshakeShare; < 0 or ≥ 1: no gate.
 	HandshakeShare float64
+	// SourceHandshakeShare bounds one source's share of the lanes' time
+	// (an IPv4 address, an IPv6 /64): after its handshake a source rests
+	// (1-s)/s times as long as it held the lane, its next handshake
+	// waiting while other sources' take the lane. 0 is half of
+	// HandshakeShare; < 0: HandshakeShare (none of its own).
+	SourceHandshakeShare float64
 	// RetryAfter is how many of one source's handshakes may be left
 	// unanswered at once (the server's flight sent, nothing back from the
 	// client yet) before its new connections are sent a Retry (QUIC's
@@ -550,7 +556,14 @@ func newH3(o H3, cert tls.Certificate, t Timeouts, shares *replyShares) (*h3Face
 	}
 	tlsConf := &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS13}
 	if o.HandshakeShare > 0 && o.HandshakeShare < 1 {
-		f.gate = newHSGate(o.HandshakeShare, gateLanes(), t.ReadHeader)
+		src := o.SourceHandshakeShare
+		switch {
+		case src == 0:
+			src = o.HandshakeShare / 2
+		case src < 0 || src > o.HandshakeShare:
+			src = o.HandshakeShare
+		}
+		f.gate = newHSGate(o.HandshakeShare, src, gateLanes(), t.ReadHeader)
 		f.gate.others = func() bool { return f.open.Load() > 1 }
 		tlsConf = gateTLS(tlsConf, f.gate)
 	}

@@ -53,6 +53,17 @@ import (
 // the whole (~0.5-0.9 ms). The pauses are not counted as held, and count
 // as rest already taken, so they cost the handshakes' pace nothing while
 // the rest is longer than them.
+//
+// A source rests too: after one of its handshakes it waits
+// (1-srcShare)/srcShare times as long as it held a lane before its next
+// is granted (the pauses again rest taken), so one host's handshakes take
+// at most srcShare of a lane's time (half the share by default) and the
+// lane's other turns go to other sources. A flood from one host thus
+// gets half the handshakes a second (and costs half the CPU, the
+// server's and its own on the machine it shares) that it got with the
+// lane to itself, while hosts opening connections beside it still get
+// theirs at the lane's pace; the price is one host's connections opened
+// at once, at half the pace.
 
 // gateMaxHold bounds how long one handshake holds a lane (and so the
 // rest it costs): the cryptography takes under a millisecond; a longer
@@ -90,6 +101,7 @@ var errGateWait = errors.New("server: HTTP/3 handshake waited too long for a lan
 
 type hsGate struct {
 	rest    float64       // a lane's rest per unit of time held: (1-share)/share
+	srcRest float64       // a source's rest per unit of time held: (1-srcShare)/srcShare; <= rest: none of its own
 	maxWait time.Duration // a waiter's patience: the handshake timeout
 	maxHold time.Duration // gateMaxHold (tests hold longer)
 	// pause parks a handshake between pieces of its cryptography
@@ -104,9 +116,12 @@ type hsGate struct {
 	lanes  []gateLane
 	queues map[netip.Prefix][]*gateTicket // each source's waiters, in order
 	ring   []netip.Prefix                 // sources with a waiter, in turn
-	timer  *time.Timer                    // armed for the first lane's rest's end
-	armed  time.Time                      // when timer fires (zero: not armed)
-	closed bool
+	// resting: each source resting after a handshake, till when
+	// (srcRest); a source not in it may take a lane.
+	resting map[netip.Prefix]time.Time
+	timer   *time.Timer // armed for the first lane's or waiting source's rest's end
+	armed   time.Time   // when timer fires (zero: not armed)
+	closed  bool
 	// onGrant, if set (tests), is told each source given a lane, in order.
 	onGrant func(netip.Prefix)
 
@@ -148,9 +163,13 @@ const (
 // handshakes' cryptography takes at most share of a quarter of the CPUs.
 func gateLanes() int { return 1 + (runtime.GOMAXPROCS(0)-1)/4 }
 
-func newHSGate(share float64, lanes int, maxWait time.Duration) *hsGate {
-	return &hsGate{rest: (1 - share) / share, maxWait: maxWait, maxHold: gateMaxHold, lanes: make([]gateLane, lanes),
-		queues: map[netip.Prefix][]*gateTicket{}, pause: func() { time.Sleep(gatePause) }}
+// newHSGate: share of each lane's time for the handshakes, srcShare
+// (≤ share; else share) of it for one source's.
+func newHSGate(share, srcShare float64, lanes int, maxWait time.Duration) *hsGate {
+	srcShare = min(srcShare, share)
+	return &hsGate{rest: (1 - share) / share, srcRest: (1 - srcShare) / srcShare, maxWait: maxWait, maxHold: gateMaxHold,
+		lanes: make([]gateLane, lanes), queues: map[netip.Prefix][]*gateTicket{}, resting: map[netip.Prefix]time.Time{},
+		pause: func() { time.Sleep(gatePause) }}
 }
 
 // enter waits for a lane for a handshake of source key, until ctx ends,
@@ -236,8 +255,8 @@ func (g *hsGate) drop(t *gateTicket) {
 }
 
 // dispatch gives the free lanes to the waiters, a source at a time in
-// turn, and arms the timer for the end of a resting lane's rest if
-// waiters are left.
+// turn (skipping the sources resting), and arms the timer for the end of
+// a resting lane's or waiting source's rest if waiters are left.
 func (g *hsGate) dispatch(now time.Time) {
 	for len(g.ring) > 0 {
 		lane := -1
@@ -261,16 +280,36 @@ func (g *hsGate) dispatch(now time.Time) {
 			}
 			return // else a lane held: its leave dispatches
 		}
-		key := g.ring[0]
+		// The first source in turn not resting.
+		at := -1
+		var wakes time.Time
+		for i, k := range g.ring {
+			r, ok := g.resting[k]
+			if !ok || !r.After(now) {
+				delete(g.resting, k)
+				at = i
+				break
+			}
+			if wakes.IsZero() || r.Before(wakes) {
+				wakes = r
+			}
+		}
+		if at < 0 {
+			g.arm(wakes, now)
+			return
+		}
+		key := g.ring[at]
 		q := g.queues[key]
 		t := q[0]
+		// The sources passed over keep their places, ahead of this one.
+		ring := append(g.ring[:at:at], g.ring[at+1:]...)
 		if len(q) == 1 {
 			delete(g.queues, key)
-			g.ring = g.ring[1:]
 		} else {
 			g.queues[key] = q[1:]
-			g.ring = append(g.ring[1:], key) // the source's turn goes round
+			ring = append(ring, key) // the source's turn goes round
 		}
+		g.ring = ring
 		g.waiting.Add(-1)
 		g.lanes[lane].held = true
 		t.lane, t.granted, t.state = lane, now, ticketHolding
@@ -328,6 +367,21 @@ func (g *hsGate) leaveLocked(t *gateTicket, now time.Time) {
 	g.restedNs.Add(int64(rest))
 	// The pauses were rest already taken.
 	g.lanes[t.lane] = gateLane{resume: now.Add(max(rest-t.paused, 0))}
+	if g.srcRest > g.rest {
+		if r := now.Add(time.Duration(float64(held)*g.srcRest) - t.paused); r.After(now) {
+			g.resting[t.key] = r
+		}
+		// A source's rest is under a second (gateMaxHold's worth): forget
+		// the ended ones now and then, so sources that came once (each a
+		// ClientHello) are not kept.
+		if len(g.resting) > 256 {
+			for k, r := range g.resting {
+				if !r.After(now) {
+					delete(g.resting, k)
+				}
+			}
+		}
+	}
 	if !g.closed {
 		g.dispatch(now)
 	}

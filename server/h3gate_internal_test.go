@@ -48,8 +48,8 @@ func enterAsync(ctx context.Context, g *hsGate, key netip.Prefix) <-chan *gateTi
 // another's is served after one of them, not after all (a plain queue
 // would serve it last: 4th here).
 func TestGateTurns(t *testing.T) {
-	g := newHSGate(1, 1, time.Minute) // share 1: no rest
-	g.maxHold = time.Hour             // no lane let go but by the test
+	g := newHSGate(1, 1, 1, time.Minute) // share 1: no rest
+	g.maxHold = time.Hour                // no lane let go but by the test
 	a, b := netip.MustParsePrefix("10.0.0.1/32"), netip.MustParsePrefix("10.0.0.2/32")
 	first, err := g.enter(context.Background(), a)
 	if err != nil {
@@ -92,7 +92,7 @@ func TestGateTurns(t *testing.T) {
 // waiter gets it only after the rest: at share 0.2, 4 times. The check
 // is a lower bound on time, which a busy machine only lengthens.
 func TestGateRest(t *testing.T) {
-	g := newHSGate(0.2, 1, time.Minute)
+	g := newHSGate(0.2, 0.2, 1, time.Minute)
 	key := netip.MustParsePrefix("10.0.0.1/32")
 	tk, err := g.enter(context.Background(), key)
 	if err != nil {
@@ -121,11 +121,71 @@ func TestGateRest(t *testing.T) {
 	}
 }
 
+// TestGateSourceRests: after its handshake a source rests
+// (1-srcShare)/srcShare times as long as it held the lane (at 0.25, 3
+// times), longer than the lane (at share 0.5, once): its next handshake
+// waits for that although the lane is free, and another source's,
+// arriving behind it, takes the lane meanwhile. Without a source's rest
+// its next handshake had the lane after the lane's rest, ahead of the
+// other source's (its turn). The checks are lower bounds on time.
+func TestGateSourceRests(t *testing.T) {
+	g := newHSGate(0.5, 0.25, 1, time.Minute)
+	a, b := netip.MustParsePrefix("10.0.0.1/32"), netip.MustParsePrefix("10.0.0.2/32")
+	var grants []netip.Prefix
+	g.onGrant = func(k netip.Prefix) { grants = append(grants, k) } // under g.mu
+	first, err := g.enter(context.Background(), a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a2 := enterAsync(context.Background(), g, a)
+	gateWaitFor(t, g, "a's waiter", func() bool { return g.waiting.Load() == 1 })
+	b1 := enterAsync(context.Background(), g, b)
+	gateWaitFor(t, g, "b's waiter", func() bool { return g.waiting.Load() == 2 })
+	time.Sleep(20 * time.Millisecond)
+	first.leave()
+	left := time.Now() // a's rest ends after this plus 3 times its hold
+	held := time.Duration(g.heldNs.Load())
+	if held < 20*time.Millisecond {
+		t.Fatalf("held %v, want at least 20 ms", held)
+	}
+	select {
+	case tk := <-b1:
+		if tk == nil {
+			t.Fatal("b's handshake failed to enter")
+		}
+		tk.leave()
+	case tk := <-a2:
+		if tk != nil {
+			tk.leave()
+		}
+		t.Fatalf("a's 2nd handshake had the lane %v after its 1st's hold of %v, ahead of b's", time.Since(left), held)
+	case <-time.After(time.Minute):
+		t.Fatal("b's handshake never got the lane")
+	}
+	select {
+	case tk := <-a2:
+		if tk == nil {
+			t.Fatal("a's 2nd handshake failed to enter")
+		}
+		if since := time.Since(left); since < 3*held {
+			t.Errorf("a's 2nd handshake had the lane %v after its 1st's hold of %v, within its rest of %v", since, held, 3*held)
+		}
+		tk.leave()
+	case <-time.After(time.Minute):
+		t.Fatal("a's 2nd handshake never got the lane after its rest")
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if want := []netip.Prefix{a, b, a}; len(grants) != 3 || grants[1] != b || grants[2] != a {
+		t.Errorf("granted in the order %v, want %v", grants, want)
+	}
+}
+
 // TestGateMaxHold: a handshake that never reaches its Finished (a
 // HelloRetryRequest waiting on the client, a hook that never fires) is
 // let go of after gateMaxHold, and its rest counted from that.
 func TestGateMaxHold(t *testing.T) {
-	g := newHSGate(0.5, 1, time.Minute)
+	g := newHSGate(0.5, 0.5, 1, time.Minute)
 	key := netip.MustParsePrefix("10.0.0.1/32")
 	if _, err := g.enter(context.Background(), key); err != nil {
 		t.Fatal(err)
@@ -148,7 +208,7 @@ func TestGateMaxHold(t *testing.T) {
 // handshake timeout, leaves the queue (the others keep their turn); close
 // fails the waiters and every later handshake.
 func TestGateGivesUp(t *testing.T) {
-	g := newHSGate(1, 1, 200*time.Millisecond)
+	g := newHSGate(1, 1, 1, 200*time.Millisecond)
 	g.maxHold = time.Hour
 	a := netip.MustParsePrefix("10.0.0.1/32")
 	holder, err := g.enter(context.Background(), a)
@@ -186,7 +246,7 @@ func TestGateGivesUp(t *testing.T) {
 // connection (its Initial is dropped, errGateQueue); another source's
 // still gets one, and so does the first once one of its own has a lane.
 func TestGateSourceQueue(t *testing.T) {
-	g := newHSGate(1, 1, time.Minute)
+	g := newHSGate(1, 1, 1, time.Minute)
 	g.maxHold = time.Hour
 	f := &h3Face{handshakes: newBucket(1000, time.Second), perSource: newSources(-1, 1000, time.Second), gate: g}
 	a := &net.UDPAddr{IP: net.IPv4(10, 0, 0, 1), Port: 1}
@@ -260,7 +320,7 @@ func TestGatePausesBetweenPieces(t *testing.T) {
 	}()
 
 	const handshakes, extra = 3, 20 * time.Millisecond
-	g := newHSGate(0.1, 1, time.Minute)
+	g := newHSGate(0.1, 0.1, 1, time.Minute)
 	g.maxHold = time.Hour // the pauses below are long; a hold is let go only by its Finished
 	pause := g.pause
 	var pauses, ranInPause int
@@ -332,5 +392,35 @@ func TestGatePausesBetweenPieces(t *testing.T) {
 	b.Close()
 	if pauses != before {
 		t.Errorf("a handshake alone paused %d times, want none", pauses-before)
+	}
+}
+
+// TestGateSourceShareDefault: at the defaults a source's handshakes take
+// half the gate's share (a source rests 19 times its hold at 0.05, the
+// lane 9 times at 0.1); -1 gives a source the whole share, and a share
+// of its own above the gate's is the gate's.
+func TestGateSourceShareDefault(t *testing.T) {
+	cert, err := selfSigned("127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		src      float64
+		wantRest float64
+	}{{0, 19}, {-1, 9}, {0.02, 49}, {0.5, 9}} {
+		f, err := newH3(H3{Addr: "127.0.0.1:0", SourceHandshakeShare: c.src}, cert, DefaultTimeouts, new(replyShares))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if f.gate == nil {
+			t.Fatal("no handshake gate at the defaults")
+		}
+		if d := f.gate.rest - 9; d < -1e-9 || d > 1e-9 {
+			t.Errorf("SourceHandshakeShare %v: lane rests %v times a hold, want 9", c.src, f.gate.rest)
+		}
+		if d := f.gate.srcRest - c.wantRest; d < -1e-9 || d > 1e-9 {
+			t.Errorf("SourceHandshakeShare %v: a source rests %v times its hold, want %v", c.src, f.gate.srcRest, c.wantRest)
+		}
+		f.close()
 	}
 }

@@ -48,3 +48,15 @@ func TestServeH3RetryAfterFlag(t *testing.T) {
 		}
 	}
 }
+
+// TestServeH3SourceHandshakeShareFlag: a source's share below none (but
+// -1), above the gate's share or not a number is refused as bad usage,
+// naming the flag (0: half the gate's; -1: the whole of it).
+func TestServeH3SourceHandshakeShareFlag(t *testing.T) {
+	for _, v := range []string{"-0.5", "-2", "0.2", "NaN"} {
+		code, _, errOut := runCLI(t, "serve", "--http", "127.0.0.1:0", "--no-grpc", "--h3-source-handshake-share", v)
+		if code != 2 || !strings.Contains(errOut, "h3-source-handshake-share") {
+			t.Errorf("--h3-source-handshake-share %s: exit %d, %q; want exit 2 naming the flag", v, code, errOut)
+		}
+	}
+}

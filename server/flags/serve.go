@@ -57,6 +57,7 @@ func (f *Serve) Register(fs *pflag.FlagSet) {
 	fs.IntVar(&o.H3.SourceConns, "h3-source-conns", 0, "HTTP/3: QUIC connections open at once from one source (IPv4 address, IPv6 /64), handshakes included; 0: half of --h3-max-conns; -1: only --h3-max-conns")
 	fs.IntVar(&o.H3.SourceRate, "h3-source-rate", 0, "HTTP/3: new QUIC connections per second from one source (IPv4 address, IPv6 /64), past it dropped like --h3-handshake-rate's; 0: half of --h3-handshake-rate; -1: only --h3-handshake-rate")
 	fs.Float64Var(&o.H3.HandshakeShare, "h3-handshake-share", server.DefaultH3HandshakeShare, "HTTP/3: share of time the handshakes' cryptography may take, one at a time per lane (a lane per four CPUs), each lane resting after a handshake; waiting handshakes are served in turn by source; 1: no gate")
+	fs.Float64Var(&o.H3.SourceHandshakeShare, "h3-source-handshake-share", 0, "HTTP/3: share of the handshake gate's time one source's (IPv4 address, IPv6 /64) handshakes may take, the source resting after each while other sources' handshakes go on; 0: half of --h3-handshake-share; -1: --h3-handshake-share")
 	fs.IntVar(&o.H3.RetryAfter, "h3-retry-after", server.DefaultH3RetryAfter, "HTTP/3: a source's handshakes left unanswered at once (the server's flight out, nothing back yet) past which its new connections are sent a Retry (QUIC address validation: a client that reads comes back within a round trip, one that never reads gets no handshake); -1: never")
 	fs.DurationVar(&o.H3.IdleTimeout, "h3-idle-timeout", d.Idle, "HTTP/3: time a QUIC connection stays open with no packet")
 	fs.BoolVar(&o.H3.Allow0RTT, "h3-0rtt", false, "HTTP/3: accept 0-RTT early data (requests can then be replayed by an attacker; docs/http3.md)")
@@ -127,6 +128,9 @@ func (f *Serve) Check() error {
 	o.H3.NoInitialFilter = !f.initialFilter
 	if s := o.H3.HandshakeShare; !(s > 0 && s <= 1) {
 		return lflags.Usagef("-h3-handshake-share: want 0 < share <= 1 (1: no gate), got %v", s)
+	}
+	if s := o.H3.SourceHandshakeShare; s != -1 && !(s >= 0 && s <= o.H3.HandshakeShare) {
+		return lflags.Usagef("-h3-source-handshake-share: want 0 <= share <= -h3-handshake-share (0: half of it), or -1 for none of its own, got %v", s)
 	}
 	if o.H3.RetryAfter == 0 || o.H3.RetryAfter < -1 {
 		return lflags.Usagef("-h3-retry-after must be > 0, or -1 for never")
