@@ -123,3 +123,32 @@ func init() {
 	Register(stdJSON{}, MediaJSON)
 	Register(fastJSON{}, MediaJSON)
 }
+
+// UnmarshalNumbers is c's Unmarshal into an any, with every JSON number
+// kept as a json.Number (its digits as written) where c is a JSON codec:
+// for a server that holds records of the user's own, whose integers may
+// pass 2^53 (a float64 would round them). The limits and the errors are
+// Unmarshal's; other codecs Unmarshal as they do.
+func UnmarshalNumbers(c Codec, data []byte, v *any) (err error) {
+	type decoder interface {
+		UseNumber()
+		Decode(any) error
+	}
+	var dec decoder
+	switch c.(type) {
+	case stdJSON:
+		dec = json.NewDecoder(bytes.NewReader(data))
+	case fastJSON:
+		dec = gojson.NewDecoder(bytes.NewReader(data))
+	default:
+		return c.Unmarshal(data, v)
+	}
+	// A decoder reads the first value only: the scan refuses anything
+	// after it, as Unmarshal does, and whatever else the limits refuse.
+	if err := scanJSON(data, DefaultLimits); err != nil {
+		return err
+	}
+	defer recoverDecode("json", &err)
+	dec.UseNumber()
+	return dec.Decode(v)
+}

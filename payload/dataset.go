@@ -13,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/wirebench/wirebench/api"
+	"github.com/wirebench/wirebench/codec"
 	"github.com/wirebench/wirebench/toon"
 )
 
@@ -21,10 +22,10 @@ import (
 // client against the same file: each record is held once as read (a
 // Value) and once per served format as the Go value that format's codec
 // encodes — the same codecs, in the same generic models, as the payload
-// lab measures. A record a format cannot give back as it was (an int64
-// past 2^53 through a JSON number, a field the schema lacks, a null that
-// protobuf drops) is refused when the dataset is loaded, with its index
-// and the change, never served wrong.
+// lab measures, but for JSON's numbers, read as json.Number. A record a
+// format cannot give back as it was (an integer past 64 bits, a field the
+// schema lacks, a null that protobuf drops) is refused when the dataset
+// is loaded, with its index and the change, never served wrong.
 //
 // Safe for concurrent use.
 type Dataset struct {
@@ -271,6 +272,21 @@ func (d *Dataset) pickFormats(o DataOptions) error {
 		}
 	}
 	all := genericFormats()
+	for _, f := range all {
+		if f.name == "json" || f.name == "json-fast" {
+			// A server holding the user's records keeps their numbers as
+			// written (a Go server's int64 fields would): an integer past
+			// 2^53 is served and checked exactly, where the lab's generic
+			// float64 would round it.
+			c := f.codec
+			f.decode = func(data []byte) (any, error) {
+				var v any
+				err := codec.UnmarshalNumbers(c, data, &v)
+				return v, err
+			}
+			f.how = "map[string]any, numbers as json.Number (exact digits)"
+		}
+	}
 	if o.Schema != nil {
 		f := o.Schema.format()
 		all = append(all, f)

@@ -100,12 +100,12 @@ func TestWithData(t *testing.T) {
 		}
 	}
 	// A record a studied format cannot carry stops the study, named.
-	bad, _ := dataFiles(t, `[{"id":1,"n":2},{"id":2,"n":9007199254740993}]`)
+	bad, _ := dataFiles(t, `[{"id":1,"n":2},{"id":2,"n":123456789012345678901234567890}]`)
 	_, err = WithData(t.Context(), def, Data{File: bad})
-	if !errors.Is(err, payload.ErrData) || !strings.Contains(err.Error(), "record 1: json: $.n: int past 2^53") {
+	if !errors.Is(err, payload.ErrData) || !strings.Contains(err.Error(), "record 1: json: $.n: ") {
 		t.Fatalf("got %v", err)
 	}
-	if _, err = WithData(t.Context(), def, Data{File: bad, Formats: []string{"cbor", "msgpack"}}); err != nil {
+	if _, err = WithData(t.Context(), def, Data{File: bad, Formats: []string{"toon"}}); err != nil {
 		t.Fatalf("formats that carry the record: %v", err)
 	}
 }

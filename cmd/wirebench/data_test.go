@@ -34,7 +34,7 @@ func TestBadDataFiles(t *testing.T) {
 	}{
 		{"missing", filepath.Join(dir, "nothere.json"), "no such file", nil},
 		{"malformed", write("bad.json", "[{\"id\":1},\n{\"id\":2,}]"), "bad.json:2:", nil},
-		{"int past 2^53", write("big.json", `[{"id":1,"n":9007199254740993}]`), "big.json:1: record 0: json: $.n: int past 2^53", nil},
+		{"int past 64 bits", write("big.json", `[{"id":1,"n":123456789012345678901234567890}]`), "big.json:1: record 0: json: $.n: ", nil},
 		{"not records", write("num.json", `[1,2]`), "record 0 is a number", nil},
 		{"no key", write("nokey.json", `[{"a":1.5},{"a":1.5}]`), "name the key with --data-key", nil},
 		{"bad key", write("k.json", `[{"id":1}]`), "has no member \"sku\" (--data-key sku)", []string{"--data-key", "sku"}},
@@ -106,7 +106,7 @@ func TestLoadRecordsOverH3CLI(t *testing.T) {
 func TestLoadRecordsUsage(t *testing.T) {
 	dir := t.TempDir()
 	big := filepath.Join(dir, "big.json")
-	if err := os.WriteFile(big, []byte(`[{"id":1,"n":9007199254740993}]`), 0o644); err != nil {
+	if err := os.WriteFile(big, []byte(`[{"id":1,"n":123456789012345678901234567890}]`), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	for _, tc := range []struct {
@@ -114,7 +114,7 @@ func TestLoadRecordsUsage(t *testing.T) {
 		want string
 	}{
 		{[]string{"--scenario", "records"}, "--scenario records needs --data FILE"},
-		{[]string{"--scenario", "records", "--data", big}, "big.json:1: record 0: json: $.n: int past 2^53"},
+		{[]string{"--scenario", "records", "--data", big}, "big.json:1: record 0: json: $.n: "},
 		{[]string{"--scenario", "crud", "--data-key", "sku"}, "--data-key and --message apply to --scenario records"},
 		{[]string{"--scenario", "crud", "--data", big}, "--data applies to --grpc"},
 	} {
