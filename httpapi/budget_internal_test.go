@@ -511,10 +511,10 @@ func TestDroppedReplyCounts(t *testing.T) {
 	if s.fits(n, share) {
 		t.Error("a second reply fits while the dropped one counts")
 	}
-	// A dropped reply of one chunk counts for one unreadAfter; a waiter
-	// for the whole share is woken when it ends.
+	// A dropped reply of four chunks counts for four unreadAfters (1 s);
+	// a waiter for the whole share is woken when it ends.
 	s = NewSource()
-	if !s.remove(s.add(replyChunk)) {
+	if !s.remove(s.add(4 * replyChunk)) {
 		t.Fatal("a reply dropped with none of its chunks taken: not counted dropped")
 	}
 	var last, waiting atomic.Int64
