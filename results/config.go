@@ -157,6 +157,30 @@ func (c ClientOptions) MarshalJSON() ([]byte, error) {
 	return c.raw, nil
 }
 
+// Rewrite replaces the options' JSON with f's (a result file's redaction
+// of the credentials they were given), their target read again from it;
+// JSON that does not parse leaves them as they were.
+func (c *ClientOptions) Rewrite(f func([]byte) []byte) {
+	if c == nil || len(c.raw) == 0 {
+		return
+	}
+	var n ClientOptions
+	if n.UnmarshalJSON(f(c.raw)) == nil {
+		*c = n
+	}
+}
+
+// Clients are the options of every client the config names.
+func (c *Config) Clients() []*ClientOptions {
+	var out []*ClientOptions
+	for _, o := range []*ClientOptions{c.Raw, c.ScenarioOptions, c.KVOptions, c.GRPC, c.Stream, c.Browser, c.Replay} {
+		if o != nil {
+			out = append(out, o)
+		}
+	}
+	return out
+}
+
 // UnmarshalJSON keeps the options whole and reads their target. Options
 // are usually an object; a replay load run's wraps them under "options"
 // (ReplayRun); files written before the clients' options had JSON names

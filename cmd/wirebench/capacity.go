@@ -138,6 +138,7 @@ func runCapacity(ctx context.Context, env *cliEnv, args []string) error {
 	}
 	res.Scenario, res.Config = m.Config.Scenario, m.Config
 	res.Config.Args = args
+	redactConfig(&res.Config)
 	res.Link = f.lf.link.result
 	if err := results.WriteCapacitySummary(summaryWriter(env, f.out), res); err != nil {
 		return err

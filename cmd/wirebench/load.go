@@ -140,6 +140,7 @@ func (f *loadFlags) run(ctx context.Context, env *cliEnv, fs *pflag.FlagSet, arg
 	}
 	sig, interrupted := interruption(ctx)
 	res.Config.Args = args
+	redactConfig(&res.Config)
 	res.Config.Thresholds = f.Thresholds // wirebench merge evaluates them on the merged result
 	res.Link = f.link.result
 	finishExport(ctx, exp, res, env.stderr)

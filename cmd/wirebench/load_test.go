@@ -320,3 +320,41 @@ func TestLoadStopsAtDeadTarget(t *testing.T) {
 		}
 	}
 }
+
+// TestLoadResultKeepsNoSecrets: a run given a bearer token, a cookie and
+// an API key (in -H, the URL's query and its path) writes a result file
+// that holds none of them, the command line readable with REDACTED in
+// their place; the server got them all.
+func TestLoadResultKeepsNoSecrets(t *testing.T) {
+	t.Parallel()
+	var got atomic.Value
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got.Store(r.Header.Get("Authorization") + " " + r.Header.Get("Cookie") + " " + r.URL.String())
+	}))
+	t.Cleanup(ts.Close)
+	const bearer, cookie, key, pathTok = "tok-Zq81xv2LmNpq", "sess=c00k1e-v4lue-Zx9", "k3y-Abc123xyz789", "sk_live_51HqLyjWDarjtT1zdp7dc"
+	f := filepath.Join(t.TempDir(), "r.json")
+	target := ts.URL + "/keys/" + pathTok + "?api_key=" + key + "&page=2"
+	code, out, errOut := runLoadCLI(t, "load", "-q", "-n", "3", "-H", "Authorization: Bearer "+bearer,
+		"--header=Cookie: "+cookie, "--out", f, target)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s%s", code, out, errOut)
+	}
+	if s, _ := got.Load().(string); !strings.Contains(s, bearer) || !strings.Contains(s, cookie) || !strings.Contains(s, key) || !strings.Contains(s, pathTok) {
+		t.Fatalf("the server got %q: the credentials were not sent", s)
+	}
+	b, err := os.ReadFile(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, secret := range []string{bearer, "c00k1e-v4lue", key, pathTok} {
+		if strings.Contains(string(b), secret) {
+			t.Errorf("the result file holds %q", secret)
+		}
+	}
+	for _, kept := range []string{`"Authorization: REDACTED"`, `"--header=Cookie: REDACTED"`, "/keys/REDACTED?api_key=REDACTED\u0026page=2", `"-n"`} {
+		if !strings.Contains(string(b), kept) && !strings.Contains(string(b), strings.ReplaceAll(kept, "\u0026", `\u0026`)) {
+			t.Errorf("the result file lacks %s", kept)
+		}
+	}
+}

@@ -94,6 +94,7 @@ func (f *loadFlags) speedSearch(ctx context.Context, env *cliEnv, fs *pflag.Flag
 		return err
 	}
 	res.Config.Args, res.Link = args, f.link.result
+	redactConfig(&res.Config)
 	sum := summaryWriter(env, out)
 	if err := results.WriteCapacitySummary(sum, res); err != nil {
 		return err

@@ -571,6 +571,12 @@ func redactJSON(body []byte) (out []byte, n int, ok bool) {
 				if r, m := redactTarget(v, nil); m > 0 {
 					secret, text = true, jsonString(r)
 				}
+			} else if !secret {
+				// A header line ("Authorization: Bearer …", as a
+				// client's options keep its -H) keeps its name.
+				if r, m, _ := RedactHeaderLine(v); m > 0 {
+					secret, text = true, jsonString(r)
+				}
 			}
 			after := dec.InputOffset()
 			if i := bytes.IndexByte(body[before:after], '"'); secret && i >= 0 {
