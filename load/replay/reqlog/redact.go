@@ -8,6 +8,7 @@ import (
 	"mime"
 	"mime/multipart"
 	"net/url"
+	"path"
 	"strings"
 )
 
@@ -330,10 +331,22 @@ func targetPath(target string) string {
 	return target
 }
 
-// isKV: a request to the KV store, whose bodies are its values.
+// isKV: a request to the KV store, whose bodies are its values: by its
+// path as sent, decoded (net/http routes /%6bv/k to /kv/k) and cleaned
+// (/x/../kv/k, //kv/k), so that no spelling a server may take for the
+// store keeps a value in the log.
 func isKV(target string) bool {
 	p := targetPath(target)
-	return p == "/kv" || strings.HasPrefix(p, "/kv/")
+	forms := []string{p}
+	if u, err := url.PathUnescape(p); err == nil {
+		forms = append(forms, u, path.Clean("/"+u))
+	}
+	for _, f := range forms {
+		if f == "/kv" || strings.HasPrefix(f, "/kv/") {
+			return true
+		}
+	}
+	return false
 }
 
 // keep applies o to r: the request as the log writes it, and how many

@@ -495,3 +495,26 @@ func FuzzRedactTarget(f *testing.F) {
 		}
 	})
 }
+
+// TestKVBodyUnderAnEncodedPath: a target that reaches the KV store only
+// once decoded or cleaned (/%6bv/k, which net/http routes to /kv/k and
+// stores) is the KV store's too, and its value is kept out.
+func TestKVBodyUnderAnEncodedPath(t *testing.T) {
+	for _, target := range []string{"/%6bv/k", "/%6B%76/k", "/kv%2Fk", "/x/../kv/k", "//kv/k", "/./kv", "http://h/%6bv/k?a=1"} {
+		var buf bytes.Buffer
+		w := NewWriter(&buf, Options{})
+		w.Write(&Request{At: 1, Method: "PUT", Target: target, Body: []byte("S_kv")})
+		w.Flush()
+		raw := buf.String()
+		if got := readAll(t, NewReader(&buf)); strings.Contains(raw, "S_kv") || string(got[0].Body) != "" || got[0].BodyLen != 4 {
+			t.Errorf("PUT %s: the log keeps the KV value: %q", target, raw)
+		}
+	}
+	var buf bytes.Buffer
+	w := NewWriter(&buf, Options{})
+	w.Write(&Request{At: 1, Method: "POST", Target: "/kvx/k", Body: []byte("kept")})
+	w.Flush()
+	if got := readAll(t, NewReader(&buf)); string(got[0].Body) != "kept" {
+		t.Errorf("a body of /kvx/ was kept out: %+v", got[0])
+	}
+}
