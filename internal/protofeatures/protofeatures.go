@@ -20,6 +20,9 @@
 // version in go.mod; TestSameAsProtocompile keeps them equal).
 package protofeatures
 
+// The descriptor sets, copied from the protocompile version in go.mod:
+//go:generate sh -c "cp \"$(go list -m -f '{{.Dir}}' github.com/bufbuild/protocompile)\"/internal/featuresext/cpp_features.protoset \"$(go list -m -f '{{.Dir}}' github.com/bufbuild/protocompile)\"/internal/featuresext/java_features.protoset . && chmod 0644 cpp_features.protoset java_features.protoset"
+
 import (
 	_ "embed"
 	"fmt"
