@@ -338,6 +338,16 @@ func (s *sources) admit(key netip.Prefix, now time.Time, next func(credited bool
 	return nil
 }
 
+// openOf is how many connections of key are open, handshakes included.
+func (s *sources) openOf(key netip.Prefix) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if src := s.m[key]; src != nil {
+		return src.open
+	}
+	return 0
+}
+
 // release uncounts a connection of key that closed.
 func (s *sources) release(key netip.Prefix) {
 	s.mu.Lock()
@@ -565,6 +575,7 @@ func newH3(o H3, cert tls.Certificate, t Timeouts, shares *replyShares) (*h3Face
 		}
 		f.gate = newHSGate(o.HandshakeShare, src, gateLanes(), t.ReadHeader)
 		f.gate.others = func() bool { return f.open.Load() > 1 }
+		f.gate.alone = func(key netip.Prefix) bool { return f.open.Load() <= int64(f.perSource.openOf(key)) }
 		tlsConf = gateTLS(tlsConf, f.gate)
 	}
 	tlsConf = http3.ConfigureTLSConfig(tlsConf)

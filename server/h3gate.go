@@ -62,8 +62,10 @@ import (
 // gets half the handshakes a second (and costs half the CPU, the
 // server's and its own on the machine it shares) that it got with the
 // lane to itself, while hosts opening connections beside it still get
-// theirs at the lane's pace; the price is one host's connections opened
-// at once, at half the pace.
+// theirs at the lane's pace. A source with every open connection (a
+// load client alone on the server) has no one to rest for and does
+// not; the price is paid by one host opening many connections at once
+// beside another's: half the pace.
 
 // gateMaxHold bounds how long one handshake holds a lane (and so the
 // rest it costs): the cryptography takes under a millisecond; a longer
@@ -111,6 +113,9 @@ type hsGate struct {
 	// ~2 ms to its latency for nobody.
 	pause  func()
 	others func() bool
+	// alone, if set, says whether every connection open is of source
+	// key: its handshakes then do not rest the source.
+	alone func(key netip.Prefix) bool
 
 	mu     sync.Mutex
 	lanes  []gateLane
@@ -213,7 +218,7 @@ func (g *hsGate) enter(ctx context.Context, key netip.Prefix) (*gateTicket, erro
 	defer g.mu.Unlock()
 	switch t.state {
 	case ticketHolding: // granted meanwhile: pass it on
-		g.leaveLocked(t, time.Now())
+		g.leaveLocked(t, time.Now(), false)
 	case ticketWaiting:
 		g.drop(t)
 	}
@@ -350,12 +355,16 @@ func (t *gateTicket) leave() {
 	if t == nil {
 		return
 	}
-	t.g.mu.Lock()
-	defer t.g.mu.Unlock()
-	t.g.leaveLocked(t, time.Now())
+	g := t.g
+	// Asked before g.mu: it takes the sources' lock.
+	alone := g.srcRest > g.rest && g.alone != nil && g.alone(t.key)
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.leaveLocked(t, time.Now(), alone)
 }
 
-func (g *hsGate) leaveLocked(t *gateTicket, now time.Time) {
+// leaveLocked ends t's hold at now, the source resting unless alone.
+func (g *hsGate) leaveLocked(t *gateTicket, now time.Time, alone bool) {
 	if t.state != ticketHolding {
 		return
 	}
@@ -367,7 +376,7 @@ func (g *hsGate) leaveLocked(t *gateTicket, now time.Time) {
 	g.restedNs.Add(int64(rest))
 	// The pauses were rest already taken.
 	g.lanes[t.lane] = gateLane{resume: now.Add(max(rest-t.paused, 0))}
-	if g.srcRest > g.rest {
+	if g.srcRest > g.rest && !alone {
 		if r := now.Add(time.Duration(float64(held)*g.srcRest) - t.paused); r.After(now) {
 			g.resting[t.key] = r
 		}

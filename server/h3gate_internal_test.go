@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/quic-go/quic-go"
+
 	"github.com/wirebench/wirebench/internal/race"
 )
 
@@ -178,6 +180,29 @@ func TestGateSourceRests(t *testing.T) {
 	defer g.mu.Unlock()
 	if want := []netip.Prefix{a, b, a}; len(grants) != 3 || grants[1] != b || grants[2] != a {
 		t.Errorf("granted in the order %v, want %v", grants, want)
+	}
+}
+
+// TestGateSourceAlone: a source with every open connection (a load
+// client alone on the server) does not rest after its handshake; one
+// with another source's connection open does.
+func TestGateSourceAlone(t *testing.T) {
+	for _, alone := range []bool{true, false} {
+		g := newHSGate(0.5, 0.25, 1, time.Minute)
+		g.alone = func(netip.Prefix) bool { return alone }
+		a := netip.MustParsePrefix("10.0.0.1/32")
+		tk, err := g.enter(context.Background(), a)
+		if err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(time.Millisecond)
+		tk.leave()
+		g.mu.Lock()
+		_, resting := g.resting[a]
+		g.mu.Unlock()
+		if resting == alone {
+			t.Errorf("alone %v: the source resting %v after its handshake, want %v", alone, resting, !alone)
+		}
 	}
 }
 
@@ -421,6 +446,16 @@ func TestGateSourceShareDefault(t *testing.T) {
 		if d := f.gate.srcRest - c.wantRest; d < -1e-9 || d > 1e-9 {
 			t.Errorf("SourceHandshakeShare %v: a source rests %v times its hold, want %v", c.src, f.gate.srcRest, c.wantRest)
 		}
+		// A source is alone while every open connection is its own.
+		a, b := &net.UDPAddr{IP: net.IPv4(10, 0, 0, 1), Port: 1}, &net.UDPAddr{IP: net.IPv4(10, 0, 0, 2), Port: 1}
+		ctx, cancel := context.WithCancel(context.Background())
+		if _, err := f.admit(ctx, &quic.ClientInfo{RemoteAddr: a}); err != nil {
+			t.Fatal(err)
+		}
+		if !f.gate.alone(sourceKey(a)) || f.gate.alone(sourceKey(b)) {
+			t.Errorf("one connection of a open: a alone %v, b alone %v; want true, false", f.gate.alone(sourceKey(a)), f.gate.alone(sourceKey(b)))
+		}
+		cancel()
 		f.close()
 	}
 }
