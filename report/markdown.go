@@ -44,7 +44,7 @@ func WriteMarkdown(w io.Writer, rep *Report) error {
 		sets := payloadSets(r.Payloads)
 		fmt.Fprintf(bw, "## Payload sizes\n\n%s\n\n", mdEscape(payloadNote(sets)))
 		for _, s := range sets {
-			fmt.Fprintf(bw, "### %s\n\n", mdEscape(s.Dataset))
+			fmt.Fprintf(bw, "### %s\n\n", mdName(mdEscape(s.Dataset)))
 			writeMDTable(bw, payloadTable(s))
 			fmt.Fprintln(bw)
 		}
@@ -124,11 +124,11 @@ func writeMDHeadline(w io.Writer, rep *Report) {
 
 func writeMDGroup(w io.Writer, rep *Report, g Group) {
 	r := rep.Results
-	fmt.Fprintf(w, "## %s\n\n", mdEscape(g.Name))
+	fmt.Fprintf(w, "## %s\n\n", mdName(mdEscape(g.Name)))
 	if g.Load != "" {
 		fmt.Fprintf(w, "Load: %s.", mdEscape(g.Load))
 		if len(g.Cells) > 1 {
-			fmt.Fprintf(w, " Baseline: %s.", mdEscape(g.Cells[0].Cell.Label))
+			fmt.Fprintf(w, " Baseline: %s.", mdName(mdEscape(g.Cells[0].Cell.Label)))
 		}
 		fmt.Fprint(w, "\n\n")
 	}
@@ -252,9 +252,25 @@ func writeMDTable(w io.Writer, t table) {
 	seps[0] = "---"
 	fmt.Fprintf(w, "|%s|\n", strings.Join(seps, "|"))
 	for _, row := range t.Rows {
-		fmt.Fprintf(w, "| %s |\n", strings.Join(esc(row), " | "))
+		row = esc(row)
+		if len(row) > 0 {
+			row[0] = mdName(row[0]) // a cell's label or an endpoint: a name, shown as written
+		}
+		fmt.Fprintf(w, "| %s |\n", strings.Join(row, " | "))
 	}
 }
+
+// mdName is a name from outside (a cell's label, a recording's endpoint,
+// a group's or dataset's name), already mdEscape'd, shown as written:
+// emphasis ('*', '_'), code ('`'), a link's '[' and an entity's '&' are
+// escaped too ("GET /a*b*" is not "GET /a<em>b</em>", "&amp;" not "&").
+// Our own text keeps its marks: a range's "[1,000/s, 1,040/s)" reads as
+// written.
+func mdName(s string) string {
+	return mdNameMarks.Replace(s)
+}
+
+var mdNameMarks = strings.NewReplacer("`", "\\`", "*", `\*`, "_", `\_`, "[", `\[`, "&", "&amp;")
 
 // mdEscape keeps user text (labels, error messages, a recording's
 // endpoints) from breaking tables or becoming markup: a '<' that could

@@ -49,3 +49,19 @@ func TestMarkdownEscapesHTML(t *testing.T) {
 		}
 	}
 }
+
+// TestMarkdownShowsNamesAsWritten: a cell label (a recording's endpoint)
+// holding emphasis, code, a link and an entity is shown as written in
+// the Markdown report's tables, not rendered as markup.
+func TestMarkdownShowsNamesAsWritten(t *testing.T) {
+	r := reporttest.Results(reporttest.Options{})
+	r.Cells[0].Label = "GET /a*b*_c_ `x` &amp; [l](u)"
+	var b bytes.Buffer
+	if err := WriteMarkdown(&b, Build(r)); err != nil {
+		t.Fatal(err)
+	}
+	want := "| GET /a\\*b\\*\\_c\\_ \\`x\\` &amp;amp; \\[l](u) |"
+	if !strings.Contains(b.String(), strings.TrimSuffix(want, " |")) {
+		t.Errorf("md lacks %s in\n%s", want, b.String())
+	}
+}
