@@ -81,6 +81,12 @@ type aof struct {
 	failed     []seqRange
 	flushing   bool // one goroutine writes at a time
 	syncing    bool // everysec's background fsync is running (writes go on)
+	// switchWait: a rewrite waits for the batch in progress to end to
+	// switch files; no new batch starts until it has. With one P the
+	// writer that ended a batch, still running, started the next before
+	// the woken rewrite could take the lock, again and again: the switch
+	// waited 35 s to minutes under always.
+	switchWait bool
 	dirty      bool // written since the last fsync
 	// broken refuses new writes: a failed fsync of acknowledged data
 	// (everysec), or a file we could not cut back to its good size.
@@ -227,7 +233,7 @@ func (a *aof) wait(seq uint64, yield bool) error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	for a.done < seq {
-		if a.flushing || a.fatal {
+		if a.flushing || a.fatal || a.switchWait {
 			if a.fatal {
 				return a.resultLocked(seq)
 			}
@@ -254,6 +260,10 @@ func (a *aof) leadLocked(yield bool) {
 		runtime.Gosched()
 		a.mu.Lock()
 		a.flushing = false
+		if a.switchWait {
+			a.cond.Broadcast() // the rewrite's turn; this batch waits for it
+			return
+		}
 	}
 	a.flushLocked(a.policy == FsyncAlways)
 	a.cond.Broadcast() // flushLocked does not when it found nothing to write
@@ -388,12 +398,12 @@ func (a *aof) tick() {
 		case <-t.C:
 		}
 		a.mu.Lock()
-		if !a.flushing && !a.fatal {
+		if !a.flushing && !a.fatal && !a.switchWait {
 			// Settling records marks them acknowledged: under always
 			// that needs the fsync, even for this unrequested flush.
 			a.flushLocked(a.policy == FsyncAlways)
 		}
-		if a.policy == FsyncEverySec && !a.syncing && !a.fatal {
+		if a.policy == FsyncEverySec && !a.syncing && !a.fatal && !a.switchWait {
 			a.syncBrokenLocked()
 		}
 		a.mu.Unlock()

@@ -172,9 +172,14 @@ func (a *aof) runRewrite(rw *rewrite) (err error) {
 			return fmt.Errorf("kv: fsync of %s: %w", tmp, err)
 		}
 	}
-	for a.flushing || a.syncing { // the switch must not race a batch's write or fsync
+	// The switch must not race a batch's write or fsync, and gets its
+	// turn after the one in progress: no new one starts meanwhile.
+	a.switchWait = true
+	for a.flushing || a.syncing {
 		a.cond.Wait()
 	}
+	a.switchWait = false
+	a.cond.Broadcast() // the waiting writers lead again once a.mu is free
 	if rw.abort != nil {
 		a.mu.Unlock()
 		return fmt.Errorf("kv: rewrite abandoned: %w", rw.abort)
