@@ -248,26 +248,7 @@ func TestSharedRingAnyThread(t *testing.T) {
 // again; OpAsyncCancel ends the read with a last completion (no MORE).
 func TestMultishotReadIntoCallerBuffers(t *testing.T) {
 	r := newRing(t, 4)
-	var p [2]int
-	if err := unix.Pipe2(p[:], unix.O_NONBLOCK|unix.O_CLOEXEC); err != nil {
-		t.Fatal(err)
-	}
-	defer unix.Close(p[0])
-	defer unix.Close(p[1])
-	slots, err := r.NewBufSlots(3, 2)
-	if err != nil {
-		t.Fatal(err)
-	}
-	bufs := [][]byte{make([]byte, 64), make([]byte, 64)}
-	for i, b := range bufs {
-		slots.GiveBuf(uint16(i), b)
-	}
-	slots.Publish()
-	q := r.SQE()
-	q.Opcode, q.Fd, q.Flags, q.BufIndex, q.UserData = OpReadMultishot, int32(p[0]), SqeBufferSelect, 3, 7
-	if err := r.Enter(0, 0); err != nil {
-		t.Fatal(err)
-	}
+	p, slots, bufs := multishotPipe(t, r, 3)
 	seen := map[uint16]bool{}
 	for i, msg := range []string{"first", "second", "third"} {
 		if _, err := unix.Write(p[1], []byte(msg)); err != nil {
@@ -318,26 +299,7 @@ func TestMultishotReadIntoCallerBuffers(t *testing.T) {
 // waiting and reports the completion, and reports none before the data.
 func TestPollRunsDeferredWork(t *testing.T) {
 	r := newRing(t, 4)
-	var p [2]int
-	if err := unix.Pipe2(p[:], unix.O_NONBLOCK|unix.O_CLOEXEC); err != nil {
-		t.Fatal(err)
-	}
-	defer unix.Close(p[0])
-	defer unix.Close(p[1])
-	slots, err := r.NewBufSlots(1, 2)
-	if err != nil {
-		t.Fatal(err)
-	}
-	bufs := [][]byte{make([]byte, 64), make([]byte, 64)}
-	for i, b := range bufs {
-		slots.GiveBuf(uint16(i), b)
-	}
-	slots.Publish()
-	q := r.SQE()
-	q.Opcode, q.Fd, q.Flags, q.BufIndex, q.UserData = OpReadMultishot, int32(p[0]), SqeBufferSelect, 1, 7
-	if err := r.Enter(0, 0); err != nil {
-		t.Fatal(err)
-	}
+	p, slots, bufs := multishotPipe(t, r, 1)
 	for i := range 3 {
 		if r.Poll() {
 			t.Fatalf("round %d: a completion before any data", i)
@@ -368,4 +330,30 @@ func TestPollRunsDeferredWork(t *testing.T) {
 			t.Fatalf("round %d: %d completions", i, n)
 		}
 	}
+}
+
+// multishotPipe opens a pipe whose read end has a multishot read
+// (user data 7) submitted on r, into buffer group group holding two
+// 64-byte buffers (slots 0 and 1); the pipe is closed at the test's end.
+func multishotPipe(t *testing.T, r *Ring, group uint16) (p [2]int, slots *BufRing, bufs [][]byte) {
+	t.Helper()
+	if err := unix.Pipe2(p[:], unix.O_NONBLOCK|unix.O_CLOEXEC); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { unix.Close(p[0]); unix.Close(p[1]) })
+	slots, err := r.NewBufSlots(group, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bufs = [][]byte{make([]byte, 64), make([]byte, 64)}
+	for i, b := range bufs {
+		slots.GiveBuf(uint16(i), b)
+	}
+	slots.Publish()
+	q := r.SQE()
+	q.Opcode, q.Fd, q.Flags, q.BufIndex, q.UserData = OpReadMultishot, int32(p[0]), SqeBufferSelect, group, 7
+	if err := r.Enter(0, 0); err != nil {
+		t.Fatal(err)
+	}
+	return p, slots, bufs
 }
