@@ -410,15 +410,7 @@ func TestLinkInterruptedLeavesNothing(t *testing.T) {
 			if c.unprivileged {
 				asNobody(cmd)
 			}
-			out, err := os.Create(filepath.Join(dir, "out"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer out.Close()
-			cmd.Stdout, cmd.Stderr = out, out
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
+			out := startToFile(t, cmd, dir)
 			child := waitPID(t, pidFile)
 			var ours []string
 			for _, n := range ifaceNames(t) {
@@ -557,16 +549,7 @@ func TestLinkLeavesNoDescendants(t *testing.T) {
 			if c.unprivileged {
 				asNobody(cmd)
 			}
-			out, err := os.Create(filepath.Join(dir, "out"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer out.Close()
-			// A file, not a pipe: a descendant left alive would hold up Wait.
-			cmd.Stdout, cmd.Stderr = out, out
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
+			out := startToFile(t, cmd, dir)
 			bg := waitPID(t, pidFile)
 			defer syscall.Kill(bg, syscall.SIGKILL)
 			if c.killed {
@@ -592,4 +575,21 @@ func TestLinkLeavesNoDescendants(t *testing.T) {
 			}
 		})
 	}
+}
+
+// startToFile starts cmd, its output to the file "out" in dir (closed at
+// the test's end): a file, not a pipe, since a descendant left alive
+// would hold up Wait on a pipe.
+func startToFile(t *testing.T, cmd *exec.Cmd, dir string) *os.File {
+	t.Helper()
+	out, err := os.Create(filepath.Join(dir, "out"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { out.Close() })
+	cmd.Stdout, cmd.Stderr = out, out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	return out
 }
