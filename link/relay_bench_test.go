@@ -300,21 +300,7 @@ func BenchmarkRelayEcho(b *testing.B) {
 
 func benchEcho(b *testing.B, mode, spec string, inflight int) {
 	l := openBenchLink(b, mode, spec)
-	ln, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer ln.Close()
-	go func() {
-		buf := make([]byte, 2048)
-		for {
-			n, from, err := ln.ReadFromUDPAddrPort(buf)
-			if err != nil {
-				return
-			}
-			_, _ = ln.WriteToUDPAddrPort(buf[:n], from)
-		}
-	}()
+	ln := udpEcho(b)
 	var bare *bareRelay
 	if strings.HasPrefix(mode, "bare-") {
 		bare = startBare(b, l, strings.TrimPrefix(mode, "bare-"))

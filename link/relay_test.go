@@ -253,22 +253,8 @@ func TestRelayDirectKeepsOrder(t *testing.T) {
 
 func testDirectKeepsOrder(t *testing.T) *Link {
 	l := openLink(t, "jitter=300us")
-	ln, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
+	ln := udpEcho(t)
 	_ = ln.SetReadBuffer(1 << 20)
-	go func() {
-		buf := make([]byte, 2048)
-		for {
-			n, from, err := ln.ReadFromUDPAddrPort(buf)
-			if err != nil {
-				return
-			}
-			_, _ = ln.WriteToUDPAddrPort(buf[:n], from)
-		}
-	}()
 	c := dialFar(t, l, "udp", ln.LocalAddr().String())
 	_ = c.(*net.UDPConn).SetReadBuffer(1 << 20)
 	const n, window = 3000, 32
@@ -345,4 +331,26 @@ func TestSpinnerBound(t *testing.T) {
 	if !s.spin(func() bool { n++; return n == 3 }) || n != 3 {
 		t.Fatalf("spin with a packet at the third poll: polled %d", n)
 	}
+}
+
+// udpEcho is a UDP server on 127.0.0.1 that sends every datagram back
+// to its sender, closed at the test's or benchmark's end.
+func udpEcho(tb testing.TB) *net.UDPConn {
+	tb.Helper()
+	ln, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { ln.Close() })
+	go func() {
+		buf := make([]byte, 2048)
+		for {
+			n, from, err := ln.ReadFromUDPAddrPort(buf)
+			if err != nil {
+				return
+			}
+			_, _ = ln.WriteToUDPAddrPort(buf[:n], from)
+		}
+	}()
+	return ln
 }
