@@ -78,16 +78,12 @@ func TestRecordRedactsPathSecretsOnEveryTransport(t *testing.T) {
 			t.Errorf("the recording holds %q:\n%s", s, raw)
 		}
 	}
-	r := reqlog.NewReader(strings.NewReader(raw))
+	reqs, err := reqlog.ReadAll(strings.NewReader(raw))
+	if err != nil {
+		t.Fatal(err)
+	}
 	seen := map[string]int{}
-	for {
-		q, err := r.Next()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
+	for _, q := range reqs {
 		seen[q.Target]++
 		for _, h := range q.Header {
 			if h[0] == "Referer" && h[1] != "https://example.com/confirm/REDACTED" {

@@ -80,20 +80,9 @@ func readReqlog(t *testing.T, path string) []reqlog.Request {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	r := reqlog.NewReader(f)
-	var out []reqlog.Request
-	for {
-		q, err := r.Next()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		out = append(out, q)
-	}
-	if r.Bad.N != 0 {
-		t.Fatalf("%s: %d malformed lines: %v", path, r.Bad.N, r.Bad.Examples)
+	out, err := reqlog.ReadAll(f)
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
 	}
 	return out
 }

@@ -3,7 +3,6 @@ package replay
 import (
 	"context"
 	"errors"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -23,20 +22,9 @@ func readLog(t *testing.T, path string) []reqlog.Request {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	r := reqlog.NewReader(f)
-	var out []reqlog.Request
-	for {
-		q, err := r.Next()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		out = append(out, q)
-	}
-	if r.Bad.N != 0 {
-		t.Fatalf("%d malformed lines in the log we wrote: %v", r.Bad.N, r.Bad.Examples)
+	out, err := reqlog.ReadAll(f)
+	if err != nil {
+		t.Fatalf("the log we wrote: %v", err)
 	}
 	return out
 }

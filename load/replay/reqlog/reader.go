@@ -53,6 +53,28 @@ func (r *Reader) Next() (Request, error) {
 	}
 }
 
+// ReadAll reads a whole log into memory (a small one: tests, tools; replay
+// streams with Next): every request, or an error at a read error or the
+// first malformed line, which a log we wrote never holds.
+func ReadAll(r io.Reader) ([]Request, error) {
+	rd := NewReader(r)
+	var out []Request
+	for {
+		q, err := rd.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return out, err
+		}
+		out = append(out, q)
+	}
+	if rd.Bad.N != 0 {
+		return out, fmt.Errorf("reqlog: %d malformed lines: %v", rd.Bad.N, rd.Bad.Examples)
+	}
+	return out, nil
+}
+
 // parseLine decodes one request line; why says what is wrong with it.
 func parseLine(b []byte) (Request, string) {
 	var l line
