@@ -129,6 +129,9 @@ type hsGate struct {
 	closed  bool
 	// onGrant, if set (tests), is told each source given a lane, in order.
 	onGrant func(netip.Prefix)
+	// afterGrant, if set (tests), is called with each ticket granted,
+	// under g.mu, before its waiter is woken.
+	afterGrant func(*gateTicket)
 
 	// granted counts the handshakes given a lane; queued those that
 	// waited for one; waiting the waiters now; heldNs and restedNs the
@@ -205,9 +208,12 @@ func (g *hsGate) enter(ctx context.Context, key netip.Prefix) (*gateTicket, erro
 	case <-t.ready:
 		g.mu.Lock()
 		defer g.mu.Unlock()
-		if t.state != ticketHolding {
+		if t.state != ticketHolding && g.closed {
 			return nil, errGateClosed // close took it out
 		}
+		// Granted; or granted and let go (gateMaxHold) before this
+		// goroutine ran, on a busy machine: the handshake goes on, as one
+		// let go midway does (its leave and pauses then do nothing).
 		return t, nil
 	case <-ctx.Done():
 		err = context.Cause(ctx)
@@ -322,6 +328,9 @@ func (g *hsGate) dispatch(now time.Time) {
 		g.granted.Add(1)
 		if g.onGrant != nil {
 			g.onGrant(key)
+		}
+		if g.afterGrant != nil {
+			g.afterGrant(t)
 		}
 		close(t.ready)
 	}

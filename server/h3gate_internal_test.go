@@ -230,6 +230,39 @@ func TestGateMaxHold(t *testing.T) {
 	}
 }
 
+// TestGateHoldLetGoBeforeTheWaiterRan: a waiter granted a lane whose
+// hold is let go (gateMaxHold) before its goroutine runs — a busy machine,
+// the race detector — goes on with its handshake, as one let go midway
+// does. It failed as if the listener had closed, and the client got
+// "tls: internal error" (CI's race run of TestH3ConnectionCap).
+func TestGateHoldLetGoBeforeTheWaiterRan(t *testing.T) {
+	g := newHSGate(0.5, 0.5, 1, time.Minute)
+	key := netip.MustParsePrefix("10.0.0.1/32")
+	first, err := g.enter(context.Background(), key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The hold's limit fires before the waiter's goroutine runs.
+	g.afterGrant = func(tk *gateTicket) { g.leaveLocked(tk, time.Now(), false) }
+	errc := make(chan error, 1)
+	go func() {
+		tk, err := g.enter(context.Background(), key)
+		if err == nil {
+			tk.yield() // a pause of a hold let go: nothing
+			tk.leave()
+		}
+		errc <- err
+	}()
+	gateWaitFor(t, g, "the second handshake waiting", func() bool { return g.waiting.Load() == 1 })
+	first.leave()
+	if err := <-errc; err != nil {
+		t.Fatalf("a handshake whose hold was let go before it ran: %v", err)
+	}
+	if g.granted.Load() != 2 {
+		t.Errorf("%d granted, want 2", g.granted.Load())
+	}
+}
+
 // TestGateGivesUp: a waiter whose connection ends, or that waits past the
 // handshake timeout, leaves the queue (the others keep their turn); close
 // fails the waiters and every later handshake.
