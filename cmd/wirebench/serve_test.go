@@ -23,9 +23,9 @@ import (
 	"github.com/wirebench/wirebench/pb"
 )
 
-// TestServeEndToEnd starts the real binary on free ports and drives it with
+// TestServeRealBinary starts the real binary on free ports and drives it with
 // real HTTP and gRPC clients, then stops it with SIGTERM.
-func TestServeEndToEnd(t *testing.T) {
+func TestServeRealBinary(t *testing.T) {
 	bin := testkit.Binary(t)
 	cmd := exec.Command(bin, "serve", "--http", "127.0.0.1:0", "--grpc", "127.0.0.1:0", "--seed-users", "7", "--seed-todos", "3", "--json-lib", "fast")
 	p, m := testkit.StartLine(t, cmd, listeningRE, time.Minute)

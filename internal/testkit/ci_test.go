@@ -15,7 +15,10 @@ import (
 
 // TestPeerStepRunsEveryPeerTest: a test that calls NeedPeers is skipped
 // in the main suite, so CI's peer step (.ci/run) must select it, by its
-// package and its -run pattern; else it would run nowhere.
+// package and its -run pattern; else it would run nowhere. And the step
+// selects nothing else: a test of its packages that does not call
+// NeedPeers already ran in the main suite, and a second run is CI time
+// spent on nothing (the chromium cases of load/browser ran twice, 2026-11-30).
 func TestPeerStepRunsEveryPeerTest(t *testing.T) {
 	root, err := moduleRoot()
 	if err != nil {
@@ -49,7 +52,13 @@ func TestPeerStepRunsEveryPeerTest(t *testing.T) {
 		rel, _ := filepath.Rel(root, filepath.Dir(p))
 		for _, decl := range f.Decls {
 			fn, ok := decl.(*ast.FuncDecl)
-			if !ok || fn.Body == nil || !strings.HasPrefix(fn.Name.Name, "Test") || !callsNeedPeers(fn.Body) {
+			if !ok || fn.Body == nil || !strings.HasPrefix(fn.Name.Name, "Test") {
+				continue
+			}
+			if !callsNeedPeers(fn.Body) {
+				if run.MatchString(fn.Name.Name) && slices.Contains(pkgs, "./"+filepath.ToSlash(rel)) && fn.Name.Name != "TestMain" {
+					t.Errorf("%s (%s) does not call NeedPeers, so the main suite runs it, but .ci/run's peer step (-run %q) runs it again: narrow the pattern or rename the test", fn.Name.Name, rel, m[1])
+				}
 				continue
 			}
 			found++
