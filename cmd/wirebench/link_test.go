@@ -425,13 +425,7 @@ func TestLinkInterruptedLeavesNothing(t *testing.T) {
 				time.Sleep(200 * time.Millisecond)
 				cmd.Process.Signal(syscall.SIGINT)
 			}
-			done := make(chan error, 1)
-			go func() { done <- cmd.Wait() }()
-			select {
-			case <-done:
-			case <-time.After(30 * time.Second):
-				cmd.Process.Kill()
-				<-done
+			if !waitOrKill(cmd, 30*time.Second) {
 				b, _ := os.ReadFile(out.Name())
 				t.Fatalf("wirebench link still running 30 s after %d SIGINT:\n%s", c.signals, b)
 			}
@@ -555,13 +549,7 @@ func TestLinkLeavesNoDescendants(t *testing.T) {
 			if c.killed {
 				cmd.Process.Kill()
 			}
-			done := make(chan error, 1)
-			go func() { done <- cmd.Wait() }()
-			select {
-			case <-done:
-			case <-time.After(30 * time.Second):
-				cmd.Process.Kill()
-				<-done
+			if !waitOrKill(cmd, 30*time.Second) {
 				t.Fatal("wirebench link did not end within 30 s")
 			}
 			for deadline := time.Now().Add(10 * time.Second); syscall.Kill(bg, 0) == nil; time.Sleep(20 * time.Millisecond) {
@@ -592,4 +580,19 @@ func startToFile(t *testing.T, cmd *exec.Cmd, dir string) *os.File {
 		t.Fatal(err)
 	}
 	return out
+}
+
+// waitOrKill waits for cmd to end; past d it kills it, reaps it and
+// reports false, so a hung command fails its test instead of blocking it.
+func waitOrKill(cmd *exec.Cmd, d time.Duration) bool {
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case <-done:
+		return true
+	case <-time.After(d):
+		cmd.Process.Kill()
+		<-done
+		return false
+	}
 }
