@@ -209,8 +209,20 @@ func unprivileged(ctx context.Context, env *cliEnv) error {
 	if err := link.StartInUserns(cmd); err != nil {
 		return err
 	}
+	// Two of one signal passed on back to back can reach the inner process
+	// as one: a signal still pending absorbs its repeat, in the kernel and
+	// in Go's runtime. The inner one counts SIGINT and SIGTERM alike, so a
+	// repeat goes on as the other of the two and is counted.
+	var last syscall.Signal
+	pass := func(sig syscall.Signal) {
+		if sig == last {
+			sig = map[syscall.Signal]syscall.Signal{syscall.SIGINT: syscall.SIGTERM, syscall.SIGTERM: syscall.SIGINT}[sig]
+		}
+		cmd.Process.Signal(sig)
+		last = sig
+	}
 	if sig, ok := interruption(ctx); ok && len(sigs) == 0 && (sig.sig == syscall.SIGTERM || !terminal) {
-		cmd.Process.Signal(sig.sig) // one that came before Notify
+		pass(sig.sig) // one that came before Notify
 	}
 	waited := make(chan error, 1)
 	go func() { waited <- cmd.Wait() }()
@@ -220,7 +232,7 @@ func unprivileged(ctx context.Context, env *cliEnv) error {
 			done = true
 		case sig := <-sigs:
 			if sig == syscall.SIGTERM || !terminal {
-				cmd.Process.Signal(sig)
+				pass(sig.(syscall.Signal))
 			}
 		}
 	}

@@ -258,12 +258,11 @@ func TestLinkKilledLeavesNothing(t *testing.T) {
 	needRoot(t)
 	bin := testkit.Binary(t)
 	before := ifaceNames(t)
-	pidFile := filepath.Join(t.TempDir(), "pid")
+	dir := t.TempDir()
+	pidFile := filepath.Join(dir, "pid")
 	cmd := exec.Command(bin, "link", "rtt=1ms", "--link-calibrate=false", "--", "sh", "-c", "echo $$ > "+pidFile+"; exec sleep 60")
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	child := waitPID(t, pidFile)
+	out := startToFile(t, cmd, dir)
+	child := waitPID(t, pidFile, out)
 	if len(ifaceNames(t)) != len(before)+1 {
 		t.Fatalf("interfaces %v while the link is up; before %v", ifaceNames(t), before)
 	}
@@ -411,7 +410,7 @@ func TestLinkInterruptedLeavesNothing(t *testing.T) {
 				asNobody(cmd)
 			}
 			out := startToFile(t, cmd, dir)
-			child := waitPID(t, pidFile)
+			child := waitPID(t, pidFile, out)
 			var ours []string
 			for _, n := range ifaceNames(t) {
 				if !slices.Contains(before, n) {
@@ -501,11 +500,12 @@ func openTempDir(t *testing.T, prefix string) string {
 
 // waitPID waits up to a minute for the command run through the link to
 // write its process ID into pidFile, and returns it.
-func waitPID(t *testing.T, pidFile string) int {
+func waitPID(t *testing.T, pidFile string, out *os.File) int {
 	t.Helper()
 	for deadline := time.Now().Add(time.Minute); ; time.Sleep(20 * time.Millisecond) {
 		if time.Now().After(deadline) {
-			t.Fatal("the command did not start")
+			b, _ := os.ReadFile(out.Name())
+			t.Fatalf("the command did not start within a minute; wirebench wrote:\n%s", b)
 		}
 		if b, err := os.ReadFile(pidFile); err == nil && len(b) > 1 {
 			return atoi(t, strings.TrimSpace(string(b)))
@@ -544,7 +544,7 @@ func TestLinkLeavesNoDescendants(t *testing.T) {
 				asNobody(cmd)
 			}
 			out := startToFile(t, cmd, dir)
-			bg := waitPID(t, pidFile)
+			bg := waitPID(t, pidFile, out)
 			defer syscall.Kill(bg, syscall.SIGKILL)
 			if c.killed {
 				cmd.Process.Kill()
