@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -257,24 +258,24 @@ func TestLinkLoadH3Loss(t *testing.T) {
 func TestLinkKilledLeavesNothing(t *testing.T) {
 	needRoot(t)
 	bin := testkit.Binary(t)
-	before := ifaceNames(t)
 	dir := t.TempDir()
 	pidFile := filepath.Join(dir, "pid")
 	cmd := exec.Command(bin, "link", "rtt=1ms", "--link-calibrate=false", "--", "sh", "-c", "echo $$ > "+pidFile+"; exec sleep 60")
 	out := startToFile(t, cmd, dir)
 	child := waitPID(t, pidFile, out)
-	if len(ifaceNames(t)) != len(before)+1 {
-		t.Fatalf("interfaces %v while the link is up; before %v", ifaceNames(t), before)
+	if ours := linkIfaces(t, cmd.Process.Pid); len(ours) != 1 {
+		t.Fatalf("the link's interfaces on the host while it is up: %v, want one (all: %v)", ours, ifaceNames(t))
 	}
 	cmd.Process.Kill()
 	cmd.Wait()
 	for deadline := time.Now().Add(time.Minute); ; time.Sleep(20 * time.Millisecond) {
 		gone := syscall.Kill(child, 0) != nil
-		if gone && len(ifaceNames(t)) == len(before) {
+		left := linkIfaces(t, cmd.Process.Pid)
+		if gone && len(left) == 0 {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("after SIGKILL: command alive %v, interfaces %v (before %v)", !gone, ifaceNames(t), before)
+			t.Fatalf("after SIGKILL: command alive %v, the link's interfaces %v", !gone, left)
 		}
 	}
 }
@@ -284,7 +285,6 @@ func TestLinkKilledLeavesNothing(t *testing.T) {
 // to wirebench ends the command it ran.
 func TestLinkUnprivilegedKilledLeavesNothing(t *testing.T) {
 	bin := testkit.Binary(t)
-	before := ifaceNames(t)
 	dir := openTempDir(t, "wirebench-userns")
 	pidFile := filepath.Join(dir, "pid")
 	cmd := exec.Command(bin, "link", "rtt=1ms", "--link-calibrate=false", "--", "sh", "-c", "echo $$ > "+pidFile+"; exec sleep 300")
@@ -320,8 +320,10 @@ func TestLinkUnprivilegedKilledLeavesNothing(t *testing.T) {
 		}
 		t.Fatalf("wirebench link ended before its command started: %s", out())
 	}
-	if now := ifaceNames(t); len(now) != len(before) {
-		t.Errorf("interfaces %v on the host while the link is up; before %v", now, before)
+	for _, pid := range append(childPIDs(cmd.Process.Pid), cmd.Process.Pid) {
+		if ours := linkIfaces(t, pid); len(ours) > 0 {
+			t.Errorf("interfaces %v of process %d on the host while the link is up", ours, pid)
+		}
 	}
 	cmd.Process.Kill()
 	cmd.Wait()
@@ -331,6 +333,36 @@ func TestLinkUnprivilegedKilledLeavesNothing(t *testing.T) {
 			t.Fatalf("30 s after SIGKILL the command lives on")
 		}
 	}
+}
+
+// linkIfaces is the host's interfaces made by the link of process pid (the
+// link names its near device wb<pid in hex>l<n>): links other tests open at
+// the same time, in this package or another, are not counted.
+func linkIfaces(t *testing.T, pid int) []string {
+	t.Helper()
+	prefix := fmt.Sprintf("wb%xl", pid)
+	var ours []string
+	for _, n := range ifaceNames(t) {
+		if strings.HasPrefix(n, prefix) {
+			ours = append(ours, n)
+		}
+	}
+	return ours
+}
+
+// childPIDs is the children of process pid, from /proc.
+func childPIDs(pid int) []int {
+	var kids []int
+	tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/children", pid))
+	for _, f := range tasks {
+		b, _ := os.ReadFile(f)
+		for _, w := range strings.Fields(string(b)) {
+			if k, err := strconv.Atoi(w); err == nil {
+				kids = append(kids, k)
+			}
+		}
+	}
+	return kids
 }
 
 func ifaceNames(t *testing.T) []string {
@@ -401,7 +433,6 @@ func TestLinkInterruptedLeavesNothing(t *testing.T) {
 		{"unprivileged twice, command ignoring SIGINT", "trap '' INT; ", 2, true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			before := ifaceNames(t)
 			dir := openTempDir(t, "wirebench-sigint")
 			pidFile := filepath.Join(dir, "pid")
 			inner := c.child + "echo $$ > " + pidFile + "; sleep 60; echo survived"
@@ -411,14 +442,9 @@ func TestLinkInterruptedLeavesNothing(t *testing.T) {
 			}
 			out := startToFile(t, cmd, dir)
 			child := waitPID(t, pidFile, out)
-			var ours []string
-			for _, n := range ifaceNames(t) {
-				if !slices.Contains(before, n) {
-					ours = append(ours, n)
-				}
-			}
+			ours := linkIfaces(t, cmd.Process.Pid) // sh exec'd wirebench: the same process
 			if len(ours) == 0 && !c.unprivileged {
-				t.Fatalf("no interface of the link: %v", before)
+				t.Fatalf("no interface of the link: %v", ifaceNames(t))
 			}
 			for i := 0; i < c.signals; i++ {
 				time.Sleep(200 * time.Millisecond)
