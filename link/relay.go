@@ -8,13 +8,11 @@ import (
 	"net/netip"
 	"os"
 	"os/exec"
-	"runtime"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
-	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -48,7 +46,8 @@ type Link struct {
 	// nearUSO, farUSO: the device takes UDP super-packets (USO).
 	nearUSO, farUSO bool
 	up, down        *pump
-	proxy           *proxy // in a user namespace: the host's servers reached for the far side
+	rd              *relayReader // reads both devices, for both pumps
+	proxy           *proxy       // in a user namespace: the host's servers reached for the far side
 	origin          time.Time
 	wg              sync.WaitGroup
 	closeOnce       sync.Once
@@ -136,9 +135,11 @@ func Open(s Spec) (_ *Link, err error) {
 		l.proxy = newProxy(host)
 		l.up.see = l.proxy.see
 	}
+	l.rd = newRelayReader(l.up, l.down)
 	if !noPumps {
 		l.up.start(&l.wg, "up")
 		l.down.start(&l.wg, "down")
+		l.rd.start(&l.wg)
 	}
 	return l, nil
 }
@@ -210,15 +211,15 @@ type Stats struct {
 	// Refused counts packets the pumps would not carry (addressed off the
 	// link: the seal).
 	Refused int64
-	// CPU is the relay threads' CPU time (the four pump threads, from
-	// /proc's schedstat), and CPUPerPacket that per packet admitted. A
+	// CPU is the relay threads' CPU time (the reader and the two
+	// writers, from /proc's schedstat), and CPUPerPacket that per packet admitted. A
 	// packet is a packet on the emulated wire: each segment of a
 	// super-packet counts (Up.Packets, Down.Packets).
 	CPU, CPUPerPacket time.Duration
 	// Reads and Writes are the relay's reads and writes on the TUN
 	// devices that carried packets, both ways (a read through io_uring
 	// is no system call of its own); WriteErrors the writes refused.
-	// Waits are the readers' system calls that waited for packets (a
+	// Waits are the reader's system calls that waited for packets (a
 	// poll, or an io_uring_enter that also did the reads).
 	Reads, Writes, WriteErrors, Waits int64
 	// Late is the mean time a delivered packet left after its due time
@@ -234,10 +235,10 @@ func (l *Link) Stats() Stats {
 	s.Up, s.Down = l.up.stats(), l.down.stats()
 	s.Refused = l.up.refused.Load() + l.down.refused.Load()
 	s.Reads = l.up.reads.Load() + l.down.reads.Load()
-	s.Waits = l.up.waits.Load() + l.down.waits.Load()
+	s.Waits = l.rd.waits.Load()
 	s.Writes = l.up.writes.Load() + l.down.writes.Load()
 	s.WriteErrors = l.up.writeErr.Load() + l.down.writeErr.Load()
-	s.CPU = l.up.cpu() + l.down.cpu()
+	s.CPU = l.up.cpu() + l.down.cpu() + l.rd.cpu()
 	if n := s.Up.Packets + s.Down.Packets; n > 0 {
 		s.CPUPerPacket = s.CPU / time.Duration(n)
 	}
@@ -323,7 +324,7 @@ func (l *Link) Close() error {
 				p.stop()
 			}
 		}
-		l.wg.Wait() // the pumps poll with a timeout: they see the stop soon
+		l.wg.Wait() // the reader and writers wait with a timeout: they see the stop soon
 		if l.proxy != nil {
 			l.proxy.Close()
 		}
@@ -362,24 +363,20 @@ func threadCPU(tid int) time.Duration {
 	return time.Duration(ns)
 }
 
-// pump carries one direction: a reader that admits each wire packet (a
-// packet read, or each segment of a super-packet) to the pipe, and a
-// writer that sends them on at their time.
+// pump carries one direction: the link's reader (readloop.go, one
+// thread for both directions) admits each wire packet it reads from the
+// direction's device (a packet read, or each segment of a super-packet)
+// to the pipe, and a writer sends them on at their time.
 type pump struct {
 	pipe     *Pipe
-	mu       sync.Mutex    // guards pipe.Stats for readers of stats
-	from, to int           // TUN file descriptors
-	uso      bool          // to takes UDP super-packets
-	ring     bool          // read through io_uring where the kernel can (ringread.go)
-	direct   bool          // the reader writes what is due when the writer has nothing
-	spinMax  time.Duration // the reader\'s spin before it sleeps (ringread.go)
-	queued   atomic.Int64  // entries handed to the writer and not yet written
-	directs  atomic.Int64  // batches the reader wrote itself
-	handed   atomic.Int64  // batches handed to the writer
-	spinHits atomic.Int64  // the reader's spins that a packet ended (no sleep)
-	thMu     sync.Mutex
-	th       [2]relayThread // the reader's and the writer's
-	cpuDone  time.Duration  // CPU of the threads that have ended
+	mu       sync.Mutex   // guards pipe.Stats for readers of stats
+	from, to int          // TUN file descriptors
+	uso      bool         // to takes UDP super-packets
+	direct   bool         // the reader writes what is due when the writer has nothing
+	queued   atomic.Int64 // entries handed to the writer and not yet written
+	directs  atomic.Int64 // batches the reader wrote itself
+	handed   atomic.Int64 // batches handed to the writer
+	wclock   threadClock  // the writer's thread
 	origin   time.Time
 	reorder  bool
 	allow    func([]byte) bool
@@ -391,8 +388,6 @@ type pump struct {
 	refused  atomic.Int64
 	wrote    atomic.Int64 // bytes on the wire written on, at their due times
 	reads    atomic.Int64 // reads that returned a packet (system calls, or io_uring's)
-	waits    atomic.Int64 // the reader's waits for packets (polls, or io_uring_enters)
-	ringRead atomic.Bool  // reading through io_uring
 	writes   atomic.Int64 // write system calls
 	writeErr atomic.Int64 // writes the device refused
 	lateN    atomic.Int64
@@ -542,7 +537,7 @@ type packet struct {
 
 func newPump(p *Pipe, from, to int, uso bool, origin time.Time, reorder bool, allow func([]byte) bool) *pump {
 	ctx, cancel := context.WithCancel(context.Background())
-	return &pump{pipe: p, from: from, to: to, uso: uso, ring: !noUring, direct: !noDirect, spinMax: spinMax, origin: origin, reorder: reorder, allow: allow,
+	return &pump{pipe: p, from: from, to: to, uso: uso, direct: !noDirect, origin: origin, reorder: reorder, allow: allow,
 		ch: make(chan []packet, chanBatches), ctx: ctx, cancel: cancel}
 }
 
@@ -552,71 +547,21 @@ func (p *pump) stats() PipeStats {
 	return p.pipe.Stats
 }
 
-// relayThread is a pump's OS thread and its CPU time when the pump
-// started on it.
-type relayThread struct {
-	tid  int
-	base time.Duration
-}
-
+// start starts the pump's writer (the link's reader feeds it).
 func (p *pump) start(wg *sync.WaitGroup, dir string) {
-	wg.Add(2)
-	for i, f := range []func(){p.read, p.write} {
-		// Named, so that top -H and perf tell the relay's four apart.
-		name := [...]string{"link-read-", "link-write-"}[i] + dir
-		go func() {
-			defer wg.Done()
-			// Each on a thread of its own, so that its CPU is the relay's;
-			// never unlocked, so that the thread ends with the pump: one
-			// from the runtime's pool would carry other work's CPU in, and
-			// take the relay's out to other work. The base leaves out what
-			// the thread did before.
-			runtime.LockOSThread()
-			tid := unix.Gettid()
-			if b, err := unix.BytePtrFromString(name); err == nil {
-				_ = unix.Prctl(unix.PR_SET_NAME, uintptr(unsafe.Pointer(b)), 0, 0, 0)
-			}
-			p.thMu.Lock()
-			p.th[i] = relayThread{tid, threadCPU(tid)}
-			p.thMu.Unlock()
-			f()
-			p.thMu.Lock()
-			p.cpuDone += threadCPU(tid) - p.th[i].base
-			p.th[i] = relayThread{}
-			p.thMu.Unlock()
-		}()
-	}
+	p.wclock.run(wg, "link-write-"+dir, p.write)
 }
 
-// cpu is the pump threads' CPU time so far; threadCPU(i) thread i's
-// (0 the reader, 1 the writer) while it runs.
-func (p *pump) cpu() time.Duration {
-	p.thMu.Lock()
-	defer p.thMu.Unlock()
-	d := p.cpuDone
-	for _, t := range p.th {
-		if t.tid != 0 {
-			d += threadCPU(t.tid) - t.base
-		}
-	}
-	return d
-}
-
-func (p *pump) threadCPU(i int) time.Duration {
-	p.thMu.Lock()
-	defer p.thMu.Unlock()
-	if t := p.th[i]; t.tid != 0 {
-		return threadCPU(t.tid) - t.base
-	}
-	return 0
-}
+// cpu is the pump's writer thread's CPU time so far.
+func (p *pump) cpu() time.Duration { return p.wclock.cpu() }
 
 func (p *pump) stop() { p.cancel() }
 
-// reader is a pump's reading side: it admits each wire packet read to
-// the pipe and hands the entries to the writer in batches (what one
-// wake-up found, about maxBatch): one hand-over per batch, not per
-// packet, when they come fast.
+// reader is a direction's reading side, run by the link's reader thread
+// (readloop.go): it admits each wire packet read to the pipe and hands
+// the entries to the writer in batches (what one wake-up found, about
+// maxBatch): one hand-over per batch, not per packet, when they come
+// fast.
 type reader struct {
 	p     *pump
 	free  readerFree
@@ -731,43 +676,6 @@ func (r *reader) admit(rb *pbuf, n int) (kept, ok bool) {
 		return !small, false
 	}
 	return !small, true
-}
-
-// read reads packets: with one io_uring multishot read where the kernel
-// has it (ringread.go), else with plain system calls, a read while
-// there are some, a poll with a timeout (to see a stop) when there are
-// none.
-func (p *pump) read() {
-	defer close(p.ch)
-	r := p.newReader()
-	if p.ring {
-		if done := r.readRing(); done {
-			return
-		}
-	}
-	pfd := []unix.PollFd{{Fd: int32(p.from), Events: unix.POLLIN}}
-	rb := r.free.pbuf(true)
-	for {
-		n, err := unix.Read(p.from, rb.b)
-		if err == unix.EAGAIN || err == unix.EINTR {
-			if !r.flush() || p.ctx.Err() != nil {
-				return
-			}
-			p.waits.Add(1)
-			_, _ = unix.Poll(pfd, 50)
-			continue
-		}
-		if err != nil || n <= 0 {
-			return
-		}
-		kept, ok := r.admit(rb, n)
-		if !ok {
-			return
-		}
-		if kept {
-			rb = r.free.pbuf(true)
-		}
-	}
 }
 
 const maxBatch = 64

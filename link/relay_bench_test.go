@@ -23,8 +23,8 @@ import (
 // emulated wire (each segment of a super-packet counts) that arrived;
 // relayed/s those the relay wrote on (more, when the receiver fell
 // behind and dropped some); reads/s the relay's read system calls;
-// relay-ns/pkt the relay's CPU per wire packet (its four threads, both
-// ways, ACKs included) and read-ns/pkt the reading threads' share;
+// relay-ns/pkt the relay's CPU per wire packet (its three threads, both
+// ways, ACKs included) and read-ns/pkt the reading thread's share;
 // pkt/read and pkt/write how many it moved a system call. The goal is
 // 200k packets/s each way on one core: relay-ns/pkt under 2.5 µs.
 //
@@ -93,20 +93,14 @@ func openBenchLink(b *testing.B, mode, spec string) *Link {
 	return l
 }
 
-// readerCPU is the CPU of both pumps' reading threads so far.
-func readerCPU(l *Link) time.Duration {
-	var d time.Duration
-	for _, p := range []*pump{l.up, l.down} {
-		d += p.threadCPU(0)
-	}
-	return d
-}
+// readerCPU is the CPU of the relay's reading thread so far.
+func readerCPU(l *Link) time.Duration { return l.rd.cpu() }
 
 func reportRelay(b *testing.B, st Stats, readCPU, el time.Duration) {
 	segs := st.Up.Packets + st.Down.Packets
 	b.ReportMetric(float64(st.CPUPerPacket.Nanoseconds()), "relay-ns/pkt")
 	if segs > 0 {
-		// The reading threads' share: the rest is the writers'.
+		// The reading thread's share: the rest is the writers'.
 		b.ReportMetric(float64(readCPU.Nanoseconds())/float64(segs), "read-ns/pkt")
 	}
 	if st.Reads > 0 && st.Writes > 0 {
@@ -278,8 +272,9 @@ func benchTCP(b *testing.B, mode string) {
 // datagram sent for each echo that comes back. An operation is one
 // round trip: a packet up and a packet down. up/s and down/s are the
 // packets each way; relay-ns/pkt the relay's CPU per packet (both
-// ways), up-ns/pkt and down-ns/pkt each direction's threads per its own
-// packets. Every echo is checked: in order, none lost.
+// ways), read-ns/pkt its reading thread's share (one thread reads both
+// ways) and up-ns/pkt and down-ns/pkt each direction's writer per its
+// own packets. Every echo is checked: in order, none lost.
 //
 // With WIREBENCH_BARE_RELAY naming a build of
 // docs/figures/2026-11-29/network/tunrelay.c, modes bare-1t and bare-2t
@@ -320,7 +315,7 @@ func benchEcho(b *testing.B, mode, spec string, inflight int) {
 		sent++
 	}
 	st0 := l.Stats()
-	u0, d0 := l.up.cpu(), l.down.cpu()
+	u0, d0, r0 := l.up.cpu(), l.down.cpu(), readerCPU(l)
 	var bare0 time.Duration
 	if bare != nil {
 		bare0 = bare.cpu()
@@ -354,11 +349,12 @@ func benchEcho(b *testing.B, mode, spec string, inflight int) {
 		return
 	}
 	st := l.Stats().Since(st0)
-	uc, dc := l.up.cpu()-u0, l.down.cpu()-d0
+	uc, dc, rc := l.up.cpu()-u0, l.down.cpu()-d0, readerCPU(l)-r0
 	b.ReportMetric(float64(st.Up.Delivered)/el.Seconds(), "up/s")
 	b.ReportMetric(float64(st.Down.Delivered)/el.Seconds(), "down/s")
 	b.ReportMetric(float64(st.CPUPerPacket.Nanoseconds()), "relay-ns/pkt")
 	if st.Up.Packets > 0 && st.Down.Packets > 0 {
+		b.ReportMetric(float64(rc.Nanoseconds())/float64(st.Up.Packets+st.Down.Packets), "read-ns/pkt")
 		b.ReportMetric(float64(uc.Nanoseconds())/float64(st.Up.Packets), "up-ns/pkt")
 		b.ReportMetric(float64(dc.Nanoseconds())/float64(st.Down.Packets), "down-ns/pkt")
 	}
@@ -366,7 +362,7 @@ func benchEcho(b *testing.B, mode, spec string, inflight int) {
 		b.ReportMetric(float64(st.Up.Packets+st.Down.Packets)/float64(st.Waits), "pkt/wait")
 	}
 	if n := st.Up.Packets + st.Down.Packets; n > 0 {
-		b.ReportMetric(float64(l.up.spinHits.Load()+l.down.spinHits.Load())/float64(n), "spinhit/pkt")
+		b.ReportMetric(float64(l.rd.spinHits.Load())/float64(n), "spinhit/pkt")
 	}
 	if st.WriteErrors > 0 {
 		b.Errorf("%d writes refused by the TUN device", st.WriteErrors)

@@ -208,19 +208,13 @@ func TestRelayCPUIsItsOwn(t *testing.T) {
 		t.Fatal(err)
 	}
 	var tids []int
-	for _, p := range []*pump{a.up, a.down} {
-		p.thMu.Lock()
-		for _, th := range p.th {
-			tids = append(tids, th.tid)
-		}
-		p.thMu.Unlock()
+	for _, c := range []*threadClock{&a.rd.clock, &a.up.wclock, &a.down.wclock} {
+		tids = append(tids, c.running())
 	}
 	busy := a.Stats().CPU
 	a.Close()
-	for _, tid := range tids {
-		if _, err := os.Stat(fmt.Sprintf("/proc/self/task/%d", tid)); err == nil {
-			t.Errorf("relay thread %d lives on after Close (busy %v)", tid, busy)
-		}
+	if left := threadsLeft(tids, time.Minute); len(left) > 0 {
+		t.Errorf("relay threads %v live on after Close (busy %v)", left, busy)
 	}
 	b := openLink(t, "")
 	start := time.Now()
@@ -244,7 +238,7 @@ func TestRelayDirectKeepsOrder(t *testing.T) {
 			defer func(m time.Duration) { spinMax = m }(spinMax)
 			spinMax = spin
 			l := testDirectKeepsOrder(t)
-			if hits := l.up.spinHits.Load() + l.down.spinHits.Load(); spin >= time.Millisecond && hits == 0 {
+			if hits := l.rd.spinHits.Load(); spin >= time.Millisecond && hits == 0 {
 				t.Error("a reader spinning 1 ms between echoes never found one in its spin")
 			}
 		})

@@ -14,17 +14,18 @@ import (
 // one at a time come one a read: a system call each, which on this
 // kind of machine (a VM with its mitigations) costs as much as the
 // read's own work. So the reader asks io_uring for one multishot read
-// (Linux 6.7): armed once, it reads every packet the device has into
-// buffers the reader provides, a completion each, inside the reader's
-// own io_uring_enter (the ring is DEFER_TASKRUN: the kernel does the
-// reads there, on the reader's thread, so their CPU stays the relay's).
-// One system call then carries all that came since the last. Where the
-// kernel refuses it, the reader reads as before (and on architectures
-// internal/uring does not cover: ringread_other.go).
+// of each device (Linux 6.7), both on one ring: armed once, each reads
+// every packet its device has into buffers the reader provides, a
+// completion each, inside the reader's own io_uring_enter (the ring is
+// DEFER_TASKRUN: the kernel does the reads there, on the reader's
+// thread, so their CPU stays the relay's). One system call then carries
+// all that came since the last, both ways. Where the kernel refuses it,
+// the reader reads with system calls (readloop.go's readPoll; and on
+// architectures internal/uring does not cover: ringread_other.go).
 
-// ringSlots is how many packets one io_uring_enter can read before the
-// reader takes them (more, and the multishot read stops for want of a
-// buffer and is armed again). Each slot holds a big buffer (a
+// ringSlots is how many packets of a device one io_uring_enter can read
+// before the reader takes them (more, and the multishot read stops for
+// want of a buffer and is armed again). Each slot holds a big buffer (a
 // super-packet fits): 64 of them are 4 MiB a direction, most never
 // touched by small packets.
 const ringSlots = 64
@@ -33,53 +34,65 @@ const ringSlots = 64
 // see the refusal handled.
 var readOp uint8 = uring.OpReadMultishot
 
+// The user data of a direction d's multishot read is readTag+d, and
+// its buffer group d.
 const (
-	readTag   = 1 // the multishot read's user data
-	cancelTag = 2
+	readTag   = 1
+	cancelTag = 3
 )
 
-// readRing reads the pump's packets through io_uring until the pump
-// stops, and reports true; false, having read nothing, when io_uring or
-// its multishot read is not to be had here (the caller reads with
-// system calls instead).
-func (r *reader) readRing() bool {
-	p := r.p
-	ring, err := uring.New(ringSlots) // twice as many completions: a round's and the next
+// ringDir is one device's multishot read on the reader's ring.
+type ringDir struct {
+	r     *reader
+	slots *uring.BufRing
+	bufs  []*pbuf // the kernel writes into these: each stays referenced until its completion (or the read's cancellation) has come
+	armed bool
+}
+
+// readRing reads both devices through one io_uring, a multishot read
+// each, until the link stops, and reports true; false, having read
+// nothing, when io_uring or its multishot read is not to be had here
+// (the caller reads with system calls instead).
+func (rr *relayReader) readRing(rs [2]*reader) bool {
+	// Completions: twice what both reads can post in one round.
+	ring, err := uring.New(2 * ringSlots)
 	if err != nil {
 		return false
 	}
-	sp := spinner{max: p.spinMax, cur: p.spinMax}
-	ready := ring.Poll
 	defer ring.Close()
-	slots, err := ring.NewBufSlots(0, ringSlots)
-	if err != nil {
-		return false
+	sp := spinner{max: rr.spinMax, cur: rr.spinMax}
+	ready := ring.Poll
+	var dirs [2]ringDir
+	for d, r := range rs {
+		slots, err := ring.NewBufSlots(uint16(d), ringSlots)
+		if err != nil {
+			return false
+		}
+		dirs[d] = ringDir{r: r, slots: slots, bufs: make([]*pbuf, ringSlots)}
+		for i := range dirs[d].bufs {
+			dirs[d].bufs[i] = r.free.pbuf(true)
+			slots.GiveBuf(uint16(i), dirs[d].bufs[i].b)
+		}
+		slots.Publish()
 	}
-	// The kernel writes into these: each stays referenced here until its
-	// completion (or the read's cancellation) has come.
-	bufs := make([]*pbuf, ringSlots)
-	for i := range bufs {
-		bufs[i] = r.free.pbuf(true)
-		slots.GiveBuf(uint16(i), bufs[i].b)
-	}
-	slots.Publish()
-	arm := func() {
+	arm := func(d int) {
 		q := ring.SQE()
-		q.Opcode, q.Fd, q.Flags, q.BufIndex, q.UserData = readOp, int32(p.from), uring.SqeBufferSelect, 0, readTag
+		q.Opcode, q.Fd, q.Flags, q.BufIndex, q.UserData = readOp, int32(rs[d].p.from), uring.SqeBufferSelect, uint16(d), uint64(readTag+d)
+		dirs[d].armed = true
 	}
-	arm()
 	var (
 		read    int64 // completions that carried a packet
-		armed   = true
 		stopped bool
 		failed  unix.Errno
 	)
 	handle := func(c *uring.CQE) {
-		if c.UserData != readTag {
+		d := int(c.UserData) - readTag
+		if d < 0 || d > 1 {
 			return
 		}
+		rd := &dirs[d]
 		if c.Flags&uring.CQEFMore == 0 {
-			armed = false
+			rd.armed = false
 		}
 		if c.Res < 0 {
 			switch e := unix.Errno(-c.Res); e {
@@ -98,57 +111,62 @@ func (r *reader) readRing() bool {
 		}
 		if !stopped {
 			if read++; read == 1 {
-				p.ringRead.Store(true)
+				rr.ringRead.Store(true)
 			}
-			kept, ok := r.admit(bufs[bid], int(c.Res))
+			kept, ok := rd.r.admit(rd.bufs[bid], int(c.Res))
 			if kept {
-				bufs[bid] = r.free.pbuf(true)
+				rd.bufs[bid] = rd.r.free.pbuf(true)
 			}
 			stopped = !ok
 		}
-		slots.GiveBuf(bid, bufs[bid].b)
+		rd.slots.GiveBuf(bid, rd.bufs[bid].b)
 	}
 	defer func() {
-		if !armed {
-			return
-		}
 		// The kernel must be done with the buffers before they go: cancel
-		// the read and wait for its last completion.
-		q := ring.SQE()
-		q.Opcode, q.Addr, q.UserData = uring.OpAsyncCancel, readTag, cancelTag
-		stopped = true
+		// the reads and wait for their last completions (what they carry
+		// is admitted unless the link stops: on a refusal the caller
+		// reads on from there).
+		for d := range dirs {
+			if dirs[d].armed {
+				q := ring.SQE()
+				q.Opcode, q.Addr, q.UserData = uring.OpAsyncCancel, uint64(readTag+d), cancelTag
+			}
+		}
 		deadline := time.Now().Add(2 * time.Second)
-		for armed && time.Now().Before(deadline) {
+		for (dirs[0].armed || dirs[1].armed) && time.Now().Before(deadline) {
 			if ring.EnterBlocking(1, int64(100*time.Millisecond)) != nil {
 				break
 			}
 			ring.Completions(handle)
 		}
-		if armed {
-			// Never seen: keep the buffers out of the collector's reach
-			// rather than let the kernel write into freed memory.
-			leakedMu.Lock()
-			leakedRingBufs = append(leakedRingBufs, bufs)
-			leakedMu.Unlock()
+		for d := range dirs {
+			if dirs[d].armed {
+				// Never seen: keep the buffers out of the collector's
+				// reach rather than let the kernel write into freed memory.
+				leakedMu.Lock()
+				leakedRingBufs = append(leakedRingBufs, dirs[d].bufs)
+				leakedMu.Unlock()
+			}
 		}
 	}()
 	for {
-		if p.ctx.Err() != nil {
+		if rr.stopped() {
 			return true
 		}
-		if !armed {
-			arm()
-			armed = true
+		for d := range dirs {
+			if !dirs[d].armed {
+				arm(d)
+			}
 		}
 		// A packet that comes within the spin costs no sleep and no
 		// wake-up of this thread: the spin's Poll has read it.
 		if ring.Pending() == 0 && sp.spin(ready) {
-			p.spinHits.Add(1)
+			rr.spinHits.Add(1)
 		} else {
 			// Submits what is pending (an arming), runs the reads the
-			// device has ready, waits for one if none (50 ms at most: to
-			// see a stop).
-			p.waits.Add(1)
+			// devices have ready, waits for one if none (50 ms at most:
+			// to see a stop).
+			rr.waits.Add(1)
 			t := time.Now()
 			if err := ring.EnterBlocking(1, int64(50*time.Millisecond)); err != nil {
 				return true
@@ -156,16 +174,23 @@ func (r *reader) readRing() bool {
 			sp.slept(time.Since(t))
 		}
 		ring.Completions(handle)
-		slots.Publish()
+		for d := range dirs {
+			dirs[d].slots.Publish()
+		}
 		if failed != 0 {
-			if read == 0 {
-				armed = false // refused at once: nothing in flight
-				return false
-			}
+			// Refused at once (read nothing yet): the caller reads with
+			// system calls, once the deferred cancel has ended a read
+			// still armed.
+			return read != 0
+		}
+		if stopped {
 			return true
 		}
-		if stopped || !r.flush() {
-			return true
+		// Each direction's batch: what this wake-up read of it.
+		for _, r := range rs {
+			if !r.flush() {
+				return true
+			}
 		}
 	}
 }
