@@ -81,13 +81,17 @@ type aof struct {
 	failed     []seqRange
 	flushing   bool // one goroutine writes at a time
 	syncing    bool // everysec's background fsync is running (writes go on)
-	// switchWait: a rewrite waits for the batch in progress to end to
-	// switch files; no new batch starts until it has. With one P the
-	// writer that ended a batch, still running, started the next before
-	// the woken rewrite could take the lock, again and again: the switch
-	// waited 35 s to minutes under always.
-	switchWait bool
-	dirty      bool // written since the last fsync
+	// quietWait counts those waiting for the batch in progress (and
+	// everysec's background fsync) to end: the rewrite's switch, Swap
+	// (lockAllQuiet) and close. No new batch starts while one waits. With
+	// one P the writer that ended a batch, still running, started the next
+	// before the woken waiter could take the lock, again and again: the
+	// switch waited 35 s to minutes under always, Swap and close as long
+	// as the writer wrote. Nobody waits for it holding a shard lock (only
+	// Wait does, and writers release theirs before it), so the waiters may
+	// take them.
+	quietWait int
+	dirty     bool // written since the last fsync
 	// broken refuses new writes: a failed fsync of acknowledged data
 	// (everysec), or a file we could not cut back to its good size.
 	broken   atomic.Pointer[error]
@@ -233,7 +237,7 @@ func (a *aof) wait(seq uint64, yield bool) error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	for a.done < seq {
-		if a.flushing || a.fatal || a.switchWait {
+		if a.flushing || a.fatal || a.quietWait > 0 {
 			if a.fatal {
 				return a.resultLocked(seq)
 			}
@@ -260,8 +264,8 @@ func (a *aof) leadLocked(yield bool) {
 		runtime.Gosched()
 		a.mu.Lock()
 		a.flushing = false
-		if a.switchWait {
-			a.cond.Broadcast() // the rewrite's turn; this batch waits for it
+		if a.quietWait > 0 {
+			a.cond.Broadcast() // the waiter's turn; this batch waits for it
 			return
 		}
 	}
@@ -398,12 +402,12 @@ func (a *aof) tick() {
 		case <-t.C:
 		}
 		a.mu.Lock()
-		if !a.flushing && !a.fatal && !a.switchWait {
+		if !a.flushing && !a.fatal && a.quietWait == 0 {
 			// Settling records marks them acknowledged: under always
 			// that needs the fsync, even for this unrequested flush.
 			a.flushLocked(a.policy == FsyncAlways)
 		}
-		if a.policy == FsyncEverySec && !a.syncing && !a.fatal && !a.switchWait {
+		if a.policy == FsyncEverySec && !a.syncing && !a.fatal && a.quietWait == 0 {
 			a.syncBrokenLocked()
 		}
 		a.mu.Unlock()
@@ -452,6 +456,7 @@ func (a *aof) close() error {
 	a.wg.Wait()
 	a.closeRing()
 	a.mu.Lock()
+	a.quietWait++ // never undone: the last batch is ours
 	for a.flushing || a.syncing || (a.rw != nil && !a.rw.finished) {
 		a.cond.Wait()
 	}

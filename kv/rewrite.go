@@ -174,11 +174,11 @@ func (a *aof) runRewrite(rw *rewrite) (err error) {
 	}
 	// The switch must not race a batch's write or fsync, and gets its
 	// turn after the one in progress: no new one starts meanwhile.
-	a.switchWait = true
+	a.quietWait++
 	for a.flushing || a.syncing {
 		a.cond.Wait()
 	}
-	a.switchWait = false
+	a.quietWait--
 	a.cond.Broadcast() // the waiting writers lead again once a.mu is free
 	if rw.abort != nil {
 		a.mu.Unlock()

@@ -3,8 +3,6 @@ package kv
 import (
 	"fmt"
 	"os"
-	"runtime"
-	"runtime/debug"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -233,99 +231,37 @@ func TestRewriteFsyncsWithoutBlockingWriters(t *testing.T) {
 	}
 }
 
-// slowSync is an AOF file whose fsync parks its goroutine for a moment
-// first, as a slow disk's: the scheduler runs the others meanwhile. Not
-// an *os.File, so the store calls its Sync.
-type slowSync struct{ *os.File }
-
-func (f slowSync) Sync() error {
-	time.Sleep(time.Millisecond)
-	return f.File.Sync()
-}
-
 // With one P and a writer that never pauses under always, the rewrite's
 // switch must get its turn between two batches: it waited for a moment
 // with no batch in progress, and each time the batch ended the writer,
 // still on the P, started the next one before the woken rewrite ran (35 s
 // to minutes on a busy box, the AOF growing meanwhile). Every write
-// acknowledged meanwhile must be in the rewritten file.
+// acknowledged meanwhile must be in the rewritten file. The writer and
+// the bound are quiet_test.go's.
 func TestRewriteSwitchNotStarvedByAWriterThatNeverPauses(t *testing.T) {
 	for _, gathered := range []bool{true, false} {
 		t.Run(fmt.Sprintf("gathered=%v", gathered), func(t *testing.T) {
-			defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
-			// No GC: its preemption of the writer between two batches was
-			// the rewrite's only chance before the fix, now and then.
-			defer debug.SetGCPercent(debug.SetGCPercent(-1))
 			dir := t.TempDir()
-			s := open(t, Options{Dir: dir, Fsync: FsyncAlways, RewritePercent: -1, OpenFile: func(path string) (File, error) {
-				f, err := osOpen(path)
-				if err != nil {
-					return nil, err
-				}
-				return slowSync{f.(*os.File)}, nil
-			}})
-			for i := range 100 {
-				mustSet(t, s, fmt.Sprintf("k%d", i), "v0", 0)
+			s := openOneP(t, dir)
+			items := make([]Item, 100)
+			for i := range items {
+				items[i] = Item{Key: fmt.Sprintf("k%d", i), Val: []byte("v0")}
 			}
-			stop := make(chan struct{})
-			var acked atomic.Int64 // the writes acknowledged, in order
-			writerDone := make(chan error, 1)
-			go func() {
-				for i := int64(1); ; i++ {
-					select {
-					case <-stop:
-						writerDone <- nil
-						return
-					default:
-					}
-					_, tk, err := s.Set(fmt.Sprintf("k%d", i%100), []byte(fmt.Sprintf("v%d", i)), SetOpts{})
-					if err == nil {
-						if gathered {
-							err = s.WaitGathered(tk)
-						} else {
-							err = s.Wait(tk)
-						}
-					}
-					if err != nil {
-						writerDone <- err
-						return
-					}
-					acked.Store(i)
-				}
-			}()
-			// Let the writer get going, then rewrite beside it.
-			for acked.Load() < 50 {
-				runtime.Gosched()
+			tk, err := s.MSet(items) // one fsync, not 100
+			if err == nil {
+				err = s.Wait(tk)
 			}
-			b0, t0 := s.Info().Batches, time.Now()
+			if err != nil {
+				t.Fatal(err)
+			}
+			h := startHog(s, gathered)
+			h.await(50)
 			done, err := s.Rewrite()
 			if err != nil {
 				t.Fatal(err)
 			}
-			// The rewrite needs a few batches' time: with one P the writer
-			// runs while the rewrite's fsyncs park it, and the rewrite while
-			// the writer's do (1-3 batches measured). Starved, it saw
-			// hundreds to thousands go by. The minute is a guard.
-			const maxBatches = 100
-			guard := time.After(time.Minute)
-		wait:
-			for {
-				select {
-				case err = <-done:
-					break wait
-				case <-guard:
-					err = fmt.Errorf("the rewrite did not finish in a minute beside a writer (%d batches)", s.Info().Batches-b0)
-					break wait
-				case <-time.After(10 * time.Millisecond):
-				}
-				if n := s.Info().Batches - b0; n > maxBatches {
-					err = fmt.Errorf("the rewrite is not done after %d batches beside a writer that never pauses", n)
-					break
-				}
-			}
-			close(stop)
-			t.Logf("batches during rewrite %d in %v", s.Info().Batches-b0, time.Since(t0))
-			if werr := <-writerDone; werr != nil {
+			err = withinBatches(t, s, done, "the rewrite")
+			if werr := h.halt(); werr != nil {
 				t.Fatalf("writer: %v", werr)
 			}
 			if err != nil {
@@ -334,14 +270,11 @@ func TestRewriteSwitchNotStarvedByAWriterThatNeverPauses(t *testing.T) {
 			if n := s.Info().Rewrites; n != 1 {
 				t.Fatalf("%d rewrites, want 1", n)
 			}
-			last := acked.Load()
+			last := h.acked.Load()
 			if err := s.Close(); err != nil {
 				t.Fatal(err)
 			}
-			s2 := open(t, Options{Dir: dir})
-			for i := max(last-99, 1); i <= last; i++ {
-				wantVal(t, s2, fmt.Sprintf("k%d", i%100), fmt.Sprintf("v%d", i))
-			}
+			wantAcked(t, open(t, Options{Dir: dir}), 1, last)
 		})
 	}
 }

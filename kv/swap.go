@@ -237,8 +237,16 @@ func (r *Replacement) finishFile(meta []byte) error {
 // an AOF, a.mu at a moment when no batch is being written or fsynced: a
 // failing batch's undo takes the shard locks, so waiting for it while
 // holding them would deadlock. Returns with the shard locks and a.mu held.
+// No new batch starts while it waits (quietWait): with one P a writer
+// that never paused started the next batch before the woken swap ran,
+// and the swap waited as long as the writer wrote.
 func (s *Store) lockAllQuiet() {
 	a := s.aof
+	if a != nil {
+		a.mu.Lock()
+		a.quietWait++
+		a.mu.Unlock()
+	}
 	for {
 		for i := range s.shards {
 			s.shards[i].mu.Lock()
@@ -248,6 +256,8 @@ func (s *Store) lockAllQuiet() {
 		}
 		a.mu.Lock()
 		if !a.flushing && !a.syncing {
+			a.quietWait--
+			a.cond.Broadcast() // the waiting writers lead again once a.mu is free
 			return
 		}
 		for i := range s.shards {
