@@ -280,7 +280,7 @@ func (a *aof) resultLocked(seq uint64) error {
 		}
 	}
 	if a.done < seq {
-		return fmt.Errorf("%w: %v", ErrDurability, *a.broken.Load())
+		return fmt.Errorf("%w: %w", ErrDurability, *a.broken.Load()) // errors.Is(err, ErrClosed) after Close
 	}
 	return nil
 }
@@ -452,6 +452,12 @@ func (a *aof) syncBrokenLocked() {
 }
 
 func (a *aof) close() error {
+	// No rewrite starts from here on: one a batch started between the
+	// stop and the wait below would add to the WaitGroup while it is
+	// waited on at zero (a panic, "WaitGroup is reused").
+	a.mu.Lock()
+	a.closing = true
+	a.mu.Unlock()
 	close(a.stop)
 	a.wg.Wait()
 	a.closeRing()
@@ -460,7 +466,6 @@ func (a *aof) close() error {
 	for a.flushing || a.syncing || (a.rw != nil && !a.rw.finished) {
 		a.cond.Wait()
 	}
-	a.closing = true
 	var err error
 	if !a.fatal {
 		a.flushLocked(a.policy != FsyncNo)

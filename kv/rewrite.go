@@ -43,6 +43,9 @@ func (a *aof) startRewriteLocked() (<-chan error, error) {
 	if a.fatal {
 		return nil, *a.broken.Load()
 	}
+	if a.closing {
+		return nil, ErrClosed
+	}
 	rw := &rewrite{done: make(chan error, 1)}
 	a.rw = rw
 	a.wg.Add(1)

@@ -1,9 +1,11 @@
 package kv
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -276,5 +278,62 @@ func TestRewriteSwitchNotStarvedByAWriterThatNeverPauses(t *testing.T) {
 			}
 			wantAcked(t, open(t, Options{Dir: dir}), 1, last)
 		})
+	}
+}
+
+// TestCloseWhileWritesStartRewrites: Close while writers' batches keep
+// starting automatic rewrites. A rewrite started between Close's signal
+// to stop and its wait for the background work added to that wait as it
+// began (a WaitGroup's Add racing its Wait at zero: the race detector's
+// report, or a panic); Close now stops rewrites from starting first.
+// Every write acknowledged before Close is there after it.
+func TestCloseWhileWritesStartRewrites(t *testing.T) {
+	for round := range 20 {
+		dir := t.TempDir()
+		s := open(t, Options{Dir: dir, Fsync: FsyncNo, RewriteMinSize: 1, RewritePercent: 1})
+		var acked sync.Map
+		var count atomic.Int64
+		var wg sync.WaitGroup
+		for w := range 2 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for i := 0; ; i++ {
+					k := fmt.Sprintf("w%d-%d", w, i)
+					_, tk, err := s.Set(k, []byte("v"), SetOpts{})
+					if err == nil {
+						err = s.Wait(tk)
+					}
+					if err != nil {
+						if !errors.Is(err, ErrClosed) {
+							t.Errorf("round %d: Set %s: %v", round, k, err)
+						}
+						return
+					}
+					acked.Store(k, true)
+					count.Add(1)
+				}
+			}()
+		}
+		// Some writes in, and rewrites under way, before Close.
+		for deadline := time.Now().Add(time.Minute); count.Load() < int64(20*(round+1)); time.Sleep(50 * time.Microsecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("round %d: %d writes acknowledged in a minute", round, count.Load())
+			}
+		}
+		if err := s.Close(); err != nil {
+			t.Fatalf("round %d: Close: %v", round, err)
+		}
+		wg.Wait()
+		r := open(t, Options{Dir: dir, Fsync: FsyncNo, RewritePercent: -1})
+		n := 0
+		acked.Range(func(k, _ any) bool {
+			if _, _, ok := r.Get(k.(string)); !ok {
+				t.Errorf("round %d: acknowledged %s lost", round, k)
+			}
+			n++
+			return true
+		})
+		r.Close()
 	}
 }
