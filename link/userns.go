@@ -149,6 +149,10 @@ func hostSocket(req string) (int, error) {
 	if err != nil {
 		return -1, err
 	}
+	if typ == unix.SOCK_DGRAM {
+		// The answers wait here for the proxy inside (proxyUDPBuffer).
+		_ = unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_RCVBUF, proxyUDPBuffer)
+	}
 	// On the loopback a connect is answered at once.
 	if err := unix.Connect(fd, &unix.SockaddrInet4{Port: int(ap.Port()), Addr: ap.Addr().As4()}); err != nil {
 		unix.Close(fd)
@@ -397,8 +401,27 @@ func (x *proxy) splice(a, b *net.TCPConn) {
 	x.untrack(b)
 }
 
-func (x *proxy) bindUDP(port uint16) {
+// proxyUDPBuffer is the receive buffer asked for the UDP sockets the
+// proxy reads, here and on the host (the kernel grants up to
+// net.core.rmem_max): a datagram waits there while the proxy's goroutine
+// is off its CPU, and one that finds it full is lost beyond the link's
+// loss, uncounted. With the default (208 KiB, ~270 small datagrams) a
+// 100,000-datagram count at 20k/s across loss=5% lost 5.35% unprivileged
+// on a busy 2-CPU VM against the link's 5.11% (254 in a row at once).
+const proxyUDPBuffer = 4 << 20
+
+// listenProxyUDP binds the near side's socket for a UDP port of the host.
+func listenProxyUDP(port uint16) (*net.UDPConn, error) {
 	uc, err := net.ListenUDP("udp4", &net.UDPAddr{Port: int(port)})
+	if err != nil {
+		return nil, err
+	}
+	_ = uc.SetReadBuffer(proxyUDPBuffer) // what the kernel grants; less is no failure
+	return uc, nil
+}
+
+func (x *proxy) bindUDP(port uint16) {
+	uc, err := listenProxyUDP(port)
 	if err != nil {
 		x.localUDP[port].Store(time.Now().Add(localFor).UnixNano())
 		return
