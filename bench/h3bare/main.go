@@ -18,13 +18,16 @@
 // request as it does from our server's /metrics, and a line "gc-scan
 // globals G heap H stack S cycles C" (gcScan).
 //
-//	h3bare load [-c 50] [-conns 4] [-d 5s] [-cpuprofile FILE] URL
+//	h3bare load [-c 50] [-conns 4] [-d 5s | -n N] [-cpuprofile FILE] URL
 //
 // runs -c goroutines, each a loop of GET URL, read the body to its end,
 // close it; goroutine i on connection i mod -conns, one http3.Transport
 // (one QUIC connection, its own UDP socket) per connection, the
 // certificate not verified (as load -k), no Accept-Encoding (as load). It prints "requests N errors E
-// mallocs M" at the end (the requests answered 200 within -d).
+// mallocs M" at the end (the requests answered 200 within -d). With -n the
+// loops send N requests in all, however long they take, as `wirebench
+// load -n` does (bench/h3-instr.sh counts instructions per request over a
+// fixed count, under valgrind, where a duration would buy few).
 package main
 
 import (
@@ -90,9 +93,10 @@ func main() {
 		c := fs.Int("c", 50, "concurrent request loops")
 		conns := fs.Int("conns", 4, "QUIC connections")
 		d := fs.Duration("d", 5*time.Second, "duration")
+		n := fs.Int64("n", 0, "requests in all (0: as many as -d allows); -d is then ignored")
 		prof := fs.String("cpuprofile", "", "write a CPU profile of the run to `file`, as `wirebench load --cpuprofile`")
 		_ = fs.Parse(os.Args[2:])
-		if fs.NArg() != 1 || *c < 1 || *conns < 1 {
+		if fs.NArg() != 1 || *c < 1 || *conns < 1 || *n < 0 {
 			usage()
 		}
 		if *prof != "" {
@@ -107,7 +111,7 @@ func main() {
 			defer func() { pprof.StopCPUProfile(); f.Close() }()
 		}
 		var ok, bad, m int64
-		ok, bad, m = load(fs.Arg(0), *c, *conns, *d)
+		ok, bad, m = load(fs.Arg(0), *c, *conns, *d, *n)
 		fmt.Printf("requests %d errors %d mallocs %d\n", ok, bad, m)
 	default:
 		usage()
@@ -119,7 +123,7 @@ func main() {
 }
 
 func usage() {
-	fmt.Fprintln(os.Stderr, "usage: h3bare serve [-addr A] [-seed-users N] [-cpuprofile F] | h3bare load [-c N] [-conns N] [-d D] [-cpuprofile F] URL")
+	fmt.Fprintln(os.Stderr, "usage: h3bare serve [-addr A] [-seed-users N] [-cpuprofile F] | h3bare load [-c N] [-conns N] [-d D | -n N] [-cpuprofile F] URL")
 	os.Exit(2)
 }
 
@@ -207,8 +211,6 @@ func serve(addr string, n int) error {
 	return nil
 }
 
-// load runs the request loops for d: the requests answered 200, the
-// others, and the process's allocations meanwhile.
 // newServer is quic-go's http3.Server with its defaults around the bare
 // handler.
 func newServer(list []api.User, cert tls.Certificate) *http3.Server {
@@ -218,7 +220,10 @@ func newServer(list []api.User, cert tls.Certificate) *http3.Server {
 	}
 }
 
-func load(url string, c, conns int, d time.Duration) (ok, bad, allocs int64) {
+// load runs the request loops for d, or for n requests in all when n > 0:
+// the requests answered 200, the others, and the process's allocations
+// meanwhile.
+func load(url string, c, conns int, d time.Duration, n int64) (ok, bad, allocs int64) {
 	trs := make([]*http3.Transport, conns)
 	for i := range trs {
 		// No "Accept-Encoding: gzip" (as load sends none): the reference
@@ -231,14 +236,18 @@ func load(url string, c, conns int, d time.Duration) (ok, bad, allocs int64) {
 		}
 	}()
 	ctx, cancel := context.WithTimeout(context.Background(), d)
+	if n > 0 {
+		ctx, cancel = context.WithCancel(context.Background())
+	}
 	defer cancel()
-	var nok, nbad atomic.Int64
+	var nok, nbad, left atomic.Int64
+	left.Store(n)
 	var wg sync.WaitGroup
 	m0 := mallocs()
 	for i := range c {
 		client := &http.Client{Transport: trs[i%conns]}
 		wg.Go(func() {
-			for ctx.Err() == nil {
+			for ctx.Err() == nil && (n == 0 || left.Add(-1) >= 0) {
 				req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 				if err != nil {
 					nbad.Add(1)

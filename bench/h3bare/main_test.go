@@ -49,9 +49,14 @@ func TestBarePair(t *testing.T) {
 		t.Fatalf("body %q", body)
 	}
 
-	ok, bad, _ := load(url, 4, 2, 300*time.Millisecond)
+	ok, bad, _ := load(url, 4, 2, 300*time.Millisecond, 0)
 	if ok == 0 || bad != 0 {
 		t.Fatalf("requests %d, errors %d", ok, bad)
+	}
+	// -n: exactly that many, spread over the loops, whatever -d says.
+	ok, bad, _ = load(url, 4, 2, time.Nanosecond, 37)
+	if ok != 37 || bad != 0 {
+		t.Fatalf("-n 37: requests %d, errors %d", ok, bad)
 	}
 }
 
