@@ -33,6 +33,9 @@
 # 6, where sequential rounds of the same pair spread 0.81-1.16). Read it
 # beside the sequential figures, not instead of them: each client runs at
 # about half the rate it gets alone.
+# CPU time on a shared machine moves ±10-30% between rounds; for a ratio
+# of a few per cent, bench/h3-instr.sh counts instructions per request
+# under valgrind (the same pair, the same client), which holds still.
 # usage: [C=50] [CONNS=4] [PARTS="server client"] [CADDY=1] [PAIRED=1] [LOAD_FLAGS=...] bench/h3-cpu.sh [seconds=5] [rounds=3]
 # needs: taskset, /usr/bin/time, curl; 2 CPUs or more. On a shared
 # machine: flock /tmp/wirebench-load.lock bench/h3-cpu.sh

@@ -15,10 +15,14 @@
 #                           allocations/request; the
 #                           client again with --no-layers, without quic-go's trace,
 #                           sequential and paired)
+#   h3instr (not in the default list; ONLY=h3instr) bench/h3-instr.sh (instructions
+#                           per request under valgrind, server and client, the
+#                           client again with --no-layers: the figures that hold
+#                           still on a busy machine; ~3 minutes, one rep)
 # Each script takes the load lock for itself (each hold a few minutes at
 # most), so other users of the machine get turns between them.
 #
-# usage: [ROUNDS=3] [SECS=3] [ONLY="client server grpc kv bulk h3"] scripts/scoreboard.sh
+# usage: [ROUNDS=3] [SECS=3] [ONLY="client server grpc kv bulk h3 h3instr"] scripts/scoreboard.sh
 # needs: what those scripts need (wrk, ghz, redis-server, redis-benchmark,
 # sqlite3, curl, taskset, /usr/bin/time). The full run holds the lock for
 # about 8.5 minutes in seven turns; the h3 part takes three (about 2 minutes
@@ -122,6 +126,19 @@ for part in $ONLY; do
       IFS=$'\t' read -r m r n < <(awk '$1 == "client" && $2 == "bare" {b[++nb] = $3} $1 == "client" && $2 == "ours" {o[++no] = $3}
         END {for (i = 1; i <= no; i++) print o[i] / b[i]}' "$tmp/h3-paired" | medrange)
       row "h3 client CPU/request vs bare quic-go, --no-layers, both at once" "$m" "$r" "$n" "≤ 1.0 (the split's trace left out)"
+    fi ;;
+  h3instr)
+    mkdir -p "$tmp/h3bin"
+    [ -x "$tmp/h3bin/wirebench" ] || go build -o "$tmp/h3bin/wirebench" ./cmd/wirebench
+    [ -x "$tmp/h3bin/h3bare" ] || go build -o "$tmp/h3bin/h3bare" ./bench/h3bare
+    if run h3instr env BIN="$tmp/h3bin" bench/h3-instr.sh 1000 5000; then
+      # "server ours 168929 instr/req 95.1 allocs/req": fields 3 and 5.
+      for x in "server ours 3 h3 server instructions/request vs bare quic-go" "server ours 5 h3 server allocations/request vs bare quic-go (under valgrind)" \
+        "client ours 3 h3 client instructions/request vs bare quic-go" "client nolayers 3 h3 client instructions/request vs bare quic-go, --no-layers"; do
+        read -r p k f name <<<"$x"
+        v=$(awk -v p="$p" -v k="$k" -v f="$f" '$1 == p && $2 == "bare" {b = $f} $1 == p && $2 == k {o = $f} END {if (b > 0 && o != "") printf "%.3f", o / b}' "$tmp/h3instr")
+        row "$name" "${v:--}" "one run" 1 "≤ 1.0"
+      done
     fi ;;
   *) echo "unknown part $part" >&2; exit 2 ;;
   esac
