@@ -27,3 +27,21 @@ type srv struct{}
 func (srv) check(t *testing.T) { testkit.NeedTiming(t) }
 
 func plain() {}
+
+// TestSwitched does other work with the switch on: the main suite runs it too.
+func TestSwitched(t *testing.T) {
+	n := 400
+	if testkit.Timing() {
+		n = 2
+	}
+	_ = n
+}
+
+// TestCheckDeclares only checks with the switch on (its := declares).
+func TestCheckDeclares(t *testing.T) {
+	if testkit.Timing() {
+		if d := 3; d > 2 {
+			t.Error(d)
+		}
+	}
+}
