@@ -102,7 +102,7 @@ func TestFaultCorpusWholeRecords(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, AOFName)
 	var tried, refusedAt, shorter, silentN int
-	for _, e := range wholeRecordEdits(n, 1) {
+	for _, e := range corpusSample(wholeRecordEdits(n, 1)) {
 		d := e.build(data, ends)
 		prefix, want := e.expect(ends)
 		if err := os.WriteFile(path, d, 0o644); err != nil {
