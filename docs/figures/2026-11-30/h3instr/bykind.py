@@ -25,18 +25,24 @@ def cat(fl,fn):
     m=re.search(r'/usr/local/go/src/(.+)/[^/]+$',fl)
     if m: return 'std:'+m.group(1)
     return 'other:'+fl
-def load(p):
-    d=collections.Counter(); fl=fn=''
+def load(p, events):
+    d=collections.Counter(); fl=fn=''; idx=[0]
     for line in open(p):
-        if line.startswith('fl='): fl=line[3:].strip()
+        if line.startswith('events:'):
+            names=line.split()[1:]
+            idx=[names.index(e) for e in events]
+        elif line.startswith('fl='): fl=line[3:].strip()
         elif line.startswith('fn='): fn=line[3:].strip()
-        elif line[:1].isdigit():
-            x=line.split()
-            if len(x)>=2: d[cat(fl,fn)]+=int(x[1])
+        elif line[:1].isdigit() or line[:1]=='-':
+            x=line.split()[1:]
+            d[cat(fl,fn)]+=sum(int(x[i]) for i in idx if i < len(x))
     return d
-a=load(sys.argv[1]); b=load(sys.argv[2]); n=float(sys.argv[3])
-print("%9s %9s %9s"%("bare","ours","diff"))
-print("%9.0f %9.0f %+9.0f  TOTAL"%(sum(a.values())/n,sum(b.values())/n,(sum(b.values())-sum(a.values()))/n))
+# usage: bykind.py A.cg B.cg N [EVENT[+EVENT...]] (default Ir; with CACHE=1's files e.g. D1mr+D1mw)
+ev=(sys.argv[4] if len(sys.argv)>4 else 'Ir').split('+')
+a=load(sys.argv[1],ev); b=load(sys.argv[2],ev); n=float(sys.argv[3])
+print("%9s %9s %9s  (%s per request)"%("bare","ours","diff",'+'.join(ev)))
+print("%9.1f %9.1f %+9.1f  TOTAL"%(sum(a.values())/n,sum(b.values())/n,(sum(b.values())-sum(a.values()))/n))
+tot=max(sum(a.values()),1)
 for k in sorted(set(a)|set(b),key=lambda k:-max(a[k],b[k])):
-    if max(a[k],b[k])/n<150: continue
-    print("%9.0f %9.0f %+9.0f  %s"%(a[k]/n,b[k]/n,(b[k]-a[k])/n,k))
+    if max(a[k],b[k])/tot<0.001: continue
+    print("%9.1f %9.1f %+9.1f  %s"%(a[k]/n,b[k]/n,(b[k]-a[k])/n,k))
