@@ -21,7 +21,9 @@
 # stack) nor cycles lost to cache misses: it ranks user-space work per
 # request, not whole processes. Valgrind runs a program's threads one at a
 # time, so the GC's background work is counted as it is done, and repeats
-# of one binary agree to about ±1% (REPS=2 shows it). The programs run
+# of one binary agree to about ±1-2% at the default counts (REPS=2 shows
+# it; with a few thousand requests fewer they spread more: at 500/1500 the
+# client moved 6%, the GC cycles in the difference being few). The programs run
 # about 20-50x slower under valgrind: the default counts take a few
 # minutes for both parts.
 # With CACHE=1 cachegrind also simulates the caches (first-level
