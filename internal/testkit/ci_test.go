@@ -11,6 +11,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/wirebench/wirebench/internal/race"
 )
 
 // TestPeerStepRunsEveryPeerTest: a test that calls NeedPeers is skipped
@@ -20,6 +22,9 @@ import (
 // NeedPeers already ran in the main suite, and a second run is CI time
 // spent on nothing (the chromium cases of load/browser ran twice, 2026-11-30).
 func TestPeerStepRunsEveryPeerTest(t *testing.T) {
+	if race.Enabled {
+		t.Skip("a walk of the source files on one goroutine, nothing for the race detector (CI's race step): the main suite runs it")
+	}
 	root, err := moduleRoot()
 	if err != nil {
 		t.Fatal(err)
