@@ -55,6 +55,9 @@ func WriteHTML(w io.Writer, rep *Report) error {
 			BarsTitle: fmt.Sprintf("%s: body bytes at %d items", s.Dataset, n), Bars: template.HTML(payloadBars(s, n)),
 			Table: htmlTableOf(payloadTable(s))})
 	}
+	if len(r.Links) > 0 {
+		d.LinksNote, d.Links = linksNote(r), htmlTableOf(linksTable(r))
+	}
 	if p := r.PayloadLab; p != nil {
 		d.Lab = &htmlLab{Input: labInputLine(p), Note: labSizeNote, Plot: template.HTML(labPlot(p)),
 			Sizes: htmlTableOf(labSizeTable(p)), RoundTrip: htmlTableOf(labRoundTripTable(p)),
@@ -131,6 +134,8 @@ type htmlData struct {
 	Groups             []htmlGroup
 	Payloads           []htmlPayload
 	Lab                *htmlLab
+	LinksNote          string // the links the cells ran across, as in the Markdown's Links
+	Links              htmlTable
 	Warnings           []string
 	Notes              []string // the study's own Markdown sections, shown as written
 }

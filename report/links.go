@@ -61,6 +61,12 @@ func linkOf(r *results.Study, id string) string {
 
 func pct(x float64) string { return strconv.FormatFloat(100*x, 'f', 2, 64) + "%" }
 
-// linksNote explains the links table.
-const linksNote = "Every cell ran on each link, its trials interleaved with all others; the servers stayed on this machine's loopback and the client crossed the link (docs/network.md). " +
-	"The link was measured before the trials; \"wire rate\" is a UDP flood's arrival rate above a set rate, the TCP transfer's IP bytes on an unlimited link (the relay's own limit)."
+// linksNote explains the links table: a study's, or a single run's.
+func linksNote(r *results.Study) string {
+	if r.SingleRun {
+		return "The client crossed the link and the server stayed on this machine's loopback (docs/network.md). " +
+			"The link was measured before the run; \"wire rate\" is a UDP flood's arrival rate above a set rate, the TCP transfer's IP bytes on an unlimited link (the relay's own limit)."
+	}
+	return "Every cell ran on each link, its trials interleaved with all others; the servers stayed on this machine's loopback and the client crossed the link (docs/network.md). " +
+		"The link was measured before the trials; \"wire rate\" is a UDP flood's arrival rate above a set rate, the TCP transfer's IP bytes on an unlimited link (the relay's own limit)."
+}

@@ -55,7 +55,7 @@ func WriteMarkdown(w io.Writer, rep *Report) error {
 	}
 
 	if len(r.Links) > 0 {
-		fmt.Fprintf(bw, "## Links\n\n%s\n\n", mdEscape(linksNote))
+		fmt.Fprintf(bw, "## Links\n\n%s\n\n", mdEscape(linksNote(r)))
 		writeMDTable(bw, linksTable(r))
 		fmt.Fprintln(bw)
 	}

@@ -394,9 +394,11 @@ func FromCapacity(c *Capacity) *Study {
 	}
 	cell := Cell{ID: scenario, Group: scenario, Label: scenario, Baseline: true,
 		Load: cellLoad(&Load{Scenario: c.Scenario, Config: c.Config}, c.SLO)}
-	return &Study{
+	s := &Study{
 		Schema: StudySchema, Study: "capacity", Title: title, SingleRun: true,
 		Env: c.Env, Start: c.Start, End: c.End,
-		Cells: []Cell{cell}, Trials: []Trial{t}, Warnings: c.Warnings,
+		Trials: []Trial{t}, Warnings: c.Warnings,
 	}
+	s.Cells = []Cell{s.onLink(cell, c.Link)}
+	return s
 }

@@ -119,12 +119,23 @@ func FromLoad(res *Load) *Study {
 		title += " " + target
 	}
 	cell := Cell{ID: scenario, Group: scenario, Label: scenario, Baseline: true, Load: cellLoad(res, nil)}
-	return &Study{
+	s := &Study{
 		Schema: StudySchema, Study: "load", Title: title, SingleRun: true,
 		Env: res.Env, Start: res.Start, End: res.End,
-		Cells:  []Cell{cell},
 		Trials: []Trial{{Cell: cell.ID, Load: res}},
 	}
+	s.Cells = []Cell{s.onLink(cell, res.Link)}
+	return s
+}
+
+// onLink puts a single run's cell on the link it ran across (--link), so
+// that its report states the link and its calibration as a study's do.
+func (s *Study) onLink(c Cell, l *Link) Cell {
+	if l != nil {
+		s.Links = []Link{*l}
+		c.Link = l.Spec
+	}
+	return c
 }
 
 // cellLoad is a single run's client as a study cell's.
