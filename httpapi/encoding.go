@@ -86,9 +86,22 @@ func readBody(r *Request, buf *bytes.Buffer, limit int64) error {
 	if r.Body == nil {
 		r.Body = http.NoBody
 	}
-	body := io.Reader(http.MaxBytesReader(nil, io.NopCloser(r.Body), limit))
+	// The engines' bodies are ReadClosers already: a NopCloser around
+	// them would be one more allocation per body (Close is never called).
+	rc, ok := r.Body.(io.ReadCloser)
+	if !ok {
+		rc = io.NopCloser(r.Body)
+	}
+	body := io.Reader(http.MaxBytesReader(nil, rc, limit))
 	switch coding := strings.ToLower(strings.TrimSpace(r.ContentEncoding)); coding {
 	case codingIdentity, "identity":
+		// MaxBytesReader yields at most limit bytes, then its error: the
+		// decoded limit below is the wire's, with no LimitReader to
+		// allocate.
+		if _, err := buf.ReadFrom(body); err != nil {
+			return wireError(err, limit)
+		}
+		return nil
 	case codingGzip, "x-gzip":
 		zr, _ := gzipReaders.Get().(*gzip.Reader)
 		var err error

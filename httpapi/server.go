@@ -150,10 +150,12 @@ type request struct {
 	// local would escape to the heap through the handler's `any`, one
 	// allocation per request; requests are pooled, so these cost none.
 	// They are valid until the reply is encoded.
-	user  api.User
-	todo  api.Todo
-	users api.UserList
-	todos api.TodoList
+	user    api.User
+	todo    api.Todo
+	users   api.UserList
+	todos   api.TodoList
+	echoIn  api.EchoRequest
+	echoOut api.EchoResponse
 }
 
 // requests pools the core's per-request state: a handler is called
@@ -439,11 +441,15 @@ func (s *Server) respond(resp *Response, q *request, out codec.Entry, status int
 	q.takeSlot()
 	if q.big {
 		// A big slot's encoding yields its CPU to the network
-		// (runLowPriority). o, not out, goes to the heap with the
-		// closure: only on this path.
-		o := out
-		runLowPriority(func() { o = s.encodeReply(resp, q, o, body) })
-		out = o
+		// (runLowPriority). o and r, not out and resp, go to the heap
+		// with the closure (another goroutine runs it): only on this
+		// path, beside milliseconds of encoding. Captured, resp itself
+		// would be moved to the heap in every adapter, one allocation
+		// per request of every route.
+		o, r := out, new(Response)
+		*r = *resp
+		runLowPriority(func() { o = s.encodeReply(r, q, o, body) })
+		*resp, out = *r, o
 	} else {
 		out = s.encodeReply(resp, q, out, body)
 	}
