@@ -61,8 +61,11 @@ func inThread(f func() error) error {
 		if e := unix.Setns(orig, unix.CLONE_NEWNET); e != nil {
 			// Without CAP_SYS_ADMIN both fail: f's error (an unshare
 			// refused: ErrPrivilege) says why, this one does not.
+			// Alone, it is the privilege still missing: root of a user
+			// namespace that does not own the original one (unshare -r, a
+			// rootless container) makes a namespace it cannot leave.
 			if err == nil {
-				err = fmt.Errorf("back to the original namespace: %v", e)
+				err = fmt.Errorf("%w: back to the original network namespace: %v (CAP_SYS_ADMIN over it)", ErrPrivilege, e)
 			}
 			errc <- err
 			return // still locked: the thread exits with this goroutine

@@ -177,12 +177,17 @@ func TestLinkUnprivilegedRefused(t *testing.T) {
 	needRoot(t) // to map nobody into the user namespace that sets the limit
 	setpriv := testkit.NeedTool(t, "setpriv", "apt-get install util-linux")
 	bin := testkit.Binary(t)
+	nobody := []string{setpriv, "--reuid=65534", "--regid=65534", "--clear-groups"}
 	for _, args := range [][]string{
-		{"link", "rtt=1ms", "--", "true"},
-		{"load", "--link", "3g", "-n", "1", "http://127.0.0.1:1/"},
+		append(nobody, bin, "link", "rtt=1ms", "--", "true"),
+		append(nobody, bin, "load", "--link", "3g", "-n", "1", "http://127.0.0.1:1/"),
+		// Root of a user namespace that does not own the network
+		// namespace (unshare -r, a rootless container): its link's
+		// namespace cannot be left; exit 1 and "back to the original
+		// namespace: operation not permitted" before.
+		{bin, "link", "rtt=1ms", "--", "true"},
 	} {
-		cmd := exec.Command("sh", append([]string{"-c", `echo 0 > /proc/sys/user/max_user_namespaces && exec "$@"`, "sh",
-			setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", bin}, args...)...)
+		cmd := exec.Command("sh", append([]string{"-c", `echo 0 > /proc/sys/user/max_user_namespaces && exec "$@"`, "sh"}, args...)...)
 		ids := []syscall.SysProcIDMap{{ContainerID: 0, HostID: 0, Size: 1}, {ContainerID: 65534, HostID: 65534, Size: 1}}
 		cmd.SysProcAttr = &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWUSER, UidMappings: ids, GidMappings: ids, GidMappingsEnableSetgroups: true}
 		out, err := cmd.CombinedOutput()
@@ -192,7 +197,7 @@ func TestLinkUnprivilegedRefused(t *testing.T) {
 		}
 		if !errors.As(err, &ee) || ee.ExitCode() != 2 || !strings.Contains(string(out), "needs root") ||
 			!strings.Contains(string(out), "user.max_user_namespaces is 0 (sysctl -w user.max_user_namespaces=") || strings.Count(string(out), "\n") != 1 {
-			t.Errorf("%v as nobody without user namespaces: %v\n%s\nwant exit 2 and one line saying what is missing", args, err, out)
+			t.Errorf("%v in a user namespace, user namespaces refused: %v\n%s\nwant exit 2 and one line saying what is missing", args, err, out)
 		}
 		if testing.Verbose() {
 			t.Logf("%s", out)
