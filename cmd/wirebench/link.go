@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -58,6 +59,11 @@ func runLink(ctx context.Context, env *cliEnv, args []string) error {
 		return usagef("want SPEC -- COMMAND [ARG...]")
 	}
 	lf.spec = pos[0]
+	if strings.TrimSpace(lf.spec) == "" {
+		// Parse reads "" as no link; here it is more likely an unset
+		// variable ("$SPEC") than a wish to run on loopback.
+		return usagef("an empty SPEC: write none to run COMMAND without a link")
+	}
 	if s, err := link.Parse(lf.spec); err == nil && s == nil {
 		// none: no link at all, the command as it is (rtt=0 is the relay
 		// with nothing emulated).

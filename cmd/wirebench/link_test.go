@@ -41,6 +41,8 @@ func TestLinkUsage(t *testing.T) {
 		{[]string{"capacity", "--slo", "p99<10ms", "--link", "sattelite", "http://127.0.0.1:1/"}, "did you mean satellite?"},
 		{[]string{"link", "rtt=1ms"}, "want SPEC -- COMMAND"},
 		{[]string{"link", "rtt=1ms", "true"}, "want SPEC -- COMMAND"},
+		// An unset "$SPEC" ran the command on loopback, silently.
+		{[]string{"link", "", "--", "true"}, `an empty SPEC: write none to run COMMAND without a link`},
 	} {
 		var out, errb bytes.Buffer
 		code := run(context.Background(), &cliEnv{stdin: strings.NewReader(""), stdout: &out, stderr: &errb}, tc.args)
