@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/netip"
 	"os"
+	"sync"
 	"syscall"
 	"unsafe"
 
@@ -137,4 +138,101 @@ func sysctl(path, value string) error {
 		return fmt.Errorf("sysctl net/%s: %w", path, err)
 	}
 	return nil
+}
+
+// txDropped is a device's tx_dropped (IFLA_STATS64): for a TUN device,
+// the packets the kernel dropped because its queue to the reader was
+// full (tun_net_xmit), which the relay never saw.
+func (r *rtnl) txDropped(index int) (uint64, error) {
+	r.seq++
+	ifi := unix.IfInfomsg{Family: unix.AF_UNSPEC, Index: int32(index)}
+	body := (*[unix.SizeofIfInfomsg]byte)(unsafe.Pointer(&ifi))[:]
+	msg := make([]byte, unix.SizeofNlMsghdr, unix.SizeofNlMsghdr+len(body))
+	binary.NativeEndian.PutUint32(msg[0:], uint32(unix.SizeofNlMsghdr+len(body)))
+	binary.NativeEndian.PutUint16(msg[4:], unix.RTM_GETLINK)
+	binary.NativeEndian.PutUint16(msg[6:], unix.NLM_F_REQUEST)
+	binary.NativeEndian.PutUint32(msg[8:], r.seq)
+	msg = append(msg, body...)
+	if err := unix.Sendto(r.fd, msg, 0, &unix.SockaddrNetlink{Family: unix.AF_NETLINK}); err != nil {
+		return 0, fmt.Errorf("get link %d: %w", index, err)
+	}
+	buf := make([]byte, 16384)
+	for {
+		n, _, err := unix.Recvfrom(r.fd, buf, 0)
+		if err != nil {
+			return 0, fmt.Errorf("get link %d: %w", index, err)
+		}
+		msgs, err := syscall.ParseNetlinkMessage(buf[:n])
+		if err != nil {
+			return 0, fmt.Errorf("get link %d: %w", index, err)
+		}
+		for _, m := range msgs {
+			if m.Header.Seq != r.seq {
+				continue
+			}
+			if m.Header.Type == unix.NLMSG_ERROR && len(m.Data) >= 4 {
+				return 0, fmt.Errorf("get link %d: %w", index, unix.Errno(-int32(binary.NativeEndian.Uint32(m.Data))))
+			}
+			if m.Header.Type != unix.RTM_NEWLINK {
+				continue
+			}
+			attrs, err := syscall.ParseNetlinkRouteAttr(&m)
+			if err != nil {
+				return 0, fmt.Errorf("get link %d: %w", index, err)
+			}
+			for _, a := range attrs {
+				// struct rtnl_link_stats64: rx/tx packets, bytes,
+				// errors, then rx_dropped and tx_dropped (the 8th u64).
+				if a.Attr.Type == unix.IFLA_STATS64 && len(a.Value) >= 64 {
+					return binary.NativeEndian.Uint64(a.Value[56:]), nil
+				}
+			}
+			return 0, fmt.Errorf("get link %d: no IFLA_STATS64", index)
+		}
+	}
+}
+
+// tunDrops reads the two TUN devices' tx_dropped through a route netlink
+// socket opened in each one's namespace (a socket stays in the namespace
+// it was opened in; /sys/class/net would show the mounter's). Index 0 is
+// up (the far device, which the far side's packets enter), 1 down (the
+// near device).
+type tunDrops struct {
+	mu         sync.Mutex
+	rt         [2]*rtnl
+	idx        [2]int
+	base, last [2]uint64
+}
+
+// counts are the drops since the link opened, each way; the last read
+// ones once the link is closed.
+func (d *tunDrops) counts() (up, down int64) {
+	if d == nil {
+		return 0, 0
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for i, r := range d.rt {
+		if r == nil {
+			continue
+		}
+		if v, err := r.txDropped(d.idx[i]); err == nil {
+			d.last[i] = v
+		}
+	}
+	return int64(d.last[0] - d.base[0]), int64(d.last[1] - d.base[1])
+}
+
+func (d *tunDrops) close() {
+	if d == nil {
+		return
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for i, r := range d.rt {
+		if r != nil {
+			r.Close()
+			d.rt[i] = nil
+		}
+	}
 }

@@ -45,6 +45,8 @@ type Link struct {
 	near, far int // TUN file descriptors, -1 when closed
 	// nearUSO, farUSO: the device takes UDP super-packets (USO).
 	nearUSO, farUSO bool
+	farIdx          int       // the far device's index, in its namespace
+	drops           *tunDrops // the kernel's drops at the devices' queues
 	up, down        *pump
 	rd              *relayReader // reads both devices, for both pumps
 	proxy           *proxy       // in a user namespace: the host's servers reached for the far side
@@ -125,6 +127,9 @@ func Open(s Spec) (_ *Link, err error) {
 	if err = l.ns.Do(l.setupFar); err != nil {
 		return nil, err
 	}
+	if l.drops, err = l.openDrops(nearIdx); err != nil {
+		return nil, err
+	}
 	l.origin = time.Now()
 	l.up = newPump(NewPipe(s, true), l.far, l.near, l.nearUSO, l.origin, s.Reorder, func(p []byte) bool {
 		d := dst(p)
@@ -177,6 +182,7 @@ func (l *Link) setupFar() error {
 	if l.far, idx, l.farUSO, err = openTUN(farName); err != nil {
 		return err
 	}
+	l.farIdx = idx
 	r, err := openRtnl()
 	if err != nil {
 		return err
@@ -195,6 +201,29 @@ func (l *Link) setupFar() error {
 		return err
 	}
 	return r.addRoute(idx, netip.MustParsePrefix("127.0.0.0/8"), l.Far)
+}
+
+// openDrops opens the netlink sockets that read the devices' drops, the
+// near one here and the far one in the far namespace, and takes the
+// counts so far as the base.
+func (l *Link) openDrops(nearIdx int) (*tunDrops, error) {
+	d := &tunDrops{idx: [2]int{l.farIdx, nearIdx}}
+	var err error
+	if d.rt[1], err = openRtnl(); err != nil {
+		return nil, err
+	}
+	if err = l.ns.Do(func() (err error) { d.rt[0], err = openRtnl(); return err }); err != nil {
+		d.close()
+		return nil, err
+	}
+	for i, r := range d.rt {
+		if d.base[i], err = r.txDropped(d.idx[i]); err != nil {
+			d.close()
+			return nil, fmt.Errorf("the TUN devices' drop counts: %w", err)
+		}
+		d.last[i] = d.base[i]
+	}
+	return d, nil
 }
 
 // Do runs f in the far namespace (see netns.Do): a socket f opens, or a
@@ -227,6 +256,12 @@ type Stats struct {
 	// worst.
 	Late, LateMax time.Duration
 	Sent          int64
+	// KernelDropsUp and KernelDropsDown are the packets the kernel
+	// dropped at a TUN device because its queue (txqueuelen) was full
+	// while the relay's reader was behind: they never reached the relay,
+	// so they are in none of the counts above (the devices' tx_dropped,
+	// the far device's up, the near one's down).
+	KernelDropsUp, KernelDropsDown int64
 }
 
 // Stats so far.
@@ -248,6 +283,7 @@ func (l *Link) Stats() Stats {
 		s.Late = time.Duration((l.up.lateSum.Load() + l.down.lateSum.Load()) / nl)
 	}
 	s.LateMax = time.Duration(max(l.up.lateMax.Load(), l.down.lateMax.Load()))
+	s.KernelDropsUp, s.KernelDropsDown = l.drops.counts()
 	return s
 }
 
@@ -266,6 +302,8 @@ func (s Stats) Since(s0 Stats) Stats {
 	d.Writes -= s0.Writes
 	d.WriteErrors -= s0.WriteErrors
 	d.CPU -= s0.CPU
+	d.KernelDropsUp -= s0.KernelDropsUp
+	d.KernelDropsDown -= s0.KernelDropsDown
 	d.CPUPerPacket = 0
 	if n := d.Up.Packets + d.Down.Packets; n > 0 {
 		d.CPUPerPacket = d.CPU / time.Duration(n)
@@ -289,6 +327,9 @@ func (s Stats) RelayLimited(spec Spec, wall time.Duration) string {
 	}
 	if wall > 0 && float64(s.CPU) > 0.9*float64(wall) {
 		why = append(why, fmt.Sprintf("its threads used %.0f%% of a CPU", 100*float64(s.CPU)/float64(wall)))
+	}
+	if n := s.KernelDropsUp + s.KernelDropsDown; n > 0 {
+		why = append(why, fmt.Sprintf("the kernel dropped %d packets (%d up, %d down) at the TUN devices' queues before the relay read them", n, s.KernelDropsUp, s.KernelDropsDown))
 	}
 	return strings.Join(why, " and ")
 }
@@ -324,7 +365,9 @@ func (l *Link) Close() error {
 				p.stop()
 			}
 		}
-		l.wg.Wait() // the reader and writers wait with a timeout: they see the stop soon
+		l.wg.Wait()      // the reader and writers wait with a timeout: they see the stop soon
+		l.drops.counts() // the last counts, kept for Stats after Close
+		l.drops.close()
 		if l.proxy != nil {
 			l.proxy.Close()
 		}

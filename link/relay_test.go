@@ -7,7 +7,9 @@ import (
 	"io"
 	"math"
 	"net"
+	"net/netip"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -347,4 +349,46 @@ func udpEcho(tb testing.TB) *net.UDPConn {
 		}
 	}()
 	return ln
+}
+
+// TestKernelDropsCounted: datagrams the kernel drops at the near TUN
+// device's full queue while the relay's reader is held (the link opened
+// without its pumps, started after the flood) are counted down, and with
+// what the relay read they make up all that was sent.
+func TestKernelDropsCounted(t *testing.T) {
+	needRoot(t)
+	noPumps = true
+	l, err := Open(Spec{})
+	noPumps = false
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	c, err := net.DialUDP("udp4", nil, net.UDPAddrFromAddrPort(netip.AddrPortFrom(l.Far, 9)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	const sent = txQueueLen + 500
+	for i := 0; i < sent; i++ {
+		if _, err := c.Write([]byte("x")); err != nil {
+			t.Fatalf("datagram %d: %v", i, err)
+		}
+	}
+	l.up.start(&l.wg, "up")
+	l.down.start(&l.wg, "down")
+	l.rd.start(&l.wg)
+	var s Stats
+	for deadline := time.Now().Add(2 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		if s = l.Stats(); s.Down.Packets+s.KernelDropsDown >= sent {
+			break
+		}
+	}
+	if s.KernelDropsDown <= 0 || s.Down.Packets+s.KernelDropsDown != sent {
+		t.Fatalf("sent %d down, the relay read %d, the kernel dropped %d (want > 0, and the two adding up to what was sent)", sent, s.Down.Packets, s.KernelDropsDown)
+	}
+	t.Logf("sent %d, relay read %d, kernel dropped %d", sent, s.Down.Packets, s.KernelDropsDown)
+	if why := s.RelayLimited(l.Spec, time.Second); !strings.Contains(why, fmt.Sprint(s.KernelDropsDown)) {
+		t.Errorf("RelayLimited = %q, want the kernel's %d drops named", why, s.KernelDropsDown)
+	}
 }

@@ -109,7 +109,8 @@ func pctStr(x float64) string { return strconv.FormatFloat(x*100, 'f', 2, 64) + 
 
 // LinkRelay is what an emulated link's relay did over one measured run:
 // packets each way, those the link lost and those its queue dropped, the
-// relay's CPU per packet and how late it sent them.
+// relay's CPU per packet and how late it sent them. KernelDrops are in
+// none of the others: the relay never saw them.
 type LinkRelay struct {
 	UpPackets      int64         `json:"up_packets"`
 	UpLost         int64         `json:"up_lost"`
@@ -117,6 +118,7 @@ type LinkRelay struct {
 	DownPackets    int64         `json:"down_packets"`
 	DownLost       int64         `json:"down_lost"`
 	DownQueueDrops int64         `json:"down_queue_drops"`
+	KernelDrops    int64         `json:"kernel_drops"` // dropped at a TUN device's full queue before the relay read them, both ways
 	CPUPerPacket   time.Duration `json:"cpu_per_packet_ns"`
 	Late           time.Duration `json:"late_ns"`
 	// Limited, when set, says why the relay rather than the emulated

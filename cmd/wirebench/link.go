@@ -363,8 +363,8 @@ func exitCode(err error) error {
 }
 
 func writeRelayStats(w io.Writer, s link.Stats) {
-	fmt.Fprintf(w, "  link relay (the run): up %d packets (%d lost, %d queue drops), down %d (%d lost, %d queue drops); %v CPU per packet, sent %v late on average (worst %v)\n",
-		s.Up.Packets, s.Up.Lost, s.Up.QueueDrops, s.Down.Packets, s.Down.Lost, s.Down.QueueDrops,
+	fmt.Fprintf(w, "  link relay (the run): up %d packets (%d lost, %d queue drops), down %d (%d lost, %d queue drops); dropped by the kernel before the relay read them: %d up, %d down; %v CPU per packet, sent %v late on average (worst %v)\n",
+		s.Up.Packets, s.Up.Lost, s.Up.QueueDrops, s.Down.Packets, s.Down.Lost, s.Down.QueueDrops, s.KernelDropsUp, s.KernelDropsDown,
 		s.CPUPerPacket.Round(100*time.Nanosecond), s.Late.Round(time.Microsecond), s.LateMax.Round(time.Microsecond))
 }
 
