@@ -351,9 +351,9 @@ func udpEcho(tb testing.TB) *net.UDPConn {
 	return ln
 }
 
-// TestKernelDropsCounted: datagrams the kernel drops at the near TUN
-// device's full queue while the relay's reader is held (the link opened
-// without its pumps, started after the flood) are counted down, and with
+// TestKernelDropsCounted: datagrams the kernel drops at a TUN device's
+// full queue while the relay's reader is held (the link opened without
+// its pumps, started after the floods) are counted, each way, and with
 // what the relay read they make up all that was sent.
 func TestKernelDropsCounted(t *testing.T) {
 	needRoot(t)
@@ -364,31 +364,49 @@ func TestKernelDropsCounted(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { l.Close() })
-	c, err := net.DialUDP("udp4", nil, net.UDPAddrFromAddrPort(netip.AddrPortFrom(l.Far, 9)))
+	// A socket at each end takes the datagrams (unread): no ICMP error
+	// comes back to be counted the other way.
+	listen := func(a netip.Addr) *net.UDPConn {
+		c, err := net.ListenUDP("udp4", net.UDPAddrFromAddrPort(netip.AddrPortFrom(a, 0)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		return c
+	}
+	nearLn := listen(l.Near)
+	var farLn *net.UDPConn
+	l.Do(func() error { farLn = listen(l.Far); return nil })
+	flood := func(c net.Conn, n int) {
+		for i := 0; i < n; i++ {
+			if _, err := c.Write([]byte("x")); err != nil {
+				t.Fatalf("datagram %d: %v", i, err)
+			}
+		}
+	}
+	const up, down = txQueueLen + 300, txQueueLen + 500
+	flood(dialFar(t, l, "udp4", nearLn.LocalAddr().String()), up)
+	nearC, err := net.Dial("udp4", farLn.LocalAddr().String())
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer c.Close()
-	const sent = txQueueLen + 500
-	for i := 0; i < sent; i++ {
-		if _, err := c.Write([]byte("x")); err != nil {
-			t.Fatalf("datagram %d: %v", i, err)
-		}
-	}
+	defer nearC.Close()
+	flood(nearC, down)
 	l.up.start(&l.wg, "up")
 	l.down.start(&l.wg, "down")
 	l.rd.start(&l.wg)
 	var s Stats
 	for deadline := time.Now().Add(2 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
-		if s = l.Stats(); s.Down.Packets+s.KernelDropsDown >= sent {
+		if s = l.Stats(); s.Up.Packets+s.KernelDropsUp >= up && s.Down.Packets+s.KernelDropsDown >= down {
 			break
 		}
 	}
-	if s.KernelDropsDown <= 0 || s.Down.Packets+s.KernelDropsDown != sent {
-		t.Fatalf("sent %d down, the relay read %d, the kernel dropped %d (want > 0, and the two adding up to what was sent)", sent, s.Down.Packets, s.KernelDropsDown)
+	t.Logf("up: sent %d, relay read %d, kernel dropped %d; down: %d, %d, %d", up, s.Up.Packets, s.KernelDropsUp, down, s.Down.Packets, s.KernelDropsDown)
+	if s.KernelDropsUp <= 0 || s.Up.Packets+s.KernelDropsUp != up || s.KernelDropsDown <= 0 || s.Down.Packets+s.KernelDropsDown != down {
+		t.Fatalf("up: sent %d, the relay read %d, the kernel dropped %d; down: %d, %d, %d (want drops > 0, and the two adding up to what was sent)",
+			up, s.Up.Packets, s.KernelDropsUp, down, s.Down.Packets, s.KernelDropsDown)
 	}
-	t.Logf("sent %d, relay read %d, kernel dropped %d", sent, s.Down.Packets, s.KernelDropsDown)
-	if why := s.RelayLimited(l.Spec, time.Second); !strings.Contains(why, fmt.Sprint(s.KernelDropsDown)) {
-		t.Errorf("RelayLimited = %q, want the kernel's %d drops named", why, s.KernelDropsDown)
+	if why := s.RelayLimited(l.Spec, time.Second); !strings.Contains(why, fmt.Sprint(s.KernelDropsUp+s.KernelDropsDown)) {
+		t.Errorf("RelayLimited = %q, want the kernel's %d drops named", why, s.KernelDropsUp+s.KernelDropsDown)
 	}
 }
