@@ -138,15 +138,7 @@ func TestSwapNotStarvedByAWriterThatNeverPauses(t *testing.T) {
 		t.Run(fmt.Sprintf("gathered=%v", gathered), func(t *testing.T) {
 			dir := t.TempDir()
 			s := openOneP(t, dir)
-			r, err := s.NewReplacement()
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, p := range snapshotPayloads(10, 5) {
-				if err := r.Load(p); err != nil {
-					t.Fatal(err)
-				}
-			}
+			r := loadedReplacement(t, s)
 			h := startHog(s, gathered)
 			done := make(chan error, 1)
 			var after atomic.Int64 // acknowledged when the swap returned
@@ -155,7 +147,7 @@ func TestSwapNotStarvedByAWriterThatNeverPauses(t *testing.T) {
 				after.Store(h.acked.Load())
 				done <- err
 			}()
-			err = withinBatches(t, s, done, "the swap")
+			err := withinBatches(t, s, done, "the swap")
 			if err == nil {
 				h.await(after.Load() + 3) // the writer goes on after it
 			}
@@ -261,15 +253,7 @@ func TestSwapWaitingBesideWritersAndAFailingBatch(t *testing.T) {
 					s.Close()
 				}
 			})
-			r, err := s.NewReplacement()
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, p := range snapshotPayloads(10, 5) {
-				if err := r.Load(p); err != nil {
-					t.Fatal(err)
-				}
-			}
+			r := loadedReplacement(t, s)
 			// A batch in progress: its fsync held.
 			hold.Store(true)
 			_, tk, err := s.Set("first", []byte("1"), SetOpts{})
@@ -343,4 +327,20 @@ func TestSwapWaitingBesideWritersAndAFailingBatch(t *testing.T) {
 			mustSet(t, s, "after", "a", 0) // batches start again
 		})
 	}
+}
+
+// loadedReplacement is a replacement for s holding the snapshot of
+// snapshotPayloads(10, 5), ready to swap in.
+func loadedReplacement(t *testing.T, s *Store) *Replacement {
+	t.Helper()
+	r, err := s.NewReplacement()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range snapshotPayloads(10, 5) {
+		if err := r.Load(p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return r
 }

@@ -67,37 +67,14 @@ func testOneReader(t *testing.T) {
 	if err := l.Do(func() (err error) { c, err = net.Dial("udp", ln.LocalAddr().String()); return err }); err != nil {
 		t.Fatal(err)
 	}
-	const n, window = 500, 16
-	msg, got := make([]byte, 64), make([]byte, 2048)
-	sent := 0
-	send := func() {
-		binary.BigEndian.PutUint32(msg, uint32(sent))
-		if _, err := c.Write(msg); err != nil {
+	const n = 500
+	echoInOrder(t, c, n, 16, 64, 10*time.Second, func() {
+		select {
+		case err := <-upOrder:
 			t.Fatal(err)
+		default:
 		}
-		sent++
-	}
-	for range window {
-		send()
-	}
-	for i := range n {
-		_ = c.SetReadDeadline(time.Now().Add(10 * time.Second))
-		k, err := c.Read(got)
-		if err != nil {
-			select {
-			case err := <-upOrder:
-				t.Fatal(err)
-			default:
-			}
-			t.Fatalf("echo %d (%d sent): %v", i, sent, err)
-		}
-		if k != len(msg) || binary.BigEndian.Uint32(got) != uint32(i) {
-			t.Fatalf("down: echo %d came as the %dth", binary.BigEndian.Uint32(got), i)
-		}
-		if sent < n {
-			send()
-		}
-	}
+	})
 	if l.up.reads.Load() < n || l.down.reads.Load() < n || l.rd.ringRead.Load() != !noUring {
 		t.Errorf("reads up %d, down %d (want %d each), through io_uring %v", l.up.reads.Load(), l.down.reads.Load(), n, l.rd.ringRead.Load())
 	}

@@ -253,32 +253,8 @@ func testDirectKeepsOrder(t *testing.T) *Link {
 	_ = ln.SetReadBuffer(1 << 20)
 	c := dialFar(t, l, "udp", ln.LocalAddr().String())
 	_ = c.(*net.UDPConn).SetReadBuffer(1 << 20)
-	const n, window = 3000, 32
-	msg, got := make([]byte, 100), make([]byte, 2048)
-	sent := 0
-	send := func() {
-		binary.BigEndian.PutUint32(msg, uint32(sent))
-		if _, err := c.Write(msg); err != nil {
-			t.Fatal(err)
-		}
-		sent++
-	}
-	for range window {
-		send()
-	}
-	for i := range n {
-		_ = c.SetReadDeadline(time.Now().Add(5 * time.Second))
-		k, err := c.Read(got)
-		if err != nil {
-			t.Fatalf("echo %d (%d sent): %v", i, sent, err)
-		}
-		if k != len(msg) || binary.BigEndian.Uint32(got) != uint32(i) {
-			t.Fatalf("echo %d: %d bytes, datagram %d: lost or out of order", i, k, binary.BigEndian.Uint32(got))
-		}
-		if sent < n {
-			send()
-		}
-	}
+	const n = 3000
+	echoInOrder(t, c, n, 32, 100, 5*time.Second, nil)
 	for _, p := range []*pump{l.up, l.down} {
 		// The writer counts its entries out after the write that
 		// delivered the last echo.
@@ -408,5 +384,41 @@ func TestKernelDropsCounted(t *testing.T) {
 	}
 	if why := s.RelayLimited(l.Spec, time.Second); !strings.Contains(why, fmt.Sprint(s.KernelDropsUp+s.KernelDropsDown)) {
 		t.Errorf("RelayLimited = %q, want the kernel's %d drops named", why, s.KernelDropsUp+s.KernelDropsDown)
+	}
+}
+
+// echoInOrder keeps window numbered datagrams of size bytes in flight on
+// c, a UDP socket to an echo server, until n echoes have come back, each
+// checked to be the next in order and whole. A read that fails or waits
+// past wait fails the test, after onErr (if set) has had its say.
+func echoInOrder(t *testing.T, c net.Conn, n, window, size int, wait time.Duration, onErr func()) {
+	t.Helper()
+	msg, got := make([]byte, size), make([]byte, 2048)
+	sent := 0
+	send := func() {
+		binary.BigEndian.PutUint32(msg, uint32(sent))
+		if _, err := c.Write(msg); err != nil {
+			t.Fatal(err)
+		}
+		sent++
+	}
+	for range window {
+		send()
+	}
+	for i := range n {
+		_ = c.SetReadDeadline(time.Now().Add(wait))
+		k, err := c.Read(got)
+		if err != nil {
+			if onErr != nil {
+				onErr()
+			}
+			t.Fatalf("echo %d (%d sent): %v", i, sent, err)
+		}
+		if k != size || binary.BigEndian.Uint32(got) != uint32(i) {
+			t.Fatalf("echo %d: %d bytes, datagram %d: lost or out of order", i, k, binary.BigEndian.Uint32(got))
+		}
+		if sent < n {
+			send()
+		}
 	}
 }
