@@ -14,6 +14,7 @@ import (
 	"github.com/quic-go/quic-go"
 
 	"github.com/wirebench/wirebench/internal/race"
+	"github.com/wirebench/wirebench/internal/testkit"
 )
 
 // gateWaitFor polls until cond holds (under g.mu), failing after a minute.
@@ -420,10 +421,12 @@ func TestGatePausesBetweenPieces(t *testing.T) {
 	// One P: the victim can only have run because the handshake gave it
 	// up. A pause of the machine's own (a descheduled thread) can let the
 	// pause's timer fire first now and then, so most, not all.
-	// Under the race detector the victim's wake-up (netpoll, read, the
-	// detector's bookkeeping) can outlast a 50 µs pause: there the
-	// mechanism is checked for races only, its timing by the main suite.
-	if ranInPause < pauses-1 && !race.Enabled {
+	// Whether the victim's wake-up (netpoll, read) fits in a 50 µs pause
+	// is a wall-clock matter: checked in the quiet timing step only (the
+	// main suite, beside other packages, saw 4 of 6), never under the race
+	// detector, whose bookkeeping can outlast the pause. The main suite
+	// checks the mechanism: the pauses, their count, the hold without them.
+	if ranInPause < pauses-1 && testkit.Timing() && !race.Enabled {
 		t.Errorf("the victim ran within %d of %d pauses, want every one (at most one missed)", ranInPause, pauses)
 	}
 	if g.paused.Load() != uint64(pauses) {
