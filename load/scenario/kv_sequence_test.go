@@ -211,7 +211,8 @@ func TestKVParallelKeys(t *testing.T) {
 		t.Fatalf("%d requests, %d failed %v", res.Requests, res.Failed, res.Failures)
 	}
 	starts := map[int64]bool{}
-	for _, seq := range rec.sequences() {
+	seqs := rec.sequences()
+	for _, seq := range seqs {
 		var first int64 = -1
 		for i, cmd := range seq {
 			_, num, _ := strings.Cut(strings.Fields(cmd)[1], ":")
@@ -224,8 +225,16 @@ func TestKVParallelKeys(t *testing.T) {
 		}
 		starts[first] = true
 	}
-	if len(starts) != vus || !starts[0] || !starts[10] || !starts[20] || !starts[30] {
-		t.Errorf("the connections' slices start at %v, want 0, 10, 20, 30", starts)
+	// -n shares the 200 requests among the VUs as they finish, so on a
+	// busy machine a VU may get none: every connection that sent starts
+	// its own slice (0, 10, 20 or 30), and at least two did.
+	for k := range starts {
+		if k != 0 && k != 10 && k != 20 && k != 30 {
+			t.Errorf("a connection's slice starts at %d, want 0, 10, 20 or 30", k)
+		}
+	}
+	if len(starts) != len(seqs) || len(seqs) < 2 {
+		t.Errorf("%d connections sent, their slices start at %v: want each its own, at least two", len(seqs), starts)
 	}
 	o.Workers = 0
 	if _, err := NewKV(o); err == nil || !strings.Contains(err.Error(), "-c") {
