@@ -62,17 +62,27 @@ func TestPeerLoadBesideWrk(t *testing.T) {
 		wrkArgs []string // extra arguments to wrk
 		wbArgs  []string // and to wirebench load
 		ratio   float64  // wirebench's req/s must be at least this × wrk's
+		// lost: the share of requests whose response the server may
+		// destroy (see the 16 MiB POST), counted as a reset or a close
+		// mid-response and nothing else; 0 for the servers that never do.
+		lost float64
 	}{
-		{"nginx keep-alive", func(t *testing.T) string { return startNginx(t, server, "65") }, "10", nil, nil, 0.8},
-		{"nginx keepalive_timeout 0", func(t *testing.T) string { return startNginx(t, server, "0") }, "10", nil, nil, 0.8},
+		{"nginx keep-alive", func(t *testing.T) string { return startNginx(t, server, "65") }, "10", nil, nil, 0.8, 0},
+		{"nginx keepalive_timeout 0", func(t *testing.T) string { return startNginx(t, server, "0") }, "10", nil, nil, 0.8, 0},
 		// http.server's listen backlog is 5: more connections than that
 		// measure SYN retransmits (1 s each), for wrk and us alike.
-		{"python http.server", func(t *testing.T) string { return startPython(t, server) }, "4", nil, nil, 0.8},
+		{"python http.server", func(t *testing.T) string { return startPython(t, server) }, "4", nil, nil, 0.8, 0},
 		// Counts only: each request copies some MB into a socket buffer
 		// that the server's reset throws away (about 3.6 MB accepted by
 		// write(2), 129 KB reaching loopback, for wrk and us alike): the
 		// rate measures that copy on the client's CPU, not the server.
-		{"python http.server, 16 MiB POST answered 501 unread", func(t *testing.T) string { return startPython(t, server) }, "4", []string{"-s", script}, post, 0},
+		// The server closes with the body unread, so its kernel resets
+		// the connection and drops whatever of the 501 it had not sent
+		// yet: with both CPUs busy, about 1 in 1,300 responses goes so
+		// (wrk counted a socket error in the same run; CI 2026-11-30).
+		// Those count as "closed mid-response" or "connection reset";
+		// issue 9's bug failed every POST.
+		{"python http.server, 16 MiB POST answered 501 unread", func(t *testing.T) string { return startPython(t, server) }, "4", []string{"-s", script}, post, 0, 0.01},
 	}
 	for _, sv := range servers {
 		t.Run(sv.name, func(t *testing.T) {
@@ -80,14 +90,15 @@ func TestPeerLoadBesideWrk(t *testing.T) {
 			// A rate is noisy on a shared 2-core box (other test packages
 			// run beside this one): a pair of back-to-back runs under ratio
 			// is measured again, up to three pairs. A failure counted by
-			// wirebench fails at once: that is never noise.
+			// wirebench fails at once (beyond the server's own losses,
+			// sv.lost): that is never noise.
 			for attempt := 1; ; attempt++ {
 				wrkRPS, wrkErrs := runWrk(t, slices.Concat(client, []string{wrk, "-t1", "-c" + sv.conns, "-d1s"}, sv.wrkArgs, []string{url}))
 				res := runWirebench(t, slices.Concat(client, []string{bin, "load", "-q", "-c" + sv.conns, "-d1s"}, sv.wbArgs, []string{"--out"}), url)
 				got := res.RPS()
 				t.Logf("%s, pair %d: wrk %.0f req/s (%s), wirebench %.0f req/s, %d requests, failures %v",
 					sv.name, attempt, wrkRPS, wrkErrs, got, res.Requests, res.Failures)
-				if res.Failed != 0 || res.Requests == 0 {
+				if res.Requests == 0 || !serverLosses(res, sv.lost) {
 					t.Fatalf("wirebench: %d of %d failed: %v", res.Failed, res.Requests, res.Failures)
 				}
 				if got >= sv.ratio*wrkRPS {
@@ -99,6 +110,21 @@ func TestPeerLoadBesideWrk(t *testing.T) {
 			}
 		})
 	}
+}
+
+// serverLosses reports whether res's failures are all ones a server's
+// reset makes (a reset, a close mid-response), at most share of its
+// requests.
+func serverLosses(res *results.Load, share float64) bool {
+	if float64(res.Failed) > share*float64(res.Requests) {
+		return false
+	}
+	for reason := range res.Failures {
+		if reason != "connection reset" && reason != "closed mid-response" {
+			return false
+		}
+	}
+	return true
 }
 
 // loadLock takes the machine's load lock, shared with `flock
