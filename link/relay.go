@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/wirebench/wirebench/results"
 )
 
 // ErrPrivilege reports that the link cannot be set up for want of
@@ -332,6 +334,16 @@ func (s Stats) RelayLimited(spec Spec, wall time.Duration) string {
 		why = append(why, fmt.Sprintf("the kernel dropped %d packets (%d up, %d down) at the TUN devices' queues before the relay read them", n, s.KernelDropsUp, s.KernelDropsDown))
 	}
 	return strings.Join(why, " and ")
+}
+
+// Result is s, the relay's figures over a run of wall on spec's link,
+// as a result records them: a study's trial, or a load, capacity or
+// replay run's --out.
+func (s Stats) Result(spec Spec, wall time.Duration) *results.LinkRelay {
+	return &results.LinkRelay{UpPackets: s.Up.Packets, UpBytes: s.Up.Bytes, UpLost: s.Up.Lost, UpQueueDrops: s.Up.QueueDrops,
+		DownPackets: s.Down.Packets, DownBytes: s.Down.Bytes, DownLost: s.Down.Lost, DownQueueDrops: s.Down.QueueDrops,
+		KernelDrops: s.KernelDropsUp + s.KernelDropsDown, CPUPerPacket: s.CPUPerPacket, Late: s.Late,
+		Limited: s.RelayLimited(spec, wall)}
 }
 
 // Drain keeps the link up until no packet has crossed it for a round

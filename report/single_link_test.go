@@ -58,3 +58,55 @@ func TestSingleRunReportShowsItsLink(t *testing.T) {
 		}
 	}
 }
+
+// TestLinksTableShowsTheRelay: the Links table of a load or capacity
+// --out file run with --link shows what the relay did over the run — its
+// CPU per packet, the packets dropped by cause (the link's loss, its
+// queue, the kernel before the relay read them) and whether it limited
+// the run — and a run the relay limited carries the study's warning; a
+// study's row sums its trials' drops.
+func TestLinksTableShowsTheRelay(t *testing.T) {
+	relay := &results.LinkRelay{UpPackets: 900, DownPackets: 1200, UpLost: 9, DownLost: 12, UpQueueDrops: 3, DownQueueDrops: 4,
+		KernelDrops: 1474, CPUPerPacket: 3200 * time.Nanosecond, Late: 2 * time.Millisecond,
+		Limited: "the kernel dropped 1474 packets (0 up, 1474 down) at the TUN devices' queues before the relay read them"}
+	lk := &results.Link{Spec: "rtt=30ms,loss=1%", Effective: "rtt=30ms,loss=1%", Relay: relay}
+	load := capLoad(100, 31*time.Millisecond)
+	load.Link = lk
+	search := capSearch(500, time.Millisecond)
+	search.Link = lk
+	for name, r := range map[string]*results.Study{"load": results.FromLoad(load), "capacity": results.FromCapacity(search)} {
+		var md, html bytes.Buffer
+		if err := WriteMarkdown(&md, Build(r)); err != nil {
+			t.Fatal(err)
+		}
+		if err := WriteHTML(&html, Build(r)); err != nil {
+			t.Fatal(err)
+		}
+		for format, out := range map[string]string{"markdown": md.String(), "html": html.String()} {
+			for _, want := range []string{"relay CPU/packet (the run)", "3.200µs", "dropped: link loss · queue · kernel", "21 · 7 · 1,474",
+				"YES: the kernel dropped 1474 packets", "the link&#39;s relay, not the emulated link, set the pace"} {
+				if format == "markdown" {
+					want = strings.ReplaceAll(want, "&#39;", "'")
+				}
+				if !strings.Contains(out, want) {
+					t.Errorf("%s, %s: no %q in:\n%s", name, format, want, out)
+				}
+			}
+		}
+	}
+	if search.Warnings != nil {
+		t.Errorf("FromCapacity wrote its warning into the capacity result: %q", search.Warnings)
+	}
+
+	// A study: each trial's relay on its cell's link, drops summed.
+	s := &results.Study{Links: []results.Link{{Spec: "3g", Effective: "rtt=300ms,up=768kbit,down=1.6mbit"}},
+		Cells: []results.Cell{{ID: "a", Group: "g", Link: "3g", Baseline: true}}}
+	for i := range 2 {
+		s.Trials = append(s.Trials, results.Trial{Cell: "a", Index: i, Load: capLoad(100, time.Millisecond),
+			Relay: &results.LinkRelay{UpLost: 1, DownQueueDrops: 2, KernelDrops: int64(3 * i), CPUPerPacket: time.Duration(i+1) * time.Microsecond, Limited: []string{"", "late"}[i]}})
+	}
+	tb := linksTable(s)
+	if got := strings.Join(tb.Rows[0][7:], " | "); got != "1.500µs | 2 · 4 · 3 | 1 of 2" {
+		t.Errorf("study's links row ends %q; want 1.500µs | 2 · 4 · 3 | 1 of 2", got)
+	}
+}

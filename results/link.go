@@ -17,6 +17,11 @@ type Link struct {
 	Source    string `json:"preset_source,omitempty"`
 	// Calibration is nil when the run skipped it.
 	Calibration *LinkCalibration `json:"calibration,omitempty"`
+	// Relay is what the relay did over a load, capacity or replay run
+	// (--out): the same figures a study's trials hold (Trial.Relay), so
+	// a report can say whether the emulator limited the run. Nil in a
+	// study's Links (each trial has its own) and in files before it.
+	Relay *LinkRelay `json:"relay,omitempty"`
 }
 
 // LinkCalibration is the link actually obtained, measured through it
@@ -69,11 +74,22 @@ func WriteLinkSummary(w io.Writer, l *Link) {
 		name = l.Preset + " (" + l.Effective + ")"
 	}
 	fmt.Fprintf(w, "\n  link: %s\n", name)
-	c := l.Calibration
-	if c == nil {
+	if c := l.Calibration; c != nil {
+		writeCalibration(w, c)
+	} else {
 		fmt.Fprintln(w, "    not calibrated")
-		return
 	}
+	if r := l.Relay; r != nil {
+		fmt.Fprintf(w, "    the run   up %d packets, %s (%d lost, %d queue drops), down %d, %s (%d lost, %d queue drops); %d dropped by the kernel before the relay read them; relay %v CPU per packet, sent %v late on average\n",
+			r.UpPackets, fmtBytes(r.UpBytes), r.UpLost, r.UpQueueDrops, r.DownPackets, fmtBytes(r.DownBytes), r.DownLost, r.DownQueueDrops, r.KernelDrops,
+			r.CPUPerPacket.Round(100*time.Nanosecond), r.Late.Round(time.Microsecond))
+		if warn := r.Warning(); warn != "" {
+			fmt.Fprintf(w, "    WARNING: %s\n", warn)
+		}
+	}
+}
+
+func writeCalibration(w io.Writer, c *LinkCalibration) {
 	fmt.Fprintf(w, "    RTT       set %v, measured %v UDP, %v TCP (median %v, %v)\n",
 		c.RTTExpected.Round(10*time.Microsecond), c.RTTUDP.Round(10*time.Microsecond), c.RTTTCP.Round(10*time.Microsecond),
 		c.RTTUDPMedian.Round(10*time.Microsecond), c.RTTTCPMedian.Round(10*time.Microsecond))
@@ -108,14 +124,17 @@ func FormatBitRate(x float64) string {
 func pctStr(x float64) string { return strconv.FormatFloat(x*100, 'f', 2, 64) + "%" }
 
 // LinkRelay is what an emulated link's relay did over one measured run:
-// packets each way, those the link lost and those its queue dropped, the
-// relay's CPU per packet and how late it sent them. KernelDrops are in
-// none of the others: the relay never saw them.
+// packets each way (their IP bytes too: headers included, every verdict),
+// those the link lost and those its queue dropped, the relay's CPU per
+// packet and how late it sent them. KernelDrops are in none of the
+// others: the relay never saw them.
 type LinkRelay struct {
 	UpPackets      int64         `json:"up_packets"`
+	UpBytes        int64         `json:"up_bytes,omitempty"`
 	UpLost         int64         `json:"up_lost"`
 	UpQueueDrops   int64         `json:"up_queue_drops"`
 	DownPackets    int64         `json:"down_packets"`
+	DownBytes      int64         `json:"down_bytes,omitempty"`
 	DownLost       int64         `json:"down_lost"`
 	DownQueueDrops int64         `json:"down_queue_drops"`
 	KernelDrops    int64         `json:"kernel_drops"` // dropped at a TUN device's full queue before the relay read them, both ways
@@ -124,4 +143,14 @@ type LinkRelay struct {
 	// Limited, when set, says why the relay rather than the emulated
 	// link set the pace of this run: its figures measure the machine.
 	Limited string `json:"limited,omitempty"`
+}
+
+// Warning says that the relay, not the emulated link, set the pace of
+// the run ("" when it did not): the same words for a study's trial and
+// for a single run.
+func (r *LinkRelay) Warning() string {
+	if r == nil || r.Limited == "" {
+		return ""
+	}
+	return "the link's relay, not the emulated link, set the pace (" + r.Limited + "): its figures measure this machine's relay"
 }

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 )
 
@@ -129,11 +130,19 @@ func FromLoad(res *Load) *Study {
 }
 
 // onLink puts a single run's cell on the link it ran across (--link), so
-// that its report states the link and its calibration as a study's do.
+// that its report states the link and its calibration as a study's do;
+// the relay's figures over the run go on its one trial, as a study's
+// trials hold theirs, with the same warning when the relay set the pace.
 func (s *Study) onLink(c Cell, l *Link) Cell {
 	if l != nil {
-		s.Links = []Link{*l}
+		sl := *l
+		sl.Relay = nil
+		s.Links = []Link{sl}
 		c.Link = l.Spec
+		s.Trials[0].Relay = l.Relay
+		if w := l.Relay.Warning(); w != "" {
+			s.Warnings = append(slices.Clip(s.Warnings), w)
+		}
 	}
 	return c
 }

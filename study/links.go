@@ -392,9 +392,7 @@ func (a *linkAgent) phase(ctx context.Context, cell Cell, opts Options, v vars, 
 	if !warmup {
 		t.Load, t.Capacity = resp.Load, resp.Capacity
 		st := a.l.Stats().Since(st0)
-		t.Relay = &results.LinkRelay{UpPackets: st.Up.Packets, UpLost: st.Up.Lost, UpQueueDrops: st.Up.QueueDrops,
-			DownPackets: st.Down.Packets, DownLost: st.Down.Lost, DownQueueDrops: st.Down.QueueDrops,
-			KernelDrops: st.KernelDropsUp + st.KernelDropsDown, CPUPerPacket: st.CPUPerPacket, Late: st.Late, Limited: st.RelayLimited(a.l.Spec, time.Since(t0))}
+		t.Relay = st.Result(a.l.Spec, time.Since(t0))
 	}
 	if resp.Error != "" {
 		return errors.New(resp.Error)

@@ -394,8 +394,8 @@ func runTrial(ctx context.Context, cell Cell, opts Options, cl trialClient) (t r
 		}
 	}
 	err := cl.phase(ctx, cell, opts, v, &t, false)
-	if r := t.Relay; r != nil && r.Limited != "" && warn == "" {
-		warn = "the link's relay, not the emulated link, set the pace (" + r.Limited + "): its figures measure this machine's relay"
+	if w := t.Relay.Warning(); w != "" && warn == "" {
+		warn = w
 	}
 	if smp != nil {
 		t.Server = smp.stop()

@@ -1,15 +1,19 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"os/exec"
 	"os/signal"
+	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -80,20 +84,30 @@ func runLink(ctx context.Context, env *cliEnv, args []string) error {
 	cmd := exec.Command(pos[1], pos[2:]...)
 	// The command shares the terminal's process group: Ctrl-C reaches it
 	// from the terminal, and only SIGTERM sent to us is passed on.
-	return lf.runCommand(ctx, env, l, cmd, false)
+	return lf.runCommand(ctx, env, l, cmd, false, nil)
 }
 
 // linkResultEnv carries the link (spec and calibration, JSON) to the
 // process re-executed on its far side, which records it in its result.
-const linkResultEnv = "WIREBENCH_LINK_RESULT"
+// linkRelayEnv names that process's descriptor of a socket to the one
+// that runs the relay, which answers each "relay" line on it with the
+// relay's figures over the run so far (results.LinkRelay, a JSON line):
+// the far side writes them into its result, as a study's trials hold them.
+const (
+	linkResultEnv = "WIREBENCH_LINK_RESULT"
+	linkRelayEnv  = "WIREBENCH_LINK_RELAY_FD"
+)
 
 // linkFlags are --link and its companions on load and capacity.
 type linkFlags struct {
 	spec      string
 	calibrate bool
 	check     bool
-	// result is the link this process runs across: set on the far side.
+	// result is the link this process runs across: set on the far side,
+	// and relay the socket that asks for the relay's figures (nil when
+	// none was handed over).
 	result *results.Link
+	relay  net.Conn
 }
 
 func (f *linkFlags) register(fs *pflag.FlagSet) {
@@ -140,7 +154,77 @@ func (f *linkFlags) inside() (bool, error) {
 	if err := json.Unmarshal([]byte(v), f.result); err != nil {
 		return false, fmt.Errorf("$%s: %v", linkResultEnv, err)
 	}
+	if v := os.Getenv(linkRelayEnv); v != "" {
+		fd, err := strconv.Atoi(v)
+		if err != nil || fd < 3 {
+			return false, fmt.Errorf("$%s=%q: want a file descriptor", linkRelayEnv, v)
+		}
+		// FileConn dups it close-on-exec: what this process starts does
+		// not inherit it.
+		file := os.NewFile(uintptr(fd), "link relay")
+		f.relay, err = net.FileConn(file)
+		file.Close()
+		if err != nil {
+			return false, fmt.Errorf("$%s: %w", linkRelayEnv, err)
+		}
+	}
 	return true, nil
+}
+
+// runResult is the link for a run's result: on the far side, with the
+// relay's figures over the run so far, asked of the process that runs
+// the relay; nil without --link. Without those figures (a process
+// started by hand with the environment, a relay gone) it says so on w
+// and records the link without them.
+func (f *linkFlags) runResult(w io.Writer) *results.Link {
+	if f.result == nil || f.relay == nil {
+		return f.result
+	}
+	r, err := askRelay(f.relay)
+	if err != nil {
+		fmt.Fprintf(w, "link: the relay's figures for the run: %v; the result has none\n", err)
+		return f.result
+	}
+	l := *f.result
+	l.Relay = r
+	return &l
+}
+
+// askRelay asks the process that runs the relay for its figures.
+func askRelay(c net.Conn) (*results.LinkRelay, error) {
+	// A guard, not a measurement: the answer is a read of counters.
+	c.SetDeadline(time.Now().Add(30 * time.Second))
+	if _, err := io.WriteString(c, "relay\n"); err != nil {
+		return nil, err
+	}
+	line, err := bufio.NewReader(c).ReadBytes('\n')
+	if err != nil {
+		return nil, err
+	}
+	var r results.LinkRelay
+	if err := json.Unmarshal(line, &r); err != nil {
+		return nil, fmt.Errorf("its answer %q: %w", line, err)
+	}
+	return &r, nil
+}
+
+// serveRelay answers each "relay" line read from c with figures() as a
+// JSON line, until c ends; asked is set once it has answered.
+func serveRelay(c io.ReadWriter, figures func() *results.LinkRelay, asked *atomic.Bool) {
+	sc := bufio.NewScanner(c)
+	for sc.Scan() {
+		if sc.Text() != "relay" {
+			return
+		}
+		b, err := json.Marshal(figures())
+		if err != nil {
+			return
+		}
+		if _, err := c.Write(append(b, '\n')); err != nil {
+			return
+		}
+		asked.Store(true)
+	}
 }
 
 // open sets up and calibrates the link. Missing privileges are exit 2,
@@ -265,15 +349,24 @@ func (f *linkFlags) through(ctx context.Context, env *cliEnv, name string, args 
 		return err
 	}
 	cmd := exec.Command(exe, append([]string{name}, args...)...)
-	cmd.Env = append(os.Environ(), linkResultEnv+"="+string(js))
-	return f.runCommand(ctx, env, l, cmd, true)
+	cmd.Env = append(os.Environ(), linkResultEnv+"="+string(js), linkRelayEnv+"=3")
+	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return fmt.Errorf("--link: a socket for the relay's figures: %w", err)
+	}
+	ours, theirs := os.NewFile(uintptr(fds[0]), "link relay"), os.NewFile(uintptr(fds[1]), "link relay (far side)")
+	defer ours.Close()
+	cmd.ExtraFiles = []*os.File{theirs} // its descriptor 3
+	return f.runCommand(ctx, env, l, cmd, true, ours)
 }
 
 // runCommand runs cmd on the far side, wired to env, passes a signal that
 // ended ctx on (every one when own, the command in its own process group;
 // else SIGTERM only: the terminal sends Ctrl-C to the whole group), and
-// prints what the relay did. A non-zero exit is the command's, silently.
-func (f *linkFlags) runCommand(ctx context.Context, env *cliEnv, l *link.Link, cmd *exec.Cmd, own bool) error {
+// prints what the relay did unless the command asked for it on relay
+// (cmd.ExtraFiles holds the other end: closed here once it started) to
+// print it with its result. A non-zero exit is the command's, silently.
+func (f *linkFlags) runCommand(ctx context.Context, env *cliEnv, l *link.Link, cmd *exec.Cmd, own bool, relay *os.File) error {
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = env.stdin, env.stdout, env.stderr
 	// Without a terminal whose Ctrl-C reaches the command (a background
 	// job, a supervisor), the command gets a process group of its own and
@@ -295,8 +388,16 @@ func (f *linkFlags) runCommand(ctx context.Context, env *cliEnv, l *link.Link, c
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	defer signal.Stop(sigs)
-	if err := l.Start(cmd); err != nil {
+	err := l.Start(cmd)
+	for _, x := range cmd.ExtraFiles {
+		x.Close() // the command's now
+	}
+	if err != nil {
 		return fmt.Errorf("--link: starting %s: %w", cmd.Path, err)
+	}
+	var asked atomic.Bool
+	if relay != nil {
+		go serveRelay(relay, func() *results.LinkRelay { return l.Stats().Since(st0).Result(l.Spec, time.Since(t0)) }, &asked)
 	}
 	stop := context.AfterFunc(ctx, func() {
 		// A terminal's Ctrl-C reaches the command itself when it shares
@@ -307,7 +408,6 @@ func (f *linkFlags) runCommand(ctx context.Context, env *cliEnv, l *link.Link, c
 	})
 	waited := make(chan error, 1)
 	go func() { waited <- cmd.Wait() }()
-	var err error
 	seen := 0
 	if ctx.Err() != nil && len(sigs) == 0 {
 		seen = 1 // the first came before Notify
@@ -325,6 +425,9 @@ func (f *linkFlags) runCommand(ctx context.Context, env *cliEnv, l *link.Link, c
 	stop()
 	if seen < 2 {
 		l.Drain(3 * time.Second) // what the command sent last still arrives
+	}
+	if asked.Load() {
+		return exitCode(err) // the command printed them with its result
 	}
 	st := l.Stats().Since(st0)
 	writeRelayStats(env.stderr, st)

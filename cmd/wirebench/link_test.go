@@ -104,6 +104,7 @@ func TestLinkUnprivileged(t *testing.T) {
 	if l := res.Link; l == nil || l.Calibration == nil || l.Calibration.RTTTCP < 30*time.Millisecond || l.Calibration.DownGoodput == 0 {
 		t.Errorf("result's link %+v: want the spec and a calibration", l)
 	}
+	checkRelayFigures(t, res, out, string(b))
 	// wirebench link: the command's exit status is passed on; a port
 	// nothing listens on is refused across the link as on the host.
 	cmd = exec.Command(bin, "link", "rtt=10ms", "--link-calibrate=false", "--", "sh", "-c",
@@ -233,9 +234,47 @@ func TestLinkLoadHTTP1(t *testing.T) {
 	if l == nil || l.Effective != "rtt=30ms,rate=20mbit" || l.Calibration == nil || l.Calibration.RTTUDP < 30*time.Millisecond || l.Calibration.DownGoodput == 0 {
 		t.Errorf("result's link %+v: want the spec and a calibration", l)
 	}
-	for _, s := range []string{"link: rtt=30ms,rate=20mbit", "RTT       set 30", "link relay (the run): up "} {
+	for _, s := range []string{"link: rtt=30ms,rate=20mbit", "RTT       set 30"} {
 		if !strings.Contains(string(b), s) {
 			t.Errorf("output lacks %q:\n%s", s, b)
+		}
+	}
+	checkRelayFigures(t, res, out, string(b))
+}
+
+// checkRelayFigures: a load --link --out result (res, read from file;
+// output the command's) holds what the relay did over the run, as a
+// study's trials do, consistent with the run: a packet up at least for
+// every request, the IP bytes each way at least the socket's bytes; the
+// summary prints them once (not also the relay's own line after the
+// command), and the report of the file shows them in its Links table.
+func checkRelayFigures(t *testing.T, res *results.Load, file, output string) {
+	t.Helper()
+	if res.Link == nil || res.Link.Relay == nil {
+		t.Fatalf("result's link %+v: no relay figures for the run", res.Link)
+	}
+	r := res.Link.Relay
+	if r.UpPackets < res.Requests || r.DownPackets < res.Requests || r.CPUPerPacket <= 0 {
+		t.Errorf("relay %+v: want a packet each way at least for each of the %d requests, and its CPU per packet", r, res.Requests)
+	}
+	if res.Bytes.WireOut == 0 || r.UpBytes < res.Bytes.WireOut || r.DownBytes < res.Bytes.WireIn {
+		t.Errorf("relay carried %d bytes up, %d down; the client's sockets sent %d, received %d: want at least those",
+			r.UpBytes, r.DownBytes, res.Bytes.WireOut, res.Bytes.WireIn)
+	}
+	if n := strings.Count(output, "the run   up "); n != 1 || strings.Contains(output, "link relay (the run)") {
+		t.Errorf("want the relay's figures once, in the summary's link section (%d):\n%s", n, output)
+	}
+	var md, errb bytes.Buffer
+	if code := run(context.Background(), &cliEnv{stdout: &md, stderr: &errb}, []string{"report", file}); code != 0 {
+		t.Fatalf("report %s: exit %d: %s", file, code, errb.String())
+	}
+	want := fmt.Sprintf("| %s · %s · %s | no |", results.FormatInt(r.UpLost+r.DownLost), results.FormatInt(r.UpQueueDrops+r.DownQueueDrops), results.FormatInt(r.KernelDrops))
+	if r.Limited != "" {
+		want = "| YES: " + r.Limited + " |"
+	}
+	for _, s := range []string{"relay CPU/packet (the run)", "dropped: link loss · queue · kernel", want} {
+		if !strings.Contains(md.String(), s) {
+			t.Errorf("report of %s lacks %q:\n%s", file, s, md.String())
 		}
 	}
 }
