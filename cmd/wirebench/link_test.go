@@ -279,6 +279,57 @@ func checkRelayFigures(t *testing.T, res *results.Load, file, output string) {
 	}
 }
 
+// TestLinkCapacityReplayRecordRelay: capacity --link and replay --link
+// record the relay's figures for their run in --out too, as load does
+// (TestLinkLoadHTTP1): at least a packet up for each request of the
+// answer's step, or of the recording, and its bytes.
+func TestLinkCapacityReplayRecordRelay(t *testing.T) {
+	needRoot(t)
+	bin := testkit.Binary(t)
+	addr, _ := startServe(t, bin)
+	dir := t.TempDir()
+	var rec strings.Builder
+	for i := range 20 { // 20 requests 5 ms apart, stamped with $msec
+		fmt.Fprintf(&rec, "127.0.0.1 - - [30/Nov/2026:03:00:00 +0000] \"GET /users/1 HTTP/1.1\" 200 100 \"-\" \"curl\" %.3f\n", 1764471600+float64(i)/200)
+	}
+	log := filepath.Join(dir, "access.log")
+	if err := os.WriteFile(log, []byte(rec.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	capOut, replayOut := filepath.Join(dir, "cap.json"), filepath.Join(dir, "replay.json")
+	for _, args := range [][]string{
+		{"capacity", "--link", "rtt=2ms", "--link-calibrate=false", "--slo", "p99<2s", "--start-rate", "50", "--max-rate", "50",
+			"--step-duration", "200ms", "--warmup", "0", "--no-confirm", "--out", capOut, "http://" + addr + "/users/1"},
+		{"replay", log, "--format", "combined", "--target", "http://" + addr, "--link", "rtt=2ms", "--link-calibrate=false", "--out", replayOut},
+	} {
+		if b, err := exec.Command(bin, args...).CombinedOutput(); err != nil {
+			t.Fatalf("%s: %v\n%s", args[0], err, b)
+		}
+	}
+	f, err := os.Open(capOut)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := results.ReadCapacity(f)
+	f.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, run := range map[string]struct {
+		l *results.Link
+		r *results.Load
+	}{"capacity": {c.Link, c.TrialLoad()}, "replay": {readLoad(t, replayOut).Link, readLoad(t, replayOut)}} {
+		if run.l == nil || run.l.Relay == nil || run.r == nil {
+			t.Errorf("%s: link %+v: no relay figures for the run", name, run.l)
+			continue
+		}
+		rl := run.l.Relay
+		if run.r.Requests == 0 || rl.UpPackets < run.r.Requests || rl.UpBytes < run.r.Bytes.WireOut || rl.DownBytes < run.r.Bytes.WireIn {
+			t.Errorf("%s: relay %+v; want at least a packet up for each of %d requests, and %d bytes up, %d down", name, rl, run.r.Requests, run.r.Bytes.WireOut, run.r.Bytes.WireIn)
+		}
+	}
+}
+
 // TestLinkLoadH3Loss: HTTP/3 across a lossy link: QUIC recovers every
 // loss, each request is checked, and the relay did drop packets.
 func TestLinkLoadH3Loss(t *testing.T) {
