@@ -133,6 +133,11 @@ func CompareRuns(old, new *results.Load) ([]RunRow, []string) {
 		if FailedThresholds(r) {
 			warnings = append(warnings, fmt.Sprintf("the %s run failed its thresholds", side))
 		}
+		if r.Link != nil {
+			if w := r.Link.Relay.Warning(); w != "" {
+				warnings = append(warnings, fmt.Sprintf("the %s run: %s", side, w))
+			}
+		}
 	}
 	for _, r := range []*results.Load{old, new} {
 		for _, w := range r.Warnings {

@@ -28,6 +28,15 @@ func TestCompareSaysTheLinks(t *testing.T) {
 	if want := "link: old loopback, new 3g (rtt=300ms,up=768kbit,down=1.6mbit): different links"; !strings.Contains(b.String(), want) {
 		t.Errorf("want %q in:\n%s", want, b.String())
 	}
+	// A run the relay limited says so beside the comparison too.
+	new.Link.Relay = &results.LinkRelay{Limited: "its threads used 97% of a CPU"}
+	b.Reset()
+	if err := writeRunCompare(&b, "old", "new", old, new); err != nil {
+		t.Fatal(err)
+	}
+	if want := "the new run: the link's relay, not the emulated link, set the pace (its threads used 97% of a CPU)"; !strings.Contains(b.String(), want) {
+		t.Errorf("want %q in:\n%s", want, b.String())
+	}
 }
 
 // TestSingleRunReportShowsItsLink: the report of a load or capacity --out
