@@ -21,7 +21,11 @@
 # uncommitted changes stay out) runs too, as "base" after ours in every
 # round, for an A/B of a change against the same bare server.
 #
-# usage: [UNARY_C="1 50"] [BASE=rev] [SERVE_FLAGS=...] bench/grpc-cpu.sh [seconds=5] [rounds=3]
+# BARE_FLAGS adds grpcgobare flags (-stream-workers N: grpc-go's stream
+# workers as ours has them; -ballast-kb N): off, the bare server is
+# grpc.NewServer()'s defaults, the yardstick.
+#
+# usage: [UNARY_C="1 50"] [BASE=rev] [SERVE_FLAGS=...] [BARE_FLAGS=...] bench/grpc-cpu.sh [seconds=5] [rounds=3]
 # needs: ghz (go install github.com/bojand/ghz/cmd/ghz@v0.93.0), curl,
 # taskset; 2 CPUs or more. On a shared machine run it under the load lock:
 # flock /tmp/wirebench-load.lock bench/grpc-cpu.sh
@@ -71,7 +75,8 @@ run() {
   # read the previous server's address before the child has truncated it.
   : > "$tmp/out"
   if [ "$kind" = bare ]; then
-    GOMAXPROCS=$server_procs taskset -c "$server_cpu" "$tmp/grpcgobare" -seed-users "$users" > "$tmp/out" 2>"$tmp/err" &
+    # shellcheck disable=SC2086 # BARE_FLAGS: grpcgobare's -stream-workers N, -ballast-kb N
+    GOMAXPROCS=$server_procs taskset -c "$server_cpu" "$tmp/grpcgobare" -seed-users "$users" ${BARE_FLAGS:-} > "$tmp/out" 2>"$tmp/err" &
   else
     local bin=$tmp/wirebench
     [ "$kind" = base ] && bin=$tmp/wirebench-base
@@ -116,7 +121,7 @@ run() {
 cases=
 for c in $UNARY_C; do cases="$cases get-c$c"; done
 cases="$cases stream"
-echo "# $(date -u +%FT%TZ) $(uname -m) $(lscpu | sed -n 's/^Model name: *//p' | head -1), $(nproc) CPUs; server on CPU $server_cpu, ghz on CPU $client_cpu; ${secs}s x $rounds rounds; $(git rev-parse --short HEAD)$(git diff --quiet || echo +dirty)"
+echo "# $(date -u +%FT%TZ) $(uname -m) $(lscpu | sed -n 's/^Model name: *//p' | head -1), $(nproc) CPUs; server on CPU $server_cpu, ghz on CPU $client_cpu; ${secs}s x $rounds rounds${BARE_FLAGS:+; bare $BARE_FLAGS}; $(git rev-parse --short HEAD)$(git diff --quiet || echo +dirty)"
 for round in $(seq "$rounds"); do
   echo "round $round"
   for c in $cases; do

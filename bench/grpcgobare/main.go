@@ -12,7 +12,14 @@
 // "mallocs N" (runtime.MemStats.Mallocs), so bench/grpc-cpu.sh can count
 // the server's allocations per call as it does from our server's /metrics.
 //
-// usage: grpcgobare [-addr 127.0.0.1:0] [-seed-users 1000]
+// Two flags, off by default, measure what the yardstick lacks, one at a
+// time (bench/grpc-instr.sh's BARE_FLAGS): -stream-workers N sets grpc-go's
+// NumStreamWorkers as our server does (grpcapi.StreamWorkers), so that the
+// two differ by their code, not by that option; -ballast-kb N keeps about
+// N kB of small pointer-bearing objects live, as the one wirebench binary's
+// package inits do, so that bare grpc-go can be measured carrying them.
+//
+// usage: grpcgobare [-addr 127.0.0.1:0] [-seed-users 1000] [-stream-workers 0] [-ballast-kb 0]
 package main
 
 import (
@@ -39,14 +46,17 @@ import (
 func main() {
 	addr := flag.String("addr", "127.0.0.1:0", "`address` to listen on")
 	n := flag.Int("seed-users", 1000, "users, as `wirebench serve --seed-users`")
+	workers := flag.Uint("stream-workers", 0, "grpc-go's NumStreamWorkers: `N` goroutines waiting for calls (0: grpc-go's default, a goroutine per call)")
+	ballastKB := flag.Int("ballast-kb", 0, "keep about `N` kB of small pointer-bearing objects live, as a larger binary's package inits do (the garbage collector marks them every cycle)")
 	flag.Parse()
-	if err := run(*addr, *n); err != nil {
+	keepBallast(*ballastKB)
+	if err := run(*addr, *n, uint32(*workers)); err != nil {
 		fmt.Fprintln(os.Stderr, "grpcgobare:", err)
 		os.Exit(1)
 	}
 }
 
-func run(addr string, n int) error {
+func run(addr string, n int, workers uint32) error {
 	list, err := seedUsers(n)
 	if err != nil {
 		return err
@@ -55,7 +65,11 @@ func run(addr string, n int) error {
 	if err != nil {
 		return err
 	}
-	s := newServer(list)
+	var opts []grpc.ServerOption
+	if workers > 0 {
+		opts = append(opts, grpc.NumStreamWorkers(workers))
+	}
+	s := newServer(list, opts...)
 	sig := make(chan os.Signal, 1)
 	signal.Notify(sig, syscall.SIGUSR1, syscall.SIGTERM, os.Interrupt)
 	go func() {
@@ -83,9 +97,10 @@ func seedUsers(n int) ([]api.User, error) {
 	return st.ListUsers(), nil
 }
 
-// newServer is grpc-go's server with its defaults and the bare service.
-func newServer(list []api.User) *grpc.Server {
-	s := grpc.NewServer()
+// newServer is grpc-go's server with its defaults (and opts, none unless
+// asked) and the bare service.
+func newServer(list []api.User, opts ...grpc.ServerOption) *grpc.Server {
+	s := grpc.NewServer(opts...)
 	pb.RegisterUserServiceServer(s, newUsers(list))
 	return s
 }
@@ -136,4 +151,23 @@ func (s *users) Stream(_ *pb.ListUsersRequest, ss grpc.ServerStreamingServer[pb.
 		}
 	}
 	return nil
+}
+
+// ballast is what -ballast-kb keeps live: a list of small objects with
+// pointers, like the descriptors protobuf builds in its package inits
+// (about 500 kB more live heap in `wirebench serve` than here).
+var ballast *ballastNode
+
+type ballastNode struct {
+	next *ballastNode
+	s    string
+	p    [4]*int
+	_    [16]byte // 80 bytes a node, as a descriptor's small structs
+}
+
+func keepBallast(kb int) {
+	for i := range kb * 1024 / 80 {
+		x := i
+		ballast = &ballastNode{next: ballast, s: fmt.Sprint(i), p: [4]*int{&x}}
+	}
 }
