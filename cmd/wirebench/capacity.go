@@ -139,7 +139,7 @@ func runCapacity(ctx context.Context, env *cliEnv, args []string) error {
 	res.Scenario, res.Config = m.Config.Scenario, m.Config
 	res.Config.Args = args
 	redactConfig(&res.Config)
-	res.Link = f.lf.link.runResult(env.stderr)
+	res.Link = f.lf.link.runResult(env.stderr, res.End.Sub(res.Start))
 	if err := results.WriteCapacitySummary(summaryWriter(env, f.out), res); err != nil {
 		return err
 	}

@@ -90,9 +90,10 @@ func runLink(ctx context.Context, env *cliEnv, args []string) error {
 // linkResultEnv carries the link (spec and calibration, JSON) to the
 // process re-executed on its far side, which records it in its result.
 // linkRelayEnv names that process's descriptor of a socket to the one
-// that runs the relay, which answers each "relay" line on it with the
-// relay's figures over the run so far (results.LinkRelay, a JSON line):
-// the far side writes them into its result, as a study's trials hold them.
+// that runs the relay, which answers each "relay WALL" line on it (WALL:
+// how long the run took, ns) with the relay's figures over the run so
+// far (results.LinkRelay, a JSON line): the far side writes them into
+// its result, as a study's trials hold them.
 const (
 	linkResultEnv = "WIREBENCH_LINK_RESULT"
 	linkRelayEnv  = "WIREBENCH_LINK_RELAY_FD"
@@ -155,6 +156,7 @@ func (f *linkFlags) inside() (bool, error) {
 		return false, fmt.Errorf("$%s: %v", linkResultEnv, err)
 	}
 	if v := os.Getenv(linkRelayEnv); v != "" {
+		os.Unsetenv(linkRelayEnv) // descriptor 3 of what this process starts is another file
 		fd, err := strconv.Atoi(v)
 		if err != nil || fd < 3 {
 			return false, fmt.Errorf("$%s=%q: want a file descriptor", linkRelayEnv, v)
@@ -171,16 +173,16 @@ func (f *linkFlags) inside() (bool, error) {
 	return true, nil
 }
 
-// runResult is the link for a run's result: on the far side, with the
-// relay's figures over the run so far, asked of the process that runs
-// the relay; nil without --link. Without those figures (a process
-// started by hand with the environment, a relay gone) it says so on w
-// and records the link without them.
-func (f *linkFlags) runResult(w io.Writer) *results.Link {
+// runResult is the link for the result of a run that took wall: on the
+// far side, with the relay's figures over the run so far, asked of the
+// process that runs the relay; nil without --link. Without those
+// figures (a process started by hand with the environment, a relay
+// gone) it says so on w and records the link without them.
+func (f *linkFlags) runResult(w io.Writer, wall time.Duration) *results.Link {
 	if f.result == nil || f.relay == nil {
 		return f.result
 	}
-	r, err := askRelay(f.relay)
+	r, err := askRelay(f.relay, wall)
 	if err != nil {
 		fmt.Fprintf(w, "link: the relay's figures for the run: %v; the result has none\n", err)
 		return f.result
@@ -190,11 +192,12 @@ func (f *linkFlags) runResult(w io.Writer) *results.Link {
 	return &l
 }
 
-// askRelay asks the process that runs the relay for its figures.
-func askRelay(c net.Conn) (*results.LinkRelay, error) {
+// askRelay asks the process that runs the relay for its figures over a
+// run that took wall.
+func askRelay(c net.Conn, wall time.Duration) (*results.LinkRelay, error) {
 	// A guard, not a measurement: the answer is a read of counters.
 	c.SetDeadline(time.Now().Add(30 * time.Second))
-	if _, err := io.WriteString(c, "relay\n"); err != nil {
+	if _, err := fmt.Fprintf(c, "relay %d\n", wall); err != nil {
 		return nil, err
 	}
 	line, err := bufio.NewReader(c).ReadBytes('\n')
@@ -208,22 +211,28 @@ func askRelay(c net.Conn) (*results.LinkRelay, error) {
 	return &r, nil
 }
 
-// serveRelay answers each "relay" line read from c with figures() as a
-// JSON line, until c ends; asked is set once it has answered.
-func serveRelay(c io.ReadWriter, figures func() *results.LinkRelay, asked *atomic.Bool) {
+// serveRelay answers each "relay WALL" line read from c with
+// figures(WALL) as a JSON line, until c ends; asked is set once it has
+// answered.
+func serveRelay(c io.ReadWriter, figures func(wall time.Duration) *results.LinkRelay, asked *atomic.Bool) {
 	sc := bufio.NewScanner(c)
 	for sc.Scan() {
-		if sc.Text() != "relay" {
+		v, ok := strings.CutPrefix(sc.Text(), "relay ")
+		wall, err := strconv.ParseInt(v, 10, 64)
+		if !ok || err != nil {
 			return
 		}
-		b, err := json.Marshal(figures())
+		b, err := json.Marshal(figures(time.Duration(wall)))
 		if err != nil {
 			return
 		}
+		// Set before the answer, which the far side may print and exit
+		// on before this goroutine runs again.
+		asked.Store(true)
 		if _, err := c.Write(append(b, '\n')); err != nil {
+			asked.Store(false) // it did not get them: they are printed here
 			return
 		}
-		asked.Store(true)
 	}
 }
 
@@ -397,7 +406,16 @@ func (f *linkFlags) runCommand(ctx context.Context, env *cliEnv, l *link.Link, c
 	}
 	var asked atomic.Bool
 	if relay != nil {
-		go serveRelay(relay, func() *results.LinkRelay { return l.Stats().Since(st0).Result(l.Spec, time.Since(t0)) }, &asked)
+		// The relay's share of a CPU is taken over the run's own time
+		// when it says one: a run that waited for --start-at or sat in
+		// a long set-up had an idle relay meanwhile, which would hide
+		// a busy one.
+		go serveRelay(relay, func(wall time.Duration) *results.LinkRelay {
+			if wall <= 0 {
+				wall = time.Since(t0)
+			}
+			return l.Stats().Since(st0).Result(l.Spec, min(wall, time.Since(t0)))
+		}, &asked)
 	}
 	stop := context.AfterFunc(ctx, func() {
 		// A terminal's Ctrl-C reaches the command itself when it shares

@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -718,4 +719,33 @@ func waitOrKill(cmd *exec.Cmd, d time.Duration) bool {
 		<-done
 		return false
 	}
+}
+
+// TestRelayFiguresAsked: the far side asks for the relay's figures with
+// its run's time, and gets them back as the process running the relay
+// made them for that time; a line that is no request ends the exchange.
+func TestRelayFiguresAsked(t *testing.T) {
+	t.Parallel()
+	far, near := net.Pipe()
+	defer far.Close()
+	var asked atomic.Bool
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		serveRelay(near, func(wall time.Duration) *results.LinkRelay {
+			return &results.LinkRelay{UpPackets: 7, CPUPerPacket: wall / 1000, Limited: "wall " + wall.String()}
+		}, &asked)
+		near.Close()
+	}()
+	r, err := askRelay(far, 3*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.UpPackets != 7 || r.CPUPerPacket != 3*time.Millisecond || r.Limited != "wall 3s" || !asked.Load() {
+		t.Errorf("got %+v (asked %v); want the figures made for the run's 3 s", r, asked.Load())
+	}
+	if _, err := io.WriteString(far, "stats\n"); err != nil {
+		t.Fatal(err)
+	}
+	<-done // not a request: serving ends
 }

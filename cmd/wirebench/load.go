@@ -142,7 +142,7 @@ func (f *loadFlags) run(ctx context.Context, env *cliEnv, fs *pflag.FlagSet, arg
 	res.Config.Args = args
 	redactConfig(&res.Config)
 	res.Config.Thresholds = f.Thresholds // wirebench merge evaluates them on the merged result
-	res.Link = f.link.runResult(env.stderr)
+	res.Link = f.link.runResult(env.stderr, res.Elapsed())
 	finishExport(ctx, exp, res, env.stderr)
 	sum := summaryWriter(env, f.Out)
 	var text report.LoadText

@@ -93,7 +93,7 @@ func (f *loadFlags) speedSearch(ctx context.Context, env *cliEnv, fs *pflag.Flag
 		}
 		return err
 	}
-	res.Config.Args, res.Link = args, f.link.runResult(env.stderr)
+	res.Config.Args, res.Link = args, f.link.runResult(env.stderr, res.End.Sub(res.Start))
 	redactConfig(&res.Config)
 	sum := summaryWriter(env, out)
 	if err := results.WriteCapacitySummary(sum, res); err != nil {
