@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -22,6 +23,10 @@ type Link struct {
 	// a report can say whether the emulator limited the run. Nil in a
 	// study's Links (each trial has its own) and in files before it.
 	Relay *LinkRelay `json:"relay,omitempty"`
+	// Segments, in a merge of runs across one link (wirebench merge), are
+	// each run's own calibration and relay figures; the merge then has no
+	// Calibration, and its Relay sums theirs (linkmerge.go).
+	Segments []LinkSegment `json:"segments,omitempty"`
 }
 
 // LinkCalibration is the link actually obtained, measured through it
@@ -64,7 +69,8 @@ type LinkCalibration struct {
 	Off string `json:"off,omitempty"`
 }
 
-// WriteLinkSummary prints the link, requested beside measured.
+// WriteLinkSummary prints the link, requested beside measured; a
+// merge's, each segment's link and then the relay's sums.
 func WriteLinkSummary(w io.Writer, l *Link) {
 	if l == nil {
 		return
@@ -74,37 +80,57 @@ func WriteLinkSummary(w io.Writer, l *Link) {
 		name = l.Preset + " (" + l.Effective + ")"
 	}
 	fmt.Fprintf(w, "\n  link: %s\n", name)
-	if c := l.Calibration; c != nil {
-		writeCalibration(w, c)
-	} else {
-		fmt.Fprintln(w, "    not calibrated")
+	if len(l.Segments) == 0 {
+		writeCalibration(w, "    ", l.Calibration)
+		writeRelay(w, "    the run  ", l.Relay)
+		return
 	}
-	if r := l.Relay; r != nil {
-		fmt.Fprintf(w, "    the run   up %d packets, %s (%d lost, %d queue drops), down %d, %s (%d lost, %d queue drops); %d dropped by the kernel before the relay read them; relay %v CPU per packet, sent %v late on average\n",
-			r.UpPackets, fmtBytes(r.UpBytes), r.UpLost, r.UpQueueDrops, r.DownPackets, fmtBytes(r.DownBytes), r.DownLost, r.DownQueueDrops, r.KernelDrops,
-			r.CPUPerPacket.Round(100*time.Nanosecond), r.Late.Round(time.Microsecond))
-		if warn := r.Warning(); warn != "" {
-			fmt.Fprintf(w, "    WARNING: %s\n", warn)
-		}
+	fmt.Fprintf(w, "    merged from %d runs, each across a link of its own to this spec:\n", len(l.Segments))
+	for _, s := range l.Segments {
+		fmt.Fprintf(w, "    segment %s\n", s.Segment)
+		writeCalibration(w, "      ", s.Calibration)
+		writeRelay(w, "      the run  ", s.Relay)
+	}
+	if l.Relay != nil {
+		writeRelay(w, "    all runs ", l.Relay)
+	} else {
+		fmt.Fprintln(w, "    all runs  no sum of the relays' figures: a segment has none")
 	}
 }
 
-func writeCalibration(w io.Writer, c *LinkCalibration) {
-	fmt.Fprintf(w, "    RTT       set %v, measured %v UDP, %v TCP (median %v, %v)\n",
+// writeRelay prints what a relay did over a run, after label.
+func writeRelay(w io.Writer, label string, r *LinkRelay) {
+	if r == nil {
+		return
+	}
+	fmt.Fprintf(w, "%s up %d packets, %s (%d lost, %d queue drops), down %d, %s (%d lost, %d queue drops); %d dropped by the kernel before the relay read them; relay %v CPU per packet, sent %v late on average\n",
+		label, r.UpPackets, fmtBytes(r.UpBytes), r.UpLost, r.UpQueueDrops, r.DownPackets, fmtBytes(r.DownBytes), r.DownLost, r.DownQueueDrops, r.KernelDrops,
+		r.CPUPerPacket.Round(100*time.Nanosecond), r.Late.Round(time.Microsecond))
+	if warn := r.Warning(); warn != "" {
+		fmt.Fprintf(w, "%sWARNING: %s\n", label[:len(label)-len(strings.TrimLeft(label, " "))], warn)
+	}
+}
+
+func writeCalibration(w io.Writer, in string, c *LinkCalibration) {
+	if c == nil {
+		fmt.Fprintln(w, in+"not calibrated")
+		return
+	}
+	fmt.Fprintf(w, in+"RTT       set %v, measured %v UDP, %v TCP (median %v, %v)\n",
 		c.RTTExpected.Round(10*time.Microsecond), c.RTTUDP.Round(10*time.Microsecond), c.RTTTCP.Round(10*time.Microsecond),
 		c.RTTUDPMedian.Round(10*time.Microsecond), c.RTTTCPMedian.Round(10*time.Microsecond))
 	if c.UpGoodput > 0 || c.DownGoodput > 0 {
-		fmt.Fprintf(w, "    up        set %s, measured %s on the wire, TCP goodput %s\n", FormatBitRate(float64(c.UpRate)), FormatBitRate(c.UpWire), FormatBitRate(c.UpGoodput))
-		fmt.Fprintf(w, "    down      set %s, measured %s on the wire, TCP goodput %s\n", FormatBitRate(float64(c.DownRate)), FormatBitRate(c.DownWire), FormatBitRate(c.DownGoodput))
-		fmt.Fprintln(w, "              (wire: a UDP flood above a set rate, else the TCP transfer's IP bytes)")
+		fmt.Fprintf(w, in+"up        set %s, measured %s on the wire, TCP goodput %s\n", FormatBitRate(float64(c.UpRate)), FormatBitRate(c.UpWire), FormatBitRate(c.UpGoodput))
+		fmt.Fprintf(w, in+"down      set %s, measured %s on the wire, TCP goodput %s\n", FormatBitRate(float64(c.DownRate)), FormatBitRate(c.DownWire), FormatBitRate(c.DownGoodput))
+		fmt.Fprintln(w, in+"          (wire: a UDP flood above a set rate, else the TCP transfer's IP bytes)")
 	}
 	if c.LossPackets > 0 {
-		fmt.Fprintf(w, "    loss      set %s, measured %s up, %s down (%d UDP datagrams each way)\n",
+		fmt.Fprintf(w, in+"loss      set %s, measured %s up, %s down (%d UDP datagrams each way)\n",
 			pctStr(c.LossSet), pctStr(c.LossUp), pctStr(c.LossDown), c.LossPackets)
 	}
-	fmt.Fprintf(w, "    relay     %v CPU per packet, packets sent %v late on average\n", c.CPUPerPacket.Round(100*time.Nanosecond), c.Late.Round(time.Microsecond))
+	fmt.Fprintf(w, in+"relay     %v CPU per packet, packets sent %v late on average\n", c.CPUPerPacket.Round(100*time.Nanosecond), c.Late.Round(time.Microsecond))
 	if c.Off != "" {
-		fmt.Fprintf(w, "    OFF SPEC: %s\n", c.Off)
+		fmt.Fprintf(w, in+"OFF SPEC: %s\n", c.Off)
 	}
 }
 

@@ -11,9 +11,14 @@ import (
 // the same scenario) into one: counts add, histograms merge exactly, the
 // run spans the earliest start to the latest end, CPU times add up.
 // Options and Env are the first result's, with the segment cleared.
+// Results run across different links (or some on loopback) are refused;
+// those across one keep it, with each one's calibration (mergeLink).
 func Merge(rs ...*Load) (*Load, error) {
 	if len(rs) == 0 {
 		return nil, fmt.Errorf("%w: nothing to merge", ErrLoad)
+	}
+	if err := checkLinks(anonymous(rs)); err != nil {
+		return nil, err
 	}
 	first := rs[0]
 	m := &Load{
@@ -108,7 +113,9 @@ func Merge(rs ...*Load) (*Load, error) {
 	m.Layers = mergeLayers(rs)
 	m.KV = mergeKV(rs)
 	m.Causes = FailureCauses(m.Failures)
-	m.Warnings = Diagnose(m)
+	var linkWarns []string
+	m.Link, linkWarns = mergeLink(rs)
+	m.Warnings = append(Diagnose(m), linkWarns...)
 	return m, nil
 }
 

@@ -39,6 +39,9 @@ func MergeInputs(ctx context.Context, stdin io.Reader, inputs []string, o MergeO
 	if err != nil {
 		return nil, nil, nil, err
 	}
+	if err := checkLinks(parts); err != nil { // Merge's check, naming the inputs
+		return nil, nil, nil, err
+	}
 	rs := make([]*Load, len(parts))
 	var stop *Stop
 	for i, p := range parts {
