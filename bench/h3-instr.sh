@@ -15,7 +15,12 @@
 #           ours: /metrics; differenced the same way).
 #   client: `h3bare load -n` and `wirebench load --transport h3 -k -n`
 #           (default, and --no-layers) under cachegrind, against one bare
-#           server (not under valgrind).
+#           server (not under valgrind); and `h3bare load -trace`
+#           ("baretrace"): the bare client with the trace our default
+#           bytes-by-layer split puts on each connection (http3's frame
+#           events counted, quic-go's packet events off), so that
+#           ours/baretrace judges the split's implementation against what
+#           the same events cost a bare quic-go client.
 # It counts what the program's own code, quic-go and the Go runtime
 # execute (the GC included), not the kernel's work (system calls, the UDP
 # stack) nor cycles lost to cache misses: it ranks user-space work per
@@ -118,9 +123,11 @@ server_run() {
 client_run() {
   local kind=$1 n=$2 cg="$tmp/client-$1.$2.cg"
   case $kind in
-  bare)
-    vg "$cg" "$BIN/h3bare" load -c "$C" -conns "$CONNS" -n "$n" "https://$h3/users/1" > "$tmp/cout" 2> "$tmp/cerr"
-    grep -q "^requests $n errors 0 " "$tmp/cout" || { echo "client bare: $(cat "$tmp/cout" "$tmp/cerr")" >&2; exit 1; } ;;
+  bare | baretrace)
+    local trace=()
+    [ "$kind" = baretrace ] && trace=(-trace)
+    vg "$cg" "$BIN/h3bare" load -c "$C" -conns "$CONNS" -n "$n" "${trace[@]}" "https://$h3/users/1" > "$tmp/cout" 2> "$tmp/cerr"
+    grep -q "^requests $n errors 0 " "$tmp/cout" || { echo "client $kind: $(cat "$tmp/cout" "$tmp/cerr")" >&2; exit 1; } ;;
   *)
     local flags=()
     [ "$kind" = nolayers ] && flags=(--no-layers)
@@ -164,7 +171,7 @@ for rep in $(seq "$REPS"); do
       done
     else
       start bare
-      for k in bare ours nolayers; do
+      for k in bare ours nolayers baretrace; do
         client_run "$k" "$n1"
         client_run "$k" "$n2"
         perreq client "$k"
@@ -184,8 +191,8 @@ awk '{ p = $1; k = $2; s[p, k] += $3; c[p, k]++; a[p, k] += $4; ks[p, k] = 1; ps
       b = s[p, "bare"] / c[p, "bare"]
       printf "%s instructions per request: bare %.0f", p, b
       if (c[p, "bare"] > 1) printf " (reps %.0f-%.0f)", r[p, "bare", "lo"], r[p, "bare", "hi"]
-      split("ours nolayers", others, " ")
-      for (o = 1; o <= 2; o++) {
+      split("ours nolayers baretrace", others, " ")
+      for (o = 1; o <= 3; o++) {
         k = others[o]
         if (!((p, k) in ks)) continue
         printf "; %s %.0f", k, s[p, k] / c[p, k]
@@ -193,6 +200,7 @@ awk '{ p = $1; k = $2; s[p, k] += $3; c[p, k]++; a[p, k] += $4; ks[p, k] = 1; ps
         printf ", %s/bare %.3f", k, s[p, k] / c[p, k] / b
         if ((p, k) in d1 && d1[p, "bare"] > 0) printf " (misses: I1 %.2f, D1 %.2f of bare'"'"'s)", i1[p, k] / i1[p, "bare"], d1[p, k] / d1[p, "bare"]
       }
+      if (p == "client" && (p, "baretrace") in ks) printf "; ours/baretrace %.3f", (s[p, "ours"] / c[p, "ours"]) / (s[p, "baretrace"] / c[p, "baretrace"])
       if (p == "server") printf "; allocations per request bare %.1f, ours %.1f, ours/bare %.3f", a[p, "bare"] / c[p, "bare"], a[p, "ours"] / c[p, "ours"], a[p, "ours"] / a[p, "bare"]
       printf "\n"
     }

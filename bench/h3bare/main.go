@@ -18,7 +18,7 @@
 // request as it does from our server's /metrics, and a line "gc-scan
 // globals G heap H stack S cycles C" (gcScan).
 //
-//	h3bare load [-c 50] [-conns 4] [-d 5s | -n N] [-cpuprofile FILE] URL
+//	h3bare load [-c 50] [-conns 4] [-d 5s | -n N] [-trace] [-cpuprofile FILE] URL
 //
 // runs -c goroutines, each a loop of GET URL, read the body to its end,
 // close it; goroutine i on connection i mod -conns, one http3.Transport
@@ -27,7 +27,13 @@
 // mallocs M" at the end (the requests answered 200 within -d). With -n the
 // loops send N requests in all, however long they take, as `wirebench
 // load -n` does (bench/h3-instr.sh counts instructions per request over a
-// fixed count, under valgrind, where a duration would buy few).
+// fixed count, under valgrind, where a duration would buy few). With
+// -trace each connection carries a trace like `wirebench load`'s
+// bytes-by-layer split by default (load/h3): quic-go's connection gets no
+// recorder, http3 gets one that counts its frame events, and the line ends
+// with what they counted ("frames F/F qpack Q/Q body B/B", in/out): the
+// price of those events in a bare client, the yardstick of the split's
+// own implementation (bench/h3-instr.sh's "baretrace").
 package main
 
 import (
@@ -55,6 +61,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/quic-go/quic-go"
 	"github.com/quic-go/quic-go/http3"
 
 	"github.com/wirebench/wirebench/api"
@@ -94,6 +101,7 @@ func main() {
 		conns := fs.Int("conns", 4, "QUIC connections")
 		d := fs.Duration("d", 5*time.Second, "duration")
 		n := fs.Int64("n", 0, "requests in all (0: as many as -d allows); -d is then ignored")
+		trace := fs.Bool("trace", false, "count http3's frame events, as wirebench load's bytes-by-layer split does")
 		prof := fs.String("cpuprofile", "", "write a CPU profile of the run to `file`, as `wirebench load --cpuprofile`")
 		_ = fs.Parse(os.Args[2:])
 		if fs.NArg() != 1 || *c < 1 || *conns < 1 || *n < 0 {
@@ -110,9 +118,17 @@ func main() {
 			}
 			defer func() { pprof.StopCPUProfile(); f.Close() }()
 		}
-		var ok, bad, m int64
-		ok, bad, m = load(fs.Arg(0), *c, *conns, *d, *n)
-		fmt.Printf("requests %d errors %d mallocs %d\n", ok, bad, m)
+		var fc *frameCount
+		if *trace {
+			fc = new(frameCount)
+		}
+		ok, bad, m := load(fs.Arg(0), *c, *conns, *d, *n, fc)
+		fmt.Printf("requests %d errors %d mallocs %d", ok, bad, m)
+		if fc != nil {
+			fmt.Printf(" frames %d/%d qpack %d/%d body %d/%d", fc.in.frames.Load(), fc.out.frames.Load(),
+				fc.in.qpack.Load(), fc.out.qpack.Load(), fc.in.body.Load(), fc.out.body.Load())
+		}
+		fmt.Println()
 	default:
 		usage()
 	}
@@ -222,13 +238,17 @@ func newServer(list []api.User, cert tls.Certificate) *http3.Server {
 
 // load runs the request loops for d, or for n requests in all when n > 0:
 // the requests answered 200, the others, and the process's allocations
-// meanwhile.
-func load(url string, c, conns int, d time.Duration, n int64) (ok, bad, allocs int64) {
+// meanwhile. With fc, every connection's http3 frame events are counted
+// into it.
+func load(url string, c, conns int, d time.Duration, n int64, fc *frameCount) (ok, bad, allocs int64) {
 	trs := make([]*http3.Transport, conns)
 	for i := range trs {
 		// No "Accept-Encoding: gzip" (as load sends none): the reference
 		// server would compress its reply, the bare one not.
 		trs[i] = &http3.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}, DisableCompression: true}
+		if fc != nil {
+			trs[i].QUICConfig = &quic.Config{Tracer: fc.tracer}
+		}
 	}
 	defer func() {
 		for _, t := range trs {

@@ -49,14 +49,28 @@ func TestBarePair(t *testing.T) {
 		t.Fatalf("body %q", body)
 	}
 
-	ok, bad, _ := load(url, 4, 2, 300*time.Millisecond, 0)
+	ok, bad, _ := load(url, 4, 2, 300*time.Millisecond, 0, nil)
 	if ok == 0 || bad != 0 {
 		t.Fatalf("requests %d, errors %d", ok, bad)
 	}
 	// -n: exactly that many, spread over the loops, whatever -d says.
-	ok, bad, _ = load(url, 4, 2, time.Nanosecond, 37)
+	ok, bad, _ = load(url, 4, 2, time.Nanosecond, 37, nil)
 	if ok != 37 || bad != 0 {
 		t.Fatalf("-n 37: requests %d, errors %d", ok, bad)
+	}
+	// -trace: http3's frame events reach the count: every reply's body
+	// in DATA payloads, a header block each way per request, no body
+	// sent, and at least a HEADERS and a DATA frame header per reply.
+	var fc frameCount
+	ok, bad, _ = load(url, 4, 2, time.Nanosecond, 37, &fc)
+	if ok != 37 || bad != 0 {
+		t.Fatalf("-trace: requests %d, errors %d", ok, bad)
+	}
+	if got, want := fc.in.body.Load(), int64(37*len(body)); got != want {
+		t.Errorf("-trace: body in %d, want %d", got, want)
+	}
+	if fc.out.body.Load() != 0 || fc.in.qpack.Load() < 37 || fc.out.qpack.Load() < 37 || fc.in.frames.Load() < 37*4 {
+		t.Errorf("-trace: body out %d, QPACK in %d out %d, frames in %d", fc.out.body.Load(), fc.in.qpack.Load(), fc.out.qpack.Load(), fc.in.frames.Load())
 	}
 }
 
