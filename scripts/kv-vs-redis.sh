@@ -10,7 +10,9 @@
 # before/after in one run), TESTS ("set get").
 # Ends with each pair's ratio per round (ours/redis, base/redis: rate and
 # server CPU per request) and their median and range: quote those, from one
-# run, as the machine is shared.
+# run, as the machine is shared. Each test's line also has the client's CPU
+# per request and how busy it was: at -P 1 on a 2-CPU VM redis-benchmark's
+# one thread, not the server, sets the rate (busy 0.97-0.98, docs/kv.md).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 N=${N:-200000} C=${C:-50} P=${P:-1} ENGINE=${ENGINE:-} MODES=${MODES:-"none everysec always"} ROUNDS=${ROUNDS:-1}
@@ -19,16 +21,28 @@ WB=${WB:-$(mktemp -d)/wirebench}
 [ -x "$WB" ] || go build -o "$WB" ./cmd/wirebench
 tmp=$(mktemp -d)
 trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$tmp"' EXIT
-# ticks: CPU time (user+system, in clock ticks) a process has used.
-ticks() { awk '{print $14+$15}' "/proc/$1/stat"; }
-bench() { # port label pid: one line per test, with the server's CPU per request
+# cpuns: CPU time (ns) a server's threads have run (schedstat: exact, where
+# /proc/PID/stat's clock ticks of 10 ms were 5% of a 30,000-request run).
+cpuns() { cat /proc/"$1"/task/*/schedstat 2>/dev/null | awk '{s += $1} END {printf "%d", s}'; }
+# timed OUT CMD...: runs CMD, writing its CPU time and wall time (both in
+# us, from getrusage and the clock) to OUT.
+timed() {
+  python3 -c 'import resource, subprocess, sys, time
+t = time.monotonic(); rc = subprocess.call(sys.argv[2:]); w = time.monotonic() - t
+r = resource.getrusage(resource.RUSAGE_CHILDREN)
+open(sys.argv[1], "w").write("%d %d\n" % ((r.ru_utime + r.ru_stime) * 1e6, w * 1e6)); sys.exit(rc)' "$@"
+}
+# bench port label pid: one line per test, with the server's CPU per
+# request and the client's (redis-benchmark's, and the share of its run
+# it was on the CPU: near 1, the client bounds the rate, not the server).
+bench() {
   for t in $TESTS; do
     local t0 r t1
-    t0=$(ticks "$3")
-    r=$(timeout 300 taskset -c 0 redis-benchmark -p "$1" -c "$C" -d 128 -r 10000 -n "$N" -P "$P" -t $t -q 2>/dev/null |
+    t0=$(cpuns "$3")
+    r=$(timed "$tmp/client" timeout 300 taskset -c 0 redis-benchmark -p "$1" -c "$C" -d 128 -r 10000 -n "$N" -P "$P" -t $t -q 2>/dev/null |
       tr '\r' '\n' | grep -E '^(SET|GET): [0-9.]+ requests')
-    t1=$(ticks "$3")
-    echo "$2 $r; server CPU $(awk -v d=$((t1 - t0)) -v n="$N" -v hz="$(getconf CLK_TCK)" 'BEGIN{printf "%.2f", d/hz*1e6/n}') us/request" |
+    t1=$(cpuns "$3")
+    echo "$2 $r; server CPU $(awk -v d=$((t1 - t0)) -v n="$N" 'BEGIN{printf "%.2f", d/1e3/n}') us/request; client $(awk -v n="$N" '{printf "%.2f us/request, busy %.2f", $1/n, $1/$2}' "$tmp/client")" |
       tee -a "$tmp/results"
   done
 }
@@ -76,12 +90,13 @@ awk '
   { split($1, a, "/"); srv = a[1]; key = a[2] " " $2; sub(":", "", key)
     rate[srv, key, ++n[srv, key]] = $3
     for (i = 1; i <= NF; i++) if ($i == "CPU") cpu[srv, key, n[srv, key]] = $(i + 1)
+    for (i = 1; i <= NF; i++) if ($i == "busy") busy[srv, key, n[srv, key]] = $(i + 1)
     keys[key] = 1 }
   function report(what, srv, key,   k, i, r, c, m) {
     m = n[srv, key]; if (m == 0 || n["redis", key] < m) return
     r = ""; c = ""
-    for (i = 1; i <= m; i++) { rr[i] = rate[srv, key, i] / rate["redis", key, i]; cc[i] = cpu[srv, key, i] / cpu["redis", key, i] }
-    printf "# %s/redis %s: rate %s; CPU per request %s\n", srv, key, summary(rr, m), summary(cc, m)
+    for (i = 1; i <= m; i++) { rr[i] = rate[srv, key, i] / rate["redis", key, i]; cc[i] = cpu[srv, key, i] / cpu["redis", key, i]; bo[i] = busy[srv, key, i]; br[i] = busy["redis", key, i] }
+    printf "# %s/redis %s: rate %s; CPU per request %s; client busy with %s %s, with redis %s\n", srv, key, summary(rr, m), summary(cc, m), srv, summary(bo, m), summary(br, m)
   }
   function summary(v, m,   i, j, t, s) {
     for (i = 1; i <= m; i++) for (j = i + 1; j <= m; j++) if (v[j] < v[i]) { t = v[i]; v[i] = v[j]; v[j] = t }
