@@ -24,7 +24,11 @@
 # range beside them, not the absolute figures.
 #
 # LOAD_FLAGS are extra `wirebench load` flags for our client (--no-layers: without
-# the bytes-by-layer split, i.e. without quic-go's trace events).
+# the bytes-by-layer split, i.e. without quic-go's trace events), BARE_LOAD_FLAGS
+# extra `h3bare load` flags for the client part's bare client (-trace: the
+# bare client carrying the trace our default split puts on a connection, so
+# that ours/bare judges the split's implementation against what the same
+# events cost quic-go; the server part's driving client gets none).
 # With PAIRED=1 the client part runs the two clients at the same time, both
 # on CLIENT_CPU (each gets about half of it), against the one bare server:
 # background load then hits both within the same seconds, and on a busy
@@ -36,7 +40,7 @@
 # CPU time on a shared machine moves ±10-30% between rounds; for a ratio
 # of a few per cent, bench/h3-instr.sh counts instructions per request
 # under valgrind (the same pair, the same client), which holds still.
-# usage: [C=50] [CONNS=4] [PARTS="server client"] [CADDY=1] [PAIRED=1] [LOAD_FLAGS=...] bench/h3-cpu.sh [seconds=5] [rounds=3]
+# usage: [C=50] [CONNS=4] [PARTS="server client"] [CADDY=1] [PAIRED=1] [LOAD_FLAGS=...] [BARE_LOAD_FLAGS=...] bench/h3-cpu.sh [seconds=5] [rounds=3]
 # needs: taskset, /usr/bin/time, curl; 2 CPUs or more. On a shared
 # machine: flock /tmp/wirebench-load.lock bench/h3-cpu.sh
 set -euo pipefail
@@ -132,7 +136,8 @@ server() {
 client() {
   local kind=$1 n u s
   if [ "$kind" = bare ]; then
-    /usr/bin/time -f '%U %S' -o "$tmp/t.$kind" taskset -c "$client_cpu" "$BIN/h3bare" load -c "$C" -conns "$CONNS" -d "${secs}s" "https://$h3/users/1" > "$tmp/cout.$kind"
+    # shellcheck disable=SC2086 # BARE_LOAD_FLAGS: extra `h3bare load` flags (-trace)
+    /usr/bin/time -f '%U %S' -o "$tmp/t.$kind" taskset -c "$client_cpu" "$BIN/h3bare" load -c "$C" -conns "$CONNS" -d "${secs}s" ${BARE_LOAD_FLAGS:-} "https://$h3/users/1" > "$tmp/cout.$kind"
     n=$(awk '{print $2}' "$tmp/cout.$kind")
     [ "$(awk '{print $4}' "$tmp/cout.$kind")" = 0 ] || { echo "client bare: $(cat "$tmp/cout.$kind")" >&2; exit 1; }
   else
@@ -152,7 +157,7 @@ if [ -n "${CADDY:-}" ]; then
   curl -fsS "http://$http/users/1" > "$tmp/body"
   stop
 fi
-echo "# $(date -u +%FT%TZ) $(lscpu | sed -n 's/^Model name: *//p' | head -1), $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg); server on CPU $server_cpu, client on CPU $client_cpu; -c $C, $CONNS connections, ${secs}s x $rounds rounds${PAIRED:+, clients paired}; $(git rev-parse --short HEAD)$(git diff --quiet || echo +dirty)"
+echo "# $(date -u +%FT%TZ) $(lscpu | sed -n 's/^Model name: *//p' | head -1), $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg); server on CPU $server_cpu, client on CPU $client_cpu; -c $C, $CONNS connections, ${secs}s x $rounds rounds${PAIRED:+, clients paired}${LOAD_FLAGS:+, ours with $LOAD_FLAGS}${BARE_LOAD_FLAGS:+, bare with $BARE_LOAD_FLAGS}; $(git rev-parse --short HEAD)$(git diff --quiet || echo +dirty)"
 for round in $(seq "$rounds"); do
   for part in $PARTS; do
     if [ "$part" = client ]; then start bare; fi
