@@ -28,7 +28,9 @@ a directory (its *.json and *.jsonl files), or - for standard input
 (load --out - of every segment, one JSON line each).
 The inputs must be exactly the segments of one test: same scenario,
 configuration and options, every segment i/n once (--unchecked merges any
-results of one scenario). The thresholds the segments were run with, and
+results of one scenario). Inputs run with --link must all be across the
+same link (none on loopback): the merge keeps each one's calibration and
+sums their relays' figures. The thresholds the segments were run with, and
 any --threshold, are evaluated on the merged result.
 Exit status: 0 ok, 1 unreadable or not one test, 2 bad usage, 99 a
 threshold failed (the merged result is written all the same).`
