@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# instr.sh N1 N2 NAME=BINDIR[:flags] ... : client instructions per request under cachegrind, against one bare server
+# instr.sh N1 N2 NAME=BINDIR[:flags] ... (bare*: BINDIR/h3bare load; baretrace: with H3BARE_TRACE=1, a scratch h3bare whose transports carry a trace like load/h3's default split; others: BINDIR/wirebench load) : client instructions per request under cachegrind, against one bare server
 set -euo pipefail
 n1=$1 n2=$2; shift 2
 tmp=$(mktemp -d)
@@ -11,8 +11,9 @@ echo "# $(date -u +%FT%TZ) load $(cut -d' ' -f1-3 /proc/loadavg) N1 $n1 N2 $n2"
 for spec in "$@"; do
   name=${spec%%=*}; rest=${spec#*=}; bin=${rest%%:*}; flags=""; [[ $rest == *:* ]] && flags=${rest#*:}
   for n in $n1 $n2; do
-    if [ "$name" = bare ]; then
-      taskset -c 0 valgrind --tool=cachegrind --cache-sim=no --cachegrind-out-file=$tmp/$name.$n.cg $bin/h3bare load -c 50 -conns 4 -n $n https://$h3/users/1 > $tmp/cout 2>$tmp/cerr
+    if [[ $name == bare* ]]; then
+      tr=; [ "$name" = baretrace ] && tr=1
+      H3BARE_TRACE=$tr taskset -c 0 valgrind --tool=cachegrind --cache-sim=no --cachegrind-out-file=$tmp/$name.$n.cg $bin/h3bare load -c 50 -conns 4 -n $n https://$h3/users/1 > $tmp/cout 2>$tmp/cerr
       grep -q "^requests $n errors 0 " $tmp/cout || { echo "bad: $(cat $tmp/cout)"; exit 1; }
     else
       taskset -c 0 valgrind --tool=cachegrind --cache-sim=no --cachegrind-out-file=$tmp/$name.$n.cg $bin/wirebench load -q --transport h3 -k -c 50 --conns 4 -n $n $flags https://$h3/users/1 > $tmp/cout 2>$tmp/cerr
