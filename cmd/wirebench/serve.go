@@ -41,7 +41,7 @@ func runServe(ctx context.Context, env *cliEnv, args []string) error {
 	} else if err != nil {
 		return err
 	}
-	atLeastTwoProcs(f.Options.RESPAddr != "")
+	atLeastTwoProcs()
 	if f.CPUProfile != "" {
 		stop, err := startCPUProfile(f.CPUProfile)
 		if err != nil {
@@ -112,7 +112,7 @@ func reportCert(env *cliEnv, srv *server.Server, path string) error {
 }
 
 // atLeastTwoProcs gives the server two Ps on one CPU, unless GOMAXPROCS
-// is set or it serves RESP. A large list's encoding holds its P for tens
+// is set. A large list's encoding holds its P for tens
 // of milliseconds, and with one P nothing else runs meanwhile: the Go
 // scheduler polls the network only when no goroutine is runnable, or
 // every 10 ms (sysmon), and preempts the encoding about as often (an
@@ -124,14 +124,12 @@ func reportCert(env *cliEnv, srv *server.Server, path string) error {
 // went from 25-94x its quiet p99 to 0.8-1.0x (docs/limits.md). A small
 // GET's and a list's throughput over HTTP/1.1 moved within the shared
 // VM's noise, HTTP/3's small GETs were faster (4,336-4,925/s against
-// 3,025-3,258/s). RESP's event loop is the exception: with a second P on
-// its CPU the runtime's hand-offs cost it 0.54 context switches and 0.49
-// epoll waits a request against 0.14 and 0.03, 1.3x the CPU of a SET under
-// appendfsync always (docs/kv.md), and its comparisons are with a
-// single-threaded redis-server; a process serving RESP keeps the runtime's
-// choice.
-func atLeastTwoProcs(resp bool) {
-	if !resp && os.Getenv("GOMAXPROCS") == "" && runtime.GOMAXPROCS(0) < 2 {
+// 3,025-3,258/s). RESP's event loop (one per CPU) waits in epoll_wait
+// itself when a P is spare, and the second P is that spare one: with one
+// P the loop parked in the netpoller instead, its epoll set nested in the
+// runtime's (kv/resp/loop_linux.go, docs/kv.md).
+func atLeastTwoProcs() {
+	if os.Getenv("GOMAXPROCS") == "" && runtime.GOMAXPROCS(0) < 2 {
 		runtime.GOMAXPROCS(2)
 	}
 }

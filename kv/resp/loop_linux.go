@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"runtime"
 	"sync"
 	"syscall"
 	"time"
@@ -35,10 +36,30 @@ const loopEvents = 1024
 // than 20 writes where redis-server's covered 25-30 (docs/kv.md). The
 // loop parks in Go's netpoller on the epoll descriptor itself, so the
 // rest of the process runs while it waits.
+//
+// Where the process has a P to spare (serve gives a server on one CPU
+// two Ps, and starts one loop per CPU), the loop instead waits in
+// epoll_wait itself, as redis-server's thread: one epoll call a pass
+// where parking took two (the netpoller's, then the loop's own) plus the
+// scheduler's park and wake-up, and no epoll set nested in the
+// runtime's. Nesting costs the peer: each request that makes a socket
+// ready runs the runtime set's wake-up callback too, in the sender's
+// system call (a loopback write; +95 ns a write in a socketpair-free
+// microbenchmark of 50 TCP connections, 3,301-3,336 against
+// 3,411-3,451 ns a write and read; docs/kv.md). The spare P is what
+// keeps the blocking wait cheap: the monitor thread (sysmon) takes a P
+// from a system call that outlasts one of its ticks only when no P is
+// idle, or after 10 ms; with one P it took it from waits of tens of
+// microseconds and started another thread, again and again.
 type loop struct {
-	s      *Server
-	epfd   int
-	ep     *os.File // epfd, pollable: the loop waits on it
+	s    *Server
+	epfd int
+	// block: the loop waits in epoll_wait itself (a spare P runs the
+	// rest of the process meanwhile), else it parks in Go's netpoller on
+	// ep. wake (an eventfd in the set) ends a blocking wait at stop.
+	block  bool
+	wake   int
+	ep     *os.File // epfd, pollable: the netpoller waits on it (!block)
 	mu     sync.Mutex
 	conns  map[int32]*loopConn // guarded by mu (accept adds)
 	closed bool                // guarded by mu
@@ -62,8 +83,11 @@ type loopConn struct {
 // startLoops starts n loops (loopCount: one per P, at most one per CPU):
 // a server pinned to one CPU has one loop, as redis-server's one thread.
 func (s *Server) startLoops(n int) error {
+	// A blocking wait holds its P: only with one to spare (sysmon
+	// leaves an idle process's others alone for 10 ms).
+	block := runtime.GOMAXPROCS(0) > n
 	for range n {
-		l, err := newLoop(s)
+		l, err := newLoop(s, block)
 		if err != nil {
 			for _, o := range s.loops {
 				o.stop()
@@ -77,18 +101,35 @@ func (s *Server) startLoops(n int) error {
 	return nil
 }
 
-func newLoop(s *Server) (*loop, error) {
+func newLoop(s *Server, block bool) (*loop, error) {
 	fd, err := unix.EpollCreate1(unix.EPOLL_CLOEXEC)
 	if err != nil {
 		return nil, fmt.Errorf("resp: epoll: %w", err)
+	}
+	l := &loop{s: s, epfd: fd, block: block, wake: -1,
+		conns: map[int32]*loopConn{}, events: make([]unix.EpollEvent, loopEvents)}
+	if block {
+		// Kept blocking and out of the netpoller: the loop's own wait.
+		if l.wake, err = unix.Eventfd(0, unix.EFD_CLOEXEC|unix.EFD_NONBLOCK); err != nil {
+			unix.Close(fd)
+			return nil, fmt.Errorf("resp: eventfd: %w", err)
+		}
+		ev := unix.EpollEvent{Events: unix.EPOLLIN, Fd: int32(l.wake)}
+		if err := unix.EpollCtl(fd, unix.EPOLL_CTL_ADD, l.wake, &ev); err != nil {
+			unix.Close(l.wake)
+			unix.Close(fd)
+			return nil, fmt.Errorf("resp: epoll: %w", err)
+		}
+		l.ep = os.NewFile(uintptr(fd), "resp-epoll")
+		return l, nil
 	}
 	if err := unix.SetNonblock(fd, true); err != nil {
 		unix.Close(fd)
 		return nil, fmt.Errorf("resp: epoll: %w", err)
 	}
 	// Non-blocking, so os.NewFile registers it with the netpoller.
-	return &loop{s: s, epfd: fd, ep: os.NewFile(uintptr(fd), "resp-epoll"),
-		conns: map[int32]*loopConn{}, events: make([]unix.EpollEvent, loopEvents)}, nil
+	l.ep = os.NewFile(uintptr(fd), "resp-epoll")
+	return l, nil
 }
 
 // handOff moves an accepted connection to a loop: its socket is
@@ -150,12 +191,21 @@ func (l *loop) stop() {
 	l.mu.Lock()
 	l.closed = true
 	l.mu.Unlock()
+	if l.block {
+		var one = [8]byte{1}
+		unix.Write(l.wake, one[:])
+		return
+	}
 	l.ep.SetReadDeadline(time.Unix(1, 0))
 }
 
 func (l *loop) run() {
 	defer l.s.wg.Done()
 	defer l.shut()
+	if l.block {
+		l.runBlocking()
+		return
+	}
 	rc, err := l.ep.SyscallConn()
 	if err != nil {
 		return
@@ -196,6 +246,42 @@ func (l *loop) shut() {
 	clear(l.conns)
 	l.mu.Unlock()
 	l.ep.Close()
+	if l.wake >= 0 {
+		unix.Close(l.wake)
+	}
+}
+
+// runBlocking is run's loop for a loop that waits in epoll_wait itself:
+// a system call through the runtime (entersyscall), so the P stays with
+// this thread while it waits and the spare one runs everything else.
+// It passes through the scheduler once a millisecond while busy: the
+// monitor thread takes the P from a goroutine's system call when that
+// goroutine has not been scheduled for 10 ms (it cannot preempt it
+// there), and without the yield a busy loop lost its P every 10 ms, at
+// a wait, and its thread with it (0.09 context switches a SET against
+// 0.06, the loop's work spread over four threads).
+func (l *loop) runBlocking() {
+	last := time.Now()
+	for {
+		n, err := unix.EpollWait(l.epfd, l.events, -1)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return
+		}
+		l.mu.Lock()
+		closed := l.closed
+		l.mu.Unlock()
+		if closed {
+			return
+		}
+		l.pass(l.events[:n])
+		if now := time.Now(); now.Sub(last) >= time.Millisecond {
+			runtime.Gosched()
+			last = now
+		}
+	}
 }
 
 // pass is one turn of the loop over the connections epoll reported.
