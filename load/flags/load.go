@@ -61,7 +61,7 @@ func (f *Load) Register(fs *pflag.FlagSet) {
 	f.Options.Timeout = 10 * time.Second
 	fs.VarP(Duration{D: &f.Options.Timeout}, "timeout", "t", "per-request `timeout`")
 	fs.StringVarP(&f.Raw.Method, "method", "m", "GET", "HTTP `method` (raw mode)")
-	fs.StringArrayVarP(&f.Headers, "header", "H", nil, "request header `'K: V'` (repeatable)")
+	fs.StringArrayVarP(&f.Headers, "header", "H", nil, "request header `'K: V'` (repeatable; a User-Agent or Host replaces ours, an empty User-Agent sends none)")
 	fs.StringVarP(&f.Body, "body", "b", "", "request `body`, or @file to read it from a file")
 	fs.StringVar(&f.Stages, "stages", "", "ramp `d:target,...` as k6 (VUs; rate with --open), e.g. 30s:50,1m:50,30s:100")
 	fs.BoolVar(&f.Options.Open, "open", false, "open loop: --stages ramp the arrival rate")

@@ -308,13 +308,12 @@ func (v *vu) stdDo(ctx context.Context, st *Step, body []byte) (int, []byte, err
 	}
 	for _, h := range v.hdr {
 		k, val, _ := h1.CutHeader(h)
-		if strings.EqualFold(k, "host") {
-			req.Host = val
-			continue
+		if !h1.Replaced(k) {
+			req.Header.Add(k, val)
 		}
-		req.Header.Add(k, val)
 	}
-	req.Header.Set("User-Agent", "wirebench")
+	host, ua := h1.Defaults(req.Host, v.hdr)
+	req.Host, req.Header["User-Agent"] = host, []string{ua}
 	resp, err := v.std.Do(req)
 	if err != nil {
 		return 0, nil, err

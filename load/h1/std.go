@@ -154,13 +154,11 @@ func NewStdReq(method, url string, header []string, lower bool) (*StdReq, error)
 	}
 	for _, h := range header {
 		k, val, _ := CutHeader(h)
-		add(k, val)
+		if !Replaced(k) {
+			add(k, val)
+		}
 	}
-	if lower {
-		req.Header["user-agent"] = []string{"wirebench"}
-	} else {
-		req.Header.Set("User-Agent", "wirebench")
-	}
+	setDefaults(req, header, lower)
 	return &StdReq{req: req}, nil
 }
 
@@ -233,10 +231,26 @@ func stdSend(ctx context.Context, c *http.Client, method, url string, header []s
 	}
 	for _, h := range header {
 		k, val, _ := CutHeader(h)
-		req.Header.Add(k, val)
+		if !Replaced(k) {
+			req.Header.Add(k, val)
+		}
 	}
-	req.Header.Set("User-Agent", "wirebench")
+	setDefaults(req, header, false)
 	return c.Do(req)
+}
+
+// setDefaults gives req the Host and User-Agent of Defaults: net/http
+// sends req.Host (HTTP/1.1's Host, HTTP/2's and HTTP/3's :authority), and
+// a User-Agent entry of "" sends none, where no entry would send Go's or
+// quic-go's own. With lower, the entry's name is in lower case (NewStdReq).
+func setDefaults(req *http.Request, header []string, lower bool) {
+	host, ua := Defaults(req.Host, header)
+	req.Host = host
+	if lower {
+		req.Header["user-agent"] = []string{ua}
+	} else {
+		req.Header["User-Agent"] = []string{ua}
+	}
 }
 
 // ReadLimited reads r to its end into b[:0] and returns it; more than
