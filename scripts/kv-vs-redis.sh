@@ -7,7 +7,8 @@
 # ENGINE (loop|own|redcon; empty: serve's default, loop on Linux), MODES ("none everysec always"), ROUNDS (1; rounds
 # alternate which server goes first, as the shared machine drifts), WB,
 # BASE (a second wirebench binary, e.g. main's, run beside WB as "base":
-# before/after in one run), TESTS ("set get").
+# before/after in one run), TESTS ("set get"), WARMUP (30000 SETs sent to
+# each server, untimed, before its tests; 0: none).
 # Ends with each pair's ratio per round (ours/redis, base/redis: rate and
 # server CPU per request) and their median and range: quote those, from one
 # run, as the machine is shared. Each test's line also has the client's CPU
@@ -16,7 +17,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 N=${N:-200000} C=${C:-50} P=${P:-1} ENGINE=${ENGINE:-} MODES=${MODES:-"none everysec always"} ROUNDS=${ROUNDS:-1}
-BASE=${BASE:-} TESTS=${TESTS:-"set get"}
+BASE=${BASE:-} TESTS=${TESTS:-"set get"} WARMUP=${WARMUP:-30000}
 WB=${WB:-$(mktemp -d)/wirebench}
 [ -x "$WB" ] || go build -o "$WB" ./cmd/wirebench
 tmp=$(mktemp -d)
@@ -36,6 +37,12 @@ open(sys.argv[1], "w").write("%d %d\n" % ((r.ru_utime + r.ru_stime) * 1e6, w * 1
 # request and the client's (redis-benchmark's, and the share of its run
 # it was on the CPU: near 1, the client bounds the rate, not the server).
 bench() {
+  # Warm-up, not timed (DESIGN rule 7): the keyspace filled, the server's
+  # heap and tables grown, as after a while in service. A fresh server's
+  # first 30,000 SETs at -P 16 took 40-60 ms, and a Go server grows its
+  # heap from 4 MiB through GC cycles meanwhile (two in a -P 1 run, 4 ms
+  # each, GODEBUG=gctrace=1), where redis-server has none to run.
+  [ "$WARMUP" = 0 ] || timeout 300 taskset -c 0 redis-benchmark -p "$1" -c "$C" -d 128 -r 10000 -n "$WARMUP" -P "$P" -t set -q >/dev/null 2>&1
   for t in $TESTS; do
     local t0 r t1
     t0=$(cpuns "$3")
@@ -47,7 +54,7 @@ bench() {
   done
 }
 port() { python3 -c 'import socket;s=socket.socket();s.bind(("127.0.0.1",0));print(s.getsockname()[1])'; }
-echo "# $(date -u +%FT%TZ) $(uname -m) $(nproc) CPUs; -c $C -d 128 -r 10000 -n $N -P $P; engine ${ENGINE:-default}; load average $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "# $(date -u +%FT%TZ) $(uname -m) $(nproc) CPUs; -c $C -d 128 -r 10000 -n $N -P $P, $WARMUP SETs of warm-up; engine ${ENGINE:-default}; load average $(cut -d' ' -f1-3 /proc/loadavg)"
 for round in $(seq "$ROUNDS"); do
 for mode in $MODES; do
   rp=$(port); wp=$(port); d="$tmp/$mode"; mkdir -p "$d/r" "$d/w"
