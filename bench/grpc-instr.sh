@@ -13,17 +13,20 @@
 # (the GC included), not the kernel's work. Each line also gives the GC
 # cycles of the difference per 10,000 calls (the runtime's count at each
 # run's end, from GODEBUG=gctrace=1's lines).
+# With CASE=stream the calls are UserService/Stream instead, a server
+# stream of all 1,000 seeded users each, one at a time (ghz -c 1), as
+# bench/grpc-cpu.sh's stream case; give counts of calls to match, e.g. 20 100.
 # With BASE=<git revision> that revision's `wirebench serve` runs too, as
 # "base", for an A/B of a change against the same bare server; with
 # BIN=DIR the binaries DIR/wirebench and DIR/grpcgobare are used as they
 # are (DIR/wirebench-base too, with BASE=prebuilt).
-# BARE_FLAGS adds grpcgobare flags: `-stream-workers 100` gives the bare
+# BARE_FLAGS adds grpcgobare flags: `-stream-workers 64` gives the bare
 # server grpc-go's stream workers as ours has them (the two then differ by
 # code only), `-ballast-kb N` N kB more live heap (the one binary's).
 # With PROFILE=DIR the difference of each kind's two runs (cg_diff) is kept
 # as DIR/KIND.cg: `cg_annotate DIR/ours.cg` gives instructions by function
 # (divide by N2-N1 for per call).
-# usage: [REPS=1] [C=50] [BASE=rev] [BIN=DIR] [PROFILE=DIR] [SERVE_FLAGS=...] [BARE_FLAGS=...] bench/grpc-instr.sh [N1=2000] [N2=10000]
+# usage: [REPS=1] [C=50] [CASE=get|stream] [BASE=rev] [BIN=DIR] [PROFILE=DIR] [SERVE_FLAGS=...] [BARE_FLAGS=...] bench/grpc-instr.sh [N1=2000] [N2=10000]
 # needs: valgrind, ghz (go install github.com/bojand/ghz/cmd/ghz@v0.93.0),
 # taskset. About 2 minutes a rep at the default counts. On a shared
 # machine: flock /tmp/wirebench-load.lock bench/grpc-instr.sh
@@ -31,7 +34,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 n1=${1:-2000} n2=${2:-10000}
 server_cpu=${SERVER_CPU:-1} client_cpu=${CLIENT_CPU:-0}
-C=${C:-50} REPS=${REPS:-1}
+C=${C:-50} REPS=${REPS:-1} CASE=${CASE:-get}
+call=Get data='{"id":1}'
+if [ "$CASE" = stream ]; then call=Stream data='{}' C=1; fi
 users=1000
 PATH=$PATH:$(go env GOPATH)/bin
 for tool in valgrind ghz taskset; do
@@ -77,13 +82,13 @@ run() {
   done
   [ -n "$grpc" ] || { echo "$kind server did not start: $(cat "$tmp/err")" >&2; exit 1; }
   out=$(taskset -c "$client_cpu" ghz --insecure --proto pb/wirebench.proto --import-paths pb \
-    --call wirebench.v1.UserService/Get -d '{"id":1}' -c "$C" -n "$n" "$grpc")
+    --call "wirebench.v1.UserService/$call" -d "$data" -c "$C" -n "$n" "$grpc")
   grep -Eq "^ *\[OK\] +$n responses" <<<"$out" || { echo "$kind, $n calls: $out" >&2; exit 1; }
   kill -TERM "$srv"; wait "$srv" 2>/dev/null || true; srv=
   echo "$(sed -n 's/^summary: //p' "$cg") $(grep -c '^gc ' "$tmp/err")" > "$tmp/r.$n"
 }
 
-echo "# $(date -u +%FT%TZ) $(lscpu | sed -n 's/^Model name: *//p' | head -1), $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg); server on CPU $server_cpu, ghz on CPU $client_cpu; -c $C, N1 $n1, N2 $n2, $REPS reps${BARE_FLAGS:+, bare $BARE_FLAGS}${SERVE_FLAGS:+, ours $SERVE_FLAGS}; $(git rev-parse --short HEAD)$(git diff --quiet || echo +dirty)"
+echo "# $(date -u +%FT%TZ) $(lscpu | sed -n 's/^Model name: *//p' | head -1), $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg); server on CPU $server_cpu, ghz on CPU $client_cpu; $call, -c $C, N1 $n1, N2 $n2, $REPS reps${BARE_FLAGS:+, bare $BARE_FLAGS}${SERVE_FLAGS:+, ours $SERVE_FLAGS}; $(git rev-parse --short HEAD)$(git diff --quiet || echo +dirty)"
 : > "$tmp/results"
 for rep in $(seq "$REPS"); do
   for k in $kinds; do
