@@ -20,10 +20,14 @@
 #                           client again with --no-layers, and against a bare
 #                           client carrying the same trace: the figures that
 #                           hold still on a busy machine; ~5 minutes, one rep)
+#   grpcinstr (not in the default list; ONLY=grpcinstr) bench/grpc-instr.sh
+#                           (the gRPC server's instructions per call under
+#                           valgrind: unary -c 50 and a stream of 1,000; ~2
+#                           minutes, one rep each)
 # Each script takes the load lock for itself (each hold a few minutes at
 # most), so other users of the machine get turns between them.
 #
-# usage: [ROUNDS=3] [SECS=3] [ONLY="client server grpc kv bulk h3 h3instr"] scripts/scoreboard.sh
+# usage: [ROUNDS=3] [SECS=3] [ONLY="client server grpc kv bulk h3 h3instr grpcinstr"] scripts/scoreboard.sh
 # needs: what those scripts need (wrk, ghz, redis-server, redis-benchmark,
 # sqlite3, curl, taskset, /usr/bin/time). The full run holds the lock for
 # about 8.5 minutes in seven turns; the h3 part takes three (about 2 minutes
@@ -146,6 +150,19 @@ for part in $ONLY; do
         row "$name" "${v:--}" "one run" 1 "≤ 1.0"
       done
     fi ;;
+  grpcinstr)
+    mkdir -p "$tmp/grpcbin"
+    go build -o "$tmp/grpcbin/wirebench" ./cmd/wirebench
+    go build -o "$tmp/grpcbin/grpcgobare" ./bench/grpcgobare
+    # "ours 75986 instr/call ...": field 2; the stream at 40/400 calls
+    # (at 20/100 its few GC cycles in the difference moved it ±4%).
+    for x in "get 2000 10000 get-c50" "stream 40 400 stream"; do
+      read -r c n1 n2 name <<<"$x"
+      if run "grpcinstr-$c" env BIN="$tmp/grpcbin" CASE="$c" bench/grpc-instr.sh "$n1" "$n2"; then
+        v=$(awk '$3 == "instr/call" {i[$1] = $2} END {if (i["bare"] > 0 && i["ours"] != "") printf "%.3f", i["ours"] / i["bare"]}' "$tmp/grpcinstr-$c")
+        row "gRPC server instructions/call vs bare grpc-go ($name)" "${v:--}" "one run" 1 "≤ 1.0"
+      fi
+    done ;;
   *) echo "unknown part $part" >&2; exit 2 ;;
   esac
 done
