@@ -7,7 +7,7 @@ MODE=$1 T=$2 N=${3:-200000} P=${4:-1} C=${5:-50}
 WB=${WB:-/tmp/kvp1/wb} WHO=${WHO:-"redis ours"}
 d=$(mktemp -d)
 port() { python3 -c 'import socket;s=socket.socket();s.bind(("127.0.0.1",0));print(s.getsockname()[1])'; }
-sched() { cat /proc/$1/task/*/schedstat 2>/dev/null | awk "{s+=\$1} END{printf \"%d\", s}"; }
+sched() { cat /proc/$1/task/*/schedstat 2>/dev/null | awk "{s+=\$1} END{printf \"%.0f\", s}"; }
 csw() { cat /proc/$1/task/*/status 2>/dev/null | awk '/^voluntary_ctxt/{v+=$2} /^nonvoluntary_ctxt/{n+=$2} END{print v, n}'; }
 for w in $WHO; do
   p=$(port); mkdir -p $d/$w
