@@ -28,7 +28,7 @@
 # Each script takes the load lock for itself (each hold a few minutes at
 # most), so other users of the machine get turns between them.
 #
-# usage: [ROUNDS=3] [SECS=3] [ONLY="client server grpc kv bulk h3 h3instr grpcinstr"] scripts/scoreboard.sh
+# usage: [ROUNDS=3] [SECS=3] [RAW=DIR] [ONLY="client server grpc kv bulk h3 h3instr grpcinstr"] scripts/scoreboard.sh
 # needs: what those scripts need (wrk, ghz, redis-server, redis-benchmark,
 # sqlite3, curl, taskset, /usr/bin/time). The full run holds the lock for
 # about 8.5 minutes in seven turns; the h3 part takes three (about 2 minutes
@@ -40,7 +40,9 @@ case ${1:-} in -h | --help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}
 ROUNDS=${ROUNDS:-3} SECS=${SECS:-3} ONLY=${ONLY:-client server grpc kv bulk h3}
 lock=/tmp/wirebench-load.lock
 tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+# RAW=DIR keeps every part's own output there (the per-round lines the
+# table's medians come from).
+trap '[ -n "${RAW:-}" ] && mkdir -p "$RAW" && cp -r "$tmp"/. "$RAW"/; rm -rf "$tmp"' EXIT
 rows=$tmp/rows
 : > "$rows"
 
@@ -102,7 +104,9 @@ for part in $ONLY; do
     done ;;
   kv)
     for p in 1 16; do
-      if run "kv-p$p" env N=30000 P="$p" ROUNDS="$ROUNDS" scripts/kv-vs-redis.sh; then
+      # N grows with the pipeline: 30,000 at -P 16 was a 27-ms run, mostly
+      # a cold server's first milliseconds.
+      if run "kv-p$p" env N=$((30000 * p)) P="$p" ROUNDS="$ROUNDS" scripts/kv-vs-redis.sh; then
         # "# ours/redis MODE TEST: rate a b c (median M, range x-y); CPU ..."
         sed -n 's/^# ours\/redis \([a-z]*\) \([A-Z]*\): rate [^(]*(median \([0-9.]*\), range \([0-9.-]*\)).*/\1 \2 \3 \4/p' "$tmp/kv-p$p" |
           while read -r mode test m r; do
