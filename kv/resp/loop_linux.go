@@ -189,11 +189,16 @@ func (l *loop) add(c *loopConn) bool {
 // stop wakes the loop to close everything (Server.Close).
 func (l *loop) stop() {
 	l.mu.Lock()
+	defer l.mu.Unlock()
 	l.closed = true
-	l.mu.Unlock()
 	if l.block {
-		var one = [8]byte{1}
-		unix.Write(l.wake, one[:])
+		// Under mu: shut closes wake under it too, so this never writes
+		// to a descriptor number the process has since reused (a
+		// connection's, the AOF's).
+		if l.wake >= 0 {
+			var one = [8]byte{1}
+			unix.Write(l.wake, one[:])
+		}
 		return
 	}
 	l.ep.SetReadDeadline(time.Unix(1, 0))
@@ -244,11 +249,12 @@ func (l *loop) shut() {
 		l.s.conns.Add(-1)
 	}
 	clear(l.conns)
-	l.mu.Unlock()
-	l.ep.Close()
 	if l.wake >= 0 {
 		unix.Close(l.wake)
+		l.wake = -1
 	}
+	l.mu.Unlock()
+	l.ep.Close()
 }
 
 // runBlocking is run's loop for a loop that waits in epoll_wait itself:

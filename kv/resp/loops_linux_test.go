@@ -4,6 +4,7 @@ package resp
 
 import (
 	"fmt"
+	"golang.org/x/sys/unix"
 	"io"
 	"net"
 	"os"
@@ -97,6 +98,34 @@ func TestLoopWaitsInEpollItself(t *testing.T) {
 		closed = true
 	case <-time.After(time.Minute):
 		t.Fatal("Close did not end the loops' blocking waits")
+	}
+	// A loop already shut (its wake descriptor closed) must not wake
+	// again on a later stop: the number may be reused by then. Eventfds
+	// opened now take the lowest free numbers, the wakes' among them,
+	// and count any write.
+	var fds []int
+	defer func() {
+		for _, fd := range fds {
+			unix.Close(fd)
+		}
+	}()
+	for range 16 {
+		fd, err := unix.Eventfd(0, unix.EFD_CLOEXEC|unix.EFD_NONBLOCK)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fds = append(fds, fd)
+	}
+	for _, l := range srv.loops {
+		l.stop()
+	}
+	for _, fd := range fds {
+		var b [8]byte
+		if n, err := unix.Read(fd, b[:]); n > 0 {
+			t.Errorf("a stop after its loop shut wrote to fd %d, opened since", fd)
+		} else if err != unix.EAGAIN {
+			t.Errorf("reading eventfd %d: %d, %v", fd, n, err)
+		}
 	}
 }
 
