@@ -46,11 +46,29 @@ func TestCompareSaysTheLinks(t *testing.T) {
 func TestSingleRunReportShowsItsLink(t *testing.T) {
 	lk := &results.Link{Spec: "rtt=30ms,loss=1%", Effective: "rtt=30ms,loss=1%", Calibration: &results.LinkCalibration{
 		RTTExpected: 30 * time.Millisecond, RTTUDP: 30540 * time.Microsecond, RTTUDPMedian: 30600 * time.Microsecond, LossSet: 0.01, LossUp: 0.0088}}
+	for name, out := range linkReports(t, lk, nil) {
+		for _, want := range []string{"rtt=30ms,loss=1%", "30.54ms / 30.60ms", "1.00% → 0.88%"} {
+			if !strings.Contains(out, want) {
+				t.Errorf("%s: no %q in:\n%s", name, want, out)
+			}
+		}
+	}
+}
+
+// linkReports is the report of a load and of a capacity --out file run
+// on link lk, in Markdown and in HTML, by "load, markdown" and the like;
+// the capacity result is kept in *search when search is not nil.
+func linkReports(t *testing.T, lk *results.Link, search **results.Capacity) map[string]string {
+	t.Helper()
 	load := capLoad(100, 31*time.Millisecond)
 	load.Link = lk
-	search := capSearch(500, time.Millisecond)
-	search.Link = lk
-	for name, r := range map[string]*results.Study{"load": results.FromLoad(load), "capacity": results.FromCapacity(search)} {
+	capacity := capSearch(500, time.Millisecond)
+	capacity.Link = lk
+	if search != nil {
+		*search = capacity
+	}
+	out := map[string]string{}
+	for name, r := range map[string]*results.Study{"load": results.FromLoad(load), "capacity": results.FromCapacity(capacity)} {
 		var md, html bytes.Buffer
 		if err := WriteMarkdown(&md, Build(r)); err != nil {
 			t.Fatal(err)
@@ -58,14 +76,9 @@ func TestSingleRunReportShowsItsLink(t *testing.T) {
 		if err := WriteHTML(&html, Build(r)); err != nil {
 			t.Fatal(err)
 		}
-		for format, out := range map[string]string{"markdown": md.String(), "html": html.String()} {
-			for _, want := range []string{"rtt=30ms,loss=1%", "30.54ms / 30.60ms", "1.00% → 0.88%"} {
-				if !strings.Contains(out, want) {
-					t.Errorf("%s, %s: no %q in:\n%s", name, format, want, out)
-				}
-			}
-		}
+		out[name+", markdown"], out[name+", html"] = md.String(), html.String()
 	}
+	return out
 }
 
 // TestLinksTableShowsTheRelay: the Links table of a load or capacity
@@ -79,27 +92,15 @@ func TestLinksTableShowsTheRelay(t *testing.T) {
 		KernelDrops: 1474, CPUPerPacket: 3200 * time.Nanosecond, Late: 2 * time.Millisecond,
 		Limited: "the kernel dropped 1474 packets (0 up, 1474 down) at the TUN devices' queues before the relay read them"}
 	lk := &results.Link{Spec: "rtt=30ms,loss=1%", Effective: "rtt=30ms,loss=1%", Relay: relay}
-	load := capLoad(100, 31*time.Millisecond)
-	load.Link = lk
-	search := capSearch(500, time.Millisecond)
-	search.Link = lk
-	for name, r := range map[string]*results.Study{"load": results.FromLoad(load), "capacity": results.FromCapacity(search)} {
-		var md, html bytes.Buffer
-		if err := WriteMarkdown(&md, Build(r)); err != nil {
-			t.Fatal(err)
-		}
-		if err := WriteHTML(&html, Build(r)); err != nil {
-			t.Fatal(err)
-		}
-		for format, out := range map[string]string{"markdown": md.String(), "html": html.String()} {
-			for _, want := range []string{"relay CPU/packet (the run)", "3.200µs", "dropped: link loss · queue · kernel", "21 · 7 · 1,474",
-				"YES: the kernel dropped 1474 packets", "the link&#39;s relay, not the emulated link, set the pace"} {
-				if format == "markdown" {
-					want = strings.ReplaceAll(want, "&#39;", "'")
-				}
-				if !strings.Contains(out, want) {
-					t.Errorf("%s, %s: no %q in:\n%s", name, format, want, out)
-				}
+	var search *results.Capacity
+	for name, out := range linkReports(t, lk, &search) {
+		for _, want := range []string{"relay CPU/packet (the run)", "3.200µs", "dropped: link loss · queue · kernel", "21 · 7 · 1,474",
+			"YES: the kernel dropped 1474 packets", "the link&#39;s relay, not the emulated link, set the pace"} {
+			if strings.HasSuffix(name, "markdown") {
+				want = strings.ReplaceAll(want, "&#39;", "'")
+			}
+			if !strings.Contains(out, want) {
+				t.Errorf("%s: no %q in:\n%s", name, want, out)
 			}
 		}
 	}

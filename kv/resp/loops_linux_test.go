@@ -16,21 +16,31 @@ import (
 	"github.com/wirebench/wirebench/kv"
 )
 
+// loopsWithSpareP starts the loop engine on a store of its own with one
+// P more than the CPUs (as serve runs a server on one CPU with two): the
+// caller closes it; the store and GOMAXPROCS are restored at cleanup.
+func loopsWithSpareP(t *testing.T) *Server {
+	t.Helper()
+	prev := runtime.GOMAXPROCS(runtime.NumCPU() + 1)
+	t.Cleanup(func() { runtime.GOMAXPROCS(prev) })
+	st, err := kv.Open(kv.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	srv, err := Listen("127.0.0.1:0", st, Options{Engine: EngineLoop})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return srv
+}
+
 // More Ps than CPUs (serve gives a server on one CPU two) still makes
 // one event loop per CPU: two loops on one CPU split the connections and
 // the AOF's batches between them.
 func TestLoopsNoMoreThanCPUs(t *testing.T) {
 	cpus := runtime.NumCPU()
-	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(cpus + 1))
-	st, err := kv.Open(kv.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	srv, err := Listen("127.0.0.1:0", st, Options{Engine: EngineLoop})
-	if err != nil {
-		t.Fatal(err)
-	}
+	srv := loopsWithSpareP(t)
 	defer srv.Close()
 	if n := len(srv.loops); n != cpus {
 		t.Fatalf("%d event loops with %d Ps on %d CPUs, want %d", n, cpus+1, cpus, cpus)
@@ -45,16 +55,7 @@ func TestLoopsNoMoreThanCPUs(t *testing.T) {
 // (an eventfd ends the blocking wait).
 func TestLoopWaitsInEpollItself(t *testing.T) {
 	cpus := runtime.NumCPU()
-	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(cpus + 1))
-	st, err := kv.Open(kv.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	srv, err := Listen("127.0.0.1:0", st, Options{Engine: EngineLoop})
-	if err != nil {
-		t.Fatal(err)
-	}
+	srv := loopsWithSpareP(t)
 	closed := false
 	defer func() {
 		if !closed {
