@@ -4,7 +4,6 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -79,15 +78,7 @@ func TestCapacityCLI(t *testing.T) {
 	if strings.Count(errs, "step ") != 2 || strings.Count(errs, "confirm ") != 1 {
 		t.Errorf("want two step lines and a confirmation on stderr, got %q", errs)
 	}
-	f, err := os.Open(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := results.ReadCapacity(f)
-	f.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := readCapacity(t, out)
 	if c.Limit != results.LimitMaxRate || c.Rate != 40 || len(c.Steps) != 2 || c.Confirm == nil || c.Scenario != "raw" || c.Search.StepDuration != 300*time.Millisecond {
 		t.Errorf("result: limit %s rate %v steps %d confirm %v scenario %q", c.Limit, c.Rate, len(c.Steps), c.Confirm != nil, c.Scenario)
 	}
@@ -154,15 +145,7 @@ func TestCapacityNeverAnswered(t *testing.T) {
 			if took := time.Since(start); testkit.Timing() && took > 3*time.Second {
 				t.Errorf("took %v: the search went on after the first step", took)
 			}
-			f, err := os.Open(out)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer f.Close()
-			c, err := results.ReadCapacity(f)
-			if err != nil {
-				t.Fatal(err)
-			}
+			c := readCapacity(t, out)
 			if c.Limit != results.LimitFailed || len(c.Steps) != 1 || len(c.Steps[0].Failures) != 1 || c.Steps[0].Failures[0].Count != c.Steps[0].Requests {
 				t.Errorf("limit %s, %d steps, failures %+v", c.Limit, len(c.Steps), c.Steps[0].Failures)
 			}

@@ -238,6 +238,20 @@ func readLoad(t *testing.T, path string) *results.Load {
 	return r
 }
 
+func readCapacity(t *testing.T, path string) *results.Capacity {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	c, err := results.ReadCapacity(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
 // distribTimings holds TestDistributedEqualsSingle's timing checks.
 func distribTimings(t *testing.T, s, m *results.Load, singleArrivals, segArrivals []time.Time, rate int) {
 	t.Helper()

@@ -307,15 +307,7 @@ func TestLinkCapacityReplayRecordRelay(t *testing.T) {
 			t.Fatalf("%s: %v\n%s", args[0], err, b)
 		}
 	}
-	f, err := os.Open(capOut)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := results.ReadCapacity(f)
-	f.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := readCapacity(t, capOut)
 	for name, run := range map[string]struct {
 		l *results.Link
 		r *results.Load
