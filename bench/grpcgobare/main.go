@@ -39,6 +39,7 @@ import (
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	"github.com/wirebench/wirebench/api"
+	"github.com/wirebench/wirebench/bench/internal/ballast"
 	"github.com/wirebench/wirebench/pb"
 	"github.com/wirebench/wirebench/store"
 )
@@ -49,7 +50,7 @@ func main() {
 	workers := flag.Uint("stream-workers", 0, "grpc-go's NumStreamWorkers: `N` goroutines waiting for calls (0: grpc-go's default, a goroutine per call)")
 	ballastKB := flag.Int("ballast-kb", 0, "keep about `N` kB of small pointer-bearing objects live, as a larger binary's package inits do (the garbage collector marks them every cycle)")
 	flag.Parse()
-	keepBallast(*ballastKB)
+	ballast.Keep(*ballastKB)
 	if err := run(*addr, *n, uint32(*workers)); err != nil {
 		fmt.Fprintln(os.Stderr, "grpcgobare:", err)
 		os.Exit(1)
@@ -151,23 +152,4 @@ func (s *users) Stream(_ *pb.ListUsersRequest, ss grpc.ServerStreamingServer[pb.
 		}
 	}
 	return nil
-}
-
-// ballast is what -ballast-kb keeps live: a list of small objects with
-// pointers, like the descriptors protobuf builds in its package inits
-// (about 500 kB more live heap in `wirebench serve` than here).
-var ballast *ballastNode
-
-type ballastNode struct {
-	next *ballastNode
-	s    string
-	p    [4]*int
-	_    [16]byte // 80 bytes a node, as a descriptor's small structs
-}
-
-func keepBallast(kb int) {
-	for i := range kb * 1024 / 80 {
-		x := i
-		ballast = &ballastNode{next: ballast, s: fmt.Sprint(i), p: [4]*int{&x}}
-	}
 }

@@ -65,6 +65,7 @@ import (
 	"github.com/quic-go/quic-go/http3"
 
 	"github.com/wirebench/wirebench/api"
+	"github.com/wirebench/wirebench/bench/internal/ballast"
 	"github.com/wirebench/wirebench/bench/servercpu"
 	"github.com/wirebench/wirebench/store"
 )
@@ -82,7 +83,7 @@ func main() {
 		prof := fs.String("cpuprofile", "", "write a CPU profile of the whole run to `file`, as `wirebench serve --cpuprofile`")
 		ballastKB := fs.Int("ballast-kb", 0, "keep about `N` kB of small pointer-bearing objects live, as a larger binary's package inits do (the garbage collector marks them every cycle)")
 		_ = fs.Parse(os.Args[2:])
-		keepBallast(*ballastKB)
+		ballast.Keep(*ballastKB)
 		if *prof != "" {
 			f, perr := os.Create(*prof)
 			if perr == nil {
@@ -159,26 +160,6 @@ func gcScan() string {
 		}
 	}
 	return fmt.Sprintf("gc-scan globals %d heap %d stack %d cycles %d", v[0], v[1], v[2], v[3])
-}
-
-// ballast is what -ballast-kb keeps live: a list of small objects with
-// pointers, like the descriptors protobuf and protocompile build in their
-// package inits (about 700 kB more live heap in `wirebench serve` than
-// here), so that bare quic-go's server can be measured carrying the same.
-var ballast *ballastNode
-
-type ballastNode struct {
-	next *ballastNode
-	s    string
-	p    [4]*int
-	_    [16]byte // 80 bytes a node, as a descriptor's small structs
-}
-
-func keepBallast(kb int) {
-	for i := range kb * 1024 / 80 {
-		x := i
-		ballast = &ballastNode{next: ballast, s: fmt.Sprint(i), p: [4]*int{&x}}
-	}
 }
 
 func mallocs() uint64 {
