@@ -33,7 +33,7 @@ func WriteHTML(w io.Writer, rep *Report) error {
 	}
 	if r.SingleRun && len(rep.Groups) == 1 && len(rep.Groups[0].Cells) == 1 {
 		g := rep.Groups[0]
-		d.Single = fmt.Sprintf("%s (%s). A single run: no spread, so no significance can be claimed from it.", singleRunLine(g.Cells[0]), g.Load)
+		d.Single = fmt.Sprintf("%s (%s). %s", singleRunLine(g.Cells[0]), g.Load, singleNote(r))
 	}
 	for _, g := range rep.Groups {
 		for _, f := range g.Findings() {

@@ -98,8 +98,7 @@ func writeMDHeadline(w io.Writer, rep *Report) {
 	}
 	if r.SingleRun && len(rep.Groups) == 1 && len(rep.Groups[0].Cells) == 1 {
 		g := rep.Groups[0]
-		fmt.Fprintf(w, "**%s** (%s). A single run: no spread, so no significance can be claimed from it.\n\n",
-			mdEscape(singleRunLine(g.Cells[0])), mdEscape(g.Load))
+		fmt.Fprintf(w, "**%s** (%s). %s\n\n", mdEscape(singleRunLine(g.Cells[0])), mdEscape(g.Load), mdEscape(singleNote(r)))
 		return
 	}
 	var lines []string
@@ -195,6 +194,9 @@ func metaLine(rep *Report) string {
 	}
 	if r.SingleRun && r.Study == "capacity" {
 		return fmt.Sprintf("Capacity search, %s.", when)
+	}
+	if what := mergedFrom(r); what != "" {
+		return fmt.Sprintf("Load test %s, %s.", what, when)
 	}
 	if r.SingleRun {
 		return fmt.Sprintf("Load run, %s.", when)

@@ -21,6 +21,31 @@ import (
 // SingleRunNote is what every comparison of single runs says.
 const SingleRunNote = "single run each: no significance claimed"
 
+// singleNote is a single-run file's headline note: what it is and why no
+// significance is claimed. A file wirebench merge made from the segments
+// of one test (or, --unchecked, from several runs) says so: it is one
+// test's figures, still without a spread across runs.
+func singleNote(r *results.Study) string {
+	if what := mergedFrom(r); what != "" {
+		return "One test " + what + ": no spread across repeated runs, so no significance can be claimed from it."
+	}
+	return "A single run: no spread, so no significance can be claimed from it."
+}
+
+// mergedFrom says what a merged single-run file was merged from ("merged
+// from 2 segments (1/2, 2/2)"); "" for a file of one run.
+func mergedFrom(r *results.Study) string {
+	l, ok := singleRun(r)
+	if !ok || len(l.Segments) < 2 {
+		return ""
+	}
+	what := "runs"
+	if slices.ContainsFunc(l.Segments, func(s string) bool { return s != "1/1" }) {
+		what = "segments"
+	}
+	return fmt.Sprintf("merged from %d %s (%s)", len(l.Segments), what, strings.Join(l.Segments, ", "))
+}
+
 // runMetric is one number of a single load run.
 type runMetric struct {
 	Name           string

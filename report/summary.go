@@ -152,9 +152,9 @@ func groupLoad(r *results.Study, g Group) string {
 					d += ", " + a
 				}
 			} else if t.Load.Options.Duration > 0 && t.Load.Options.Requests == 0 {
-				d += fmt.Sprintf(", %v per %s", t.Load.Options.Duration, map[bool]string{true: "run", false: "trial"}[r.SingleRun])
+				d += fmt.Sprintf(", %v per %s", t.Load.Options.Duration, unitOfRun(r))
 			} else if t.Load.Options.Requests > 0 {
-				d += fmt.Sprintf(", %s requests per %s", formatInt(t.Load.Options.Requests), map[bool]string{true: "run", false: "trial"}[r.SingleRun])
+				d += fmt.Sprintf(", %s requests per %s", formatInt(t.Load.Options.Requests), unitOfRun(r))
 			}
 			if !slices.Contains(seen, d) {
 				seen = append(seen, d)
@@ -278,4 +278,16 @@ func lastLine(s string) string {
 		s = s[:200] + "…"
 	}
 	return s
+}
+
+// unitOfRun is what a study's load options are given per: a trial, a
+// single run, or a test merged from segments.
+func unitOfRun(r *results.Study) string {
+	switch {
+	case mergedFrom(r) != "":
+		return "test"
+	case r.SingleRun:
+		return "run"
+	}
+	return "trial"
 }
