@@ -18,6 +18,15 @@
 # answering the reference server's JSON for user 1 from `respond`),
 # addressed as https://localhost:PORT (it refuses a handshake without SNI);
 # its allocations are not known ("-").
+# With LINKED=1 both parts run a third contender, "linked": h3bare built
+# with -tags linked (bench/h3bare/linked.go blank-imports every library
+# package cmd/wirebench links, so their package inits run and their code
+# and globals are in the binary): bare quic-go in a binary like ours,
+# nothing of ours serving or sending. bare -> linked is what the one
+# binary costs; linked -> ours what our code does. Each line ends with the
+# garbage collector's cycles per 10,000 requests (servers: the runtime's
+# count, bare: SIGUSR1's gc-scan line, ours: /metrics; clients: the
+# process's GODEBUG=gctrace=1 lines, start-up included).
 # Server pinned to SERVER_CPU (1), clients to CLIENT_CPU (0); each server
 # gets a 1 s warm-up first. Rounds alternate bare and ours (ABAB), so
 # background load hits both alike: read the ratios, with the per-round
@@ -40,7 +49,7 @@
 # CPU time on a shared machine moves ±10-30% between rounds; for a ratio
 # of a few per cent, bench/h3-instr.sh counts instructions per request
 # under valgrind (the same pair, the same client), which holds still.
-# usage: [C=50] [CONNS=4] [PARTS="server client"] [CADDY=1] [PAIRED=1] [LOAD_FLAGS=...] [BARE_LOAD_FLAGS=...] bench/h3-cpu.sh [seconds=5] [rounds=3]
+# usage: [C=50] [CONNS=4] [PARTS="server client"] [CADDY=1] [LINKED=1] [PAIRED=1] [LOAD_FLAGS=...] [BARE_LOAD_FLAGS=...] bench/h3-cpu.sh [seconds=5] [rounds=3]
 # needs: taskset, /usr/bin/time, curl; 2 CPUs or more. On a shared
 # machine: flock /tmp/wirebench-load.lock bench/h3-cpu.sh
 set -euo pipefail
@@ -64,13 +73,18 @@ trap '[ -n "$srv" ] && kill "$srv" 2>/dev/null; rm -rf "$tmp"' EXIT
 if [ -z "${BIN:-}" ]; then
   go build -o "$tmp/wirebench" ./cmd/wirebench
   go build -o "$tmp/h3bare" ./bench/h3bare
+  if [ -n "${LINKED:-}" ]; then go build -tags linked -o "$tmp/h3bare-linked" ./bench/h3bare; fi
   BIN=$tmp
 fi
 hz=$(getconf CLK_TCK)
-servers="bare ours"
+servers="bare ours" clients="bare ours"
+if [ -n "${LINKED:-}" ]; then
+  [ -x "$BIN/h3bare-linked" ] || { echo "LINKED=1: no $BIN/h3bare-linked (go build -tags linked -o $BIN/h3bare-linked ./bench/h3bare)" >&2; exit 1; }
+  servers="bare linked ours" clients="bare linked ours"
+fi
 if [ -n "${CADDY:-}" ]; then
   command -v caddy >/dev/null || { echo "missing caddy (apt-get install -y caddy)" >&2; exit 1; }
-  servers="bare ours caddy"
+  servers="$servers caddy"
   mkdir "$tmp/caddy"
   # The access log off: neither other server logs a line per request.
   sed '/^\tlog {/,/^\t}/d' cmd/wirebench/testdata/h3.Caddyfile > "$tmp/caddy/Caddyfile"
@@ -79,8 +93,8 @@ fi
 # start KIND: a server pinned to $server_cpu; sets srv, h3 (and http: ours).
 start() {
   : > "$tmp/out"
-  if [ "$1" = bare ]; then
-    GOMAXPROCS=$server_procs taskset -c "$server_cpu" "$BIN/h3bare" serve -seed-users "$users" > "$tmp/out" 2>"$tmp/err" &
+  if [ "$1" = bare ] || [ "$1" = linked ]; then
+    GOMAXPROCS=$server_procs taskset -c "$server_cpu" "$BIN/$(barebin "$1")" serve -seed-users "$users" > "$tmp/out" 2>"$tmp/err" &
   elif [ "$1" = caddy ]; then
     local port body
     port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
@@ -108,47 +122,61 @@ start() {
   [ -n "$h3" ] || { echo "$1 server did not start: $(cat "$tmp/err")" >&2; exit 1; }
 }
 stop() { kill "$srv"; wait "$srv" 2>/dev/null || true; srv=; }
+# barebin KIND: the bare program's binary for bare or linked.
+barebin() { if [ "$1" = linked ]; then echo h3bare-linked; else echo h3bare; fi; }
 
-mallocs() {
-  if [ "$1" = caddy ]; then echo 0; else server_mallocs "$1"; fi
+# counts KIND: "MALLOCS GC-CYCLES" of the running server so far (caddy:
+# "0 0", not known). A bare one prints both on SIGUSR1 (server_mallocs
+# sends it), ours reports go_gc_duration_seconds_count beside its mallocs.
+counts() {
+  case $1 in
+  caddy) echo 0 0 ;;
+  bare | linked)
+    local m; m=$(server_mallocs bare)
+    echo "$m $(sed -n 's/^gc-scan .* cycles \([0-9]*\)$/\1/p' "$tmp/out" | tail -1)" ;;
+  *) curl -fsS "http://$http/metrics" | awk '$1 == "go_memstats_mallocs_total" { m = $2 } $1 == "go_gc_duration_seconds_count" { c = $2 }
+       END { printf "%.0f %.0f\n", m, c }' ;;
+  esac
 }
 
 bare_load() { taskset -c "$client_cpu" "$BIN/h3bare" load -c "$C" -conns "$CONNS" -d "$1s" "https://$h3/users/1"; }
 
 # server KIND: one measured run of a server.
 server() {
-  local kind=$1 u0 s0 u1 s1 m0 m1 out n
+  local kind=$1 u0 s0 u1 s1 m0 m1 g0 g1 out n
   start "$kind"
   bare_load 1 > /dev/null
-  m0=$(mallocs "$kind")
+  read -r m0 g0 < <(counts "$kind")
   read -r u0 s0 < <(awk '{print $14, $15}' "/proc/$srv/stat")
   out=$(bare_load "$secs")
   read -r u1 s1 < <(awk '{print $14, $15}' "/proc/$srv/stat")
-  m1=$(mallocs "$kind")
+  read -r m1 g1 < <(counts "$kind")
   stop
   n=$(awk '{print $2}' <<<"$out")
   [ "$(awk '{print $4}' <<<"$out")" = 0 ] && [ "$n" -gt 0 ] || { echo "server $kind: $out" >&2; exit 1; }
-  awk -v k="$kind" -v u=$((u1 - u0)) -v s=$((s1 - s0)) -v hz="$hz" -v n="$n" -v m=$((m1 - m0)) -v t="$secs" \
-    'BEGIN{printf "server %-5s %8.2f us/req  %8.0f req/s  %6s allocs/req  user %.2f  sys %.2f us/req\n", k, (u+s)/hz*1e6/n, n/t, k == "caddy" ? "-" : sprintf("%.1f", m/n), u/hz*1e6/n, s/hz*1e6/n}' | tee -a "$tmp/results"
+  awk -v k="$kind" -v u=$((u1 - u0)) -v s=$((s1 - s0)) -v hz="$hz" -v n="$n" -v m=$((m1 - m0)) -v g=$((g1 - g0)) -v t="$secs" \
+    'BEGIN{printf "server %-6s %8.2f us/req  %8.0f req/s  %6s allocs/req  user %.2f  sys %.2f us/req  gc %5s /10k req\n", k, (u+s)/hz*1e6/n, n/t, k == "caddy" ? "-" : sprintf("%.1f", m/n), u/hz*1e6/n, s/hz*1e6/n, k == "caddy" ? "-" : sprintf("%.1f", g*1e4/n)}' | tee -a "$tmp/results"
 }
 
 # client KIND: one measured run of a client against the bare server.
 client() {
-  local kind=$1 n u s
-  if [ "$kind" = bare ]; then
+  local kind=$1 n u s g
+  # GODEBUG=gctrace=1: a line on stderr per GC cycle, counted below.
+  if [ "$kind" = bare ] || [ "$kind" = linked ]; then
     # shellcheck disable=SC2086 # BARE_LOAD_FLAGS: extra `h3bare load` flags (-trace)
-    /usr/bin/time -f '%U %S' -o "$tmp/t.$kind" taskset -c "$client_cpu" "$BIN/h3bare" load -c "$C" -conns "$CONNS" -d "${secs}s" ${BARE_LOAD_FLAGS:-} "https://$h3/users/1" > "$tmp/cout.$kind"
+    GODEBUG=gctrace=1 /usr/bin/time -f '%U %S' -o "$tmp/t.$kind" taskset -c "$client_cpu" "$BIN/$(barebin "$kind")" load -c "$C" -conns "$CONNS" -d "${secs}s" ${BARE_LOAD_FLAGS:-} "https://$h3/users/1" > "$tmp/cout.$kind" 2> "$tmp/cerr.$kind"
     n=$(awk '{print $2}' "$tmp/cout.$kind")
-    [ "$(awk '{print $4}' "$tmp/cout.$kind")" = 0 ] || { echo "client bare: $(cat "$tmp/cout.$kind")" >&2; exit 1; }
+    [ "$(awk '{print $4}' "$tmp/cout.$kind")" = 0 ] || { echo "client $kind: $(cat "$tmp/cout.$kind")" >&2; exit 1; }
   else
-    /usr/bin/time -f '%U %S' -o "$tmp/t.$kind" taskset -c "$client_cpu" "$BIN/wirebench" load -q --transport h3 -k \
-      -c "$C" --conns "$CONNS" -d "${secs}s" ${LOAD_FLAGS:-} "https://$h3/users/1" > "$tmp/cout.$kind"
+    GODEBUG=gctrace=1 /usr/bin/time -f '%U %S' -o "$tmp/t.$kind" taskset -c "$client_cpu" "$BIN/wirebench" load -q --transport h3 -k \
+      -c "$C" --conns "$CONNS" -d "${secs}s" ${LOAD_FLAGS:-} "https://$h3/users/1" > "$tmp/cout.$kind" 2> "$tmp/cerr.$kind"
     n=$(awk '$1=="requests"{print $2; exit}' "$tmp/cout.$kind")
-    grep -q 'failed 0 ' "$tmp/cout.$kind" || { echo "client ours: $(cat "$tmp/cout.$kind")" >&2; exit 1; }
+    grep -q 'failed 0 ' "$tmp/cout.$kind" || { echo "client ours: $(cat "$tmp/cout.$kind" "$tmp/cerr.$kind")" >&2; exit 1; }
   fi
   read -r u s < "$tmp/t.$kind"
-  awk -v k="$kind" -v u="$u" -v s="$s" -v n="$n" -v t="$secs" \
-    'BEGIN{printf "client %-5s %8.2f us/req  %8.0f req/s  %6s allocs/req  user %.2f  sys %.2f us/req\n", k, (u+s)*1e6/n, n/t, "-", u*1e6/n, s*1e6/n}' | tee -a "$tmp/results"
+  g=$(grep -c '^gc [0-9]' "$tmp/cerr.$kind" || true)
+  awk -v k="$kind" -v u="$u" -v s="$s" -v n="$n" -v g="$g" -v t="$secs" \
+    'BEGIN{printf "client %-6s %8.2f us/req  %8.0f req/s  %6s allocs/req  user %.2f  sys %.2f us/req  gc %5.1f /10k req\n", k, (u+s)*1e6/n, n/t, "-", u*1e6/n, s*1e6/n, g*1e4/n}' | tee -a "$tmp/results"
 }
 
 if [ -n "${CADDY:-}" ]; then
@@ -157,20 +185,21 @@ if [ -n "${CADDY:-}" ]; then
   curl -fsS "http://$http/users/1" > "$tmp/body"
   stop
 fi
-echo "# $(date -u +%FT%TZ) $(lscpu | sed -n 's/^Model name: *//p' | head -1), $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg); server on CPU $server_cpu, client on CPU $client_cpu; -c $C, $CONNS connections, ${secs}s x $rounds rounds${PAIRED:+, clients paired}${LOAD_FLAGS:+, ours with $LOAD_FLAGS}${BARE_LOAD_FLAGS:+, bare with $BARE_LOAD_FLAGS}; $(git rev-parse --short HEAD)$(git diff --quiet || echo +dirty)"
+echo "# $(date -u +%FT%TZ) $(lscpu | sed -n 's/^Model name: *//p' | head -1), $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg); server on CPU $server_cpu, client on CPU $client_cpu; -c $C, $CONNS connections, ${secs}s x $rounds rounds${PAIRED:+, clients paired}${LOAD_FLAGS:+, ours with $LOAD_FLAGS}${BARE_LOAD_FLAGS:+, bare with $BARE_LOAD_FLAGS}${LINKED:+, linked bare too}; $(git rev-parse --short HEAD)$(git diff --quiet || echo +dirty)"
 for round in $(seq "$rounds"); do
   for part in $PARTS; do
     if [ "$part" = client ]; then start bare; fi
     # ABAB across rounds, BA within odd ones: neither goes always first.
-    kinds="bare ours"
+    kinds=$clients
     [ "$part" = server ] && kinds=$servers
     [ $((round % 2)) = 0 ] && kinds=$(tr ' ' '\n' <<<"$kinds" | tac | tr '\n' ' ')
     if [ "$part" = client ] && [ -n "${PAIRED:-}" ]; then
       # Both clients at once on the client CPU: whatever else runs on the
       # machine then hits both alike within the round.
-      client bare & pa=$!
-      client ours & pb=$!
-      wait "$pa" && wait "$pb"
+      # (LINKED=1: all three at once, a third of it each.)
+      pids=()
+      for k in $kinds; do client "$k" & pids+=($!); done
+      for p in "${pids[@]}"; do wait "$p"; done
     else
       for k in $kinds; do "$part" "$k"; done
     fi
@@ -178,15 +207,16 @@ for round in $(seq "$rounds"); do
   done
 done
 echo "# end load average $(cut -d' ' -f1-3 /proc/loadavg)"
-# Per part: the means, and each kind/bare per round (median, range).
-awk '{ p = $1; k = $2; val = $3; s[p, k] += val; c[p, k]++; x[p, k, c[p, k]] = val; ps[p] = 1; ks[p, k] = 1; a[p, k] += $7 }
+# Per part: the means, and each kind/bare per round (median, range); GC
+# cycles per 10k requests, the means.
+awk '{ p = $1; k = $2; val = $3; s[p, k] += val; c[p, k]++; x[p, k, c[p, k]] = val; ps[p] = 1; ks[p, k] = 1; a[p, k] += $7; gc[p, k] += $15 }
   END {
-    split("ours caddy", others, " ")
+    split("linked ours caddy", others, " ")
     for (p in ps) {
       r = c[p, "bare"]
       printf "%s CPU per request: bare %.2f us", p, s[p, "bare"] / r
       if (p == "server") printf " (%.1f allocs)", a[p, "bare"] / r
-      for (o = 1; o <= 2; o++) {
+      for (o = 1; o <= 3; o++) {
         k = others[o]
         if (!((p, k) in ks)) continue
         for (i = 1; i <= r; i++) {
@@ -196,9 +226,12 @@ awk '{ p = $1; k = $2; val = $3; s[p, k] += val; c[p, k]++; x[p, k, c[p, k]] = v
         }
         med = r % 2 ? v[(r + 1) / 2] : (v[r / 2] + v[r / 2 + 1]) / 2
         printf "; %s %.2f us", k, s[p, k] / r
-        if (p == "server" && k == "ours") printf " (%.1f allocs)", a[p, k] / r
+        if (p == "server" && k != "caddy") printf " (%.1f allocs)", a[p, k] / r
         printf ", %s/bare %.2f of the means, median of rounds %.2f (range %.2f-%.2f, %d rounds)", k, (s[p, k] / r) / (s[p, "bare"] / r), med, v[1], v[r], r
       }
+      printf "\n%s GC cycles per 10k requests:", p
+      split("bare linked ours", all, " ")
+      for (o = 1; o <= 3; o++) if ((p, all[o]) in ks) printf " %s %.1f", all[o], gc[p, all[o]] / c[p, all[o]]
       printf "\n"
     }
   }' "$tmp/results"

@@ -31,6 +31,10 @@
 # client moved 6%, the GC cycles in the difference being few). The programs run
 # about 20-50x slower under valgrind: the default counts take a few
 # minutes for both parts.
+# With LINKED=1 both parts run "linked" too: h3bare built with -tags
+# linked (bench/h3bare/linked.go: every library package cmd/wirebench
+# links, their package inits run), bare quic-go in a binary like ours; as a
+# server driven as bare is, as a client against the bare server.
 # With CACHE=1 cachegrind also simulates the caches (first-level
 # instruction and data, and the last level, as it models this machine's),
 # and each line adds the misses per request: where two programs with equal
@@ -40,7 +44,7 @@
 # (cg_diff: N2-N1 requests' worth, start-up cancelled) is kept in DIR, per
 # part and kind, the last rep's: `cg_annotate DIR/server-ours.cg` gives
 # instructions by function; divide by N2-N1 for per request.
-# usage: [PARTS="server client"] [REPS=1] [C=50] [CONNS=4] [CACHE=1] [PROFILE=DIR] [SERVE_FLAGS=...] [BARE_FLAGS=...] bench/h3-instr.sh [N1=2000] [N2=10000]
+# usage: [PARTS="server client"] [REPS=1] [C=50] [CONNS=4] [LINKED=1] [CACHE=1] [PROFILE=DIR] [SERVE_FLAGS=...] [BARE_FLAGS=...] bench/h3-instr.sh [N1=2000] [N2=10000]
 # needs: valgrind (apt-get install -y valgrind), taskset, curl. On a shared
 # machine: flock /tmp/wirebench-load.lock bench/h3-instr.sh
 set -euo pipefail
@@ -60,8 +64,16 @@ trap '[ -n "$srv" ] && kill -9 "$srv" 2>/dev/null; rm -rf "$tmp"' EXIT
 if [ -z "${BIN:-}" ]; then
   go build -o "$tmp/wirebench" ./cmd/wirebench
   go build -o "$tmp/h3bare" ./bench/h3bare
+  if [ -n "${LINKED:-}" ]; then go build -tags linked -o "$tmp/h3bare-linked" ./bench/h3bare; fi
   BIN=$tmp
 fi
+servers="bare ours" clients="bare ours nolayers baretrace"
+if [ -n "${LINKED:-}" ]; then
+  [ -x "$BIN/h3bare-linked" ] || { echo "LINKED=1: no $BIN/h3bare-linked (go build -tags linked -o $BIN/h3bare-linked ./bench/h3bare)" >&2; exit 1; }
+  servers="bare linked ours" clients="bare linked ours nolayers baretrace"
+fi
+# barebin KIND: the bare program's binary for bare, baretrace or linked.
+barebin() { if [ "$1" = linked ]; then echo h3bare-linked; else echo h3bare; fi; }
 [ -n "${PROFILE:-}" ] && mkdir -p "$PROFILE"
 # Both servers at GOMAXPROCS=2 as in bench/h3-cpu.sh (valgrind runs one
 # thread at a time either way).
@@ -74,9 +86,9 @@ start() {
   local kind=$1 pre=()
   [ -n "${2:-}" ] && pre=(valgrind --tool=cachegrind --cache-sim=$cachesim --cachegrind-out-file="$2")
   : > "$tmp/out"
-  if [ "$kind" = bare ]; then
+  if [ "$kind" = bare ] || [ "$kind" = linked ]; then
     # shellcheck disable=SC2086 # BARE_FLAGS: extra `h3bare serve` flags (-ballast-kb N)
-    GOMAXPROCS=2 taskset -c "$server_cpu" "${pre[@]}" "$BIN/h3bare" serve -seed-users "$users" ${BARE_FLAGS:-} > "$tmp/out" 2> "$tmp/err" &
+    GOMAXPROCS=2 taskset -c "$server_cpu" "${pre[@]}" "$BIN/$(barebin "$kind")" serve -seed-users "$users" ${BARE_FLAGS:-} > "$tmp/out" 2> "$tmp/err" &
   else
     # shellcheck disable=SC2086 # SERVE_FLAGS: extra `wirebench serve` flags
     GOMAXPROCS=2 taskset -c "$server_cpu" "${pre[@]}" "$BIN/wirebench" serve --http 127.0.0.1:0 --grpc 127.0.0.1:0 \
@@ -113,7 +125,7 @@ server_run() {
     echo "server $kind, $n requests, try $try: $out" >&2
     [ "$try" = 3 ] && exit 1
   done
-  m=$(server_mallocs "$kind")
+  if [ "$kind" = linked ]; then m=$(server_mallocs bare); else m=$(server_mallocs "$kind"); fi
   stop
   echo "$m $(summary "$cg")" > "$tmp/r.$n"
 }
@@ -123,10 +135,10 @@ server_run() {
 client_run() {
   local kind=$1 n=$2 cg="$tmp/client-$1.$2.cg"
   case $kind in
-  bare | baretrace)
+  bare | baretrace | linked)
     local trace=()
     [ "$kind" = baretrace ] && trace=(-trace)
-    vg "$cg" "$BIN/h3bare" load -c "$C" -conns "$CONNS" -n "$n" "${trace[@]}" "https://$h3/users/1" > "$tmp/cout" 2> "$tmp/cerr"
+    vg "$cg" "$BIN/$(barebin "$kind")" load -c "$C" -conns "$CONNS" -n "$n" "${trace[@]}" "https://$h3/users/1" > "$tmp/cout" 2> "$tmp/cerr"
     grep -q "^requests $n errors 0 " "$tmp/cout" || { echo "client $kind: $(cat "$tmp/cout" "$tmp/cerr")" >&2; exit 1; } ;;
   *)
     local flags=()
@@ -159,19 +171,19 @@ perreq() {
     }'
 }
 
-echo "# $(date -u +%FT%TZ) $(lscpu | sed -n 's/^Model name: *//p' | head -1), $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg); server on CPU $server_cpu, client on CPU $client_cpu; -c $C, $CONNS connections, N1 $n1, N2 $n2, $REPS reps${CACHE:+, cache simulated}; $(git rev-parse --short HEAD)$(git diff --quiet || echo +dirty)"
+echo "# $(date -u +%FT%TZ) $(lscpu | sed -n 's/^Model name: *//p' | head -1), $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg); server on CPU $server_cpu, client on CPU $client_cpu; -c $C, $CONNS connections, N1 $n1, N2 $n2, $REPS reps${CACHE:+, cache simulated}${LINKED:+, linked bare too}; $(git rev-parse --short HEAD)$(git diff --quiet || echo +dirty)"
 : > "$tmp/results"
 for rep in $(seq "$REPS"); do
   for part in $PARTS; do
     if [ "$part" = server ]; then
-      for k in bare ours; do
+      for k in $servers; do
         server_run "$k" "$n1"
         server_run "$k" "$n2"
         perreq server "$k"
       done
     else
       start bare
-      for k in bare ours nolayers baretrace; do
+      for k in $clients; do
         client_run "$k" "$n1"
         client_run "$k" "$n2"
         perreq client "$k"
@@ -191,8 +203,8 @@ awk '{ p = $1; k = $2; s[p, k] += $3; c[p, k]++; a[p, k] += $4; ks[p, k] = 1; ps
       b = s[p, "bare"] / c[p, "bare"]
       printf "%s instructions per request: bare %.0f", p, b
       if (c[p, "bare"] > 1) printf " (reps %.0f-%.0f)", r[p, "bare", "lo"], r[p, "bare", "hi"]
-      split("ours nolayers baretrace", others, " ")
-      for (o = 1; o <= 3; o++) {
+      split("linked ours nolayers baretrace", others, " ")
+      for (o = 1; o <= 4; o++) {
         k = others[o]
         if (!((p, k) in ks)) continue
         printf "; %s %.0f", k, s[p, k] / c[p, k]
@@ -201,6 +213,7 @@ awk '{ p = $1; k = $2; s[p, k] += $3; c[p, k]++; a[p, k] += $4; ks[p, k] = 1; ps
         if ((p, k) in d1 && d1[p, "bare"] > 0) printf " (misses: I1 %.2f, D1 %.2f of bare'"'"'s)", i1[p, k] / i1[p, "bare"], d1[p, k] / d1[p, "bare"]
       }
       if (p == "client" && (p, "baretrace") in ks) printf "; ours/baretrace %.3f", (s[p, "ours"] / c[p, "ours"]) / (s[p, "baretrace"] / c[p, "baretrace"])
+      if ((p, "linked") in ks) printf "; ours/linked %.3f", (s[p, "ours"] / c[p, "ours"]) / (s[p, "linked"] / c[p, "linked"])
       if (p == "server") printf "; allocations per request bare %.1f, ours %.1f, ours/bare %.3f", a[p, "bare"] / c[p, "bare"], a[p, "ours"] / c[p, "ours"], a[p, "ours"] / a[p, "bare"]
       printf "\n"
     }
