@@ -378,7 +378,7 @@ func (s *Store) FlushAll() (Ticket, error) {
 	var olds [nShards]map[string]entry
 	for i := range s.shards {
 		olds[i] = s.shards[i].m
-		s.shards[i].replace(make(map[string]entry))
+		s.shards[i].replace(nil)
 	}
 	return s.logFlush(&olds), nil
 }

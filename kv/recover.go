@@ -143,7 +143,7 @@ func (s *Store) replay(ops []Op) error {
 			sh.put(string(op.Key), e)
 		case opFlushAll:
 			for i := range s.shards {
-				s.shards[i].replace(make(map[string]entry))
+				s.shards[i].replace(nil)
 			}
 		case opAppend:
 			sh := &s.shards[shardOf(string(op.Key))]

@@ -49,7 +49,12 @@ func (e *entry) expired(now int64) bool { return e.exp != 0 && e.exp <= now }
 
 type shard struct {
 	mu sync.RWMutex
-	m  map[string]entry
+	// m is nil until the shard's first store (put): reads, deletes and
+	// ranges of a nil map are those of an empty one, and a store that is
+	// never written holds no map at all. Every `wirebench serve` opens
+	// the KV store whether or not a client uses it, and 256 empty maps
+	// were live heap the gRPC face's GC marked on every cycle.
+	m map[string]entry
 	// ttl is false only when m holds no entry with an expiry: set by
 	// every store of one (put) and by every replacement of m, cleared by
 	// active expiry's scan when it saw all of m and found none, so that
@@ -71,11 +76,14 @@ func (sh *shard) put(key string, e entry) {
 	if e.exp != 0 && !sh.ttl.Load() {
 		sh.ttl.Store(true)
 	}
+	if sh.m == nil {
+		sh.m = make(map[string]entry)
+	}
 	sh.m[key] = e
 }
 
-// replace swaps in m whole; sh.mu is held for writing (or the store is
-// not yet shared).
+// replace swaps in m whole (nil: empty, a map made by the next put);
+// sh.mu is held for writing (or the store is not yet shared).
 func (sh *shard) replace(m map[string]entry) {
 	sh.m = m
 	sh.ttl.Store(true)
@@ -144,9 +152,6 @@ func Open(opts Options) (*Store, error) {
 	}
 	if s.opts.Logf == nil {
 		s.opts.Logf = func(string, ...any) {}
-	}
-	for i := range s.shards {
-		s.shards[i].replace(make(map[string]entry))
 	}
 	if opts.Dir != "" {
 		a, err := openAOF(s, opts)

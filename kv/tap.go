@@ -196,7 +196,7 @@ func (s *Store) Apply(payload, meta []byte) (Ticket, error) {
 			olds := new([nShards]map[string]entry)
 			for i := range s.shards {
 				olds[i] = s.shards[i].m
-				s.shards[i].replace(make(map[string]entry))
+				s.shards[i].replace(nil)
 			}
 			us = append(us, undo{flush: olds})
 			continue
