@@ -25,7 +25,12 @@
 # workers as ours has them; -ballast-kb N): off, the bare server is
 # grpc.NewServer()'s defaults, the yardstick.
 #
-# usage: [UNARY_C="1 50"] [BASE=rev] [SERVE_FLAGS=...] [BARE_FLAGS=...] bench/grpc-cpu.sh [seconds=5] [rounds=3]
+# With LINKED=1 "linked" runs too, after bare in every round: grpcgobare
+# built with -tags linked (bench/grpcgobare/linked.go: the library
+# packages cmd/wirebench links, their package inits run), bare grpc-go in
+# a binary whose libraries are ours, with BARE_FLAGS as bare's.
+#
+# usage: [UNARY_C="1 50"] [BASE=rev] [LINKED=1] [SERVE_FLAGS=...] [BARE_FLAGS=...] bench/grpc-cpu.sh [seconds=5] [rounds=3]
 # needs: ghz (go install github.com/bojand/ghz/cmd/ghz@v0.93.0), curl,
 # taskset; 2 CPUs or more. On a shared machine run it under the load lock:
 # flock /tmp/wirebench-load.lock bench/grpc-cpu.sh
@@ -51,6 +56,10 @@ trap '[ -n "$srv" ] && kill "$srv" 2>/dev/null; rm -rf "$tmp"' EXIT
 go build -o "$tmp/wirebench" ./cmd/wirebench
 go build -o "$tmp/grpcgobare" ./bench/grpcgobare
 kinds="bare ours"
+if [ -n "${LINKED:-}" ]; then
+  go build -tags linked -o "$tmp/grpcgobare-linked" ./bench/grpcgobare
+  kinds="bare linked ours"
+fi
 if [ -n "${BASE:-}" ]; then
   build_base "$BASE" "$tmp/wirebench-base"
   kinds="$kinds base"
@@ -74,9 +83,11 @@ run() {
   # Emptied here, not by the child's redirection: the loop below must not
   # read the previous server's address before the child has truncated it.
   : > "$tmp/out"
-  if [ "$kind" = bare ]; then
+  if [ "$kind" = bare ] || [ "$kind" = linked ]; then
+    local b=grpcgobare
+    [ "$kind" = linked ] && b=grpcgobare-linked
     # shellcheck disable=SC2086 # BARE_FLAGS: grpcgobare's -stream-workers N, -ballast-kb N
-    GOMAXPROCS=$server_procs taskset -c "$server_cpu" "$tmp/grpcgobare" -seed-users "$users" ${BARE_FLAGS:-} > "$tmp/out" 2>"$tmp/err" &
+    GOMAXPROCS=$server_procs taskset -c "$server_cpu" "$tmp/$b" -seed-users "$users" ${BARE_FLAGS:-} > "$tmp/out" 2>"$tmp/err" &
   else
     local bin=$tmp/wirebench
     [ "$kind" = base ] && bin=$tmp/wirebench-base
@@ -89,17 +100,19 @@ run() {
   for _ in $(seq 200); do
     grpc=$(sed -n 's/^listening.* grpc=\([^ ]*\).*/\1/p' "$tmp/out")
     http=$(sed -n 's/^listening http=\([^ ]*\).*/\1/p' "$tmp/out")
-    [ -n "$grpc" ] && { [ "$kind" = bare ] || [ -n "$http" ]; } && break
+    [ -n "$grpc" ] && { [ "$kind" = bare ] || [ "$kind" = linked ] || [ -n "$http" ]; } && break
     sleep 0.05
   done
   [ -n "$grpc" ] || { echo "$kind did not start: $(cat "$tmp/err")" >&2; exit 1; }
   ghz_run 1 "$case" > /dev/null
   local u0 s0 u1 s1 m0 m1 out calls rps
-  m0=$(server_mallocs "$kind")
+  local mk=$kind # the bare program's way to tell its mallocs, linked or not
+  [ "$kind" = linked ] && mk=bare
+  m0=$(server_mallocs "$mk")
   read -r u0 s0 < <(cpu_ticks "$srv")
   out=$(ghz_run "$secs" "$case")
   read -r u1 s1 < <(cpu_ticks "$srv")
-  m1=$(server_mallocs "$kind")
+  m1=$(server_mallocs "$mk")
   kill "$srv"; wait "$srv" 2>/dev/null || true; srv=
   # The calls are those that answered OK. At -z's end ghz closes its
   # connection under the calls in flight (at most one per concurrent
@@ -121,7 +134,7 @@ run() {
 cases=
 for c in $UNARY_C; do cases="$cases get-c$c"; done
 cases="$cases stream"
-echo "# $(date -u +%FT%TZ) $(uname -m) $(lscpu | sed -n 's/^Model name: *//p' | head -1), $(nproc) CPUs; server on CPU $server_cpu, ghz on CPU $client_cpu; ${secs}s x $rounds rounds${BARE_FLAGS:+; bare $BARE_FLAGS}; $(git rev-parse --short HEAD)$(git diff --quiet || echo +dirty)"
+echo "# $(date -u +%FT%TZ) $(uname -m) $(lscpu | sed -n 's/^Model name: *//p' | head -1), $(nproc) CPUs; server on CPU $server_cpu, ghz on CPU $client_cpu; ${secs}s x $rounds rounds${BARE_FLAGS:+; bare $BARE_FLAGS}${LINKED:+; linked bare too}; $(git rev-parse --short HEAD)$(git diff --quiet || echo +dirty)"
 for round in $(seq "$rounds"); do
   echo "round $round"
   for c in $cases; do
@@ -147,6 +160,8 @@ awk '$1 == "bare" {r[$2]++} {k = $1 SUBSEP $2; s[k] += $3; a[k] += $7; n[k]++; x
         printf "; %s %.2f us (%.1f allocs): %s/bare %.2f of the means, median of rounds %.2f (range %.2f-%.2f, %d rounds)",
           kind, mo, a[kind, c] / n[kind, c], kind, mo / mb, med, v[1], v[r[c]], r[c]
       }
+      if ((("linked", c) in n) && (("ours", c) in n))
+        printf "; ours/linked %.2f of the means", s["ours", c] / n["ours", c] / (s["linked", c] / n["linked", c])
       printf "\n"
     }
   }' "$tmp/results"

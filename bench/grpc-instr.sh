@@ -19,14 +19,20 @@
 # With BASE=<git revision> that revision's `wirebench serve` runs too, as
 # "base", for an A/B of a change against the same bare server; with
 # BIN=DIR the binaries DIR/wirebench and DIR/grpcgobare are used as they
-# are (DIR/wirebench-base too, with BASE=prebuilt).
+# are (DIR/wirebench-base too, with BASE=prebuilt; DIR/grpcgobare-linked
+# with LINKED=1).
 # BARE_FLAGS adds grpcgobare flags: `-stream-workers 64` gives the bare
 # server grpc-go's stream workers as ours has them (the two then differ by
 # code only), `-ballast-kb N` N kB more live heap (the one binary's).
+# With LINKED=1 "linked" runs too, between bare and ours: grpcgobare built
+# with -tags linked (bench/grpcgobare/linked.go: the library packages
+# cmd/wirebench links, their package inits run), bare grpc-go in a binary
+# whose libraries are ours, with BARE_FLAGS as bare's; linked/bare is what
+# the one binary's libraries cost, ours/linked what our code does.
 # With PROFILE=DIR the difference of each kind's two runs (cg_diff) is kept
 # as DIR/KIND.cg: `cg_annotate DIR/ours.cg` gives instructions by function
 # (divide by N2-N1 for per call).
-# usage: [REPS=1] [C=50] [CASE=get|stream] [BASE=rev] [BIN=DIR] [PROFILE=DIR] [SERVE_FLAGS=...] [BARE_FLAGS=...] bench/grpc-instr.sh [N1=2000] [N2=10000]
+# usage: [REPS=1] [C=50] [CASE=get|stream] [BASE=rev] [LINKED=1] [BIN=DIR] [PROFILE=DIR] [SERVE_FLAGS=...] [BARE_FLAGS=...] bench/grpc-instr.sh [N1=2000] [N2=10000]
 # needs: valgrind, ghz (go install github.com/bojand/ghz/cmd/ghz@v0.93.0),
 # taskset. About 2 minutes a rep at the default counts. On a shared
 # machine: flock /tmp/wirebench-load.lock bench/grpc-instr.sh
@@ -51,7 +57,12 @@ kinds="bare ours"
 if [ -z "${BIN:-}" ]; then
   go build -o "$tmp/wirebench" ./cmd/wirebench
   go build -o "$tmp/grpcgobare" ./bench/grpcgobare
+  if [ -n "${LINKED:-}" ]; then go build -tags linked -o "$tmp/grpcgobare-linked" ./bench/grpcgobare; fi
   BIN=$tmp
+fi
+if [ -n "${LINKED:-}" ]; then
+  [ -x "$BIN/grpcgobare-linked" ] || { echo "LINKED=1: no $BIN/grpcgobare-linked (go build -tags linked -o $BIN/grpcgobare-linked ./bench/grpcgobare)" >&2; exit 1; }
+  kinds="bare linked ours"
 fi
 if [ -n "${BASE:-}" ]; then
   [ "$BASE" = prebuilt ] || build_base "$BASE" "$BIN/wirebench-base"
@@ -64,9 +75,11 @@ run() {
   local kind=$1 n=$2 cg="$tmp/$1.$2.cg" bin=$BIN/wirebench out
   : > "$tmp/out"
   local pre=(env GODEBUG=gctrace=1 GOMAXPROCS=2 taskset -c "$server_cpu" valgrind --tool=cachegrind --cache-sim=no --cachegrind-out-file="$cg")
-  if [ "$kind" = bare ]; then
+  if [ "$kind" = bare ] || [ "$kind" = linked ]; then
+    local b=grpcgobare
+    [ "$kind" = linked ] && b=grpcgobare-linked
     # shellcheck disable=SC2086 # BARE_FLAGS: -stream-workers N, -ballast-kb N
-    "${pre[@]}" "$BIN/grpcgobare" -seed-users "$users" ${BARE_FLAGS:-} > "$tmp/out" 2> "$tmp/err" &
+    "${pre[@]}" "$BIN/$b" -seed-users "$users" ${BARE_FLAGS:-} > "$tmp/out" 2> "$tmp/err" &
   else
     [ "$kind" = base ] && bin=$BIN/wirebench-base
     # shellcheck disable=SC2086 # SERVE_FLAGS: extra `wirebench serve` flags
@@ -88,7 +101,7 @@ run() {
   echo "$(sed -n 's/^summary: //p' "$cg") $(grep -c '^gc ' "$tmp/err")" > "$tmp/r.$n"
 }
 
-echo "# $(date -u +%FT%TZ) $(lscpu | sed -n 's/^Model name: *//p' | head -1), $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg); server on CPU $server_cpu, ghz on CPU $client_cpu; $call, -c $C, N1 $n1, N2 $n2, $REPS reps${BARE_FLAGS:+, bare $BARE_FLAGS}${SERVE_FLAGS:+, ours $SERVE_FLAGS}; $(git rev-parse --short HEAD)$(git diff --quiet || echo +dirty)"
+echo "# $(date -u +%FT%TZ) $(lscpu | sed -n 's/^Model name: *//p' | head -1), $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg); server on CPU $server_cpu, ghz on CPU $client_cpu; $call, -c $C, N1 $n1, N2 $n2, $REPS reps${BARE_FLAGS:+, bare $BARE_FLAGS}${LINKED:+, linked bare too}${SERVE_FLAGS:+, ours $SERVE_FLAGS}; $(git rev-parse --short HEAD)$(git diff --quiet || echo +dirty)"
 : > "$tmp/results"
 for rep in $(seq "$REPS"); do
   for k in $kinds; do
@@ -109,12 +122,13 @@ awk '{ s[$1] += $2; c[$1]++; g[$1] += $3
   END {
     b = s["bare"] / c["bare"]
     printf "instructions per call: bare %.0f (%.1f GC cycles/10k)", b, g["bare"] / c["bare"]
-    split("ours base", others, " ")
-    for (o = 1; o <= 2; o++) {
+    split("linked ours base", others, " ")
+    for (o = 1; o <= 3; o++) {
       k = others[o]
       if (!(k in c)) continue
       printf "; %s %.0f (%.1f GC cycles/10k), %s/bare %.3f", k, s[k] / c[k], g[k] / c[k], k, s[k] / c[k] / b
       if (c[k] > 1) printf " (reps %.3f-%.3f)", lo[k] / b, hi[k] / b
     }
+    if ("linked" in c) printf "; ours/linked %.3f", s["ours"] / c["ours"] / (s["linked"] / c["linked"])
     printf "\n"
   }' "$tmp/results"

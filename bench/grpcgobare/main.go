@@ -19,6 +19,13 @@
 // N kB of small pointer-bearing objects live, as the one wirebench binary's
 // package inits do, so that bare grpc-go can be measured carrying them.
 //
+// Built with -tags linked (linked.go, generated: go generate
+// ./bench/grpcgobare), it also links the library packages cmd/wirebench
+// links and runs their package inits: bare grpc-go in a binary whose
+// libraries are the one wirebench binary's, so that what those libraries
+// cost the server (their init heap, marked by every GC cycle) is told
+// apart from what our code does (bench/grpc-instr.sh, LINKED=1).
+//
 // usage: grpcgobare [-addr 127.0.0.1:0] [-seed-users 1000] [-stream-workers 0] [-ballast-kb 0]
 package main
 
