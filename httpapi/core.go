@@ -150,27 +150,34 @@ func (s *Server) Handle(r *Request, resp *Response) {
 // "/users/{id}", "/todos/{id}" with id one non-empty segment; anything else
 // is the 404 route "/".
 func (s *Server) match(path string) (*route, string) {
+	// The routes are fields, not map entries: a map lookup hashed the
+	// pattern on every request (issue 54).
+	m := &s.matched
 	switch path {
-	case "/users", "/todos", "/echo":
-		return s.routes[path], ""
+	case "/users":
+		return m.users, ""
+	case "/todos":
+		return m.todos, ""
+	case "/echo":
+		return m.echo, ""
 	case "/records":
-		if s.records != nil {
-			return s.routes[path], ""
+		if m.records != nil {
+			return m.records, ""
 		}
 	}
 	if i := strings.LastIndexByte(path, '/'); i > 0 && i < len(path)-1 {
 		switch path[:i] {
 		case "/users":
-			return s.routes["/users/{id}"], path[i+1:]
+			return m.user, path[i+1:]
 		case "/todos":
-			return s.routes["/todos/{id}"], path[i+1:]
+			return m.todo, path[i+1:]
 		case "/records":
-			if s.records != nil {
-				return s.routes["/records/{key}"], path[i+1:]
+			if m.record != nil {
+				return m.record, path[i+1:]
 			}
 		}
 	}
-	return s.routes["/"], ""
+	return m.notFound, ""
 }
 
 // Fail answers a request the engine refused before the core saw its body

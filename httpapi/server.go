@@ -81,7 +81,8 @@ type Server struct {
 	delay   time.Duration
 	burn    time.Duration
 	metrics *metrics
-	routes  map[string]*route // by pattern; matched in Handle
+	routes  map[string]*route // by pattern
+	matched matchedRoutes     // the same routes, as match finds them
 	// contentTypes are the net/http engine's shared Content-Type values.
 	contentTypes headerValues
 	replies      replyBudget
@@ -127,7 +128,19 @@ func New(st *store.Memory, opts Options) (*Server, error) {
 		s.route("/records/{key}", map[string]handlerFunc{"GET": s.getRecord, "PUT": s.putRecord, "DELETE": s.deleteRecord})
 	}
 	s.route("/", nil) // everything else: 404 in the negotiated format
+	s.matched = matchedRoutes{
+		users: s.routes["/users"], user: s.routes["/users/{id}"],
+		todos: s.routes["/todos"], todo: s.routes["/todos/{id}"],
+		echo:    s.routes["/echo"],
+		records: s.routes["/records"], record: s.routes["/records/{key}"], // nil without records
+		notFound: s.routes["/"],
+	}
 	return s, nil
+}
+
+// matchedRoutes are the routes match returns.
+type matchedRoutes struct {
+	users, user, todos, todo, echo, records, record, notFound *route
 }
 
 // handlerFunc serves one route and method. It decodes the body with
@@ -223,8 +236,11 @@ func (q *request) body() (codec.Entry, []byte, error) {
 type route struct {
 	pattern string
 	methods map[string]handlerFunc // nil: every method is a 404
-	allow   string
-	counted routeCounters
+	// handlers are methods by methodIndex: the lookup of every request,
+	// without hashing the method as the map would.
+	handlers [numMethods]handlerFunc
+	allow    string
+	counted  routeCounters
 	// lastReply is the size of this route's last successful GET reply:
 	// what the next one will likely hold of the reply budget.
 	lastReply atomic.Int64
@@ -272,7 +288,44 @@ func (s *Server) route(pattern string, methods map[string]handlerFunc) {
 		// headers, Content-Length included; the engine drops the body.
 		methods["HEAD"] = get
 	}
-	s.routes[pattern] = &route{pattern: pattern, methods: methods, allow: strings.Join(slices.Sorted(maps.Keys(methods)), ", ")}
+	rt := &route{pattern: pattern, methods: methods, allow: strings.Join(slices.Sorted(maps.Keys(methods)), ", ")}
+	for m, h := range methods {
+		i := methodIndex(m)
+		if i < 0 {
+			panic("httpapi: route " + pattern + ": no index for method " + m)
+		}
+		rt.handlers[i] = h
+	}
+	s.routes[pattern] = rt
+}
+
+// numMethods is the number of methods methodIndex knows: every method a
+// route may have.
+const numMethods = 5
+
+// methodIndex is m's index in route.handlers, -1 for a method no route has.
+func methodIndex(m string) int {
+	switch m {
+	case "GET":
+		return 0
+	case "HEAD":
+		return 1
+	case "POST":
+		return 2
+	case "PUT":
+		return 3
+	case "DELETE":
+		return 4
+	}
+	return -1
+}
+
+// handler returns rt's handler of method m, nil when it has none.
+func (rt *route) handler(m string) handlerFunc {
+	if i := methodIndex(m); i >= 0 {
+		return rt.handlers[i]
+	}
+	return nil
 }
 
 // serveRoute answers one API request on rt into resp.
@@ -369,9 +422,9 @@ func (s *Server) serveRoute(rt *route, r *Request, id string, resp *Response) {
 	}
 	defer q.done() // also when a handler panics
 	status, body := 0, any(nil)
-	switch h, ok := rt.methods[r.Method]; {
+	switch h := rt.handler(r.Method); {
 	case err != nil:
-	case ok:
+	case h != nil:
 		status, body, err = h(q)
 	case rt.methods == nil:
 		err = fmt.Errorf("%s: %w", r.Path, api.ErrNotFound)
