@@ -3,6 +3,7 @@ package export
 import (
 	"math"
 	"sort"
+	"sync"
 	"time"
 
 	"github.com/wirebench/wirebench/measure"
@@ -40,21 +41,24 @@ type expBuckets struct {
 }
 
 // bounds are the bucket bounds within [0.5, 1), as Prometheus's client
-// (client_golang's nativeHistogramBounds) computes them.
-var bounds = func() []float64 {
+// (client_golang's nativeHistogramBounds) computes them; made on first
+// use, not at init: 2 kB of live heap in every process of the one binary
+// otherwise, exporting or not.
+var bounds = sync.OnceValue(func() []float64 {
 	b := make([]float64, 1<<Schema)
 	for i := range b {
 		b[i] = math.Exp2(float64(i)/float64(len(b)) - 1)
 	}
 	return b
-}()
+})
 
 // bucketIndex is Prometheus's index of the bucket that holds v > 0,
 // computed as client_golang computes it, so that a bound falls in the
 // bucket it closes, as in Prometheus's own clients.
 func bucketIndex(v float64) int32 {
 	frac, exp := math.Frexp(v) // v = frac × 2^exp, frac in [0.5, 1)
-	return int32(sort.SearchFloat64s(bounds, frac) + (exp-1)*len(bounds))
+	b := bounds()
+	return int32(sort.SearchFloat64s(b, frac) + (exp-1)*len(b))
 }
 
 // toExp converts an HDR histogram. Each HDR bucket's count goes to the

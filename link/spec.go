@@ -132,11 +132,11 @@ func Parse(s string) (*Spec, error) {
 			switch {
 			case key == "reorder":
 				sp.Reorder = true
-			case presets[key] != nil:
+			case presets()[key] != nil:
 				if i != 0 {
 					return nil, bad("a preset comes first, its values overridden by the items after it")
 				}
-				p := presets[key]
+				p := presets()[key]
 				*sp = p.Spec
 				sp.Preset = key
 				if !sp.Loss.Zero() {
@@ -453,8 +453,8 @@ func FormatRate(bps int64) string {
 
 // PresetNames are the presets' names, sorted.
 func PresetNames() []string {
-	names := make([]string, 0, len(presets))
-	for n := range presets {
+	names := make([]string, 0, len(presets()))
+	for n := range presets() {
 		names = append(names, n)
 	}
 	sort.Strings(names)

@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"path"
 	"strings"
+	"sync"
 )
 
 // Redacted stands in a log for a secret's value (Options.Secrets off).
@@ -20,21 +21,33 @@ const Redacted = "REDACTED"
 // ("bl"), unless Options.Bodies.
 const MaxKeptBody = 64 << 10
 
-// secretNames are the header, query-parameter and member names whose
-// values a log keeps out by default, as normName writes them; a name
-// ending in one of secretSuffixes is a secret too. docs/replay.md lists
-// both.
-var secretNames = map[string]bool{
-	"authorization": true, "proxy_authorization": true, "authentication": true,
-	"cookie": true, "set_cookie": true, "cookie2": true, "set_cookie2": true,
-	"api_key": true, "apikey": true, "key": true, "token": true, "access_token": true,
-	"refresh_token": true, "id_token": true, "auth": true, "jwt": true, "password": true,
-	"passwd": true, "pwd": true, "passphrase": true, "secret": true, "client_secret": true,
-	"credential": true, "credentials": true, "sig": true, "signature": true,
-	"session": true, "sessionid": true, "session_id": true, "x_amz_credential": true,
-	"csrf": true, "xsrf": true, "csrfmiddlewaretoken": true, "phpsessid": true,
-	"assertion": true, "bearer": true,
-}
+// secretNameSets are secretNames, the header, query-parameter and member
+// names whose values a log keeps out by default, as normName writes them
+// (a name ending in one of secretSuffixes is a secret too; docs/replay.md
+// lists both), and gluedNames, the same without their '_': a camel-case
+// header name reaches a server lower-cased or canonicalized (accessToken
+// arrives as Accesstoken, over HTTP/2 as accesstoken). Built on first
+// use: as package variables they were ~5 kB of live heap in every process
+// of the one binary, `wirebench serve` included, whose GC marks them on
+// every cycle whether or not it records requests.
+var secretNameSets = sync.OnceValues(func() (secretNames, gluedNames map[string]bool) {
+	secretNames = map[string]bool{
+		"authorization": true, "proxy_authorization": true, "authentication": true,
+		"cookie": true, "set_cookie": true, "cookie2": true, "set_cookie2": true,
+		"api_key": true, "apikey": true, "key": true, "token": true, "access_token": true,
+		"refresh_token": true, "id_token": true, "auth": true, "jwt": true, "password": true,
+		"passwd": true, "pwd": true, "passphrase": true, "secret": true, "client_secret": true,
+		"credential": true, "credentials": true, "sig": true, "signature": true,
+		"session": true, "sessionid": true, "session_id": true, "x_amz_credential": true,
+		"csrf": true, "xsrf": true, "csrfmiddlewaretoken": true, "phpsessid": true,
+		"assertion": true, "bearer": true,
+	}
+	gluedNames = make(map[string]bool, len(secretNames))
+	for n := range secretNames {
+		gluedNames[strings.ReplaceAll(n, "_", "")] = true
+	}
+	return secretNames, gluedNames
+})
 
 var secretSuffixes = []string{
 	"_token", "_key", "_apikey", "_secret", "_password", "_passwd", "_pwd", "_passphrase",
@@ -42,21 +55,10 @@ var secretSuffixes = []string{
 	"_session_id", "_auth", "_jwt", "_authorization", "_assertion",
 }
 
-// gluedNames are secretNames without their '_', and gluedSuffixes the
-// endings that make a name a secret with no separator before them: a
-// camel-case header name reaches a server lower-cased or canonicalized
-// (accessToken arrives as Accesstoken, over HTTP/2 as accesstoken).
-// "key" is not among them: monkey, turkey.
-var (
-	gluedNames    = map[string]bool{}
-	gluedSuffixes = []string{"token", "secret", "password", "passwd", "passphrase", "apikey", "signature", "credential", "credentials", "sessionid"}
-)
-
-func init() {
-	for n := range secretNames {
-		gluedNames[strings.ReplaceAll(n, "_", "")] = true
-	}
-}
+// gluedSuffixes are the endings that make a name a secret with no
+// separator before them (see secretNameSets). "key" is not among them:
+// monkey, turkey.
+var gluedSuffixes = []string{"token", "secret", "password", "passwd", "passphrase", "apikey", "signature", "credential", "credentials", "sessionid"}
 
 // IsSecret tells whether a header, query parameter, form field or JSON
 // member named name holds a secret: case-insensitive, '-' and '_' alike,
@@ -65,6 +67,7 @@ func init() {
 // user.token, password[]), a trailing number ignored
 // (X-Hub-Signature-256).
 func IsSecret(name string) bool {
+	secretNames, gluedNames := secretNameSets()
 	for _, n := range normNames(name) {
 		if secretNames[n] {
 			return true
