@@ -9,8 +9,9 @@
 # BASE (a second wirebench binary, e.g. main's, run beside WB as "base":
 # before/after in one run), TESTS ("set get"), WARMUP (30000 SETs sent to
 # each server, untimed, before its tests; 0: none).
-# Ends with each pair's ratio per round (ours/redis, base/redis: rate and
-# server CPU per request) and their median and range: quote those, from one
+# Ends with each pair's ratio per round (ours/redis, base/redis: rate,
+# server CPU per request, the client's CPU per request) and their median and
+# range, and the client's busy share against each: quote those, from one
 # run, as the machine is shared. Each test's line also has the client's CPU
 # per request and how busy it was: at -P 1 on a 2-CPU VM redis-benchmark's
 # one thread, not the server, sets the rate (busy 0.97-0.98, docs/kv.md).
@@ -26,6 +27,11 @@ trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$tmp"' EXIT
 # /proc/PID/stat's clock ticks of 10 ms were 5% of a 30,000-request run;
 # %.0f, as mawk's %d stops at 2^31: 2.1 s).
 cpuns() { cat /proc/"$1"/task/*/schedstat 2>/dev/null | awk '{s += $1} END {printf "%.0f", s}'; }
+# halts: how often CPU 1 (the servers') has gone idle, from cpuidle. Each
+# idle spell ends with the client waking it, and on this VM (halt polling
+# off) that wake-up cost the client's write 7.7 us against 0.24 (docs/kv.md):
+# a server that is idle more of the run costs the client more a request.
+halts() { cat /sys/devices/system/cpu/cpu1/cpuidle/state*/usage 2>/dev/null | awk '{s += $1} END {printf "%.0f", s}'; }
 # timed OUT CMD...: runs CMD, writing its CPU time and wall time (both in
 # us, from getrusage and the clock) to OUT.
 timed() {
@@ -36,7 +42,8 @@ open(sys.argv[1], "w").write("%d %d\n" % ((r.ru_utime + r.ru_stime) * 1e6, w * 1
 }
 # bench port label pid: one line per test, with the server's CPU per
 # request and the client's (redis-benchmark's, and the share of its run
-# it was on the CPU: near 1, the client bounds the rate, not the server).
+# it was on the CPU: near 1, the client bounds the rate, not the server),
+# and how often the server's CPU went idle.
 bench() {
   # Warm-up, not timed (DESIGN rule 7): the keyspace filled, the server's
   # heap and tables grown, as after a while in service. A fresh server's
@@ -45,12 +52,12 @@ bench() {
   # each, GODEBUG=gctrace=1), where redis-server has none to run.
   [ "$WARMUP" = 0 ] || timeout 300 taskset -c 0 redis-benchmark -p "$1" -c "$C" -d 128 -r 10000 -n "$WARMUP" -P "$P" -t set -q >/dev/null 2>&1
   for t in $TESTS; do
-    local t0 r t1
-    t0=$(cpuns "$3")
+    local t0 r t1 h0 h1
+    t0=$(cpuns "$3") h0=$(halts)
     r=$(timed "$tmp/client" timeout 300 taskset -c 0 redis-benchmark -p "$1" -c "$C" -d 128 -r 10000 -n "$N" -P "$P" -t $t -q 2>/dev/null |
       tr '\r' '\n' | grep -E '^(SET|GET): [0-9.]+ requests')
-    t1=$(cpuns "$3")
-    echo "$2 $r; server CPU $(awk -v d=$((t1 - t0)) -v n="$N" 'BEGIN{printf "%.2f", d/1e3/n}') us/request; client $(awk -v n="$N" '{printf "%.2f us/request, busy %.2f", $1/n, $1/$2}' "$tmp/client")" |
+    t1=$(cpuns "$3") h1=$(halts)
+    echo "$2 $r; server CPU $(awk -v d=$((t1 - t0)) -v n="$N" 'BEGIN{printf "%.2f", d/1e3/n}') us/request; client $(awk -v n="$N" '{printf "%.2f us/request, busy %.2f", $1/n, $1/$2}' "$tmp/client"); server CPU idle spells $(awk -v d=$((h1 - h0)) -v n="$N" 'BEGIN{printf "%.3f", d/n}')/request" |
       tee -a "$tmp/results"
   done
 }
@@ -97,14 +104,15 @@ done
 awk '
   { split($1, a, "/"); srv = a[1]; key = a[2] " " $2; sub(":", "", key)
     rate[srv, key, ++n[srv, key]] = $3
-    for (i = 1; i <= NF; i++) if ($i == "CPU") cpu[srv, key, n[srv, key]] = $(i + 1)
-    for (i = 1; i <= NF; i++) if ($i == "busy") busy[srv, key, n[srv, key]] = $(i + 1)
+    for (i = NF; i >= 1; i--) if ($i == "CPU" && $(i + 1) ~ /^[0-9.]+$/) cpu[srv, key, n[srv, key]] = $(i + 1)
+    for (i = 1; i <= NF; i++) if ($i == "busy") busy[srv, key, n[srv, key]] = $(i + 1) + 0
+    for (i = 1; i <= NF; i++) if ($i == "client") ccpu[srv, key, n[srv, key]] = $(i + 1)
     keys[key] = 1 }
   function report(what, srv, key,   k, i, r, c, m) {
     m = n[srv, key]; if (m == 0 || n["redis", key] < m) return
     r = ""; c = ""
-    for (i = 1; i <= m; i++) { rr[i] = rate[srv, key, i] / rate["redis", key, i]; cc[i] = cpu[srv, key, i] / cpu["redis", key, i]; bo[i] = busy[srv, key, i]; br[i] = busy["redis", key, i] }
-    printf "# %s/redis %s: rate %s; CPU per request %s; client busy with %s %s, with redis %s\n", srv, key, summary(rr, m), summary(cc, m), srv, summary(bo, m), summary(br, m)
+    for (i = 1; i <= m; i++) { rr[i] = rate[srv, key, i] / rate["redis", key, i]; cc[i] = cpu[srv, key, i] / cpu["redis", key, i]; bo[i] = busy[srv, key, i]; br[i] = busy["redis", key, i]; kc[i] = ccpu[srv, key, i] / ccpu["redis", key, i] }
+    printf "# %s/redis %s: rate %s; CPU per request %s; client CPU per request %s; client busy with %s %s, with redis %s\n", srv, key, summary(rr, m), summary(cc, m), summary(kc, m), srv, summary(bo, m), summary(br, m)
   }
   function summary(v, m,   i, j, t, s) {
     for (i = 1; i <= m; i++) for (j = i + 1; j <= m; j++) if (v[j] < v[i]) { t = v[i]; v[i] = v[j]; v[j] = t }

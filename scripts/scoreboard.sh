@@ -10,7 +10,9 @@
 #                           net/http engine vs bare net/http, fasthttp engine vs bare fasthttp)
 #   gRPC vs bare grpc-go    bench/grpc-cpu.sh (server CPU/call: unary -c 50, a stream of 1,000;
 #                           against the default bare server, then one given our stream workers)
-#   KV vs redis-server      scripts/kv-vs-redis.sh (rate, per fsync mode, -P 1 and -P 16)
+#   KV vs redis-server      scripts/kv-vs-redis.sh (rate and server CPU/request, per
+#                           fsync mode, -P 1 and -P 16; at -P 1 also the client's
+#                           CPU share, which says the rate there is the client's)
 #   bulk vs sqlite3 .import scripts/bulk-judge.sh (wall time of 200k rows; one run, not rounds)
 #   h3 vs bare quic-go      bench/h3-cpu.sh (server and client CPU/request, server
 #                           allocations/request; the
@@ -107,10 +109,22 @@ for part in $ONLY; do
       # N grows with the pipeline: 30,000 at -P 16 was a 27-ms run, mostly
       # a cold server's first milliseconds.
       if run "kv-p$p" env N=$((30000 * p)) P="$p" ROUNDS="$ROUNDS" scripts/kv-vs-redis.sh; then
-        # "# ours/redis MODE TEST: rate a b c (median M, range x-y); CPU ..."
-        sed -n 's/^# ours\/redis \([a-z]*\) \([A-Z]*\): rate [^(]*(median \([0-9.]*\), range \([0-9.-]*\)).*/\1 \2 \3 \4/p' "$tmp/kv-p$p" |
-          while read -r mode test m r; do
+        # "# ours/redis MODE TEST: rate a b (median M, range x-y); CPU per
+        # request ... (median ...); client CPU per request ...; client busy
+        # with ours ... (median ...), with redis ... (median ...)": the
+        # (median, range) pairs in that order.
+        awk '$2 == "ours/redis" { sub(":", "", $4); printf "%s %s", $3, $4; s = $0
+            while (match(s, /\(median [0-9.]+, range [0-9.-]+\)/)) { x = substr(s, RSTART + 8, RLENGTH - 9); sub(", range", "", x); printf " %s", x; s = substr(s, RSTART + RLENGTH) }
+            print "" }' "$tmp/kv-p$p" |
+          while read -r mode test m r cm cr _ _ bo bor br _; do
             row "KV $test rate vs redis-server, appendfsync $mode, -P $p" "$m" "$r" "$ROUNDS" "≥ 1.0 (SET always 1.04, GET -P 16 1.15 quiet)"
+            # What each server costs, beside a rate that at -P 1 is the
+            # client's: redis-benchmark's one thread is on its CPU 97-98% of
+            # the run against either server there (docs/kv.md).
+            row "KV $test server CPU/request vs redis-server, appendfsync $mode, -P $p" "$cm" "$cr" "$ROUNDS" "≤ 1.0"
+            if [ "$p" = 1 ]; then
+              row "KV $test client (redis-benchmark) CPU share of its run against ours (against redis-server: $br), appendfsync $mode, -P $p" "$bo" "$bor" "$ROUNDS" "none: as high as against redis-server, the client sets the rate"
+            fi
           done
       fi
     done ;;
