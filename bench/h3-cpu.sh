@@ -23,7 +23,11 @@
 # package cmd/wirebench links, so their package inits run and their code
 # and globals are in the binary): bare quic-go in a binary like ours,
 # nothing of ours serving or sending. bare -> linked is what the one
-# binary costs; linked -> ours what our code does. Each line ends with the
+# binary costs; linked -> ours what our code does. LINKED=pgo builds it
+# with cmd/wirebench/default.pgo as well, as `go build ./cmd/wirebench`
+# builds ours (PGO reaches quic-go and the runtime too: on 2026-11-30 it
+# took ~13.6 k of ~188 k instructions off the server's request, most of
+# them in goroutine stack growth). Each line ends with the
 # garbage collector's cycles per 10,000 requests (servers: the runtime's
 # count, bare: SIGUSR1's gc-scan line, ours: /metrics; clients: the
 # process's GODEBUG=gctrace=1 lines, start-up included).
@@ -49,7 +53,7 @@
 # CPU time on a shared machine moves ±10-30% between rounds; for a ratio
 # of a few per cent, bench/h3-instr.sh counts instructions per request
 # under valgrind (the same pair, the same client), which holds still.
-# usage: [C=50] [CONNS=4] [PARTS="server client"] [CADDY=1] [LINKED=1] [PAIRED=1] [LOAD_FLAGS=...] [BARE_LOAD_FLAGS=...] bench/h3-cpu.sh [seconds=5] [rounds=3]
+# usage: [C=50] [CONNS=4] [PARTS="server client"] [CADDY=1] [LINKED=1|pgo] [PAIRED=1] [LOAD_FLAGS=...] [BARE_LOAD_FLAGS=...] bench/h3-cpu.sh [seconds=5] [rounds=3]
 # needs: taskset, /usr/bin/time, curl; 2 CPUs or more. On a shared
 # machine: flock /tmp/wirebench-load.lock bench/h3-cpu.sh
 set -euo pipefail
@@ -73,7 +77,12 @@ trap '[ -n "$srv" ] && kill "$srv" 2>/dev/null; rm -rf "$tmp"' EXIT
 if [ -z "${BIN:-}" ]; then
   go build -o "$tmp/wirebench" ./cmd/wirebench
   go build -o "$tmp/h3bare" ./bench/h3bare
-  if [ -n "${LINKED:-}" ]; then go build -tags linked -o "$tmp/h3bare-linked" ./bench/h3bare; fi
+  if [ -n "${LINKED:-}" ]; then
+    # LINKED=pgo: built with cmd/wirebench's PGO profile too, as ours is.
+    pgo=()
+    [ "$LINKED" = pgo ] && pgo=(-pgo=cmd/wirebench/default.pgo)
+    go build -tags linked "${pgo[@]}" -o "$tmp/h3bare-linked" ./bench/h3bare
+  fi
   BIN=$tmp
 fi
 hz=$(getconf CLK_TCK)
@@ -185,7 +194,7 @@ if [ -n "${CADDY:-}" ]; then
   curl -fsS "http://$http/users/1" > "$tmp/body"
   stop
 fi
-echo "# $(date -u +%FT%TZ) $(lscpu | sed -n 's/^Model name: *//p' | head -1), $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg); server on CPU $server_cpu, client on CPU $client_cpu; -c $C, $CONNS connections, ${secs}s x $rounds rounds${PAIRED:+, clients paired}${LOAD_FLAGS:+, ours with $LOAD_FLAGS}${BARE_LOAD_FLAGS:+, bare with $BARE_LOAD_FLAGS}${LINKED:+, linked bare too}; $(git rev-parse --short HEAD)$(git diff --quiet || echo +dirty)"
+echo "# $(date -u +%FT%TZ) $(lscpu | sed -n 's/^Model name: *//p' | head -1), $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg); server on CPU $server_cpu, client on CPU $client_cpu; -c $C, $CONNS connections, ${secs}s x $rounds rounds${PAIRED:+, clients paired}${LOAD_FLAGS:+, ours with $LOAD_FLAGS}${BARE_LOAD_FLAGS:+, bare with $BARE_LOAD_FLAGS}${LINKED:+, linked bare too (LINKED=$LINKED)}; $(git rev-parse --short HEAD)$(git diff --quiet || echo +dirty)"
 for round in $(seq "$rounds"); do
   for part in $PARTS; do
     if [ "$part" = client ]; then start bare; fi

@@ -35,6 +35,7 @@
 # linked (bench/h3bare/linked.go: every library package cmd/wirebench
 # links, their package inits run), bare quic-go in a binary like ours; as a
 # server driven as bare is, as a client against the bare server.
+# LINKED=pgo: built with cmd/wirebench/default.pgo too, as ours is.
 # With CACHE=1 cachegrind also simulates the caches (first-level
 # instruction and data, and the last level, as it models this machine's),
 # and each line adds the misses per request: where two programs with equal
@@ -44,7 +45,7 @@
 # (cg_diff: N2-N1 requests' worth, start-up cancelled) is kept in DIR, per
 # part and kind, the last rep's: `cg_annotate DIR/server-ours.cg` gives
 # instructions by function; divide by N2-N1 for per request.
-# usage: [PARTS="server client"] [REPS=1] [C=50] [CONNS=4] [LINKED=1] [CACHE=1] [PROFILE=DIR] [SERVE_FLAGS=...] [BARE_FLAGS=...] bench/h3-instr.sh [N1=2000] [N2=10000]
+# usage: [PARTS="server client"] [REPS=1] [C=50] [CONNS=4] [LINKED=1|pgo] [CACHE=1] [PROFILE=DIR] [SERVE_FLAGS=...] [BARE_FLAGS=...] bench/h3-instr.sh [N1=2000] [N2=10000]
 # needs: valgrind (apt-get install -y valgrind), taskset, curl. On a shared
 # machine: flock /tmp/wirebench-load.lock bench/h3-instr.sh
 set -euo pipefail
@@ -64,7 +65,12 @@ trap '[ -n "$srv" ] && kill -9 "$srv" 2>/dev/null; rm -rf "$tmp"' EXIT
 if [ -z "${BIN:-}" ]; then
   go build -o "$tmp/wirebench" ./cmd/wirebench
   go build -o "$tmp/h3bare" ./bench/h3bare
-  if [ -n "${LINKED:-}" ]; then go build -tags linked -o "$tmp/h3bare-linked" ./bench/h3bare; fi
+  if [ -n "${LINKED:-}" ]; then
+    # LINKED=pgo: built with cmd/wirebench's PGO profile too, as ours is.
+    pgo=()
+    [ "$LINKED" = pgo ] && pgo=(-pgo=cmd/wirebench/default.pgo)
+    go build -tags linked "${pgo[@]}" -o "$tmp/h3bare-linked" ./bench/h3bare
+  fi
   BIN=$tmp
 fi
 servers="bare ours" clients="bare ours nolayers baretrace"
@@ -171,7 +177,7 @@ perreq() {
     }'
 }
 
-echo "# $(date -u +%FT%TZ) $(lscpu | sed -n 's/^Model name: *//p' | head -1), $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg); server on CPU $server_cpu, client on CPU $client_cpu; -c $C, $CONNS connections, N1 $n1, N2 $n2, $REPS reps${CACHE:+, cache simulated}${LINKED:+, linked bare too}; $(git rev-parse --short HEAD)$(git diff --quiet || echo +dirty)"
+echo "# $(date -u +%FT%TZ) $(lscpu | sed -n 's/^Model name: *//p' | head -1), $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg); server on CPU $server_cpu, client on CPU $client_cpu; -c $C, $CONNS connections, N1 $n1, N2 $n2, $REPS reps${CACHE:+, cache simulated}${LINKED:+, linked bare too (LINKED=$LINKED)}; $(git rev-parse --short HEAD)$(git diff --quiet || echo +dirty)"
 : > "$tmp/results"
 for rep in $(seq "$REPS"); do
   for part in $PARTS; do
