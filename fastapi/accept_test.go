@@ -27,7 +27,7 @@ func TestAcceptHeaders(t *testing.T) {
 		if err := h.Read(bufio.NewReader(strings.NewReader(raw))); err != nil {
 			t.Fatalf("%q: %v", hdrs, err)
 		}
-		a, ae, ce := headers(&h)
+		a, ae, ce := acceptHeaders(&h)
 		if want := string(h.Peek("Accept")); a != want {
 			t.Errorf("%q: Accept %q, Peek says %q", hdrs, a, want)
 		}
@@ -51,7 +51,7 @@ func FuzzAcceptHeaders(f *testing.F) {
 		if h.Read(bufio.NewReader(strings.NewReader("GET / HTTP/1.1\r\nHost: x\r\n"+hdrs+"\r\n"))) != nil {
 			return
 		}
-		a, ae, ce := headers(&h)
+		a, ae, ce := acceptHeaders(&h)
 		if a != string(h.Peek("Accept")) || ae != string(h.Peek("Accept-Encoding")) || ce != string(h.ContentEncoding()) {
 			t.Errorf("%q: (%q, %q, %q), Peek says (%q, %q, %q)", hdrs, a, ae, ce, h.Peek("Accept"), h.Peek("Accept-Encoding"), h.ContentEncoding())
 		}

@@ -35,8 +35,10 @@ func getUser() *fasthttp.RequestCtx {
 // buffers, so a regression here is a regression of the engine comparison.
 // Measured 3 (issue 17): the path string, and encoding/json's two (its
 // result and time.Time's MarshalJSON); the core's request state is pooled
-// and its counters resolved. The bound allows one more: a GC during the
-// run empties the pool once.
+// and its counters resolved. Since: encoding/json writes into a pooled
+// buffer, and a GET's path is a view of fasthttp's (issue 54): 1, time's.
+// AllocsPerRun's average is whole allocations per run, so a GC that
+// empties the pools once in 200 runs does not show.
 func TestGetAllocations(t *testing.T) {
 	if race.Enabled {
 		t.Skip("the race detector drops pooled objects on purpose: allocation counts mean nothing")
@@ -51,8 +53,8 @@ func TestGetAllocations(t *testing.T) {
 		t.Fatalf("GET /users/1: %d %q", ctx.Response.StatusCode(), ctx.Response.Body())
 	}
 	t.Logf("%.0f allocations per GET", allocs)
-	if allocs > 4 {
-		t.Errorf("%.0f allocations per GET /users/1, want <= 4", allocs)
+	if allocs > 1 {
+		t.Errorf("%.0f allocations per GET /users/1, want <= 1", allocs)
 	}
 }
 

@@ -15,7 +15,9 @@ import (
 // Request is an HTTP request as the engine-neutral core sees it: what an
 // engine adapter (net/http here, fasthttp in package fastapi) copies out of
 // its own request type. Strings must stay valid after Handle returns (the
-// store may keep a path id).
+// store may keep a path id), but for a GET's or HEAD's Path: those store
+// nothing, so the core keeps nothing of their path (an engine may pass a
+// view of its own buffer, valid until Handle returns).
 type Request struct {
 	Method, Path string
 	// Header values, "" when absent.
@@ -89,12 +91,15 @@ func (r *Response) Release() {
 
 // marshal encodes v with c: into buf when c can encode into a buffer
 // (encoding/json then skips copying its reply into a new slice, one
-// allocation per reply), else with c.Marshal. The bytes are valid until
+// allocation per reply), else with c.Marshal. m is c as a BufferMarshaler
+// when the caller knows it (nil: asserted here). The bytes are valid until
 // Release.
-func (r *Response) marshal(c codec.Codec, v any) ([]byte, error) {
-	m, ok := c.(codec.BufferMarshaler)
-	if !ok {
-		return c.Marshal(v)
+func (r *Response) marshal(c codec.Codec, m codec.BufferMarshaler, v any) ([]byte, error) {
+	if m == nil {
+		var ok bool
+		if m, ok = c.(codec.BufferMarshaler); !ok {
+			return c.Marshal(v)
+		}
 	}
 	if r.buf == nil {
 		r.buf = getBuffer()

@@ -17,6 +17,9 @@ import (
 type formats struct {
 	byMedia map[string]codec.Entry
 	json    codec.Entry
+	// jsonTo is json's codec as a BufferMarshaler (nil if it is not one),
+	// asserted once here rather than on every reply (issue 54).
+	jsonTo codec.BufferMarshaler
 	// accepts remembers response's answers: clients send the same few
 	// Accept values on every request.
 	accepts memo[acceptKey, negotiated]
@@ -84,6 +87,7 @@ func newFormats(jsonLib string) (*formats, error) {
 	}
 	f.json = codec.MustLookup(name)
 	f.byMedia[codec.MediaJSON] = f.json
+	f.jsonTo, _ = f.json.Codec.(codec.BufferMarshaler)
 	return f, nil
 }
 

@@ -537,7 +537,11 @@ func (s *Server) respond(resp *Response, q *request, out codec.Entry, status int
 // a 500), with the content coding the client prefers; it returns the
 // format of the reply.
 func (s *Server) encodeReply(resp *Response, q *request, out codec.Entry, body any) codec.Entry {
-	data, err := resp.marshal(out.Codec, body)
+	var to codec.BufferMarshaler
+	if out.Codec == s.formats.json.Codec {
+		to = s.formats.jsonTo // the common reply: no type assertion
+	}
+	data, err := resp.marshal(out.Codec, to, body)
 	if err != nil {
 		resp.Status = http.StatusInternalServerError
 		out = s.formats.json
