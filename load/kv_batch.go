@@ -54,7 +54,7 @@ func (r *runner) workBatch(issue, hard context.Context, id int, b BatchVU) {
 		t0 := time.Now()
 		b.DoBatch(hard, batch)
 		lat := time.Since(t0)
-		if hard.Err() != nil && anyFailed(batch) {
+		if anyFailed(batch) && ended(hard) {
 			r.stats.interrupted(id, int64(n), false) // cut by the end of the run: not the server's doing
 			return
 		}
