@@ -28,9 +28,10 @@
 # With LINKED=1 "linked" runs too, after bare in every round: grpcgobare
 # built with -tags linked (bench/grpcgobare/linked.go: the library
 # packages cmd/wirebench links, their package inits run), bare grpc-go in
-# a binary whose libraries are ours, with BARE_FLAGS as bare's.
+# a binary whose libraries are ours, with BARE_FLAGS as bare's. LINKED=pgo
+# builds it with cmd/wirebench/default.pgo too, as ours is built.
 #
-# usage: [UNARY_C="1 50"] [BASE=rev] [LINKED=1] [SERVE_FLAGS=...] [BARE_FLAGS=...] bench/grpc-cpu.sh [seconds=5] [rounds=3]
+# usage: [UNARY_C="1 50"] [BASE=rev] [LINKED=1|pgo] [SERVE_FLAGS=...] [BARE_FLAGS=...] bench/grpc-cpu.sh [seconds=5] [rounds=3]
 # needs: ghz (go install github.com/bojand/ghz/cmd/ghz@v0.93.0), curl,
 # taskset; 2 CPUs or more. On a shared machine run it under the load lock:
 # flock /tmp/wirebench-load.lock bench/grpc-cpu.sh
@@ -57,7 +58,9 @@ go build -o "$tmp/wirebench" ./cmd/wirebench
 go build -o "$tmp/grpcgobare" ./bench/grpcgobare
 kinds="bare ours"
 if [ -n "${LINKED:-}" ]; then
-  go build -tags linked -o "$tmp/grpcgobare-linked" ./bench/grpcgobare
+  pgo=()
+  [ "$LINKED" = pgo ] && pgo=(-pgo=cmd/wirebench/default.pgo)
+  go build -tags linked "${pgo[@]}" -o "$tmp/grpcgobare-linked" ./bench/grpcgobare
   kinds="bare linked ours"
 fi
 if [ -n "${BASE:-}" ]; then

@@ -29,10 +29,13 @@
 # cmd/wirebench links, their package inits run), bare grpc-go in a binary
 # whose libraries are ours, with BARE_FLAGS as bare's; linked/bare is what
 # the one binary's libraries cost, ours/linked what our code does.
+# LINKED=pgo: linked is built with cmd/wirebench/default.pgo too, as
+# `go build ./cmd/wirebench` builds ours (PGO's inlining moves
+# instructions a call in grpc-go, x/net and the runtime).
 # With PROFILE=DIR the difference of each kind's two runs (cg_diff) is kept
 # as DIR/KIND.cg: `cg_annotate DIR/ours.cg` gives instructions by function
 # (divide by N2-N1 for per call).
-# usage: [REPS=1] [C=50] [CASE=get|stream] [BASE=rev] [LINKED=1] [BIN=DIR] [PROFILE=DIR] [SERVE_FLAGS=...] [BARE_FLAGS=...] bench/grpc-instr.sh [N1=2000] [N2=10000]
+# usage: [REPS=1] [C=50] [CASE=get|stream] [BASE=rev] [LINKED=1|pgo] [BIN=DIR] [PROFILE=DIR] [SERVE_FLAGS=...] [BARE_FLAGS=...] bench/grpc-instr.sh [N1=2000] [N2=10000]
 # needs: valgrind, ghz (go install github.com/bojand/ghz/cmd/ghz@v0.93.0),
 # taskset. About 2 minutes a rep at the default counts. On a shared
 # machine: flock /tmp/wirebench-load.lock bench/grpc-instr.sh
@@ -57,7 +60,11 @@ kinds="bare ours"
 if [ -z "${BIN:-}" ]; then
   go build -o "$tmp/wirebench" ./cmd/wirebench
   go build -o "$tmp/grpcgobare" ./bench/grpcgobare
-  if [ -n "${LINKED:-}" ]; then go build -tags linked -o "$tmp/grpcgobare-linked" ./bench/grpcgobare; fi
+  if [ -n "${LINKED:-}" ]; then
+    pgo=()
+    [ "$LINKED" = pgo ] && pgo=(-pgo=cmd/wirebench/default.pgo)
+    go build -tags linked "${pgo[@]}" -o "$tmp/grpcgobare-linked" ./bench/grpcgobare
+  fi
   BIN=$tmp
 fi
 if [ -n "${LINKED:-}" ]; then
