@@ -13,7 +13,10 @@
 # rotation on both engines ("base", "basefast"), for an A/B of a change to
 # the hot path measured in the same slices.
 #
-# usage: [BASE=rev] [WRK="-t1 -c50"] [SERVE_FLAGS=...] bench/engine-cpu-interleaved.sh [rounds=12] [seconds per slice=2]
+# With BARE_PGO=1 the bare handlers run again built with our PGO profile
+# (bench/servers.sh): "barepgo", "barefastpgo".
+#
+# usage: [BASE=rev] [BARE_PGO=1] [WRK="-t1 -c50"] [SERVE_FLAGS=...] bench/engine-cpu-interleaved.sh [rounds=12] [seconds per slice=2]
 # needs: wrk, taskset, ss; 2 CPUs. On a shared machine run it under the
 # load lock: flock /tmp/wirebench-load.lock bench/engine-cpu-interleaved.sh
 set -euo pipefail

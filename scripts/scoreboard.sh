@@ -7,15 +7,18 @@
 # round by round, so background load hits both alike:
 #   client vs wrk           bench/wrk-vs-wirebench.sh (client CPU/request, keep-alive)
 #   server vs bare          bench/engine-cpu-interleaved.sh (server CPU/request:
-#                           net/http engine vs bare net/http, fasthttp engine vs bare fasthttp)
+#                           net/http engine vs bare net/http, fasthttp engine vs bare fasthttp;
+#                           again against both built with our PGO profile, like for like)
 #   gRPC vs bare grpc-go    bench/grpc-cpu.sh (server CPU/call: unary -c 50, a stream of 1,000;
-#                           against the default bare server, then one given our stream workers)
+#                           against the default bare server, then one given our stream workers,
+#                           and that one linked like ours and built with our PGO profile)
 #   KV vs redis-server      scripts/kv-vs-redis.sh (rate and server CPU/request, per
 #                           fsync mode, -P 1 and -P 16; at -P 1 also the client's
 #                           CPU share, which says the rate there is the client's)
 #   bulk vs sqlite3 .import scripts/bulk-judge.sh (wall time of 200k rows; one run, not rounds)
-#   h3 vs bare quic-go      bench/h3-cpu.sh (server and client CPU/request, server
-#                           allocations/request; the
+#   h3 vs bare quic-go      bench/h3-cpu.sh (server and client CPU/request, also
+#                           against bare linked like ours and built with our PGO
+#                           profile; server allocations/request; the
 #                           client again with --no-layers, without quic-go's trace,
 #                           sequential and paired)
 #   h3instr (not in the default list; ONLY=h3instr) bench/h3-instr.sh (instructions
@@ -78,11 +81,15 @@ for part in $ONLY; do
       row "load client CPU/request vs wrk (keep-alive, 50 conns)" "$m" "$r" "$n" "≤ 1.0 (0.84 quiet)"
     fi ;;
   server)
-    if run server bench/engine-cpu-interleaved.sh "$((ROUNDS * 2))" "$SECS"; then
-      for pair in "nethttp bare net/http" "fasthttp barefast fasthttp"; do
-        read -r ours bare what <<<"$pair"
+    # BARE_PGO=1: the bare handlers again, built with our PGO profile as
+    # wirebench is (the profile speeds up net/http's and fasthttp's code in
+    # ours): the like-for-like rows, beside the promise's.
+    if run server env BARE_PGO=1 bench/engine-cpu-interleaved.sh "$((ROUNDS * 2))" "$SECS"; then
+      for pair in "nethttp bare ≤_1.0 net/http" "fasthttp barefast ≤_1.0 fasthttp" \
+        "nethttp barepgo none:_like_for_like net/http built with our PGO profile" "fasthttp barefastpgo none:_like_for_like fasthttp built with our PGO profile"; do
+        read -r ours bare bar what <<<"$pair"
         IFS=$'\t' read -r m r n < <(awk -v o="$ours" -v b="$bare" '$1 == "round" {for (i = 3; i < NF; i += 3) v[$i] = $(i + 1); if (v[b] > 0) print v[o] / v[b]; delete v}' "$tmp/server" | medrange)
-        row "server CPU/request, $ours engine vs bare $what (GET /users/1)" "$m" "$r" "$n" "≤ 1.0"
+        row "server CPU/request, $ours engine vs bare $what (GET /users/1)" "$m" "$r" "$n" "${bar//_/ }"
       done
     fi ;;
   grpc)
@@ -90,17 +97,23 @@ for part in $ONLY; do
     # a bare server given the options ours sets (grpcapi.StreamWorkers, 64
     # stream workers): the first is the promise, the second what our code
     # and the one binary cost beside the same grpc-go setup.
-    for bare in "default:" "same-options:-stream-workers 64"; do
-      IFS=: read -r kind flags <<<"$bare"
-      if run "grpc-$kind" env UNARY_C=50 BARE_FLAGS="$flags" bench/grpc-cpu.sh "$SECS" "$ROUNDS"; then
+    # The second run has a third contender (LINKED=pgo): the bare server
+    # with our options, the libraries the one binary links (their inits)
+    # and our PGO profile: what our own code adds, like for like.
+    for bare in "default::" "same-options:-stream-workers 64:pgo"; do
+      IFS=: read -r kind flags linked <<<"$bare"
+      if run "grpc-$kind" env UNARY_C=50 BARE_FLAGS="$flags" LINKED="$linked" bench/grpc-cpu.sh "$SECS" "$ROUNDS"; then
         for c in get-c50 stream; do
           IFS=$'\t' read -r m r n < <(awk -v c="$c" '$1 == "bare" && $2 == c {b[++nb] = $3} $1 == "ours" && $2 == c {o[++no] = $3}
             END {for (i = 1; i <= no; i++) print o[i] / b[i]}' "$tmp/grpc-$kind" | medrange)
           if [ "$kind" = default ]; then
             row "gRPC server CPU/call vs bare grpc-go ($c)" "$m" "$r" "$n" "≤ 1.0 (1.00 quiet)"
-          else
-            row "gRPC server CPU/call vs bare grpc-go with our 64 stream workers ($c)" "$m" "$r" "$n" "none: what our code and binary add"
+            continue
           fi
+          row "gRPC server CPU/call vs bare grpc-go with our 64 stream workers ($c)" "$m" "$r" "$n" "none: what our code and binary add"
+          IFS=$'\t' read -r m r n < <(awk -v c="$c" '$1 == "linked" && $2 == c {b[++nb] = $3} $1 == "ours" && $2 == c {o[++no] = $3}
+            END {for (i = 1; i <= no; i++) if (b[i] > 0) print o[i] / b[i]}' "$tmp/grpc-$kind" | medrange)
+          row "gRPC server CPU/call vs that bare server linked like ours, built with our PGO profile ($c)" "$m" "$r" "$n" "none: what our code adds, like for like"
         done
       fi
     done ;;
@@ -137,11 +150,17 @@ for part in $ONLY; do
     mkdir -p "$tmp/h3bin"
     go build -o "$tmp/h3bin/wirebench" ./cmd/wirebench
     go build -o "$tmp/h3bin/h3bare" ./bench/h3bare
-    if run h3 env BIN="$tmp/h3bin" bench/h3-cpu.sh "$SECS" "$ROUNDS"; then
+    # The third contender (LINKED): bare quic-go linked with every package
+    # the one binary links and built with our PGO profile, like for like.
+    go build -tags linked -pgo=cmd/wirebench/default.pgo -o "$tmp/h3bin/h3bare-linked" ./bench/h3bare
+    if run h3 env BIN="$tmp/h3bin" LINKED=pgo bench/h3-cpu.sh "$SECS" "$ROUNDS"; then
       for side in server client; do
         IFS=$'\t' read -r m r n < <(awk -v p="$side" '$1 == p && $2 == "bare" {b[++nb] = $3} $1 == p && $2 == "ours" {o[++no] = $3}
           END {for (i = 1; i <= no; i++) print o[i] / b[i]}' "$tmp/h3" | medrange)
         row "h3 $side CPU/request vs bare quic-go" "$m" "$r" "$n" "≤ 1.0"
+        IFS=$'\t' read -r m r n < <(awk -v p="$side" '$1 == p && $2 == "linked" {b[++nb] = $3} $1 == p && $2 == "ours" {o[++no] = $3}
+          END {for (i = 1; i <= no; i++) if (b[i] > 0) print o[i] / b[i]}' "$tmp/h3" | medrange)
+        row "h3 $side CPU/request vs bare quic-go linked like ours, built with our PGO profile" "$m" "$r" "$n" "none: what our code adds, like for like"
       done
       # The server's allocations per request (bare: SIGUSR1, ours: /metrics).
       IFS=$'\t' read -r m r n < <(awk '$1 == "server" && $2 == "bare" {b[++nb] = $7} $1 == "server" && $2 == "ours" {o[++no] = $7}
