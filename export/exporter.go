@@ -152,12 +152,15 @@ func (e *Exporter) batch(l *results.Load) *Batch {
 	if b.At.IsZero() {
 		b.At = time.Now()
 	}
-	// Receivers refuse a sample older than one they have. The run's final
-	// result ends when its last request did, which a live snapshot taken
-	// just before the engine stopped looking may follow: the final is
-	// stamped 1 ms after it (its totals include the snapshot's).
-	if !b.At.After(e.lastAt) {
-		b.At = e.lastAt.Add(time.Millisecond)
+	// Receivers refuse a sample not newer than one they have, to the
+	// millisecond (remote write's timestamps: two batches within one ms
+	// were "duplicate sample for timestamp", CI 2026-11-30). The run's
+	// final result ends when its last request did, which a live snapshot
+	// taken just before the engine stopped looking may follow or share a
+	// millisecond with: the final is stamped in the millisecond after it
+	// (its totals include the snapshot's).
+	if b.At.UnixMilli() <= e.lastAt.UnixMilli() {
+		b.At = time.UnixMilli(e.lastAt.UnixMilli() + 1)
 	}
 	e.lastAt = b.At
 	if e.o.Segment != "" {

@@ -170,4 +170,21 @@ func TestBatchTimesIncrease(t *testing.T) {
 	if len(sink.at) != 2 || !sink.at[1].After(sink.at[0]) || sink.at[1].Sub(sink.at[0]) != time.Millisecond {
 		t.Errorf("batch times %v: want the final 1 ms after the live one", sink.at)
 	}
+	// A final that ends later than the snapshot but within its millisecond
+	// goes in the next one: remote write's timestamps are milliseconds, and
+	// Prometheus answered the second of two in one ms "duplicate sample for
+	// timestamp".
+	sink = &atSink{}
+	if e, err = New(Options{}, sink); err != nil {
+		t.Fatal(err)
+	}
+	live.End = live.End.Add(100 * time.Microsecond)
+	final.End = live.End.Add(500 * time.Microsecond)
+	e.Offer(live)
+	if err := e.Close(context.Background(), final); err != nil {
+		t.Fatal(err)
+	}
+	if len(sink.at) != 2 || sink.at[1].UnixMilli() != sink.at[0].UnixMilli()+1 {
+		t.Errorf("batch times %v: want the final in the millisecond after the live one", sink.at)
+	}
 }
