@@ -75,13 +75,15 @@ func TestStatsDoNotGrowWithWorkers(t *testing.T) {
 	if per > 8<<10 {
 		t.Errorf("%d heap bytes per worker (-c %d: %d, -c %d: %d); want at most 8 KiB", per, few, b1, many, b2)
 	}
-	// A second run reuses the first's histograms.
+	// A second run reuses the first's histograms: it makes only those its
+	// shards need beyond the first's (which shard first sees which op
+	// varies from run to run), so both together stay within the bound.
 	m0 := spare.made.Load()
 	if _, err := Run(context.Background(), Options{Options: results.Options{Concurrency: many, Requests: many}, Slowest: -1}, turnScenario{}); err != nil {
 		t.Fatal(err)
 	}
-	if n := spare.made.Load() - m0; n != 0 {
-		t.Errorf("a second run allocated %d histograms for its statistics; want 0 (reused)", n)
+	if n := spare.made.Load() - m0; h2+n > bound {
+		t.Errorf("a second run allocated %d histograms for its statistics beside the first's %d; want at most %d in all (reused)", n, h2, bound)
 	}
 }
 

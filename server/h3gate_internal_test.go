@@ -146,8 +146,10 @@ func TestGateSourceRests(t *testing.T) {
 	b1 := enterAsync(context.Background(), g, b)
 	gateWaitFor(t, g, "b's waiter", func() bool { return g.waiting.Load() == 2 })
 	time.Sleep(20 * time.Millisecond)
+	// Taken before leave's own clock: a's rest ends 19 times its hold
+	// after that, so after this too, however late leave returns.
+	left := time.Now()
 	first.leave()
-	left := time.Now() // a's rest ends after this plus 19 times its hold
 	held := time.Duration(g.heldNs.Load())
 	if held < 20*time.Millisecond {
 		t.Fatalf("held %v, want at least 20 ms", held)
