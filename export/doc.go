@@ -1,7 +1,8 @@
 // Package export streams a run's results, as it goes, to Prometheus by
 // remote write, with native histograms and exemplars that carry the
-// requests' trace IDs. (OTLP and a scrape endpoint are not written yet:
-// docs/export.md.)
+// requests' trace IDs, to OTLP/HTTP back ends, and to Prometheus's
+// scrapes (Scrape). Remote write and OTLP requests are written with
+// protowire, not the generated types (wire.go says why).
 //
 // It reads only results: the engine calls load.Options.Snapshot with the
 // run so far (cumulative counts, HDR histograms, client CPU, exemplars)

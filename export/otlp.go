@@ -7,10 +7,7 @@ import (
 	"net/http"
 	"strings"
 
-	commonpb "go.opentelemetry.io/proto/otlp/common/v1"
-	metricspb "go.opentelemetry.io/proto/otlp/metrics/v1"
-	resourcepb "go.opentelemetry.io/proto/otlp/resource/v1"
-	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/encoding/protowire"
 
 	"github.com/wirebench/wirebench/results"
 )
@@ -24,7 +21,10 @@ import (
 // makes wire-identical to the collector's ExportMetricsServiceRequest
 // (both are field 1, repeated ResourceMetrics): the collector package
 // would pull in grpc-gateway for its HTTP handlers, which a client does
-// not need.
+// not need. It is written field by field (wire.go says why; field
+// numbers from opentelemetry-proto's metrics.proto, common.proto and
+// resource.proto) in the order protobuf-go marshals the generated types:
+// by field number, a oneof's member last.
 type OTLP struct {
 	URL    string
 	Client *http.Client // http.DefaultClient if nil
@@ -43,115 +43,143 @@ func (*OTLP) Name() string { return "otlp" }
 
 // Send implements Sink.
 func (s *OTLP) Send(ctx context.Context, b *Batch) error {
-	raw, err := proto.Marshal(otlpMetrics(b))
-	if err != nil {
-		return fmt.Errorf("%w: encoding OTLP: %w", ErrExport, err)
-	}
 	c := s.Client
 	if c == nil {
 		c = http.DefaultClient
 	}
-	return post(ctx, c, s.URL, raw, map[string]string{"Content-Type": "application/x-protobuf", "User-Agent": "wirebench"})
+	return post(ctx, c, s.URL, otlpMetrics(nil, b), map[string]string{"Content-Type": "application/x-protobuf", "User-Agent": "wirebench"})
 }
 
-// otlpMetrics converts a batch: one Metric per name, one data point per
-// label set, the run's labels on every point (so that, as in Prometheus,
-// a query can sum over segments) and on the resource as
-// service.instance.id.
-func otlpMetrics(b *Batch) *metricspb.MetricsData {
+// otlpMetrics appends b as a MetricsData: one ResourceMetrics (service
+// wirebench, the run as its instance) of one ScopeMetrics, one Metric
+// per name holding every series of that name as a data point.
+func otlpMetrics(out []byte, b *Batch) []byte {
 	start, at := uint64(b.Start.UnixNano()), uint64(b.At.UnixNano())
 	if b.Start.IsZero() {
 		start = at
 	}
-	var ms []*metricspb.Metric
-	byName := map[string]*metricspb.Metric{}
+	var names []string
+	byName := map[string][]metric{}
 	for _, m := range b.metrics {
-		attrs := otlpAttrs(b.Labels, m.labels)
-		om := byName[m.name]
-		if om == nil {
-			om = &metricspb.Metric{Name: otelName(m.name), Description: m.help, Unit: m.unit}
-			byName[m.name] = om
-			ms = append(ms, om)
+		if byName[m.name] == nil {
+			names = append(names, m.name)
 		}
-		switch m.kind {
-		case histKind:
-			h, ok := om.Data.(*metricspb.Metric_ExponentialHistogram)
-			if !ok {
-				h = &metricspb.Metric_ExponentialHistogram{ExponentialHistogram: &metricspb.ExponentialHistogram{
-					AggregationTemporality: metricspb.AggregationTemporality_AGGREGATION_TEMPORALITY_CUMULATIVE}}
-				om.Data = h
-			}
-			h.ExponentialHistogram.DataPoints = append(h.ExponentialHistogram.DataPoints, otlpHistogram(m, attrs, start, at))
-		default:
-			sum, ok := om.Data.(*metricspb.Metric_Sum)
-			if !ok {
-				sum = &metricspb.Metric_Sum{Sum: &metricspb.Sum{IsMonotonic: true,
-					AggregationTemporality: metricspb.AggregationTemporality_AGGREGATION_TEMPORALITY_CUMULATIVE}}
-				om.Data = sum
-			}
-			sum.Sum.DataPoints = append(sum.Sum.DataPoints, &metricspb.NumberDataPoint{Attributes: attrs,
-				StartTimeUnixNano: start, TimeUnixNano: at, Value: &metricspb.NumberDataPoint_AsDouble{AsDouble: m.value}})
-		}
+		byName[m.name] = append(byName[m.name], m)
 	}
-	res := &resourcepb.Resource{Attributes: []*commonpb.KeyValue{strAttr("service.name", "wirebench")}}
+	resource := []Label{{"service.name", "wirebench"}}
 	for _, l := range b.Labels {
 		if l.Name == "run" {
-			res.Attributes = append(res.Attributes, strAttr("service.instance.id", l.Value))
+			resource = append(resource, Label{"service.instance.id", l.Value})
 		}
 	}
-	return &metricspb.MetricsData{ResourceMetrics: []*metricspb.ResourceMetrics{{
-		Resource: res,
-		ScopeMetrics: []*metricspb.ScopeMetrics{{
-			Scope:   &commonpb.InstrumentationScope{Name: "github.com/wirebench/wirebench/export"},
-			Metrics: ms,
-		}},
-	}}}
+	return appendMessage(out, 1, func(out []byte) []byte { // MetricsData.resource_metrics
+		out = appendMessage(out, 1, func(out []byte) []byte { // ResourceMetrics.resource
+			return appendAttrs(out, 1, resource) // Resource.attributes
+		})
+		return appendMessage(out, 2, func(out []byte) []byte { // ResourceMetrics.scope_metrics
+			out = appendMessage(out, 1, func(out []byte) []byte { // ScopeMetrics.scope
+				return appendString(out, 1, "github.com/wirebench/wirebench/export") // InstrumentationScope.name
+			})
+			for _, name := range names {
+				out = appendMessage(out, 2, func(out []byte) []byte { // ScopeMetrics.metrics
+					return appendOTLPMetric(out, byName[name], b.Labels, start, at)
+				})
+			}
+			return out
+		})
+	})
 }
 
-// otlpHistogram is m's histogram as an exponential-histogram point.
-// OTLP's bucket i is (base^i, base^(i+1)], Prometheus's k is
-// (base^(k−1), base^k]: the offset is one less.
-func otlpHistogram(m metric, attrs []*commonpb.KeyValue, start, at uint64) *metricspb.ExponentialHistogramDataPoint {
+// appendOTLPMetric appends a Metric of the series ms (one name, one kind).
+func appendOTLPMetric(out []byte, ms []metric, run []Label, start, at uint64) []byte {
+	m := ms[0]
+	out = appendString(out, 1, otelName(m.name))
+	out = appendString(out, 2, m.help)
+	out = appendString(out, 3, m.unit)
+	const cumulative = 2 // AGGREGATION_TEMPORALITY_CUMULATIVE
+	if m.kind == histKind {
+		return appendMessage(out, 10, func(out []byte) []byte { // Metric.exponential_histogram
+			for _, m := range ms {
+				out = appendMessage(out, 1, func(out []byte) []byte { // ExponentialHistogram.data_points
+					return appendOTLPHistogram(out, m, run, start, at)
+				})
+			}
+			return appendVarint(out, 2, cumulative, false)
+		})
+	}
+	return appendMessage(out, 7, func(out []byte) []byte { // Metric.sum
+		for _, m := range ms {
+			out = appendMessage(out, 1, func(out []byte) []byte { // Sum.data_points: a NumberDataPoint
+				out = appendFixed64(out, 2, start)
+				out = appendFixed64(out, 3, at)
+				out = appendAttrs(out, 7, run, m.labels)
+				return appendDouble(out, 4, m.value, true) // as_double, a oneof member: last
+			})
+		}
+		out = appendVarint(out, 2, cumulative, false)
+		return appendVarint(out, 3, 1, false) // is_monotonic
+	})
+}
+
+// appendOTLPHistogram appends m as an ExponentialHistogramDataPoint.
+func appendOTLPHistogram(out []byte, m metric, run []Label, start, at uint64) []byte {
 	e := m.hist
-	p := &metricspb.ExponentialHistogramDataPoint{Attributes: attrs, StartTimeUnixNano: start, TimeUnixNano: at,
-		Count: e.count, Scale: Schema, ZeroThreshold: ZeroThreshold}
+	out = appendAttrs(out, 1, run, m.labels)
+	out = appendFixed64(out, 2, start)
+	out = appendFixed64(out, 3, at)
+	out = appendFixed64(out, 4, e.count)
 	if e.count > 0 {
-		p.Sum, p.Min, p.Max = proto.Float64(e.sum), proto.Float64(e.min), proto.Float64(e.max)
-		p.Positive = &metricspb.ExponentialHistogramDataPoint_Buckets{Offset: e.offset - 1, BucketCounts: e.counts}
+		out = appendDouble(out, 5, e.sum, true) // optional
+	}
+	out = appendSint(out, 6, Schema)
+	if e.count > 0 {
+		out = appendMessage(out, 8, func(out []byte) []byte { // positive: Buckets
+			out = appendSint(out, 1, int64(e.offset-1))
+			return appendPacked(out, 2, e.counts, func(c uint64) uint64 { return c })
+		})
 	}
 	for _, x := range m.ex {
 		id, err := hex.DecodeString(x.TraceID)
 		if err != nil || len(id) != 16 {
 			continue // not a W3C trace ID: nothing to link
 		}
-		p.Exemplars = append(p.Exemplars, &metricspb.Exemplar{TimeUnixNano: uint64(exemplarTime(x).UnixNano()),
-			Value: &metricspb.Exemplar_AsDouble{AsDouble: x.Latency.Seconds()}, TraceId: id,
-			FilteredAttributes: exemplarAttrs(x)})
+		out = appendMessage(out, 11, func(out []byte) []byte { // exemplars: an Exemplar
+			out = appendFixed64(out, 2, uint64(exemplarTime(x).UnixNano()))
+			out = appendBytesField(out, 5, id)                     // trace_id
+			out = appendAttrs(out, 7, exemplarAttrs(x))            // filtered_attributes
+			return appendDouble(out, 3, x.Latency.Seconds(), true) // as_double, a oneof member: last
+		})
 	}
-	return p
+	if e.count > 0 {
+		out = appendDouble(out, 12, e.min, true) // optional
+		out = appendDouble(out, 13, e.max, true) // optional
+	}
+	return appendDouble(out, 14, ZeroThreshold, false)
 }
 
-// exemplarAttrs say what Prometheus's exemplar cannot: the status and,
-// if it failed, why.
-func exemplarAttrs(x results.Exemplar) []*commonpb.KeyValue {
-	as := []*commonpb.KeyValue{strAttr("status", x.Status)}
+// exemplarAttrs are an exemplar's attributes beyond its trace ID.
+func exemplarAttrs(x results.Exemplar) []Label {
+	as := []Label{{"status", x.Status}}
 	if x.Fail != "" {
-		as = append(as, strAttr("failure", x.Fail))
+		as = append(as, Label{"failure", x.Fail})
 	}
 	return as
 }
 
-func otlpAttrs(run, own []Label) []*commonpb.KeyValue {
-	as := make([]*commonpb.KeyValue, 0, len(run)+len(own))
-	for _, l := range run {
-		as = append(as, strAttr(l.Name, l.Value))
+// appendAttrs appends the labels of each list as KeyValues with string
+// AnyValues, field num.
+func appendAttrs(out []byte, num protowire.Number, lists ...[]Label) []byte {
+	for _, ls := range lists {
+		for _, l := range ls {
+			out = appendMessage(out, num, func(out []byte) []byte {
+				out = appendString(out, 1, l.Name)
+				return appendMessage(out, 2, func(out []byte) []byte { // value: AnyValue
+					// string_value, a oneof member: written even when empty
+					out = protowire.AppendTag(out, 1, protowire.BytesType)
+					return protowire.AppendString(out, l.Value)
+				})
+			})
+		}
 	}
-	for _, l := range own {
-		as = append(as, strAttr(l.Name, l.Value))
-	}
-	return as
-}
-
-func strAttr(k, v string) *commonpb.KeyValue {
-	return &commonpb.KeyValue{Key: k, Value: &commonpb.AnyValue{Value: &commonpb.AnyValue_StringValue{StringValue: v}}}
+	return out
 }

@@ -8,14 +8,13 @@ import (
 	"strings"
 
 	"github.com/klauspost/compress/snappy"
-	"github.com/prometheus/prometheus/model/histogram"
-	"github.com/prometheus/prometheus/prompb"
 
 	"github.com/wirebench/wirebench/results"
 )
 
 // RemoteWrite is a Sink that sends Prometheus remote write 1.0 requests
-// (snappy-compressed protobuf, prompb) with native histograms: the
+// (snappy-compressed protobuf, prompb's messages, written by
+// rwRequest.marshal) with native histograms: the
 // receiver needs --web.enable-remote-write-receiver (and, before
 // Prometheus 3.8, --enable-feature=native-histograms).
 type RemoteWrite struct {
@@ -61,11 +60,8 @@ func (s *RemoteWrite) Send(ctx context.Context, b *Batch) error {
 	return s.write(ctx, late)
 }
 
-func (s *RemoteWrite) write(ctx context.Context, req *prompb.WriteRequest) error {
-	raw, err := req.Marshal()
-	if err != nil {
-		return fmt.Errorf("%w: encoding remote write: %w", ErrExport, err)
-	}
+func (s *RemoteWrite) write(ctx context.Context, req *rwRequest) error {
+	raw := req.marshal(nil)
 	c := s.Client
 	if c == nil {
 		c = http.DefaultClient
@@ -85,14 +81,14 @@ func (s *RemoteWrite) write(ctx context.Context, req *prompb.WriteRequest) error
 // have: the exemplars of a series new to the receiver go in late, a
 // second request of exemplars alone, sent once the first has made the
 // series.
-func (s *RemoteWrite) request(b *Batch) (req, late *prompb.WriteRequest) {
+func (s *RemoteWrite) request(b *Batch) (req, late *rwRequest) {
 	ts := b.At.UnixMilli()
-	req, late = &prompb.WriteRequest{}, &prompb.WriteRequest{}
+	req, late = &rwRequest{}, &rwRequest{}
 	for _, m := range b.metrics {
-		series := prompb.TimeSeries{Labels: promLabels(m.name, b.Labels, m.labels)}
+		series := rwSeries{Labels: promLabels(m.name, b.Labels, m.labels)}
 		switch m.kind {
 		case histKind:
-			series.Histograms = []prompb.Histogram{prompb.FromIntHistogram(ts, nativeHistogram(m.hist))}
+			series.Histograms = []rwHistogram{{nativeHistogram(m.hist), ts}}
 			key := seriesKey(series.Labels)
 			ex := s.newExemplars(key, m.ex)
 			switch {
@@ -100,10 +96,10 @@ func (s *RemoteWrite) request(b *Batch) (req, late *prompb.WriteRequest) {
 			case s.known[key]:
 				series.Exemplars = ex
 			default:
-				late.Timeseries = append(late.Timeseries, prompb.TimeSeries{Labels: series.Labels, Exemplars: ex})
+				late.Timeseries = append(late.Timeseries, rwSeries{Labels: series.Labels, Exemplars: ex})
 			}
 		default:
-			series.Samples = []prompb.Sample{{Value: m.value, Timestamp: ts}}
+			series.Samples = []rwSample{{Value: m.value, Timestamp: ts}}
 		}
 		req.Timeseries = append(req.Timeseries, series)
 	}
@@ -111,16 +107,13 @@ func (s *RemoteWrite) request(b *Batch) (req, late *prompb.WriteRequest) {
 }
 
 // promLabels are a series' labels, sorted by name as remote write wants.
-func promLabels(name string, run, own []Label) []prompb.Label {
-	ls := []prompb.Label{{Name: "__name__", Value: name}}
-	for _, l := range slices.Concat(run, own) {
-		ls = append(ls, prompb.Label{Name: l.Name, Value: l.Value})
-	}
-	slices.SortFunc(ls, func(a, b prompb.Label) int { return strings.Compare(a.Name, b.Name) })
+func promLabels(name string, run, own []Label) []Label {
+	ls := slices.Concat([]Label{{Name: "__name__", Value: name}}, run, own)
+	slices.SortFunc(ls, func(a, b Label) int { return strings.Compare(a.Name, b.Name) })
 	return ls
 }
 
-func seriesKey(ls []prompb.Label) string {
+func seriesKey(ls []Label) string {
 	var b strings.Builder
 	for _, l := range ls {
 		b.WriteString(l.Name)
@@ -134,11 +127,8 @@ func seriesKey(ls []prompb.Label) string {
 // nativeHistogram is e as a Prometheus integer native histogram: spans
 // over the non-empty buckets (a gap of empty ones costs a span), counts
 // delta-encoded.
-func nativeHistogram(e expBuckets) *histogram.Histogram {
-	h := &histogram.Histogram{
-		Schema: Schema, ZeroThreshold: ZeroThreshold, Count: e.count, Sum: e.sum,
-		CounterResetHint: histogram.UnknownCounterReset,
-	}
+func nativeHistogram(e expBuckets) *promHistogram {
+	h := &promHistogram{Schema: Schema, ZeroThreshold: ZeroThreshold, Count: e.count, Sum: e.sum}
 	var prev int64
 	last := int32(0)
 	for i, c := range e.counts {
@@ -148,11 +138,11 @@ func nativeHistogram(e expBuckets) *histogram.Histogram {
 		k := e.offset + int32(i)
 		switch n := len(h.PositiveSpans); {
 		case n == 0:
-			h.PositiveSpans = append(h.PositiveSpans, histogram.Span{Offset: k, Length: 1})
+			h.PositiveSpans = append(h.PositiveSpans, bucketSpan{Offset: k, Length: 1})
 		case k == last+1:
 			h.PositiveSpans[n-1].Length++
 		default:
-			h.PositiveSpans = append(h.PositiveSpans, histogram.Span{Offset: k - last - 1, Length: 1})
+			h.PositiveSpans = append(h.PositiveSpans, bucketSpan{Offset: k - last - 1, Length: 1})
 		}
 		h.PositiveBuckets = append(h.PositiveBuckets, int64(c)-prev)
 		prev, last = int64(c), k
@@ -168,7 +158,7 @@ func nativeHistogram(e expBuckets) *histogram.Histogram {
 // the trace ID is what matters, and the run's --out keeps the exact
 // times. The IDs remembered are only those still in es: an exemplar the
 // run has dropped never comes back.
-func (s *RemoteWrite) newExemplars(key string, es []results.Exemplar) []prompb.Exemplar {
+func (s *RemoteWrite) newExemplars(key string, es []results.Exemplar) []rwExemplar {
 	if len(es) == 0 {
 		return nil
 	}
@@ -177,7 +167,7 @@ func (s *RemoteWrite) newExemplars(key string, es []results.Exemplar) []prompb.E
 		st = &sentExemplars{ids: map[string]bool{}}
 		s.sent[key] = st
 	}
-	var out []prompb.Exemplar
+	var out []rwExemplar
 	ids := make(map[string]bool, len(es))
 	for _, e := range es {
 		ids[e.TraceID] = true
@@ -186,8 +176,8 @@ func (s *RemoteWrite) newExemplars(key string, es []results.Exemplar) []prompb.E
 		}
 		at := max(exemplarTime(e).UnixMilli(), st.newest+1)
 		st.newest = at
-		out = append(out, prompb.Exemplar{
-			Labels: []prompb.Label{{Name: "trace_id", Value: e.TraceID}},
+		out = append(out, rwExemplar{
+			Labels: []Label{{Name: "trace_id", Value: e.TraceID}},
 			Value:  e.Latency.Seconds(), Timestamp: at,
 		})
 	}

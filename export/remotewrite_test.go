@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/klauspost/compress/snappy"
+	"github.com/prometheus/prometheus/model/histogram"
 	"github.com/prometheus/prometheus/prompb"
 
 	"github.com/wirebench/wirebench/measure"
@@ -147,4 +148,85 @@ func TestExemplarsOfANewSeriesComeLate(t *testing.T) {
 	if want := []int{0, 1, 1}; !slices.Equal(srv, want) {
 		t.Errorf("exemplars per request %v, want %v (first batch: series, then its exemplars; then inline)", srv, want)
 	}
+}
+
+// TestRemoteWriteBytesArePrompbs: the requests written field by field
+// (rwproto.go) are byte for byte what prompb's generated code marshals
+// from the same series — counters (one zero), an empty histogram and one
+// with several spans, exemplars inline and late, negative offsets.
+func TestRemoteWriteBytesArePrompbs(t *testing.T) {
+	h := measure.NewHistogram()
+	for _, d := range []time.Duration{time.Microsecond, time.Millisecond, time.Millisecond, 1003 * time.Microsecond, 50 * time.Millisecond, 3 * time.Second} {
+		h.Record(d)
+	}
+	t0 := time.UnixMilli(1_700_000_000_123)
+	l := &results.Load{Start: t0, End: t0.Add(time.Second), Requests: h.Count(),
+		Ops:      []results.Op{{Name: "GET", Requests: h.Count(), Latency: h}, {Name: "PUT", Latency: measure.NewHistogram()}},
+		Failures: map[string]int64{"timeout": 0}, Status: map[string]int64{"200": 6},
+		Exemplars: &results.Exemplars{Slowest: []results.Exemplar{{TraceID: "a", Op: "GET", Start: t0, Latency: 3 * time.Second}}}}
+	rw, err := NewRemoteWrite("http://127.0.0.1:1/api/v1/write")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var spans int
+	for i, known := range []bool{false, true} {
+		if known {
+			rw.known[seriesKey(promLabels(nameDuration, []Label{{"run", "r"}}, []Label{{"op", "GET"}}))] = true
+			clear(rw.sent)
+		}
+		b := &Batch{At: l.End, Labels: []Label{{"run", "r"}}, metrics: collect(l, 3)}
+		req, late := rw.request(b)
+		for j, r := range []*rwRequest{req, late} {
+			want, err := toPrompb(r).Marshal()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := r.marshal(nil); !slices.Equal(got, want) {
+				t.Errorf("batch %d request %d: %d bytes differ from prompb's %d:\n got %x\nwant %x", i, j, len(got), len(want), got, want)
+			}
+			for _, s := range r.Timeseries {
+				for _, h := range s.Histograms {
+					spans += len(h.PositiveSpans)
+				}
+			}
+		}
+		if n := len(late.Timeseries); n != map[bool]int{false: 1, true: 0}[known] {
+			t.Errorf("batch %d: %d late series", i, n)
+		}
+	}
+	if spans < 6 {
+		t.Errorf("%d spans in two batches: the histogram should have several", spans)
+	}
+}
+
+// toPrompb is r as prompb's types, the histograms through
+// prompb.FromIntHistogram as the exporter built them before.
+func toPrompb(r *rwRequest) *prompb.WriteRequest {
+	labels := func(ls []Label) []prompb.Label {
+		var out []prompb.Label
+		for _, l := range ls {
+			out = append(out, prompb.Label{Name: l.Name, Value: l.Value})
+		}
+		return out
+	}
+	out := &prompb.WriteRequest{}
+	for _, s := range r.Timeseries {
+		ts := prompb.TimeSeries{Labels: labels(s.Labels)}
+		for _, x := range s.Samples {
+			ts.Samples = append(ts.Samples, prompb.Sample{Value: x.Value, Timestamp: x.Timestamp})
+		}
+		for _, x := range s.Exemplars {
+			ts.Exemplars = append(ts.Exemplars, prompb.Exemplar{Labels: labels(x.Labels), Value: x.Value, Timestamp: x.Timestamp})
+		}
+		for _, x := range s.Histograms {
+			h := &histogram.Histogram{Schema: x.Schema, ZeroThreshold: x.ZeroThreshold, Count: x.Count, Sum: x.Sum,
+				CounterResetHint: histogram.UnknownCounterReset, PositiveBuckets: x.PositiveBuckets}
+			for _, sp := range x.PositiveSpans {
+				h.PositiveSpans = append(h.PositiveSpans, histogram.Span{Offset: sp.Offset, Length: sp.Length})
+			}
+			ts.Histograms = append(ts.Histograms, prompb.FromIntHistogram(x.Timestamp, h))
+		}
+		out.Timeseries = append(out.Timeseries, ts)
+	}
+	return out
 }

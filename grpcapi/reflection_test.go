@@ -215,7 +215,10 @@ func FuzzReflectionAnswer(f *testing.F) {
 // TestServerLinksNoHeavyInit: the server binary does not link
 // client_golang (promtext writes /metrics instead): its package init
 // built a registry and compiled procfs' regexps, live heap that a server
-// under load marks on every GC cycle (issue 17). protodesc came back on
+// under load marks on every GC cycle (issue 17). Nor prompb (with
+// gogo/protobuf and Prometheus's model packages) or the OTLP metrics
+// protos: their registrations held ~44 kB; export writes both requests
+// itself. protodesc came back on
 // 2026-11-29 with the features that compile .proto files at run time
 // (load --grpc --proto, payload --proto): one binary cannot leave it out;
 // TestInitHeapBudget (cmd/wirebench) bounds what every package's init
@@ -225,7 +228,12 @@ func TestServerLinksNoHeavyInit(t *testing.T) {
 	if err != nil {
 		t.Fatalf("go list: %v\n%s", err, out)
 	}
-	for _, pkg := range []string{"github.com/prometheus/client_golang/prometheus"} {
+	for _, pkg := range []string{
+		"github.com/prometheus/client_golang/prometheus",
+		"github.com/prometheus/prometheus/prompb",
+		"github.com/gogo/protobuf/proto",
+		"go.opentelemetry.io/proto/otlp/metrics/v1",
+	} {
 		if slices.Contains(strings.Fields(string(out)), pkg) {
 			t.Errorf("cmd/wirebench links %s", pkg)
 		}
