@@ -171,8 +171,9 @@ type run struct {
 // sortRuns reads the spool's file a chunk at a time, sorts each chunk's
 // whole records and writes them back in place.
 func (s *Spool) sortRuns(runBytes int) ([]run, error) {
-	buf := make([]byte, runBytes)
-	var es []sortEntry
+	mem := newRunMem(runBytes)
+	defer mem.free() // nothing below keeps a slice of mem past here
+	buf, es := mem.buf, mem.es
 	out := bufio.NewWriterSize(nil, 64<<10)
 	var runs []run
 	var pos int64 // file offset of buf[0]
