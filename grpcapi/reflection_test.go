@@ -216,9 +216,9 @@ func FuzzReflectionAnswer(f *testing.F) {
 // client_golang (promtext writes /metrics instead): its package init
 // built a registry and compiled procfs' regexps, live heap that a server
 // under load marks on every GC cycle (issue 17). Nor prompb (with
-// gogo/protobuf and Prometheus's model packages) or the OTLP metrics
-// protos: their registrations held ~44 kB; export writes both requests
-// itself. protodesc came back on
+// gogo/protobuf and Prometheus's model packages), the OTLP metrics
+// protos, client_model or expfmt: their registrations and tables held
+// ~60 kB; export writes its requests and scrape answers itself. protodesc came back on
 // 2026-11-29 with the features that compile .proto files at run time
 // (load --grpc --proto, payload --proto): one binary cannot leave it out;
 // TestInitHeapBudget (cmd/wirebench) bounds what every package's init
@@ -233,6 +233,8 @@ func TestServerLinksNoHeavyInit(t *testing.T) {
 		"github.com/prometheus/prometheus/prompb",
 		"github.com/gogo/protobuf/proto",
 		"go.opentelemetry.io/proto/otlp/metrics/v1",
+		"github.com/prometheus/client_model/go",
+		"github.com/prometheus/common/expfmt",
 	} {
 		if slices.Contains(strings.Fields(string(out)), pkg) {
 			t.Errorf("cmd/wirebench links %s", pkg)
