@@ -13,7 +13,7 @@ import "unsafe"
 // the judge's RssAnon peak (scripts/bulk-judge.sh, docs/bulk.md, "Anonymous
 // memory and two Ps"). With serve's two Ps on one CPU that collection ran
 // beside the sort, which went on allocating, and the goal came out higher
-// still (GODEBUG=gctrace=1: 14 MB, against 12 with one P). Mapped apart
+// still (GODEBUG=gctrace=1: 14 MB, against usually 12 with one P). Mapped apart
 // from the heap (runmem_unix.go), the run costs exactly its pages while
 // the sort runs, is returned to the system when it ends, and never enters
 // a heap goal, whatever the number of Ps.
