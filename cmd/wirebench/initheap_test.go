@@ -30,7 +30,8 @@ const initBudget = 720_000
 // stays so: protocompile built two file descriptors (196 kB) unless the
 // program registered them first; httpapi made its zstd encoder (8 kB),
 // gate its metric table (5 kB), reqlog its secret names (6.7 kB), link
-// its presets (2.2 kB), export its histogram bounds (2 kB).
+// its presets (2.2 kB), export its histogram bounds (2 kB), kv/resp its
+// command table (4.3 kB).
 var initBounds = map[string]int{
 	"github.com/bufbuild/protocompile":                  16_000,
 	"github.com/wirebench/wirebench/httpapi":            2_000,
@@ -38,6 +39,7 @@ var initBounds = map[string]int{
 	"github.com/wirebench/wirebench/load/replay/reqlog": 2_000,
 	"github.com/wirebench/wirebench/link":               1_000,
 	"github.com/wirebench/wirebench/export":             500,
+	"github.com/wirebench/wirebench/kv/resp":            500,
 }
 
 var initLine = regexp.MustCompile(`^init (\S+) @.* ([0-9]+) bytes, ([0-9]+) allocs$`)

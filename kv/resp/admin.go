@@ -303,27 +303,27 @@ func cmdConfig(s *Session, args [][]byte) kv.Ticket {
 
 func cmdCommand(s *Session, args [][]byte) kv.Ticket {
 	if len(args) == 1 {
-		names := make([]string, 0, len(commands))
-		for n := range commands {
+		names := make([]string, 0, len(commands()))
+		for n := range commands() {
 			names = append(names, n)
 		}
 		slices.Sort(names)
 		s.r.array(len(names))
 		for _, n := range names {
-			s.commandInfo(commands[n])
+			s.commandInfo(commands()[n])
 		}
 		return 0
 	}
 	switch strings.ToLower(string(args[1])) {
 	case "count":
-		s.r.int(int64(len(commands)))
+		s.r.int(int64(len(commands())))
 	case "docs":
 		// redis-cli asks for docs to show hints; it copes with none.
 		s.r.mapHead(0)
 	case "info":
 		s.r.array(len(args) - 2)
 		for _, a := range args[2:] {
-			if c := commands[strings.ToLower(string(a))]; c != nil {
+			if c := commands()[strings.ToLower(string(a))]; c != nil {
 				s.commandInfo(c)
 			} else {
 				s.r.nullArray()

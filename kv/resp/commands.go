@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"math"
 	"strings"
+	"sync"
 
 	"github.com/wirebench/wirebench/kv"
 )
@@ -48,31 +49,40 @@ type command struct {
 	run   func(s *Session, args [][]byte) kv.Ticket
 }
 
-var commands map[string]*command
-
-func init() {
-	list := []*command{
-		{"ping", -1, cmdPing}, {"echo", 2, cmdEcho}, {"hello", -1, cmdHello},
-		{"auth", -2, cmdAuth}, {"select", 2, cmdSelect}, {"client", -2, cmdClient},
-		{"quit", -1, cmdQuit},
-		{"get", 2, cmdGet}, {"set", -3, cmdSet}, {"getdel", 2, cmdGetDel},
-		{"append", 3, cmdAppend}, {"strlen", 2, cmdStrlen},
-		{"incr", 2, cmdIncr}, {"decr", 2, cmdDecr}, {"incrby", 3, cmdIncrBy}, {"decrby", 3, cmdDecrBy},
-		{"del", -2, cmdDel}, {"unlink", -2, cmdDel}, {"exists", -2, cmdExists}, {"type", 2, cmdType},
-		{"mget", -2, cmdMGet}, {"mset", -3, cmdMSet},
-		{"expire", -3, cmdExpire}, {"pexpire", -3, cmdPExpire},
-		{"persist", 2, cmdPersist}, {"ttl", 2, cmdTTL}, {"pttl", 2, cmdPTTL},
-		{"scan", -2, cmdScan}, {"keys", 2, cmdKeys}, {"dbsize", 1, cmdDBSize},
-		{"flushall", -1, cmdFlushAll}, {"flushdb", -1, cmdFlushAll},
-		{"info", -1, cmdInfo}, {"config", -2, cmdConfig}, {"command", -1, cmdCommand},
-		{"bgrewriteaof", 1, cmdBgRewriteAOF},
-	}
-	commands = make(map[string]*command, len(list))
-	for _, c := range list {
-		commands[c.name] = c
-	}
-	cmdGetP, cmdSetP = commands["get"], commands["set"]
+// commands maps each command's lower-case name to it, made on first
+// use: made at init, the map was 3 kB of live heap in every process of
+// the one binary, servers that never speak RESP included, which their
+// GC marks on every cycle (docs/grpc.md, "Three ways").
+func commands() map[string]*command {
+	commandsOnce.Do(func() {
+		list := []*command{
+			{"ping", -1, cmdPing}, {"echo", 2, cmdEcho}, {"hello", -1, cmdHello},
+			{"auth", -2, cmdAuth}, {"select", 2, cmdSelect}, {"client", -2, cmdClient},
+			{"quit", -1, cmdQuit},
+			&cmdGetC, &cmdSetC, {"getdel", 2, cmdGetDel},
+			{"append", 3, cmdAppend}, {"strlen", 2, cmdStrlen},
+			{"incr", 2, cmdIncr}, {"decr", 2, cmdDecr}, {"incrby", 3, cmdIncrBy}, {"decrby", 3, cmdDecrBy},
+			{"del", -2, cmdDel}, {"unlink", -2, cmdDel}, {"exists", -2, cmdExists}, {"type", 2, cmdType},
+			{"mget", -2, cmdMGet}, {"mset", -3, cmdMSet},
+			{"expire", -3, cmdExpire}, {"pexpire", -3, cmdPExpire},
+			{"persist", 2, cmdPersist}, {"ttl", 2, cmdTTL}, {"pttl", 2, cmdPTTL},
+			{"scan", -2, cmdScan}, {"keys", 2, cmdKeys}, {"dbsize", 1, cmdDBSize},
+			{"flushall", -1, cmdFlushAll}, {"flushdb", -1, cmdFlushAll},
+			{"info", -1, cmdInfo}, {"config", -2, cmdConfig}, {"command", -1, cmdCommand},
+			{"bgrewriteaof", 1, cmdBgRewriteAOF},
+		}
+		commandMap = make(map[string]*command, len(list))
+		for _, c := range list {
+			commandMap[c.name] = c
+		}
+	})
+	return commandMap
 }
+
+var (
+	commandsOnce sync.Once
+	commandMap   map[string]*command
+)
 
 // maxNameLen is the longest command name we look up; longer ones are
 // unknown without lowering them.
@@ -80,7 +90,11 @@ const maxNameLen = 16
 
 // GET and SET, the commands of every benchmark, skip the map's hashing
 // (5% of a pipelined GET's CPU).
-var cmdGetP, cmdSetP *command
+var (
+	cmdGetC          = command{"get", 2, cmdGet}
+	cmdSetC          = command{"set", -3, cmdSet}
+	cmdGetP, cmdSetP = &cmdGetC, &cmdSetC
+)
 
 // lookup finds a lower-cased command name.
 func lookup(low []byte) *command {
@@ -92,7 +106,7 @@ func lookup(low []byte) *command {
 			return cmdSetP
 		}
 	}
-	return commands[string(low)]
+	return commands()[string(low)]
 }
 
 // Exec runs one command and appends its reply. It returns false when the

@@ -22,15 +22,26 @@ type Guard struct {
 // ErrRateLimited is the reply to a command over the client's rate limit.
 const ErrRateLimited = "ERR rate limit exceeded for this client, retry later"
 
-// writeCommands are refused on a replica.
-var writeCommands = map[string]bool{
-	"set": true, "getdel": true, "append": true, "incr": true, "decr": true, "incrby": true, "decrby": true,
-	"del": true, "unlink": true, "mset": true, "expire": true, "pexpire": true, "persist": true,
-	"flushall": true, "flushdb": true,
+// writeCommand reports whether a command is refused on a replica. (A
+// switch, not a map made at init: no heap kept for it in every process.)
+func writeCommand(name string) bool {
+	switch name {
+	case "set", "getdel", "append", "incr", "decr", "incrby", "decrby",
+		"del", "unlink", "mset", "expire", "pexpire", "persist",
+		"flushall", "flushdb":
+		return true
+	}
+	return false
 }
 
-// noAuth are the commands a client may send before authenticating.
-var noAuth = map[string]bool{"auth": true, "hello": true, "quit": true}
+// noAuth reports whether a client may send a command before authenticating.
+func noAuth(name string) bool {
+	switch name {
+	case "auth", "hello", "quit":
+		return true
+	}
+	return false
+}
 
 // admit applies the password and the read-only switch to a known command
 // of the right arity (Exec applied the rate limit before the lookup, as
@@ -38,11 +49,11 @@ var noAuth = map[string]bool{"auth": true, "hello": true, "quit": true}
 // when it replied.
 func (s *Session) admit(c *command) bool {
 	g := &s.srv.opts.Guard
-	if g.Password != "" && !s.authed && !noAuth[c.name] {
+	if g.Password != "" && !s.authed && !noAuth(c.name) {
 		s.r.err("NOAUTH Authentication required.")
 		return false
 	}
-	if g.ReadOnly != nil && writeCommands[c.name] && g.ReadOnly() { // no map lookup without a switch
+	if g.ReadOnly != nil && writeCommand(c.name) && g.ReadOnly() { // no lookup without a switch
 		s.r.err("READONLY You can't write against a read only replica.")
 		return false
 	}
