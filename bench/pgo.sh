@@ -26,7 +26,8 @@
 #           scripts/kv-vs-redis.sh), memory only and with AOF everysec.
 # A binary built without PGO is profiled, so the profile does not describe
 # a binary it optimized. The profile names functions: a renamed function
-# of ours loses its share until this is rerun.
+# of ours loses its share until this is rerun (cmd/wirebench's
+# TestPGOProfileFresh fails, naming it).
 #
 # usage: [PARTS="rest client grpc h3 resp"] bench/pgo.sh [seconds per workload=12]
 # needs: wrk, ghz, redis-benchmark, redis-cli, taskset, 2 CPUs. On a
