@@ -384,9 +384,15 @@ func (s *Server) serveRoute(rt *route, r *Request, id string, resp *Response) {
 	// of its own); over HTTP/1.1 they cost 18-26% of the lists a 2-CPU
 	// server encodes a second.
 	q.noSlot = rt.small()
-	// The context's value is looked up once: a lookup walks the
-	// context's chain (net/http's holds several values).
-	conn := connOf(r.Context)
+	// The context's value is looked up once, and only for a reply that
+	// takes a slot: a lookup walks the context's chain (net/http's holds
+	// several values; ~100 instructions a GET), and a small reply uses
+	// neither the connection's share nor a big slot (small and big
+	// exclude each other).
+	var conn *connReplies
+	if !q.noSlot {
+		conn = connOf(r.Context)
+	}
 	if conn != nil && conn.big {
 		q.big = (r.Method == "GET" || r.Method == "HEAD") && rt.big()
 	}

@@ -221,11 +221,20 @@ func (c *watchedConn) setDeadlineNs(d *atomic.Int64, v int64, set func(time.Time
 	return nil
 }
 
+// SetReadDeadline and SetWriteDeadline answer net/http's usual call, no
+// deadline where there is none, before building the socket's method
+// value for setDeadline (its first case; ~6 calls a GET).
 func (c *watchedConn) SetReadDeadline(t time.Time) error {
+	if t.IsZero() && c.read.Load() == 0 {
+		return nil
+	}
 	return c.setDeadline(&c.read, t, c.Conn.SetReadDeadline)
 }
 
 func (c *watchedConn) SetWriteDeadline(t time.Time) error {
+	if t.IsZero() && c.write.Load() == 0 {
+		return nil
+	}
 	return c.setDeadline(&c.write, t, c.Conn.SetWriteDeadline)
 }
 
