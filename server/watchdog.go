@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/wirebench/wirebench/internal/idleread"
+	"github.com/wirebench/wirebench/internal/tick"
 )
 
 // A watchdog enforces the REST connections' read and write deadlines
@@ -27,7 +28,8 @@ import (
 // exactly as it would have, at most one period late. A deadline already
 // in the past when set (net/http's way of aborting its background read) is
 // applied at once (aLongTimeAgo). The limits are thus unchanged, their precision is the
-// period (a tenth of the shortest timeout, at most 250 ms).
+// period (a tenth of the shortest timeout, at most 250 ms), and with every P
+// busy up to the runtime's 10 ms network poll more (package tick).
 type watchdog struct {
 	net.Listener
 	period time.Duration
@@ -94,7 +96,9 @@ func (w *watchdog) Close() error {
 }
 
 func (w *watchdog) run() {
-	t := time.NewTicker(w.period)
+	// Not a time.Ticker: one in the runtime's timer heap makes the
+	// scheduler read the clock on every goroutine switch (package tick).
+	t := tick.New(w.period)
 	defer t.Stop()
 	var live []*watchedConn
 	for {

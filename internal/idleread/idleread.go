@@ -37,6 +37,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/wirebench/wirebench/internal/tick"
 )
 
 const (
@@ -65,7 +67,9 @@ type Reader struct {
 // is not running yet.
 func (r *Reader) Init(nc net.Conn) {
 	*r = Reader{nc: nc}
-	samplerOnce.Do(func() { go sample(time.NewTicker(samplePeriod).C, cpuTime, runtime.GOMAXPROCS) })
+	// Not a time.Ticker, which would make the scheduler read the
+	// clock on every goroutine switch (package tick).
+	samplerOnce.Do(func() { go sample(tick.New(samplePeriod).C, cpuTime, runtime.GOMAXPROCS) })
 }
 
 // Yields returns the yields r has made.
