@@ -141,6 +141,7 @@ import (
 	_ "github.com/wirebench/wirebench/internal/protofeatures"
 	_ "github.com/wirebench/wirebench/internal/rawio"
 	_ "github.com/wirebench/wirebench/internal/sema"
+	_ "github.com/wirebench/wirebench/internal/tick"
 	_ "github.com/wirebench/wirebench/internal/typo"
 	_ "github.com/wirebench/wirebench/internal/uring"
 	_ "github.com/wirebench/wirebench/kv"
