@@ -12,7 +12,8 @@
 #           both engines: about half the profile, as before;
 #   client  `wirebench load` in raw mode, keep-alive, -c 50, against
 #           bench/target: the client whose CPU per request is compared
-#           with wrk's (bench/wrk-vs-wirebench.sh);
+#           with wrk's (bench/wrk-vs-wirebench.sh), and over h2c against
+#           the reference server (the client held to h2load);
 #   grpc    the server on grpc-go (serve's default) under our lean client's
 #           unary Get and ghz's server stream of 1,000 users
 #           (bench/grpc-cpu.sh's cases), and our clients (the get scenario,
@@ -90,7 +91,12 @@ for part in $PARTS; do
     srv=$!
     for _ in $(seq 100); do grep -q '^listening' "$tmp/target.out" && break; sleep 0.05; done
     profiled client-raw -c50 -d"${secs}s" "http://$(awk '/^listening/ {print $2}' "$tmp/target.out")/"
-    kill "$srv"; wait "$srv" 2>/dev/null || true; srv= ;;
+    kill "$srv"; wait "$srv" 2>/dev/null || true; srv=
+    # Our h2c client (x/net/http2), the one TestPeerH2BesideH2load holds
+    # to h2load: left out, a profile of the rest cost it 15% of its rate.
+    serve h2c --no-grpc
+    profiled client-h2c --transport h2c -c10 -d"${secs}s" "http://$http/users/1"
+    stop ;;
   grpc)
     serve grpc --grpc 127.0.0.1:0 --seed-users 1000 --seed-todos 10
     profiled grpc-client-get --scenario get --transport grpc -c8 -d"${secs}s" "$grpc"
