@@ -40,8 +40,12 @@ func startH3Server(t testing.TB) (*h3Server, *tlsServer) {
 	srv := &http3.Server{
 		TLSConfig: http3.ConfigureTLSConfig(ts.TLS.Clone()),
 		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			loadtest.OK(w, r)
 			s.requests.Add(1)
+			if r.URL.Path == "/redirect" { // TestRedirectIsAResponse
+				http.Redirect(w, r, "/", http.StatusFound)
+				return
+			}
+			loadtest.OK(w, r)
 		}),
 		ConnContext: func(ctx context.Context, _ *quic.Conn) context.Context { s.conns.Add(1); return ctx },
 	}

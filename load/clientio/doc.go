@@ -3,5 +3,7 @@
 // the client: the response size limits (MaxHead, MaxBody) and the
 // parsers' sentinel errors, and how an error becomes a low-cardinality
 // failure reason (FailReason) or a closed connection worth one retry
-// (IsClosed). It imports nothing of wirebench but internal/lazy.
+// (IsClosed); and how a net/http client sends (Send, NoRedirect, and the
+// per-request timeout Timed keeps). It imports nothing of wirebench but
+// internal/lazy.
 package clientio

@@ -314,7 +314,7 @@ func (v *vu) stdDo(ctx context.Context, st *Step, body []byte) (int, []byte, err
 	}
 	host, ua := h1.Defaults(req.Host, v.hdr)
 	req.Host, req.Header["User-Agent"] = host, []string{ua}
-	resp, err := v.std.Do(req)
+	resp, err := clientio.Send(v.std, req)
 	if err != nil {
 		return 0, nil, err
 	}

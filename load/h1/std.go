@@ -26,7 +26,8 @@ func NewStdClient(wire *measure.Bytes, timeout time.Duration, noKeepAlive bool, 
 	var protos http.Protocols
 	protos.SetHTTP1(true) // HTTP/1.1 also over TLS: h2 is --transport h2
 	return &http.Client{
-		Timeout: timeout,
+		Timeout:       timeout,
+		CheckRedirect: clientio.NoRedirect, // a redirect is counted, as h1.Conn counts it
 		Transport: &http.Transport{
 			// TLS runs over the counting connection: TLS records count as framing.
 			DialContext:         measure.CountingDialer(d.DialContext, wire),
@@ -187,7 +188,7 @@ type requestContexter interface {
 
 // Count is StdCount of r.
 func (r *StdReq) Count(ctx context.Context, c *http.Client, scratch []byte) (int, int, error) {
-	resp, err := c.Do(r.with(ctx, c))
+	resp, err := clientio.Send(c, r.with(ctx, c))
 	if err != nil {
 		return 0, 0, err
 	}
@@ -196,7 +197,7 @@ func (r *StdReq) Count(ctx context.Context, c *http.Client, scratch []byte) (int
 
 // Do is StdDo of r.
 func (r *StdReq) Do(ctx context.Context, c *http.Client, buf *[]byte) (int, []byte, error) {
-	resp, err := c.Do(r.with(ctx, c))
+	resp, err := clientio.Send(c, r.with(ctx, c))
 	if err != nil {
 		return 0, nil, err
 	}
@@ -236,7 +237,7 @@ func stdSend(ctx context.Context, c *http.Client, method, url string, header []s
 		}
 	}
 	setDefaults(req, header, false)
-	return c.Do(req)
+	return clientio.Send(c, req)
 }
 
 // setDefaults gives req the Host and User-Agent of Defaults: net/http

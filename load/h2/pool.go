@@ -33,7 +33,7 @@ import (
 // reads overcounts a body the server answered early and reset (11.76 GiB
 // of body in 1.48 GiB of wire against nginx's 413s).
 type Pool struct {
-	clients []*http.Client
+	timeout time.Duration // per request, kept by each VU's clientio.Timed
 	slots   []*h2Slot
 	Bytes   measure.Bytes // on the sockets (TLS records included)
 	layers  wire.Counter  // in the HTTP/2 frames
@@ -43,13 +43,13 @@ func NewPool(conns int, timeout time.Duration, tlsCfg *tls.Config) *Pool {
 	if conns <= 0 {
 		conns = 1
 	}
-	p := &Pool{clients: make([]*http.Client, conns), slots: make([]*h2Slot, conns)}
+	p := &Pool{timeout: timeout, slots: make([]*h2Slot, conns)}
 	dialTimeout := timeout
 	if dialTimeout <= 0 { // no request timeout: a dial still ends
 		dialTimeout = defaultH2DialTimeout
 	}
 	d := &net.Dialer{Timeout: dialTimeout}
-	for i := range p.clients {
+	for i := range p.slots {
 		slot := &h2Slot{timeout: dialTimeout, dial: func(ctx context.Context, addr string) (net.Conn, error) {
 			return p.dial(ctx, d, addr, tlsCfg)
 		}}
@@ -62,7 +62,7 @@ func NewPool(conns int, timeout time.Duration, tlsCfg *tls.Config) *Pool {
 			StrictMaxConcurrentStreams: true,
 			ConnPool:                   slot,
 		}
-		p.clients[i], p.slots[i] = &http.Client{Timeout: timeout, Transport: slot}, slot
+		p.slots[i] = slot
 	}
 	return p
 }
@@ -241,7 +241,20 @@ func (p *Pool) Resent() int64 {
 	return n
 }
 
-func (p *Pool) Client(vu int) *http.Client { return p.clients[vu%len(p.clients)] }
+// Client is a client for VU vu, on its connection (vu mod n), each
+// request bounded by the pool's timeout up to the end of its body, kept
+// by clientio.Timed rather than http.Client.Timeout (a goroutine, a timer
+// and two channels a request, net/http's setRequestCancel, for a
+// RoundTripper it does not know). A VU keeps its client and sends one
+// request at a time on it: that is Timed's cheap case. Redirects are
+// responses, not followed (clientio.NoRedirect).
+func (p *Pool) Client(vu int) *http.Client {
+	s := p.slots[vu%len(p.slots)]
+	if p.timeout <= 0 {
+		return &http.Client{Transport: s, CheckRedirect: clientio.NoRedirect}
+	}
+	return &http.Client{Transport: clientio.NewTimed(s, p.timeout), CheckRedirect: clientio.NoRedirect}
+}
 
 // ResentWarning tells the reader of res that n HTTP/2 requests were sent
 // again (Pool.Resent), if any.

@@ -103,9 +103,9 @@ func (p *Pool) CheckLayers() { p.Layers.packets = true }
 func (p *Pool) Client(vu int) *http.Client {
 	s := p.slots[vu%len(p.slots)]
 	if p.timeout == 0 {
-		return &http.Client{Transport: s}
+		return &http.Client{Transport: s, CheckRedirect: clientio.NoRedirect}
 	}
-	return &http.Client{Transport: &timed{rt: s, timeout: p.timeout}}
+	return &http.Client{Transport: clientio.NewTimed(s, p.timeout), CheckRedirect: clientio.NoRedirect}
 }
 
 // Handshakes is the time each QUIC handshake took (dial to handshake

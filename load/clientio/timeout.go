@@ -1,4 +1,4 @@
-package h3
+package clientio
 
 import (
 	"context"
@@ -11,12 +11,14 @@ import (
 	"time"
 )
 
-// The per-request timeout, kept by the Pool rather than by
+// The per-request timeout, kept by a RoundTripper (Timed) rather than by
 // http.Client.Timeout: for a RoundTripper net/http does not know, that
 // costs every request a goroutine, a timer besides the deadline
 // context's, two channels and a sync.OnceFunc (net/http's
 // setRequestCancel), about a tenth of the client's CPU per request
-// against a bare quic-go loop. A VU sends one request at a time, so
+// against a bare quic-go loop (load/h3), and a send through the Client
+// at all (the header map it copies per request for redirects, which load
+// does not follow: SendStd). A VU sends one request at a time, so
 // each VU's client keeps one context and one timer for all its requests
 // (a watch): a request only sets its deadline, a clock read and an
 // atomic store, and the timer, set for the timeout when the VU starts
@@ -33,7 +35,7 @@ var ErrTimeout error = timeoutError{}
 
 type timeoutError struct{}
 
-func (timeoutError) Error() string   { return "h3: request timeout exceeded" }
+func (timeoutError) Error() string   { return "request timeout exceeded" }
 func (timeoutError) Timeout() bool   { return true }
 func (timeoutError) Temporary() bool { return true }
 
@@ -51,9 +53,11 @@ func (e *timedError) Unwrap() []error { return []error{ErrTimeout, e.err} }
 func (e *timedError) Timeout() bool   { return true }
 func (e *timedError) Temporary() bool { return true }
 
-// timed is one VU's RoundTripper: its connection's slot, each request
-// bounded by timeout.
-type timed struct {
+// Timed is one VU's RoundTripper: its connection's (rt), each request
+// bounded by timeout, up to the end of its body (a timeout fails as
+// ErrTimeout). A VU keeps it and sends one request at a time: that is the
+// cheap case; requests sent at once are each bounded too.
+type Timed struct {
 	rt      http.RoundTripper
 	timeout time.Duration
 
@@ -63,6 +67,11 @@ type timed struct {
 	parentCmp bool            // parent's type is comparable (a request's context may not be)
 	w         *watch          // the reused context; nil before the first request
 	stale     bool            // w's timer cancelled its context: w is not reused
+}
+
+// NewTimed bounds each request sent through rt by timeout.
+func NewTimed(rt http.RoundTripper, timeout time.Duration) *Timed {
+	return &Timed{rt: rt, timeout: timeout}
 }
 
 // watch is a context reused by one request after another and the timer
@@ -143,7 +152,7 @@ func (w *watch) retire() {
 // copied under its own (h1.StdReq builds its request once per VU). For a
 // client one goroutine sends on, as a VU does; with another request under
 // way it is parent (the request then gets a context of its own).
-func (t *timed) RequestContext(parent context.Context) context.Context {
+func (t *Timed) RequestContext(parent context.Context) context.Context {
 	if !t.busy.CompareAndSwap(false, true) {
 		return parent
 	}
@@ -151,7 +160,7 @@ func (t *timed) RequestContext(parent context.Context) context.Context {
 	return t.prepare(parent).ctx
 }
 
-func (t *timed) RoundTrip(req *http.Request) (*http.Response, error) {
+func (t *Timed) RoundTrip(req *http.Request) (*http.Response, error) {
 	if !t.busy.CompareAndSwap(false, true) {
 		return t.roundTripAlone(req)
 	}
@@ -177,7 +186,7 @@ func (t *timed) RoundTrip(req *http.Request) (*http.Response, error) {
 
 // prepare returns the watch of the next request under parent: the last
 // one unless parent changed or its timer cancelled it.
-func (t *timed) prepare(parent context.Context) *watch {
+func (t *Timed) prepare(parent context.Context) *watch {
 	if t.w != nil && !t.stale && t.parentCmp && parent == t.parent {
 		return t.w
 	}
@@ -190,7 +199,7 @@ func (t *timed) prepare(parent context.Context) *watch {
 }
 
 // done ends the request of deadline d that holds busy.
-func (t *timed) done(w *watch, d int64) {
+func (t *Timed) done(w *watch, d int64) {
 	if !w.end(d) {
 		t.stale = true // its timer cancels, or cancelled, ctx
 	}
@@ -199,7 +208,7 @@ func (t *timed) done(w *watch, d int64) {
 
 // roundTripAlone is a request sent while another of the same client is
 // under way: a context and timer of its own.
-func (t *timed) roundTripAlone(req *http.Request) (*http.Response, error) {
+func (t *Timed) roundTripAlone(req *http.Request) (*http.Response, error) {
 	ctx, cancel := context.WithCancelCause(req.Context())
 	timer := time.AfterFunc(t.timeout, func() { cancel(ErrTimeout) })
 	resp, err := t.rt.RoundTrip(req.WithContext(ctx))
@@ -214,16 +223,20 @@ func (t *timed) roundTripAlone(req *http.Request) (*http.Response, error) {
 }
 
 // cut names an error of a request whose timeout expired as a timeout.
-func (t *timed) cut(ctx context.Context, err error) error {
+func (t *Timed) cut(ctx context.Context, err error) error {
 	if errors.Is(context.Cause(ctx), ErrTimeout) {
 		return &timedError{d: t.timeout, err: err}
 	}
 	return err
 }
 
-// CloseIdleConnections is http.Client's: the connection stays (Pool.Close
-// ends it).
-func (t *timed) CloseIdleConnections() {}
+// CloseIdleConnections is http.Client's, passed on to the RoundTripper
+// under t (load/h3's keeps its connection, load/h2's closes idle ones).
+func (t *Timed) CloseIdleConnections() {
+	if c, ok := t.rt.(interface{ CloseIdleConnections() }); ok {
+		c.CloseIdleConnections()
+	}
+}
 
 // timedBody is a response body under its request's timeout: the request
 // is done at the body's first error (its end) or its Close.
@@ -231,7 +244,7 @@ type timedBody struct {
 	rc       io.ReadCloser
 	ctx      context.Context
 	d        time.Duration
-	t        *timed // its request holds t.busy (t.done ends it), or
+	t        *Timed // its request holds t.busy (t.done ends it), or
 	alone    func() // ends a request with a context of its own
 	w        *watch // with t: the request's watch and deadline
 	deadline int64
