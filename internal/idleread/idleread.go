@@ -12,14 +12,29 @@
 // Yielding pays only when other goroutines are waiting for a processor.
 // With one P (GOMAXPROCS=1) a yield that finds none returns at once and
 // costs nothing measurable (gRPC at c=1 on one CPU: 59.3 against 60.1 us
-// of server CPU per call), so the Readers always yield. With more, a yield
-// while some P is idle wakes one for nothing: fasthttp at c=1 on two CPUs
-// used 27-32% more CPU per request. So there the Readers yield only while
-// the process has used at least busyShare of its GOMAXPROCS over the last
-// samplePeriod (getrusage, sampled by one goroutine per process), as at
-// saturation. The share is not a signal on one P: a server whose yields
-// make it fast enough for its client to become the bottleneck uses about
-// 89% of its processor, a server at c=1 about 60%.
+// of server CPU per call), so the Readers always yield. With more Ps on
+// more CPUs, a yield while some P is idle wakes one for nothing: fasthttp
+// at c=1 on two CPUs used 27-32% more CPU per request. So there the
+// Readers yield only while the process has used at least busyShare of its
+// processors over the last samplePeriod (getrusage, sampled by one
+// goroutine per process), as at saturation. The share is not a signal on
+// one processor: a server whose yields make it fast enough for its client
+// to become the bottleneck uses about 89% of it, a server at c=1 about
+// 60%.
+//
+// The processors are the Ps that can run at once: GOMAXPROCS, but no more
+// than the CPUs the process may run on. `wirebench serve` runs two Ps on
+// one CPU (a long encoding must not hold the only one), where the share
+// of two could never be reached and the Readers never yielded: under wrk
+// -c50 each GET of both engines made the read that finds nothing again
+// (2.00 reads a GET, 0.99 of them EAGAIN). There a yield that finds
+// nothing to run is not free either (it wakes the other P's thread on the
+// same CPU: yielding at every read, the fasthttp engine at c=1 used 17%
+// more CPU per GET), and it finds something only when other connections
+// are being served. So with more Ps than one processor a Reader yields
+// when other connections' requests were read since its own last read
+// began: a lone client's connection never does, each of wrk's 50 nearly
+// always.
 //
 // A per-connection rule (stop yielding when a connection's yields stop
 // sparing its waits) was tried first and dropped: at wrk -c10 on one CPU
@@ -46,20 +61,31 @@ const (
 	// enough for the kernel's accounting to be a fair average, short
 	// enough to follow a load that starts or stops.
 	samplePeriod = 100 * time.Millisecond
-	// busyShare is the share of GOMAXPROCS (two or more) the process
+	// busyShare is the share of its processors (two or more) the process
 	// must have used over a period for the Readers to yield.
 	busyShare = 0.9
 )
 
+// The Readers' modes: when they yield.
+const (
+	never  int32 = iota
+	always       // one P, or a busy process (busyShare of its processors)
+	others       // more Ps than one processor: when other connections' requests were read since this one's last read began
+)
+
 var (
-	busy        atomic.Bool // isBusy of the last period
+	mode        atomic.Int32 // modeOf the last period
 	samplerOnce sync.Once
+	// reads counts the requests read in mode others; a Reader's seen is
+	// the count when its last read began.
+	reads atomic.Uint64
 )
 
 // Reader makes a connection's reads after a reply. Its zero value fails
 // its reads; Init readies it. It is used from one goroutine at a time.
 type Reader struct {
 	nc     net.Conn
+	seen   uint64
 	yields uint64
 }
 
@@ -69,44 +95,74 @@ func (r *Reader) Init(nc net.Conn) {
 	*r = Reader{nc: nc}
 	// Not a time.Ticker, which would make the scheduler read the
 	// clock on every goroutine switch (package tick).
-	samplerOnce.Do(func() { go sample(tick.New(samplePeriod).C, cpuTime, runtime.GOMAXPROCS) })
+	samplerOnce.Do(func() { go sample(tick.New(samplePeriod).C, cpuTime, runtime.GOMAXPROCS, runtime.NumCPU()) })
 }
 
 // Yields returns the yields r has made.
 func (r *Reader) Yields() uint64 { return r.yields }
 
-// Read reads as nc.Read does, after a yield while the process is busy.
+// Read reads as nc.Read does, after a yield when its mode says so.
 func (r *Reader) Read(p []byte) (int, error) {
 	if r.nc == nil {
 		return 0, io.ErrClosedPipe
 	}
-	if busy.Load() {
+	switch mode.Load() {
+	case never:
+		return r.nc.Read(p)
+	case always:
+		runtime.Gosched()
+		r.yields++
+		return r.nc.Read(p)
+	}
+	// Besides its own, other connections' requests were read since this
+	// Reader's last read began (while it waited, or since it yielded):
+	// under load, goroutines readied together each read, reply and come
+	// back here before the next runs, so the count since its own read
+	// alone would never show them.
+	c := reads.Load()
+	if c-r.seen > 1 {
 		runtime.Gosched()
 		r.yields++
 	}
-	return r.nc.Read(p)
+	r.seen = c
+	n, err := r.nc.Read(p)
+	if n > 0 {
+		reads.Add(1)
+	}
+	return n, err
 }
 
-// sample sets busy at every tick from the CPU the process used since the
-// previous one (the first tick sets the baseline); it runs for the life of
+// sample sets the mode at every tick from the CPU the process used since
+// the previous one (the first tick sets the baseline), its Ps and the
+// CPUs it may run on (its affinity at start-up); it runs for the life of
 // the process.
-func sample(tick <-chan time.Time, cpu func() time.Duration, procs func(int) int) {
+func sample(tick <-chan time.Time, cpu func() time.Duration, procs func(int) int, cpus int) {
 	var last time.Time
 	var lastCPU time.Duration
 	for now := range tick {
 		c := cpu()
 		if !last.IsZero() {
-			busy.Store(isBusy(c-lastCPU, now.Sub(last), procs(0)))
+			mode.Store(modeOf(c-lastCPU, now.Sub(last), procs(0), cpus))
 		}
 		last, lastCPU = now, c
 	}
 }
 
-// isBusy tells whether the Readers yield after a period of wall time in
-// which the process used used of procs processors: always on one, from
-// busyShare of them on more.
-func isBusy(used, wall time.Duration, procs int) bool {
-	return procs == 1 || wall > 0 && float64(used) >= busyShare*float64(wall)*float64(procs)
+// modeOf is the Readers' mode after a period of wall time in which the
+// process used used of its processors (procs Ps, at most cpus of them
+// running at once): always on one P, when others read on more Ps than one
+// processor, always from busyShare of them on more.
+func modeOf(used, wall time.Duration, procs, cpus int) int32 {
+	n := min(procs, cpus)
+	switch {
+	case procs == 1:
+		return always
+	case n <= 1:
+		return others
+	case wall > 0 && float64(used) >= busyShare*float64(wall)*float64(n):
+		return always
+	}
+	return never
 }
 
 // cpuTime is the user and system time the process has used.

@@ -35,32 +35,50 @@ func pair(t *testing.T) (srv, cli net.Conn) {
 	return srv, cli
 }
 
-// Reads yield while the process is busy and only then, and return what
-// the connection holds either way.
-func TestYieldsOnlyWhenBusy(t *testing.T) {
-	defer busy.Store(false)
-	srv, cli := pair(t)
-	var r Reader
-	r.Init(srv)
+// Reads yield as their mode says, and return what the connection holds
+// either way: never; always; in mode others, when other connections'
+// requests were read since the Reader's own last read began.
+func TestYieldsByMode(t *testing.T) {
+	defer mode.Store(never)
+	reads.Store(0)
 	const n = 50
-	if _, err := cli.Write(make([]byte, 2*n)); err != nil {
-		t.Fatal(err)
+	var rs [2]Reader
+	for i := range rs {
+		srv, cli := pair(t)
+		rs[i].Init(srv)
+		if _, err := cli.Write(make([]byte, 8*n)); err != nil {
+			t.Fatal(err)
+		}
 	}
 	buf := make([]byte, 1)
-	for _, b := range []bool{false, true} {
-		busy.Store(b)
-		before := r.Yields()
+	yields := func() uint64 { return rs[0].Yields() + rs[1].Yields() }
+	for _, c := range []struct {
+		what  string
+		mode  int32
+		alone bool   // rs[0] reads n times, else rs[0] and rs[1] alternate
+		want  uint64 // yields
+	}{
+		{"never, two connections", never, false, 0},
+		{"always, two connections", always, false, 2 * n},
+		{"always, one connection", always, true, n},
+		{"others, two connections", others, false, 2*n - 2}, // each read follows the other's, but the first two
+		{"others, one connection", others, true, 1},         // only the first follows the other's
+		{"never, one connection", never, true, 0},
+	} {
+		mode.Store(c.mode)
+		before := yields()
 		for i := range n {
-			if k, err := r.Read(buf); k != 1 || err != nil {
-				t.Fatalf("busy %v, read %d: %d bytes, %v", b, i, k, err)
+			for j := range rs {
+				if j > 0 && c.alone {
+					break
+				}
+				if k, err := rs[j].Read(buf); k != 1 || err != nil {
+					t.Fatalf("%s, read %d of reader %d: %d bytes, %v", c.what, i, j, k, err)
+				}
 			}
 		}
-		want := uint64(0)
-		if b {
-			want = n
-		}
-		if got := r.Yields() - before; got != want {
-			t.Errorf("busy %v: %d yields in %d reads, want %d", b, got, n, want)
+		if got := yields() - before; got != c.want {
+			t.Errorf("%s: %d yields, want %d", c.what, got, c.want)
 		}
 	}
 }
@@ -68,8 +86,8 @@ func TestYieldsOnlyWhenBusy(t *testing.T) {
 // The errors are the connection's: a deadline, end of stream, closed; the
 // zero Reader fails instead of panicking.
 func TestErrorsAreTheConnections(t *testing.T) {
-	defer busy.Store(false)
-	busy.Store(true)
+	defer mode.Store(never)
+	mode.Store(others)
 	srv, cli := pair(t)
 	var r Reader
 	r.Init(srv)
@@ -93,70 +111,76 @@ func TestErrorsAreTheConnections(t *testing.T) {
 	}
 }
 
-func TestIsBusy(t *testing.T) {
+func TestModeOf(t *testing.T) {
 	ms := time.Millisecond
 	for _, c := range []struct {
-		used, wall time.Duration
-		procs      int
-		want       bool
+		used, wall  time.Duration
+		procs, cpus int
+		want        int32
 	}{
-		{95 * ms, 100 * ms, 2, false},
-		{60 * ms, 100 * ms, 1, true}, // one P: always
-		{0, 100 * ms, 1, true},
-		{180 * ms, 100 * ms, 2, true}, // busyShare exactly
-		{179 * ms, 100 * ms, 2, false},
-		{190 * ms, 100 * ms, 2, true},
-		{150 * ms, 100 * ms, 2, false}, // one of two processors idle half the time
-		{30 * ms, 100 * ms, 2, false},  // a server at c=1
-		{720 * ms, 100 * ms, 8, true},
-		{700 * ms, 100 * ms, 8, false},
-		{0, 0, 2, false},
-		{-5 * ms, 100 * ms, 2, false}, // a failed getrusage
+		{95 * ms, 100 * ms, 2, 2, never},
+		{60 * ms, 100 * ms, 1, 2, always}, // one P: always
+		{0, 100 * ms, 1, 1, always},
+		{180 * ms, 100 * ms, 2, 2, always}, // busyShare exactly
+		{179 * ms, 100 * ms, 2, 2, never},
+		{190 * ms, 100 * ms, 2, 4, always},
+		{150 * ms, 100 * ms, 2, 2, never}, // one of two processors idle half the time
+		{30 * ms, 100 * ms, 2, 2, never},  // a server at c=1
+		{720 * ms, 100 * ms, 8, 8, always},
+		{700 * ms, 100 * ms, 8, 8, never},
+		{350 * ms, 100 * ms, 8, 4, never},
+		{360 * ms, 100 * ms, 8, 4, always}, // busyShare of the 4 CPUs, not of the 8 Ps
+		{0, 0, 2, 2, never},
+		{-5 * ms, 100 * ms, 2, 2, never}, // a failed getrusage
+		// Two Ps on one CPU (serve's default there): busyShare of two
+		// could never be reached.
+		{95 * ms, 100 * ms, 2, 1, others},
+		{30 * ms, 100 * ms, 2, 1, others},
 	} {
-		if got := isBusy(c.used, c.wall, c.procs); got != c.want {
-			t.Errorf("isBusy(%v, %v, %d) = %v, want %v", c.used, c.wall, c.procs, got, c.want)
+		if got := modeOf(c.used, c.wall, c.procs, c.cpus); got != c.want {
+			t.Errorf("modeOf(%v, %v, %d, %d) = %d, want %d", c.used, c.wall, c.procs, c.cpus, got, c.want)
 		}
 	}
 }
 
-// The sampler sets busy from each period's CPU use, the first tick being
+// The sampler sets the mode from each period's CPU use, the first tick being
 // the baseline.
 func TestSampleFollowsTheLoad(t *testing.T) {
-	defer busy.Store(false)
-	busy.Store(false)
+	defer mode.Store(never)
+	mode.Store(never)
 	tick := make(chan time.Time)
 	cpuNow := make(chan time.Duration)
 	done := make(chan struct{})
 	go func() {
-		sample(tick, func() time.Duration { return <-cpuNow }, func(int) int { return 2 })
+		sample(tick, func() time.Duration { return <-cpuNow }, func(int) int { return 2 }, 2)
 		close(done)
 	}()
 	ms := time.Millisecond
 	steps := []struct {
 		cpu  time.Duration // the process's total at tick i, 100 ms apart
-		want bool          // busy once tick i is taken
+		want int32         // the mode once tick i is taken
 	}{
-		{1000 * ms, false}, // the baseline: no decision yet
-		{1195 * ms, true},  // 195 ms of 200
-		{1300 * ms, false}, // 105 ms of 200
-		{1490 * ms, true},  // 190 ms of 200
-		{1490 * ms, false}, // idle
-		{1690 * ms, true},  // all of both
+		{1000 * ms, never},  // the baseline: no decision yet
+		{1195 * ms, always}, // 195 ms of 200
+		{1300 * ms, never},  // 105 ms of 200
+		{1490 * ms, always}, // 190 ms of 200
+		{1490 * ms, never},  // idle
+		{1690 * ms, always}, // all of both
 	}
 	for i, s := range steps {
 		tick <- time.Unix(1000, 0).Add(time.Duration(i) * 100 * ms)
 		// The sampler took this tick: it is done with the previous one.
 		if i > 0 {
-			if got := busy.Load(); got != steps[i-1].want {
-				t.Fatalf("after tick %d: busy %v, want %v", i-1, got, steps[i-1].want)
+			if got := mode.Load(); got != steps[i-1].want {
+				t.Fatalf("after tick %d: mode %d, want %d", i-1, got, steps[i-1].want)
 			}
 		}
 		cpuNow <- s.cpu
 	}
 	close(tick)
 	<-done
-	if got, want := busy.Load(), steps[len(steps)-1].want; got != want {
-		t.Fatalf("after the last tick: busy %v, want %v", got, want)
+	if got, want := mode.Load(), steps[len(steps)-1].want; got != want {
+		t.Fatalf("after the last tick: mode %d, want %d", got, want)
 	}
 }
 
