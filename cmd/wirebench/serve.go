@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/wirebench/wirebench/internal/idleread"
 	"github.com/wirebench/wirebench/measure"
 	"github.com/wirebench/wirebench/server"
 	serveflags "github.com/wirebench/wirebench/server/flags"
@@ -128,8 +129,13 @@ func reportCert(env *cliEnv, srv *server.Server, path string) error {
 // itself when a P is spare, and the second P is that spare one: with one
 // P the loop parked in the netpoller instead, its epoll set nested in the
 // runtime's (kv/resp/loop_linux.go, docs/kv.md).
+//
+// The CPUs are the runtime's choice, which follows a container's CPU
+// quota: idleread counts those, not the two Ps (with a quota of one CPU on
+// a larger host, NumCPU is the host's and its yield would never fire).
 func atLeastTwoProcs() {
 	if os.Getenv("GOMAXPROCS") == "" && runtime.GOMAXPROCS(0) < 2 {
+		idleread.CapProcessors(runtime.GOMAXPROCS(0))
 		runtime.GOMAXPROCS(2)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"regexp"
+	"runtime"
 	"strings"
 	"syscall"
 	"testing"
@@ -19,6 +20,7 @@ import (
 
 	"github.com/wirebench/wirebench/api"
 	"github.com/wirebench/wirebench/codec"
+	"github.com/wirebench/wirebench/internal/idleread"
 	"github.com/wirebench/wirebench/internal/testkit"
 	"github.com/wirebench/wirebench/pb"
 )
@@ -151,5 +153,19 @@ func TestServeTwoProcsOnOneCPU(t *testing.T) {
 		}
 		p.Signal(syscall.SIGTERM)
 		p.Wait()
+	}
+}
+
+// atLeastTwoProcs tells idleread the CPUs the runtime chose before it
+// raises GOMAXPROCS: with --cpus 0 (GOMAXPROCS 1 after pinning) or a
+// one-CPU container quota, NumCPU is the host's, and the idle read's yield
+// counted two processors it could never keep busy.
+func TestTwoProcsKeepOneProcessor(t *testing.T) {
+	t.Setenv("GOMAXPROCS", "")
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	defer idleread.CapProcessors(runtime.NumCPU())
+	atLeastTwoProcs()
+	if p, n := runtime.GOMAXPROCS(0), idleread.Processors(); p != 2 || n != 1 {
+		t.Errorf("after atLeastTwoProcs on one P: GOMAXPROCS %d, idleread counts %d processors; want 2 and 1", p, n)
 	}
 }

@@ -76,6 +76,7 @@ const (
 var (
 	mode        atomic.Int32 // modeOf the last period
 	samplerOnce sync.Once
+	cpuCap      atomic.Int32 // CapProcessors's n; 0: none
 	// reads counts the requests read in mode others; a Reader's seen is
 	// the count when its last read began.
 	reads atomic.Uint64
@@ -95,7 +96,30 @@ func (r *Reader) Init(nc net.Conn) {
 	*r = Reader{nc: nc}
 	// Not a time.Ticker, which would make the scheduler read the
 	// clock on every goroutine switch (package tick).
-	samplerOnce.Do(func() { go sample(tick.New(samplePeriod).C, cpuTime, runtime.GOMAXPROCS, runtime.NumCPU()) })
+	samplerOnce.Do(func() { go sample(tick.New(samplePeriod).C, cpuTime, runtime.GOMAXPROCS, Processors()) })
+}
+
+// CapProcessors caps the CPUs the Readers count at n (n >= 1), for a
+// process that may use fewer than its affinity allows: in a container
+// whose CPU quota is one CPU of a larger host, NumCPU is the host's, the
+// runtime's default GOMAXPROCS follows the quota (1), and a server that
+// then raises GOMAXPROCS to two (wirebench serve) runs two Ps on one CPU
+// as if pinned, where the busy share of two CPUs could never be reached.
+// Call it before the first Init, with the GOMAXPROCS the runtime chose.
+func CapProcessors(n int) {
+	if n >= 1 {
+		cpuCap.Store(int32(n))
+	}
+}
+
+// Processors is the CPUs the Readers count: the process's affinity (at
+// the first Init: the sampler keeps it), capped by CapProcessors.
+func Processors() int {
+	n := runtime.NumCPU()
+	if c := int(cpuCap.Load()); c > 0 {
+		n = min(n, c)
+	}
+	return n
 }
 
 // Yields returns the yields r has made.

@@ -5,6 +5,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"runtime"
 	"testing"
 	"time"
 )
@@ -192,5 +193,26 @@ func TestCPUTime(t *testing.T) {
 		if time.Now().After(deadline) {
 			t.Fatalf("5 s of spinning counted as %v of CPU", cpuTime()-start)
 		}
+	}
+}
+
+// CapProcessors caps the CPUs counted: two Ps under a one-CPU quota then
+// yield when others read (mode others), as two Ps pinned to one CPU do,
+// where the host's CPU count would have left them never yielding.
+func TestCapProcessors(t *testing.T) {
+	defer cpuCap.Store(0)
+	if got := Processors(); got != runtime.NumCPU() {
+		t.Fatalf("no cap: %d processors, want NumCPU %d", got, runtime.NumCPU())
+	}
+	CapProcessors(0) // not a count: ignored
+	if got := Processors(); got != runtime.NumCPU() {
+		t.Fatalf("CapProcessors(0): %d processors, want %d", got, runtime.NumCPU())
+	}
+	CapProcessors(1)
+	if got := Processors(); got != 1 {
+		t.Fatalf("CapProcessors(1): %d processors", got)
+	}
+	if m := modeOf(950*time.Millisecond, time.Second, 2, Processors()); m != others {
+		t.Errorf("two Ps on a one-CPU quota, busy: mode %d, want others (%d)", m, others)
 	}
 }
