@@ -3,6 +3,7 @@ package clientio
 import (
 	"errors"
 	"net/http"
+	"time"
 )
 
 // NoRedirect is the CheckRedirect of every net/http client load builds: a
@@ -11,6 +12,16 @@ import (
 // one request of the same URL two exchanges over h2c, h2 and h3 (and
 // net/http's HTTP/1.1) but one over load's HTTP/1.1 client.
 func NoRedirect(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+
+// NewClient is one VU's net/http client on rt: each request bounded by
+// timeout up to the end of its body (Timed, when timeout > 0), and
+// redirects counted, not followed (NoRedirect).
+func NewClient(rt http.RoundTripper, timeout time.Duration) *http.Client {
+	if timeout > 0 {
+		rt = NewTimed(rt, timeout)
+	}
+	return &http.Client{Transport: rt, CheckRedirect: NoRedirect}
+}
 
 var errNoResponse = errors.New("the RoundTripper returned neither a response nor an error")
 

@@ -249,11 +249,7 @@ func (p *Pool) Resent() int64 {
 // request at a time on it: that is Timed's cheap case. Redirects are
 // responses, not followed (clientio.NoRedirect).
 func (p *Pool) Client(vu int) *http.Client {
-	s := p.slots[vu%len(p.slots)]
-	if p.timeout <= 0 {
-		return &http.Client{Transport: s, CheckRedirect: clientio.NoRedirect}
-	}
-	return &http.Client{Transport: clientio.NewTimed(s, p.timeout), CheckRedirect: clientio.NoRedirect}
+	return clientio.NewClient(p.slots[vu%len(p.slots)], p.timeout)
 }
 
 // ResentWarning tells the reader of res that n HTTP/2 requests were sent

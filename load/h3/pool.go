@@ -33,7 +33,7 @@ var ErrClosed = errors.New("h3: pool closed")
 // waits for a stream on its connection; it never opens another).
 type Pool struct {
 	slots []*slot
-	// timeout is per request (timeout.go): 0, none.
+	// timeout is per request (clientio.Timed): 0, none.
 	timeout time.Duration
 	// Bytes is the UDP payload of every datagram of every connection.
 	Bytes measure.Bytes
@@ -98,14 +98,10 @@ func (p *Pool) CheckLayers() { p.Layers.packets = true }
 // Client is a client for VU vu, on its connection (vu mod n), each
 // request bounded by the pool's timeout, up to the end of its body (a
 // timeout fails as ErrTimeout). A VU keeps its client and sends one
-// request at a time on it: that is the cheap case (timeout.go); requests
+// request at a time on it: that is the cheap case (clientio.Timed); requests
 // sent at once on one client are each bounded too.
 func (p *Pool) Client(vu int) *http.Client {
-	s := p.slots[vu%len(p.slots)]
-	if p.timeout == 0 {
-		return &http.Client{Transport: s, CheckRedirect: clientio.NoRedirect}
-	}
-	return &http.Client{Transport: clientio.NewTimed(s, p.timeout), CheckRedirect: clientio.NoRedirect}
+	return clientio.NewClient(p.slots[vu%len(p.slots)], p.timeout)
 }
 
 // Handshakes is the time each QUIC handshake took (dial to handshake
