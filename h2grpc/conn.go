@@ -8,6 +8,7 @@ import (
 	"io"
 	"math"
 	"net"
+	"runtime"
 	"strings"
 	"sync"
 	"time"
@@ -56,6 +57,9 @@ type conn struct {
 	idle         *time.Timer
 
 	recvUnacked int32 // reader only: connection-level bytes received, not yet returned by WINDOW_UPDATE
+
+	flushKick chan struct{} // kickFlush: a flush is owed (capacity 1)
+	flusher   sync.Once     // starts flushLoop at the first kick
 }
 
 func newConn(s *Server, nc net.Conn) *conn {
@@ -80,7 +84,37 @@ func newConn(s *Server, nc net.Conn) *conn {
 	c.fr.ReadMetaHeaders = hpack.NewDecoder(4096, nil)
 	c.fr.SetReuseFrames() // a DATA frame's payload is copied out before the next read
 	c.henc = hpack.NewEncoder(&c.hbuf)
+	c.flushKick = make(chan struct{}, 1)
 	return c
+}
+
+// kickFlush owes a flush of what was just written: the connection's
+// flusher goroutine makes it, after a yield, so that a handler sending
+// message after message has them written in one go (grpc-go's loopy
+// writer flushes when its queue runs dry, alike). A kick while one is
+// owed already is covered by that one: its flush comes after this
+// write.
+func (c *conn) kickFlush() {
+	c.flusher.Do(func() { go c.flushLoop() })
+	select {
+	case c.flushKick <- struct{}{}:
+	default:
+	}
+}
+
+// flushLoop makes the flushes kickFlush owes until the connection closes.
+func (c *conn) flushLoop() {
+	for {
+		select {
+		case <-c.ctx.Done():
+			return
+		case <-c.flushKick:
+		}
+		runtime.Gosched() // the sender writes its next messages first
+		if c.write(func() error { return nil }, true) != nil {
+			return
+		}
+	}
 }
 
 // close ends the connection at once; calls in flight see their context

@@ -1153,3 +1153,72 @@ func TestGracefulStop(t *testing.T) {
 		t.Fatal("GracefulStop did not return after the last stream ended")
 	}
 }
+
+// writeCounter is a listener whose connections count their Write calls.
+type writeCounter struct {
+	net.Listener
+	writes atomic.Int64
+}
+
+func (l *writeCounter) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	return &countingConn{Conn: c, n: &l.writes}, nil
+}
+
+type countingConn struct {
+	net.Conn
+	n *atomic.Int64
+}
+
+func (c *countingConn) Write(p []byte) (int, error) {
+	c.n.Add(1)
+	return c.Conn.Write(p)
+}
+
+// TestServerStreamBatchesWrites: a handler sending message after message
+// has them written to the socket together, not one write(2) each (which
+// cost a stream of 1,000 users twice grpc-go's CPU a call, 1.8 of its 3.4 ms
+// system time), while the last one still leaves without a further Send.
+func TestServerStreamBatchesWrites(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	wl := &writeCounter{Listener: l}
+	srv := h2grpc.New(h2grpc.Options{})
+	srv.RegisterService(svcDesc(), &svc{})
+	go srv.Serve(wl)
+	t.Cleanup(srv.Stop)
+	cc := dial(t, l.Addr().String())
+	ctx := watchdog(t, 5*time.Second)
+	const n = 1000
+	for round := range 3 {
+		cs, err := cc.NewStream(ctx, serverDesc, serverPath)
+		if err != nil {
+			t.Fatal(err)
+		}
+		before := wl.writes.Load()
+		if err := cs.SendMsg(&pb.EchoRequest{FirstMessage: "user-", SecondMessage: strconv.Itoa(n)}); err != nil {
+			t.Fatal(err)
+		}
+		if err := cs.CloseSend(); err != nil {
+			t.Fatal(err)
+		}
+		for i := range n {
+			if err := cs.RecvMsg(new(pb.EchoResponse)); err != nil {
+				t.Fatalf("round %d, message %d: %v", round, i, err)
+			}
+		}
+		if err := cs.RecvMsg(new(pb.EchoResponse)); err != io.EOF {
+			t.Fatalf("round %d, after %d messages: %v, want io.EOF", round, n, err)
+		}
+		w := wl.writes.Load() - before
+		t.Logf("round %d: %d messages in %d writes", round, n, w)
+		if w > n/4 {
+			t.Errorf("round %d: %d messages took %d writes, want at most %d", round, n, w, n/4)
+		}
+	}
+}
