@@ -21,12 +21,35 @@ import (
 )
 
 // NewServer returns a gRPC server with ServerCodec and opts, serving the
-// wirebench.v1 services on st, reflection and health.
+// wirebench.v1 services on st, reflection and health. With
+// ReuseSentMessages among opts its streams send one refilled message each.
 func NewServer(st *store.Memory, opts ...grpc.ServerOption) *grpc.Server {
 	s := grpc.NewServer(append([]grpc.ServerOption{ServerCodec()}, opts...)...)
-	Register(s, st)
+	reuse := false
+	for _, o := range opts {
+		if _, ok := o.(reuseOption); ok {
+			reuse = !grpc.EnableTracing
+		}
+	}
+	register(s, st, reuse)
 	return s
 }
+
+// ReuseSentMessages is an option for NewServer (grpc-go ignores it) by
+// which its caller promises that nothing on the server keeps a message
+// once SendMsg has returned: no stats handler (grpc.StatsHandler: its
+// OutPayload carries the message, to be used at any time), no stream
+// interceptor that holds one. grpc-go's SendMsg is done with the message
+// when it returns (it marshals it before it queues the bytes), so the user
+// and todo streams then fill one message a stream again and again instead
+// of allocating one a message: a stream of 1,000 users allocates 144 kB
+// less, and the server runs fewer GC cycles (docs/grpc.md). With
+// grpc.EnableTracing (x/net/trace formats logged messages lazily) it is
+// ignored. Without it, or through Register on a *grpc.Server of the
+// caller's, every message is fresh, as grpc-go's SendMsg asks.
+func ReuseSentMessages() grpc.ServerOption { return reuseOption{} }
+
+type reuseOption struct{ grpc.EmptyServerOption }
 
 // NewLean returns our own transport (package h2grpc: a unary call is
 // answered on its connection's goroutine) serving what NewServer serves,
@@ -48,9 +71,22 @@ type Registrar interface {
 // Register adds the wirebench.v1 services, reflection and health (serving)
 // to s. With ServerCodec (NewServer installs it) a malformed request is
 // InvalidArgument, as our error table says; without it, grpc-go's Internal.
-func Register(s Registrar, st *store.Memory) {
-	s.RegisterService(decodeErrors(&pb.UserService_ServiceDesc), users{st: st})
-	s.RegisterService(decodeErrors(&pb.TodoService_ServiceDesc), todos{st: st})
+//
+// On an *h2grpc.Server the streams reuse their message (see
+// ReuseSentMessages): its SendMsg copies the encoded message before it
+// returns, and it has no stats handlers or interceptors to keep one.
+func Register(s Registrar, st *store.Memory) { register(s, st, reuses(s)) }
+
+// reuses reports whether s is done with a sent message when SendMsg returns
+// whatever it was built with (an *h2grpc.Server).
+func reuses(s Registrar) bool {
+	_, lean := s.(*h2grpc.Server)
+	return lean
+}
+
+func register(s Registrar, st *store.Memory, reuse bool) {
+	s.RegisterService(decodeErrors(&pb.UserService_ServiceDesc), users{st: st, reuse: reuse})
+	s.RegisterService(decodeErrors(&pb.TodoService_ServiceDesc), todos{st: st, reuse: reuse})
 	s.RegisterService(decodeErrors(&pb.EchoService_ServiceDesc), echo{})
 	hs := health.NewServer()
 	for _, name := range []string{"", pb.UserService_ServiceDesc.ServiceName, pb.TodoService_ServiceDesc.ServiceName, pb.EchoService_ServiceDesc.ServiceName} {
@@ -84,7 +120,8 @@ func statusErr(err error) error { return status.Error(codeOf(err), err.Error()) 
 
 type users struct {
 	pb.UnimplementedUserServiceServer
-	st *store.Memory
+	st    *store.Memory
+	reuse bool // Stream refills one message (ReuseSentMessages)
 }
 
 func (s users) Create(_ context.Context, m *pb.User) (*pb.User, error) {
@@ -128,7 +165,8 @@ func (s users) Delete(_ context.Context, m *pb.DeleteUserRequest) (*emptypb.Empt
 
 type todos struct {
 	pb.UnimplementedTodoServiceServer
-	st *store.Memory
+	st    *store.Memory
+	reuse bool // Stream refills one message (ReuseSentMessages)
 }
 
 func (s todos) Create(_ context.Context, m *pb.Todo) (*pb.Todo, error) {

@@ -80,7 +80,11 @@ func Services(st *store.Memory) (pb.UserServiceServer, pb.TodoServiceServer, pb.
 func CodeOf(err error) codes.Code { return codeOf(err) }
 
 func (s users) Stream(_ *pb.ListUsersRequest, ss grpc.ServerStreamingServer[pb.User]) error {
-	return SendUsers(ss.Context(), s.st, ss.Send)
+	var buf *pb.UserBuf
+	if s.reuse {
+		buf = new(pb.UserBuf)
+	}
+	return sendUsers(ss.Context(), s.st, ss.Send, buf)
 }
 
 func (s users) CreateMany(ss grpc.ClientStreamingServer[pb.User, pb.CreateManyReply]) error {
@@ -92,7 +96,11 @@ func (s users) CreateMany(ss grpc.ClientStreamingServer[pb.User, pb.CreateManyRe
 }
 
 func (s todos) Stream(_ *pb.ListTodosRequest, ss grpc.ServerStreamingServer[pb.Todo]) error {
-	return SendTodos(ss.Context(), s.st, ss.Send)
+	var buf *pb.Todo
+	if s.reuse {
+		buf = new(pb.Todo)
+	}
+	return sendTodos(ss.Context(), s.st, ss.Send, buf)
 }
 
 func (s todos) CreateMany(ss grpc.ClientStreamingServer[pb.Todo, pb.CreateManyReply]) error {
@@ -127,13 +135,26 @@ func recv[T any](ss grpc.ServerStream) (*T, error) {
 // so a stream holds no copy of it: one message at a time is converted.
 // It stops at the first error of send or when ctx ends.
 func SendUsers(ctx context.Context, st *store.Memory, send func(*pb.User) error) error {
-	for i, u := range st.ListUsers() {
+	return sendUsers(ctx, st, send, nil)
+}
+
+// sendUsers is SendUsers, converting each user into buf's one message if
+// buf is not nil (a send done with the message when it returns:
+// ReuseSentMessages), else into a fresh message each, with its timestamp
+// in one allocation (grpc-go: a message must not change after SendMsg).
+func sendUsers(ctx context.Context, st *store.Memory, send func(*pb.User) error, buf *pb.UserBuf) error {
+	list := st.ListUsers()
+	for i := range list {
 		if err := ctx.Err(); err != nil {
 			return status.Error(codes.DeadlineExceeded, fmt.Sprintf("user stream ended after %d users: %v", i, err))
 		}
-		// A fresh message each (grpc-go: a message must not change
-		// after SendMsg), with its timestamp in one allocation.
-		if err := send(pb.FromUser(&u)); err != nil {
+		var m *pb.User
+		if buf != nil {
+			m = buf.Set(&list[i])
+		} else {
+			m = pb.FromUser(&list[i])
+		}
+		if err := send(m); err != nil {
 			return err
 		}
 	}
@@ -142,11 +163,24 @@ func SendUsers(ctx context.Context, st *store.Memory, send func(*pb.User) error)
 
 // SendTodos sends every todo of st's current snapshot, in id order.
 func SendTodos(ctx context.Context, st *store.Memory, send func(*pb.Todo) error) error {
-	for i, t := range st.ListTodos() {
+	return sendTodos(ctx, st, send, nil)
+}
+
+// sendTodos is SendTodos, filling buf's one message if buf is not nil, as
+// sendUsers does.
+func sendTodos(ctx context.Context, st *store.Memory, send func(*pb.Todo) error, buf *pb.Todo) error {
+	list := st.ListTodos()
+	for i := range list {
 		if err := ctx.Err(); err != nil {
 			return status.Error(codes.DeadlineExceeded, fmt.Sprintf("todo stream ended after %d todos: %v", i, err))
 		}
-		if err := send(&pb.Todo{Id: t.ID, Text: t.Text, Done: t.Done}); err != nil {
+		t := &list[i]
+		m := buf
+		if m == nil {
+			m = new(pb.Todo)
+		}
+		m.Id, m.Text, m.Done = t.ID, t.Text, t.Done
+		if err := send(m); err != nil {
 			return err
 		}
 	}

@@ -17,17 +17,27 @@ func FromUser(u *api.User) *User {
 	if u.CreatedAt.IsZero() {
 		return &User{Id: u.ID, Name: u.Name, Email: u.Email}
 	}
-	m := new(userWithTime)
-	m.u.Id, m.u.Name, m.u.Email = u.ID, u.Name, u.Email
-	m.ts.Seconds, m.ts.Nanos = u.CreatedAt.Unix(), int32(u.CreatedAt.Nanosecond())
-	m.u.CreatedAt = &m.ts
-	return &m.u
+	return new(UserBuf).Set(u)
 }
 
-// userWithTime holds a User and its timestamp in one block.
-type userWithTime struct {
+// UserBuf is a User message and its timestamp in one block, to be filled
+// again and again by a sender whose transport is done with a message when
+// its send returns (grpcapi's user stream, where the server allows it): one
+// allocation a stream instead of one a message.
+type UserBuf struct {
 	u  User
 	ts timestamppb.Timestamp
+}
+
+// Set fills b's message with u (a zero CreatedAt: no timestamp) and
+// returns it. The message is b's: the next Set overwrites it.
+func (b *UserBuf) Set(u *api.User) *User {
+	b.u.Id, b.u.Name, b.u.Email, b.u.CreatedAt = u.ID, u.Name, u.Email, nil
+	if !u.CreatedAt.IsZero() {
+		b.ts.Seconds, b.ts.Nanos = u.CreatedAt.Unix(), int32(u.CreatedAt.Nanosecond())
+		b.u.CreatedAt = &b.ts
+	}
+	return &b.u
 }
 
 // ToUser converts a protobuf User to api.User (UTC, nanoseconds kept).

@@ -264,7 +264,9 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 				grpc.MaxConcurrentStreams(uint32(to.H2MaxStreams)),
 				grpc.ConnectionTimeout(to.ReadHeader),
 				grpc.KeepaliveParams(keepalive.ServerParameters{MaxConnectionIdle: to.Idle}),
-				grpc.InTapHandle(grpcapi.StreamDeadline(opts.MaxStreamDuration)))...)
+				grpc.InTapHandle(grpcapi.StreamDeadline(opts.MaxStreamDuration)),
+				// No stats handler or interceptor here keeps a sent message.
+				grpcapi.ReuseSentMessages())...)
 		default:
 			ln.Close()
 			s.Close()
