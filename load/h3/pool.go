@@ -211,7 +211,7 @@ func (s *slot) RoundTrip(req *http.Request) (*http.Response, error) {
 	if s.p.zero != nil { // zerortt.go
 		return s.p.zero.roundTrip(s, c, req)
 	}
-	resp, err := c.cc.RoundTrip(req)
+	resp, err := c.exchange(req)
 	// The connection ended, or the server sent GOAWAY (http3 keeps that
 	// error unexported: its text is all there is): the next request dials.
 	if err != nil && (c.qc.Context().Err() != nil || strings.Contains(err.Error(), "connection in graceful shutdown")) {

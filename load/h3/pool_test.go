@@ -36,6 +36,9 @@ type testServer struct {
 	requests, conns atomic.Int64
 	srv             *http3.Server
 	stall           chan struct{} // ?stall=head or =body waits for the test's end
+	// stalled counts the stalled requests, cut those of them whose
+	// stream the client reset (their context ended before the test's).
+	stalled, cut atomic.Int64
 	// onConn, if set, sees each connection as it is accepted (set while
 	// the server serves: an atomic, not srv.ConnContext).
 	onConn atomic.Pointer[func(*quic.Conn)]
@@ -73,8 +76,10 @@ func startServerConfig(t testing.TB, qc *quic.Config) *testServer {
 					w.Write([]byte("x"))
 					w.(http.Flusher).Flush()
 				}
+				s.stalled.Add(1)
 				select {
 				case <-r.Context().Done():
+					s.cut.Add(1)
 				case <-s.stall:
 				}
 				return

@@ -1,11 +1,13 @@
 package h3
 
 import (
+	"bytes"
 	"context"
 	"crypto/tls"
 	"errors"
 	"io"
 	"net/http"
+	"runtime"
 	"testing"
 	"time"
 
@@ -78,5 +80,61 @@ func TestPoolNoLayers(t *testing.T) {
 	p.Finish(&res)
 	if traces != 0 || res.Layers != nil || len(res.Warnings) != 0 || p.Bytes.In.Load() == 0 || p.Bytes.Out.Load() == 0 {
 		t.Errorf("%d traces, layers %v, warnings %v, bytes in %d out %d", traces, res.Layers, res.Warnings, p.Bytes.In.Load(), p.Bytes.Out.Load())
+	}
+}
+
+// A request without a body is sent on http3's stream API (exchange.go):
+// while it waits for its response no goroutine of http3's waits on its
+// context (ClientConn.RoundTrip starts one per request), and when its
+// context ends (load's timeout, the run's end) it fails at once and its
+// stream is reset, as the server sees.
+func TestPoolRequestCutWithoutGoroutine(t *testing.T) {
+	s := startServer(t, 100)
+	p := NewPool(1, s.addr, 0, &tls.Config{RootCAs: s.roots})
+	defer p.Close()
+	c := p.Client(0)
+	resp, err := c.Get("https://" + s.addr + "/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if string(b) != "hello " || resp.ProtoMajor != 3 || resp.Request == nil {
+		t.Fatalf("%s %q, request %v", resp.Proto, b, resp.Request)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	errc := make(chan error, 1)
+	go func() {
+		req, _ := http.NewRequestWithContext(ctx, "GET", "https://"+s.addr+"/?stall=head", nil)
+		resp, err := c.Do(req)
+		if err == nil {
+			resp.Body.Close()
+		}
+		errc <- err
+	}()
+	for deadline := time.Now().Add(10 * time.Second); s.stalled.Load() == 0; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the request never reached the server")
+		}
+	}
+	stacks := make([]byte, 1<<20)
+	stacks = stacks[:runtime.Stack(stacks, true)]
+	if i := bytes.Index(stacks, []byte("http3.(*ClientConn).roundTrip.func")); i >= 0 {
+		t.Errorf("a goroutine of http3's RoundTrip waits on the request:\n%s", stacks[max(0, i-200):min(len(stacks), i+400)])
+	}
+	cancel()
+	select {
+	case err := <-errc:
+		if !errors.Is(err, context.Canceled) {
+			t.Errorf("cut request: %v, want context.Canceled", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the request was not cut when its context ended")
+	}
+	for deadline := time.Now().Add(10 * time.Second); s.cut.Load() == 0; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the server's stream was not reset")
+		}
 	}
 }
