@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptrace"
+	"reflect"
 	"sync/atomic"
 
 	"github.com/quic-go/quic-go"
@@ -18,14 +19,17 @@ import (
 // context ends (load's timeout, the run's end): ClientConn.RoundTrip
 // starts a goroutine per request that waits on the context and on the
 // request's end, with two channels; here a context.AfterFunc resets the
-// stream (the same codes), stopped when the body is done; nor is the
-// connection's TLS state copied into every response (load reads none).
-// That took the client's CPU per request from 1.08-1.10x bench/h3bare's
-// bare loop to 0.93-1.02x (2-CPU Xeon VM, 2026-11-30, docs/http3.md).
+// stream (the same codes), registered once per context by a VU's client
+// (v: a VU sends request after request under one context) or per request
+// otherwise, and the stream is no longer reset once the body is done;
+// nor is the connection's TLS state copied into every response (load
+// reads none). That took the client's CPU per request from 1.08-1.10x
+// bench/h3bare's bare loop to 0.93-1.02x (2-CPU Xeon VM, 2026-11-30,
+// docs/http3.md).
 //
 // Requests with a body, CONNECT, and requests carrying an httptrace (the
 // stream kinds time the first byte) go through ClientConn.RoundTrip.
-func (c *conn) exchange(req *http.Request) (*http.Response, error) {
+func (c *conn) exchange(req *http.Request, v *vuConn) (*http.Response, error) {
 	ctx := req.Context()
 	if (req.Body != nil && req.Body != http.NoBody) || req.Method == http.MethodConnect || httptrace.ContextClientTrace(ctx) != nil {
 		return c.cc.RoundTrip(req)
@@ -34,7 +38,7 @@ func (c *conn) exchange(req *http.Request) (*http.Response, error) {
 	if err != nil {
 		return nil, ctxErr(ctx, err)
 	}
-	stop := context.AfterFunc(ctx, func() { cancelStream(str, http3.ErrCodeRequestCanceled) })
+	done := v.watch(ctx, str)
 	// As ClientConn.RoundTrip: a request whose header could not be sent
 	// still reads what the server answered.
 	if str.SendRequestHeader(req) == nil {
@@ -44,7 +48,7 @@ func (c *conn) exchange(req *http.Request) (*http.Response, error) {
 	for n1xx := 0; ; {
 		resp, err = str.ReadResponse()
 		if err != nil {
-			stop()
+			done.finish()
 			return nil, ctxErr(ctx, err)
 		}
 		if resp.StatusCode < 100 || resp.StatusCode > 199 || resp.StatusCode == http.StatusSwitchingProtocols {
@@ -52,12 +56,13 @@ func (c *conn) exchange(req *http.Request) (*http.Response, error) {
 		}
 		if n1xx++; n1xx > max1xx {
 			cancelStream(str, http3.ErrCodeExcessiveLoad)
-			stop()
+			done.finish()
 			return nil, errTooMany1xx
 		}
 	}
 	resp.Request = req
-	resp.Body = &exchangeBody{rc: resp.Body, stop: stop}
+	done.rc = resp.Body
+	resp.Body = done
 	return resp, nil
 }
 
@@ -79,11 +84,76 @@ func ctxErr(ctx context.Context, err error) error {
 	return err
 }
 
+// vuConn is one VU's RoundTripper (Pool.Client): its slot's connection,
+// and the context.AfterFunc that resets the stream of its request under
+// way when that request's context ends, kept from one request to the
+// next while they come under the same context, as a VU's do (one
+// registration per context, not one per request).
+type vuConn struct {
+	s    *slot
+	busy atomic.Bool // a request under w is under way (its body not done)
+	w    *ctxWatch   // only the request holding busy touches it
+}
+
+func (v *vuConn) RoundTrip(req *http.Request) (*http.Response, error) {
+	return v.s.roundTrip(req, v)
+}
+
+// CloseIdleConnections is the slot's (the connection stays).
+func (v *vuConn) CloseIdleConnections() {}
+
+// ctxWatch is one context's AfterFunc: it resets the stream in cur, the
+// request under way under that context, if any. Each context has its
+// own, so that a context ended after its last request (Timed retires its
+// contexts) cannot reset the stream of a request under the next one.
+type ctxWatch struct {
+	ctx  context.Context
+	cur  atomic.Pointer[http3.RequestStream]
+	stop func() bool
+}
+
+func (w *ctxWatch) fire() {
+	if str := w.cur.Load(); str != nil {
+		cancelStream(str, http3.ErrCodeRequestCanceled)
+	}
+}
+
+// watch arranges for str to be reset when ctx ends, until the returned
+// body's finish: under v's watch of ctx if v is free (made if ctx is not
+// the last request's), else under an AfterFunc of its own.
+func (v *vuConn) watch(ctx context.Context, str *http3.RequestStream) *exchangeBody {
+	if v == nil || !v.busy.CompareAndSwap(false, true) {
+		stop := context.AfterFunc(ctx, func() { cancelStream(str, http3.ErrCodeRequestCanceled) })
+		return &exchangeBody{stop: stop}
+	}
+	if v.w == nil || !sameCtx(v.w.ctx, ctx) {
+		if v.w != nil {
+			v.w.stop()
+		}
+		w := &ctxWatch{ctx: ctx}
+		w.stop = context.AfterFunc(ctx, w.fire)
+		v.w = w
+	}
+	w := v.w
+	w.cur.Store(str)
+	if ctx.Err() != nil { // ended before str was stored: fire may have missed it
+		w.fire()
+	}
+	return &exchangeBody{v: v, w: w}
+}
+
+// sameCtx is a == b, false where they cannot be compared.
+func sameCtx(a, b context.Context) bool {
+	return reflect.TypeOf(a).Comparable() && reflect.TypeOf(a) == reflect.TypeOf(b) && a == b
+}
+
 // exchangeBody is a response body whose stream the request's context no
 // longer resets once it is done (its first error, EOF included, or Close).
 type exchangeBody struct {
 	rc   io.ReadCloser
-	stop func() bool
+	stop func() bool // its own AfterFunc's; or
+	v    *vuConn     // the VU's client whose watch w it holds
+	w    *ctxWatch
 	done atomic.Bool
 }
 
@@ -102,7 +172,13 @@ func (b *exchangeBody) Close() error {
 }
 
 func (b *exchangeBody) finish() {
-	if b.done.CompareAndSwap(false, true) {
-		b.stop()
+	if !b.done.CompareAndSwap(false, true) {
+		return
 	}
+	if b.v == nil {
+		b.stop()
+		return
+	}
+	b.w.cur.Store(nil)
+	b.v.busy.Store(false)
 }

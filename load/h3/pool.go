@@ -101,7 +101,7 @@ func (p *Pool) CheckLayers() { p.Layers.packets = true }
 // request at a time on it: that is the cheap case (clientio.Timed); requests
 // sent at once on one client are each bounded too.
 func (p *Pool) Client(vu int) *http.Client {
-	return clientio.NewClient(p.slots[vu%len(p.slots)], p.timeout)
+	return clientio.NewClient(&vuConn{s: p.slots[vu%len(p.slots)]}, p.timeout)
 }
 
 // Handshakes is the time each QUIC handshake took (dial to handshake
@@ -204,6 +204,12 @@ type dial struct {
 
 // RoundTrip implements http.RoundTripper.
 func (s *slot) RoundTrip(req *http.Request) (*http.Response, error) {
+	return s.roundTrip(req, nil)
+}
+
+// roundTrip sends req on the slot's connection; v, if not nil, is the
+// VU's client it came through (exchange.go).
+func (s *slot) roundTrip(req *http.Request, v *vuConn) (*http.Response, error) {
 	c, err := s.get(req.Context())
 	if err != nil {
 		return nil, err
@@ -211,7 +217,7 @@ func (s *slot) RoundTrip(req *http.Request) (*http.Response, error) {
 	if s.p.zero != nil { // zerortt.go
 		return s.p.zero.roundTrip(s, c, req)
 	}
-	resp, err := c.exchange(req)
+	resp, err := c.exchange(req, v)
 	// The connection ended, or the server sent GOAWAY (http3 keeps that
 	// error unexported: its text is all there is): the next request dials.
 	if err != nil && (c.qc.Context().Err() != nil || strings.Contains(err.Error(), "connection in graceful shutdown")) {

@@ -5,9 +5,11 @@ import (
 	"context"
 	"crypto/tls"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"runtime"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -136,5 +138,79 @@ func TestPoolRequestCutWithoutGoroutine(t *testing.T) {
 		if time.Now().After(deadline) {
 			t.Fatal("the server's stream was not reset")
 		}
+	}
+}
+
+// afterFuncCounter counts the context.AfterFunc registrations made on it
+// (its Value hides the cancelCtx beneath, so context asks it).
+type afterFuncCounter struct {
+	context.Context
+	n atomic.Int64
+}
+
+func (c *afterFuncCounter) Value(any) any { return nil }
+func (c *afterFuncCounter) AfterFunc(f func()) func() bool {
+	c.n.Add(1)
+	return context.AfterFunc(c.Context, f)
+}
+
+// A VU's client registers one AfterFunc per context, not per request
+// (http3 registers one per request as it opens the stream): requests
+// under one context cost one registration between them. When that
+// context ends, the request under way is cut; the next context's
+// requests are not cut by the old one's end.
+func TestPoolOneWatchPerContext(t *testing.T) {
+	s := startServer(t, 100)
+	p := NewPool(1, s.addr, 0, &tls.Config{RootCAs: s.roots})
+	defer p.Close()
+	c := p.Client(0)
+	get := func(ctx context.Context, query string) error {
+		req, _ := http.NewRequestWithContext(ctx, "GET", "https://"+s.addr+"/"+query, nil)
+		resp, err := c.Do(req)
+		if err != nil {
+			return err
+		}
+		defer resp.Body.Close()
+		b, err := io.ReadAll(resp.Body)
+		if err == nil && string(b) != "hello " {
+			err = fmt.Errorf("body %q", b)
+		}
+		return err
+	}
+	base, cancel := context.WithCancel(context.Background())
+	ctx := &afterFuncCounter{Context: base}
+	const n = 10
+	for range n {
+		if err := get(ctx, ""); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := ctx.n.Load(); got != n+1 { // http3's per request, ours once
+		t.Errorf("%d AfterFunc registrations for %d requests, want %d", got, n, n+1)
+	}
+	// The old context ends after its last request: the next context's
+	// request is not cut by it.
+	cancel()
+	next, cancelNext := context.WithCancel(context.Background())
+	errc := make(chan error, 1)
+	go func() { errc <- get(next, "?stall=head") }()
+	for deadline := time.Now().Add(10 * time.Second); s.stalled.Load() == 0; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the request never reached the server")
+		}
+	}
+	time.Sleep(20 * time.Millisecond) // the old context's AfterFunc runs in a goroutine of its own
+	select {
+	case err := <-errc:
+		t.Fatalf("a request under a live context was cut: %v", err)
+	default:
+	}
+	cancelNext()
+	if err := <-errc; !errors.Is(err, context.Canceled) {
+		t.Errorf("cut request: %v, want context.Canceled", err)
+	}
+	// A request under a context that has ended fails, whatever watched it.
+	if err := get(next, ""); !errors.Is(err, context.Canceled) {
+		t.Errorf("request under an ended context: %v, want context.Canceled", err)
 	}
 }
