@@ -366,3 +366,38 @@ func TestQueueWriteError(t *testing.T) {
 		t.Fatalf("Read with a queue to a reset peer: %v, want an EPIPE or ECONNRESET *net.OpError", err)
 	}
 }
+
+// Send and Recv answer as Write and Read on a non-blocking socket: the
+// bytes, 0 for an empty slice, EAGAIN when there is nothing, 0 at EOF,
+// EPIPE once the peer is gone (MSG_NOSIGNAL: no SIGPIPE first).
+func TestSendRecv(t *testing.T) {
+	fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_NONBLOCK|syscall.SOCK_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, b := fds[0], fds[1]
+	defer syscall.Close(a)
+	buf := make([]byte, 16)
+	if n, err := Recv(a, buf); n != 0 || err != syscall.EAGAIN {
+		t.Fatalf("Recv on an empty socket: %d, %v; want 0, EAGAIN", n, err)
+	}
+	if n, err := Send(b, nil); n != 0 || err != nil {
+		t.Fatalf("Send(nil): %d, %v", n, err)
+	}
+	if n, err := Send(b, []byte("hello")); n != 5 || err != nil {
+		t.Fatalf("Send: %d, %v", n, err)
+	}
+	if n, err := Recv(a, buf); n != 5 || err != nil || string(buf[:n]) != "hello" {
+		t.Fatalf("Recv: %d, %v, %q", n, err, buf[:n])
+	}
+	if n, err := Recv(a, nil); n != 0 || err != nil {
+		t.Fatalf("Recv(nil): %d, %v", n, err)
+	}
+	syscall.Close(b)
+	if n, err := Recv(a, buf); n != 0 || err != nil {
+		t.Fatalf("Recv at EOF: %d, %v; want 0, nil", n, err)
+	}
+	if n, err := Send(a, []byte("x")); n != 0 || err != syscall.EPIPE {
+		t.Fatalf("Send to a closed peer: %d, %v; want 0, EPIPE", n, err)
+	}
+}
