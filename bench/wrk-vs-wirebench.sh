@@ -7,6 +7,10 @@
 #
 # usage: bench/wrk-vs-wirebench.sh [seconds=10] [connections=50] [rounds=3] [extra wirebench clients...]
 #   e.g. bench/wrk-vs-wirebench.sh 10 50 3 std   also measures --client std (net/http)
+# An extra client with a slash is another wirebench binary, run with its
+# default client in the same rounds — an A/B of two builds:
+#   go build -o /tmp/wb-main ./cmd/wirebench   (on main, then change the tree)
+#   bench/wrk-vs-wirebench.sh 3 50 14 /tmp/wb-main
 # MODES="keepalive close" (the default) measures keep-alive connections and
 # connection-per-request runs (wrk -H 'Connection: close', wirebench
 # --no-keepalive: both send that header, the server closes, the client
@@ -73,8 +77,10 @@ for r in $(seq "$rounds"); do
     sum[$mode/wrk]=$(awk -v a="${sum[$mode/wrk]:-0}" -v b="$us" 'BEGIN{print a+b}')
     printf '%-10s %-6s %-14s %12s %10.0f %12s\n' "$mode" "$r" wrk "$n" "$(echo "$n $secs" | awk '{print $1/$2}')" "$us"
     for c in "${clients[@]}"; do
+      bin=$tmp/wirebench copt=(--client "$c")
+      if [[ $c == */* ]]; then bin=$c copt=(); fi
       /usr/bin/time -f '%U %S' -o "$tmp/t" taskset -c "$client_cpu" \
-        "$tmp/wirebench" load -q --client "$c" -c "$conns" -d "${secs}s" "${wbopt[@]}" --out "$tmp/res.json" --force "$url" > "$tmp/out"
+        "$bin" load -q "${copt[@]}" -c "$conns" -d "${secs}s" "${wbopt[@]}" --out "$tmp/res.json" --force "$url" > "$tmp/out"
       n=$(awk '$1=="requests"{print $2; exit}' "$tmp/out")
       us=$(per_req "$tmp/t" "$n")
       sum[$mode/$c]=$(awk -v a="${sum[$mode/$c]:-0}" -v b="$us" 'BEGIN{print a+b}')
