@@ -50,25 +50,22 @@ func Write(fd int, p []byte) (int, error) { return rawRW(unix.SYS_WRITE, fd, p) 
 // socket it is cheaper than read(2), which goes through the file layer
 // (fdget_pos, rw_verify_area, the socket's read_iter) to reach the same
 // sock_recvmsg.
-func Recv(fd int, p []byte) (int, error) {
-	if len(p) == 0 {
-		return 0, nil
-	}
-	n, _, e := unix.RawSyscall6(unix.SYS_RECVFROM, uintptr(fd), uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)), 0, 0, 0)
-	if e != 0 {
-		return 0, Errno(e)
-	}
-	return int(n), nil
-}
+func Recv(fd int, p []byte) (int, error) { return rawSock(unix.SYS_RECVFROM, fd, p, 0) }
 
 // Send is sendto(2) on a connected non-blocking socket without telling
 // the runtime, as Write, and for Recv's reason. MSG_NOSIGNAL: a peer that
 // closed is EPIPE without a SIGPIPE raised first.
 func Send(fd int, p []byte) (int, error) {
+	return rawSock(unix.SYS_SENDTO, fd, p, unix.MSG_NOSIGNAL)
+}
+
+// rawSock is recvfrom(2) or sendto(2) (trap) of p on fd with flags, no
+// address, through RawSyscall6.
+func rawSock(trap uintptr, fd int, p []byte, flags int) (int, error) {
 	if len(p) == 0 {
 		return 0, nil
 	}
-	n, _, e := unix.RawSyscall6(unix.SYS_SENDTO, uintptr(fd), uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)), unix.MSG_NOSIGNAL, 0, 0)
+	n, _, e := unix.RawSyscall6(trap, uintptr(fd), uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)), uintptr(flags), 0, 0)
 	if e != 0 {
 		return 0, Errno(e)
 	}
